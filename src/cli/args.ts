@@ -1,0 +1,131 @@
+/**
+ * Command-line arguments: node's util.parseArgs splits them, zod validates every value, and every
+ * error names the argument. Bad arguments exit with code 2.
+ */
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+
+/** A usage error: the message names the argument; the CLI prints it and exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** How one option is declared. */
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  /** Shown by --help. */
+  help: string;
+  /** Value placeholder for --help, e.g. `a,b`. */
+  arg?: string;
+  multiple?: boolean;
+  short?: string;
+}
+
+export type OptionSpecs = Record<string, OptionSpec>;
+
+/** Parsed options: strings, booleans or arrays of strings, by name. */
+export type Parsed = Record<string, string | boolean | string[] | undefined>;
+
+/**
+ * Splits argv against the specs. A value that starts with a minus and a digit is taken as the value
+ * of the option before it, so both `--q=-1,2` and `--q -1,2` work.
+ */
+export function parse(argv: readonly string[], specs: OptionSpecs, command: string): { values: Parsed; positionals: string[] } {
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const next = argv[i + 1];
+    const name = a.startsWith('--') ? a.slice(2) : undefined;
+    if (name && !name.includes('=') && specs[name]?.type === 'string' && next !== undefined && /^-[\d.]/.test(next)) {
+      args.push(`${a}=${next}`);
+      i++;
+    } else {
+      args.push(a);
+    }
+  }
+  try {
+    const r = parseArgs({
+      args,
+      options: Object.fromEntries(
+        Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+    return { values: r.values as Parsed, positionals: r.positionals };
+  } catch (e) {
+    const msg = (e as Error).message.split('\n')[0]!;
+    throw new UsageError(`${command}: ${msg} (see twolink ${command} --help)`);
+  }
+}
+
+const finite = z.number().refine(Number.isFinite, 'not a finite number');
+
+/** Parses "a,b" into numbers; `n` fixes the count. */
+export function numberList(value: string | undefined, name: string, n?: number): number[] {
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  const parts = value.split(',').map((s) => s.trim());
+  const nums = parts.map((s) => (s === '' ? NaN : Number(s)));
+  const r = z.array(finite).safeParse(nums);
+  if (!r.success) {
+    const bad = parts[nums.findIndex((v) => !Number.isFinite(v))];
+    throw new UsageError(`--${name}: "${bad}" in "${value}" is not a number (write numbers separated by commas, e.g. --${name}=0.1,-0.2)`);
+  }
+  if (n !== undefined && r.data.length !== n) {
+    throw new UsageError(`--${name}: expected ${n} comma-separated number${n > 1 ? 's' : ''}, got ${r.data.length} in "${value}"`);
+  }
+  return r.data;
+}
+
+/** Parses one number with optional bounds (inclusive). */
+export function numberArg(
+  value: string | boolean | string[] | undefined,
+  name: string,
+  opts: { default?: number; min?: number; max?: number; integer?: boolean; unit?: string } = {},
+): number {
+  if (value === undefined) {
+    if (opts.default !== undefined) return opts.default;
+    throw new UsageError(`--${name} is required`);
+  }
+  if (typeof value !== 'string') throw new UsageError(`--${name} needs a value`);
+  let s = z.coerce.number().refine(Number.isFinite, 'not a finite number');
+  if (opts.integer) s = s.refine(Number.isInteger, 'not an integer');
+  const r = s.safeParse(value.trim() === '' ? NaN : value);
+  const unit = opts.unit ? ` ${opts.unit}` : '';
+  if (!r.success) throw new UsageError(`--${name}: "${value}" is ${opts.integer ? 'not an integer' : 'not a number'}`);
+  const v = r.data;
+  if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
+    const range =
+      opts.min !== undefined && opts.max !== undefined
+        ? `between ${opts.min} and ${opts.max}${unit}`
+        : opts.min !== undefined
+          ? `at least ${opts.min}${unit}`
+          : `at most ${opts.max}${unit}`;
+    throw new UsageError(`--${name}: ${v}${unit} is out of range: it must be ${range}`);
+  }
+  return v;
+}
+
+/** Parses one of a fixed set of words. */
+export function choiceArg<T extends string>(value: string | boolean | string[] | undefined, name: string, choices: readonly T[], def: T): T {
+  if (value === undefined) return def;
+  const r = z.enum(choices as [T, ...T[]]).safeParse(value);
+  if (!r.success) throw new UsageError(`--${name}: "${String(value)}" is not one of ${choices.join(', ')}`);
+  return r.data;
+}
+
+/** A required string option. */
+export function stringArg(value: string | boolean | string[] | undefined, name: string, what = 'a value'): string {
+  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required: give ${what}`);
+  return value;
+}
+
+/** Formats the help of a command. */
+export function formatHelp(command: string, summary: string, usage: string, specs: OptionSpecs, more = ''): string {
+  const lines = [`twolink ${command}: ${summary}`, '', `usage: twolink ${usage}`, ''];
+  const rows = Object.entries(specs).map(([k, s]) => [`--${k}${s.type === 'string' ? ` ${s.arg ?? 'VALUE'}` : ''}`, s.help] as const);
+  const w = Math.max(...rows.map((r) => r[0].length), 10);
+  for (const [l, h] of rows) lines.push(`  ${l.padEnd(w)}  ${h}`);
+  if (more) lines.push('', more);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,75 @@
+/**
+ * The `twolink` command. Each command's module is imported only when it runs, so that the model
+ * commands never load serialport, johnny-five or blessed.
+ */
+import { UsageError } from './args.js';
+
+interface Command {
+  summary: string;
+  example: string;
+  run(argv: readonly string[]): Promise<number> | number;
+}
+
+const COMMANDS: Record<string, Command> = {
+  /* PENDING demo */
+  /* PENDING run */
+  /* PENDING rig */
+  model: {
+    summary: 'the physics calculator: id, fd, fk, ik, jacobian (one JSON object on stdout)',
+    example: 'twolink model id --rig rigs/seed-arm.json --q 0,0 --qd 0,0 --qdd 0,0',
+    run: async (a) => (await import('./model-commands.js')).modelCommand(a),
+  },
+  sim: {
+    summary: 'simulate the arm at a fixed step (RK4, semi-implicit or explicit Euler)',
+    example: 'twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5',
+    run: async (a) => (await import('./model-commands.js')).simCommand(a),
+  },
+  traj: {
+    summary: 'sample a minimum-jerk trajectory (joint or endpoint space) as NDJSON',
+    example: 'twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
+    run: async (a) => (await import('./model-commands.js')).trajCommand(a),
+  },
+  /* PENDING compare */
+  /* PENDING plot */
+  /* PENDING identify */
+  /* PENDING ports */
+};
+
+function help(): string {
+  const w = Math.max(...Object.keys(COMMANDS).map((k) => k.length));
+  return [
+    'twolink: drive a two-link robot arm from a laptop',
+    '',
+    'usage: twolink COMMAND [options]      (twolink COMMAND --help for its options)',
+    '',
+    ...Object.entries(COMMANDS).map(([k, c]) => `  ${k.padEnd(w)}  ${c.summary}\n  ${' '.repeat(w)}  e.g. ${c.example}`),
+    '',
+  ].join('\n');
+}
+
+/** Errors that are the user's input, not a bug: printed as one line, exit code 2. */
+const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError']);
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    const { VERSION } = await import('../version.js');
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const cmd = COMMANDS[name];
+  try {
+    if (!cmd) throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')} (twolink --help)`);
+    return await cmd.run(rest);
+  } catch (e) {
+    if (e instanceof Error && INPUT_ERRORS.has(e.name)) {
+      process.stderr.write(`twolink: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}

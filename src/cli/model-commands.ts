@@ -1,0 +1,331 @@
+/**
+ * The calculator: `twolink model id|fd|fk|ik|jacobian`, `twolink sim` and `twolink traj`. These load
+ * only the model and the rig file (no serial, johnny-five or blessed), so they start fast.
+ */
+import { createWriteStream } from 'node:fs';
+import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
+import {
+  armModel,
+  endpointAcceleration,
+  externalTorques,
+  forwardKinematics,
+  INTEGRATORS,
+  inverseKinematics,
+  inverseKinematics1,
+  jacobian,
+  jacobianDot,
+  simulate,
+  type ExternalLoads,
+  type TwoLinkParams,
+} from '../model/index.js';
+import { choiceArg, formatHelp, numberArg, numberList, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { writeLines } from './output.js';
+import { loadTrajectoryArg, TRAJECTORY_OPTIONS } from './traj-args.js';
+
+const DEG = 180 / Math.PI;
+
+const rigOpt = { rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' } } as const satisfies OptionSpecs;
+const degOpt = { deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' } } as const satisfies OptionSpecs;
+const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
+
+function rigOf(v: Parsed): Rig {
+  return loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/bench-arm.json'));
+}
+
+/** Angles in and out: radians, or degrees with --deg. */
+function angles(v: Parsed): { inp: (a: number[]) => number[]; out: (a: readonly number[]) => number[] } {
+  const k = v.deg ? 1 / DEG : 1;
+  return { inp: (a) => a.map((x) => x * k), out: (a) => a.map((x) => x / k) };
+}
+
+function print(obj: unknown): void {
+  process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+interface Sub {
+  summary: string;
+  usage: string;
+  options: OptionSpecs;
+  run(v: Parsed): void;
+}
+
+const MODEL: Record<string, Sub> = {
+  id: {
+    summary: 'inverse dynamics: tau = M(q) qdd + V(q, qd) + G(q)',
+    usage: 'model id --rig F --q a,b --qd a,b --qdd a,b [--deg]',
+    options: {
+      ...rigOpt,
+      q: { type: 'string', arg: 'a,b', help: 'joint angles' },
+      qd: { type: 'string', arg: 'a,b', help: 'joint velocities' },
+      qdd: { type: 'string', arg: 'a,b', help: 'joint accelerations' },
+      ...degOpt,
+    },
+    run(v) {
+      const rig = rigOf(v);
+      const m = armModel(rig.arm);
+      const a = angles(v);
+      const q = a.inp(numberList(v.q as string, 'q', m.joints));
+      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints));
+      const qdd = a.inp(numberList(v.qdd as string, 'qdd', m.joints));
+      print({ tau: m.inverseDynamics(q, qd, qdd), M: m.massMatrix(q), V: m.velocityTerms(q, qd), G: m.gravityTerms(q) });
+    },
+  },
+  fd: {
+    summary: 'forward dynamics: qdd = M^-1 (tau - V - G + E)',
+    usage: 'model fd --rig F --q a,b --qd a,b --tau a,b [--force fx,fy] [--friction] [--deg]',
+    options: {
+      ...rigOpt,
+      q: { type: 'string', arg: 'a,b', help: 'joint angles' },
+      qd: { type: 'string', arg: 'a,b', help: 'joint velocities' },
+      tau: { type: 'string', arg: 'a,b', help: 'joint torques [N m]' },
+      force: { type: 'string', arg: 'fx,fy', help: 'external force at the endpoint [N], enters as J^T F' },
+      friction: { type: 'boolean', help: "include the rig's nominal viscous and Coulomb friction" },
+      ...degOpt,
+    },
+    run(v) {
+      const rig = rigOf(v);
+      const m = armModel(rig.arm);
+      const a = angles(v);
+      const q = a.inp(numberList(v.q as string, 'q', m.joints));
+      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints));
+      const tau = numberList(v.tau as string, 'tau', m.joints);
+      const ext: ExternalLoads = {};
+      if (v.force !== undefined) ext.endpointForce = numberList(v.force as string, 'force', 2);
+      if (v.friction) Object.assign(ext, rig.friction);
+      const total = tau.slice();
+      if (Object.keys(ext).length) {
+        const e = externalTorquesOf(rig, q, qd, ext);
+        for (let i = 0; i < total.length; i++) total[i] += e[i]!;
+      }
+      print({ qdd: a.out(m.forwardDynamics(q, qd, total)) });
+    },
+  },
+  fk: {
+    summary: 'forward kinematics: elbow, endpoint and centres of mass (with velocities and accelerations)',
+    usage: 'model fk --rig F --q a,b [--qd a,b] [--qdd a,b] [--deg]',
+    options: {
+      ...rigOpt,
+      q: { type: 'string', arg: 'a,b', help: 'joint angles' },
+      qd: { type: 'string', arg: 'a,b', help: 'joint velocities (default 0)' },
+      qdd: { type: 'string', arg: 'a,b', help: 'joint accelerations (default 0)' },
+      ...degOpt,
+    },
+    run(v) {
+      const rig = rigOf(v);
+      const n = rig.joints;
+      const a = angles(v);
+      const q = a.inp(numberList(v.q as string, 'q', n));
+      const qd = v.qd !== undefined ? a.inp(numberList(v.qd as string, 'qd', n)) : new Array(n).fill(0);
+      const qdd = v.qdd !== undefined ? a.inp(numberList(v.qdd as string, 'qdd', n)) : new Array(n).fill(0);
+      const fk = forwardKinematics(rig.arm, q, qd, qdd);
+      const out: Record<string, unknown> = {};
+      if (fk.elbow) out.elbow = fk.elbow.position;
+      out.endpoint = fk.endpoint.position;
+      out.com = fk.com.map((c) => c.position);
+      out.theta = a.out(fk.theta);
+      out.velocity = { ...(fk.elbow ? { elbow: fk.elbow.velocity } : {}), endpoint: fk.endpoint.velocity, com: fk.com.map((c) => c.velocity) };
+      out.acceleration = {
+        ...(fk.elbow ? { elbow: fk.elbow.acceleration } : {}),
+        endpoint: fk.endpoint.acceleration,
+        com: fk.com.map((c) => c.acceleration),
+      };
+      if (n === 2) {
+        const t = endpointAcceleration(rig.arm as TwoLinkParams, q, qd, qdd);
+        out.endpointAccelerationTerms = { tangential: t.tangential, centripetal: t.centripetal, coriolis: t.coriolis };
+      }
+      out.energy = armModel(rig.arm).energy(q, qd);
+      print(out);
+    },
+  },
+  ik: {
+    summary: 'inverse kinematics (analytic; both elbow solutions)',
+    usage: 'model ik --rig F --xy x,y [--elbow down|up] [--deg]',
+    options: {
+      ...rigOpt,
+      xy: { type: 'string', arg: 'x,y', help: 'endpoint position [m]' },
+      elbow: { type: 'string', arg: 'down|up', help: "'down': alpha2 >= 0 (seed 002's solution, default); 'up': alpha2 <= 0" },
+      ...degOpt,
+    },
+    run(v) {
+      const rig = rigOf(v);
+      const xy = numberList(v.xy as string, 'xy', 2);
+      const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
+      const q = rig.joints === 2 ? inverseKinematics(rig.arm as TwoLinkParams, xy, elbow) : [inverseKinematics1(rig.arm, xy)];
+      print({ q: angles(v).out(q) });
+    },
+  },
+  jacobian: {
+    summary: 'endpoint Jacobian J, its determinant, and Jdot, v = J qd, Jdot qd with --qd',
+    usage: 'model jacobian --rig F --q a,b [--qd a,b] [--deg]',
+    options: {
+      ...rigOpt,
+      q: { type: 'string', arg: 'a,b', help: 'joint angles' },
+      qd: { type: 'string', arg: 'a,b', help: 'joint velocities (adds Jdot and the endpoint velocity)' },
+      ...degOpt,
+    },
+    run(v) {
+      const rig = rigOf(v);
+      const p = twoLinkArm(rig);
+      const a = angles(v);
+      const q = a.inp(numberList(v.q as string, 'q', 2));
+      const J = jacobian(p, q);
+      const out: Record<string, unknown> = { J, det: J[0][0] * J[1][1] - J[0][1] * J[1][0] };
+      if (v.qd !== undefined) {
+        const qd = a.inp(numberList(v.qd as string, 'qd', 2));
+        const Jd = jacobianDot(p, q, qd);
+        out.Jdot = Jd;
+        out.endpointVelocity = [J[0][0] * qd[0]! + J[0][1] * qd[1]!, J[1][0] * qd[0]! + J[1][1] * qd[1]!];
+        out.JdotQd = [Jd[0][0] * qd[0]! + Jd[0][1] * qd[1]!, Jd[1][0] * qd[0]! + Jd[1][1] * qd[1]!];
+      }
+      print(out);
+    },
+  },
+};
+
+function externalTorquesOf(rig: Rig, q: number[], qd: number[], ext: ExternalLoads): number[] {
+  return externalTorques(rig.arm, q, qd, ext, new Array<number>(rig.joints).fill(0));
+}
+
+export function modelCommand(argv: readonly string[]): number {
+  const sub = argv[0];
+  const names = Object.keys(MODEL);
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    process.stdout.write(
+      `twolink model: the arm's physics from a rig file, as one JSON object on stdout\n\n` +
+        names.map((k) => `  twolink ${MODEL[k]!.usage}\n      ${MODEL[k]!.summary}`).join('\n') +
+        `\n\nAngles in radians (or degrees with --deg), lengths in m, torques in N m. twolink model SUB --help for details.\n`,
+    );
+    return sub === undefined ? 2 : 0;
+  }
+  const cmd = MODEL[sub];
+  if (!cmd) throw new UsageError(`model: unknown subcommand "${sub}" (one of ${names.join(', ')})`);
+  const specs = { ...cmd.options, ...helpOpt };
+  const { values } = parse(argv.slice(1), specs, `model ${sub}`);
+  if (values.help) {
+    process.stdout.write(formatHelp(`model ${sub}`, cmd.summary, cmd.usage, specs));
+    return 0;
+  }
+  cmd.run(values);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const SIM_OPTIONS = {
+  ...rigOpt,
+  q0: { type: 'string', arg: 'a,b', help: 'initial joint angles' },
+  qd0: { type: 'string', arg: 'a,b', help: 'initial joint velocities (default 0)' },
+  duration: { type: 'string', arg: 'S', help: 'simulated time [s]' },
+  dt: { type: 'string', arg: 'S', help: 'integration step [s] (default 1e-4)' },
+  integrator: { type: 'string', arg: 'NAME', help: `${INTEGRATORS.join(' | ')} (default rk4)` },
+  torque: { type: 'string', arg: 'a,b', help: 'constant joint torques [N m] (default 0)' },
+  force: { type: 'string', arg: 'fx,fy', help: 'constant force at the endpoint [N]' },
+  friction: { type: 'boolean', help: "include the rig's nominal friction" },
+  out: { type: 'string', arg: 'FILE', help: 'write the trajectory as NDJSON (t, q, qd, energy)' },
+  rate: { type: 'string', arg: 'HZ', help: 'sample rate of --out (default 1000)' },
+  ...degOpt,
+  ...helpOpt,
+} as const satisfies OptionSpecs;
+
+export async function simCommand(argv: readonly string[]): Promise<number> {
+  const { values: v } = parse(argv, SIM_OPTIONS, 'sim');
+  if (v.help) {
+    process.stdout.write(
+      formatHelp(
+        'sim',
+        'simulate the arm (forward dynamics, fixed-step integration); the last stdout line is the final state',
+        'sim --rig F --q0 a,b [--qd0 a,b] --duration S [--dt S] [--integrator rk4|semi-implicit|euler] [--torque a,b] [--out run.ndjson]',
+        SIM_OPTIONS,
+        'Example: twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5 --integrator rk4',
+      ),
+    );
+    return 0;
+  }
+  const rig = rigOf(v);
+  const m = armModel(rig.arm);
+  const n = m.joints;
+  const a = angles(v);
+  const q0 = a.inp(numberList(v.q0 as string, 'q0', n));
+  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0 as string, 'qd0', n)) : new Array(n).fill(0);
+  const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
+  const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
+  const integrator = choiceArg(v.integrator, 'integrator', INTEGRATORS, 'rk4');
+  const torque = v.torque !== undefined ? numberList(v.torque as string, 'torque', n) : undefined;
+  const external: ExternalLoads = {};
+  if (v.force !== undefined) external.endpointForce = numberList(v.force as string, 'force', 2);
+  if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
+  const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
+  const lines: string[] = [];
+  let sink: ReturnType<typeof createWriteStream> | undefined;
+  if (typeof v.out === 'string') {
+    sink = createWriteStream(v.out);
+    const e0 = m.energy(q0, qd0);
+    lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: e0.total }));
+  }
+  const every = Math.max(1, Math.round(1 / (rate * dt)));
+  const res = simulate(m, {
+    q0,
+    qd0,
+    duration,
+    dt,
+    integrator,
+    ...(torque ? { torque } : {}),
+    ...(Object.keys(external).length ? { external } : {}),
+    ...(sink
+      ? {
+          every,
+          onSample: (t: number, q: readonly number[], qd: readonly number[]) => {
+            lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: m.energy(q, qd).total }));
+            if (lines.length >= 4096) sink!.write(`${lines.splice(0).join('\n')}\n`);
+          },
+        }
+      : {}),
+  });
+  if (sink) await writeLines(sink, lines, true);
+  const e = m.energy(res.q, res.qd);
+  print({ t: res.t, q: a.out(res.q), qd: a.out(res.qd), energy: e.total, kinetic: e.kinetic, potential: e.potential });
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const TRAJ_OPTIONS = {
+  ...rigOpt,
+  ...TRAJECTORY_OPTIONS,
+  rate: { type: 'string', arg: 'HZ', help: 'sample rate (default 100)' },
+  ...degOpt,
+  ...helpOpt,
+} as const satisfies OptionSpecs;
+
+export async function trajCommand(argv: readonly string[]): Promise<number> {
+  const { values: v } = parse(argv, TRAJ_OPTIONS, 'traj');
+  if (v.help) {
+    process.stdout.write(
+      formatHelp(
+        'traj',
+        'a minimum-jerk trajectory as NDJSON, one sample per line: {"t","q","qd","qdd","qddd","endpoint"}',
+        'traj --rig F --space joint|endpoint --from .. --to .. --duration S --rate HZ [--via ..]... [--elbow down|up]\n       twolink traj --rig F --file path.json --rate HZ',
+        TRAJ_OPTIONS,
+        'Joint space takes angles (rad, or deg with --deg); endpoint space takes x,y [m]. --duration is per segment.\n' +
+          'Example: twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
+      ),
+    );
+    return 0;
+  }
+  const rig = rigOf(v);
+  const traj = loadTrajectoryArg(rig, v);
+  const rate = numberArg(v.rate, 'rate', { default: 100, min: 1e-3, max: 1e5, unit: 'Hz' });
+  const a = angles(v);
+  const m = armModel(rig.arm);
+  const n = Math.round(traj.duration * rate);
+  const lines: string[] = [];
+  const ep = [0, 0];
+  for (let k = 0; k <= n; k++) {
+    const s = traj.sample(k / rate);
+    m.endpoint(s.q, ep);
+    lines.push(JSON.stringify({ t: s.t, q: a.out(s.q), qd: a.out(s.qd), qdd: a.out(s.qdd), qddd: a.out(s.qddd), endpoint: ep }));
+    if (lines.length >= 4096) await writeLines(process.stdout, lines.splice(0), false);
+  }
+  await writeLines(process.stdout, lines, false);
+  return 0;
+}

@@ -1,0 +1,55 @@
+/** Trajectory arguments shared by `twolink traj`, `run` and `plot traj`. */
+import type { Rig } from '../config/load.js';
+import { loadTrajectoryFile } from '../config/trajectory-file.js';
+import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { buildPath, type PathStep, type Trajectory } from '../model/trajectory.js';
+import { choiceArg, numberArg, numberList, UsageError, type OptionSpecs, type Parsed } from './args.js';
+
+export const TRAJECTORY_OPTIONS = {
+  space: { type: 'string', arg: 'joint|endpoint', help: 'plan in joint space (angles) or endpoint space (x,y in m)' },
+  from: { type: 'string', arg: 'a,b', help: 'start: joint angles or endpoint x,y' },
+  to: { type: 'string', arg: 'a,b', help: 'end: joint angles or endpoint x,y' },
+  via: { type: 'string', arg: 'a,b', multiple: true, help: 'a via point between --from and --to (repeat for more)' },
+  duration: { type: 'string', arg: 'S', help: 'duration of each segment [s]' },
+  elbow: { type: 'string', arg: 'down|up', help: 'IK branch in endpoint space (default down: alpha2 >= 0)' },
+  file: { type: 'string', arg: 'FILE', help: 'a trajectory file (JSON, see README)' },
+  name: { type: 'string', arg: 'NAME', help: 'a built-in trajectory: reach, point, circle' },
+} as const satisfies OptionSpecs;
+
+/** A path from --name, --file, or --space/--from/--to/--via. */
+export function pathSpecFromArgs(rig: Rig, v: Parsed): PathSpec {
+  if (typeof v.name === 'string') return namedPath(rig, v.name);
+  if (typeof v.file === 'string') return loadTrajectoryFile(v.file);
+  const space = choiceArg(v.space, 'space', ['joint', 'endpoint'] as const, 'joint');
+  const n = space === 'endpoint' ? 2 : rig.joints;
+  if (space === 'endpoint' && rig.joints !== 2) throw new UsageError('--space endpoint needs a two-link arm');
+  const k = space === 'joint' && v.deg ? Math.PI / 180 : 1;
+  const conv = (a: number[]): number[] => a.map((x) => x * k);
+  const from = conv(numberList(v.from as string | undefined, 'from', n));
+  const to = conv(numberList(v.to as string | undefined, 'to', n));
+  const via = ((v.via as string[] | undefined) ?? []).map((s) => conv(numberList(s, 'via', n)));
+  const duration = numberArg(v.duration, 'duration', { min: 1e-3, max: 1e5, unit: 's' });
+  const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
+  const points = [...via, to];
+  const steps: PathStep[] = points.map((p) => (space === 'joint' ? { kind: 'joint', to: p, duration } : { kind: 'line', to: p, duration }));
+  return {
+    name: `${space}`,
+    description: `${space}-space minimum jerk through ${points.length} point(s)`,
+    start: space === 'joint' ? { q: from } : { xy: from, elbow },
+    steps,
+  };
+}
+
+/** A built-in trajectory or a file path. */
+export function namedPath(rig: Rig, name: string): PathSpec {
+  const b = builtinPath(rig.arm, name);
+  if (b) return b;
+  if (name.endsWith('.json') || name.includes('/')) return loadTrajectoryFile(name);
+  throw new UsageError(`unknown trajectory "${name}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
+}
+
+/** Builds the trajectory the arguments describe. */
+export function loadTrajectoryArg(rig: Rig, v: Parsed): Trajectory {
+  const spec = pathSpecFromArgs(rig, v);
+  return buildPath(rig.arm, spec.start, spec.steps, spec.description);
+}

@@ -1,0 +1,181 @@
+/**
+ * Reading rig files from disk and resolving them into the numbers the rest of twolink uses (SI units,
+ * radians, one entry per joint, defaults filled).
+ */
+import { readFileSync } from 'node:fs';
+import type { ArmParams, TwoLinkParams } from '../model/types.js';
+import { parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
+
+const DEG = Math.PI / 180;
+
+/** Limits of one joint, in SI units. */
+export interface JointLimits {
+  /** [rad] */
+  min: number;
+  /** [rad] */
+  max: number;
+  /** [rad/s] */
+  maxVel: number;
+  /** [N m] */
+  maxTorque: number;
+}
+
+/** Encoder of one joint. */
+export interface EncoderParams {
+  countsPerRev: number;
+  sign: 1 | -1;
+  /** Joint angle at count 0 [rad]. */
+  zero: number;
+}
+
+/** The plant of the mock rig: the arm as it really is. */
+export interface PlantParams {
+  arm: ArmParams;
+  /** [N m s/rad] per joint */
+  viscous: number[];
+  /** [N m] per joint */
+  coulomb: number[];
+  /** [rad/s] */
+  coulombVelocity: number;
+  motors: MotorParams[];
+  /** [V] */
+  supplyV: number;
+  /** Encoder noise standard deviation [counts]. */
+  noiseCounts: number;
+  /** [s] */
+  latency: number;
+  /** [kg] at the endpoint */
+  payloadKg: number;
+  /** Integration step [s]. */
+  step: number;
+  seed: number;
+  /** Joint angles at power-on [rad]. */
+  start: number[];
+}
+
+/** A rig file resolved: what the host believes about the arm, and how to drive it. */
+export interface Rig {
+  /** Path the rig was read from (or a label). */
+  file: string;
+  name: string;
+  joints: 1 | 2;
+  /** The nominal arm. */
+  arm: ArmParams;
+  /** Nominal friction [N m s/rad], [N m] per joint. */
+  friction: { viscous: number[]; coulomb: number[] };
+  motors: MotorParams[];
+  /** [V] */
+  supplyV: number;
+  /** 0..1 */
+  maxDuty: number;
+  encoders: EncoderParams[];
+  limits: JointLimits[];
+  control: RigFile['control'];
+  twin: RigFile['twin'];
+  link: RigFile['link'];
+  firmata?: RigFile['firmata'];
+  /** Present for rigs that have a simulated plant (the mock rig). */
+  plant?: PlantParams;
+  /** The file as validated, for recording headers and for writing identified rigs. */
+  source: RigFile;
+}
+
+const DEFAULT_MOTOR: MotorParams = { kt: 0.01, ke: 0.01, R: 2, gear: 100, efficiency: 0.8, rotorInertia: 1e-6 };
+
+/** Resolves a validated rig file. */
+export function resolveRig(f: RigFile, file: string): Rig {
+  const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
+  const zeros = (): number[] => new Array<number>(joints).fill(0);
+  const motors = f.motors ?? new Array(joints).fill(DEFAULT_MOTOR);
+  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map(
+    (e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number }) => ({ countsPerRev: e.countsPerRev, sign: e.sign, zero: e.zeroDeg * DEG }),
+  );
+  const limits: JointLimits[] = (
+    f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })
+  ).map((l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number }) => ({
+    min: l.minDeg * DEG,
+    max: l.maxDeg * DEG,
+    maxVel: l.maxVelDegS * DEG,
+    maxTorque: l.maxTorqueNm,
+  }));
+  const trim = (a: number[]): number[] => a.slice(0, joints);
+  const control = { ...f.control, pid: { ...f.control.pid } };
+  for (const k of ['kp', 'ki', 'kd', 'iLimitNm'] as const) control.pid[k] = trim(control.pid[k]);
+  const rig: Rig = {
+    file,
+    name: f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''),
+    joints,
+    arm: { ...f.arm } as ArmParams,
+    friction: { viscous: f.friction.viscous ?? zeros(), coulomb: f.friction.coulomb ?? zeros() },
+    motors: motors.map((m: MotorParams) => ({ ...m })),
+    supplyV: f.supplyV,
+    maxDuty: f.maxDuty,
+    encoders,
+    limits,
+    control,
+    twin: { ...f.twin },
+    link: { ...f.link },
+    ...(f.firmata ? { firmata: f.firmata } : {}),
+    source: f,
+  };
+  if (f.plant) {
+    const p = f.plant;
+    const arm = { ...f.arm, ...stripUndefined(p.arm) } as ArmParams;
+    rig.plant = {
+      arm,
+      viscous: p.viscous ?? zeros(),
+      coulomb: p.coulomb ?? zeros(),
+      coulombVelocity: p.coulombVelocity,
+      motors: rig.motors.map((m, i) => ({ ...m, ...stripUndefined(p.motors?.[i] ?? {}) })),
+      supplyV: p.supplyV ?? f.supplyV,
+      noiseCounts: p.noiseCounts,
+      latency: p.latencyMs / 1000,
+      payloadKg: p.payloadKg,
+      step: p.stepS,
+      seed: p.seed,
+      start: (p.startDeg ?? zeros()).map((d) => d * DEG),
+    };
+  }
+  return rig;
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Parses JSON text, turning a syntax error into one that names the line and column. */
+export function parseJsonText(text: string, file: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    const m = /position (\d+)/.exec(msg);
+    if (m) {
+      const pos = Number(m[1]);
+      const before = text.slice(0, pos);
+      const line = before.split('\n').length;
+      const col = pos - before.lastIndexOf('\n');
+      throw new RigFileError(file, `line ${line}, column ${col}: invalid JSON (${msg.replace(/ in JSON at position \d+.*$/, '')})`);
+    }
+    throw new RigFileError(file, `invalid JSON (${msg})`);
+  }
+}
+
+/** Reads, validates and resolves a rig file. Throws RigFileError naming the file and the field. */
+export function loadRig(file: string): Rig {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file (the rig files that ship are in rigs/)' : code === 'EACCES' ? 'permission denied' : String(e);
+    throw new RigFileError(file, why);
+  }
+  return resolveRig(parseRigFile(parseJsonText(text, file), file), file);
+}
+
+/** The nominal two-link parameters of a rig, or an error naming the rig when it has one link. */
+export function twoLinkArm(rig: Rig): TwoLinkParams {
+  if (rig.joints !== 2) throw new RigFileError(rig.file, 'this needs a two-link arm (L2, d2, m2, I2)', 'arm');
+  return rig.arm as TwoLinkParams;
+}

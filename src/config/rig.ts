@@ -1,0 +1,328 @@
+/**
+ * Rig description files (rigs/*.json), validated with zod. A rig file describes one arm: the nominal
+ * model the host believes (`arm`, `friction`, `motors`), its encoders and limits, the controller's
+ * gains, the twin's alarm, the link to the board, and for the mock rig the plant's true parameters
+ * (`plant`). Only `arm` is required: every other section has defaults.
+ *
+ * Unknown keys are errors (a typo such as "kP" must not be silently ignored), and every error names the
+ * file and the field: `rigs/x.json: arm.m1: must be > 0 (got -1)`.
+ */
+import { z } from 'zod';
+
+const num = z.number().refine(Number.isFinite, 'must be a finite number');
+const pos = num.refine((v) => v > 0, 'must be > 0');
+const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
+
+/** Nominal arm parameters, seed notation. A one-link arm has only L1, d1, m1, I1, g. */
+export const twoLinkSchema = z.strictObject({
+  L1: pos.describe('length of link 1 [m]'),
+  L2: pos.describe('length of link 2 [m]'),
+  d1: nonneg.describe('joint 1 to the centre of mass of link 1 [m]'),
+  d2: nonneg.describe('joint 2 to the centre of mass of link 2 [m]'),
+  m1: pos.describe('mass of link 1 [kg]'),
+  m2: pos.describe('mass of link 2 [kg]'),
+  I1: nonneg.describe('inertia of link 1 about its centre of mass [kg m^2]'),
+  I2: nonneg.describe('inertia of link 2 about its centre of mass [kg m^2]'),
+  g: nonneg.describe('gravity along -y [m/s^2]'),
+});
+export const oneLinkSchema = z.strictObject({
+  L1: pos,
+  d1: nonneg,
+  m1: pos,
+  I1: nonneg,
+  g: nonneg,
+});
+const armSchema = z.union([twoLinkSchema, oneLinkSchema]);
+
+/** Per-joint numbers: an array with one entry per joint (checked against the arm below). */
+const perJoint = (s: z.ZodType<number>) => z.array(s).min(1).max(2);
+
+const motorSchema = z.strictObject({
+  /** Torque constant [N m/A] at the motor shaft. */
+  kt: pos,
+  /** Back-EMF constant [V s/rad] at the motor shaft. */
+  ke: pos,
+  /** Armature resistance [ohm]. */
+  R: pos,
+  /** Gear ratio (motor turns per joint turn). */
+  gear: pos,
+  /** Gearbox efficiency, 0..1. */
+  efficiency: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
+  /** Rotor inertia at the motor shaft [kg m^2]; it appears at the joint times gear^2. */
+  rotorInertia: nonneg.default(0),
+});
+export type MotorParams = z.infer<typeof motorSchema>;
+
+const limitSchema = z
+  .strictObject({
+    /** Lowest joint angle [deg]. */
+    minDeg: num.default(-170),
+    /** Highest joint angle [deg]. */
+    maxDeg: num.default(170),
+    /** Largest joint speed [deg/s]. */
+    maxVelDegS: pos.default(360),
+    /** Largest joint torque the controller may ask for [N m]. */
+    maxTorqueNm: pos.default(5),
+  })
+  .refine((l) => l.minDeg < l.maxDeg, { message: 'minDeg must be below maxDeg (the limits are reversed)', path: ['minDeg'] });
+
+const pidSchema = z.strictObject({
+  /** Proportional gain [N m/rad] per joint. */
+  kp: perJoint(nonneg).default([60, 25]),
+  /** Integral gain [N m/(rad s)] per joint. */
+  ki: perJoint(nonneg).default([40, 15]),
+  /** Derivative gain [N m s/rad] per joint (on the measurement). */
+  kd: perJoint(nonneg).default([4, 1.5]),
+  /** Largest integral contribution [N m] per joint. */
+  iLimitNm: perJoint(nonneg).default([1, 0.5]),
+  /** Cut-off of the derivative's low-pass filter [Hz]. */
+  dFilterHz: pos.default(40),
+  /** Anti-windup: stop integrating when saturated (`clamp`) or bleed the integrator (`backcalc`). */
+  antiWindup: z.enum(['clamp', 'backcalc']).default('backcalc'),
+  /** Back-calculation gain [1/s]. */
+  backcalcPerS: pos.default(20),
+});
+
+const controlSchema = z.strictObject({
+  /** Loop rate [Hz], 100..1000. */
+  rateHz: num.refine((v) => v >= 100 && v <= 1000, 'must be between 100 and 1000 Hz').default(500),
+  /** Inverse-dynamics feedforward on the desired state, computed torque on the measured state, or none. */
+  feedforward: z.enum(['desired', 'measured', 'none']).default('desired'),
+  pid: pidSchema.prefault({}),
+  /** Cut-off of the velocity estimate's low-pass filter [Hz]. */
+  velocityFilterHz: pos.default(60),
+  /** Ramp of the output scale from 0 to 1 when a motion starts [s]. */
+  softStartS: nonneg.default(0.2),
+  /** Ramp from 1 to 0 at the end or on a soft stop [s]. */
+  softStopS: nonneg.default(0.2),
+});
+
+const twinSchema = z.strictObject({
+  /** Residual above which the divergence alarm may fire [deg]. */
+  alarmDeg: pos.default(3),
+  /** How long the residual must stay above the threshold before the alarm fires [ms]. */
+  holdMs: nonneg.default(30),
+  /** Time constant with which the twin is pulled back to the measurement [s]. */
+  anchorS: pos.default(0.25),
+  /** Bandwidth of the momentum observer that estimates external torque [Hz]. */
+  observerHz: pos.default(10),
+});
+
+const linkSchema = z.strictObject({
+  /** `line`: our firmware's protocol (firmware-protocol/PROTOCOL.md); `firmata`: stock Firmata through johnny-five. */
+  transport: z.enum(['line', 'firmata']).default('line'),
+  /** Serial baud rate. */
+  baudRate: z.number().int().positive().default(1_000_000),
+  /** Board watchdog timeout [ms]. */
+  watchdogMs: z.number().int().min(10).max(1000).default(100),
+  /** Time to wait for the board's banner at connect [ms]. */
+  handshakeMs: z.number().int().positive().default(3000),
+  /** Ticks without telemetry after which the link is declared lost. */
+  lostAfterTicks: z.number().int().positive().default(25),
+});
+
+const encoderSchema = z.strictObject({
+  /** Counts per joint revolution (after the gearbox, 4x decoding). */
+  countsPerRev: z.number().int().positive(),
+  /** +1 when a positive count is counter-clockwise, -1 when the encoder is wired the other way. */
+  sign: z.union([z.literal(1), z.literal(-1)]).default(1),
+  /** Joint angle at count 0 [deg] (where the arm is when the encoders are zeroed). */
+  zeroDeg: num.default(0),
+});
+
+const firmataMotorSchema = z.union([
+  z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }),
+  z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) }),
+]);
+const firmataSensorSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('encoder'), pinA: z.number().int().min(0), pinB: z.number().int().min(0) }),
+  z.strictObject({
+    type: z.literal('potentiometer'),
+    /** Analog channel (0 = A0). */
+    channel: z.number().int().min(0).max(15),
+    /** Raw reading (0..1023) at minDeg and maxDeg. */
+    rawAtMin: z.number().int().min(0).max(1023),
+    rawAtMax: z.number().int().min(0).max(1023),
+    minDeg: num,
+    maxDeg: num,
+  }),
+]);
+const firmataSchema = z.strictObject({
+  motors: z.array(firmataMotorSchema).min(1).max(2),
+  sensors: z.array(firmataSensorSchema).min(1).max(2),
+  /** Firmata sampling interval [ms]; 0 = as fast as the baud rate allows. */
+  samplingIntervalMs: z.number().int().min(0).max(1000).default(0),
+});
+
+const plantSchema = z.strictObject({
+  /** The true arm, overriding the nominal one key by key. */
+  arm: z.strictObject({
+    L1: pos.optional(), L2: pos.optional(), d1: nonneg.optional(), d2: nonneg.optional(),
+    m1: pos.optional(), m2: pos.optional(), I1: nonneg.optional(), I2: nonneg.optional(), g: nonneg.optional(),
+  }).default({}),
+  /** True viscous friction per joint [N m s/rad]. */
+  viscous: perJoint(nonneg).optional(),
+  /** True Coulomb friction per joint [N m]. */
+  coulomb: perJoint(nonneg).optional(),
+  /** Velocity below which Coulomb friction is smoothed [rad/s]. */
+  coulombVelocity: pos.default(0.01),
+  /** True motors, overriding the nominal ones field by field. */
+  motors: z.array(motorSchema.partial()).max(2).optional(),
+  /** Supply voltage of the plant when it differs from motors' (a sagging supply) [V]. */
+  supplyV: pos.optional(),
+  /** Standard deviation of the encoder noise [counts]. */
+  noiseCounts: nonneg.default(0),
+  /** Board latency between receiving a command and applying it [ms]. */
+  latencyMs: nonneg.default(0),
+  /** Payload at the endpoint [kg]. */
+  payloadKg: nonneg.default(0),
+  /** Integration step of the plant [s]. */
+  stepS: pos.refine((v) => v <= 1e-3, 'must be <= 0.001 s').default(2e-4),
+  /** Seed of the noise generator. */
+  seed: z.number().int().default(1),
+  /** Joint angles at power-on [deg]; the encoders read zero there. */
+  startDeg: perJoint(num).optional(),
+});
+
+export const rigFileSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    arm: armSchema,
+    /** Nominal friction the host compensates for. */
+    friction: z
+      .strictObject({ viscous: perJoint(nonneg).optional(), coulomb: perJoint(nonneg).optional() })
+      .default({}),
+    /** Supply voltage of the H-bridge [V]. */
+    supplyV: pos.default(12),
+    /** Largest duty the host commands, 0..1. */
+    maxDuty: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
+    motors: z.array(motorSchema).min(1).max(2).optional(),
+    encoders: z.array(encoderSchema).min(1).max(2).optional(),
+    limits: z.array(limitSchema).min(1).max(2).optional(),
+    control: controlSchema.prefault({}),
+    twin: twinSchema.prefault({}),
+    link: linkSchema.prefault({}),
+    firmata: firmataSchema.optional(),
+    plant: plantSchema.optional(),
+  })
+  .superRefine((rig, ctx) => {
+    const n = 'L2' in rig.arm ? 2 : 1;
+    const check = (path: (string | number)[], arr: readonly unknown[] | undefined): void => {
+      if (arr && arr.length !== n) {
+        ctx.addIssue({ code: 'custom', path, message: `needs ${n} entries, one per joint (got ${arr.length})` });
+      }
+    };
+    check(['friction', 'viscous'], rig.friction.viscous);
+    check(['friction', 'coulomb'], rig.friction.coulomb);
+    check(['motors'], rig.motors);
+    check(['encoders'], rig.encoders);
+    check(['limits'], rig.limits);
+    for (const k of ['kp', 'ki', 'kd', 'iLimitNm'] as const) check(['control', 'pid', k], rig.control.pid[k]);
+    if (rig.firmata) {
+      check(['firmata', 'motors'], rig.firmata.motors);
+      check(['firmata', 'sensors'], rig.firmata.sensors);
+    }
+    if (rig.plant) {
+      check(['plant', 'viscous'], rig.plant.viscous);
+      check(['plant', 'coulomb'], rig.plant.coulomb);
+      check(['plant', 'startDeg'], rig.plant.startDeg);
+      if (rig.plant.motors) check(['plant', 'motors'], rig.plant.motors);
+      if (n === 1 && Object.keys(rig.plant.arm).some((k) => k.endsWith('2'))) {
+        ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });
+      }
+    }
+    // A link's centre of mass lies on the link, and a rigid body's inertia about its centre of mass is at
+    // most that of its mass concentrated at the far end: I <= m * max(d, L - d)^2.
+    const arm = rig.arm as Record<string, number>;
+    for (let i = 1; i <= n; i++) {
+      const L = arm[`L${i}`]!;
+      const d = arm[`d${i}`]!;
+      const m = arm[`m${i}`]!;
+      const I = arm[`I${i}`]!;
+      if (d > L) ctx.addIssue({ code: 'custom', path: ['arm', `d${i}`], message: `the centre of mass (${d} m) lies beyond the link's end (L${i} = ${L} m)` });
+      const bound = m * Math.max(d, L - d) ** 2;
+      if (I > bound * 1.0000001) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['arm', `I${i}`],
+          message: `inertia ${I} kg m^2 is impossible for a ${m} kg link of ${L} m (at most m*max(d, L-d)^2 = ${bound.toPrecision(4)})`,
+        });
+      }
+    }
+  });
+
+/** A rig file as written (defaults filled). */
+export type RigFile = z.infer<typeof rigFileSchema>;
+
+/** A rig file could not be read or is invalid; the message names the file and the field. */
+export class RigFileError extends Error {
+  override readonly name = 'RigFileError';
+  constructor(
+    readonly file: string,
+    /** What is wrong; starts with the field when there is one. */
+    detail: string,
+    /** Dotted path of the (first) field at fault, when there is one. */
+    readonly field?: string,
+  ) {
+    super(`${file}: ${detail}`);
+  }
+}
+
+/** Renders a zod path the way people write it: control.pid.kp[1]. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let s = '';
+  for (const k of path) {
+    if (typeof k === 'number') s += `[${k}]`;
+    else s += s ? `.${String(k)}` : String(k);
+  }
+  return s || '(top level)';
+}
+
+/** Describes the value found at a path of the raw input, for error messages. */
+function valueAt(raw: unknown, path: readonly PropertyKey[]): string {
+  let v: unknown = raw;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object') return '';
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  if (v === undefined) return ' (missing)';
+  const s = JSON.stringify(v);
+  return ` (got ${s && s.length > 40 ? `${s.slice(0, 40)}...` : s})`;
+}
+
+/** Turns zod issues into one message per line, each naming its field. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[] } {
+  const lines: string[] = [];
+  for (const is of issues) {
+    if (is.code === 'unrecognized_keys') {
+      for (const k of is.keys) {
+        lines.push(`${fieldPath([...is.path, k])}: unknown key (a typo?)`);
+      }
+    } else if (is.code === 'invalid_union') {
+      // Report the closest branch (the one with the fewest problems) rather than zod's summary.
+      const branches = (is as unknown as { errors: z.core.$ZodIssue[][] }).errors;
+      const best = branches.slice().sort((a, b) => a.length - b.length)[0] ?? [];
+      const inner = describeIssues(
+        best.map((b) => ({ ...b, path: [...is.path, ...b.path] })),
+        raw,
+      );
+      lines.push(...inner.lines);
+    } else {
+      lines.push(`${fieldPath(is.path)}: ${is.message}${valueAt(raw, is.path)}`);
+    }
+  }
+  const first = issues[0];
+  return { field: first ? fieldPath(first.path) : '', lines };
+}
+
+/** Validates a parsed rig file; throws RigFileError naming `file` and the first field at fault. */
+export function parseRigFile(raw: unknown, file: string): RigFile {
+  const r = rigFileSchema.safeParse(raw);
+  if (!r.success) {
+    const { field, lines } = describeIssues(r.error.issues, raw);
+    throw new RigFileError(file, lines.join(`\n${file}: `), field);
+  }
+  return r.data;
+}

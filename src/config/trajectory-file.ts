@@ -1,0 +1,83 @@
+/**
+ * Trajectory files: the user's own via points, as JSON validated with zod.
+ *
+ * ```json
+ * {
+ *   "name": "pick-and-place",
+ *   "units": "deg",
+ *   "elbow": "down",
+ *   "start": { "q": [0, 90] },
+ *   "steps": [
+ *     { "joint": [30, 60], "duration": 1.0 },
+ *     { "line": [0.30, 0.20], "duration": 1.2 },
+ *     { "circle": { "centre": [0.30, 0.12], "turns": 1 }, "duration": 3 },
+ *     { "hold": 0.5 }
+ *   ]
+ * }
+ * ```
+ * Joint angles are in `units` (deg by default), endpoint positions in m, durations in s.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+import type { PathSpec } from '../model/builtins.js';
+import type { PathStep } from '../model/trajectory.js';
+import { parseJsonText } from './load.js';
+import { describeIssues, RigFileError } from './rig.js';
+
+const num = z.number().refine(Number.isFinite, 'must be a finite number');
+const duration = num.refine((v) => v > 0, 'must be > 0 s');
+const pair = z.array(num).min(1).max(2);
+
+const stepSchema = z.union([
+  z.strictObject({ joint: pair, duration }),
+  z.strictObject({ line: z.tuple([num, num]), duration }),
+  z.strictObject({
+    circle: z.strictObject({ centre: z.tuple([num, num]), turns: z.number().int().min(1).max(100).default(1) }),
+    duration,
+  }),
+  z.strictObject({ hold: duration }),
+]);
+
+export const trajectoryFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  units: z.enum(['deg', 'rad']).default('deg'),
+  elbow: z.enum(['down', 'up']).default('down'),
+  start: z.union([z.strictObject({ q: pair }), z.strictObject({ xy: z.tuple([num, num]) })]),
+  steps: z.array(stepSchema).min(1).max(10_000),
+});
+
+export type TrajectoryFile = z.infer<typeof trajectoryFileSchema>;
+
+/** Converts a validated trajectory file into a path description. */
+export function pathFromFile(f: TrajectoryFile, file: string): PathSpec {
+  const k = f.units === 'deg' ? Math.PI / 180 : 1;
+  const steps: PathStep[] = f.steps.map((s) => {
+    if ('joint' in s) return { kind: 'joint', to: s.joint.map((v) => v * k), duration: s.duration };
+    if ('line' in s) return { kind: 'line', to: s.line, duration: s.duration };
+    if ('circle' in s) return { kind: 'circle', centre: s.circle.centre, turns: s.circle.turns, duration: s.duration };
+    return { kind: 'hold', duration: s.hold };
+  });
+  const start = 'q' in f.start ? { q: f.start.q.map((v) => v * k), elbow: f.elbow } : { xy: f.start.xy, elbow: f.elbow };
+  const name = f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, '');
+  return { name, description: f.description ?? `trajectory file ${file}`, start, steps };
+}
+
+/** Reads and validates a trajectory file; errors name the file and the field. */
+export function loadTrajectoryFile(file: string): PathSpec {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RigFileError(file, code === 'ENOENT' ? 'no such trajectory file' : String(e));
+  }
+  const raw = parseJsonText(text, file);
+  const r = trajectoryFileSchema.safeParse(raw);
+  if (!r.success) {
+    const { field, lines } = describeIssues(r.error.issues, raw);
+    throw new RigFileError(file, lines.join(`\n${file}: `), field);
+  }
+  return pathFromFile(r.data, file);
+}

@@ -1,0 +1,87 @@
+/**
+ * Types of the arm model, in the seed notebooks' notation (shared/seeds 000 and 002):
+ * alpha1 is joint 1's angle from the horizontal, alpha2 is joint 2's angle relative to link 1,
+ * counter-clockwise positive, gravity along -y. A hanging arm is alpha1 = -pi/2.
+ *
+ * Units are SI throughout: lengths [m], masses [kg], inertias [kg m^2], angles [rad],
+ * torques [N m], forces [N], time [s].
+ */
+
+/** A 2-vector: [x, y] or [joint 1, joint 2]. */
+export type Vec2 = [number, number];
+
+/** A 2x2 matrix, row-major: m[row][col]. */
+export type Mat2 = [[number, number], [number, number]];
+
+/** Parameters of a planar two-link arm (seed 000, "double inverted pendulum"). */
+export interface TwoLinkParams {
+  /** Length of link 1, joint 1 to joint 2 [m]. */
+  L1: number;
+  /** Length of link 2, joint 2 to the endpoint [m]. */
+  L2: number;
+  /** Joint 1 to the centre of mass of link 1 [m]. */
+  d1: number;
+  /** Joint 2 to the centre of mass of link 2 [m]. */
+  d2: number;
+  /** Mass of link 1 [kg]. */
+  m1: number;
+  /** Mass of link 2 [kg]. */
+  m2: number;
+  /** Moment of inertia of link 1 about its centre of mass [kg m^2]. */
+  I1: number;
+  /** Moment of inertia of link 2 about its centre of mass [kg m^2]. */
+  I2: number;
+  /** Gravitational acceleration, positive, acting along -y [m/s^2]. */
+  g: number;
+}
+
+/** Parameters of a planar one-link arm (seed 000, "inverted pendulum"). */
+export interface OneLinkParams {
+  /** Length of the link [m]. */
+  L1: number;
+  /** Joint to the centre of mass [m]. */
+  d1: number;
+  /** Mass [kg]. */
+  m1: number;
+  /** Moment of inertia about the centre of mass [kg m^2]. */
+  I1: number;
+  /** Gravitational acceleration, positive, acting along -y [m/s^2]. */
+  g: number;
+}
+
+/** Either arm. A two-link arm is recognised by its `L2`. */
+export type ArmParams = OneLinkParams | TwoLinkParams;
+
+/** True when the parameters describe a two-link arm. */
+export function isTwoLink(p: ArmParams): p is TwoLinkParams {
+  return (p as TwoLinkParams).L2 !== undefined;
+}
+
+/**
+ * External loads acting on the arm besides the joint torques (seed 001's E term). All optional;
+ * per-joint arrays have one entry per joint.
+ */
+export interface ExternalLoads {
+  /** Extra joint torques [N m] (for example a disturbance). */
+  tau?: readonly number[];
+  /** Force applied at the endpoint in the world frame [N]; it enters as J^T F. */
+  endpointForce?: readonly number[];
+  /** Viscous joint friction coefficients: torque -b * qd [N m s/rad]. */
+  viscous?: readonly number[];
+  /** Coulomb joint friction levels: torque -c * sign(qd) [N m]. */
+  coulomb?: readonly number[];
+  /**
+   * Velocity below which Coulomb friction is smoothed as c * tanh(qd / v) [rad/s]. 0 (the default)
+   * is a pure sign function; a small positive value keeps fixed-step integration from chattering.
+   */
+  coulombVelocity?: number;
+  /** Joint springs: torque -k * (q - q0); k [N m/rad], q0 [rad]. */
+  spring?: { k: readonly number[]; q0: readonly number[] };
+}
+
+/** Kinetic, potential and total mechanical energy [J]. Potential energy is zero at y = 0. */
+export interface Energy {
+  kinetic: number;
+  potential: number;
+  total: number;
+}
