@@ -70,7 +70,9 @@ export interface Rig {
   maxDuty: number;
   encoders: EncoderParams[];
   limits: JointLimits[];
-  control: RigFile['control'];
+  control: Omit<RigFile['control'], 'pid'> & {
+    pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] };
+  };
   twin: RigFile['twin'];
   link: RigFile['link'];
   firmata?: RigFile['firmata'];
@@ -79,6 +81,9 @@ export interface Rig {
   /** The file as validated, for recording headers and for writing identified rigs. */
   source: RigFile;
 }
+
+/** PID gains for a rig file that gives none: [N m/rad], [N m/(rad s)], [N m s/rad], [N m]. */
+const DEFAULT_GAINS = { kp: [60, 25], ki: [40, 15], kd: [4, 1.5], iLimitNm: [1, 0.5] };
 
 const DEFAULT_MOTOR: MotorParams = { kt: 0.01, ke: 0.01, R: 2, gear: 100, efficiency: 0.8, rotorInertia: 1e-6 };
 
@@ -98,9 +103,17 @@ export function resolveRig(f: RigFile, file: string): Rig {
     maxVel: l.maxVelDegS * DEG,
     maxTorque: l.maxTorqueNm,
   }));
-  const trim = (a: number[]): number[] => a.slice(0, joints);
-  const control = { ...f.control, pid: { ...f.control.pid } };
-  for (const k of ['kp', 'ki', 'kd', 'iLimitNm'] as const) control.pid[k] = trim(control.pid[k]);
+  const pid = f.control.pid;
+  const control: Rig['control'] = {
+    ...f.control,
+    pid: {
+      ...pid,
+      kp: pid.kp ?? DEFAULT_GAINS.kp.slice(0, joints),
+      ki: pid.ki ?? DEFAULT_GAINS.ki.slice(0, joints),
+      kd: pid.kd ?? DEFAULT_GAINS.kd.slice(0, joints),
+      iLimitNm: pid.iLimitNm ?? DEFAULT_GAINS.iLimitNm.slice(0, joints),
+    },
+  };
   const rig: Rig = {
     file,
     name: f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''),

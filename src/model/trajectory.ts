@@ -249,15 +249,17 @@ class EndpointSegment implements Segment {
     private readonly p: TwoLinkParams,
     private readonly curve: EndpointCurve,
     private readonly elbow: Elbow,
+    t0: number,
   ) {
     this.duration = curve.duration;
+    this.validate(t0);
     this.qStart = inverseKinematics(p, curve.start, elbow);
     this.qEnd = inverseKinematics(p, curve.end, elbow);
     this.what = curve.what;
   }
 
   /** Refuses curves that leave the workspace or touch its singular boundary (before sampling). */
-  validate(t0: number): void {
+  private validate(t0: number): void {
     const p = this.p;
     const outer = p.L1 + p.L2;
     const inner = Math.abs(p.L1 - p.L2);
@@ -451,8 +453,7 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
         step.kind === 'line'
           ? new LineCurve(from, step.to, step.duration)
           : new CircleCurve(step.centre, from, step.turns ?? 1, step.duration);
-      const es = new EndpointSegment(arm, curve, elbow);
-      es.validate(t0);
+      const es = new EndpointSegment(arm, curve, elbow, t0);
       if (!samePose(es.qStart, q)) {
         throw new TrajectoryError(
           `${where}: the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` +

@@ -1,0 +1,256 @@
+// twolink firmware core: see core.h and PROTOCOL.md.
+#include "core.h"
+
+namespace tl {
+
+namespace {
+
+const char kFw[] TL_FLASH = TL_FW_VERSION;
+const char kBoard[] TL_FLASH = TL_BOARD;
+
+static_assert(TL_JOINTS >= 1 && TL_JOINTS <= kMaxJoints, "TL_JOINTS must be 1..2");
+static_assert(TL_TX_QUEUE >= kMaxLine && TL_TX_QUEUE <= 4096 && (TL_TX_QUEUE & (TL_TX_QUEUE - 1)) == 0,
+              "TL_TX_QUEUE must be a power of two, 128..4096");
+
+}  // namespace
+
+Core::Core(Hal& hal)
+    : hal_(hal),
+      txHead_(0),
+      txTail_(0),
+      seqOut_(0),
+      lastIn_(0),
+      lastApplied_(kNoAck),
+      handshaken_(false),
+      enabled_(false),
+      sticky_(0),
+      pending_(0),
+      illegalSeen_(0),
+      wdtMs_(TL_WDT_DEFAULT_MS),
+      fedUs_(0),
+      bannerUs_(0),
+      rateHz_(0),
+      periodUs_(0),
+      nextTUs_(0) {
+  const Identity id = {kFw, kBoard, TL_JOINTS, {TL_CPR_1, TL_CPR_2}, TL_PWM_TOP, 0, TL_MAX_RATE_HZ,
+                       TL_WDT_DEFAULT_MS};
+  id_ = id;
+}
+
+void Core::begin(uint32_t now) {
+  outputsOff();
+  int32_t counts[kMaxJoints];
+  hal_.readEncoders(counts, &illegalSeen_);  // ENC reports transitions after boot only
+  bannerUs_ = now;
+  sendI(kNoAck);
+}
+
+uint8_t Core::flags() const {
+  return (uint8_t)((enabled_ ? kEn : 0) | sticky_ | pending_ | (handshaken_ ? 0 : kBoot));
+}
+
+void Core::receive(uint8_t b, uint32_t now) {
+  switch (rx_.push(b)) {
+    case LineAssembler::kLine:
+      handle(decodeHost(rx_.line(), rx_.length(), TL_JOINTS), now);
+      break;
+    case LineAssembler::kLong: {
+      Decoded d = Decoded();
+      d.err = Err::Long;
+      reject(d);
+      break;
+    }
+    case LineAssembler::kNone:
+      break;
+  }
+}
+
+void Core::tick(uint32_t now) {
+  checkWatchdog(now);
+  if (!handshaken_ && now - bannerUs_ >= TL_BANNER_PERIOD_US) {
+    bannerUs_ = now;
+    sendI(kNoAck);
+  }
+  if (rateHz_ != 0 && (int32_t)(now - nextTUs_) >= 0) {
+    sendT(now);
+    nextTUs_ += periodUs_;
+    // Fell behind by a whole period (a stalled loop): skip the missed frames instead of bunching them.
+    if ((int32_t)(now - nextTUs_) >= 0) nextTUs_ = now + periodUs_;
+  }
+  pump();
+}
+
+void Core::checkWatchdog(uint32_t now) {
+  // Unsigned difference: correct across the micros() wrap every 71.6 min.
+  if (!enabled_ || now - fedUs_ <= (uint32_t)wdtMs_ * 1000UL) return;
+  outputsOff();  // first, in this same tick
+  enabled_ = false;
+  sticky_ |= kWdt;
+  Out o(frame_);
+  o.head('E', seqOut_++, kNoAck).ch(' ').fstr(errName(Err::Wdt));
+  o.fstr(TL_F(" no command for ")).u32(wdtMs_).fstr(TL_F(" ms"));
+  send(o.finish());
+  if (rateHz_ == 0) sendT(now);  // sync mode sends no periodic T: show the host the flags now
+}
+
+void Core::outputsOff() {
+  for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, 0);
+}
+
+void Core::handle(const Decoded& d, uint32_t now) {
+  if (d.err != Err::Ok) {
+    reject(d);
+    return;
+  }
+  checkWatchdog(now);  // a frame that arrives after the deadline must not beat the watchdog
+  const HostFrame& f = d.frame;
+  if (f.type == 'H') {  // accepted whatever its number (section 1)
+    if (f.value[0] != kProtoVersion) {
+      sendE(f.seq, Err::Version, TL_F("board speaks protocol 1"));
+      return;
+    }
+    // A new session starts from a known state: outputs off and the defaults; WDT and STOP stay
+    // until N 1 so that a reconnecting host still sees why the arm stopped.
+    outputsOff();
+    enabled_ = false;
+    handshaken_ = true;
+    lastIn_ = f.seq;
+    fedUs_ = now;
+    lastApplied_ = kNoAck;
+    rateHz_ = 0;
+    wdtMs_ = TL_WDT_DEFAULT_MS;
+    sendI(f.seq);
+    return;
+  }
+  if (!handshaken_) {  // nothing moves, nothing changes before the host's H
+    sendE(f.seq, Err::Disabled, TL_F("no handshake: send H first"));
+    return;
+  }
+  const uint16_t delta = (uint16_t)(f.seq - lastIn_);
+  if (delta == 0 || delta >= 0x8000) {  // duplicate, or older than the last accepted frame
+    pending_ |= kRxErr;
+    Out o(frame_);
+    o.head('E', seqOut_++, f.seq).ch(' ').fstr(errName(Err::Stale));
+    o.fstr(TL_F(" seq ")).u32(f.seq).fstr(TL_F(" is not after ")).u32(lastIn_);
+    send(o.finish());
+    return;
+  }
+  if (delta > 1) pending_ |= kGap;
+  lastIn_ = f.seq;
+  fedUs_ = now;  // every accepted frame feeds the watchdog, even one refused below as DISABLED
+  apply(f, now);
+}
+
+void Core::apply(const HostFrame& f, uint32_t now) {
+  switch (f.type) {
+    case 'M':
+      if (!enabled_) {
+        sendE(f.seq, Err::Disabled, TL_F("outputs disabled: send N 1"));
+        return;
+      }
+      for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, (int16_t)f.value[j]);
+      lastApplied_ = f.seq;
+      if (rateHz_ == 0) sendT(now);
+      return;
+    case 'Q':
+      if (!enabled_) sendE(f.seq, Err::Disabled, TL_F("outputs disabled: send N 1"));
+      else sendE(f.seq, Err::Unsupported, TL_F("no current loop: use M"));
+      return;
+    case 'R':
+      rateHz_ = (uint16_t)f.value[0];
+      if (rateHz_ != 0) {
+        periodUs_ = 1000000UL / rateHz_;
+        nextTUs_ = now + periodUs_;
+      }
+      break;
+    case 'N':
+      outputsOff();  // enabling starts from zero duty; disabling stops
+      enabled_ = f.value[0] != 0;
+      if (enabled_) sticky_ = 0;  // N 1 clears WDT and STOP
+      break;
+    case 'Z':
+      for (uint8_t j = 0; j < TL_JOINTS; ++j)
+        if (f.value[0] & (1 << j)) hal_.zeroEncoder(j);
+      break;
+    case 'S':
+      outputsOff();
+      enabled_ = false;
+      sticky_ |= kStop;
+      break;
+    case 'W':
+      wdtMs_ = (uint16_t)f.value[0];
+      break;
+    default:  // 'P': the acceptance above fed the watchdog
+      break;
+  }
+  sendA(f.seq);
+}
+
+void Core::reject(const Decoded& d) {
+  pending_ |= kRxErr;
+  Out o(frame_);
+  o.head('E', seqOut_++, d.seqValid ? (int32_t)d.frame.seq : kNoAck).ch(' ').fstr(errName(d.err)).ch(' ');
+  FieldSpec spec = {0, 0, 65535, TL_F("seq")};  // where == 0: the sequence number
+  if (d.where != 0 || d.err == Err::Fields) hostFieldSpec(d.frame.type, TL_JOINTS, &spec);
+  switch (d.err) {
+    case Err::Long: o.fstr(TL_F("no LF within 128 bytes")); break;
+    case Err::Char: o.fstr(TL_F("byte 0x")).hex2(d.byte).fstr(TL_F(" at column ")).u32(d.where); break;
+    case Err::Format: o.fstr(TL_F("want TYPE SEQ FIELDS, single spaces, a star, 4 upper-case hex")); break;
+    case Err::Crc: o.fstr(TL_F("the body's CRC is ")).hex2((uint8_t)(d.crc >> 8)).hex2((uint8_t)d.crc); break;
+    case Err::Type: o.fstr(TL_F("not a host frame type")); break;
+    case Err::Syntax: o.fstr(spec.name).fstr(TL_F(" is not a canonical integer")); break;
+    case Err::Fields: o.ch(d.frame.type).fstr(TL_F(" takes ")).u32(spec.count).fstr(TL_F(" fields")); break;
+    default:  // Range
+      o.fstr(spec.name).fstr(TL_F(" must be "));
+      if (d.where != 0 && d.frame.type == 'R') o.fstr(TL_F("0 or 10"));
+      else o.i32(spec.min);
+      o.fstr(TL_F("..")).i32(spec.max);
+      break;
+  }
+  send(o.finish());
+}
+
+void Core::sendI(int32_t ack) {
+  id_.wdtMs = wdtMs_;
+  send(formatI(frame_, seqOut_++, ack, id_));
+}
+
+void Core::sendT(uint32_t now) {
+  int32_t counts[kMaxJoints];
+  uint16_t illegal;
+  hal_.readEncoders(counts, &illegal);
+  if (illegal != illegalSeen_) pending_ |= kEnc;
+  illegalSeen_ = illegal;
+  // The per-period flags go out with this T; if the T is dropped they wait for the next one.
+  if (send(formatT(frame_, seqOut_++, lastApplied_, now, counts, TL_JOINTS, flags()))) pending_ = 0;
+}
+
+void Core::sendA(uint16_t ack) { send(formatA(frame_, seqOut_++, ack)); }
+
+void Core::sendE(int32_t ack, Err code, const char* text) { send(formatE(frame_, seqOut_++, ack, code, text)); }
+
+bool Core::send(uint8_t n) {
+  // Whole frames or nothing. A dropped frame keeps its sequence number, so the host counts it lost.
+  if (n == 0 || n > TL_TX_QUEUE - (uint16_t)(txHead_ - txTail_)) {
+    pending_ |= kTxDrop;
+    return false;
+  }
+  for (uint8_t i = 0; i < n; ++i) txq_[txHead_++ & (TL_TX_QUEUE - 1)] = (uint8_t)frame_[i];
+  pump();
+  return true;
+}
+
+void Core::pump() {
+  while (txHead_ != txTail_) {
+    const uint16_t room = hal_.txFree();
+    if (room == 0) return;
+    const uint16_t at = txTail_ & (TL_TX_QUEUE - 1);
+    uint16_t n = (uint16_t)(txHead_ - txTail_);
+    if (n > TL_TX_QUEUE - at) n = TL_TX_QUEUE - at;  // up to the end of the ring
+    if (n > room) n = room;
+    hal_.txWrite(txq_ + at, n);
+    txTail_ += n;
+  }
+}
+
+}  // namespace tl

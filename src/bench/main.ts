@@ -1,0 +1,36 @@
+/**
+ * `npm run bench`: speed and timing figures, measured on this machine and printed (never asserted by
+ * tests: these machines are shared and noisy). `--only NAME` runs one section; `--json FILE` also
+ * writes the figures.
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { benchModel } from './model.js';
+import { printSection, type BenchResult } from './report.js';
+
+const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
+  model: benchModel,
+};
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const only = args.includes('--only') ? args[args.indexOf('--only') + 1]!.split(',') : Object.keys(SECTIONS);
+  const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
+  process.stdout.write(
+    `twolink bench: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+  );
+  const results: BenchResult[] = [];
+  for (const name of only) {
+    const fn = SECTIONS[name];
+    if (!fn) throw new Error(`unknown bench section "${name}" (${Object.keys(SECTIONS).join(', ')})`);
+    const r = await fn();
+    printSection(r);
+    results.push(r);
+  }
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify(Object.fromEntries(results.map((r) => [r.title, r.figures])), null, 2));
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});
