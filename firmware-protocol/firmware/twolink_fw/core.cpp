@@ -7,10 +7,14 @@ namespace {
 
 const char kFw[] TL_FLASH = TL_FW_VERSION;
 const char kBoard[] TL_FLASH = TL_BOARD;
+const char kSeq[] TL_FLASH = "seq";  // not PSTR(): see proto.cpp
 
 static_assert(TL_JOINTS >= 1 && TL_JOINTS <= kMaxJoints, "TL_JOINTS must be 1..2");
-static_assert(TL_TX_QUEUE >= kMaxLine && TL_TX_QUEUE <= 4096 && (TL_TX_QUEUE & (TL_TX_QUEUE - 1)) == 0,
+static_assert(TL_TX_QUEUE >= 128 && TL_TX_QUEUE <= 4096 && (TL_TX_QUEUE & (TL_TX_QUEUE - 1)) == 0,
               "TL_TX_QUEUE must be a power of two, 128..4096");
+// The widest banner (seq and ack 65535, wdt=1000) must fit in 128 bytes: 8 digits per cpr at most.
+static_assert(TL_CPR_1 >= 1 && TL_CPR_1 <= 99999999L && TL_CPR_2 >= 1 && TL_CPR_2 <= 99999999L,
+              "TL_CPR_x must be 1..99999999 counts/rev");
 
 }  // namespace
 
@@ -190,7 +194,7 @@ void Core::reject(const Decoded& d) {
   pending_ |= kRxErr;
   Out o(frame_);
   o.head('E', seqOut_++, d.seqValid ? (int32_t)d.frame.seq : kNoAck).ch(' ').fstr(errName(d.err)).ch(' ');
-  FieldSpec spec = {0, 0, 65535, TL_F("seq")};  // where == 0: the sequence number
+  FieldSpec spec = {0, 0, 65535, kSeq};  // where == 0: the sequence number
   if (d.where != 0 || d.err == Err::Fields) hostFieldSpec(d.frame.type, TL_JOINTS, &spec);
   switch (d.err) {
     case Err::Long: o.fstr(TL_F("no LF within 128 bytes")); break;

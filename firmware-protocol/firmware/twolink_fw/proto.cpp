@@ -9,6 +9,17 @@ namespace {
 const char kErrNames[] TL_FLASH =
     "\0CRC\0FORMAT\0CHAR\0LONG\0TYPE\0SYNTAX\0FIELDS\0RANGE\0STALE\0VERSION\0UNSUPPORTED\0DISABLED\0WDT";
 
+// Field names (the keys of the canonical meaning). Namespace-scope arrays, not PSTR(): gcc-avr 5.4
+// loses a PSTR() written inside an aggregate initializer.
+const char kNone[] TL_FLASH = "";
+const char kProto[] TL_FLASH = "proto";
+const char kDuty[] TL_FLASH = "duty";
+const char kTorque[] TL_FLASH = "torque";
+const char kHz[] TL_FLASH = "hz";
+const char kEnable[] TL_FLASH = "enable";
+const char kMask[] TL_FLASH = "mask";
+const char kMs[] TL_FLASH = "ms";
+
 const uint32_t kPow10[9] TL_FLASH = {1000000000UL, 100000000UL, 10000000UL, 1000000UL, 100000UL,
                                      10000UL,      1000UL,      100UL,      10UL};
 
@@ -98,15 +109,15 @@ LineAssembler::Event LineAssembler::push(uint8_t b) {
 
 bool hostFieldSpec(char type, uint8_t joints, FieldSpec* out) {
   if (joints == 0 || joints > kMaxJoints) joints = kMaxJoints;  // value[] holds kMaxJoints
-  FieldSpec s = {1, 0, 0, TL_F("")};
+  FieldSpec s = {1, 0, 0, kNone};
   switch (type) {
-    case 'H': s.min = 1; s.max = 65535; s.name = TL_F("proto"); break;
-    case 'M': s.count = joints; s.min = -1000; s.max = 1000; s.name = TL_F("duty"); break;
-    case 'Q': s.count = joints; s.min = -100000L; s.max = 100000L; s.name = TL_F("torque"); break;
-    case 'R': s.max = 1000; s.name = TL_F("hz"); break;
-    case 'N': s.max = 1; s.name = TL_F("enable"); break;
-    case 'Z': s.min = 1; s.max = (1 << joints) - 1; s.name = TL_F("mask"); break;
-    case 'W': s.min = 10; s.max = 1000; s.name = TL_F("ms"); break;
+    case 'H': s.min = 1; s.max = 65535; s.name = kProto; break;
+    case 'M': s.count = joints; s.min = -1000; s.max = 1000; s.name = kDuty; break;
+    case 'Q': s.count = joints; s.min = -100000L; s.max = 100000L; s.name = kTorque; break;
+    case 'R': s.max = 1000; s.name = kHz; break;
+    case 'N': s.max = 1; s.name = kEnable; break;
+    case 'Z': s.min = 1; s.max = (1 << joints) - 1; s.name = kMask; break;
+    case 'W': s.min = 10; s.max = 1000; s.name = kMs; break;
     case 'S':
     case 'P': s.count = 0; break;
     default: return false;

@@ -1,0 +1,141 @@
+// twolink firmware: Arduino Uno / Mega 2560 side of firmware-protocol/PROTOCOL.md.
+// This file is the AVR glue: motor PWM (Timer1), quadrature encoders (pin-change interrupt), the
+// serial port, and the hardware watchdog. The protocol and the state machine are in core.cpp and
+// proto.cpp (plain C++, tested on the host); pins and constants in config.h.
+#include <Arduino.h>
+#include <avr/wdt.h>
+#include <util/atomic.h>
+
+#include "config.h"
+#include "core.h"
+
+static_assert(TL_JOINTS == 2, "the AVR glue drives exactly two joints (OC1A and OC1B)");
+
+// ---- hardware watchdog --------------------------------------------------------------------------
+// After a watchdog reset the AVR watchdog stays armed; disable it before C++ start-up (avr-libc's
+// recommended .init3 hook) so a slow boot cannot loop on resets.
+void twolinkWdtOff() __attribute__((naked, used, section(".init3")));
+void twolinkWdtOff() {
+  MCUSR = 0;
+  wdt_disable();
+}
+
+// ---- encoders -----------------------------------------------------------------------------------
+// 4x decoding: every edge of A and B counts. Index = (previous BA << 2) | current BA; 2 marks an
+// illegal transition (both channels changed between two interrupts: an edge was missed).
+static const int8_t kQuad[16] PROGMEM = {0, +1, -1, 2, -1, 0, 2, +1, +1, 2, 0, -1, 2, -1, +1, 0};
+
+static volatile int32_t encCount[2];  // [counts], written by the ISR; read/zeroed with interrupts off
+static volatile uint16_t encIllegal;  // illegal transitions since boot (mod 2^16)
+static volatile uint8_t encPrev;      // the 4 encoder bits at the last interrupt
+
+static inline uint8_t encoderBits() { return (uint8_t)((TL_ENC_PORT >> TL_ENC_SHIFT) & 0x0F); }
+
+static inline void encStep(uint8_t j, uint8_t prev, uint8_t now, bool invert) {
+  const int8_t d = (int8_t)pgm_read_byte(&kQuad[((prev & 3) << 2) | (now & 3)]);
+  if (d == 2) ++encIllegal;
+  else if (d != 0) encCount[j] += invert ? -d : d;
+}
+
+ISR(TL_ENC_VECT) {  // any of the 4 encoder pins changed; integer work only, ~5 us
+  const uint8_t now = encoderBits();
+  const uint8_t prev = encPrev;
+  encPrev = now;
+  encStep(0, prev, now, TL_ENC_INVERT_1);
+  encStep(1, prev >> 2, now >> 2, TL_ENC_INVERT_2);
+}
+
+// ---- the HAL for the core -----------------------------------------------------------------------
+static const uint8_t kDirPin[2] = {TL_DIR_PIN_1, TL_DIR_PIN_2};
+static const uint8_t kDir2Pin[2] = {TL_DIR2_PIN_1, TL_DIR2_PIN_2};
+static const bool kMotorInvert[2] = {TL_MOTOR_INVERT_1, TL_MOTOR_INVERT_2};
+// duty [per mille] -> Timer1 steps as a 16.16 fixed-point multiply (a division costs ~40 us here).
+static const uint32_t kDutyScale = ((uint32_t)TL_PWM_TOP * 65536UL + 500) / 1000;
+
+class AvrHal : public tl::Hal {
+ public:
+  void setDuty(uint8_t j, int16_t perMille) override {
+    const bool reverse = (perMille < 0) != kMotorInvert[j];
+    uint32_t mag = (uint32_t)(perMille < 0 ? -perMille : perMille);
+    uint16_t steps = (uint16_t)((mag * kDutyScale + 32768UL) >> 16);
+    if (steps > TL_PWM_TOP) steps = TL_PWM_TOP;
+    if (steps != 0) {  // at zero keep the direction: nothing to reverse
+      digitalWrite(kDirPin[j], reverse ? HIGH : LOW);
+      if (kDir2Pin[j] != TL_NO_PIN) digitalWrite(kDir2Pin[j], reverse ? LOW : HIGH);
+    }
+    // OCR1x is double-buffered by the hardware until TOP (<= 50 us). No ISR touches Timer1's 16-bit
+    // registers, so this write needs no interrupt lock.
+    if (j == 0) OCR1A = steps;
+    else OCR1B = steps;
+  }
+  void readEncoders(int32_t* counts, uint16_t* illegal) override {
+    ATOMIC_BLOCK(ATOMIC_RESTORESTATE) {  // 32-bit values: the ISR must not change them mid-copy
+      counts[0] = encCount[0];
+      counts[1] = encCount[1];
+      *illegal = encIllegal;
+    }
+  }
+  void zeroEncoder(uint8_t j) override {
+    ATOMIC_BLOCK(ATOMIC_RESTORESTATE) { encCount[j] = 0; }
+  }
+  uint16_t txFree() override { return (uint16_t)Serial.availableForWrite(); }
+  void txWrite(const uint8_t* p, uint16_t n) override { Serial.write(p, n); }  // n <= txFree(): no wait
+};
+
+static AvrHal hal;
+static tl::Core core(hal);
+
+static void motorsInit() {
+  // Outputs low before the timer drives them: motors off from the first instruction we control.
+  const uint8_t pwm[2] = {TL_PWM_PIN_1, TL_PWM_PIN_2};
+  for (uint8_t j = 0; j < 2; ++j) {
+    digitalWrite(pwm[j], LOW);
+    pinMode(pwm[j], OUTPUT);
+    digitalWrite(kDirPin[j], LOW);
+    pinMode(kDirPin[j], OUTPUT);
+    if (kDir2Pin[j] != TL_NO_PIN) {
+      digitalWrite(kDir2Pin[j], HIGH);
+      pinMode(kDir2Pin[j], OUTPUT);
+    }
+  }
+  // Timer1: phase-correct PWM with TOP = ICR1 (mode 10), clear OC1A/OC1B on up-count match
+  // (non-inverting: OCR = 0 is a constant low), no prescaler -> 16 MHz / (2 * TOP) = 20 kHz.
+  TCCR1B = 0;  // stop while configuring
+  TCNT1 = 0;
+  OCR1A = 0;
+  OCR1B = 0;
+  ICR1 = TL_PWM_TOP;
+  TCCR1A = _BV(COM1A1) | _BV(COM1B1) | _BV(WGM11);
+  TCCR1B = _BV(WGM13) | _BV(CS10);
+}
+
+static void encodersInit() {
+  const uint8_t pins[4] = TL_ENC_PINS;
+  for (uint8_t i = 0; i < 4; ++i) pinMode(pins[i], INPUT_PULLUP);  // open-collector encoders work too
+  delayMicroseconds(10);  // let the pull-ups charge the lines before the first reading
+  encPrev = encoderBits();
+  TL_ENC_PCMSK |= (uint8_t)(0x0F << TL_ENC_SHIFT);
+  PCIFR = _BV(TL_ENC_PCIE);  // forget edges seen while configuring
+  PCICR |= _BV(TL_ENC_PCIE);
+}
+
+void setup() {
+  motorsInit();
+  encodersInit();
+  Serial.begin(TL_BAUD);
+  core.begin(micros());
+#if TL_HW_WATCHDOG
+  wdt_enable(WDTO_250MS);
+#endif
+}
+
+void loop() {
+  const uint32_t now = micros();
+  core.tick(now);
+  // At most one receive buffer per pass, so the watchdog check above runs at least every ~1 ms
+  // even under a flood of input.
+  for (uint8_t i = 0; i < 64 && Serial.available() > 0; ++i) core.receive((uint8_t)Serial.read(), now);
+#if TL_HW_WATCHDOG
+  wdt_reset();
+#endif
+}

@@ -1,0 +1,118 @@
+/**
+ * A serialport binding (the @serialport/bindings-interface contract, like serialport's MockBinding)
+ * whose far end is a mock rig in the same thread. `new SerialPortStream({ binding, path, baudRate })`
+ * over it is a real serialport stream: the host code above it cannot tell it from a board.
+ *
+ * Unlike MockBinding, the far end answers: bytes the host writes go to the rig's board, and the board's
+ * bytes come back through `read()` when its UART has sent them (in real or virtual time).
+ */
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+
+/** The far end of the wire: what the rig exposes to a binding. */
+export interface RigEnd {
+  /** Bytes from the host. */
+  receive(bytes: Uint8Array): void;
+  /** Set by the binding: called with the board's bytes. */
+  onTransmit: (bytes: Buffer) => void;
+}
+
+class CanceledError extends Error {
+  readonly canceled = true;
+}
+
+/** One open port on a rig. */
+export class RigPort implements BindingPortInterface {
+  isOpen = true;
+  readonly openOptions: Required<OpenOptions>;
+  private queue: Buffer[] = [];
+  private waiting: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  /** Bytes written by the host, for tests. */
+  bytesWritten = 0;
+
+  constructor(
+    private readonly end: RigEnd,
+    options: OpenOptions,
+  ) {
+    this.openOptions = {
+      dataBits: 8,
+      lock: true,
+      stopBits: 1,
+      parity: 'none',
+      rtscts: false,
+      xon: false,
+      xoff: false,
+      xany: false,
+      hupcl: true,
+      ...options,
+    } as Required<OpenOptions>;
+    end.onTransmit = (bytes) => {
+      if (!this.isOpen) return;
+      this.queue.push(bytes);
+      const w = this.waiting;
+      this.waiting = undefined;
+      w?.resolve();
+    };
+  }
+
+  async read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
+    if (!this.isOpen) throw new CanceledError('Port is not open');
+    while (this.queue.length === 0) {
+      await new Promise<void>((resolve, reject) => (this.waiting = { resolve, reject }));
+    }
+    let n = 0;
+    while (n < length && this.queue.length > 0) {
+      const head = this.queue[0]!;
+      const k = Math.min(head.length, length - n);
+      head.copy(buffer, offset + n, 0, k);
+      n += k;
+      if (k === head.length) this.queue.shift();
+      else this.queue[0] = head.subarray(k);
+    }
+    return { buffer, bytesRead: n };
+  }
+
+  async write(buffer: Buffer): Promise<void> {
+    if (!this.isOpen) throw new CanceledError('Port is not open');
+    this.bytesWritten += buffer.length;
+    this.end.receive(Uint8Array.from(buffer));
+  }
+
+  async close(): Promise<void> {
+    this.isOpen = false;
+    this.end.onTransmit = () => {};
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.reject(new CanceledError('Port is closed'));
+  }
+
+  async update(options: UpdateOptions): Promise<void> {
+    (this.openOptions as { baudRate: number }).baudRate = options.baudRate;
+  }
+  async set(_options: SetOptions): Promise<void> {}
+  async get(): Promise<PortStatus> {
+    return { cts: true, dsr: true, dcd: true };
+  }
+  async getBaudRate(): Promise<{ baudRate: number }> {
+    return { baudRate: this.openOptions.baudRate };
+  }
+  async flush(): Promise<void> {
+    this.queue = [];
+  }
+  async drain(): Promise<void> {}
+}
+
+/** A binding with one rig at one path. Opening another path fails as a missing device would. */
+export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort> {
+  let open: RigPort | undefined;
+  return {
+    async list(): Promise<PortInfo[]> {
+      return [{ path, manufacturer: 'twolink mock rig', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }];
+    },
+    async open(options: OpenOptions): Promise<RigPort> {
+      if (options.path !== path) throw new Error(`Error: No such file or directory, cannot open ${options.path}`);
+      if (open?.isOpen) throw new Error(`Error: Resource temporarily unavailable, cannot open ${path}: the port is in use`);
+      open = new RigPort(end, options);
+      return open;
+    },
+  };
+}

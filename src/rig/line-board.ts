@@ -1,0 +1,343 @@
+/**
+ * The mock rig's board: it speaks the line protocol exactly as the firmware does (PROTOCOL.md:
+ * banner, handshake, sequence checks, watchdog, flags, errors) and drives a Plant. It models the UART
+ * too: bytes take 10 bit times each at the configured baud rate in both directions, the transmit
+ * buffer holds 64 bytes as on an AVR (a frame that does not fit is dropped and flagged TXDROP), and
+ * commands apply after the configured latency.
+ *
+ * It is transport-agnostic: `receive(bytes)` is what the host sent, `onTransmit(bytes)` is called when
+ * bytes have left the board's UART. Time comes from a Clock, so the same board runs in real time (the
+ * pty rig, the demo) and in virtual time (tests).
+ */
+import { decodeHostFrame, encodeBoardFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
+import type { Plant } from './plant.js';
+
+/** Faults of the link and the board, switchable while it runs. */
+export interface BoardFaults {
+  /** Probability that a byte (either direction) is lost. */
+  dropProbability: number;
+  /** Probability that a byte (either direction) has one bit flipped. */
+  corruptProbability: number;
+  /** Extra delay before commands apply [s]. */
+  extraLatency: number;
+  /** The board stops answering (and stops applying commands), as if hung. */
+  silent: boolean;
+}
+
+export interface LineBoardOptions {
+  clock: Clock;
+  plant: Plant;
+  /** Serial baud rate (for the UART timing). */
+  baudRate: number;
+  /** Board latency between a command's arrival and its effect [s]. */
+  latency: number;
+  /** Board name in the banner. @default 'mock' */
+  board?: string;
+  /** PWM steps at duty 1000. @default 1000 */
+  pwmSteps?: number;
+  /** Transmit buffer size [bytes]. @default 64 */
+  txBuffer?: number;
+  /** Noise source for faults (uniform 0..1). */
+  random: () => number;
+}
+
+const FIRMWARE = 'twolink-mock/1.0.0';
+
+export class LineBoard {
+  readonly faults: BoardFaults = { dropProbability: 0, corruptProbability: 0, extraLatency: 0, silent: false };
+  /** Counters, for tests. */
+  readonly stats = { rxLines: 0, rxRejected: 0, overlong: 0, stale: 0, txFrames: 0, txDropped: 0, watchdogTrips: 0, resets: 0 };
+  /** Called with bytes as they finish leaving the UART. */
+  onTransmit: (bytes: Buffer) => void = () => {};
+
+  private readonly clock: Clock;
+  private readonly plant: Plant;
+  private readonly byteTime: number;
+  private readonly lines = new LineAssembler();
+  private readonly hostSeq = new SequenceTracker();
+  private boardSeq = 0;
+  private bootTime = 0;
+  private handshaken = false;
+  private enabled = false;
+  private wdtTripped = false;
+  private stopped = false;
+  private sticky = 0; // RXERR | GAP | ENC | TXDROP since the last T
+  private rateHz = 0;
+  private wdtMs = 100;
+  private lastAck: number | null = null;
+  private rxFreeAt = 0;
+  private txFreeAt = 0;
+  private txQueued: { at: number; n: number }[] = [];
+  private bannerTimer: TimerHandle | undefined;
+  private wdtTimer: TimerHandle | undefined;
+  private rateTimer: TimerHandle | undefined;
+  private readonly pwm: number;
+  private readonly info: BoardInfo;
+
+  constructor(private readonly o: LineBoardOptions) {
+    this.clock = o.clock;
+    this.plant = o.plant;
+    this.byteTime = 10 / o.baudRate;
+    this.pwm = o.pwmSteps ?? 1000;
+    this.info = {
+      fw: FIRMWARE,
+      proto: PROTOCOL,
+      board: o.board ?? 'mock',
+      joints: o.plant.joints,
+      cpr: o.plant.encoders.map((e) => e.countsPerRev),
+      pwm: this.pwm,
+      torque: false,
+      maxrate: 1000,
+      wdt: 100,
+    };
+    this.boot();
+  }
+
+  /** Power-on or reset: outputs off, counters restart, the banner repeats until a handshake. */
+  boot(): void {
+    this.plant.setDuty(new Array(this.plant.joints).fill(0));
+    this.boardSeq = 0;
+    this.bootTime = this.clock.now();
+    this.handshaken = false;
+    this.enabled = false;
+    this.wdtTripped = false;
+    this.stopped = false;
+    this.sticky = 0;
+    this.rateHz = 0;
+    this.wdtMs = 100;
+    this.lastAck = null;
+    this.hostSeq.reset();
+    this.clock.clearTimer(this.wdtTimer);
+    this.clock.clearTimer(this.rateTimer);
+    this.clock.clearTimer(this.bannerTimer);
+    this.banner();
+  }
+
+  /** Resets the board as a brown-out or a DTR pulse would. */
+  reset(): void {
+    this.stats.resets++;
+    this.boot();
+  }
+
+  /** Stops everything (the rig is shutting down). */
+  dispose(): void {
+    this.clock.clearTimer(this.wdtTimer);
+    this.clock.clearTimer(this.rateTimer);
+    this.clock.clearTimer(this.bannerTimer);
+  }
+
+  private banner(): void {
+    if (this.handshaken) return;
+    this.send({ type: 'I', seq: 0, ack: null, info: { ...this.info, wdt: this.wdtMs } });
+    this.bannerTimer = this.clock.setTimer(0.5, () => this.banner());
+  }
+
+  /** Board time in microseconds, mod 2^32, as micros() would give. */
+  micros(): number {
+    return Math.floor((this.clock.now() - this.bootTime) * 1e6) % 4294967296;
+  }
+
+  // ------------------------------------------------------------------ receive
+
+  /** Bytes from the host; they arrive at the UART's pace and are processed on arrival. */
+  receive(bytes: Uint8Array): void {
+    const now = this.clock.now();
+    const start = Math.max(now, this.rxFreeAt);
+    const arrive = start + bytes.length * this.byteTime;
+    this.rxFreeAt = arrive;
+    const data = Buffer.from(this.mangle(bytes));
+    if (data.length === 0) return;
+    this.clock.setTimer(arrive - now, () => this.process(data));
+  }
+
+  /** Applies the drop and corruption faults to bytes on the wire. */
+  private mangle(bytes: Uint8Array): Uint8Array {
+    const f = this.faults;
+    if (f.dropProbability <= 0 && f.corruptProbability <= 0) return bytes;
+    const out: number[] = [];
+    for (const b of bytes) {
+      if (f.dropProbability > 0 && this.o.random() < f.dropProbability) continue;
+      out.push(f.corruptProbability > 0 && this.o.random() < f.corruptProbability ? b ^ (1 << Math.floor(this.o.random() * 8)) : b);
+    }
+    return Uint8Array.from(out);
+  }
+
+  private process(data: Buffer): void {
+    if (this.faults.silent) return;
+    const before = this.lines.overlong;
+    this.lines.push(data, (line) => this.line(line));
+    if (this.lines.overlong > before) {
+      this.stats.overlong += this.lines.overlong - before;
+      this.sticky |= FLAG.RXERR;
+      this.send({ type: 'E', seq: 0, ack: null, code: 'LONG', text: `line longer than ${MAX_LINE} bytes` });
+    }
+  }
+
+  private line(line: string): void {
+    this.stats.rxLines++;
+    const d = decodeHostFrame(line, this.plant.joints);
+    if (!d.ok) {
+      this.stats.rxRejected++;
+      this.sticky |= FLAG.RXERR;
+      this.send({ type: 'E', seq: 0, ack: null, code: d.code, text: d.reason.replace(/\*/g, '') });
+      return;
+    }
+    const f = d.frame;
+    if (f.type === 'H') {
+      this.hostSeq.reset(f.seq);
+    } else {
+      const v = this.hostSeq.check(f.seq);
+      if (v.kind === 'duplicate' || v.kind === 'reordered') {
+        this.stats.stale++;
+        this.send({ type: 'E', seq: 0, ack: f.seq, code: 'STALE', text: `${v.kind} sequence number ${f.seq}` });
+        return;
+      }
+      if (v.kind === 'gap') this.sticky |= FLAG.GAP;
+    }
+    this.feedWatchdog();
+    const delay = this.o.latency + this.faults.extraLatency;
+    if (delay > 0 && (f.type === 'M' || f.type === 'Q')) this.clock.setTimer(delay, () => this.apply(f));
+    else this.apply(f);
+  }
+
+  private apply(f: HostFrame): void {
+    switch (f.type) {
+      case 'H':
+        if (f.proto !== PROTOCOL) {
+          this.send({ type: 'E', seq: 0, ack: f.seq, code: 'VERSION', text: `board speaks protocol ${PROTOCOL}` });
+          return;
+        }
+        this.handshaken = true;
+        this.clock.clearTimer(this.bannerTimer);
+        this.send({ type: 'I', seq: 0, ack: f.seq, info: { ...this.info, wdt: this.wdtMs } });
+        return;
+      case 'M': {
+        if (!this.enabled) {
+          this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
+          return;
+        }
+        this.plant.advance(this.clock.now());
+        // The PWM resolution quantizes the duty, as the timer's compare register does.
+        this.plant.setDuty(f.duty.map((d) => Math.round((d * this.pwm) / 1000) / this.pwm));
+        this.lastAck = f.seq;
+        if (this.rateHz === 0) this.telemetry();
+        return;
+      }
+      case 'Q':
+        this.send({ type: 'E', seq: 0, ack: f.seq, code: 'UNSUPPORTED', text: 'torque mode needs a current loop' });
+        return;
+      case 'R':
+        this.rateHz = f.hz;
+        this.clock.clearTimer(this.rateTimer);
+        if (f.hz > 0) this.scheduleTelemetry();
+        this.ack(f.seq);
+        return;
+      case 'N':
+        if (f.enable) {
+          this.enabled = true;
+          this.wdtTripped = false;
+          this.stopped = false;
+        } else {
+          this.outputsOff();
+        }
+        this.ack(f.seq);
+        return;
+      case 'Z':
+        this.plant.advance(this.clock.now());
+        this.plant.zeroEncoders(f.mask);
+        this.ack(f.seq);
+        return;
+      case 'S':
+        this.outputsOff();
+        this.stopped = true;
+        this.ack(f.seq);
+        return;
+      case 'W':
+        this.wdtMs = f.ms;
+        this.feedWatchdog();
+        this.ack(f.seq);
+        return;
+      case 'P':
+        this.ack(f.seq);
+        return;
+    }
+  }
+
+  private outputsOff(): void {
+    this.plant.advance(this.clock.now());
+    this.plant.setDuty(new Array(this.plant.joints).fill(0));
+    this.enabled = false;
+  }
+
+  private ack(seq: number): void {
+    this.send({ type: 'A', seq: 0, ack: seq });
+  }
+
+  // ------------------------------------------------------------------ watchdog and telemetry
+
+  private feedWatchdog(): void {
+    this.clock.clearTimer(this.wdtTimer);
+    this.wdtTimer = this.clock.setTimer(this.wdtMs / 1000, () => this.watchdog());
+  }
+
+  private watchdog(): void {
+    if (!this.enabled || this.faults.silent) return;
+    this.outputsOff();
+    this.wdtTripped = true;
+    this.stats.watchdogTrips++;
+    this.send({ type: 'E', seq: 0, ack: null, code: 'WDT', text: `no command for ${this.wdtMs} ms` });
+    if (this.rateHz === 0) this.telemetry();
+  }
+
+  private scheduleTelemetry(): void {
+    this.rateTimer = this.clock.setTimer(1 / this.rateHz, () => {
+      if (!this.faults.silent) this.telemetry();
+      if (this.rateHz > 0) this.scheduleTelemetry();
+    });
+  }
+
+  /** The flags byte now. */
+  flags(): number {
+    let f = this.sticky;
+    if (this.enabled) f |= FLAG.EN;
+    if (this.wdtTripped) f |= FLAG.WDT;
+    if (this.stopped) f |= FLAG.STOP;
+    if (!this.handshaken) f |= FLAG.BOOT;
+    return f;
+  }
+
+  private telemetry(): void {
+    this.plant.advance(this.clock.now());
+    const ok = this.send({ type: 'T', seq: 0, ack: this.lastAck, t: this.micros(), counts: this.plant.counts(), flags: this.flags() });
+    if (ok) this.sticky = 0;
+  }
+
+  // ------------------------------------------------------------------ transmit
+
+  /** Queues a frame on the UART; false (and TXDROP) when the transmit buffer cannot take it. */
+  private send(frame: BoardFrame): boolean {
+    if (this.faults.silent) return false;
+    const now = this.clock.now();
+    // Bytes still in the transmit buffer at `now`.
+    this.txQueued = this.txQueued.filter((q) => q.at > now);
+    const pending = this.txQueued.reduce((s, q) => s + q.n, 0);
+    frame.seq = this.boardSeq;
+    const text = encodeBoardFrame(frame);
+    if (pending + text.length > (this.o.txBuffer ?? 64) && pending > 0) {
+      // Not enough room: a firmware that never blocks drops the frame and says so in the flags.
+      this.stats.txDropped++;
+      this.sticky |= FLAG.TXDROP;
+      return false;
+    }
+    this.boardSeq = (this.boardSeq + 1) % 65536;
+    this.stats.txFrames++;
+    const start = Math.max(now, this.txFreeAt);
+    const done = start + text.length * this.byteTime;
+    this.txFreeAt = done;
+    this.txQueued.push({ at: done, n: text.length });
+    const bytes = Buffer.from(this.mangle(Buffer.from(text, 'latin1')));
+    this.clock.setTimer(done - now, () => this.onTransmit(bytes));
+    return true;
+  }
+}

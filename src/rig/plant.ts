@@ -1,0 +1,225 @@
+/**
+ * The mock rig's arm: the model of src/model plus what a real arm has and the model does not:
+ * a DC motor per joint (PWM duty -> voltage -> current -> torque, with back-EMF, gear ratio, gearbox
+ * efficiency and the rotor's reflected inertia), viscous and Coulomb friction, encoder quantization
+ * and noise, and fault knobs (a stalled joint, a slipping or reversed encoder, a payload, a dead
+ * motor, a sagging supply, an external torque).
+ *
+ * The motor is quasi-static (the electrical time constant L/R, about 1 ms for such motors, is below
+ * the control period and is neglected): i = (V - ke N qd) / R, tau = eta N kt i.
+ */
+import type { EncoderParams, PlantParams } from '../config/load.js';
+import { externalTorques } from '../model/dynamics.js';
+import { TwoLinkDynamics, forwardDynamics1 } from '../model/dynamics.js';
+import { FixedStepIntegrator } from '../model/integrate.js';
+import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
+import { isTwoLink } from '../model/types.js';
+
+/** Faults a test can switch on while the plant runs. */
+export interface PlantFaults {
+  /** Joint i is jammed: it does not move whatever the torque. */
+  stalled: boolean[];
+  /** Counts added to encoder i (a slipping encoder adds to this). */
+  encoderOffset: number[];
+  /** Encoder i counts the wrong way. */
+  encoderReversed: boolean[];
+  /** Motor i produces no torque (a broken wire). */
+  motorDead: boolean[];
+  /** Supply voltage as a fraction of nominal (a sagging supply). */
+  supplyScale: number;
+  /** External joint torques [N m] (a push). */
+  extraTorque: number[];
+}
+
+/** A deterministic Gaussian noise source (mulberry32 + Box-Muller), so runs are reproducible. */
+export class Noise {
+  private a: number;
+  private spare: number | undefined;
+  constructor(seed: number) {
+    this.a = seed >>> 0;
+  }
+  uniform(): number {
+    this.a = (this.a + 0x6d2b79f5) >>> 0;
+    let t = this.a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  }
+  gaussian(): number {
+    if (this.spare !== undefined) {
+      const s = this.spare;
+      this.spare = undefined;
+      return s;
+    }
+    const u = Math.max(this.uniform(), 1e-300);
+    const v = this.uniform();
+    const r = Math.sqrt(-2 * Math.log(u));
+    this.spare = r * Math.sin(2 * Math.PI * v);
+    return r * Math.cos(2 * Math.PI * v);
+  }
+}
+
+/** Parameters of link 2 with a point payload at the endpoint. */
+export function withPayload(p: TwoLinkParams, payloadKg: number): TwoLinkParams {
+  if (payloadKg <= 0) return p;
+  const m2 = p.m2 + payloadKg;
+  const d2 = (p.m2 * p.d2 + payloadKg * p.L2) / m2;
+  const I2 = p.I2 + p.m2 * (d2 - p.d2) ** 2 + payloadKg * (p.L2 - d2) ** 2;
+  return { ...p, m2, d2, I2 };
+}
+
+export class Plant {
+  readonly joints: 1 | 2;
+  /** Joint angles [rad]. */
+  readonly q: number[];
+  /** Joint velocities [rad/s]. */
+  readonly qd: number[];
+  /** Plant time [s]. */
+  t: number;
+  readonly faults: PlantFaults;
+  /** Duty being applied, -1..1 per joint. */
+  readonly duty: number[];
+  /** Joint torques of the motors at the last step [N m]. */
+  readonly motorTorque: number[];
+  private dyn2: TwoLinkDynamics | undefined;
+  private arm: TwoLinkParams | OneLinkParams;
+  private payload: number;
+  private readonly rotor: number[];
+  private readonly integ: FixedStepIntegrator;
+  private readonly tau: number[];
+  private readonly ext: number[];
+  private readonly noise: Noise;
+
+  constructor(
+    readonly params: PlantParams,
+    readonly encoders: EncoderParams[],
+    t0 = 0,
+  ) {
+    this.arm = params.arm;
+    this.joints = isTwoLink(params.arm) ? 2 : 1;
+    const n = this.joints;
+    this.q = params.start.slice(0, n);
+    this.qd = new Array(n).fill(0);
+    this.t = t0;
+    this.duty = new Array(n).fill(0);
+    this.motorTorque = new Array(n).fill(0);
+    this.tau = new Array(n).fill(0);
+    this.ext = new Array(n).fill(0);
+    this.rotor = params.motors.slice(0, n).map((m) => m.gear * m.gear * m.rotorInertia);
+    this.faults = {
+      stalled: new Array(n).fill(false),
+      encoderOffset: new Array(n).fill(0),
+      encoderReversed: new Array(n).fill(false),
+      motorDead: new Array(n).fill(false),
+      supplyScale: 1,
+      extraTorque: new Array(n).fill(0),
+    };
+    this.payload = 0;
+    this.setPayload(params.payloadKg);
+    this.noise = new Noise(params.seed);
+    this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => this.accel(q, qd, out));
+  }
+
+  /** Puts a point mass [kg] at the endpoint (0 removes it). */
+  setPayload(kg: number): void {
+    this.payload = kg;
+    const base = this.params.arm;
+    this.arm = isTwoLink(base) ? withPayload(base, kg) : base;
+    this.dyn2 = isTwoLink(this.arm) ? new TwoLinkDynamics(this.arm) : undefined;
+  }
+
+  get payloadKg(): number {
+    return this.payload;
+  }
+
+  /** Sets the duty (-1..1 per joint; non-finite values are treated as 0, as a board would). */
+  setDuty(duty: readonly number[]): void {
+    for (let i = 0; i < this.joints; i++) {
+      const d = duty[i]!;
+      this.duty[i] = Number.isFinite(d) ? Math.max(-1, Math.min(1, d)) : 0;
+    }
+  }
+
+  /** Joint torque of motor i at joint velocity w [N m]. */
+  private motor(i: number, w: number): number {
+    if (this.faults.motorDead[i]) return 0;
+    const m = this.params.motors[i]!;
+    const volts = this.duty[i]! * this.params.supplyV * this.faults.supplyScale;
+    const amps = (volts - m.ke * m.gear * w) / m.R;
+    return m.efficiency * m.gear * m.kt * amps;
+  }
+
+  private accel(q: readonly number[], qd: readonly number[], out: number[]): void {
+    const n = this.joints;
+    const p = this.params;
+    externalTorques(this.arm, q, qd, { viscous: p.viscous, coulomb: p.coulomb, coulombVelocity: p.coulombVelocity }, this.ext);
+    for (let i = 0; i < n; i++) {
+      const mt = this.motor(i, qd[i]!);
+      this.motorTorque[i] = mt;
+      this.tau[i] = mt + this.ext[i]! + this.faults.extraTorque[i]!;
+    }
+    if (n === 1) {
+      out[0] = this.faults.stalled[0] ? 0 : forwardDynamics1(this.arm as OneLinkParams, q[0]!, this.tau[0]!, this.rotor[0]!);
+      return;
+    }
+    const d = this.dyn2!;
+    const s0 = this.faults.stalled[0];
+    const s1 = this.faults.stalled[1];
+    if (!s0 && !s1) {
+      d.forwardDynamics(q, qd, this.tau, out, this.rotor);
+      return;
+    }
+    // A jammed joint is a constraint qdd_i = 0; the free joint obeys its own row of the dynamics.
+    out[0] = 0;
+    out[1] = 0;
+    if (s0 && s1) return;
+    const M = d.massMatrix(q);
+    const V = d.velocityTerms(q, qd);
+    const G = d.gravityTerms(q);
+    const j = s0 ? 1 : 0;
+    out[j] = (this.tau[j]! - V[j]! - G[j]!) / (M[j]![j]! + this.rotor[j]!);
+  }
+
+  /** Integrates up to time `t` [s] at the plant's step (never backwards). */
+  advance(t: number): void {
+    const h = this.params.step;
+    while (this.t + h <= t + 1e-12) {
+      this.integ.step(this.t, this.q, this.qd, h);
+      this.enforceStall();
+      this.t += h;
+    }
+    const rest = t - this.t;
+    if (rest > 1e-12) {
+      this.integ.step(this.t, this.q, this.qd, rest);
+      this.enforceStall();
+      this.t = t;
+    }
+  }
+
+  private enforceStall(): void {
+    for (let i = 0; i < this.joints; i++) if (this.faults.stalled[i]) this.qd[i] = 0;
+  }
+
+  /** Encoder counts now: quantized, with noise, offsets and reversal (as a board would read them). */
+  counts(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
+    for (let i = 0; i < this.joints; i++) {
+      const e = this.encoders[i]!;
+      const ideal = (e.sign * (this.q[i]! - e.zero) * e.countsPerRev) / (2 * Math.PI);
+      const noisy = ideal + (this.params.noiseCounts > 0 ? this.params.noiseCounts * this.noise.gaussian() : 0);
+      let c = Math.round(noisy) + this.faults.encoderOffset[i]!;
+      if (this.faults.encoderReversed[i]) c = -c;
+      out[i] = Math.max(-2147483648, Math.min(2147483647, c));
+    }
+    return out;
+  }
+
+  /** Sets the encoders so that they read zero now (the board's `Z`). */
+  zeroEncoders(mask: number): void {
+    for (let i = 0; i < this.joints; i++) {
+      if (!(mask & (1 << i))) continue;
+      const e = this.encoders[i]!;
+      const ideal = Math.round((e.sign * (this.q[i]! - e.zero) * e.countsPerRev) / (2 * Math.PI));
+      this.faults.encoderOffset[i] = -ideal;
+    }
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * The Link over the twolink line protocol (firmware-protocol/PROTOCOL.md), on any serialport stream:
+ * a real port, a pty, or the in-process mock rig's binding. Lines are split by
+ * @serialport/parser-readline, with a bound on the line length that the parser lacks.
+ */
+import type { Duplex } from 'node:stream';
+import { ReadlineParser } from '@serialport/parser-readline';
+import type { EncoderParams } from '../config/load.js';
+import {
+  decodeBoardFrame,
+  FLAG,
+  frameLine,
+  hostBody,
+  MAX_LINE,
+  PROTOCOL,
+  SequenceTracker,
+  type BoardFrame,
+  type BoardInfo,
+  type HostFrame,
+} from '../protocol/codec.js';
+import type { Clock } from '../time/clock.js';
+import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
+
+/**
+ * ReadlineParser with the bound it lacks: when a line's buffered part reaches MAX_LINE bytes, the part
+ * is dropped and counted and the bytes up to the next LF are skipped.
+ */
+export class BoundedReadlineParser extends ReadlineParser {
+  overlong = 0;
+  private skipping = false;
+  constructor() {
+    super({ delimiter: '\n', encoding: 'latin1' });
+  }
+  override _transform(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
+    let data = chunk;
+    if (this.skipping) {
+      const lf = data.indexOf(10);
+      if (lf < 0) {
+        cb();
+        return;
+      }
+      data = data.subarray(lf + 1);
+      this.skipping = false;
+    }
+    super._transform(data, encoding, (err?: Error | null) => {
+      if (this.buffer.length >= MAX_LINE) {
+        this.overlong++;
+        this.buffer = Buffer.alloc(0);
+        this.skipping = true;
+      }
+      cb(err);
+    });
+  }
+}
+
+export interface LineLinkOptions {
+  /** The open serial stream (SerialPort, SerialPortStream). */
+  stream: Duplex;
+  /** Port path or label, for messages. */
+  name: string;
+  /** Baud rate, for messages. */
+  baudRate: number;
+  clock: Clock;
+  /** The rig's encoders: counts -> angles, and checked against the board's cpr. */
+  encoders: EncoderParams[];
+  /** Board watchdog timeout to set [ms]. */
+  watchdogMs: number;
+  /** How long to wait for the handshake [ms]. */
+  handshakeMs: number;
+  /** Telemetry rate to ask for [Hz]; 0 = one telemetry frame per motor command. @default 0 */
+  telemetryHz?: number;
+  /** Time to wait for a command's answer [ms]. @default 500 */
+  answerMs?: number;
+}
+
+interface Waiter {
+  seq: number;
+  resolve: (f: BoardFrame) => void;
+  reject: (e: Error) => void;
+}
+
+export class LineLink implements Link {
+  readonly name: string;
+  readonly counters: LinkCounters = zeroCounters();
+  private readonly o: LineLinkOptions;
+  private readonly parser = new BoundedReadlineParser();
+  private readonly rx = new SequenceTracker();
+  private seq = 0;
+  private latest: Reading | undefined;
+  private fresh = false;
+  private waiters: Waiter[] = [];
+  private listener: (e: LinkEvent) => void = () => {};
+  private joints: number;
+  private handshaken = false;
+  private closed = false;
+  private lastBoardUs = -1;
+  private boardWraps = 0;
+  private info: BoardInfo | undefined;
+
+  constructor(o: LineLinkOptions) {
+    this.o = o;
+    this.name = o.name;
+    this.joints = o.encoders.length;
+    o.stream.on('data', (d: Buffer) => (this.counters.bytesIn += d.length));
+    o.stream.pipe(this.parser);
+    this.parser.on('data', (line: string) => this.onLine(line));
+    o.stream.on('close', () => this.onClose('the port closed'));
+    o.stream.on('error', (e: Error) => this.listener({ kind: 'error', message: `${this.name}: ${e.message}` }));
+  }
+
+  onEvent(listener: (e: LinkEvent) => void): void {
+    this.listener = listener;
+  }
+
+  private onClose(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new LinkError(`${this.name}: ${reason}`, 'closed'));
+    this.listener({ kind: 'closed', reason: `${this.name}: ${reason}` });
+  }
+
+  // ------------------------------------------------------------------ receiving
+
+  private onLine(line: string): void {
+    const over = this.parser.overlong;
+    if (over > this.counters.overlong) this.counters.overlong = over;
+    const d = decodeBoardFrame(line, this.joints);
+    if (!d.ok) {
+      this.counters.corrupt++;
+      return;
+    }
+    const f = d.frame;
+    this.counters.received++;
+    if (f.type === 'I') {
+      // A banner (ack '-') after the handshake means the board restarted.
+      if (f.ack === null && this.handshaken) {
+        this.handshaken = false;
+        this.listener({ kind: 'board-reset' });
+      }
+      this.rx.reset(f.seq);
+    } else {
+      const v = this.rx.check(f.seq);
+      if (v.kind === 'duplicate') {
+        this.counters.duplicate++;
+        return;
+      }
+      if (v.kind === 'reordered') {
+        this.counters.reordered++;
+        return;
+      }
+      if (v.kind === 'gap') this.counters.lost += v.lost;
+    }
+    if (f.type === 'T') this.onTelemetry(f);
+    else if (f.type === 'E') {
+      this.counters.boardErrors++;
+      if (f.code === 'WDT') this.listener({ kind: 'watchdog', text: f.text });
+      else this.listener({ kind: 'board-error', code: f.code, text: f.text, ack: f.ack });
+    }
+    for (let i = 0; i < this.waiters.length; i++) {
+      const w = this.waiters[i]!;
+      if (f.ack === w.seq && (f.type === 'A' || f.type === 'E' || f.type === 'I')) {
+        this.waiters.splice(i, 1);
+        w.resolve(f);
+        break;
+      }
+    }
+  }
+
+  private onTelemetry(f: Extract<BoardFrame, { type: 'T' }>): void {
+    if (this.handshaken && f.flags & FLAG.BOOT) {
+      this.handshaken = false;
+      this.listener({ kind: 'board-reset' });
+    }
+    // Unwrap the 32-bit microsecond clock.
+    if (this.lastBoardUs >= 0 && f.t < this.lastBoardUs && this.lastBoardUs - f.t > 2147483648) this.boardWraps++;
+    this.lastBoardUs = f.t;
+    const q = new Array<number>(this.joints);
+    for (let i = 0; i < this.joints; i++) {
+      const e = this.o.encoders[i]!;
+      q[i] = e.zero + (e.sign * f.counts[i]! * 2 * Math.PI) / e.countsPerRev;
+    }
+    this.latest = {
+      q,
+      raw: f.counts,
+      boardTime: (this.boardWraps * 4294967296 + f.t) / 1e6,
+      hostTime: this.o.clock.now(),
+      ack: f.ack,
+      enabled: (f.flags & FLAG.EN) !== 0,
+      watchdog: (f.flags & FLAG.WDT) !== 0,
+      flags: f.flags,
+    };
+    this.fresh = true;
+  }
+
+  read(): Reading | undefined {
+    if (!this.fresh) return undefined;
+    this.fresh = false;
+    return this.latest;
+  }
+
+  /** The newest reading even if it was returned before. */
+  last(): Reading | undefined {
+    return this.latest;
+  }
+
+  // ------------------------------------------------------------------ sending
+
+  private nextSeq(): number {
+    const s = this.seq;
+    this.seq = (this.seq + 1) % 65536;
+    return s;
+  }
+
+  private sendBody(body: string): void {
+    if (this.closed) return;
+    const line = frameLine(body);
+    this.counters.sent++;
+    this.counters.bytesOut += line.length;
+    this.o.stream.write(line, 'latin1');
+  }
+
+  /** Sends a frame and waits for the answer that acks it. */
+  private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500): Promise<BoardFrame> {
+    const seq = this.nextSeq();
+    const frame = make(seq);
+    return new Promise((resolve, reject) => {
+      const timer = this.o.clock.setTimer(timeoutMs / 1000, () => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new LinkError(`${this.name}: no answer to ${frame.type} within ${timeoutMs} ms`, 'no-answer'));
+      });
+      const waiter: Waiter = {
+        seq,
+        resolve: (f) => {
+          this.o.clock.clearTimer(timer);
+          resolve(f);
+        },
+        reject: (e) => {
+          this.o.clock.clearTimer(timer);
+          reject(e);
+        },
+      };
+      this.waiters.push(waiter);
+      this.sendBody(hostBody(frame));
+    });
+  }
+
+  private async command(make: (seq: number) => HostFrame): Promise<void> {
+    const f = await this.request(make);
+    if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, f.code.toLowerCase());
+  }
+
+  writeDuty(duty: readonly number[]): number {
+    const seq = this.nextSeq();
+    let body = `M ${seq}`;
+    for (let i = 0; i < this.joints; i++) {
+      let d = duty[i]!;
+      if (!Number.isFinite(d)) {
+        this.counters.nonFinite++;
+        d = 0;
+      }
+      const pm = Math.round(Math.max(-1, Math.min(1, d)) * 1000);
+      body += ` ${pm === 0 ? 0 : pm}`; // never "-0"
+    }
+    this.sendBody(body);
+    return seq;
+  }
+
+  async open(): Promise<BoardIdentity> {
+    const o = this.o;
+    const deadline = o.clock.now() + o.handshakeMs / 1000;
+    let info: BoardInfo | undefined;
+    let lastError: string | undefined;
+    // A board that has just been reset (a USB connection pulses DTR on an Uno) is in its bootloader
+    // for up to ~1.5 s: keep saying hello until the deadline.
+    while (!info && o.clock.now() < deadline && !this.closed) {
+      try {
+        const f = await this.request((seq) => ({ type: 'H', seq, proto: PROTOCOL }), 250);
+        if (f.type === 'I') info = f.info;
+        else if (f.type === 'E') {
+          if (f.code === 'VERSION') {
+            throw new LinkError(
+              `${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see README) or update twolink`,
+              'version',
+            );
+          }
+          lastError = `${f.code} ${f.text}`;
+        }
+      } catch (e) {
+        if (e instanceof LinkError && e.reason !== 'no-answer') throw e;
+      }
+    }
+    if (!info) {
+      const heard = this.counters.bytesIn;
+      const hint =
+        heard === 0
+          ? 'nothing at all came back: is the board connected and powered, and is this its port?'
+          : this.counters.received > 0
+            ? `it answered with frames but never with its identity${lastError ? ` (last error: ${lastError})` : ''}`
+            : `${heard} bytes came back but no valid twolink frame: wrong baud rate, or a board without the twolink firmware (Firmata? set "link": {"transport": "firmata"} in the rig file)`;
+      throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint}`, 'no-answer');
+    }
+    if (info.proto !== PROTOCOL) {
+      throw new LinkError(
+        `board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see README) or update twolink`,
+        'version',
+      );
+    }
+    if (info.joints !== this.joints) {
+      throw new LinkError(`board on ${this.name} has ${info.joints} joint(s), the rig file describes ${this.joints}`, 'mismatch');
+    }
+    for (let i = 0; i < this.joints; i++) {
+      if (info.cpr[i] !== o.encoders[i]!.countsPerRev) {
+        throw new LinkError(
+          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${o.encoders[i]!.countsPerRev}: ` +
+            'fix encoders[].countsPerRev in the rig file or CPR in the firmware config.h',
+          'mismatch',
+        );
+      }
+    }
+    this.info = info;
+    this.handshaken = true;
+    await this.command((seq) => ({ type: 'R', seq, hz: o.telemetryHz ?? 0 }));
+    await this.command((seq) => ({ type: 'W', seq, ms: o.watchdogMs }));
+    return {
+      transport: 'line',
+      port: this.name,
+      firmware: info.fw,
+      board: info.board,
+      protocol: String(info.proto),
+      joints: info.joints,
+      countsPerRev: info.cpr,
+      watchdogMs: o.watchdogMs,
+    };
+  }
+
+  /** The identity the board gave, after open(). */
+  get board(): BoardInfo | undefined {
+    return this.info;
+  }
+
+  enable(on: boolean): Promise<void> {
+    return this.command((seq) => ({ type: 'N', seq, enable: on }));
+  }
+
+  zero(mask = (1 << this.joints) - 1): Promise<void> {
+    return this.command((seq) => ({ type: 'Z', seq, mask }));
+  }
+
+  async ping(): Promise<void> {
+    await this.command((seq) => ({ type: 'P', seq }));
+  }
+
+  async stop(timeoutMs = 200): Promise<StopOutcome> {
+    if (this.closed) return 'unconfirmed';
+    try {
+      const f = await this.request((seq) => ({ type: 'S', seq }), timeoutMs);
+      return f.type === 'A' ? 'acknowledged' : 'unconfirmed';
+    } catch {
+      return 'unconfirmed';
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const s = this.o.stream;
+    await new Promise<void>((resolve) => {
+      s.once('close', () => resolve());
+      const t = setTimeout(resolve, 1000);
+      t.unref();
+      s.destroy();
+    });
+    this.onClose('closed by twolink');
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * The link to the arm: the one boundary between the control loop and the hardware. The line protocol
+ * (LineLink, our firmware or the mock rig), the Firmata path (FirmataLink, stock firmware through
+ * johnny-five) and anything else sit behind this interface; the loop cannot tell them apart.
+ *
+ * Rules of the boundary:
+ * - `open()` connects and checks the board (the handshake); it rejects with a LinkError whose message
+ *   names the port and the likely fix. Nothing moves before `enable(true)`.
+ * - `read()` and `writeDuty()` are called from the loop, once per tick. They never throw and never
+ *   block: `read()` returns the newest reading not returned before (or undefined), `writeDuty()`
+ *   queues a command and returns at once. A non-finite duty is sent as 0 and counted.
+ * - `stop()` zeroes the motors at once and resolves when the board has confirmed it (or says it
+ *   could not). It is safe to call in any state, more than once.
+ * - Faults the board or the port report arrive as events (`onEvent`); the loop decides what to do.
+ */
+
+/** What the board said about itself at connect. */
+export interface BoardIdentity {
+  /** Which transport this is. */
+  transport: 'line' | 'firmata';
+  /** Port path or label. */
+  port: string;
+  /** Firmware name and version. */
+  firmware: string;
+  /** Board type (uno, mega, mock, ...). */
+  board: string;
+  /** Protocol version (line protocol) or Firmata version. */
+  protocol: string;
+  joints: number;
+  /** Counts per joint revolution the board reports (encoders), if it reports them. */
+  countsPerRev?: number[];
+  /** Board watchdog timeout [ms], if the board has one. */
+  watchdogMs?: number;
+}
+
+/** One measurement from the board. */
+export interface Reading {
+  /** Joint angles [rad], converted with the rig's encoder (or sensor) parameters. */
+  q: number[];
+  /** The raw values: encoder counts, or analog readings. */
+  raw: number[];
+  /** Board time [s], unwrapped (the line protocol's 32-bit microseconds), or host time if the board has no clock. */
+  boardTime: number;
+  /** Host time when it arrived [s], on the link's clock. */
+  hostTime: number;
+  /** Sequence number of the last motor command the board applied, or null. */
+  ack: number | null;
+  /** Motor outputs are enabled on the board. */
+  enabled: boolean;
+  /** The board's watchdog has cut the motors. */
+  watchdog: boolean;
+  /** Raw flag bits (line protocol), 0 otherwise. */
+  flags: number;
+}
+
+/** Counters of the link, for the summary and the dashboard. */
+export interface LinkCounters {
+  /** Frames (or messages) sent. */
+  sent: number;
+  /** Valid frames received. */
+  received: number;
+  /** Frames the board sent that never arrived (gaps in its sequence numbers). */
+  lost: number;
+  /** Lines rejected: bad checksum, framing, bad fields. */
+  corrupt: number;
+  /** Frames received twice. */
+  duplicate: number;
+  /** Frames received out of order. */
+  reordered: number;
+  /** Lines dropped for being too long. */
+  overlong: number;
+  /** Error frames from the board. */
+  boardErrors: number;
+  /** Duties that were not finite and were sent as 0. */
+  nonFinite: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
+export function zeroCounters(): LinkCounters {
+  return { sent: 0, received: 0, lost: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, bytesIn: 0, bytesOut: 0 };
+}
+
+/** Something the board or the port reported outside the request/answer flow. */
+export type LinkEvent =
+  | { kind: 'closed'; reason: string }
+  | { kind: 'board-reset' }
+  | { kind: 'watchdog'; text: string }
+  | { kind: 'board-error'; code: string; text: string; ack: number | null }
+  | { kind: 'error'; message: string };
+
+/** How a stop ended. */
+export type StopOutcome = 'acknowledged' | 'unconfirmed';
+
+export interface Link {
+  /** Port path or label, for messages. */
+  readonly name: string;
+  /** Connects and checks the board. Rejects with a LinkError. */
+  open(): Promise<BoardIdentity>;
+  /** The newest reading not returned before, or undefined. Never throws. */
+  read(): Reading | undefined;
+  /** Queues motor duties (-1..1 per joint, fraction of the supply); returns the command's id. Never throws. */
+  writeDuty(duty: readonly number[]): number;
+  /** Enables or disables the motor outputs; resolves when the board confirmed. */
+  enable(on: boolean): Promise<void>;
+  /** Sets the encoder counts to zero (mask: bit 0 = joint 1). */
+  zero(mask?: number): Promise<void>;
+  /** Motors to zero now, outputs disabled; resolves with whether the board confirmed within `timeoutMs`. */
+  stop(timeoutMs?: number): Promise<StopOutcome>;
+  /** Closes the port (after stop()). */
+  close(): Promise<void>;
+  readonly counters: LinkCounters;
+  /** Registers the listener for link events (one listener; a later call replaces it). */
+  onEvent(listener: (e: LinkEvent) => void): void;
+}
+
+/** A connection problem, with a message that names the port and says what to try. */
+export class LinkError extends Error {
+  override readonly name = 'LinkError';
+  constructor(
+    message: string,
+    /** A short machine-readable reason: 'no-answer', 'version', 'mismatch', 'busy', 'not-found', ... */
+    readonly reason: string,
+  ) {
+    super(message);
+  }
+}
