@@ -11,8 +11,16 @@ interface Command {
 }
 
 const COMMANDS: Record<string, Command> = {
-  /* PENDING demo */
-  /* PENDING run */
+  demo: {
+    summary: 'the whole stack on the built-in simulated rig, no hardware (what npm start runs)',
+    example: 'twolink demo',
+    run: async (a) => (await import('./run-command.js')).demoCommand(a),
+  },
+  run: {
+    summary: 'drive the arm (or the mock rig) along a trajectory: feedforward + PID at a fixed rate',
+    example: 'twolink run --rig rigs/mock-arm.json --mock --traj reach --json',
+    run: async (a) => (await import('./run-command.js')).runCommand(a),
+  },
   /* PENDING rig */
   model: {
     summary: 'the physics calculator: id, fd, fk, ik, jacobian (one JSON object on stdout)',

@@ -85,8 +85,6 @@ const pidSchema = z.strictObject({
   kd: perJoint(nonneg).optional(),
   /** Largest integral contribution [N m] per joint. */
   iLimitNm: perJoint(nonneg).optional(),
-  /** Cut-off of the derivative's low-pass filter [Hz]. */
-  dFilterHz: pos.default(40),
   /** Anti-windup: stop integrating when saturated (`clamp`) or bleed the integrator (`backcalc`). */
   antiWindup: z.enum(['clamp', 'backcalc']).default('backcalc'),
   /** Back-calculation gain [1/s]. */
@@ -99,8 +97,13 @@ const controlSchema = z.strictObject({
   /** Inverse-dynamics feedforward on the desired state, computed torque on the measured state, or none. */
   feedforward: z.enum(['desired', 'measured', 'none']).default('desired'),
   pid: pidSchema.prefault({}),
-  /** Cut-off of the velocity estimate's low-pass filter [Hz]. */
-  velocityFilterHz: pos.default(60),
+  /**
+   * Add the twin's estimate of the unexplained joint torque (momentum observer) to the feedforward,
+   * cancelling unmodelled friction and mass errors. Off with --no-feedforward.
+   */
+  disturbanceObserver: z.boolean().default(true),
+  /** Bandwidth of the velocity estimator (an alpha-beta tracking filter on the encoder angles) [Hz]. */
+  velocityFilterHz: pos.default(25),
   /** Ramp of the output scale from 0 to 1 when a motion starts [s]. */
   softStartS: nonneg.default(0.2),
   /** Ramp from 1 to 0 at the end or on a soft stop [s]. */
@@ -113,9 +116,9 @@ const twinSchema = z.strictObject({
   /** How long the residual must stay above the threshold before the alarm fires [ms]. */
   holdMs: nonneg.default(30),
   /** Time constant with which the twin is pulled back to the measurement [s]. */
-  anchorS: pos.default(0.25),
+  anchorS: pos.default(0.05),
   /** Bandwidth of the momentum observer that estimates external torque [Hz]. */
-  observerHz: pos.default(10),
+  observerHz: pos.default(8),
 });
 
 const linkSchema = z.strictObject({
@@ -157,12 +160,38 @@ const firmataSensorSchema = z.discriminatedUnion('type', [
     maxDeg: num,
   }),
 ]);
-const firmataSchema = z.strictObject({
-  motors: z.array(firmataMotorSchema).min(1).max(2),
-  sensors: z.array(firmataSensorSchema).min(1).max(2),
-  /** Firmata sampling interval [ms]; 0 = as fast as the baud rate allows. */
-  samplingIntervalMs: z.number().int().min(0).max(1000).default(0),
-});
+const firmataSchema = z
+  .strictObject({
+    /** The board's pin set: `uno` (ATmega328P: PWM 3 5 6 9 10 11, interrupts 2 3) or `mega` (2560: PWM 2-13 44-46, interrupts 2 3 18 19 20 21). */
+    board: z.enum(['uno', 'mega']).default('uno'),
+    /** Per joint: the H-bridge's pins, or a johnny-five shield preset (Motor.SHIELD_CONFIGS). */
+    motors: z.array(firmataMotorSchema).min(1).max(2),
+    /** Per joint: a quadrature encoder (FirmataEncoder; counts per rev from `encoders[]`) or a potentiometer. */
+    sensors: z.array(firmataSensorSchema).min(1).max(2),
+    /** Firmata sampling interval [ms]; 0 = as fast as the baud rate allows. */
+    samplingIntervalMs: z.number().int().min(0).max(1000).default(0),
+  })
+  .superRefine((f, ctx) => {
+    // One pin, one job: a pin used twice is a wiring mistake the board would not report.
+    const used = new Map<number, string>();
+    const claim = (pin: number, path: (string | number)[]): void => {
+      const prev = used.get(pin);
+      if (prev !== undefined) ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is already used by firmata.${prev}` });
+      else used.set(pin, fieldPath(path));
+    };
+    f.motors.forEach((m, i) => {
+      if ('pwm' in m) for (const k of ['pwm', 'dir', 'cdir'] as const) if (m[k] !== undefined) claim(m[k], ['motors', i, k]);
+    });
+    f.sensors.forEach((s, i) => {
+      if (s.type === 'encoder') {
+        claim(s.pinA, ['sensors', i, 'pinA']);
+        claim(s.pinB, ['sensors', i, 'pinB']);
+      } else {
+        if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
+        if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'maxDeg'], message: 'must differ from minDeg' });
+      }
+    });
+  });
 
 const plantSchema = z.strictObject({
   /** The true arm, overriding the nominal one key by key. */

@@ -160,21 +160,25 @@ const CANON_INT = /^(0|-?[1-9][0-9]*)$/;
 
 type IntResult = { ok: true; v: number } | Rejection;
 
-/** A canonical integer in [min, max]; syntax before range; a long run of digits is RANGE. */
-function int(tok: string, what: string, min: number, max: number): IntResult {
-  if (!(min < 0 ? CANON_INT : CANON_UINT).test(tok)) return reject('SYNTAX', `${what} "${tok}" is not a canonical ${min < 0 ? 'integer' : 'unsigned integer'}`);
+/**
+ * A canonical integer in [min, max]; syntax before range; a long run of digits is RANGE. Sequence
+ * numbers (and acks) are unsigned in the grammar, so "-1" there is SYNTAX; every other field is a
+ * signed int, so "-1" where only positives are allowed is RANGE.
+ */
+function int(tok: string, what: string, min: number, max: number, unsigned = false): IntResult {
+  if (!(unsigned ? CANON_UINT : CANON_INT).test(tok)) return reject('SYNTAX', `${what} "${tok}" is not a canonical ${unsigned ? 'unsigned integer' : 'integer'}`);
   const v = tok.length > 16 ? (tok.startsWith('-') ? -Infinity : Infinity) : Number(tok);
   if (v < min || v > max) return reject('RANGE', `${what} ${tok.length > 16 ? `${tok.slice(0, 12)}...` : tok} is outside ${min}..${max}`);
   return { ok: true, v };
 }
 
 function seqOf(tok: string): IntResult {
-  return int(tok, 'sequence number', 0, 65535);
+  return int(tok, 'sequence number', 0, 65535, true);
 }
 
 function ackOf(tok: string): { ok: true; v: number | null } | Rejection {
   if (tok === '-') return { ok: true, v: null };
-  return int(tok, 'ack', 0, 65535);
+  return int(tok, 'ack', 0, 65535, true);
 }
 
 // ---------------------------------------------------------------------------------------------

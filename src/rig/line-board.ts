@@ -74,6 +74,7 @@ export class LineBoard {
   private rateTimer: TimerHandle | undefined;
   private readonly pwm: number;
   private readonly info: BoardInfo;
+  private evt: number | undefined;
 
   constructor(private readonly o: LineBoardOptions) {
     this.clock = o.clock;
@@ -94,11 +95,34 @@ export class LineBoard {
     this.boot();
   }
 
+  /**
+   * The board's time: inside a timer callback, the time the event was due (not when the callback ran),
+   * so that an event loop that runs timers late (the rig sharing a thread with the loop) does not make
+   * the UART model see frames piling up that a real board would have sent in turn.
+   */
+  private now(): number {
+    return this.evt ?? this.clock.now();
+  }
+
+  /** A timer whose callback runs with the board's time set to its due time. */
+  private after(delay: number, fn: () => void): TimerHandle {
+    const due = this.now() + Math.max(0, delay);
+    return this.clock.setTimer(due - this.clock.now(), () => {
+      const prev = this.evt;
+      this.evt = due;
+      try {
+        fn();
+      } finally {
+        this.evt = prev;
+      }
+    });
+  }
+
   /** Power-on or reset: outputs off, counters restart, the banner repeats until a handshake. */
   boot(): void {
     this.plant.setDuty(new Array(this.plant.joints).fill(0));
     this.boardSeq = 0;
-    this.bootTime = this.clock.now();
+    this.bootTime = this.now();
     this.handshaken = false;
     this.enabled = false;
     this.wdtTripped = false;
@@ -120,6 +144,20 @@ export class LineBoard {
     this.boot();
   }
 
+  /** Sends raw bytes as if the board's firmware had gone mad (fault injection). */
+  injectRaw(bytes: Uint8Array): void {
+    const now = this.now();
+    const start = Math.max(now, this.txFreeAt);
+    // Deliver in chunks of 4 kB at the UART's pace, so a megabyte of noise does not arrive as one block.
+    let t = start;
+    for (let off = 0; off < bytes.length; off += 4096) {
+      const chunk = Buffer.from(bytes.subarray(off, off + 4096));
+      t += chunk.length * this.byteTime;
+      this.after(t - now, () => this.onTransmit(chunk));
+    }
+    this.txFreeAt = t;
+  }
+
   /** Stops everything (the rig is shutting down). */
   dispose(): void {
     this.clock.clearTimer(this.wdtTimer);
@@ -130,25 +168,25 @@ export class LineBoard {
   private banner(): void {
     if (this.handshaken) return;
     this.send({ type: 'I', seq: 0, ack: null, info: { ...this.info, wdt: this.wdtMs } });
-    this.bannerTimer = this.clock.setTimer(0.5, () => this.banner());
+    this.bannerTimer = this.after(0.5, () => this.banner());
   }
 
   /** Board time in microseconds, mod 2^32, as micros() would give. */
   micros(): number {
-    return Math.floor((this.clock.now() - this.bootTime) * 1e6) % 4294967296;
+    return Math.floor((this.now() - this.bootTime) * 1e6) % 4294967296;
   }
 
   // ------------------------------------------------------------------ receive
 
   /** Bytes from the host; they arrive at the UART's pace and are processed on arrival. */
   receive(bytes: Uint8Array): void {
-    const now = this.clock.now();
+    const now = this.now();
     const start = Math.max(now, this.rxFreeAt);
     const arrive = start + bytes.length * this.byteTime;
     this.rxFreeAt = arrive;
     const data = Buffer.from(this.mangle(bytes));
     if (data.length === 0) return;
-    this.clock.setTimer(arrive - now, () => this.process(data));
+    this.after(arrive - now, () => this.process(data));
   }
 
   /** Applies the drop and corruption faults to bytes on the wire. */
@@ -185,11 +223,20 @@ export class LineBoard {
     }
     const f = d.frame;
     if (f.type === 'H') {
+      if (f.proto !== PROTOCOL) {
+        // A wrong version changes nothing: no session, no watchdog feed, the banner goes on.
+        this.send({ type: 'E', seq: 0, ack: f.seq, code: 'VERSION', text: `board speaks protocol ${PROTOCOL}` });
+        return;
+      }
       this.hostSeq.reset(f.seq);
+    } else if (!this.handshaken) {
+      this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'no handshake yet (send H first)' });
+      return;
     } else {
       const v = this.hostSeq.check(f.seq);
       if (v.kind === 'duplicate' || v.kind === 'reordered') {
         this.stats.stale++;
+        this.sticky |= FLAG.RXERR;
         this.send({ type: 'E', seq: 0, ack: f.seq, code: 'STALE', text: `${v.kind} sequence number ${f.seq}` });
         return;
       }
@@ -197,17 +244,19 @@ export class LineBoard {
     }
     this.feedWatchdog();
     const delay = this.o.latency + this.faults.extraLatency;
-    if (delay > 0 && (f.type === 'M' || f.type === 'Q')) this.clock.setTimer(delay, () => this.apply(f));
+    if (delay > 0 && (f.type === 'M' || f.type === 'Q')) this.after(delay, () => this.apply(f));
     else this.apply(f);
   }
 
   private apply(f: HostFrame): void {
     switch (f.type) {
       case 'H':
-        if (f.proto !== PROTOCOL) {
-          this.send({ type: 'E', seq: 0, ack: f.seq, code: 'VERSION', text: `board speaks protocol ${PROTOCOL}` });
-          return;
-        }
+        // A new session: outputs off, rate 0, watchdog back to its default; WDT and STOP stay.
+        this.outputsOff();
+        this.rateHz = 0;
+        this.clock.clearTimer(this.rateTimer);
+        this.wdtMs = 100;
+        this.lastAck = null;
         this.handshaken = true;
         this.clock.clearTimer(this.bannerTimer);
         this.send({ type: 'I', seq: 0, ack: f.seq, info: { ...this.info, wdt: this.wdtMs } });
@@ -217,7 +266,7 @@ export class LineBoard {
           this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
           return;
         }
-        this.plant.advance(this.clock.now());
+        this.plant.advance(this.now());
         // The PWM resolution quantizes the duty, as the timer's compare register does.
         this.plant.setDuty(f.duty.map((d) => Math.round((d * this.pwm) / 1000) / this.pwm));
         this.lastAck = f.seq;
@@ -225,7 +274,8 @@ export class LineBoard {
         return;
       }
       case 'Q':
-        this.send({ type: 'E', seq: 0, ack: f.seq, code: 'UNSUPPORTED', text: 'torque mode needs a current loop' });
+        if (!this.enabled) this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
+        else this.send({ type: 'E', seq: 0, ack: f.seq, code: 'UNSUPPORTED', text: 'torque mode needs a current loop' });
         return;
       case 'R':
         this.rateHz = f.hz;
@@ -235,6 +285,8 @@ export class LineBoard {
         return;
       case 'N':
         if (f.enable) {
+          this.plant.advance(this.now());
+          this.plant.setDuty(new Array(this.plant.joints).fill(0));
           this.enabled = true;
           this.wdtTripped = false;
           this.stopped = false;
@@ -244,7 +296,7 @@ export class LineBoard {
         this.ack(f.seq);
         return;
       case 'Z':
-        this.plant.advance(this.clock.now());
+        this.plant.advance(this.now());
         this.plant.zeroEncoders(f.mask);
         this.ack(f.seq);
         return;
@@ -265,7 +317,7 @@ export class LineBoard {
   }
 
   private outputsOff(): void {
-    this.plant.advance(this.clock.now());
+    this.plant.advance(this.now());
     this.plant.setDuty(new Array(this.plant.joints).fill(0));
     this.enabled = false;
   }
@@ -278,7 +330,7 @@ export class LineBoard {
 
   private feedWatchdog(): void {
     this.clock.clearTimer(this.wdtTimer);
-    this.wdtTimer = this.clock.setTimer(this.wdtMs / 1000, () => this.watchdog());
+    this.wdtTimer = this.after(this.wdtMs / 1000, () => this.watchdog());
   }
 
   private watchdog(): void {
@@ -291,7 +343,7 @@ export class LineBoard {
   }
 
   private scheduleTelemetry(): void {
-    this.rateTimer = this.clock.setTimer(1 / this.rateHz, () => {
+    this.rateTimer = this.after(1 / this.rateHz, () => {
       if (!this.faults.silent) this.telemetry();
       if (this.rateHz > 0) this.scheduleTelemetry();
     });
@@ -308,7 +360,7 @@ export class LineBoard {
   }
 
   private telemetry(): void {
-    this.plant.advance(this.clock.now());
+    this.plant.advance(this.now());
     const ok = this.send({ type: 'T', seq: 0, ack: this.lastAck, t: this.micros(), counts: this.plant.counts(), flags: this.flags() });
     if (ok) this.sticky = 0;
   }
@@ -318,11 +370,13 @@ export class LineBoard {
   /** Queues a frame on the UART; false (and TXDROP) when the transmit buffer cannot take it. */
   private send(frame: BoardFrame): boolean {
     if (this.faults.silent) return false;
-    const now = this.clock.now();
+    const now = this.now();
     // Bytes still in the transmit buffer at `now`.
     this.txQueued = this.txQueued.filter((q) => q.at > now);
     const pending = this.txQueued.reduce((s, q) => s + q.n, 0);
     frame.seq = this.boardSeq;
+    // Every frame uses up its sequence number, sent or dropped: the host sees a drop as a loss.
+    this.boardSeq = (this.boardSeq + 1) % 65536;
     const text = encodeBoardFrame(frame);
     if (pending + text.length > (this.o.txBuffer ?? 64) && pending > 0) {
       // Not enough room: a firmware that never blocks drops the frame and says so in the flags.
@@ -330,14 +384,13 @@ export class LineBoard {
       this.sticky |= FLAG.TXDROP;
       return false;
     }
-    this.boardSeq = (this.boardSeq + 1) % 65536;
     this.stats.txFrames++;
     const start = Math.max(now, this.txFreeAt);
     const done = start + text.length * this.byteTime;
     this.txFreeAt = done;
     this.txQueued.push({ at: done, n: text.length });
     const bytes = Buffer.from(this.mangle(Buffer.from(text, 'latin1')));
-    this.clock.setTimer(done - now, () => this.onTransmit(bytes));
+    this.after(done - now, () => this.onTransmit(bytes));
     return true;
   }
 }

@@ -150,7 +150,7 @@ export class LineLink implements Link {
       }
       if (v.kind === 'gap') this.counters.lost += v.lost;
     }
-    if (f.type === 'T') this.onTelemetry(f);
+    if (f.type === 'T') this.onTelemetry(f, line.length + 1);
     else if (f.type === 'E') {
       this.counters.boardErrors++;
       if (f.code === 'WDT') this.listener({ kind: 'watchdog', text: f.text });
@@ -166,7 +166,7 @@ export class LineLink implements Link {
     }
   }
 
-  private onTelemetry(f: Extract<BoardFrame, { type: 'T' }>): void {
+  private onTelemetry(f: Extract<BoardFrame, { type: 'T' }>, bytes: number): void {
     if (this.handshaken && f.flags & FLAG.BOOT) {
       this.handshaken = false;
       this.listener({ kind: 'board-reset' });
@@ -179,11 +179,14 @@ export class LineLink implements Link {
       const e = this.o.encoders[i]!;
       q[i] = e.zero + (e.sign * f.counts[i]! * 2 * Math.PI) / e.countsPerRev;
     }
+    const now = this.o.clock.now();
     this.latest = {
       q,
       raw: f.counts,
       boardTime: (this.boardWraps * 4294967296 + f.t) / 1e6,
-      hostTime: this.o.clock.now(),
+      hostTime: now,
+      // The board read the encoders just before it started sending: 10 bits a byte on the wire.
+      sampleTime: now - (bytes * 10) / this.o.baudRate,
       ack: f.ack,
       enabled: (f.flags & FLAG.EN) !== 0,
       watchdog: (f.flags & FLAG.WDT) !== 0,
@@ -344,6 +347,10 @@ export class LineLink implements Link {
 
   zero(mask = (1 << this.joints) - 1): Promise<void> {
     return this.command((seq) => ({ type: 'Z', seq, mask }));
+  }
+
+  setTelemetryRate(hz: number): Promise<void> {
+    return this.command((seq) => ({ type: 'R', seq, hz }));
   }
 
   async ping(): Promise<void> {

@@ -43,6 +43,12 @@ export interface Reading {
   boardTime: number;
   /** Host time when it arrived [s], on the link's clock. */
   hostTime: number;
+  /**
+   * Host time when the board took the measurement [s]: the arrival minus the frame's time on the wire
+   * (and any other delay the transport knows of). The loop compares the measurement with the plan
+   * at this time, not at the tick's.
+   */
+  sampleTime: number;
   /** Sequence number of the last motor command the board applied, or null. */
   ack: number | null;
   /** Motor outputs are enabled on the board. */
@@ -107,6 +113,11 @@ export interface Link {
   zero(mask?: number): Promise<void>;
   /** Motors to zero now, outputs disabled; resolves with whether the board confirmed within `timeoutMs`. */
   stop(timeoutMs?: number): Promise<StopOutcome>;
+  /**
+   * Telemetry without commands, `hz` readings a second (0 = one per motor command, the default). The
+   * loop asks for it while the outputs are disabled, so it still sees the arm.
+   */
+  setTelemetryRate?(hz: number): Promise<void>;
   /** Closes the port (after stop()). */
   close(): Promise<void>;
   readonly counters: LinkCounters;

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -293,8 +292,8 @@ std::string meaning(const tl::HostFrame& f) {
   return m;
 }
 
-// Runs `bytes` (plus the implied LF) through a LineAssembler; each complete line goes to `onLine`.
-// Returns the codes of all events: "OK"/code per line (decoded as host frames) and "LONG".
+// Runs `bytes` plus the implied LF through a LineAssembler and decodes each line as a host frame;
+// a LONG event becomes a Decoded with err Long.
 std::vector<tl::Decoded> assembleHost(const std::string& bytes) {
   std::vector<tl::Decoded> out;
   tl::LineAssembler a;
@@ -473,6 +472,15 @@ void testProtoUnits() {
     line = neg + "*" + hex4(tl::crc16(neg.data(), (uint8_t)neg.size()));
     d = tl::decodeHost(line.data(), (uint8_t)line.size(), 2);
     check(digits <= 3 ? d.err == tl::Err::Ok : d.err == tl::Err::Range, "duty of minus " + str((long long)digits) + " nines");
+  }
+
+  // PROTOCOL.md section 4: "-1" is SYNTAX as a sequence number, RANGE in any field that must be >= 0.
+  const char* minusOne[][2] = {{"N 1 -1", "RANGE"}, {"W 1 -1", "RANGE"}, {"H 1 -1", "RANGE"}, {"Z 1 -1", "RANGE"},
+                               {"R 1 -1", "RANGE"}, {"P -1", "SYNTAX"}, {"M 1 -1 -1", "OK"}};
+  for (size_t i = 0; i < sizeof minusOne / sizeof minusOne[0]; ++i) {
+    const std::string body = minusOne[i][0];
+    const std::string line = body + "*" + hex4(tl::crc16(body.data(), (uint8_t)body.size()));
+    checkEq(codeOf(tl::decodeHost(line.data(), (uint8_t)line.size(), 2)), minusOne[i][1], body);
   }
 
   // The assembler: 127 bytes + LF is a line; the 128th byte without LF is one LONG, then resync.

@@ -8,6 +8,7 @@ namespace {
 const char kFw[] TL_FLASH = TL_FW_VERSION;
 const char kBoard[] TL_FLASH = TL_BOARD;
 const char kSeq[] TL_FLASH = "seq";  // not PSTR(): see proto.cpp
+const char kDisabledText[] TL_FLASH = "outputs disabled: send N 1";
 
 static_assert(TL_JOINTS >= 1 && TL_JOINTS <= kMaxJoints, "TL_JOINTS must be 1..2");
 static_assert(TL_TX_QUEUE >= 128 && TL_TX_QUEUE <= 4096 && (TL_TX_QUEUE & (TL_TX_QUEUE - 1)) == 0,
@@ -149,7 +150,7 @@ void Core::apply(const HostFrame& f, uint32_t now) {
   switch (f.type) {
     case 'M':
       if (!enabled_) {
-        sendE(f.seq, Err::Disabled, TL_F("outputs disabled: send N 1"));
+        sendE(f.seq, Err::Disabled, kDisabledText);
         return;
       }
       for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, (int16_t)f.value[j]);
@@ -157,7 +158,7 @@ void Core::apply(const HostFrame& f, uint32_t now) {
       if (rateHz_ == 0) sendT(now);
       return;
     case 'Q':
-      if (!enabled_) sendE(f.seq, Err::Disabled, TL_F("outputs disabled: send N 1"));
+      if (!enabled_) sendE(f.seq, Err::Disabled, kDisabledText);
       else sendE(f.seq, Err::Unsupported, TL_F("no current loop: use M"));
       return;
     case 'R':
@@ -194,8 +195,9 @@ void Core::reject(const Decoded& d) {
   pending_ |= kRxErr;
   Out o(frame_);
   o.head('E', seqOut_++, d.seqValid ? (int32_t)d.frame.seq : kNoAck).ch(' ').fstr(errName(d.err)).ch(' ');
-  FieldSpec spec = {0, 0, 65535, kSeq};  // where == 0: the sequence number
-  if (d.where != 0 || d.err == Err::Fields) hostFieldSpec(d.frame.type, TL_JOINTS, &spec);
+  FieldSpec spec = {0, 0, 65535, kSeq};  // SYNTAX/RANGE with where == 0: the sequence number
+  const bool inField = (d.err == Err::Syntax || d.err == Err::Range) && d.where != 0;
+  if (inField || d.err == Err::Fields) hostFieldSpec(d.frame.type, TL_JOINTS, &spec);
   switch (d.err) {
     case Err::Long: o.fstr(TL_F("no LF within 128 bytes")); break;
     case Err::Char: o.fstr(TL_F("byte 0x")).hex2(d.byte).fstr(TL_F(" at column ")).u32(d.where); break;
@@ -206,7 +208,7 @@ void Core::reject(const Decoded& d) {
     case Err::Fields: o.ch(d.frame.type).fstr(TL_F(" takes ")).u32(spec.count).fstr(TL_F(" fields")); break;
     default:  // Range
       o.fstr(spec.name).fstr(TL_F(" must be "));
-      if (d.where != 0 && d.frame.type == 'R') o.fstr(TL_F("0 or 10"));
+      if (inField && d.frame.type == 'R') o.fstr(TL_F("0 or 10"));
       else o.i32(spec.min);
       o.fstr(TL_F("..")).i32(spec.max);
       break;

@@ -1,0 +1,214 @@
+/**
+ * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
+ * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
+ */
+import { existsSync } from 'node:fs';
+import { loadRig, type Rig } from '../config/load.js';
+import { checkFeasible } from '../control/feasibility.js';
+import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
+import type { LoopEvent } from '../control/loop.js';
+import { Session } from '../control/session.js';
+import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { buildPath } from '../model/trajectory.js';
+import type { RunSummary } from '../record/stats.js';
+import type { Target } from '../transport/open.js';
+import { choiceArg, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { namedPath } from './traj-args.js';
+
+const RUN_OPTIONS = {
+  rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
+  port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
+  mock: { type: 'boolean', help: "the rig file's simulated plant in this process (no hardware)" },
+  baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
+  traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
+  rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
+  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file' },
+  'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
+  feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
+  'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
+  headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
+  json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
+  fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault into the mock rig at loop time T (see --help)' },
+  'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit)' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const satisfies OptionSpecs;
+
+function faultHelp(): string {
+  return `Faults for --mock (--fault KIND[=VALUE][@SECONDS]):\n${Object.entries(FAULT_KINDS)
+    .map(([k, v]) => `  ${k.padEnd(9)} ${v}`)
+    .join('\n')}`;
+}
+
+interface Plan {
+  rig: Rig;
+  target: Target;
+  paths: PathSpec[];
+  rateHz: number;
+  feedforward: 'desired' | 'measured' | 'none';
+  faults: FaultSpec[];
+}
+
+function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
+  const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
+  const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
+  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  let target: Target;
+  if (typeof v.port === 'string') {
+    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
+  } else if (v.mock || rigDefault) {
+    target = { kind: 'mock' };
+  } else {
+    throw new UsageError('say where the arm is: --port PATH (a board) or --mock (the simulated rig of the rig file)');
+  }
+  if (target.kind === 'mock' && !rig.plant) {
+    throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
+  }
+  const names = (v.traj as string[] | undefined) ?? defaultTraj;
+  const paths = names.map((n) => namedPath(rig, n));
+  // Refuse before anything moves: every trajectory must be buildable and within the limits.
+  for (const p of paths) checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`);
+  const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
+  const feedforward = v['no-feedforward'] ? 'none' : choiceArg(v.feedforward, 'feedforward', ['desired', 'measured', 'none'] as const, rig.control.feedforward);
+  const faults: FaultSpec[] = [];
+  for (const f of (v.fault as string[] | undefined) ?? []) {
+    try {
+      faults.push(parseFault(f));
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
+  if (faults.length && target.kind !== 'mock') throw new UsageError('--fault needs --mock (faults are injected into the simulated rig)');
+  if (typeof v.record === 'string' && existsSync(v.record) && !v.record.endsWith('.ndjson')) {
+    throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
+  }
+  return { rig, target, paths, rateHz, feedforward, faults };
+}
+
+function describeEvent(e: LoopEvent): string | undefined {
+  const t = `[${e.t.toFixed(2)} s]`;
+  switch (e.kind) {
+    case 'state':
+      return `${t} ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
+    case 'alarm':
+      return `${t} TWIN ALARM: joint ${e.joints.map((j) => j + 1).join(', ')} diverges from the model`;
+    case 'trajectory':
+      return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
+    case 'link':
+      return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}`;
+  }
+}
+
+function humanSummary(s: RunSummary): string {
+  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+  return [
+    `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
+    `ticks: ${s.ticks} at ${s.rateHz} Hz; period error p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; overruns ${s.overruns}`,
+    `tracking RMS [deg]: ${f(s.tracking.rmsDeg)}   max: ${f(s.tracking.maxDeg)}`,
+    `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
+    `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
+  ].join('\n');
+}
+
+async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+  const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
+  const quiet = v.json === true;
+  const log = (s: string): void => {
+    if (!interactive) process.stderr.write(`${s}\n`);
+  };
+  let dashboard: { stop(): void; update?(): void } | undefined;
+  const session = new Session({
+    rig: p.rig,
+    target: p.target,
+    paths: p.paths,
+    cycle: opts.cycle,
+    park: !v['no-park'],
+    feedforward: p.feedforward,
+    rateHz: p.rateHz,
+    faults: p.faults,
+    maxSeconds: opts.maxSeconds,
+    ...(typeof v.record === 'string' ? { record: v.record } : {}),
+    onEvent: (e) => {
+      const s = describeEvent(e);
+      if (s && !quiet) log(s);
+    },
+    onReady: (d) => {
+      if (!quiet) log(`connected: ${d}`);
+    },
+  });
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    interrupts++;
+    if (interrupts === 1) {
+      if (!quiet) log(`${sig}: stopping softly (again to e-stop)`);
+      session.send({ kind: 'stop', reason: `interrupted:${sig}` });
+    } else {
+      session.send({ kind: 'estop', reason: `estop:${sig}` });
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  if (interactive) {
+    const tui = '../tui/dashboard.js';
+    const { startDashboard } = (await import(tui)) as typeof import('../control/session.js') & { startDashboard: (o: unknown) => { stop(): void } };
+    dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: () => onSignal('SIGINT') });
+  } else if (!quiet) {
+    log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
+  }
+  const result = await session.run();
+  dashboard?.stop();
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+  process.off('SIGHUP', onSignal);
+  if (result.error && result.error.name === 'LinkError') {
+    process.stderr.write(`twolink: ${result.error.message}\n`);
+    if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
+    return 3;
+  }
+  if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
+  else process.stderr.write(`${humanSummary(result.summary)}\n`);
+  if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
+  if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
+  return result.summary.stopReason === 'done' ? 0 : result.summary.stopReason.startsWith('interrupted') ? 130 : 1;
+}
+
+export async function runCommand(argv: readonly string[]): Promise<number> {
+  const { values: v } = parse(argv, RUN_OPTIONS, 'run');
+  if (v.help) {
+    process.stdout.write(
+      formatHelp(
+        'run',
+        'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
+        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--headless] [--json]',
+        RUN_OPTIONS,
+        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\nExit codes: 0 done, 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
+      ),
+    );
+    return 0;
+  }
+  const p = plan(v);
+  return execute(p, v, { cycle: false, maxSeconds: numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' }), demo: false });
+}
+
+export async function demoCommand(argv: readonly string[]): Promise<number> {
+  const { values: v } = parse(argv, RUN_OPTIONS, 'demo');
+  if (v.help) {
+    process.stdout.write(
+      formatHelp(
+        'demo',
+        'the whole stack on the built-in simulated rig (rigs/mock-arm.json), in real time, no hardware: it cycles through the built-in trajectories; on a terminal with the dashboard, otherwise once through with a summary',
+        'demo [--rig rigs/mock-arm.json] [--headless] [--json] [--record demo.ndjson]',
+        RUN_OPTIONS,
+      ),
+    );
+    return 0;
+  }
+  const rigFile = typeof v.rig === 'string' ? v.rig : 'rigs/mock-arm.json';
+  const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
+  const rig = loadRig(rigFile);
+  const names = (v.traj as string[] | undefined) ?? builtinNames(rig.arm);
+  for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
+  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, rigFile, names);
+  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
+  return execute(p, v, { cycle: interactive, maxSeconds, demo: true });
+}

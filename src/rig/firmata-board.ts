@@ -1,0 +1,804 @@
+/**
+ * The mock rig's board when it runs stock firmware: it speaks Firmata as ConfigurableFirmata 2.10
+ * with the FirmataEncoder feature does on an Uno or a Mega (a build with digital and analog I/O,
+ * servo, I2C and the encoder, as docs/firmata.md suggests), and drives a Plant. It is LineBoard's
+ * sibling: transport-agnostic (`receive(bytes)` / `onTransmit`), timed by an injected Clock, so it
+ * runs in virtual time (tests) and in real time (the pty rig).
+ *
+ * What it does as the firmware does:
+ * - boot: REPORT_VERSION and the firmware name; on a port without a DTR reset (a pty) the host would
+ *   miss them, so they repeat every 250 ms until the host sends its first byte;
+ * - the queries johnny-five needs for `ready`: firmware, capabilities, analog mapping; pin state;
+ * - SET_PIN_MODE: the mode is recorded, and a mode no feature accepts for that pin (PWM on a pin
+ *   without PWM, ENCODER on a pin without an interrupt) is answered with the string "Unknown pin mode";
+ * - analog writes (ANALOG_MESSAGE, EXTENDED_ANALOG) on PWM pins, digital port writes on OUTPUT pins;
+ *   the rig's motor wiring turns pin states into a signed duty for the plant (after the board latency);
+ *   writes to pins in another mode are ignored, as analogWriteCallback ignores them;
+ * - FirmataEncoder (sysex 0x61): attach (which reports the position once), report one/all, reset,
+ *   auto-report (0 off, 1 always, 2 on change: the default after a reset), detach;
+ * - analog reporting of potentiometer channels; the sampling interval (sysex 0x7A, 1 ms minimum);
+ * - an unknown sysex is answered with the string "Unhandled sysex command".
+ *
+ * And the UART as an AVR has it: bytes take 10 bit times each way; the receive buffer holds 64 bytes
+ * (more arriving while the firmware is busy are lost); the transmit buffer holds 64 bytes and
+ * Serial.write() blocks when it is full, so a report that does not fit the sampling interval stalls
+ * the firmware's loop: reports go out at the rate the wire allows, they age in the buffer, and the
+ * host's commands wait.
+ */
+import type { Rig } from '../config/load.js';
+import {
+  BOARDS,
+  capabilities,
+  DEFAULT_SAMPLING_INTERVAL_MS,
+  ENCODER,
+  encodeCapabilities,
+  encodeEncoderPositions,
+  encodeString7,
+  FIRMATA,
+  MAX_ENCODERS,
+  MIN_SAMPLING_INTERVAL_MS,
+  MODE,
+  type BoardLayout,
+  type FirmwareFeatures,
+  type MotorPins,
+} from '../protocol/firmata.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
+import type { RigEnd } from './binding.js';
+import { Noise, type Plant } from './plant.js';
+
+/** How a joint's sensor is wired to the board (a rig file's `firmata.sensors[]` entry). */
+export type FirmataSensorSpec = NonNullable<Rig['firmata']>['sensors'][number];
+
+/** The firmware's name and version, as its QUERY_FIRMWARE reply gives them. */
+export interface FirmwareId {
+  name: string;
+  major: number;
+  minor: number;
+}
+
+/** ConfigurableFirmata 2.10 built from its example sketch. */
+export const CONFIGURABLE_FIRMATA: FirmwareId = { name: 'ConfigurableFirmata.ino', major: 2, minor: 10 };
+
+export interface FirmataBoardOptions {
+  clock: Clock;
+  plant: Plant;
+  /** The baud rate the firmware runs at (Firmata.begin). */
+  baudRate: number;
+  /** The pin set. @default BOARDS.uno */
+  layout?: BoardLayout;
+  /** How each joint's H-bridge is wired (index = joint). */
+  motors: readonly MotorPins[];
+  /** How each joint's sensor is wired (index = joint). */
+  sensors: readonly FirmataSensorSpec[];
+  /** Delay between a command's arrival and its effect on the motors [s]. @default 0 */
+  latency?: number;
+  /** Features compiled in. @default { encoder: true } */
+  features?: FirmwareFeatures;
+  /** @default CONFIGURABLE_FIRMATA */
+  firmware?: FirmwareId;
+  /** Firmata protocol version in REPORT_VERSION. @default [2, 6] */
+  protocol?: [number, number];
+  /** UART buffers [bytes]. @default 64 each (an AVR's HardwareSerial) */
+  txBuffer?: number;
+  rxBuffer?: number;
+  /** Period of the boot messages until the host talks [s]; 0 = once, as real firmware. @default 0.25 */
+  versionRepeatS?: number;
+  /** Time from reset to the first message [s] (bootloader + blinkVersion: ~4 s on a real Uno). @default 0 */
+  bootDelayS?: number;
+  /** ADC noise [LSB, standard deviation]. @default 0.5 */
+  adcNoiseLsb?: number;
+  /** Noise source for the line faults (uniform 0..1). */
+  random: () => number;
+}
+
+/** A refused SET_PIN_MODE, for tests. */
+export interface RefusedMode {
+  pin: number;
+  mode: number;
+  /** Board time [s]. */
+  at: number;
+}
+
+interface PinState {
+  mode: number;
+  /** Output value (digital 0/1, PWM 0..255), or 1 for an input with its pull-up on. */
+  state: number;
+}
+
+interface Encoder {
+  pinA: number;
+  pinB: number;
+  /** The joint whose encoder is wired to these pins, or null (nothing connected: reads 0). */
+  joint: number | null;
+  /** -1 when A and B are swapped relative to the wiring. */
+  sign: 1 | -1;
+  /** Raw count at the last reset. */
+  offset: number;
+  /** Position in the last report (for auto-report "on change"). */
+  last: number | undefined;
+}
+
+const EPS = 1e-12;
+
+export class FirmataBoard implements RigEnd {
+  /** Called with bytes as they finish leaving the UART. */
+  onTransmit: (bytes: Buffer) => void = () => {};
+  /** Switchable faults: `silent` = the board sends and applies nothing (a hung board, or not Firmata at all). */
+  readonly faults = { silent: false };
+  /** Counters, for tests and the bench. */
+  readonly stats = {
+    rxBytes: 0,
+    txBytes: 0,
+    /** Host messages parsed. */
+    messages: 0,
+    /** SET_PIN_MODE requests no feature accepted. */
+    refused: [] as RefusedMode[],
+    /** Analog/digital writes to pins whose mode does not drive them. */
+    ignoredWrites: 0,
+    unknownSysex: 0,
+    /** Strings the board sent (STRING_DATA). */
+    strings: [] as string[],
+    /** Encoder/analog reports sent, and their bytes. */
+    reports: 0,
+    reportBytes: 0,
+    /** Report age at its last byte on the wire [s]: sum and max (time spent in the transmit buffer). */
+    reportAgeSumS: 0,
+    reportAgeMaxS: 0,
+    /** Bytes lost because the receive buffer was full. */
+    rxOverflow: 0,
+    /** Time the firmware's loop spent blocked in Serial.write() [s]. */
+    blockedS: 0,
+    /** Bytes garbled by a baud rate mismatch. */
+    garbled: 0,
+    /** Changes of the motor duty. */
+    dutyChanges: 0,
+    resets: 0,
+  };
+  /** Duty the plant is getting per joint (-1..1), after the board latency. */
+  readonly appliedDuty: number[];
+  /**
+   * The baud rate the host's port is set to, when the binding knows it: when it differs from the
+   * board's, bytes arrive as garbage both ways, as on a real line.
+   */
+  hostBaudRate: number | undefined;
+
+  private readonly clock: Clock;
+  private readonly plant: Plant;
+  private readonly layout: BoardLayout;
+  private readonly features: FirmwareFeatures;
+  private readonly firmware: FirmwareId;
+  private readonly byteTime: number;
+  private readonly txBuffer: number;
+  private readonly rxBuffer: number;
+  private readonly adcNoise: Noise;
+  private readonly analogOfPin = new Map<number, number>();
+  private pins: PinState[] = [];
+  private encoders: (Encoder | undefined)[] = [];
+  private autoReport = 2;
+  private analogReporting = new Set<number>();
+  private intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
+  private prevMs = 0;
+  private bootTime = 0;
+  private bootDoneAt = 0;
+  private hostTalked = false;
+  private resetting = false;
+  // parser (FirmataClass::processInput)
+  private waitForData = 0;
+  private execCmd = 0;
+  private channel = 0;
+  private stored: number[] = [0, 0];
+  private inSysex = false;
+  private sysex: number[] = [];
+  // UART and loop
+  private rxFreeAt = 0;
+  private inflight: { at: number; b: number }[] = [];
+  private ring: number[] = [];
+  private txFreeAt = 0;
+  private loopFreeAt = 0;
+  private wakeAt = Infinity;
+  private wakeTimer: TimerHandle | undefined;
+  private versionTimer: TimerHandle | undefined;
+  private lastDuty: number[];
+  private disposed = false;
+
+  constructor(private readonly o: FirmataBoardOptions) {
+    this.clock = o.clock;
+    this.plant = o.plant;
+    this.layout = o.layout ?? BOARDS.uno;
+    this.features = o.features ?? { encoder: true };
+    this.firmware = o.firmware ?? CONFIGURABLE_FIRMATA;
+    this.byteTime = 10 / o.baudRate;
+    this.txBuffer = o.txBuffer ?? 64;
+    this.rxBuffer = o.rxBuffer ?? 64;
+    this.adcNoise = new Noise(Math.floor(o.random() * 2 ** 31));
+    this.layout.analogPins.forEach((p, ch) => this.analogOfPin.set(p, ch));
+    this.appliedDuty = new Array<number>(o.plant.joints).fill(0);
+    this.lastDuty = this.appliedDuty.slice();
+    this.boot();
+  }
+
+  /** The pin set. */
+  get board(): BoardLayout {
+    return this.layout;
+  }
+
+  /** The sampling interval in force [ms]. */
+  get samplingIntervalMs(): number {
+    return this.intervalMs;
+  }
+
+  /** Mode and state of a pin, as a PIN_STATE_QUERY would report them. */
+  pin(pin: number): { mode: number; state: number } {
+    const p = this.pins[pin];
+    return p ? { ...p } : { mode: MODE.IGNORE, state: 0 };
+  }
+
+  /** Power-on: pins to their defaults, features reset, the boot messages after the boot delay. */
+  private boot(): void {
+    const now = this.clock.now();
+    this.clock.clearTimer(this.versionTimer);
+    this.bootTime = now;
+    this.bootDoneAt = now + (this.o.bootDelayS ?? 0);
+    this.hostTalked = false;
+    this.waitForData = 0;
+    this.execCmd = 0;
+    this.inSysex = false;
+    this.ring = [];
+    this.pins = Array.from({ length: this.layout.totalPins }, () => ({ mode: MODE.INPUT, state: 0 }));
+    this.systemReset();
+    this.versionTimer = this.clock.setTimer(this.bootDoneAt - now, () => this.announce());
+  }
+
+  /** Resets the board as a DTR pulse or a brown-out would (the host sees the boot messages again). */
+  reset(): void {
+    this.stats.resets++;
+    this.boot();
+  }
+
+  /** Stops every timer (the rig is shutting down). */
+  dispose(): void {
+    this.disposed = true;
+    this.clock.clearTimer(this.versionTimer);
+    this.clock.clearTimer(this.wakeTimer);
+  }
+
+  private announce(): void {
+    if (this.disposed) return;
+    this.printVersion();
+    this.printFirmware();
+    const every = this.o.versionRepeatS ?? 0.25;
+    if (every > 0 && !this.hostTalked) this.versionTimer = this.clock.setTimer(every, () => this.announce());
+  }
+
+  /** SYSTEM_RESET: what ConfigurableFirmata.ino's systemResetCallback and the features' reset() do. */
+  private systemReset(): void {
+    this.resetting = true;
+    const analog = new Set(this.layout.analogPins);
+    for (let p = 0; p < this.layout.totalPins; p++) {
+      if (analog.has(p)) this.setPinMode(p, MODE.ANALOG);
+      else if (this.layout.digital(p)) this.setPinMode(p, MODE.OUTPUT);
+    }
+    this.encoders = [];
+    this.autoReport = 2;
+    this.analogReporting.clear();
+    this.intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
+    this.prevMs = this.millis();
+    this.resetting = false;
+    this.updateMotors();
+  }
+
+  private millis(): number {
+    return Math.floor((this.clock.now() - this.bootTime) * 1000 + 1e-9);
+  }
+
+  // ------------------------------------------------------------------ the UART
+
+  /** Applies a baud rate mismatch: most bytes become other bytes, some are lost (framing errors). */
+  private garble(bytes: Iterable<number>): number[] {
+    const out: number[] = [];
+    const wrong = this.hostBaudRate !== undefined && this.hostBaudRate !== this.o.baudRate;
+    for (const b of bytes) {
+      if (!wrong) {
+        out.push(b);
+        continue;
+      }
+      this.stats.garbled++;
+      if (this.o.random() < 0.3) continue;
+      out.push(Math.floor(this.o.random() * 256));
+    }
+    return out;
+  }
+
+  /** Bytes from the host: they arrive at the UART's pace and wait in the receive buffer for the loop. */
+  receive(bytes: Uint8Array): void {
+    if (this.disposed) return;
+    const now = this.clock.now();
+    const data = this.garble(bytes);
+    let at = Math.max(now, this.rxFreeAt);
+    for (const b of data) {
+      at += this.byteTime;
+      this.inflight.push({ at, b });
+    }
+    this.rxFreeAt = Math.max(this.rxFreeAt, now + bytes.length * this.byteTime);
+    if (this.inflight.length > 0) this.wake(this.inflight[0]!.at);
+  }
+
+  /** Firmata.write(): queues bytes on the UART; blocks the loop while the transmit buffer is full. */
+  private write(bytes: readonly number[]): void {
+    if (this.faults.silent || this.disposed || bytes.length === 0) return;
+    const now = this.clock.now();
+    const start = Math.max(now, this.txFreeAt);
+    const done = start + bytes.length * this.byteTime;
+    this.txFreeAt = done;
+    // Serial.write() returns when the last byte is in the buffer: when at most txBuffer bytes are left to send.
+    const returns = done - this.txBuffer * this.byteTime;
+    const busyFrom = Math.max(now, this.loopFreeAt);
+    if (returns > busyFrom) {
+      this.stats.blockedS += returns - busyFrom;
+      this.loopFreeAt = returns;
+    }
+    this.stats.txBytes += bytes.length;
+    const out = Buffer.from(this.garble(bytes));
+    this.clock.setTimer(done - now, () => {
+      if (!this.disposed && out.length > 0) this.onTransmit(out);
+    });
+  }
+
+  private wake(t: number): void {
+    if (this.disposed) return;
+    if (t >= this.wakeAt - EPS) return;
+    this.clock.clearTimer(this.wakeTimer);
+    this.wakeAt = t;
+    this.wakeTimer = this.clock.setTimer(Math.max(0, t - this.clock.now()), () => {
+      this.wakeAt = Infinity;
+      this.wakeTimer = undefined;
+      this.loop();
+    });
+  }
+
+  /** One pass of the firmware's loop(): read what has arrived, then report if the interval elapsed. */
+  private loop(): void {
+    if (this.disposed) return;
+    const now = this.clock.now();
+    const notBefore = Math.max(this.loopFreeAt, this.bootDoneAt);
+    if (now < notBefore - EPS) {
+      this.wake(notBefore);
+      return;
+    }
+    // Bytes that have arrived enter the receive buffer; while the loop was blocked it may have filled.
+    while (this.inflight.length > 0 && this.inflight[0]!.at <= now + EPS) {
+      const { b } = this.inflight.shift()!;
+      if (this.ring.length < this.rxBuffer) this.ring.push(b);
+      else this.stats.rxOverflow++;
+    }
+    if (this.ring.length > 0 && !this.faults.silent && !this.hostTalked) {
+      this.hostTalked = true;
+      this.clock.clearTimer(this.versionTimer);
+    }
+    while (this.ring.length > 0) {
+      const b = this.ring.shift()!;
+      this.stats.rxBytes++;
+      if (!this.faults.silent) this.parse(b);
+      if (this.loopFreeAt > now + EPS) {
+        this.wake(this.loopFreeAt);
+        return;
+      }
+    }
+    if (this.reportingActive()) {
+      const ms = this.millis();
+      if (ms - this.prevMs > this.intervalMs) {
+        this.prevMs += this.intervalMs;
+        if (ms - this.prevMs > this.intervalMs) this.prevMs = ms - this.intervalMs;
+        this.report();
+      }
+      this.wake(Math.max(this.loopFreeAt, this.bootTime + (this.prevMs + this.intervalMs + 1) / 1000));
+    }
+    if (this.inflight.length > 0) this.wake(Math.max(this.loopFreeAt, this.inflight[0]!.at));
+  }
+
+  // ------------------------------------------------------------------ parsing (FirmataClass::processInput)
+
+  private parse(b: number): void {
+    if (this.inSysex) {
+      if (b === FIRMATA.END_SYSEX) {
+        this.inSysex = false;
+        this.stats.messages++;
+        this.onSysex(this.sysex);
+      } else if (this.sysex.length < 64) {
+        this.sysex.push(b); // MAX_DATA_BYTES: the rest of a longer message is dropped
+      }
+      return;
+    }
+    if (this.waitForData > 0 && b < 128) {
+      this.waitForData--;
+      this.stored[this.waitForData] = b;
+      if (this.waitForData === 0 && this.execCmd) {
+        this.stats.messages++;
+        const [s0, s1] = this.stored as [number, number];
+        switch (this.execCmd) {
+          case FIRMATA.ANALOG_MESSAGE:
+            this.analogWrite(this.channel, (s0 << 7) + s1);
+            break;
+          case FIRMATA.DIGITAL_MESSAGE:
+            this.digitalWritePort(this.channel, (s0 << 7) + s1);
+            break;
+          case FIRMATA.SET_PIN_MODE:
+            this.setPinMode(s1, s0, true);
+            break;
+          case FIRMATA.SET_DIGITAL_PIN_VALUE:
+            this.setPinValue(s1, s0);
+            break;
+          case FIRMATA.REPORT_ANALOG:
+            this.reportAnalog(this.channel, s0);
+            break;
+          case FIRMATA.REPORT_DIGITAL:
+            break; // no digital inputs are emulated
+        }
+        this.execCmd = 0;
+      }
+      return;
+    }
+    const cmd = b < 0xf0 ? b & 0xf0 : b;
+    if (b < 0xf0) this.channel = b & 0x0f;
+    switch (cmd) {
+      case FIRMATA.ANALOG_MESSAGE:
+      case FIRMATA.DIGITAL_MESSAGE:
+      case FIRMATA.SET_PIN_MODE:
+      case FIRMATA.SET_DIGITAL_PIN_VALUE:
+        this.waitForData = 2;
+        this.execCmd = cmd;
+        break;
+      case FIRMATA.REPORT_ANALOG:
+      case FIRMATA.REPORT_DIGITAL:
+        this.waitForData = 1;
+        this.execCmd = cmd;
+        break;
+      case FIRMATA.START_SYSEX:
+        this.inSysex = true;
+        this.sysex = [];
+        break;
+      case FIRMATA.SYSTEM_RESET:
+        this.stats.messages++;
+        this.systemReset();
+        break;
+      case FIRMATA.REPORT_VERSION:
+        this.stats.messages++;
+        this.printVersion();
+        break;
+    }
+  }
+
+  private onSysex(data: readonly number[]): void {
+    const cmd = data[0];
+    const argv = data.slice(1);
+    let handled = true;
+    switch (cmd) {
+      case FIRMATA.REPORT_FIRMWARE:
+        this.printFirmware();
+        break;
+      case FIRMATA.CAPABILITY_QUERY:
+        this.write([FIRMATA.START_SYSEX, FIRMATA.CAPABILITY_RESPONSE, ...encodeCapabilities(capabilities(this.layout, this.features)), FIRMATA.END_SYSEX]);
+        break;
+      case FIRMATA.ANALOG_MAPPING_QUERY: {
+        const map: number[] = [];
+        for (let p = 0; p < this.layout.totalPins; p++) map.push(this.analogOfPin.get(p) ?? 0x7f);
+        this.write([FIRMATA.START_SYSEX, FIRMATA.ANALOG_MAPPING_RESPONSE, ...map, FIRMATA.END_SYSEX]);
+        break;
+      }
+      case FIRMATA.PIN_STATE_QUERY: {
+        const pin = argv[0];
+        if (pin === undefined || pin >= this.layout.totalPins) {
+          handled = false;
+          break;
+        }
+        const { mode, state } = this.pins[pin]!;
+        const out = [FIRMATA.START_SYSEX, FIRMATA.PIN_STATE_RESPONSE, pin, mode, state & 0x7f];
+        if (state & 0xff80) out.push((state >> 7) & 0x7f);
+        if (state & 0xc000) out.push((state >> 14) & 0x7f);
+        out.push(FIRMATA.END_SYSEX);
+        this.write(out);
+        break;
+      }
+      case FIRMATA.EXTENDED_ANALOG:
+        if (argv.length > 1) {
+          let val = argv[1]!;
+          if (argv.length > 2) val |= argv[2]! << 7;
+          if (argv.length > 3) val |= argv[3]! << 14;
+          this.analogWrite(argv[0]!, val);
+        } else handled = false;
+        break;
+      case FIRMATA.SAMPLING_INTERVAL:
+        if (argv.length > 1) {
+          this.intervalMs = Math.max(MIN_SAMPLING_INTERVAL_MS, argv[0]! + (argv[1]! << 7));
+          if (this.reportingActive()) this.wake(this.clock.now());
+        } else handled = false;
+        break;
+      case FIRMATA.ENCODER_DATA:
+        handled = this.features.encoder && this.onEncoder(argv);
+        break;
+      default:
+        handled = false;
+    }
+    if (!handled) {
+      this.stats.unknownSysex++;
+      this.sendString('Unhandled sysex command');
+    }
+  }
+
+  // ------------------------------------------------------------------ pins
+
+  /** FirmataClass::setPinMode then the features' handlePinMode; `fromHost` for the statistics. */
+  private setPinMode(pin: number, mode: number, fromHost = false): void {
+    const p = this.pins[pin];
+    if (!p || p.mode === MODE.IGNORE) {
+      if (fromHost) this.refuse(pin, mode);
+      return;
+    }
+    p.state = 0;
+    p.mode = mode;
+    const L = this.layout;
+    const digital = L.digital(pin);
+    let known = false;
+    switch (mode) {
+      case MODE.INPUT:
+      case MODE.PULLUP:
+      case MODE.OUTPUT:
+        known = digital;
+        break;
+      case MODE.ANALOG:
+        known = this.analogOfPin.has(pin);
+        break;
+      case MODE.PWM:
+        known = L.pwm.has(pin);
+        break;
+      case MODE.SERVO:
+        known = L.servo(pin);
+        break;
+      case MODE.I2C:
+        known = L.i2c.has(pin);
+        break;
+      case MODE.ENCODER:
+        known = this.features.encoder && L.interrupt.has(pin);
+        break;
+    }
+    if (!known && mode !== MODE.IGNORE) this.refuse(pin, mode);
+    this.updateMotors();
+  }
+
+  private refuse(pin: number, mode: number): void {
+    this.stats.refused.push({ pin, mode, at: this.clock.now() });
+    this.sendString('Unknown pin mode');
+  }
+
+  /** analogWriteCallback: only a pin in PWM (or SERVO) mode that has the hardware takes the value. */
+  private analogWrite(pin: number, value: number): void {
+    const p = this.pins[pin];
+    if (p && ((p.mode === MODE.PWM && this.layout.pwm.has(pin)) || (p.mode === MODE.SERVO && this.layout.servo(pin)))) {
+      p.state = value;
+      this.updateMotors();
+    } else {
+      this.stats.ignoredWrites++;
+    }
+  }
+
+  /** DigitalOutputFirmata::digitalWritePort: OUTPUT pins take the bit; INPUT pins get their pull-up. */
+  private digitalWritePort(port: number, value: number): void {
+    let touched = false;
+    for (let i = 0; i < 8; i++) {
+      const pin = port * 8 + i;
+      const p = this.pins[pin];
+      if (!p || !this.layout.digital(pin)) continue;
+      if (p.mode === MODE.OUTPUT || p.mode === MODE.INPUT) {
+        p.state = (value >> i) & 1;
+        touched = true;
+      }
+    }
+    if (touched) this.updateMotors();
+  }
+
+  private setPinValue(pin: number, value: number): void {
+    const p = this.pins[pin];
+    if (p && this.layout.digital(pin) && p.mode === MODE.OUTPUT) {
+      p.state = value ? 1 : 0;
+      this.updateMotors();
+    } else {
+      this.stats.ignoredWrites++;
+    }
+  }
+
+  /** The level an output pin drives (0 for a pin that is not an output). */
+  private level(pin: number | undefined): number {
+    if (pin === undefined) return 0;
+    const p = this.pins[pin];
+    return p && p.mode === MODE.OUTPUT ? p.state : 0;
+  }
+
+  /** The H-bridges: pin states -> signed duty per joint, applied to the plant after the board latency. */
+  private updateMotors(): void {
+    const duty = this.o.motors.slice(0, this.plant.joints).map((m) => {
+      const pwmPin = this.pins[m.pwm];
+      let pwm = 0;
+      if (pwmPin?.mode === MODE.PWM && this.layout.pwm.has(m.pwm)) pwm = Math.min(255, pwmPin.state) / 255;
+      else if (pwmPin?.mode === MODE.OUTPUT) pwm = pwmPin.state ? 1 : 0;
+      const dir = m.dir === undefined ? 1 : this.level(m.dir);
+      if (m.invertPWM && dir === 1) pwm = 1 - pwm;
+      if (m.cdir !== undefined && this.level(m.cdir) === dir) return 0; // both legs the same way: braked
+      if (m.brake !== undefined && this.level(m.brake) === 1) return 0;
+      if (m.enable !== undefined && this.level(m.enable) === 0) return 0;
+      return pwm === 0 ? 0 : dir === 1 ? pwm : -pwm;
+    });
+    while (duty.length < this.plant.joints) duty.push(0);
+    if (duty.every((d, i) => d === this.lastDuty[i])) return;
+    this.lastDuty = duty;
+    const apply = (): void => {
+      this.plant.advance(this.clock.now());
+      this.plant.setDuty(duty);
+      for (let i = 0; i < duty.length; i++) this.appliedDuty[i] = duty[i]!;
+      this.stats.dutyChanges++;
+    };
+    const latency = this.o.latency ?? 0;
+    if (latency > 0) this.clock.setTimer(latency, apply);
+    else apply();
+  }
+
+  // ------------------------------------------------------------------ encoders (FirmataEncoder)
+
+  private onEncoder(argv: readonly number[]): boolean {
+    const sub = argv[0];
+    const n = argv[1] ?? 0;
+    switch (sub) {
+      case ENCODER.ATTACH: {
+        const pinA = argv[2];
+        const pinB = argv[3];
+        if (pinA === undefined || pinB === undefined) return false;
+        if (this.pin(pinA).mode === MODE.IGNORE || this.pin(pinB).mode === MODE.IGNORE) return false;
+        if (n >= MAX_ENCODERS || this.encoders[n]) return true;
+        // The firmware sets both pins to ENCODER through setPinMode: a pin without an interrupt gets
+        // "Unknown pin mode", and the encoder still attaches (the Encoder library then polls it).
+        this.setPinMode(pinA, MODE.ENCODER);
+        this.setPinMode(pinB, MODE.ENCODER);
+        let joint: number | null = null;
+        let sign: 1 | -1 = 1;
+        this.o.sensors.forEach((s, j) => {
+          if (s.type !== 'encoder') return;
+          if (s.pinA === pinA && s.pinB === pinB) joint = j;
+          else if (s.pinA === pinB && s.pinB === pinA) {
+            joint = j;
+            sign = -1;
+          }
+        });
+        const enc: Encoder = { pinA, pinB, joint, sign, offset: 0, last: undefined };
+        this.encoders[n] = enc;
+        this.sendEncoders([n]);
+        return true;
+      }
+      case ENCODER.REPORT_POSITION:
+        if (this.encoders[n]) this.sendEncoders([n]);
+        return true;
+      case ENCODER.REPORT_POSITIONS:
+        this.sendEncoders(this.attached());
+        return true;
+      case ENCODER.RESET_POSITION: {
+        const e = this.encoders[n];
+        if (e) e.offset = this.rawCount(e);
+        return true;
+      }
+      case ENCODER.REPORT_AUTO:
+        this.autoReport = n;
+        if (this.reportingActive()) this.wake(this.clock.now());
+        return true;
+      case ENCODER.DETACH:
+        this.encoders[n] = undefined;
+        return true;
+    }
+    return false;
+  }
+
+  private attached(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.encoders.length; i++) if (this.encoders[i]) out.push(i);
+    return out;
+  }
+
+  private rawCount(e: Encoder): number {
+    if (e.joint === null) return 0;
+    this.plant.advance(this.clock.now());
+    return e.sign * this.plant.counts()[e.joint]!;
+  }
+
+  private position(e: Encoder): number {
+    return Math.max(-2147483648, Math.min(2147483647, this.rawCount(e) - e.offset));
+  }
+
+  private sendEncoders(list: readonly number[]): void {
+    if (list.length === 0) return;
+    const positions = list.map((n) => {
+      const e = this.encoders[n]!;
+      const count = this.position(e);
+      e.last = count;
+      return { encoder: n, count };
+    });
+    this.writeReport([FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, ...encodeEncoderPositions(positions), FIRMATA.END_SYSEX]);
+  }
+
+  // ------------------------------------------------------------------ analog inputs
+
+  private reportAnalog(channel: number, on: number): void {
+    if (channel >= this.layout.analogPins.length) return;
+    if (on === 0) {
+      this.analogReporting.delete(channel);
+      return;
+    }
+    this.analogReporting.add(channel);
+    if (!this.resetting) this.writeReport(this.analogMessage(channel));
+    if (this.reportingActive()) this.wake(this.clock.now());
+  }
+
+  /** analogRead() of a channel: a potentiometer joint's angle through its mapping, else 0. */
+  analogValue(channel: number): number {
+    const j = this.o.sensors.findIndex((s) => s.type === 'potentiometer' && s.channel === channel);
+    const s = this.o.sensors[j];
+    if (!s || s.type !== 'potentiometer' || j >= this.plant.joints) return 0;
+    this.plant.advance(this.clock.now());
+    const deg = (this.plant.q[j]! * 180) / Math.PI;
+    const raw = s.rawAtMin + ((deg - s.minDeg) / (s.maxDeg - s.minDeg)) * (s.rawAtMax - s.rawAtMin);
+    const noisy = raw + (this.o.adcNoiseLsb ?? 0.5) * this.adcNoise.gaussian();
+    return Math.max(0, Math.min(1023, Math.round(noisy)));
+  }
+
+  private analogMessage(channel: number): number[] {
+    const v = this.analogValue(channel);
+    return [FIRMATA.ANALOG_MESSAGE | channel, v & 0x7f, (v >> 7) & 0x7f];
+  }
+
+  // ------------------------------------------------------------------ reports
+
+  private reportingActive(): boolean {
+    const enc = this.autoReport > 0 && this.encoders.some((e) => e !== undefined);
+    return enc || this.analogReporting.size > 0;
+  }
+
+  /** At each sampling interval: analog inputs, then the encoders (the order of the sketch's loop). */
+  private report(): void {
+    for (const ch of [...this.analogReporting].sort((a, b) => a - b)) {
+      const pin = this.layout.analogPins[ch]!;
+      if (this.pins[pin]?.mode === MODE.ANALOG) this.writeReport(this.analogMessage(ch));
+    }
+    if (this.autoReport > 0) {
+      const list = this.attached().filter((n) => {
+        const e = this.encoders[n]!;
+        return this.autoReport === 1 || e.last !== this.position(e);
+      });
+      this.sendEncoders(list);
+    }
+  }
+
+  private writeReport(bytes: number[]): void {
+    const now = this.clock.now();
+    const start = Math.max(now, this.txFreeAt);
+    const age = start + bytes.length * this.byteTime - now;
+    this.stats.reports++;
+    this.stats.reportBytes += bytes.length;
+    this.stats.reportAgeSumS += age;
+    this.stats.reportAgeMaxS = Math.max(this.stats.reportAgeMaxS, age);
+    this.write(bytes);
+  }
+
+  // ------------------------------------------------------------------ messages
+
+  private printVersion(): void {
+    const [maj, min] = this.o.protocol ?? [2, 6];
+    this.write([FIRMATA.REPORT_VERSION, maj, min]);
+  }
+
+  private printFirmware(): void {
+    const f = this.firmware;
+    this.write([FIRMATA.START_SYSEX, FIRMATA.REPORT_FIRMWARE, f.major, f.minor, ...encodeString7(f.name), FIRMATA.END_SYSEX]);
+  }
+
+  private sendString(s: string): void {
+    this.stats.strings.push(s);
+    this.write([FIRMATA.START_SYSEX, FIRMATA.STRING_DATA, ...encodeString7(s), FIRMATA.END_SYSEX]);
+  }
+}
+

@@ -1,0 +1,62 @@
+/**
+ * The Firmata mock rig in a process of its own, on a serial device (usually one end of a socat pty
+ * pair), in real time:
+ *
+ *   node dist/rig/firmata-pty-main.js --rig rigs/mock-arm-firmata.json --port /dev/pts/3 [--boot-delay 0]
+ *
+ * It prints one line when it is serving and runs until SIGINT/SIGTERM or until the device goes away.
+ * `--boot-delay S` makes it wait S seconds before its first message, as a real board does after the
+ * reset that opening its port causes (bootloader and blinkVersion: about 4 s).
+ */
+import { SerialPort } from 'serialport';
+import { loadRig } from '../config/load.js';
+import { RealClock } from '../time/clock.js';
+import { serveFirmataRig } from './mock-firmata-rig.js';
+
+function arg(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+export function main(argv: readonly string[]): void {
+  const rigFile = arg(argv, '--rig');
+  const path = arg(argv, '--port');
+  if (!rigFile || !path) {
+    process.stderr.write('usage: firmata-pty-main --rig FILE --port DEVICE [--boot-delay S]\n');
+    process.exit(2);
+  }
+  let rig: ReturnType<typeof loadRig>;
+  try {
+    rig = loadRig(rigFile);
+    if (!rig.firmata || !rig.plant) throw new Error(`${rigFile}: the Firmata mock rig needs "firmata" and "plant" sections (see rigs/mock-arm-firmata.json)`);
+  } catch (e) {
+    process.stderr.write(`firmata rig: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  const bootDelayS = Number(arg(argv, '--boot-delay') ?? 0);
+  const port = new SerialPort({ path, baudRate: rig.link.baudRate });
+  let stop = (): void => {};
+  port.on('open', () => {
+    const served = serveFirmataRig(rig, port, new RealClock(), { bootDelayS });
+    stop = served.stop;
+    const f = rig.firmata!;
+    process.stdout.write(`firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder at ${rig.link.baudRate} baud\n`);
+  });
+  port.on('error', (e) => {
+    process.stderr.write(`firmata rig: ${path}: ${e.message}\n`);
+    process.exit(1);
+  });
+  port.on('close', () => {
+    stop();
+    process.exit(0);
+  });
+  const quit = (): void => {
+    stop();
+    if (port.isOpen) port.close(() => process.exit(0));
+    else process.exit(0);
+  };
+  process.on('SIGINT', quit);
+  process.on('SIGTERM', quit);
+}
+
+main(process.argv.slice(2));

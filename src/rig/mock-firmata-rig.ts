@@ -1,0 +1,201 @@
+/**
+ * The mock rig with stock firmware: the plant of a rig file's `plant` section, a board that speaks
+ * Firmata (ConfigurableFirmata + FirmataEncoder, wired as the rig file's `firmata` section says), and
+ * a serialport stream to it in the same thread, all on one clock. `serveFirmataRig` puts the same
+ * board on any stream instead (a pty, for the rig in its own process).
+ *
+ * The binding here adds to src/rig/binding.ts what a USB cable does: the board sees the baud rate the
+ * host opened the port at (a mismatch garbles the bytes), and `unplug()` makes the port vanish.
+ */
+import type { Duplex } from 'node:stream';
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import { SerialPortStream } from '@serialport/stream';
+import type { Rig } from '../config/load.js';
+import { RigFileError } from '../config/rig.js';
+import { BOARDS, motorPinList, resolveMotorPins, type FirmwareFeatures, type MotorPins } from '../protocol/firmata.js';
+import type { Clock } from '../time/clock.js';
+import { johnnyFive } from '../transport/johnny-five.js';
+import { rigBinding } from './binding.js';
+import { FirmataBoard, type FirmwareId } from './firmata-board.js';
+import { Noise, Plant } from './plant.js';
+
+export interface FirmataMockRigOptions {
+  /** Path the binding answers to. @default `mock:<rig name>` */
+  path?: string;
+  /** The board's baud rate when it differs from the rig file's (to test a mismatch). */
+  boardBaudRate?: number;
+  /** Features of the firmware. @default { encoder: true } */
+  features?: FirmwareFeatures;
+  firmware?: FirmwareId;
+  /** Firmata protocol version. */
+  protocol?: [number, number];
+  /** Reset-to-first-message time [s]. @default 0 */
+  bootDelayS?: number;
+}
+
+export interface FirmataMockRig {
+  readonly plant: Plant;
+  readonly board: FirmataBoard;
+  /** The motor pins per joint, resolved (shield presets expanded). */
+  readonly motors: MotorPins[];
+  readonly path: string;
+  /** Opens a serialport stream to the board (the host's side of the cable) at `baudRate`. */
+  openStream(baudRate?: number): Promise<SerialPortStream>;
+  /** The cable is pulled: the open port's reads and writes fail and the stream closes as disconnected. */
+  unplug(): void;
+  dispose(): void;
+}
+
+/** Builds the board of a rig file (which must have `plant` and `firmata` sections). */
+export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
+  if (!rig.plant) {
+    throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm-firmata.json)', 'plant');
+  }
+  const f = rig.firmata;
+  if (!f) throw new RigFileError(rig.file, 'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)', 'firmata');
+  const layout = BOARDS[f.board];
+  const shields = f.motors.some((m) => 'shield' in m) ? johnnyFive().Motor.SHIELD_CONFIGS : {};
+  const motors = f.motors.map((m, i) => {
+    const r = resolveMotorPins(m, shields);
+    if (typeof r === 'string') throw new RigFileError(rig.file, `firmata.motors[${i}]: ${r}`, `firmata.motors[${i}]`);
+    for (const { role, pin } of motorPinList(r)) {
+      if (pin >= layout.totalPins) throw new RigFileError(rig.file, `firmata.motors[${i}].${role}: pin ${pin} does not exist on an ${f.board} (0-${layout.totalPins - 1})`, `firmata.motors[${i}]`);
+    }
+    return r;
+  });
+  f.sensors.forEach((s, i) => {
+    const pins = s.type === 'encoder' ? [s.pinA, s.pinB] : [];
+    for (const p of pins) {
+      if (p >= layout.totalPins) throw new RigFileError(rig.file, `firmata.sensors[${i}]: pin ${p} does not exist on an ${f.board}`, `firmata.sensors[${i}]`);
+    }
+    if (s.type === 'potentiometer' && s.channel >= layout.analogPins.length) {
+      throw new RigFileError(rig.file, `firmata.sensors[${i}].channel: an ${f.board} has A0-A${layout.analogPins.length - 1}`, `firmata.sensors[${i}].channel`);
+    }
+  });
+  const plant = new Plant(rig.plant, rig.encoders, clock.now());
+  const noise = new Noise(rig.plant.seed + 2);
+  const board = new FirmataBoard({
+    clock,
+    plant,
+    baudRate: opts.boardBaudRate ?? rig.link.baudRate,
+    layout,
+    motors,
+    sensors: f.sensors,
+    latency: rig.plant.latency,
+    random: () => noise.uniform(),
+    ...(opts.features ? { features: opts.features } : {}),
+    ...(opts.firmware ? { firmware: opts.firmware } : {}),
+    ...(opts.protocol ? { protocol: opts.protocol } : {}),
+    ...(opts.bootDelayS !== undefined ? { bootDelayS: opts.bootDelayS } : {}),
+  });
+  return { plant, board, motors };
+}
+
+class DisconnectError extends Error {}
+
+/** A port of the rig binding that tells the board the host's baud rate and can be unplugged. */
+class CablePort implements BindingPortInterface {
+  private unplugged = false;
+  private failPending: ((e: Error) => void) | undefined;
+  constructor(
+    private readonly inner: BindingPortInterface,
+    private readonly board: FirmataBoard,
+  ) {
+    board.hostBaudRate = inner.openOptions.baudRate;
+  }
+  get isOpen(): boolean {
+    return this.inner.isOpen;
+  }
+  get openOptions(): BindingPortInterface['openOptions'] {
+    return this.inner.openOptions;
+  }
+  unplug(): void {
+    this.unplugged = true;
+    this.failPending?.(new DisconnectError('the device was unplugged (EIO)'));
+  }
+  read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
+    if (this.unplugged) return Promise.reject(new DisconnectError('the device was unplugged (EIO)'));
+    return new Promise((resolve, reject) => {
+      this.failPending = reject;
+      this.inner.read(buffer, offset, length).then(resolve, reject);
+    });
+  }
+  write(buffer: Buffer): Promise<void> {
+    if (this.unplugged) return Promise.reject(new DisconnectError('the device was unplugged (EIO)'));
+    return this.inner.write(buffer);
+  }
+  close(): Promise<void> {
+    this.board.hostBaudRate = undefined;
+    return this.inner.close();
+  }
+  async update(options: UpdateOptions): Promise<void> {
+    await this.inner.update(options);
+    this.board.hostBaudRate = options.baudRate;
+  }
+  set(options: SetOptions): Promise<void> {
+    return this.inner.set(options);
+  }
+  get(): Promise<PortStatus> {
+    return this.inner.get();
+  }
+  getBaudRate(): Promise<{ baudRate: number }> {
+    return this.inner.getBaudRate();
+  }
+  flush(): Promise<void> {
+    return this.inner.flush();
+  }
+  drain(): Promise<void> {
+    return this.inner.drain();
+  }
+}
+
+/** Builds the Firmata mock rig of a rig file, reachable in-process through a serialport stream. */
+export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRigOptions = {}): FirmataMockRig {
+  const { plant, board, motors } = createFirmataBoard(rig, clock, opts);
+  const path = opts.path ?? `mock:${rig.name}`;
+  const inner = rigBinding(path, board);
+  let current: CablePort | undefined;
+  const binding: BindingInterface<CablePort> = {
+    list: () => inner.list(),
+    async open(options: OpenOptions): Promise<CablePort> {
+      current = new CablePort(await inner.open(options), board);
+      return current;
+    },
+  };
+  return {
+    plant,
+    board,
+    motors,
+    path,
+    openStream: (baudRate = rig.link.baudRate) =>
+      new Promise((resolve, reject) => {
+        const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
+        s.open((err) => (err ? reject(err) : resolve(s)));
+      }),
+    unplug: () => current?.unplug(),
+    dispose: () => board.dispose(),
+  };
+}
+
+/**
+ * Serves the Firmata mock rig of a rig file on an open stream (a pty's far end, in real time): the
+ * board's bytes are written to the stream, the stream's bytes go to the board. Returns a function
+ * that stops it.
+ */
+export function serveFirmataRig(rig: Rig, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
+  const { plant, board } = createFirmataBoard(rig, clock, opts);
+  const onData = (d: Buffer): void => board.receive(d);
+  stream.on('data', onData);
+  board.onTransmit = (bytes) => {
+    if (!stream.destroyed) stream.write(bytes);
+  };
+  return {
+    plant,
+    board,
+    stop: () => {
+      stream.removeListener('data', onData);
+      board.onTransmit = () => {};
+      board.dispose();
+    },
+  };
+}

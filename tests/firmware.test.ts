@@ -1,0 +1,101 @@
+// The Arduino firmware in firmware-protocol/firmware: its host tests (protocol and state machine
+// against the conformance vectors, g++ with ASan/UBSan), the AVR builds for the Uno and the Mega with
+// their flash/RAM limits, and, where simavr is installed, the real image in a simulator.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const firmwareDir = join(root, 'firmware-protocol', 'firmware');
+const vectorsDir = join(root, 'firmware-protocol', 'vectors');
+const arduinoCore = '/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h';
+const TIMEOUT_MS = 180_000;
+
+const INSTALL_AVR =
+  'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' +
+  '(CI installs these packages)';
+
+/** Runs make in the firmware folder; the output is returned for the assertion messages. */
+function make(...targets: string[]): { status: number | null; output: string } {
+  const r = spawnSync('make', ['--no-print-directory', '-C', firmwareDir, ...targets], {
+    encoding: 'utf8',
+    timeout: TIMEOUT_MS - 10_000,
+  });
+  if (r.error) throw new Error(`cannot run make: ${r.error.message}`);
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+function onPath(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
+}
+
+/** Vector lines (not comments) of a vectors file, optionally only one verdict. */
+function vectorCount(file: string, verdict?: 'accept' | 'reject'): number {
+  return readFileSync(join(vectorsDir, file), 'utf8')
+    .split('\n')
+    .filter((line) => (verdict ? line.startsWith(`${verdict}\t`) : /^(accept|reject)\t/.test(line))).length;
+}
+
+const hasSimavr = existsSync('/usr/include/simavr/sim_avr.h') && onPath('avr-gcc');
+
+describe('twolink firmware (firmware-protocol/firmware)', () => {
+  it(
+    'passes its host tests against every conformance vector (make host-test)',
+    () => {
+      const { status, output } = make('host-test');
+      expect(status, output).toBe(0);
+      const hostToBoard = /vectors host-to-board: (\d+)\/(\d+) passed/.exec(output);
+      const boardToHost = /vectors board-to-host: (\d+)\/(\d+) passed; formatters reproduce (\d+)\/(\d+)/.exec(output);
+      expect(hostToBoard, output).not.toBeNull();
+      expect(boardToHost, output).not.toBeNull();
+      const nHost = vectorCount('host-to-board.txt');
+      const nBoard = vectorCount('board-to-host.txt');
+      const nBoardAccept = vectorCount('board-to-host.txt', 'accept');
+      expect(nHost).toBeGreaterThan(50);
+      expect(hostToBoard!.slice(1, 3).map(Number)).toEqual([nHost, nHost]);
+      expect(boardToHost!.slice(1, 5).map(Number)).toEqual([nBoard, nBoard, nBoardAccept, nBoardAccept]);
+      expect(output).toMatch(/host_test: PASS, \d+ checks, 0 failed/);
+    },
+    TIMEOUT_MS,
+  );
+
+  const limits = { uno: { flash: 32256, ram: 2048 }, mega: { flash: 253952, ram: 8192 } } as const;
+  for (const board of ['uno', 'mega'] as const) {
+    it(
+      `builds for the ${board} within its flash and RAM (make ${board})`,
+      () => {
+        if (!onPath('avr-gcc') || !onPath('avr-g++') || !existsSync(arduinoCore)) throw new Error(INSTALL_AVR);
+        const { status, output } = make(board);
+        expect(status, output).toBe(0);
+        const hex = join(firmwareDir, 'build', board, 'twolink_fw.hex');
+        expect(existsSync(hex), `${hex} was not written`).toBe(true);
+        expect(readFileSync(hex, 'utf8')).toMatch(/^:[0-9A-F]+\r?\n/);
+        const size = new RegExp(`SIZE ${board} \\(\\w+\\): flash (\\d+) of (\\d+) bytes .*RAM (\\d+) of (\\d+) bytes`).exec(
+          output,
+        );
+        expect(size, output).not.toBeNull();
+        const [flash, flashMax, ram, ramMax] = size!.slice(1, 5).map(Number);
+        expect(flashMax).toBe(limits[board].flash);
+        expect(ramMax).toBe(limits[board].ram);
+        expect(flash).toBeGreaterThan(1000);
+        expect(flash).toBeLessThan(flashMax);
+        // Static RAM plus the stack peak simavr measured (~450 bytes, make sim-test) must fit.
+        expect(ram + 512).toBeLessThanOrEqual(ramMax);
+      },
+      TIMEOUT_MS,
+    );
+  }
+
+  it.skipIf(!hasSimavr)(
+    'boots and answers the handshake in simavr, both boards (make sim-test; needs simavr libsimavr-dev)',
+    () => {
+      const { status, output } = make('sim-test');
+      expect(status, output).toBe(0);
+      expect(output).toMatch(/sim uno: \d+ checks, 0 failed/);
+      expect(output).toMatch(/sim mega: \d+ checks, 0 failed/);
+    },
+    TIMEOUT_MS,
+  );
+});
