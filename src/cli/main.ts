@@ -21,7 +21,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink run --rig rigs/mock-arm.json --mock --traj reach --json',
     run: async (a) => (await import('./run-command.js')).runCommand(a),
   },
-  /* PENDING rig */
+  rig: {
+    summary: 'the mock rig on a serial port or a new pty (a simulated arm that speaks the protocol)',
+    example: 'twolink rig --rig rigs/mock-arm.json --pty',
+    run: async (a) => (await import('./rig-command.js')).rigCommand(a),
+  },
   model: {
     summary: 'the physics calculator: id, fd, fk, ik, jacobian (one JSON object on stdout)',
     example: 'twolink model id --rig rigs/seed-arm.json --q 0,0 --qd 0,0 --qdd 0,0',

@@ -74,7 +74,7 @@ export interface Rig {
     pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] };
   };
   twin: RigFile['twin'];
-  link: RigFile['link'];
+  link: RigFile['link'] & { baudRate: number };
   firmata?: RigFile['firmata'];
   /** Present for rigs that have a simulated plant (the mock rig). */
   plant?: PlantParams;
@@ -165,7 +165,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     limits,
     control,
     twin: { ...f.twin },
-    link: { ...f.link },
+    link: { ...f.link, baudRate: f.link.baudRate ?? (f.link.transport === 'firmata' ? 57600 : 1_000_000) },
     ...(f.firmata ? { firmata: f.firmata } : {}),
     source: f,
   };

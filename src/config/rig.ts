@@ -124,8 +124,8 @@ const twinSchema = z.strictObject({
 const linkSchema = z.strictObject({
   /** `line`: our firmware's protocol (firmware-protocol/PROTOCOL.md); `firmata`: stock Firmata through johnny-five. */
   transport: z.enum(['line', 'firmata']).default('line'),
-  /** Serial baud rate. */
-  baudRate: z.number().int().positive().default(1_000_000),
+  /** Serial baud rate. @default 1000000 for the line protocol, 57600 for Firmata (its usual speed) */
+  baudRate: z.number().int().positive().optional(),
   /** Board watchdog timeout [ms]. */
   watchdogMs: z.number().int().min(10).max(1000).default(100),
   /** Time to wait for the board's banner at connect [ms]. */

@@ -195,6 +195,11 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
       k++;
       if (ticks >= maxTicks && !c.finished) c.command({ kind: 'stop', reason: 'done' });
     }
+    // One more tick on the grid, so that the recording shows the stopped state and its zero command.
+    await pacer.waitUntil(t0 + k * T);
+    c.tick(t0 + k * T, overruns, missed);
+    ticks++;
+    o.onTick?.(c);
     o.signal?.removeEventListener('abort', onAbort);
     const cpu1 = process.cpuUsage(cpu0);
     const seconds = clock.now() - t0;

@@ -34,6 +34,15 @@ export interface SessionOptions {
   onReady?: (describe: string, identity: unknown) => void;
 }
 
+/** A recording started with `Session.startRecording` (the dashboard's r key). */
+export interface LiveRecording {
+  file: string;
+  /** Tick lines handed to the file so far. */
+  ticks: number;
+  /** Why writing stopped (a full disk), if it did. */
+  failure?: string;
+}
+
 export interface SessionResult {
   summary: RunSummary;
   /** Set when the run ended by an error before or outside the loop (the message). */
@@ -48,6 +57,9 @@ export class Session {
   private worker: Worker | undefined;
   private timer: NodeJS.Timeout | undefined;
   private recordingStopSent = false;
+  private readonly listeners = new Set<(e: LoopEvent) => void>();
+  private readonly finishHooks: ((summary: RunSummary) => Promise<void> | void)[] = [];
+  private live: { recorder: Recorder; stats: RunStats } | undefined;
   /** Board and transport, once connected. */
   describe = '';
 
@@ -66,10 +78,57 @@ export class Session {
     this.worker?.postMessage({ type: 'command', command });
   }
 
-  /** Starts the run; resolves when it is over (never rejects: failures are in the result). */
-  run(): Promise<SessionResult> {
+  /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
+  subscribe(listener: (e: LoopEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  /**
+   * Calls `hook` once when the loop has ended (after the recordings are closed), with the summary;
+   * `run()` resolves once the promise it returns has settled. The dashboard uses it to keep its last
+   * screen up until the user has read why the arm stopped.
+   */
+  onFinish(hook: (summary: RunSummary) => Promise<void> | void): void {
+    this.finishHooks.push(hook);
+  }
+
+  /**
+   * Records every tick from now on to `file` (NDJSON, the format of --record; its summary line covers
+   * the recorded part), beside a --record recording. Unlike --record, a write failure here only ends
+   * this recording (`recording.failure`): the user started it while the arm was moving, so the arm
+   * does not depend on it. Throws if a recording is already on or the file cannot be created.
+   */
+  startRecording(file: string): void {
+    if (this.live) throw new Error(`already recording to ${this.live.recorder.file}`);
+    const recorder = new Recorder(file, this.o.rig.joints);
+    recorder.open({ ...this.header(), startedBy: 'dashboard' });
+    if (this.describe) recorder.event({ event: 'connected', describe: this.describe });
+    this.live = { recorder, stats: new RunStats(this.o.rig.joints, this.o.rateHz) };
+  }
+
+  /** Ends the recording of `startRecording` (summary line, close). Undefined if none was on. */
+  stopRecording(stopReason = 'recording stopped'): LiveRecording | undefined {
+    const live = this.live;
+    if (!live) return undefined;
+    const info = this.recording!;
+    this.live = undefined;
+    live.recorder.flush();
+    live.recorder.close({ ...live.stats.summary(stopReason), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message } : {}) });
+    return info;
+  }
+
+  /** The recording of `startRecording`, while it is on. */
+  get recording(): LiveRecording | undefined {
+    const r = this.live?.recorder;
+    return r ? { file: r.file, ticks: r.ticks, ...(r.failure ? { failure: r.failure.message } : {}) } : undefined;
+  }
+
+  private header(): RecordingHeader {
     const o = this.o;
-    const header: RecordingHeader = {
+    return {
       kind: 'header',
       twolink: VERSION,
       protocol: PROTOCOL_VERSION,
@@ -82,7 +141,12 @@ export class Session {
       trajectories: o.paths,
       faults: o.faults,
     };
-    this.recorder?.open(header);
+  }
+
+  /** Starts the run; resolves when it is over (never rejects: failures are in the result). */
+  run(): Promise<SessionResult> {
+    const o = this.o;
+    this.recorder?.open(this.header());
     const input: WorkerInput = {
       rig: o.rig,
       target: o.target,
@@ -111,7 +175,16 @@ export class Session {
           const failure = this.recorder.failure?.message;
           this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
         }
-        resolve({ summary, ...(error ? { error } : {}) });
+        this.stopRecording(stopReason);
+        const result = { summary, ...(error ? { error } : {}) };
+        const waits = this.finishHooks.map((h) => {
+          try {
+            return Promise.resolve(h(summary)).catch(() => undefined);
+          } catch {
+            return undefined;
+          }
+        });
+        void Promise.all(waits).then(() => resolve(result));
       };
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
       this.worker = w;
@@ -120,11 +193,14 @@ export class Session {
           case 'ready':
             this.describe = m.describe;
             this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
+            this.live?.recorder.event({ event: 'connected', describe: m.describe, board: m.identity });
             o.onReady?.(m.describe, m.identity);
             return;
           case 'event':
             this.recorder?.event({ event: 'loop', ...(m.event as object) });
+            this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
             o.onEvent?.(m.event as LoopEvent);
+            for (const l of this.listeners) l(m.event as LoopEvent);
             return;
           case 'result':
             setTimeout(() => void w.terminate(), 2000).unref();
@@ -146,13 +222,19 @@ export class Session {
     });
   }
 
-  /** Moves the rows written so far into the statistics, the recording and the listener. */
+  /** Moves the rows written so far into the statistics, the recordings and the listener. */
   drain(): void {
+    const live = this.live;
     this.reader.drain((row) => {
       this.stats.add(row);
       this.recorder?.tick(row);
+      if (live) {
+        live.stats.add(row);
+        live.recorder.tick(row);
+      }
       this.o.onRow?.(row);
     });
+    live?.recorder.flush();
     if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;

@@ -342,15 +342,15 @@ export function reportBytes(encoders: number, potentiometers: number): number {
 
 /**
  * Bytes the host sends per control cycle: one ANALOG_MESSAGE per motor (3 bytes; the EXTENDED_ANALOG
- * sysex for a PWM pin above 15, 5 bytes), and on a reversal johnny-five's `dir()` adds a PWM 0 and a
+ * sysex for a PWM pin above 15, 6 bytes), and on a reversal johnny-five's `dir()` adds a PWM 0 and a
  * DIGITAL_MESSAGE per direction pin.
  */
 export function motorBytes(motors: readonly MotorPins[], reversals = 0): number {
   let n = 0;
-  for (const m of motors) n += m.pwm > 15 ? 5 : 3;
+  for (const m of motors) n += m.pwm > 15 ? 6 : 3;
   for (let i = 0; i < Math.min(reversals, motors.length); i++) {
     const m = motors[i]!;
-    n += (m.pwm > 15 ? 5 : 3) + 3 * ((m.dir !== undefined ? 1 : 0) + (m.cdir !== undefined ? 1 : 0));
+    n += (m.pwm > 15 ? 6 : 3) + 3 * ((m.dir !== undefined ? 1 : 0) + (m.cdir !== undefined ? 1 : 0));
   }
   return n;
 }

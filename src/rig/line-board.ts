@@ -2,7 +2,7 @@
  * The mock rig's board: it speaks the line protocol exactly as the firmware does (PROTOCOL.md:
  * banner, handshake, sequence checks, watchdog, flags, errors) and drives a Plant. It models the UART
  * too: bytes take 10 bit times each at the configured baud rate in both directions, the transmit
- * buffer holds 64 bytes as on an AVR (a frame that does not fit is dropped and flagged TXDROP), and
+ * buffer holds 320 bytes as the firmware's (a frame that does not fit is dropped and flagged TXDROP), and
  * commands apply after the configured latency.
  *
  * It is transport-agnostic: `receive(bytes)` is what the host sent, `onTransmit(bytes)` is called when
@@ -36,7 +36,7 @@ export interface LineBoardOptions {
   board?: string;
   /** PWM steps at duty 1000. @default 1000 */
   pwmSteps?: number;
-  /** Transmit buffer size [bytes]. @default 64 */
+  /** Transmit buffer size [bytes]. @default 320 (the firmware's 256-byte queue + HardwareSerial's 64) */
   txBuffer?: number;
   /** Noise source for faults (uniform 0..1). */
   random: () => number;
@@ -378,7 +378,7 @@ export class LineBoard {
     // Every frame uses up its sequence number, sent or dropped: the host sees a drop as a loss.
     this.boardSeq = (this.boardSeq + 1) % 65536;
     const text = encodeBoardFrame(frame);
-    if (pending + text.length > (this.o.txBuffer ?? 64) && pending > 0) {
+    if (pending + text.length > (this.o.txBuffer ?? 320) && pending > 0) {
       // Not enough room: a firmware that never blocks drops the frame and says so in the flags.
       this.stats.txDropped++;
       this.sticky |= FLAG.TXDROP;

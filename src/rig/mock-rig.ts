@@ -49,3 +49,25 @@ export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; boa
     dispose: () => board.dispose(),
   };
 }
+
+/** Puts the line-protocol mock board of `rig` on any byte stream (a pty for the rig in its own process). */
+export function serveLineRig(rig: Rig, stream: import('node:stream').Duplex, clock: Clock): { plant: Plant; board: LineBoard; stop: () => void } {
+  if (!rig.plant) throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate', 'plant');
+  const plant = new Plant(rig.plant, rig.encoders, clock.now());
+  const noise = new Noise(rig.plant.seed + 1);
+  const board = new LineBoard({ clock, plant, baudRate: rig.link.baudRate, latency: rig.plant.latency, random: () => noise.uniform() });
+  const onData = (d: Buffer): void => board.receive(d);
+  stream.on('data', onData);
+  board.onTransmit = (bytes) => {
+    if (!stream.destroyed) stream.write(bytes);
+  };
+  return {
+    plant,
+    board,
+    stop: () => {
+      stream.removeListener('data', onData);
+      board.onTransmit = () => {};
+      board.dispose();
+    },
+  };
+}

@@ -36,6 +36,7 @@ import {
   type MotorPins,
 } from '../protocol/firmata.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
+import { closeStream } from './stream.js';
 import { johnnyFive, type FiveBoard, type FiveMotor, type FiveSensor, type FirmataIO } from './johnny-five.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
@@ -776,12 +777,8 @@ export class FirmataLink implements Link {
     if (!s.destroyed) {
       await Promise.race([last, new Promise((r) => setTimeout(r, 200).unref())]);
       this.transport.detached = true;
-      await new Promise<void>((resolve) => {
-        s.once('close', () => resolve());
-        const t = setTimeout(resolve, 1000);
-        t.unref();
-        s.destroy();
-      });
+      // close(), not destroy(): a SerialPortStream's destroy() leaves the device open and locked.
+      await closeStream(s);
     }
     this.transport.detached = true;
     s.removeListener('data', this.onData);

@@ -4,6 +4,7 @@
  * @serialport/parser-readline, with a bound on the line length that the parser lacks.
  */
 import type { Duplex } from 'node:stream';
+import { closeStream } from './stream.js';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { EncoderParams } from '../config/load.js';
 import {
@@ -369,13 +370,9 @@ export class LineLink implements Link {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    const s = this.o.stream;
-    await new Promise<void>((resolve) => {
-      s.once('close', () => resolve());
-      const t = setTimeout(resolve, 1000);
-      t.unref();
-      s.destroy();
-    });
+    await closeStream(this.o.stream);
     this.onClose('closed by twolink');
   }
 }
+
+export { closeStream };

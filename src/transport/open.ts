@@ -34,7 +34,11 @@ export function explainOpenError(path: string, e: unknown): LinkError {
     );
   }
   if (low.includes('cannot lock') || low.includes('resource temporarily unavailable') || low.includes('in use') || low.includes('ebusy')) {
-    return new LinkError(`${path}: the port is in use by another program (another twolink, a serial monitor, the Arduino IDE?): close it first`, 'busy');
+    const who = /in use by process (.*)$/.exec(msg)?.[1];
+    return new LinkError(
+      `${path}: the port is in use by ${who ? `process ${who}` : 'another program'} (another twolink, a serial monitor, the Arduino IDE?): close it first`,
+      'busy',
+    );
   }
   if (low.includes('inappropriate ioctl') || low.includes('enotty')) {
     return new LinkError(`${path}: this is not a serial device (give the board's port, e.g. /dev/ttyACM0 or /dev/ttyUSB0)`, 'not-serial');
@@ -42,8 +46,20 @@ export function explainOpenError(path: string, e: unknown): LinkError {
   return new LinkError(`${path}: cannot open the port: ${msg}`, 'open');
 }
 
-/** Opens a real serial port (serialport 13) and waits until it is open. */
+/**
+ * Opens a real serial port and waits until it is open. On Linux through the worker-safe binding of
+ * tty-binding.ts (serialport's native binding cannot read inside a worker thread, where the loop
+ * runs); elsewhere through serialport's own binding.
+ */
 export async function openSerialPort(path: string, baudRate: number): Promise<Duplex> {
+  if (process.platform === 'linux') {
+    const { SerialPortStream } = await import('@serialport/stream');
+    const { ttyBinding } = await import('./tty-binding.js');
+    return new Promise((resolve, reject) => {
+      const s = new SerialPortStream({ binding: ttyBinding, path, baudRate, autoOpen: false });
+      s.open((err) => (err ? reject(err instanceof LinkError ? err : explainOpenError(path, err)) : resolve(s)));
+    });
+  }
   const { SerialPort } = await import('serialport');
   return new Promise((resolve, reject) => {
     const port = new SerialPort({ path, baudRate, autoOpen: false, lock: true });

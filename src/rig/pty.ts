@@ -1,0 +1,44 @@
+/**
+ * A pair of connected pseudo-terminals from socat (Debian package `socat`): one end for the mock rig,
+ * the other for the host, which opens it like any serial device.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface PtyPair {
+  /** The two device paths, e.g. /dev/pts/3 and /dev/pts/4. */
+  paths: [string, string];
+  process: ChildProcess;
+  close(): void;
+}
+
+/** Starts `socat -d -d pty,raw,echo=0 pty,raw,echo=0` and waits for the two paths it prints. */
+export function createPtyPair(timeoutMs = 5000): Promise<PtyPair> {
+  return new Promise((resolve, reject) => {
+    let child: ChildProcess;
+    try {
+      child = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    } catch (e) {
+      reject(new Error(`cannot start socat: ${(e as Error).message}`));
+      return;
+    }
+    const paths: string[] = [];
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`socat printed no pty paths within ${timeoutMs} ms: ${err.trim()}`));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      reject(new Error(missing ? 'socat is not installed: sudo apt-get install socat (it makes the pseudo-terminal pair)' : `socat: ${e.message}`));
+    });
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      for (const m of err.matchAll(/PTY is (\/dev\/\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
+      if (paths.length >= 2) {
+        clearTimeout(timer);
+        resolve({ paths: [paths[0]!, paths[1]!], process: child, close: () => child.kill() });
+      }
+    });
+  });
+}

@@ -1,0 +1,151 @@
+// The Firmata pieces as pure functions: the FirmataEncoder reply, capabilities, motor presets, the
+// wire budget of a control cycle, and the rig file's `firmata` section.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import { RigFileError } from '../src/config/rig.js';
+import {
+  BOARDS,
+  capabilities,
+  cycleBudget,
+  decodeEncoderPositions,
+  decodeString7,
+  encodeCapabilities,
+  encodeEncoderPositions,
+  encodeString7,
+  MODE,
+  motorBytes,
+  parseCapabilities,
+  reportBytes,
+  resolveMotorPins,
+  samplingIntervalFor,
+} from '../src/protocol/firmata.js';
+import { johnnyFive } from '../src/transport/johnny-five.js';
+
+describe('FirmataEncoder replies', () => {
+  it('encode as sign bit + 28-bit magnitude, 5 bytes per encoder, and decode back, negative counts too', () => {
+    const list = [
+      { encoder: 0, count: 0 },
+      { encoder: 1, count: -1 },
+      { encoder: 2, count: 123456 },
+      { encoder: 3, count: -(2 ** 28 - 1) },
+      { encoder: 4, count: 2 ** 28 - 1 },
+    ];
+    const body = encodeEncoderPositions(list);
+    expect(body).toHaveLength(25);
+    expect(body.every((b) => b <= 0x7f)).toBe(true);
+    // encoder 1 at -1: sign in bit 6 of the first byte, magnitude 1
+    expect(body.slice(5, 10)).toEqual([0x41, 1, 0, 0, 0]);
+    expect(decodeEncoderPositions(body)).toEqual(list);
+  });
+
+  it('the decoder agrees with the byte layout of FirmataEncoder._reportEncoderPosition', () => {
+    // -300 on encoder 1: (1 << 6) | 1, then 300 = 0b10_0101100 -> 0x2c, 0x02
+    expect(decodeEncoderPositions([0x41, 0x2c, 0x02, 0x00, 0x00])).toEqual([{ encoder: 1, count: -300 }]);
+  });
+
+  it('rejects bodies that are not whole encoders or carry a byte with bit 7 set', () => {
+    expect(decodeEncoderPositions([])).toBeUndefined();
+    expect(decodeEncoderPositions([0, 1, 2, 3])).toBeUndefined();
+    expect(decodeEncoderPositions([0, 0x80, 0, 0, 0])).toBeUndefined();
+  });
+
+  it('strings travel as two 7-bit bytes per character', () => {
+    expect(decodeString7(encodeString7('ConfigurableFirmata.ino'))).toBe('ConfigurableFirmata.ino');
+  });
+});
+
+describe('board pin sets', () => {
+  it('an Uno offers PWM on 3 5 6 9 10 11, ENCODER on the interrupt pins 2 and 3, nothing on the serial pins', () => {
+    const caps = parseCapabilities(encodeCapabilities(capabilities(BOARDS.uno, { encoder: true })));
+    expect(caps).toHaveLength(20);
+    expect(caps.flatMap((c, p) => (c.has(MODE.PWM) ? [p] : []))).toEqual([3, 5, 6, 9, 10, 11]);
+    expect(caps.flatMap((c, p) => (c.has(MODE.ENCODER) ? [p] : []))).toEqual([2, 3]);
+    expect(caps[0]!.size).toBe(0);
+    expect(caps[14]!.get(MODE.ANALOG)).toBe(10);
+    expect(caps[5]!.get(MODE.PWM)).toBe(8);
+  });
+
+  it('a Mega has 70 pins, encoders on 2 3 18 19 20 21, and no ENCODER mode at all without FirmataEncoder', () => {
+    const caps = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: true })));
+    expect(caps).toHaveLength(70);
+    expect(caps.flatMap((c, p) => (c.has(MODE.ENCODER) ? [p] : []))).toEqual([2, 3, 18, 19, 20, 21]);
+    const plain = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: false })));
+    expect(plain.some((c) => c.has(MODE.ENCODER))).toBe(false);
+  });
+});
+
+describe('motor pins', () => {
+  const shields = johnnyFive().Motor.SHIELD_CONFIGS;
+  it('pins pass through; a johnny-five shield preset resolves to its pins', () => {
+    expect(resolveMotorPins({ pwm: 5, dir: 4 }, shields)).toEqual({ pwm: 5, dir: 4 });
+    expect(resolveMotorPins({ pwm: 9, dir: 8, cdir: 11 }, shields)).toEqual({ pwm: 9, dir: 8, cdir: 11 });
+    expect(resolveMotorPins({ shield: 'DF_ROBOT', motor: 'A' }, shields)).toEqual({ pwm: 6, dir: 7 });
+    expect(resolveMotorPins({ shield: 'POLOLU_VNH5019_SHIELD', motor: 'M1' }, shields)).toEqual({ pwm: 9, dir: 2, cdir: 4, enable: 6 });
+  });
+
+  it('presets that go through a shift register or an I2C chip, and unknown names, are refused with a reason', () => {
+    expect(resolveMotorPins({ shield: 'ADAFRUIT_V1', motor: 'M1' }, shields)).toMatch(/shift register/);
+    expect(resolveMotorPins({ shield: 'ADAFRUIT_V2', motor: 'M1' }, shields)).toMatch(/I2C chip \(PCA9685\)/);
+    expect(resolveMotorPins({ shield: 'NOPE', motor: 'A' }, shields)).toMatch(/unknown shield "NOPE".*DF_ROBOT/);
+    expect(resolveMotorPins({ shield: 'DF_ROBOT', motor: 'C' }, shields)).toMatch(/no motor "C".*A, B/);
+  });
+});
+
+describe('the wire budget of a control cycle', () => {
+  const motors = [
+    { pwm: 5, dir: 4 },
+    { pwm: 6, dir: 7 },
+  ];
+  it('two encoders report 13 bytes, two motors take 6 bytes (18 when both reverse)', () => {
+    expect(reportBytes(2, 0)).toBe(13);
+    expect(reportBytes(0, 2)).toBe(6);
+    expect(motorBytes(motors)).toBe(6);
+    expect(motorBytes(motors, 2)).toBe(18);
+    expect(motorBytes([{ pwm: 44, dir: 42 }])).toBe(6); // EXTENDED_ANALOG above pin 15
+  });
+
+  it('57600 baud fits a report every 3 ms (333 Hz), 115200 every 2 ms (500 Hz); 1 ms needs 130 kbaud', () => {
+    const slow = cycleBudget(motors, 2, 0, 57600);
+    expect(slow.samplingIntervalMs).toBe(3);
+    expect(slow.loopHz).toBeCloseTo(333.3, 1);
+    expect(slow.busLimitHz).toBeCloseTo(443.1, 1);
+    const fast = cycleBudget(motors, 2, 0, 115200);
+    expect(fast.samplingIntervalMs).toBe(2);
+    expect(fast.busLimitHz).toBeCloseTo(886.2, 1);
+    expect(samplingIntervalFor(13, 57600, 1)).toBe(3); // even at a full wire 13 bytes take 2.26 ms
+    expect(samplingIntervalFor(13, 130000, 1)).toBe(1);
+  });
+});
+
+describe('the rig file firmata section', () => {
+  const dir = mkdtempSync(`${tmpdir()}/twolink-firmata-rig-`);
+  const base = JSON.parse(readFileSync('rigs/mock-arm-firmata.json', 'utf8')) as Record<string, unknown>;
+  let n = 0;
+  const write = (f: unknown): string => {
+    const file = `${dir}/rig${n++}.json`;
+    writeFileSync(file, JSON.stringify({ ...base, firmata: f }));
+    return file;
+  };
+
+  it('rigs/mock-arm-firmata.json selects the firmata transport at 57600 on a Mega', () => {
+    const rig = loadRig('rigs/mock-arm-firmata.json');
+    expect(rig.link.transport).toBe('firmata');
+    expect(rig.link.baudRate).toBe(57600);
+    expect(rig.firmata?.board).toBe('mega');
+  });
+
+  it('a pin used twice is an error naming both fields', () => {
+    const file = write({ motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 4 }, { type: 'encoder', pinA: 18, pinB: 19 }] });
+    expect(() => loadRig(file)).toThrow(RigFileError);
+    expect(() => loadRig(file)).toThrow(/firmata\.sensors\[0\]\.pinB: pin 4 is already used by firmata\.motors\[0\]\.dir/);
+  });
+
+  it('the board defaults to an Uno, and an unknown board is named', () => {
+    const ok = loadRig(write({ motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] }));
+    expect(ok.firmata?.board).toBe('uno');
+    const bad = write({ board: 'due', motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] });
+    expect(() => loadRig(bad)).toThrow(/firmata\.board/);
+  });
+});

@@ -1,0 +1,91 @@
+// The Firmata mock rig and a FirmataLink on it, in virtual time: helpers shared by tests/firmata-*.test.ts.
+import type { SerialPortStream } from '@serialport/stream';
+import { loadRig, type Rig } from '../../src/config/load.js';
+import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/rig/mock-firmata-rig.js';
+import { settle, VirtualClock } from '../../src/time/clock.js';
+import { FirmataLink } from '../../src/transport/firmata-link.js';
+
+export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
+
+/** The Firmata mock rig file, with changes. */
+export function firmataRig(change: (r: Rig) => void = () => {}): Rig {
+  const rig = loadRig(FIRMATA_RIG);
+  change(rig);
+  return rig;
+}
+
+/** Moves virtual time in small steps, letting the streams and johnny-five run between them, until `p` settles. */
+export async function pumpUntil<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
+  let done = false;
+  let value: T | undefined;
+  let error: unknown;
+  p.then(
+    (v) => {
+      done = true;
+      value = v;
+    },
+    (e: unknown) => {
+      done = true;
+      error = e;
+    },
+  );
+  // johnny-five's handshake timeout runs on real time: bound both.
+  const end = clock.now() + (opts.maxS ?? 20);
+  const realEnd = Date.now() + (opts.maxRealMs ?? 15_000);
+  while (!done) {
+    if (clock.now() > end) throw new Error(`still pending after ${opts.maxS ?? 20} s of virtual time`);
+    if (Date.now() > realEnd) throw new Error(`still pending after ${opts.maxRealMs ?? 15_000} ms of real time`);
+    clock.advanceBy(opts.stepS ?? 0.0005);
+    await settle();
+  }
+  if (error !== undefined) throw error;
+  return value as T;
+}
+
+/** Runs virtual time for `seconds`, calling `each` after every step. */
+export async function runFor(clock: VirtualClock, seconds: number, each: () => void = () => {}, stepS = 0.0005): Promise<void> {
+  const end = clock.now() + seconds;
+  while (clock.now() < end - 1e-12) {
+    clock.advanceBy(Math.min(stepS, end - clock.now()));
+    await settle();
+    each();
+  }
+}
+
+export interface Setup {
+  clock: VirtualClock;
+  /** The host's end of the cable, under the link. */
+  stream: SerialPortStream;
+  rig: Rig;
+  mock: FirmataMockRig;
+  link: FirmataLink;
+}
+
+/** A mock rig and a link on it (not opened). */
+export async function setup(
+  rig: Rig = firmataRig(),
+  opts: FirmataMockRigOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {},
+): Promise<Setup> {
+  const clock = new VirtualClock();
+  const mock = createFirmataMockRig(rig, clock, opts);
+  const stream = await mock.openStream(opts.hostBaud ?? rig.link.baudRate);
+  const link = new FirmataLink({
+    stream,
+    name: mock.path,
+    baudRate: opts.hostBaud ?? rig.link.baudRate,
+    clock,
+    firmata: (opts.linkRig ?? rig).firmata!,
+    encoders: (opts.linkRig ?? rig).encoders,
+    handshakeMs: opts.handshakeMs ?? 3000,
+    answerMs: opts.answerMs ?? 500,
+  });
+  return { clock, stream, rig, mock, link };
+}
+
+/** Closes the link (letting virtual time run for it) and stops the rig. */
+export async function teardown(s: Setup): Promise<void> {
+  const closing = s.link.close();
+  // close() waits on real timers at most; keep virtual time moving so that nothing waits on it.
+  await pumpUntil(s.clock, closing).catch(() => {});
+  s.mock.dispose();
+}

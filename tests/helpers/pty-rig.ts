@@ -1,0 +1,44 @@
+// Starts `twolink rig --pty` in its own process and returns the host end of the pty.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { BIN, ROOT } from './cli.js';
+
+export interface PtyRig {
+  path: string;
+  child: ChildProcess;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []): Promise<PtyRig> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', rigFile, '--pty', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const timer = setTimeout(() => reject(new Error(`twolink rig printed no pty within 10 s: ${err}`)), 10_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) {
+        clearTimeout(timer);
+        // give the rig a moment to open its end
+        setTimeout(
+          () =>
+            resolve({
+              path: line.trim(),
+              child,
+              stderr: () => err,
+              stop: () =>
+                new Promise((r) => {
+                  if (child.exitCode !== null) return r();
+                  child.once('exit', () => r());
+                  child.kill('SIGTERM');
+                }),
+            }),
+          300,
+        );
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
+  });
+}
