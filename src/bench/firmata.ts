@@ -6,15 +6,14 @@
  */
 import { loadRig, type Rig } from '../config/load.js';
 import { runLoop, VirtualPacer } from '../control/runner.js';
+import { virtualRun } from '../control/virtual.js';
 import { TICK_WIDTH } from '../control/tick.js';
 import { builtinPath } from '../model/builtins.js';
 import { cycleBudget, type MotorPins } from '../protocol/firmata.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
 import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
-import { createMockRig } from '../rig/mock-rig.js';
 import { RealClock, settle, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
-import { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';
 import { section, type BenchResult } from './report.js';
 
@@ -97,16 +96,8 @@ export async function firmataReach(rig: Rig, rateHz = rig.control.rateHz): Promi
 
 /** The seed reach over the line protocol and its mock rig, in virtual time (for comparison). */
 export async function lineReach(rig: Rig, rateHz = rig.control.rateHz): Promise<RunSummary> {
-  const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
-  const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  try {
-    return await reach(rig, rateHz, clock, link);
-  } finally {
-    await link.close().catch(() => {});
-    mock.dispose();
-  }
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 30 });
+  return r.summary;
 }
 
 function quantile(xs: number[], q: number): number {

@@ -5,11 +5,17 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { benchFirmata } from './firmata.js';
+import { benchLink } from './link.js';
+import { benchLoop } from './loop.js';
 import { benchModel } from './model.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   model: benchModel,
+  link: benchLink,
+  loop: () => benchLoop(),
+  firmata: benchFirmata,
 };
 
 async function main(): Promise<void> {

@@ -20,24 +20,32 @@ export interface Clock {
 /** The monotonic system clock (performance.now), with node timers. */
 export class RealClock implements Clock {
   private readonly origin = performance.now();
-  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly timers = new Map<number, NodeJS.Timeout | NodeJS.Immediate>();
   private nextId = 1;
   now(): number {
     return (performance.now() - this.origin) / 1000;
   }
+  /**
+   * Node's timers have a 1 ms grain, so a delay under a millisecond (a frame's time on a 1 Mbaud wire,
+   * modelled by the mock rig) runs at the next turn of the event loop instead of a whole millisecond
+   * late: a little early rather than several times too late.
+   */
   setTimer(delay: number, fn: () => void): TimerHandle {
     const id = this.nextId++;
-    const t = setTimeout(() => {
-      this.timers.delete(id);
+    const run = (): void => {
+      if (!this.timers.delete(id)) return;
       fn();
-    }, Math.max(0, delay * 1000));
-    this.timers.set(id, t);
+    };
+    this.timers.set(id, delay < 0.001 ? setImmediate(run) : setTimeout(run, delay * 1000));
     return { id };
   }
   clearTimer(h: TimerHandle | undefined): void {
     if (!h) return;
     const t = this.timers.get(h.id);
-    if (t) clearTimeout(t);
+    if (t) {
+      clearTimeout(t as NodeJS.Timeout);
+      clearImmediate(t as NodeJS.Immediate);
+    }
     this.timers.delete(h.id);
   }
 }
