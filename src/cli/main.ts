@@ -44,7 +44,11 @@ const COMMANDS: Record<string, Command> = {
   /* PENDING compare */
   /* PENDING plot */
   /* PENDING identify */
-  /* PENDING ports */
+  ports: {
+    summary: 'list serial ports',
+    example: 'twolink ports',
+    run: async (a) => (await import('./ports-command.js')).portsCommand(a),
+  },
 };
 
 function help(): string {

@@ -108,6 +108,11 @@ const controlSchema = z.strictObject({
   softStartS: nonneg.default(0.2),
   /** Ramp from 1 to 0 at the end or on a soft stop [s]. */
   softStopS: nonneg.default(0.2),
+  /**
+   * A joint whose torque stays saturated this long stops the arm (a jam, a collision, a load it cannot
+   * carry) [s].
+   */
+  maxSaturationS: pos.default(1),
 });
 
 const twinSchema = z.strictObject({
@@ -119,6 +124,8 @@ const twinSchema = z.strictObject({
   anchorS: pos.default(0.05),
   /** Bandwidth of the momentum observer that estimates external torque [Hz]. */
   observerHz: pos.default(8),
+  /** What the divergence alarm does: `report` it (the dashboard, the recording), or `stop` the arm. */
+  onAlarm: z.enum(['report', 'stop']).default('report'),
 });
 
 const linkSchema = z.strictObject({

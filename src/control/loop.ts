@@ -101,6 +101,7 @@ export class LoopCore {
   private readonly dutyRing: { seq: number; duty: number[] }[];
   private readonly zeroDuty: number[];
   private pendingLinkEvents: LinkEvent[] = [];
+  private readonly satTime: number[];
 
   constructor(o: LoopOptions) {
     this.o = o;
@@ -116,6 +117,7 @@ export class LoopCore {
     this.ref = sample();
     this.dutyRing = Array.from({ length: 256 }, () => ({ seq: -1, duty: new Array(n).fill(0) }));
     this.zeroDuty = new Array(n).fill(0);
+    this.satTime = new Array(n).fill(0);
     // Link events arrive between ticks; the tick acts on them.
     o.link.onEvent((e) => this.pendingLinkEvents.push(e));
   }
@@ -327,7 +329,11 @@ export class LoopCore {
       } else {
         this.estimator.update(r.q, bdt, this.state === 'track' ? this.ref.qdd : undefined);
         if (this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd)) {
-          this.emit({ kind: 'alarm', joints: this.twin.alarm.flatMap((a, i) => (a ? [i] : [])), t: this.loopTime() });
+          const joints = this.twin.alarm.flatMap((a, i) => (a ? [i] : []));
+          this.emit({ kind: 'alarm', joints, t: this.loopTime() });
+          if (rig.twin.onAlarm === 'stop' && this.state !== 'idle' && this.state !== 'disabled') {
+            this.halt('fault', `fault:twin-alarm joint ${joints.map((j) => j + 1).join(', ')} diverges from the model (a collision, a jam, a load?)`);
+          }
         }
       }
       this.reading = r;
@@ -415,6 +421,15 @@ export class LoopCore {
       out = res.out;
       if (!res.ok) {
         this.halt('fault', 'fault:non-finite command (a NaN in the controller; the motors were zeroed)');
+        out = this.controller.idle();
+      }
+    }
+    // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
+    for (let i = 0; i < n; i++) {
+      if (moving && out.sat & (1 << i)) this.satTime[i] += dt;
+      else this.satTime[i] = 0;
+      if (this.satTime[i]! > rig.control.maxSaturationS && !this.finished) {
+        this.halt('fault', `fault:saturated joint ${i + 1} at its torque limit for ${rig.control.maxSaturationS} s (jammed, blocked, or a load it cannot carry)`);
         out = this.controller.idle();
       }
     }

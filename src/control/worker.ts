@@ -42,6 +42,7 @@ export type WorkerCommand = { type: 'command'; command: LoopCommand };
 
 interface MockHandles {
   plant?: Plant;
+  unplug?: () => void;
   board?: { faults?: { dropProbability: number; corruptProbability: number; extraLatency: number; silent: boolean }; reset?: () => void; injectRaw?: (b: Uint8Array) => void };
 }
 
@@ -85,6 +86,12 @@ function applyFault(f: FaultSpec, mock: MockHandles | undefined): void {
       return;
     case 'latency':
       if (board?.faults) board.faults.extraLatency = Number(f.value ?? '5') / 1000;
+      return;
+    case 'unplug':
+      mock?.unplug?.();
+      return;
+    case 'push':
+      if (plant) plant.faults.extraTorque[joint()] = Number(f.value?.split(':')[1] ?? '1');
       return;
     case 'silent':
       if (board?.faults) board.faults.silent = true;

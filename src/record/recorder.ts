@@ -35,6 +35,8 @@ export class Recorder {
   constructor(
     readonly file: string,
     readonly joints: number,
+    /** The write call (fs.writeSync); tests put a failing one here to play a full disk. */
+    private readonly writeFn: (fd: number, buf: Buffer, off: number) => number = (fd, buf, off) => writeSync(fd, buf, off),
   ) {}
 
   /** Creates the file and writes the header. Throws with the path if it cannot be created. */
@@ -77,7 +79,7 @@ export class Recorder {
     try {
       const buf = Buffer.from(text);
       let off = 0;
-      while (off < buf.length) off += writeSync(this.fd, buf, off);
+      while (off < buf.length) off += this.writeFn(this.fd, buf, off);
       this.offset += buf.length;
     } catch (e) {
       // Cut a half-written line so that the file stays valid NDJSON up to its last line.

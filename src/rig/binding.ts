@@ -14,11 +14,16 @@ export interface RigEnd {
   receive(bytes: Uint8Array): void;
   /** Set by the binding: called with the board's bytes. */
   onTransmit: (bytes: Buffer) => void;
+  /** Set by the binding: the baud rate the host opened the port at (a mismatch garbles the bytes). */
+  hostBaudRate?: number | undefined;
 }
 
 class CanceledError extends Error {
   readonly canceled = true;
 }
+
+/** What a read or write of a vanished USB device gets: not `canceled`, so serialport disconnects. */
+class UnpluggedError extends Error {}
 
 /** One open port on a rig. */
 export class RigPort implements BindingPortInterface {
@@ -26,6 +31,7 @@ export class RigPort implements BindingPortInterface {
   readonly openOptions: Required<OpenOptions>;
   private queue: Buffer[] = [];
   private waiting: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private unplugged = false;
   /** Bytes written by the host, for tests. */
   bytesWritten = 0;
 
@@ -45,6 +51,7 @@ export class RigPort implements BindingPortInterface {
       hupcl: true,
       ...options,
     } as Required<OpenOptions>;
+    end.hostBaudRate = options.baudRate;
     end.onTransmit = (bytes) => {
       if (!this.isOpen) return;
       this.queue.push(bytes);
@@ -54,7 +61,16 @@ export class RigPort implements BindingPortInterface {
     };
   }
 
+  /** The cable is pulled: reads and writes fail as a vanished device's do (EIO). */
+  unplug(): void {
+    this.unplugged = true;
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.reject(new UnpluggedError('the device was unplugged (EIO)'));
+  }
+
   async read(buffer: Buffer, offset: number, length: number): Promise<{ buffer: Buffer; bytesRead: number }> {
+    if (this.unplugged) throw new UnpluggedError('the device was unplugged (EIO)');
     if (!this.isOpen) throw new CanceledError('Port is not open');
     while (this.queue.length === 0) {
       await new Promise<void>((resolve, reject) => (this.waiting = { resolve, reject }));
@@ -72,6 +88,7 @@ export class RigPort implements BindingPortInterface {
   }
 
   async write(buffer: Buffer): Promise<void> {
+    if (this.unplugged) throw new UnpluggedError('the device was unplugged (EIO)');
     if (!this.isOpen) throw new CanceledError('Port is not open');
     this.bytesWritten += buffer.length;
     this.end.receive(Uint8Array.from(buffer));
@@ -87,6 +104,7 @@ export class RigPort implements BindingPortInterface {
 
   async update(options: UpdateOptions): Promise<void> {
     (this.openOptions as { baudRate: number }).baudRate = options.baudRate;
+    this.end.hostBaudRate = options.baudRate;
   }
   async set(_options: SetOptions): Promise<void> {}
   async get(): Promise<PortStatus> {
@@ -102,9 +120,10 @@ export class RigPort implements BindingPortInterface {
 }
 
 /** A binding with one rig at one path. Opening another path fails as a missing device would. */
-export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort> {
+export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort> & { current(): RigPort | undefined } {
   let open: RigPort | undefined;
   return {
+    current: () => open,
     async list(): Promise<PortInfo[]> {
       return [{ path, manufacturer: 'twolink mock rig', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }];
     },

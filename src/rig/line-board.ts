@@ -21,7 +21,7 @@ export interface BoardFaults {
   corruptProbability: number;
   /** Extra delay before commands apply [s]. */
   extraLatency: number;
-  /** The board stops answering (and stops applying commands), as if hung. */
+  /** The board stops answering: nothing leaves its UART (it still receives and obeys commands). */
   silent: boolean;
 }
 
@@ -50,6 +50,8 @@ export class LineBoard {
   readonly stats = { rxLines: 0, rxRejected: 0, overlong: 0, stale: 0, txFrames: 0, txDropped: 0, watchdogTrips: 0, resets: 0 };
   /** Called with bytes as they finish leaving the UART. */
   onTransmit: (bytes: Buffer) => void = () => {};
+  /** The baud rate the host's port is at (set by the binding); a different one garbles every byte. */
+  hostBaudRate: number | undefined;
 
   private readonly clock: Clock;
   private readonly plant: Plant;
@@ -189,8 +191,13 @@ export class LineBoard {
     this.after(arrive - now, () => this.process(data));
   }
 
-  /** Applies the drop and corruption faults to bytes on the wire. */
+  /** Applies the drop and corruption faults, and a baud-rate mismatch, to bytes on the wire. */
   private mangle(bytes: Uint8Array): Uint8Array {
+    if (this.hostBaudRate !== undefined && this.hostBaudRate !== this.o.baudRate) {
+      // The receiver samples the bits at the wrong times: what arrives is noise (deterministic here).
+      const ratio = this.hostBaudRate / this.o.baudRate;
+      return Uint8Array.from(bytes, (b, i) => ((b * 167 + i * 13 + Math.round(ratio * 31)) & 0xff) | 0x80);
+    }
     const f = this.faults;
     if (f.dropProbability <= 0 && f.corruptProbability <= 0) return bytes;
     const out: number[] = [];
@@ -202,7 +209,6 @@ export class LineBoard {
   }
 
   private process(data: Buffer): void {
-    if (this.faults.silent) return;
     const before = this.lines.overlong;
     this.lines.push(data, (line) => this.line(line));
     if (this.lines.overlong > before) {
@@ -334,7 +340,7 @@ export class LineBoard {
   }
 
   private watchdog(): void {
-    if (!this.enabled || this.faults.silent) return;
+    if (!this.enabled) return;
     this.outputsOff();
     this.wdtTripped = true;
     this.stats.watchdogTrips++;
@@ -344,7 +350,7 @@ export class LineBoard {
 
   private scheduleTelemetry(): void {
     this.rateTimer = this.after(1 / this.rateHz, () => {
-      if (!this.faults.silent) this.telemetry();
+      this.telemetry();
       if (this.rateHz > 0) this.scheduleTelemetry();
     });
   }

@@ -17,6 +17,8 @@ export interface MockRig {
   readonly path: string;
   /** Opens a serialport stream to the board (the host's side of the cable). */
   openStream(baudRate?: number): Promise<SerialPortStream>;
+  /** The cable is pulled: the open port's reads and writes fail and the stream closes as disconnected. */
+  unplug(): void;
   dispose(): void;
 }
 
@@ -46,6 +48,7 @@ export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; boa
         const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
         s.open((err) => (err ? reject(err) : resolve(s)));
       }),
+    unplug: () => binding.current()?.unplug(),
     dispose: () => board.dispose(),
   };
 }

@@ -29,7 +29,7 @@ import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounte
 export class BoundedReadlineParser extends ReadlineParser {
   overlong = 0;
   private skipping = false;
-  constructor() {
+  constructor(private readonly onOverlong: () => void = () => {}) {
     super({ delimiter: '\n', encoding: 'latin1' });
   }
   override _transform(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
@@ -46,6 +46,7 @@ export class BoundedReadlineParser extends ReadlineParser {
     super._transform(data, encoding, (err?: Error | null) => {
       if (this.buffer.length >= MAX_LINE) {
         this.overlong++;
+        this.onOverlong();
         this.buffer = Buffer.alloc(0);
         this.skipping = true;
       }
@@ -84,7 +85,7 @@ export class LineLink implements Link {
   readonly name: string;
   readonly counters: LinkCounters = zeroCounters();
   private readonly o: LineLinkOptions;
-  private readonly parser = new BoundedReadlineParser();
+  private readonly parser = new BoundedReadlineParser(() => this.counters.overlong++);
   private readonly rx = new SequenceTracker();
   private seq = 0;
   private latest: Reading | undefined;
@@ -95,6 +96,8 @@ export class LineLink implements Link {
   private handshaken = false;
   private closed = false;
   private lastBoardUs = -1;
+  /** Bytes of valid frames received (against bytesIn: how much of what came back was garbage). */
+  private validBytes = 0;
   private boardWraps = 0;
   private info: BoardInfo | undefined;
 
@@ -123,8 +126,6 @@ export class LineLink implements Link {
   // ------------------------------------------------------------------ receiving
 
   private onLine(line: string): void {
-    const over = this.parser.overlong;
-    if (over > this.counters.overlong) this.counters.overlong = over;
     const d = decodeBoardFrame(line, this.joints);
     if (!d.ok) {
       this.counters.corrupt++;
@@ -132,6 +133,7 @@ export class LineLink implements Link {
     }
     const f = d.frame;
     this.counters.received++;
+    this.validBytes += line.length + 1;
     if (f.type === 'I') {
       // A banner (ack '-') after the handshake means the board restarted.
       if (f.ack === null && this.handshaken) {
@@ -298,7 +300,7 @@ export class LineLink implements Link {
       const hint =
         heard === 0
           ? 'nothing at all came back: is the board connected and powered, and is this its port?'
-          : this.counters.received > 0
+          : this.counters.received > 0 && heard - this.validBytes <= this.validBytes
             ? `it answered with frames but never with its identity${lastError ? ` (last error: ${lastError})` : ''}`
             : `${heard} bytes came back but no valid twolink frame: wrong baud rate, or a board without the twolink firmware (Firmata? set "link": {"transport": "firmata"} in the rig file)`;
       throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint}`, 'no-answer');

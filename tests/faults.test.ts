@@ -1,0 +1,239 @@
+// The fault matrix, in virtual time against the mock rig: for each fault, what the arm does (the
+// motors end at zero), what the user is told (the stop reason), and what the recording holds.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { loadRig, type Rig } from '../src/config/load.js';
+import { F, LOOP_STATES } from '../src/control/tick.js';
+import { builtinPath } from '../src/model/builtins.js';
+import { Recorder } from '../src/record/recorder.js';
+import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
+import { createMockRig } from '../src/rig/mock-rig.js';
+import { settle, VirtualClock } from '../src/time/clock.js';
+import { LineLink } from '../src/transport/line-link.js';
+import { virtualRun } from './helpers/virtual-run.js';
+import type { MockRig } from '../src/rig/mock-rig.js';
+import type { LoopCore } from '../src/control/loop.js';
+
+const rig = (): Rig => loadRig('rigs/mock-arm.json');
+
+/** Runs a trajectory and does `act` once, when the trajectory proper has run for `at` seconds. */
+async function withFault(path: string, at: number, act: (mock: MockRig, core: LoopCore) => void, r: Rig = rig()) {
+  let done = false;
+  return virtualRun(r, [builtinPath(r.arm, path)!], {
+    onTick: (core, _clock, mock) => {
+      const p = core.progress;
+      if (!done && p && p.t >= at) {
+        done = true;
+        act(mock, core);
+      }
+    },
+  });
+}
+
+function endsAtZero(res: Awaited<ReturnType<typeof virtualRun>>): void {
+  expect(res.mock.plant.duty).toEqual([0, 0]);
+  const last = res.rows.at(-1)!;
+  expect(last[F.duty0]).toBe(0);
+  expect(last[F.duty1]).toBe(0);
+}
+
+describe('link faults', () => {
+  it('dropped and corrupted bytes (1%): counted, never applied as data, the run completes', async () => {
+    const res = await withFault('reach', 0.01, (m) => {
+      m.board.faults.dropProbability = 0.01;
+      m.board.faults.corruptProbability = 0.01;
+    });
+    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.link.corrupt + res.summary.link.lost).toBeGreaterThan(10);
+    for (const row of res.rows) for (let i = 0; i < row.length; i++) expect(Number.isFinite(row[i])).toBe(true);
+    expect(res.summary.tracking.rmsDeg.every((e) => e < 1)).toBe(true);
+  });
+
+  it('a burst of garbage from the board is rejected and counted; the run goes on', async () => {
+    // 1000 bytes hold the board's UART for 10 ms (5 ticks): the telemetry arrives late, not lost
+    const res = await withFault('reach', 1.5, (m) => m.board.injectRaw(new Uint8Array(1000).map((_, i) => (i * 2654435761) >>> 24)));
+    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.link.corrupt).toBeGreaterThan(0);
+  });
+
+  it('a line of 1 MB that never ends: memory stays bounded, the link is declared lost, the arm stops', async () => {
+    const before = process.memoryUsage().heapUsed;
+    const res = await withFault('reach', 1.5, (m) => m.board.injectRaw(new Uint8Array(1_000_000).fill(0x54)));
+    expect(res.summary.stopReason).toMatch(/^fault:link-lost/);
+    expect(res.link.counters.overlong).toBeGreaterThanOrEqual(1);
+    expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
+    endsAtZero(res);
+  });
+
+  it('the board stops answering: link lost within lostAfterTicks; the stop cannot be confirmed but the motors stop', async () => {
+    const res = await withFault('reach', 1.5, (m) => (m.board.faults.silent = true));
+    expect(res.summary.stopReason).toMatch(/^fault:link-lost \(no telemetry for 25 ticks, 50 ms\)/);
+    expect(res.summary.stopOutcome).toBe('watchdog');
+    endsAtZero(res);
+  });
+
+  it('the cable is pulled (the port vanishes): fault:link-closed, the board watchdog stops the motors', async () => {
+    const res = await withFault('reach', 1.5, (m) => m.unplug());
+    expect(res.summary.stopReason).toBe('fault:link-closed');
+    expect(res.summary.stopOutcome).toBe('watchdog');
+    endsAtZero(res);
+  });
+
+  it('the board resets mid-run: fault:board-reset, and it comes back with its motors off', async () => {
+    const res = await withFault('reach', 1.5, (m) => m.board.reset());
+    expect(res.summary.stopReason).toBe('fault:board-reset');
+    endsAtZero(res);
+  });
+
+  it('the wrong baud rate: the handshake fails and says so', async () => {
+    const r = rig();
+    const clock = new VirtualClock();
+    const mock = createMockRig(r, clock);
+    const stream = await mock.openStream(115200);
+    const link = new LineLink({ stream, name: mock.path, baudRate: 115200, clock, encoders: r.encoders, watchdogMs: 100, handshakeMs: 1500 });
+    const p = link.open();
+    p.catch(() => undefined);
+    for (let i = 0; i < 1700; i++) {
+      clock.advanceBy(0.001);
+      await settle();
+    }
+    await expect(p).rejects.toThrow(/no twolink handshake within 1500 ms at 115200 baud: \d+ bytes came back but no valid twolink frame: wrong baud rate/);
+    mock.dispose();
+  });
+
+  it('the wrong firmware (Firmata on a line-protocol rig file): the handshake fails and suggests the Firmata transport', async () => {
+    const r = loadRig('rigs/mock-arm-firmata.json');
+    const clock = new VirtualClock();
+    const mock = createFirmataMockRig(r, clock);
+    const stream = await mock.openStream(r.link.baudRate);
+    const line = { ...r, link: { ...r.link, transport: 'line' as const } };
+    const link = new LineLink({ stream, name: mock.path, baudRate: r.link.baudRate, clock, encoders: line.encoders, watchdogMs: 100, handshakeMs: 1500 });
+    const p = link.open();
+    p.catch(() => undefined);
+    for (let i = 0; i < 1700; i++) {
+      clock.advanceBy(0.001);
+      await settle();
+    }
+    await expect(p).rejects.toThrow(/Firmata\? set "link": \{"transport": "firmata"\}/);
+    mock.dispose();
+  });
+});
+
+describe('arm faults', () => {
+  it('a joint stalls: the twin alarm fires on it, then the saturation guard stops the arm', async () => {
+    const res = await withFault('point', 0.5, (m) => (m.plant.faults.stalled[0] = true));
+    expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
+    expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1|^fault:limit|^fault:speed/);
+    endsAtZero(res);
+  });
+
+  it('an encoder reversed (positive feedback): the arm is stopped by a guard within half a second', async () => {
+    let at = -1;
+    const res = await withFault('reach', 1.5, (m, core) => {
+      m.plant.faults.encoderReversed[1] = true;
+      at = core.row[F.t]!;
+    });
+    expect(res.summary.stopReason).toMatch(/^fault:/);
+    const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
+    expect(stop[F.t]! - at).toBeLessThan(0.5);
+    endsAtZero(res);
+  });
+
+  it('an encoder slips by 200 counts (15 deg): the jump trips a guard on that joint', async () => {
+    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0] += 200));
+    const alarmed = res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0));
+    expect(alarmed || /^fault:(speed|limit|saturated) joint 1/.test(res.summary.stopReason), res.summary.stopReason).toBe(true);
+  });
+
+  it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
+    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0] += 20));
+    expect(res.summary.twin.maxDeg[0]).toBeGreaterThan(1);
+  });
+
+  it('someone pushes joint 2 into its limit: fault:limit names the joint, the motors stop', async () => {
+    const r = rig();
+    r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7 };
+    const res = await withFault('reach', 1.2, (m) => (m.plant.faults.extraTorque[1] = 3), r);
+    expect(res.summary.stopReason).toMatch(/^fault:limit joint 2|^fault:saturated joint 2/);
+    endsAtZero(res);
+  });
+
+  it('a motor that does not respond: the twin residual says which joint', async () => {
+    const res = await withFault('point', 0.5, (m) => (m.plant.faults.motorDead[1] = true));
+    expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(1))).toBe(true);
+  });
+
+  it('the supply sags to 60%: the torque is lower than commanded and the twin says so', async () => {
+    const res = await withFault('point', 0.5, (m) => (m.plant.faults.supplyScale = 0.6));
+    expect(res.events.some((e) => e.kind === 'alarm')).toBe(true);
+  });
+
+  it('with twin.onAlarm = "stop" an alarm stops the arm', async () => {
+    const r = rig();
+    r.twin.onAlarm = 'stop';
+    const res = await withFault('reach', 1.5, (m) => m.plant.setPayload(0.3), r);
+    expect(res.summary.stopReason).toMatch(/^fault:twin-alarm/);
+    endsAtZero(res);
+  });
+});
+
+describe('host faults', () => {
+  it('the loop thread is blocked for a second: the overrun is counted and skipped, the board watchdog had already stopped the arm', async () => {
+    let blocked = false;
+    const r = rig();
+    const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], {
+      onTick: (core, clock) => {
+        if (!blocked && core.progress && core.progress.t > 1.5) {
+          blocked = true;
+          clock.advanceBy(1.0); // the machine was busy: a whole second passes between two ticks
+        }
+      },
+    });
+    expect(res.summary.stopReason).toMatch(/^fault:watchdog|^fault:link-lost/);
+    expect(res.result.timing.overruns).toBeGreaterThanOrEqual(1);
+    expect(res.result.timing.missed).toBeGreaterThanOrEqual(400);
+    expect(res.mock.board.stats.watchdogTrips).toBe(1);
+    endsAtZero(res);
+  });
+
+  it('an exception in the loop: the motors are zeroed before it propagates', async () => {
+    const r = rig();
+    let mock: MockRig | undefined;
+    await expect(
+      virtualRun(r, [builtinPath(r.arm, 'reach')!], {
+        onTick: (core, _c, m) => {
+          mock = m;
+          if (core.progress && core.progress.t > 1.5) throw new Error('boom');
+        },
+      }),
+    ).rejects.toThrow('boom');
+    expect(mock!.plant.duty).toEqual([0, 0]);
+  });
+
+  it('the disk fills up: the recording stops at the last complete line and says why', () => {
+    const dir = mkdtempSync(`${tmpdir()}/twolink-full-`);
+    let budget = 5000; // bytes the "disk" takes
+    const rec = new Recorder(`${dir}/run.ndjson`, 2, (fd, buf, off) => {
+      const n = Math.min(budget, buf.length - off);
+      if (n <= 0) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      budget -= n;
+      return (require('node:fs') as typeof import('node:fs')).writeSync(fd, buf, off, n);
+    });
+    rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500 });
+    const row = new Float64Array(64).fill(0.5);
+    let ok = true;
+    for (let k = 0; k < 200 && ok; k++) {
+      rec.tick(row);
+      ok = rec.flush();
+    }
+    expect(ok).toBe(false);
+    expect(rec.failure!.message).toMatch(/the disk is full/);
+    rec.close({ stopReason: 'x' });
+    const text = readFileSync(`${dir}/run.ndjson`, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    const lines = text.trim().split('\n');
+    for (const l of lines) expect(() => JSON.parse(l)).not.toThrow();
+    expect(lines.length).toBeGreaterThan(5);
+  });
+});
