@@ -17,6 +17,7 @@
  */
 import { execFile } from 'node:child_process';
 import { closeSync, constants, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
+import { isatty } from 'node:tty';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
 import { explainOpenError } from './open.js';
 
@@ -168,6 +169,10 @@ export const ttyBinding: BindingInterface<TtyPort> = {
       fd = openSync(path, constants.O_RDWR | constants.O_NOCTTY);
     } catch (e) {
       throw explainOpenError(path, e);
+    }
+    if (!isatty(fd)) {
+      closeSync(fd);
+      throw explainOpenError(path, new Error('ENOTTY: inappropriate ioctl for device'));
     }
     const holders = holdersOf(path);
     if (options.lock !== false && holders.length > 0) {

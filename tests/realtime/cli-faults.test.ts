@@ -1,0 +1,151 @@
+// The fault matrix at the level users meet it: the twolink command in real time, signals, bad ports,
+// bad files. What the arm does (the summary's stop reason and the board's confirmation), what the user
+// sees (exit code, stderr), what the recording holds (valid NDJSON to the last tick, a summary line).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
+import { startPtyRig } from '../helpers/pty-rig.js';
+
+const dir = mkdtempSync(`${tmpdir()}/twolink-faults-`);
+
+/** Every line is JSON; returns the parsed lines. */
+function readRecording(file: string): any[] {
+  const text = readFileSync(file, 'utf8');
+  expect(text.endsWith('\n')).toBe(true);
+  return text.trim().split('\n').map((l, i) => {
+    try {
+      return JSON.parse(l);
+    } catch {
+      throw new Error(`${file}:${i + 1} is not JSON`);
+    }
+  });
+}
+
+function runWithSignal(signal: NodeJS.Signals, afterMs: number, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    // mid-run: the reach's approach takes ~1.4 s after a ~0.3 s start, the reach itself 1 s
+    setTimeout(() => child.kill(signal), afterMs);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('host faults', () => {
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${sig} mid-run: a soft stop, a zero command acknowledged, a complete recording`, async () => {
+      const file = `${dir}/${sig}.ndjson`;
+      const r = await runWithSignal(sig, 2500, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--json']);
+      expect(r.code).toBe(130);
+      const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+      expect(s.stopReason).toBe(`interrupted:${sig}`);
+      expect(s.stopOutcome).toBe('acknowledged');
+      const lines = readRecording(file);
+      expect(lines[0].kind).toBe('header');
+      const summary = lines.at(-1);
+      expect(summary.kind).toBe('summary');
+      expect(summary.stopReason).toBe(`interrupted:${sig}`);
+      const ticks = lines.filter((l) => l.kind === 'tick');
+      expect(ticks.length).toBe(summary.ticks);
+      ticks.forEach((t, i) => expect(t.i).toBe(i));
+      // the last tick shows the arm stopped with a zero command
+      expect(ticks.at(-1).state).toBe('stopped');
+      expect(ticks.at(-1).duty).toEqual([0, 0]);
+    });
+  }
+
+  it('an exception inside the loop: fault, motors zeroed, the recording ends with the reason', async () => {
+    const file = `${dir}/throw.ndjson`;
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--fault', 'throw@1', '--record', file, '--json']);
+    expect(r.code).toBe(1);
+    expect(lastJson(r).stopReason).toMatch(/^fault:injected fault/);
+    expect(r.stderr).toMatch(/injected fault/);
+    const lines = readRecording(file);
+    expect(lines.at(-1).kind).toBe('summary');
+    expect(lines.at(-1).error.message).toMatch(/injected fault/);
+  });
+
+  it('the machine is busy for a second: overruns counted, the board watchdog had stopped the arm, the run says so', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--fault', 'busy=1@1.5', '--json']);
+    expect(r.code).toBe(1);
+    const s = lastJson(r);
+    expect(s.stopReason).toMatch(/^fault:watchdog|^fault:link-lost/);
+    expect(s.overruns).toBeGreaterThanOrEqual(1);
+    expect(s.missed).toBeGreaterThanOrEqual(400);
+  });
+
+  it('the disk is full: the run stops the arm and says the recording failed', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', '/dev/full', '--json']);
+    expect(r.code).toBe(1);
+    const s = lastJson(r);
+    expect(s.stopReason).toMatch(/^fault:recording \/dev\/full stopped: the disk is full/);
+    expect(s.stopOutcome).toBe('acknowledged');
+  });
+});
+
+describe('ports', () => {
+  it('a path that is not a serial device: exit code 3 and what to give instead', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--traj', 'reach']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/\/dev\/null: this is not a serial device/);
+  });
+
+  it('a port that does not exist', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', '/dev/ttyACM77', '--traj', 'reach']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/\/dev\/ttyACM77: no such serial port .*twolink ports/);
+  });
+
+  it('no permission on the device: exit code 3 and the dialout fix', async () => {
+    const rig = await startPtyRig();
+    try {
+      // run as "nobody": the pty belongs to root
+      const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach'], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((res) => child.on('close', res));
+      expect(code).toBe(3);
+      expect(err).toMatch(/permission denied: add yourself to the group that owns the port \(usually: sudo usermod -aG dialout \$USER/);
+    } finally {
+      await rig.stop();
+    }
+  });
+
+  it('twolink ports on a machine without udev lists from /dev and says so', async () => {
+    const r = await twolink(['ports', '--json']);
+    expect(r.code).toBe(0);
+    const o = JSON.parse(r.stdout);
+    expect(Array.isArray(o.ports)).toBe(true);
+    expect(o.source).toMatch(/udev|\/dev scan/);
+  });
+});
+
+describe('input', () => {
+  it('a trajectory file with an unreachable point is refused before the arm moves, with the time', async () => {
+    const f = `${dir}/far.json`;
+    writeFileSync(f, JSON.stringify({ start: { q: [0, 90] }, steps: [{ joint: [10, 80], duration: 1 }, { line: [0.6, 0.2], duration: 1 }] }));
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', f]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/leaves the workspace at t = 2.000 s/);
+    expect(r.stderr).not.toMatch(/connected/);
+  });
+
+  it('a trajectory too fast for the motors is refused with the time and the joint', async () => {
+    const f = `${dir}/fast.json`;
+    writeFileSync(f, JSON.stringify({ start: { q: [-60, 90] }, steps: [{ joint: [60, 0], duration: 0.3 }] }));
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', f]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/trajectory "fast" at t = [0-9.]+ s, joint [12]: (needs [0-9.]+ N m but only|speed)/);
+  });
+
+  it('arguments out of range name the argument', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rate', '5000']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--rate: 5000 Hz is out of range: it must be between 100 and 1000 Hz/);
+  });
+});
