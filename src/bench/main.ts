@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
@@ -16,6 +17,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   link: benchLink,
   loop: () => benchLoop(),
   firmata: benchFirmata,
+  faults: benchFaults,
 };
 
 async function main(): Promise<void> {

@@ -227,10 +227,22 @@ export class FirmataLink implements Link {
   private handshakeFail: ((e: LinkError) => void) | undefined;
   private stringWaiters: ((s: string) => void)[] = [];
   private dataWaiters: (() => void)[] = [];
+  private resetCheck = false;
   private readonly onData = (d: Buffer): void => {
     this.counters.bytesIn += d.length;
     this.tap.push(d);
-    if (!this.transport.detached) this.transport.emit('data', d);
+    if (this.transport.detached) return;
+    try {
+      this.transport.emit('data', d);
+    } catch (e) {
+      // firmata.js's parser throws on some malformed messages (a PIN_STATE_RESPONSE for a pin it does
+      // not know: found by `npm run bench`'s fuzzing). A peer's bytes must never kill the process:
+      // count the message as corrupt and let the parser start over.
+      this.counters.corrupt++;
+      const io = (this.board as unknown as { io?: { buffer?: unknown[] } } | undefined)?.io;
+      if (io && Array.isArray(io.buffer)) io.buffer = [];
+      this.listener({ kind: 'board-error', code: 'PARSE', text: `a malformed Firmata message was dropped (${e instanceof Error ? e.message : String(e)})`, ack: null });
+    }
   };
   private readonly onStreamClose = (err?: Error | null): void => {
     if (this.closing) return;
@@ -518,8 +530,13 @@ export class FirmataLink implements Link {
 
   /** A REPORT_VERSION after open: a reset board forgets its pin modes, so ask the PWM pin's mode. */
   private checkReset(): void {
+    // One question at a time: a stream of REPORT_VERSION bytes (noise, found by fuzzing) must not pile
+    // up pin-state queries and their listeners.
+    if (this.resetCheck) return;
     const pin = this.motorPins[0]!.pwm;
+    this.resetCheck = true;
     void this.pinState(pin, this.o.answerMs ?? 500).then((st) => {
+      this.resetCheck = false;
       if (st && st.mode !== MODE.PWM && !this.closed) this.listener({ kind: 'board-reset' });
     });
   }
