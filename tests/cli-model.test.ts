@@ -131,3 +131,14 @@ describe('twolink sim and traj', () => {
     expect(lines[10].q[1]).toBeCloseTo(0, 12);
   });
 });
+
+describe('package', () => {
+  it('the version in src/version.ts is the one in package.json, and the public API loads without serial I/O', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+    const api = await import('../src/index.js');
+    expect(api.VERSION).toBe(pkg.version);
+    expect(typeof api.inverseDynamics).toBe('function');
+    expect(typeof api.runLoop).toBe('function');
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * twolink's public API: explicit names only (no `export *`), grouped the way the code is layered:
+ * model (pure math) -> protocol -> transport -> control -> record.
+ */
+
+// The arm model (src/model): pure math on plain numbers.
+export type { ArmParams, Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams, Vec2 } from './model/types.js';
+export { isTwoLink } from './model/types.js';
+export {
+  energy,
+  energy1,
+  externalTorques,
+  forwardDynamics,
+  forwardDynamics1,
+  gravityTerms,
+  inverseDynamics,
+  inverseDynamics1,
+  jointInertia1,
+  massMatrix,
+  TwoLinkDynamics,
+  twoLinkDynamics,
+  velocityTerms,
+} from './model/dynamics.js';
+export type { Elbow, ForwardKinematics, PointKinematics } from './model/kinematics.js';
+export {
+  endpoint,
+  endpointAcceleration,
+  endpointVelocity,
+  forwardKinematics,
+  fromDownwardVertical,
+  inverseKinematics,
+  inverseKinematics1,
+  jacobian,
+  jacobianDot,
+  jointAngles,
+  ReachError,
+  segmentAngles,
+  toDownwardVertical,
+  wrapAngle,
+} from './model/kinematics.js';
+export type { AccelerationFn, IntegratorName } from './model/integrate.js';
+export { FixedStepIntegrator, INTEGRATORS } from './model/integrate.js';
+export type { ArmModel, SimulateOptions, SimulationResult } from './model/arm.js';
+export { armModel, simulate } from './model/arm.js';
+export type { PathStart, PathStep, Trajectory, TrajectorySample } from './model/trajectory.js';
+export { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, sampleAt, TrajectoryError } from './model/trajectory.js';
+export type { PathSpec } from './model/builtins.js';
+export { builtinNames, builtinPath } from './model/builtins.js';
+
+// Rig and trajectory files (src/config): zod-validated, errors name the file and the field.
+export type { MotorParams, RigFile } from './config/rig.js';
+export { parseRigFile, RigFileError, rigFileSchema } from './config/rig.js';
+export type { EncoderParams, JointLimits, PlantParams, Rig } from './config/load.js';
+export { loadRig, resolveRig } from './config/load.js';
+export { loadTrajectoryFile, trajectoryFileSchema } from './config/trajectory-file.js';
+
+// The line protocol (src/protocol): pure codec.
+export type { BoardFrame, BoardInfo, Decoded, HostFrame, RejectCode, Rejection } from './protocol/codec.js';
+export { crc16, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker } from './protocol/codec.js';
+
+// The link to the arm (src/transport): one interface, several transports.
+export type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './transport/link.js';
+export { LinkError } from './transport/link.js';
+export { LineLink } from './transport/line-link.js';
+export type { Target } from './transport/open.js';
+export { openSerialPort, openTransport } from './transport/open.js';
+
+// Time (src/time).
+export type { Clock } from './time/clock.js';
+export { RealClock, VirtualClock } from './time/clock.js';
+
+// The mock rig (src/rig).
+export type { MockRig } from './rig/mock-rig.js';
+export { createMockRig } from './rig/mock-rig.js';
+export { Plant } from './rig/plant.js';
+export { LineBoard } from './rig/line-board.js';
+
+// The control loop (src/control).
+export type { FeedforwardMode } from './control/controller.js';
+export { Controller } from './control/controller.js';
+export type { LoopCommand, LoopEvent } from './control/loop.js';
+export { LoopCore } from './control/loop.js';
+export type { Pacer, RunOptions, RunResult } from './control/runner.js';
+export { RealPacer, runLoop, VirtualPacer } from './control/runner.js';
+export { Twin } from './control/twin.js';
+export { checkFeasible, FeasibilityError } from './control/feasibility.js';
+export { Session } from './control/session.js';
+export { virtualRun } from './control/virtual.js';
+export { F as TICK, TICK_FIELDS, tickObject } from './control/tick.js';
+
+// Recording (src/record).
+export { Recorder } from './record/recorder.js';
+export type { RunSummary } from './record/stats.js';
+export { RunStats } from './record/stats.js';
+
+export { PROTOCOL_VERSION, VERSION } from './version.js';
