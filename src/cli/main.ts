@@ -41,8 +41,16 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
     run: async (a) => (await import('./model-commands.js')).trajCommand(a),
   },
-  /* PENDING compare */
-  /* PENDING plot */
+  compare: {
+    summary: 'errors of a recorded run against its plan, its twin and another run; figures; CSV and MCAP exports',
+    example: 'twolink compare reach.ndjson reach-pid.ndjson --plot reach.svg',
+    run: async (a) => (await import('./compare-command.js')).compareCommand(a),
+  },
+  plot: {
+    summary: "figures of a trajectory (seed 002's grid, paths) or of a recorded run, as SVG or HTML",
+    example: 'twolink plot traj --rig rigs/mock-arm.json --traj reach --out reach.svg',
+    run: async (a) => (await import('./compare-command.js')).plotCommand(a),
+  },
   /* PENDING identify */
   ports: {
     summary: 'list serial ports',
@@ -64,7 +72,7 @@ function help(): string {
 }
 
 /** Errors that are the user's input, not a bug: printed as one line, exit code 2. */
-const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError']);
+const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError']);
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;

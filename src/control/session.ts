@@ -197,7 +197,7 @@ export class Session {
             o.onReady?.(m.describe, m.identity);
             return;
           case 'event':
-            this.recorder?.event({ event: 'loop', ...(m.event as object) });
+            this.recorder?.event({ ...(m.event as object) });
             this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
             o.onEvent?.(m.event as LoopEvent);
             for (const l of this.listeners) l(m.event as LoopEvent);

@@ -63,10 +63,14 @@ export class Recorder {
     if (this.pendingBytes > 64 * 1024) this.flush();
   }
 
-  /** Adds an event line (alarm, state change, link event). */
+  /** Adds an event line: `{"kind":"event","event":"state"|"alarm"|"trajectory"|"link"|"connected",...}`. */
   event(e: Record<string, unknown>): void {
     if (this.failure || this.fd === undefined) return;
-    this.line(JSON.stringify({ kind: 'event', ...e }));
+    // Loop events carry a `kind` of their own (state, alarm, trajectory, link): it becomes `event`,
+    // and a link event's own object moves to `link`.
+    const { kind, event, ...rest } = e as { kind?: unknown; event?: unknown };
+    const what = typeof event === 'string' ? event : kind;
+    this.line(JSON.stringify({ kind: 'event', event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest }));
   }
 
   /** Writes what is pending. Returns false once the recording has failed. */

@@ -1,0 +1,284 @@
+/**
+ * Exports of a recording for the tools roboticists already use: CSV (spreadsheets, pandas,
+ * PlotJuggler) and MCAP (Foxglove). Both stream: the recording is read line by line and written as
+ * it goes, so a long run is never held in memory.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { McapWriter, type IWritable } from '@mcap/core';
+import { LOOP_STATES, PHASES, tickObject, TICK_WIDTH, F, type TickField } from '../control/tick.js';
+import { VERSION } from '../version.js';
+import { readRecording, RecordingError, type RecordingInfo } from './read.js';
+
+/** One CSV column: its header name (with its unit) and how to get it from a tick row. */
+interface CsvColumn {
+  name: string;
+  get(row: Float64Array): number | string;
+}
+
+/**
+ * The CSV columns of a recording with `joints` joints. Names are plain identifiers with the unit
+ * last (`des_q1_rad`), so spreadsheets, pandas and PlotJuggler take them as they are; joints are
+ * numbered from 1. `state` and `phase` come as words and as codes (PlotJuggler plots numbers).
+ */
+export function csvColumns(joints: number): CsvColumn[] {
+  const cols: CsvColumn[] = [];
+  const num = (name: string, f: TickField): void => {
+    const at = F[f];
+    cols.push({ name, get: (r) => r[at]! });
+  };
+  const pair = (prefix: string, unit: string, f0: TickField): void => {
+    for (let j = 0; j < joints; j++) {
+      const at = F[f0] + j;
+      cols.push({ name: `${prefix}${j + 1}${unit ? `_${unit}` : ''}`, get: (r) => r[at]! });
+    }
+  };
+  num('t_s', 't');
+  num('i', 'i');
+  cols.push({ name: 'state', get: (r) => LOOP_STATES[r[F.state]!] ?? '' });
+  num('state_code', 'state');
+  num('trajT_s', 'trajT');
+  cols.push({ name: 'phase', get: (r) => PHASES[r[F.phase]!] ?? '' });
+  num('phase_code', 'phase');
+  pair('des_q', 'rad', 'qDes0');
+  pair('des_qd', 'rad_s', 'qdDes0');
+  pair('des_qdd', 'rad_s2', 'qddDes0');
+  pair('meas_q', 'rad', 'q0');
+  pair('meas_qd', 'rad_s', 'qd0');
+  pair('twin_q', 'rad', 'twinQ0');
+  pair('twin_qd', 'rad_s', 'twinQd0');
+  pair('twin_res', 'rad', 'res0');
+  pair('twin_tauExt', 'Nm', 'tauExt0');
+  pair('tau_ff', 'Nm', 'tauFf0');
+  pair('tau_pid', 'Nm', 'tauPid0');
+  pair('tau_cmd', 'Nm', 'tauCmd0');
+  pair('duty', '', 'duty0');
+  num('timing_err_us', 'errUs');
+  num('timing_exec_us', 'execUs');
+  num('timing_overruns', 'overruns');
+  num('timing_missed', 'missed');
+  num('link_sent', 'sent');
+  num('link_received', 'received');
+  num('link_lost', 'lost');
+  num('link_corrupt', 'corrupt');
+  num('alarm', 'alarm');
+  num('flags', 'flags');
+  num('boardT_s', 'boardT');
+  num('fresh', 'fresh');
+  num('sat', 'sat');
+  return cols;
+}
+
+function cell(v: number | string): string {
+  if (typeof v === 'string') return /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+  // The shortest text that reads back as the same double; an empty cell for NaN.
+  return Number.isFinite(v) ? String(v) : '';
+}
+
+/** Buffered synchronous writes to a file, in blocks of ~1 MB. */
+class FileSink {
+  private readonly fd: number;
+  private parts: (string | Uint8Array)[] = [];
+  private size = 0;
+  bytes = 0;
+  constructor(readonly file: string) {
+    try {
+      this.fd = openSync(file, 'w');
+    } catch (e) {
+      throw new RecordingError(file, `cannot create it: ${(e as Error).message}`);
+    }
+  }
+  write(data: string | Uint8Array): void {
+    this.parts.push(data);
+    this.size += data.length;
+    if (this.size > 1 << 20) this.flush();
+  }
+  flush(): void {
+    for (const p of this.parts) {
+      const buf = typeof p === 'string' ? Buffer.from(p) : p;
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.fd, buf, off);
+      this.bytes += buf.length;
+    }
+    this.parts = [];
+    this.size = 0;
+  }
+  close(): void {
+    this.flush();
+    closeSync(this.fd);
+  }
+}
+
+/** What an export wrote. */
+export interface ExportResult {
+  file: string;
+  ticks: number;
+  bytes: number;
+  info: RecordingInfo;
+}
+
+/** Writes the ticks of a recording as CSV: a header row, then one row per tick. */
+export async function exportCsv(recording: string, out: string): Promise<ExportResult> {
+  let sink: FileSink | undefined;
+  let cols: CsvColumn[] = [];
+  let ticks = 0;
+  try {
+    const info = await readRecording(recording, {
+      header: (h) => {
+        cols = csvColumns(h.joints);
+        sink = new FileSink(out);
+        sink.write(`${cols.map((c) => c.name).join(',')}\n`);
+      },
+      tick: (row) => {
+        sink!.write(`${cols.map((c) => cell(c.get(row))).join(',')}\n`);
+        ticks++;
+      },
+    });
+    sink!.close();
+    return { file: out, ticks, bytes: sink!.bytes, info };
+  } catch (e) {
+    sink?.close();
+    throw e;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MCAP
+
+const vec = (joints: number, what: string): object => ({ type: 'array', items: { type: 'number' }, minItems: joints, maxItems: joints, description: what });
+
+/** The JSON schema of a tick message (the recording's tick line without "kind"). */
+export function tickJsonSchema(joints: number): object {
+  const n = (description: string): object => ({ type: 'number', description });
+  return {
+    title: 'twolink.Tick',
+    description: 'One control tick of twolink (src/control/tick.ts). Arrays have one entry per joint.',
+    type: 'object',
+    properties: {
+      t: n('loop time since the run started [s]'),
+      i: n('tick index'),
+      state: { type: 'string', enum: [...LOOP_STATES], description: 'loop state' },
+      trajT: n('time on the trajectory [s], -1 if none'),
+      phase: { type: 'string', enum: [...PHASES], description: 'phase of the trajectory' },
+      des: {
+        type: 'object',
+        description: 'the plan at the moment of the reading',
+        properties: { q: vec(joints, 'angles [rad]'), qd: vec(joints, '[rad/s]'), qdd: vec(joints, '[rad/s^2]') },
+      },
+      meas: { type: 'object', properties: { q: vec(joints, 'measured angles [rad]'), qd: vec(joints, 'estimated velocities [rad/s]') } },
+      twin: {
+        type: 'object',
+        properties: {
+          q: vec(joints, 'twin angles [rad]'),
+          qd: vec(joints, '[rad/s]'),
+          res: vec(joints, 'measured - twin [rad]'),
+          tauExt: vec(joints, "the observer's unexplained torque [N m]"),
+        },
+      },
+      tau: { type: 'object', properties: { ff: vec(joints, 'feedforward [N m]'), pid: vec(joints, 'PID [N m]'), cmd: vec(joints, 'commanded [N m]') } },
+      duty: vec(joints, 'motor duty -1..1'),
+      timing: {
+        type: 'object',
+        properties: { errUs: n('tick start minus its grid time [us]'), execUs: n("the tick's work [us]"), overruns: n('so far'), missed: n('grid periods skipped so far') },
+      },
+      link: { type: 'object', properties: { sent: n('frames'), received: n('frames'), lost: n('frames'), corrupt: n('frames') } },
+      alarm: n('twin alarm bits (bit i = joint i+1)'),
+      flags: n('board flags'),
+      boardT: n('board time of the reading [s]'),
+      fresh: n('1 if a new reading arrived this tick'),
+      sat: n('saturation bits (bit i = joint i+1)'),
+    },
+  };
+}
+
+const EVENT_SCHEMA = {
+  title: 'twolink.Event',
+  description: 'An event of the run: connected, state, trajectory, alarm, link (as the recording has it).',
+  type: 'object',
+  additionalProperties: true,
+};
+
+/** An MCAP sink writing straight to a file descriptor. */
+class FileWritable implements IWritable {
+  private pos = 0n;
+  constructor(private readonly sink: FileSink) {}
+  write(buffer: Uint8Array): Promise<void> {
+    this.sink.write(buffer);
+    this.pos += BigInt(buffer.length);
+    return Promise.resolve();
+  }
+  position(): bigint {
+    return this.pos;
+  }
+}
+
+/** Nanoseconds since the Unix epoch of `startedAt` plus `t` seconds. */
+function logTime(startNs: bigint, t: number): bigint {
+  return startNs + BigInt(Math.round(Math.max(0, Number.isFinite(t) ? t : 0) * 1e9));
+}
+
+function stringMap(o: Record<string, unknown>): Map<string, string> {
+  return new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+}
+
+/** MCAP topics written by `exportMcap`. */
+export const MCAP_TOPICS = { tick: '/twolink/tick', event: '/twolink/event' } as const;
+
+/**
+ * Writes a recording as MCAP: one JSON message per tick on /twolink/tick at its log time (the run's
+ * start plus the tick's loop time), events on /twolink/event, each channel with a JSON schema; the
+ * header as metadata "twolink.header" and the summary as "twolink.summary". Indexed and chunked
+ * (uncompressed), so Foxglove can seek in it.
+ */
+export async function exportMcap(recording: string, out: string): Promise<ExportResult> {
+  const sink = new FileSink(out);
+  const writer = new McapWriter({ writable: new FileWritable(sink), useStatistics: true, useChunks: true, useChunkIndex: true, useMessageIndex: true, useMetadataIndex: true, useSummaryOffsets: true });
+  const enc = new TextEncoder();
+  let tickChannel = 0;
+  let eventChannel = 0;
+  let startNs = 0n;
+  let joints = 2;
+  let ticks = 0;
+  let lastT = 0;
+  let eventSeq = 0;
+  const row = new Float64Array(TICK_WIDTH);
+  try {
+    await writer.start({ profile: '', library: `twolink ${VERSION}` });
+    const info = await readRecording(recording, {
+      header: async (h) => {
+        joints = h.joints;
+        const ms = Date.parse(h.startedAt);
+        startNs = Number.isFinite(ms) ? BigInt(ms) * 1_000_000n : 0n;
+        const tickSchema = await writer.registerSchema({ name: 'twolink.Tick', encoding: 'jsonschema', data: enc.encode(JSON.stringify(tickJsonSchema(joints))) });
+        const eventSchema = await writer.registerSchema({ name: 'twolink.Event', encoding: 'jsonschema', data: enc.encode(JSON.stringify(EVENT_SCHEMA)) });
+        tickChannel = await writer.registerChannel({ topic: MCAP_TOPICS.tick, schemaId: tickSchema, messageEncoding: 'json', metadata: new Map() });
+        eventChannel = await writer.registerChannel({ topic: MCAP_TOPICS.event, schemaId: eventSchema, messageEncoding: 'json', metadata: new Map() });
+        const { kind: _kind, ...rest } = h;
+        await writer.addMetadata({ name: 'twolink.header', metadata: stringMap(rest) });
+      },
+      tick: async (r) => {
+        row.set(r);
+        const time = logTime(startNs, row[F.t]!);
+        lastT = row[F.t]!;
+        await writer.addMessage({ channelId: tickChannel, sequence: ticks, logTime: time, publishTime: time, data: enc.encode(JSON.stringify(tickObject(row, joints))) });
+        ticks++;
+      },
+      event: async (e) => {
+        const time = logTime(startNs, e.t ?? lastT);
+        await writer.addMessage({ channelId: eventChannel, sequence: eventSeq++, logTime: time, publishTime: time, data: enc.encode(JSON.stringify(e.data)) });
+      },
+    });
+    if (info.summary) {
+      const { kind: _kind, ...rest } = info.summary;
+      await writer.addMetadata({ name: 'twolink.summary', metadata: stringMap(rest) });
+    }
+    if (info.truncated) {
+      await writer.addMetadata({ name: 'twolink.recording', metadata: stringMap({ truncated: `line ${info.truncated.line} was cut short and left out` }) });
+    }
+    await writer.end();
+    sink.close();
+    return { file: out, ticks, bytes: sink.bytes, info };
+  } catch (e) {
+    sink.close();
+    throw e;
+  }
+}

@@ -1,0 +1,751 @@
+/**
+ * Figures of runs and trajectories, as vega-lite specifications rendered headless by vega (no
+ * browser, no canvas): seed 002's grid of angle, velocity, acceleration and jerk (joints and
+ * endpoint), the endpoint path, the twin's residual against its alarm threshold, and the torques.
+ *
+ * What the curves are (all on a uniform grid of loop time at the loop rate, by linear interpolation,
+ * then thinned to at most `maxPoints` points per curve for drawing):
+ * - desired: the plan at the moment of each reading (what the loop compares the reading with), at its
+ *   tick's time; its angle, velocity and acceleration are recorded, its jerk is the derivative of the
+ *   recorded acceleration by a cubic Savitzky-Golay filter over `smoothS`.
+ * - measured: the encoder angle of each fresh reading and the estimator's velocity, as recorded, at
+ *   the time the board took the reading (its timestamp, see signal.ts readingTimes); acceleration
+ *   and jerk are derivatives of the measured angle by a cubic Savitzky-Golay filter (zero lag) over
+ *   `smoothS`, and `JERK_WINDOW_FACTOR` times that for the jerk.
+ * - twin: its recorded angle and velocity (it steps on each reading), acceleration and jerk by the
+ *   same filters as measured, so that the two compare like for like.
+ * - endpoint: the chain rule (endpointDerivatives) on each curve's joint angles and derivatives.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import type { Rig } from '../config/load.js';
+import { LOOP_STATES, PHASES, type TickField } from '../control/tick.js';
+import type { Trajectory } from '../model/trajectory.js';
+import type { ArmParams } from '../model/types.js';
+import { isTwoLink } from '../model/types.js';
+import type { LoadedRecording } from './read.js';
+import { readingTimes, resampleLinear, savitzkyGolay, strideIndices, uniformGrid } from './signal.js';
+
+const DEG = 180 / Math.PI;
+
+/** The jerk of a measured curve is filtered over this many times the acceleration's window. */
+export const JERK_WINDOW_FACTOR = 2;
+
+/** The tick fields a run figure needs. */
+export const PLOT_FIELDS: readonly TickField[] = [
+  't', 'trajT', 'state', 'phase', 'fresh', 'boardT',
+  'qDes0', 'qDes1', 'qdDes0', 'qdDes1', 'qddDes0', 'qddDes1',
+  'q0', 'q1', 'qd0', 'qd1', 'twinQ0', 'twinQ1', 'twinQd0', 'twinQd1', 'res0', 'res1',
+  'tauFf0', 'tauFf1', 'tauPid0', 'tauPid1', 'tauCmd0', 'tauCmd1',
+];
+
+/** A line's look. */
+interface SeriesStyle {
+  name: string;
+  color: string;
+  dash: number[];
+}
+
+export const SERIES: Record<'desired' | 'measured' | 'twin' | 'measuredB', SeriesStyle> = {
+  desired: { name: 'desired', color: '#222222', dash: [6, 3] },
+  measured: { name: 'measured', color: '#d62728', dash: [1, 0] },
+  twin: { name: 'twin', color: '#1f77b4', dash: [2, 2] },
+  measuredB: { name: 'measured B', color: '#2ca02c', dash: [1, 0] },
+};
+
+// ---------------------------------------------------------------------------------------------
+// vega-lite building blocks. vega-lite's own types are exported only as TopLevelSpec, so panels are
+// built as plain JSON and the whole figure is checked by vega-lite's compiler.
+
+type Json = Record<string, unknown>;
+
+interface Point {
+  x: number | null;
+  y: number | null;
+  s: string;
+  k?: number;
+}
+
+interface PanelOptions {
+  title: string;
+  xTitle: string;
+  yTitle: string;
+  points: Point[];
+  series: SeriesStyle[];
+  legend?: boolean;
+  width?: number;
+  height?: number;
+  /** Horizontal rules (a threshold), drawn dashed. */
+  rules?: { y: number; color?: string }[];
+  /** Shaded time intervals (the trajectory proper). */
+  bands?: { x0: number; x1: number }[];
+  /** An x-y path: draw in the order of `k`, with equal scales on both axes. */
+  path?: boolean;
+  xDomain?: [number, number];
+  yDomain?: [number, number];
+}
+
+function round(v: number): number | null {
+  return Number.isFinite(v) ? Number(v.toPrecision(6)) : null;
+}
+
+/** A robust y range over the finite values: 0.5th to 99.5th percentile, padded. */
+function robustRange(points: readonly Point[], extra: readonly number[] = []): [number, number] | undefined {
+  const ys = points.map((p) => p.y).filter((v): v is number => v !== null && Number.isFinite(v));
+  ys.push(...extra);
+  if (!ys.length) return undefined;
+  ys.sort((a, b) => a - b);
+  const lo = ys[Math.floor(0.005 * (ys.length - 1))]!;
+  const hi = ys[Math.ceil(0.995 * (ys.length - 1))]!;
+  const pad = (hi - lo) * 0.08 || Math.max(Math.abs(hi), 1e-3) * 0.1;
+  return [Number((lo - pad).toPrecision(6)), Number((hi + pad).toPrecision(6))];
+}
+
+/** Names the panels' zoom selections apart (vega-lite wants them unique in a figure). */
+let panelCount = 0;
+
+function panel(o: PanelOptions): Json {
+  const names = o.series.map((s) => s.name);
+  const legend = o.legend ? { title: null, orient: 'top', direction: 'horizontal', columns: 2, symbolStrokeWidth: 2.5 } : null;
+  const layers: Json[] = [];
+  if (o.bands?.length) {
+    layers.push({
+      data: { values: o.bands },
+      mark: { type: 'rect', color: '#f3efd9', opacity: 0.7 },
+      encoding: { x: { field: 'x0', type: 'quantitative' }, x2: { field: 'x1' } },
+    });
+  }
+  layers.push({
+    data: { values: o.points },
+    // Drag to pan, wheel to zoom (in the HTML page).
+    params: [{ name: `zoom${panelCount++}`, select: { type: 'interval', encodings: ['x', 'y'] }, bind: 'scales' }],
+    mark: { type: 'line', strokeWidth: 1.6, clip: true, invalid: 'break-paths-filter-domains' },
+    encoding: {
+      x: {
+        field: 'x',
+        type: 'quantitative',
+        title: o.xTitle,
+        scale: { zero: false, nice: false, ...(o.xDomain ? { domain: o.xDomain } : {}) },
+        axis: { tickCount: 5 },
+      },
+      y: {
+        field: 'y',
+        type: 'quantitative',
+        title: o.yTitle,
+        scale: { zero: false, ...(o.yDomain ? { domain: o.yDomain, nice: false } : {}) },
+        axis: { tickCount: 5 },
+      },
+      color: { field: 's', type: 'nominal', scale: { domain: names, range: o.series.map((s) => s.color) }, legend },
+      strokeDash: { field: 's', type: 'nominal', scale: { domain: names, range: o.series.map((s) => s.dash) }, legend },
+      ...(o.path ? { order: { field: 'k', type: 'quantitative' } } : {}),
+    },
+  });
+  if (o.rules?.length) {
+    layers.push({
+      data: { values: o.rules },
+      mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.2 },
+      encoding: { y: { field: 'y', type: 'quantitative' }, color: { field: 'color', type: 'nominal', scale: null } },
+    });
+  }
+  return {
+    title: { text: o.title, fontSize: 12 },
+    width: o.width ?? 210,
+    height: o.height ?? 120,
+    layer: layers,
+    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
+  };
+}
+
+/** Series `values` sampled at `x`, as points, thinned by `keep`. */
+function pointsOf(x: ArrayLike<number>, keep: readonly number[], series: { style: SeriesStyle; values: ArrayLike<number>; scale?: number }[]): Point[] {
+  const out: Point[] = [];
+  for (const s of series) {
+    const k = s.scale ?? 1;
+    for (const i of keep) out.push({ x: round(x[i]!), y: round(s.values[i]! * k), s: s.style.name });
+  }
+  return out;
+}
+
+/** Splits text into lines of at most `width` characters at spaces. */
+function wrap(text: string, width = 150): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const w of text.split(' ')) {
+    if (line && line.length + 1 + w.length > width) {
+      out.push(line);
+      line = w;
+    } else {
+      line = line ? `${line} ${w}` : w;
+    }
+  }
+  if (line) out.push(line);
+  return out;
+}
+
+/** Rows of panels as one grid, aligned by columns (a shorter row fills from the left). */
+function figure(title: string, subtitle: string[], rows: Json[][]): TopLevelSpec {
+  const columns = Math.max(...rows.map((r) => r.length));
+  const cells: Json[] = [];
+  for (const r of rows) {
+    cells.push(...r);
+    // Pad short rows so that each row starts in the first column.
+    for (let k = r.length; k < columns; k++) cells.push({ width: 1, height: 1, data: { values: [{}] }, mark: { type: 'point', opacity: 0 } });
+  }
+  const spec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: title, subtitle: subtitle.flatMap((s) => wrap(s)), anchor: 'start', fontSize: 16, subtitleFontSize: 11 },
+    config: { view: { stroke: '#ccc' }, axis: { labelFontSize: 10, titleFontSize: 11, grid: true, gridColor: '#eee' } },
+    columns,
+    spacing: { row: 22, column: 26 },
+    concat: cells,
+    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
+  };
+  return spec as unknown as TopLevelSpec;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+/** Renders a vega-lite figure to SVG text, headless. */
+export async function renderSvg(spec: TopLevelSpec): Promise<string> {
+  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
+  try {
+    return await view.toSVG();
+  } finally {
+    view.finalize();
+  }
+}
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * A self-contained HTML page: the vega runtime inlined (no network needed to open it) and the
+ * compiled figure, drawn as SVG in the page.
+ */
+export async function renderHtml(spec: TopLevelSpec, title: string): Promise<string> {
+  const require = createRequire(import.meta.url);
+  const runtime = await readFile(join(dirname(require.resolve('vega')), 'vega.min.js'), 'utf8');
+  const compiled = JSON.stringify(compile(spec).spec).replace(/</g, '\\u003c');
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    `<title>${escapeHtml(title)}</title>`,
+    '<style>body{font-family:sans-serif;margin:16px}</style>',
+    `<script>${runtime.replace(/<\/script/gi, '<\\/script')}</script>`,
+    '</head><body>',
+    '<div id="figure"></div>',
+    `<script type="application/json" id="spec">${compiled}</script>`,
+    '<script>',
+    'const spec = JSON.parse(document.getElementById("spec").textContent);',
+    'new vega.View(vega.parse(spec), { renderer: "svg", container: "#figure", hover: true }).runAsync();',
+    '</script>',
+    '</body></html>',
+    '',
+  ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinematics of the endpoint, for the trajectory figure (analytic, no differentiation)
+
+/**
+ * Endpoint position [m] and its first three time derivatives from the joint angles and theirs:
+ * the endpoint is a sum of rotating link vectors r_i = L_i (cos th_i, sin th_i) with segment angles
+ * th1 = a1, th2 = a1 + a2, and r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
+ * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r (R90 (x, y) = (-y, x)).
+ * Returns [x, y, vx, vy, ax, ay, jx, jy].
+ */
+export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], qddd: readonly number[]): number[] {
+  const links = isTwoLink(arm) ? [arm.L1, arm.L2] : [arm.L1];
+  const out = [0, 0, 0, 0, 0, 0, 0, 0];
+  let th = 0;
+  let w = 0;
+  let b = 0;
+  let j = 0;
+  links.forEach((L, i) => {
+    th += q[i]!;
+    w += qd[i]!;
+    b += qdd[i]!;
+    j += qddd[i]!;
+    const x = L * Math.cos(th);
+    const y = L * Math.sin(th);
+    out[0] += x;
+    out[1] += y;
+    out[2] += -w * y;
+    out[3] += w * x;
+    out[4] += -b * y - w * w * x;
+    out[5] += b * x - w * w * y;
+    out[6] += -j * y - 3 * w * b * x + w * w * w * y;
+    out[7] += j * x - 3 * w * b * y - w * w * w * x;
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trajectory figure (seed 002)
+
+/** Options of the trajectory figure. */
+export interface TrajectoryFigureOptions {
+  title: string;
+  /** Sample rate [Hz]. @default 200 */
+  rateHz?: number;
+}
+
+/**
+ * Seed 002's figure of a trajectory: the endpoint's x and y and the joint angles, each with velocity,
+ * acceleration and jerk (all analytic: the plan's own derivatives and the chain rule), then the
+ * endpoint path and the path in joint space.
+ */
+export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: TrajectoryFigureOptions): TopLevelSpec {
+  const rate = o.rateHz ?? 200;
+  const n = Math.max(2, Math.round(traj.duration * rate) + 1);
+  const t = Float64Array.from({ length: n }, (_, k) => (k === n - 1 ? traj.duration : k / rate));
+  const cols = Array.from({ length: 8 }, () => new Float64Array(n));
+  const q = [new Float64Array(n), new Float64Array(n)];
+  const qd = [new Float64Array(n), new Float64Array(n)];
+  const qdd = [new Float64Array(n), new Float64Array(n)];
+  const qddd = [new Float64Array(n), new Float64Array(n)];
+  for (let k = 0; k < n; k++) {
+    const s = traj.sample(t[k]!);
+    const e = endpointDerivatives(arm, s.q, s.qd, s.qdd, s.qddd);
+    for (let c = 0; c < 8; c++) cols[c]![k] = e[c]!;
+    for (let j = 0; j < traj.joints; j++) {
+      q[j]![k] = s.q[j]!;
+      qd[j]![k] = s.qd[j]!;
+      qdd[j]![k] = s.qdd[j]!;
+      qddd[j]![k] = s.qddd[j]!;
+    }
+  }
+  const keep = strideIndices(n, 1000);
+  const X: SeriesStyle = { name: 'x', color: '#d62728', dash: [1, 0] };
+  const Y: SeriesStyle = { name: 'y', color: '#111111', dash: [1, 0] };
+  const A1: SeriesStyle = { name: 'joint 1', color: '#1f77b4', dash: [1, 0] };
+  const A2: SeriesStyle = { name: 'joint 2', color: '#2ca02c', dash: [1, 0] };
+  const joints = traj.joints === 2 ? [A1, A2] : [A1];
+  const xDomain: [number, number] = [0, traj.duration];
+  const kinds = [
+    ['displacement', 'm', 'deg'],
+    ['velocity', 'm/s', 'deg/s'],
+    ['acceleration', 'm/s²', 'deg/s²'],
+    ['jerk', 'm/s³', 'deg/s³'],
+  ] as const;
+  const jointData = [q, qd, qdd, qddd];
+  const endpointRow = kinds.map(([what, unit], c) =>
+    panel({
+      title: `Endpoint linear ${what} [${unit}]`,
+      xTitle: 'Time [s]',
+      yTitle: `x, y [${unit}]`,
+      points: pointsOf(t, keep, [
+        { style: X, values: cols[2 * c]! },
+        { style: Y, values: cols[2 * c + 1]! },
+      ]),
+      series: [X, Y],
+      legend: c === 0,
+      xDomain,
+    }),
+  );
+  const jointRow = kinds.map(([what, , unit], c) =>
+    panel({
+      title: `Joint angular ${what} [${unit}]`,
+      xTitle: 'Time [s]',
+      yTitle: `angle${c ? ` ${what}` : ''} [${unit}]`,
+      points: pointsOf(
+        t,
+        keep,
+        joints.map((style, j) => ({ style, values: jointData[c]![j]!, scale: DEG })),
+      ),
+      series: joints,
+      legend: c === 0,
+      xDomain,
+    }),
+  );
+  const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] =>
+    keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
+  const EP: SeriesStyle = { name: 'endpoint', color: '#d62728', dash: [1, 0] };
+  const JS: SeriesStyle = { name: 'joints', color: '#1f77b4', dash: [1, 0] };
+  const [ex, ey] = equalDomains(cols[0]!, cols[1]!);
+  const paths = [
+    panel({
+      title: 'Endpoint space',
+      xTitle: 'Displacement in x [m]',
+      yTitle: 'Displacement in y [m]',
+      points: pathPoints(cols[0]!, cols[1]!, EP.name),
+      series: [EP],
+      path: true,
+      width: 210,
+      height: 210,
+      xDomain: ex,
+      yDomain: ey,
+    }),
+  ];
+  if (traj.joints === 2) {
+    const [jx, jy] = equalDomains(q[0]!.map((v) => v * DEG), q[1]!.map((v) => v * DEG));
+    paths.push(
+      panel({
+        title: 'Joint space',
+        xTitle: 'Displacement in joint 1 [deg]',
+        yTitle: 'Displacement in joint 2 [deg]',
+        points: pathPoints(q[0]!, q[1]!, JS.name, DEG),
+        series: [JS],
+        path: true,
+        width: 210,
+        height: 210,
+        xDomain: jx,
+        yDomain: jy,
+      }),
+    );
+  }
+  return figure(o.title, [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`], [
+    endpointRow,
+    jointRow,
+    paths,
+  ]);
+}
+
+/** Domains of equal span for x and y (so that a path keeps its shape in a square panel). */
+function equalDomains(xs: ArrayLike<number>, ys: ArrayLike<number>): [[number, number], [number, number]] {
+  let x0 = Infinity;
+  let x1 = -Infinity;
+  let y0 = Infinity;
+  let y1 = -Infinity;
+  for (let i = 0; i < xs.length; i++) {
+    const x = xs[i]!;
+    const y = ys[i]!;
+    if (Number.isFinite(x)) {
+      x0 = Math.min(x0, x);
+      x1 = Math.max(x1, x);
+    }
+    if (Number.isFinite(y)) {
+      y0 = Math.min(y0, y);
+      y1 = Math.max(y1, y);
+    }
+  }
+  if (!Number.isFinite(x0) || !Number.isFinite(y0)) return [[0, 1], [0, 1]];
+  const span = Math.max(x1 - x0, y1 - y0, 1e-6) * 1.1;
+  const cx = (x0 + x1) / 2;
+  const cy = (y0 + y1) / 2;
+  const r6 = (v: number): number => Number(v.toPrecision(6));
+  return [
+    [r6(cx - span / 2), r6(cx + span / 2)],
+    [r6(cy - span / 2), r6(cy + span / 2)],
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run figure
+
+/** Options of the run figure. */
+export interface RunFigureOptions {
+  title: string;
+  /** Window of the smoothing differentiator for measured and twin acceleration and jerk [s]. @default 0.08 */
+  smoothS?: number;
+  /** Points per curve at most. @default 600 */
+  maxPoints?: number;
+  /** Another run's readings on this run's loop time (see compare.ts alignRuns), drawn as 'measured B'. */
+  other?: { t: Float64Array; q: Float64Array[] };
+  /** Draw only this window of loop time [s] (the curves are filtered over the whole run first, so the window's edges are not filter edges). */
+  from?: number;
+  to?: number;
+}
+
+/** The curves of a run on a uniform grid (angles in rad). */
+export interface RunCurves {
+  t: Float64Array;
+  /** Per series, per joint: angle, velocity, acceleration, jerk. */
+  joint: Record<string, { q: Float64Array; qd: Float64Array; qdd: Float64Array; qddd: Float64Array }[]>;
+  /** Per series: x, y and their three derivatives [m, m/s, m/s², m/s³]. */
+  endpoint: Record<string, Float64Array[]>;
+}
+
+const PLAN_STATES = new Set(['track', 'hold', 'paused'].map((s) => LOOP_STATES.indexOf(s as (typeof LOOP_STATES)[number])));
+const IDLE = LOOP_STATES.indexOf('idle');
+
+/** Resamples (xs, ys) onto the grid, with NaN samples as breaks (a gap is not bridged). */
+function onGrid(xs: ArrayLike<number>, ys: ArrayLike<number>, grid: Float64Array): Float64Array {
+  return resampleLinear(xs, ys, grid);
+}
+
+/** The values of `y` at the ticks `idx`, NaN where `ok` fails. */
+function pick(y: Float64Array, idx: readonly number[], ok: (i: number) => boolean = () => true): Float64Array {
+  return Float64Array.from(idx, (i) => (ok(i) ? y[i]! : Number.NaN));
+}
+
+/**
+ * The curves the run figure draws: desired, measured and twin (and another run's measured) on a
+ * uniform grid of loop time at the loop rate, with their derivatives (see the file's comment).
+ *
+ * Time base: the desired is placed at its tick's loop time. Readings (measured, and the twin, which
+ * steps on each reading with the board's time step) are placed at the loop time the board took them,
+ * from the board's timestamps (signal.ts readingTimes): a tick picks a reading up 0 to 2 periods
+ * after it was taken, and differentiating at tick times would turn that jitter into noise.
+ */
+export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number, other?: { t: Float64Array; q: Float64Array[] }): RunCurves {
+  const c = rec.columns;
+  const n = rec.info.header.joints;
+  const dt = 1 / rec.info.header.rateHz;
+  const t = c.get('t');
+  const state = c.get('state');
+  const fresh = c.get('fresh');
+  let first = 0;
+  while (first < c.length - 1 && state[first] === IDLE) first++;
+  const grid = uniformGrid(t[first]!, t[c.length - 1]!, dt);
+  const all = Array.from({ length: c.length }, (_, i) => i);
+  const readings = all.filter((i) => fresh[i] === 1);
+  const tr = readingTimes(pick(t, readings), pick(c.get('boardT'), readings));
+  const plan = (i: number): boolean => PLAN_STATES.has(state[i]!);
+  const live = (i: number): boolean => state[i] !== IDLE;
+  const win = Math.max(5, Math.round(smoothS / dt) | 1);
+  // A third derivative amplifies noise far more than a second: its window is JERK_WINDOW_FACTOR times longer.
+  const sg = (y: Float64Array, deriv: number): Float64Array =>
+    savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
+  const joint: RunCurves['joint'] = { desired: [], measured: [], twin: [] };
+  for (let j = 0; j < n; j++) {
+    const f = (name: string): Float64Array => c.get(`${name}${j}` as TickField);
+    const qdd = onGrid(t, pick(f('qddDes'), all, plan), grid);
+    joint.desired!.push({ q: onGrid(t, pick(f('qDes'), all, plan), grid), qd: onGrid(t, pick(f('qdDes'), all, plan), grid), qdd, qddd: sg(qdd, 1) });
+    const qm = onGrid(tr, pick(f('q'), readings), grid);
+    joint.measured!.push({ q: qm, qd: onGrid(tr, pick(f('qd'), readings, live), grid), qdd: sg(qm, 2), qddd: sg(qm, 3) });
+    const qt = onGrid(tr, pick(f('twinQ'), readings, live), grid);
+    joint.twin!.push({ q: qt, qd: onGrid(tr, pick(f('twinQd'), readings, live), grid), qdd: sg(qt, 2), qddd: sg(qt, 3) });
+  }
+  if (other) {
+    // Another run's readings are on this run's time only where both are on the trajectory proper:
+    // break the curve where they have a gap (between trajectories).
+    const xs: number[] = [];
+    const idx: number[] = [];
+    for (let i = 0; i < other.t.length; i++) {
+      if (i > 0 && other.t[i]! - other.t[i - 1]! > 3 * dt) {
+        xs.push((other.t[i]! + other.t[i - 1]!) / 2);
+        idx.push(-1);
+      }
+      xs.push(other.t[i]!);
+      idx.push(i);
+    }
+    joint.measuredB = other.q.slice(0, n).map((q) => {
+      const qb = onGrid(xs, Float64Array.from(idx, (i) => (i < 0 ? Number.NaN : q[i]!)), grid);
+      return { q: qb, qd: sg(qb, 1), qdd: sg(qb, 2), qddd: sg(qb, 3) };
+    });
+  }
+  // The endpoint by the chain rule from each curve's joint angle and its derivatives.
+  const endpoint: RunCurves['endpoint'] = {};
+  for (const [key, curves] of Object.entries(joint)) {
+    const cols = Array.from({ length: 8 }, () => new Float64Array(grid.length));
+    const at = (a: Float64Array[], k: number): number[] => a.map((x) => x[k]!);
+    for (let k = 0; k < grid.length; k++) {
+      const e = endpointDerivatives(arm, at(curves.map((s) => s.q), k), at(curves.map((s) => s.qd), k), at(curves.map((s) => s.qdd), k), at(curves.map((s) => s.qddd), k));
+      for (let m = 0; m < 8; m++) cols[m]![k] = e[m]!;
+    }
+    endpoint[key] = cols;
+  }
+  return { t: grid, joint, endpoint };
+}
+
+/**
+ * The run figure: rows joint 1, joint 2, endpoint x, endpoint y; columns angle (position),
+ * velocity, acceleration, jerk; desired, measured and twin overlaid (and another run's measured);
+ * then the endpoint path, the twin's residual with the alarm threshold, and the torques per joint.
+ * The trajectory proper (the track phase) is shaded.
+ */
+export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): TopLevelSpec {
+  const smoothS = o.smoothS ?? 0.08;
+  const maxPoints = o.maxPoints ?? 600;
+  const arm = rig.arm;
+  const n = rec.info.header.joints;
+  const curves = runCurves(rec, arm, smoothS, o.other);
+  const grid = curves.t;
+  const inWindow = (x: number): boolean => x >= (o.from ?? -Infinity) && x <= (o.to ?? Infinity);
+  const shown: number[] = [];
+  for (let k = 0; k < grid.length; k++) if (inWindow(grid[k]!)) shown.push(k);
+  if (shown.length < 2) throw new RangeError(`the window ${o.from ?? '-'}..${o.to ?? '-'} s holds fewer than 2 samples of the run (${grid[0]!.toFixed(3)}..${grid[grid.length - 1]!.toFixed(3)} s)`);
+  const keep = strideIndices(shown.length, maxPoints).map((k) => shown[k]!);
+  const xDomain: [number, number] = [round(grid[shown[0]!]!) ?? 0, round(grid[shown[shown.length - 1]!]!) ?? 1];
+  const styles = [SERIES.desired, SERIES.measured, SERIES.twin, ...(o.other ? [SERIES.measuredB] : [])];
+  const keys = ['desired', 'measured', 'twin', ...(o.other ? ['measuredB'] : [])];
+  const bands = trackBands(rec)
+    .map((b) => ({ x0: Math.max(b.x0, xDomain[0]), x1: Math.min(b.x1, xDomain[1]) }))
+    .filter((b) => b.x1 > b.x0);
+  const kinds = [
+    ['angle', 'deg', 'position', 'm'],
+    ['velocity', 'deg/s', 'velocity', 'm/s'],
+    ['acceleration', 'deg/s²', 'acceleration', 'm/s²'],
+    ['jerk', 'deg/s³', 'jerk', 'm/s³'],
+  ] as const;
+  const rows: Json[][] = [];
+  let legend = true;
+  for (let j = 0; j < n; j++) {
+    rows.push(
+      kinds.map(([what, unit], c) => {
+        const field = (['q', 'qd', 'qdd', 'qddd'] as const)[c];
+        const points = pointsOf(
+          grid,
+          keep,
+          keys.map((k, m) => ({ style: styles[m]!, values: curves.joint[k]![j]![field], scale: DEG })),
+        );
+        const p = panel({
+          title: `Joint ${j + 1} ${what} [${unit}]`,
+          xTitle: 'Time [s]',
+          yTitle: `${what} [${unit}]`,
+          points,
+          series: styles,
+          legend,
+          bands,
+          xDomain,
+          ...robustDomain(points),
+        });
+        legend = false;
+        return p;
+      }),
+    );
+  }
+  for (const [axis, off] of [['x', 0], ['y', 1]] as const) {
+    rows.push(
+      kinds.map(([, , what, unit], c) => {
+        const points = pointsOf(
+          grid,
+          keep,
+          keys.map((k, m) => ({ style: styles[m]!, values: curves.endpoint[k]![2 * c + off]! })),
+        );
+        return panel({
+          title: `Endpoint ${axis} ${what} [${unit}]`,
+          xTitle: 'Time [s]',
+          yTitle: `${axis} ${what} [${unit}]`,
+          points,
+          series: styles,
+          bands,
+          xDomain,
+          ...robustDomain(points),
+        });
+      }),
+    );
+  }
+  rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
+  const a = rec.info.header;
+  const sub = [
+    `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? '; B: another run, on this run\'s time by trajectory time (track phase only)' : ''}`,
+    `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${(smoothS * 1000).toFixed(0)} ms (jerk: ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
+  ];
+  return figure(o.title, sub, rows);
+}
+
+function robustDomain(points: readonly Point[]): { yDomain?: [number, number] } {
+  const d = robustRange(points);
+  return d ? { yDomain: d } : {};
+}
+
+/** Intervals of loop time in the track phase. */
+function trackBands(rec: LoadedRecording): { x0: number; x1: number }[] {
+  const c = rec.columns;
+  const t = c.get('t');
+  const state = c.get('state');
+  const phase = c.get('phase');
+  const TRACK_S = LOOP_STATES.indexOf('track');
+  const TRACK_P = PHASES.indexOf('track');
+  const out: { x0: number; x1: number }[] = [];
+  let start = -1;
+  for (let i = 0; i <= c.length; i++) {
+    const inTrack = i < c.length && state[i] === TRACK_S && phase[i] === TRACK_P;
+    if (inTrack && start < 0) start = i;
+    if (!inTrack && start >= 0) {
+      out.push({ x0: round(t[start]!)!, x1: round(t[i - 1]!)! });
+      start = -1;
+    }
+  }
+  return out;
+}
+
+function bottomRow(
+  rec: LoadedRecording,
+  rig: Rig,
+  curves: RunCurves,
+  keys: string[],
+  styles: SeriesStyle[],
+  keep: number[],
+  bands: { x0: number; x1: number }[],
+  xDomain: [number, number],
+): Json[] {
+  const c = rec.columns;
+  const n = rec.info.header.joints;
+  const t = c.get('t');
+  const state = c.get('state');
+  const fresh = c.get('fresh');
+  const out: Json[] = [];
+  // The endpoint path.
+  const pts: Point[] = [];
+  keys.forEach((k, m) => {
+    const e = curves.endpoint[k]!;
+    keep.forEach((i, order) => pts.push({ x: round(e[0]![i]!), y: round(e[1]![i]!), s: styles[m]!.name, k: order }));
+  });
+  const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
+  const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));
+  const [dx, dy] = equalDomains(xs, ys);
+  out.push(panel({ title: 'Endpoint path', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy }));
+  // The twin's residual, on the ticks where it was computed.
+  const live: number[] = [];
+  const shown = (i: number): boolean => t[i]! >= xDomain[0] && t[i]! <= xDomain[1];
+  for (let i = 0; i < c.length; i++) if (fresh[i] === 1 && state[i] !== IDLE && shown(i)) live.push(i);
+  const sel = strideIndices(live.length, 2 * keep.length).map((k) => live[k]!);
+  const jointStyles: SeriesStyle[] = [
+    { name: 'joint 1', color: '#1f77b4', dash: [1, 0] },
+    { name: 'joint 2', color: '#2ca02c', dash: [1, 0] },
+  ].slice(0, n);
+  const resPts: Point[] = [];
+  for (let j = 0; j < n; j++) {
+    const r = c.get(`res${j}` as TickField);
+    for (const i of sel) resPts.push({ x: round(t[i]!), y: round(r[i]! * DEG), s: jointStyles[j]!.name });
+  }
+  const alarm = rig.twin.alarmDeg;
+  // Always show the threshold, and every residual even beyond it.
+  const lim = Number((1.05 * Math.max(1.2 * alarm, ...resPts.map((p) => Math.abs(p.y ?? 0)))).toPrecision(4));
+  out.push(
+    panel({
+      title: `Twin residual, alarm at ±${alarm} deg`,
+      xTitle: 'Time [s]',
+      yTitle: 'measured - twin [deg]',
+      points: resPts,
+      series: jointStyles,
+      legend: true,
+      rules: [
+        { y: alarm, color: '#d62728' },
+        { y: -alarm, color: '#d62728' },
+      ],
+      bands,
+      xDomain,
+      yDomain: [-lim, lim],
+    }),
+  );
+  // Torques per joint.
+  const torqueStyles: SeriesStyle[] = [
+    { name: 'feedforward', color: '#9467bd', dash: [6, 3] },
+    { name: 'PID', color: '#ff7f0e', dash: [2, 2] },
+    { name: 'command', color: '#111111', dash: [1, 0] },
+  ];
+  const liveTicks: number[] = [];
+  for (let i = 0; i < c.length; i++) if (state[i] !== IDLE && shown(i)) liveTicks.push(i);
+  const tsel = strideIndices(liveTicks.length, 2 * keep.length).map((k) => liveTicks[k]!);
+  for (let j = 0; j < n; j++) {
+    const fields = [`tauFf${j}`, `tauPid${j}`, `tauCmd${j}`] as TickField[];
+    const tp: Point[] = [];
+    fields.forEach((f, m) => {
+      const v = c.get(f);
+      for (const i of tsel) tp.push({ x: round(t[i]!), y: round(v[i]!), s: torqueStyles[m]!.name });
+    });
+    out.push(
+      panel({
+        title: `Joint ${j + 1} torque [N m]`,
+        xTitle: 'Time [s]',
+        yTitle: 'torque [N m]',
+        points: tp,
+        series: torqueStyles,
+        legend: j === 0,
+        bands,
+        xDomain,
+        ...robustDomain(tp),
+      }),
+    );
+  }
+  return out;
+}

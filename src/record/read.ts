@@ -1,0 +1,358 @@
+/**
+ * Reading a recording back (the NDJSON that recorder.ts writes): a header line, tick lines, event
+ * lines, and a summary line when the run ended cleanly.
+ *
+ * The file is streamed line by line and every line is validated with zod, so a ten-minute run at
+ * 1 kHz is never held as text or as objects: each tick is turned into the loop's flat row
+ * (tick.ts) and handed to the caller, who keeps what it needs (see `Columns`).
+ *
+ * A crash can leave the last line cut short: that line is ignored and reported in
+ * `RecordingInfo.truncated`. A bad line anywhere else is a `RecordingError` naming the file and the
+ * line number.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { z } from 'zod';
+import { resolveRig, type Rig } from '../config/load.js';
+import { describeIssues, parseRigFile } from '../config/rig.js';
+import { F, LOOP_STATES, PHASES, TICK_WIDTH, type TickField } from '../control/tick.js';
+
+/** A recording that cannot be read: the message starts with `file:line:` when a line is at fault. */
+export class RecordingError extends Error {
+  override readonly name = 'RecordingError';
+  constructor(
+    readonly file: string,
+    detail: string,
+    /** 1-based line number of the line at fault, when one is. */
+    readonly line?: number,
+  ) {
+    super(`${file}${line !== undefined ? `:${line}` : ''}: ${detail}`);
+  }
+}
+
+// JSON has no NaN: JSON.stringify writes a non-finite number as null, so null reads back as NaN.
+const num = z.union([z.number(), z.null()]).transform((v) => (v === null ? Number.NaN : v));
+
+const headerSchema = z.looseObject({
+  kind: z.literal('header'),
+  twolink: z.string(),
+  protocol: z.number(),
+  startedAt: z.string(),
+  joints: z.union([z.literal(1), z.literal(2)]),
+  rateHz: z.number().positive(),
+  feedforward: z.string().optional(),
+  rig: z.looseObject({ file: z.string(), name: z.string(), content: z.unknown() }),
+  trajectories: z.array(z.looseObject({ name: z.string(), description: z.string().optional() })).default([]),
+});
+
+/** The header line of a recording, validated. `rig.content` is the rig file as the run used it. */
+export type RecordingHeaderLine = z.infer<typeof headerSchema>;
+
+function tickSchema(joints: 1 | 2) {
+  const vec = z.array(num).length(joints);
+  return z.object({
+    kind: z.literal('tick'),
+    t: num,
+    i: num,
+    state: z.enum(LOOP_STATES),
+    trajT: num,
+    phase: z.enum(PHASES),
+    des: z.object({ q: vec, qd: vec, qdd: vec }),
+    meas: z.object({ q: vec, qd: vec }),
+    twin: z.object({ q: vec, qd: vec, res: vec, tauExt: vec }),
+    tau: z.object({ ff: vec, pid: vec, cmd: vec }),
+    duty: vec,
+    timing: z.object({ errUs: num, execUs: num, overruns: num, missed: num }),
+    link: z.object({ sent: num, received: num, lost: num, corrupt: num }),
+    alarm: num,
+    flags: num,
+    boardT: num,
+    fresh: num,
+    sat: num,
+  });
+}
+
+type TickLine = z.infer<ReturnType<typeof tickSchema>>;
+
+const summarySchema = z.looseObject({
+  kind: z.literal('summary'),
+  ticks: z.number(),
+  stopReason: z.string(),
+});
+
+/** The summary line (RunSummary of stats.ts, plus what the session adds). */
+export type RecordingSummaryLine = z.infer<typeof summarySchema>;
+
+const otherSchema = z.looseObject({ kind: z.string(), t: z.number().optional() });
+
+/** An event line: a connection, a state change, an alarm, a trajectory phase, a link event. */
+export interface RecordingEvent {
+  /** 1-based line number. */
+  line: number;
+  /** What happened: 'connected', 'state', 'trajectory', 'alarm', 'link', ... */
+  what: string;
+  /** Loop time [s], when the event has one. */
+  t?: number;
+  /** The line as written. */
+  data: Record<string, unknown>;
+}
+
+/** What a read found besides the ticks. */
+export interface RecordingInfo {
+  file: string;
+  header: RecordingHeaderLine;
+  /** Tick lines read. */
+  ticks: number;
+  /** Events, in order (the first `MAX_EVENTS`; `eventCount` counts them all). */
+  events: RecordingEvent[];
+  eventCount: number;
+  /** Absent when the run did not end cleanly (a crash, a kill, a full disk). */
+  summary?: RecordingSummaryLine;
+  /** Set when the last line was cut short (a crash while writing): it was ignored. */
+  truncated?: { line: number; bytes: number };
+}
+
+/** Events kept in `RecordingInfo.events`. */
+export const MAX_EVENTS = 10_000;
+
+const STATE_CODE = new Map<string, number>(LOOP_STATES.map((s, i) => [s, i]));
+const PHASE_CODE = new Map<string, number>(PHASES.map((s, i) => [s, i]));
+
+/** Writes a validated tick line into a flat row (the inverse of tickObject). */
+function toRow(o: TickLine, row: Float64Array): void {
+  const pair = (f0: TickField, v: readonly number[]): void => {
+    row[F[f0]] = v[0]!;
+    row[F[f0] + 1] = v.length > 1 ? v[1]! : 0;
+  };
+  row[F.t] = o.t;
+  row[F.i] = o.i;
+  row[F.state] = STATE_CODE.get(o.state)!;
+  row[F.trajT] = o.trajT;
+  row[F.phase] = PHASE_CODE.get(o.phase)!;
+  pair('qDes0', o.des.q);
+  pair('qdDes0', o.des.qd);
+  pair('qddDes0', o.des.qdd);
+  pair('q0', o.meas.q);
+  pair('qd0', o.meas.qd);
+  pair('twinQ0', o.twin.q);
+  pair('twinQd0', o.twin.qd);
+  pair('res0', o.twin.res);
+  pair('tauExt0', o.twin.tauExt);
+  pair('tauFf0', o.tau.ff);
+  pair('tauPid0', o.tau.pid);
+  pair('tauCmd0', o.tau.cmd);
+  pair('duty0', o.duty);
+  row[F.errUs] = o.timing.errUs;
+  row[F.execUs] = o.timing.execUs;
+  row[F.overruns] = o.timing.overruns;
+  row[F.missed] = o.timing.missed;
+  row[F.sent] = o.link.sent;
+  row[F.received] = o.link.received;
+  row[F.lost] = o.link.lost;
+  row[F.corrupt] = o.link.corrupt;
+  row[F.alarm] = o.alarm;
+  row[F.flags] = o.flags;
+  row[F.boardT] = o.boardT;
+  row[F.fresh] = o.fresh;
+  row[F.sat] = o.sat;
+}
+
+/** What a reader wants to hear about, in file order. */
+export interface RecordingVisitor {
+  /** The header (always first). */
+  header?(h: RecordingHeaderLine): void | Promise<void>;
+  /**
+   * A tick as the loop's flat row (tick.ts layout). The row is reused for the next tick: copy what
+   * you keep. Returning a promise pauses reading until it settles.
+   */
+  tick?(row: Float64Array, line: number): void | Promise<void>;
+  event?(e: RecordingEvent): void | Promise<void>;
+}
+
+function message(issues: readonly z.core.$ZodIssue[], raw: unknown, what: string): string {
+  const { lines } = describeIssues(issues, raw);
+  return `bad ${what} line: ${lines.slice(0, 3).join('; ')}`;
+}
+
+/**
+ * Streams a recording through `visitor`. Throws a RecordingError naming the line for a bad line
+ * (except a cut-short last line, which is reported in the result), a missing header, a file with no
+ * tick lines, or a file that cannot be read.
+ */
+export async function readRecording(file: string, visitor: RecordingVisitor = {}): Promise<RecordingInfo> {
+  try {
+    if (!statSync(file).isFile()) throw new RecordingError(file, 'not a file');
+  } catch (e) {
+    if (e instanceof RecordingError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RecordingError(file, code === 'ENOENT' ? 'no such file' : (e as Error).message);
+  }
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const row = new Float64Array(TICK_WIDTH);
+  let header: RecordingHeaderLine | undefined;
+  let schema: ReturnType<typeof tickSchema> | undefined;
+  let summary: RecordingSummaryLine | undefined;
+  let summaryLine = 0;
+  let ticks = 0;
+  let eventCount = 0;
+  const events: RecordingEvent[] = [];
+  // A line that is not JSON is an error only once another line follows it.
+  let broken: { line: number; bytes: number; why: string } | undefined;
+  let n = 0;
+  try {
+    for await (const text of lines) {
+      n++;
+      if (text.trim() === '') continue;
+      if (broken) throw new RecordingError(file, broken.why, broken.line);
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        broken = { line: n, bytes: Buffer.byteLength(text), why: `not JSON (${(e as Error).message})` };
+        continue;
+      }
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+        throw new RecordingError(file, 'not a JSON object', n);
+      }
+      const kind = (raw as { kind?: unknown }).kind;
+      if (!header) {
+        const r = headerSchema.safeParse(raw);
+        if (!r.success) {
+          throw new RecordingError(
+            file,
+            kind === 'header' ? message(r.error.issues, raw, 'header') : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?',
+            n,
+          );
+        }
+        header = r.data;
+        schema = tickSchema(header.joints);
+        await visitor.header?.(header);
+        continue;
+      }
+      if (summary) throw new RecordingError(file, `a line after the summary line (line ${summaryLine})`, n);
+      if (kind === 'tick') {
+        const r = schema!.safeParse(raw);
+        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'tick'), n);
+        toRow(r.data, row);
+        ticks++;
+        const p = visitor.tick?.(row, n);
+        if (p) await p;
+      } else if (kind === 'summary') {
+        const r = summarySchema.safeParse(raw);
+        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'summary'), n);
+        summary = r.data;
+        summaryLine = n;
+      } else if (kind === 'header') {
+        throw new RecordingError(file, 'a second header line', n);
+      } else {
+        const r = otherSchema.safeParse(raw);
+        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'event'), n);
+        // Event lines: {"kind":"event","event":"state"|"alarm"|...}; older recordings wrote
+        // {"kind": <the loop event's kind>, "event": "loop", ...}.
+        const d = r.data as Record<string, unknown>;
+        const what = d.event === 'loop' || typeof d.event !== 'string' ? String(d.kind) : d.event;
+        const ev: RecordingEvent = { line: n, what, data: d, ...(typeof d.t === 'number' ? { t: d.t } : {}) };
+        eventCount++;
+        if (events.length < MAX_EVENTS) events.push(ev);
+        await visitor.event?.(ev);
+      }
+    }
+  } catch (e) {
+    if (e instanceof RecordingError) throw e;
+    throw new RecordingError(file, (e as Error).message);
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  if (!header) {
+    if (broken) throw new RecordingError(file, broken.why, broken.line);
+    throw new RecordingError(file, 'empty: no header line');
+  }
+  if (ticks === 0) throw new RecordingError(file, 'no tick lines: the run recorded nothing');
+  return {
+    file,
+    header,
+    ticks,
+    events,
+    eventCount,
+    ...(summary ? { summary } : {}),
+    ...(broken ? { truncated: { line: broken.line, bytes: broken.bytes } } : {}),
+  };
+}
+
+/**
+ * A column store of selected tick fields, for recordings too long to keep as objects: one growable
+ * Float64Array per field (8 bytes per field per tick).
+ */
+export class Columns {
+  private readonly data: Float64Array[];
+  private readonly at: number[];
+  length = 0;
+
+  constructor(
+    readonly fields: readonly TickField[],
+    capacity = 4096,
+  ) {
+    this.data = fields.map(() => new Float64Array(capacity));
+    this.at = fields.map((f) => F[f]);
+  }
+
+  private grow(): void {
+    for (let k = 0; k < this.data.length; k++) {
+      const bigger = new Float64Array(this.data[k]!.length * 2);
+      bigger.set(this.data[k]!);
+      this.data[k] = bigger;
+    }
+  }
+
+  /** Appends the selected fields of a tick row (tick.ts layout). */
+  push(row: ArrayLike<number>): void {
+    if (this.length === this.data[0]!.length) this.grow();
+    for (let k = 0; k < this.data.length; k++) this.data[k]![this.length] = row[this.at[k]!]!;
+    this.length++;
+  }
+
+  /** The values of a field (a view of `length` values). */
+  get(field: TickField): Float64Array {
+    const k = this.fields.indexOf(field);
+    if (k < 0) throw new Error(`column ${field} was not loaded`);
+    return this.data[k]!.subarray(0, this.length);
+  }
+
+  has(field: TickField): boolean {
+    return this.fields.includes(field);
+  }
+}
+
+/** A recording read into columns. */
+export interface LoadedRecording {
+  info: RecordingInfo;
+  columns: Columns;
+}
+
+/**
+ * Reads a recording and keeps the given fields of the ticks that `keep` accepts (all by default).
+ */
+export async function loadRecording(file: string, fields: readonly TickField[], keep?: (row: Float64Array) => boolean): Promise<LoadedRecording> {
+  const columns = new Columns(fields);
+  const info = await readRecording(file, {
+    tick: (row) => {
+      if (!keep || keep(row)) columns.push(row);
+    },
+  });
+  return { info, columns };
+}
+
+/**
+ * The rig a run used, from the rig file the header carries. Throws a RecordingError (line 1) when
+ * that content is not a valid rig file for this version of twolink.
+ */
+export function recordedRig(info: RecordingInfo): Rig {
+  const label = `${info.file} (header rig ${info.header.rig.file})`;
+  try {
+    return resolveRig(parseRigFile(info.header.rig.content, label), info.header.rig.file);
+  } catch (e) {
+    throw new RecordingError(info.file, `the rig file in the header is not usable: ${(e as Error).message}`, 1);
+  }
+}

@@ -1,0 +1,199 @@
+// The figures, read back as SVG: each panel has its title and axis titles, and one line per series;
+// the residual panel has the alarm threshold; the page is self-contained. The figure's endpoint
+// kinematics are checked against physics (the chain rule against finite differences, the reach's
+// minimum-jerk profile).
+import { DOMParser, type Element } from '@xmldom/xmldom';
+import { describe, expect, it } from 'vitest';
+import { builtinPath } from '../src/model/builtins.js';
+import { buildPath, minJerkProfile } from '../src/model/trajectory.js';
+import type { TwoLinkParams } from '../src/model/types.js';
+import { endpoint } from '../src/model/kinematics.js';
+import { alignRuns } from '../src/record/compare.js';
+import { endpointDerivatives, PLOT_FIELDS, renderHtml, renderSvg, runFigure, trajectoryFigure } from '../src/record/figures.js';
+import { loadRecording } from '../src/record/read.js';
+import { COMPARE_FIELDS } from '../src/record/compare.js';
+import { RIG, writeSynthetic, type SyntheticRun } from './compare-synthetic.js';
+
+interface Panel {
+  title: string;
+  axisTitles: string[];
+  /** Series of the line marks, one entry per <path>. */
+  lines: string[];
+  rules: number;
+}
+
+function elements(root: Element, pred: (e: Element) => boolean, out: Element[] = []): Element[] {
+  for (let n = root.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType !== 1) continue;
+    const e = n as Element;
+    if (pred(e)) out.push(e);
+    elements(e, pred, out);
+  }
+  return out;
+}
+
+const hasClass = (e: Element, c: string): boolean => (e.getAttribute('class') ?? '').split(/\s+/).includes(c);
+
+/** The figure's panels (the concat cells that have a title), in order. */
+function panels(svg: string): Panel[] {
+  const errors: string[] = [];
+  const doc = new DOMParser({ onError: (level, msg) => void (level !== 'warning' && errors.push(msg)) }).parseFromString(svg, 'image/svg+xml');
+  expect(errors).toEqual([]);
+  const root = doc.documentElement!;
+  expect(root.tagName).toBe('svg');
+  const cells = elements(root, (e) => /(^|\s)concat_\d+_group(\s|$)/.test(e.getAttribute('class') ?? ''));
+  const out: Panel[] = [];
+  for (const cell of cells) {
+    const title = elements(cell, (e) => hasClass(e, 'role-title-text')).flatMap((g) => elements(g, (e) => e.tagName === 'text')).map((t) => t.textContent ?? '');
+    if (!title.length) continue;
+    const axisTitles = elements(cell, (e) => hasClass(e, 'role-axis-title')).flatMap((g) => elements(g, (e) => e.tagName === 'text')).map((t) => t.textContent ?? '');
+    const lines = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'line mark').map(
+      (p) => /(?:^|; )s: ([^;]+)/.exec(p.getAttribute('aria-label') ?? '')?.[1] ?? '?',
+    );
+    const rules = elements(cell, (e) => hasClass(e, 'mark-rule') && hasClass(e, 'role-mark')).flatMap((g) => elements(g, (e) => e.tagName === 'line')).length;
+    out.push({ title: title.join(' '), axisTitles, lines, rules });
+  }
+  return out;
+}
+
+const arm = RIG.arm as TwoLinkParams;
+
+describe('the trajectory figure (seed 002)', () => {
+  const spec = builtinPath(arm, 'reach')!;
+  const traj = buildPath(arm, spec.start, spec.steps, spec.description);
+
+  it('has the endpoint and joint rows of angle, velocity, acceleration and jerk, and the two paths', async () => {
+    const svg = await renderSvg(trajectoryFigure(traj, arm, { title: 'reach' }));
+    const p = panels(svg);
+    expect(p.map((x) => x.title)).toEqual([
+      'Endpoint linear displacement [m]',
+      'Endpoint linear velocity [m/s]',
+      'Endpoint linear acceleration [m/s²]',
+      'Endpoint linear jerk [m/s³]',
+      'Joint angular displacement [deg]',
+      'Joint angular velocity [deg/s]',
+      'Joint angular acceleration [deg/s²]',
+      'Joint angular jerk [deg/s³]',
+      'Endpoint space',
+      'Joint space',
+    ]);
+    for (const x of p.slice(0, 4)) {
+      expect(x.lines).toEqual(['x', 'y']);
+      expect(x.axisTitles[0]).toBe('Time [s]');
+      expect(x.axisTitles[1]).toMatch(/^x, y \[m/);
+    }
+    for (const x of p.slice(4, 8)) {
+      expect(x.lines).toEqual(['joint 1', 'joint 2']);
+      expect(x.axisTitles).toContain('Time [s]');
+    }
+    expect(p[8]!.lines).toEqual(['endpoint']);
+    expect(p[8]!.axisTitles).toEqual(['Displacement in x [m]', 'Displacement in y [m]']);
+    expect(p[9]!.lines).toEqual(['joints']);
+    expect(p[9]!.axisTitles).toEqual(['Displacement in joint 1 [deg]', 'Displacement in joint 2 [deg]']);
+    expect(svg).toContain('>reach</text>');
+  });
+
+  it("draws the reach's endpoint from its start to its end along a straight line", () => {
+    const fig = trajectoryFigure(traj, arm, { title: 'reach' }) as unknown as { concat: { layer?: { data?: { values: { x: number; y: number; s: string; k?: number }[] } }[] }[] };
+    const path = fig.concat[8]!.layer!.find((l) => l.data?.values.some((v) => v.s === 'endpoint'))!.data!.values;
+    const R = arm.L1 + arm.L2;
+    expect(path[0]!.x).toBeCloseTo(0.98 * R, 4);
+    expect(path[0]!.y).toBeCloseTo(0, 4);
+    expect(path[path.length - 1]!.x).toBeCloseTo(R / 2, 4);
+    expect(path[path.length - 1]!.y).toBeCloseTo(R / 2, 4);
+    // On the line from start to end: the cross product with the direction is 0.
+    const dx = R / 2 - 0.98 * R;
+    const dy = R / 2;
+    for (const v of path) expect(Math.abs((v.x - 0.98 * R) * dy - v.y * dx)).toBeLessThan(1e-5);
+  });
+
+  it('endpoint derivatives: the chain rule agrees with finite differences and with the minimum-jerk profile', () => {
+    const D = 1;
+    const R = arm.L1 + arm.L2;
+    const dx = R / 2 - 0.98 * R;
+    for (const t of [0.05, 0.3, 0.5, 0.77]) {
+      const s = traj.sample(t);
+      const e = endpointDerivatives(arm, s.q, s.qd, s.qdd, s.qddd);
+      // The reach is a straight line at minimum-jerk timing: x(t) = x0 + dx s(t/D), so its derivatives
+      // are dx s'(t/D)/D, dx s''/D^2, dx s'''/D^3.
+      const prof = minJerkProfile(t / D);
+      expect(e[0]).toBeCloseTo(0.98 * R + dx * prof[0]!, 9);
+      expect(e[2]).toBeCloseTo((dx * prof[1]!) / D, 8);
+      expect(e[4]).toBeCloseTo((dx * prof[2]!) / D ** 2, 7);
+      expect(e[6]).toBeCloseTo((dx * prof[3]!) / D ** 3, 6);
+      expect(e[7]).toBeCloseTo(((R / 2) * prof[3]!) / D ** 3, 6);
+      // And the velocity is the time derivative of forward kinematics.
+      const h = 1e-6;
+      const p1 = endpoint(arm, traj.sample(t + h).q);
+      const p0 = endpoint(arm, traj.sample(t - h).q);
+      expect(e[2]).toBeCloseTo((p1[0]! - p0[0]!) / (2 * h), 6);
+      expect(e[3]).toBeCloseTo((p1[1]! - p0[1]!) / (2 * h), 6);
+    }
+  });
+});
+
+describe('the run figure', () => {
+  const base: SyntheticRun = {
+    rateHz: 100,
+    q0: [-0.2, 0.1],
+    approachS: 0.3,
+    parkS: 0.3,
+    idleTicks: 5,
+    error: (tau, j) => 0.01 * Math.sin(3 * tau + j),
+    residual: (t, j) => (j === 0 ? 0.05 * Math.sin(2 * t) : 0.02),
+  };
+
+  it('overlays desired, measured, twin (and run B) per joint and endpoint; residual with the alarm; torques', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const al = alignRuns(a, b);
+    const svg = await renderSvg(runFigure(a, RIG, { title: 'synthetic', other: al.bOnA }));
+    const p = panels(svg);
+    const kinds = ['angle [deg]', 'velocity [deg/s]', 'acceleration [deg/s²]', 'jerk [deg/s³]'];
+    const ep = ['position [m]', 'velocity [m/s]', 'acceleration [m/s²]', 'jerk [m/s³]'];
+    expect(p.map((x) => x.title)).toEqual([
+      ...kinds.map((k) => `Joint 1 ${k}`),
+      ...kinds.map((k) => `Joint 2 ${k}`),
+      ...ep.map((k) => `Endpoint x ${k}`),
+      ...ep.map((k) => `Endpoint y ${k}`),
+      'Endpoint path',
+      `Twin residual, alarm at ±${RIG.twin.alarmDeg} deg`,
+      'Joint 1 torque [N m]',
+      'Joint 2 torque [N m]',
+    ]);
+    for (const x of p.slice(0, 17)) {
+      // One path per series, and only those.
+      expect(x.lines).toEqual(['desired', 'measured', 'twin', 'measured B']);
+    }
+    for (const x of p.slice(0, 16)) expect(x.axisTitles[0]).toBe('Time [s]');
+    expect(p[0]!.axisTitles[1]).toBe('angle [deg]');
+    expect(p[12]!.axisTitles[1]).toBe('y position [m]');
+    expect(p[16]!.axisTitles).toEqual(['x [m]', 'y [m]']);
+    const res = p[17]!;
+    expect(res.lines).toEqual(['joint 1', 'joint 2']);
+    expect(res.rules).toBe(2);
+    expect(res.axisTitles).toEqual(['Time [s]', 'measured - twin [deg]']);
+    for (const x of p.slice(18)) expect(x.lines).toEqual(['feedforward', 'PID', 'command']);
+  });
+
+  it('without a second run has no run B line; a window draws only its times', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...PLOT_FIELDS]);
+    const spec = runFigure(a, RIG, { title: 'window', from: 0.5, to: 1 }) as unknown as { concat: { layer?: { data?: { values: { x: number | null }[] } }[] }[] };
+    const xs = spec.concat[0]!.layer!.flatMap((l) => l.data?.values.map((v) => v.x) ?? []).filter((x): x is number => typeof x === 'number');
+    expect(Math.min(...xs)).toBeGreaterThanOrEqual(0.5);
+    expect(Math.max(...xs)).toBeLessThanOrEqual(1);
+    const p = panels(await renderSvg(runFigure(a, RIG, { title: 'one run' })));
+    expect(p[0]!.lines).toEqual(['desired', 'measured', 'twin']);
+  });
+
+  it('as HTML: one page with the vega runtime inlined and the figure in it, nothing fetched', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...PLOT_FIELDS]);
+    const html = await renderHtml(runFigure(a, RIG, { title: 'page <test>' }), 'page <test>');
+    expect(html).toMatch(/^<!DOCTYPE html>/);
+    expect(html).toContain('<title>page &lt;test&gt;</title>');
+    expect(html).toContain('Joint 1 angle [deg]');
+    expect(html).toMatch(/new vega\.View/);
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html.length).toBeGreaterThan(300_000);
+  });
+});
