@@ -2,7 +2,7 @@
  * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
  * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
@@ -78,7 +78,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     }
   }
   if (faults.length && target.kind !== 'mock') throw new UsageError('--fault needs --mock (faults are injected into the simulated rig)');
-  if (typeof v.record === 'string' && existsSync(v.record) && !v.record.endsWith('.ndjson')) {
+  if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
   return { rig, target, paths, rateHz, feedforward, faults };

@@ -164,6 +164,7 @@ export class Session {
       let stopReason = 'fault:the loop ended without a result';
       let extra: Partial<RunSummary> = {};
       let error: SessionResult['error'];
+      let droppedByBoard = 0;
       const finish = (): void => {
         if (settled) return;
         settled = true;
@@ -171,6 +172,7 @@ export class Session {
         this.drain();
         if (this.reader.lost > 0) extra = { ...extra, ...{ droppedRows: this.reader.lost } };
         const summary = this.stats.summary(stopReason, extra);
+        summary.link.dropped = droppedByBoard;
         if (this.recorder) {
           const failure = this.recorder.failure?.message;
           this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
@@ -206,6 +208,7 @@ export class Session {
             setTimeout(() => void w.terminate(), 2000).unref();
             stopReason = m.stopReason;
             extra = { stopOutcome: m.stopOutcome, cpu: m.timing.cpu, missed: m.timing.missed };
+            droppedByBoard = m.dropped;
             return;
           case 'error':
             stopReason = `fault:${m.message}`;

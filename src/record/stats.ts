@@ -42,7 +42,8 @@ export interface RunSummary {
   overruns: number;
   tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number };
   twin: { rmsDeg: number[]; maxDeg: number[]; alarms: number; tauExtRmsNm: number[] };
-  link: { sent: number; received: number; lost: number; corrupt: number };
+  /** `dropped`: frames the board dropped itself (TXDROP), known at the end of a session. */
+  link: { sent: number; received: number; lost: number; corrupt: number; dropped?: number };
   stopReason: string;
   stopOutcome?: string;
   cpu?: number;

@@ -151,7 +151,11 @@ export class LineLink implements Link {
         this.counters.reordered++;
         return;
       }
-      if (v.kind === 'gap') this.counters.lost += v.lost;
+      if (v.kind === 'gap') {
+        // The board says when it dropped frames itself (TXDROP): those are not lost on the wire.
+        if (f.type === 'T' && f.flags & FLAG.TXDROP) this.counters.dropped += v.lost;
+        else this.counters.lost += v.lost;
+      }
     }
     if (f.type === 'T') this.onTelemetry(f, line.length + 1);
     else if (f.type === 'E') {

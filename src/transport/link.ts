@@ -67,6 +67,11 @@ export interface LinkCounters {
   received: number;
   /** Frames the board sent that never arrived (gaps in its sequence numbers). */
   lost: number;
+  /**
+   * Frames the board itself dropped for want of transmit space (a gap followed by telemetry with the
+   * TXDROP flag): not lost on the wire, but the host sent commands faster than the board could answer.
+   */
+  dropped: number;
   /** Lines rejected: bad checksum, framing, bad fields. */
   corrupt: number;
   /** Frames received twice. */
@@ -84,7 +89,7 @@ export interface LinkCounters {
 }
 
 export function zeroCounters(): LinkCounters {
-  return { sent: 0, received: 0, lost: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, bytesIn: 0, bytesOut: 0 };
+  return { sent: 0, received: 0, lost: 0, dropped: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, bytesIn: 0, bytesOut: 0 };
 }
 
 /** Something the board or the port reported outside the request/answer flow. */
