@@ -10,6 +10,7 @@ import { benchFirmata } from './firmata.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
 import { benchModel } from './model.js';
+import { benchTui } from './tui.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   loop: () => benchLoop(),
   firmata: benchFirmata,
   faults: benchFaults,
+  tui: benchTui,
 };
 
 async function main(): Promise<void> {

@@ -149,8 +149,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
   if (interactive) {
-    const tui = '../tui/dashboard.js';
-    const { startDashboard } = (await import(tui)) as typeof import('../control/session.js') & { startDashboard: (o: unknown) => { stop(): void } };
+    const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: () => onSignal('SIGINT') });
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);

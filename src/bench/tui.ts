@@ -1,0 +1,193 @@
+/**
+ * The dashboard's cost to the loop: the demo loop (the Session: worker thread, mock rig, real time)
+ * runs once, with the dashboard off for 4 s, on (drawing at its normal 20 Hz into a fake 120 x 40 terminal) for
+ * 8 s, and off again for 4 s, after a warm-up. Off-on-off keeps a slow drift of the machine's load
+ * from looking like the dashboard's doing. Each row is counted in the phase its loop time falls in.
+ */
+import { Writable, PassThrough } from 'node:stream';
+import blessed from 'blessed';
+import { loadRig } from '../config/load.js';
+import { Session } from '../control/session.js';
+import { F } from '../control/tick.js';
+import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { UsHistogram } from '../record/stats.js';
+import { Dashboard } from '../tui/dashboard.js';
+import { section, type BenchResult } from './report.js';
+
+const RIG = 'rigs/mock-arm.json';
+
+interface Phase {
+  name: 'warm-up' | 'without' | 'with';
+  /** Loop time where the phase starts [s]. */
+  from: number;
+}
+
+interface PhaseStats {
+  hist: UsHistogram;
+  ticks: number;
+  overruns: number;
+  missed: number;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A terminal that swallows what is drawn on it (and counts the bytes). */
+function fakeTerminal(cols: number, rows: number): { input: PassThrough; output: Writable; bytes: () => number } {
+  let n = 0;
+  const output = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      n += chunk.length;
+      cb();
+    },
+  });
+  Object.assign(output, { isTTY: true, columns: cols, rows });
+  return { input: new PassThrough(), output, bytes: () => n };
+}
+
+/** On, off, in 2 s blocks: ABBA twice, so that a drift of the machine's load cancels out. */
+const SCHEDULE: ('without' | 'with')[] = ['without', 'with', 'with', 'without', 'without', 'with', 'with', 'without'];
+const BLOCK_MS = 2000;
+const WARM_UP_MS = 2000;
+
+interface Measured {
+  stats: Record<'without' | 'with', PhaseStats>;
+  /** Process CPU time (all threads: the loop's worker, the main thread, GC) per wall second [s/s]. */
+  cpu: Record<'without' | 'with', number>;
+  frameUs: UsHistogram;
+  frames: number;
+  bytes: number;
+  stopReason: string;
+  ticks: number;
+}
+
+async function measure(): Promise<Measured> {
+  const rig = loadRig(RIG);
+  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+  const phases: Phase[] = [{ name: 'warm-up', from: -Infinity }];
+  const fresh = (): PhaseStats => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, missed: 0 });
+  const stats = { without: fresh(), with: fresh() };
+  const cpuS = { without: 0, with: 0 };
+  const wallS = { without: 0, with: 0 };
+  let prevOverruns = 0;
+  let prevMissed = 0;
+  const session = new Session({
+    rig,
+    target: { kind: 'mock' },
+    paths,
+    cycle: true,
+    park: true,
+    feedforward: rig.control.feedforward,
+    rateHz: rig.control.rateHz,
+    faults: [],
+    maxSeconds: 120,
+    onRow: (row) => {
+      const t = row[F.t]!;
+      let phase = phases[0]!;
+      for (const p of phases) if (t >= p.from) phase = p;
+      const overruns = row[F.overruns]!;
+      const missed = row[F.missed]!;
+      if (phase.name !== 'warm-up') {
+        const s = stats[phase.name];
+        s.hist.add(Math.abs(row[F.errUs]!));
+        s.ticks++;
+        s.overruns += overruns - prevOverruns;
+        s.missed += missed - prevMissed;
+      }
+      prevOverruns = overruns;
+      prevMissed = missed;
+    },
+  });
+  let over = false;
+  const done = session.run().then((r) => {
+    over = true;
+    return r;
+  });
+  await sleep(WARM_UP_MS);
+
+  const frameUs = new UsHistogram();
+  let frames = 0;
+  let bytes = 0;
+  for (const name of SCHEDULE) {
+    if (over) break;
+    phases.push({ name, from: session.latest()?.[F.t] ?? 0 });
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    let dash: Dashboard | undefined;
+    const term = fakeTerminal(120, 40);
+    if (name === 'with') {
+      const screen = blessed.screen({ input: term.input as never, output: term.output as never, terminal: 'xterm-256color', forceUnicode: true, warnings: false, smartCSR: true });
+      dash = new Dashboard({ screen, session, rig, paths, demo: true, onQuit: () => undefined });
+      const draw = dash.frame.bind(dash);
+      dash.frame = () => {
+        const t0 = performance.now();
+        draw();
+        frameUs.add((performance.now() - t0) * 1000);
+        frames++;
+      };
+      dash.start();
+    }
+    await sleep(BLOCK_MS);
+    dash?.stop();
+    bytes += term.bytes();
+    const c = process.cpuUsage(cpu0);
+    cpuS[name] += (c.user + c.system) / 1e6;
+    wallS[name] += (performance.now() - wall0) / 1000;
+  }
+  phases.push({ name: 'warm-up', from: session.latest()?.[F.t] ?? 0 });
+  session.send({ kind: 'stop', reason: 'done' });
+  const result = await done;
+  return {
+    stats,
+    cpu: { without: cpuS.without / Math.max(1e-9, wallS.without), with: cpuS.with / Math.max(1e-9, wallS.with) },
+    frameUs,
+    frames,
+    bytes,
+    stopReason: result.summary.stopReason,
+    ticks: result.summary.ticks,
+  };
+}
+
+export async function benchTui(): Promise<BenchResult> {
+  // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
+  let m = await measure();
+  for (let attempt = 1; attempt < 3 && m.stopReason !== 'done'; attempt++) m = await measure();
+  const line = (s: PhaseStats): string =>
+    `p50 ${s.hist.quantile(0.5)} us  p99 ${s.hist.quantile(0.99)} us  max ${Math.round(s.hist.max)} us  overruns ${s.overruns} (${s.ticks} ticks)`;
+  const w = m.stats.without;
+  const d = m.stats.with;
+  const seconds = (SCHEDULE.length * BLOCK_MS) / 2000;
+  return section(
+    'dashboard: the loop without and with it (mock rig, 500 Hz, real time)',
+    [
+      ['period error, without', line(w), `${seconds} s in 2 s blocks, off-on-on-off twice`],
+      ['period error, with', line(d), `${seconds} s, drawing at its normal 20 Hz into a fake 120 x 40 terminal`],
+      ['process CPU', `${m.cpu.without.toFixed(2)} -> ${m.cpu.with.toFixed(2)} s/s`, 'all threads (loop worker, main thread, GC), without -> with'],
+      [
+        'dashboard frame',
+        `p50 ${(m.frameUs.quantile(0.5) / 1000).toFixed(2)} ms  p99 ${(m.frameUs.quantile(0.99) / 1000).toFixed(2)} ms`,
+        `${m.frames} frames, ${Math.round(m.bytes / seconds / 1024)} KiB/s to the terminal, on the main thread`,
+      ],
+      ['run', m.stopReason, `${m.ticks} ticks`],
+    ],
+    {
+      withoutP50Us: w.hist.quantile(0.5),
+      withoutP99Us: w.hist.quantile(0.99),
+      withoutMaxUs: Math.round(w.hist.max),
+      withoutOverruns: w.overruns,
+      withoutTicks: w.ticks,
+      withP50Us: d.hist.quantile(0.5),
+      withP99Us: d.hist.quantile(0.99),
+      withMaxUs: Math.round(d.hist.max),
+      withOverruns: d.overruns,
+      withTicks: d.ticks,
+      cpuWithout: m.cpu.without,
+      cpuWith: m.cpu.with,
+      frameP50Ms: m.frameUs.quantile(0.5) / 1000,
+      frameP99Ms: m.frameUs.quantile(0.99) / 1000,
+      frames: m.frames,
+      stopReason: m.stopReason,
+    },
+  );
+}

@@ -1,0 +1,654 @@
+/**
+ * The live dashboard of `twolink run` and `twolink demo` (blessed): per-joint numbers, strip charts,
+ * a drawing of the arm, the loop's timing and link, the trajectory's progress, and the keys that
+ * command the loop. It samples the newest row the loop published in shared memory at 20 Hz and never
+ * waits on the loop (which runs in its own thread); what it costs the loop on a busy machine is
+ * measured by src/bench/tui.ts.
+ *
+ * Keys act before anything is drawn; the e-stop key is taken from the raw input bytes ahead of
+ * blessed's own parsing. Every way out (the end of the run, q, an exception, a signal, process exit)
+ * goes through one idempotent `stop()` that gives the terminal back as it was.
+ */
+import blessed from 'blessed';
+import type { Rig } from '../config/load.js';
+import type { LoopCommand, LoopEvent } from '../control/loop.js';
+import type { LiveRecording } from '../control/session.js';
+import { tickObject, type TickObject, type TrajPhase } from '../control/tick.js';
+import type { PathSpec } from '../model/builtins.js';
+import { forwardKinematics } from '../model/kinematics.js';
+import { buildPath } from '../model/trajectory.js';
+import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
+import type { CanvasMode, DotCanvas } from './canvas.js';
+import { History } from './history.js';
+import { estopInInput, helpText, KEYS, type KeyAction } from './keys.js';
+import { layout, type Layout, type Rect } from './layout.js';
+import {
+  armCanvas,
+  armLabel,
+  ASCII_GLYPHS,
+  chartCanvas,
+  chartLabel,
+  chartSpecs,
+  headerLine,
+  jointLines,
+  loopLines,
+  messageLine,
+  PALETTE_FG,
+  UNICODE_GLYPHS,
+  type ChartSpec,
+  type PanelState,
+  type Progress,
+} from './panels.js';
+
+const DEG = 180 / Math.PI;
+
+/** What the dashboard needs from a run: `Session` has it; tests pass a stand-in. */
+export interface DashboardSession {
+  /** The newest tick row (a view into shared memory), undefined before the first. */
+  latest(): Float64Array | undefined;
+  send(command: LoopCommand): void;
+  /** Loop events; returns the function that unsubscribes. */
+  subscribe(listener: (e: LoopEvent) => void): () => void;
+  /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
+  onFinish(hook: (summary: { stopReason: string }) => Promise<void> | void): void;
+  startRecording(file: string): void;
+  stopRecording(): LiveRecording | undefined;
+  readonly recording: LiveRecording | undefined;
+  /** Board and transport, once connected. */
+  readonly describe: string;
+  readonly stats: { readonly rateHz: number; readonly period: { quantile(q: number): number; readonly max: number } };
+}
+
+export interface DashboardOptions {
+  session: DashboardSession;
+  rig: Rig;
+  /** The run's trajectories, in order. */
+  paths: PathSpec[];
+  /** `twolink demo` (else `twolink run`). */
+  demo: boolean;
+  /**
+   * The user asked to quit (q, Ctrl-C), or the dashboard failed: stop the arm softly. A second call
+   * e-stops (the CLI counts the calls with its signals).
+   */
+  onQuit: () => void;
+}
+
+export interface DashboardViewOptions extends DashboardOptions {
+  /** The screen to draw on (the dashboard destroys it in `stop()`). */
+  screen: blessed.Widgets.Screen;
+  /** Frames per second. @default 20 */
+  fps?: number;
+  /** Wall-clock time, for recording names. @default () => new Date() */
+  now?: () => Date;
+  /** Where `r` puts recordings. @default the working directory */
+  recordDir?: string;
+  /** Braille or ASCII canvases. @default from the screen's locale (braille when UTF-8) */
+  canvas?: CanvasMode;
+  /** An exception while drawing or handling a key. @default rethrow */
+  onFailure?: (e: unknown) => void;
+}
+
+/** Seconds of history in the strip charts. */
+export const CHART_WINDOW_S = 6;
+
+/** `run-YYYYMMDD-HHMMSS.ndjson` for a local time. */
+export function recordingName(d: Date): string {
+  const p = (n: number, w = 2): string => String(n).padStart(w, '0');
+  return `run-${p(d.getFullYear(), 4)}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}.ndjson`;
+}
+
+function describeEvent(e: LoopEvent): string {
+  const t = `${e.t.toFixed(1)}s`;
+  switch (e.kind) {
+    case 'state':
+      return `${t} state ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
+    case 'alarm':
+      return `${t} twin alarm j${e.joints.map((j) => j + 1).join(',')}`;
+    case 'trajectory':
+      return `${t} ${e.name} ${e.phase === 'none' ? 'done' : e.phase}`;
+    case 'link':
+      return `${t} link ${e.event.kind}`;
+  }
+}
+
+/** Whether the run ended in a way the user must see before the screen goes: an e-stop or a fault. */
+function worthWaiting(stopReason: string): boolean {
+  return stopReason === 'estop' || stopReason === 'estop:key' || stopReason.startsWith('fault');
+}
+
+interface CurrentTrajectory {
+  name: string;
+  index: number;
+  phase: TrajPhase;
+  /** Duration of the trajectory proper [s]. */
+  duration?: number;
+  /** Loop time of the event that started the track phase [s]. */
+  trackEventT?: number;
+  /** Trajectory time where the approach ended [s]. */
+  approachEnd?: number;
+  /** Time in the phase at the last frame [s]. */
+  t: number;
+}
+
+type Box = blessed.Widgets.BoxElement;
+
+/** A cell of blessed's screen buffer: [attribute, character]. */
+type Cell = [number, string];
+interface ScreenBuffer {
+  lines: (Cell[] & { dirty?: boolean })[];
+  dattr: number;
+}
+
+/**
+ * A framed box whose inside is a dot canvas, written straight into blessed's screen buffer after the
+ * box has drawn its frame: the canvases change every frame, and going through tagged content would
+ * make blessed parse a few thousand tags a frame (most of a frame's time).
+ */
+function canvasBox(parent: blessed.Widgets.Screen, label: string): { box: Box; set(c: DotCanvas | undefined): void } {
+  const box = blessed.box({ parent, tags: true, wrap: false, border: { type: 'line' }, label, style: { border: { fg: 'gray' } } } as blessed.Widgets.BoxOptions);
+  let canvas: DotCanvas | undefined;
+  const render = box.render.bind(box) as () => { xi: number; xl: number; yi: number; yl: number } | undefined;
+  (box as unknown as { render: () => unknown }).render = () => {
+    const at = render();
+    if (!at || !canvas) return at;
+    const screen = parent as unknown as ScreenBuffer;
+    const b = box as unknown as { ileft: number; iright: number; itop: number; ibottom: number };
+    const x0 = at.xi + b.ileft;
+    const y0 = at.yi + b.itop;
+    const w = Math.min(canvas.cols, at.xl - b.iright - x0);
+    const h = Math.min(canvas.rows, at.yl - b.ibottom - y0);
+    const def = screen.dattr;
+    for (let r = 0; r < h; r++) {
+      const line = screen.lines[y0 + r];
+      if (!line) continue;
+      for (let c = 0; c < w; c++) {
+        const cell = line[x0 + c];
+        if (!cell) continue;
+        const fg = PALETTE_FG[canvas.colourAt(c, r)] ?? -1;
+        cell[0] = fg < 0 ? def : (def & ~(0x1ff << 9)) | (fg << 9);
+        cell[1] = canvas.char(c, r);
+      }
+      line.dirty = true;
+    }
+    return at;
+  };
+  return {
+    box,
+    set: (c) => {
+      canvas = c;
+    },
+  };
+}
+
+/** The dashboard on a blessed screen. `startDashboard` puts it on the terminal. */
+export class Dashboard {
+  private readonly o: DashboardViewOptions;
+  private readonly screen: blessed.Widgets.Screen;
+  private readonly history = new History(1024);
+  private readonly mode: CanvasMode;
+  private readonly boxes: { header: Box; message: Box; help: Box; joints: Box; loop: Box; arm: ReturnType<typeof canvasBox>; charts: ReturnType<typeof canvasBox>[] };
+  private readonly charts: ChartSpec[];
+  private lay: Layout;
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private readonly onData: (d: Buffer | string) => void;
+  private stopped = false;
+  private frames = 0;
+  private tick: TickObject | undefined;
+  private lastIndex = -1;
+  private rateRef: { i: number; t: number } | undefined;
+  private measuredHz: number | undefined;
+  private period = { p50Us: 0, p99Us: 0, maxUs: 0 };
+  private events: string[] = [];
+  private message: { text: string; level: 'info' | 'warn' | 'error'; untilFrame: number } | undefined;
+  private quitPresses = 0;
+  private over: string | undefined;
+  private release: (() => void) | undefined;
+  private traj: CurrentTrajectory | undefined;
+  private readonly planned = new Map<string, { duration?: number; points?: number[][] }>();
+  private renderQueued = false;
+
+  constructor(o: DashboardViewOptions) {
+    this.o = o;
+    this.screen = o.screen;
+    const tput = (this.screen.program as unknown as { tput: unknown }).tput as { unicode?: boolean; numbers?: { U8?: number } };
+    this.mode = o.canvas ?? (tput.unicode || tput.numbers?.U8 === 1 ? 'braille' : 'ascii');
+    this.charts = chartSpecs(o.rig.joints);
+    const box = (extra: blessed.Widgets.BoxOptions): Box =>
+      blessed.box({ parent: this.screen, tags: true, wrap: false, ...extra } as blessed.Widgets.BoxOptions);
+    const framed = (label: string): Box => box({ border: { type: 'line' }, label, style: { border: { fg: 'gray' } } });
+    this.boxes = {
+      header: box({ height: 1 }),
+      message: box({ height: 1 }),
+      help: box({ height: 1, style: { fg: 'black', bg: 'white' } }),
+      joints: framed(' joints '),
+      loop: framed(' loop '),
+      arm: canvasBox(this.screen, armLabel()),
+      charts: this.charts.map((c) => canvasBox(this.screen, chartLabel(c, CHART_WINDOW_S))),
+    };
+    this.lay = layout(0, 0);
+    this.applyLayout();
+    // The e-stop: on the raw bytes, ahead of blessed's listeners and of any drawing.
+    this.onData = (d) => {
+      if (this.stopped) return;
+      if (estopInInput(typeof d === 'string' ? d : d.toString('latin1'))) this.act('estop');
+    };
+    this.screen.program.input.prependListener('data', this.onData);
+    for (const k of KEYS) {
+      if (k.action === 'estop') continue;
+      this.screen.key(k.keys, () => this.act(k.action));
+    }
+    this.screen.on('resize', () => {
+      try {
+        this.applyLayout();
+      } catch (e) {
+        if (this.o.onFailure) this.o.onFailure(e);
+        else throw e;
+      }
+      this.frame();
+    });
+    this.unsubscribe = o.session.subscribe((e) => this.onEvent(e));
+    o.session.onFinish((s) => this.finished(s.stopReason));
+  }
+
+  /** Starts drawing at the frame rate. */
+  start(): void {
+    if (this.stopped || this.timer) return;
+    this.frame();
+    this.timer = setInterval(() => this.frame(), 1000 / (this.o.fps ?? 20));
+  }
+
+  /** Stops drawing, gives the terminal back and ends the wait for q. Idempotent. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.unsubscribe?.();
+    this.screen.program.input.removeListener('data', this.onData);
+    try {
+      this.screen.destroy();
+    } catch {
+      // a terminal that has gone away cannot be restored
+    }
+    this.release?.();
+  }
+
+  /** Ends the wait for q after an e-stop or a fault (a signal, a failure). */
+  releaseWait(): void {
+    this.release?.();
+  }
+
+  /** The current layout (for tests). */
+  get currentLayout(): Layout {
+    return this.lay;
+  }
+
+  /** Acts on a key. */
+  act(action: KeyAction): void {
+    if (this.stopped) return;
+    const s = this.o.session;
+    try {
+      if (action === 'estop') {
+        s.send({ kind: 'estop', reason: 'estop:key' });
+        this.say('E-STOP sent', 'error');
+        this.queueRender();
+        return;
+      }
+      if (action === 'quit') {
+        if (this.release) {
+          this.release();
+          return;
+        }
+        if (this.over) return;
+        this.quitPresses++;
+        this.o.onQuit();
+        this.queueRender();
+        return;
+      }
+      const state = this.tick?.state;
+      if (this.over || state === 'estop' || state === 'fault' || state === 'stopped') {
+        this.say(`the run is over (${this.over ?? state}): q to exit`, 'warn');
+      } else if (action === 'pause') {
+        if (state === 'track') {
+          s.send({ kind: 'pause' });
+          this.say('pause');
+        } else if (state === 'paused') {
+          s.send({ kind: 'resume' });
+          this.say('resume');
+        } else if (state === 'disabled') {
+          this.say('the motors are disabled: d to enable', 'warn');
+        } else {
+          this.say(`nothing to pause while ${state ?? 'connecting'} (trajectories start by themselves)`, 'warn');
+        }
+      } else if (action === 'enable') {
+        if (state === 'disabled') {
+          s.send({ kind: 'enable' });
+          this.say('enable: holding where the arm is');
+        } else {
+          s.send({ kind: 'disable' });
+          this.say('disable: motors off');
+        }
+      } else if (action === 'next') {
+        if (state === 'track' || state === 'paused') {
+          s.send({ kind: 'next' });
+          this.say('next trajectory');
+        } else {
+          this.say('no trajectory to skip', 'warn');
+        }
+      } else if (action === 'zero') {
+        if (state === 'disabled') {
+          s.send({ kind: 'zero' });
+          this.say('zeroing the encoders here');
+        } else {
+          this.say('zero: only while the motors are disabled (d first)', 'warn');
+        }
+      } else if (action === 'record') {
+        if (s.recording) {
+          const r = s.stopRecording();
+          this.say(r ? `recorded ${r.ticks} ticks to ${r.file}${r.failure ? ` (${r.failure})` : ''}` : 'not recording', r?.failure ? 'error' : 'info');
+        } else {
+          const name = recordingName((this.o.now ?? (() => new Date()))());
+          const file = this.o.recordDir ? `${this.o.recordDir.replace(/\/$/, '')}/${name}` : name;
+          s.startRecording(file);
+          this.say(`recording to ${file} (r to stop)`);
+        }
+      }
+    } catch (e) {
+      this.say(e instanceof Error ? e.message : String(e), 'error');
+    }
+    this.queueRender();
+  }
+
+  private say(text: string, level: 'info' | 'warn' | 'error' = 'info'): void {
+    this.message = { text, level, untilFrame: this.frames + 4 * (this.o.fps ?? 20) };
+  }
+
+  private queueRender(): void {
+    if (this.renderQueued || this.stopped) return;
+    this.renderQueued = true;
+    setImmediate(() => {
+      this.renderQueued = false;
+      this.frame();
+    });
+  }
+
+  private onEvent(e: LoopEvent): void {
+    try {
+      this.events.unshift(describeEvent(e));
+      if (this.events.length > 20) this.events.length = 20;
+      if (e.kind !== 'trajectory') return;
+      if (e.phase === 'approach') {
+        const index = this.o.paths.findIndex((p) => p.name === e.name) + 1;
+        const spec = this.o.paths[index - 1];
+        this.traj = { name: e.name, index, phase: 'approach', t: 0, ...(spec ? this.plan(spec) : {}) };
+      } else if (this.traj && this.traj.name === e.name) {
+        this.traj.phase = e.phase;
+        if (e.phase === 'track') this.traj.trackEventT = e.t;
+      }
+    } catch {
+      // an event the dashboard cannot describe is not worth stopping for
+    }
+  }
+
+  /** The trajectory proper's duration and endpoint path (cached by name). */
+  private plan(spec: PathSpec): { duration?: number } {
+    let p = this.planned.get(spec.name);
+    if (!p) {
+      try {
+        const traj = buildPath(this.o.rig.arm, spec.start, spec.steps);
+        const points: number[][] = [];
+        const n = 160;
+        for (let k = 0; k <= n; k++) {
+          const q = traj.sample((traj.duration * k) / n).q;
+          points.push(forwardKinematics(this.o.rig.arm as OneLinkParams | TwoLinkParams, q).endpoint.position.slice());
+        }
+        p = { duration: traj.duration, points };
+      } catch {
+        p = {};
+      }
+      this.planned.set(spec.name, p);
+    }
+    return p.duration !== undefined ? { duration: p.duration } : {};
+  }
+
+  private finished(stopReason: string): Promise<void> | void {
+    this.over = stopReason;
+    if (this.stopped) return;
+    this.frame();
+    if (this.quitPresses > 0 || !worthWaiting(stopReason)) return;
+    return new Promise<void>((resolve) => {
+      this.release = () => {
+        this.release = undefined;
+        resolve();
+      };
+      this.frame();
+    });
+  }
+
+  private applyLayout(): void {
+    const L = layout(this.screen.width as number, this.screen.height as number);
+    this.lay = L;
+    const place = (b: Box, r: Rect | undefined): void => {
+      if (!r) {
+        b.hide();
+        return;
+      }
+      b.left = r.left;
+      b.top = r.top;
+      b.width = r.width;
+      b.height = r.height;
+      b.show();
+    };
+    place(this.boxes.header, L.header);
+    place(this.boxes.message, L.message);
+    place(this.boxes.help, L.help);
+    place(this.boxes.joints, L.joints);
+    place(this.boxes.loop, L.loop);
+    place(this.boxes.arm.box, L.arm);
+    this.boxes.charts.forEach((b, i) => place(b.box, L.charts[i]));
+  }
+
+  private progress(): Progress | undefined {
+    const c = this.traj;
+    if (!c) return undefined;
+    const t = this.tick;
+    if (t && t.state === 'track' && t.trajT >= 0) {
+      if (c.phase !== 'approach' && c.approachEnd === undefined && c.trackEventT !== undefined) c.approachEnd = Math.max(0, t.trajT - (t.t - c.trackEventT));
+      if (c.phase === 'approach') c.t = t.trajT;
+      else if (c.phase === 'track') c.t = Math.max(0, Math.min(c.duration ?? Infinity, t.trajT - (c.approachEnd ?? 0)));
+      else if (c.phase === 'park') c.t = Math.max(0, t.trajT - (c.approachEnd ?? 0) - (c.duration ?? 0));
+    }
+    const description = this.o.paths[c.index - 1]?.description;
+    return {
+      name: c.name,
+      index: c.index,
+      count: this.o.paths.length,
+      phase: c.phase,
+      t: c.t,
+      ...(c.duration !== undefined ? { duration: c.duration } : {}),
+      ...(description ? { description } : {}),
+    };
+  }
+
+  private sample(): void {
+    const row = this.o.session.latest();
+    if (!row) return;
+    const t = tickObject(row, this.o.rig.joints);
+    this.tick = t;
+    if (t.i === this.lastIndex) return;
+    this.lastIndex = t.i;
+    if (!this.rateRef || t.t < this.rateRef.t) this.rateRef = { i: t.i, t: t.t };
+    else if (t.t - this.rateRef.t >= 1) {
+      this.measuredHz = (t.i - this.rateRef.i) / (t.t - this.rateRef.t);
+      this.rateRef = { i: t.i, t: t.t };
+    }
+    const two = this.o.rig.joints === 2;
+    const at = (a: number[], i: number): number => (i === 0 || two ? a[i]! : 0);
+    const fk = forwardKinematics(this.o.rig.arm as OneLinkParams | TwoLinkParams, t.meas.q).endpoint.position;
+    this.history.push(t.t, {
+      qDes0: at(t.des.q, 0) * DEG,
+      qDes1: at(t.des.q, 1) * DEG,
+      q0: at(t.meas.q, 0) * DEG,
+      q1: at(t.meas.q, 1) * DEG,
+      err0: (at(t.des.q, 0) - at(t.meas.q, 0)) * DEG,
+      err1: (at(t.des.q, 1) - at(t.meas.q, 1)) * DEG,
+      res0: at(t.twin.res, 0) * DEG,
+      res1: at(t.twin.res, 1) * DEG,
+      tau0: at(t.tau.cmd, 0),
+      tau1: at(t.tau.cmd, 1),
+      ff0: at(t.tau.ff, 0),
+      ff1: at(t.tau.ff, 1),
+      x: fk[0],
+      y: fk[1],
+    });
+  }
+
+  /** What the text panels show now. */
+  panelState(): PanelState {
+    const s = this.o.session;
+    const rec = s.recording;
+    const msg = this.message && this.message.untilFrame >= this.frames ? this.message : undefined;
+    const progress = this.progress();
+    return {
+      title: `twolink ${this.o.demo ? 'demo' : 'run'}`,
+      rigName: this.o.rig.name,
+      describe: s.describe,
+      joints: this.o.rig.joints,
+      ...(this.tick ? { tick: this.tick } : {}),
+      alarmDeg: this.o.rig.twin.alarmDeg,
+      rateHz: s.stats.rateHz,
+      ...(this.measuredHz !== undefined ? { measuredHz: this.measuredHz } : {}),
+      period: this.period,
+      ...(progress ? { progress } : {}),
+      ...(rec ? { recording: rec } : {}),
+      events: this.events,
+      ...(msg ? { message: { text: msg.text, level: msg.level } } : {}),
+      quitPresses: this.quitPresses,
+      ...(this.over !== undefined ? { over: this.over } : {}),
+      waitingForQuit: this.release !== undefined,
+      glyphs: this.mode === 'braille' ? UNICODE_GLYPHS : ASCII_GLYPHS,
+    };
+  }
+
+  /** Samples the loop and draws one frame. Exceptions go to `onFailure`. */
+  frame(): void {
+    if (this.stopped) return;
+    try {
+      this.frames++;
+      this.sample();
+      if (this.frames % 12 === 1) {
+        const p = this.o.session.stats.period;
+        this.period = { p50Us: p.quantile(0.5), p99Us: p.quantile(0.99), maxUs: Math.round(p.max) };
+      }
+      this.draw();
+      this.screen.render();
+    } catch (e) {
+      if (this.o.onFailure) this.o.onFailure(e);
+      else throw e;
+    }
+  }
+
+  private draw(): void {
+    const L = this.lay;
+    const p = this.panelState();
+    const b = this.boxes;
+    const inner = (r: Rect): { w: number; h: number } => ({ w: Math.max(0, r.width - 2), h: Math.max(0, r.height - 2) });
+    if (L.header) {
+      // With no message line, notices take the header.
+      const notice = L.message ? '' : messageLine(p);
+      b.header.setContent(notice || headerLine(p));
+    }
+    if (L.message) b.message.setContent(messageLine(p));
+    if (L.help) b.help.setContent(helpText(L.help.width));
+    if (L.joints) b.joints.setContent(jointLines(p).join('\n'));
+    if (L.loop) b.loop.setContent(loopLines(p, inner(L.loop).w, inner(L.loop).h).join('\n'));
+    const now = this.tick?.t ?? 0;
+    if (L.arm) {
+      const { w, h } = inner(L.arm);
+      const t = this.tick;
+      const poses = t ? { measured: t.meas.q, twin: t.twin.q, ...(t.state === 'idle' || t.state === 'disabled' ? {} : { desired: t.des.q }) } : {};
+      const planned = this.traj ? this.planned.get(this.traj.name)?.points : undefined;
+      b.arm.set(armCanvas(this.o.rig.arm, poses, this.history, planned, w, h, this.mode, now));
+    }
+    L.charts.forEach((r, i) => {
+      const { w, h } = inner(r);
+      b.charts[i]!.set(chartCanvas(this.charts[i]!, this.history, now, CHART_WINDOW_S, w, h, this.mode));
+    });
+  }
+}
+
+/** Options of `startDashboard` beyond the run's: the terminal (tests pass stand-ins). */
+export interface StartOptions extends DashboardOptions {
+  input?: NodeJS.ReadableStream & { isTTY?: boolean; setRawMode?: (raw: boolean) => void };
+  output?: NodeJS.WritableStream & { isTTY?: boolean; columns?: number; rows?: number };
+  fps?: number;
+}
+
+/**
+ * Shows the dashboard on the terminal until `stop()`. An exception in the dashboard (or anywhere in
+ * the process while it is up) gives the terminal back, prints the error and stops the arm through
+ * `onQuit` (an e-stop follows if the arm has not stopped 5 s later). After an e-stop or a fault the
+ * run's result waits for q, so that the user sees why the arm stopped.
+ */
+export function startDashboard(o: StartOptions): { stop(): void } {
+  const input = o.input ?? process.stdin;
+  const output = o.output ?? process.stdout;
+  // A terminal that went away (SIGHUP) fails writes asynchronously: nothing is left to draw on, and
+  // the run must still end cleanly. Kept after stop() because writes may still be in flight.
+  output.on('error', () => undefined);
+  const screen = blessed.screen({
+    input: input as never,
+    output: output as never,
+    smartCSR: true,
+    fullUnicode: false,
+    warnings: false,
+    title: 'twolink',
+    autoPadding: true,
+  });
+  const tput = (screen.program as unknown as { tput: { unicode?: boolean; brokenACS?: boolean } }).tput;
+  // On a UTF-8 terminal, draw borders with UTF-8 box characters rather than the alternate character
+  // set (what ncurses does with NCURSES_NO_UTF8_ACS): same picture, and copies of the screen (tmux
+  // capture-pane, a terminal's select and copy) keep the lines instead of the letters lqqk.
+  if (tput.unicode) tput.brokenACS = true;
+  let stopped = false;
+  let dash: Dashboard | undefined;
+  const fail = (e: unknown): void => {
+    const first = !stopped;
+    restore();
+    if (!first) return;
+    process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+    o.onQuit();
+    setTimeout(() => o.onQuit(), 5000).unref();
+  };
+  const onSignal = (): void => dash?.releaseWait();
+  const restore = (): void => {
+    if (stopped) return;
+    stopped = true;
+    process.off('uncaughtException', fail);
+    process.off('exit', restore);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+    process.off('SIGINT', onSignal);
+    if (dash) dash.stop();
+    else {
+      try {
+        screen.destroy();
+      } catch {
+        // nothing to restore on a terminal that has gone
+      }
+    }
+  };
+  process.on('uncaughtException', fail);
+  process.on('exit', restore);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    dash = new Dashboard({ ...o, screen, onFailure: fail, ...(o.fps ? { fps: o.fps } : {}) });
+    dash.start();
+  } catch (e) {
+    fail(e);
+  }
+  return { stop: restore };
+}

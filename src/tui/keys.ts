@@ -1,0 +1,71 @@
+/**
+ * The dashboard's keys and its help line. The e-stop key is recognised on the raw bytes from the
+ * terminal, before blessed parses them and before anything is drawn (`estopInInput`), so that it
+ * acts on the first event the input produces, whatever the rendering is doing.
+ */
+
+export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit';
+
+export interface KeyBinding {
+  /** blessed key names. */
+  keys: string[];
+  /** How the help line names the keys. */
+  shown: string;
+  label: string;
+  /** The label on narrow terminals. */
+  short: string;
+  action: KeyAction;
+}
+
+export const KEYS: readonly KeyBinding[] = [
+  { keys: ['space'], shown: 'space', label: 'start/pause', short: 'pause', action: 'pause' },
+  { keys: ['e', 'S-e', 'escape'], shown: 'e/Esc', label: 'E-STOP', short: 'E-STOP', action: 'estop' },
+  { keys: ['d', 'S-d'], shown: 'd', label: 'disable/enable', short: 'dis/en', action: 'enable' },
+  { keys: ['n', 'S-n'], shown: 'n', label: 'next trajectory', short: 'next', action: 'next' },
+  { keys: ['r', 'S-r'], shown: 'r', label: 'record', short: 'rec', action: 'record' },
+  { keys: ['z', 'S-z'], shown: 'z', label: 'zero encoders', short: 'zero', action: 'zero' },
+  { keys: ['q', 'S-q', 'C-c'], shown: 'q', label: 'quit', short: 'quit', action: 'quit' },
+];
+
+/** The help line as plain text for a terminal `width` columns wide. */
+export function helpText(width: number): string {
+  const long = KEYS.map((k) => `${k.shown} ${k.label}`).join('  ');
+  if (long.length + 1 <= width) return ` ${long}`;
+  const short = KEYS.map((k) => `${k.shown === 'space' ? 'spc' : k.shown} ${k.short}`).join(' ');
+  if (short.length + 1 <= width) return ` ${short}`;
+  return ' e=E-STOP q=quit'.slice(0, Math.max(0, width));
+}
+
+/**
+ * Whether a chunk of terminal input holds the e-stop key: `e` or `E` (with or without Alt), or Esc
+ * alone. Escape sequences (arrow keys, terminal replies such as cursor reports) are skipped, so
+ * their letters never count.
+ */
+export function estopInInput(chunk: string): boolean {
+  for (let i = 0; i < chunk.length; i++) {
+    const ch = chunk[i]!;
+    if (ch === 'e' || ch === 'E') return true;
+    if (ch !== '\x1b') continue;
+    const next = chunk[i + 1];
+    // Esc on its own (the chunk ends, or another escape follows): the Esc key.
+    if (next === undefined || next === '\x1b') return true;
+    if (next === '[') {
+      // CSI: parameters and intermediates, then one final byte in @..~
+      let j = i + 2;
+      while (j < chunk.length && !(chunk.charCodeAt(j) >= 0x40 && chunk.charCodeAt(j) <= 0x7e)) j++;
+      i = j;
+    } else if (next === 'O') {
+      i += 2; // SS3 and one character (F1-F4, keypad)
+    } else if (next === ']' || next === 'P' || next === '_' || next === '^') {
+      // A string (OSC, DCS, ...) up to BEL or ESC \
+      let j = i + 2;
+      while (j < chunk.length && chunk[j] !== '\x07' && !(chunk[j] === '\x1b' && chunk[j + 1] === '\\')) j++;
+      i = chunk[j] === '\x1b' ? j + 1 : j;
+    } else {
+      // Alt + a key: Alt+e is still e.
+      if (next === 'e' || next === 'E') return true;
+      i += 1;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,307 @@
+// The dashboard drawn on a fake terminal (a blessed screen on stand-in streams): what is on the
+// screen, what the keys send to the loop, and what happens on resize, at the end of the run and on
+// the way out.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import { builtinNames, builtinPath, type PathSpec } from '../src/model/builtins.js';
+import { Dashboard, recordingName, startDashboard } from '../src/tui/dashboard.js';
+import { FakeSession, fakeTerminal, makeRow, type FakeTerminal } from './tui-fake-terminal.js';
+
+const rig = loadRig('rigs/mock-arm.json');
+const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+
+const open: Dashboard[] = [];
+afterEach(() => {
+  for (const d of open.splice(0)) d.stop();
+});
+
+function setup(cols = 120, rows = 40, opts: { unicode?: boolean; onFailure?: (e: unknown) => void } = {}) {
+  const term = fakeTerminal(cols, rows, { unicode: opts.unicode ?? true });
+  const session = new FakeSession();
+  const onQuit = vi.fn();
+  const dash = new Dashboard({
+    screen: term.screen,
+    session,
+    rig,
+    paths,
+    demo: true,
+    onQuit,
+    now: () => new Date(2025, 2, 7, 9, 5, 3),
+    recordDir: '/tmp',
+    ...(opts.onFailure ? { onFailure: opts.onFailure } : {}),
+  });
+  open.push(dash);
+  return { term, session, onQuit, dash };
+}
+
+const screenText = (term: FakeTerminal): string => term.text().join('\n');
+
+const TRACKING = makeRow({
+  t: 4.2,
+  i: 2100,
+  state: 'track',
+  qDesDeg: [30, 45],
+  qDeg: [29.5, 44.25],
+  twinDeg: [29.75, 44.5],
+  qdDesDeg: [60, -30],
+  qdDeg: [58.5, -31],
+  resDeg: [-0.25, -0.25],
+  tauFf: [1.234, 0.321],
+  tauPid: [0.05, -0.02],
+  tauCmd: [1.284, 0.301],
+  duty: [0.42, 0.13],
+  overruns: 3,
+  link: [2100, 2098, 2, 0],
+});
+
+describe('the dashboard on a 120 x 40 terminal', () => {
+  it('shows per-joint desired / measured / twin values, torques, duty, error and residual', () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    const s = screenText(term);
+    expect(s).toContain('joint 1');
+    expect(s).toContain('joint 2');
+    expect(s).toMatch(/angle \[deg\]\s+des\s+30\.00\s+45\.00/);
+    expect(s).toMatch(/meas\s+29\.50\s+44\.25/);
+    expect(s).toMatch(/twin\s+29\.75\s+44\.50/);
+    expect(s).toMatch(/speed \[deg\/s\]\s+des\s+60\.0\s+-30\.0/);
+    expect(s).toMatch(/ff\s+1\.234\s+0\.321/);
+    expect(s).toMatch(/total\s+1\.284\s+0\.301/);
+    expect(s).toMatch(/motor duty \[%\]\s+42\.0\s+13\.0/);
+    expect(s).toMatch(/error \[deg\]\s+track\s+0\.500\s+0\.750/);
+    expect(s).toMatch(/residual \[deg\] twin\s+-0\.25\s+-0\.25\s+ok \(< 2 deg\)/);
+    // the state, the loop and the link
+    expect(term.text()[0]).toContain('TRACK');
+    expect(s).toContain('overruns 3');
+    expect(s).toMatch(/p50 7 p99 950 max 1800/);
+    expect(s).toMatch(/link sent 2100 recv 2098 lost 2 corrupt 0/);
+    // the panels and the help line
+    for (const title of ['joints', 'loop', 'arm', 'angle [deg]', 'tracking error [deg]', 'torque [N m]']) expect(s).toContain(title);
+    expect(term.text()[39]).toMatch(/space start\/pause\s+e\/Esc E-STOP\s+d disable\/enable\s+n next trajectory\s+r record\s+z zero encoders\s+q quit/);
+  });
+
+  it('draws the arm and the charts with braille dots, or ASCII on a terminal without UTF-8', () => {
+    for (const unicode of [true, false]) {
+      const { term, session, dash } = setup(120, 40, { unicode });
+      for (let k = 0; k < 30; k++) {
+        session.row = makeRow({ t: 1 + k * 0.04, i: 500 + 20 * k, qDesDeg: [k - 10, 90 - k], qDeg: [k, 90 - k], twinDeg: [k + 10, 80 - k], tauCmd: [Math.sin(k / 3), 0.2] });
+        dash.frame();
+      }
+      const rows = term.text();
+      const armRows = rows.slice(3, 24).map((r) => r.slice(65, 119)).join('');
+      const chartRows = rows.slice(25, 38).join('');
+      if (unicode) {
+        expect(armRows).toMatch(/[\u2801-\u28ff]/);
+        expect(chartRows).toMatch(/[\u2801-\u28ff]/);
+      } else {
+        // (blessed keeps borders as box characters and sends them as the terminal's line-drawing set)
+        expect(rows.join('').replace(/[\u2500-\u257f]/g, '')).not.toMatch(/[^\x00-\x7f]/);
+        expect(armRows).toMatch(/[.':]/);
+      }
+      expect(rows.join('\n')).toMatch(/x 0\.\d{3} y 0\.\d{3} m/);
+      // the measured arm in white, the twin in cyan, the desired pose in yellow; joint 1 green and
+      // joint 2 magenta in the charts
+      const arm = term.colours([3, 24], [65, 119]);
+      expect([...arm]).toEqual(expect.arrayContaining([7, 6, 3]));
+      const charts = term.colours([25, 38], [0, 120]);
+      expect(charts.has(2)).toBe(true);
+      expect(charts.has(5)).toBe(true);
+      dash.stop();
+    }
+  });
+
+  it('shows the twin alarm per joint and on the notice line', () => {
+    const { term, session, dash } = setup();
+    session.row = makeRow({ state: 'track', resDeg: [0.3, 2.6], alarm: 0b10 });
+    dash.frame();
+    const s = screenText(term);
+    expect(s).toContain('ALARM j2');
+    expect(term.text()[1]).toContain('TWIN ALARM: joint 2 diverges from the model');
+  });
+
+  it("shows the trajectory's name, phase and progress from the loop's events", () => {
+    const { term, session, dash } = setup();
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'approach', t: 1.0 });
+    session.row = makeRow({ t: 1.5, state: 'track', trajT: 0.5 });
+    dash.frame();
+    expect(term.text()[0]).toMatch(/reach 1\/3 approach 0\.50 s/);
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', t: 2.0 });
+    session.row = makeRow({ t: 2.5, i: 1250, state: 'track', trajT: 1.5 });
+    dash.frame();
+    // the reach proper lasts 1.3 s (1 s line + 0.3 s hold); 0.5 s into it
+    expect(term.text()[0]).toMatch(/reach 1\/3 track 0\.50\/1\.30 s/);
+    expect(screenText(term)).toContain('2.0s reach track');
+  });
+});
+
+describe('keys', () => {
+  it('e sends the e-stop at once, before anything is drawn; so does Esc', () => {
+    const { term, session } = setup();
+    session.row = TRACKING;
+    term.type('e');
+    // synchronously, from the input event itself
+    expect(session.sent).toEqual([{ kind: 'estop', reason: 'estop:key' }]);
+    term.type('\x1b');
+    expect(session.sent.length).toBe(2);
+    expect(session.sent[1]).toMatchObject({ kind: 'estop' });
+    // arrow keys and terminal replies are not the Esc key
+    term.type('\x1b[A');
+    term.type('\x1b[12;1R');
+    expect(session.sent.length).toBe(2);
+  });
+
+  it('the screen says E-STOPPED once the loop has stopped, and waits for q before the run ends', async () => {
+    const { term, session, dash, onQuit } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    term.type('e');
+    session.row = makeRow({ t: 4.3, i: 2150, state: 'estop' });
+    let ended = false;
+    const finished = session.finish('estop:key').then(() => (ended = true));
+    dash.frame();
+    expect(term.text()[0]).toContain('E-STOPPED');
+    expect(term.text()[1]).toContain('E-STOPPED: motors off (estop:key). The run is over: q to exit.');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(ended).toBe(false);
+    term.type('q');
+    await finished;
+    expect(ended).toBe(true);
+    // the arm was already stopped: q only closed the screen
+    expect(onQuit).not.toHaveBeenCalled();
+  });
+
+  it('q and Ctrl-C call onQuit (the soft stop; a second press is the CLI\'s e-stop)', async () => {
+    const { term, session, dash, onQuit } = setup();
+    session.row = TRACKING;
+    term.type('q');
+    expect(onQuit).toHaveBeenCalledTimes(1);
+    await new Promise((r) => setImmediate(r));
+    dash.frame();
+    expect(term.text()[1]).toContain('stopping softly: q again to e-stop');
+    term.type('\x03');
+    expect(onQuit).toHaveBeenCalledTimes(2);
+    // a quit that ends the run does not wait for another key
+    await session.finish('interrupted:SIGINT');
+  });
+
+  it('space pauses and resumes, d disables and enables, n skips, z zeroes only while disabled', () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    term.type(' ');
+    expect(session.sent.at(-1)).toEqual({ kind: 'pause' });
+    session.row = makeRow({ state: 'paused', i: 501 });
+    dash.frame();
+    term.type(' ');
+    expect(session.sent.at(-1)).toEqual({ kind: 'resume' });
+    session.row = TRACKING;
+    dash.frame();
+    term.type('n');
+    expect(session.sent.at(-1)).toEqual({ kind: 'next' });
+    const before = session.sent.length;
+    term.type('z');
+    expect(session.sent.length).toBe(before);
+    dash.frame();
+    expect(term.text()[1]).toContain('zero: only while the motors are disabled (d first)');
+    term.type('d');
+    expect(session.sent.at(-1)).toEqual({ kind: 'disable' });
+    session.row = makeRow({ state: 'disabled', i: 502 });
+    dash.frame();
+    term.type('z');
+    expect(session.sent.at(-1)).toEqual({ kind: 'zero' });
+    term.type('d');
+    expect(session.sent.at(-1)).toEqual({ kind: 'enable' });
+  });
+
+  it('r starts a recording named run-YYYYMMDD-HHMMSS.ndjson and stops it', () => {
+    expect(recordingName(new Date(2025, 2, 7, 9, 5, 3))).toBe('run-20250307-090503.ndjson');
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    term.type('r');
+    expect(session.recordings).toEqual(['/tmp/run-20250307-090503.ndjson']);
+    dash.frame();
+    expect(screenText(term)).toContain('rec /tmp/run-20250307-090503.ndjson');
+    term.type('r');
+    expect(session.recording).toBeUndefined();
+    dash.frame();
+    expect(screenText(term)).toContain('rec off (r to record)');
+  });
+});
+
+describe('resize, small terminals and the way out', () => {
+  it('survives resizes down to one cell, hiding panels, and keeps the state and the e-stop key visible', () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    const sizes: [number, number][] = [[80, 24], [60, 20], [40, 10], [30, 6], [20, 3], [10, 2], [1, 1], [200, 60], [120, 40]];
+    for (const [c, r] of sizes) {
+      expect(() => {
+        term.resize(c, r);
+        dash.frame();
+      }).not.toThrow();
+      const rows = term.text();
+      expect(rows.length).toBe(r);
+      if (c >= 10) expect(rows[0]).toContain('TRACK'.slice(0, c - 1));
+      if (r >= 2 && c >= 16) expect(rows[r - 1]).toContain('E-STOP');
+    }
+    term.resize(40, 10);
+    dash.frame();
+    expect(dash.currentLayout.charts.length).toBe(0);
+    expect(dash.currentLayout.arm).toBeUndefined();
+    // keys still work on a tiny screen
+    term.type('e');
+    expect(session.sent.at(-1)).toMatchObject({ kind: 'estop' });
+  });
+
+  it('stop() gives the terminal back (normal screen, cursor) and is idempotent', async () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    await new Promise((r) => setImmediate(r));
+    expect(term.written()).toContain('\x1b[?1049h');
+    dash.stop();
+    dash.stop();
+    const out = term.written();
+    expect(out.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(out.lastIndexOf('\x1b[?1049h'));
+    expect(out.lastIndexOf('\x1b[?25h')).toBeGreaterThan(out.lastIndexOf('\x1b[?25l'));
+    // keys after stop() go nowhere
+    term.type('e');
+    expect(session.sent).toEqual([]);
+    expect(session.listeners.length).toBe(0);
+  });
+
+  it('an exception while drawing goes to onFailure', () => {
+    const failures: unknown[] = [];
+    const { session, dash } = setup(120, 40, { onFailure: (e) => failures.push(e) });
+    session.latest = () => {
+      throw new Error('boom');
+    };
+    dash.frame();
+    expect(failures.length).toBe(1);
+    expect((failures[0] as Error).message).toBe('boom');
+  });
+
+  it('startDashboard: a failure restores the terminal, says why and stops the arm through onQuit', async () => {
+    const term = fakeTerminal(120, 40);
+    term.screen.destroy(); // startDashboard makes its own screen on these streams
+    const session = new FakeSession();
+    session.latest = () => {
+      throw new Error('drawing failed');
+    };
+    const onQuit = vi.fn();
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input as never, output: term.output as never });
+      expect(onQuit).toHaveBeenCalledTimes(1);
+      expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('the dashboard failed, stopping the arm: Error: drawing failed');
+      const out = term.written();
+      expect(out.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(out.lastIndexOf('\x1b[?1049h'));
+      d.stop();
+      d.stop();
+      expect(process.listeners('uncaughtException').some((l) => l.name === 'fail')).toBe(false);
+    } finally {
+      stderr.mockRestore();
+    }
+  });
+});
