@@ -135,3 +135,19 @@ export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort>
     },
   };
 }
+
+/**
+ * Puts a rig's far end on a byte stream instead of a binding (a pty's far end, in real time): the
+ * stream's bytes go to the board, the board's bytes to the stream. Returns the function that detaches.
+ */
+export function serveOnStream(end: RigEnd, stream: import('node:stream').Duplex): () => void {
+  const onData = (d: Buffer): void => end.receive(d);
+  stream.on('data', onData);
+  end.onTransmit = (bytes) => {
+    if (!stream.destroyed) stream.write(bytes);
+  };
+  return () => {
+    stream.removeListener('data', onData);
+    end.onTransmit = () => {};
+  };
+}

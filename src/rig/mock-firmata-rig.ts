@@ -15,7 +15,7 @@ import { RigFileError } from '../config/rig.js';
 import { BOARDS, motorPinList, resolveMotorPins, type FirmwareFeatures, type MotorPins } from '../protocol/firmata.js';
 import type { Clock } from '../time/clock.js';
 import { johnnyFive } from '../transport/johnny-five.js';
-import { rigBinding } from './binding.js';
+import { rigBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';
 import { Noise, Plant } from './plant.js';
 
@@ -184,17 +184,12 @@ export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRi
  */
 export function serveFirmataRig(rig: Rig, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
   const { plant, board } = createFirmataBoard(rig, clock, opts);
-  const onData = (d: Buffer): void => board.receive(d);
-  stream.on('data', onData);
-  board.onTransmit = (bytes) => {
-    if (!stream.destroyed) stream.write(bytes);
-  };
+  const detach = serveOnStream(board, stream);
   return {
     plant,
     board,
     stop: () => {
-      stream.removeListener('data', onData);
-      board.onTransmit = () => {};
+      detach();
       board.dispose();
     },
   };

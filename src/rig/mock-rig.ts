@@ -6,7 +6,7 @@ import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import { RigFileError } from '../config/rig.js';
 import type { Clock } from '../time/clock.js';
-import { rigBinding } from './binding.js';
+import { rigBinding, serveOnStream } from './binding.js';
 import { LineBoard } from './line-board.js';
 import { Noise, Plant } from './plant.js';
 
@@ -59,17 +59,12 @@ export function serveLineRig(rig: Rig, stream: import('node:stream').Duplex, clo
   const plant = new Plant(rig.plant, rig.encoders, clock.now());
   const noise = new Noise(rig.plant.seed + 1);
   const board = new LineBoard({ clock, plant, baudRate: rig.link.baudRate, latency: rig.plant.latency, random: () => noise.uniform() });
-  const onData = (d: Buffer): void => board.receive(d);
-  stream.on('data', onData);
-  board.onTransmit = (bytes) => {
-    if (!stream.destroyed) stream.write(bytes);
-  };
+  const detach = serveOnStream(board, stream);
   return {
     plant,
     board,
     stop: () => {
-      stream.removeListener('data', onData);
-      board.onTransmit = () => {};
+      detach();
       board.dispose();
     },
   };
