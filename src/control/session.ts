@@ -164,7 +164,7 @@ export class Session {
       let stopReason = 'fault:the loop ended without a result';
       let extra: Partial<RunSummary> = {};
       let error: SessionResult['error'];
-      let droppedByBoard = 0;
+      let finalCounters: { dropped: number; duplicate: number; reordered: number; overlong: number } | undefined;
       const finish = (): void => {
         if (settled) return;
         settled = true;
@@ -172,7 +172,10 @@ export class Session {
         this.drain();
         if (this.reader.lost > 0) extra = { ...extra, ...{ droppedRows: this.reader.lost } };
         const summary = this.stats.summary(stopReason, extra);
-        summary.link.dropped = droppedByBoard;
+        if (finalCounters) {
+          const { dropped, duplicate, reordered, overlong } = finalCounters;
+          Object.assign(summary.link, { dropped, duplicate, reordered, overlong });
+        }
         if (this.recorder) {
           const failure = this.recorder.failure?.message;
           this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
@@ -208,7 +211,7 @@ export class Session {
             setTimeout(() => void w.terminate(), 2000).unref();
             stopReason = m.stopReason;
             extra = { stopOutcome: m.stopOutcome, cpu: m.timing.cpu, missed: m.timing.missed };
-            droppedByBoard = m.dropped;
+            finalCounters = m.counters;
             return;
           case 'error':
             stopReason = `fault:${m.message}`;

@@ -34,7 +34,7 @@ export interface WorkerInput {
 export type WorkerMessage =
   | { type: 'ready'; identity: unknown; describe: string }
   | { type: 'event'; event: unknown }
-  | { type: 'result'; stopReason: string; stopOutcome: string; timing: { ticks: number; overruns: number; missed: number; cpu: number; seconds: number }; dropped: number }
+  | { type: 'result'; stopReason: string; stopOutcome: string; timing: { ticks: number; overruns: number; missed: number; cpu: number; seconds: number }; counters: import('../transport/link.js').LinkCounters }
   | { type: 'error'; name: string; message: string };
 
 /** Messages to the worker. */
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
         void core;
       },
     });
-    post({ type: 'result', stopReason: result.stopReason, stopOutcome: result.stopOutcome, timing: result.timing, dropped: opened.link.counters.dropped });
+    post({ type: 'result', stopReason: result.stopReason, stopOutcome: result.stopOutcome, timing: result.timing, counters: { ...opened.link.counters } });
     (mock as { dispose?: () => void } | undefined)?.dispose?.();
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));

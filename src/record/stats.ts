@@ -42,8 +42,11 @@ export interface RunSummary {
   overruns: number;
   tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number };
   twin: { rmsDeg: number[]; maxDeg: number[]; alarms: number; tauExtRmsNm: number[] };
-  /** `dropped`: frames the board dropped itself (TXDROP), known at the end of a session. */
-  link: { sent: number; received: number; lost: number; corrupt: number; dropped?: number };
+  /**
+   * `dropped` (frames the board dropped itself, TXDROP), `duplicate`, `reordered` and `overlong` are
+   * known at the end of a session (not per tick).
+   */
+  link: { sent: number; received: number; lost: number; corrupt: number; dropped?: number; duplicate?: number; reordered?: number; overlong?: number };
   stopReason: string;
   stopOutcome?: string;
   cpu?: number;

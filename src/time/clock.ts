@@ -17,36 +17,56 @@ export interface Clock {
   clearTimer(h: TimerHandle | undefined): void;
 }
 
-/** The monotonic system clock (performance.now), with node timers. */
+/**
+ * The monotonic system clock (performance.now). Its timers run in due order, always: they sit in one
+ * queue that a single node timer drives. Node's own timers have a 1 ms grain, so the driver wakes with
+ * setTimeout while the next due time is a millisecond or more away and with setImmediate after that:
+ * a timer due in 0.4 ms (a frame's time on a 1 Mbaud wire, in the mock rig's UART model) runs at the
+ * next turn of the event loop, a little early rather than a millisecond late, and never before a timer
+ * that was due earlier.
+ */
 export class RealClock implements Clock {
   private readonly origin = performance.now();
-  private readonly timers = new Map<number, NodeJS.Timeout | NodeJS.Immediate>();
-  private nextId = 1;
+  private readonly queue = new TimerQueue();
+  private driver: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private driverAt = Infinity;
   now(): number {
     return (performance.now() - this.origin) / 1000;
   }
-  /**
-   * Node's timers have a 1 ms grain, so a delay under a millisecond (a frame's time on a 1 Mbaud wire,
-   * modelled by the mock rig) runs at the next turn of the event loop instead of a whole millisecond
-   * late: a little early rather than several times too late.
-   */
   setTimer(delay: number, fn: () => void): TimerHandle {
-    const id = this.nextId++;
-    const run = (): void => {
-      if (!this.timers.delete(id)) return;
-      fn();
-    };
-    this.timers.set(id, delay < 0.001 ? setImmediate(run) : setTimeout(run, delay * 1000));
-    return { id };
+    const h = this.queue.add(this.now() + Math.max(0, delay), fn);
+    this.arm();
+    return h;
   }
   clearTimer(h: TimerHandle | undefined): void {
-    if (!h) return;
-    const t = this.timers.get(h.id);
-    if (t) {
-      clearTimeout(t as NodeJS.Timeout);
-      clearImmediate(t as NodeJS.Immediate);
+    if (h) this.queue.cancel(h.id);
+  }
+  private arm(): void {
+    const next = this.queue.nextAt();
+    if (next === Infinity || next >= this.driverAt) return;
+    this.disarm();
+    const wait = next - this.now();
+    this.driverAt = next;
+    this.driver = wait < 0.001 ? setImmediate(() => this.run()) : setTimeout(() => this.run(), (wait - 0.0005) * 1000);
+  }
+  private disarm(): void {
+    if (this.driver) {
+      clearTimeout(this.driver as NodeJS.Timeout);
+      clearImmediate(this.driver as NodeJS.Immediate);
     }
-    this.timers.delete(h.id);
+    this.driver = undefined;
+    this.driverAt = Infinity;
+  }
+  private run(): void {
+    this.driver = undefined;
+    this.driverAt = Infinity;
+    // Everything due within the next millisecond runs now, in order (timers may add timers).
+    for (;;) {
+      const at = this.queue.nextAt();
+      if (at > this.now() + 0.001) break;
+      this.queue.pop()!.fn();
+    }
+    this.arm();
   }
 }
 
@@ -57,47 +77,29 @@ interface Pending {
   fn: () => void;
 }
 
-/**
- * Virtual time: `now()` moves only when the test calls `advanceTo`/`advanceBy`, which run the due
- * timers in time order (ties in the order they were set).
- */
-export class VirtualClock implements Clock {
-  private t = 0;
+/** Pending timers in due order (ties in the order they were set), with cancellation. */
+class TimerQueue {
   private heap: Pending[] = [];
   private nextId = 1;
   private order = 0;
   private readonly cancelled = new Set<number>();
 
-  now(): number {
-    return this.t;
-  }
-  setTimer(delay: number, fn: () => void): TimerHandle {
-    const p: Pending = { id: this.nextId++, at: this.t + Math.max(0, delay), order: this.order++, fn };
+  add(at: number, fn: () => void): TimerHandle {
+    const p: Pending = { id: this.nextId++, at, order: this.order++, fn };
     this.push(p);
     return { id: p.id };
   }
-  clearTimer(h: TimerHandle | undefined): void {
-    if (h) this.cancelled.add(h.id);
+  cancel(id: number): void {
+    this.cancelled.add(id);
   }
-  /** Runs every timer due up to `t` (timers may set new timers), then sets now() = t. */
-  advanceTo(t: number): void {
-    for (;;) {
-      const top = this.heap[0];
-      if (!top || top.at > t) break;
-      this.pop();
-      if (this.cancelled.delete(top.id)) continue;
-      this.t = Math.max(this.t, top.at);
-      top.fn();
-    }
-    this.t = Math.max(this.t, t);
-  }
-  advanceBy(dt: number): void {
-    this.advanceTo(this.t + dt);
-  }
-  /** Time of the next pending timer, or Infinity. */
-  nextTimerAt(): number {
-    while (this.heap[0] && this.cancelled.has(this.heap[0].id)) this.cancelled.delete(this.pop().id);
+  /** Due time of the next live timer, or Infinity. */
+  nextAt(): number {
+    while (this.heap[0] && this.cancelled.has(this.heap[0].id)) this.cancelled.delete(this.popRaw().id);
     return this.heap[0]?.at ?? Infinity;
+  }
+  /** The next live timer, removed. */
+  pop(): Pending | undefined {
+    return this.nextAt() === Infinity ? undefined : this.popRaw();
   }
 
   private less(a: Pending, b: Pending): boolean {
@@ -114,7 +116,7 @@ export class VirtualClock implements Clock {
       i = parent;
     }
   }
-  private pop(): Pending {
+  private popRaw(): Pending {
     const h = this.heap;
     const top = h[0]!;
     const last = h.pop()!;
@@ -133,6 +135,43 @@ export class VirtualClock implements Clock {
       }
     }
     return top;
+  }
+}
+
+/**
+ * Virtual time: `now()` moves only when the test calls `advanceTo`/`advanceBy`, which run the due
+ * timers in time order (ties in the order they were set).
+ */
+export class VirtualClock implements Clock {
+  private t = 0;
+  private readonly queue = new TimerQueue();
+
+  now(): number {
+    return this.t;
+  }
+  setTimer(delay: number, fn: () => void): TimerHandle {
+    return this.queue.add(this.t + Math.max(0, delay), fn);
+  }
+  clearTimer(h: TimerHandle | undefined): void {
+    if (h) this.queue.cancel(h.id);
+  }
+  /** Runs every timer due up to `t` (timers may set new timers), then sets now() = t. */
+  advanceTo(t: number): void {
+    for (;;) {
+      const at = this.queue.nextAt();
+      if (at > t) break;
+      const p = this.queue.pop()!;
+      this.t = Math.max(this.t, p.at);
+      p.fn();
+    }
+    this.t = Math.max(this.t, t);
+  }
+  advanceBy(dt: number): void {
+    this.advanceTo(this.t + dt);
+  }
+  /** Time of the next pending timer, or Infinity. */
+  nextTimerAt(): number {
+    return this.queue.nextAt();
   }
 }
 

@@ -80,6 +80,7 @@ describe('the mock rig on a pty', () => {
     expect(s.stopOutcome).toBe('acknowledged');
     expect(s.link.lost).toBe(0);
     expect(s.link.corrupt).toBe(0);
+    expect(s.link.reordered + s.link.duplicate).toBe(0);
     expect(typeof s.overruns).toBe('number');
     expect(s.ticks).toBeGreaterThan(1500);
     expect(s.tracking.rmsDeg[0]).toBeLessThan(1);
