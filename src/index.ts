@@ -93,4 +93,8 @@ export { Recorder } from './record/recorder.js';
 export type { RunSummary } from './record/stats.js';
 export { RunStats } from './record/stats.js';
 
+// Identification (src/identify).
+export { fitTicks, identify, identifiedRigFile, nnls, regressorRows, baseParameters, designExcitation } from './identify/index.js';
+export type { BaseParameters, FitResult, Identified } from './identify/index.js';
+
 export { PROTOCOL_VERSION, VERSION } from './version.js';

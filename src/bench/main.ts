@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
+import { benchIdentify } from './identify.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
 import { benchModel } from './model.js';
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   firmata: benchFirmata,
   faults: benchFaults,
   tui: benchTui,
+  identify: benchIdentify,
 };
 
 async function main(): Promise<void> {

@@ -51,7 +51,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink plot traj --rig rigs/mock-arm.json --traj reach --out reach.svg',
     run: async (a) => (await import('./compare-command.js')).plotCommand(a),
   },
-  /* PENDING identify */
+  identify: {
+    summary: "fit the arm's masses, inertias and friction from an excitation run or a recording; write an identified rig file",
+    example: 'twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json',
+    run: async (a) => (await import('./identify-command.js')).identifyCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',

@@ -212,8 +212,23 @@ const plantSchema = z.strictObject({
   coulomb: perJoint(nonneg).optional(),
   /** Velocity below which Coulomb friction is smoothed [rad/s]. */
   coulombVelocity: pos.default(0.01),
-  /** True motors, overriding the nominal ones field by field. */
-  motors: z.array(motorSchema.partial()).max(2).optional(),
+  /**
+   * True motors, overriding the nominal ones field by field (no defaults here: a field left out keeps
+   * the nominal motor's value).
+   */
+  motors: z
+    .array(
+      z.strictObject({
+        kt: pos.optional(),
+        ke: pos.optional(),
+        R: pos.optional(),
+        gear: pos.optional(),
+        efficiency: pos.refine((v) => v <= 1, 'must be <= 1').optional(),
+        rotorInertia: nonneg.optional(),
+      }),
+    )
+    .max(2)
+    .optional(),
   /** Supply voltage of the plant when it differs from motors' (a sagging supply) [V]. */
   supplyV: pos.optional(),
   /** Standard deviation of the encoder noise [counts]. */

@@ -115,6 +115,73 @@ class JointSegment implements Segment {
   }
 }
 
+/** One sine of a joint's excitation: amplitude [rad], frequency [Hz], phase [rad]. */
+export interface SineComponent {
+  /** [rad] */
+  amplitude: number;
+  /** [Hz] */
+  frequencyHz: number;
+  /** [rad] @default 0 */
+  phase?: number;
+}
+
+/**
+ * A sum of sines per joint about the pose where the step starts, q(t) = q0 + w(t) sum a sin(2 pi f t + phi),
+ * under a window w that rises from 0 to 1 over `ramp` with the minimum-jerk profile and falls back the
+ * same way at the end: the step starts and ends at rest (qd = qdd = 0) at q0, whatever the phases. It
+ * is the excitation of identification (src/identify): many frequencies per joint, bounded amplitude.
+ */
+class SinesSegment implements Segment {
+  private readonly up = [0, 0, 0, 0];
+  private readonly down = [0, 0, 0, 0];
+  readonly qEnd: readonly number[];
+  readonly what: string;
+  constructor(
+    readonly qStart: readonly number[],
+    private readonly sines: readonly (readonly SineComponent[])[],
+    private readonly ramp: number,
+    readonly duration: number,
+  ) {
+    this.qEnd = qStart;
+    const counts = sines.map((s) => s.length).join(' + ');
+    this.what = `sum of sines (${counts}) about [${qStart.map((v) => ((v * 180) / Math.PI).toFixed(1)).join(', ')}] deg`;
+  }
+  sample(t: number, _t0: number, out: TrajectorySample): void {
+    const D = this.duration;
+    const R = this.ramp;
+    const tc = t <= 0 ? 0 : t >= D ? D : t;
+    // Window w and its derivatives: the product of a rising and a falling minimum-jerk ramp.
+    const a = minJerkProfile(tc / R, this.up);
+    const b = minJerkProfile((D - tc) / R, this.down);
+    const r1 = 1 / R;
+    const r2 = r1 * r1;
+    const r3 = r2 * r1;
+    const u0 = a[0]!, u1 = a[1]! * r1, u2 = a[2]! * r2, u3 = a[3]! * r3;
+    const d0 = b[0]!, d1 = -b[1]! * r1, d2 = b[2]! * r2, d3 = -b[3]! * r3;
+    const w0 = u0 * d0;
+    const w1 = u1 * d0 + u0 * d1;
+    const w2 = u2 * d0 + 2 * u1 * d1 + u0 * d2;
+    const w3 = u3 * d0 + 3 * u2 * d1 + 3 * u1 * d2 + u0 * d3;
+    for (let i = 0; i < this.qStart.length; i++) {
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (const c of this.sines[i] ?? []) {
+        const w = 2 * Math.PI * c.frequencyHz;
+        const ph = w * tc + (c.phase ?? 0);
+        const sn = c.amplitude * Math.sin(ph);
+        const cs = c.amplitude * Math.cos(ph);
+        s0 += sn;
+        s1 += w * cs;
+        s2 -= w * w * sn;
+        s3 -= w * w * w * cs;
+      }
+      out.q[i] = this.qStart[i]! + w0 * s0;
+      out.qd[i] = w1 * s0 + w0 * s1;
+      out.qdd[i] = w2 * s0 + 2 * w1 * s1 + w0 * s2;
+      out.qddd[i] = w3 * s0 + 3 * w2 * s1 + 3 * w1 * s2 + w0 * s3;
+    }
+  }
+}
+
 /** A curve in the plane, rest to rest: position and its first three time derivatives. */
 interface EndpointCurve {
   readonly duration: number;
@@ -363,7 +430,13 @@ export type PathStep =
   | { kind: 'joint'; to: readonly number[]; duration: number }
   | { kind: 'line'; to: readonly number[]; duration: number }
   | { kind: 'circle'; centre: readonly number[]; turns?: number; duration: number }
-  | { kind: 'hold'; duration: number };
+  | { kind: 'hold'; duration: number }
+  /**
+   * A sum of sines per joint about where the step starts (`sines[joint]`), windowed by minimum-jerk
+   * ramps of `ramp` [s] (default a quarter of the duration, at most 2 s) so that it starts and ends at
+   * rest there. Its amplitudes are the caller's to keep within the limits (src/identify/excitation.ts).
+   */
+  | { kind: 'sines'; sines: readonly (readonly SineComponent[])[]; ramp?: number; duration: number };
 
 /** Where a path starts and how it is followed. */
 export interface PathStart {
@@ -413,6 +486,21 @@ function samePose(a: readonly number[], b: readonly number[]): boolean {
   return a.every((v, i) => Math.abs(v - b[i]!) < 1e-9);
 }
 
+function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sines' }>, where: string, t0: number, n: number): Segment {
+  const D = step.duration;
+  if (D <= 0) throw new TrajectoryError(`${where}: a sines step needs a duration > 0 s`, t0);
+  if (step.sines.length !== n) throw new TrajectoryError(`${where}: expected sines for ${n} joint(s), got ${step.sines.length}`, t0);
+  const ramp = step.ramp ?? Math.min(2, D / 4);
+  if (!(ramp > 0 && ramp <= D / 2)) throw new TrajectoryError(`${where}: ramp must be > 0 s and at most half the duration (${D / 2} s), got ${ramp}`, t0);
+  step.sines.forEach((js, j) =>
+    js.forEach((c, k) => {
+      const bad = !Number.isFinite(c.amplitude) ? 'amplitude' : !(c.frequencyHz > 0 && Number.isFinite(c.frequencyHz)) ? 'frequencyHz' : !Number.isFinite(c.phase ?? 0) ? 'phase' : undefined;
+      if (bad) throw new TrajectoryError(`${where}: joint ${j + 1}, sine ${k + 1}: ${bad} must be a finite number${bad === 'frequencyHz' ? ' > 0' : ''}`, t0, j);
+    }),
+  );
+  return new SinesSegment(q, step.sines, ramp, D);
+}
+
 /**
  * Builds a trajectory from a start and a list of steps. Endpoint steps (line, circle) need a two-link
  * arm and begin where the previous step ended; a joint step may go anywhere.
@@ -442,6 +530,8 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
       seg = new JointSegment(q, step.to, step.duration);
     } else if (step.kind === 'hold') {
       seg = new JointSegment(q, q, step.duration);
+    } else if (step.kind === 'sines') {
+      seg = sinesSegment(q, step, where, t0, n);
     } else {
       if (!two) throw new TrajectoryError(`${where}: endpoint steps need a two-link arm`, t0);
       if (step.duration <= 0) throw new TrajectoryError(`${where}: an endpoint step needs a duration > 0 s`, t0);

@@ -1,0 +1,328 @@
+/**
+ * `twolink identify`: run a safe excitation on the arm (or the mock rig), record it, fit the arm's
+ * base parameters, write an identified rig file, and compare the twin residual and the tracking error
+ * before and after on a second trajectory. `--mock` runs in virtual time in this process (the same
+ * loop, protocol and plant as `run --mock`, a minute of motion in a couple of seconds); `--port` runs
+ * in real time with the loop in a worker, as `run` does. The last stdout line is JSON.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadRig, parseJsonText, twoLinkArm } from '../config/load.js';
+import { checkFeasible } from '../control/feasibility.js';
+import { reflectedInertia } from '../control/motor.js';
+import { Session } from '../control/session.js';
+import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
+import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
+import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
+import { readRecording, RecordingError } from '../identify/recording.js';
+import { BASE_PARAMETERS, baseParameters, type BaseParameters } from '../identify/regressor.js';
+import { RealizationError } from '../identify/rigfile.js';
+import { replayTwinRmsDeg } from '../identify/replay.js';
+import { virtualRun } from '../identify/virtual.js';
+import { buildPath } from '../model/trajectory.js';
+import type { Target } from '../transport/open.js';
+import { choiceArg, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
+
+const DEG = 180 / Math.PI;
+
+const OPTIONS = {
+  rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json): the nominal model, the motors, the limits' },
+  mock: { type: 'boolean', help: "the rig file's simulated plant, in virtual time in this process" },
+  port: { type: 'string', arg: 'PATH', help: 'serial port of the board (the real arm, in real time)' },
+  baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
+  out: { type: 'string', arg: 'FILE', help: 'write the identified rig file here (arm, friction and motor 2 rotor inertia replaced)' },
+  record: { type: 'string', arg: 'FILE', help: 'where to record the excitation (default identify-excitation.ndjson)' },
+  amplitude: { type: 'string', arg: 'F', help: 'fraction of the angle room and speed limits the excitation uses, 0.05..1 (default 0.6)' },
+  duration: { type: 'string', arg: 'S', help: 'length of the excitation, 5..600 s (default 30)' },
+  'max-frequency': { type: 'string', arg: 'HZ', help: 'highest excitation frequency, 0.1..5 Hz (default 1.5)' },
+  centre: { type: 'string', arg: 'a,b', help: 'centre pose of the excitation [deg] (default: joint 1 near hanging, joint 2 straight)' },
+  seed: { type: 'string', arg: 'N', help: 'seed of the excitation design (another seed, another trajectory; default 1)' },
+  cutoff: { type: 'string', arg: 'HZ', help: 'zero-phase low-pass cutoff for velocities and accelerations (default 10 Hz)' },
+  'command-lag': { type: 'string', arg: 'N', help: 'ticks from a command to the reading that reports it applied (default 1)' },
+  estimator: { type: 'string', arg: 'iv|ls', help: 'instrumental variables (default) or plain least squares' },
+  'no-validate': { type: 'boolean', help: 'skip the before/after validation runs' },
+  yes: { type: 'boolean', help: 'with --port: start without the 5 s countdown' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const satisfies OptionSpecs;
+
+const HELP_MORE = `Examples:
+  twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json
+  twolink identify --rig rigs/bench-arm.json --port /dev/ttyACM0 --amplitude 0.4 --out bench-identified.json
+  twolink identify --rig rigs/bench-arm.json run.ndjson --out bench-identified.json
+
+With a recording (RUN.ndjson) the fit uses it, and the validation runs on --mock or --port when one is
+given, else replays the twin on the recording (no tracking figures then).
+On a real arm: clear the workspace, start with a small --amplitude, keep a hand on the power switch
+(docs/identify.md).
+
+Exit codes: 0 done, 1 a run stopped by a fault or a fit that failed, 2 bad input, 3 connection problem.`;
+
+/** What the command prints last. */
+interface IdentifyJson {
+  parameters: Record<string, { value: number; std: number; unit: string }>;
+  validation: (ValidationFigures & { trajectory: string }) | (Omit<ValidationFigures, 'trackingRmsDegBefore' | 'trackingRmsDegAfter'> & { trackingRmsDegBefore: null; trackingRmsDegAfter: null; trajectory: string }) | null;
+  fit: {
+    conditionNumber: number;
+    conditionNumberRaw: number;
+    excitationConditionNumber: number | null;
+    residualRmsNm: number[];
+    torqueRmsNm: number[];
+    samples: number;
+    seconds: number;
+    commandLag: number;
+    cutoffHz: number;
+    estimator: string;
+  };
+  nominal: BaseParameters;
+  /** The mock plant's true base parameters (mock rigs only). */
+  plant?: BaseParameters;
+  rigFile: string | null;
+  recording: string | null;
+  clock: 'virtual' | 'real' | null;
+}
+
+function log(s: string): void {
+  process.stderr.write(`${s}\n`);
+}
+
+/** Drives the mock rig in virtual time. */
+const mockRunner: RunPaths = async (rig, paths, record) => {
+  const r = await virtualRun(rig, paths, record ? { record } : {});
+  return { summary: r.summary, rows: r.rows };
+};
+
+/** Drives the real arm in real time through a Session (the loop in a worker), stopping softly on Ctrl-C. */
+function portRunner(target: Target): RunPaths {
+  return async (rig, paths, record) => {
+    const rows: Float64Array[] = [];
+    const session = new Session({
+      rig,
+      target,
+      paths,
+      cycle: false,
+      park: true,
+      feedforward: rig.control.feedforward,
+      rateHz: rig.control.rateHz,
+      faults: [],
+      maxSeconds: 3600,
+      ...(record ? { record } : {}),
+      onRow: (row) => rows.push(Float64Array.from(row)),
+      onReady: (d) => log(`connected: ${d}`),
+      onEvent: (e) => {
+        if (e.kind === 'state' && (e.state === 'fault' || e.state === 'estop')) log(`[${e.t.toFixed(2)} s] ${e.state}${e.reason ? ` (${e.reason})` : ''}`);
+      },
+    });
+    let interrupts = 0;
+    const onSignal = (sig: NodeJS.Signals): void => {
+      interrupts++;
+      session.send(interrupts === 1 ? { kind: 'stop', reason: `interrupted:${sig}` } : { kind: 'estop', reason: `estop:${sig}` });
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      const result = await session.run();
+      if (result.error) throw new RunError(result.error.message, result.error.name === 'LinkError');
+      return { summary: result.summary, rows };
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  };
+}
+
+function excitationOptions(v: Parsed): ExcitationOptions {
+  const o: ExcitationOptions = {
+    amplitude: numberArg(v.amplitude, 'amplitude', { default: 0.6, min: 0.05, max: 1 }),
+    duration: numberArg(v.duration, 'duration', { default: 30, min: 5, max: 600, unit: 's' }),
+    maxFrequencyHz: numberArg(v['max-frequency'], 'max-frequency', { default: 1.5, min: 0.1, max: 5, unit: 'Hz' }),
+    seed: numberArg(v.seed, 'seed', { default: 1, integer: true }),
+  };
+  if (v.centre !== undefined) o.centre = numberList(v.centre as string, 'centre', 2).map((d) => d / DEG);
+  return o;
+}
+
+function fitOptions(v: Parsed): FitOptions {
+  return {
+    cutoffHz: numberArg(v.cutoff, 'cutoff', { default: 10, min: 1, max: 100, unit: 'Hz' }),
+    commandLag: numberArg(v['command-lag'], 'command-lag', { default: 1, min: 1, max: 10, integer: true }),
+    estimator: choiceArg(v.estimator, 'estimator', ['iv', 'ls'] as const, 'iv'),
+  };
+}
+
+function describeExcitation(ex: Excitation): string {
+  const f = (a: number[], k: number, d: number): string => a.map((x) => (x * k).toFixed(d)).join(', ');
+  return (
+    `${ex.path.description}\n` +
+    `  reaches +-[${f(ex.peak.angle, DEG, 0)}] deg about [${f(ex.centre, DEG, 0)}] deg, speeds up to [${f(ex.peak.speed, DEG, 0)}] deg/s, ` +
+    `nominal torque up to [${f(ex.peak.torque, 1, 2)}] N m`
+  );
+}
+
+function parameterTable(fit: ReturnType<typeof identify>['fit'], nominal: BaseParameters, plant: BaseParameters | undefined): string {
+  const head = `  ${'param'.padEnd(5)} ${'estimate'.padStart(11)} ${'+-std'.padStart(10)} ${'(%)'.padStart(7)} ${'nominal'.padStart(11)}${plant ? `${'plant'.padStart(11)} ${'error'.padStart(7)}` : ''}  unit`;
+  const lines = BASE_PARAMETERS.map((b) => {
+    const e = fit.parameters[b.key];
+    const rel = e.value !== 0 ? `${((100 * e.std) / Math.abs(e.value)).toFixed(1)}%` : '-';
+    const flag = e.fixed ? ' (not excited: nominal kept)' : e.atBound ? ' (at its bound 0)' : '';
+    const truth = plant ? `${plant[b.key].toPrecision(4).padStart(11)} ${(plant[b.key] !== 0 ? `${((100 * (e.value - plant[b.key])) / Math.abs(plant[b.key])).toFixed(2)}%` : '-').padStart(7)}` : '';
+    return `  ${b.key.padEnd(5)} ${e.value.toPrecision(5).padStart(11)} ${e.std.toPrecision(2).padStart(10)} ${rel.padStart(7)} ${nominal[b.key].toPrecision(4).padStart(11)}${truth}  ${b.unit}${flag}`;
+  });
+  return [head, ...lines].join('\n');
+}
+
+export async function identifyCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'identify');
+  if (v.help) {
+    process.stdout.write(
+      formatHelp(
+        'identify',
+        "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it",
+        'identify --rig F (--mock | --port PATH | RUN.ndjson) [--out FILE] [--record FILE] [--amplitude F] [--duration S]',
+        OPTIONS,
+        HELP_MORE,
+      ),
+    );
+    return 0;
+  }
+  const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
+  const rig = loadRig(rigPath);
+  twoLinkArm(rig);
+  const raw = parseJsonText(readFileSync(rigPath, 'utf8'), rigPath) as Record<string, unknown>;
+  if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
+  const recordingIn = positionals[0];
+  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  let target: Target | undefined;
+  if (typeof v.port === 'string') {
+    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
+  } else if (v.mock) {
+    if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`);
+    target = { kind: 'mock' };
+  }
+  if (!recordingIn && !target) throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
+  const out = typeof v.out === 'string' ? v.out : undefined;
+  if (out !== undefined && resolve(out) === resolve(rigPath)) throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
+  const record = typeof v.record === 'string' ? v.record : recordingIn ? undefined : 'identify-excitation.ndjson';
+  if (record !== undefined && existsSync(record) && !record.endsWith('.ndjson')) throw new UsageError(`--record ${record}: refusing to overwrite a file that is not .ndjson`);
+  const exOpts = excitationOptions(v);
+  const fitOpts = fitOptions(v);
+  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner : portRunner(target)) : undefined;
+  const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
+
+  // ---- data: an excitation run, or the recording
+  let ticks: FitTick[];
+  let excitation: Excitation | undefined;
+  try {
+    if (recordingIn) {
+      const rec = await readRecording(recordingIn);
+      ticks = rec.ticks;
+      log(`fitting ${recordingIn}: ${ticks.length} ticks`);
+    } else {
+      excitation = designExcitation(rig, exOpts);
+      checkFeasible(rig, buildPath(rig.arm, excitation.path.start, excitation.path.steps), 'the excitation');
+      log(`excitation: ${describeExcitation(excitation)}`);
+      if (target!.kind === 'port' && !v.yes) {
+        log('the arm will move over that range: clear the workspace; Ctrl-C stops softly, twice e-stops. Starting in 5 s...');
+        await new Promise((r) => setTimeout(r, 5000));
+      }
+      const where = target!.kind === 'port' ? `${target!.path} (real time)` : `the mock rig of ${rig.name} (virtual time)`;
+      log(`running the excitation on ${where}, recording to ${record}`);
+      ticks = await runExcitation(rig, run!, excitation, record);
+    }
+  } catch (e) {
+    if (e instanceof ExcitationError || e instanceof RecordingError) throw new UsageError(e.message);
+    if (e instanceof RunError) {
+      log(`twolink: ${e.message}`);
+      return e.connection ? 3 : 1;
+    }
+    throw e;
+  }
+
+  // ---- fit
+  let id: ReturnType<typeof identify>;
+  try {
+    id = identify(rig, raw, ticks, fitOpts, out ?? 'identified rig');
+  } catch (e) {
+    if (e instanceof FitError) {
+      if (recordingIn) throw new UsageError(`${recordingIn}: ${e.message}`);
+      log(`twolink: ${e.message}`);
+      return 1;
+    }
+    if (e instanceof RealizationError) {
+      log(`twolink: the fit gives no physical arm, so no rig file: ${e.message} (excite more: a larger --amplitude or --duration)`);
+      return 1;
+    }
+    throw e;
+  }
+  const arm = twoLinkArm(rig);
+  const nominal = baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction);
+  const plant = plantParameters(rig);
+  const fit = id.fit;
+  log(
+    `fit: ${fit.samples} samples from ${fit.seconds.toFixed(1)} s in ${fit.segments} segment(s); ${fit.estimator === 'iv' ? 'instrumental variables' : 'least squares'}, ` +
+      `cutoff ${fit.cutoffHz} Hz, command lag ${fit.commandLag}; regressor condition number ${fit.condition.toFixed(1)} (columns scaled; ${fit.conditionRaw.toFixed(0)} in SI units)` +
+      `${excitation ? `, excitation's by design ${excitation.condition.toFixed(1)}` : ''}; residual RMS [${fit.residualRmsNm.map((x) => x.toFixed(4)).join(', ')}] N m ` +
+      `of [${fit.torqueRmsNm.map((x) => x.toFixed(3)).join(', ')}] N m`,
+  );
+  log(parameterTable(fit, nominal, plant));
+  if (out !== undefined) {
+    writeFileSync(out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
+    log(`wrote ${out}: arm ${JSON.stringify(id.rigFile.arm)}, friction ${JSON.stringify(id.rigFile.friction)}`);
+  }
+
+  // ---- validation
+  let validation: IdentifyJson['validation'] = null;
+  if (!v['no-validate']) {
+    try {
+      if (run) {
+        const vp = validationPath(rig, exOpts);
+        checkFeasible(rig, buildPath(rig.arm, vp.path.start, vp.path.steps), 'the validation trajectory');
+        log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
+        validation = { ...(await validate(rig, id.rig, run, vp.path)), trajectory: vp.path.description };
+      } else {
+        log('validation: the twin replayed on the recording with the old and the identified rig (no second run without --mock or --port)');
+        const lag = fit.commandLag;
+        validation = {
+          twinRmsDegBefore: replayTwinRmsDeg(rig, ticks, lag),
+          twinRmsDegAfter: replayTwinRmsDeg(id.rig, ticks, lag),
+          trackingRmsDegBefore: null,
+          trackingRmsDegAfter: null,
+          trajectory: `replay of ${recordingIn} (the data the fit used)`,
+        };
+      }
+    } catch (e) {
+      if (e instanceof RunError) {
+        log(`twolink: ${e.message}`);
+        return e.connection ? 3 : 1;
+      }
+      throw e;
+    }
+    const f = (a: number[] | null): string => (a ? a.map((x) => x.toFixed(3)).join(', ') : '-');
+    log(`twin residual RMS [deg]: before [${f(validation.twinRmsDegBefore)}], after [${f(validation.twinRmsDegAfter)}]`);
+    log(`tracking RMS [deg]:      before [${f(validation.trackingRmsDegBefore)}], after [${f(validation.trackingRmsDegAfter)}]`);
+  }
+
+  const json: IdentifyJson = {
+    parameters: Object.fromEntries(BASE_PARAMETERS.map((b) => [b.key, { value: fit.parameters[b.key].value, std: fit.parameters[b.key].std, unit: b.unit }])),
+    validation,
+    fit: {
+      conditionNumber: fit.condition,
+      conditionNumberRaw: fit.conditionRaw,
+      excitationConditionNumber: excitation ? excitation.condition : null,
+      residualRmsNm: fit.residualRmsNm,
+      torqueRmsNm: fit.torqueRmsNm,
+      samples: fit.samples,
+      seconds: fit.seconds,
+      commandLag: fit.commandLag,
+      cutoffHz: fit.cutoffHz,
+      estimator: fit.estimator,
+    },
+    nominal,
+    ...(plant ? { plant } : {}),
+    rigFile: out ?? null,
+    recording: recordingIn ?? record ?? null,
+    clock,
+  };
+  process.stdout.write(`${JSON.stringify(json)}\n`);
+  return 0;
+}
+
