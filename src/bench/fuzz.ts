@@ -4,20 +4,10 @@
  * handler). What must hold: nothing throws, no accepted frame has a wrong checksum (checked with a
  * bit-by-bit CRC written separately from the codec's table), and memory stays bounded.
  */
+import { mulberry32 as rng } from '../model/random.js';
 import { decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, LineAssembler, MAX_LINE } from '../protocol/codec.js';
 import { FIRMATA } from '../protocol/firmata.js';
 
-/** A seeded generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** CRC-16/CCITT-FALSE, bit by bit: an independent check of the codec's table-driven one. */
 function crcBitwise(s: string): number {

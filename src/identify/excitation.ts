@@ -10,6 +10,7 @@
  * times a random factor the search varies. The condition number is that of the regressor with its
  * columns scaled to unit norm (units do not matter then), along the designed trajectory.
  */
+import { mulberry32 as prng } from '../model/random.js';
 import { Matrix } from 'ml-matrix';
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
@@ -69,17 +70,6 @@ export class ExcitationError extends Error {
 
 const MARGIN = 10 * DEG;
 
-/** Mulberry32: a seeded PRNG in [0, 1), so that designs are reproducible. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The default centre: joint 1 as near hanging as leaves a quarter turn of room each way, joint 2 straight; both inside the limits. */
 export function defaultCentre(rig: Rig): number[] {

@@ -12,6 +12,7 @@ import type { EncoderParams, PlantParams } from '../config/load.js';
 import { externalTorques } from '../model/dynamics.js';
 import { TwoLinkDynamics, forwardDynamics1 } from '../model/dynamics.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
+import { mulberry32 } from '../model/random.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';
 
@@ -33,17 +34,11 @@ export interface PlantFaults {
 
 /** A deterministic Gaussian noise source (mulberry32 + Box-Muller), so runs are reproducible. */
 export class Noise {
-  private a: number;
   private spare: number | undefined;
+  /** Uniform in [0, 1). */
+  readonly uniform: () => number;
   constructor(seed: number) {
-    this.a = seed >>> 0;
-  }
-  uniform(): number {
-    this.a = (this.a + 0x6d2b79f5) >>> 0;
-    let t = this.a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.uniform = mulberry32(seed);
   }
   gaussian(): number {
     if (this.spare !== undefined) {

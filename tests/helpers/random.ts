@@ -1,17 +1,7 @@
 // Deterministic random numbers for property tests (so a failure is reproducible).
 import type { TwoLinkParams } from '../../src/model/index.js';
 
-/** Mulberry32: a small, fast, seeded PRNG returning numbers in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { mulberry32 } from '../../src/model/random.js';
 
 /** A physically valid random two-link arm. */
 export function randomArm(rnd: () => number): TwoLinkParams {
