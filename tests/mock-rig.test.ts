@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { encodeBoardFrame, FLAG } from '../src/protocol/codec.js';
 import { createMockRig } from '../src/rig/mock-rig.js';
-import { settle, VirtualClock } from '../src/time/clock.js';
+import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { LineLink } from '../src/transport/line-link.js';
 
@@ -16,15 +16,7 @@ async function connect(rigFile = 'rigs/mock-arm.json') {
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
   const events: LinkEvent[] = [];
   link.onEvent((e) => events.push(e));
-  const wait = async <T>(p: Promise<T>): Promise<T> => {
-    let done = false;
-    p.then(() => (done = true), () => (done = true));
-    while (!done) {
-      clock.advanceBy(0.0005);
-      await settle();
-    }
-    return p;
-  };
+  const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p);
   const step = async (dt: number): Promise<void> => {
     const end = clock.now() + dt;
     while (clock.now() < end - 1e-12) {

@@ -12,7 +12,7 @@ import { builtinPath } from '../model/builtins.js';
 import { cycleBudget, type MotorPins } from '../protocol/firmata.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
 import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
-import { RealClock, settle, VirtualClock, type Clock } from '../time/clock.js';
+import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
 import type { Link } from '../transport/link.js';
 import { section, type BenchResult } from './report.js';
@@ -108,17 +108,8 @@ function quantile(xs: number[], q: number): number {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Lets virtual time run until `p` settles. */
-async function pump<T>(clock: VirtualClock, p: Promise<T>, stepS = 0.0001): Promise<T> {
-  let done = false;
-  p.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  while (!done) {
-    clock.advanceBy(stepS);
-    await settle();
-  }
-  return p;
+function pump<T>(clock: VirtualClock, p: Promise<T>, stepS = 0.0001): Promise<T> {
+  return runUntilSettled(clock, p, { stepS, maxS: 600, maxRealMs: 120_000 });
 }
 
 export interface WireFigures {

@@ -138,21 +138,13 @@ export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { 
   const { loadRig } = await import('../config/load.js');
   const { createFirmataMockRig } = await import('../rig/mock-firmata-rig.js');
   const { createFirmataLink, clearFirmataSysexHandlers } = await import('../transport/firmata-link.js');
-  const { VirtualClock, settle } = await import('../time/clock.js');
+  const { VirtualClock, settle, runUntilSettled } = await import('../time/clock.js');
   const rig = loadRig('rigs/mock-arm-firmata.json');
   const clock = new VirtualClock();
   const mock = createFirmataMockRig(rig, clock);
   const stream = await mock.openStream(rig.link.baudRate);
   const link = createFirmataLink(rig, stream, mock.path, clock, { handshakeMs: 5000 });
-  const pump = async <T>(p: Promise<T>): Promise<T> => {
-    let done = false;
-    p.then(() => (done = true), () => (done = true));
-    while (!done) {
-      clock.advanceBy(0.0005);
-      await settle();
-    }
-    return p;
-  };
+  const pump = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p);
   await pump(link.open());
   const r = rng(seed);
   const special = [FIRMATA.START_SYSEX, FIRMATA.END_SYSEX, FIRMATA.REPORT_VERSION, 0x90, 0xe0, FIRMATA.ENCODER_DATA, 0x6e, 0x79, 0x6a, 0x6c, 0x7a];

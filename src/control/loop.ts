@@ -307,7 +307,7 @@ export class LoopCore {
     const row = this.row;
 
     // ---- events that arrived since the last tick
-    for (const e of this.pendingLinkEvents.splice(0)) {
+    if (this.pendingLinkEvents.length > 0) for (const e of this.pendingLinkEvents.splice(0)) {
       this.emit({ kind: 'link', event: e, t: this.loopTime() });
       if (e.kind === 'closed') this.halt('fault', 'fault:link-closed');
       else if (e.kind === 'board-reset') this.halt('fault', 'fault:board-reset');

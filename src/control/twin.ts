@@ -66,6 +66,8 @@ export class Twin {
   // momentum observer state
   private readonly integral: number[];
   private readonly p0: number[];
+  private readonly p: number[];
+  private readonly ctq: number[];
   private obsInit = false;
 
   constructor(private readonly rig: Rig) {
@@ -85,6 +87,8 @@ export class Twin {
     this.ext = z();
     this.integral = z();
     this.p0 = z();
+    this.p = z();
+    this.ctq = z();
     this.rotor = rig.motors.slice(0, n).map(reflectedInertia);
     this.model = armModel(rig.arm);
     this.threshold = (rig.twin.alarmDeg * Math.PI) / 180;
@@ -166,7 +170,7 @@ export class Twin {
   private observe(duty: readonly number[], dt: number, q: readonly number[], qd: readonly number[]): void {
     const n = this.joints;
     const M = this.model.massMatrix(q);
-    const p = new Array<number>(n);
+    const p = this.p;
     for (let i = 0; i < n; i++) {
       let s = this.rotor[i]! * qd[i]!;
       for (let j = 0; j < n; j++) s += M[i]![j]! * qd[j]!;
@@ -184,7 +188,7 @@ export class Twin {
     this.torques(q, qd, duty, this.tau);
     const G = this.model.gravityTerms(q);
     // C^T qd for the planar two-link arm: [0, -h qd1 (qd1 + qd2)], h = m2 L1 d2 sin(a2).
-    const ctq = new Array<number>(n).fill(0);
+    const ctq = this.ctq;
     if (n === 2) {
       const a = this.rig.arm as TwoLinkParams;
       const h = a.m2 * a.L1 * a.d2 * Math.sin(q[1]!);

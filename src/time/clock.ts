@@ -179,3 +179,25 @@ export class VirtualClock implements Clock {
 export function settle(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Moves virtual time in small steps, letting streams and callbacks run between them, until `p`
+ * settles; then returns (or throws) what it settled with. Bounded in virtual and in real time (code
+ * under test may wait on real timers too, as johnny-five's handshake does).
+ */
+export async function runUntilSettled<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  const end = clock.now() + (opts.maxS ?? 20);
+  const realEnd = Date.now() + (opts.maxRealMs ?? 15_000);
+  while (!done) {
+    if (clock.now() > end) throw new Error(`still pending after ${opts.maxS ?? 20} s of virtual time`);
+    if (Date.now() > realEnd) throw new Error(`still pending after ${opts.maxRealMs ?? 15_000} ms of real time`);
+    clock.advanceBy(opts.stepS ?? 0.0005);
+    await settle();
+  }
+  return p;
+}

@@ -2,7 +2,7 @@
 import type { SerialPortStream } from '@serialport/stream';
 import { loadRig, type Rig } from '../../src/config/load.js';
 import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/rig/mock-firmata-rig.js';
-import { settle, VirtualClock } from '../../src/time/clock.js';
+import { runUntilSettled, settle, VirtualClock } from '../../src/time/clock.js';
 import { FirmataLink } from '../../src/transport/firmata-link.js';
 
 export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
@@ -14,32 +14,9 @@ export function firmataRig(change: (r: Rig) => void = () => {}): Rig {
   return rig;
 }
 
-/** Moves virtual time in small steps, letting the streams and johnny-five run between them, until `p` settles. */
-export async function pumpUntil<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
-  let done = false;
-  let value: T | undefined;
-  let error: unknown;
-  p.then(
-    (v) => {
-      done = true;
-      value = v;
-    },
-    (e: unknown) => {
-      done = true;
-      error = e;
-    },
-  );
-  // johnny-five's handshake timeout runs on real time: bound both.
-  const end = clock.now() + (opts.maxS ?? 20);
-  const realEnd = Date.now() + (opts.maxRealMs ?? 15_000);
-  while (!done) {
-    if (clock.now() > end) throw new Error(`still pending after ${opts.maxS ?? 20} s of virtual time`);
-    if (Date.now() > realEnd) throw new Error(`still pending after ${opts.maxRealMs ?? 15_000} ms of real time`);
-    clock.advanceBy(opts.stepS ?? 0.0005);
-    await settle();
-  }
-  if (error !== undefined) throw error;
-  return value as T;
+/** Moves virtual time until `p` settles (src/time/clock.ts). */
+export function pumpUntil<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
+  return runUntilSettled(clock, p, opts);
 }
 
 /** Runs virtual time for `seconds`, calling `each` after every step. */
