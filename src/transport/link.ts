@@ -6,9 +6,14 @@
  * Rules of the boundary:
  * - `open()` connects and checks the board (the handshake); it rejects with a LinkError whose message
  *   names the port and the likely fix. Nothing moves before `enable(true)`.
- * - `read()` and `writeDuty()` are called from the loop, once per tick. They never throw and never
- *   block: `read()` returns the newest reading not returned before (or undefined), `writeDuty()`
- *   queues a command and returns at once. A non-finite duty is sent as 0 and counted.
+ * - The board owns the sample clock. `startSampling(hz)` makes the board sample its encoders on its
+ *   own timer, `hz` times a second; every sample that arrives is handed to the `onSample` listener,
+ *   in order, none skipped (a sample lost on the wire shows as a gap in `Reading.index`). The loop
+ *   answers a sample with `writeDuty()`; the board applies that command at a defined instant,
+ *   `Reading.applyAt` (the line protocol: the board's next sample; Firmata: on arrival, estimated).
+ * - `read()` and `writeDuty()` never throw and never block: `read()` returns the newest reading not
+ *   returned before (or undefined), `writeDuty()` queues a command and returns at once. A non-finite
+ *   duty is sent as 0 and counted.
  * - `stop()` zeroes the motors at once and resolves when the board has confirmed it (or says it
  *   could not). It is safe to call in any state, more than once.
  * - Faults the board or the port report arrive as events (`onEvent`); the loop decides what to do.
@@ -39,8 +44,25 @@ export interface Reading {
   q: number[];
   /** The raw values: encoder counts, or analog readings. */
   raw: number[];
-  /** Board time [s], unwrapped (the line protocol's 32-bit microseconds), or host time if the board has no clock. */
+  /**
+   * Board time of the sample [s]: the line protocol's 32-bit microseconds, unwrapped; on Firmata,
+   * reconstructed from the report count and the board's sampling interval, locked to arrival times.
+   * Never the host's arrival time: speeds are computed from this.
+   */
   boardTime: number;
+  /** Index of the sample on the board's grid since sampling started (a gap means lost samples). */
+  index: number;
+  /**
+   * Board time [s] at which a command written now, in answer to this sample, takes effect: the
+   * line protocol's board applies it at its next sample (boardTime + one period); Firmata applies it
+   * on arrival (estimated from the link's latency). The controller predicts the arm's state there.
+   */
+  applyAt: number;
+  /**
+   * A newer sample had already arrived when this one was handed out (the host fell behind): record
+   * it, but answer only the newest.
+   */
+  superseded: boolean;
   /** Host time when it arrived [s], on the link's clock. */
   hostTime: number;
   /**
@@ -84,12 +106,18 @@ export interface LinkCounters {
   boardErrors: number;
   /** Duties that were not finite and were sent as 0. */
   nonFinite: number;
+  /**
+   * Samples answered too late: the board's next sample did not apply the answer (line protocol: the
+   * next T's ack is older than the answer), or (Firmata) the answer was written after the next report
+   * was due.
+   */
+  late: number;
   bytesIn: number;
   bytesOut: number;
 }
 
 export function zeroCounters(): LinkCounters {
-  return { sent: 0, received: 0, lost: 0, dropped: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, bytesIn: 0, bytesOut: 0 };
+  return { sent: 0, received: 0, lost: 0, dropped: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, late: 0, bytesIn: 0, bytesOut: 0 };
 }
 
 /** Something the board or the port reported outside the request/answer flow. */
@@ -119,10 +147,14 @@ export interface Link {
   /** Motors to zero now, outputs disabled; resolves with whether the board confirmed within `timeoutMs`. */
   stop(timeoutMs?: number): Promise<StopOutcome>;
   /**
-   * Telemetry without commands, `hz` readings a second (0 = one per motor command, the default). The
-   * loop asks for it while the outputs are disabled, so it still sees the arm.
+   * Starts the board's sample clock: `hz` samples a second, each handed to the `onSample` listener.
+   * Resolves when the board has confirmed. Sampling goes on, enabled or not, until close().
    */
-  setTelemetryRate?(hz: number): Promise<void>;
+  startSampling(hz: number): Promise<void>;
+  /** Registers the listener for samples (one listener; a later call replaces it). */
+  onSample(listener: (r: Reading) => void): void;
+  /** The board's sampling period [s] once sampling has started, else undefined. */
+  readonly samplePeriod: number | undefined;
   /** Closes the port (after stop()). */
   close(): Promise<void>;
   readonly counters: LinkCounters;
