@@ -44,6 +44,8 @@ export interface PlantParams {
   noiseCounts: number;
   /** [s] */
   latency: number;
+  /** The USB-serial adapter the mock models between the host and the board. */
+  adapter: { kind: '16u2' | 'ch340' | 'ftdi' | 'none'; latencyMs: number };
   /** [kg] at the endpoint */
   payloadKg: number;
   /** Integration step [s]. */
@@ -181,6 +183,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
       supplyV: p.supplyV ?? f.supplyV,
       noiseCounts: p.noiseCounts,
       latency: p.latencyMs / 1000,
+      adapter: p.adapter,
       payloadKg: p.payloadKg,
       step: p.stepS,
       seed: p.seed,

@@ -233,8 +233,20 @@ const plantSchema = z.strictObject({
   supplyV: pos.optional(),
   /** Standard deviation of the encoder noise [counts]. */
   noiseCounts: nonneg.default(0),
-  /** Board latency between receiving a command and applying it [ms]. */
+  /** Board latency between receiving a command and applying it, in sync mode (R 0) [ms]. */
   latencyMs: nonneg.default(0),
+  /**
+   * The USB-serial adapter between the laptop and the board, as the mock models it: the Uno's
+   * ATmega16U2 (1 ms USB frames; the default), a CH340, an FTDI with its latency timer (16 ms by
+   * default, 1 ms tuned), or none (a bare wire).
+   */
+  adapter: z
+    .strictObject({
+      kind: z.enum(['16u2', 'ch340', 'ftdi', 'none']).default('16u2'),
+      /** FTDI latency timer [ms]. */
+      latencyMs: z.number().int().min(1).max(255).default(16),
+    })
+    .prefault({}),
   /** Payload at the endpoint [kg]. */
   payloadKg: nonneg.default(0),
   /** Integration step of the plant [s]. */

@@ -74,6 +74,12 @@ export class LineBoard {
   private bannerTimer: TimerHandle | undefined;
   private wdtTimer: TimerHandle | undefined;
   private rateTimer: TimerHandle | undefined;
+  /** Streaming mode: the sample grid (board time of sample 0 [s], period [s], next index). */
+  private gridT0 = 0;
+  private periodS = 0;
+  private nextK = 0;
+  /** Streaming mode: the newest accepted M, applied at the next sample (PROTOCOL.md section 8). */
+  private pending: Extract<HostFrame, { type: 'M' }> | undefined;
   private readonly pwm: number;
   private readonly info: BoardInfo;
   private evt: number | undefined;
@@ -123,6 +129,7 @@ export class LineBoard {
   /** Power-on or reset: outputs off, counters restart, the banner repeats until a handshake. */
   boot(): void {
     this.plant.setDuty(new Array(this.plant.joints).fill(0));
+    this.pending = undefined;
     this.boardSeq = 0;
     this.bootTime = this.now();
     this.handshaken = false;
@@ -249,7 +256,8 @@ export class LineBoard {
       if (v.kind === 'gap') this.sticky |= FLAG.GAP;
     }
     this.feedWatchdog();
-    const delay = this.o.latency + this.faults.extraLatency;
+    // In sync mode a command takes effect after the board's latency; in streaming mode at the next sample.
+    const delay = this.rateHz > 0 ? this.faults.extraLatency : this.o.latency + this.faults.extraLatency;
     if (delay > 0 && (f.type === 'M' || f.type === 'Q')) this.after(delay, () => this.apply(f));
     else this.apply(f);
   }
@@ -272,11 +280,12 @@ export class LineBoard {
           this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
           return;
         }
-        this.plant.advance(this.now());
-        // The PWM resolution quantizes the duty, as the timer's compare register does.
-        this.plant.setDuty(f.duty.map((d) => Math.round((d * this.pwm) / 1000) / this.pwm));
-        this.lastAck = f.seq;
-        if (this.rateHz === 0) this.telemetry();
+        if (this.rateHz > 0) {
+          this.pending = f; // applied at the next sample
+          return;
+        }
+        this.applyDuty(f);
+        this.telemetry();
         return;
       }
       case 'Q':
@@ -285,12 +294,20 @@ export class LineBoard {
         return;
       case 'R':
         this.rateHz = f.hz;
+        this.pending = undefined;
         this.clock.clearTimer(this.rateTimer);
-        if (f.hz > 0) this.scheduleTelemetry();
         this.ack(f.seq);
+        if (f.hz > 0) {
+          // The firmware's timer period is whole microseconds.
+          this.periodS = Math.floor(1e6 / f.hz) / 1e6;
+          this.gridT0 = this.now() + this.periodS;
+          this.nextK = 0;
+          this.scheduleSample();
+        }
         return;
       case 'N':
         if (f.enable) {
+          this.pending = undefined;
           this.plant.advance(this.now());
           this.plant.setDuty(new Array(this.plant.joints).fill(0));
           this.enabled = true;
@@ -322,7 +339,15 @@ export class LineBoard {
     }
   }
 
+  private applyDuty(f: Extract<HostFrame, { type: 'M' }>): void {
+    this.plant.advance(this.now());
+    // The PWM resolution quantizes the duty, as the timer's compare register does.
+    this.plant.setDuty(f.duty.map((d) => Math.round((d * this.pwm) / 1000) / this.pwm));
+    this.lastAck = f.seq;
+  }
+
   private outputsOff(): void {
+    this.pending = undefined;
     this.plant.advance(this.now());
     this.plant.setDuty(new Array(this.plant.joints).fill(0));
     this.enabled = false;
@@ -348,11 +373,19 @@ export class LineBoard {
     if (this.rateHz === 0) this.telemetry();
   }
 
-  private scheduleTelemetry(): void {
-    this.rateTimer = this.after(1 / this.rateHz, () => {
-      this.telemetry();
-      if (this.rateHz > 0) this.scheduleTelemetry();
-    });
+  /** The next sample instant on the grid t0 + k P (never accumulated: no drift). */
+  private scheduleSample(): void {
+    const at = this.gridT0 + this.nextK * this.periodS;
+    this.rateTimer = this.after(at - this.now(), () => this.sample());
+  }
+
+  /** A sample instant: apply the pending command, latch the encoders, send the T (PROTOCOL.md section 8). */
+  private sample(): void {
+    this.nextK++;
+    if (this.pending && this.enabled) this.applyDuty(this.pending);
+    this.pending = undefined;
+    this.telemetry();
+    if (this.rateHz > 0) this.scheduleSample();
   }
 
   /** The flags byte now. */

@@ -70,6 +70,41 @@ export class RealClock implements Clock {
   }
 }
 
+/**
+ * The system clock with timers that its owner runs (`runDue`), for a thread that waits on something
+ * else between timers (the mock board's thread sleeps in Atomics.wait until the next timer or the
+ * host's bytes): no node timers, no spinning.
+ */
+export class DrivenClock implements Clock {
+  private readonly origin = performance.now();
+  private readonly queue = new TimerQueue();
+  now(): number {
+    return (performance.now() - this.origin) / 1000;
+  }
+  setTimer(delay: number, fn: () => void): TimerHandle {
+    return this.queue.add(this.now() + Math.max(0, delay), fn);
+  }
+  clearTimer(h: TimerHandle | undefined): void {
+    if (h) this.queue.cancel(h.id);
+  }
+  /** Due time of the next timer [s], or Infinity. */
+  nextTimerAt(): number {
+    return this.queue.nextAt();
+  }
+  /** Runs every timer that is due, in order; returns the largest lateness among them [s] (0 if none ran). */
+  runDue(): number {
+    let late = 0;
+    for (;;) {
+      const at = this.queue.nextAt();
+      const now = this.now();
+      if (at > now) break;
+      late = Math.max(late, now - at);
+      this.queue.pop()!.fn();
+    }
+    return late;
+  }
+}
+
 interface Pending {
   id: number;
   at: number;

@@ -69,8 +69,6 @@ export interface LineLinkOptions {
   watchdogMs: number;
   /** How long to wait for the handshake [ms]. */
   handshakeMs: number;
-  /** Telemetry rate to ask for [Hz]; 0 = one telemetry frame per motor command. @default 0 */
-  telemetryHz?: number;
   /** Time to wait for a command's answer [ms]. @default 500 */
   answerMs?: number;
 }
@@ -90,6 +88,30 @@ export class LineLink implements Link {
   private seq = 0;
   private latest: Reading | undefined;
   private fresh = false;
+  private sampleListener: (r: Reading) => void = () => {};
+  /** Samples parsed from the current chunk of bytes, handed out together once the chunk is parsed. */
+  private batch: Reading[] = [];
+  private flushQueued = false;
+  private readonly flushBatch = (): void => this.flush();
+  /** Board sampling period [us] once streaming started, and the board time of sample 0 [s]. */
+  private periodUs = 0;
+  private gridT0 = -1;
+  /**
+   * Answers in flight: the M's sequence number per answered sample index (mod 32), and the newest
+   * answered index; delays (in samples) from a sample to the sample that applied its answer.
+   */
+  private readonly answerSeq = new Int32Array(32).fill(-1);
+  private readonly answerIdx = new Int32Array(32).fill(-1);
+  private readonly delayHist = new Int32Array(8);
+  private readonly delayRing = new Int8Array(256);
+  private delayN = 0;
+  /** Samples from a sample to the one that applies its answer: 1 on a fast link, more behind USB. */
+  private delaySamples = 1;
+  /** The sample the loop is answering now (set while the listener runs). */
+  private answering = -1;
+  /** Host clock minus board clock, lower envelope [s] (min transit), tracking drift slowly. */
+  private offset = Infinity;
+  private lastOffsetBoardT = 0;
   private waiters: Waiter[] = [];
   private listener: (e: LinkEvent) => void = () => {};
   private joints: number;
@@ -187,19 +209,132 @@ export class LineLink implements Link {
       q[i] = e.zero + (e.sign * f.counts[i]! * 2 * Math.PI) / e.countsPerRev;
     }
     const now = this.o.clock.now();
-    this.latest = {
+    const boardTime = (this.boardWraps * 4294967296 + f.t) / 1e6;
+    // Board-to-host clock offset: the lower envelope of (arrival - board time), allowed to rise by
+    // 100 ppm of board time so that a crystal's drift is followed. Arrival minus its wire time is the
+    // earliest the sample can have been taken.
+    const wire = (bytes * 10) / this.o.baudRate;
+    const raw = now - wire - boardTime;
+    if (this.offset === Infinity) this.offset = raw;
+    else this.offset = Math.min(this.offset + 1e-4 * Math.max(0, boardTime - this.lastOffsetBoardT), raw);
+    this.lastOffsetBoardT = boardTime;
+    let index = -1;
+    let applyAt = boardTime;
+    if (this.periodUs > 0) {
+      if (this.gridT0 < 0) this.gridT0 = boardTime;
+      index = Math.round(((boardTime - this.gridT0) * 1e6) / this.periodUs);
+      this.checkAnswers(index, f.ack);
+      applyAt = boardTime + (this.delaySamples * this.periodUs) / 1e6;
+    }
+    const r: Reading = {
       q,
       raw: f.counts,
-      boardTime: (this.boardWraps * 4294967296 + f.t) / 1e6,
+      boardTime,
+      index,
+      applyAt,
+      superseded: false,
       hostTime: now,
-      // The board read the encoders just before it started sending: 10 bits a byte on the wire.
-      sampleTime: now - (bytes * 10) / this.o.baudRate,
+      sampleTime: boardTime + this.offset,
       ack: f.ack,
       enabled: (f.flags & FLAG.EN) !== 0,
       watchdog: (f.flags & FLAG.WDT) !== 0,
       flags: f.flags,
     };
+    this.latest = r;
+    if (this.periodUs > 0) {
+      this.batch.push(r);
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        queueMicrotask(this.flushBatch);
+      }
+    }
     this.fresh = true;
+  }
+
+  /**
+   * Which answer did sample `index` apply (its ack)? Learns the link's delay in samples (the smallest
+   * that covers 95 % of the last 256 answers: a USB-serial adapter's frames add one or two periods at
+   * 1 kHz) and counts the answers applied later than that as late.
+   */
+  private checkAnswers(index: number, ack: number | null): void {
+    for (let d = 1; d < 8; d++) {
+      const k = index - d;
+      if (k < 0) break;
+      const slot = k & 31;
+      if (this.answerIdx[slot] !== k) continue;
+      if (ack === this.answerSeq[slot]) {
+        // Applied at this sample: a delay of d samples.
+        this.answerIdx[slot] = -1;
+        this.recordDelay(d);
+      } else if (d === this.delaySamples + 1 || d === 7) {
+        // Not applied by the sample it was due at.
+        this.counters.late++;
+        if (d === 7) this.answerIdx[slot] = -1;
+      }
+    }
+  }
+
+  private recordDelay(d: number): void {
+    const i = this.delayN++ & 255;
+    if (this.delayN > 256) this.delayHist[this.delayRing[i]!]--;
+    this.delayRing[i] = d;
+    this.delayHist[d]++;
+    const n = Math.min(this.delayN, 256);
+    if (n < 16) return;
+    let c = 0;
+    for (let k = 1; k < 8; k++) {
+      c += this.delayHist[k]!;
+      if (c >= 0.95 * n) {
+        this.delaySamples = k;
+        return;
+      }
+    }
+  }
+
+  /** The link's delay from a sample to the sample that applies its answer [samples]. */
+  get answerDelaySamples(): number {
+    return this.delaySamples;
+  }
+
+  /**
+   * Hands the samples of one chunk of bytes to the listener, in order; all but the newest are marked
+   * superseded (the host fell behind: they are recorded, only the newest is answered).
+   */
+  private flush(): void {
+    this.flushQueued = false;
+    const b = this.batch;
+    if (b.length === 0) return;
+    this.batch = [];
+    for (let i = 0; i < b.length; i++) {
+      const r = b[i]!;
+      r.superseded = i < b.length - 1;
+      this.answering = r.superseded ? -1 : r.index;
+      try {
+        this.sampleListener(r);
+      } finally {
+        this.answering = -1;
+      }
+    }
+  }
+
+  onSample(listener: (r: Reading) => void): void {
+    this.sampleListener = listener;
+  }
+
+  get samplePeriod(): number | undefined {
+    return this.periodUs > 0 ? this.periodUs / 1e6 : undefined;
+  }
+
+  /**
+   * Streaming mode (PROTOCOL.md section 8): the board samples on its timer `hz` times a second and
+   * applies each answer at its next sample.
+   */
+  async startSampling(hz: number): Promise<void> {
+    await this.command((seq) => ({ type: 'R', seq, hz }));
+    // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
+    this.periodUs = Math.floor(1e6 / hz);
+    this.gridT0 = -1;
+    this.answerIdx.fill(-1);
   }
 
   read(): Reading | undefined {
@@ -272,6 +407,11 @@ export class LineLink implements Link {
       body += ` ${pm === 0 ? 0 : pm}`; // never "-0"
     }
     this.sendBody(body);
+    if (this.answering >= 0) {
+      const slot = this.answering & 31;
+      this.answerIdx[slot] = this.answering;
+      this.answerSeq[slot] = seq;
+    }
     return seq;
   }
 
@@ -329,7 +469,6 @@ export class LineLink implements Link {
     }
     this.info = info;
     this.handshaken = true;
-    await this.command((seq) => ({ type: 'R', seq, hz: o.telemetryHz ?? 0 }));
     await this.command((seq) => ({ type: 'W', seq, ms: o.watchdogMs }));
     return {
       transport: 'line',
@@ -354,10 +493,6 @@ export class LineLink implements Link {
 
   zero(mask = (1 << this.joints) - 1): Promise<void> {
     return this.command((seq) => ({ type: 'Z', seq, mask }));
-  }
-
-  setTelemetryRate(hz: number): Promise<void> {
-    return this.command((seq) => ({ type: 'R', seq, hz }));
   }
 
   async ping(): Promise<void> {
