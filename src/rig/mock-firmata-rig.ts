@@ -17,7 +17,8 @@ import type { Clock } from '../time/clock.js';
 import { johnnyFive } from '../transport/johnny-five.js';
 import { rigBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';
-import { Noise, Plant } from './plant.js';
+import { Noise, type Plant } from './plant.js';
+import { createPlant, type MockWiring } from './wiring.js';
 
 export interface FirmataMockRigOptions {
   /** Path the binding answers to. @default `mock:<rig name>` */
@@ -31,6 +32,8 @@ export interface FirmataMockRigOptions {
   protocol?: [number, number];
   /** Reset-to-first-message time [s]. @default 0 */
   bootDelayS?: number;
+  /** The arm wired wrong on purpose (src/rig/wiring.ts). */
+  wiring?: MockWiring;
 }
 
 export interface FirmataMockRig {
@@ -72,7 +75,7 @@ export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigO
       throw new RigFileError(rig.file, `firmata.sensors[${i}].channel: an ${f.board} has A0-A${layout.analogPins.length - 1}`, `firmata.sensors[${i}].channel`);
     }
   });
-  const plant = new Plant(rig.plant, rig.encoders, clock.now());
+  const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);
   const noise = new Noise(rig.plant.seed + 2);
   const board = new FirmataBoard({
     clock,

@@ -32,6 +32,26 @@ export interface PlantFaults {
   extraTorque: number[];
 }
 
+/**
+ * How the real motors and encoders are connected to the board (the mock rig wired wrong on purpose,
+ * src/rig/wiring.ts). Without it every joint's motor is on the output of the same number, turning
+ * the positive way, and every encoder on the input of the same number, as the rig file says.
+ */
+export interface PlantWiring {
+  /** Per joint: the board output (0-based) that drives its motor. */
+  motorChannel: number[];
+  /** Per joint: -1 when its motor leads are reversed (a positive duty turns it clockwise). */
+  motorSign: number[];
+  /** Per board encoder input: the joint (0-based) whose encoder is wired to it. */
+  encoderJoint: number[];
+  /** Per joint: -1 when its encoder counts backwards. */
+  encoderSign: number[];
+  /** Per joint: the counts per revolution its encoder really gives. */
+  countsPerRev: number[];
+  /** Per joint: how far from the rig file's zero the joint was at power-on [rad]. */
+  zeroOffset: number[];
+}
+
 /** A deterministic Gaussian noise source (mulberry32 + Box-Muller), so runs are reproducible. */
 export class Noise {
   private spare: number | undefined;
@@ -72,7 +92,7 @@ export class Plant {
   /** Plant time [s]. */
   t: number;
   readonly faults: PlantFaults;
-  /** Duty being applied, -1..1 per joint. */
+  /** Duty being applied, -1..1 per board output (per joint unless the mock is miswired). */
   readonly duty: number[];
   /** Joint torques of the motors at the last step [N m]. */
   readonly motorTorque: number[];
@@ -84,11 +104,21 @@ export class Plant {
   private readonly tau: number[];
   private readonly ext: number[];
   private readonly noise: Noise;
+  /** Per joint: the encoder as it really is (sign, zero [rad], counts per revolution). */
+  private readonly sensor: { sign: number; zero: number; cpr: number }[];
+  private readonly motorChannel: number[];
+  private readonly motorSign: number[];
+  private readonly encoderJoint: number[];
 
+  /**
+   * `encoders` are what the board believes per encoder input (it reports their counts per
+   * revolution); `wiring` how the arm is really connected (default: as the rig file says).
+   */
   constructor(
     readonly params: PlantParams,
     readonly encoders: EncoderParams[],
     t0 = 0,
+    wiring?: PlantWiring,
   ) {
     this.arm = params.arm;
     this.joints = isTwoLink(params.arm) ? 2 : 1;
@@ -112,6 +142,15 @@ export class Plant {
     this.payload = 0;
     this.setPayload(params.payloadKg);
     this.noise = new Noise(params.seed);
+    const ids = [...Array(n).keys()];
+    this.motorChannel = wiring?.motorChannel.slice(0, n) ?? ids;
+    this.motorSign = wiring?.motorSign.slice(0, n) ?? ids.map(() => 1);
+    this.encoderJoint = wiring?.encoderJoint.slice(0, n) ?? ids;
+    this.sensor = ids.map((j) => ({
+      sign: encoders[j]!.sign * (wiring?.encoderSign[j] ?? 1),
+      zero: encoders[j]!.zero + (wiring?.zeroOffset[j] ?? 0),
+      cpr: wiring?.countsPerRev[j] ?? encoders[j]!.countsPerRev,
+    }));
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => this.accel(q, qd, out));
   }
 
@@ -127,7 +166,7 @@ export class Plant {
     return this.payload;
   }
 
-  /** Sets the duty (-1..1 per joint; non-finite values are treated as 0, as a board would). */
+  /** Sets the duty (-1..1 per board output; non-finite values are treated as 0, as a board would). */
   setDuty(duty: readonly number[]): void {
     for (let i = 0; i < this.joints; i++) {
       const d = duty[i]!;
@@ -139,7 +178,7 @@ export class Plant {
   private motor(i: number, w: number): number {
     if (this.faults.motorDead[i]) return 0;
     const m = this.params.motors[i]!;
-    const volts = this.duty[i]! * this.params.supplyV * this.faults.supplyScale;
+    const volts = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.params.supplyV * this.faults.supplyScale;
     const amps = (volts - m.ke * m.gear * w) / m.R;
     return m.efficiency * m.gear * m.kt * amps;
   }
@@ -195,11 +234,12 @@ export class Plant {
     for (let i = 0; i < this.joints; i++) if (this.faults.stalled[i]) this.qd[i] = 0;
   }
 
-  /** Encoder counts now: quantized, with noise, offsets and reversal (as a board would read them). */
+  /** Encoder counts per board input now: quantized, with noise, offsets and reversal (as a board would read them). */
   counts(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     for (let i = 0; i < this.joints; i++) {
-      const e = this.encoders[i]!;
-      const ideal = (e.sign * (this.q[i]! - e.zero) * e.countsPerRev) / (2 * Math.PI);
+      const j = this.encoderJoint[i]!;
+      const e = this.sensor[j]!;
+      const ideal = (e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI);
       const noisy = ideal + (this.params.noiseCounts > 0 ? this.params.noiseCounts * this.noise.gaussian() : 0);
       let c = Math.round(noisy) + this.faults.encoderOffset[i]!;
       if (this.faults.encoderReversed[i]) c = -c;
@@ -212,8 +252,9 @@ export class Plant {
   zeroEncoders(mask: number): void {
     for (let i = 0; i < this.joints; i++) {
       if (!(mask & (1 << i))) continue;
-      const e = this.encoders[i]!;
-      const ideal = Math.round((e.sign * (this.q[i]! - e.zero) * e.countsPerRev) / (2 * Math.PI));
+      const j = this.encoderJoint[i]!;
+      const e = this.sensor[j]!;
+      const ideal = Math.round((e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI));
       this.faults.encoderOffset[i] = -ideal;
     }
   }
