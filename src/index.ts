@@ -88,6 +88,11 @@ export { Session } from './control/session.js';
 export { virtualRun } from './control/virtual.js';
 export { F as TICK, TICK_FIELDS, tickObject } from './control/tick.js';
 
+// Your own controller in the loop (--controller FILE): the contract and the adapter.
+export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, LawResult, PluggedOptions, UserController } from './control/user-controller.js';
+export { ControllerError, controllerContext, PluggedController } from './control/user-controller.js';
+export { controllerModel } from './control/controller-model.js';
+
 // Recording (src/record).
 export { Recorder } from './record/recorder.js';
 export type { RunSummary } from './record/stats.js';

@@ -8,6 +8,7 @@ import { checkFeasible } from '../control/feasibility.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
 import type { LoopEvent } from '../control/loop.js';
 import { Session } from '../control/session.js';
+import { controllerContext, PluggedController } from '../control/user-controller.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../record/stats.js';
@@ -25,6 +26,7 @@ const RUN_OPTIONS = {
   record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file' },
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
+  controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see README)' },
   'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
   json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
@@ -46,6 +48,8 @@ interface Plan {
   rateHz: number;
   feedforward: 'desired' | 'measured' | 'none';
   faults: FaultSpec[];
+  /** The user's controller module, as given. */
+  controller?: string;
 }
 
 function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
@@ -81,7 +85,11 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
-  return { rig, target, paths, rateHz, feedforward, faults };
+  const controller = typeof v.controller === 'string' ? v.controller : undefined;
+  if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
+    throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
+  }
+  return { rig, target, paths, rateHz, feedforward, faults, ...(controller !== undefined ? { controller } : {}) };
 }
 
 function describeEvent(e: LoopEvent): string | undefined {
@@ -110,6 +118,8 @@ function humanSummary(s: RunSummary): string {
 }
 
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+  // Load the controller here first, so that a bad module is one line and exit code 2 before anything moves.
+  if (p.controller !== undefined) await PluggedController.load(p.controller, controllerContext(p.rig, p.rateHz));
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
   const log = (s: string): void => {
@@ -125,6 +135,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     feedforward: p.feedforward,
     rateHz: p.rateHz,
     faults: p.faults,
+    ...(p.controller !== undefined ? { controller: p.controller } : {}),
     maxSeconds: opts.maxSeconds,
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {

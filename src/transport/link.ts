@@ -34,8 +34,10 @@ export interface BoardIdentity {
   joints: number;
   /** Counts per joint revolution the board reports (encoders), if it reports them. */
   countsPerRev?: number[];
-  /** Board watchdog timeout [ms], if the board has one. */
+  /** Board watchdog timeout [ms], if the board has one (absent: nothing on the board stops the motors if the host goes silent). */
   watchdogMs?: number;
+  /** What works but is worse than it should be, to say loudly at start-up (e.g. stock Firmata: no watchdog). */
+  warnings?: string[];
 }
 
 /** One measurement from the board. */
@@ -128,8 +130,12 @@ export type LinkEvent =
   | { kind: 'board-error'; code: string; text: string; ack: number | null }
   | { kind: 'error'; message: string };
 
-/** How a stop ended. */
-export type StopOutcome = 'acknowledged' | 'unconfirmed';
+/**
+ * How a stop ended: the board confirmed the zero command; or it did not and its watchdog will cut the
+ * motors (`unconfirmed`); or it did not and the board has no watchdog (stock Firmata), so the motors may
+ * still be running: "not confirmed: the board has no watchdog".
+ */
+export type StopOutcome = 'acknowledged' | 'unconfirmed' | 'unconfirmed-no-watchdog';
 
 export interface Link {
   /** Port path or label, for messages. */
