@@ -1,0 +1,250 @@
+/**
+ * Your own control law in twolink's loop (`--controller FILE`): the contract a controller module
+ * implements, and the adapter the loop calls in place of its feedforward + PID.
+ *
+ * The module is ESM; its default export is a factory `createController(context)` that returns (or
+ * resolves to) an object with `update(sample)` returning the joint torques [N m]. twolink keeps
+ * everything around it: joint and torque limits, saturation, the soft ramps, the motor model, the
+ * twin, safety and recording. The adapter never throws inside the loop: an exception, a wrong number
+ * of torques, a non-finite torque or an `update` slower than the loop's period is a result naming the
+ * file, and the loop stops the arm with it.
+ */
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Rig } from '../config/load.js';
+import { controllerModel, type ControllerModel } from './controller-model.js';
+
+export type { ControllerModel } from './controller-model.js';
+
+/** What `createController(context)` gets once, before the run. */
+export interface ControllerContext {
+  /** The resolved rig file: nominal arm, friction, motors, encoders, limits (SI units, radians), control settings. */
+  readonly rig: Rig;
+  /** The nominal arm's dynamics (M, C, G, inverse and forward dynamics) and kinematics (endpoint, Jacobian, IK), bound to the rig's arm. */
+  readonly model: ControllerModel;
+  /** The loop's rate [Hz]: `update` is called once per period 1/rateHz [s]. */
+  readonly rateHz: number;
+}
+
+/**
+ * What `update` gets every tick. twolink reuses this object and its arrays from tick to tick: read
+ * them, copy what you keep, do not hold on to them.
+ */
+export interface ControllerSample {
+  /** Time of the measurement [s, board time]. */
+  readonly t: number;
+  /** Measured joint angles [rad] (joint 1 from the horizontal, joint 2 relative to link 1). */
+  readonly q: readonly number[];
+  /** Estimated joint velocities [rad/s]. */
+  readonly qd: readonly number[];
+  /** The plan's joint angles at the measurement's time [rad]. */
+  readonly qDesired: readonly number[];
+  /** The plan's joint velocities [rad/s]. */
+  readonly qdDesired: readonly number[];
+  /** The plan's joint accelerations [rad/s^2]. */
+  readonly qddDesired: readonly number[];
+  /** Measured endpoint [x, y] [m]. */
+  readonly endpoint: readonly number[];
+  /** The plan's endpoint [x, y] [m]. */
+  readonly endpointDesired: readonly number[];
+}
+
+/** A control law: one call per tick, in the loop's thread. */
+export interface UserController {
+  /**
+   * The joint torques [N m] for this tick, one per joint (an array you may reuse). Must return within
+   * the loop's period and must not throw; twolink limits and saturates what it returns.
+   */
+  update(sample: ControllerSample): ArrayLike<number>;
+  /** Called when the loop starts a new trajectory (clear integrators, filters). */
+  reset?(): void;
+}
+
+/** The default export of a controller module. */
+export type ControllerFactory = (context: ControllerContext) => UserController | Promise<UserController>;
+
+/** The outcome of one call into the control law: never an exception. */
+export type LawResult = { ok: true } | { ok: false; reason: string };
+
+/** A controller module that cannot be used (missing file, bad export): a user input error (exit code 2). */
+export class ControllerError extends Error {
+  override readonly name = 'ControllerError';
+}
+
+/** The context for a run of `rig` at `rateHz` [Hz]. */
+export function controllerContext(rig: Rig, rateHz: number): ControllerContext {
+  return { rig, model: controllerModel(rig.arm), rateHz };
+}
+
+/** Options of {@link PluggedController.load}. */
+export interface PluggedOptions {
+  /**
+   * How many ticks in a row `update` may take longer than the period before it is a fault. One slow
+   * call can be the operating system's doing (a preempted thread, a garbage collection), not the
+   * controller's; a controller that is too slow is slow every tick. @default 3
+   */
+  slowTicks?: number;
+}
+
+const OK: LawResult = Object.freeze({ ok: true });
+
+/** A loaded controller module, ready for the loop. */
+export class PluggedController {
+  /** A sample object for {@link fill} to reuse every tick. */
+  readonly sample: {
+    t: number;
+    q: number[];
+    qd: number[];
+    qDesired: number[];
+    qdDesired: number[];
+    qddDesired: number[];
+    endpoint: number[];
+    endpointDesired: number[];
+  };
+  private slow = 0;
+  private readonly slowTicks: number;
+
+  private constructor(
+    /** The file as the user gave it (named in every message). */
+    readonly file: string,
+    private readonly law: UserController,
+    private readonly context: ControllerContext,
+    opts: PluggedOptions,
+  ) {
+    const n = context.rig.joints;
+    const z = (k: number): number[] => new Array<number>(k).fill(0);
+    this.sample = { t: 0, q: z(n), qd: z(n), qDesired: z(n), qdDesired: z(n), qddDesired: z(n), endpoint: z(2), endpointDesired: z(2) };
+    this.slowTicks = Math.max(1, Math.floor(opts.slowTicks ?? 3));
+  }
+
+  /**
+   * Imports `file` (resolved against the current directory) and calls its default export with
+   * `context`. Throws a {@link ControllerError} naming the file if it is missing, does not import,
+   * has no factory, or the factory fails or returns no `update`.
+   */
+  static async load(file: string, context: ControllerContext, opts: PluggedOptions = {}): Promise<PluggedController> {
+    const path = resolve(process.cwd(), file);
+    let isFile = false;
+    try {
+      isFile = statSync(path).isFile();
+    } catch {
+      throw new ControllerError(`controller ${file}: no such file (looked for ${path})`);
+    }
+    if (!isFile) throw new ControllerError(`controller ${file}: not a file`);
+    let mod: { default?: unknown };
+    try {
+      mod = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    } catch (e) {
+      const hint = /\.[cm]?tsx?$/.test(file) ? ' (compile TypeScript to JavaScript first, e.g. with tsc)' : '';
+      throw new ControllerError(`controller ${file}: cannot import it: ${describe(e)}${hint}`);
+    }
+    const factory = mod.default;
+    if (typeof factory !== 'function') {
+      throw new ControllerError(`controller ${file}: the default export must be a function createController(context), got ${typeName(factory)}`);
+    }
+    let law: unknown;
+    try {
+      law = await (factory as ControllerFactory)(context);
+    } catch (e) {
+      throw new ControllerError(`controller ${file}: createController(context) threw: ${describe(e)}`);
+    }
+    if (law === null || typeof law !== 'object' || typeof (law as UserController).update !== 'function') {
+      throw new ControllerError(`controller ${file}: createController(context) must return an object with an update(sample) method, got ${typeName(law)}`);
+    }
+    const reset = (law as UserController).reset;
+    if (reset !== undefined && typeof reset !== 'function') {
+      throw new ControllerError(`controller ${file}: reset must be a function when present, got ${typeName(reset)}`);
+    }
+    return new PluggedController(file, law as UserController, context, opts);
+  }
+
+  /**
+   * Writes the loop's state of this tick into {@link sample} (endpoints from the model) and returns
+   * it: the measurement's time `t` [s, board time], measured `q` [rad] and `qd` [rad/s], and the
+   * plan at that time (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]).
+   */
+  fill(t: number, q: ArrayLike<number>, qd: ArrayLike<number>, desired: { q: ArrayLike<number>; qd: ArrayLike<number>; qdd: ArrayLike<number> }): ControllerSample {
+    const s = this.sample;
+    s.t = t;
+    for (let i = 0; i < s.q.length; i++) {
+      s.q[i] = q[i]!;
+      s.qd[i] = qd[i]!;
+      s.qDesired[i] = desired.q[i]!;
+      s.qdDesired[i] = desired.qd[i]!;
+      s.qddDesired[i] = desired.qdd[i]!;
+    }
+    this.context.model.endpoint(s.q, s.endpoint);
+    this.context.model.endpoint(s.qDesired, s.endpointDesired);
+    return s;
+  }
+
+  /**
+   * One tick of the law: calls `update(sample)`, checks what it returned and how long it took against
+   * `periodS` [s], and writes the torques [N m] into `out` (zeros when the result is not ok). Never
+   * throws.
+   */
+  step(sample: ControllerSample, periodS: number, out: number[]): LawResult {
+    const n = this.context.rig.joints;
+    const t0 = performance.now();
+    let tau: ArrayLike<number> | undefined;
+    try {
+      tau = this.law.update(sample);
+    } catch (e) {
+      return this.fail(out, `update threw: ${describe(e)}`);
+    }
+    const tookMs = performance.now() - t0;
+    if (tau !== null && typeof (tau as { then?: unknown } | undefined)?.then === 'function') {
+      return this.fail(out, 'update returned a Promise; it must return the torques synchronously (it runs inside the loop tick)');
+    }
+    if (tau === null || typeof tau !== 'object' || typeof tau.length !== 'number') {
+      return this.fail(out, `update returned ${typeName(tau)}; it must return ${n} joint torque${n > 1 ? 's' : ''} [N m]`);
+    }
+    if (tau.length !== n) return this.fail(out, `update returned ${tau.length} torque${tau.length === 1 ? '' : 's'} for a ${n}-joint arm`);
+    for (let i = 0; i < n; i++) {
+      const v = tau[i];
+      if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(out, `update returned ${typeof v === 'number' ? String(v) : typeName(v)} as the torque of joint ${i + 1}`);
+    }
+    const periodMs = periodS * 1000;
+    if (tookMs > periodMs) {
+      this.slow++;
+      if (this.slow >= this.slowTicks) {
+        return this.fail(out, `update took ${tookMs.toFixed(2)} ms, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`);
+      }
+    } else {
+      this.slow = 0;
+    }
+    for (let i = 0; i < n; i++) out[i] = tau[i]!;
+    return OK;
+  }
+
+  /** Calls the law's `reset()`, if it has one (a new trajectory). Never throws. */
+  reset(): LawResult {
+    this.slow = 0;
+    if (!this.law.reset) return OK;
+    try {
+      this.law.reset();
+      return OK;
+    } catch (e) {
+      return { ok: false, reason: `controller ${this.file}: reset threw: ${describe(e)}` };
+    }
+  }
+
+  private fail(out: number[], what: string): LawResult {
+    for (let i = 0; i < out.length; i++) out[i] = 0;
+    return { ok: false, reason: `controller ${this.file}: ${what}` };
+  }
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) return `${e.name === 'Error' ? '' : `${e.name}: `}${e.message.split('\n')[0]}`;
+  return String(e);
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+  return typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`;
+}

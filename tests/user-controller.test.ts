@@ -1,0 +1,195 @@
+// The seam for a user's own control law: loading a controller module (every way it can be wrong is a
+// ControllerError naming the file), and one tick of it (every way update can go wrong is a result,
+// never an exception). The shipped examples are checked on the physics they claim.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import { armModel, simulate } from '../src/model/arm.js';
+import { builtinPath } from '../src/model/builtins.js';
+import { buildPath } from '../src/model/trajectory.js';
+import { controllerContext, ControllerError, PluggedController, type ControllerSample } from '../src/control/user-controller.js';
+
+const rig = loadRig('rigs/mock-arm.json');
+const context = controllerContext(rig, 500);
+const dir = mkdtempSync(join(tmpdir(), 'twolink-controllers-'));
+
+/** Writes a controller module and returns its path relative to the cwd (as a user would type it). */
+function module(name: string, body: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, body);
+  return relative(process.cwd(), file);
+}
+
+function restSample(pc: PluggedController, q: number[]): ControllerSample {
+  return pc.fill(0, q, [0, 0], { q, qd: [0, 0], qdd: [0, 0] });
+}
+
+describe('PluggedController.load: a module that cannot be used names the file', () => {
+  const cases: [string, string | undefined, RegExp][] = [
+    ['missing.js', undefined, /^controller .*missing\.js: no such file/],
+    // (the exact parser message differs between node and vitest's loader; the CLI test checks node's)
+    ['syntax.js', 'export default function (ctx) { return { update( } }', /^controller .*syntax\.js: cannot import it: \S/],
+    ['no-default.js', 'export function createController() { return { update: () => [0, 0] }; }', /^controller .*no-default\.js: the default export must be a function createController\(context\), got undefined/],
+    ['object-default.js', 'export default { update: () => [0, 0] };', /the default export must be a function .*got an object/],
+    ['factory-throws.js', "export default () => { throw new RangeError('no gains for this arm'); };", /^controller .*factory-throws\.js: createController\(context\) threw: RangeError: no gains for this arm$/],
+    ['no-update.js', 'export default () => ({ step: () => [0, 0] });', /must return an object with an update\(sample\) method, got an object/],
+    ['returns-null.js', 'export default async () => null;', /must return an object with an update\(sample\) method, got null/],
+    ['bad-reset.js', 'export default () => ({ update: () => [0, 0], reset: 3 });', /reset must be a function when present, got a number/],
+  ];
+  for (const [name, body, message] of cases) {
+    it(name, async () => {
+      const file = body === undefined ? relative(process.cwd(), join(dir, name)) : module(name, body);
+      const err = await PluggedController.load(file, context).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ControllerError);
+      expect((err as Error).name).toBe('ControllerError');
+      expect((err as Error).message).toMatch(message);
+      expect((err as Error).message).toContain(file);
+    });
+  }
+
+  it('an async factory gets the context: the rig, the bound model and the rate', async () => {
+    const file = module(
+      'context.js',
+      `export default async (ctx) => {
+         const g = ctx.model.gravity([0.1, 0.2]);
+         return { update: () => [ctx.rateHz, g[1]], reset() {} };
+       };`,
+    );
+    const pc = await PluggedController.load(file, context);
+    const out = [0, 0];
+    expect(pc.step(restSample(pc, [0, 0]), 0.002, out)).toEqual({ ok: true });
+    expect(out[0]).toBe(500);
+    expect(out[1]).toBeCloseTo(armModel(rig.arm).gravityTerms([0.1, 0.2])[1]!, 12);
+    expect(pc.reset()).toEqual({ ok: true });
+  });
+});
+
+describe('PluggedController.step: a misbehaving update is a result naming the file, and the torques are zero', () => {
+  const bad: [string, string, RegExp][] = [
+    ['throws.js', "export default () => ({ update() { throw new Error('gain table empty'); } });", /^controller .*throws\.js: update threw: gain table empty$/],
+    ['nan.js', 'export default () => ({ update: () => [0.5, NaN] });', /^controller .*nan\.js: update returned NaN as the torque of joint 2$/],
+    ['infinite.js', 'export default () => ({ update: () => [-Infinity, 0] });', /update returned -Infinity as the torque of joint 1$/],
+    ['string.js', "export default () => ({ update: () => [0, '1.5'] });", /update returned the string "1.5" as the torque of joint 2$/],
+    ['three.js', 'export default () => ({ update: () => [1, 2, 3] });', /^controller .*three\.js: update returned 3 torques for a 2-joint arm$/],
+    ['nothing.js', 'export default () => ({ update() {} });', /update returned undefined; it must return 2 joint torques \[N m\]$/],
+    ['async-update.js', 'export default () => ({ async update() { return [0, 0]; } });', /update returned a Promise; it must return the torques synchronously/],
+  ];
+  for (const [name, body, reason] of bad) {
+    it(name, async () => {
+      const pc = await PluggedController.load(module(name, body), context);
+      const out = [7, 7];
+      const r = pc.step(restSample(pc, [-1.2, 0.3]), 0.002, out);
+      expect(r.ok).toBe(false);
+      expect(!r.ok && r.reason).toMatch(reason);
+      expect(out).toEqual([0, 0]);
+    });
+  }
+
+  it('an update slower than the period, tick after tick, is a fault with the time it took', async () => {
+    const file = module(
+      'slow.js',
+      `export default () => ({ update() { const end = performance.now() + 3; while (performance.now() < end) {} return [0.1, 0.2]; } });`,
+    );
+    const pc = await PluggedController.load(file, context);
+    const out = [0, 0];
+    const s = restSample(pc, [-1.2, 0.3]);
+    // One slow call may be the machine's doing: the first two pass, the third in a row is a fault.
+    expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    const r = pc.step(s, 0.001, out);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/^controller .*slow\.js: update took (\d+\.\d\d) ms, longer than the loop period of 1\.00 ms, 3 ticks in a row$/);
+    const took = Number(/took (\d+\.\d+) ms/.exec(!r.ok ? r.reason : '')![1]);
+    expect(took).toBeGreaterThanOrEqual(3);
+    expect(out).toEqual([0, 0]);
+  });
+
+  it('one slow tick between fast ones is not a fault', async () => {
+    const file = module(
+      'slow-once.js',
+      `let calls = 0;
+       export default () => ({ update() { if (calls++ % 2 === 0) { const end = performance.now() + 3; while (performance.now() < end) {} } return [0.1, 0.2]; } });`,
+    );
+    const pc = await PluggedController.load(file, context);
+    const out = [0, 0];
+    const s = restSample(pc, [-1.2, 0.3]);
+    for (let k = 0; k < 6; k++) expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    expect(out).toEqual([0.1, 0.2]);
+  });
+
+  it('fill writes the reused sample, endpoints from the model', async () => {
+    const pc = await PluggedController.load(module('echo.js', 'export default () => ({ update: (s) => [s.endpoint[0], s.endpointDesired[1]] });'), context);
+    const s = pc.fill(1.25, [0.3, 0.4], [1, -1], { q: [0.5, 0.6], qd: [2, 3], qdd: [4, 5] });
+    expect(s).toBe(pc.sample);
+    expect(s).toMatchObject({ t: 1.25, q: [0.3, 0.4], qd: [1, -1], qDesired: [0.5, 0.6], qdDesired: [2, 3], qddDesired: [4, 5] });
+    const m = armModel(rig.arm);
+    const out = [0, 0];
+    expect(pc.step(s, 0.002, out)).toEqual({ ok: true });
+    expect(out[0]).toBeCloseTo(m.endpoint([0.3, 0.4])[0]!, 12);
+    expect(out[1]).toBeCloseTo(m.endpoint([0.5, 0.6])[1]!, 12);
+  });
+});
+
+describe('the shipped examples', () => {
+  const examples = ['examples/controllers/pd-gravity.js', 'examples/controllers/impedance.js'];
+  const m = armModel(rig.arm);
+
+  for (const file of examples) {
+    it(`${file}: at rest on the plan it holds the arm against gravity, tau = G(q)`, async () => {
+      const pc = await PluggedController.load(file, context);
+      for (const q of [[-Math.PI / 2, 0], [-0.4, 1.1], [0.2, -0.7]]) {
+        const out = [0, 0];
+        expect(pc.step(restSample(pc, q), 0.002, out)).toEqual({ ok: true });
+        const g = m.gravityTerms(q);
+        expect(out[0]).toBeCloseTo(g[0]!, 10);
+        expect(out[1]).toBeCloseTo(g[1]!, 10);
+      }
+    });
+
+    it(`${file}: closed loop on the true (heavier) arm, it tracks the reach within 1.5 deg RMS`, async () => {
+      const pc = await PluggedController.load(file, context);
+      const spec = builtinPath(rig.arm, 'reach')!;
+      const traj = buildPath(rig.arm, spec.start, spec.steps);
+      const plant = armModel(rig.plant!.arm);
+      const dt = 0.002; // [s], the loop's period at 500 Hz
+      let q = traj.sample(0).q.slice();
+      let qd = [0, 0];
+      const out = [0, 0];
+      const sq = [0, 0];
+      let n = 0;
+      for (let k = 0; k * dt < traj.duration + 0.5; k++) {
+        const d = traj.sample(k * dt);
+        const r = pc.step(pc.fill(k * dt, q, qd, d), dt, out);
+        expect(r).toEqual({ ok: true });
+        const next = simulate(plant, { q0: q, qd0: qd, duration: dt, dt: 1e-4, torque: out.slice() });
+        q = next.q;
+        qd = next.qd;
+        const e = traj.sample((k + 1) * dt);
+        for (let i = 0; i < 2; i++) sq[i] += (((e.q[i]! - q[i]!) * 180) / Math.PI) ** 2;
+        n++;
+      }
+      for (let i = 0; i < 2; i++) expect(Math.sqrt(sq[i]! / n)).toBeLessThan(1.5);
+    });
+  }
+
+  it('impedance: an endpoint displaced by dx gives tau - G = J^T K dx', async () => {
+    const pc = await PluggedController.load('examples/controllers/impedance.js', context);
+    const qDes = [-0.5, 1.2];
+    const xDes = m.endpoint(qDes);
+    const q = [-0.45, 1.1];
+    const x = m.endpoint(q);
+    const out = [0, 0];
+    expect(pc.step(pc.fill(0, q, [0, 0], { q: qDes, qd: [0, 0], qdd: [0, 0] }), 0.002, out)).toEqual({ ok: true });
+    const J = context.model.jacobian(q);
+    const g = m.gravityTerms(q);
+    const dx = [xDes[0]! - x[0]!, xDes[1]! - x[1]!];
+    // K from the torques: tau - G = K J^T dx, the same K for both joints.
+    const jt = [J[0]![0]! * dx[0]! + J[1]![0]! * dx[1]!, J[0]![1]! * dx[0]! + J[1]![1]! * dx[1]!];
+    const k0 = (out[0]! - g[0]!) / jt[0]!;
+    const k1 = (out[1]! - g[1]!) / jt[1]!;
+    expect(k0).toBeGreaterThan(0);
+    expect(k1).toBeCloseTo(k0, 6);
+  });
+});
