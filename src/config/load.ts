@@ -3,6 +3,7 @@
  * radians, one entry per joint, defaults filled).
  */
 import { readFileSync } from 'node:fs';
+import { createActuatedArmModel, maxMassMatrixDiagonal } from '../model/actuated.js';
 import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
 
@@ -89,28 +90,20 @@ export const DEFAULT_BANDWIDTH_HZ = 3;
 
 /**
  * PID gains from the nominal model when the rig file gives none: per joint, the largest inertia the
- * joint sees (M_ii over the workspace plus the reflected rotor inertia) J, then a PD with natural
- * frequency wn = 2 pi 3 Hz and damping 0.7 (kp = J wn^2, kd = 2 zeta J wn), an integral time of
- * 1 s (ki = kp) and an integral limit of a fifth of the joint's torque limit. The feedforward and the
- * disturbance observer carry the dynamics; a modest feedback bandwidth keeps encoder noise out of the
- * torque and leaves the observer (8 Hz) room: with the PID at 5 Hz and the observer at 10 Hz or more
- * the two fight and the loop oscillates (measured on the mock rig).
+ * joint sees J (the actuated arm's M_ii over the workspace, reflected rotor inertia included), then
+ * a PD with natural frequency wn = 2 pi 3 Hz and damping 0.7 (kp = J wn^2, kd = 2 zeta J wn), an
+ * integral time of 1 s (ki = kp) and an integral limit of a fifth of the joint's torque limit. The
+ * feedforward and the disturbance observer carry the dynamics; a modest feedback bandwidth keeps
+ * encoder noise out of the torque and leaves the observer (8 Hz) room: with the PID at 5 Hz and the
+ * observer at 10 Hz or more the two fight and the loop oscillates (measured on the mock rig).
  */
 export function defaultGains(arm: ArmParams, motors: MotorParams[], limits: JointLimits[]): { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] } {
-  const n = 'L2' in arm ? 2 : 1;
-  const J: number[] = [];
-  if (n === 2) {
-    const a = arm as TwoLinkParams;
-    const m22 = a.I2 + a.m2 * a.d2 * a.d2;
-    J.push(a.I1 + a.m1 * a.d1 * a.d1 + a.m2 * (a.L1 * a.L1 + 2 * a.L1 * a.d2) + m22, m22);
-  } else {
-    J.push(arm.I1 + arm.m1 * arm.d1 * arm.d1);
-  }
+  // The supply and friction do not enter the inertia: any valid values do.
+  const J = maxMassMatrixDiagonal(createActuatedArmModel({ arm, motors, supplyV: 1 }));
   const wn = 2 * Math.PI * DEFAULT_BANDWIDTH_HZ;
   const out = { kp: [] as number[], ki: [] as number[], kd: [] as number[], iLimitNm: [] as number[] };
-  for (let i = 0; i < n; i++) {
-    const m = motors[i]!;
-    const j = J[i]! + m.gear * m.gear * m.rotorInertia;
+  for (let i = 0; i < J.length; i++) {
+    const j = J[i]!;
     const kp = j * wn * wn;
     out.kp.push(round3(kp));
     out.kd.push(round3(2 * 0.7 * j * wn));

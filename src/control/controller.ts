@@ -3,17 +3,24 @@
  * saturation, soft ramps, and the motor model that turns torque into duty.
  *
  * Feedforward modes (rig file `control.feedforward`, or --no-feedforward):
- * - `desired`: tau_ff = ID(q_des, qd_des, qdd_des) + rotor inertia + nominal friction at qd_des;
- *   computed from the plan alone, so measurement noise never reaches it;
- * - `measured`: computed torque on the measured state, tau_ff = M(q) qdd_des + V(q, qd) + G(q) +
- *   rotor inertia + friction at qd; cancels the nonlinearity where the arm is, not where it should be;
+ * - `desired`: tau_ff = ID_a(q_des, qd_des, qdd_des), the actuated arm's inverse dynamics (rotor
+ *   inertia and nominal friction included, src/model/actuated.ts) on the plan alone, so measurement
+ *   noise never reaches it;
+ * - `measured`: computed torque on the measured state, tau_ff = ID_a(q, qd, qdd_des) = M_a(q) qdd_des
+ *   + V(q, qd) + G(q) + f(qd); cancels the nonlinearity where the arm is, not where it should be;
  * - `none`: PID alone.
  */
 import type { Rig } from '../config/load.js';
-import { armModel, type ArmModel } from '../model/arm.js';
-import { externalTorques } from '../model/dynamics.js';
+import {
+  computeInverseDynamics,
+  createActuatedArmData,
+  createActuatedArmModel,
+  motorDuty,
+  motorTorque,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import type { TrajectorySample } from '../model/trajectory.js';
-import { dutyForTorque, reflectedInertia, torqueForDuty } from './motor.js';
 import { Pid } from './pid.js';
 
 export type FeedforwardMode = 'desired' | 'measured' | 'none';
@@ -34,15 +41,17 @@ export class Controller {
   readonly joints: number;
   readonly pid: Pid[];
   readonly out: ControlOutput;
-  private readonly model: ArmModel;
-  private readonly rotor: number[];
-  private readonly fric: number[];
+  /** The nominal actuated arm (the rig's arm, friction and motors). */
+  readonly model: ActuatedArmModel;
+  private readonly data: ActuatedArmData;
   private readonly excess: number[];
   private readonly satSign: number[];
 
+  /** `model` defaults to the rig's nominal actuated arm; pass one to share it with the twin. */
   constructor(
     private readonly rig: Rig,
     public feedforward: FeedforwardMode,
+    model?: ActuatedArmModel,
   ) {
     const n = rig.joints;
     this.joints = n;
@@ -61,9 +70,9 @@ export class Controller {
     );
     const z = (): number[] => new Array<number>(n).fill(0);
     this.out = { tauFf: z(), tauPid: z(), tauCmd: z(), duty: z(), sat: 0 };
-    this.model = armModel(rig.arm);
-    this.rotor = rig.motors.slice(0, n).map(reflectedInertia);
-    this.fric = z();
+    this.model = model ?? createActuatedArmModel(rig);
+    if (this.model.joints !== n) throw new RangeError(`the model has ${this.model.joints} joints, the rig ${n}`);
+    this.data = createActuatedArmData(this.model);
     this.excess = z();
     this.satSign = z();
   }
@@ -72,11 +81,6 @@ export class Controller {
     for (const p of this.pid) p.reset();
     this.excess.fill(0);
     this.satSign.fill(0);
-  }
-
-  /** Integral state, for a bumpless restart. */
-  get integrals(): number[] {
-    return this.pid.map((p) => p.integral);
   }
 
   /**
@@ -105,9 +109,7 @@ export class Controller {
       const useMeasured = this.feedforward === 'measured';
       const qs = useMeasured ? q : d.q;
       const qds = useMeasured ? qd : d.qd;
-      this.model.inverseDynamics(qs, qds, d.qdd, o.tauFf);
-      externalTorques(rig.arm, qs, qds, { viscous: rig.friction.viscous, coulomb: rig.friction.coulomb, coulombVelocity: 0.01 }, this.fric);
-      for (let i = 0; i < n; i++) o.tauFf[i] += this.rotor[i]! * d.qdd[i]! - this.fric[i]!;
+      computeInverseDynamics(this.model, this.data, qs, qds, d.qdd, o.tauFf);
       // Disturbance compensation: cancel the torque the twin's momentum observer finds unexplained
       // (unmodelled friction, a mass error) -- a disturbance observer around the model.
       if (disturbance) for (let i = 0; i < n; i++) o.tauFf[i] -= disturbance[i]!;
@@ -121,11 +123,10 @@ export class Controller {
       o.tauPid[i] = pid;
       const raw = o.tauFf[i]! + pid;
       // Saturate: the joint's torque limit (scaled by the ramps) and what the motor can give at this speed.
-      const m = rig.motors[i]!;
       const lim = rig.limits[i]!.maxTorque * scale;
       const maxD = rig.maxDuty;
-      const hi = Math.min(lim, torqueForDuty(m, rig.supplyV, maxD, qd[i]!));
-      const lo = Math.max(-lim, torqueForDuty(m, rig.supplyV, -maxD, qd[i]!));
+      const hi = Math.min(lim, motorTorque(this.model, i, maxD, qd[i]!));
+      const lo = Math.max(-lim, motorTorque(this.model, i, -maxD, qd[i]!));
       let cmd = raw;
       let sat = 0;
       if (cmd > hi) {
@@ -142,7 +143,7 @@ export class Controller {
       }
       this.satSign[i] = sat;
       this.excess[i] = cmd - raw;
-      let duty = dutyForTorque(m, rig.supplyV, cmd, qd[i]!);
+      let duty = motorDuty(this.model, i, cmd, qd[i]!);
       if (duty > maxD) duty = maxD;
       else if (duty < -maxD) duty = -maxD;
       if (!Number.isFinite(duty) || !Number.isFinite(cmd)) {

@@ -1,7 +1,7 @@
 /**
- * The simulated twin: the nominal model (the rig file's `arm`, `friction` and `motors`) run in
- * lockstep with the arm, driven by the same motor duties the board applied, and compared with every
- * measurement.
+ * The simulated twin: the nominal actuated arm (the rig file's `arm`, `friction` and `motors`, as
+ * src/model/actuated.ts models them) run in lockstep with the arm, driven by the same motor duties
+ * the board applied, and compared with every measurement.
  *
  * Re-anchoring. A twin left alone drifts away from the arm (a chaotic double pendulum, and any model
  * error integrates twice), so after each comparison it is pulled toward the measurement by a
@@ -20,11 +20,18 @@
  * the observer's bandwidth, without differentiating velocities.
  */
 import type { Rig } from '../config/load.js';
-import { armModel, type ArmModel } from '../model/arm.js';
-import { externalTorques } from '../model/dynamics.js';
+import {
+  computeActuatorTorques,
+  computeCoriolisTransposeVelocity,
+  computeForwardDynamicsUnderDuty,
+  computeGravity,
+  computeMomentum,
+  createActuatedArmData,
+  createActuatedArmModel,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
-import type { TwoLinkParams } from '../model/types.js';
-import { reflectedInertia, torqueForDuty } from './motor.js';
 
 /** Per-joint running statistics of the residual. */
 export interface ResidualStats {
@@ -53,12 +60,11 @@ export class Twin {
   private readonly maxAbs: number[];
   private n = 0;
   private alarms = 0;
-  private readonly model: ArmModel;
+  /** The nominal actuated arm. */
+  readonly model: ActuatedArmModel;
+  private readonly data: ActuatedArmData;
   private readonly integ: FixedStepIntegrator;
   private readonly duty: number[];
-  private readonly tau: number[];
-  private readonly ext: number[];
-  private readonly rotor: number[];
   private readonly threshold: number;
   private readonly hold: number;
   private readonly anchor: number;
@@ -66,11 +72,11 @@ export class Twin {
   // momentum observer state
   private readonly integral: number[];
   private readonly p0: number[];
-  private readonly p: number[];
-  private readonly ctq: number[];
+  private readonly tau: number[];
   private obsInit = false;
 
-  constructor(private readonly rig: Rig) {
+  /** `model` defaults to the rig's nominal actuated arm; pass one to share it with the controller. */
+  constructor(rig: Rig, model?: ActuatedArmModel) {
     const n = rig.joints;
     this.joints = n;
     const z = (): number[] => new Array<number>(n).fill(0);
@@ -84,28 +90,18 @@ export class Twin {
     this.maxAbs = z();
     this.duty = z();
     this.tau = z();
-    this.ext = z();
     this.integral = z();
     this.p0 = z();
-    this.p = z();
-    this.ctq = z();
-    this.rotor = rig.motors.slice(0, n).map(reflectedInertia);
-    this.model = armModel(rig.arm);
+    this.model = model ?? createActuatedArmModel(rig);
+    if (this.model.joints !== n) throw new RangeError(`the model has ${this.model.joints} joints, the rig ${n}`);
+    this.data = createActuatedArmData(this.model);
     this.threshold = (rig.twin.alarmDeg * Math.PI) / 180;
     this.hold = rig.twin.holdMs / 1000;
     this.anchor = rig.twin.anchorS;
     this.ko = 2 * Math.PI * rig.twin.observerHz;
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => {
-      this.torques(q, qd, this.duty, this.tau);
-      this.model.forwardDynamics(q, qd, this.tau, out, this.rotor);
+      computeForwardDynamicsUnderDuty(this.model, this.data, q, qd, this.duty, out);
     });
-  }
-
-  /** Joint torques of the nominal motors at `duty` plus nominal friction [N m]. */
-  private torques(q: readonly number[], qd: readonly number[], duty: readonly number[], out: number[]): void {
-    const r = this.rig;
-    externalTorques(r.arm, q, qd, { viscous: r.friction.viscous, coulomb: r.friction.coulomb, coulombVelocity: 0.01 }, this.ext);
-    for (let i = 0; i < this.joints; i++) out[i] = torqueForDuty(r.motors[i]!, r.supplyV, duty[i]!, qd[i]!) + this.ext[i]!;
   }
 
   /** Starts the twin at the measured state. */
@@ -164,18 +160,15 @@ export class Twin {
   }
 
   /**
-   * Generalized-momentum observer: p = M(q) qd; dp/dt = tau + C^T(q, qd) qd - G(q) + tau_ext;
-   * r = Ko (p - p0 - integral(tau + C^T qd - G + r)) tracks tau_ext with bandwidth Ko.
+   * Generalized-momentum observer: p = M_a(q) qd; dp/dt = tau + C^T(q, qd) qd - G(q) + tau_ext, with
+   * tau the motors' torque less friction; r = Ko (p - p0 - integral(tau + C^T qd - G + r)) tracks
+   * tau_ext with bandwidth Ko.
    */
   private observe(duty: readonly number[], dt: number, q: readonly number[], qd: readonly number[]): void {
     const n = this.joints;
-    const M = this.model.massMatrix(q);
-    const p = this.p;
-    for (let i = 0; i < n; i++) {
-      let s = this.rotor[i]! * qd[i]!;
-      for (let j = 0; j < n; j++) s += M[i]![j]! * qd[j]!;
-      p[i] = s;
-    }
+    const m = this.model;
+    const data = this.data;
+    const p = computeMomentum(m, data, q, qd);
     if (!this.obsInit) {
       for (let i = 0; i < n; i++) {
         this.p0[i] = p[i]!;
@@ -185,15 +178,9 @@ export class Twin {
       this.obsInit = true;
       return;
     }
-    this.torques(q, qd, duty, this.tau);
-    const G = this.model.gravityTerms(q);
-    // C^T qd for the planar two-link arm: [0, -h qd1 (qd1 + qd2)], h = m2 L1 d2 sin(a2).
-    const ctq = this.ctq;
-    if (n === 2) {
-      const a = this.rig.arm as TwoLinkParams;
-      const h = a.m2 * a.L1 * a.d2 * Math.sin(q[1]!);
-      ctq[1] = -h * qd[0]! * (qd[0]! + qd[1]!);
-    }
+    computeActuatorTorques(m, data, qd, duty, this.tau);
+    const G = computeGravity(m, data, q);
+    const ctq = computeCoriolisTransposeVelocity(m, data, q, qd);
     for (let i = 0; i < n; i++) {
       this.integral[i] += (this.tau[i]! + ctq[i]! - G[i]! + this.tauExt[i]!) * dt;
       this.tauExt[i] = this.ko * (p[i]! - this.p0[i]! - this.integral[i]!);

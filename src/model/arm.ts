@@ -5,7 +5,7 @@
 import { energy1, externalTorques, forwardDynamics1, inverseDynamics1, jointInertia1, TwoLinkDynamics } from './dynamics.js';
 import { FixedStepIntegrator, type IntegratorName } from './integrate.js';
 import { endpoint } from './kinematics.js';
-import type { ArmParams, Energy, ExternalLoads, OneLinkParams, TwoLinkParams } from './types.js';
+import type { ArmParams, Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from './types.js';
 import { isTwoLink } from './types.js';
 
 /** The dynamics of an arm with its parameters bound. Arrays have one entry per joint. */
@@ -22,9 +22,12 @@ export interface ArmModel {
     out?: number[],
     rotorInertia?: readonly number[],
   ): number[];
-  massMatrix(q: readonly number[]): number[][];
-  velocityTerms(q: readonly number[], qd: readonly number[]): number[];
-  gravityTerms(q: readonly number[]): number[];
+  /** M(q) [kg m^2], into `out` when given (then nothing is allocated). */
+  massMatrix(q: readonly number[], out?: number[][]): number[][];
+  /** V(q, qd) [N m], into `out` when given. */
+  velocityTerms(q: readonly number[], qd: readonly number[], out?: number[]): number[];
+  /** G(q) [N m], into `out` when given. */
+  gravityTerms(q: readonly number[], out?: number[]): number[];
   energy(q: readonly number[], qd: readonly number[]): Energy;
   /** Endpoint position [m]. */
   endpoint(q: readonly number[], out?: number[]): number[];
@@ -46,9 +49,9 @@ function twoLinkModel(p: TwoLinkParams): ArmModel {
     reach: p.L1 + p.L2,
     inverseDynamics: (q, qd, qdd, out) => d.inverseDynamics(q, qd, qdd, out),
     forwardDynamics: (q, qd, tau, out, rotor) => d.forwardDynamics(q, qd, tau, out, rotor),
-    massMatrix: (q) => d.massMatrix(q),
-    velocityTerms: (q, qd) => d.velocityTerms(q, qd),
-    gravityTerms: (q) => d.gravityTerms(q),
+    massMatrix: (q, out) => d.massMatrix(q, out as Mat2 | undefined),
+    velocityTerms: (q, qd, out) => d.velocityTerms(q, qd, out),
+    gravityTerms: (q, out) => d.gravityTerms(q, out),
     energy: (q, qd) => d.energy(q, qd),
     endpoint: (q, out = [0, 0]) => endpoint(p, q, out),
   };
@@ -67,9 +70,18 @@ function oneLinkModel(p: OneLinkParams): ArmModel {
       out[0] = forwardDynamics1(p, q[0]!, tau[0]!, rotor ? rotor[0]! : 0);
       return out;
     },
-    massMatrix: () => [[jointInertia1(p)]],
-    velocityTerms: () => [0],
-    gravityTerms: (q) => [p.m1 * p.g * p.d1 * Math.cos(q[0]!)],
+    massMatrix: (_q, out = [[0]]) => {
+      out[0]![0] = jointInertia1(p);
+      return out;
+    },
+    velocityTerms: (_q, _qd, out = [0]) => {
+      out[0] = 0;
+      return out;
+    },
+    gravityTerms: (q, out = [0]) => {
+      out[0] = p.m1 * p.g * p.d1 * Math.cos(q[0]!);
+      return out;
+    },
     energy: (q, qd) => energy1(p, q[0]!, qd[0]!),
     endpoint: (q, out = [0, 0]) => {
       out[0] = p.L1 * Math.cos(q[0]!);

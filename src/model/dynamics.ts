@@ -28,19 +28,20 @@ import type { Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from '
 /**
  * The two-link dynamics with the parameter combinations precomputed (k = m2 L1 d2, the constant parts
  * of M, the gravity coefficients): a third faster than evaluating them on every call. Holds a snapshot
- * of the parameters: build a new one when they change.
+ * of the parameters: build a new one when they change. The combinations are public so that the
+ * actuated arm (actuated.ts) builds its terms from the same numbers.
  */
 export class TwoLinkDynamics {
   /** m2 L1 d2 [kg m^2] */
-  private readonly k: number;
+  readonly k: number;
   /** M22 = I2 + m2 d2^2 [kg m^2] */
-  private readonly m22: number;
+  readonly m22: number;
   /** M11 without the cos(a2) term [kg m^2] */
-  private readonly m11c: number;
+  readonly m11c: number;
   /** g (m1 d1 + m2 L1) [N m] */
-  private readonly g1c: number;
+  readonly g1c: number;
   /** g m2 d2 [N m] */
-  private readonly g2c: number;
+  readonly g2c: number;
   private readonly snap: number[];
 
   constructor(readonly p: TwoLinkParams) {

@@ -4,4 +4,6 @@ export * from './dynamics.js';
 export * from './kinematics.js';
 export * from './integrate.js';
 export * from './arm.js';
+export * from './motor.js';
+export * from './actuated.js';
 export * from './trajectory.js';
