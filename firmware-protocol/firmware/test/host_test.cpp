@@ -13,74 +13,20 @@
 
 #include "config.h"
 #include "core.h"
+#include "host_support.h"
 #include "proto.h"
 
-namespace {
 
+namespace ht {
 int g_checks = 0;
 int g_failures = 0;
 const char* g_test = "";
+}  // namespace ht
 
-bool check(bool ok, const std::string& what) {
-  ++g_checks;
-  if (!ok) {
-    ++g_failures;
-    std::printf("FAIL [%s] %s\n", g_test, what.c_str());
-  }
-  return ok;
-}
+namespace {
 
-template <typename A, typename B>
-bool checkEq(const A& got, const B& want, const std::string& what) {
-  std::ostringstream m;
-  m << what << ": got \"" << got << "\", want \"" << want << "\"";
-  return check(got == want, m.str());
-}
+using namespace ht;
 
-std::string str(long long v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-
-std::string hex4(uint16_t v) {
-  char b[5];
-  std::snprintf(b, sizeof b, "%04X", v);
-  return b;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += s[i];
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-// Printable form of raw bytes for failure messages.
-std::string show(const std::string& s) {
-  std::string o;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '\n') o += "\\n";
-    else if (c == '\r') o += "\\r";
-    else if (c < 0x20 || c > 0x7E) {
-      char b[5];
-      std::snprintf(b, sizeof b, "\\x%02X", c);
-      o += b;
-    } else {
-      o += (char)c;
-    }
-  }
-  return o;
-}
 
 // ---- conformance vector files -------------------------------------------------------------------
 
@@ -136,148 +82,6 @@ std::vector<Vector> loadVectors(const std::string& path) {
   return out;
 }
 
-// ---- an independent decoder of board -> host frames ---------------------------------------------
-// Written from PROTOCOL.md (the host's side): it checks every frame the core sends in the tests
-// below, and is itself checked by vectors/board-to-host.txt.
-
-struct Verdict {
-  std::string code;     // "OK" or a code of section 4
-  std::string meaning;  // the canonical meaning when OK
-};
-
-bool isDigits(const std::string& s) {
-  if (s.empty()) return false;
-  for (size_t i = 0; i < s.size(); ++i)
-    if (s[i] < '0' || s[i] > '9') return false;
-  return true;
-}
-
-// Canonical integer syntax (the protocol's `int`), value saturating at +-1e15.
-bool canonInt(const std::string& s, bool signedOk, long long* v) {
-  std::string d = s;
-  bool neg = false;
-  if (!d.empty() && d[0] == '-') {
-    if (!signedOk) return false;
-    neg = true;
-    d = d.substr(1);
-  }
-  if (!isDigits(d) || (d[0] == '0' && (d.size() > 1 || neg))) return false;
-  long long x = 0;
-  for (size_t i = 0; i < d.size(); ++i) x = x > 100000000000000LL ? 1000000000000000LL : x * 10 + (d[i] - '0');
-  *v = neg ? -x : x;
-  return true;
-}
-
-bool upperHex(const std::string& s, size_t n) {
-  if (s.size() != n) return false;
-  for (size_t i = 0; i < n; ++i)
-    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'A' && s[i] <= 'F'))) return false;
-  return true;
-}
-
-// "" if ok, else the code. `ack` is a sequence number or "-".
-std::string checkAck(const std::string& a) {
-  long long v;
-  if (a == "-") return "";
-  if (!canonInt(a, false, &v)) return "SYNTAX";
-  return v > 65535 ? "RANGE" : "";
-}
-
-// Checks `bytes` (one line without its LF and not longer than 127 bytes: longer lines are the
-// LineAssembler's LONG) as a board -> host frame for a host that expects `joints` joints.
-Verdict checkBoardLine(std::string s, size_t joints = 2) {
-  Verdict r = {"", ""};
-  if (s.size() > 127) return Verdict{"LONG", ""};
-  if (!s.empty() && s[s.size() - 1] == '\r') s.erase(s.size() - 1);
-  for (size_t i = 0; i < s.size(); ++i)
-    if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] > 0x7E) return Verdict{"CHAR", ""};
-  size_t star = s.find('*');
-  if (star == std::string::npos || s.find('*', star + 1) != std::string::npos || !upperHex(s.substr(star + 1), 4))
-    return Verdict{"FORMAT", ""};
-  std::string body = s.substr(0, star);
-  if (body.empty() || body[0] == ' ' || body[body.size() - 1] == ' ' || body.find("  ") != std::string::npos ||
-      body.find(' ') == std::string::npos)
-    return Verdict{"FORMAT", ""};
-  if (hex4(tl::crc16(body.data(), (uint8_t)body.size())) != s.substr(star + 1)) return Verdict{"CRC", ""};
-  std::vector<std::string> t = split(body, ' ');
-  if (t[0].size() != 1 || std::string("ITAE").find(t[0]) == std::string::npos) return Verdict{"TYPE", ""};
-  long long seq;
-  if (!canonInt(t[1], false, &seq)) return Verdict{"SYNTAX", ""};
-  if (seq > 65535) return Verdict{"RANGE", ""};
-  const char type = t[0][0];
-  std::vector<std::string> f(t.begin() + 2, t.end());
-  std::string m = std::string(1, type) + " seq=" + t[1] + " ack=" + (f.empty() ? "" : f[0]);
-  std::string e;
-  if (type == 'A') {
-    if (f.size() != 1) return Verdict{"FIELDS", ""};
-    if (!(e = checkAck(f[0])).empty()) return Verdict{e, ""};
-  } else if (type == 'T') {
-    if (f.size() != 3 + joints) return Verdict{"FIELDS", ""};
-    if (!(e = checkAck(f[0])).empty()) return Verdict{e, ""};
-    long long v;
-    if (!canonInt(f[1], true, &v)) return Verdict{"SYNTAX", ""};
-    if (v < 0 || v > 4294967295LL) return Verdict{"RANGE", ""};
-    m += " t=" + f[1] + " counts=";
-    for (size_t j = 0; j < joints; ++j) {
-      if (!canonInt(f[2 + j], true, &v)) return Verdict{"SYNTAX", ""};
-      if (v < -2147483648LL || v > 2147483647LL) return Verdict{"RANGE", ""};
-      m += (j ? "," : "") + f[2 + j];
-    }
-    if (!upperHex(f[2 + joints], 2)) return Verdict{"SYNTAX", ""};
-    m += " flags=" + f[2 + joints];
-  } else if (type == 'E') {
-    if (f.size() < 2) return Verdict{"FIELDS", ""};
-    if (!(e = checkAck(f[0])).empty()) return Verdict{e, ""};
-    for (size_t i = 0; i < f[1].size(); ++i)
-      if (f[1][i] < 'A' || f[1][i] > 'Z') return Verdict{"SYNTAX", ""};
-    bool known = false;
-    for (uint8_t c = 1; c <= (uint8_t)tl::Err::Wdt; ++c) known = known || f[1] == tl::errName((tl::Err)c);
-    if (!known) return Verdict{"RANGE", ""};
-    std::string text;
-    for (size_t i = 2; i < f.size(); ++i) text += (i > 2 ? " " : "") + f[i];
-    m += " code=" + f[1] + " text=" + text;
-  } else {  // 'I'
-    if (f.empty()) return Verdict{"FIELDS", ""};
-    std::map<std::string, std::string> kv;
-    for (size_t i = 1; i < f.size(); ++i) {
-      size_t eq = f[i].find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == f[i].size() || kv.count(f[i].substr(0, eq)))
-        return Verdict{"SYNTAX", ""};
-      kv[f[i].substr(0, eq)] = f[i].substr(eq + 1);
-    }
-    const char* keys[] = {"fw", "proto", "board", "joints", "cpr", "pwm", "torque", "maxrate", "wdt"};
-    for (size_t k = 0; k < 9; ++k)
-      if (!kv.count(keys[k])) return Verdict{"FIELDS", ""};
-    if (!(e = checkAck(f[0])).empty()) return Verdict{e, ""};
-    long long v, nj = 0;
-    struct {
-      const char* key;
-      long long lo, hi;
-    } ints[] = {{"proto", 1, 65535}, {"joints", 1, 2}, {"pwm", 1, 65535}, {"torque", 0, 1},
-                {"maxrate", 1, 65535}, {"wdt", 10, 1000}};
-    for (size_t k = 0; k < 9; ++k) {
-      const std::string key = keys[k], val = kv[key];
-      if (key == "cpr") {
-        std::vector<std::string> c = split(val, ',');
-        if ((long long)c.size() != nj) return Verdict{"FIELDS", ""};
-        for (size_t j = 0; j < c.size(); ++j) {
-          if (!canonInt(c[j], true, &v)) return Verdict{"SYNTAX", ""};
-          if (v < 1 || v > 2147483647LL) return Verdict{"RANGE", ""};
-        }
-      }
-      for (size_t i = 0; i < 6; ++i)
-        if (key == ints[i].key) {
-          if (!canonInt(val, true, &v)) return Verdict{"SYNTAX", ""};
-          if (v < ints[i].lo || v > ints[i].hi) return Verdict{"RANGE", ""};
-          if (key == "joints") nj = v;
-        }
-      m += " " + key + "=" + val;
-    }
-  }
-  r.code = "OK";
-  r.meaning = m;
-  return r;
-}
 
 // ---- helpers on the firmware's decoder -----------------------------------------------------------
 
@@ -514,109 +318,6 @@ void testProtoUnits() {
   checkEq((int)tl::formatI(buf, 65535, 65535, id), 0, "an I over 128 bytes is refused");
 }
 
-// ---- the state machine, through a fake HAL in virtual time --------------------------------------
-
-struct FakeHal : tl::Hal {
-  int16_t duty[2];
-  std::vector<std::pair<int, int> > log;  // every setDuty(joint, duty)
-  int32_t counts[2];
-  uint16_t illegal;
-  size_t txRoom;     // bytes the fake UART accepts before it is "full"
-  std::string wire;  // everything the board sent
-  bool overwrite;    // txWrite() was called with more than txFree()
-
-  FakeHal() : illegal(0), txRoom((size_t)1 << 30), overwrite(false) {
-    duty[0] = duty[1] = 99;  // not zero: begin() must zero them
-    counts[0] = counts[1] = 0;
-  }
-  void setDuty(uint8_t j, int16_t d) override {
-    if (j < 2) duty[j] = d;
-    else overwrite = true;
-    log.push_back(std::make_pair((int)j, (int)d));
-  }
-  void readEncoders(int32_t* c, uint16_t* ill) override {
-    c[0] = counts[0];
-    c[1] = counts[1];
-    *ill = illegal;
-  }
-  void zeroEncoder(uint8_t j) override { counts[j] = 0; }
-  uint16_t txFree() override { return (uint16_t)(txRoom > 65535 ? 65535 : txRoom); }
-  void txWrite(const uint8_t* p, uint16_t n) override {
-    if (n > txFree()) overwrite = true;
-    wire.append((const char*)p, n);
-    txRoom -= n;
-  }
-};
-
-struct Rig {
-  FakeHal hal;
-  tl::Core core;
-  uint32_t now;  // [us]
-  size_t read;   // how much of hal.wire frames() has consumed
-
-  explicit Rig(uint32_t t0 = 1000) : core(hal), now(t0), read(0) { core.begin(now); }
-
-  void raw(const std::string& bytes) {
-    for (size_t i = 0; i < bytes.size(); ++i) core.receive((uint8_t)bytes[i], now);
-  }
-  void send(const std::string& body) { raw(body + "*" + hex4(tl::crc16(body.data(), (uint8_t)body.size())) + "\n"); }
-  void at(uint32_t t) {
-    now = t;
-    core.tick(now);
-  }
-  void advance(uint32_t us, uint32_t step = 1000) {  // tick every `step` us, like loop()
-    for (uint32_t end = now + us; now != end;) at(end - now < step ? end : now + step);
-  }
-  // The board frames sent since the last call, as bodies (without "*CRC\n"); each must be a valid
-  // board frame of at most 128 bytes.
-  std::vector<std::string> frames() {
-    std::vector<std::string> out;
-    size_t lf;
-    while ((lf = hal.wire.find('\n', read)) != std::string::npos) {
-      std::string line = hal.wire.substr(read, lf - read);
-      read = lf + 1;
-      check(line.size() + 1 <= tl::kMaxLine, "frame longer than 128 bytes: " + show(line));
-      Verdict v = checkBoardLine(line);
-      check(v.code == "OK", "invalid board frame (" + v.code + "): " + show(line));
-      out.push_back(line.substr(0, line.rfind('*')));
-    }
-    return out;
-  }
-  std::string one(const std::string& what) {  // exactly one new frame
-    std::vector<std::string> f = frames();
-    std::string all;
-    for (size_t i = 0; i < f.size(); ++i) all += (i ? " | " : "") + f[i];
-    check(f.size() == 1, what + ": want one frame, got " + str((long long)f.size()) + ": " + all);
-    return f.empty() ? "" : f.back();
-  }
-  // Handshake and enable, host frames numbered from 0; returns the next host seq.
-  uint16_t session(bool enable = true) {
-    frames();
-    send("H 0 1");
-    one("H");
-    send("R 1 0");
-    one("R");
-    if (!enable) return 2;
-    send("N 2 1");
-    one("N");
-    return 3;
-  }
-};
-
-std::string tok(const std::string& body, size_t i) {
-  std::vector<std::string> t = split(body, ' ');
-  return i < t.size() ? t[i] : "";
-}
-
-// "E 7 3 STALE ..." -> "E 3 STALE": type, ack and code without the board's own seq.
-std::string shape(const std::string& body) {
-  std::vector<std::string> t = split(body, ' ');
-  std::string s = t[0];
-  for (size_t i = 2; i < t.size() && i < (t[0] == "E" ? 4u : 3u); ++i) s += " " + t[i];
-  return s;
-}
-
-std::string flagsOf(const std::string& tBody) { return tok(tBody, 6); }
 
 void testBoot() {
   g_test = "boot and banner";
@@ -854,35 +555,45 @@ void testRates() {
   g_test = "telemetry rate";
   Rig r;
   uint16_t s = r.session();
+  const uint32_t tR = r.now;  // the sample grid starts here: t_k = tR + k P
   r.send("R " + str(s) + " 10");
   r.one("R 10");
   checkEq(r.core.rateHz(), 10, "rate");
   r.send("M " + str(s + 1) + " 1 1");
-  checkEq((int)r.frames().size(), 0, "no T per M in periodic mode");
+  checkEq((int)r.frames().size(), 0, "no T per M in streaming mode");
+  r.nextSample();
+  std::vector<std::string> f = r.frames();  // the first sample applied the M
   r.send("N " + str(s + 2) + " 0");  // disabled, so the host watchdog stays quiet while we only listen
   checkEq(shape(r.one("N 0")), "A " + str(s + 2), "N 0");
-  s += 1;
-  const uint32_t t0 = r.now;
-  r.advance(1000000, 100);
-  std::vector<std::string> f = r.frames();
+  r.advance(tR + 1000000 - r.now, 100);
+  const std::vector<std::string> more = r.frames();
+  f.insert(f.end(), more.begin(), more.end());
   checkEq((int)f.size(), 10, "10 Hz: 10 T frames in 1 s");
   bool spaced = true;
   for (size_t i = 0; i < f.size(); ++i) {
-    spaced = spaced && tok(f[i], 0) == "T" && std::strtoul(tok(f[i], 3).c_str(), 0, 10) == t0 + 100000 * (i + 1);
-    spaced = spaced && tok(f[i], 2) == str(s) && flagsOf(f[i]) == "00";
+    spaced = spaced && tok(f[i], 0) == "T" && std::strtoul(tok(f[i], 3).c_str(), 0, 10) == tR + 100000 * (i + 1);
+    spaced = spaced && tok(f[i], 2) == str(s + 1) && flagsOf(f[i]) == (i == 0 ? "01" : "00");
   }
-  check(spaced, "T every 100 ms, acking the last M");
+  check(spaced, "T every 100 ms on the timer's grid, acking the last applied M");
+  s += 1;
   r.send("R " + str(s + 2) + " 1000");
   r.one("R 1000");
   r.advance(1000000, 50);
   f = r.frames();
   checkEq((int)f.size(), 1000, "1000 Hz: 1000 T frames in 1 s");
-  r.advance(10000000, 5000);  // ticks 5 ms apart: behind, so skip instead of bunching
-  checkEq((int)r.frames().size(), 2000, "one T per tick when the loop is late");
+  r.advance(10000000, 5000);  // loop passes 5 ms apart: each sends the newest sample, the rest dropped
+  f = r.frames();
+  checkEq((int)f.size(), 2000, "one T per pass when the loop is late");
+  if (f.size() > 1) {
+    checkEq(std::atol(tok(f[1], 1).c_str()) - std::atol(tok(f[0], 1).c_str()), 5, "4 skipped samples use up seqs");
+    checkEq(flagsOf(f[1]), "80", "and say TXDROP");
+  }
   r.send("R " + str(s + 3) + " 0");
   r.one("R 0");
   r.advance(1000000);
   checkEq((int)r.frames().size(), 0, "R 0: no periodic T");
+  check(!r.hal.sampling, "R 0 stops the sample timer");
+  check(!r.hal.badNesting, "irqSave/irqRestore balanced, no sample while masked");
 }
 
 void testEncoderFlag() {
@@ -1016,10 +727,14 @@ int main(int argc, char** argv) {
   testGarbage();
   testTxDrop();
   testHelloMidSession();
+  const int beforeStream = g_checks;
+  runStreamTests();
+  const int streamChecks = g_checks - beforeStream;
   std::printf("vectors host-to-board: %d/%d passed\n", hostPassed, hostTotal);
   std::printf("vectors board-to-host: %d/%d passed; formatters reproduce %d/%d accepted frames (%d byte-exact)\n",
               boardPassed, boardTotal, formatted, boardAccepts, exact);
-  std::printf("unit and state-machine checks: %d\n", g_checks - before);
+  std::printf("unit and state-machine checks: %d\n", g_checks - before - streamChecks);
+  std::printf("streaming-mode checks: %d\n", streamChecks);
   std::printf("host_test: %s, %d checks, %d failed\n", g_failures ? "FAIL" : "PASS", g_checks, g_failures);
   return g_failures ? 1 : 0;
 }

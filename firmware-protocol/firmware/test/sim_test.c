@@ -243,9 +243,18 @@ int main(int argc, char** argv) {
   }
   tx[txLen++] = '\n';
   runFor(60000);
+  // A flood can overflow the core's 64-byte receive ring and lose the final LF; the host resyncs the
+  // board's line assembler with a lone LF (PROTOCOL.md section 1) before it talks again.
+  txLen = txPos = 0;
+  tx[txLen++] = '\n';
+  runFor(100);
   rxRead = rxLen;
   sendFrame("P 7");
-  expectLine("A ", 5000, "P after garbage");
+  {
+    const char* l = nextLine(5000);
+    while (l[0] == 'E') l = nextLine(5000);  // the resync LF's own rejection (an empty or partial line)
+    check(strncmp(l, "A ", 2) == 0, "P after garbage: got \"%s\", want \"A ...\"", l);
+  }
   check(reg16(OCR1AL) == 0 && reg16(OCR1BL) == 0, "garbage applied no duty");
   check(strstr(rx + 1, "\nI 0 - ") == 0, "no reset (no second boot banner)");
 

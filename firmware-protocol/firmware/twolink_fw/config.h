@@ -11,8 +11,13 @@
 // Encoder counts per joint revolution [counts/rev], reported as `cpr=` in the banner. The firmware
 // counts every edge of A and B (x4), so a 512-line (512 PPR) encoder on the joint gives 2048; an
 // encoder on the motor shaft gives lines x 4 x gear ratio (e.g. 12 lines x 4 x 30:1 = 1440).
+// A build may set them from outside (make CPR1=4800 CPR2=2400; the simulator build for a rig file).
+#ifndef TL_CPR_1
 #define TL_CPR_1 2048
+#endif
+#ifndef TL_CPR_2
 #define TL_CPR_2 2048
+#endif
 
 // Serial link [baud]. 1,000,000 is exact on a 16 MHz AVR (UBRR = 1 with U2X); 500000 and 250000 are
 // exact too. 115200 is 2.1% off on a 16 MHz AVR and too slow for 500 Hz (PROTOCOL.md section 7).
@@ -41,6 +46,7 @@
 // Protocol defaults (PROTOCOL.md sections 2 and 5).
 #define TL_WDT_DEFAULT_MS 100   // host watchdog timeout [ms]
 #define TL_MAX_RATE_HZ 1000     // highest telemetry rate [Hz] (`maxrate=`)
+#define TL_CPU_HZ 16000000UL    // the clock the sample timer (Timer2) counts [Hz]
 #define TL_BANNER_PERIOD_US 500000UL  // banner repeat until the first valid H [us]
 
 // Bytes of board frames queued in RAM while the UART drains (HardwareSerial adds its own 64). Must be

@@ -17,7 +17,49 @@ static_assert(TL_TX_QUEUE >= 128 && TL_TX_QUEUE <= 4096 && (TL_TX_QUEUE & (TL_TX
 static_assert(TL_CPR_1 >= 1 && TL_CPR_1 <= 99999999L && TL_CPR_2 >= 1 && TL_CPR_2 <= 99999999L,
               "TL_CPR_x must be 1..99999999 counts/rev");
 
+// Masks the sample interrupt for the lifetime of the object.
+class IrqGuard {
+ public:
+  explicit IrqGuard(Hal& hal) : hal_(hal), state_(hal.irqSave()) {}
+  ~IrqGuard() { hal_.irqRestore(state_); }
+
+ private:
+  Hal& hal_;
+  uint8_t state_;
+};
+
 }  // namespace
+
+SampleTimer planSampleTimer(uint16_t hz, uint32_t cpuHz) {
+  static const uint8_t kShift[7] = {10, 8, 7, 6, 5, 3, 0};  // log2 of /1024 /256 /128 /64 /32 /8 /1
+  static const uint8_t kCs[7] = {7, 6, 5, 4, 3, 2, 1};
+  SampleTimer best = {0, 0, 0, 0};
+  if (hz == 0) return best;
+  const uint32_t want = (cpuHz + hz / 2) / hz;  // [cycles]
+  uint32_t bestErr = 0xFFFFFFFFUL;
+  // Largest prescaler first: the fewest interrupts per sample among plans of equal error.
+  for (uint8_t i = 0; i < 7 && bestErr != 0; ++i) {
+    const uint32_t ticks = (want + ((1UL << kShift[i]) >> 1)) >> kShift[i];  // timer counts per sample
+    if (ticks < 2) continue;
+    const uint32_t first = (ticks + 255) / 256;  // the smallest divider with top + 1 <= 256
+    for (uint32_t div = first; div < first + 16 && div <= 255; ++div) {
+      const uint32_t count = (ticks + div / 2) / div;  // top + 1
+      // At most one interrupt every 2000 cycles (125 us): the divider's cost stays under ~3% of the CPU.
+      if (count < 2 || count > 256 || (count << kShift[i]) < 2000) continue;
+      const uint32_t cycles = (count * div) << kShift[i];
+      const uint32_t err = cycles > want ? cycles - want : want - cycles;
+      if (err < bestErr) {
+        bestErr = err;
+        best.cs = kCs[i];
+        best.top = (uint8_t)(count - 1);
+        best.divider = (uint8_t)div;
+        best.periodCycles = cycles;
+      }
+      if (err == 0) break;
+    }
+  }
+  return best;
+}
 
 Core::Core(Hal& hal)
     : hal_(hal),
@@ -28,15 +70,24 @@ Core::Core(Hal& hal)
       lastApplied_(kNoAck),
       handshaken_(false),
       enabled_(false),
+      pendingValid_(false),
+      pendingSeq_(0),
+      latchedFresh_(false),
+      latchMissed_(0),
+      latchedUs_(0),
+      latchedIllegal_(0),
+      latchedAck_(kNoAck),
       sticky_(0),
       pending_(0),
       illegalSeen_(0),
       wdtMs_(TL_WDT_DEFAULT_MS),
       fedUs_(0),
       bannerUs_(0),
-      rateHz_(0),
-      periodUs_(0),
-      nextTUs_(0) {
+      rateHz_(0) {
+  for (uint8_t j = 0; j < kMaxJoints; ++j) {
+    pendingDuty_[j] = 0;
+    latchedCounts_[j] = 0;
+  }
   const Identity id = {kFw, kBoard, TL_JOINTS, {TL_CPR_1, TL_CPR_2}, TL_PWM_TOP, 0, TL_MAX_RATE_HZ,
                        TL_WDT_DEFAULT_MS};
   id_ = id;
@@ -76,21 +127,57 @@ void Core::tick(uint32_t now) {
     bannerUs_ = now;
     sendI(kNoAck);
   }
-  if (rateHz_ != 0 && (int32_t)(now - nextTUs_) >= 0) {
-    sendT(now);
-    nextTUs_ += periodUs_;
-    // Fell behind by a whole period (a stalled loop): skip the missed frames instead of bunching them.
-    if ((int32_t)(now - nextTUs_) >= 0) nextTUs_ = now + periodUs_;
-  }
+  if (latchedFresh_) sendLatched();
   pump();
+}
+
+void Core::sample(uint32_t now) {
+  if (rateHz_ == 0) return;  // a tick that raced with R 0 / H: sync mode has no samples
+  // 1. The pending command drives the motors from this instant on (section 8).
+  if (pendingValid_) {
+    pendingValid_ = false;
+    if (enabled_) {
+      for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, pendingDuty_[j]);
+      lastApplied_ = pendingSeq_;
+    }
+  }
+  // 2. Latch the measurement. A latch the main loop has not formatted yet is lost (counted).
+  if (latchedFresh_ && latchMissed_ != 0xFF) latchMissed_ = (uint8_t)(latchMissed_ + 1);
+  hal_.readEncoders(latchedCounts_, &latchedIllegal_);
+  latchedUs_ = now;
+  latchedAck_ = lastApplied_;
+  latchedFresh_ = true;
+}
+
+void Core::sendLatched() {
+  int32_t counts[kMaxJoints];
+  uint32_t t;
+  uint16_t illegal;
+  int32_t ack;
+  uint8_t missed;
+  {
+    IrqGuard g(hal_);
+    for (uint8_t j = 0; j < kMaxJoints; ++j) counts[j] = latchedCounts_[j];
+    t = latchedUs_;
+    illegal = latchedIllegal_;
+    ack = latchedAck_;
+    missed = latchMissed_;
+    latchMissed_ = 0;
+    latchedFresh_ = false;
+  }
+  // Samples the main loop never got to: their T is dropped like one that does not fit (section 8),
+  // and their sequence numbers are used up so that the host counts them.
+  if (missed != 0) {
+    seqOut_ = (uint16_t)(seqOut_ + missed);
+    pending_ |= kTxDrop;
+  }
+  sendT(t, counts, illegal, ack);
 }
 
 void Core::checkWatchdog(uint32_t now) {
   // Unsigned difference: correct across the micros() wrap every 71.6 min.
   if (!enabled_ || now - fedUs_ <= (uint32_t)wdtMs_ * 1000UL) return;
-  outputsOff();  // first, in this same tick
-  enabled_ = false;
-  sticky_ |= kWdt;
+  disable(kWdt);  // first, in this same tick; the pending command goes too
   Out o(frame_);
   o.head('E', seqOut_++, kNoAck).ch(' ').fstr(errName(Err::Wdt));
   o.fstr(TL_F(" no command for ")).u32(wdtMs_).fstr(TL_F(" ms"));
@@ -99,7 +186,26 @@ void Core::checkWatchdog(uint32_t now) {
 }
 
 void Core::outputsOff() {
+  IrqGuard g(hal_);
+  pendingValid_ = false;
   for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, 0);
+}
+
+void Core::disable(uint8_t sticky) {
+  IrqGuard g(hal_);  // the sample interrupt sees either the old state or the whole new one
+  outputsOff();
+  enabled_ = false;
+  sticky_ |= sticky;
+}
+
+void Core::setRate(uint16_t hz) {
+  IrqGuard g(hal_);
+  hal_.stopSampling();
+  pendingValid_ = false;
+  latchedFresh_ = false;
+  latchMissed_ = 0;
+  rateHz_ = hz;
+  if (hz != 0) hal_.startSampling(planSampleTimer(hz, TL_CPU_HZ));
 }
 
 void Core::handle(const Decoded& d, uint32_t now) {
@@ -116,13 +222,12 @@ void Core::handle(const Decoded& d, uint32_t now) {
     }
     // A new session starts from a known state: outputs off and the defaults; WDT and STOP stay
     // until N 1 so that a reconnecting host still sees why the arm stopped.
-    outputsOff();
-    enabled_ = false;
+    disable(0);
+    setRate(0);
     handshaken_ = true;
     lastIn_ = f.seq;
     fedUs_ = now;
     lastApplied_ = kNoAck;
-    rateHz_ = 0;
     wdtMs_ = TL_WDT_DEFAULT_MS;
     sendI(f.seq);
     return;
@@ -153,34 +258,40 @@ void Core::apply(const HostFrame& f, uint32_t now) {
         sendE(f.seq, Err::Disabled, kDisabledText);
         return;
       }
+      if (rateHz_ != 0) {  // streaming: the next sample applies it; its T is the answer
+        IrqGuard g(hal_);
+        for (uint8_t j = 0; j < TL_JOINTS; ++j) pendingDuty_[j] = (int16_t)f.value[j];
+        pendingSeq_ = f.seq;
+        pendingValid_ = true;
+        return;
+      }
       for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, (int16_t)f.value[j]);
       lastApplied_ = f.seq;
-      if (rateHz_ == 0) sendT(now);
+      sendT(now);
       return;
     case 'Q':
       if (!enabled_) sendE(f.seq, Err::Disabled, kDisabledText);
       else sendE(f.seq, Err::Unsupported, TL_F("no current loop: use M"));
       return;
     case 'R':
-      rateHz_ = (uint16_t)f.value[0];
-      if (rateHz_ != 0) {
-        periodUs_ = 1000000UL / rateHz_;
-        nextTUs_ = now + periodUs_;
-      }
+      setRate((uint16_t)f.value[0]);  // a new grid: t_0 is the first timer tick after this
       break;
     case 'N':
-      outputsOff();  // enabling starts from zero duty; disabling stops
-      enabled_ = f.value[0] != 0;
-      if (enabled_) sticky_ = 0;  // N 1 clears WDT and STOP
+      if (f.value[0] != 0) {
+        IrqGuard g(hal_);
+        outputsOff();  // enabling starts from zero duty, without a pending command
+        enabled_ = true;
+        sticky_ = 0;  // N 1 clears WDT and STOP
+      } else {
+        disable(0);
+      }
       break;
     case 'Z':
       for (uint8_t j = 0; j < TL_JOINTS; ++j)
         if (f.value[0] & (1 << j)) hal_.zeroEncoder(j);
       break;
     case 'S':
-      outputsOff();
-      enabled_ = false;
-      sticky_ |= kStop;
+      disable(kStop);
       break;
     case 'W':
       wdtMs_ = (uint16_t)f.value[0];
@@ -225,10 +336,14 @@ void Core::sendT(uint32_t now) {
   int32_t counts[kMaxJoints];
   uint16_t illegal;
   hal_.readEncoders(counts, &illegal);
+  sendT(now, counts, illegal, lastApplied_);
+}
+
+void Core::sendT(uint32_t tUs, const int32_t* counts, uint16_t illegal, int32_t ack) {
   if (illegal != illegalSeen_) pending_ |= kEnc;
   illegalSeen_ = illegal;
   // The per-period flags go out with this T; if the T is dropped they wait for the next one.
-  if (send(formatT(frame_, seqOut_++, lastApplied_, now, counts, TL_JOINTS, flags()))) pending_ = 0;
+  if (send(formatT(frame_, seqOut_++, ack, tUs, counts, TL_JOINTS, flags()))) pending_ = 0;
 }
 
 void Core::sendA(uint16_t ack) { send(formatA(frame_, seqOut_++, ack)); }

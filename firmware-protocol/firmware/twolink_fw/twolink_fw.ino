@@ -1,6 +1,6 @@
 // twolink firmware: Arduino Uno / Mega 2560 side of firmware-protocol/PROTOCOL.md.
 // This file is the AVR glue: motor PWM (Timer1), quadrature encoders (pin-change interrupt), the
-// serial port, and the hardware watchdog. The protocol and the state machine are in core.cpp and
+// sample clock of streaming mode (Timer2 compare match), the serial port, and the hardware watchdog. The protocol and the state machine are in core.cpp and
 // proto.cpp (plain C++, tested on the host); pins and constants in config.h.
 #include <Arduino.h>
 #include <avr/wdt.h>
@@ -68,10 +68,12 @@ class AvrHal : public tl::Hal {
       if (kDir2Pin[j] != TL_NO_PIN) digitalWrite(kDir2Pin[j], reverse ? LOW : HIGH);
     }
     // OCR1x is double-buffered by the hardware until TOP, DIR is not: a reversal drives the old
-    // magnitude the new way for at most one PWM period (50 us). No ISR touches Timer1's 16-bit
-    // registers, so this write needs no interrupt lock.
-    if (j == 0) OCR1A = steps;
-    else OCR1B = steps;
+    // magnitude the new way for at most one PWM period (50 us). The sample interrupt writes OCR1x
+    // too, and a 16-bit write goes through the shared TEMP register: keep it whole.
+    ATOMIC_BLOCK(ATOMIC_RESTORESTATE) {
+      if (j == 0) OCR1A = steps;
+      else OCR1B = steps;
+    }
   }
   void readEncoders(int32_t* counts, uint16_t* illegal) override {
     ATOMIC_BLOCK(ATOMIC_RESTORESTATE) {  // 32-bit values: the ISR must not change them mid-copy
@@ -85,10 +87,48 @@ class AvrHal : public tl::Hal {
   }
   uint16_t txFree() override { return (uint16_t)Serial.availableForWrite(); }
   void txWrite(const uint8_t* p, uint16_t n) override { Serial.write(p, n); }  // n <= txFree(): no wait
+  void startSampling(const tl::SampleTimer& plan) override;
+  void stopSampling() override {
+    TIMSK2 = 0;
+    TCCR2B = 0;
+  }
+  uint8_t irqSave() override {
+    const uint8_t s = SREG;
+    cli();
+    return s;
+  }
+  void irqRestore(uint8_t s) override { SREG = s; }
 };
 
 static AvrHal hal;
 static tl::Core core(hal);
+
+// ---- the sample clock (streaming mode, PROTOCOL.md section 8) ------------------------------------
+// Timer2 in CTC mode: a compare match every (OCR2A + 1) prescaled counts, a sample every `divider`
+// matches. Only Timer2 is free: Timer0 runs millis()/micros(), Timer1 the motor PWM.
+static volatile uint8_t sampleDivider = 1;
+static volatile uint8_t sampleCountdown = 1;
+
+void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interrupts masked
+  TCCR2B = 0;
+  TIMSK2 = 0;
+  TCCR2A = _BV(WGM21);  // CTC, TOP = OCR2A, OC2A/OC2B pins not driven
+  TCNT2 = 0;
+  OCR2A = plan.top;
+  sampleDivider = plan.divider;
+  sampleCountdown = plan.divider;
+  TIFR2 = _BV(OCF2A);   // forget a match from before
+  TIMSK2 = _BV(OCIE2A);
+  TCCR2B = plan.cs;     // runs from here: the first sample is one period later
+}
+
+// Non-blocking: the UART and encoder interrupts may run inside it, so at 1 Mbaud no received byte
+// waits for the sample's ~20 us of work. The main loop masks it (irqSave) where it shares state.
+ISR(TIMER2_COMPA_vect, ISR_NOBLOCK) {
+  if (--sampleCountdown != 0) return;
+  sampleCountdown = sampleDivider;
+  core.sample(micros());
+}
 
 static void motorsInit() {
   // Outputs low before the timer drives them: motors off from the first instruction we control.
