@@ -1,0 +1,87 @@
+/**
+ * A scenario's expectations against what its run measured: one figure per expectation, with the
+ * measured value, the limit and whether it holds. Pure: the run's summary and events in, figures out.
+ */
+import type { LoopEvent } from '../control/loop.js';
+import type { RunSummary } from '../record/stats.js';
+import type { Expectations } from './suite.js';
+
+/** One checked expectation. */
+export interface Figure {
+  /** The expectation's key in the suite file (`maxRmsDeg`). */
+  key: keyof Expectations;
+  /** What was measured, in words with its unit: `tracking RMS [deg]`. */
+  label: string;
+  /** The measured value(s), formatted. */
+  measured: string;
+  /** The limit, formatted with its comparison: `<= 0.5`. */
+  limit: string;
+  pass: boolean;
+}
+
+/** What a run gives the checks. */
+export interface Outcome {
+  summary: RunSummary;
+  events: readonly LoopEvent[];
+  /** Loop time of the first injected fault [s], when there was one. */
+  faultAt?: number;
+}
+
+/** States in which the loop no longer tracks: the stop has begun. */
+const STOPPING = new Set(['release', 'stopped', 'estop', 'fault', 'disabled']);
+
+/** Time from the first fault to the loop leaving tracking [ms], or undefined if it never did. */
+export function stopDelayMs(events: readonly LoopEvent[], faultAt: number): number | undefined {
+  for (const e of events) {
+    if (e.kind === 'state' && STOPPING.has(e.state) && e.t >= faultAt) return (e.t - faultAt) * 1000;
+  }
+  return undefined;
+}
+
+const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
+
+function perJoint(key: 'maxRmsDeg' | 'maxErrorDeg' | 'maxTwinRmsDeg', label: string, measured: number[], limit: number | number[]): Figure {
+  const limits = measured.map((_, i) => (Array.isArray(limit) ? limit[i]! : limit));
+  const pass = measured.every((v, i) => v <= limits[i]!);
+  const lim = Array.isArray(limit) ? limits.map(fmt).join(', ') : fmt(limit);
+  return { key, label, measured: measured.map(fmt).join(', '), limit: `<= ${lim}`, pass };
+}
+
+/** Checks every expectation of a scenario; the stop reason always (it defaults to "done"). */
+export function evaluate(expect: Expectations, o: Outcome): Figure[] {
+  const s = o.summary;
+  const reason = s.stopReason;
+  const out: Figure[] = [
+    {
+      key: 'stopReason',
+      label: 'stop reason',
+      measured: reason,
+      limit: reason === expect.stopReason ? `= ${expect.stopReason}` : `starts with ${expect.stopReason}`,
+      pass: reason === expect.stopReason || reason.startsWith(expect.stopReason),
+    },
+  ];
+  if (expect.maxRmsDeg !== undefined) out.push(perJoint('maxRmsDeg', 'tracking RMS [deg]', s.tracking.rmsDeg, expect.maxRmsDeg));
+  if (expect.maxErrorDeg !== undefined) out.push(perJoint('maxErrorDeg', 'tracking max [deg]', s.tracking.maxDeg, expect.maxErrorDeg));
+  if (expect.maxTwinRmsDeg !== undefined) out.push(perJoint('maxTwinRmsDeg', 'twin residual RMS [deg]', s.twin.rmsDeg, expect.maxTwinRmsDeg));
+  if (expect.twinAlarms !== undefined) {
+    const a = expect.twinAlarms;
+    const n = s.twin.alarms;
+    if (typeof a === 'number') {
+      out.push({ key: 'twinAlarms', label: 'twin alarms', measured: String(n), limit: `= ${a}`, pass: n === a });
+    } else {
+      const lim = [a.min !== undefined ? `>= ${a.min}` : '', a.max !== undefined ? `<= ${a.max}` : ''].filter(Boolean).join(' and ') || 'any';
+      out.push({ key: 'twinAlarms', label: 'twin alarms', measured: String(n), limit: lim, pass: (a.min === undefined || n >= a.min) && (a.max === undefined || n <= a.max) });
+    }
+  }
+  if (expect.stopWithinMs !== undefined) {
+    const d = o.faultAt === undefined ? undefined : stopDelayMs(o.events, o.faultAt);
+    out.push({
+      key: 'stopWithinMs',
+      label: 'stop after the fault [ms]',
+      measured: d === undefined ? (o.faultAt === undefined ? 'no fault happened' : 'never stopped') : fmt(d),
+      limit: `<= ${fmt(expect.stopWithinMs)}`,
+      pass: d !== undefined && d <= expect.stopWithinMs,
+    });
+  }
+  return out;
+}

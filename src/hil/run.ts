@@ -1,0 +1,64 @@
+/**
+ * Runs a suite's scenarios one after the other on an engine (the mock rig in virtual time, or the pty
+ * rig in real time) and checks each against its expectations. A scenario that cannot run is an
+ * `error` result, never an exception: the other scenarios still run and the report says why.
+ */
+import type { LoopEvent } from '../control/loop.js';
+import type { RunSummary } from '../record/stats.js';
+import { evaluate } from './expect.js';
+import type { ScenarioResult, SuiteReport } from './report.js';
+import type { Scenario, Suite } from './suite.js';
+
+/** What an engine gives back for one scenario. */
+export interface EngineResult {
+  summary: RunSummary;
+  events: LoopEvent[];
+  /** Loop time of the first injected fault [s], when the scenario has faults. */
+  faultAt?: number;
+}
+
+/** Runs one scenario: resolves with the run's summary and events, rejects if it could not run. */
+export type Engine = (scenario: Scenario) => Promise<EngineResult>;
+
+/** Loop time of the first fault of a scenario [s]. */
+export function firstFaultAt(s: Scenario): number | undefined {
+  return s.faults.length ? Math.min(...s.faults.map((f) => f.at)) : undefined;
+}
+
+/** Runs and checks one scenario. */
+export async function runScenario(s: Scenario, engine: Engine): Promise<ScenarioResult> {
+  const t0 = performance.now();
+  const base = { index: s.index, name: s.name };
+  try {
+    const r = await engine(s);
+    const figures = evaluate(s.expect, { summary: r.summary, events: r.events, ...(r.faultAt !== undefined ? { faultAt: r.faultAt } : {}) });
+    return {
+      ...base,
+      status: figures.every((f) => f.pass) ? 'pass' : 'fail',
+      figures,
+      seconds: (performance.now() - t0) / 1000,
+      loopSeconds: r.summary.ticks / r.summary.rateHz,
+      summary: r.summary,
+    };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return { ...base, status: 'error', figures: [], seconds: (performance.now() - t0) / 1000, loopSeconds: 0, error: message };
+  }
+}
+
+/** Runs every scenario of `suite` (or those named in `only`) in order. */
+export async function runSuite(
+  suite: Suite,
+  engine: Engine,
+  opts: { clock: 'virtual' | 'real'; only?: readonly string[]; onResult?: (r: ScenarioResult, of: number) => void },
+): Promise<SuiteReport> {
+  const startedAt = new Date().toISOString();
+  const chosen = opts.only?.length ? suite.scenarios.filter((s) => opts.only!.includes(s.name)) : suite.scenarios;
+  const results: ScenarioResult[] = [];
+  for (const s of chosen) {
+    const r = await runScenario(s, engine);
+    results.push(r);
+    opts.onResult?.(r, chosen.length);
+  }
+  return { name: suite.name, file: suite.file, clock: opts.clock, startedAt, results };
+}

@@ -1,0 +1,192 @@
+/**
+ * Hardware-in-the-loop suites (`twolink hil SUITE.json`): a JSON file of scenarios, each a run of the
+ * mock rig with its rig file, trajectories, optional controller, faults and miswiring, and what the run
+ * must show. Validated with zod; every error names the suite file, the scenario (index and name) and
+ * the field. Paths in a suite are relative to the suite file's folder.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { z } from 'zod';
+import { loadRig, parseJsonText, type Rig } from '../config/load.js';
+import { describeIssues, RigFileError } from '../config/rig.js';
+import type { FeedforwardMode } from '../control/controller.js';
+import { checkFeasible } from '../control/feasibility.js';
+import { parseFault, type FaultSpec } from '../control/faults.js';
+import { loadTrajectoryFile } from '../config/trajectory-file.js';
+import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { buildPath } from '../model/trajectory.js';
+import { parseWiring } from '../rig/wiring.js';
+
+const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
+/** A limit for every joint (one number) or per joint (an array). */
+const perJoint = z.union([positive, z.array(positive).min(1).max(2)]);
+
+const expectSchema = z.strictObject({
+  /** The stop reason the run must end with, or its beginning (`fault:link-lost`). @default "done" */
+  stopReason: z.string().min(1).default('done'),
+  /** Largest tracking RMS error on the trajectory proper [deg]. */
+  maxRmsDeg: perJoint.optional(),
+  /** Largest tracking error on the trajectory proper [deg]. */
+  maxErrorDeg: perJoint.optional(),
+  /** Twin alarms: exactly this many, or within { min, max }. */
+  twinAlarms: z
+    .union([z.number().int().nonnegative(), z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() })])
+    .optional(),
+  /** Largest RMS of the twin's residual [deg]. */
+  maxTwinRmsDeg: perJoint.optional(),
+  /** The loop must have left tracking within this long after the first fault [ms]. */
+  stopWithinMs: positive.optional(),
+});
+
+const scenarioSchema = z.strictObject({
+  name: z.string().min(1),
+  /** Rig file with a plant section. */
+  rig: z.string().min(1),
+  /** A built-in trajectory name or a trajectory file, or several in order. */
+  traj: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+  /** Loop rate [Hz]. @default the rig file's */
+  rateHz: z.number().int().min(100).max(1000).optional(),
+  /** twolink's own law's feedforward (ignored with a controller). @default the rig file's */
+  feedforward: z.enum(['desired', 'measured', 'none']).optional(),
+  /** A controller module (ESM) in place of twolink's feedforward + PID. */
+  controller: z.string().min(1).optional(),
+  /** Faults injected into the mock rig, as for --fault: "payload=0.25@2.2". */
+  faults: z.array(z.string().min(1)).optional(),
+  /** A miswired mock, as for --wiring: "reverse-encoder=1". */
+  wiring: z.string().min(1).optional(),
+  /** Longest the scenario may run [s]. @default 120 */
+  maxSeconds: positive.optional(),
+  expect: expectSchema,
+});
+
+export const suiteSchema = z.strictObject({
+  /** Name of the suite in the report and the JUnit XML. @default the file's name */
+  name: z.string().min(1).optional(),
+  scenarios: z.array(scenarioSchema).min(1),
+});
+
+export type Expectations = z.infer<typeof expectSchema>;
+
+/** A scenario with its files read and checked. */
+export interface Scenario {
+  /** Position in the suite, from 0. */
+  index: number;
+  name: string;
+  rig: Rig;
+  /** The trajectories, in order. */
+  paths: PathSpec[];
+  /** [Hz] */
+  rateHz: number;
+  feedforward: FeedforwardMode;
+  /** Path of the controller module, resolved against the suite's folder (relative to the cwd). */
+  controller?: string;
+  faults: FaultSpec[];
+  /** The --wiring text. */
+  wiring?: string;
+  /** [s] */
+  maxSeconds: number;
+  expect: Expectations;
+}
+
+export interface Suite {
+  file: string;
+  name: string;
+  scenarios: Scenario[];
+}
+
+/** Reads and checks a suite file; throws RigFileError (exit code 2) naming the file, scenario and field. */
+export function loadSuite(file: string): Suite {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RigFileError(file, code === 'ENOENT' ? 'no such suite file' : code === 'EISDIR' ? 'a folder, not a suite file' : String(e));
+  }
+  return parseSuite(parseJsonText(text, file), file);
+}
+
+/** Checks a parsed suite (`file` names it in errors; paths in it are relative to its folder). */
+export function parseSuite(raw: unknown, file: string): Suite {
+  const r = suiteSchema.safeParse(raw);
+  if (!r.success) {
+    const { field, lines } = describeIssues(r.error.issues, raw);
+    const named = lines.map((l) => nameScenario(l, raw));
+    throw new RigFileError(file, named.join(`\n${file}: `), field);
+  }
+  const names = new Set<string>();
+  const scenarios = r.data.scenarios.map((s, i) => {
+    const where = `scenarios[${i}] ("${s.name}")`;
+    if (names.has(s.name)) throw new RigFileError(file, `${where}.name: another scenario has this name (names identify test cases)`, `scenarios[${i}].name`);
+    names.add(s.name);
+    return resolveScenario(s, i, file, where);
+  });
+  return { file, name: r.data.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''), scenarios };
+}
+
+/** Adds the scenario's name to a message that starts with `scenarios[i]`. */
+function nameScenario(line: string, raw: unknown): string {
+  const m = /^scenarios\[(\d+)\]/.exec(line);
+  if (!m) return line;
+  const s = (raw as { scenarios?: { name?: unknown }[] }).scenarios?.[Number(m[1])];
+  return typeof s?.name === 'string' ? line.replace(m[0], `${m[0]} ("${s.name}")`) : line;
+}
+
+function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file: string, where: string): Scenario {
+  const base = dirname(file);
+  const local = (p: string): string => (isAbsolute(p) ? p : relative(process.cwd(), join(base, p)) || '.');
+  const fail = (field: string, detail: string): never => {
+    throw new RigFileError(file, `${where}.${field}: ${detail}`, `scenarios[${index}].${field}`);
+  };
+  const rig = nested(() => loadRig(local(s.rig)), (m) => fail('rig', m));
+  if (!rig.plant) fail('rig', `${local(s.rig)} has no "plant" section: HIL scenarios run on the mock rig (use rigs/mock-arm.json or a copy)`);
+  const trajs = typeof s.traj === 'string' ? [s.traj] : s.traj;
+  const paths = trajs.map((t, k) => {
+    const field = typeof s.traj === 'string' ? 'traj' : `traj[${k}]`;
+    const builtin = builtinPath(rig.arm, t);
+    if (builtin) return builtin;
+    if (!t.endsWith('.json')) fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
+    const spec = nested(() => loadTrajectoryFile(local(t)), (m) => fail(field, m));
+    return spec;
+  });
+  paths.forEach((p, k) => nested(() => checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`), (m) => fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, m)));
+  const faults = (s.faults ?? []).map((f, k) => nested(() => parseFault(f), (m) => fail(`faults[${k}]`, m.replace(/^--fault /, ''))));
+  if (s.wiring !== undefined) nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
+  const e = s.expect;
+  for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
+    const v = e[key];
+    if (Array.isArray(v) && v.length !== rig.joints) fail(`expect.${key}`, `${v.length} limits for a ${rig.joints}-joint arm (give one number for every joint, or one per joint)`);
+  }
+  if (typeof e.twinAlarms === 'object' && e.twinAlarms.min !== undefined && e.twinAlarms.max !== undefined && e.twinAlarms.min > e.twinAlarms.max) {
+    fail('expect.twinAlarms', `min ${e.twinAlarms.min} is above max ${e.twinAlarms.max}`);
+  }
+  if (e.stopWithinMs !== undefined && faults.length === 0) fail('expect.stopWithinMs', 'is measured from the first fault: give "faults"');
+  let controller: string | undefined;
+  if (s.controller !== undefined) {
+    controller = local(s.controller);
+    if (!existsSync(controller) || !statSync(controller).isFile()) fail('controller', `no such file ${controller}`);
+  }
+  return {
+    index,
+    name: s.name,
+    rig,
+    paths,
+    rateHz: s.rateHz ?? rig.control.rateHz,
+    feedforward: s.feedforward ?? rig.control.feedforward,
+    ...(controller !== undefined ? { controller } : {}),
+    faults,
+    ...(s.wiring !== undefined ? { wiring: s.wiring } : {}),
+    maxSeconds: s.maxSeconds ?? 120,
+    expect: e,
+  };
+}
+
+/** Runs `f`; an input error it throws (a bad rig or trajectory file, a bad fault) goes to `fail` with its message. */
+function nested<T>(f: () => T, fail: (message: string) => never): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof Error && e.name !== 'TypeError' && e.name !== 'ReferenceError') return fail(e.message);
+    throw e;
+  }
+}

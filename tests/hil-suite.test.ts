@@ -1,0 +1,194 @@
+// HIL suites without running the loop: reading and checking suite files (every error names the file,
+// the scenario and the field), the expectations against measured figures, the table and the JUnit XML
+// (parsed back with an XML parser, as a CI system would read it).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { DOMParser } from '@xmldom/xmldom';
+import { describe, expect, it } from 'vitest';
+import type { LoopEvent } from '../src/control/loop.js';
+import { evaluate, stopDelayMs } from '../src/hil/expect.js';
+import { formatTable, junitXml, type ScenarioResult, type SuiteReport } from '../src/hil/report.js';
+import { loadSuite, parseSuite } from '../src/hil/suite.js';
+import type { RunSummary } from '../src/record/stats.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-'));
+const rigPath = relative(dir, 'rigs/mock-arm.json');
+
+function suiteFile(name: string, content: unknown): string {
+  const f = join(dir, name);
+  writeFileSync(f, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
+  return relative(process.cwd(), f);
+}
+
+const reach = (extra: object = {}): object => ({ name: 'reach', rig: rigPath, traj: 'reach', expect: { maxRmsDeg: 0.5 }, ...extra });
+
+function summary(over: Partial<RunSummary> = {}): RunSummary {
+  return {
+    ticks: 2236,
+    rateHz: 500,
+    period: { p50Us: 0, p99Us: 0, maxUs: 0 },
+    overruns: 0,
+    tracking: { rmsDeg: [0.04, 0.15], maxDeg: [0.13, 0.4], samples: 1800 },
+    twin: { rmsDeg: [0.32, 0.4], maxDeg: [0.63, 1.1], alarms: 0, tauExtRmsNm: [0.01, 0.01] },
+    link: { sent: 2236, received: 2236, lost: 0, corrupt: 0 },
+    stopReason: 'done',
+    ...over,
+  };
+}
+
+describe('suite files', () => {
+  it('the shipped suite: rig, trajectories, faults, controller resolved against its folder', () => {
+    const s = loadSuite('examples/hil/suite.json');
+    expect(s.name).toBe('mock-arm');
+    const names = s.scenarios.map((x) => x.name);
+    expect(names).toEqual(expect.arrayContaining(['reach', 'payload', 'lost link', 'feedforward off']));
+    const byName = Object.fromEntries(s.scenarios.map((x) => [x.name, x]));
+    expect(byName['reach']!.rig.plant).toBeDefined();
+    expect(byName['reach']!.paths[0]!.name).toBe('reach');
+    expect(byName['payload']!.faults).toEqual([{ kind: 'payload', value: '0.25', at: 2.2 }]);
+    expect(byName['lost link']!.expect.stopWithinMs).toBe(100);
+    expect(byName['feedforward off']!.feedforward).toBe('none');
+    expect(byName['reach']!.expect.stopReason).toBe('done'); // the default
+    const withController = s.scenarios.find((x) => x.controller);
+    expect(withController?.controller).toBe('examples/controllers/pd-gravity.js');
+  });
+
+  const bad: [string, unknown, RegExp][] = [
+    ['not JSON', '{ "scenarios": [ }', /^.*bad-json\.json: line 1, column \d+: invalid JSON/],
+    ['no scenarios', { scenarios: [] }, /: scenarios: .*(>=1|at least 1|too small)/i],
+    ['an unknown key, named with its scenario', { scenarios: [reach(), reach({ name: 'second', expct: {} })] }, /: scenarios\[1\] \("second"\)\.expct: unknown key \(a typo\?\)/],
+    ['a limit that is not a number', { scenarios: [reach({ expect: { maxRmsDeg: 'small' } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxRmsDeg: .*\(got "small"\)/],
+    ['a negative limit', { scenarios: [reach({ expect: { maxErrorDeg: -1 } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxErrorDeg: .*\(got -1\)/],
+    ['a bad fault', { scenarios: [reach({ faults: ['payload=0.2@x'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: "payload=0.2@x": \S/],
+    ['an unknown fault kind', { scenarios: [reach({ faults: ['gremlins@1'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: .*unknown kind "gremlins"/],
+    ['an unknown trajectory', { scenarios: [reach({ traj: ['reach', 'wave'] })] }, /: scenarios\[0\] \("reach"\)\.traj\[1\]: unknown trajectory "wave": built-ins for this arm are /],
+    ['a missing rig file', { scenarios: [reach({ rig: 'nope.json' })] }, /: scenarios\[0\] \("reach"\)\.rig: .*nope\.json: no such file/],
+    ['a rig without a plant', { scenarios: [reach({ rig: relative(dir, 'rigs/bench-arm.json') })] }, /: scenarios\[0\] \("reach"\)\.rig: .*bench-arm\.json has no "plant" section/],
+    ['per-joint limits of the wrong length', { scenarios: [reach({ expect: { maxTwinRmsDeg: [1] } })] }, /\.expect\.maxTwinRmsDeg: 1 limits for a 2-joint arm/],
+    ['two scenarios with one name', { scenarios: [reach(), reach()] }, /: scenarios\[1\] \("reach"\)\.name: another scenario has this name/],
+    ['stopWithinMs without a fault', { scenarios: [reach({ expect: { stopWithinMs: 100 } })] }, /\.expect\.stopWithinMs: is measured from the first fault: give "faults"/],
+    ['a bad wiring', { scenarios: [reach({ wiring: 'reverse-motor=3' })] }, /: scenarios\[0\] \("reach"\)\.wiring: .*joint number/],
+    ['a missing controller', { scenarios: [reach({ controller: 'gone.js' })] }, /: scenarios\[0\] \("reach"\)\.controller: no such file .*gone\.js/],
+    ['twinAlarms min above max', { scenarios: [reach({ expect: { twinAlarms: { min: 3, max: 1 } } })] }, /\.expect\.twinAlarms: min 3 is above max 1/],
+  ];
+  for (const [what, content, message] of bad) {
+    it(`refused: ${what}`, () => {
+      const f = suiteFile(what === 'not JSON' ? 'bad-json.json' : `${what.replace(/\W+/g, '-')}.json`, content);
+      let err: unknown;
+      try {
+        loadSuite(f);
+      } catch (e) {
+        err = e;
+      }
+      expect((err as Error)?.name).toBe('RigFileError');
+      expect((err as Error).message.startsWith(`${f}: `)).toBe(true);
+      expect((err as Error).message).toMatch(message);
+    });
+  }
+
+  it('a missing suite file', () => {
+    expect(() => loadSuite('no/such/suite.json')).toThrow(/^no\/such\/suite\.json: no such suite file$/);
+  });
+
+  it('parseSuite names the file it is given', () => {
+    expect(() => parseSuite({ scenarios: 3 }, 'inline.json')).toThrow(/^inline\.json: scenarios: /);
+  });
+});
+
+describe('expectations against measured figures', () => {
+  const suite = loadSuite('examples/hil/suite.json');
+  const expectOf = (name: string) => suite.scenarios.find((s) => s.name === name)!.expect;
+
+  it('a run within every limit passes, each figure with its measured value and limit', () => {
+    const f = evaluate(expectOf('reach'), { summary: summary(), events: [] });
+    expect(f.map((x) => x.key)).toEqual(['stopReason', 'maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg', 'twinAlarms']);
+    expect(f.every((x) => x.pass)).toBe(true);
+    expect(f.find((x) => x.key === 'maxRmsDeg')).toMatchObject({ measured: '0.040, 0.150', limit: '<= 0.500' });
+  });
+
+  it('one joint over its limit fails that figure, and only that one', () => {
+    const f = evaluate(expectOf('reach'), { summary: summary({ tracking: { rmsDeg: [0.04, 0.71], maxDeg: [0.1, 0.2], samples: 10 } }), events: [] });
+    expect(f.filter((x) => !x.pass)).toEqual([{ key: 'maxRmsDeg', label: 'tracking RMS [deg]', measured: '0.040, 0.710', limit: '<= 0.500', pass: false }]);
+  });
+
+  it('per-joint limits apply joint by joint', () => {
+    const f = evaluate({ stopReason: 'done', maxErrorDeg: [0.1, 1] }, { summary: summary(), events: [] });
+    expect(f[1]).toMatchObject({ measured: '0.130, 0.400', limit: '<= 0.100, 1.000', pass: false });
+  });
+
+  it('the stop reason: exact or a prefix; anything else fails with what it was', () => {
+    const lost = summary({ stopReason: 'fault:link-lost (no telemetry for 25 ticks, 50 ms)' });
+    expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost, events: [] })[0]!.pass).toBe(true);
+    const f = evaluate({ stopReason: 'done' }, { summary: lost, events: [] })[0]!;
+    expect(f).toMatchObject({ pass: false, measured: 'fault:link-lost (no telemetry for 25 ticks, 50 ms)', limit: 'starts with done' });
+  });
+
+  it('twin alarms: a count, or a range', () => {
+    expect(evaluate({ stopReason: 'done', twinAlarms: 0 }, { summary: summary({ twin: { ...summary().twin, alarms: 2 } }), events: [] })[1]).toMatchObject({ measured: '2', limit: '= 0', pass: false });
+    expect(evaluate(expectOf('payload'), { summary: summary({ twin: { ...summary().twin, alarms: 3 } }), events: [] }).find((x) => x.key === 'twinAlarms')).toMatchObject({ limit: '>= 1', pass: true });
+  });
+
+  it('stopWithinMs: from the first fault to the loop leaving tracking, in loop time', () => {
+    const events: LoopEvent[] = [
+      { kind: 'state', state: 'track', t: 0.004 },
+      { kind: 'state', state: 'fault', reason: 'link-lost', t: 1.55 },
+    ];
+    expect(stopDelayMs(events, 1.5)).toBeCloseTo(50, 9);
+    const ok = evaluate({ stopReason: 'fault:link-lost', stopWithinMs: 100 }, { summary: summary({ stopReason: 'fault:link-lost' }), events, faultAt: 1.5 });
+    expect(ok[1]).toMatchObject({ key: 'stopWithinMs', measured: '50.000', pass: true });
+    const slow = evaluate({ stopReason: 'fault:link-lost', stopWithinMs: 20 }, { summary: summary(), events, faultAt: 1.5 });
+    expect(slow[1]).toMatchObject({ measured: '50.000', limit: '<= 20.000', pass: false });
+    const never = evaluate({ stopReason: 'done', stopWithinMs: 20 }, { summary: summary(), events: events.slice(0, 1), faultAt: 1.5 });
+    expect(never[1]).toMatchObject({ measured: 'never stopped', pass: false });
+  });
+});
+
+describe('the report: table and JUnit XML', () => {
+  const reachFigures = evaluate({ stopReason: 'done', maxRmsDeg: 0.5 }, { summary: summary(), events: [] });
+  const failFigures = evaluate({ stopReason: 'done', maxRmsDeg: 0.01 }, { summary: summary(), events: [] });
+  const results: ScenarioResult[] = [
+    { index: 0, name: 'reach', status: 'pass', figures: reachFigures, seconds: 1.25, loopSeconds: 4.47, summary: summary() },
+    { index: 1, name: 'tight <&> "limits"', status: 'fail', figures: failFigures, seconds: 1.5, loopSeconds: 4.47, summary: summary() },
+    { index: 2, name: 'broken', status: 'error', figures: [], seconds: 0.01, loopSeconds: 0, error: 'link: board said \u0001\u0002 garbage & more' },
+  ];
+  const report: SuiteReport = { name: 'mock-arm', file: 'examples/hil/suite.json', clock: 'virtual', startedAt: '2026-11-23T01:00:00.000Z', results };
+
+  it('the table has a row per scenario with its figures, and the count', () => {
+    const t = formatTable(report);
+    expect(t).toMatch(/^reach\s+PASS\s+stop reason: done  \(= done\)$/m);
+    expect(t).toMatch(/^tight <&> "limits"\s+FAIL\s+stop reason/m);
+    expect(t).toMatch(/^\s+! tracking RMS \[deg\]: 0\.040, 0\.150  \(<= 0\.010\)$/m);
+    expect(t).toMatch(/^broken\s+ERROR\s+link: board said/m);
+    expect(t).toMatch(/1 of 3 scenarios passed; 2 failed\n$/);
+  });
+
+  it('JUnit XML: one testcase per scenario, failure with the figures, error with the reason', () => {
+    const xml = junitXml(report);
+    const errors: string[] = [];
+    // (xmldom warns about U+FFFD in the text: that is the replacement of the control characters, below)
+    const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && errors.push(`${level}: ${msg}`) }).parseFromString(xml, 'text/xml');
+    expect(errors).toEqual([]);
+    const root = doc.documentElement!;
+    expect(root.tagName).toBe('testsuites');
+    expect(root.getAttribute('tests')).toBe('3');
+    expect(root.getAttribute('failures')).toBe('1');
+    expect(root.getAttribute('errors')).toBe('1');
+    const suite = root.getElementsByTagName('testsuite')[0]!;
+    expect(suite.getAttribute('name')).toBe('mock-arm');
+    expect(suite.getAttribute('timestamp')).toBe('2026-11-23T01:00:00');
+    expect(Number(suite.getAttribute('time'))).toBeCloseTo(2.76, 3);
+    const cases = Array.from(suite.getElementsByTagName('testcase'));
+    expect(cases.map((c) => c.getAttribute('name'))).toEqual(['reach', 'tight <&> "limits"', 'broken']);
+    expect(cases.map((c) => c.getAttribute('classname'))).toEqual(['hil.mock-arm', 'hil.mock-arm', 'hil.mock-arm']);
+    expect(cases[0]!.getElementsByTagName('failure').length).toBe(0);
+    const failure = cases[1]!.getElementsByTagName('failure')[0]!;
+    expect(failure.getAttribute('message')).toBe('maxRmsDeg: 0.040, 0.150 (limit <= 0.010)');
+    expect(failure.textContent).toContain('FAIL maxRmsDeg: tracking RMS [deg] 0.040, 0.150 (limit <= 0.010)');
+    expect(failure.textContent).toContain('ok   stopReason: stop reason done (limit = done)');
+    const error = cases[2]!.getElementsByTagName('error')[0]!;
+    // Control characters XML cannot hold are replaced; the rest of the message survives, escaped.
+    expect(error.getAttribute('message')).toBe('link: board said \uFFFD\uFFFD garbage & more');
+    expect(cases[0]!.getElementsByTagName('system-out')[0]!.textContent).toMatch(/summary \{"ticks":2236/);
+  });
+});
