@@ -62,8 +62,9 @@ export { crc16, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostF
 export type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './transport/link.js';
 export { LinkError } from './transport/link.js';
 export { LineLink } from './transport/line-link.js';
-export type { Target } from './transport/open.js';
-export { openSerialPort, openTransport } from './transport/open.js';
+export type { Target } from './run/target.js';
+export { openSerialPort } from './transport/open.js';
+export { openTarget } from './run/target.js';
 
 // Time (src/time).
 export type { Clock } from './time/clock.js';
@@ -80,12 +81,13 @@ export type { FeedforwardMode } from './control/controller.js';
 export { Controller } from './control/controller.js';
 export type { LoopCommand, LoopEvent } from './control/loop.js';
 export { LoopCore } from './control/loop.js';
-export type { Pacer, RunOptions, RunResult } from './control/runner.js';
-export { RealPacer, runLoop, VirtualPacer } from './control/runner.js';
+export type { LoopTiming, RunOptions, RunResult } from './control/runner.js';
+export type { RunTiming } from './run/messages.js';
+export { runLoop } from './control/runner.js';
 export { Twin } from './control/twin.js';
 export { checkFeasible, FeasibilityError } from './control/feasibility.js';
-export { Session } from './control/session.js';
-export { virtualRun } from './control/virtual.js';
+export { Session } from './run/session.js';
+export { virtualRun } from './run/virtual.js';
 export { F as TICK, TICK_FIELDS, tickObject } from './control/tick.js';
 
 // Your own controller in the loop (--controller FILE): the contract and the adapter.

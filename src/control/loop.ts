@@ -1,28 +1,34 @@
 /**
- * The control loop's work of one period: read -> update -> write. `LoopCore.tick()` is synchronous
- * and never throws; the owner of time (runner.ts) calls it on a fixed grid, in a worker thread in real
- * time or in the test's thread in virtual time.
+ * The control loop's work for one sample, in the shape of ros2_control's read -> update -> write.
+ * The board's timer owns the clock: each sample the link hands over (`onSample`) runs the three
+ * steps synchronously, and the answer is written before the function returns. Nothing here paces,
+ * sleeps or reads the clock to decide when to act; the runner (runner.ts) wires samples, commands and
+ * the lost-link timer to it. It never throws.
  *
- * States: idle (outputs zero, telemetry flowing) -> track (a trajectory: approach from where the arm
- * is, the trajectory, the way back to where it started) -> hold (at the end) -> release (torque limits
- * ramp to zero: the soft stop) -> stopped. estop and fault zero the motors on the same tick.
+ * Modes: idle (outputs zero, samples flowing) -> track (approach from where the arm is, the
+ * trajectory, the way back) -> hold (at the end) -> release (torque limits ramp to zero: the soft
+ * stop) -> stopped. estop and fault zero the motors at once.
+ *
+ * Timing: the trajectory's clock is the board's. After a gap of more than two periods without an
+ * answered sample (the host stalled), the trajectory's time is held: it advances one period, not the
+ * gap, and the first command after the gap is computed from the fresh sample. A gap longer than the
+ * watchdog time is a fault. The answer to a sample applies at `Reading.applyAt`; the controller works
+ * on the state predicted there (predict.ts).
  */
 import type { Rig } from '../config/load.js';
 import type { PathSpec } from '../model/builtins.js';
-import { endpoint } from '../model/kinematics.js';
 import { buildPath, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
-import type { TwoLinkParams } from '../model/types.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type FeedforwardMode } from './controller.js';
 import { VelocityEstimator } from './estimator.js';
+import { Predictor } from './predict.js';
+import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
+import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from './tick.js';
 import { Twin } from './twin.js';
 
-/** A measured angle this far beyond a joint limit stops the arm [rad] (5 deg). */
-export const LIMIT_MARGIN = (5 * Math.PI) / 180;
-/** A speed this many times the joint's limit stops the arm. */
-export const SPEED_FACTOR = 1.25;
+export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
 
 export type LoopCommand =
   | { kind: 'start'; path: PathSpec; park?: boolean }
@@ -48,16 +54,40 @@ export type LoopEvent =
   | { kind: 'trajectory'; name: string; phase: TrajPhase; t: number }
   | { kind: 'link'; event: LinkEvent; t: number };
 
+/** A controller other than ours (twolink run --controller): joint torques for a sample. */
+export interface ControlLaw {
+  /** Writes the joint torques [N m] into `out`; a failure is a value, never an exception. */
+  step(sample: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string };
+  reset(): void;
+}
+
+/** What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there. */
+export interface LawSample {
+  /** Board time of the instant the torque applies [s]. */
+  t: number;
+  q: number[];
+  qd: number[];
+  qDesired: number[];
+  qdDesired: number[];
+  qddDesired: number[];
+}
+
 export interface LoopOptions {
   rig: Rig;
   link: Link;
   clock: Clock;
-  /** [Hz] */
+  /** The board's sampling rate [Hz]. */
   rateHz: number;
   feedforward: FeedforwardMode;
-  /** Receives every tick's row (the buffer is reused: copy it). */
+  /** Receives every sample's row (the buffer is reused: copy it). */
   sink: (row: Float64Array) => void;
   onEvent?: (e: LoopEvent) => void;
+  /** The board cuts the motors by itself when commands stop. @default true */
+  boardWatchdog?: boolean;
+  /** Compensate the delay from a sample to its answer's application with the model. @default true */
+  predict?: boolean;
+  /** A user's control law in place of feedforward + PID. */
+  law?: ControlLaw;
 }
 
 interface ActiveTrajectory {
@@ -66,16 +96,23 @@ interface ActiveTrajectory {
   /** Trajectory times where the phases end: approach, track. */
   approachEnd: number;
   trackEnd: number;
-  /** Loop time when it started [s]. */
-  start: number;
-  /** Time spent paused [s]. */
-  paused: number;
+  /** Time on the trajectory at the last answered sample [s]. */
+  t: number;
 }
 
+/** The loop's mode, a tagged union: what each mode needs travels with it. */
+type Mode =
+  | { kind: 'idle' }
+  | { kind: 'track'; a: ActiveTrajectory }
+  | { kind: 'paused'; a: ActiveTrajectory }
+  | { kind: 'hold' }
+  | { kind: 'release' }
+  | { kind: 'disabled' }
+  | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
+
 export class LoopCore {
-  state: LoopState = 'idle';
-  /** Why the loop stopped: 'done', 'estop', 'fault:...', or the stop command's reason. */
-  stopReason: string | undefined;
+  private mode: Mode = { kind: 'idle' };
+  private reason: StopReason | undefined;
   readonly row = new Float64Array(TICK_WIDTH);
   readonly joints: number;
   readonly controller: Controller;
@@ -83,15 +120,20 @@ export class LoopCore {
   readonly estimator: VelocityEstimator;
   /** The newest reading. */
   reading: Reading | undefined;
+  /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
+  superseded = 0;
+  lostSamples = 0;
+  /** Largest gap between answered samples [s] (board time). */
+  maxGap = 0;
   private readonly o: LoopOptions;
   private readonly period: number;
-  private t0 = -1;
-  private lastNow = -1;
-  private tickIndex = 0;
-  private missing = 0;
+  private readonly predictor: Predictor;
+  private boardT0 = -1;
+  /** Loop time of the newest sample [s] (board time since the first). */
+  private lt = 0;
   private lastBoardT = -1;
-  private active: ActiveTrajectory | undefined;
-  private pausedAt = -1;
+  private lastIndex = -1;
+  private lastAnsweredT = -1;
   private holdQ: number[];
   private readonly desired: TrajectorySample;
   private readonly ref: TrajectorySample;
@@ -100,8 +142,12 @@ export class LoopCore {
   private rampStart = 0;
   private readonly dutyRing: { seq: number; duty: number[] }[];
   private readonly zeroDuty: number[];
-  private pendingLinkEvents: LinkEvent[] = [];
   private readonly satTime: number[];
+  private readonly lawSample: LawSample;
+  private readonly lawTau: number[];
+  private readonly alarmClearAt: number[];
+  private alarmed = 0;
+  private finishListeners: (() => void)[] = [];
 
   constructor(o: LoopOptions) {
     this.o = o;
@@ -111,6 +157,7 @@ export class LoopCore {
     this.controller = new Controller(o.rig, o.feedforward);
     this.twin = new Twin(o.rig);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
+    this.predictor = new Predictor(o.rig);
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
@@ -118,128 +165,150 @@ export class LoopCore {
     this.dutyRing = Array.from({ length: 256 }, () => ({ seq: -1, duty: new Array(n).fill(0) }));
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
-    // Link events arrive between ticks; the tick acts on them.
-    o.link.onEvent((e) => this.pendingLinkEvents.push(e));
+    this.lawTau = new Array(n).fill(0);
+    this.alarmClearAt = new Array(n).fill(-Infinity);
+    this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.ref.q, qdDesired: this.ref.qd, qddDesired: this.ref.qdd };
+    // Link events arrive between samples; they act at once (a closed port, a reset board).
+    o.link.onEvent((e) => this.onLinkEvent(e));
+  }
+
+  // ------------------------------------------------------------------ state
+
+  /** The mode's name (the row's state code). */
+  get state(): LoopState {
+    return this.mode.kind;
+  }
+
+  /** Why the loop stopped, as text ('done', 'estop', 'fault:...', a stop command's reason). */
+  get stopReason(): string | undefined {
+    return this.reason ? describeStop(this.reason) : undefined;
+  }
+
+  /** Why the loop stopped, as a value. */
+  get stop(): StopReason | undefined {
+    return this.reason;
+  }
+
+  /** True once the loop has nothing more to do (stopped, e-stopped or faulted). */
+  get finished(): boolean {
+    const k = this.mode.kind;
+    return k === 'stopped' || k === 'estop' || k === 'fault';
+  }
+
+  /** Calls `fn` once when the loop finishes (at once if it has). */
+  onFinished(fn: () => void): void {
+    if (this.finished) fn();
+    else this.finishListeners.push(fn);
+  }
+
+  /** The current trajectory's name and progress, for the dashboard. */
+  get progress(): { name: string; t: number; duration: number; phase: TrajPhase } | undefined {
+    const m = this.mode;
+    if (m.kind !== 'track' && m.kind !== 'paused') return undefined;
+    const a = m.a;
+    return { name: a.name, t: Math.min(a.t, a.traj.duration), duration: a.traj.duration, phase: this.phaseAt(a, a.t) };
   }
 
   private emit(e: LoopEvent): void {
     this.o.onEvent?.(e);
   }
 
-  private setState(s: LoopState, reason?: string): void {
-    if (this.state === s) return;
-    this.state = s;
-    if (s === 'stopped' || s === 'estop' || s === 'fault') this.stopReason ??= reason ?? s;
-    this.emit({ kind: 'state', state: s, ...(reason ? { reason } : {}), t: this.loopTime() });
+  private setMode(m: Mode, reason?: string): void {
+    const changed = m.kind !== this.mode.kind;
+    this.mode = m;
+    if (!changed) return;
+    this.emit({ kind: 'state', state: m.kind, ...(reason ? { reason } : {}), t: this.lt });
+    if (this.finished) for (const f of this.finishListeners.splice(0)) f();
   }
 
-  private loopTime(): number {
-    return this.t0 < 0 ? 0 : this.o.clock.now() - this.t0;
+  /** Zero the motors now and end in `kind` with `reason` (the first reason wins). */
+  private halt(kind: 'estop' | 'fault' | 'stopped', reason: StopReason): void {
+    if (this.finished) return;
+    this.reason ??= reason;
+    this.o.link.writeDuty(this.zeroDuty);
+    this.setMode({ kind, reason: this.reason }, describeStop(this.reason));
   }
 
-  /** True once the loop has nothing more to do (stopped, e-stopped or faulted). */
-  get finished(): boolean {
-    return this.state === 'stopped' || this.state === 'estop' || this.state === 'fault';
+  private fault(f: Fault): void {
+    this.halt('fault', { kind: 'fault', fault: f });
   }
 
-  /** The current trajectory's name and progress, for the dashboard. */
-  get progress(): { name: string; t: number; duration: number; phase: TrajPhase } | undefined {
-    const a = this.active;
-    if (!a) return undefined;
-    const t = Math.max(0, this.lastNow - a.start - a.paused);
-    return { name: a.name, t: Math.min(t, a.traj.duration), duration: a.traj.duration, phase: this.phaseAt(t) };
+  private onLinkEvent(e: LinkEvent): void {
+    this.emit({ kind: 'link', event: e, t: this.lt });
+    if (e.kind === 'closed') this.fault({ kind: 'link-closed' });
+    else if (e.kind === 'board-reset') this.fault({ kind: 'board-reset' });
+    else if (e.kind === 'watchdog') this.fault({ kind: 'watchdog' });
   }
 
-  /** Measured angles of the last reading (undefined before the first). */
-  get measured(): readonly number[] | undefined {
-    return this.reading?.q;
+  /** The lost-link timer fired: no sample for `ms`. Records a row without a reading. */
+  linkLost(ms: number): void {
+    if (this.finished) return;
+    this.fault({ kind: 'link-lost', ms });
+    this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
   }
+
+  // ------------------------------------------------------------------ commands
 
   /**
-   * Commands from the user or the runner. `start` builds the trajectory and throws a
-   * TrajectoryError if it cannot; everything else is accepted in any state and ignored where it
-   * does not apply.
+   * Commands from the user or the runner, applied at once (an e-stop zeroes the motors before the
+   * next sample). `start` builds the trajectory and throws a TrajectoryError if it cannot; everything
+   * else is accepted in any state and ignored where it does not apply.
    */
   command(c: LoopCommand): void {
-    const now = this.o.clock.now();
+    const m = this.mode;
     switch (c.kind) {
       case 'start': {
         if (this.finished) return;
-        const q0 = this.reading?.q ?? this.holdQ;
-        const spec = c.path;
-        const pathStart = spec.start.q ?? undefined;
-        // The approach: a joint-space minimum-jerk move from where the arm is to where the path starts.
-        const probe = buildPath(this.o.rig.arm, spec.start, [{ kind: 'hold', duration: 0 }]);
-        const startQ = pathStart ?? probe.sample(0).q;
-        const ta = this.moveTime(q0, startQ);
-        const steps = [{ kind: 'joint' as const, to: startQ, duration: ta }, ...spec.steps];
-        const main = buildPath(this.o.rig.arm, { q: startQ, ...(spec.start.elbow ? { elbow: spec.start.elbow } : {}) }, spec.steps);
-        const endQ = main.sample(main.duration).q;
-        const park = c.park ?? false;
-        const tp = park ? this.moveTime(endQ, q0) : 0;
-        if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: tp });
-        const traj = buildPath(this.o.rig.arm, { q: q0.slice(), ...(spec.start.elbow ? { elbow: spec.start.elbow } : {}) }, steps, spec.description);
-        this.active = { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, start: now, paused: 0 };
-        this.pausedAt = -1;
+        this.setMode({ kind: 'track', a: this.plan(c.path, c.park ?? false) });
         this.controller.reset();
-        this.rampStart = now;
-        this.rampFrom = this.scale;
-        this.setState('track');
-        this.emit({ kind: 'trajectory', name: spec.name, phase: 'approach', t: this.loopTime() });
+        this.o.law?.reset();
+        this.ramp(this.scale);
+        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', t: this.lt });
         return;
       }
       case 'pause':
-        if (this.state === 'track') {
-          this.pausedAt = now;
+        if (m.kind === 'track') {
           this.holdQ = this.desired.q.slice();
-          this.setState('paused');
+          this.setMode({ kind: 'paused', a: m.a });
         }
         return;
       case 'resume':
-        if (this.state === 'paused' && this.active) {
-          this.active.paused += now - this.pausedAt;
-          this.pausedAt = -1;
-          this.setState('track');
-        }
+        if (m.kind === 'paused') this.setMode({ kind: 'track', a: m.a });
         return;
       case 'hold':
-        if (this.state === 'track' || this.state === 'paused' || this.state === 'idle') {
-          this.holdQ = (this.state === 'idle' ? this.reading?.q ?? this.holdQ : this.desired.q).slice();
-          this.active = undefined;
-          this.setState('hold');
+        if (m.kind === 'track' || m.kind === 'paused' || m.kind === 'idle') {
+          this.holdQ = (m.kind === 'idle' ? this.reading?.q ?? this.holdQ : this.desired.q).slice();
+          this.setMode({ kind: 'hold' });
         }
         return;
-      case 'stop':
-        if (this.finished || this.state === 'release') return;
-        if (this.state === 'idle') {
-          this.stopReason ??= c.reason;
-          this.setState('stopped', c.reason);
+      case 'stop': {
+        if (this.finished || m.kind === 'release') return;
+        const r = stopFromText('stop', c.reason);
+        if (m.kind === 'idle' || m.kind === 'disabled') {
+          this.halt('stopped', r);
           return;
         }
-        this.stopReason ??= c.reason;
+        this.reason ??= r;
         this.holdQ = this.desired.q.slice();
-        this.active = undefined;
-        this.rampStart = now;
-        this.rampFrom = this.scale;
-        this.setState('release', c.reason);
+        this.ramp(this.scale);
+        this.setMode({ kind: 'release' }, c.reason);
         return;
+      }
       case 'estop':
-        this.halt('estop', c.reason ?? 'estop');
+        this.halt('estop', stopFromText('estop', c.reason ?? 'estop'));
         return;
       case 'disable':
         if (this.finished) return;
-        this.active = undefined;
         this.o.link.writeDuty(this.zeroDuty);
-        this.setState('disabled');
+        this.setMode({ kind: 'disabled' });
         return;
       case 'enable':
-        if (this.state !== 'disabled') return;
+        if (m.kind !== 'disabled') return;
         this.holdQ = (this.reading?.q ?? this.holdQ).slice();
         this.controller.reset();
-        this.rampStart = now;
-        this.rampFrom = 0;
         this.scale = 0;
-        this.setState('hold');
+        this.ramp(0);
+        this.setMode({ kind: 'hold' });
         return;
       case 'zero':
         return;
@@ -248,13 +317,33 @@ export class LoopCore {
         this.lastBoardT = -1;
         return;
       case 'next':
-        if (this.state === 'track' || this.state === 'paused') {
+        if (m.kind === 'track' || m.kind === 'paused') {
           this.holdQ = this.desired.q.slice();
-          this.active = undefined;
-          this.setState('hold', 'next');
+          this.setMode({ kind: 'hold' }, 'next');
         }
         return;
     }
+  }
+
+  private ramp(from: number): void {
+    this.rampStart = this.lt;
+    this.rampFrom = from;
+  }
+
+  /** The approach from where the arm is, the path, and (with `park`) the way back. */
+  private plan(spec: PathSpec, park: boolean): ActiveTrajectory {
+    const arm = this.o.rig.arm;
+    const q0 = this.reading?.q ?? this.holdQ;
+    const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
+    const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
+    const startQ = spec.start.q ?? probe.sample(0).q;
+    const ta = this.moveTime(q0, startQ);
+    const steps = [{ kind: 'joint' as const, to: startQ, duration: ta }, ...spec.steps];
+    const main = buildPath(arm, { q: startQ, ...elbow }, spec.steps);
+    const endQ = main.sample(main.duration).q;
+    if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
+    const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
+    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, t: 0 };
   }
 
   /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
@@ -269,131 +358,140 @@ export class LoopCore {
     return t;
   }
 
-  private halt(state: 'estop' | 'fault', reason: string): void {
-    if (this.finished) return;
-    this.stopReason = reason;
-    this.active = undefined;
-    // Zero on this very tick (or at once, if called between ticks: the next write is zero too).
-    this.o.link.writeDuty(this.zeroDuty);
-    this.setState(state, reason);
-  }
-
-  private phaseAt(t: number): TrajPhase {
-    const a = this.active;
-    if (!a) return 'none';
+  private phaseAt(a: ActiveTrajectory, t: number): TrajPhase {
     return t < a.approachEnd ? 'approach' : t < a.trackEnd ? 'track' : 'park';
   }
 
-  /** Desired duty sent with command `seq`, for the twin (the duty in force after that command). */
+  /** Duty in force after command `seq` (for the twin and the prediction). */
   private dutyOf(seq: number | null): readonly number[] {
     if (seq === null) return this.zeroDuty;
     const e = this.dutyRing[seq & 255]!;
     return e.seq === seq ? e.duty : this.zeroDuty;
   }
 
-  /**
-   * One period. `due` is the grid time of this tick [s, clock time]; `overruns` and `missed` are the
-   * runner's counters so far.
-   */
-  tick(due: number, overruns = 0, missed = 0): void {
-    const clock = this.o.clock;
-    const now = clock.now();
-    if (this.t0 < 0) this.t0 = now;
-    const dt = this.lastNow < 0 ? this.period : Math.min(3 * this.period, Math.max(0.5 * this.period, now - this.lastNow));
-    this.lastNow = now;
-    const rig = this.o.rig;
-    const link = this.o.link;
+  // ------------------------------------------------------------------ one sample
+
+  /** A sample from the board: read -> update -> write, then the row. */
+  onSample(r: Reading): void {
+    const wallStart = this.o.clock.now();
+    const answered = this.read(r);
+    if (!answered) {
+      this.record(r, wallStart, this.controller.idle(), -1, 'none');
+      return;
+    }
+    const { out, trajT, phase } = this.update(r);
+    this.write(out);
+    this.record(r, wallStart, out, trajT, phase);
+  }
+
+  /** Read: the estimator, the twin, the guards on the measurement. False if this sample is not answered. */
+  private read(r: Reading): boolean {
     const n = this.joints;
-    const row = this.row;
-
-    // ---- events that arrived since the last tick
-    if (this.pendingLinkEvents.length > 0) for (const e of this.pendingLinkEvents.splice(0)) {
-      this.emit({ kind: 'link', event: e, t: this.loopTime() });
-      if (e.kind === 'closed') this.halt('fault', 'fault:link-closed');
-      else if (e.kind === 'board-reset') this.halt('fault', 'fault:board-reset');
-      else if (e.kind === 'watchdog') this.halt('fault', 'fault:watchdog');
+    if (this.boardT0 < 0) this.boardT0 = r.boardTime;
+    this.lt = r.boardTime - this.boardT0;
+    if (this.lastIndex >= 0 && r.index > this.lastIndex + 1) this.lostSamples += r.index - this.lastIndex - 1;
+    this.lastIndex = r.index;
+    const prevAck = this.reading?.ack ?? null;
+    const bdt = this.lastBoardT < 0 ? this.period : r.boardTime - this.lastBoardT;
+    this.lastBoardT = r.boardTime;
+    const bad = checkFinite([['measured angle', r.q]], n);
+    if (bad) {
+      this.fault(bad);
+      return false;
     }
+    if (!this.reading) {
+      this.estimator.reset(r.q);
+      this.twin.reset(r.q, this.estimator.qd);
+      this.holdQ = r.q.slice();
+    } else {
+      this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.ref.qdd : undefined);
+      this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
+      this.checkTwinAlarm();
+    }
+    this.reading = r;
+    if (r.superseded) {
+      this.superseded++;
+      return false;
+    }
+    const gap = this.lastAnsweredT < 0 ? this.period : r.boardTime - this.lastAnsweredT;
+    this.lastAnsweredT = r.boardTime;
+    if (gap > this.maxGap) this.maxGap = gap;
+    if (this.finished) return true;
+    const active = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled';
+    const f =
+      checkFinite(
+        [
+          ['velocity estimate', this.estimator.qd],
+          ['twin state', this.twin.q],
+          ['twin velocity', this.twin.qd],
+          ['twin residual torque', this.twin.tauExt],
+        ],
+        n,
+      ) ??
+      (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined) ??
+      (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined);
+    if (f) this.fault(f);
+    // The plan's clock: the board's, held over a stall.
+    const m = this.mode;
+    if (m.kind === 'track') m.a.t += gap > 2 * this.period ? this.period : gap;
+    return true;
+  }
 
-    // ---- read
-    const r = link.read();
-    let fresh = 0;
-    if (r) {
-      fresh = 1;
-      const prevAck = this.reading?.ack ?? null;
-      const bdt = this.lastBoardT < 0 ? 0 : r.boardTime - this.lastBoardT;
-      this.lastBoardT = r.boardTime;
-      if (!this.reading) {
-        this.estimator.reset(r.q);
-        this.twin.reset(r.q, this.estimator.qd);
-        this.holdQ = r.q.slice();
-      } else {
-        this.estimator.update(r.q, bdt, this.state === 'track' ? this.ref.qdd : undefined);
-        if (this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd)) {
-          const joints = this.twin.alarm.flatMap((a, i) => (a ? [i] : []));
-          this.emit({ kind: 'alarm', joints, t: this.loopTime() });
-          if (rig.twin.onAlarm === 'stop' && this.state !== 'idle' && this.state !== 'disabled') {
-            this.halt('fault', `fault:twin-alarm joint ${joints.map((j) => j + 1).join(', ')} diverges from the model (a collision, a jam, a load?)`);
-          }
-        }
-      }
-      this.reading = r;
-      this.missing = 0;
-    } else if (this.reading || this.tickIndex > 0) {
-      this.missing++;
-      if (this.missing >= rig.link.lostAfterTicks && !this.finished) {
-        this.halt('fault', `fault:link-lost (no telemetry for ${this.missing} ticks, ${(this.missing * this.period * 1000).toFixed(0)} ms)`);
+  /** Alarm events: one when a joint's alarm rises after it has been quiet for half a second. */
+  private checkTwinAlarm(): void {
+    const alarm = this.twin.alarm;
+    let rising = 0;
+    let now = 0;
+    for (let i = 0; i < this.joints; i++) {
+      if (alarm[i]) {
+        now |= 1 << i;
+        if (!(this.alarmed & (1 << i)) && this.lt >= this.alarmClearAt[i]! + 0.5) rising |= 1 << i;
+      } else if (this.alarmed & (1 << i)) {
+        this.alarmClearAt[i] = this.lt;
       }
     }
-    const q = this.estimator.q;
-    const qd = this.estimator.qd;
+    // A joint counts as alarmed from its rise until it has been clear for 0.5 s.
+    for (let i = 0; i < this.joints; i++) if (!(now & (1 << i)) && this.lt >= this.alarmClearAt[i]! + 0.5) this.alarmed &= ~(1 << i);
+    this.alarmed |= now;
+    if (!rising) return;
+    const joints = [];
+    for (let i = 0; i < this.joints; i++) if (now & (1 << i)) joints.push(i);
+    this.emit({ kind: 'alarm', joints, t: this.lt });
+    const m = this.mode.kind;
+    if (this.o.rig.twin.onAlarm === 'stop' && m !== 'idle' && m !== 'disabled') this.fault({ kind: 'twin-alarm', joints });
+  }
 
-    // ---- safety: limits on the measurement
-    if (this.reading && !this.finished && this.state !== 'idle' && this.state !== 'disabled') {
-      for (let i = 0; i < n; i++) {
-        const lim = rig.limits[i]!;
-        const qm = this.reading.q[i]!;
-        if (qm < lim.min - LIMIT_MARGIN || qm > lim.max + LIMIT_MARGIN) {
-          this.halt('fault', `fault:limit joint ${i + 1} at ${((qm * 180) / Math.PI).toFixed(1)} deg, outside ${((lim.min * 180) / Math.PI).toFixed(0)}..${((lim.max * 180) / Math.PI).toFixed(0)} deg`);
-          break;
-        }
-        if (Math.abs(qd[i]!) > SPEED_FACTOR * lim.maxVel) {
-          this.halt('fault', `fault:speed joint ${i + 1} at ${((qd[i]! * 180) / Math.PI).toFixed(0)} deg/s, limit ${((lim.maxVel * 180) / Math.PI).toFixed(0)} deg/s`);
-          break;
-        }
-      }
-    }
-
-    // ---- update
-    // `d` is the plan now (for the feedforward: the torque applies from now on); `ref` is the plan at
-    // the moment the board took the measurement (for the error: a measurement cannot show where the
-    // arm should be after it was taken; comparing it with `d` would make the PID fight the
-    // feedforward by velocity x measurement age).
+  /** Update: the plan at the instant the answer applies, the predicted state there, the control law. */
+  private update(r: Reading): { out: ReturnType<Controller['idle']>; trajT: number; phase: TrajPhase } {
+    const n = this.joints;
+    const rig = this.o.rig;
     const d = this.desired;
     const ref = this.ref;
-    const age = this.reading ? Math.min(2 * this.period, Math.max(0, now - this.reading.sampleTime)) : 0;
+    const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, 8 * this.period));
     let trajT = -1;
     let phase: TrajPhase = 'none';
-    let out = this.controller.idle();
-    if (this.state === 'track' && this.active) {
-      const a = this.active;
-      trajT = now - a.start - a.paused;
-      if (trajT >= a.traj.duration) {
+    const m = this.mode;
+    if (m.kind === 'track') {
+      const a = m.a;
+      if (a.t + horizon >= a.traj.duration) {
         a.traj.sample(a.traj.duration, d);
         a.traj.sample(a.traj.duration, ref);
         this.holdQ = d.q.slice();
         trajT = a.traj.duration;
-        this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.loopTime() });
-        this.active = undefined;
-        this.setState('hold', 'done');
+        this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.lt });
+        this.setMode({ kind: 'hold' }, 'done');
       } else {
-        a.traj.sample(trajT, d);
-        a.traj.sample(Math.max(0, trajT - age), ref);
-        const p = this.phaseAt(trajT);
-        if (p !== this.phaseAt(trajT - dt)) this.emit({ kind: 'trajectory', name: a.name, phase: p, t: this.loopTime() });
+        // The error at the instant the answer applies; the feedforward in the middle of the period it holds.
+        a.traj.sample(a.t + horizon, ref);
+        a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
+        const p = this.phaseAt(a, a.t);
+        if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, t: this.lt });
+        trajT = a.t;
+        phase = p;
       }
-      phase = this.phaseAt(trajT);
     }
-    if (this.state === 'hold' || this.state === 'paused' || this.state === 'release') {
+    const k = this.mode.kind;
+    if (k === 'hold' || k === 'paused' || k === 'release') {
       for (const s of [d, ref]) {
         for (let i = 0; i < n; i++) {
           s.q[i] = this.holdQ[i]!;
@@ -405,68 +503,87 @@ export class LoopCore {
     }
     // Ramps of the torque limits: up over softStartS when moving, down over softStopS when releasing.
     const c = rig.control;
-    if (this.state === 'release') {
-      const k = c.softStopS > 0 ? (now - this.rampStart) / c.softStopS : 1;
-      this.scale = Math.max(0, this.rampFrom * (1 - k));
-    } else if (this.state === 'track' || this.state === 'hold' || this.state === 'paused') {
-      const k = c.softStartS > 0 ? (now - this.rampStart) / c.softStartS : 1;
-      this.scale = Math.min(1, this.rampFrom + (1 - this.rampFrom) * k);
+    if (k === 'release') {
+      const x = c.softStopS > 0 ? (this.lt - this.rampStart) / c.softStopS : 1;
+      this.scale = Math.max(0, this.rampFrom * (1 - x));
+    } else if (k === 'track' || k === 'hold' || k === 'paused') {
+      const x = c.softStartS > 0 ? (this.lt - this.rampStart) / c.softStartS : 1;
+      this.scale = Math.min(1, this.rampFrom + (1 - this.rampFrom) * x);
     } else {
       this.scale = 0;
     }
-    const moving = this.state === 'track' || this.state === 'hold' || this.state === 'paused' || this.state === 'release';
-    if (moving && this.reading) {
-      const dob = rig.control.disturbanceObserver && this.controller.feedforward !== 'none' && this.state === 'track' ? this.twin.tauExt : undefined;
-      const res = this.controller.update(d, ref, q, qd, dt, this.scale, dob);
+    const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
+    let out = this.controller.idle();
+    if (moving) {
+      if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon)) {
+        this.fault({ kind: 'non-finite', what: 'predicted state' });
+        return { out: this.controller.idle(), trajT, phase };
+      }
+      const q = this.predictor.q;
+      const qd = this.predictor.qd;
+      const dob = rig.control.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
+      let res: { out: ReturnType<Controller['idle']>; ok: boolean };
+      if (this.o.law) {
+        this.lawSample.t = r.applyAt;
+        const lr = this.o.law.step(this.lawSample, this.period, this.lawTau);
+        if (!lr.ok) {
+          this.fault({ kind: 'controller', message: lr.reason });
+          return { out: this.controller.idle(), trajT, phase };
+        }
+        res = this.controller.drive(this.lawTau, qd, this.scale);
+      } else {
+        res = this.controller.update(d, ref, q, qd, this.period, this.scale, dob);
+      }
       out = res.out;
       if (!res.ok) {
-        this.halt('fault', 'fault:non-finite command (a NaN in the controller; the motors were zeroed)');
+        this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
         out = this.controller.idle();
       }
     }
     // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
-    for (let i = 0; i < n; i++) {
-      if (moving && out.sat & (1 << i)) this.satTime[i] += dt;
-      else this.satTime[i] = 0;
-      if (this.satTime[i]! > rig.control.maxSaturationS && !this.finished) {
-        this.halt('fault', `fault:saturated joint ${i + 1} at its torque limit for ${rig.control.maxSaturationS} s (jammed, blocked, or a load it cannot carry)`);
-        out = this.controller.idle();
-      }
-    }
-    if (this.state === 'release' && this.scale <= 0) {
+    const sf = checkSaturation(this.satTime, out.sat, moving, this.period, rig.control.maxSaturationS);
+    if (sf && !this.finished) {
+      this.fault(sf);
       out = this.controller.idle();
-      this.setState('stopped', this.stopReason ?? 'stopped');
     }
+    if (this.mode.kind === 'release' && this.scale <= 0) {
+      out = this.controller.idle();
+      this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
+    }
+    return { out, trajT, phase };
+  }
 
-    // ---- write
-    if (this.state === 'disabled') {
-      out = this.controller.idle();
-    } else if (!this.finished) {
-      const seq = link.writeDuty(out.duty);
-      const e = this.dutyRing[seq & 255]!;
-      e.seq = seq;
-      for (let i = 0; i < n; i++) e.duty[i] = out.duty[i]!;
-    } else if (this.state !== 'stopped') {
-      out = this.controller.idle();
-    }
+  /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */
+  private write(out: ReturnType<Controller['idle']>): void {
+    if (this.finished || this.mode.kind === 'disabled') return;
+    const seq = this.o.link.writeDuty(out.duty);
+    const e = this.dutyRing[seq & 255]!;
+    e.seq = seq;
+    for (let i = 0; i < this.joints; i++) e.duty[i] = out.duty[i]!;
+  }
 
-    // ---- record
-    const lc = link.counters;
+  /** The row of this sample (or of a lost-link instant, `r` undefined). */
+  private record(r: Reading | undefined, wallStart: number, out: ReturnType<Controller['idle']>, trajT: number, phase: TrajPhase): void {
+    const row = this.row;
+    const lc = this.o.link.counters;
+    const n = this.joints;
     const two = n === 2;
-    row[F.t] = now - this.t0;
-    row[F.i] = this.tickIndex++;
-    row[F.state] = LOOP_STATES.indexOf(this.state);
+    if (this.finished && this.mode.kind !== 'stopped') out = this.controller.idle();
+    const q = this.estimator.q;
+    row[F.t] = this.lt;
+    row[F.i] = r ? r.index : -1;
+    row[F.state] = LOOP_STATES.indexOf(this.mode.kind);
     row[F.trajT] = trajT;
     row[F.phase] = PHASES.indexOf(phase);
     const put = (f0: number, arr: readonly number[]): void => {
       row[f0] = arr[0]!;
       row[f0 + 1] = two ? arr[1]! : 0;
     };
-    put(F.qDes0, ref.q);
-    put(F.qdDes0, ref.qd);
-    put(F.qddDes0, ref.qdd);
+    put(F.qDes0, this.ref.q);
+    put(F.qdDes0, this.ref.qd);
+    put(F.qddDes0, this.ref.qdd);
     put(F.q0, this.reading ? this.reading.q : q);
-    put(F.qd0, qd);
+    put(F.qd0, this.estimator.qd);
     put(F.twinQ0, this.twin.q);
     put(F.twinQd0, this.twin.qd);
     put(F.res0, this.twin.residual);
@@ -475,24 +592,24 @@ export class LoopCore {
     put(F.tauPid0, out.tauPid);
     put(F.tauCmd0, out.tauCmd);
     put(F.duty0, out.duty);
-    row[F.errUs] = (now - due) * 1e6;
-    row[F.overruns] = overruns;
-    row[F.missed] = missed;
+    const end = this.o.clock.now();
+    // Latency: from the board's sample instant (on the host's clock) to the answer written.
+    row[F.errUs] = r ? (end - r.sampleTime) * 1e6 : 0;
+    row[F.execUs] = (end - wallStart) * 1e6;
+    row[F.overruns] = lc.late + this.superseded;
+    row[F.missed] = this.lostSamples;
     row[F.sent] = lc.sent;
     row[F.received] = lc.received;
     row[F.lost] = lc.lost;
     row[F.corrupt] = lc.corrupt;
-    row[F.alarm] = this.twin.alarm.reduce((s, a, i) => s | (a ? 1 << i : 0), 0);
-    row[F.flags] = this.reading?.flags ?? 0;
-    row[F.boardT] = this.reading?.boardTime ?? 0;
-    row[F.fresh] = fresh;
+    let alarm = 0;
+    for (let i = 0; i < n; i++) if (this.twin.alarm[i]) alarm |= 1 << i;
+    row[F.alarm] = alarm;
+    row[F.flags] = r?.flags ?? 0;
+    row[F.boardT] = r?.boardTime ?? 0;
+    row[F.fresh] = r ? 1 : 0;
     row[F.sat] = out.sat;
-    row[F.execUs] = (clock.now() - now) * 1e6;
     this.o.sink(row);
   }
-
-  /** Endpoint of the measured arm [m] (for the dashboard's drawing). */
-  endpoint(q: readonly number[]): number[] {
-    return this.joints === 2 ? endpoint(this.o.rig.arm as TwoLinkParams, q) : [this.o.rig.arm.L1 * Math.cos(q[0]!), this.o.rig.arm.L1 * Math.sin(q[0]!)];
-  }
 }
+

@@ -50,6 +50,11 @@ export class RingReader {
     this.data = new Float64Array(b.rows);
     this.capacity = this.data.length / TICK_WIDTH;
   }
+  /** Rows written so far (modulo 2^31): a change says the writer is alive. */
+  written(): number {
+    return Atomics.load(this.count, 0);
+  }
+
   /** Calls `fn` with every row written since the last drain (a view: copy to keep). */
   drain(fn: (row: Float64Array) => void): number {
     const written = Atomics.load(this.count, 0);

@@ -38,7 +38,9 @@ export class UsHistogram {
 export interface RunSummary {
   ticks: number;
   rateHz: number;
+  /** Sample instant -> answer written [us] (latency), answered samples. */
   period: { p50Us: number; p99Us: number; maxUs: number };
+  /** Samples answered late or not at all (superseded), so far. */
   overruns: number;
   tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number };
   twin: { rmsDeg: number[]; maxDeg: number[]; alarms: number; tauExtRmsNm: number[] };
@@ -51,6 +53,8 @@ export interface RunSummary {
   stopOutcome?: string;
   cpu?: number;
   missed?: number;
+  /** Real-time figures of a live run (the board's clock, latency, late samples, CPU, stalls). */
+  timing?: import('../run/messages.js').RunTiming;
 }
 
 export class RunStats {
@@ -64,7 +68,11 @@ export class RunStats {
   private twinN = 0;
   private alarms = 0;
   private lastAlarm = 0;
+  /** Sample instant -> answer written [us] (the row's errUs), answered samples only. */
   readonly period = new UsHistogram();
+  /** The board's sample period [us], from consecutive samples' board times. */
+  readonly boardPeriod = new UsHistogram();
+  private lastBoardT = -1;
   private last: ArrayLike<number> | undefined;
 
   constructor(
@@ -81,7 +89,12 @@ export class RunStats {
 
   add(r: ArrayLike<number>): void {
     this.ticks++;
-    this.period.add(Math.abs(r[F.errUs]!));
+    if (r[F.fresh] === 1) {
+      if (r[F.errUs]! > 0) this.period.add(r[F.errUs]!);
+      const bt = r[F.boardT]!;
+      if (this.lastBoardT >= 0 && bt > this.lastBoardT) this.boardPeriod.add((bt - this.lastBoardT) * 1e6);
+      this.lastBoardT = bt;
+    }
     const n = this.joints;
     if (r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) {
       this.trackN++;

@@ -1,14 +1,19 @@
 /**
  * The mock rig assembled: the plant of a rig file's `plant` section, the board that speaks the line
- * protocol, and a serialport stream to it (in the same thread), all on one clock.
+ * protocol, and the USB-serial adapter between the board and the host, all on one clock. The host's
+ * side of it is a serialport stream: through a binding in the same thread (virtual time, tests),
+ * through a shared-memory cable to the rig's own thread (mock-remote.ts, the real-time default), or
+ * on a pty (`twolink rig`).
  */
 import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import { RigFileError } from '../config/rig.js';
 import type { Clock } from '../time/clock.js';
-import { rigBinding, serveOnStream } from './binding.js';
+import { rigBinding, serveOnStream, type RigEnd } from './binding.js';
 import { LineBoard } from './line-board.js';
-import { Noise, Plant } from './plant.js';
+import { Noise, type Plant } from './plant.js';
+import { createPlant, type MockWiring } from './wiring.js';
+import { UsbSerialAdapter } from './usb-adapter.js';
 
 export interface MockRig {
   readonly plant: Plant;
@@ -22,12 +27,48 @@ export interface MockRig {
   dispose(): void;
 }
 
-/** Builds the mock rig of a rig file (which must have a `plant` section). */
-export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; board?: string } = {}): MockRig {
+/** The host-facing end of a board behind its USB-serial adapter. */
+class AdaptedEnd implements RigEnd {
+  constructor(
+    private readonly board: LineBoard,
+    private readonly adapter: UsbSerialAdapter,
+  ) {
+    adapter.onDown = (b) => board.receive(b);
+    board.onTransmit = (b) => adapter.up(b);
+  }
+  receive(bytes: Uint8Array): void {
+    this.adapter.down(bytes);
+  }
+  get onTransmit(): (bytes: Buffer) => void {
+    return this.adapter.onUp;
+  }
+  set onTransmit(fn: (bytes: Buffer) => void) {
+    this.adapter.onUp = fn;
+  }
+  get hostBaudRate(): number | undefined {
+    return this.board.hostBaudRate;
+  }
+  set hostBaudRate(v: number | undefined) {
+    this.board.hostBaudRate = v;
+  }
+}
+
+/** The parts of a line-protocol mock rig, not yet connected to a host. */
+export interface LineRigParts {
+  plant: Plant;
+  board: LineBoard;
+  adapter: UsbSerialAdapter;
+  /** What the host's side connects to. */
+  end: RigEnd;
+  dispose(): void;
+}
+
+/** Builds the plant, the board and the adapter of `rig` (which must have a `plant` section) on `clock`. */
+export function buildLineRig(rig: Rig, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineRigParts {
   if (!rig.plant) {
     throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm.json)', 'plant');
   }
-  const plant = new Plant(rig.plant, rig.encoders, clock.now());
+  const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);
   const noise = new Noise(rig.plant.seed + 1);
   const board = new LineBoard({
     clock,
@@ -37,11 +78,28 @@ export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; boa
     random: () => noise.uniform(),
     ...(opts.board ? { board: opts.board } : {}),
   });
-  const path = opts.path ?? `mock:${rig.name}`;
-  const binding = rigBinding(path, board);
+  const adapter = new UsbSerialAdapter(clock, { kind: rig.plant.adapter.kind, latencyMs: rig.plant.adapter.latencyMs });
+  const end = new AdaptedEnd(board, adapter);
   return {
     plant,
     board,
+    adapter,
+    end,
+    dispose: () => {
+      board.dispose();
+      adapter.dispose();
+    },
+  };
+}
+
+/** The mock rig of a rig file in this thread, behind a serialport binding (virtual time, tests). */
+export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; board?: string; wiring?: MockWiring } = {}): MockRig {
+  const parts = buildLineRig(rig, clock, opts);
+  const path = opts.path ?? `mock:${rig.name}`;
+  const binding = rigBinding(path, parts.end);
+  return {
+    plant: parts.plant,
+    board: parts.board,
     path,
     openStream: (baudRate = rig.link.baudRate) =>
       new Promise((resolve, reject) => {
@@ -49,23 +107,20 @@ export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; boa
         s.open((err) => (err ? reject(err) : resolve(s)));
       }),
     unplug: () => binding.current()?.unplug(),
-    dispose: () => board.dispose(),
+    dispose: () => parts.dispose(),
   };
 }
 
-/** Puts the line-protocol mock board of `rig` on any byte stream (a pty for the rig in its own process). */
-export function serveLineRig(rig: Rig, stream: import('node:stream').Duplex, clock: Clock): { plant: Plant; board: LineBoard; stop: () => void } {
-  if (!rig.plant) throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate', 'plant');
-  const plant = new Plant(rig.plant, rig.encoders, clock.now());
-  const noise = new Noise(rig.plant.seed + 1);
-  const board = new LineBoard({ clock, plant, baudRate: rig.link.baudRate, latency: rig.plant.latency, random: () => noise.uniform() });
-  const detach = serveOnStream(board, stream);
+/** Puts the line-protocol mock rig of `rig` on any byte stream (a pty for the rig in its own process). */
+export function serveLineRig(rig: Rig, stream: import('node:stream').Duplex, clock: Clock, wiring?: MockWiring): { plant: Plant; board: LineBoard; stop: () => void } {
+  const parts = buildLineRig(rig, clock, wiring ? { wiring } : {});
+  const detach = serveOnStream(parts.end, stream);
   return {
-    plant,
-    board,
+    plant: parts.plant,
+    board: parts.board,
     stop: () => {
       detach();
-      board.dispose();
+      parts.dispose();
     },
   };
 }

@@ -8,13 +8,13 @@ import type { Rig } from '../config/load.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder, type RecordingHeader } from '../record/recorder.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
-import type { Target } from '../transport/open.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
-import type { FeedforwardMode } from './controller.js';
-import type { FaultSpec } from './faults.js';
-import type { LoopCommand, LoopEvent } from './loop.js';
-import { createRing, RingReader } from './ring.js';
-import type { WorkerInput, WorkerMessage } from './worker.js';
+import type { FeedforwardMode } from '../control/controller.js';
+import type { FaultSpec } from '../control/faults.js';
+import type { LoopCommand, LoopEvent } from '../control/loop.js';
+import { createRing, RingReader } from '../control/ring.js';
+import type { RunTiming, WorkerInput, WorkerMessage } from './messages.js';
+import type { Target } from './target.js';
 
 export interface SessionOptions {
   rig: Rig;
@@ -28,10 +28,18 @@ export interface SessionOptions {
   maxSeconds: number;
   /** NDJSON recording path. */
   record?: string;
+  /** Ask Linux for SCHED_FIFO for the loop's thread. */
+  rt?: boolean;
+  /** A user's controller module (ESM). */
+  controller?: string;
+  /** Compensate the sample-to-command delay with the model. @default true */
+  predict?: boolean;
   /** Every drained row (a view: copy to keep). */
   onRow?: (row: Float64Array) => void;
   onEvent?: (e: LoopEvent) => void;
   onReady?: (describe: string, identity: unknown) => void;
+  /** Whether Linux granted real-time scheduling (with `rt`), and why not. */
+  onRealtime?: (granted: boolean, reason?: string) => void;
 }
 
 /** A recording started with `Session.startRecording` (the dashboard's r key). */
@@ -60,6 +68,9 @@ export class Session {
   private readonly listeners = new Set<(e: LoopEvent) => void>();
   private readonly finishHooks: ((summary: RunSummary) => Promise<void> | void)[] = [];
   private live: { recorder: Recorder; stats: RunStats } | undefined;
+  private stopWatch: NodeJS.Timeout | undefined;
+  private messages = 0;
+  private blockedStop: string | undefined;
   /** Board and transport, once connected. */
   describe = '';
 
@@ -158,6 +169,9 @@ export class Session {
       ring: this.ring,
       faults: o.faults,
       maxSeconds: o.maxSeconds,
+      rt: o.rt ?? false,
+      ...(o.controller ? { controller: o.controller } : {}),
+      ...(o.predict !== undefined ? { predict: o.predict } : {}),
     };
     return new Promise((resolve) => {
       let settled = false;
@@ -165,13 +179,15 @@ export class Session {
       let extra: Partial<RunSummary> = {};
       let error: SessionResult['error'];
       let finalCounters: { dropped: number; duplicate: number; reordered: number; overlong: number } | undefined;
+      let timing: RunTiming | undefined;
+      let rt: { granted: boolean; reason?: string } = { granted: false };
       const finish = (): void => {
         if (settled) return;
         settled = true;
         if (this.timer) clearInterval(this.timer);
         this.drain();
         if (this.reader.lost > 0) extra = { ...extra, ...{ droppedRows: this.reader.lost } };
-        const summary = this.stats.summary(stopReason, extra);
+        const summary = this.stats.summary(stopReason, { ...extra, ...(timing ? { timing: this.finishTiming(timing, rt) } : {}) });
         if (finalCounters) {
           const { dropped, duplicate, reordered, overlong } = finalCounters;
           Object.assign(summary.link, { dropped, duplicate, reordered, overlong });
@@ -194,6 +210,7 @@ export class Session {
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
       this.worker = w;
       w.on('message', (m: WorkerMessage) => {
+        this.messages++;
         switch (m.type) {
           case 'ready':
             this.describe = m.describe;
@@ -207,11 +224,29 @@ export class Session {
             o.onEvent?.(m.event as LoopEvent);
             for (const l of this.listeners) l(m.event as LoopEvent);
             return;
+          case 'rt':
+            rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
+            o.onRealtime?.(m.result.granted, m.result.granted ? undefined : m.result.reason);
+            return;
           case 'result':
             setTimeout(() => void w.terminate(), 2000).unref();
             stopReason = m.stopReason;
-            extra = { stopOutcome: m.stopOutcome, cpu: m.timing.cpu, missed: m.timing.missed };
+            extra = { stopOutcome: m.stopOutcome, cpu: m.cpu.hostPct / 100, missed: m.timing.lostSamples };
             finalCounters = m.counters;
+            timing = {
+              sampleRateHz: o.rateHz,
+              samplePeriodP99Us: 0,
+              lateSamples: m.timing.lateSamples,
+              lostSamples: m.timing.lostSamples,
+              latencyP50Us: 0,
+              latencyP99Us: 0,
+              answerDelaySamples: m.timing.answerDelaySamples ?? null,
+              hostCpuPct: m.cpu.hostPct,
+              mockCpuPct: m.cpu.mockPct,
+              maxStallMs: m.timing.maxGap * 1000,
+              rt: false,
+              ...(m.mock ? { mock: m.mock } : {}),
+            };
             return;
           case 'error':
             stopReason = `fault:${m.message}`;
@@ -223,9 +258,52 @@ export class Session {
         stopReason = `fault:the loop thread died: ${e.message}`;
         error = { name: 'Error', message: e.message };
       });
-      w.on('exit', () => finish());
+      w.on('exit', () => {
+        if (this.blockedStop) {
+          stopReason = `estop:${this.blockedStop}`;
+          error = { name: 'Error', message: this.blockedStop };
+        }
+        finish();
+      });
       this.timer = setInterval(() => this.drain(), 20);
     });
+  }
+
+  /** The timing object of the summary, with the figures taken from the rows. */
+  private finishTiming(t: RunTiming, rt: { granted: boolean; reason?: string }): RunTiming {
+    const round = (x: number): number => Math.round(x * 10) / 10;
+    return {
+      ...t,
+      samplePeriodP99Us: this.stats.boardPeriod.quantile(0.99),
+      latencyP50Us: this.stats.period.quantile(0.5),
+      latencyP99Us: this.stats.period.quantile(0.99),
+      hostCpuPct: round(t.hostCpuPct),
+      mockCpuPct: t.mockCpuPct === null ? null : round(t.mockCpuPct),
+      maxStallMs: round(t.maxStallMs),
+      rt: rt.granted,
+      ...(this.o.rt && !rt.granted && rt.reason ? { rtRefused: rt.reason } : {}),
+    };
+  }
+
+  /**
+   * Stops the arm even if the loop's thread does not answer (blocked by a busy machine or a bug):
+   * sends the command, and if no row and no message comes from the thread within `graceMs`, ends the
+   * thread from here. The board's watchdog then stops the motors (a board without one: see the summary).
+   */
+  stopNow(command: LoopCommand, graceMs = 250): void {
+    this.send(command);
+    const w = this.worker;
+    if (!w || this.stopWatch) return;
+    const rows0 = this.reader.written();
+    const messages0 = this.messages;
+    this.stopWatch = setTimeout(() => {
+      this.stopWatch = undefined;
+      if (this.reader.written() === rows0 && this.messages === messages0) {
+        this.blockedStop = `the loop thread did not answer the stop within ${graceMs} ms: twolink ended it from the main thread; the board's watchdog stops the motors`;
+        void w.terminate();
+      }
+    }, graceMs);
+    this.stopWatch.unref();
   }
 
   /** Moves the rows written so far into the statistics, the recordings and the listener. */

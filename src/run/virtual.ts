@@ -1,19 +1,26 @@
 /**
  * The real loop against the in-process mock rig (line protocol) in virtual time: deterministic and
- * faster than real time. Tests, the bench and `twolink identify --mock` use it.
+ * faster than real time. The mock shares this thread and the virtual clock; this file moves the clock
+ * from one pending timer to the next (a sample, a byte off the UART, a USB frame) and lets the streams
+ * and the loop react in between. Tests, the bench, the HIL suites and `twolink identify --mock` use it.
+ * Figures from it are virtual-time figures.
  */
 import type { Rig } from '../config/load.js';
-import type { FeedforwardMode } from './controller.js';
-import type { LoopCore, LoopEvent } from './loop.js';
-import { runLoop, VirtualPacer, type RunResult } from './runner.js';
-import { TICK_WIDTH } from './tick.js';
+import type { FeedforwardMode } from '../control/controller.js';
+import type { FaultSpec } from '../control/faults.js';
+import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
+import { runLoop, type RunResult } from '../control/runner.js';
+import { F, TICK_WIDTH } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../record/recorder.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
-import { PROTOCOL_VERSION, VERSION } from '../version.js';
+import { applyFault, isHostFault } from '../rig/fault-effects.js';
 import { createMockRig, type MockRig } from '../rig/mock-rig.js';
-import { VirtualClock } from '../time/clock.js';
+import type { MockWiring } from '../rig/wiring.js';
+import { settle, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
+import { PROTOCOL_VERSION, VERSION } from '../version.js';
+import { loadControlLaw } from './law.js';
 
 export interface VirtualRun {
   result: RunResult;
@@ -24,29 +31,38 @@ export interface VirtualRun {
   link: LineLink;
 }
 
-export async function virtualRun(
-  rig: Rig,
-  paths: PathSpec[],
-  opts: {
-    feedforward?: FeedforwardMode;
-    rateHz?: number;
-    park?: boolean;
-    onTick?: (core: LoopCore, clock: VirtualClock, mock: MockRig) => void;
-    maxSeconds?: number;
-    signal?: AbortSignal;
-    /** Keep every row (memory: 45 numbers a tick). @default true */
-    keepRows?: boolean;
-    /** Write an NDJSON recording (header, ticks, events, summary) here, as `twolink run --record` does. */
-    record?: string;
-  } = {},
-): Promise<VirtualRun> {
+export interface VirtualRunOptions {
+  feedforward?: FeedforwardMode;
+  rateHz?: number;
+  park?: boolean;
+  onTick?: (core: LoopCore, clock: VirtualClock, mock: MockRig) => void;
+  maxSeconds?: number;
+  signal?: AbortSignal;
+  /** Keep every row (memory: 45 numbers a sample). @default true */
+  keepRows?: boolean;
+  /** Write an NDJSON recording (header, ticks, events, summary) here, as `twolink run --record` does. */
+  record?: string;
+  /** Rig faults at loop times (host faults, busy and throw, are refused here). */
+  faults?: FaultSpec[];
+  /** The mock wired wrong on purpose. */
+  wiring?: MockWiring;
+  /** A user's controller module, or a ControlLaw. */
+  controller?: string | ControlLaw;
+  /** Compensate the sample-to-command delay with the model. @default true */
+  predict?: boolean;
+}
+
+export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
   const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
+  const mock = createMockRig(rig, clock, opts.wiring ? { wiring: opts.wiring } : {});
   const stream = await mock.openStream();
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
+  const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
+  const faults = (opts.faults ?? []).slice().sort((a, b) => a.at - b.at);
+  for (const f of faults) if (isHostFault(f.kind)) throw new Error(`--fault ${f.kind}: a fault of the host's thread cannot be injected in virtual time`);
   const recorder = opts.record ? new Recorder(opts.record, rig.joints) : undefined;
   recorder?.open({
     kind: 'header',
@@ -60,47 +76,65 @@ export async function virtualRun(
     clock: 'virtual',
     rig: { file: rig.file, name: rig.name, content: rig.source },
     trajectories: paths,
-    faults: [],
+    faults,
   });
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
-  const pacer = new VirtualPacer(clock);
-  // The handshake and the enable wait on the clock: keep virtual time moving until the loop takes over.
-  const pump = setInterval(() => clock.advanceBy(0.001), 0);
+  let done = false;
+  const run = runLoop({
+    rig,
+    link,
+    clock,
+    rateHz,
+    feedforward,
+    paths,
+    park: opts.park ?? true,
+    ...(law ? { law } : {}),
+    ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
+    sink: (row) => {
+      if (opts.keepRows ?? true) {
+        const copy = new Float64Array(TICK_WIDTH);
+        copy.set(row);
+        rows.push(copy);
+      }
+      stats.add(row);
+      recorder?.tick(row);
+    },
+    onEvent: (e) => {
+      events.push(e);
+      recorder?.event({ ...e });
+    },
+    onTick: (c) => {
+      const t = c.row[F.t]!;
+      while (faults.length && faults[0]!.at <= t) applyFault({ plant: mock.plant, board: mock.board, unplug: () => mock.unplug() }, faults.shift()!);
+      opts.onTick?.(c, clock, mock);
+    },
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    maxSeconds: opts.maxSeconds ?? 600,
+  });
+  run.then(
+    () => (done = true),
+    () => (done = true),
+  );
   let result: RunResult;
   try {
-    result = await runLoop({
-      rig,
-      link,
-      onReady: () => clearInterval(pump),
-      clock,
-      pacer,
-      rateHz,
-      feedforward,
-      paths,
-      park: opts.park ?? true,
-      sink: (row) => {
-        if (opts.keepRows ?? true) {
-          const copy = new Float64Array(TICK_WIDTH);
-          copy.set(row);
-          rows.push(copy);
-        }
-        stats.add(row);
-        recorder?.tick(row);
-      },
-      onEvent: (e) => {
-        events.push(e);
-        recorder?.event({ ...e });
-      },
-      ...(opts.onTick ? { onTick: (c: LoopCore) => opts.onTick!(c, clock, mock) } : {}),
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      maxSeconds: opts.maxSeconds ?? 600,
-    });
+    // Move virtual time from one timer to the next; streams and the loop react in between.
+    let idle = 0;
+    while (!done) {
+      const next = clock.nextTimerAt();
+      if (next === Infinity) {
+        if (++idle > 1000) throw new Error('virtual run: nothing pending and the run has not ended');
+      } else {
+        idle = 0;
+        clock.advanceTo(next);
+      }
+      await settle();
+    }
+    result = await run;
   } finally {
-    clearInterval(pump);
     mock.dispose();
   }
-  const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.missed });
+  const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });
   recorder?.close({ ...summary });
   if (recorder?.failure) throw recorder.failure;
   return { result, summary, rows, events, mock, link };

@@ -1,114 +1,32 @@
 /**
- * The loop's worker thread: it owns the link (and, with --mock, the simulated rig) and runs the loop
- * with real-time pacing, away from the dashboard and the disk. Rows go to the main thread through the
- * shared ring; events and the result through messages.
+ * The loop's worker thread: it owns the link (and starts the mock rig's own thread with --mock), and
+ * runs the loop on the board's samples, away from the dashboard and the disk. Between samples it waits
+ * in its event loop: nothing spins. Rows go to the main thread through the shared ring; events and the
+ * result through typed messages (messages.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Rig } from '../config/load.js';
-import type { PathSpec } from '../model/builtins.js';
-import type { Plant } from '../rig/plant.js';
+import type { FaultSpec } from '../control/faults.js';
+import { F } from '../control/tick.js';
+import type { LoopCommand } from '../control/loop.js';
+import { RingWriter } from '../control/ring.js';
+import { runLoop } from '../control/runner.js';
+import { isHostFault } from '../rig/fault-effects.js';
 import { RealClock } from '../time/clock.js';
+import { processCpuSeconds, requestRealtime, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
-import { openTransport, type Target } from '../transport/open.js';
-import type { FeedforwardMode } from './controller.js';
-import type { FaultSpec } from './faults.js';
-import type { LoopCommand } from './loop.js';
-import { RingWriter, type RingBuffers } from './ring.js';
-import { RealPacer, runLoop } from './runner.js';
+import { loadControlLaw } from './law.js';
+import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
+import { openTarget, type MockHandle } from './target.js';
 
-/** What the main thread gives the worker. */
-export interface WorkerInput {
-  rig: Rig;
-  target: Target;
-  paths: PathSpec[];
-  cycle: boolean;
-  park: boolean;
-  feedforward: FeedforwardMode;
-  rateHz: number;
-  ring: RingBuffers;
-  faults: FaultSpec[];
-  maxSeconds: number;
-}
-
-/** Messages from the worker. */
-export type WorkerMessage =
-  | { type: 'ready'; identity: unknown; describe: string }
-  | { type: 'event'; event: unknown }
-  | { type: 'result'; stopReason: string; stopOutcome: string; timing: { ticks: number; overruns: number; missed: number; cpu: number; seconds: number }; counters: import('../transport/link.js').LinkCounters }
-  | { type: 'error'; name: string; message: string };
-
-/** Messages to the worker. */
-export type WorkerCommand = { type: 'command'; command: LoopCommand };
-
-interface MockHandles {
-  plant?: Plant;
-  unplug?: () => void;
-  board?: { faults?: { dropProbability: number; corruptProbability: number; extraLatency: number; silent: boolean }; reset?: () => void; injectRaw?: (b: Uint8Array) => void };
-}
-
-function applyFault(f: FaultSpec, mock: MockHandles | undefined): void {
-  const plant = mock?.plant;
-  const board = mock?.board;
-  const joint = (): number => Math.max(0, Number(f.value?.split(':')[0] ?? '1') - 1);
-  switch (f.kind) {
-    case 'busy': {
-      const end = Date.now() + Number(f.value ?? '1') * 1000;
-      while (Date.now() < end) {
-        // the machine is busy: nothing runs on this thread
-      }
-      return;
+/** A fault of the host itself, on this thread. */
+function hostFault(f: FaultSpec): void {
+  if (f.kind === 'busy') {
+    const end = performance.now() + Number(f.value ?? '1') * 1000;
+    while (performance.now() < end) {
+      // the machine is busy: nothing runs on this thread
     }
-    case 'throw':
-      throw new Error(`injected fault (--fault throw@${f.at})`);
-    case 'payload':
-      plant?.setPayload(Number(f.value ?? '0.2'));
-      return;
-    case 'stall':
-      if (plant) plant.faults.stalled[joint()] = true;
-      return;
-    case 'slip':
-      if (plant) plant.faults.encoderOffset[joint()] += Number(f.value?.split(':')[1] ?? '100');
-      return;
-    case 'reverse':
-      if (plant) plant.faults.encoderReversed[joint()] = true;
-      return;
-    case 'dead':
-      if (plant) plant.faults.motorDead[joint()] = true;
-      return;
-    case 'sag':
-      if (plant) plant.faults.supplyScale = Number(f.value ?? '0.6');
-      return;
-    case 'drop':
-      if (board?.faults) board.faults.dropProbability = Number(f.value ?? '0.01');
-      return;
-    case 'corrupt':
-      if (board?.faults) board.faults.corruptProbability = Number(f.value ?? '0.01');
-      return;
-    case 'latency':
-      if (board?.faults) board.faults.extraLatency = Number(f.value ?? '5') / 1000;
-      return;
-    case 'unplug':
-      mock?.unplug?.();
-      return;
-    case 'push':
-      if (plant) plant.faults.extraTorque[joint()] = Number(f.value?.split(':')[1] ?? '1');
-      return;
-    case 'silent':
-      if (board?.faults) board.faults.silent = true;
-      return;
-    case 'reset':
-      board?.reset?.();
-      return;
-    case 'garbage': {
-      const n = Number(f.value ?? '5000');
-      const b = new Uint8Array(n);
-      for (let i = 0; i < n; i++) b[i] = (i * 2654435761) >>> 24;
-      board?.injectRaw?.(b);
-      return;
-    }
-    case 'longline':
-      board?.injectRaw?.(new Uint8Array(Number(f.value ?? '1000000')).fill(0x54));
-      return;
+  } else if (f.kind === 'throw') {
+    throw new Error(`injected fault (--fault throw@${f.at})`);
   }
 }
 
@@ -125,23 +43,35 @@ async function main(): Promise<void> {
       else early.push(m.command);
     }
   });
+  let mock: MockHandle | undefined;
   try {
-    const opened = await openTransport(input.rig, input.target, clock);
-    const mock = opened.mock as MockHandles | undefined;
+    const law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz) : undefined;
+    const opened = await openTarget(input.rig, input.target, clock);
+    mock = opened.mock;
+    if (input.rt) {
+      // The loop's thread first, then the mock's (a board is another computer: it gets its own priority).
+      const result = await requestRealtime(threadId(), 40);
+      if (result.granted && mock && mock.tid > 0) await requestRealtime(mock.tid, 45);
+      post({ type: 'rt', result });
+    }
     const ring = new RingWriter(input.ring);
     const pending = input.faults.slice().sort((a, b) => a.at - b.at);
-    let loopT0 = -1;
+    const cpu0 = processCpuSeconds();
+    const mockCpu0 = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) : NaN;
+    const wall0 = clock.now();
     const result = await runLoop({
       rig: input.rig,
       link: opened.link,
       clock,
-      pacer: new RealPacer(clock),
       rateHz: input.rateHz,
       feedforward: input.feedforward,
       paths: input.paths,
       cycle: input.cycle,
       park: input.park,
       maxSeconds: input.maxSeconds,
+      boardWatchdog: opened.boardWatchdog(),
+      ...(law ? { law } : {}),
+      ...(input.predict !== undefined ? { predict: input.predict } : {}),
       sink: (row) => ring.write(row),
       onEvent: (event) => post({ type: 'event', event }),
       onReady: (c) => {
@@ -150,18 +80,35 @@ async function main(): Promise<void> {
         post({ type: 'ready', identity: c.identity, describe: opened.describe });
       },
       onTick: (core) => {
-        if (loopT0 < 0) loopT0 = clock.now();
-        const t = clock.now() - loopT0;
-        while (pending.length && pending[0]!.at <= t) applyFault(pending.shift()!, mock);
-        void core;
+        // Scheduled faults, on the loop's (the board's) time.
+        const t = core.row[F.t]!;
+        while (pending.length && pending[0]!.at <= t) {
+          const f = pending.shift()!;
+          if (isHostFault(f.kind)) hostFault(f);
+          else mock?.fault(f);
+        }
       },
     });
-    post({ type: 'result', stopReason: result.stopReason, stopOutcome: result.stopOutcome, timing: result.timing, counters: { ...opened.link.counters } });
-    (mock as { dispose?: () => void } | undefined)?.dispose?.();
+    const wall = clock.now() - wall0;
+    const mockCpu = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) - mockCpu0 : NaN;
+    const procCpu = processCpuSeconds() - cpu0;
+    const mockStats = await mock?.stop();
+    mock = undefined;
+    const hostPct = wall > 0 ? (100 * (procCpu - (Number.isFinite(mockCpu) ? mockCpu : 0))) / wall : 0;
+    post({
+      type: 'result',
+      stopReason: result.stopReason,
+      stopOutcome: result.stopOutcome,
+      timing: result.timing,
+      cpu: { hostPct, mockPct: Number.isFinite(mockCpu) && wall > 0 ? (100 * mockCpu) / wall : null },
+      ...(mockStats ? { mock: mockStats } : {}),
+      counters: { ...opened.link.counters },
+    });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: err.message });
   }
+  await mock?.stop().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
   process.exit(0);

@@ -1,24 +1,9 @@
 /**
- * Opening the link a rig file asks for: the line protocol or Firmata (rig file `link.transport`), to a
- * real port or to the in-process mock rig. Serial errors become messages that name the port and the
- * fix. Transports load lazily, so the line path never loads johnny-five.
+ * Opening a serial port: serial errors become messages that name the port and the fix. (Opening the
+ * rig's link to a port or to the mock rig is src/run/target.ts.)
  */
 import type { Duplex } from 'node:stream';
-import type { Rig } from '../config/load.js';
-import type { Clock } from '../time/clock.js';
-import { LinkError, type Link } from './link.js';
-
-/** Where the arm is: the rig file's simulated plant in this thread, or a serial port. */
-export type Target = { kind: 'mock' } | { kind: 'port'; path: string; baudRate?: number };
-
-/** What was opened. */
-export interface OpenedLink {
-  link: Link;
-  /** The mock rig, when the target is the mock (for fault knobs and tests). */
-  mock?: unknown;
-  /** One line for people: what this is. */
-  describe: string;
-}
+import { LinkError } from './link.js';
 
 /** Turns serialport's open errors into messages that say what to do. */
 export function explainOpenError(path: string, e: unknown): LinkError {
@@ -74,29 +59,3 @@ export async function openSerialPort(path: string, baudRate: number): Promise<Du
   });
 }
 
-/** Opens the link of `rig` to `target`. */
-export async function openTransport(rig: Rig, target: Target, clock: Clock): Promise<OpenedLink> {
-  const baudRate = target.kind === 'port' ? target.baudRate ?? rig.link.baudRate : rig.link.baudRate;
-  if (rig.link.transport === 'firmata') {
-    const fl = await import('./firmata-link.js');
-    if (target.kind === 'mock') {
-      const { createFirmataMockRig } = await import('../rig/mock-firmata-rig.js');
-      const mock = createFirmataMockRig(rig, clock);
-      const stream = await mock.openStream(baudRate);
-      return { link: fl.createFirmataLink(rig, stream, mock.path, clock), mock, describe: `Firmata (johnny-five) to the mock rig ${mock.path} at ${baudRate} baud` };
-    }
-    const stream = await openSerialPort(target.path, baudRate);
-    return { link: fl.createFirmataLink(rig, stream, target.path, clock), describe: `Firmata (johnny-five) on ${target.path} at ${baudRate} baud` };
-  }
-  const { LineLink } = await import('./line-link.js');
-  const make = (stream: Duplex, name: string): Link =>
-    new LineLink({ stream, name, baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  if (target.kind === 'mock') {
-    const { createMockRig } = await import('../rig/mock-rig.js');
-    const mock = createMockRig(rig, clock);
-    const stream = await mock.openStream(baudRate);
-    return { link: make(stream, mock.path), mock, describe: `line protocol to the mock rig ${mock.path} at ${baudRate} baud` };
-  }
-  const stream = await openSerialPort(target.path, baudRate);
-  return { link: make(stream, target.path), describe: `line protocol on ${target.path} at ${baudRate} baud` };
-}

@@ -1,0 +1,71 @@
+/**
+ * Delay compensation: the board applies the answer to a sample one period (or, behind a slow USB
+ * adapter, a few periods) after it took the sample, so the controller computes the command for the
+ * state the arm will be in then. This steps the nominal actuated arm (the rig's arm, motors and
+ * friction) from the measured state over that horizon with the duty in force meanwhile.
+ */
+import type { Rig } from '../config/load.js';
+import { armModel, type ArmModel } from '../model/arm.js';
+import { externalTorques } from '../model/dynamics.js';
+import { FixedStepIntegrator } from '../model/integrate.js';
+import { reflectedInertia, torqueForDuty } from './motor.js';
+
+export class Predictor {
+  /** Predicted angles [rad] and velocities [rad/s] after the last `predict`. */
+  readonly q: number[];
+  readonly qd: number[];
+  private readonly n: number;
+  private readonly model: ArmModel;
+  private readonly rotor: number[];
+  private readonly duty: number[];
+  private readonly tau: number[];
+  private readonly ext: number[];
+  private readonly integ: FixedStepIntegrator;
+
+  constructor(private readonly rig: Rig) {
+    const n = rig.joints;
+    this.n = n;
+    const z = (): number[] => new Array<number>(n).fill(0);
+    this.q = z();
+    this.qd = z();
+    this.duty = z();
+    this.tau = z();
+    this.ext = z();
+    this.model = armModel(rig.arm);
+    this.rotor = rig.motors.slice(0, n).map(reflectedInertia);
+    this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => {
+      const r = this.rig;
+      externalTorques(r.arm, q, qd, { viscous: r.friction.viscous, coulomb: r.friction.coulomb, coulombVelocity: 0.01 }, this.ext);
+      for (let i = 0; i < this.n; i++) this.tau[i] = torqueForDuty(r.motors[i]!, r.supplyV, this.duty[i]!, qd[i]!) + this.ext[i]!;
+      this.model.forwardDynamics(q, qd, this.tau, out, this.rotor);
+    });
+  }
+
+  /**
+   * The state `horizon` [s] after (q, qd) with `duty` held (the command in force until the answer
+   * applies). Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is
+   * not finite.
+   */
+  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number): boolean {
+    const n = this.n;
+    for (let i = 0; i < n; i++) {
+      this.q[i] = q[i]!;
+      this.qd[i] = qd[i]!;
+      this.duty[i] = Number.isFinite(duty[i]!) ? duty[i]! : 0;
+    }
+    if (!(horizon > 0)) return true;
+    const steps = Math.max(1, Math.ceil(horizon / 0.001));
+    const h = horizon / steps;
+    for (let s = 0; s < steps; s++) this.integ.step(0, this.q, this.qd, h);
+    for (let i = 0; i < n; i++) {
+      if (!Number.isFinite(this.q[i]!) || !Number.isFinite(this.qd[i]!)) {
+        for (let j = 0; j < n; j++) {
+          this.q[j] = q[j]!;
+          this.qd[j] = qd[j]!;
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+}

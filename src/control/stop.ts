@@ -1,0 +1,85 @@
+/**
+ * Why a run stopped, as values of a closed type (not strings tested by prefix). `describeStop` gives
+ * the one-line text that the summary, the recording and the exit code use: "done", "quit",
+ * "interrupted:SIGINT", "estop", "fault:link-lost (...)".
+ */
+
+/** A safety stop: what the loop saw that made it zero the motors. */
+export type Fault =
+  | { kind: 'link-lost'; ms: number }
+  | { kind: 'link-closed' }
+  | { kind: 'board-reset' }
+  | { kind: 'watchdog' }
+  | { kind: 'limit'; joint: number; deg: number; minDeg: number; maxDeg: number }
+  | { kind: 'speed'; joint: number; degS: number; limitDegS: number }
+  | { kind: 'saturated'; joint: number; seconds: number }
+  | { kind: 'non-finite'; what: string }
+  | { kind: 'twin-alarm'; joints: number[] }
+  | { kind: 'stall'; ms: number; watchdogMs: number; boardWatchdog: boolean }
+  | { kind: 'wiring'; joint: number; message: string }
+  | { kind: 'controller'; message: string }
+  /** A fault reported from outside the loop (a full disk, a lifecycle command that failed). */
+  | { kind: 'host'; message: string };
+
+export type StopReason =
+  | { kind: 'done' }
+  /** A stop asked for from outside (quit, a signal, the end of a recording): its text. */
+  | { kind: 'requested'; text: string }
+  | { kind: 'estop'; text: string }
+  | { kind: 'fault'; fault: Fault };
+
+const joints = (js: number[]): string => (js.length === 1 ? `joint ${js[0]! + 1}` : `joints ${js.map((j) => j + 1).join(' and ')}`);
+
+/** The fault's text after "fault:". */
+export function describeFault(f: Fault): string {
+  switch (f.kind) {
+    case 'link-lost':
+      return `link-lost (no telemetry for ${f.ms.toFixed(0)} ms)`;
+    case 'link-closed':
+      return 'link-closed';
+    case 'board-reset':
+      return 'board-reset';
+    case 'watchdog':
+      return 'watchdog';
+    case 'limit':
+      return `limit joint ${f.joint + 1} at ${f.deg.toFixed(1)} deg, outside ${f.minDeg.toFixed(0)}..${f.maxDeg.toFixed(0)} deg`;
+    case 'speed':
+      return `speed joint ${f.joint + 1} at ${f.degS.toFixed(0)} deg/s, limit ${f.limitDegS.toFixed(0)} deg/s`;
+    case 'saturated':
+      return `saturated joint ${f.joint + 1} at its torque limit for ${f.seconds} s (jammed, blocked, or a load it cannot carry)`;
+    case 'non-finite':
+      return `non-finite ${f.what} (the motors were zeroed)`;
+    case 'twin-alarm':
+      return `twin-alarm ${joints(f.joints)} ${f.joints.length === 1 ? 'diverges' : 'diverge'} from the model (a collision, a jam, a load?)`;
+    case 'stall':
+      return f.boardWatchdog
+        ? `stall: the host answered no sample for ${f.ms.toFixed(0)} ms, longer than the board's ${f.watchdogMs} ms watchdog`
+        : `stall: the host answered no sample for ${f.ms.toFixed(0)} ms (over ${f.watchdogMs} ms); the board has no watchdog, so the arm ran uncommanded for ${f.ms.toFixed(0)} ms`;
+    case 'wiring':
+      return `wiring joint ${f.joint + 1}: ${f.message}`;
+    case 'controller':
+      return `controller: ${f.message}`;
+    case 'host':
+      return f.message;
+  }
+}
+
+export function describeStop(r: StopReason): string {
+  switch (r.kind) {
+    case 'done':
+      return 'done';
+    case 'requested':
+      return r.text;
+    case 'estop':
+      return r.text;
+    case 'fault':
+      return `fault:${describeFault(r.fault)}`;
+  }
+}
+
+/** A stop reason from the text of a stop or e-stop command ("fault:..." texts are host faults). */
+export function stopFromText(kind: 'stop' | 'estop', text: string): StopReason {
+  if (text.startsWith('fault:')) return { kind: 'fault', fault: { kind: 'host', message: text.slice(6) } };
+  if (text === 'done') return { kind: 'done' };
+  return kind === 'estop' ? { kind: 'estop', text } : { kind: 'requested', text };
+}

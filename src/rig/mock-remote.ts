@@ -1,0 +1,62 @@
+/**
+ * The host's handle on a mock rig running in its own thread (mock-thread.ts): a serialport stream over
+ * the shared-memory cable, fault injection by message, and the thread's own account of its timing.
+ */
+import { Worker } from 'node:worker_threads';
+import { SerialPortStream } from '@serialport/stream';
+import type { Rig } from '../config/load.js';
+import type { FaultSpec } from '../control/faults.js';
+import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadStats } from './mock-thread.js';
+import { createWire, wireBinding } from './wire.js';
+import type { MockWiring } from './wiring.js';
+
+export interface RemoteMockRig {
+  readonly path: string;
+  /** The mock thread's Linux task id (-1 if unknown). */
+  readonly tid: number;
+  openStream(baudRate?: number): Promise<SerialPortStream>;
+  /** Injects a rig fault now. */
+  fault(f: FaultSpec): void;
+  /** Stops the mock's thread and resolves with how it fared. */
+  stop(): Promise<MockThreadStats | undefined>;
+}
+
+/** Starts the line-protocol mock rig of `rig` in a thread of its own. */
+export function startRemoteMockRig(rig: Rig, wiring?: MockWiring): Promise<RemoteMockRig> {
+  const wire = createWire();
+  const path = `mock:${rig.name}`;
+  const binding = wireBinding(path, wire);
+  const worker = new Worker(new URL('./mock-thread.js', import.meta.url), { workerData: { rig, wire, ...(wiring ? { wiring } : {}) } satisfies MockThreadInput });
+  let stats: MockThreadStats | undefined;
+  let ended: Promise<void> | undefined;
+  return new Promise((resolve, reject) => {
+    const onEarly = (e: Error): void => reject(new Error(`the mock rig's thread failed to start: ${e.message}`));
+    worker.once('error', onEarly);
+    worker.on('message', (m: MockThreadMessage) => {
+      if (m.type === 'stats') stats = m.stats;
+      else if (m.type === 'error') reject(new Error(`the mock rig's thread failed: ${m.message}`));
+      else if (m.type === 'ready') {
+        worker.off('error', onEarly);
+        worker.on('error', () => undefined);
+        ended = new Promise((r) => worker.once('exit', () => r()));
+        resolve({
+          path,
+          tid: m.tid,
+          openStream: (baudRate = rig.link.baudRate) =>
+            new Promise((res, rej) => {
+              const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
+              s.open((err) => (err ? rej(err) : res(s)));
+            }),
+          fault: (f) => worker.postMessage({ type: 'fault', fault: f } satisfies MockThreadCommand),
+          stop: async () => {
+            worker.postMessage({ type: 'stop' } satisfies MockThreadCommand);
+            const t = setTimeout(() => void worker.terminate(), 2000);
+            await ended;
+            clearTimeout(t);
+            return stats;
+          },
+        });
+      }
+    });
+  });
+}

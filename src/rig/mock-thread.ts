@@ -1,0 +1,95 @@
+/**
+ * The mock board as another computer: the line-protocol mock rig in a worker thread of its own, on
+ * its own clock, at the far end of a shared-memory cable (wire.ts). It sleeps in Atomics.wait until
+ * its next timer (a sample, a byte leaving its UART, a USB frame) or until the host writes, so it
+ * neither spins nor shares an event loop with the host's loop. If its thread is starved (a busy
+ * machine), its timers run late: it measures by how much and reports it, so that a late mock is not
+ * taken for a late host.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Rig } from '../config/load.js';
+import type { FaultSpec } from '../control/faults.js';
+import { DrivenClock } from '../time/clock.js';
+import { taskCpuSeconds, threadId } from '../time/threads.js';
+import { applyFault } from './fault-effects.js';
+import { buildLineRig } from './mock-rig.js';
+import { BoardWireEnd, type WireBuffers } from './wire.js';
+import type { MockWiring } from './wiring.js';
+
+/** What the host gives the mock's thread. */
+export interface MockThreadInput {
+  rig: Rig;
+  wire: WireBuffers;
+  /** The mock wired wrong on purpose (--wiring). */
+  wiring?: MockWiring;
+}
+
+/** Messages to the mock's thread. */
+export type MockThreadCommand = { type: 'fault'; fault: FaultSpec } | { type: 'stop' };
+
+/** How the mock's own thread fared. */
+export interface MockThreadStats {
+  /** Largest lateness of a timer of the mock (a sample, a byte, a USB frame) [ms]. */
+  maxLateMs: number;
+  /** Timers that ran more than 0.5 ms late. */
+  lateTimers: number;
+  /** CPU time of the mock's thread over its wall time, 0..1. */
+  cpu: number;
+  /** The thread's Linux task id (to tell its CPU apart from the host's), or -1. */
+  tid: number;
+  /** Samples the board took. */
+  samples: number;
+}
+
+/** Messages from the mock's thread. */
+export type MockThreadMessage = { type: 'ready'; tid: number } | { type: 'stats'; stats: MockThreadStats } | { type: 'error'; message: string };
+
+async function main(): Promise<void> {
+  const port = parentPort!;
+  const input = workerData as MockThreadInput;
+  const clock = new DrivenClock();
+  const wire = new BoardWireEnd(input.wire);
+  const mock = buildLineRig(input.rig, clock, input.wiring ? { wiring: input.wiring } : {});
+  mock.end.onTransmit = (b) => wire.send(b);
+  const tid = threadId();
+  const cpu0 = taskCpuSeconds(tid);
+  const wall0 = clock.now();
+  let running = true;
+  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0 };
+  port.on('message', (m: MockThreadCommand) => {
+    if (m.type === 'stop') running = false;
+    else if (m.type === 'fault') applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
+  });
+  port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);
+  const yieldToMessages = (): Promise<void> => new Promise((r) => setImmediate(r));
+  let lastYield = clock.now();
+  while (running && !wire.closed()) {
+    const seen = wire.downSignal();
+    const baud = wire.hostBaudRate();
+    if (baud > 0) mock.end.hostBaudRate = baud;
+    for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
+    const late = clock.runDue();
+    if (late > 0.0005) stats.lateTimers++;
+    if (late * 1000 > stats.maxLateMs) stats.maxLateMs = late * 1000;
+    const now = clock.now();
+    if (now - lastYield > 0.005) {
+      lastYield = now;
+      await yieldToMessages();
+      continue;
+    }
+    const waitMs = Math.min(5, (clock.nextTimerAt() - clock.now()) * 1000);
+    wire.sleep(seen, waitMs);
+  }
+  mock.dispose();
+  const wall = clock.now() - wall0;
+  stats.cpu = wall > 0 ? (taskCpuSeconds(tid) - cpu0) / wall : 0;
+  stats.samples = mock.board.stats.txFrames;
+  port.postMessage({ type: 'stats', stats } satisfies MockThreadMessage);
+  port.close();
+}
+
+if (parentPort && (workerData as MockThreadInput | undefined)?.wire) {
+  main().catch((e: unknown) => {
+    parentPort!.postMessage({ type: 'error', message: e instanceof Error ? e.message : String(e) } satisfies MockThreadMessage);
+  });
+}

@@ -1,0 +1,83 @@
+/**
+ * The messages between the main thread (session.ts) and the loop's worker (worker.ts), typed end to
+ * end. Rows do not travel here: they go through the shared ring.
+ */
+import type { Rig } from '../config/load.js';
+import type { FeedforwardMode } from '../control/controller.js';
+import type { FaultSpec } from '../control/faults.js';
+import type { LoopCommand, LoopEvent } from '../control/loop.js';
+import type { RingBuffers } from '../control/ring.js';
+import type { LoopTiming } from '../control/runner.js';
+import type { MockThreadStats } from '../rig/mock-thread.js';
+import type { RtResult } from '../time/threads.js';
+import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link.js';
+import type { PathSpec } from '../model/builtins.js';
+import type { Target } from './target.js';
+
+/** What the main thread gives the worker. */
+export interface WorkerInput {
+  rig: Rig;
+  target: Target;
+  paths: PathSpec[];
+  cycle: boolean;
+  park: boolean;
+  feedforward: FeedforwardMode;
+  rateHz: number;
+  ring: RingBuffers;
+  faults: FaultSpec[];
+  maxSeconds: number;
+  /** Ask Linux for SCHED_FIFO for the loop's thread (and the mock's). */
+  rt: boolean;
+  /** A user's controller module. */
+  controller?: string;
+  /** Compensate the sample-to-command delay with the model. @default true */
+  predict?: boolean;
+}
+
+/** The timing of a run as the summary reports it (the `timing` object of `twolink run --json`). */
+export interface RunTiming {
+  /** The board's sampling rate [Hz]. */
+  sampleRateHz: number;
+  /** 99th percentile of the board's sample period [us] (board time). */
+  samplePeriodP99Us: number;
+  /** Samples answered too late for the sample they were due at, or superseded by a newer one. */
+  lateSamples: number;
+  /** Samples lost on the way (gaps in the board's sample index). */
+  lostSamples: number;
+  /** Sample instant -> answer written [us], median and 99th percentile (host clock). */
+  latencyP50Us: number;
+  latencyP99Us: number;
+  /** Samples from a sample to the one that applies its answer (the link's delay). */
+  answerDelaySamples: number | null;
+  /** CPU of the host process, all threads but the mock rig's, over the run [% of one core]. */
+  hostCpuPct: number;
+  /** CPU of the mock rig's thread [% of one core] (null when there is none). */
+  mockCpuPct: number | null;
+  /** Largest gap between answered samples [ms] (board time). */
+  maxStallMs: number;
+  /** True when Linux granted SCHED_FIFO to the loop's thread. */
+  rt: boolean;
+  /** Why real-time scheduling was not granted, when asked for. */
+  rtRefused?: string;
+  /** How the mock rig's own thread fared (late timers: the mock was starved, not the host). */
+  mock?: MockThreadStats;
+}
+
+/** Messages from the worker. */
+export type WorkerMessage =
+  | { type: 'ready'; identity: BoardIdentity; describe: string }
+  | { type: 'rt'; result: RtResult }
+  | { type: 'event'; event: LoopEvent }
+  | {
+      type: 'result';
+      stopReason: string;
+      stopOutcome: StopOutcome | 'watchdog';
+      timing: LoopTiming;
+      cpu: { hostPct: number; mockPct: number | null };
+      mock?: MockThreadStats;
+      counters: LinkCounters;
+    }
+  | { type: 'error'; name: string; message: string };
+
+/** Messages to the worker. */
+export type WorkerCommand = { type: 'command'; command: LoopCommand };

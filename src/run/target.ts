@@ -1,0 +1,92 @@
+/**
+ * Opening the arm a run drives: the rig file's link (the line protocol or Firmata, `link.transport`)
+ * to a serial port, or to the mock rig. The line-protocol mock runs in a thread of its own, on its own
+ * clock, as a board is another computer (rig/mock-thread.ts); in virtual time (tests) it shares the
+ * loop's thread and clock (run/virtual.ts). Transports load lazily, so the line path never loads
+ * johnny-five.
+ */
+import type { Duplex } from 'node:stream';
+import type { Rig } from '../config/load.js';
+import type { FaultSpec } from '../control/faults.js';
+import type { MockThreadStats } from '../rig/mock-thread.js';
+import type { MockWiring } from '../rig/wiring.js';
+import type { Clock } from '../time/clock.js';
+import type { Link } from '../transport/link.js';
+import { openSerialPort } from '../transport/open.js';
+
+/** Where the arm is: the rig file's simulated plant (the mock rig), or a serial port. */
+export type Target = { kind: 'mock'; wiring?: MockWiring } | { kind: 'port'; path: string; baudRate?: number };
+
+/** The mock rig's handle, for fault injection and its own account of its timing. */
+export interface MockHandle {
+  /** Injects a rig fault (not a host fault: busy, throw) now. */
+  fault(f: FaultSpec): void;
+  /** Ends the mock; resolves with how its thread fared (undefined when it shares the loop's thread). */
+  stop(): Promise<MockThreadStats | undefined>;
+  /** The mock thread's Linux task id, or -1. */
+  tid: number;
+}
+
+/** What was opened. */
+export interface OpenedTarget {
+  link: Link;
+  mock?: MockHandle;
+  /** One line for people: what this is. */
+  describe: string;
+  /** The board cuts its motors by itself when commands stop (our firmware; Firmata only with the twolink watchdog feature). */
+  boardWatchdog: () => boolean;
+}
+
+/** Opens the link of `rig` to `target`. */
+export async function openTarget(rig: Rig, target: Target, clock: Clock): Promise<OpenedTarget> {
+  const baudRate = target.kind === 'port' ? target.baudRate ?? rig.link.baudRate : rig.link.baudRate;
+  if (rig.link.transport === 'firmata') {
+    const fl = await import('../transport/firmata-link.js');
+    if (target.kind === 'mock') {
+      const { createFirmataMockRig } = await import('../rig/mock-firmata-rig.js');
+      const { applyFault } = await import('../rig/fault-effects.js');
+      const mock = createFirmataMockRig(rig, clock);
+      const stream = await mock.openStream(baudRate);
+      const link = fl.createFirmataLink(rig, stream, mock.path, clock, { baudRate });
+      const m = mock as unknown as { plant: import('../rig/plant.js').Plant; board: never; unplug?: () => void; dispose?: () => void };
+      return {
+        link,
+        mock: {
+          fault: (f) => applyFault({ plant: m.plant, board: m.board, unplug: () => m.unplug?.() }, f),
+          stop: async () => {
+            m.dispose?.();
+            return undefined;
+          },
+          tid: -1,
+        },
+        describe: `Firmata (johnny-five) to the mock rig ${mock.path} at ${baudRate} baud`,
+        boardWatchdog: () => link.hasBoardWatchdog,
+      };
+    }
+    const stream = await openSerialPort(target.path, baudRate);
+    const link = fl.createFirmataLink(rig, stream, target.path, clock, { baudRate });
+    return { link, describe: `Firmata (johnny-five) on ${target.path} at ${baudRate} baud`, boardWatchdog: () => link.hasBoardWatchdog };
+  }
+  const { LineLink } = await import('../transport/line-link.js');
+  // A board wired otherwise than the README's table (the rig file's `wiring`, from twolink setup):
+  // the link speaks to the board in its own terms and WiredLink maps it to the joints.
+  const wired = rig.wiring ? await import('../transport/wired-link.js') : undefined;
+  const make = (stream: Duplex, name: string): Link => {
+    const encoders = wired && rig.wiring ? wired.boardEncoders(rig.wiring) : rig.encoders;
+    const line = new LineLink({ stream, name, baudRate, clock, encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+    return wired && rig.wiring ? new wired.WiredLink(line, rig.wiring, rig.encoders) : line;
+  };
+  if (target.kind === 'mock') {
+    const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+    const mock = await startRemoteMockRig(rig, target.wiring);
+    const stream = await mock.openStream(baudRate);
+    return {
+      link: make(stream, mock.path),
+      mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid },
+      describe: `line protocol to the mock rig ${mock.path} (its own thread, ${rig.plant?.adapter.kind ?? '16u2'} adapter) at ${baudRate} baud`,
+      boardWatchdog: () => true,
+    };
+  }
+  const stream = await openSerialPort(target.path, baudRate);
+  return { link: make(stream, target.path), describe: `line protocol on ${target.path} at ${baudRate} baud`, boardWatchdog: () => true };
+}
