@@ -14,11 +14,11 @@ import { mulberry32 as prng } from '../model/random.js';
 import { Matrix } from 'ml-matrix';
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
-import { reflectedInertia, torqueForDuty } from '../control/motor.js';
+import { createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
 import type { PathSpec } from '../model/builtins.js';
 import { buildPath, type SineComponent, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
 import { conditionNumber } from './lsq.js';
-import { baseParameters, HOST_COULOMB_VELOCITY, P, predictTorque, regressorRows, toVector, type RegressorConstants } from './regressor.js';
+import { modelBaseParameters, P, predictTorque, regressorConstants, regressorRows, toVector, type RegressorConstants } from './regressor.js';
 
 const DEG = Math.PI / 180;
 
@@ -91,7 +91,7 @@ interface Evaluated {
 }
 
 /** Samples a trajectory at `rateHz` and measures what the nominal model says it needs. */
-function evaluate(rig: Rig, traj: Trajectory, centre: readonly number[], theta: readonly number[], c: RegressorConstants, rateHz: number): Evaluated {
+function evaluate(rig: Rig, model: ActuatedArmModel, traj: Trajectory, centre: readonly number[], theta: readonly number[], c: RegressorConstants, rateHz: number): Evaluated {
   const e: Evaluated = { angle: [0, 0], speed: [0, 0], load: [0, 0], torque: [0, 0] };
   const s: TrajectorySample = { t: 0, q: [0, 0], qd: [0, 0], qdd: [0, 0], qddd: [0, 0] };
   const tau = [0, 0];
@@ -104,8 +104,7 @@ function evaluate(rig: Rig, traj: Trajectory, centre: readonly number[], theta: 
       e.angle[i] = Math.max(e.angle[i]!, Math.abs(s.q[i]! - centre[i]!));
       e.speed[i] = Math.max(e.speed[i]!, Math.abs(s.qd[i]!));
       e.torque[i] = Math.max(e.torque[i]!, Math.abs(tau[i]!));
-      const m = rig.motors[i]!;
-      const motor = tau[i]! >= 0 ? torqueForDuty(m, rig.supplyV, rig.maxDuty, s.qd[i]!) : -torqueForDuty(m, rig.supplyV, -rig.maxDuty, s.qd[i]!);
+      const motor = motorTorqueLimit(model, i, rig.maxDuty, s.qd[i]!, tau[i]!);
       const avail = Math.max(1e-9, Math.min(rig.limits[i]!.maxTorque, motor));
       e.load[i] = Math.max(e.load[i]!, Math.abs(tau[i]!) / avail);
     }
@@ -148,8 +147,9 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   const H = o.harmonics ?? 5;
   const centre = (o.centre ?? defaultCentre(rig)).slice(0, 2);
   const rnd = prng(o.seed ?? 1);
-  const c: RegressorConstants = { L1: arm.L1, g: arm.g, coulombVelocity: HOST_COULOMB_VELOCITY };
-  const theta = toVector(baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction));
+  const model = createActuatedArmModel(rig);
+  const c = regressorConstants(model);
+  const theta = toVector(modelBaseParameters(model));
   const room = centre.map((q, i) => Math.min(q - (rig.limits[i]!.min + MARGIN), rig.limits[i]!.max - MARGIN - q));
   room.forEach((r, i) => {
     if (!(r > 2 * DEG)) {
@@ -167,13 +167,13 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   for (let cand = 0; cand < tries; cand++) {
     const shape = perJoint.map((fs) => fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })));
     // Scale each joint so that its angle and speed use the allowed fraction of the limits...
-    const unit = evaluate(rig, build(shape, 'probe'), centre, theta, c, rate);
+    const unit = evaluate(rig, model, build(shape, 'probe'), centre, theta, c, rate);
     let scale = [0, 1].map((i) => Math.min((f * room[i]!) / unit.angle[i]!, (f * rig.limits[i]!.maxVel) / unit.speed[i]!));
     const scaled = (k: number): SineComponent[][] => shape.map((js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i]! * k })));
     // ... then shrink both (bisection) until the torque fits too.
-    let e = evaluate(rig, build(scaled(1), 'probe'), centre, theta, c, rate);
+    let e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
     if (Math.max(...e.load) > ft) {
-      const still = evaluate(rig, build(scaled(0), 'probe'), centre, theta, c, rate);
+      const still = evaluate(rig, model, build(scaled(0), 'probe'), centre, theta, c, rate);
       if (Math.max(...still.load) > ft) {
         const j = still.load[0]! > ft ? 0 : 1;
         throw new ExcitationError(
@@ -184,11 +184,11 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
       let hi = 1;
       for (let it = 0; it < 14; it++) {
         const mid = (lo + hi) / 2;
-        if (Math.max(...evaluate(rig, build(scaled(mid), 'probe'), centre, theta, c, rate).load) > ft) hi = mid;
+        if (Math.max(...evaluate(rig, model, build(scaled(mid), 'probe'), centre, theta, c, rate).load) > ft) hi = mid;
         else lo = mid;
       }
       scale = scale.map((s) => s * lo);
-      e = evaluate(rig, build(scaled(1), 'probe'), centre, theta, c, rate);
+      e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
     }
     const sines = scaled(1);
     const condition = trajectoryCondition(build(sines, 'probe'), c);

@@ -35,20 +35,11 @@
 import { Matrix, QrDecomposition } from 'ml-matrix';
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
-import { reflectedInertia, torqueForDuty } from '../control/motor.js';
+import { createActuatedArmModel, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
 import { F, LOOP_STATES, type LoopState, type TickObject } from '../control/tick.js';
 import { derivatives, zeroPhaseLowpass } from './filter.js';
 import { conditionNumber, nnls } from './lsq.js';
-import {
-  BASE_PARAMETERS,
-  baseParameters,
-  HOST_COULOMB_VELOCITY,
-  P,
-  regressorRows,
-  toVector,
-  type BaseParameterKey,
-  type RegressorConstants,
-} from './regressor.js';
+import { BASE_PARAMETERS, modelBaseParameters, P, regressorConstants, regressorRows, toVector, type BaseParameterKey, type RegressorConstants } from './regressor.js';
 
 /** What the fit needs of one tick. */
 export interface FitTick {
@@ -273,7 +264,7 @@ interface Equations {
   sampleHz: number;
 }
 
-function equations(rig: Rig, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
+function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
   const segs = segments(ticks, lag);
   const allDt: number[] = [];
   for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
@@ -329,7 +320,7 @@ function equations(rig: Rig, ticks: readonly FitTick[], lag: number, cutoffHz: n
         q[i] = qf[i]![j]!;
         qd[i] = dv[i]!.d1[j]!;
         qdd[i] = dv[i]!.d2[j]!;
-        tq[i]![j] = torqueForDuty(rig.motors[i]!, rig.supplyV, dg[i]![j]!, qd[i]!);
+        tq[i]![j] = motorTorque(model, i, dg[i]![j]!, qd[i]!);
       }
       regressorRows(c, q, qd, qdd, rows);
       for (let r = 0; r < 2 * P; r++) cols[r]![j] = rows[r]!;
@@ -474,15 +465,16 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
  * give a fit (no driven motion, too short).
  */
 export function fitTicks(rig: Rig, ticks: readonly FitTick[], o: FitOptions = {}): FitResult {
-  const arm = twoLinkArm(rig);
+  twoLinkArm(rig); // refuses a one-link rig, naming the file
   const cutoffHz = o.cutoffHz ?? 10;
   const order = o.order ?? 4;
   const commandLag = o.commandLag ?? 1;
   const estimator = o.estimator ?? 'iv';
   if (!(Number.isInteger(commandLag) && commandLag >= 1)) throw new RangeError(`"commandLag" must be a whole number of ticks >= 1, got ${commandLag}`);
-  const c: RegressorConstants = { L1: arm.L1, g: arm.g, coulombVelocity: HOST_COULOMB_VELOCITY };
-  const nominal = toVector(baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction));
-  const eq = equations(rig, ticks, commandLag, cutoffHz, order, o.reversalSpeed ?? 0.02, c);
+  const model = createActuatedArmModel(rig);
+  const c = regressorConstants(model);
+  const nominal = toVector(modelBaseParameters(model));
+  const eq = equations(model, ticks, commandLag, cutoffHz, order, o.reversalSpeed ?? 0.02, c);
   const s = solve(eq, nominal, estimator === 'iv');
   const parameters = Object.fromEntries(
     BASE_PARAMETERS.map((b, p) => [

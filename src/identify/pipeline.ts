@@ -7,12 +7,12 @@
 import type { Rig } from '../config/load.js';
 import { resolveRig, twoLinkArm } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
-import { reflectedInertia } from '../control/motor.js';
+import { createActuatedArmModel } from '../model/actuated.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { RunSummary } from '../record/stats.js';
 import { designExcitation, type Excitation, type ExcitationOptions } from './excitation.js';
 import { fitTickFromRow, fitTicks, type FitOptions, type FitResult, type FitTick } from './fit.js';
-import { baseParameters, fromVector, type BaseParameterKey, type BaseParameters } from './regressor.js';
+import { fromVector, modelBaseParameters, type BaseParameterKey, type BaseParameters } from './regressor.js';
 import { identifiedRigFile } from './rigfile.js';
 
 /** Drives `rig`'s arm along `paths` (recording to `record` when given) and returns the run's rows. */
@@ -106,7 +106,8 @@ export async function validate(before: Rig, after: Rig, run: RunPaths, path: Pat
 export function plantParameters(rig: Rig): BaseParameters | undefined {
   const p = rig.plant;
   if (!p) return undefined;
-  return baseParameters(twoLinkArm({ ...rig, arm: p.arm }), p.motors.slice(0, 2).map(reflectedInertia), { viscous: p.viscous, coulomb: p.coulomb });
+  twoLinkArm({ ...rig, arm: p.arm }); // refuses a one-link plant, naming the file
+  return modelBaseParameters(createActuatedArmModel({ arm: p.arm, motors: p.motors, friction: { viscous: p.viscous, coulomb: p.coulomb }, supplyV: p.supplyV, coulombVelocity: p.coulombVelocity }));
 }
 
 /** Relative error of each estimate against the truth (fraction). */

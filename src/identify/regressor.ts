@@ -1,6 +1,6 @@
 /**
- * The planar two-link arm's dynamics written linear in its base parameters, tau = Y(q, qd, qdd) theta
- * (seed 000's M, V, G; src/model/dynamics.ts):
+ * The actuated two-link arm's inverse dynamics (src/model/actuated.ts: seed 000's M, V, G, the rotors,
+ * friction) written linear in its base parameters, tau = Y(q, qd, qdd) theta:
  *
  *   tau1 = J1 qdd1 + J2 (qdd1 + qdd2) + mL [L1 (2 cos a2 qdd1 + cos a2 qdd2 - sin a2 (2 qd1 qd2 + qd2^2)) + g cos(a1 + a2)]
  *          + mG g cos a1 + fv1 qd1 + fc1 tanh(qd1 / v)
@@ -30,7 +30,8 @@
  *
  * Pure math: no I/O, no clock.
  */
-import type { TwoLinkParams } from '../model/types.js';
+import { NOMINAL_COULOMB_VELOCITY, type ActuatedArmModel } from '../model/actuated.js';
+import { isTwoLink, type TwoLinkParams } from '../model/types.js';
 
 /** One base parameter: its key, unit and what it is. */
 export interface BaseParameterInfo {
@@ -65,12 +66,17 @@ export interface RegressorConstants {
   L1: number;
   /** Gravity [m/s^2]. */
   g: number;
-  /** Coulomb friction is c tanh(qd / v) with this v [rad/s] (the host's model uses 0.01). */
+  /** Coulomb friction is c tanh(qd / v) with this v [rad/s] (the actuated model's v_c). */
   coulombVelocity: number;
 }
 
-/** The Coulomb smoothing velocity of the host's controller and twin [rad/s]. */
-export const HOST_COULOMB_VELOCITY = 0.01;
+/** The Coulomb smoothing velocity of the host's controller and twin [rad/s] (the actuated model's). */
+export const HOST_COULOMB_VELOCITY = NOMINAL_COULOMB_VELOCITY;
+
+/** The regressor's constants of an actuated two-link arm model: its L1, g and v_c. */
+export function regressorConstants(model: ActuatedArmModel): RegressorConstants {
+  return { L1: model.arm.L1, g: model.arm.g, coulombVelocity: model.coulombVelocity };
+}
 
 /**
  * Writes the two rows of Y at (q, qd, qdd) into `out` (row-major, 2 x P: joint 1's row then joint
@@ -147,6 +153,16 @@ export function baseParameters(
     fc1: friction.coulomb[0]!,
     fc2: friction.coulomb[1]!,
   };
+}
+
+/**
+ * The base parameters of an actuated two-link arm model (its arm, reflected rotor inertias and
+ * friction): Y theta then equals the model's inverse dynamics. Throws a RangeError for one link.
+ */
+export function modelBaseParameters(model: ActuatedArmModel): BaseParameters {
+  const arm = model.arm;
+  if (!isTwoLink(arm)) throw new RangeError('base parameters need a two-link arm (L2, d2, m2, I2)');
+  return baseParameters(arm, model.rotorInertia, { viscous: model.viscous, coulomb: model.coulomb });
 }
 
 /** tau = Y theta at one state [N m], per joint. */

@@ -14,6 +14,7 @@
  */
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
+import { reflectedInertia } from '../model/motor.js';
 import type { TwoLinkParams } from '../model/types.js';
 import type { BaseParameters } from './regressor.js';
 
@@ -101,7 +102,7 @@ function r6(v: number): number {
 export function identifiedRigFile(raw: Record<string, unknown>, rig: Rig, p: BaseParameters): Record<string, unknown> {
   const nominal = twoLinkArm(rig);
   const motors = rig.motors.slice(0, 2);
-  const rotor1 = motors[0]!.gear ** 2 * motors[0]!.rotorInertia;
+  const rotor1 = reflectedInertia(motors[0]!);
   const arm = realizeArm(nominal, p, rotor1);
   const out: Record<string, unknown> = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
   out.arm = Object.fromEntries(Object.entries(arm).map(([k, v]) => [k, r6(v)]));
