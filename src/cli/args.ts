@@ -61,8 +61,21 @@ export function parse(argv: readonly string[], specs: OptionSpecs, command: stri
 
 const finite = z.number().refine(Number.isFinite, 'not a finite number');
 
-/** Parses "a,b" into numbers; `n` fixes the count. */
-export function numberList(value: string | undefined, name: string, n?: number): number[] {
+/** A stray positional argument is an error (a forgotten option name, a misplaced value): never ignored. */
+export function noPositionals(positionals: readonly string[], command: string, hint = ''): void {
+  if (positionals.length === 0) return;
+  throw new UsageError(`${command}: unexpected argument "${positionals[0]}"${hint ? ` (${hint})` : ''}; see twolink ${command} --help`);
+}
+
+/** The range of the numbers of a list (inclusive), with their unit, for the message. */
+export interface ListRange {
+  /** Largest magnitude allowed. */
+  maxAbs: number;
+  unit: string;
+}
+
+/** Parses "a,b" into numbers; `n` fixes the count; `range` bounds their magnitude. */
+export function numberList(value: string | undefined, name: string, n?: number, range?: ListRange): number[] {
   if (value === undefined) throw new UsageError(`--${name} is required`);
   const parts = value.split(',').map((s) => s.trim());
   const nums = parts.map((s) => (s === '' ? NaN : Number(s)));
@@ -74,7 +87,30 @@ export function numberList(value: string | undefined, name: string, n?: number):
   if (n !== undefined && r.data.length !== n) {
     throw new UsageError(`--${name}: expected ${n} comma-separated number${n > 1 ? 's' : ''}, got ${r.data.length} in "${value}"`);
   }
+  if (range) {
+    const k = r.data.findIndex((x) => Math.abs(x) > range.maxAbs);
+    if (k >= 0) throw new UsageError(`--${name}: ${r.data[k]} ${range.unit} is out of range: each value must be between -${range.maxAbs} and ${range.maxAbs} ${range.unit}`);
+  }
   return r.data;
+}
+
+/** The first non-finite number in a JSON-like value, as a path (`M[0][1]`), or undefined when all are finite. */
+export function nonFinitePath(v: unknown, path = ''): string | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? undefined : path || '(the value)';
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const p = nonFinitePath(v[i], `${path}[${i}]`);
+      if (p) return p;
+    }
+    return undefined;
+  }
+  if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      const p = nonFinitePath(x, path ? `${path}.${k}` : k);
+      if (p) return p;
+    }
+  }
+  return undefined;
 }
 
 /** Parses one number with optional bounds (inclusive). */

@@ -3,7 +3,7 @@
  * plots and exports) and `twolink plot` (a run's or a trajectory's figure). The plotting library is
  * loaded only when a figure is asked for.
  */
-import { writeFileSync } from 'node:fs';
+import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig } from '../config/load.js';
 import type { TickField } from '../control/tick.js';
 import { buildPath } from '../model/trajectory.js';
@@ -45,6 +45,7 @@ function figureFile(value: string | boolean | string[] | undefined, name: string
   const file = stringArg(value, name, 'a file ending in .svg or .html');
   const m = /\.(svg|html?)$/i.exec(file);
   if (!m) throw new UsageError(`--${name}: "${file}" must end in .svg (a picture) or .html (a page)`);
+  checkWritablePath(file, 'figure');
   return { file, kind: m[1]!.toLowerCase() === 'svg' ? 'svg' : 'html' };
 }
 
@@ -79,11 +80,7 @@ function recordings(positionals: string[], command: string): string[] {
 async function writeFigure(spec: import('vega-lite').TopLevelSpec, out: { file: string; kind: 'svg' | 'html' }, title: string): Promise<void> {
   const { renderHtml, renderSvg } = await import('../record/figures.js');
   const text = out.kind === 'svg' ? await renderSvg(spec) : await renderHtml(spec, title);
-  try {
-    writeFileSync(out.file, text);
-  } catch (e) {
-    throw new UsageError(`cannot write ${out.file}: ${(e as Error).message}`);
-  }
+  writeTextFile(out.file, text);
 }
 
 async function runFigureTo(a: LoadedRecording, al: RunAlignment | undefined, fa: FigureArgs, out: { file: string; kind: 'svg' | 'html' }): Promise<void> {
@@ -145,6 +142,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   if (v.export !== undefined) {
     const kind = choiceArg(v.export, 'export', ['csv', 'mcap'] as const, 'csv');
     exportTo = { kind, file: stringArg(v.out, 'out', `the file to write, e.g. --out run.${kind}`) };
+    checkWritablePath(exportTo.file, `${kind.toUpperCase()} export`);
   } else if (v.out !== undefined) {
     throw new UsageError('--out goes with --export csv|mcap (for a figure use --plot FILE)');
   }

@@ -5,9 +5,10 @@
  * loop, protocol and plant as `run --mock`, a minute of motion in a couple of seconds); `--port` runs
  * in real time with the loop in a worker, as `run` does. The last stdout line is JSON.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadRig, parseJsonText, twoLinkArm } from '../config/load.js';
+import { checkWritablePath, writeTextFile } from '../config/files.js';
+import { loadRig, parseJsonText, readConfigText, twoLinkArm } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../control/session.js';
@@ -187,7 +188,7 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
   const rig = loadRig(rigPath);
   twoLinkArm(rig);
-  const raw = parseJsonText(readFileSync(rigPath, 'utf8'), rigPath) as Record<string, unknown>;
+  const raw = parseJsonText(readConfigText(rigPath), rigPath) as Record<string, unknown>;
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
@@ -203,6 +204,9 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   if (out !== undefined && resolve(out) === resolve(rigPath)) throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
   const record = typeof v.record === 'string' ? v.record : recordingIn ? undefined : 'identify-excitation.ndjson';
   if (record !== undefined && existsSync(record) && !record.endsWith('.ndjson')) throw new UsageError(`--record ${record}: refusing to overwrite a file that is not .ndjson`);
+  // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.
+  if (out !== undefined) checkWritablePath(out, 'identified rig file');
+  if (record !== undefined) checkWritablePath(record, 'recording');
   const exOpts = excitationOptions(v);
   const fitOpts = fitOptions(v);
   const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner : portRunner(target)) : undefined;
@@ -265,7 +269,7 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   );
   log(parameterTable(fit, nominal, plant));
   if (out !== undefined) {
-    writeFileSync(out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
+    writeTextFile(out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
     log(`wrote ${out}: arm ${JSON.stringify(id.rigFile.arm)}, friction ${JSON.stringify(id.rigFile.friction)}`);
   }
 

@@ -76,7 +76,7 @@ function help(): string {
 }
 
 /** Errors that are the user's input, not a bug: printed as one line, exit code 2. */
-const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'ControllerError']);
+const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'FileError', 'ControllerError']);
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;

@@ -2,8 +2,8 @@
  * The calculator: `twolink model id|fd|fk|ik|jacobian`, `twolink sim` and `twolink traj`. These load
  * only the model and the rig file (no serial, johnny-five or blessed), so they start fast.
  */
-import { createWriteStream } from 'node:fs';
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
+import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
 import {
   armModel,
   endpointAcceleration,
@@ -18,7 +18,7 @@ import {
   type ExternalLoads,
   type TwoLinkParams,
 } from '../model/index.js';
-import { choiceArg, formatHelp, numberArg, numberList, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
 import { writeLines } from './output.js';
 import { loadTrajectoryArg, TRAJECTORY_OPTIONS } from './traj-args.js';
 
@@ -32,14 +32,42 @@ function rigOf(v: Parsed): Rig {
   return loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/bench-arm.json'));
 }
 
-/** Angles in and out: radians, or degrees with --deg. */
-function angles(v: Parsed): { inp: (a: number[]) => number[]; out: (a: readonly number[]) => number[] } {
+/**
+ * Angles in and out: radians, or degrees with --deg; `range` bounds what the arguments may be ( 10^4 rad/s, 10^6 rad/s^2: far beyond any arm, short of where the model's numbers overflow).
+ */
+function angles(v: Parsed): {
+  inp: (a: number[]) => number[];
+  out: (a: readonly number[]) => number[];
+  range: { q: ListRange; qd: ListRange; qdd: ListRange };
+} {
   const k = v.deg ? 1 / DEG : 1;
-  return { inp: (a) => a.map((x) => x * k), out: (a) => a.map((x) => x / k) };
+  const u = v.deg ? 'deg' : 'rad';
+  const r = (maxRad: number, unit: string): ListRange => ({ maxAbs: v.deg ? Math.round(maxRad * DEG) : maxRad, unit });
+  return {
+    inp: (a) => a.map((x) => x * k),
+    out: (a) => a.map((x) => x / k),
+    range: { q: r(1000, u), qd: r(1e4, `${u}/s`), qdd: r(1e6, `${u}/s^2`) },
+  };
 }
 
-function print(obj: unknown): void {
+/** Joint torques [N m], endpoint forces [N], endpoint positions [m]. */
+const TORQUE: ListRange = { maxAbs: 1e5, unit: 'N m' };
+const FORCE: ListRange = { maxAbs: 1e5, unit: 'N' };
+const POSITION: ListRange = { maxAbs: 100, unit: 'm' };
+
+/**
+ * Prints one JSON object, but only if every number in it is finite: JSON would write NaN and
+ * Infinity as null. Otherwise the command says which inputs made it so.
+ */
+function print(obj: unknown, command: string, inputs: string): void {
+  const bad = nonFinitePath(obj);
+  if (bad) throw new UsageError(`${command}: ${bad} is not a finite number for ${inputs}: the inputs are beyond what the model can compute`);
   process.stdout.write(`${JSON.stringify(obj)}\n`);
+}
+
+/** The arguments a command was given, for its messages. */
+function given(v: Parsed, names: readonly string[]): string {
+  return names.filter((k) => typeof v[k] === 'string').map((k) => `--${k} ${String(v[k])}`).join(' ') || 'these inputs';
 }
 
 interface Sub {
@@ -64,10 +92,10 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const m = armModel(rig.arm);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', m.joints));
-      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints));
-      const qdd = a.inp(numberList(v.qdd as string, 'qdd', m.joints));
-      print({ tau: m.inverseDynamics(q, qd, qdd), M: m.massMatrix(q), V: m.velocityTerms(q, qd), G: m.gravityTerms(q) });
+      const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
+      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
+      const qdd = a.inp(numberList(v.qdd as string, 'qdd', m.joints, a.range.qdd));
+      print({ tau: m.inverseDynamics(q, qd, qdd), M: m.massMatrix(q), V: m.velocityTerms(q, qd), G: m.gravityTerms(q) }, 'model id', given(v, ['q', 'qd', 'qdd']));
     },
   },
   fd: {
@@ -86,18 +114,18 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const m = armModel(rig.arm);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', m.joints));
-      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints));
-      const tau = numberList(v.tau as string, 'tau', m.joints);
+      const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
+      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
+      const tau = numberList(v.tau as string, 'tau', m.joints, TORQUE);
       const ext: ExternalLoads = {};
-      if (v.force !== undefined) ext.endpointForce = numberList(v.force as string, 'force', 2);
+      if (v.force !== undefined) ext.endpointForce = numberList(v.force as string, 'force', 2, FORCE);
       if (v.friction) Object.assign(ext, rig.friction);
       const total = tau.slice();
       if (Object.keys(ext).length) {
         const e = externalTorquesOf(rig, q, qd, ext);
         for (let i = 0; i < total.length; i++) total[i] += e[i]!;
       }
-      print({ qdd: a.out(m.forwardDynamics(q, qd, total)) });
+      print({ qdd: a.out(m.forwardDynamics(q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },
   },
   fk: {
@@ -114,9 +142,9 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const n = rig.joints;
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', n));
-      const qd = v.qd !== undefined ? a.inp(numberList(v.qd as string, 'qd', n)) : new Array(n).fill(0);
-      const qdd = v.qdd !== undefined ? a.inp(numberList(v.qdd as string, 'qdd', n)) : new Array(n).fill(0);
+      const q = a.inp(numberList(v.q as string, 'q', n, a.range.q));
+      const qd = v.qd !== undefined ? a.inp(numberList(v.qd as string, 'qd', n, a.range.qd)) : new Array(n).fill(0);
+      const qdd = v.qdd !== undefined ? a.inp(numberList(v.qdd as string, 'qdd', n, a.range.qdd)) : new Array(n).fill(0);
       const fk = forwardKinematics(rig.arm, q, qd, qdd);
       const out: Record<string, unknown> = {};
       if (fk.elbow) out.elbow = fk.elbow.position;
@@ -134,11 +162,11 @@ const MODEL: Record<string, Sub> = {
         out.endpointAccelerationTerms = { tangential: t.tangential, centripetal: t.centripetal, coriolis: t.coriolis };
       }
       out.energy = armModel(rig.arm).energy(q, qd);
-      print(out);
+      print(out, 'model fk', given(v, ['q', 'qd', 'qdd']));
     },
   },
   ik: {
-    summary: 'inverse kinematics (analytic; both elbow solutions)',
+    summary: 'inverse kinematics (analytic): both elbow solutions, and q for --elbow',
     usage: 'model ik --rig F --xy x,y [--elbow down|up] [--deg]',
     options: {
       ...rigOpt,
@@ -148,10 +176,19 @@ const MODEL: Record<string, Sub> = {
     },
     run(v) {
       const rig = rigOf(v);
-      const xy = numberList(v.xy as string, 'xy', 2);
+      const xy = numberList(v.xy as string, 'xy', 2, POSITION);
       const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
-      const q = rig.joints === 2 ? inverseKinematics(rig.arm as TwoLinkParams, xy, elbow) : [inverseKinematics1(rig.arm, xy)];
-      print({ q: angles(v).out(q) });
+      const a = angles(v);
+      const inputs = given(v, ['xy']);
+      if (rig.joints !== 2) {
+        print({ q: a.out([inverseKinematics1(rig.arm, xy)]) }, 'model ik', inputs);
+        return;
+      }
+      // Both elbow solutions (they coincide on the boundary of the workspace); `q` is the --elbow one.
+      const p = rig.arm as TwoLinkParams;
+      const down = a.out(inverseKinematics(p, xy, 'down'));
+      const up = a.out(inverseKinematics(p, xy, 'up'));
+      print({ q: elbow === 'down' ? down : up, elbow, solutions: { down, up } }, 'model ik', inputs);
     },
   },
   jacobian: {
@@ -167,17 +204,17 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const p = twoLinkArm(rig);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', 2));
+      const q = a.inp(numberList(v.q as string, 'q', 2, a.range.q));
       const J = jacobian(p, q);
       const out: Record<string, unknown> = { J, det: J[0][0] * J[1][1] - J[0][1] * J[1][0] };
       if (v.qd !== undefined) {
-        const qd = a.inp(numberList(v.qd as string, 'qd', 2));
+        const qd = a.inp(numberList(v.qd as string, 'qd', 2, a.range.qd));
         const Jd = jacobianDot(p, q, qd);
         out.Jdot = Jd;
         out.endpointVelocity = [J[0][0] * qd[0]! + J[0][1] * qd[1]!, J[1][0] * qd[0]! + J[1][1] * qd[1]!];
         out.JdotQd = [Jd[0][0] * qd[0]! + Jd[0][1] * qd[1]!, Jd[1][0] * qd[0]! + Jd[1][1] * qd[1]!];
       }
-      print(out);
+      print(out, 'model jacobian', given(v, ['q', 'qd']));
     },
   },
 };
@@ -200,11 +237,12 @@ export function modelCommand(argv: readonly string[]): number {
   const cmd = MODEL[sub];
   if (!cmd) throw new UsageError(`model: unknown subcommand "${sub}" (one of ${names.join(', ')})`);
   const specs = { ...cmd.options, ...helpOpt };
-  const { values } = parse(argv.slice(1), specs, `model ${sub}`);
+  const { values, positionals } = parse(argv.slice(1), specs, `model ${sub}`);
   if (values.help) {
     process.stdout.write(formatHelp(`model ${sub}`, cmd.summary, cmd.usage, specs));
     return 0;
   }
+  noPositionals(positionals, `model ${sub}`, 'every value goes with its option, e.g. --q 0.1,0.2');
   cmd.run(values);
   return 0;
 }
@@ -227,8 +265,11 @@ const SIM_OPTIONS = {
   ...helpOpt,
 } as const satisfies OptionSpecs;
 
+/** Most integration steps one `sim` takes (--duration / --dt): about a minute of RK4. */
+const MAX_SIM_STEPS = 50_000_000;
+
 export async function simCommand(argv: readonly string[]): Promise<number> {
-  const { values: v } = parse(argv, SIM_OPTIONS, 'sim');
+  const { values: v, positionals } = parse(argv, SIM_OPTIONS, 'sim');
   if (v.help) {
     process.stdout.write(
       formatHelp(
@@ -241,49 +282,68 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
+  noPositionals(positionals, 'sim', 'every value goes with its option, e.g. --duration 5');
   const rig = rigOf(v);
   const m = armModel(rig.arm);
   const n = m.joints;
   const a = angles(v);
-  const q0 = a.inp(numberList(v.q0 as string, 'q0', n));
-  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0 as string, 'qd0', n)) : new Array(n).fill(0);
+  const q0 = a.inp(numberList(v.q0 as string, 'q0', n, a.range.q));
+  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0 as string, 'qd0', n, a.range.qd)) : new Array(n).fill(0);
   const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
   const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
+  if (duration / dt > MAX_SIM_STEPS) {
+    throw new UsageError(`--duration ${duration} s at --dt ${dt} s is ${Math.round(duration / dt)} steps: at most ${MAX_SIM_STEPS} (a larger --dt or a shorter --duration)`);
+  }
   const integrator = choiceArg(v.integrator, 'integrator', INTEGRATORS, 'rk4');
-  const torque = v.torque !== undefined ? numberList(v.torque as string, 'torque', n) : undefined;
+  const torque = v.torque !== undefined ? numberList(v.torque as string, 'torque', n, TORQUE) : undefined;
   const external: ExternalLoads = {};
-  if (v.force !== undefined) external.endpointForce = numberList(v.force as string, 'force', 2);
+  if (v.force !== undefined) external.endpointForce = numberList(v.force as string, 'force', 2, FORCE);
   if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
   const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
-  const lines: string[] = [];
-  let sink: ReturnType<typeof createWriteStream> | undefined;
-  if (typeof v.out === 'string') {
-    sink = createWriteStream(v.out);
-    const e0 = m.energy(q0, qd0);
-    lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: e0.total }));
-  }
+  const out = typeof v.out === 'string' ? v.out : undefined;
+  if (out !== undefined) checkWritablePath(out, 'simulation output');
   const every = Math.max(1, Math.round(1 / (rate * dt)));
-  const res = simulate(m, {
-    q0,
-    qd0,
-    duration,
-    dt,
-    integrator,
-    ...(torque ? { torque } : {}),
-    ...(Object.keys(external).length ? { external } : {}),
-    ...(sink
-      ? {
-          every,
-          onSample: (t: number, q: readonly number[], qd: readonly number[]) => {
-            lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: m.energy(q, qd).total }));
-            if (lines.length >= 4096) sink!.write(`${lines.splice(0).join('\n')}\n`);
-          },
-        }
-      : {}),
-  });
-  if (sink) await writeLines(sink, lines, true);
+  const inputs = given(v, ['q0', 'qd0', 'torque', 'force', 'integrator', 'dt']);
+  const fd = out !== undefined ? openForWrite(out) : undefined;
+  const lines: string[] = [];
+  const flush = (): void => {
+    if (fd !== undefined && lines.length) writeAll(fd, Buffer.from(`${lines.splice(0).join('\n')}\n`), out!);
+  };
+  if (fd !== undefined) lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: m.energy(q0, qd0).total }));
+  // Every sample (or every 1000 steps without --out) is checked: an integration that diverges (the
+  // explicit Euler with a large step) stops there, saying so, instead of printing nulls.
+  const check = (t: number, q: readonly number[], qd: readonly number[]): void => {
+    if (q.every(Number.isFinite) && qd.every(Number.isFinite)) return;
+    throw new UsageError(
+      `sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` +
+        `(a smaller --dt, or --integrator rk4)`,
+    );
+  };
+  let res: ReturnType<typeof simulate>;
+  try {
+    res = simulate(m, {
+      q0,
+      qd0,
+      duration,
+      dt,
+      integrator,
+      ...(torque ? { torque } : {}),
+      ...(Object.keys(external).length ? { external } : {}),
+      every: fd !== undefined ? every : 1000,
+      onSample: (t: number, q: readonly number[], qd: readonly number[]) => {
+        check(t, q, qd);
+        if (fd === undefined) return;
+        lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: m.energy(q, qd).total }));
+        if (lines.length >= 4096) flush();
+      },
+    });
+    flush();
+  } finally {
+    if (fd !== undefined) closeFile(fd, out!);
+  }
+  check(res.t, res.q, res.qd);
   const e = m.energy(res.q, res.qd);
-  print({ t: res.t, q: a.out(res.q), qd: a.out(res.qd), energy: e.total, kinetic: e.kinetic, potential: e.potential });
+  print({ t: res.t, q: a.out(res.q), qd: a.out(res.qd), energy: e.total, kinetic: e.kinetic, potential: e.potential }, 'sim', inputs);
   return 0;
 }
 
@@ -297,8 +357,11 @@ const TRAJ_OPTIONS = {
   ...helpOpt,
 } as const satisfies OptionSpecs;
 
+/** Most samples one `traj` prints (about 200 MB of NDJSON). */
+const MAX_TRAJ_SAMPLES = 1_000_000;
+
 export async function trajCommand(argv: readonly string[]): Promise<number> {
-  const { values: v } = parse(argv, TRAJ_OPTIONS, 'traj');
+  const { values: v, positionals } = parse(argv, TRAJ_OPTIONS, 'traj');
   if (v.help) {
     process.stdout.write(
       formatHelp(
@@ -312,18 +375,25 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
+  noPositionals(positionals, 'traj', 'every value goes with its option, e.g. --from 0,0');
   const rig = rigOf(v);
   const traj = loadTrajectoryArg(rig, v);
   const rate = numberArg(v.rate, 'rate', { default: 100, min: 1e-3, max: 1e5, unit: 'Hz' });
   const a = angles(v);
   const m = armModel(rig.arm);
   const n = Math.round(traj.duration * rate);
+  if (n > MAX_TRAJ_SAMPLES) {
+    throw new UsageError(`traj: ${traj.duration} s at --rate ${rate} Hz is ${n} samples: at most ${MAX_TRAJ_SAMPLES} (a lower --rate)`);
+  }
   const lines: string[] = [];
   const ep = [0, 0];
   for (let k = 0; k <= n; k++) {
     const s = traj.sample(k / rate);
     m.endpoint(s.q, ep);
-    lines.push(JSON.stringify({ t: s.t, q: a.out(s.q), qd: a.out(s.qd), qdd: a.out(s.qdd), qddd: a.out(s.qddd), endpoint: ep }));
+    const sample = { t: s.t, q: a.out(s.q), qd: a.out(s.qd), qdd: a.out(s.qdd), qddd: a.out(s.qddd), endpoint: ep };
+    const bad = nonFinitePath(sample);
+    if (bad) throw new UsageError(`traj: ${bad} is not finite at t = ${s.t.toFixed(4)} s: the trajectory is singular there (keep it inside the workspace)`);
+    lines.push(JSON.stringify(sample));
     if (lines.length >= 4096) await writeLines(process.stdout, lines.splice(0), false);
   }
   await writeLines(process.stdout, lines, false);

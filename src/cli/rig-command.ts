@@ -9,7 +9,7 @@ import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
 import { serveLineRig } from '../rig/mock-rig.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
-import { formatHelp, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
 
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
@@ -20,7 +20,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
-  const { values: v } = parse(argv, OPTIONS, 'rig');
+  const { values: v, positionals } = parse(argv, OPTIONS, 'rig');
   if (v.help) {
     process.stdout.write(
       formatHelp(
@@ -33,12 +33,13 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
+  noPositionals(positionals, 'rig', 'give the rig file with --rig');
   const rig = loadRig(stringArg(v.rig, 'rig', 'a rig file with a plant section, e.g. --rig rigs/mock-arm.json'));
   if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section: the mock rig needs the true arm to simulate`);
   if (!!v.pty === (typeof v.port === 'string')) throw new UsageError('give exactly one of --pty and --port PATH');
   const faults: FaultSpec[] = ((v.fault as string[] | undefined) ?? []).map((f) => {
     try {
-      return parseFault(f);
+      return parseFault(f, rig.joints);
     } catch (e) {
       throw new UsageError((e as Error).message);
     }

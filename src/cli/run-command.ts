@@ -13,7 +13,9 @@ import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../record/stats.js';
 import type { Target } from '../transport/open.js';
-import { choiceArg, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { checkWritablePath } from '../config/files.js';
+import { rateIssue } from '../config/plausible.js';
+import { choiceArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
 
 const RUN_OPTIONS = {
@@ -72,11 +74,13 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   // Refuse before anything moves: every trajectory must be buildable and within the limits.
   for (const p of paths) checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`);
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
+  const slow = rateIssue(rig, rateHz);
+  if (slow) throw new UsageError(`--rate ${rateHz}: ${rig.file}: ${slow.path}: ${slow.message}`);
   const feedforward = v['no-feedforward'] ? 'none' : choiceArg(v.feedforward, 'feedforward', ['desired', 'measured', 'none'] as const, rig.control.feedforward);
   const faults: FaultSpec[] = [];
   for (const f of (v.fault as string[] | undefined) ?? []) {
     try {
-      faults.push(parseFault(f));
+      faults.push(parseFault(f, rig.joints));
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
@@ -85,6 +89,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
+  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording');
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
@@ -102,7 +107,7 @@ function describeEvent(e: LoopEvent): string | undefined {
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
     case 'link':
-      return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}`;
+      return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
   }
 }
 
@@ -183,7 +188,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  const { values: v } = parse(argv, RUN_OPTIONS, 'run');
+  const { values: v, positionals } = parse(argv, RUN_OPTIONS, 'run');
+  noPositionals(positionals, 'run', 'give the trajectory with --traj and the rig with --rig');
   if (v.help) {
     process.stdout.write(
       formatHelp(
@@ -201,7 +207,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 }
 
 export async function demoCommand(argv: readonly string[]): Promise<number> {
-  const { values: v } = parse(argv, RUN_OPTIONS, 'demo');
+  const { values: v, positionals } = parse(argv, RUN_OPTIONS, 'demo');
+  noPositionals(positionals, 'demo', 'give trajectories with --traj');
   if (v.help) {
     process.stdout.write(
       formatHelp(

@@ -2,10 +2,11 @@
  * Reading rig files from disk and resolving them into the numbers the rest of twolink uses (SI units,
  * radians, one entry per joint, defaults filled).
  */
-import { readFileSync } from 'node:fs';
 import { createActuatedArmModel, maxMassMatrixDiagonal } from '../model/actuated.js';
 import type { ArmParams, TwoLinkParams } from '../model/types.js';
-import { parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
+import { FileError, MAX_CONFIG_BYTES, readTextFile } from './files.js';
+import { plausibilityIssues } from './plausible.js';
+import { oneLine, parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
 
 const DEG = Math.PI / 180;
 
@@ -196,29 +197,74 @@ export function parseJsonText(text: string, file: string): unknown {
     return JSON.parse(text);
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    const m = /position (\d+)/.exec(msg);
-    if (m) {
-      const pos = Number(m[1]);
+    const pos = jsonErrorPosition(msg, text);
+    if (pos !== undefined) {
       const before = text.slice(0, pos);
       const line = before.split('\n').length;
       const col = pos - before.lastIndexOf('\n');
-      throw new RigFileError(file, `line ${line}, column ${col}: invalid JSON (${msg.replace(/ in JSON at position \d+.*$/, '')})`);
+      throw new RigFileError(file, `line ${line}, column ${col}: invalid JSON (${oneLineJson(msg)})`);
     }
-    throw new RigFileError(file, `invalid JSON (${msg})`);
+    throw new RigFileError(file, `invalid JSON (${oneLineJson(msg)})`);
   }
 }
 
-/** Reads, validates and resolves a rig file. Throws RigFileError naming the file and the field. */
-export function loadRig(file: string): Rig {
-  let text: string;
+/**
+ * Where V8's JSON.parse failed: "at position N", or, for "Unexpected token 'x', ..."context"... is
+ * not valid JSON" (which gives no position), where that context and its token are in the text.
+ */
+function jsonErrorPosition(msg: string, text: string): number | undefined {
+  const m = /position (\d+)/.exec(msg);
+  if (m) return Number(m[1]);
+  const t = /^Unexpected token '([\s\S])', (\.\.\.)?"([\s\S]*?)"(?:\.\.\.)? is not valid JSON$/.exec(msg);
+  if (!t) return undefined;
+  const at = text.indexOf(t[3]!);
+  if (at < 0) return undefined;
+  const k = t[3]!.indexOf(t[1]!, t[2] ? Math.min(10, t[3]!.length - 1) : 0);
+  return at + Math.max(0, k);
+}
+
+/** V8's JSON message without its position and with the quoted context on one line. */
+function oneLineJson(msg: string): string {
+  return msg
+    .replace(/ in JSON at position \d+.*$/s, '')
+    .replace(/, (\.\.\.)?"[\s\S]*"(\.\.\.)? is not valid JSON$/, '')
+    .replace(/\s*\n\s*/g, ' ');
+}
+
+/**
+ * Reads a rig or trajectory file's text: a regular file of at most MAX_CONFIG_BYTES. Throws a
+ * RigFileError naming the file (a missing file, a directory, a FIFO, a device, a file too large).
+ */
+export function readConfigText(file: string, what = 'rig file'): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readTextFile(file, MAX_CONFIG_BYTES, what);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'no such file (the rig files that ship are in rigs/)' : code === 'EACCES' ? 'permission denied' : String(e);
-    throw new RigFileError(file, why);
+    if (!(e instanceof FileError)) throw e;
+    const hint = e.code === 'ENOENT' && what === 'rig file' ? ' (the rig files that ship are in rigs/)' : '';
+    throw new RigFileError(file, `${e.message.slice(file.length + 2)}${hint}`);
   }
-  return resolveRig(parseRigFile(parseJsonText(text, file), file), file);
+}
+
+/**
+ * Refuses a resolved rig that is physically implausible (plausible.ts): a RigFileError naming the file,
+ * the field and the reason, one line per problem.
+ */
+export function checkPlausible(rig: Rig): Rig {
+  const issues = plausibilityIssues(rig);
+  if (issues.length) {
+    throw new RigFileError(rig.file, oneLine(issues.map((i) => `${i.path}: ${i.message}`)), issues[0]!.path);
+  }
+  return rig;
+}
+
+/**
+ * Reads, validates and resolves a rig file, and checks that it is physically plausible. Throws
+ * RigFileError naming the file and the field. Everything a run needs from the file is checked here,
+ * in the main thread, before any loop or worker starts.
+ */
+export function loadRig(file: string): Rig {
+  const text = readConfigText(file);
+  return checkPlausible(resolveRig(parseRigFile(parseJsonText(text, file), file), file));
 }
 
 /** The nominal two-link parameters of a rig, or an error naming the rig when it has one link. */

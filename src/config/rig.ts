@@ -8,29 +8,64 @@
  * file and the field: `rigs/x.json: arm.m1: must be > 0 (got -1)`.
  */
 import { z } from 'zod';
+import { BOARDS } from '../protocol/firmata.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const pos = num.refine((v) => v > 0, 'must be > 0');
 const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
 
+/**
+ * Physical ranges. A schema-valid number can still be absurd (a mass of 1e300 kg, a torque constant
+ * of 9e15 N m/A): such values make the model's numbers overflow to Infinity and NaN deep inside a run,
+ * so they are refused here, with the range and its unit. The bounds are wide (a bench-top arm sits far
+ * inside them); the relations between fields (can the motor hold the arm?) are checked in plausible.ts.
+ */
+const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T =>
+  s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
+const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T =>
+  s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
+const within = <T extends z.ZodType<number>>(s: T, min: number, max: number, unit: string, why = ''): T => atMost(atLeast(s, min, unit, why), max, unit, why);
+
+const BENCH = 'a bench-top arm';
+/** [m] */
+const length = within(pos, 1e-3, 10, 'm', BENCH);
+/** [m] */
+const offset = atMost(nonneg, 10, 'm', BENCH);
+/** [kg] */
+const mass = within(pos, 1e-6, 1000, 'kg', BENCH);
+/** [kg m^2] (bounded by the mass and length in the arm's refinement too) */
+const inertia = atMost(nonneg, 1e4, 'kg m^2', BENCH);
+/** [m/s^2] */
+const gravity = atMost(nonneg, 50, 'm/s^2', "9.81 on Earth's surface");
+/** [deg] */
+const angleDeg = within(num, -720, 720, 'deg', 'two turns either way');
+/** Controller gains. */
+const gain = atMost(nonneg, 1e6, '', 'larger gains only overflow the torque');
+/** Viscous friction [N m s/rad]. */
+const viscous = atMost(nonneg, 1e3, 'N m s/rad', BENCH);
+/** Coulomb friction [N m]. */
+const coulomb = atMost(nonneg, 1e4, 'N m', BENCH);
+/** Supply voltage [V]. */
+const supply = within(pos, 1, 1000, 'V');
+
 /** Nominal arm parameters, seed notation. A one-link arm has only L1, d1, m1, I1, g. */
 export const twoLinkSchema = z.strictObject({
-  L1: pos.describe('length of link 1 [m]'),
-  L2: pos.describe('length of link 2 [m]'),
-  d1: nonneg.describe('joint 1 to the centre of mass of link 1 [m]'),
-  d2: nonneg.describe('joint 2 to the centre of mass of link 2 [m]'),
-  m1: pos.describe('mass of link 1 [kg]'),
-  m2: pos.describe('mass of link 2 [kg]'),
-  I1: nonneg.describe('inertia of link 1 about its centre of mass [kg m^2]'),
-  I2: nonneg.describe('inertia of link 2 about its centre of mass [kg m^2]'),
-  g: nonneg.describe('gravity along -y [m/s^2]'),
+  L1: length.describe('length of link 1 [m]'),
+  L2: length.describe('length of link 2 [m]'),
+  d1: offset.describe('joint 1 to the centre of mass of link 1 [m]'),
+  d2: offset.describe('joint 2 to the centre of mass of link 2 [m]'),
+  m1: mass.describe('mass of link 1 [kg]'),
+  m2: mass.describe('mass of link 2 [kg]'),
+  I1: inertia.describe('inertia of link 1 about its centre of mass [kg m^2]'),
+  I2: inertia.describe('inertia of link 2 about its centre of mass [kg m^2]'),
+  g: gravity.describe('gravity along -y [m/s^2]'),
 });
 export const oneLinkSchema = z.strictObject({
-  L1: pos,
-  d1: nonneg,
-  m1: pos,
-  I1: nonneg,
-  g: nonneg,
+  L1: length,
+  d1: offset,
+  m1: mass,
+  I1: inertia,
+  g: gravity,
 });
 /**
  * The arm is two-link when any link-2 key is present (L2, d2, m2, I2), else one-link; choosing the
@@ -47,48 +82,57 @@ const armSchema = z.unknown().transform((v, ctx): z.infer<typeof twoLinkSchema> 
 /** Per-joint numbers: an array with one entry per joint (checked against the arm below). */
 const perJoint = (s: z.ZodType<number>) => z.array(s).min(1).max(2);
 
+/** Torque constant [N m/A] (= back-EMF constant [V s/rad] in SI units for a DC motor). */
+const motorConstant = within(pos, 1e-5, 10, '', 'in SI units: N m/A, V s/rad');
+/** [ohm] */
+const resistance = within(pos, 1e-3, 1e4, 'ohm');
+/** Motor turns per joint turn. */
+const gearRatio = within(pos, 1, 1e5, '', 'motor turns per joint turn');
+/** [kg m^2] at the motor shaft */
+const rotorInertia = atMost(nonneg, 0.1, 'kg m^2', 'at the motor shaft');
+
 const motorSchema = z.strictObject({
   /** Torque constant [N m/A] at the motor shaft. */
-  kt: pos,
+  kt: motorConstant,
   /** Back-EMF constant [V s/rad] at the motor shaft. */
-  ke: pos,
+  ke: motorConstant,
   /** Armature resistance [ohm]. */
-  R: pos,
+  R: resistance,
   /** Gear ratio (motor turns per joint turn). */
-  gear: pos,
+  gear: gearRatio,
   /** Gearbox efficiency, 0..1. */
   efficiency: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
   /** Rotor inertia at the motor shaft [kg m^2]; it appears at the joint times gear^2. */
-  rotorInertia: nonneg.default(0),
+  rotorInertia: rotorInertia.default(0),
 });
 export type MotorParams = z.infer<typeof motorSchema>;
 
 const limitSchema = z
   .strictObject({
     /** Lowest joint angle [deg]. */
-    minDeg: num.default(-170),
+    minDeg: angleDeg.default(-170),
     /** Highest joint angle [deg]. */
-    maxDeg: num.default(170),
+    maxDeg: angleDeg.default(170),
     /** Largest joint speed [deg/s]. */
-    maxVelDegS: pos.default(360),
+    maxVelDegS: atMost(pos, 36_000, 'deg/s', '100 turns per second').default(360),
     /** Largest joint torque the controller may ask for [N m]. */
-    maxTorqueNm: pos.default(5),
+    maxTorqueNm: atMost(pos, 1e4, 'N m', BENCH).default(5),
   })
   .refine((l) => l.minDeg < l.maxDeg, { message: 'minDeg must be below maxDeg (the limits are reversed)', path: ['minDeg'] });
 
 const pidSchema = z.strictObject({
   /** Proportional gain [N m/rad] per joint. */
-  kp: perJoint(nonneg).optional(),
+  kp: perJoint(gain).optional(),
   /** Integral gain [N m/(rad s)] per joint. */
-  ki: perJoint(nonneg).optional(),
+  ki: perJoint(gain).optional(),
   /** Derivative gain [N m s/rad] per joint (on the measurement). */
-  kd: perJoint(nonneg).optional(),
+  kd: perJoint(gain).optional(),
   /** Largest integral contribution [N m] per joint. */
-  iLimitNm: perJoint(nonneg).optional(),
+  iLimitNm: perJoint(atMost(nonneg, 1e4, 'N m')).optional(),
   /** Anti-windup: stop integrating when saturated (`clamp`) or bleed the integrator (`backcalc`). */
   antiWindup: z.enum(['clamp', 'backcalc']).default('backcalc'),
   /** Back-calculation gain [1/s]. */
-  backcalcPerS: pos.default(20),
+  backcalcPerS: atMost(pos, 1e4, '1/s').default(20),
 });
 
 const controlSchema = z.strictObject({
@@ -103,27 +147,27 @@ const controlSchema = z.strictObject({
    */
   disturbanceObserver: z.boolean().default(true),
   /** Bandwidth of the velocity estimator (an alpha-beta tracking filter on the encoder angles) [Hz]. */
-  velocityFilterHz: pos.default(25),
+  velocityFilterHz: atMost(pos, 1000, 'Hz').default(25),
   /** Ramp of the output scale from 0 to 1 when a motion starts [s]. */
-  softStartS: nonneg.default(0.2),
+  softStartS: atMost(nonneg, 60, 's').default(0.2),
   /** Ramp from 1 to 0 at the end or on a soft stop [s]. */
-  softStopS: nonneg.default(0.2),
+  softStopS: atMost(nonneg, 60, 's').default(0.2),
   /**
    * A joint whose torque stays saturated this long stops the arm (a jam, a collision, a load it cannot
    * carry) [s].
    */
-  maxSaturationS: pos.default(1),
+  maxSaturationS: atMost(pos, 3600, 's').default(1),
 });
 
 const twinSchema = z.strictObject({
   /** Residual above which the divergence alarm may fire [deg]. */
-  alarmDeg: pos.default(3),
+  alarmDeg: atMost(pos, 360, 'deg').default(3),
   /** How long the residual must stay above the threshold before the alarm fires [ms]. */
-  holdMs: nonneg.default(30),
+  holdMs: atMost(nonneg, 60_000, 'ms').default(30),
   /** Time constant with which the twin is pulled back to the measurement [s]. */
-  anchorS: pos.default(0.05),
+  anchorS: atMost(pos, 3600, 's').default(0.05),
   /** Bandwidth of the momentum observer that estimates external torque [Hz]. */
-  observerHz: pos.default(8),
+  observerHz: atMost(pos, 1000, 'Hz').default(8),
   /** What the divergence alarm does: `report` it (the dashboard, the recording), or `stop` the arm. */
   onAlarm: z.enum(['report', 'stop']).default('report'),
 });
@@ -132,22 +176,22 @@ const linkSchema = z.strictObject({
   /** `line`: our firmware's protocol (firmware-protocol/PROTOCOL.md); `firmata`: stock Firmata through johnny-five. */
   transport: z.enum(['line', 'firmata']).default('line'),
   /** Serial baud rate. @default 1000000 for the line protocol, 57600 for Firmata (its usual speed) */
-  baudRate: z.number().int().positive().optional(),
+  baudRate: z.number().int().positive().max(12_000_000).optional(),
   /** Board watchdog timeout [ms]. */
   watchdogMs: z.number().int().min(10).max(1000).default(100),
   /** Time to wait for the board's banner at connect [ms]. */
-  handshakeMs: z.number().int().positive().default(3000),
+  handshakeMs: z.number().int().positive().max(600_000).default(3000),
   /** Ticks without telemetry after which the link is declared lost. */
-  lostAfterTicks: z.number().int().positive().default(25),
+  lostAfterTicks: z.number().int().positive().max(100_000).default(25),
 });
 
 const encoderSchema = z.strictObject({
   /** Counts per joint revolution (after the gearbox, 4x decoding). */
-  countsPerRev: z.number().int().positive(),
+  countsPerRev: z.number().int().positive().max(10_000_000),
   /** +1 when a positive count is counter-clockwise, -1 when the encoder is wired the other way. */
   sign: z.union([z.literal(1), z.literal(-1)]).default(1),
   /** Joint angle at count 0 [deg] (where the arm is when the encoders are zeroed). */
-  zeroDeg: num.default(0),
+  zeroDeg: angleDeg.default(0),
 });
 
 const firmataMotorSchema = z.union([
@@ -186,14 +230,42 @@ const firmataSchema = z
       if (prev !== undefined) ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is already used by firmata.${prev}` });
       else used.set(pin, fieldPath(path));
     };
+    // Every pin must exist on the board the file names, take the job it is given there, and not be
+    // the serial pins 0 and 1 that carry Firmata itself: refused here, at load, from the file alone,
+    // rather than by the board at connect time.
+    const board = BOARDS[f.board];
+    const digital = (pin: number, path: (string | number)[], job: string): boolean => {
+      if (pin >= board.totalPins) {
+        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} does not exist on an ${f.board} (pins 0-${board.totalPins - 1})` });
+        return false;
+      }
+      if (!board.digital(pin)) {
+        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is the serial line to the laptop on an ${f.board} (pins 0 and 1 carry Firmata): use another pin for the ${job}` });
+        return false;
+      }
+      return true;
+    };
     f.motors.forEach((m, i) => {
-      if ('pwm' in m) for (const k of ['pwm', 'dir', 'cdir'] as const) if (m[k] !== undefined) claim(m[k], ['motors', i, k]);
+      if (!('pwm' in m)) return;
+      if (digital(m.pwm, ['motors', i, 'pwm'], 'PWM')) {
+        if (!board.pwm.has(m.pwm)) {
+          ctx.addIssue({ code: 'custom', path: ['motors', i, 'pwm'], message: `pin ${m.pwm} cannot do PWM on an ${f.board} (PWM pins: ${[...board.pwm].join(' ')})` });
+        }
+        claim(m.pwm, ['motors', i, 'pwm']);
+      }
+      if (digital(m.dir, ['motors', i, 'dir'], 'direction')) claim(m.dir, ['motors', i, 'dir']);
+      if (m.cdir !== undefined && digital(m.cdir, ['motors', i, 'cdir'], 'second direction')) claim(m.cdir, ['motors', i, 'cdir']);
     });
     f.sensors.forEach((s, i) => {
       if (s.type === 'encoder') {
-        claim(s.pinA, ['sensors', i, 'pinA']);
-        claim(s.pinB, ['sensors', i, 'pinB']);
+        if (digital(s.pinA, ['sensors', i, 'pinA'], 'encoder')) claim(s.pinA, ['sensors', i, 'pinA']);
+        if (digital(s.pinB, ['sensors', i, 'pinB'], 'encoder')) claim(s.pinB, ['sensors', i, 'pinB']);
       } else {
+        if (s.channel >= board.analogPins.length) {
+          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'channel'], message: `an ${f.board} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
+        } else {
+          claim(board.analogPins[s.channel]!, ['sensors', i, 'channel']);
+        }
         if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
         if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'maxDeg'], message: 'must differ from minDeg' });
       }
@@ -203,15 +275,15 @@ const firmataSchema = z
 const plantSchema = z.strictObject({
   /** The true arm, overriding the nominal one key by key. */
   arm: z.strictObject({
-    L1: pos.optional(), L2: pos.optional(), d1: nonneg.optional(), d2: nonneg.optional(),
-    m1: pos.optional(), m2: pos.optional(), I1: nonneg.optional(), I2: nonneg.optional(), g: nonneg.optional(),
+    L1: length.optional(), L2: length.optional(), d1: offset.optional(), d2: offset.optional(),
+    m1: mass.optional(), m2: mass.optional(), I1: inertia.optional(), I2: inertia.optional(), g: gravity.optional(),
   }).default({}),
   /** True viscous friction per joint [N m s/rad]. */
-  viscous: perJoint(nonneg).optional(),
+  viscous: perJoint(viscous).optional(),
   /** True Coulomb friction per joint [N m]. */
-  coulomb: perJoint(nonneg).optional(),
+  coulomb: perJoint(coulomb).optional(),
   /** Velocity below which Coulomb friction is smoothed [rad/s]. */
-  coulombVelocity: pos.default(0.01),
+  coulombVelocity: within(pos, 1e-6, 10, 'rad/s').default(0.01),
   /**
    * True motors, overriding the nominal ones field by field (no defaults here: a field left out keeps
    * the nominal motor's value).
@@ -219,22 +291,22 @@ const plantSchema = z.strictObject({
   motors: z
     .array(
       z.strictObject({
-        kt: pos.optional(),
-        ke: pos.optional(),
-        R: pos.optional(),
-        gear: pos.optional(),
+        kt: motorConstant.optional(),
+        ke: motorConstant.optional(),
+        R: resistance.optional(),
+        gear: gearRatio.optional(),
         efficiency: pos.refine((v) => v <= 1, 'must be <= 1').optional(),
-        rotorInertia: nonneg.optional(),
+        rotorInertia: rotorInertia.optional(),
       }),
     )
     .max(2)
     .optional(),
   /** Supply voltage of the plant when it differs from motors' (a sagging supply) [V]. */
-  supplyV: pos.optional(),
+  supplyV: supply.optional(),
   /** Standard deviation of the encoder noise [counts]. */
-  noiseCounts: nonneg.default(0),
+  noiseCounts: atMost(nonneg, 1e4, 'counts').default(0),
   /** Board latency between receiving a command and applying it, in sync mode (R 0) [ms]. */
-  latencyMs: nonneg.default(0),
+  latencyMs: atMost(nonneg, 1000, 'ms').default(0),
   /**
    * The USB-serial adapter between the laptop and the board, as the mock models it: the Uno's
    * ATmega16U2 (1 ms USB frames; the default), a CH340, an FTDI with its latency timer (16 ms by
@@ -248,13 +320,13 @@ const plantSchema = z.strictObject({
     })
     .prefault({}),
   /** Payload at the endpoint [kg]. */
-  payloadKg: nonneg.default(0),
+  payloadKg: atMost(nonneg, 1000, 'kg', BENCH).default(0),
   /** Integration step of the plant [s]. */
-  stepS: pos.refine((v) => v <= 1e-3, 'must be <= 0.001 s').default(2e-4),
+  stepS: atLeast(pos.refine((v) => v <= 1e-3, 'must be <= 0.001 s'), 1e-6, 's', 'smaller steps only take longer').default(2e-4),
   /** Seed of the noise generator. */
-  seed: z.number().int().default(1),
+  seed: z.number().int().min(-(2 ** 31)).max(2 ** 32).default(1),
   /** Joint angles at power-on [deg]; the encoders read zero there. */
-  startDeg: perJoint(num).optional(),
+  startDeg: perJoint(angleDeg).optional(),
 });
 
 export const rigFileSchema = z
@@ -265,10 +337,10 @@ export const rigFileSchema = z
     arm: armSchema,
     /** Nominal friction the host compensates for. */
     friction: z
-      .strictObject({ viscous: perJoint(nonneg).optional(), coulomb: perJoint(nonneg).optional() })
+      .strictObject({ viscous: perJoint(viscous).optional(), coulomb: perJoint(coulomb).optional() })
       .default({}),
     /** Supply voltage of the H-bridge [V]. */
-    supplyV: pos.default(12),
+    supplyV: supply.default(12),
     /** Largest duty the host commands, 0..1. */
     maxDuty: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
     motors: z.array(motorSchema).min(1).max(2).optional(),
@@ -293,6 +365,9 @@ export const rigFileSchema = z
     check(['encoders'], rig.encoders);
     check(['limits'], rig.limits);
     for (const k of ['kp', 'ki', 'kd', 'iLimitNm'] as const) check(['control', 'pid', k], rig.control.pid[k]);
+    if (rig.link.transport === 'firmata' && !rig.firmata) {
+      ctx.addIssue({ code: 'custom', path: ['firmata'], message: 'link.transport is "firmata" but there is no "firmata" section: give the motor pins and sensors per joint (see rigs/mock-arm-firmata.json)' });
+    }
     if (rig.firmata) {
       check(['firmata', 'motors'], rig.firmata.motors);
       check(['firmata', 'sensors'], rig.firmata.sensors);
@@ -361,8 +436,25 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): string {
     v = (v as Record<PropertyKey, unknown>)[k];
   }
   if (v === undefined) return ' (missing)';
-  const s = JSON.stringify(v);
-  return ` (got ${s && s.length > 40 ? `${s.slice(0, 40)}...` : s})`;
+  const s = preview(v, 3);
+  return ` (got ${s.length > 40 ? `${s.slice(0, 40)}...` : s})`;
+}
+
+/**
+ * A short JSON-like text of a value, at most `depth` levels deep and a few entries wide, so that a
+ * value nested thousands of levels deep (or a huge array) costs nothing to describe.
+ */
+export function preview(v: unknown, depth: number): string {
+  if (typeof v === 'number') return String(v);
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? String(v);
+  if (depth <= 0) return Array.isArray(v) ? '[...]' : '{...}';
+  if (Array.isArray(v)) {
+    const items = v.slice(0, 4).map((x) => preview(x, depth - 1));
+    return `[${items.join(',')}${v.length > 4 ? ',...' : ''}]`;
+  }
+  const keys = Object.keys(v).slice(0, 4);
+  const items = keys.map((k) => `${JSON.stringify(k)}:${preview((v as Record<string, unknown>)[k], depth - 1)}`);
+  return `{${items.join(',')}${Object.keys(v).length > 4 ? ',...' : ''}}`;
 }
 
 /** Flattens zod issues into one message per problem, each with the path of its field. */
@@ -390,12 +482,23 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown
   return { field: flat[0] ? fieldPath(flat[0].path) : '', lines };
 }
 
+/**
+ * Several problems as one line: the first in full, then the fields of the others, so that the CLI
+ * prints one line however many things are wrong (`a: why (and 2 more problems: b, c)`).
+ */
+export function oneLine(problems: readonly string[]): string {
+  const unique = [...new Set(problems)];
+  const rest = unique.slice(1).map((l) => l.split(': ')[0]!);
+  const first = (unique[0] ?? '').replace(/\s*\n\s*/g, ' ');
+  return rest.length ? `${first} (and ${rest.length} more problem${rest.length > 1 ? 's' : ''}: ${[...new Set(rest)].join(', ')})` : first;
+}
+
 /** Validates a parsed rig file; throws RigFileError naming `file` and the first field at fault. */
 export function parseRigFile(raw: unknown, file: string): RigFile {
   const r = rigFileSchema.safeParse(raw);
   if (!r.success) {
     const { field, lines } = describeIssues(r.error.issues, raw);
-    throw new RigFileError(file, lines.join(`\n${file}: `), field);
+    throw new RigFileError(file, oneLine(lines), field);
   }
   return r.data;
 }

@@ -17,12 +17,11 @@
  * ```
  * Joint angles are in `units` (deg by default), endpoint positions in m, durations in s.
  */
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { PathSpec } from '../model/builtins.js';
 import type { PathStep } from '../model/trajectory.js';
-import { parseJsonText } from './load.js';
-import { describeIssues, RigFileError } from './rig.js';
+import { parseJsonText, readConfigText } from './load.js';
+import { describeIssues, oneLine, RigFileError } from './rig.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const duration = num.refine((v) => v > 0, 'must be > 0 s');
@@ -66,18 +65,11 @@ export function pathFromFile(f: TrajectoryFile, file: string): PathSpec {
 
 /** Reads and validates a trajectory file; errors name the file and the field. */
 export function loadTrajectoryFile(file: string): PathSpec {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new RigFileError(file, code === 'ENOENT' ? 'no such trajectory file' : String(e));
-  }
-  const raw = parseJsonText(text, file);
+  const raw = parseJsonText(readConfigText(file, 'trajectory file'), file);
   const r = trajectoryFileSchema.safeParse(raw);
   if (!r.success) {
     const { field, lines } = describeIssues(r.error.issues, raw);
-    throw new RigFileError(file, lines.join(`\n${file}: `), field);
+    throw new RigFileError(file, oneLine(lines), field);
   }
   return pathFromFile(r.data, file);
 }

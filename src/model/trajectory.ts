@@ -319,10 +319,11 @@ class EndpointSegment implements Segment {
     t0: number,
   ) {
     this.duration = curve.duration;
+    // Named before validate(), whose messages say what the segment is ("the line to (0.5, 0.5) m").
+    this.what = curve.what;
     this.validate(t0);
     this.qStart = inverseKinematics(p, curve.start, elbow);
     this.qEnd = inverseKinematics(p, curve.end, elbow);
-    this.what = curve.what;
   }
 
   /** Refuses curves that leave the workspace or touch its singular boundary (before sampling). */

@@ -3,11 +3,11 @@
  * PlotJuggler) and MCAP (Foxglove). Both stream: the recording is read line by line and written as
  * it goes, so a long run is never held in memory.
  */
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { McapWriter, type IWritable } from '@mcap/core';
+import { closeFile, openForWrite, writeAll } from '../config/files.js';
 import { LOOP_STATES, PHASES, tickObject, TICK_WIDTH, F, type TickField } from '../control/tick.js';
 import { VERSION } from '../version.js';
-import { readRecording, RecordingError, type RecordingInfo } from './read.js';
+import { readRecording, type RecordingInfo } from './read.js';
 
 /** One CSV column: its header name (with its unit) and how to get it from a tick row. */
 interface CsvColumn {
@@ -74,18 +74,17 @@ function cell(v: number | string): string {
   return Number.isFinite(v) ? String(v) : '';
 }
 
-/** Buffered synchronous writes to a file, in blocks of ~1 MB. */
+/**
+ * Buffered synchronous writes to a file, in blocks of ~1 MB. Failures (a missing folder, a full disk)
+ * are FileErrors naming the file (config/files.ts).
+ */
 class FileSink {
-  private readonly fd: number;
+  private fd: number | undefined;
   private parts: (string | Uint8Array)[] = [];
   private size = 0;
   bytes = 0;
   constructor(readonly file: string) {
-    try {
-      this.fd = openSync(file, 'w');
-    } catch (e) {
-      throw new RecordingError(file, `cannot create it: ${(e as Error).message}`);
-    }
+    this.fd = openForWrite(file);
   }
   write(data: string | Uint8Array): void {
     this.parts.push(data);
@@ -93,18 +92,37 @@ class FileSink {
     if (this.size > 1 << 20) this.flush();
   }
   flush(): void {
-    for (const p of this.parts) {
-      const buf = typeof p === 'string' ? Buffer.from(p) : p;
-      let off = 0;
-      while (off < buf.length) off += writeSync(this.fd, buf, off);
-      this.bytes += buf.length;
-    }
+    if (this.fd === undefined) return;
+    const parts = this.parts;
     this.parts = [];
     this.size = 0;
+    for (const p of parts) {
+      const buf = typeof p === 'string' ? Buffer.from(p) : p;
+      writeAll(this.fd, buf, this.file);
+      this.bytes += buf.length;
+    }
   }
   close(): void {
-    this.flush();
-    closeSync(this.fd);
+    if (this.fd === undefined) return;
+    try {
+      this.flush();
+    } finally {
+      const fd = this.fd;
+      this.fd = undefined;
+      closeFile(fd, this.file);
+    }
+  }
+  /** Closes after a failure, without writing what is pending (the failure is the error to report). */
+  abandon(): void {
+    if (this.fd === undefined) return;
+    const fd = this.fd;
+    this.fd = undefined;
+    this.parts = [];
+    try {
+      closeFile(fd, this.file);
+    } catch {
+      // the first error is the one to report
+    }
   }
 }
 
@@ -136,7 +154,7 @@ export async function exportCsv(recording: string, out: string): Promise<ExportR
     sink!.close();
     return { file: out, ticks, bytes: sink!.bytes, info };
   } catch (e) {
-    sink?.close();
+    sink?.abandon();
     throw e;
   }
 }
@@ -278,7 +296,7 @@ export async function exportMcap(recording: string, out: string): Promise<Export
     sink.close();
     return { file: out, ticks, bytes: sink.bytes, info };
   } catch (e) {
-    sink.close();
+    sink.abandon();
     throw e;
   }
 }

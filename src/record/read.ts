@@ -10,9 +10,9 @@
  * `RecordingInfo.truncated`. A bad line anywhere else is a `RecordingError` naming the file and the
  * line number.
  */
-import { createReadStream, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { createReadStream } from 'node:fs';
 import { z } from 'zod';
+import { checkReadableFile, errnoText, FileError, formatBytes } from '../config/files.js';
 import { resolveRig, type Rig } from '../config/load.js';
 import { describeIssues, parseRigFile } from '../config/rig.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type TickField } from '../control/tick.js';
@@ -30,8 +30,53 @@ export class RecordingError extends Error {
   }
 }
 
-// JSON has no NaN: JSON.stringify writes a non-finite number as null, so null reads back as NaN.
-const num = z.union([z.number(), z.null()]).transform((v) => (v === null ? Number.NaN : v));
+/**
+ * JSON has no NaN: JSON.stringify writes a non-finite number as null. A null where a number belongs
+ * is refused, naming the line and the field: the run computed a NaN or an Infinity there, and every
+ * statistic over it would be wrong (a NaN is a fault wherever it appears).
+ */
+const num = z.number({
+  error: (iss) =>
+    iss.input === null ? 'a non-finite number: the run wrote a NaN or an Infinity here (JSON null), so no statistic over it can be trusted' : undefined,
+});
+
+/** Longest line read [bytes]: a header carries the rig file and the trajectories; a tick is ~1 kB. */
+export const MAX_LINE_BYTES = 8 << 20;
+
+/**
+ * The lines of a file, streamed, without their LF (and CR); a line longer than `maxBytes` is a
+ * RecordingError naming it, so a file with a 600 MB line is never held as one string. The last line
+ * comes out even without its LF.
+ */
+async function* boundedLines(file: string, maxBytes: number): AsyncGenerator<string> {
+  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
+  let pending = '';
+  let n = 0;
+  const tooLong = (): RecordingError => new RecordingError(file, `the line is longer than ${formatBytes(maxBytes)}: not a twolink recording line`, n + 1);
+  try {
+    for await (const chunk of stream as AsyncIterable<string>) {
+      let start = 0;
+      for (;;) {
+        const nl = chunk.indexOf('\n', start);
+        if (nl < 0) {
+          if (pending.length + chunk.length - start > maxBytes) throw tooLong();
+          pending += chunk.slice(start);
+          break;
+        }
+        if (pending.length + nl - start > maxBytes) throw tooLong();
+        let line = pending + chunk.slice(start, nl);
+        pending = '';
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        n++;
+        yield line;
+        start = nl + 1;
+      }
+    }
+    if (pending !== '') yield pending;
+  } finally {
+    stream.destroy();
+  }
+}
 
 const headerSchema = z.looseObject({
   kind: z.literal('header'),
@@ -181,15 +226,14 @@ function message(issues: readonly z.core.$ZodIssue[], raw: unknown, what: string
  */
 export async function readRecording(file: string, visitor: RecordingVisitor = {}): Promise<RecordingInfo> {
   try {
-    if (!statSync(file).isFile()) throw new RecordingError(file, 'not a file');
+    checkReadableFile(file, 'recording');
   } catch (e) {
-    if (e instanceof RecordingError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new RecordingError(file, code === 'ENOENT' ? 'no such file' : (e as Error).message);
+    if (e instanceof FileError) throw new RecordingError(file, e.message.slice(file.length + 2));
+    throw e;
   }
-  const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
   const row = new Float64Array(TICK_WIDTH);
+  // Tick lines come in the loop's order: i increases and t does not go back.
+  let last: { i: number; t: number; line: number } | undefined;
   let header: RecordingHeaderLine | undefined;
   let schema: ReturnType<typeof tickSchema> | undefined;
   let summary: RecordingSummaryLine | undefined;
@@ -201,7 +245,7 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
   let broken: { line: number; bytes: number; why: string } | undefined;
   let n = 0;
   try {
-    for await (const text of lines) {
+    for await (const text of boundedLines(file, MAX_LINE_BYTES)) {
       n++;
       if (text.trim() === '') continue;
       if (broken) throw new RecordingError(file, broken.why, broken.line);
@@ -234,6 +278,15 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
       if (kind === 'tick') {
         const r = schema!.safeParse(raw);
         if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'tick'), n);
+        const { i, t } = r.data;
+        if (last && (i <= last.i || t < last.t)) {
+          throw new RecordingError(
+            file,
+            `tick i = ${i} at t = ${t} s comes after tick i = ${last.i} at t = ${last.t} s (line ${last.line}): the tick lines are out of order or repeated`,
+            n,
+          );
+        }
+        last = { i, t, line: n };
         toRow(r.data, row);
         ticks++;
         const p = visitor.tick?.(row, n);
@@ -259,11 +312,10 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
       }
     }
   } catch (e) {
-    if (e instanceof RecordingError) throw e;
-    throw new RecordingError(file, (e as Error).message);
-  } finally {
-    lines.close();
-    stream.destroy();
+    // A visitor's output file (an export to a full disk) is named by its own FileError.
+    if (e instanceof RecordingError || e instanceof FileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RecordingError(file, code ? errnoText(e, false) : (e as Error).message);
   }
   if (!header) {
     if (broken) throw new RecordingError(file, broken.why, broken.line);

@@ -8,7 +8,8 @@
  * If the disk fills up, the recorder stops writing, keeps the file valid up to the last complete line,
  * and reports the failure; the run decides what to do (twolink stops the arm).
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
+import { errnoText, openForWrite } from '../config/files.js';
 import { tickObject } from '../control/tick.js';
 
 export interface RecordingHeader {
@@ -39,13 +40,12 @@ export class Recorder {
     private readonly writeFn: (fd: number, buf: Buffer, off: number) => number = (fd, buf, off) => writeSync(fd, buf, off),
   ) {}
 
-  /** Creates the file and writes the header. Throws with the path if it cannot be created. */
+  /**
+   * Creates the file and writes the header. Throws a FileError naming the path (a missing folder, a
+   * directory, no permission) if it cannot be created.
+   */
   open(header: RecordingHeader): void {
-    try {
-      this.fd = openSync(this.file, 'w');
-    } catch (e) {
-      throw new Error(`cannot create the recording ${this.file}: ${(e as Error).message}`);
-    }
+    this.fd = openForWrite(this.file);
     this.line(JSON.stringify(header));
     this.flush();
   }
@@ -92,7 +92,7 @@ export class Recorder {
       } catch {
         // nothing more can be done on this descriptor
       }
-      this.failure = new Error(`recording ${this.file} stopped: ${(e as NodeJS.ErrnoException).code === 'ENOSPC' ? 'the disk is full' : (e as Error).message}`);
+      this.failure = new Error(`recording ${this.file} stopped: ${errnoText(e, true)}`);
       return false;
     }
     return true;

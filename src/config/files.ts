@@ -1,0 +1,211 @@
+/**
+ * The one way twolink reads a user's input file and writes a user's output file. Reads are bounded
+ * (a regular file of at most a stated size: never a FIFO that blocks, a device that never ends, or a
+ * directory), and every failure, reading or writing, becomes a `FileError`: one line that names the
+ * path and says what is wrong in words (a full disk, a missing folder, no permission), never a stack.
+ */
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync, type Stats } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** A file could not be read or written; the message names the path. The CLI exits with code 2. */
+export class FileError extends Error {
+  override readonly name = 'FileError';
+  constructor(
+    readonly file: string,
+    detail: string,
+    /** The errno code behind it (ENOSPC, EACCES, ...), when there is one. */
+    readonly code?: string,
+  ) {
+    super(`${file}: ${detail}`);
+  }
+}
+
+/** Largest rig or trajectory file twolink reads [bytes]. The shipped rigs are under 4 kB. */
+export const MAX_CONFIG_BYTES = 1 << 20;
+
+/** What is at a path, in words, when it is not a regular file. */
+function kindOf(st: Stats): string | undefined {
+  if (st.isFile()) return undefined;
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/** The errno of a failed call as words, for the message (the code is kept on the error). */
+export function errnoText(e: unknown, writing: boolean): string {
+  const code = (e as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return writing ? 'its folder does not exist' : 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'is a directory';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
+    case 'ENOSPC':
+      return 'the disk is full (no space left on the device)';
+    case 'EDQUOT':
+      return 'the disk quota is exceeded';
+    case 'EROFS':
+      return 'the file system is read-only';
+    case 'EFBIG':
+      return 'the file is too large for the file system';
+    case 'ENAMETOOLONG':
+      return 'the path is too long';
+    case 'EMFILE':
+    case 'ENFILE':
+      return 'too many open files';
+    case 'EIO':
+      return 'an input/output error on the device';
+    default: {
+      const msg = e instanceof Error ? e.message : String(e);
+      return code ? `${msg.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})` : msg;
+    }
+  }
+}
+
+/**
+ * Reads a whole text file of at most `maxBytes` (UTF-8). Refuses, with a FileError naming `file`:
+ * a missing file, a directory, a FIFO or a device (checked before opening, and again on the open
+ * descriptor, which is opened non-blocking so that a FIFO swapped in cannot hang the read), and a
+ * file larger than `maxBytes`. `what` says what the file is for ("rig file"), for the messages.
+ */
+export function readTextFile(file: string, maxBytes: number, what = 'file'): string {
+  let st: Stats;
+  try {
+    st = statSync(file);
+  } catch (e) {
+    throw new FileError(file, errnoText(e, false), (e as NodeJS.ErrnoException).code);
+  }
+  const bad = kindOf(st);
+  if (bad) throw new FileError(file, `is ${bad}, not a ${what} (give the path of a regular file)`);
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    throw new FileError(file, errnoText(e, false), (e as NodeJS.ErrnoException).code);
+  }
+  try {
+    const again = kindOf(fstatSync(fd));
+    if (again) throw new FileError(file, `is ${again}, not a ${what}`);
+    // Sized from the stat, grown when the file reports less than it has (/proc), never past the bound.
+    let buf = Buffer.allocUnsafe(Math.min(maxBytes + 1, Math.max(st.size + 1, 4096)));
+    let used = 0;
+    while (used <= maxBytes) {
+      if (used === buf.length) {
+        const bigger = Buffer.allocUnsafe(Math.min(maxBytes + 1, buf.length * 2));
+        buf.copy(bigger, 0, 0, used);
+        buf = bigger;
+      }
+      const n = readSync(fd, buf, used, buf.length - used, null);
+      if (n === 0) break;
+      used += n;
+    }
+    if (used > maxBytes) {
+      throw new FileError(file, `is larger than ${formatBytes(maxBytes)}, too large for a ${what}`);
+    }
+    return buf.toString('utf8', 0, used);
+  } catch (e) {
+    if (e instanceof FileError) throw e;
+    throw new FileError(file, errnoText(e, false), (e as NodeJS.ErrnoException).code);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Checks that `file` names a regular file that can be streamed (not a FIFO, device, directory). */
+export function checkReadableFile(file: string, what = 'file'): Stats {
+  let st: Stats;
+  try {
+    st = statSync(file);
+  } catch (e) {
+    throw new FileError(file, errnoText(e, false), (e as NodeJS.ErrnoException).code);
+  }
+  const bad = kindOf(st);
+  if (bad) throw new FileError(file, `is ${bad}, not a ${what} (give the path of a regular file)`);
+  return st;
+}
+
+/**
+ * Checks, before any work starts, that `file` can be created or overwritten: its folder exists and is
+ * a folder, and the path is not a directory. (Devices such as /dev/null and /dev/full are accepted:
+ * writing to them is what the user asked; a full device fails at the write, with a FileError.)
+ */
+export function checkWritablePath(file: string, what = 'output'): void {
+  if (file === '') throw new FileError(file, `an empty path for the ${what}`);
+  let st: Stats | undefined;
+  try {
+    st = statSync(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw new FileError(file, errnoText(e, true), code);
+  }
+  if (st?.isDirectory()) throw new FileError(file, `is a directory: give a file name for the ${what}`, 'EISDIR');
+  if (st) return;
+  const dir = dirname(file);
+  let dst: Stats;
+  try {
+    dst = statSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new FileError(file, code === 'ENOENT' ? `the folder ${dir} does not exist` : errnoText(e, true), code);
+  }
+  if (!dst.isDirectory()) throw new FileError(file, `${dir} is not a folder`, 'ENOTDIR');
+}
+
+/** Opens `file` for writing (created or truncated); a FileError naming it when that fails. */
+export function openForWrite(file: string): number {
+  try {
+    return openSync(file, 'w');
+  } catch (e) {
+    throw new FileError(file, `cannot create it: ${errnoText(e, true)}`, (e as NodeJS.ErrnoException).code);
+  }
+}
+
+/** Writes all of `buf` to `fd`; a FileError naming `file` when a write fails (ENOSPC on /dev/full). */
+export function writeAll(fd: number, buf: Uint8Array, file: string): void {
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } catch (e) {
+    throw new FileError(file, `cannot write it: ${errnoText(e, true)}`, (e as NodeJS.ErrnoException).code);
+  }
+}
+
+/** Closes `fd`; a close that reports a deferred write error (NFS, a full disk) is a FileError too. */
+export function closeFile(fd: number, file: string): void {
+  try {
+    closeSync(fd);
+  } catch (e) {
+    throw new FileError(file, `cannot finish writing it: ${errnoText(e, true)}`, (e as NodeJS.ErrnoException).code);
+  }
+}
+
+/** Writes `text` as the whole content of `file` (created or truncated); FileErrors name the path. */
+export function writeTextFile(file: string, text: string | Uint8Array): void {
+  const fd = openForWrite(file);
+  try {
+    writeAll(fd, typeof text === 'string' ? Buffer.from(text) : text, file);
+  } catch (e) {
+    try {
+      closeSync(fd);
+    } catch {
+      // the write error is the one to report
+    }
+    throw e;
+  }
+  closeFile(fd, file);
+}
+
+/** 1048576 -> "1 MiB". */
+export function formatBytes(n: number): string {
+  if (n >= 1 << 30 && n % (1 << 30) === 0) return `${n / (1 << 30)} GiB`;
+  if (n >= 1 << 20 && n % (1 << 20) === 0) return `${n / (1 << 20)} MiB`;
+  if (n >= 1 << 10 && n % (1 << 10) === 0) return `${n / (1 << 10)} KiB`;
+  return `${n} bytes`;
+}
