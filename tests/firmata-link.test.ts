@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODE } from '../src/protocol/firmata.js';
 import { johnnyFive } from '../src/transport/johnny-five.js';
-import { clearFirmataSysexHandlers, FirmataLink } from '../src/transport/firmata-link.js';
+import { clearFirmataSysexHandlers } from '../src/transport/firmata-link.js';
 import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { firmataRig, pumpUntil, runFor, setup, teardown, type Setup } from './helpers/firmata.js';
 
@@ -41,7 +41,11 @@ describe('the handshake', () => {
     // 13 bytes per two-encoder report at 57600 baud: 3 ms, set with a raw sysex (firmata.js would send 10)
     expect(s.link.samplingIntervalMs).toBe(3);
     expect(s.mock.board.samplingIntervalMs).toBe(3);
-    expect(s.link.warnings).toEqual([]);
+    // the stock build has no watchdog: said loudly, in the identity too
+    expect(s.link.warnings).toEqual([expect.stringMatching(/^NO BOARD WATCHDOG: the firmware has no FirmataWatchdog \(it answered "Unhandled sysex command" to the watchdog query\)/)]);
+    expect(id.warnings).toEqual(s.link.warnings);
+    expect(id.watchdogMs).toBeUndefined();
+    expect(s.link.hasBoardWatchdog).toBe(false);
     expect(s.mock.board.stats.refused).toEqual([]);
     // johnny-five's Motor set the pins: PWM on 5 and 6, outputs on 4 and 7
     expect(s.mock.board.pin(5).mode).toBe(MODE.PWM);
@@ -56,12 +60,12 @@ describe('the handshake', () => {
     });
     const s = await opened(rig);
     expect(s.link.five?.io.pins).toHaveLength(20);
-    expect(s.link.warnings).toEqual([]); // both A pins have interrupts
+    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual([]); // both A pins have interrupts
     expect(s.mock.board.stats.refused.map((r) => [r.pin, r.mode])).toEqual([
       [8, MODE.ENCODER],
       [12, MODE.ENCODER],
     ]);
-    expect(s.link.boardStrings).toEqual(['Unknown pin mode', 'Unknown pin mode']);
+    expect(s.link.boardStrings).toEqual(['Unhandled sysex command', 'Unknown pin mode', 'Unknown pin mode']);
     await pumpUntil(s.clock, s.link.enable(true));
     s.link.writeDuty([0.5, 0.5]);
     await runFor(s.clock, 0.2);
@@ -90,7 +94,9 @@ describe('the handshake', () => {
       r.firmata = { ...r.firmata!, sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }, { type: 'encoder', pinA: 24, pinB: 25 }] };
     });
     const s = await opened(rig);
-    expect(s.link.warnings).toEqual(['joint 2\'s encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed']);
+    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual([
+      'joint 2\'s encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed',
+    ]);
     expect(s.link.read()?.raw).toEqual([0, 0]);
   });
 
@@ -298,8 +304,20 @@ describe('stop', () => {
     expect(await pumpUntil(s.clock, s.link.stop())).toBe('acknowledged');
   });
 
-  it('says unconfirmed when the board does not answer', async () => {
+  it('stock Firmata: a stop the board does not confirm says the board has no watchdog, never "watchdog"', async () => {
     const s = await opened();
+    await pumpUntil(s.clock, s.link.enable(true));
+    s.link.writeDuty([0.5, 0.5]);
+    await runFor(s.clock, 0.01);
+    s.mock.board.faults.silent = true;
+    expect(await pumpUntil(s.clock, s.link.stop(100))).toBe('unconfirmed-no-watchdog');
+    // and it was right: nothing on the board stopped the motors
+    await runFor(s.clock, 0.5);
+    expect(s.mock.board.appliedDuty[0]).toBeGreaterThan(0.4);
+  });
+
+  it('with the FirmataWatchdog: an unconfirmed stop is "unconfirmed" (the board will cut the motors)', async () => {
+    const s = await opened(firmataRig(), { features: { encoder: true, watchdog: true } });
     s.mock.board.faults.silent = true;
     expect(await pumpUntil(s.clock, s.link.stop(100))).toBe('unconfirmed');
   });
@@ -335,7 +353,7 @@ describe('connection problems', () => {
     await runFor(s.clock, 0.01);
     expect(events).toContainEqual({ kind: 'closed', reason: 'mock:mock-arm-firmata: the port closed (unplugged?)' });
     expect(() => s.link.writeDuty([0.1, 0.1])).not.toThrow();
-    expect(await pumpUntil(s.clock, s.link.stop())).toBe('unconfirmed');
+    expect(await pumpUntil(s.clock, s.link.stop())).toBe('unconfirmed-no-watchdog');
     await expect(s.link.enable(true)).rejects.toThrow(LinkError);
   });
 
@@ -350,8 +368,8 @@ describe('connection problems', () => {
 });
 
 describe('the shared sysex table', () => {
-  it('two links at once each get their own encoder replies, and a stale handler is replaced', async () => {
-    // A handler left in firmata.js's static table by someone else would make sysexResponse throw.
+  it('two links at once each get their own encoder replies; a handler someone left in firmata.js\'s static table changes nothing', async () => {
+    // twolink reads the encoder replies off the stream itself and registers no sysex handler.
     const first = await setup();
     open.push(first);
     const FirmataCtor = (await import('node:module')).createRequire(import.meta.url)('firmata') as { SYSEX_RESPONSE: Record<number, unknown> };
@@ -399,8 +417,9 @@ describe('the wire budget, on the wire', () => {
     };
     const fits = await measure(0); // auto: 3 ms
     const tooFast = await measure(1);
-    expect(open[0]!.link.warnings).toEqual([]);
-    expect(open[1]!.link.warnings).toEqual([
+    const noted = (s: Setup): string[] => s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'));
+    expect(noted(open[0]!)).toEqual([]);
+    expect(noted(open[1]!)).toEqual([
       'firmata.samplingIntervalMs 1 ms is shorter than the 2.26 ms a 13-byte report takes at 57600 baud: reports will queue in the board\'s transmit buffer and arrive up to 13 ms old (0 = automatic: 3 ms)',
     ]);
     // asked for 1000 reports a second, the wire carries 5760 / 13 = 443
@@ -428,6 +447,8 @@ describe('createFirmataLink', () => {
     const s = await setup();
     open.push(s);
     expect(() => createFirmataLink(rig, {} as never, 'x', s.clock)).toThrow(/no "firmata" section/);
-    expect(FirmataLink).toBeDefined();
+    expect(() => createFirmataLink(firmataRig((r) => (r.firmata = { ...r.firmata!, motors: [{ shield: 'NOPE', motor: 'A' }, { pwm: 6, dir: 7 }] })), {} as never, 'x', s.clock)).toThrow(
+      /^x: firmata\.motors\[0\]: unknown shield "NOPE"/,
+    );
   });
 });

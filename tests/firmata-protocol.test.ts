@@ -18,9 +18,9 @@ import {
   motorBytes,
   parseCapabilities,
   reportBytes,
-  resolveMotorPins,
   samplingIntervalFor,
 } from '../src/protocol/firmata.js';
+import { resolveMotorPins } from '../src/protocol/firmata-wiring.js';
 import { johnnyFive } from '../src/transport/johnny-five.js';
 
 describe('FirmataEncoder replies', () => {

@@ -5,16 +5,16 @@
  * loop over johnny-five in virtual time (deterministic: the UART model, not this machine, sets it).
  */
 import { loadRig, type Rig } from '../config/load.js';
-import { runLoop, VirtualPacer } from '../control/runner.js';
-import { virtualRun } from '../control/virtual.js';
+import { runLoop } from '../control/runner.js';
+import { virtualRun } from '../run/virtual.js';
 import { TICK_WIDTH } from '../control/tick.js';
 import { builtinPath } from '../model/builtins.js';
-import { cycleBudget, type MotorPins } from '../protocol/firmata.js';
+import { cycleBudget } from '../protocol/firmata.js';
+import type { MotorPins } from '../protocol/firmata-wiring.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
 import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
-import type { Link } from '../transport/link.js';
 import { section, type BenchResult } from './report.js';
 
 export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
@@ -47,35 +47,32 @@ export interface ReachResult {
   /** Readings the link produced per loop tick. */
   readingsPerTick: number;
   samplingIntervalMs: number;
+  /** Samples answered after the next report was due, and reports inferred lost. */
+  late: number;
+  lost: number;
 }
 
-/** Runs the seed reach with the real loop over a link in virtual time. */
-async function reach(rig: Rig, rateHz: number, clock: VirtualClock, link: Link): Promise<RunSummary> {
+/** Runs the seed reach with the real loop over a link in virtual time (the clock moves until the run ends). */
+async function reach(rig: Rig, rateHz: number, clock: VirtualClock, link: FirmataLink): Promise<RunSummary> {
   const stats = new RunStats(rig.joints, rateHz);
   const row = new Float64Array(TICK_WIDTH);
-  // The handshake and the enable wait on the clock: keep virtual time moving until the loop takes over.
-  const pump = setInterval(() => clock.advanceBy(0.001), 0);
-  try {
-    const result = await runLoop({
-      rig,
-      link,
-      clock,
-      pacer: new VirtualPacer(clock),
-      rateHz,
-      feedforward: rig.control.feedforward,
-      paths: [builtinPath(rig.arm, 'reach')!],
-      park: true,
-      onReady: () => clearInterval(pump),
-      sink: (r) => {
-        row.set(r);
-        stats.add(row);
-      },
-      maxSeconds: 30,
-    });
-    return stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, ...result.timing });
-  } finally {
-    clearInterval(pump);
-  }
+  const run = runLoop({
+    rig,
+    link,
+    clock,
+    rateHz,
+    feedforward: rig.control.feedforward,
+    paths: [builtinPath(rig.arm, 'reach')!],
+    park: true,
+    boardWatchdog: link.hasBoardWatchdog,
+    sink: (r) => {
+      row.set(r);
+      stats.add(row);
+    },
+    maxSeconds: 30,
+  });
+  const result = await runUntilSettled(clock, run, { stepS: 0.0005, maxS: 60, maxRealMs: 300_000 });
+  return stats.summary(result.stopReason, { stopOutcome: result.stopOutcome });
 }
 
 /** The seed reach over johnny-five and the Firmata mock rig, in virtual time. */
@@ -86,7 +83,7 @@ export async function firmataReach(rig: Rig, rateHz = rig.control.rateHz): Promi
   const link = createFirmataLink(rig, stream, mock.path, clock, { handshakeMs: 5000 });
   try {
     const summary = await reach(rig, rateHz, clock, link);
-    return { summary, readingsPerTick: link.readings / Math.max(1, summary.ticks), samplingIntervalMs: link.samplingIntervalMs };
+    return { summary, readingsPerTick: link.readingCount / Math.max(1, summary.ticks), samplingIntervalMs: link.samplingIntervalMs, late: link.counters.late, lost: link.counters.lost };
   } finally {
     await link.close().catch(() => {});
     mock.dispose();
@@ -141,14 +138,14 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
     await run(link.enable(true));
     await wait(0.2);
     const st = mock.board.stats;
-    const r0 = link.readings;
+    const r0 = link.readingCount;
     const b0 = { reports: st.reports, age: st.reportAgeSumS, blocked: st.blockedS };
     const t0 = clock.now();
     await wait(seconds);
     const dt = clock.now() - t0;
     const n = st.reports - b0.reports;
     const figures = {
-      reportsPerS: (link.readings - r0) / dt,
+      reportsPerS: (link.readingCount - r0) / dt,
       reportAgeMs: (1000 * (st.reportAgeSumS - b0.age)) / Math.max(1, n),
       blocked: (st.blockedS - b0.blocked) / dt,
     };

@@ -1,11 +1,14 @@
 /**
  * The parts of Firmata (firmata/protocol protocol.md, encoder.md) that twolink needs, as pure data and
  * functions shared by the host (FirmataLink, which otherwise leaves the protocol to firmata.js) and the
- * mock rig's board: message and mode numbers, the boards' pin sets as ConfigurableFirmata 2.10 reports
- * them, the FirmataEncoder reply, capability parsing, and the UART budget of a control cycle.
+ * mock rig's board: message and mode numbers, the one framer both sides split bytes with, the boards'
+ * pin sets as ConfigurableFirmata 2.10 reports them, the FirmataEncoder reply, twolink's watchdog
+ * feature (firmware-protocol/firmata-watchdog/), capability parsing, the AVR's millis() and the UART
+ * budget of a control cycle. The wiring (motor pins, checkWiring) is in firmata-wiring.ts.
  *
  * No I/O and no clock here.
  */
+import type { MotorPins } from './firmata-wiring.js';
 
 /** Message and sysex command bytes. */
 export const FIRMATA = {
@@ -31,6 +34,8 @@ export const FIRMATA = {
   STRING_DATA: 0x71,
   REPORT_FIRMWARE: 0x79,
   SAMPLING_INTERVAL: 0x7a,
+  /** twolink's FirmataWatchdog feature (a user-defined sysex id, 0x01-0x0F in protocol.md). */
+  WATCHDOG_DATA: 0x0e,
 } as const;
 
 /** Pin modes (PIN_MODE_*). */
@@ -149,6 +154,8 @@ export const BOARDS: Record<BoardName, BoardLayout> = {
 export interface FirmwareFeatures {
   /** FirmataEncoder is compiled in. */
   encoder: boolean;
+  /** twolink's FirmataWatchdog is compiled in (firmware-protocol/firmata-watchdog/). @default false */
+  watchdog?: boolean;
 }
 
 /**
@@ -265,71 +272,6 @@ export function decodeEncoderPositions(body: readonly number[]): EncoderPosition
   return out;
 }
 
-// ------------------------------------------------------------------ motors
-
-/** The pins of one H-bridge channel, as johnny-five's Motor takes them. */
-export interface MotorPins {
-  pwm: number;
-  dir?: number;
-  /** Second direction pin (L298-style): driven to the opposite of `dir`. */
-  cdir?: number;
-  /** Brake pin (high = brake). */
-  brake?: number;
-  /** Enable pin (high = enabled). */
-  enable?: number;
-  /** The PWM is inverted when going forward (some shields). */
-  invertPWM?: boolean;
-}
-
-/** A motor as the rig file gives it: pins, or a johnny-five shield preset. */
-export type MotorSpec = { pwm: number; dir: number; cdir?: number | undefined } | { shield: string; motor: string };
-
-/** The subset of a johnny-five `Motor.SHIELD_CONFIGS` entry that twolink reads. */
-export interface ShieldConfig {
-  pins?: Record<string, number | string>;
-  register?: unknown;
-  controller?: string;
-  address?: number;
-  invertPWM?: boolean;
-}
-
-/**
- * Resolves a rig file's motor into pins. Shield presets are looked up in johnny-five's table (passed
- * in); presets that drive the bridge through a shift register or an I2C PWM chip are refused, since
- * the emulated board (and twolink's pin checks) speak only to pins.
- */
-export function resolveMotorPins(spec: MotorSpec, shields: Record<string, Record<string, ShieldConfig>>): MotorPins | string {
-  if ('pwm' in spec) return { pwm: spec.pwm, dir: spec.dir, ...(spec.cdir !== undefined ? { cdir: spec.cdir } : {}) };
-  const shield = shields[spec.shield];
-  if (!shield) return `unknown shield "${spec.shield}" (johnny-five knows ${Object.keys(shields).join(', ')})`;
-  const cfg = shield[spec.motor];
-  if (!cfg) return `shield ${spec.shield} has no motor "${spec.motor}" (it has ${Object.keys(shield).join(', ')})`;
-  if (cfg.register || cfg.controller) {
-    return `shield ${spec.shield} drives its motors through ${cfg.register ? 'a shift register' : `an I2C chip (${cfg.controller})`}, which twolink does not support: give the pins instead`;
-  }
-  const p = cfg.pins ?? {};
-  const num = (k: string): number | undefined => (typeof p[k] === 'number' ? (p[k] as number) : undefined);
-  const pwm = num('pwm');
-  if (pwm === undefined) return `shield ${spec.shield} motor ${spec.motor} has no PWM pin`;
-  const out: MotorPins = { pwm };
-  for (const k of ['dir', 'cdir', 'brake', 'enable'] as const) {
-    const v = num(k);
-    if (v !== undefined) out[k] = v;
-  }
-  if (cfg.invertPWM) out.invertPWM = true;
-  return out;
-}
-
-/** Every pin a motor uses, with its role. */
-export function motorPinList(m: MotorPins): { role: keyof MotorPins; pin: number }[] {
-  const out: { role: keyof MotorPins; pin: number }[] = [];
-  for (const role of ['pwm', 'dir', 'cdir', 'brake', 'enable'] as const) {
-    const pin = m[role];
-    if (pin !== undefined) out.push({ role, pin });
-  }
-  return out;
-}
-
 // ------------------------------------------------------------------ the UART budget
 
 /** Bits on the wire per byte (8N1). */
@@ -396,4 +338,231 @@ export function cycleBudget(motors: readonly MotorPins[], encoders: number, pote
   // Both directions must fit the interval; the uplink (the report) is the larger one in practice.
   const samplingIntervalMs = samplingIntervalFor(Math.max(upBytes, downBytes), baud, load);
   return { baud, upBytes, downBytes, downBytesReversing, busLimitHz, samplingIntervalMs, loopHz: 1000 / samplingIntervalMs };
+}
+
+// ------------------------------------------------------------------ the framer
+
+/** One Firmata message, as the framer splits it. */
+export type FirmataMessage =
+  /** START_SYSEX cmd body... END_SYSEX. */
+  | { kind: 'sysex'; cmd: number; body: number[] }
+  /** A command byte with its data bytes: ANALOG_MESSAGE | channel, a, b (the low nibble is `channel`). */
+  | { kind: 'command'; cmd: number; channel: number; data: number[] };
+
+/** Which side's byte stream a framer splits: the lengths of some messages differ by direction. */
+export type FramerSide = 'board' | 'host';
+
+/**
+ * Data bytes after a command byte. REPORT_VERSION carries two bytes from the board and none from the
+ * host; SET_PIN_MODE and SET_DIGITAL_PIN_VALUE exist only host -> board; SYSTEM_RESET has none.
+ * `undefined`: not a command this side sends.
+ */
+export function dataBytes(cmd: number, from: FramerSide): number | undefined {
+  const c = cmd < 0xf0 ? cmd & 0xf0 : cmd;
+  switch (c) {
+    case FIRMATA.ANALOG_MESSAGE:
+    case FIRMATA.DIGITAL_MESSAGE:
+      return 2;
+    case FIRMATA.REPORT_VERSION:
+      return from === 'board' ? 2 : 0;
+    case FIRMATA.SET_PIN_MODE:
+    case FIRMATA.SET_DIGITAL_PIN_VALUE:
+      return from === 'host' ? 2 : undefined;
+    case FIRMATA.REPORT_ANALOG:
+    case FIRMATA.REPORT_DIGITAL:
+      return from === 'host' ? 1 : undefined;
+    case FIRMATA.SYSTEM_RESET:
+      return from === 'host' ? 0 : undefined;
+    default:
+      return undefined;
+  }
+}
+
+export interface FramerOptions {
+  /** Whose bytes these are (the host's framer splits the board's bytes: `from: 'board'`). */
+  from: FramerSide;
+  /**
+   * Longest sysex body kept [bytes]; the rest of a longer one is dropped, as the firmware's
+   * MAX_DATA_BYTES (64) does. @default Infinity
+   */
+  maxSysex?: number;
+  /**
+   * A byte >= 0x80 inside a sysex: true = the sysex is abandoned and the byte starts a new message
+   * (firmata.js); false = it is stored as data (FirmataClass::processInput). @default true
+   */
+  abortSysexOnCommand?: boolean;
+}
+
+/**
+ * Splits a Firmata byte stream into messages: FirmataClass::processInput's state machine on the board
+ * (`from: 'host'`) and the host's reading of the board's bytes (`from: 'board'`). Bytes that belong to
+ * no message are counted in `stray`. Pure: `push` returns what it completed, in order.
+ */
+export class FirmataFramer {
+  /** Bytes that belonged to no message (data without a command, unknown commands, broken sysex). */
+  stray = 0;
+  private readonly from: FramerSide;
+  private readonly maxSysex: number;
+  private readonly abortSysex: boolean;
+  private sysex: number[] | undefined;
+  private cmd = 0;
+  private need = 0;
+  private data: number[] = [];
+
+  constructor(o: FramerOptions) {
+    this.from = o.from;
+    this.maxSysex = o.maxSysex ?? Infinity;
+    this.abortSysex = o.abortSysexOnCommand ?? true;
+  }
+
+  /** A message is being received (part of it has arrived). */
+  get busy(): boolean {
+    return this.sysex !== undefined || this.need > 0;
+  }
+
+  /** Forgets a half-received message (a reset). */
+  clear(): void {
+    this.sysex = undefined;
+    this.need = 0;
+  }
+
+  /** Feeds bytes; returns the messages they completed. */
+  push(bytes: Iterable<number>): FirmataMessage[] {
+    const out: FirmataMessage[] = [];
+    for (const b of bytes) this.byte(b, out);
+    return out;
+  }
+
+  private byte(b: number, out: FirmataMessage[]): void {
+    if (this.sysex) {
+      if (b === FIRMATA.END_SYSEX) {
+        const [cmd, ...body] = this.sysex;
+        this.sysex = undefined;
+        if (cmd !== undefined) out.push({ kind: 'sysex', cmd, body });
+        else this.stray += 2;
+        return;
+      }
+      if (b < 0x80 || !this.abortSysex) {
+        if (this.sysex.length < this.maxSysex + 1) this.sysex.push(b);
+        return;
+      }
+      this.stray += this.sysex.length + 1;
+      this.sysex = undefined;
+    }
+    if (this.need > 0 && b < 0x80) {
+      this.data.push(b);
+      if (--this.need === 0) out.push({ kind: 'command', cmd: this.cmd < 0xf0 ? this.cmd & 0xf0 : this.cmd, channel: this.cmd & 0x0f, data: this.data });
+      return;
+    }
+    if (this.need > 0) this.stray += 1 + this.data.length;
+    this.need = 0;
+    if (b === FIRMATA.START_SYSEX) {
+      this.sysex = [];
+      return;
+    }
+    const n = b >= 0x80 ? dataBytes(b, this.from) : undefined;
+    if (n === undefined) {
+      this.stray++;
+      return;
+    }
+    this.cmd = b;
+    this.data = [];
+    if (n === 0) out.push({ kind: 'command', cmd: b < 0xf0 ? b & 0xf0 : b, channel: b & 0x0f, data: [] });
+    else this.need = n;
+  }
+}
+
+// ------------------------------------------------------------------ the watchdog feature
+
+/** FirmataWatchdog subcommands (the byte after WATCHDOG_DATA; firmware-protocol/firmata-watchdog/). */
+export const WATCHDOG = {
+  /** host: `F0 0E 00 F7`; board: `F0 0E 00 version timeoutLSB timeoutMSB F7` (timeout 0 = not armed). */
+  QUERY: 0x00,
+  /** host: `F0 0E 01 timeoutLSB timeoutMSB pin... F7` (timeout 0 disarms); board: the same reply as QUERY. */
+  ARM: 0x01,
+  /** board: `F0 0E 02 zeroed silentLSB silentMSB F7`: it zeroed `zeroed` PWM pins that were not at 0 after `silent` ms without a message. */
+  FIRED: 0x02,
+} as const;
+
+/** The watchdog protocol version this host speaks. */
+export const WATCHDOG_VERSION = 1;
+
+/** The longest timeout the ARM command carries [ms] (two 7-bit bytes). */
+export const WATCHDOG_MAX_MS = 16383;
+
+/** The watchdog's answer to QUERY or ARM. */
+export interface WatchdogStatus {
+  version: number;
+  /** Timeout armed [ms]; 0 = not armed. */
+  timeoutMs: number;
+  /** PWM pins it zeroes. */
+  pins: number[];
+}
+
+/** The body of an ARM command (after WATCHDOG_DATA). */
+export function encodeWatchdogArm(timeoutMs: number, pins: readonly number[]): number[] {
+  const ms = Math.max(0, Math.min(WATCHDOG_MAX_MS, Math.round(timeoutMs)));
+  return [WATCHDOG.ARM, ms & 0x7f, (ms >> 7) & 0x7f, ...pins.map((p) => p & 0x7f)];
+}
+
+/** The body of a status reply (after WATCHDOG_DATA): `sub version timeoutLSB timeoutMSB pin...`. */
+export function encodeWatchdogStatus(sub: number, s: WatchdogStatus): number[] {
+  return [sub, s.version & 0x7f, s.timeoutMs & 0x7f, (s.timeoutMs >> 7) & 0x7f, ...s.pins.map((p) => p & 0x7f)];
+}
+
+/** Decodes a WATCHDOG_DATA body from the board; undefined when malformed. */
+export function decodeWatchdog(body: readonly number[]):
+  | { kind: 'status'; status: WatchdogStatus }
+  | { kind: 'fired'; zeroed: number; silentMs: number }
+  | undefined {
+  if (body.some((b) => b > 0x7f)) return undefined;
+  const [sub, a, b, c] = body;
+  if ((sub === WATCHDOG.QUERY || sub === WATCHDOG.ARM) && a !== undefined && b !== undefined && c !== undefined) {
+    return { kind: 'status', status: { version: a, timeoutMs: b | (c << 7), pins: body.slice(4) } };
+  }
+  if (sub === WATCHDOG.FIRED && a !== undefined && b !== undefined && c !== undefined) return { kind: 'fired', zeroed: a, silentMs: b | (c << 7) };
+  return undefined;
+}
+
+// ------------------------------------------------------------------ the AVR's clock
+
+/** Timer0 overflow period of a 16 MHz AVR with the Arduino core's prescaler of 64 [s]: 64 * 256 / 16 MHz. */
+export const TIMER0_OVERFLOW_S = 0.001024;
+
+/**
+ * What `millis()` returns on a 16 MHz AVR (Arduino core wiring.c) after `overflows` Timer0 overflows:
+ * each overflow adds 1 ms and 3/125 of a ms to a fraction; when the fraction reaches a whole ms, millis()
+ * jumps by 2. It is right on average and advances in steps of 1.024 ms, with a 2 ms step every 41-42
+ * overflows (~42.7 ms). `fract0` (0..124) is the fraction at overflow 0.
+ */
+export function avrMillis(overflows: number, fract0 = 0): number {
+  const n = Math.max(0, Math.floor(overflows));
+  return n + Math.floor((3 * n + fract0) / 125);
+}
+
+/** The first Timer0 overflow at which millis() (avrMillis) reaches `ms`. */
+export function overflowWhenMillis(ms: number, fract0 = 0): number {
+  let n = Math.max(0, Math.floor(((ms - 1) * 125 - fract0) / 128) - 1);
+  while (avrMillis(n, fract0) < ms) n++;
+  return n;
+}
+
+/**
+ * The sampling interval for a loop rate [ms, whole]: the rig file's when it sets one (> 0), else the
+ * nearest whole ms to 1 / hz but never shorter than the budget's (what the wire carries); undefined
+ * `hz`: the budget's. A warning when the report does not fit the interval on the wire.
+ */
+export function chooseInterval(b: CycleBudget, configuredMs: number, hz: number | undefined): { ms: number; warning?: string } {
+  let ms = b.samplingIntervalMs;
+  if (configuredMs > 0) ms = configuredMs;
+  else if (hz !== undefined && hz > 0) ms = Math.max(b.samplingIntervalMs, Math.round(1000 / hz));
+  const needMs = wireTime(b.upBytes, b.baud) * 1000;
+  if (ms >= needMs) return { ms };
+  const oldestMs = wireTime(64, b.baud) * 1000 + needMs; // a full 64-byte transmit buffer ahead of it
+  return {
+    ms,
+    warning:
+      `firmata.samplingIntervalMs ${ms} ms is shorter than the ${needMs.toFixed(2)} ms a ${b.upBytes}-byte report takes at ${b.baud} baud: ` +
+      `reports will queue in the board's transmit buffer and arrive up to ${oldestMs.toFixed(0)} ms old (0 = automatic: ${b.samplingIntervalMs} ms)`,
+  };
 }

@@ -14,8 +14,12 @@
  * - analog writes (ANALOG_MESSAGE, EXTENDED_ANALOG) on PWM pins, digital port writes on OUTPUT pins;
  *   the rig's motor wiring turns pin states into a signed duty for the plant (after the board latency);
  *   writes to pins in another mode are ignored, as analogWriteCallback ignores them;
- * - FirmataEncoder (sysex 0x61): attach (which reports the position once), report one/all, reset,
- *   auto-report (0 off, 1 always, 2 on change: the default after a reset), detach;
+ * - FirmataEncoder (sysex 0x61): attach (which reports the position once; a number already attached is
+ *   ignored without a reply, as FirmataEncoder 0.1.0 does), report one/all, reset, auto-report (0 off,
+ *   1 always, 2 on change: the default after a reset), detach (src/rig/firmata-features.ts);
+ * - optionally twolink's FirmataWatchdog (sysex 0x0E): zeroes the armed PWM pins after a silence;
+ * - millis() as a 16 MHz AVR's Timer0 makes it: 1.024 ms steps with a 2 ms step every ~42 ms, so
+ *   reports every "3 ms" leave 3.072 ms apart with a 2.048 ms one every ~42 ms;
  * - analog reporting of potentiometer channels; the sampling interval (sysex 0x7A, 1 ms minimum);
  * - an unknown sysex is answered with the string "Unhandled sysex command".
  *
@@ -25,29 +29,31 @@
  * the firmware's loop: reports go out at the rate the wire allows, they age in the buffer, and the
  * host's commands wait.
  */
-import type { Rig } from '../config/load.js';
 import {
+  avrMillis,
   BOARDS,
   capabilities,
   DEFAULT_SAMPLING_INTERVAL_MS,
-  ENCODER,
   encodeCapabilities,
-  encodeEncoderPositions,
   encodeString7,
   FIRMATA,
-  MAX_ENCODERS,
+  FirmataFramer,
   MIN_SAMPLING_INTERVAL_MS,
   MODE,
+  overflowWhenMillis,
+  TIMER0_OVERFLOW_S,
   type BoardLayout,
+  type FirmataMessage,
   type FirmwareFeatures,
-  type MotorPins,
 } from '../protocol/firmata.js';
+import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { RigEnd } from './binding.js';
+import { EncoderFeature, WatchdogFeature, type FeatureBoard } from './firmata-features.js';
 import { Noise, type Plant } from './plant.js';
 
 /** How a joint's sensor is wired to the board (a rig file's `firmata.sensors[]` entry). */
-export type FirmataSensorSpec = NonNullable<Rig['firmata']>['sensors'][number];
+export type FirmataSensorSpec = SensorSpec;
 
 /** The firmware's name and version, as its QUERY_FIRMWARE reply gives them. */
 export interface FirmwareId {
@@ -72,8 +78,10 @@ export interface FirmataBoardOptions {
   sensors: readonly FirmataSensorSpec[];
   /** Delay between a command's arrival and its effect on the motors [s]. @default 0 */
   latency?: number;
-  /** Features compiled in. @default { encoder: true } */
+  /** Features compiled in. @default { encoder: true, watchdog: false } */
   features?: FirmwareFeatures;
+  /** Timer0's millis() fraction at power-on (0..124): where in its ~42 ms pattern the 2 ms step falls. @default 0 */
+  millisFract0?: number;
   /** @default CONFIGURABLE_FIRMATA */
   firmware?: FirmwareId;
   /** Firmata protocol version in REPORT_VERSION. @default [2, 6] */
@@ -103,19 +111,6 @@ interface PinState {
   mode: number;
   /** Output value (digital 0/1, PWM 0..255), or 1 for an input with its pull-up on. */
   state: number;
-}
-
-interface Encoder {
-  pinA: number;
-  pinB: number;
-  /** The joint whose encoder is wired to these pins, or null (nothing connected: reads 0). */
-  joint: number | null;
-  /** -1 when A and B are swapped relative to the wiring. */
-  sign: 1 | -1;
-  /** Raw count at the last reset. */
-  offset: number;
-  /** Position in the last report (for auto-report "on change"). */
-  last: number | undefined;
 }
 
 const EPS = 1e-12;
@@ -173,8 +168,10 @@ export class FirmataBoard implements RigEnd {
   private readonly adcNoise: Noise;
   private readonly analogOfPin = new Map<number, number>();
   private pins: PinState[] = [];
-  private encoders: (Encoder | undefined)[] = [];
-  private autoReport = 2;
+  /** FirmataEncoder. */
+  readonly encoder: EncoderFeature;
+  /** FirmataWatchdog, when the firmware has it. */
+  readonly watchdog: WatchdogFeature | undefined;
   private analogReporting = new Set<number>();
   private intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
   private prevMs = 0;
@@ -182,13 +179,8 @@ export class FirmataBoard implements RigEnd {
   private bootDoneAt = 0;
   private hostTalked = false;
   private resetting = false;
-  // parser (FirmataClass::processInput)
-  private waitForData = 0;
-  private execCmd = 0;
-  private channel = 0;
-  private stored: number[] = [0, 0];
-  private inSysex = false;
-  private sysex: number[] = [];
+  // FirmataClass::processInput: MAX_DATA_BYTES 64 including the command byte; bytes >= 0x80 inside a sysex are stored
+  private readonly framer = new FirmataFramer({ from: 'host', maxSysex: 63, abortSysexOnCommand: false });
   // UART and loop
   private rxFreeAt = 0;
   private inflight: { at: number; b: number }[] = [];
@@ -214,6 +206,21 @@ export class FirmataBoard implements RigEnd {
     this.layout.analogPins.forEach((p, ch) => this.analogOfPin.set(p, ch));
     this.appliedDuty = new Array<number>(o.plant.joints).fill(0);
     this.lastDuty = this.appliedDuty.slice();
+    const services: FeatureBoard = {
+      millis: () => this.millis(),
+      pin: (pin) => this.pins[pin],
+      setPinMode: (pin, mode) => this.setPinMode(pin, mode),
+      analogWrite: (pin, value) => this.analogWrite(pin, value),
+      report: (bytes) => this.writeReport(bytes),
+      send: (bytes) => this.write(bytes),
+      counts: (joint) => {
+        this.plant.advance(this.clock.now());
+        return this.plant.counts()[joint] ?? 0;
+      },
+      sensors: o.sensors,
+    };
+    this.encoder = new EncoderFeature(services);
+    this.watchdog = this.features.watchdog ? new WatchdogFeature(services) : undefined;
     this.boot();
   }
 
@@ -240,9 +247,7 @@ export class FirmataBoard implements RigEnd {
     this.bootTime = now;
     this.bootDoneAt = now + (this.o.bootDelayS ?? 0);
     this.hostTalked = false;
-    this.waitForData = 0;
-    this.execCmd = 0;
-    this.inSysex = false;
+    this.framer.clear();
     this.ring = [];
     this.pins = Array.from({ length: this.layout.totalPins }, () => ({ mode: MODE.INPUT, state: 0 }));
     this.systemReset();
@@ -278,8 +283,8 @@ export class FirmataBoard implements RigEnd {
       if (analog.has(p)) this.setPinMode(p, MODE.ANALOG);
       else if (this.layout.digital(p)) this.setPinMode(p, MODE.OUTPUT);
     }
-    this.encoders = [];
-    this.autoReport = 2;
+    this.encoder?.reset();
+    this.watchdog?.reset();
     this.analogReporting.clear();
     this.intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
     this.prevMs = this.millis();
@@ -287,8 +292,18 @@ export class FirmataBoard implements RigEnd {
     this.updateMotors();
   }
 
-  private millis(): number {
-    return Math.floor((this.clock.now() - this.bootTime) * 1000 + 1e-9);
+  /** millis(): Timer0 overflows since power-on, through the Arduino core's arithmetic. */
+  millis(): number {
+    return avrMillis(this.overflows(this.clock.now()), this.o.millisFract0 ?? 0);
+  }
+
+  private overflows(t: number): number {
+    return Math.floor((t - this.bootTime) / TIMER0_OVERFLOW_S + 1e-9);
+  }
+
+  /** Board time when millis() first reads `ms` [s, clock time]. */
+  private whenMillis(ms: number): number {
+    return this.bootTime + overflowWhenMillis(ms, this.o.millisFract0 ?? 0) * TIMER0_OVERFLOW_S;
   }
 
   // ------------------------------------------------------------------ the UART
@@ -378,91 +393,62 @@ export class FirmataBoard implements RigEnd {
     while (this.ring.length > 0) {
       const b = this.ring.shift()!;
       this.stats.rxBytes++;
-      if (!this.faults.silent) this.parse(b);
+      if (!this.faults.silent) for (const m of this.framer.push([b])) this.onMessage(m);
       if (this.loopFreeAt > now + EPS) {
         this.wake(this.loopFreeAt);
         return;
       }
     }
     if (this.reportingActive()) {
+      // FirmataReporting::elapsed()
       const ms = this.millis();
       if (ms - this.prevMs > this.intervalMs) {
         this.prevMs += this.intervalMs;
         if (ms - this.prevMs > this.intervalMs) this.prevMs = ms - this.intervalMs;
         this.report();
       }
-      this.wake(Math.max(this.loopFreeAt, this.bootTime + (this.prevMs + this.intervalMs + 1) / 1000));
+      this.wake(Math.max(this.loopFreeAt, this.whenMillis(this.prevMs + this.intervalMs + 1)));
+    }
+    if (this.watchdog && !this.faults.silent) {
+      this.watchdog.check();
+      const due = this.watchdog.dueMillis;
+      if (due !== undefined) this.wake(Math.max(this.loopFreeAt, this.whenMillis(due)));
     }
     if (this.inflight.length > 0) this.wake(Math.max(this.loopFreeAt, this.inflight[0]!.at));
   }
 
-  // ------------------------------------------------------------------ parsing (FirmataClass::processInput)
+  // ------------------------------------------------------------------ messages (FirmataClass::processInput)
 
-  private parse(b: number): void {
-    if (this.inSysex) {
-      if (b === FIRMATA.END_SYSEX) {
-        this.inSysex = false;
-        this.stats.messages++;
-        this.onSysex(this.sysex);
-      } else if (this.sysex.length < 64) {
-        this.sysex.push(b); // MAX_DATA_BYTES: the rest of a longer message is dropped
-      }
+  private onMessage(m: FirmataMessage): void {
+    this.stats.messages++;
+    this.watchdog?.feed();
+    if (m.kind === 'sysex') {
+      this.onSysex([m.cmd, ...m.body]);
       return;
     }
-    if (this.waitForData > 0 && b < 128) {
-      this.waitForData--;
-      this.stored[this.waitForData] = b;
-      if (this.waitForData === 0 && this.execCmd) {
-        this.stats.messages++;
-        const [s0, s1] = this.stored as [number, number];
-        switch (this.execCmd) {
-          case FIRMATA.ANALOG_MESSAGE:
-            this.analogWrite(this.channel, (s0 << 7) + s1);
-            break;
-          case FIRMATA.DIGITAL_MESSAGE:
-            this.digitalWritePort(this.channel, (s0 << 7) + s1);
-            break;
-          case FIRMATA.SET_PIN_MODE:
-            this.setPinMode(s1, s0, true);
-            break;
-          case FIRMATA.SET_DIGITAL_PIN_VALUE:
-            this.setPinValue(s1, s0);
-            break;
-          case FIRMATA.REPORT_ANALOG:
-            this.reportAnalog(this.channel, s0);
-            break;
-          case FIRMATA.REPORT_DIGITAL:
-            break; // no digital inputs are emulated
-        }
-        this.execCmd = 0;
-      }
-      return;
-    }
-    const cmd = b < 0xf0 ? b & 0xf0 : b;
-    if (b < 0xf0) this.channel = b & 0x0f;
-    switch (cmd) {
+    const [d0 = 0, d1 = 0] = m.data;
+    switch (m.cmd) {
       case FIRMATA.ANALOG_MESSAGE:
+        this.analogWrite(m.channel, d0 | (d1 << 7));
+        break;
       case FIRMATA.DIGITAL_MESSAGE:
+        this.digitalWritePort(m.channel, d0 | (d1 << 7));
+        break;
       case FIRMATA.SET_PIN_MODE:
+        this.setPinMode(d0, d1, true);
+        break;
       case FIRMATA.SET_DIGITAL_PIN_VALUE:
-        this.waitForData = 2;
-        this.execCmd = cmd;
+        this.setPinValue(d0, d1);
         break;
       case FIRMATA.REPORT_ANALOG:
+        this.reportAnalog(m.channel, d0);
+        break;
       case FIRMATA.REPORT_DIGITAL:
-        this.waitForData = 1;
-        this.execCmd = cmd;
-        break;
-      case FIRMATA.START_SYSEX:
-        this.inSysex = true;
-        this.sysex = [];
-        break;
+        break; // no digital inputs are emulated
       case FIRMATA.SYSTEM_RESET:
-        this.stats.messages++;
         this.systemReset();
         break;
       case FIRMATA.REPORT_VERSION:
-        this.stats.messages++;
         this.printVersion();
         break;
     }
@@ -514,7 +500,12 @@ export class FirmataBoard implements RigEnd {
         } else handled = false;
         break;
       case FIRMATA.ENCODER_DATA:
-        handled = this.features.encoder && this.onEncoder(argv);
+        handled = this.features.encoder && this.encoder.handleSysex(argv);
+        if (handled && this.reportingActive()) this.wake(this.clock.now());
+        break;
+      case FIRMATA.WATCHDOG_DATA:
+        handled = this.watchdog?.handleSysex(argv) ?? false;
+        if (handled) this.wake(this.clock.now());
         break;
       default:
         handled = false;
@@ -641,86 +632,6 @@ export class FirmataBoard implements RigEnd {
     else apply();
   }
 
-  // ------------------------------------------------------------------ encoders (FirmataEncoder)
-
-  private onEncoder(argv: readonly number[]): boolean {
-    const sub = argv[0];
-    const n = argv[1] ?? 0;
-    switch (sub) {
-      case ENCODER.ATTACH: {
-        const pinA = argv[2];
-        const pinB = argv[3];
-        if (pinA === undefined || pinB === undefined) return false;
-        if (this.pin(pinA).mode === MODE.IGNORE || this.pin(pinB).mode === MODE.IGNORE) return false;
-        if (n >= MAX_ENCODERS || this.encoders[n]) return true;
-        // The firmware sets both pins to ENCODER through setPinMode: a pin without an interrupt gets
-        // "Unknown pin mode", and the encoder still attaches (the Encoder library then polls it).
-        this.setPinMode(pinA, MODE.ENCODER);
-        this.setPinMode(pinB, MODE.ENCODER);
-        let joint: number | null = null;
-        let sign: 1 | -1 = 1;
-        this.o.sensors.forEach((s, j) => {
-          if (s.type !== 'encoder') return;
-          if (s.pinA === pinA && s.pinB === pinB) joint = j;
-          else if (s.pinA === pinB && s.pinB === pinA) {
-            joint = j;
-            sign = -1;
-          }
-        });
-        const enc: Encoder = { pinA, pinB, joint, sign, offset: 0, last: undefined };
-        this.encoders[n] = enc;
-        this.sendEncoders([n]);
-        return true;
-      }
-      case ENCODER.REPORT_POSITION:
-        if (this.encoders[n]) this.sendEncoders([n]);
-        return true;
-      case ENCODER.REPORT_POSITIONS:
-        this.sendEncoders(this.attached());
-        return true;
-      case ENCODER.RESET_POSITION: {
-        const e = this.encoders[n];
-        if (e) e.offset = this.rawCount(e);
-        return true;
-      }
-      case ENCODER.REPORT_AUTO:
-        this.autoReport = n;
-        if (this.reportingActive()) this.wake(this.clock.now());
-        return true;
-      case ENCODER.DETACH:
-        this.encoders[n] = undefined;
-        return true;
-    }
-    return false;
-  }
-
-  private attached(): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.encoders.length; i++) if (this.encoders[i]) out.push(i);
-    return out;
-  }
-
-  private rawCount(e: Encoder): number {
-    if (e.joint === null) return 0;
-    this.plant.advance(this.clock.now());
-    return e.sign * this.plant.counts()[e.joint]!;
-  }
-
-  private position(e: Encoder): number {
-    return Math.max(-2147483648, Math.min(2147483647, this.rawCount(e) - e.offset));
-  }
-
-  private sendEncoders(list: readonly number[]): void {
-    if (list.length === 0) return;
-    const positions = list.map((n) => {
-      const e = this.encoders[n]!;
-      const count = this.position(e);
-      e.last = count;
-      return { encoder: n, count };
-    });
-    this.writeReport([FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, ...encodeEncoderPositions(positions), FIRMATA.END_SYSEX]);
-  }
-
   // ------------------------------------------------------------------ analog inputs
 
   private reportAnalog(channel: number, on: number): void {
@@ -754,8 +665,7 @@ export class FirmataBoard implements RigEnd {
   // ------------------------------------------------------------------ reports
 
   private reportingActive(): boolean {
-    const enc = this.autoReport > 0 && this.encoders.some((e) => e !== undefined);
-    return enc || this.analogReporting.size > 0;
+    return this.encoder.reporting || this.analogReporting.size > 0;
   }
 
   /** At each sampling interval: analog inputs, then the encoders (the order of the sketch's loop). */
@@ -764,13 +674,7 @@ export class FirmataBoard implements RigEnd {
       const pin = this.layout.analogPins[ch]!;
       if (this.pins[pin]?.mode === MODE.ANALOG) this.writeReport(this.analogMessage(ch));
     }
-    if (this.autoReport > 0) {
-      const list = this.attached().filter((n) => {
-        const e = this.encoders[n]!;
-        return this.autoReport === 1 || e.last !== this.position(e);
-      });
-      this.sendEncoders(list);
-    }
+    this.encoder.report();
   }
 
   private writeReport(bytes: number[]): void {

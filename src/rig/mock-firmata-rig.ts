@@ -12,7 +12,8 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, S
 import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import { RigFileError } from '../config/rig.js';
-import { BOARDS, motorPinList, resolveMotorPins, type FirmwareFeatures, type MotorPins } from '../protocol/firmata.js';
+import type { FirmwareFeatures } from '../protocol/firmata.js';
+import { isWiringIssue, resolveWiring, type MotorPins } from '../protocol/firmata-wiring.js';
 import type { Clock } from '../time/clock.js';
 import { johnnyFive } from '../transport/johnny-five.js';
 import { rigBinding, serveOnStream } from './binding.js';
@@ -25,8 +26,10 @@ export interface FirmataMockRigOptions {
   path?: string;
   /** The board's baud rate when it differs from the rig file's (to test a mismatch). */
   boardBaudRate?: number;
-  /** Features of the firmware. @default { encoder: true } */
+  /** Features of the firmware. @default { encoder: true } (stock: no watchdog; `watchdog: true` adds twolink's FirmataWatchdog) */
   features?: FirmwareFeatures;
+  /** Timer0's millis() fraction at power-on (0..124). @default 0 */
+  millisFract0?: number;
   firmware?: FirmwareId;
   /** Firmata protocol version. */
   protocol?: [number, number];
@@ -56,25 +59,10 @@ export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigO
   }
   const f = rig.firmata;
   if (!f) throw new RigFileError(rig.file, 'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)', 'firmata');
-  const layout = BOARDS[f.board];
   const shields = f.motors.some((m) => 'shield' in m) ? johnnyFive().Motor.SHIELD_CONFIGS : {};
-  const motors = f.motors.map((m, i) => {
-    const r = resolveMotorPins(m, shields);
-    if (typeof r === 'string') throw new RigFileError(rig.file, `firmata.motors[${i}]: ${r}`, `firmata.motors[${i}]`);
-    for (const { role, pin } of motorPinList(r)) {
-      if (pin >= layout.totalPins) throw new RigFileError(rig.file, `firmata.motors[${i}].${role}: pin ${pin} does not exist on an ${f.board} (0-${layout.totalPins - 1})`, `firmata.motors[${i}]`);
-    }
-    return r;
-  });
-  f.sensors.forEach((s, i) => {
-    const pins = s.type === 'encoder' ? [s.pinA, s.pinB] : [];
-    for (const p of pins) {
-      if (p >= layout.totalPins) throw new RigFileError(rig.file, `firmata.sensors[${i}]: pin ${p} does not exist on an ${f.board}`, `firmata.sensors[${i}]`);
-    }
-    if (s.type === 'potentiometer' && s.channel >= layout.analogPins.length) {
-      throw new RigFileError(rig.file, `firmata.sensors[${i}].channel: an ${f.board} has A0-A${layout.analogPins.length - 1}`, `firmata.sensors[${i}].channel`);
-    }
-  });
+  const wiring = resolveWiring(f, shields);
+  if (isWiringIssue(wiring)) throw new RigFileError(rig.file, `${wiring.field}: ${wiring.message}`, wiring.field);
+  const { layout, motors } = wiring;
   const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);
   const noise = new Noise(rig.plant.seed + 2);
   const board = new FirmataBoard({
@@ -90,6 +78,7 @@ export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigO
     ...(opts.firmware ? { firmware: opts.firmware } : {}),
     ...(opts.protocol ? { protocol: opts.protocol } : {}),
     ...(opts.bootDelayS !== undefined ? { bootDelayS: opts.bootDelayS } : {}),
+    ...(opts.millisFract0 !== undefined ? { millisFract0: opts.millisFract0 } : {}),
   });
   return { plant, board, motors };
 }

@@ -4,7 +4,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
-import type { ShieldConfig } from '../protocol/firmata.js';
+import type { ShieldConfig } from '../protocol/firmata-wiring.js';
 
 /** firmata.js's Firmata instance (johnny-five's `board.io`), the members twolink touches. */
 export interface FirmataIO extends EventEmitter {

@@ -55,6 +55,7 @@ export async function setup(
     encoders: (opts.linkRig ?? rig).encoders,
     handshakeMs: opts.handshakeMs ?? 3000,
     answerMs: opts.answerMs ?? 500,
+    watchdogMs: (opts.linkRig ?? rig).link.watchdogMs,
   });
   return { clock, stream, rig, mock, link };
 }

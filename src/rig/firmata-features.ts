@@ -1,0 +1,231 @@
+/**
+ * Two ConfigurableFirmata features of the emulated board (src/rig/firmata-board.ts), each as the
+ * firmware's feature class does it:
+ * - FirmataEncoder 0.1.0 (sysex 0x61): attach (which reports the position once; an encoder number that
+ *   is already attached is ignored without a reply, as the library does), report one/all, reset,
+ *   auto-report (0 off, 1 always, 2 on change), detach;
+ * - twolink's FirmataWatchdog (sysex 0x0E, firmware-protocol/firmata-watchdog/): armed with a timeout
+ *   and PWM pins, it writes 0 to those pins when no Firmata message arrived for the timeout, and says
+ *   so once.
+ */
+import {
+  ENCODER,
+  encodeEncoderPositions,
+  encodeWatchdogStatus,
+  FIRMATA,
+  MAX_ENCODERS,
+  MODE,
+  WATCHDOG,
+  WATCHDOG_VERSION,
+  type WatchdogStatus,
+} from '../protocol/firmata.js';
+import type { SensorSpec } from '../protocol/firmata-wiring.js';
+
+/** What a feature may use of the board. */
+export interface FeatureBoard {
+  /** millis() [ms]. */
+  millis(): number;
+  /** A pin's mode and output state (undefined: no such pin). */
+  pin(pin: number): { mode: number; state: number } | undefined;
+  /** FirmataClass::setPinMode as a feature calls it. */
+  setPinMode(pin: number, mode: number): void;
+  /** analogWriteCallback. */
+  analogWrite(pin: number, value: number): void;
+  /** Sends a report (counted with the reports). */
+  report(bytes: number[]): void;
+  /** Sends a message. */
+  send(bytes: number[]): void;
+  /** The encoder count of a joint [counts] (the plant's, now). */
+  counts(joint: number): number;
+  /** How each joint's sensor is wired. */
+  sensors: readonly SensorSpec[];
+}
+
+interface Encoder {
+  pinA: number;
+  pinB: number;
+  /** The joint whose encoder is wired to these pins, or null (nothing connected: reads 0). */
+  joint: number | null;
+  /** -1 when A and B are swapped relative to the wiring. */
+  sign: 1 | -1;
+  /** Raw count at the last reset. */
+  offset: number;
+  /** Position in the last report (for auto-report "on change"). */
+  last: number | undefined;
+}
+
+/** FirmataEncoder 0.1.0. */
+export class EncoderFeature {
+  /** Attach requests ignored because the number was already attached (no reply, as the library). */
+  ignoredAttaches = 0;
+  private encoders: (Encoder | undefined)[] = [];
+  private autoReport = 2;
+
+  constructor(private readonly b: FeatureBoard) {}
+
+  /** FirmataEncoder::reset (SYSTEM_RESET): every encoder detached. */
+  reset(): void {
+    this.encoders = [];
+    this.autoReport = 2;
+  }
+
+  /** Auto-reporting is on and something is attached. */
+  get reporting(): boolean {
+    return this.autoReport > 0 && this.encoders.some((e) => e !== undefined);
+  }
+
+  /** handleSysex for ENCODER_DATA; false = not understood. */
+  handleSysex(argv: readonly number[]): boolean {
+    const sub = argv[0];
+    const n = argv[1] ?? 0;
+    switch (sub) {
+      case ENCODER.ATTACH:
+        return this.attach(n, argv[2], argv[3]);
+      case ENCODER.REPORT_POSITION:
+        if (this.encoders[n]) this.send([n]);
+        return true;
+      case ENCODER.REPORT_POSITIONS:
+        this.send(this.attached());
+        return true;
+      case ENCODER.RESET_POSITION: {
+        const e = this.encoders[n];
+        if (e) e.offset = this.raw(e);
+        return true;
+      }
+      case ENCODER.REPORT_AUTO:
+        this.autoReport = n;
+        return true;
+      case ENCODER.DETACH:
+        this.encoders[n] = undefined;
+        return true;
+    }
+    return false;
+  }
+
+  private attach(n: number, pinA: number | undefined, pinB: number | undefined): boolean {
+    if (pinA === undefined || pinB === undefined) return false;
+    if (this.b.pin(pinA)?.mode === MODE.IGNORE || this.b.pin(pinB)?.mode === MODE.IGNORE) return false;
+    if (n >= MAX_ENCODERS) return true;
+    if (this.encoders[n]) {
+      // FirmataEncoder::attachEncoder: "if (isEncoderAttached(encoderNum)) return;" (its warning string is commented out)
+      this.ignoredAttaches++;
+      return true;
+    }
+    // The firmware sets both pins to ENCODER through setPinMode: a pin without an interrupt gets
+    // "Unknown pin mode", and the encoder still attaches (the Encoder library then polls it).
+    this.b.setPinMode(pinA, MODE.ENCODER);
+    this.b.setPinMode(pinB, MODE.ENCODER);
+    let joint: number | null = null;
+    let sign: 1 | -1 = 1;
+    this.b.sensors.forEach((s, j) => {
+      if (s.type !== 'encoder') return;
+      if (s.pinA === pinA && s.pinB === pinB) joint = j;
+      else if (s.pinA === pinB && s.pinB === pinA) {
+        joint = j;
+        sign = -1;
+      }
+    });
+    this.encoders[n] = { pinA, pinB, joint, sign, offset: 0, last: undefined };
+    this.send([n]);
+    return true;
+  }
+
+  private attached(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.encoders.length; i++) if (this.encoders[i]) out.push(i);
+    return out;
+  }
+
+  private raw(e: Encoder): number {
+    return e.joint === null ? 0 : e.sign * this.b.counts(e.joint);
+  }
+
+  private position(e: Encoder): number {
+    return Math.max(-2147483648, Math.min(2147483647, this.raw(e) - e.offset));
+  }
+
+  private send(list: readonly number[]): void {
+    if (list.length === 0) return;
+    const positions = list.map((n) => {
+      const e = this.encoders[n]!;
+      const count = this.position(e);
+      e.last = count;
+      return { encoder: n, count };
+    });
+    this.b.report([FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, ...encodeEncoderPositions(positions), FIRMATA.END_SYSEX]);
+  }
+
+  /** The sampling-interval report (auto-report 1: always; 2: the encoders that moved). */
+  report(): void {
+    if (this.autoReport === 0) return;
+    this.send(this.attached().filter((n) => this.autoReport === 1 || this.encoders[n]!.last !== this.position(this.encoders[n]!)));
+  }
+}
+
+/** twolink's FirmataWatchdog (firmware-protocol/firmata-watchdog/FirmataWatchdog.cpp). */
+export class WatchdogFeature {
+  /** Times it zeroed the pins. */
+  fired = 0;
+  private timeoutMs = 0;
+  private pins: number[] = [];
+  private lastMessageMs = 0;
+  private tripped = false;
+
+  constructor(private readonly b: FeatureBoard) {}
+
+  /** reset(): disarmed. */
+  reset(): void {
+    this.timeoutMs = 0;
+    this.pins = [];
+    this.tripped = false;
+  }
+
+  /** Armed: when the next check is due [millis], else undefined. */
+  get dueMillis(): number | undefined {
+    return this.timeoutMs > 0 && !this.tripped ? this.lastMessageMs + this.timeoutMs + 1 : undefined;
+  }
+
+  get status(): WatchdogStatus {
+    return { version: WATCHDOG_VERSION, timeoutMs: this.timeoutMs, pins: this.pins.slice() };
+  }
+
+  /** Every complete Firmata message from the host feeds it. */
+  feed(): void {
+    this.lastMessageMs = this.b.millis();
+    this.tripped = false;
+  }
+
+  handleSysex(argv: readonly number[]): boolean {
+    const sub = argv[0];
+    if (sub === WATCHDOG.QUERY) {
+      this.b.send([FIRMATA.START_SYSEX, FIRMATA.WATCHDOG_DATA, ...encodeWatchdogStatus(WATCHDOG.QUERY, this.status), FIRMATA.END_SYSEX]);
+      return true;
+    }
+    if (sub === WATCHDOG.ARM && argv.length >= 3) {
+      this.timeoutMs = argv[1]! | (argv[2]! << 7);
+      this.pins = argv.slice(3, 3 + 8).map((p) => p & 0x7f);
+      this.feed();
+      this.b.send([FIRMATA.START_SYSEX, FIRMATA.WATCHDOG_DATA, ...encodeWatchdogStatus(WATCHDOG.ARM, this.status), FIRMATA.END_SYSEX]);
+      return true;
+    }
+    return false;
+  }
+
+  /** The sketch's loop() calls it every pass: after the timeout, the pins go to 0, once per silence. */
+  check(): void {
+    if (this.timeoutMs === 0 || this.tripped) return;
+    const silent = this.b.millis() - this.lastMessageMs;
+    if (silent <= this.timeoutMs) return;
+    this.tripped = true;
+    let zeroed = 0;
+    for (const p of this.pins) {
+      const st = this.b.pin(p);
+      if (st?.mode !== MODE.PWM) continue;
+      if (st.state !== 0) zeroed++;
+      this.b.analogWrite(p, 0);
+    }
+    this.fired++;
+    const s = Math.min(16383, silent);
+    this.b.send([FIRMATA.START_SYSEX, FIRMATA.WATCHDOG_DATA, WATCHDOG.FIRED, zeroed & 0x7f, s & 0x7f, (s >> 7) & 0x7f, FIRMATA.END_SYSEX]);
+  }
+}

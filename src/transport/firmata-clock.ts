@@ -1,0 +1,155 @@
+/**
+ * Clock recovery for Firmata reports. Firmata carries no timestamps: the board's reports are the only
+ * clock the host has. The board takes a sample every sampling interval on its own millis(), so the
+ * report count is the board's time: report n was taken n periods after the first. The host only
+ * learns when reports arrive, late by a variable latency (USB frames, the kernel, its own scheduling).
+ *
+ * This filter assigns each report its index n and a board time n P, and keeps a line on the host's
+ * clock, `line(n) = tA + (n - nA) P`, that follows the earliest arrivals (the lower envelope: the
+ * latency floor), not the average: an arrival earlier than the line pulls the line down at once, later
+ * arrivals lift it only slowly. So a late arrival (a host stall, a USB hiccup) moves nothing, and no
+ * time is ever taken from arrival jitter.
+ *
+ * - Reports that arrive together (one chunk of bytes) are consecutive: a host stall delivers its
+ *   backlog in one chunk, whose last report is the newest.
+ * - A chunk whose last report arrives more than 1.5 P after the line's prediction means reports were
+ *   lost on the wire: the index advances past them.
+ * - P starts at the nominal interval and is then fitted (least squares) through the minimum arrival of
+ *   each block of reports over the last ~20 blocks: it follows the board's crystal or resonator error
+ *   (an Uno's resonator: up to +-0.5 %), not jitter. On a 16 MHz AVR, millis() steps 1.024 ms with a
+ *   2 ms step every ~42 ms: reports every "3 ms" are taken 3.072 ms apart with one 2.048 ms interval
+ *   in 14. The fit gives the mean, 3.000 ms; the board's own sample instants lie within one Timer0
+ *   overflow (1.024 ms) of `n P`, which is the board's quantisation, not the host's.
+ *
+ * Pure: times are passed in.
+ */
+
+/** Reports per block for the period fit. */
+const BLOCK = 64;
+/** Blocks the period fit spans. */
+const BLOCKS = 24;
+/** How fast the line rises towards later arrivals, per report (fraction of the excess, capped at one period). */
+const RISE = 0.002;
+/** Reports after a restart before a late arrival may count as lost (the line has not settled). */
+const WARMUP = 8;
+
+export interface Assigned {
+  /** Index of the first report of the chunk. */
+  first: number;
+  /** Reports lost before the first one (0 normally). */
+  lost: number;
+}
+
+export class ReportClock {
+  private p: number;
+  private readonly nominal: number;
+  private n = -1;
+  private nA = 0;
+  private tA = 0;
+  private bt = 0;
+  private assigned = 0;
+  private blockMin: { n: number; t: number } | undefined;
+  private blockStart = 0;
+  private mins: { n: number; t: number }[] = [];
+
+  /** `periodS`: the nominal sampling interval [s]. */
+  constructor(periodS: number) {
+    this.nominal = periodS;
+    this.p = periodS;
+  }
+
+  /** The period estimate [s]. */
+  get period(): number {
+    return this.p;
+  }
+
+  /** Index of the newest report, -1 before the first. */
+  get index(): number {
+    return this.n;
+  }
+
+  /**
+   * `k` reports arrived together at host time `t` [s]. Returns the index of the first; the others
+   * follow it one by one.
+   */
+  arrive(t: number, k: number): Assigned {
+    if (k <= 0) return { first: this.n + 1, lost: 0 };
+    if (this.n < 0) {
+      this.n = k - 1;
+      this.nA = this.n;
+      this.tA = t;
+      this.bt = this.n * this.p;
+      this.assigned = k;
+      this.blockStart = 0;
+      return { first: 0, lost: 0 };
+    }
+    let last = this.n + k;
+    const late = t - this.line(last);
+    let lost = 0;
+    if (this.assigned >= WARMUP && late > 1.5 * this.p) {
+      lost = Math.round(late / this.p);
+      last += lost;
+    }
+    const first = last - k + 1;
+    this.bt += (last - this.n) * this.p;
+    this.n = last;
+    this.assigned += k;
+    this.follow(t, last);
+    return { first, lost };
+  }
+
+  /** Board time of report `i` [s since the first report] (i <= the newest index). */
+  boardTime(i: number): number {
+    return this.bt - (this.n - i) * this.p;
+  }
+
+  /** The earliest host time report `i` can arrive, by the line [s, host clock]. */
+  line(i: number): number {
+    return this.tA + (i - this.nA) * this.p;
+  }
+
+  /** Keeps the line on the lower envelope and fits the period through block minima. */
+  private follow(t: number, i: number): void {
+    const d = t - this.line(i);
+    if (d < 0) {
+      this.nA = i;
+      this.tA = t;
+    } else {
+      // Re-anchor at i so that later period changes pivot here; lift slowly.
+      this.tA = this.line(i) + RISE * Math.min(d, this.p);
+      this.nA = i;
+    }
+    const resid = t - i * this.nominal;
+    if (!this.blockMin || resid < this.blockMin.t - this.blockMin.n * this.nominal) this.blockMin = { n: i, t };
+    if (i - this.blockStart >= BLOCK) {
+      this.mins.push(this.blockMin);
+      if (this.mins.length > BLOCKS) this.mins.shift();
+      this.blockMin = undefined;
+      this.blockStart = i;
+      this.fitPeriod();
+    }
+  }
+
+  private fitPeriod(): void {
+    const m = this.mins;
+    if (m.length < 3) return;
+    let sn = 0;
+    let st = 0;
+    for (const x of m) {
+      sn += x.n;
+      st += x.t;
+    }
+    const mn = sn / m.length;
+    const mt = st / m.length;
+    let snn = 0;
+    let snt = 0;
+    for (const x of m) {
+      snn += (x.n - mn) ** 2;
+      snt += (x.n - mn) * (x.t - mt);
+    }
+    if (snn <= 0) return;
+    const p = snt / snn;
+    // A fit more than 2 % off the nominal interval is not a crystal: keep what we have.
+    if (Math.abs(p / this.nominal - 1) < 0.02) this.p = p;
+  }
+}

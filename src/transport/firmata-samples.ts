@@ -1,0 +1,154 @@
+/**
+ * Turns the board's Firmata reports into Readings on the board's clock. One sampling pass of
+ * ConfigurableFirmata sends an ANALOG_MESSAGE per reporting channel, then one ENCODER_DATA reply: a
+ * sample is complete when every joint has a new value. Samples are timed by the report count
+ * (src/transport/firmata-clock.ts), never by when they arrived.
+ */
+import type { EncoderParams } from '../config/load.js';
+import { decodeEncoderPositions, FIRMATA, wireTime, type FirmataMessage } from '../protocol/firmata.js';
+import type { JointSensor } from '../protocol/firmata-wiring.js';
+import { ReportClock } from './firmata-clock.js';
+import type { Reading } from './link.js';
+
+export interface SampleOptions {
+  sensors: readonly JointSensor[];
+  /** The rig's encoders (counts per revolution, sign, zero) for the encoder joints. */
+  encoders: readonly EncoderParams[];
+  baudRate: number;
+  /** Board -> host bytes of one sampling pass (for the time on the wire). */
+  upBytes: number;
+}
+
+/** What the rest of the link tells the assembler when a sample is made. */
+export interface SampleContext {
+  /** Host time of arrival [s]. */
+  now: number;
+  /** The motor outputs are enabled. */
+  enabled: boolean;
+  /** The newest command in force on the board at a host time [s], or null. */
+  ack: (sampleTime: number) => number | null;
+}
+
+export class SampleAssembler {
+  /** Messages that did not decode (counted as corrupt). */
+  corrupt = 0;
+  /** Reports the clock recovery found missing. */
+  lost = 0;
+  /** Complete samples made. */
+  count = 0;
+  private clock: ReportClock;
+  private readonly raw: number[];
+  private pending = 0;
+  private readonly full: number;
+  private readonly jointOfEncoder = new Map<number, number>();
+  private readonly jointOfChannel = new Map<number, number>();
+  private chunk: number[][] = [];
+
+  constructor(
+    private readonly o: SampleOptions,
+    periodS: number,
+  ) {
+    this.raw = new Array<number>(o.sensors.length).fill(0);
+    this.full = (1 << o.sensors.length) - 1;
+    o.sensors.forEach((s, j) => {
+      if (s.type === 'encoder') this.jointOfEncoder.set(s.encoder, j);
+      else this.jointOfChannel.set(s.channel, j);
+    });
+    this.clock = new ReportClock(periodS);
+  }
+
+  /** The clock recovery's period estimate [s]. */
+  get period(): number {
+    return this.clock.period;
+  }
+
+  /** Index of the newest sample (-1 before the first). */
+  get index(): number {
+    return this.clock.index;
+  }
+
+  /** Starts counting again (a new sampling interval): the next sample has index 0. */
+  restart(periodS: number): void {
+    this.clock = new ReportClock(periodS);
+    this.pending = 0;
+    this.chunk = [];
+  }
+
+  /** Forgets a half-complete sample (after an encoder reset). */
+  dropPartial(): void {
+    this.pending = 0;
+  }
+
+  /** The host time by which the sample after `index` is due [s]. */
+  nextDue(index: number): number {
+    return this.clock.line(index + 1);
+  }
+
+  /** A message of the current chunk; complete samples wait for `finish`. */
+  take(m: FirmataMessage): void {
+    if (m.kind === 'command' && m.cmd === FIRMATA.ANALOG_MESSAGE) {
+      const j = this.jointOfChannel.get(m.channel);
+      if (j !== undefined) this.set(j, (m.data[0] ?? 0) | ((m.data[1] ?? 0) << 7));
+      return;
+    }
+    if (m.kind !== 'sysex' || m.cmd !== FIRMATA.ENCODER_DATA) return;
+    const list = decodeEncoderPositions(m.body);
+    if (!list) {
+      this.corrupt++;
+      return;
+    }
+    for (const { encoder, count } of list) {
+      const j = this.jointOfEncoder.get(encoder);
+      if (j !== undefined) this.set(j, count);
+    }
+  }
+
+  private set(j: number, value: number): void {
+    this.raw[j] = value;
+    this.pending |= 1 << j;
+    if (this.pending !== this.full) return;
+    this.pending = 0;
+    this.chunk.push(this.raw.slice());
+  }
+
+  /** The chunk of bytes is done: its complete samples as Readings, oldest first (all but the last superseded). */
+  finish(ctx: SampleContext): Reading[] {
+    const k = this.chunk.length;
+    if (k === 0) return [];
+    const raws = this.chunk;
+    this.chunk = [];
+    const { first, lost } = this.clock.arrive(ctx.now, k);
+    this.lost += lost;
+    this.count += k;
+    const up = wireTime(this.o.upBytes, this.o.baudRate);
+    return raws.map((raw, i) => {
+      const index = first + i;
+      // The board took the sample one report's wire time before the report's earliest arrival.
+      const sampleTime = Math.min(ctx.now, this.clock.line(index)) - up;
+      return {
+        q: raw.map((r, j) => this.angle(j, r)),
+        raw,
+        boardTime: this.clock.boardTime(index),
+        index,
+        applyAt: 0, // set when handed out (it depends on when the answer is written)
+        superseded: i < k - 1,
+        hostTime: ctx.now,
+        sampleTime,
+        ack: ctx.ack(sampleTime),
+        enabled: ctx.enabled,
+        watchdog: false,
+        flags: 0,
+      };
+    });
+  }
+
+  private angle(j: number, raw: number): number {
+    const s = this.o.sensors[j]!;
+    if (s.type === 'encoder') {
+      const e = this.o.encoders[j]!;
+      return e.zero + (e.sign * raw * 2 * Math.PI) / e.countsPerRev;
+    }
+    const deg = s.minDeg + ((raw - s.rawAtMin) / (s.rawAtMax - s.rawAtMin)) * (s.maxDeg - s.minDeg);
+    return (deg * Math.PI) / 180;
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Two steps of FirmataLink's open, on the board johnny-five brought to `ready`: attaching the encoders
+ * (FirmataEncoder) and finding and arming twolink's FirmataWatchdog. Each waits for the board's answer
+ * on the link's clock and says what happened when none comes.
+ */
+import { encodeWatchdogArm, ENCODER, FIRMATA, WATCHDOG, WATCHDOG_MAX_MS, type WatchdogStatus } from '../protocol/firmata.js';
+import type { JointSensor, Wiring } from '../protocol/firmata-wiring.js';
+import type { Clock } from '../time/clock.js';
+import { race, type Waiters } from './firmata-io.js';
+import type { FirmataIO } from './johnny-five.js';
+import { LinkError } from './link.js';
+
+/** What the steps need of the link. */
+export interface SetupContext {
+  /** Port path or label, for messages. */
+  name: string;
+  io: FirmataIO;
+  clock: Clock;
+  wiring: Wiring;
+  /** Strings from the board. */
+  strings: Waiters<string>;
+  /** ENCODER_DATA replies from the board (their body length). */
+  encoderReplies: Waiters<number>;
+  /** The watchdog's status replies. */
+  watchdogReplies: Waiters<WatchdogStatus>;
+}
+
+const FLASH_HINT = 'flash ConfigurableFirmata 2.x with the FirmataEncoder feature (docs/firmata.md)';
+
+/**
+ * FirmataEncoder ignores an attach of a number already attached (a board not reset since the last
+ * session answers nothing): detach every number first, then attach; the firmware answers each attach
+ * with the position. Auto-reporting is turned on.
+ */
+export async function attachEncoders(c: SetupContext, fw: string, ms: number): Promise<void> {
+  const encs = c.wiring.sensors.filter((s): s is Extract<JointSensor, { type: 'encoder' }> => s.type === 'encoder');
+  // "Unknown pin mode" (an encoder pin without an interrupt) is a warning, not a refusal: the
+  // firmware attaches the encoder anyway and polls that pin.
+  const refusal = c.strings.next((text) => text.startsWith('Unhandled sysex'));
+  const replies = encs.map(() => c.encoderReplies.next((len) => len > 0));
+  for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.DETACH, s.encoder]);
+  for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.ATTACH, s.encoder, s.pinA, s.pinB]);
+  const outcome = await race(c.clock, Promise.all(replies.map((r) => r.promise)).then(() => 'ok' as const), refusal.promise, ms);
+  refusal.cancel();
+  for (const r of replies) r.cancel();
+  if (outcome === 'timeout') {
+    throw new LinkError(
+      `${c.name}: ${fw} lists the ENCODER pin mode but sent no encoder position within ${ms} ms of an attach ` +
+        '(sent after a detach, so not an encoder left attached by an earlier session): its FirmataEncoder does not answer; ' +
+        'check that the sketch registers it (firmataExt.addFeature(encoder)) and calls encoder.report() (docs/firmata.md)',
+      'no-encoder',
+    );
+  }
+  if (outcome !== 'ok') throw new LinkError(`${c.name}: the board answered "${outcome}" to the encoder attach: ${fw} has no FirmataEncoder: ${FLASH_HINT}`, 'no-encoder');
+  c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.REPORT_AUTO, 1]);
+}
+
+/**
+ * Asks for twolink's FirmataWatchdog and arms it with `watchdogMs` and the motors' PWM pins. Returns
+ * what it is armed with, or the warning to say loudly at start-up when the board has none.
+ */
+export async function setUpWatchdog(c: SetupContext, watchdogMs: number, ms: number): Promise<{ status: WatchdogStatus; warning?: undefined } | { status?: undefined; warning: string }> {
+  const none = (why: string): { warning: string } => ({
+    warning:
+      `NO BOARD WATCHDOG: ${why}. If twolink stops or the cable goes, stock Firmata keeps the motors at their last PWM; ` +
+      `twolink zeroes them itself when it sees no command for ${watchdogMs} ms, but only while it runs. ` +
+      'Add the FirmataWatchdog feature to the sketch (docs/firmata.md, firmware-protocol/firmata-watchdog/) and keep a hardware emergency stop.',
+  });
+  const query = c.watchdogReplies.next();
+  const refusal = c.strings.next((t) => t.startsWith('Unhandled sysex'));
+  c.io.sysexCommand([FIRMATA.WATCHDOG_DATA, WATCHDOG.QUERY]);
+  const answer = await race(c.clock, query.promise, refusal.promise, ms);
+  query.cancel();
+  refusal.cancel();
+  if (typeof answer !== 'object') return none(`the firmware has no FirmataWatchdog (it ${answer === 'timeout' ? 'did not answer' : `answered "${answer}"`} to the watchdog query)`);
+  if (c.wiring.motors.some((m) => m.invertPWM)) return none('a motor shield with inverted PWM would run at full speed on a zeroed pin, so the FirmataWatchdog is not armed');
+  const armMs = Math.min(WATCHDOG_MAX_MS, watchdogMs);
+  const armed = c.watchdogReplies.next((s) => s.timeoutMs === armMs);
+  c.io.sysexCommand([FIRMATA.WATCHDOG_DATA, ...encodeWatchdogArm(armMs, c.wiring.motors.map((m) => m.pwm))]);
+  const status = await race(c.clock, armed.promise, new Promise<never>(() => {}), ms);
+  armed.cancel();
+  if (status === 'timeout') return none(`the FirmataWatchdog answered the query but did not confirm being armed within ${ms} ms`);
+  return { status };
+}
