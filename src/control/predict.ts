@@ -5,39 +5,28 @@
  * friction) from the measured state over that horizon with the duty in force meanwhile.
  */
 import type { Rig } from '../config/load.js';
-import { armModel, type ArmModel } from '../model/arm.js';
-import { externalTorques } from '../model/dynamics.js';
+import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
-import { reflectedInertia, torqueForDuty } from './motor.js';
 
 export class Predictor {
   /** Predicted angles [rad] and velocities [rad/s] after the last `predict`. */
   readonly q: number[];
   readonly qd: number[];
   private readonly n: number;
-  private readonly model: ArmModel;
-  private readonly rotor: number[];
   private readonly duty: number[];
-  private readonly tau: number[];
-  private readonly ext: number[];
   private readonly integ: FixedStepIntegrator;
 
-  constructor(private readonly rig: Rig) {
+  /** `model` defaults to the rig's nominal actuated arm (src/model/actuated.ts). */
+  constructor(rig: Rig, model: ActuatedArmModel = createActuatedArmModel(rig)) {
     const n = rig.joints;
     this.n = n;
     const z = (): number[] => new Array<number>(n).fill(0);
     this.q = z();
     this.qd = z();
     this.duty = z();
-    this.tau = z();
-    this.ext = z();
-    this.model = armModel(rig.arm);
-    this.rotor = rig.motors.slice(0, n).map(reflectedInertia);
+    const data = createActuatedArmData(model);
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => {
-      const r = this.rig;
-      externalTorques(r.arm, q, qd, { viscous: r.friction.viscous, coulomb: r.friction.coulomb, coulombVelocity: 0.01 }, this.ext);
-      for (let i = 0; i < this.n; i++) this.tau[i] = torqueForDuty(r.motors[i]!, r.supplyV, this.duty[i]!, qd[i]!) + this.ext[i]!;
-      this.model.forwardDynamics(q, qd, this.tau, out, this.rotor);
+      computeForwardDynamicsUnderDuty(model, data, q, qd, this.duty, out);
     });
   }
 
