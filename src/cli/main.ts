@@ -56,6 +56,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json',
     run: async (a) => (await import('./identify-command.js')).identifyCommand(a),
   },
+  hil: {
+    summary: 'hardware-in-the-loop test suites against the mock rig: a table of figures against limits, JUnit XML for CI',
+    example: 'twolink hil examples/hil/suite.json --junit hil.xml',
+    run: async (a) => (await import('./hil-command.js')).hilCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',

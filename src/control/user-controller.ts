@@ -226,13 +226,14 @@ export class PluggedController {
       this.law.reset();
       return OK;
     } catch (e) {
-      return { ok: false, reason: `controller ${this.file}: reset threw: ${describe(e)}` };
+      return { ok: false, reason: `${this.file}: reset threw: ${describe(e)}` };
     }
   }
 
   private fail(out: number[], what: string): LawResult {
     for (let i = 0; i < out.length; i++) out[i] = 0;
-    return { ok: false, reason: `controller ${this.file}: ${what}` };
+    // The loop's stop reason says `fault:controller: ` before this: the reason starts with the file.
+    return { ok: false, reason: `${this.file}: ${what}` };
   }
 }
 

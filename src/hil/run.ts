@@ -13,8 +13,8 @@ import type { Scenario, Suite } from './suite.js';
 export interface EngineResult {
   summary: RunSummary;
   events: LoopEvent[];
-  /** Loop time of the first injected fault [s], when the scenario has faults. */
-  faultAt?: number;
+  /** How long after the first fault the arm was stopped [ms], `never`; absent without faults. */
+  stopMs?: number | 'never';
 }
 
 /** Runs one scenario: resolves with the run's summary and events, rejects if it could not run. */
@@ -31,7 +31,7 @@ export async function runScenario(s: Scenario, engine: Engine): Promise<Scenario
   const base = { index: s.index, name: s.name };
   try {
     const r = await engine(s);
-    const figures = evaluate(s.expect, { summary: r.summary, events: r.events, ...(r.faultAt !== undefined ? { faultAt: r.faultAt } : {}) });
+    const figures = evaluate(s.expect, { summary: r.summary, ...(r.stopMs !== undefined ? { stopMs: r.stopMs } : {}) });
     return {
       ...base,
       status: figures.every((f) => f.pass) ? 'pass' : 'fail',

@@ -15,7 +15,7 @@ import { parseFault, type FaultSpec } from '../control/faults.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
-import { parseWiring } from '../rig/wiring.js';
+import { parseWiring, type MockWiring } from '../rig/wiring.js';
 
 const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
 /** A limit for every joint (one number) or per joint (an array). */
@@ -81,8 +81,8 @@ export interface Scenario {
   /** Path of the controller module, resolved against the suite's folder (relative to the cwd). */
   controller?: string;
   faults: FaultSpec[];
-  /** The --wiring text. */
-  wiring?: string;
+  /** The miswired mock (`wiring.spec` is the text as written). */
+  wiring?: MockWiring;
   /** [s] */
   maxSeconds: number;
   expect: Expectations;
@@ -151,7 +151,7 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
   });
   paths.forEach((p, k) => nested(() => checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`), (m) => fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, m)));
   const faults = (s.faults ?? []).map((f, k) => nested(() => parseFault(f), (m) => fail(`faults[${k}]`, m.replace(/^--fault /, ''))));
-  if (s.wiring !== undefined) nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
+  const wiring = s.wiring === undefined ? undefined : nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
   const e = s.expect;
   for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
     const v = e[key];
@@ -175,7 +175,7 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     feedforward: s.feedforward ?? rig.control.feedforward,
     ...(controller !== undefined ? { controller } : {}),
     faults,
-    ...(s.wiring !== undefined ? { wiring: s.wiring } : {}),
+    ...(wiring !== undefined ? { wiring } : {}),
     maxSeconds: s.maxSeconds ?? 120,
     expect: e,
   };

@@ -1,0 +1,66 @@
+/**
+ * `twolink hil SUITE.json [--junit out.xml] [--realtime]`: hardware-in-the-loop test suites against the
+ * mock rig, a table of the measured figures against their limits, and JUnit XML for CI.
+ */
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { formatTable, junitXml, type ScenarioResult } from '../hil/report.js';
+import { runSuite } from '../hil/run.js';
+import { loadSuite } from '../hil/suite.js';
+import { formatHelp, parse, UsageError, type OptionSpecs } from './args.js';
+
+const OPTIONS = {
+  junit: { type: 'string', arg: 'FILE', help: 'write JUnit XML here (one testcase per scenario)' },
+  realtime: { type: 'boolean', help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)' },
+  only: { type: 'string', arg: 'NAME', multiple: true, help: 'run only this scenario (repeat for more)' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const satisfies OptionSpecs;
+
+const EXAMPLE = `Example:
+  twolink hil examples/hil/suite.json --junit hil.xml
+
+A suite is JSON: { "name"?, "scenarios": [ { "name", "rig", "traj", "rateHz"?, "feedforward"?,
+"controller"?, "faults"?: ["payload=0.25@2.2"], "wiring"?, "maxSeconds"?, "expect": { "stopReason"?
+(default "done"; a prefix matches), "maxRmsDeg"?, "maxErrorDeg"?, "maxTwinRmsDeg"? (a number for every
+joint or one per joint), "twinAlarms"? (a count or {"min","max"}), "stopWithinMs"? (from the first
+fault) } } ] }. Paths are relative to the suite file.
+
+Exit codes: 0 every scenario passed, 1 one or more failed, 2 bad input.`;
+
+export async function hilCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'hil');
+  if (v.help) {
+    process.stdout.write(formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime] [--only NAME]...', OPTIONS, EXAMPLE));
+    return 0;
+  }
+  if (positionals.length !== 1) throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
+  const junit = typeof v.junit === 'string' ? v.junit : undefined;
+  if (junit !== undefined) {
+    const dir = dirname(junit);
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--junit ${junit}: the folder ${dir} does not exist`);
+    if (existsSync(junit) && statSync(junit).isDirectory()) throw new UsageError(`--junit ${junit}: a folder, not a file`);
+  }
+  const suite = loadSuite(positionals[0]!);
+  const only = (v.only as string[] | undefined) ?? [];
+  for (const n of only) {
+    if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
+  }
+  const realtime = v.realtime === true;
+  const engines = await import('../hil/engines.js');
+  let done = 0;
+  const progress = (r: ScenarioResult, of: number): void => {
+    done++;
+    process.stderr.write(`[${done}/${of}] ${r.name}: ${r.status}${r.status === 'error' ? ` (${r.error})` : ''} in ${r.seconds.toFixed(1)} s\n`);
+  };
+  const report = await runSuite(suite, realtime ? engines.realtimeEngine : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
+  process.stdout.write(formatTable(report));
+  if (junit !== undefined) {
+    try {
+      writeFileSync(junit, junitXml(report));
+    } catch (e) {
+      throw new UsageError(`--junit ${junit}: cannot write it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    process.stderr.write(`JUnit XML: ${junit}\n`);
+  }
+  return report.results.every((r) => r.status === 'pass') ? 0 : 1;
+}

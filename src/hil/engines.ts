@@ -1,0 +1,141 @@
+/**
+ * Where a HIL scenario runs. `virtualEngine`: the real loop against the in-process mock rig in
+ * virtual time (deterministic, faster than real time). `realtimeEngine`: the mock rig in a process of
+ * its own on a pty (`twolink rig --pty`), driven by the loop in real time over that serial line, as a
+ * board on a USB cable would be.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { virtualRun } from '../run/virtual.js';
+import { Session } from '../run/session.js';
+import type { LoopCore, LoopEvent } from '../control/loop.js';
+import { F } from '../control/tick.js';
+import type { MockRig } from '../rig/mock-rig.js';
+import type { VirtualClock } from '../time/clock.js';
+import { STOPPING } from './expect.js';
+import { firstFaultAt, type Engine, type EngineResult } from './run.js';
+import type { Scenario } from './suite.js';
+
+/**
+ * The scenario against the in-process mock rig in virtual time. With faults, "stopped" is measured
+ * on the mock itself: the first moment, on the virtual clock, at which the plant's motors get zero
+ * duty after the first fault (a probe every 0.5 ms of virtual time). That is what a safety check
+ * wants, whoever stops the motors: the host's zero command, or the board's watchdog.
+ */
+export const virtualEngine: Engine = async (s) => {
+  const at = firstFaultAt(s);
+  let faultT: number | undefined; // [s, virtual host clock]
+  let stopT: number | undefined;
+  let armed = false;
+  const onTick = (core: LoopCore, clock: VirtualClock, mock: MockRig): void => {
+    if (at === undefined) return;
+    if (!armed) {
+      armed = true;
+      const probe = (): void => {
+        if (faultT !== undefined && mock.plant.duty.every((d) => d === 0)) stopT = clock.now();
+        else clock.setTimer(PROBE_S, probe);
+      };
+      clock.setTimer(PROBE_S, probe);
+    }
+    // The run applies the faults in the tick whose loop time reaches their time: this one.
+    if (faultT === undefined && core.row[F.t]! >= at) faultT = clock.now();
+  };
+  const r = await virtualRun(s.rig, s.paths, {
+    feedforward: s.feedforward,
+    rateHz: s.rateHz,
+    maxSeconds: s.maxSeconds,
+    keepRows: false,
+    onTick,
+    ...(s.controller !== undefined ? { controller: s.controller } : {}),
+    ...(s.faults.length ? { faults: s.faults } : {}),
+    ...(s.wiring !== undefined ? { wiring: s.wiring } : {}),
+  });
+  const out: EngineResult = { summary: r.summary, events: r.events };
+  if (at !== undefined) out.stopMs = faultT !== undefined && stopT !== undefined ? (stopT - faultT) * 1000 : 'never';
+  return out;
+};
+
+/** Period of the virtual engine's stop probe [s]. */
+const PROBE_S = 0.0005;
+
+const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
+
+/** A `twolink rig --pty` child process and the host end of its pty. */
+interface PtyRig {
+  path: string;
+  /** performance.now() when the rig said where it serves [ms]: its fault times count from about here. */
+  startedMs: number;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+function startPtyRig(s: Scenario): Promise<PtyRig> {
+  const args = [BIN, 'rig', '--rig', s.rig.file, '--pty'];
+  for (const f of s.faults) args.push('--fault', `${f.kind}${f.value !== undefined ? `=${f.value}` : ''}@${f.at}`);
+  if (s.wiring !== undefined) args.push('--wiring', s.wiring.spec);
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const stop = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return new Promise((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving: ${err.trim().split('\n').at(-1) ?? ''}`)));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      const path = out.slice(0, nl).trim();
+      // The rig opens its end and starts its fault timers right after printing the host's end: wait
+      // for its "serving" line on stderr so the host does not talk to a closed pty.
+      const ready = (): void => resolve({ path, startedMs: performance.now(), stderr: () => err, stop });
+      if (err.includes('serving on')) ready();
+      else child.stderr.on('data', () => err.includes('serving on') && ready());
+    });
+  });
+}
+
+/**
+ * The scenario against the pty rig in real time. With faults, "stopped" is measured on this host's
+ * wall clock: from the fault (the rig's start plus the fault's time: the rig times its faults from its
+ * start) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
+ * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
+ */
+export const realtimeEngine: Engine = async (s) => {
+  const rig = await startPtyRig(s);
+  const events: LoopEvent[] = [];
+  const at = firstFaultAt(s);
+  const faultMs = at === undefined ? undefined : rig.startedMs + at * 1000;
+  let stopMs: number | undefined;
+  try {
+    const session = new Session({
+      rig: s.rig,
+      target: { kind: 'port', path: rig.path },
+      paths: s.paths,
+      cycle: false,
+      park: true,
+      feedforward: s.feedforward,
+      rateHz: s.rateHz,
+      faults: [],
+      maxSeconds: s.maxSeconds,
+      ...(s.controller !== undefined ? { controller: s.controller } : {}),
+      onEvent: (e) => {
+        events.push(e);
+        const now = performance.now();
+        if (faultMs !== undefined && stopMs === undefined && now >= faultMs && e.kind === 'state' && STOPPING.has(e.state)) stopMs = now - faultMs;
+      },
+    });
+    const r = await session.run();
+    if (r.error && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
+    const result: EngineResult = { summary: r.summary, events };
+    if (at !== undefined) result.stopMs = stopMs ?? 'never';
+    return result;
+  } finally {
+    await rig.stop();
+  }
+};
