@@ -1,5 +1,6 @@
 // The figures, read back as SVG: each panel has its title and axis titles, and one line per series;
-// the residual panel has the alarm threshold; the page is self-contained. The figure's endpoint
+// the residual panel has the alarm threshold; the page is self-contained; the titles of a row stand
+// at one height; one colour means one thing; spikes beyond an axis are marked and counted. The figure's endpoint
 // kinematics are checked against physics (the chain rule against finite differences, the reach's
 // minimum-jerk profile).
 import { DOMParser, type Element } from '@xmldom/xmldom';
@@ -10,16 +11,39 @@ import type { TwoLinkParams } from '../src/model/types.js';
 import { endpoint } from '../src/model/kinematics.js';
 import { alignRuns } from '../src/record/compare.js';
 import { endpointDerivatives, PLOT_FIELDS, renderHtml, renderSvg, runFigure, trajectoryFigure } from '../src/record/figures.js';
+import { figure, panel, robustRange, STYLES } from '../src/record/plot-panels.js';
 import { loadRecording } from '../src/record/read.js';
 import { COMPARE_FIELDS } from '../src/record/compare.js';
 import { RIG, writeSynthetic, type SyntheticRun } from './compare-synthetic.js';
 
 interface Panel {
   title: string;
+  /** The first line of the subtitle (what the curves are), '' if none. */
+  subtitle: string;
+  /** The second line of the subtitle (the note about values beyond the axis), '' if none. */
+  note: string;
+  /** Where the title's baseline is on the page [px]. */
+  titleY: number;
   axisTitles: string[];
-  /** Series of the line marks, one entry per <path>. */
+  /** Series of the line marks, one entry per <path>, in drawing order. */
   lines: string[];
+  /** Stroke colour and width of each line, by series. */
+  strokes: Record<string, { color: string; width: number }>;
+  /** Colours of the rules (thresholds). */
+  ruleColors: string[];
+  /** Filled markers (values beyond the axis): their colours. */
+  markers: string[];
   rules: number;
+}
+
+/** The page coordinate y of an element: the sum of its and its ancestors' translations. */
+function pageY(e: Element): number {
+  let y = 0;
+  for (let n: Element | null = e; n && n.nodeType === 1; n = n.parentNode as Element | null) {
+    const m = /translate\(([-\d.e]+),\s*([-\d.e]+)\)/.exec(n.getAttribute('transform') ?? '');
+    if (m) y += Number(m[2]);
+  }
+  return y;
 }
 
 function elements(root: Element, pred: (e: Element) => boolean, out: Element[] = []): Element[] {
@@ -44,14 +68,31 @@ function panels(svg: string): Panel[] {
   const cells = elements(root, (e) => /(^|\s)concat_\d+_group(\s|$)/.test(e.getAttribute('class') ?? ''));
   const out: Panel[] = [];
   for (const cell of cells) {
-    const title = elements(cell, (e) => hasClass(e, 'role-title-text')).flatMap((g) => elements(g, (e) => e.tagName === 'text')).map((t) => t.textContent ?? '');
+    const titleTexts = elements(cell, (e) => hasClass(e, 'role-title-text')).flatMap((g) => elements(g, (e) => e.tagName === 'text'));
+    const title = titleTexts.map((t) => t.textContent ?? '');
     if (!title.length) continue;
+    const sub = elements(cell, (e) => hasClass(e, 'role-title-subtitle')).flatMap((g) => elements(g, (e) => e.tagName === 'text' || e.tagName === 'tspan'));
+    const subLines = sub.filter((e) => e.tagName === 'tspan').map((t) => (t.textContent ?? '').replace(/\u00a0/g, '').trim());
     const axisTitles = elements(cell, (e) => hasClass(e, 'role-axis-title')).flatMap((g) => elements(g, (e) => e.tagName === 'text')).map((t) => t.textContent ?? '');
-    const lines = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'line mark').map(
-      (p) => /(?:^|; )s: ([^;]+)/.exec(p.getAttribute('aria-label') ?? '')?.[1] ?? '?',
-    );
-    const rules = elements(cell, (e) => hasClass(e, 'mark-rule') && hasClass(e, 'role-mark')).flatMap((g) => elements(g, (e) => e.tagName === 'line')).length;
-    out.push({ title: title.join(' '), axisTitles, lines, rules });
+    const paths = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'line mark');
+    const series = (p: Element): string => /(?:^|; )s: ([^;]+)/.exec(p.getAttribute('aria-label') ?? '')?.[1] ?? '?';
+    const lines = paths.map(series);
+    const strokes: Panel['strokes'] = {};
+    for (const p of paths) strokes[series(p)] = { color: p.getAttribute('stroke') ?? '', width: Number(p.getAttribute('stroke-width') ?? 1) };
+    const ruleLines = elements(cell, (e) => hasClass(e, 'mark-rule') && hasClass(e, 'role-mark')).flatMap((g) => elements(g, (e) => e.tagName === 'line'));
+    const markers = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'point').map((p) => p.getAttribute('fill') ?? '');
+    out.push({
+      title: title.join(' '),
+      subtitle: subLines[0] ?? '',
+      note: subLines[1] ?? '',
+      titleY: pageY(titleTexts[0]!),
+      axisTitles,
+      lines,
+      strokes,
+      ruleColors: ruleLines.map((l) => l.getAttribute('stroke') ?? ''),
+      markers,
+      rules: ruleLines.length,
+    });
   }
   return out;
 }
@@ -81,15 +122,18 @@ describe('the trajectory figure (seed 002)', () => {
       expect(x.lines).toEqual(['x', 'y']);
       expect(x.axisTitles[0]).toBe('Time [s]');
       expect(x.axisTitles[1]).toMatch(/^x, y \[m/);
+      expect(x.titleY).toBe(p[0]!.titleY);
     }
     for (const x of p.slice(4, 8)) {
       expect(x.lines).toEqual(['joint 1', 'joint 2']);
       expect(x.axisTitles).toContain('Time [s]');
+      expect(x.titleY).toBe(p[4]!.titleY);
     }
+    expect(p[9]!.titleY).toBe(p[8]!.titleY);
     expect(p[8]!.lines).toEqual(['endpoint']);
-    expect(p[8]!.axisTitles).toEqual(['Displacement in x [m]', 'Displacement in y [m]']);
+    expect(p[8]!.axisTitles).toEqual(['x [m]', 'y [m]']);
     expect(p[9]!.lines).toEqual(['joints']);
-    expect(p[9]!.axisTitles).toEqual(['Displacement in joint 1 [deg]', 'Displacement in joint 2 [deg]']);
+    expect(p[9]!.axisTitles).toEqual(['joint 1 [deg]', 'joint 2 [deg]']);
     expect(svg).toContain('>reach</text>');
   });
 
@@ -166,14 +210,14 @@ describe('the run figure', () => {
       expect(x.lines).toEqual(['desired', 'measured', 'twin', 'measured B']);
     }
     for (const x of p.slice(0, 16)) expect(x.axisTitles[0]).toBe('Time [s]');
-    expect(p[0]!.axisTitles[1]).toBe('angle [deg]');
-    expect(p[12]!.axisTitles[1]).toBe('y position [m]');
+    expect(p[0]!.axisTitles[1]).toBe('[deg]');
+    expect(p[12]!.axisTitles[1]).toBe('y [m]');
     expect(p[16]!.axisTitles).toEqual(['x [m]', 'y [m]']);
     const res = p[17]!;
     expect(res.lines).toEqual(['joint 1', 'joint 2']);
     expect(res.rules).toBe(2);
-    expect(res.axisTitles).toEqual(['Time [s]', 'measured - twin [deg]']);
-    for (const x of p.slice(18)) expect(x.lines).toEqual(['feedforward', 'PID', 'command']);
+    expect(res.axisTitles).toEqual(['Time [s]', '[deg]']);
+    for (const x of p.slice(18)) expect(x.lines).toEqual(['command', 'feedforward', 'PID']);
   });
 
   it('without a second run has no run B line; a window draws only its times', async () => {
@@ -184,6 +228,86 @@ describe('the run figure', () => {
     expect(Math.max(...xs)).toBeLessThanOrEqual(1);
     const p = panels(await renderSvg(runFigure(a, RIG, { title: 'one run' })));
     expect(p[0]!.lines).toEqual(['desired', 'measured', 'twin']);
+  });
+
+  it('titles of a row stand at one height, whatever sticks out of the panels (legends, spikes, long labels)', async () => {
+    const spiky: SyntheticRun = { ...base, error: (tau, j) => 0.01 * Math.sin(3 * tau + j) + (tau >= 0.5 && tau < 0.51 ? 0.05 : 0) };
+    const a = await loadRecording(writeSynthetic(spiky).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const p = panels(await renderSvg(runFigure(a, RIG, { title: 'rows', other: alignRuns(a, b).bOnA })));
+    expect(p).toHaveLength(20);
+    for (let row = 0; row < 5; row++) {
+      const ys = p.slice(4 * row, 4 * row + 4).map((x) => x.titleY);
+      expect(ys, `row ${row + 1}: ${p[4 * row]!.title}`).toEqual([ys[0], ys[0], ys[0], ys[0]]);
+    }
+  });
+
+  it('measured and twin acceleration and jerk say they are filtered, and by how much', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...PLOT_FIELDS]);
+    const p = panels(await renderSvg(runFigure(a, RIG, { title: 'filters', smoothS: 0.05 })));
+    const sub = (title: string): string => p.find((x) => x.title === title)!.subtitle;
+    expect(sub('Joint 1 angle [deg]')).toBe('as recorded');
+    expect(sub('Joint 2 acceleration [deg/s²]')).toBe('measured, twin: filtered (S-G 50 ms)');
+    expect(sub('Joint 2 jerk [deg/s³]')).toBe('measured, twin: filtered (S-G 100 ms)');
+    expect(sub('Endpoint x acceleration [m/s²]')).toBe('measured, twin: filtered (S-G 50 ms)');
+  });
+
+  it('a spike beyond the axis is drawn on its edge, marked and counted; a smooth curve is shown whole', async () => {
+    // A smooth curve of 1000 samples with 5 samples 50 times its amplitude.
+    const spikes = new Set([200, 201, 600, 601, 602]);
+    const pts = Array.from({ length: 1000 }, (_, i) => ({ x: i / 100, y: spikes.has(i) ? (i < 600 ? 50 : -40) : Math.sin(i / 50), s: 'measured' }));
+    const yDomain = robustRange(pts)!;
+    expect(yDomain[1]).toBeGreaterThan(1);
+    expect(yDomain[1]).toBeLessThan(1.2);
+    const spec = figure('spikes', [], [[panel({ title: 'spiky', xTitle: 'Time [s]', yTitle: '[deg]', points: pts, series: [STYLES.measured], yDomain })]]);
+    const p = panels(await renderSvg(spec))[0]!;
+    expect(p.note).toBe('▲▼ 5 beyond the axis, peak 50');
+    expect(p.markers).toEqual(Array(5).fill(STYLES.measured.color));
+    // every point drawn lies within the axis: nothing is cut off at the border
+    const cell = (spec as unknown as { concat: { layer: { data?: { values: { y: number | null }[] } }[] }[] }).concat[0]!;
+    const drawn = cell.layer.flatMap((l) => l.data?.values ?? []).map((v) => v.y).filter((y): y is number => typeof y === 'number');
+    expect(drawn.length).toBe(1005);
+    for (const y of drawn) expect(y >= yDomain[0] && y <= yDomain[1]).toBe(true);
+    // the smooth curve alone is shown whole: nothing beyond the axis
+    const smooth = pts.filter((_, i) => !spikes.has(i));
+    const q = panels(await renderSvg(figure('smooth', [], [[panel({ title: 'smooth', xTitle: 'Time [s]', yTitle: '[deg]', points: smooth, series: [STYLES.measured], yDomain: robustRange(smooth)! })]])))[0]!;
+    expect(q.note).toBe('');
+    expect(q.markers).toEqual([]);
+  });
+
+  it('the feedforward torque is drawn over the command, which is wide and pale underneath', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...PLOT_FIELDS]);
+    const p = panels(await renderSvg(runFigure(a, RIG, { title: 'torques' })));
+    for (const x of p.filter((q) => /torque/.test(q.title))) {
+      expect(x.lines.indexOf('command')).toBeLessThan(x.lines.indexOf('feedforward'));
+      expect(x.strokes.command!.width).toBeGreaterThan(2 * x.strokes.feedforward!.width);
+      expect(x.strokes.command!.color).not.toBe(x.strokes.feedforward!.color);
+    }
+  });
+
+  it('one colour means one thing in every panel of both figures', async () => {
+    const a = await loadRecording(writeSynthetic(base).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const spec = builtinPath(arm, 'reach')!;
+    const all = [
+      ...panels(await renderSvg(runFigure(a, RIG, { title: 'colours', other: alignRuns(a, b).bOnA }))),
+      ...panels(await renderSvg(trajectoryFigure(buildPath(arm, spec.start, spec.steps, spec.description), arm, { title: 'reach' }))),
+    ];
+    const byColour = new Map<string, Set<string>>();
+    const byName = new Map<string, Set<string>>();
+    for (const x of all) {
+      for (const [name, st] of Object.entries(x.strokes)) {
+        byColour.set(st.color, (byColour.get(st.color) ?? new Set()).add(name));
+        byName.set(name, (byName.get(name) ?? new Set()).add(st.color));
+      }
+    }
+    for (const [c, names] of byColour) expect([...names], `colour ${c}`).toHaveLength(1);
+    for (const [n, colours] of byName) expect([...colours], `series ${n}`).toHaveLength(1);
+    expect(byName.get('joint 1')).toEqual(new Set([STYLES.joint1.color]));
+    // the alarm threshold has a colour of its own
+    const rules = all.flatMap((x) => x.ruleColors);
+    expect(rules.length).toBe(2);
+    for (const c of rules) expect(byColour.has(c)).toBe(false);
   });
 
   it('as HTML: one page with the vega runtime inlined and the figure in it, nothing fetched', async () => {

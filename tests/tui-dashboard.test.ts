@@ -171,18 +171,44 @@ describe('keys', () => {
     expect(onQuit).not.toHaveBeenCalled();
   });
 
-  it('q and Ctrl-C call onQuit (the soft stop; a second press is the CLI\'s e-stop)', async () => {
+  it('q asks for a normal quit (stop reason "quit"), Ctrl-C for an interruption; a second press is the CLI\'s e-stop', async () => {
     const { term, session, dash, onQuit } = setup();
     session.row = TRACKING;
     term.type('q');
     expect(onQuit).toHaveBeenCalledTimes(1);
+    expect(onQuit).toHaveBeenLastCalledWith('quit');
     await new Promise((r) => setImmediate(r));
     dash.frame();
     expect(term.text()[1]).toContain('stopping softly: q again to e-stop');
     term.type('\x03');
     expect(onQuit).toHaveBeenCalledTimes(2);
+    expect(onQuit).toHaveBeenLastCalledWith('interrupted:SIGINT');
     // a quit that ends the run does not wait for another key
-    await session.finish('interrupted:SIGINT');
+    await session.finish('quit');
+  });
+
+  it('after a fault the key bar says that only q works now', async () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    expect(term.text()[39]).toContain('space start/pause');
+    session.row = makeRow({ t: 4.3, i: 2150, state: 'fault' });
+    const finished = session.finish('fault:link-lost (no telemetry for 25 ticks, 50 ms)');
+    dash.frame();
+    const bar = term.text()[39]!;
+    expect(bar).toMatch(/^ q quit \(the run is over: the other keys do nothing now\)\s*$/);
+    expect(term.text()[1]).toContain('FAULT: motors off (fault:link-lost');
+    term.type('q');
+    await finished;
+  });
+
+  it('the loop panel shows a long overruns count whole, however many digits the period figures have', () => {
+    const { term, session, dash } = setup();
+    session.row = makeRow({ t: 4.2, i: 2100, state: 'track', overruns: 616, errUs: 12345, link: [1_234_567, 1_234_560, 7, 0] });
+    (session.stats.period as { max: number }).max = 1_234_567;
+    dash.frame();
+    dash.frame();
+    expect(screenText(term)).toMatch(/overruns 616\b/);
   });
 
   it('space pauses and resumes, d disables and enables, n skips, z zeroes only while disabled', () => {

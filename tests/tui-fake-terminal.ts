@@ -89,6 +89,8 @@ export interface RowSpec {
   alarm?: number;
   sat?: number;
   overruns?: number;
+  /** Tick start minus its grid time [us]. */
+  errUs?: number;
   link?: [number, number, number, number];
 }
 
@@ -115,6 +117,7 @@ export function makeRow(s: RowSpec): Float64Array {
   r[F.alarm] = s.alarm ?? 0;
   r[F.sat] = s.sat ?? 0;
   r[F.overruns] = s.overruns ?? 0;
+  r[F.errUs] = s.errUs ?? 0;
   const l = s.link ?? [500, 499, 0, 0];
   r[F.sent] = l[0];
   r[F.received] = l[1];

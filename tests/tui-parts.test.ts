@@ -1,10 +1,12 @@
 // The dashboard's pure parts: the dot canvas, the e-stop key on raw terminal input, the layout on
-// every terminal size, the help line.
+// every terminal size, the help line, the loop panel's fitting of its lines.
 import { describe, expect, it } from 'vitest';
 import { DotCanvas } from '../src/tui/canvas.js';
 import { History } from '../src/tui/history.js';
 import { estopInInput, helpText } from '../src/tui/keys.js';
 import { layout, type Rect } from '../src/tui/layout.js';
+import { loopLines, UNICODE_GLYPHS, visibleLength, type PanelState } from '../src/tui/panels.js';
+import type { TickObject } from '../src/control/tick.js';
 
 describe('DotCanvas', () => {
   it('maps dots to braille cells (Unicode dot numbering) and to ASCII', () => {
@@ -107,5 +109,62 @@ describe('layout', () => {
       expect(h.length).toBeLessThanOrEqual(w);
       expect(h).toContain('E-STOP');
     }
+  });
+});
+
+describe('the help line once the run is over', () => {
+  it('says that only q works, on every width', () => {
+    for (const w of [8, 20, 40, 60, 120]) {
+      const h = helpText(w, true);
+      expect(h.length).toBeLessThanOrEqual(w);
+      expect(h).toMatch(/^ q quit/);
+      expect(h).not.toMatch(/E-STOP|pause|record/);
+    }
+    expect(helpText(120, true)).toBe(' q quit (the run is over: the other keys do nothing now)');
+  });
+});
+
+describe('the loop panel', () => {
+  const tick = (over: Partial<TickObject['timing']>, link: Partial<TickObject['link']> = {}): TickObject =>
+    ({
+      state: 'track',
+      timing: { errUs: 3, execUs: 17, overruns: 0, missed: 0, ...over },
+      link: { sent: 7208, received: 7208, lost: 0, corrupt: 0, ...link },
+      flags: 1,
+    }) as unknown as TickObject;
+  const state = (t: TickObject, period = { p50Us: 3, p99Us: 781, maxUs: 1818 }): PanelState => ({
+    title: 'twolink demo',
+    rigName: 'mock-arm',
+    describe: '',
+    joints: 2,
+    tick: t,
+    alarmDeg: 2,
+    rateHz: 500,
+    measuredHz: 500,
+    period,
+    events: [],
+    quitPresses: 0,
+    waitingForQuit: false,
+    glyphs: UNICODE_GLYPHS,
+  });
+
+  it('keeps every line within the width and the overruns count whole, whatever the other figures', () => {
+    const cases: [TickObject, { p50Us: number; p99Us: number; maxUs: number }][] = [
+      [tick({ overruns: 616, errUs: 12345 }), { p50Us: 123, p99Us: 45678, maxUs: 1234567 }],
+      [tick({ overruns: 1_000_001, errUs: -999999, execUs: 123456 }, { sent: 98_765_432, received: 98_765_000, lost: 432, corrupt: 17 }), { p50Us: 99999, p99Us: 999999, maxUs: 9999999 }],
+      [tick({ overruns: 13, errUs: 2 }), { p50Us: 3, p99Us: 781, maxUs: 1818 }],
+    ];
+    for (const width of [24, 40, 60, 62, 80]) {
+      for (const [t, period] of cases) {
+        const lines = loopLines(state(t, period), width, 5);
+        for (const l of lines.slice(0, 3)) expect(visibleLength(l), `${width}: ${l}`).toBeLessThanOrEqual(width);
+        const text = lines.join('\n').replace(/\{[^{}]*\}/g, '');
+        expect(text, `${width}`).toMatch(new RegExp(`overruns ${t.timing.overruns}\\b`));
+        if (t.link.lost) expect(text).toMatch(new RegExp(`lost ${t.link.lost}\\b`));
+      }
+    }
+    // with room, everything the README's screenshot shows
+    const wide = loopLines(state(cases[2]![0]), 62, 5).join('\n').replace(/\{[^{}]*\}/g, '');
+    expect(wide).toContain('period error [us] now 2 p50 3 p99 781 max 1818  overruns 13');
   });
 });

@@ -152,21 +152,23 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     },
   });
   let interrupts = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
+  // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
+  const requestStop = (reason: string): void => {
     interrupts++;
     if (interrupts === 1) {
-      if (!quiet) log(`${sig}: stopping softly (again to e-stop)`);
-      session.send({ kind: 'stop', reason: `interrupted:${sig}` });
+      if (!quiet) log(`${reason.replace(/^interrupted:/, '')}: stopping softly (again to e-stop)`);
+      session.send({ kind: 'stop', reason });
     } else {
-      session.send({ kind: 'estop', reason: `estop:${sig}` });
+      session.send({ kind: 'estop', reason: `estop:${reason.replace(/^interrupted:/, '')}` });
     }
   };
+  const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
-    dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: () => onSignal('SIGINT') });
+    dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
@@ -181,10 +183,12 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     return 3;
   }
   if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
-  else process.stderr.write(`${humanSummary(result.summary)}\n`);
+  else process.stdout.write(`${humanSummary(result.summary)}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
-  return result.summary.stopReason === 'done' ? 0 : result.summary.stopReason.startsWith('interrupted') ? 130 : 1;
+  // `quit` is the dashboard's q: a normal end, like `done`.
+  const reason = result.summary.stopReason;
+  return reason === 'done' || reason === 'quit' ? 0 : reason.startsWith('interrupted') ? 130 : 1;
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
@@ -197,7 +201,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
         'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--headless] [--json]',
         RUN_OPTIONS,
-        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\nExit codes: 0 done, 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
+        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
       ),
     );
     return 0;

@@ -16,17 +16,14 @@
  *   same filters as measured, so that the two compare like for like.
  * - endpoint: the chain rule (endpointDerivatives) on each curve's joint angles and derivatives.
  */
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 import type { Rig } from '../config/load.js';
 import { LOOP_STATES, PHASES, type TickField } from '../control/tick.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { ArmParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';
 import type { LoadedRecording } from './read.js';
+import { ALARM_COLOR, figure, panel, pointsOf, renderHtml, renderSvg, robustRange, round, STYLES, type Json, type Point, type SeriesStyle } from './plot-panels.js';
 import { readingTimes, resampleLinear, savitzkyGolay, strideIndices, uniformGrid } from './signal.js';
 
 const DEG = 180 / Math.PI;
@@ -42,212 +39,10 @@ export const PLOT_FIELDS: readonly TickField[] = [
   'tauFf0', 'tauFf1', 'tauPid0', 'tauPid1', 'tauCmd0', 'tauCmd1',
 ];
 
-/** A line's look. */
-interface SeriesStyle {
-  name: string;
-  color: string;
-  dash: number[];
-}
+/** The run figure's series styles (see plot-panels.ts STYLES: one colour per meaning). */
+export const SERIES = { desired: STYLES.desired, measured: STYLES.measured, twin: STYLES.twin, measuredB: STYLES.measuredB } as const;
 
-export const SERIES: Record<'desired' | 'measured' | 'twin' | 'measuredB', SeriesStyle> = {
-  desired: { name: 'desired', color: '#222222', dash: [6, 3] },
-  measured: { name: 'measured', color: '#d62728', dash: [1, 0] },
-  twin: { name: 'twin', color: '#1f77b4', dash: [2, 2] },
-  measuredB: { name: 'measured B', color: '#2ca02c', dash: [1, 0] },
-};
-
-// ---------------------------------------------------------------------------------------------
-// vega-lite building blocks. vega-lite's own types are exported only as TopLevelSpec, so panels are
-// built as plain JSON and the whole figure is checked by vega-lite's compiler.
-
-type Json = Record<string, unknown>;
-
-interface Point {
-  x: number | null;
-  y: number | null;
-  s: string;
-  k?: number;
-}
-
-interface PanelOptions {
-  title: string;
-  xTitle: string;
-  yTitle: string;
-  points: Point[];
-  series: SeriesStyle[];
-  legend?: boolean;
-  width?: number;
-  height?: number;
-  /** Horizontal rules (a threshold), drawn dashed. */
-  rules?: { y: number; color?: string }[];
-  /** Shaded time intervals (the trajectory proper). */
-  bands?: { x0: number; x1: number }[];
-  /** An x-y path: draw in the order of `k`, with equal scales on both axes. */
-  path?: boolean;
-  xDomain?: [number, number];
-  yDomain?: [number, number];
-}
-
-function round(v: number): number | null {
-  return Number.isFinite(v) ? Number(v.toPrecision(6)) : null;
-}
-
-/** A robust y range over the finite values: 0.5th to 99.5th percentile, padded. */
-function robustRange(points: readonly Point[], extra: readonly number[] = []): [number, number] | undefined {
-  const ys = points.map((p) => p.y).filter((v): v is number => v !== null && Number.isFinite(v));
-  ys.push(...extra);
-  if (!ys.length) return undefined;
-  ys.sort((a, b) => a - b);
-  const lo = ys[Math.floor(0.005 * (ys.length - 1))]!;
-  const hi = ys[Math.ceil(0.995 * (ys.length - 1))]!;
-  const pad = (hi - lo) * 0.08 || Math.max(Math.abs(hi), 1e-3) * 0.1;
-  return [Number((lo - pad).toPrecision(6)), Number((hi + pad).toPrecision(6))];
-}
-
-/** Names the panels' zoom selections apart (vega-lite wants them unique in a figure). */
-let panelCount = 0;
-
-function panel(o: PanelOptions): Json {
-  const names = o.series.map((s) => s.name);
-  const legend = o.legend ? { title: null, orient: 'top', direction: 'horizontal', columns: 2, symbolStrokeWidth: 2.5 } : null;
-  const layers: Json[] = [];
-  if (o.bands?.length) {
-    layers.push({
-      data: { values: o.bands },
-      mark: { type: 'rect', color: '#f3efd9', opacity: 0.7 },
-      encoding: { x: { field: 'x0', type: 'quantitative' }, x2: { field: 'x1' } },
-    });
-  }
-  layers.push({
-    data: { values: o.points },
-    // Drag to pan, wheel to zoom (in the HTML page).
-    params: [{ name: `zoom${panelCount++}`, select: { type: 'interval', encodings: ['x', 'y'] }, bind: 'scales' }],
-    mark: { type: 'line', strokeWidth: 1.6, clip: true, invalid: 'break-paths-filter-domains' },
-    encoding: {
-      x: {
-        field: 'x',
-        type: 'quantitative',
-        title: o.xTitle,
-        scale: { zero: false, nice: false, ...(o.xDomain ? { domain: o.xDomain } : {}) },
-        axis: { tickCount: 5 },
-      },
-      y: {
-        field: 'y',
-        type: 'quantitative',
-        title: o.yTitle,
-        scale: { zero: false, ...(o.yDomain ? { domain: o.yDomain, nice: false } : {}) },
-        axis: { tickCount: 5 },
-      },
-      color: { field: 's', type: 'nominal', scale: { domain: names, range: o.series.map((s) => s.color) }, legend },
-      strokeDash: { field: 's', type: 'nominal', scale: { domain: names, range: o.series.map((s) => s.dash) }, legend },
-      ...(o.path ? { order: { field: 'k', type: 'quantitative' } } : {}),
-    },
-  });
-  if (o.rules?.length) {
-    layers.push({
-      data: { values: o.rules },
-      mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.2 },
-      encoding: { y: { field: 'y', type: 'quantitative' }, color: { field: 'color', type: 'nominal', scale: null } },
-    });
-  }
-  return {
-    title: { text: o.title, fontSize: 12 },
-    width: o.width ?? 210,
-    height: o.height ?? 120,
-    layer: layers,
-    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
-  };
-}
-
-/** Series `values` sampled at `x`, as points, thinned by `keep`. */
-function pointsOf(x: ArrayLike<number>, keep: readonly number[], series: { style: SeriesStyle; values: ArrayLike<number>; scale?: number }[]): Point[] {
-  const out: Point[] = [];
-  for (const s of series) {
-    const k = s.scale ?? 1;
-    for (const i of keep) out.push({ x: round(x[i]!), y: round(s.values[i]! * k), s: s.style.name });
-  }
-  return out;
-}
-
-/** Splits text into lines of at most `width` characters at spaces. */
-function wrap(text: string, width = 150): string[] {
-  const out: string[] = [];
-  let line = '';
-  for (const w of text.split(' ')) {
-    if (line && line.length + 1 + w.length > width) {
-      out.push(line);
-      line = w;
-    } else {
-      line = line ? `${line} ${w}` : w;
-    }
-  }
-  if (line) out.push(line);
-  return out;
-}
-
-/** Rows of panels as one grid, aligned by columns (a shorter row fills from the left). */
-function figure(title: string, subtitle: string[], rows: Json[][]): TopLevelSpec {
-  const columns = Math.max(...rows.map((r) => r.length));
-  const cells: Json[] = [];
-  for (const r of rows) {
-    cells.push(...r);
-    // Pad short rows so that each row starts in the first column.
-    for (let k = r.length; k < columns; k++) cells.push({ width: 1, height: 1, data: { values: [{}] }, mark: { type: 'point', opacity: 0 } });
-  }
-  const spec = {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: title, subtitle: subtitle.flatMap((s) => wrap(s)), anchor: 'start', fontSize: 16, subtitleFontSize: 11 },
-    config: { view: { stroke: '#ccc' }, axis: { labelFontSize: 10, titleFontSize: 11, grid: true, gridColor: '#eee' } },
-    columns,
-    spacing: { row: 22, column: 26 },
-    concat: cells,
-    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
-  };
-  return spec as unknown as TopLevelSpec;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rendering
-
-/** Renders a vega-lite figure to SVG text, headless. */
-export async function renderSvg(spec: TopLevelSpec): Promise<string> {
-  const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
-  try {
-    return await view.toSVG();
-  } finally {
-    view.finalize();
-  }
-}
-
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-}
-
-/**
- * A self-contained HTML page: the vega runtime inlined (no network needed to open it) and the
- * compiled figure, drawn as SVG in the page.
- */
-export async function renderHtml(spec: TopLevelSpec, title: string): Promise<string> {
-  const require = createRequire(import.meta.url);
-  const runtime = await readFile(join(dirname(require.resolve('vega')), 'vega.min.js'), 'utf8');
-  const compiled = JSON.stringify(compile(spec).spec).replace(/</g, '\\u003c');
-  return [
-    '<!DOCTYPE html>',
-    '<html lang="en"><head><meta charset="utf-8">',
-    `<title>${escapeHtml(title)}</title>`,
-    '<style>body{font-family:sans-serif;margin:16px}</style>',
-    `<script>${runtime.replace(/<\/script/gi, '<\\/script')}</script>`,
-    '</head><body>',
-    '<div id="figure"></div>',
-    `<script type="application/json" id="spec">${compiled}</script>`,
-    '<script>',
-    'const spec = JSON.parse(document.getElementById("spec").textContent);',
-    'new vega.View(vega.parse(spec), { renderer: "svg", container: "#figure", hover: true }).runAsync();',
-    '</script>',
-    '</body></html>',
-    '',
-  ].join('\n');
-}
+export { renderHtml, renderSvg };
 
 // ---------------------------------------------------------------------------------------------
 // Kinematics of the endpoint, for the trajectory figure (analytic, no differentiation)
@@ -321,10 +116,10 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
     }
   }
   const keep = strideIndices(n, 1000);
-  const X: SeriesStyle = { name: 'x', color: '#d62728', dash: [1, 0] };
-  const Y: SeriesStyle = { name: 'y', color: '#111111', dash: [1, 0] };
-  const A1: SeriesStyle = { name: 'joint 1', color: '#1f77b4', dash: [1, 0] };
-  const A2: SeriesStyle = { name: 'joint 2', color: '#2ca02c', dash: [1, 0] };
+  const X: SeriesStyle = STYLES.x;
+  const Y: SeriesStyle = STYLES.y;
+  const A1: SeriesStyle = STYLES.joint1;
+  const A2: SeriesStyle = STYLES.joint2;
   const joints = traj.joints === 2 ? [A1, A2] : [A1];
   const xDomain: [number, number] = [0, traj.duration];
   const kinds = [
@@ -352,7 +147,7 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
     panel({
       title: `Joint angular ${what} [${unit}]`,
       xTitle: 'Time [s]',
-      yTitle: `angle${c ? ` ${what}` : ''} [${unit}]`,
+      yTitle: `[${unit}]`,
       points: pointsOf(
         t,
         keep,
@@ -365,14 +160,14 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
   );
   const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] =>
     keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
-  const EP: SeriesStyle = { name: 'endpoint', color: '#d62728', dash: [1, 0] };
-  const JS: SeriesStyle = { name: 'joints', color: '#1f77b4', dash: [1, 0] };
+  const EP: SeriesStyle = STYLES.endpointPath;
+  const JS: SeriesStyle = STYLES.jointPath;
   const [ex, ey] = equalDomains(cols[0]!, cols[1]!);
   const paths = [
     panel({
       title: 'Endpoint space',
-      xTitle: 'Displacement in x [m]',
-      yTitle: 'Displacement in y [m]',
+      xTitle: 'x [m]',
+      yTitle: 'y [m]',
       points: pathPoints(cols[0]!, cols[1]!, EP.name),
       series: [EP],
       path: true,
@@ -387,8 +182,8 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
     paths.push(
       panel({
         title: 'Joint space',
-        xTitle: 'Displacement in joint 1 [deg]',
-        yTitle: 'Displacement in joint 2 [deg]',
+        xTitle: 'joint 1 [deg]',
+        yTitle: 'joint 2 [deg]',
         points: pathPoints(q[0]!, q[1]!, JS.name, DEG),
         series: [JS],
         path: true,
@@ -574,6 +369,14 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
     ['acceleration', 'deg/s²', 'acceleration', 'm/s²'],
     ['jerk', 'deg/s³', 'jerk', 'm/s³'],
   ] as const;
+  const ms = (smoothS * 1000).toFixed(0);
+  // What each column's measured and twin curves are: as recorded, or derivatives by the filter.
+  const notes = [
+    'as recorded',
+    'measured: the estimator, as recorded',
+    `measured, twin: filtered (S-G ${ms} ms)`,
+    `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`,
+  ];
   const rows: Json[][] = [];
   let legend = true;
   for (let j = 0; j < n; j++) {
@@ -587,8 +390,9 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
         );
         const p = panel({
           title: `Joint ${j + 1} ${what} [${unit}]`,
+          subtitle: notes[c]!,
           xTitle: 'Time [s]',
-          yTitle: `${what} [${unit}]`,
+          yTitle: `[${unit}]`,
           points,
           series: styles,
           legend,
@@ -611,8 +415,9 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
         );
         return panel({
           title: `Endpoint ${axis} ${what} [${unit}]`,
+          subtitle: notes[c]!.replace('the estimator', "from the estimator's"),
           xTitle: 'Time [s]',
-          yTitle: `${axis} ${what} [${unit}]`,
+          yTitle: `${axis} [${unit}]`,
           points,
           series: styles,
           bands,
@@ -682,16 +487,13 @@ function bottomRow(
   const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
   const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));
   const [dx, dy] = equalDomains(xs, ys);
-  out.push(panel({ title: 'Endpoint path', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy }));
+  out.push(panel({ title: 'Endpoint path', subtitle: 'equal scales on x and y', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy }));
   // The twin's residual, on the ticks where it was computed.
   const live: number[] = [];
   const shown = (i: number): boolean => t[i]! >= xDomain[0] && t[i]! <= xDomain[1];
   for (let i = 0; i < c.length; i++) if (fresh[i] === 1 && state[i] !== IDLE && shown(i)) live.push(i);
   const sel = strideIndices(live.length, 2 * keep.length).map((k) => live[k]!);
-  const jointStyles: SeriesStyle[] = [
-    { name: 'joint 1', color: '#1f77b4', dash: [1, 0] },
-    { name: 'joint 2', color: '#2ca02c', dash: [1, 0] },
-  ].slice(0, n);
+  const jointStyles: SeriesStyle[] = [STYLES.joint1, STYLES.joint2].slice(0, n);
   const resPts: Point[] = [];
   for (let j = 0; j < n; j++) {
     const r = c.get(`res${j}` as TickField);
@@ -703,14 +505,15 @@ function bottomRow(
   out.push(
     panel({
       title: `Twin residual, alarm at ±${alarm} deg`,
+      subtitle: 'measured − twin, at each reading',
       xTitle: 'Time [s]',
-      yTitle: 'measured - twin [deg]',
+      yTitle: '[deg]',
       points: resPts,
       series: jointStyles,
       legend: true,
       rules: [
-        { y: alarm, color: '#d62728' },
-        { y: -alarm, color: '#d62728' },
+        { y: alarm, color: ALARM_COLOR },
+        { y: -alarm, color: ALARM_COLOR },
       ],
       bands,
       xDomain,
@@ -718,16 +521,13 @@ function bottomRow(
     }),
   );
   // Torques per joint.
-  const torqueStyles: SeriesStyle[] = [
-    { name: 'feedforward', color: '#9467bd', dash: [6, 3] },
-    { name: 'PID', color: '#ff7f0e', dash: [2, 2] },
-    { name: 'command', color: '#111111', dash: [1, 0] },
-  ];
+  // The command first (drawn underneath, wide and pale), then its parts on top of it.
+  const torqueStyles: SeriesStyle[] = [STYLES.command, STYLES.feedforward, STYLES.pid];
   const liveTicks: number[] = [];
   for (let i = 0; i < c.length; i++) if (state[i] !== IDLE && shown(i)) liveTicks.push(i);
   const tsel = strideIndices(liveTicks.length, 2 * keep.length).map((k) => liveTicks[k]!);
   for (let j = 0; j < n; j++) {
-    const fields = [`tauFf${j}`, `tauPid${j}`, `tauCmd${j}`] as TickField[];
+    const fields = [`tauCmd${j}`, `tauFf${j}`, `tauPid${j}`] as TickField[];
     const tp: Point[] = [];
     fields.forEach((f, m) => {
       const v = c.get(f);
@@ -736,8 +536,9 @@ function bottomRow(
     out.push(
       panel({
         title: `Joint ${j + 1} torque [N m]`,
+        subtitle: 'command (wide, pale) under its parts',
         xTitle: 'Time [s]',
-        yTitle: 'torque [N m]',
+        yTitle: '[N m]',
         points: tp,
         series: torqueStyles,
         legend: j === 0,

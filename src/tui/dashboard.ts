@@ -12,7 +12,7 @@
 import blessed from 'blessed';
 import type { Rig } from '../config/load.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
-import type { LiveRecording } from '../control/session.js';
+import type { LiveRecording } from '../run/session.js';
 import { tickObject, type TickObject, type TrajPhase } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { forwardKinematics } from '../model/kinematics.js';
@@ -20,7 +20,7 @@ import { buildPath } from '../model/trajectory.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import type { CanvasMode, DotCanvas } from './canvas.js';
 import { History } from './history.js';
-import { estopInInput, helpText, KEYS, type KeyAction } from './keys.js';
+import { estopInInput, helpText, HIDDEN_KEYS, KEYS, type KeyAction } from './keys.js';
 import { layout, type Layout, type Rect } from './layout.js';
 import {
   armCanvas,
@@ -67,10 +67,11 @@ export interface DashboardOptions {
   /** `twolink demo` (else `twolink run`). */
   demo: boolean;
   /**
-   * The user asked to quit (q, Ctrl-C), or the dashboard failed: stop the arm softly. A second call
+   * Stop the arm softly, with the stop reason for the run's summary: `quit` (the q key: a normal
+   * quit), `interrupted:SIGINT` (Ctrl-C), or `fault:...` (the dashboard failed). A second call
    * e-stops (the CLI counts the calls with its signals).
    */
-  onQuit: () => void;
+  onQuit: (reason: string) => void;
 }
 
 export interface DashboardViewOptions extends DashboardOptions {
@@ -234,7 +235,7 @@ export class Dashboard {
       if (estopInInput(typeof d === 'string' ? d : d.toString('latin1'))) this.act('estop');
     };
     this.screen.program.input.prependListener('data', this.onData);
-    for (const k of KEYS) {
+    for (const k of [...KEYS, ...HIDDEN_KEYS]) {
       if (k.action === 'estop') continue;
       this.screen.key(k.keys, () => this.act(k.action));
     }
@@ -295,14 +296,14 @@ export class Dashboard {
         this.queueRender();
         return;
       }
-      if (action === 'quit') {
+      if (action === 'quit' || action === 'interrupt') {
         if (this.release) {
           this.release();
           return;
         }
         if (this.over) return;
         this.quitPresses++;
-        this.o.onQuit();
+        this.o.onQuit(action === 'quit' ? 'quit' : 'interrupted:SIGINT');
         this.queueRender();
         return;
       }
@@ -560,7 +561,7 @@ export class Dashboard {
       b.header.setContent(notice || headerLine(p));
     }
     if (L.message) b.message.setContent(messageLine(p));
-    if (L.help) b.help.setContent(helpText(L.help.width));
+    if (L.help) b.help.setContent(helpText(L.help.width, p.over !== undefined || p.waitingForQuit));
     if (L.joints) b.joints.setContent(jointLines(p).join('\n'));
     if (L.loop) b.loop.setContent(loopLines(p, inner(L.loop).w, inner(L.loop).h).join('\n'));
     const now = this.tick?.t ?? 0;
@@ -618,8 +619,9 @@ export function startDashboard(o: StartOptions): { stop(): void } {
     restore();
     if (!first) return;
     process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
-    o.onQuit();
-    setTimeout(() => o.onQuit(), 5000).unref();
+    const reason = `fault:the dashboard failed: ${e instanceof Error ? e.message : String(e)}`;
+    o.onQuit(reason);
+    setTimeout(() => o.onQuit(reason), 5000).unref();
   };
   const onSignal = (): void => dash?.releaseWait();
   const restore = (): void => {

@@ -4,7 +4,8 @@
  * acts on the first event the input produces, whatever the rendering is doing.
  */
 
-export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit';
+/** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
+export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt';
 
 export interface KeyBinding {
   /** blessed key names. */
@@ -24,11 +25,21 @@ export const KEYS: readonly KeyBinding[] = [
   { keys: ['n', 'S-n'], shown: 'n', label: 'next trajectory', short: 'next', action: 'next' },
   { keys: ['r', 'S-r'], shown: 'r', label: 'record', short: 'rec', action: 'record' },
   { keys: ['z', 'S-z'], shown: 'z', label: 'zero encoders', short: 'zero', action: 'zero' },
-  { keys: ['q', 'S-q', 'C-c'], shown: 'q', label: 'quit', short: 'quit', action: 'quit' },
+  { keys: ['q', 'S-q'], shown: 'q', label: 'quit', short: 'quit', action: 'quit' },
 ];
 
-/** The help line as plain text for a terminal `width` columns wide. */
-export function helpText(width: number): string {
+/** Keys that work but are not on the help line. */
+export const HIDDEN_KEYS: readonly Pick<KeyBinding, 'keys' | 'action'>[] = [{ keys: ['C-c'], action: 'interrupt' }];
+
+/**
+ * The help line as plain text for a terminal `width` columns wide. Once the run is over (after an
+ * e-stop or a fault the dashboard keeps the screen until q), only q does anything, and the line says so.
+ */
+export function helpText(width: number, over = false): string {
+  if (over) {
+    const line = ' q quit (the run is over: the other keys do nothing now)';
+    return line.length <= width ? line : ' q quit (run over)'.length <= width ? ' q quit (run over)' : ' q quit'.slice(0, Math.max(0, width));
+  }
   const long = KEYS.map((k) => `${k.shown} ${k.label}`).join('  ');
   if (long.length + 1 <= width) return ` ${long}`;
   const short = KEYS.map((k) => `${k.shown === 'space' ? 'spc' : k.shown} ${k.short}`).join(' ');

@@ -198,19 +198,54 @@ export function jointLines(p: PanelState): string[] {
   ];
 }
 
-/** The loop panel, `width` x `height` cells: state, rate, period error, overruns, link, recording, events. */
+/** The visible length of a tagged line (blessed's tags take no cells). */
+export function visibleLength(tagged: string): number {
+  return tagged.replace(/\{[^{}]*\}/g, (tag) => (tag === '{open}' || tag === '{close}' ? ' ' : '')).length;
+}
+
+/** The first of `variants` (longest first) that fits `width` cells; the last one if none does. */
+function fit(width: number, variants: string[]): string {
+  return variants.find((v) => visibleLength(v) <= width) ?? variants[variants.length - 1]!;
+}
+
+/**
+ * The loop panel, `width` x `height` cells: state, rate, period error, overruns, link, recording,
+ * events. A line too long for the width loses its least useful words first, never a count's digits
+ * (a count cut at the border reads as a smaller number).
+ */
 export function loopLines(p: PanelState, width: number, height = 5): string[] {
   const t = p.tick;
   const g = p.glyphs;
   const state = t ? `{bold}${stateName(t.state)}{/bold}` : 'connecting';
   const rate = p.measuredHz === undefined ? '-' : p.measuredHz.toFixed(1);
+  const work = num(t?.timing.execUs, 0, 1);
+  const now = num(t ? Math.abs(t.timing.errUs) : undefined, 0, 1);
+  const { p50Us, p99Us, maxUs } = p.period;
+  const overruns = `overruns ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`;
+  const warn = (n: number): string => (n > 0 ? `{yellow-fg}${n}{/yellow-fg}` : '0');
+  const link = t
+    ? [
+        `link sent ${t.link.sent} recv ${t.link.received} lost ${warn(t.link.lost)} corrupt ${warn(t.link.corrupt)} flags 0x${t.flags.toString(16).padStart(2, '0')}`,
+        `link sent ${t.link.sent} recv ${t.link.received} lost ${warn(t.link.lost)} corrupt ${warn(t.link.corrupt)}`,
+        `link lost ${warn(t.link.lost)} corrupt ${warn(t.link.corrupt)} recv ${t.link.received}`,
+        `lost ${warn(t.link.lost)} corrupt ${warn(t.link.corrupt)}`,
+      ]
+    : ['link -'];
   const lines = [
-    `state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${num(t?.timing.execUs, 0, 1)} us`,
-    `period error [us] now ${num(t ? Math.abs(t.timing.errUs) : undefined, 0, 1)} p50 ${p.period.p50Us} p99 ${p.period.p99Us} max ${p.period.maxUs}  ` +
-      `overruns ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`,
-    t
-      ? `link sent ${t.link.sent} recv ${t.link.received} lost ${t.link.lost > 0 ? `{yellow-fg}${t.link.lost}{/yellow-fg}` : '0'} corrupt ${t.link.corrupt > 0 ? `{yellow-fg}${t.link.corrupt}{/yellow-fg}` : '0'} flags 0x${t.flags.toString(16).padStart(2, '0')}`
-      : 'link -',
+    fit(width, [
+      `state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${work} us`,
+      `state ${state}  rate ${rate} Hz (set ${p.rateHz})  work ${work} us`,
+      `state ${state}  rate ${rate} Hz`,
+      `${state} ${rate} Hz`,
+    ]),
+    fit(width, [
+      `period error [us] now ${now} p50 ${p50Us} p99 ${p99Us} max ${maxUs}  ${overruns}`,
+      `period err [us] now ${now} p99 ${p99Us} max ${maxUs}  ${overruns}`,
+      `${overruns}  period err p99 ${p99Us} max ${maxUs} us`,
+      `${overruns}  p99 ${p99Us} us`,
+      overruns,
+    ]),
+    fit(width, link),
     p.recording
       ? p.recording.failure
         ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}`

@@ -3,19 +3,27 @@
 // and a message that names the argument or the line.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { lastJson, twolink } from '../helpers/cli.js';
+import { lastJson, twolink, type CliResult } from '../helpers/cli.js';
 import { tmp } from '../compare-synthetic.js';
 
 const A = tmp('reach.ndjson');
 const B = tmp('reach-pid.ndjson');
 let summaryA: { ticks: number; tracking: { rmsDeg: number[]; samples: number }; twin: { rmsDeg: number[] } };
 
+/** Runs a setup step; when it fails, the error says how, with the child's stderr and stdout. */
+async function setupRun(args: string[]): Promise<CliResult> {
+  const r = await twolink(args, { timeoutMs: 60_000 });
+  if (r.code !== 0) {
+    const how = r.signal ? `was killed by ${r.signal}${r.signal === 'SIGKILL' ? ' (the 60 s timeout)' : ''}` : `exited with code ${r.code}`;
+    throw new Error(`setup step \`twolink ${args.join(' ')}\` ${how}\n--- its stderr:\n${r.stderr}--- its stdout:\n${r.stdout}`);
+  }
+  return r;
+}
+
 beforeAll(async () => {
   // One after the other: each is a real-time run of the loop.
-  const ra = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', A, '--json'], { timeoutMs: 60_000 });
-  const rb = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', B, '--json', '--no-feedforward'], { timeoutMs: 60_000 });
-  expect(ra.code).toBe(0);
-  expect(rb.code).toBe(0);
+  const ra = await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', A, '--json']);
+  await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', B, '--json', '--no-feedforward']);
   summaryA = lastJson(ra);
 }, 90_000);
 

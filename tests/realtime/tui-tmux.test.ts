@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../helpers/cli.js';
+import { BIN, ROOT, twolink } from '../helpers/cli.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -112,6 +112,9 @@ describe('twolink demo in tmux', () => {
     tmux('send-keys', '-t', 'estop', 'e');
     await until('E-STOPPED on the screen', () => /E-STOPPED: motors off \(estop:key\)\. The run is over: q to exit\./.test(d.screen()), d.screen);
     expect(d.screen().split('\n')[0]).toContain('E-STOPPED');
+    // the key bar says that only q works now
+    expect(d.screen()).toContain('q quit (the run is over: the other keys do nothing now)');
+    expect(d.screen()).not.toContain('space start/pause');
     // it waits for q
     await sleep(1000);
     expect(d.code()).toBeUndefined();
@@ -123,15 +126,26 @@ describe('twolink demo in tmux', () => {
     restored(d, 'estop');
   }, 180_000);
 
-  it('q stops the arm softly and quits; the terminal is restored', async () => {
+  it('q stops the arm softly and quits normally (stop reason quit, exit 0); the terminal is restored', async () => {
     const d = start('quit');
     await moving(d);
     tmux('send-keys', '-t', 'quit', 'q');
     const code = await until('the demo to exit', () => d.code(), d.screen);
+    expect(code).toBe('0');
+    await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
+    expect(d.screen()).toMatch(/stop: quit \(zero command (acknowledged|watchdog)\)/);
+    restored(d, 'quit');
+  }, 180_000);
+
+  it('Ctrl-C on the dashboard is an interruption (exit 130)', async () => {
+    const d = start('ctrlc');
+    await moving(d);
+    tmux('send-keys', '-t', 'ctrlc', 'C-c');
+    const code = await until('the demo to exit', () => d.code(), d.screen);
     expect(code).toBe('130');
     await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
     expect(d.screen()).toMatch(/stop: interrupted:SIGINT/);
-    restored(d, 'quit');
+    restored(d, 'ctrlc');
   }, 180_000);
 
   it('SIGTERM stops the arm softly; the terminal is restored', async () => {
@@ -170,4 +184,15 @@ describe('twolink demo in tmux', () => {
     expect(summary.stopOutcome).toBe('acknowledged');
     expect(parsed.filter((l) => l.kind === 'tick')).toHaveLength(summary.ticks);
   }, 90_000);
+});
+
+describe('twolink demo without a terminal', () => {
+  it('prints its summary on stdout (the log on stderr) and exits 0', async () => {
+    const r = await twolink(['demo', '--traj', 'point'], { timeoutMs: 90_000 });
+    if (r.code !== 0) throw new Error(`twolink demo exited ${r.code}; its stderr:\n${r.stderr}`);
+    expect(r.stdout).toMatch(/^stop: done \(zero command (acknowledged|watchdog)\)\n/);
+    expect(r.stdout).toMatch(/tracking RMS \[deg\]: \d+\.\d{3}, \d+\.\d{3}/);
+    expect(r.stderr).toMatch(/twolink demo: point on mock-arm/);
+    expect(r.stderr).not.toMatch(/^stop:/m);
+  }, 120_000);
 });
