@@ -98,7 +98,7 @@ describe('--wiring: the plant behaves as the miswired arm', () => {
   });
 
   it('cpr=1:2048: the board reports 2048 but the encoder gives 4800', () => {
-    const w = plantWiring(parseWiring('cpr=1:2048', 2), rig.encoders);
+    const w = plantWiring(parseWiring('cpr=1:2048', 2), rig.encoders, rig.plant!.start);
     expect(w.boardEncoders.map((e) => e.countsPerRev)).toEqual([2048, 2400]);
     const p = createPlant(plantRig, 0, parseWiring('cpr=1:2048', 2));
     expect(p.encoders.map((e) => e.countsPerRev)).toEqual([2048, 2400]);
@@ -107,6 +107,13 @@ describe('--wiring: the plant behaves as the miswired arm', () => {
 
   it('offset=1:20: the counts are zero 20 deg from zeroDeg, so the hanging arm reads -20 deg', () => {
     expect(countsAt('offset=1:20', [-90, 0])).toEqual([Math.round((-20 / 360) * 4800), 0]);
+  });
+
+  it('the truth does not follow the rig file: a rig file that says the encoder is reversed does not reverse the arm', () => {
+    const believed = { ...plantRig, encoders: [{ ...rig.encoders[0]!, sign: -1 as const, zero: 0 }, rig.encoders[1]!] };
+    const p = createPlant({ ...believed, plant: { ...plantRig.plant, noiseCounts: 0 } }, 0, parseWiring('reverse-encoder=1', 2));
+    p.q[0] = -60 * DEG;
+    expect(p.counts()[0]).toBe(-400);
   });
 
   it('combined: swap-encoders and reverse-encoder=1 (joint 1 is read backwards on input 2)', () => {

@@ -6,6 +6,7 @@ import { createActuatedArmModel, maxMassMatrixDiagonal } from '../model/actuated
 import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { FileError, MAX_CONFIG_BYTES, readTextFile } from './files.js';
 import { plausibilityIssues } from './plausible.js';
+import { resolveWiring, type HostWiring } from './wiring.js';
 import { oneLine, parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
 
 const DEG = Math.PI / 180;
@@ -82,6 +83,8 @@ export interface Rig {
   firmata?: RigFile['firmata'];
   /** Present for rigs that have a simulated plant (the mock rig). */
   plant?: PlantParams;
+  /** How the motors and encoders are connected to the board, when the rig file says (src/config/wiring.ts). */
+  wiring?: HostWiring;
   /** The file as validated, for recording headers and for writing identified rigs. */
   source: RigFile;
 }
@@ -163,6 +166,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     twin: { ...f.twin },
     link: { ...f.link, baudRate: f.link.baudRate ?? (f.link.transport === 'firmata' ? 57600 : 1_000_000) },
     ...(f.firmata ? { firmata: f.firmata } : {}),
+    ...(f.wiring ? { wiring: resolveWiring(f.wiring, joints, encoders.map((e) => e.countsPerRev), file) } : {}),
     source: f,
   };
   if (f.plant) {

@@ -8,6 +8,7 @@
  * file and the field: `rigs/x.json: arm.m1: must be > 0 (got -1)`.
  */
 import { z } from 'zod';
+import { wiringSchema } from './wiring.js';
 import { BOARDS } from '../protocol/firmata.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
@@ -351,6 +352,8 @@ export const rigFileSchema = z
     link: linkSchema.prefault({}),
     firmata: firmataSchema.optional(),
     plant: plantSchema.optional(),
+    /** How the motors and encoders are connected to the board, when not as the README's table (twolink setup writes it). */
+    wiring: wiringSchema.optional(),
   })
   .superRefine((rig, ctx) => {
     const n = 'L2' in rig.arm ? 2 : 1;

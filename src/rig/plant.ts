@@ -33,9 +33,10 @@ export interface PlantFaults {
 }
 
 /**
- * How the real motors and encoders are connected to the board (the mock rig wired wrong on purpose,
- * src/rig/wiring.ts). Without it every joint's motor is on the output of the same number, turning
- * the positive way, and every encoder on the input of the same number, as the rig file says.
+ * How the real motors and encoders are connected to the board, and how the encoders really count
+ * (the mock rig wired wrong on purpose, src/rig/wiring.ts). It is the truth, independent of what the
+ * rig file believes: a rig file that `twolink setup` corrected still drives the same miswired arm.
+ * Without it the plant is wired as the rig file says.
  */
 export interface PlantWiring {
   /** Per joint: the board output (0-based) that drives its motor. */
@@ -44,12 +45,12 @@ export interface PlantWiring {
   motorSign: number[];
   /** Per board encoder input: the joint (0-based) whose encoder is wired to it. */
   encoderJoint: number[];
-  /** Per joint: -1 when its encoder counts backwards. */
+  /** Per joint: +1 when its encoder counts up as the joint turns counter-clockwise, -1 when backwards. */
   encoderSign: number[];
   /** Per joint: the counts per revolution its encoder really gives. */
   countsPerRev: number[];
-  /** Per joint: how far from the rig file's zero the joint was at power-on [rad]. */
-  zeroOffset: number[];
+  /** Per joint: the angle where its counts are zero: where the joint was at power-on [rad]. */
+  zero: number[];
 }
 
 /** A deterministic Gaussian noise source (mulberry32 + Box-Muller), so runs are reproducible. */
@@ -146,11 +147,11 @@ export class Plant {
     this.motorChannel = wiring?.motorChannel.slice(0, n) ?? ids;
     this.motorSign = wiring?.motorSign.slice(0, n) ?? ids.map(() => 1);
     this.encoderJoint = wiring?.encoderJoint.slice(0, n) ?? ids;
-    this.sensor = ids.map((j) => ({
-      sign: encoders[j]!.sign * (wiring?.encoderSign[j] ?? 1),
-      zero: encoders[j]!.zero + (wiring?.zeroOffset[j] ?? 0),
-      cpr: wiring?.countsPerRev[j] ?? encoders[j]!.countsPerRev,
-    }));
+    this.sensor = ids.map((j) =>
+      wiring
+        ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! }
+        : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev },
+    );
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => this.accel(q, qd, out));
   }
 

@@ -129,11 +129,13 @@ export function describeWiring(w: MockWiring): string[] {
 }
 
 /**
- * What the plant and the board need to behave as the miswired arm: `encoders` are the counts per
- * revolution, signs and zeros the board's firmware believes per input (what it reports), `wiring` how
- * the real motors and encoders are connected. `encoders` are the rig file's, per joint.
+ * What the plant and the board need to behave as the miswired arm. The truth comes from the plant
+ * (`startRad`, where the arm is at power-on: the counts are zero there, or `offset` away) and the
+ * mistakes, never from the rig file's encoder signs and zeros, which `twolink setup` rewrites: a
+ * corrected rig file still drives the same miswired arm. `encoders` are the rig file's; the board's
+ * firmware believes their counts per revolution per input (it reports them), except where `cpr` says.
  */
-export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[]): { boardEncoders: EncoderParams[]; wiring: PlantWiring } {
+export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[], startRad: readonly number[]): { boardEncoders: EncoderParams[]; wiring: PlantWiring } {
   const n = encoders.length;
   const ids = [...Array(n).keys()];
   const wiring: PlantWiring = {
@@ -142,7 +144,7 @@ export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[]): 
     encoderJoint: ids.slice(),
     encoderSign: ids.map(() => 1),
     countsPerRev: encoders.map((e) => e.countsPerRev),
-    zeroOffset: ids.map(() => 0),
+    zero: ids.map((j) => startRad[j] ?? 0),
   };
   const boardEncoders = encoders.map((e) => ({ ...e }));
   for (const m of w.mistakes) {
@@ -163,16 +165,19 @@ export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[]): 
         boardEncoders[m.joint]!.countsPerRev = m.counts;
         break;
       case 'offset':
-        wiring.zeroOffset[m.joint] = (m.deg * Math.PI) / 180;
+        wiring.zero[m.joint]! += (m.deg * Math.PI) / 180;
         break;
     }
   }
   return { boardEncoders, wiring };
 }
 
-/** The plant of a rig file's `plant` section, wired as `wiring` says (as the rig file says when undefined). */
+/**
+ * The plant of a rig file's `plant` section, wired as `wiring` says (an empty list: wired right, the
+ * counts zero at the power-on pose); without `wiring`, as the rig file's encoders say.
+ */
 export function createPlant(rig: Rig & { plant: NonNullable<Rig['plant']> }, t0: number, wiring?: MockWiring): Plant {
-  if (!wiring || wiring.mistakes.length === 0) return new Plant(rig.plant, rig.encoders, t0);
-  const w = plantWiring(wiring, rig.encoders);
+  if (!wiring) return new Plant(rig.plant, rig.encoders, t0);
+  const w = plantWiring(wiring, rig.encoders, rig.plant.start);
   return new Plant(rig.plant, w.boardEncoders, t0, w.wiring);
 }

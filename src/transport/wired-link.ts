@@ -1,0 +1,102 @@
+/**
+ * A Link in joint order over a board wired otherwise (the rig file's `wiring` section, written by
+ * `twolink setup`): joint j's duty goes to the board output that drives it, with its sign; joint j's
+ * angle comes from the board input that reads it, converted with joint j's encoder (counts per
+ * revolution, sign, zero). Everything else passes through. The loop cannot tell it from a board wired
+ * as the README's table says.
+ *
+ * The inner link must be built with `boardEncoders(...)` (the counts per revolution the board reports
+ * per input, so that its handshake check passes, sign +1 and zero 0): the angles are made here.
+ */
+import type { EncoderParams } from '../config/load.js';
+import type { HostWiring } from '../config/wiring.js';
+import type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './link.js';
+
+/** The encoders to give the inner link, per board input: what the board reports there, unconverted. */
+export function boardEncoders(w: HostWiring): EncoderParams[] {
+  const out: EncoderParams[] = w.encoderInput.map(() => ({ countsPerRev: 1, sign: 1, zero: 0 }));
+  w.encoderInput.forEach((input, j) => (out[input] = { countsPerRev: w.boardCountsPerRev[j]!, sign: 1, zero: 0 }));
+  return out;
+}
+
+export class WiredLink implements Link {
+  readonly name: string;
+  private readonly out: number[];
+
+  constructor(
+    private readonly inner: Link,
+    private readonly w: HostWiring,
+    /** The rig file's encoders, per joint. */
+    private readonly encoders: readonly EncoderParams[],
+  ) {
+    this.name = inner.name;
+    this.out = w.motorOutput.map(() => 0);
+  }
+
+  get counters(): LinkCounters {
+    return this.inner.counters;
+  }
+
+  get samplePeriod(): number | undefined {
+    return this.inner.samplePeriod;
+  }
+
+  async open(): Promise<BoardIdentity> {
+    const id = await this.inner.open();
+    return id.countsPerRev ? { ...id, countsPerRev: this.w.encoderInput.map((c) => id.countsPerRev![c]!) } : id;
+  }
+
+  /** The reading in joint order, angles from the counts with each joint's own encoder. */
+  private map(r: Reading): Reading {
+    const n = this.encoders.length;
+    const q = new Array<number>(n);
+    const raw = new Array<number>(n);
+    for (let j = 0; j < n; j++) {
+      const e = this.encoders[j]!;
+      const c = r.raw[this.w.encoderInput[j]!]!;
+      raw[j] = c;
+      q[j] = e.zero + (e.sign * c * 2 * Math.PI) / e.countsPerRev;
+    }
+    return { ...r, q, raw };
+  }
+
+  read(): Reading | undefined {
+    const r = this.inner.read();
+    return r && this.map(r);
+  }
+
+  onSample(listener: (r: Reading) => void): void {
+    this.inner.onSample((r) => listener(this.map(r)));
+  }
+
+  writeDuty(duty: readonly number[]): number {
+    for (let j = 0; j < this.out.length; j++) this.out[this.w.motorOutput[j]!] = this.w.motorSign[j]! * duty[j]!;
+    return this.inner.writeDuty(this.out);
+  }
+
+  enable(on: boolean): Promise<void> {
+    return this.inner.enable(on);
+  }
+
+  zero(mask = (1 << this.encoders.length) - 1): Promise<void> {
+    let m = 0;
+    for (let j = 0; j < this.encoders.length; j++) if (mask & (1 << j)) m |= 1 << this.w.encoderInput[j]!;
+    return this.inner.zero(m);
+  }
+
+  stop(timeoutMs?: number): Promise<StopOutcome> {
+    return this.inner.stop(timeoutMs);
+  }
+
+  startSampling(hz: number): Promise<void> {
+    return this.inner.startSampling(hz);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  onEvent(listener: (e: LinkEvent) => void): void {
+    this.inner.onEvent(listener);
+  }
+}
