@@ -46,66 +46,13 @@ import {
   type FirmataMessage,
   type FirmwareFeatures,
 } from '../protocol/firmata.js';
-import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { RigEnd } from './binding.js';
-import { EncoderFeature, WatchdogFeature, type FeatureBoard } from './firmata-features.js';
+import { AnalogInputFeature, bridgeDuty, EncoderFeature, WatchdogFeature, type FeatureBoard } from './firmata-features.js';
+import { CONFIGURABLE_FIRMATA, type FirmataBoardOptions, type FirmwareId, type RefusedMode } from './firmata-board-options.js';
 import { Noise, type Plant } from './plant.js';
 
-/** How a joint's sensor is wired to the board (a rig file's `firmata.sensors[]` entry). */
-export type FirmataSensorSpec = SensorSpec;
-
-/** The firmware's name and version, as its QUERY_FIRMWARE reply gives them. */
-export interface FirmwareId {
-  name: string;
-  major: number;
-  minor: number;
-}
-
-/** ConfigurableFirmata 2.10 built from its example sketch. */
-export const CONFIGURABLE_FIRMATA: FirmwareId = { name: 'ConfigurableFirmata.ino', major: 2, minor: 10 };
-
-export interface FirmataBoardOptions {
-  clock: Clock;
-  plant: Plant;
-  /** The baud rate the firmware runs at (Firmata.begin). */
-  baudRate: number;
-  /** The pin set. @default BOARDS.uno */
-  layout?: BoardLayout;
-  /** How each joint's H-bridge is wired (index = joint). */
-  motors: readonly MotorPins[];
-  /** How each joint's sensor is wired (index = joint). */
-  sensors: readonly FirmataSensorSpec[];
-  /** Delay between a command's arrival and its effect on the motors [s]. @default 0 */
-  latency?: number;
-  /** Features compiled in. @default { encoder: true, watchdog: false } */
-  features?: FirmwareFeatures;
-  /** Timer0's millis() fraction at power-on (0..124): where in its ~42 ms pattern the 2 ms step falls. @default 0 */
-  millisFract0?: number;
-  /** @default CONFIGURABLE_FIRMATA */
-  firmware?: FirmwareId;
-  /** Firmata protocol version in REPORT_VERSION. @default [2, 6] */
-  protocol?: [number, number];
-  /** UART buffers [bytes]. @default 64 each (an AVR's HardwareSerial) */
-  txBuffer?: number;
-  rxBuffer?: number;
-  /** Period of the boot messages until the host talks [s]; 0 = once, as real firmware. @default 0.25 */
-  versionRepeatS?: number;
-  /** Time from reset to the first message [s] (bootloader + blinkVersion: ~4 s on a real Uno). @default 0 */
-  bootDelayS?: number;
-  /** ADC noise [LSB, standard deviation]. @default 0.5 */
-  adcNoiseLsb?: number;
-  /** Noise source for the line faults (uniform 0..1). */
-  random: () => number;
-}
-
-/** A refused SET_PIN_MODE, for tests. */
-export interface RefusedMode {
-  pin: number;
-  mode: number;
-  /** Board time [s]. */
-  at: number;
-}
+export { CONFIGURABLE_FIRMATA, type FirmataBoardOptions, type FirmataSensorSpec, type FirmwareId, type RefusedMode } from './firmata-board-options.js';
 
 interface PinState {
   mode: number;
@@ -165,14 +112,14 @@ export class FirmataBoard implements RigEnd {
   private readonly byteTime: number;
   private readonly txBuffer: number;
   private readonly rxBuffer: number;
-  private readonly adcNoise: Noise;
   private readonly analogOfPin = new Map<number, number>();
   private pins: PinState[] = [];
   /** FirmataEncoder. */
   readonly encoder: EncoderFeature;
   /** FirmataWatchdog, when the firmware has it. */
   readonly watchdog: WatchdogFeature | undefined;
-  private analogReporting = new Set<number>();
+  /** AnalogInputFirmata. */
+  private readonly analog: AnalogInputFeature;
   private intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
   private prevMs = 0;
   private bootTime = 0;
@@ -202,7 +149,6 @@ export class FirmataBoard implements RigEnd {
     this.byteTime = 10 / o.baudRate;
     this.txBuffer = o.txBuffer ?? 64;
     this.rxBuffer = o.rxBuffer ?? 64;
-    this.adcNoise = new Noise(Math.floor(o.random() * 2 ** 31));
     this.layout.analogPins.forEach((p, ch) => this.analogOfPin.set(p, ch));
     this.appliedDuty = new Array<number>(o.plant.joints).fill(0);
     this.lastDuty = this.appliedDuty.slice();
@@ -220,6 +166,14 @@ export class FirmataBoard implements RigEnd {
       sensors: o.sensors,
     };
     this.encoder = new EncoderFeature(services);
+    this.analog = new AnalogInputFeature(services, this.layout, {
+      noise: new Noise(Math.floor(o.random() * 2 ** 31)),
+      noiseLsb: o.adcNoiseLsb ?? 0.5,
+      angle: (j) => {
+        this.plant.advance(this.clock.now());
+        return j < this.plant.joints ? this.plant.q[j] : undefined;
+      },
+    });
     this.watchdog = this.features.watchdog ? new WatchdogFeature(services) : undefined;
     this.boot();
   }
@@ -285,7 +239,7 @@ export class FirmataBoard implements RigEnd {
     }
     this.encoder?.reset();
     this.watchdog?.reset();
-    this.analogReporting.clear();
+    this.analog?.reset();
     this.intervalMs = DEFAULT_SAMPLING_INTERVAL_MS;
     this.prevMs = this.millis();
     this.resetting = false;
@@ -441,7 +395,8 @@ export class FirmataBoard implements RigEnd {
         this.setPinValue(d0, d1);
         break;
       case FIRMATA.REPORT_ANALOG:
-        this.reportAnalog(m.channel, d0);
+        this.analog.reportAnalog(m.channel, d0, !this.resetting);
+        if (this.reportingActive()) this.wake(this.clock.now());
         break;
       case FIRMATA.REPORT_DIGITAL:
         break; // no digital inputs are emulated
@@ -597,27 +552,9 @@ export class FirmataBoard implements RigEnd {
     }
   }
 
-  /** The level an output pin drives (0 for a pin that is not an output). */
-  private level(pin: number | undefined): number {
-    if (pin === undefined) return 0;
-    const p = this.pins[pin];
-    return p && p.mode === MODE.OUTPUT ? p.state : 0;
-  }
-
   /** The H-bridges: pin states -> signed duty per joint, applied to the plant after the board latency. */
   private updateMotors(): void {
-    const duty = this.o.motors.slice(0, this.plant.joints).map((m) => {
-      const pwmPin = this.pins[m.pwm];
-      let pwm = 0;
-      if (pwmPin?.mode === MODE.PWM && this.layout.pwm.has(m.pwm)) pwm = Math.min(255, pwmPin.state) / 255;
-      else if (pwmPin?.mode === MODE.OUTPUT) pwm = pwmPin.state ? 1 : 0;
-      const dir = m.dir === undefined ? 1 : this.level(m.dir);
-      if (m.invertPWM && dir === 1) pwm = 1 - pwm;
-      if (m.cdir !== undefined && this.level(m.cdir) === dir) return 0; // both legs the same way: braked
-      if (m.brake !== undefined && this.level(m.brake) === 1) return 0;
-      if (m.enable !== undefined && this.level(m.enable) === 0) return 0;
-      return pwm === 0 ? 0 : dir === 1 ? pwm : -pwm;
-    });
+    const duty = this.o.motors.slice(0, this.plant.joints).map((m) => bridgeDuty(m, (p) => this.pins[p], this.layout));
     while (duty.length < this.plant.joints) duty.push(0);
     if (duty.every((d, i) => d === this.lastDuty[i])) return;
     this.lastDuty = duty;
@@ -632,48 +569,20 @@ export class FirmataBoard implements RigEnd {
     else apply();
   }
 
-  // ------------------------------------------------------------------ analog inputs
-
-  private reportAnalog(channel: number, on: number): void {
-    if (channel >= this.layout.analogPins.length) return;
-    if (on === 0) {
-      this.analogReporting.delete(channel);
-      return;
-    }
-    this.analogReporting.add(channel);
-    if (!this.resetting) this.writeReport(this.analogMessage(channel));
-    if (this.reportingActive()) this.wake(this.clock.now());
-  }
-
   /** analogRead() of a channel: a potentiometer joint's angle through its mapping, else 0. */
   analogValue(channel: number): number {
-    const j = this.o.sensors.findIndex((s) => s.type === 'potentiometer' && s.channel === channel);
-    const s = this.o.sensors[j];
-    if (!s || s.type !== 'potentiometer' || j >= this.plant.joints) return 0;
-    this.plant.advance(this.clock.now());
-    const deg = (this.plant.q[j]! * 180) / Math.PI;
-    const raw = s.rawAtMin + ((deg - s.minDeg) / (s.maxDeg - s.minDeg)) * (s.rawAtMax - s.rawAtMin);
-    const noisy = raw + (this.o.adcNoiseLsb ?? 0.5) * this.adcNoise.gaussian();
-    return Math.max(0, Math.min(1023, Math.round(noisy)));
-  }
-
-  private analogMessage(channel: number): number[] {
-    const v = this.analogValue(channel);
-    return [FIRMATA.ANALOG_MESSAGE | channel, v & 0x7f, (v >> 7) & 0x7f];
+    return this.analog.value(channel);
   }
 
   // ------------------------------------------------------------------ reports
 
   private reportingActive(): boolean {
-    return this.encoder.reporting || this.analogReporting.size > 0;
+    return this.encoder.reporting || this.analog.reporting;
   }
 
   /** At each sampling interval: analog inputs, then the encoders (the order of the sketch's loop). */
   private report(): void {
-    for (const ch of [...this.analogReporting].sort((a, b) => a - b)) {
-      const pin = this.layout.analogPins[ch]!;
-      if (this.pins[pin]?.mode === MODE.ANALOG) this.writeReport(this.analogMessage(ch));
-    }
+    this.analog.report();
     this.encoder.report();
   }
 

@@ -4,6 +4,8 @@
  * - FirmataEncoder 0.1.0 (sysex 0x61): attach (which reports the position once; an encoder number that
  *   is already attached is ignored without a reply, as the library does), report one/all, reset,
  *   auto-report (0 off, 1 always, 2 on change), detach;
+ * - AnalogInputFirmata: REPORT_ANALOG per channel, a potentiometer joint's angle through its mapping,
+ *   with ADC noise, reported every sampling interval;
  * - twolink's FirmataWatchdog (sysex 0x0E, firmware-protocol/firmata-watchdog/): armed with a timeout
  *   and PWM pins, it writes 0 to those pins when no Firmata message arrived for the timeout, and says
  *   so once.
@@ -19,7 +21,9 @@ import {
   WATCHDOG_VERSION,
   type WatchdogStatus,
 } from '../protocol/firmata.js';
-import type { SensorSpec } from '../protocol/firmata-wiring.js';
+import type { BoardLayout } from '../protocol/firmata.js';
+import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
+import type { Noise } from './plant.js';
 
 /** What a feature may use of the board. */
 export interface FeatureBoard {
@@ -228,4 +232,80 @@ export class WatchdogFeature {
     const s = Math.min(16383, silent);
     this.b.send([FIRMATA.START_SYSEX, FIRMATA.WATCHDOG_DATA, WATCHDOG.FIRED, zeroed & 0x7f, s & 0x7f, (s >> 7) & 0x7f, FIRMATA.END_SYSEX]);
   }
+}
+
+/** AnalogInputFirmata: potentiometers on the analog channels. */
+export class AnalogInputFeature {
+  private readonly channels = new Set<number>();
+
+  constructor(
+    private readonly b: FeatureBoard,
+    private readonly layout: BoardLayout,
+    private readonly adc: { noise: Noise; noiseLsb: number; angle: (joint: number) => number | undefined },
+  ) {}
+
+  reset(): void {
+    this.channels.clear();
+  }
+
+  get reporting(): boolean {
+    return this.channels.size > 0;
+  }
+
+  /** REPORT_ANALOG: on (the value is sent at once unless the board is resetting) or off. */
+  reportAnalog(channel: number, on: number, sendNow: boolean): void {
+    if (channel >= this.layout.analogPins.length) return;
+    if (on === 0) {
+      this.channels.delete(channel);
+      return;
+    }
+    this.channels.add(channel);
+    if (sendNow) this.b.report(this.message(channel));
+  }
+
+  /** analogRead() of a channel: a potentiometer joint's angle through its mapping, else 0. */
+  value(channel: number): number {
+    const j = this.b.sensors.findIndex((s) => s.type === 'potentiometer' && s.channel === channel);
+    const s = this.b.sensors[j];
+    const rad = j >= 0 ? this.adc.angle(j) : undefined;
+    if (!s || s.type !== 'potentiometer' || rad === undefined) return 0;
+    const deg = (rad * 180) / Math.PI;
+    const raw = s.rawAtMin + ((deg - s.minDeg) / (s.maxDeg - s.minDeg)) * (s.rawAtMax - s.rawAtMin);
+    const noisy = raw + this.adc.noiseLsb * this.adc.noise.gaussian();
+    return Math.max(0, Math.min(1023, Math.round(noisy)));
+  }
+
+  private message(channel: number): number[] {
+    const v = this.value(channel);
+    return [FIRMATA.ANALOG_MESSAGE | channel, v & 0x7f, (v >> 7) & 0x7f];
+  }
+
+  /** The sampling-interval report: every reporting channel whose pin is in ANALOG mode, in channel order. */
+  report(): void {
+    for (const ch of [...this.channels].sort((a, b) => a - b)) {
+      if (this.b.pin(this.layout.analogPins[ch]!)?.mode === MODE.ANALOG) this.b.report(this.message(ch));
+    }
+  }
+}
+
+/**
+ * An H-bridge channel: its pins' states -> a signed duty (-1..1). PWM from a PWM pin (or full from an
+ * output pin), the direction pin's level, inverted PWM on some shields, braked when both direction legs
+ * agree, the brake pin high or the enable pin low.
+ */
+export function bridgeDuty(m: MotorPins, pin: (p: number) => { mode: number; state: number } | undefined, layout: BoardLayout): number {
+  const level = (p: number | undefined): number => {
+    const st = p === undefined ? undefined : pin(p);
+    return st && st.mode === MODE.OUTPUT ? st.state : 0;
+  };
+  const pwmPin = pin(m.pwm);
+  let pwm = 0;
+  if (pwmPin?.mode === MODE.PWM && layout.pwm.has(m.pwm)) pwm = Math.min(255, pwmPin.state) / 255;
+  else if (pwmPin?.mode === MODE.OUTPUT) pwm = pwmPin.state ? 1 : 0;
+  const dir = m.dir === undefined ? 1 : level(m.dir);
+  if (m.invertPWM && dir === 1) pwm = 1 - pwm;
+  if (m.cdir !== undefined && level(m.cdir) === dir) return 0;
+  if (m.brake !== undefined && level(m.brake) === 1) return 0;
+  if (m.enable !== undefined && level(m.enable) === 0) return 0;
+  return pwm === 0 ? 0 : dir === 1 ? pwm : -pwm;
 }
