@@ -19,6 +19,7 @@ import { createMockRig, type MockRig } from '../rig/mock-rig.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { settle, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
+import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import { loadControlLaw } from './law.js';
 
@@ -56,7 +57,9 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock, opts.wiring ? { wiring: opts.wiring } : {});
   const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  // A rig file with a wiring section (twolink setup's): the loop sees the joints, the board its channels.
+  const loopLink = rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link;
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
@@ -83,7 +86,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   let done = false;
   const run = runLoop({
     rig,
-    link,
+    link: loopLink,
     clock,
     rateHz,
     feedforward,
