@@ -47,7 +47,10 @@ describe('link faults', () => {
     expect(res.summary.stopReason).toBe('done');
     expect(res.summary.link.corrupt + res.summary.link.lost).toBeGreaterThan(10);
     for (const row of res.rows) for (let i = 0; i < row.length; i++) expect(Number.isFinite(row[i])).toBe(true);
-    expect(res.summary.tracking.rmsDeg.every((e) => e < 1)).toBe(true);
+    // 1% of bytes dropped and 1% corrupted lose ~59% of the 44-byte samples and ~40% of the answers: a
+    // lost sample gets no answer and the board holds the last command, so tracking degrades (about
+    // 1.3 / 3 deg RMS here, against 0.04 / 0.12 clean) but stays bounded.
+    expect(res.summary.tracking.rmsDeg.every((e) => e < 5)).toBe(true);
   });
 
   it('a burst of garbage from the board is rejected and counted; the run goes on', async () => {
@@ -68,7 +71,7 @@ describe('link faults', () => {
 
   it('the board stops answering: link lost within lostAfterTicks; the stop cannot be confirmed but the motors stop', async () => {
     const res = await withFault('reach', 1.5, (m) => (m.board.faults.silent = true));
-    expect(res.summary.stopReason).toMatch(/^fault:link-lost \(no telemetry for 25 ticks, 50 ms\)/);
+    expect(res.summary.stopReason).toMatch(/^fault:link-lost \(no telemetry for 25 samples, 50 ms\)/);
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });
@@ -179,7 +182,7 @@ describe('arm faults', () => {
 });
 
 describe('host faults', () => {
-  it('the loop thread is blocked for a second: the overrun is counted and skipped, the board watchdog had already stopped the arm', async () => {
+  it('the loop thread is blocked for a second: the samples it could not answer are counted late, the board watchdog had already stopped the arm', async () => {
     let blocked = false;
     const r = rig();
     const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], {
@@ -190,25 +193,23 @@ describe('host faults', () => {
         }
       },
     });
-    expect(res.summary.stopReason).toMatch(/^fault:watchdog|^fault:link-lost/);
-    expect(res.result.timing.overruns).toBeGreaterThanOrEqual(1);
-    expect(res.result.timing.missed).toBeGreaterThanOrEqual(400);
+    expect(res.summary.stopReason).toMatch(/^fault:watchdog|^fault:link-lost|^fault:stall/);
+    // The board went on sampling: 500 samples came in a burst after the stall; only the newest was answered.
+    expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(400);
+    expect(res.result.timing.maxGap).toBeGreaterThanOrEqual(0.9);
     expect(res.mock.board.stats.watchdogTrips).toBe(1);
     endsAtZero(res);
   });
 
-  it('an exception in the loop: the motors are zeroed before it propagates', async () => {
+  it('an exception in the loop thread: the motors are zeroed and the run ends with a fault that quotes it', async () => {
     const r = rig();
-    let mock: MockRig | undefined;
-    await expect(
-      virtualRun(r, [builtinPath(r.arm, 'reach')!], {
-        onTick: (core, _c, m) => {
-          mock = m;
-          if (core.progress && core.progress.t > 1.5) throw new Error('boom');
-        },
-      }),
-    ).rejects.toThrow('boom');
-    expect(mock!.plant.duty).toEqual([0, 0]);
+    const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], {
+      onTick: (core) => {
+        if (core.progress && core.progress.t > 1.5) throw new Error('boom');
+      },
+    });
+    expect(res.summary.stopReason).toMatch(/^fault:an exception in the loop thread: boom/);
+    endsAtZero(res);
   });
 
   it('the disk fills up: the recording stops at the last complete line and says why', () => {

@@ -9,7 +9,9 @@ import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { LineLink } from '../src/transport/line-link.js';
 
 async function connect(rigFile = 'rigs/mock-arm.json') {
-  const rig = loadRig(rigFile);
+  // The protocol alone: no USB-serial adapter between the host and the board (tests/usb-adapter.test.ts has it).
+  const loaded = loadRig(rigFile);
+  const rig = { ...loaded, plant: { ...loaded.plant!, adapter: { kind: 'none' as const, latencyMs: 16 } } };
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock);
   const stream = await mock.openStream();

@@ -7,16 +7,17 @@ import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
 import type { LoopEvent } from '../control/loop.js';
-import { Session } from '../control/session.js';
+import { Session } from '../run/session.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../record/stats.js';
-import type { Target } from '../transport/open.js';
+import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
+import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -33,6 +34,9 @@ const RUN_OPTIONS = {
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
   json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
   fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault into the mock rig at loop time T (see --help)' },
+  wiring: WIRING_OPTION,
+  rt: { type: 'boolean', help: 'ask Linux for real-time scheduling (SCHED_FIFO) for the loop thread (and the mock rig); needs an rtprio limit or CAP_SYS_NICE (see README)' },
+  'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit)' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -62,7 +66,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
   } else if (v.mock || rigDefault) {
-    target = { kind: 'mock' };
+    const wiring = wiringArg(v.wiring, rig.joints, true);
+    target = { kind: 'mock', ...(wiring ? { wiring } : {}) };
   } else {
     throw new UsageError('say where the arm is: --port PATH (a board) or --mock (the simulated rig of the rig file)');
   }
@@ -86,6 +91,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     }
   }
   if (faults.length && target.kind !== 'mock') throw new UsageError('--fault needs --mock (faults are injected into the simulated rig)');
+  if (target.kind !== 'mock') wiringArg(v.wiring, rig.joints, false);
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
@@ -103,7 +109,7 @@ function describeEvent(e: LoopEvent): string | undefined {
     case 'state':
       return `${t} ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
     case 'alarm':
-      return `${t} TWIN ALARM: joint ${e.joints.map((j) => j + 1).join(', ')} diverges from the model`;
+      return `${t} TWIN ALARM: ${e.joints.length === 1 ? `joint ${e.joints[0]! + 1} diverges` : `joints ${e.joints.map((j) => j + 1).join(' and ')} diverge`} from the model`;
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
     case 'link':
@@ -115,7 +121,13 @@ function humanSummary(s: RunSummary): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
-    `ticks: ${s.ticks} at ${s.rateHz} Hz; period error p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; overruns ${s.overruns}`,
+    `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); sample -> command p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
+    ...(s.timing
+      ? [
+          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest stall ${s.timing.maxStallMs.toFixed(1)} ms, answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
+            (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
+        ]
+      : []),
     `tracking RMS [deg]: ${f(s.tracking.rmsDeg)}   max: ${f(s.tracking.maxDeg)}`,
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
@@ -142,6 +154,12 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     faults: p.faults,
     ...(p.controller !== undefined ? { controller: p.controller } : {}),
     maxSeconds: opts.maxSeconds,
+    rt: v.rt === true,
+    ...(v['no-delay-compensation'] ? { predict: false } : {}),
+    onRealtime: (granted, reason) => {
+      if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
+      else process.stderr.write(`twolink: --rt: real-time scheduling refused: ${reason}\n`);
+    },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
       const s = describeEvent(e);
@@ -155,11 +173,12 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: string): void => {
     interrupts++;
+    // stopNow: if the loop's thread is blocked and does not answer, the main thread ends it.
     if (interrupts === 1) {
       if (!quiet) log(`${reason.replace(/^interrupted:/, '')}: stopping softly (again to e-stop)`);
-      session.send({ kind: 'stop', reason });
+      session.stopNow({ kind: 'stop', reason });
     } else {
-      session.send({ kind: 'estop', reason: `estop:${reason.replace(/^interrupted:/, '')}` });
+      session.stopNow({ kind: 'estop', reason: `estop:${reason.replace(/^interrupted:/, '')}` });
     }
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
@@ -199,9 +218,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'run',
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
-        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--headless] [--json]',
+        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--rt] [--headless] [--json]',
         RUN_OPTIONS,
-        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
+        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
       ),
     );
     return 0;

@@ -137,6 +137,8 @@ export class LoopCore {
   private holdQ: number[];
   private readonly desired: TrajectorySample;
   private readonly ref: TrajectorySample;
+  /** The plan at the sample's own time: what the recorded tracking error compares the measurement with. */
+  private readonly atSample: TrajectorySample;
   private scale = 0;
   private rampFrom = 0;
   private rampStart = 0;
@@ -147,6 +149,7 @@ export class LoopCore {
   private readonly lawTau: number[];
   private readonly alarmClearAt: number[];
   private alarmed = 0;
+  private inSample = false;
   private finishListeners: (() => void)[] = [];
 
   constructor(o: LoopOptions) {
@@ -162,6 +165,7 @@ export class LoopCore {
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
     this.ref = sample();
+    this.atSample = sample();
     this.dutyRing = Array.from({ length: 256 }, () => ({ seq: -1, duty: new Array(n).fill(0) }));
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
@@ -227,6 +231,9 @@ export class LoopCore {
     this.reason ??= reason;
     this.o.link.writeDuty(this.zeroDuty);
     this.setMode({ kind, reason: this.reason }, describeStop(this.reason));
+    // Between samples (a link event, a command, the lost-link timer): the row of the halt now, so the
+    // recording shows the zero even if no sample comes again.
+    if (!this.inSample) this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
   }
 
   private fault(f: Fault): void {
@@ -242,9 +249,7 @@ export class LoopCore {
 
   /** The lost-link timer fired: no sample for `ms`. Records a row without a reading. */
   linkLost(ms: number): void {
-    if (this.finished) return;
-    this.fault({ kind: 'link-lost', ms });
-    this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
+    this.fault({ kind: 'link-lost', ms, samples: Math.round(ms / 1000 / this.period) });
   }
 
   // ------------------------------------------------------------------ commands
@@ -374,14 +379,19 @@ export class LoopCore {
   /** A sample from the board: read -> update -> write, then the row. */
   onSample(r: Reading): void {
     const wallStart = this.o.clock.now();
-    const answered = this.read(r);
-    if (!answered) {
-      this.record(r, wallStart, this.controller.idle(), -1, 'none');
-      return;
+    this.inSample = true;
+    try {
+      const answered = this.read(r);
+      if (!answered) {
+        this.record(r, wallStart, this.controller.idle(), -1, 'none');
+        return;
+      }
+      const { out, trajT, phase } = this.update(r);
+      this.write(out);
+      this.record(r, wallStart, out, trajT, phase);
+    } finally {
+      this.inSample = false;
     }
-    const { out, trajT, phase } = this.update(r);
-    this.write(out);
-    this.record(r, wallStart, out, trajT, phase);
   }
 
   /** Read: the estimator, the twin, the guards on the measurement. False if this sample is not answered. */
@@ -476,6 +486,7 @@ export class LoopCore {
       if (a.t + horizon >= a.traj.duration) {
         a.traj.sample(a.traj.duration, d);
         a.traj.sample(a.traj.duration, ref);
+        a.traj.sample(Math.min(a.t, a.traj.duration), this.atSample);
         this.holdQ = d.q.slice();
         trajT = a.traj.duration;
         this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.lt });
@@ -484,6 +495,7 @@ export class LoopCore {
         // The error at the instant the answer applies; the feedforward in the middle of the period it holds.
         a.traj.sample(a.t + horizon, ref);
         a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
+        a.traj.sample(a.t, this.atSample);
         const p = this.phaseAt(a, a.t);
         if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, t: this.lt });
         trajT = a.t;
@@ -492,7 +504,7 @@ export class LoopCore {
     }
     const k = this.mode.kind;
     if (k === 'hold' || k === 'paused' || k === 'release') {
-      for (const s of [d, ref]) {
+      for (const s of [d, ref, this.atSample]) {
         for (let i = 0; i < n; i++) {
           s.q[i] = this.holdQ[i]!;
           s.qd[i] = 0;
@@ -515,7 +527,7 @@ export class LoopCore {
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = this.controller.idle();
     if (moving) {
-      if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon)) {
+      if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, rig.control.disturbanceObserver ? this.twin.tauExt : undefined)) {
         this.fault({ kind: 'non-finite', what: 'predicted state' });
         return { out: this.controller.idle(), trajT, phase };
       }
@@ -579,9 +591,10 @@ export class LoopCore {
       row[f0] = arr[0]!;
       row[f0 + 1] = two ? arr[1]! : 0;
     };
-    put(F.qDes0, this.ref.q);
-    put(F.qdDes0, this.ref.qd);
-    put(F.qddDes0, this.ref.qdd);
+    // The plan at the sample's time, so that qDes - q is the tracking error at one instant.
+    put(F.qDes0, this.atSample.q);
+    put(F.qdDes0, this.atSample.qd);
+    put(F.qddDes0, this.atSample.qdd);
     put(F.q0, this.reading ? this.reading.q : q);
     put(F.qd0, this.estimator.qd);
     put(F.twinQ0, this.twin.q);

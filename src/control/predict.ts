@@ -32,11 +32,12 @@ export class Predictor {
 
   /**
    * The state `horizon` [s] after (q, qd) with `duty` held (the command in force until the answer
-   * applies). Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is
+   * applies), plus an unmodelled torque `disturbance` [N m] if given (what the twin's observer sees). Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is
    * not finite.
    */
-  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number): boolean {
+  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number, disturbance?: readonly number[]): boolean {
     const n = this.n;
+    this.disturbance = disturbance;
     for (let i = 0; i < n; i++) {
       this.q[i] = q[i]!;
       this.qd[i] = qd[i]!;

@@ -6,7 +6,7 @@
 
 /** A safety stop: what the loop saw that made it zero the motors. */
 export type Fault =
-  | { kind: 'link-lost'; ms: number }
+  | { kind: 'link-lost'; ms: number; samples: number }
   | { kind: 'link-closed' }
   | { kind: 'board-reset' }
   | { kind: 'watchdog' }
@@ -34,7 +34,7 @@ const joints = (js: number[]): string => (js.length === 1 ? `joint ${js[0]! + 1}
 export function describeFault(f: Fault): string {
   switch (f.kind) {
     case 'link-lost':
-      return `link-lost (no telemetry for ${f.ms.toFixed(0)} ms)`;
+      return `link-lost (no telemetry for ${f.samples} samples, ${f.ms.toFixed(0)} ms)`;
     case 'link-closed':
       return 'link-closed';
     case 'board-reset':

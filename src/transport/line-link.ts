@@ -107,6 +107,7 @@ export class LineLink implements Link {
   private delayN = 0;
   /** Samples from a sample to the one that applies its answer: 1 on a fast link, more behind USB. */
   private delaySamples = 1;
+  private lastIndex = -2;
   /** The sample the loop is answering now (set while the listener runs). */
   private answering = -1;
   /** Host clock minus board clock, lower envelope [s] (min transit), tracking drift slowly. */
@@ -257,19 +258,25 @@ export class LineLink implements Link {
    * 1 kHz) and counts the answers applied later than that as late.
    */
   private checkAnswers(index: number, ack: number | null): void {
+    // A delay is evidence only when the sample before this one arrived too (a lost T would hide when
+    // the answer really applied).
+    const contiguous = index === this.lastIndex + 1;
+    this.lastIndex = index;
     for (let d = 1; d < 8; d++) {
       const k = index - d;
       if (k < 0) break;
       const slot = k & 31;
       if (this.answerIdx[slot] !== k) continue;
-      if (ack === this.answerSeq[slot]) {
-        // Applied at this sample: a delay of d samples.
+      const seq = this.answerSeq[slot]!;
+      const applied = ack !== null && ((ack - seq + 65536) % 65536) < 32768; // this answer or a newer one
+      if (ack === seq || applied) {
         this.answerIdx[slot] = -1;
-        this.recordDelay(d);
-      } else if (d === this.delaySamples + 1 || d === 7) {
+        if (ack === seq && contiguous) this.recordDelay(d);
+      } else if (d === this.delaySamples) {
         // Not applied by the sample it was due at.
         this.counters.late++;
-        if (d === 7) this.answerIdx[slot] = -1;
+      } else if (d === 7) {
+        this.answerIdx[slot] = -1;
       }
     }
   }
@@ -334,6 +341,7 @@ export class LineLink implements Link {
     // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
     this.periodUs = Math.floor(1e6 / hz);
     this.gridT0 = -1;
+    this.lastIndex = -2;
     this.answerIdx.fill(-1);
   }
 
