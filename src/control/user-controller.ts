@@ -32,19 +32,22 @@ export interface ControllerContext {
  * them, copy what you keep, do not hold on to them.
  */
 export interface ControllerSample {
-  /** Time of the measurement [s, board time]. */
+  /** The time at which the returned torque applies on the board [s, board time]. */
   readonly t: number;
-  /** Measured joint angles [rad] (joint 1 from the horizontal, joint 2 relative to link 1). */
+  /**
+   * Joint angles [rad] at `t` (joint 1 from the horizontal, joint 2 relative to link 1): the loop's
+   * estimate from the newest measurement, carried forward to when the torque applies.
+   */
   readonly q: readonly number[];
-  /** Estimated joint velocities [rad/s]. */
+  /** Joint velocities [rad/s] at `t`, estimated. */
   readonly qd: readonly number[];
-  /** The plan's joint angles at the measurement's time [rad]. */
+  /** The plan's joint angles at `t` [rad]. */
   readonly qDesired: readonly number[];
   /** The plan's joint velocities [rad/s]. */
   readonly qdDesired: readonly number[];
   /** The plan's joint accelerations [rad/s^2]. */
   readonly qddDesired: readonly number[];
-  /** Measured endpoint [x, y] [m]. */
+  /** The endpoint [x, y] at `q` [m]. */
   readonly endpoint: readonly number[];
   /** The plan's endpoint [x, y] [m]. */
   readonly endpointDesired: readonly number[];
@@ -161,8 +164,8 @@ export class PluggedController {
 
   /**
    * Writes the loop's state of this tick into {@link sample} (endpoints from the model) and returns
-   * it: the measurement's time `t` [s, board time], measured `q` [rad] and `qd` [rad/s], and the
-   * plan at that time (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]).
+   * it: the time `t` the torque applies [s, board time], the state then `q` [rad] and `qd` [rad/s],
+   * and the plan then (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]).
    */
   fill(t: number, q: ArrayLike<number>, qd: ArrayLike<number>, desired: { q: ArrayLike<number>; qd: ArrayLike<number>; qdd: ArrayLike<number> }): ControllerSample {
     const s = this.sample;
