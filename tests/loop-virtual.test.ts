@@ -130,16 +130,18 @@ describe('safety', () => {
       onTick: (core) => {
         const p = core.progress;
         if (sentAt < 0 && p && p.phase === 'track' && p.t > 1.6) {
-          core.command({ kind: 'estop', reason: 'estop' });
           sentAt = core.row[F.i]!;
+          core.command({ kind: 'estop', reason: 'estop' });
         }
       },
     });
     expect(res.summary.stopReason).toBe('estop');
     expect(res.summary.stopOutcome).toBe('acknowledged');
-    const before = res.rows[sentAt]!;
+    // Rows are per sample (F.i is the board's sample index); the e-stop between two samples writes its own row.
+    const at = res.rows.findIndex((row) => row[F.i] === sentAt);
+    const before = res.rows[at]!;
     expect(Math.abs(before[F.duty0]!) + Math.abs(before[F.duty1]!)).toBeGreaterThan(0);
-    const next = res.rows[sentAt + 1]!;
+    const next = res.rows[at + 1]!;
     expect(LOOP_STATES[next[F.state]!]).toBe('estop');
     expect(next[F.duty0]).toBe(0);
     expect(next[F.duty1]).toBe(0);
