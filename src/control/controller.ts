@@ -146,7 +146,7 @@ export class Controller {
       let duty = motorDuty(this.model, i, cmd, qd[i]!);
       if (duty > maxD) duty = maxD;
       else if (duty < -maxD) duty = -maxD;
-      if (!Number.isFinite(duty) || !Number.isFinite(cmd)) {
+      if (!Number.isFinite(raw) || !Number.isFinite(duty) || !Number.isFinite(cmd)) {
         ok = false;
         duty = 0;
         cmd = 0;
