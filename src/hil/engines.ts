@@ -131,6 +131,9 @@ export const realtimeEngine: Engine = async (s) => {
       },
     });
     const r = await session.run();
+    // The pty rig skips (and says so) the faults it cannot inject: the scenario did not run as written.
+    const skipped = /fault (\w+) is not available on the pty rig/.exec(rig.stderr());
+    if (skipped) throw new Error(`fault ${skipped[1]} is not available on the pty rig: run this scenario in virtual time`);
     if (r.error && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };
     if (at !== undefined) result.stopMs = stopMs ?? 'never';
