@@ -8,8 +8,9 @@
  * Luenberger correction with time constant T (rig file `twin.anchorS`): q += (dt/T)(q_meas - q),
  * qd += (dt/T)(qd_est - qd). The residual (measured - twin, taken before the correction) is then the
  * model's prediction error accumulated over about T: a constant torque error dTau gives a residual
- * that settles at dTau T^2 / M. A correct model leaves quantization noise; a payload, a stalled joint
- * or a slipping encoder leave a residual that grows and trips the alarm.
+ * that settles at T^2 (M_a + T B)^-1 dTau, B the motors' back-EMF damping (eta N^2 kt ke / R per
+ * joint): dTau T^2 / M when B T is small against M. A correct model leaves quantization noise; a
+ * payload, a stalled joint or a slipping encoder leave a residual that grows and trips the alarm.
  *
  * Stepping. The board applies a duty when its command arrives and reports the encoders right then,
  * so between two readings the duty in force is the one the earlier reading acknowledged; the twin
@@ -155,7 +156,8 @@ export class Twin {
       this.q[i] += k * r;
       this.qd[i] += k * (qdm[i]! - this.qd[i]!);
     }
-    this.observe(duty, dt, qm, qdm);
+    // The observer sees the duty the twin was stepped with (a non-finite one as zero).
+    this.observe(this.duty, dt, qm, qdm);
     return raised;
   }
 
