@@ -129,7 +129,10 @@ export class EncoderFeature {
         sign = -1;
       }
     });
-    this.encoders[n] = { pinA, pinB, joint, sign, offset: 0, last: undefined };
+    // FirmataEncoder makes a new Encoder, which counts from 0: from the arm's pose now.
+    const e: Encoder = { pinA, pinB, joint, sign, offset: 0, last: undefined };
+    e.offset = this.raw(e);
+    this.encoders[n] = e;
     this.send([n]);
     return true;
   }

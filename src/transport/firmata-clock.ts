@@ -12,8 +12,10 @@
  *
  * - Reports that arrive together (one chunk of bytes) are consecutive: a host stall delivers its
  *   backlog in one chunk, whose last report is the newest.
- * - A chunk whose last report arrives more than 1.5 P after the line's prediction means reports were
- *   lost on the wire: the index advances past them.
+ * - A chunk whose last report arrives more than 1.5 P after the line's prediction, beyond the jitter
+ *   seen lately (the largest delay over the line in the last 128 chunks), means reports were lost on
+ *   the wire: the index advances past them. On a quiet link the jitter is the USB frame (1 ms), so a
+ *   single lost report is seen; a late report on a jittery link is not mistaken for a loss.
  * - P starts at the nominal interval and is then fitted (least squares) through the minimum arrival of
  *   each block of reports over the last ~20 blocks: it follows the board's crystal or resonator error
  *   (an Uno's resonator: up to +-0.5 %), not jitter. On a 16 MHz AVR, millis() steps 1.024 ms with a
@@ -32,6 +34,8 @@ const BLOCKS = 24;
 const RISE = 0.002;
 /** Reports after a restart before a late arrival may count as lost (the line has not settled). */
 const WARMUP = 8;
+/** Chunks over which the recent jitter is the largest delay over the line. */
+const JITTER_WINDOW = 128;
 
 export interface Assigned {
   /** Index of the first report of the chunk. */
@@ -51,6 +55,8 @@ export class ReportClock {
   private blockMin: { n: number; t: number } | undefined;
   private blockStart = 0;
   private mins: { n: number; t: number }[] = [];
+  private readonly delays = new Float64Array(JITTER_WINDOW);
+  private delayAt = 0;
 
   /** `periodS`: the nominal sampling interval [s]. */
   constructor(periodS: number) {
@@ -86,10 +92,12 @@ export class ReportClock {
     let last = this.n + k;
     const late = t - this.line(last);
     let lost = 0;
-    if (this.assigned >= WARMUP && late > 1.5 * this.p) {
+    const jitter = this.delays.reduce((a, b) => Math.max(a, b), 0);
+    if (this.assigned >= WARMUP && late > 1.5 * this.p + jitter) {
       lost = Math.round(late / this.p);
       last += lost;
     }
+    this.delays[this.delayAt++ % JITTER_WINDOW] = Math.max(0, t - this.line(last));
     const first = last - k + 1;
     this.bt += (last - this.n) * this.p;
     this.n = last;

@@ -477,14 +477,16 @@ export class FirmataLink implements Link {
 
   /**
    * The board's watchdog is fed by any message: when the duties do not change (nothing to send), the
-   * link re-sends motor 1's speed every quarter of the watchdog time, so that only a silent host trips it.
+   * link re-sends motor 1's speed every quarter of the watchdog time, but only while the loop is
+   * answering (a command within that quarter), so that a host that stops answering trips it.
    */
   private startFeeding(): void {
     const everyS = this.watchdogMs / 4000;
     const tick = (): void => {
       if (!this.live) return;
       const m = this.motors!;
-      if (this.enabled && m.running && this.o.clock.now() - this.transport.lastWriteAt >= everyS && this.o.clock.now() - m.lastCommandAt < this.watchdogMs / 1000) m.refresh();
+      const now = this.o.clock.now();
+      if (this.enabled && m.running && now - this.transport.lastWriteAt >= everyS && now - m.lastCommandAt < everyS) m.refresh();
       this.feedTimer = this.o.clock.setTimer(everyS, tick);
     };
     this.feedTimer = this.o.clock.setTimer(everyS, tick);
