@@ -61,6 +61,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink hil examples/hil/suite.json --junit hil.xml',
     run: async (a) => (await import('./hil-command.js')).hilCommand(a),
   },
+  setup: {
+    summary: 'the first thing to run on a new arm: finds wiring mistakes step by step (encoders, zero, motors) and writes the rig file that matches the arm',
+    example: 'twolink setup --rig my-arm.json --port /dev/ttyACM0',
+    run: async (a) => (await import('./setup-command.js')).setupCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',

@@ -9,6 +9,7 @@ import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
 import { serveLineRig } from '../rig/mock-rig.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
+import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
 
 const OPTIONS = {
@@ -16,6 +17,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault T seconds after start (line protocol rig; see twolink run --help)' },
+  wiring: WIRING_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -28,7 +30,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
         'the mock rig (a simulated arm that speaks the board protocol) on a serial device, in real time',
         'rig --rig F (--pty | --port PATH) [--fault KIND[=V][@T]]...',
         OPTIONS,
-        `Example:\n  twolink rig --rig rigs/mock-arm.json --pty        # prints e.g. /dev/pts/5\n  twolink run --rig rigs/mock-arm.json --port /dev/pts/5 --traj reach --json\n\nFault kinds: ${Object.keys(FAULT_KINDS).join(', ')}`,
+        `Example:\n  twolink rig --rig rigs/mock-arm.json --pty        # prints e.g. /dev/pts/5\n  twolink run --rig rigs/mock-arm.json --port /dev/pts/5 --traj reach --json\n\nFault kinds: ${Object.keys(FAULT_KINDS).join(', ')}\n\n${wiringHelp()}`,
       ),
     );
     return 0;
@@ -37,6 +39,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const rig = loadRig(stringArg(v.rig, 'rig', 'a rig file with a plant section, e.g. --rig rigs/mock-arm.json'));
   if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section: the mock rig needs the true arm to simulate`);
   if (!!v.pty === (typeof v.port === 'string')) throw new UsageError('give exactly one of --pty and --port PATH');
+  const wiring = wiringArg(v.wiring, rig.joints, true);
   const faults: FaultSpec[] = ((v.fault as string[] | undefined) ?? []).map((f) => {
     try {
       return parseFault(f, rig.joints);
@@ -60,11 +63,11 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   let handles: { plant?: unknown; board?: unknown } = {};
   if (rig.link.transport === 'firmata') {
     const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
-    const s = serveFirmataRig(rig, port, clock);
+    const s = serveFirmataRig(rig, port, clock, wiring ? { wiring } : {});
     stop = s.stop;
     handles = s;
   } else {
-    const s = serveLineRig(rig, port, clock);
+    const s = serveLineRig(rig, port, clock, wiring);
     stop = s.stop;
     handles = s;
   }

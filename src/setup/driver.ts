@@ -1,0 +1,327 @@
+/**
+ * The driver of `twolink setup`: it talks to the board through the Link (open, startSampling +
+ * onSample, enable, writeDuty, stop), asks the person (or the mock's hand) to move the joints, and
+ * hands the evidence to the steps of steps.ts, which decide. Motion stays small and bounded: motor
+ * pulses ramp the duty slowly from zero and end at once when a joint has moved a few degrees, moves
+ * too fast, or the ramp reaches its cap. The e-stop (the operator's signal) zeroes the motors at once;
+ * on every way out the motors get zero and the board confirms the stop.
+ */
+import type { Rig } from '../config/load.js';
+import type { Clock } from '../time/clock.js';
+import type { Link, Reading } from '../transport/link.js';
+import {
+  believed,
+  checkBoard,
+  checkEncoder,
+  checkMotor,
+  checkMotorsDistinct,
+  checkZero,
+  responseDirections,
+  type BoardEvidence,
+  type Findings,
+  type PulseEvidence,
+  type RestEvidence,
+  type StepResult,
+} from './steps.js';
+
+/** Whoever moves the joints by hand: a person (who is asked, and presses Enter), or the mock's hand. */
+export interface Hand {
+  /** Turns joint `joint` (0-based) `deg` counter-clockwise, the other joint held still; resolves once it is held there. */
+  move(joint: number, deg: number): Promise<void>;
+  /** Lets go: the arm hangs freely again. */
+  release(): Promise<void>;
+}
+
+/** The person at the arm. */
+export interface Operator {
+  /** A line of instructions or progress (stderr). */
+  say(text: string): void;
+  /** Before a step that moves the arm: waits until the person says go (Enter), or goes on at once when they said yes to everything (--yes). */
+  confirm(prompt: string): Promise<void>;
+  /** Waits for the person to do something with their hands and press Enter (--yes does not answer it). */
+  ask(prompt: string): Promise<void>;
+  /** Aborts on the e-stop key (space, Esc), Ctrl-C or a signal; its reason says which. */
+  readonly signal: AbortSignal;
+}
+
+/** Setup was stopped by the e-stop or a signal. */
+export class SetupStopped extends Error {
+  override readonly name = 'SetupStopped';
+}
+
+/** Bounds of the motion and of the waiting. */
+export interface SetupOptions {
+  /** Board sample rate [Hz]. */
+  sampleHz: number;
+  /** How far each joint is turned by hand [deg]. */
+  handDeg: number;
+  /** Largest duty a motor pulse reaches (fraction of the supply). */
+  pulseMaxDuty: number;
+  /** How fast the pulse's duty rises [1/s]. */
+  pulseRampPerS: number;
+  /** A pulse ends when any joint has moved this far [deg]. */
+  pulseStopDeg: number;
+  /** ... or moves this fast [deg/s]. */
+  pulseMaxSpeedDegS: number;
+  /** The arm is at rest when no input moves more than this over `restS` [deg]. */
+  restToleranceDeg: number;
+  /** [s] */
+  restS: number;
+  /** Give up waiting for rest after this long [s]. */
+  restTimeoutS: number;
+}
+
+export const DEFAULT_SETUP_OPTIONS: SetupOptions = {
+  sampleHz: 200,
+  handDeg: 90,
+  pulseMaxDuty: 0.3,
+  pulseRampPerS: 0.1,
+  pulseStopDeg: 5,
+  pulseMaxSpeedDegS: 60,
+  restToleranceDeg: 0.15,
+  restS: 1,
+  restTimeoutS: 20,
+};
+
+export interface SetupContext {
+  rig: Rig;
+  /** A link whose handshake accepts the board's counts per revolution (angles are made here from the raw counts). */
+  link: Link;
+  /** What the board said it is (the probe). */
+  board: BoardEvidence;
+  clock: Clock;
+  operator: Operator;
+  hand: Hand;
+  options?: Partial<SetupOptions>;
+}
+
+export interface SetupOutcome {
+  steps: StepResult[];
+  findings: Findings;
+  /** Every step ran (none failed in a way that made the next ones unsafe or pointless). */
+  completed: boolean;
+}
+
+/** Samples from the board: the newest counts, rest detection, and a hook that answers each sample. */
+class Samples {
+  latest: Reading | undefined;
+  private readonly window: { t: number; counts: number[] }[] = [];
+  private waiters: (() => void)[] = [];
+  /** Called on every sample (the pulse answers samples with duties). */
+  hook: ((r: Reading) => void) | undefined;
+
+  constructor(link: Link) {
+    link.onSample((r) => this.add(r));
+  }
+
+  private add(r: Reading): void {
+    this.latest = r;
+    this.window.push({ t: r.boardTime, counts: r.raw.slice() });
+    while (this.window.length > 0 && r.boardTime - this.window[0]!.t > 5) this.window.shift();
+    this.hook?.(r);
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Resolves at the next sample. */
+  next(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Largest change of each input over the last `s` seconds [counts], or undefined when there are not `s` seconds yet. */
+  spread(s: number): number[] | undefined {
+    const last = this.window[this.window.length - 1];
+    if (!last || last.t - this.window[0]!.t < s) return undefined;
+    const from = last.t - s;
+    const n = last.counts.length;
+    const lo = new Array<number>(n).fill(Infinity);
+    const hi = new Array<number>(n).fill(-Infinity);
+    for (const x of this.window) {
+      if (x.t < from) continue;
+      for (let i = 0; i < n; i++) {
+        lo[i] = Math.min(lo[i]!, x.counts[i]!);
+        hi[i] = Math.max(hi[i]!, x.counts[i]!);
+      }
+    }
+    return hi.map((h, i) => h - lo[i]!);
+  }
+}
+
+/** Runs the steps on an open-able link; the caller closes the link. */
+export async function runSetup(ctx: SetupContext): Promise<SetupOutcome> {
+  const run = new SetupRun(ctx);
+  try {
+    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.motors());
+    return { steps: run.steps, findings: run.f, completed: ok };
+  } finally {
+    run.samples.hook = undefined;
+    ctx.link.writeDuty(run.zeros);
+    await ctx.link.stop();
+  }
+}
+
+/** One setup session: the evidence so far, and every wait raced against the e-stop. */
+class SetupRun {
+  readonly steps: StepResult[] = [];
+  readonly f: Findings;
+  readonly samples: Samples;
+  readonly zeros: number[];
+  private readonly o: SetupOptions;
+  private readonly abort: Promise<never>;
+
+  constructor(private readonly ctx: SetupContext) {
+    this.o = { ...DEFAULT_SETUP_OPTIONS, ...ctx.options };
+    this.f = believed(ctx.rig);
+    this.zeros = new Array<number>(ctx.rig.joints).fill(0);
+    this.samples = new Samples(ctx.link);
+    const { link, operator } = ctx;
+    this.abort = new Promise<never>((_, reject) => {
+      const stop = (): void => {
+        this.samples.hook = undefined;
+        link.writeDuty(this.zeros);
+        void link.stop();
+        reject(new SetupStopped(String(operator.signal.reason ?? 'stopped')));
+      };
+      if (operator.signal.aborted) stop();
+      else operator.signal.addEventListener('abort', stop, { once: true });
+    });
+    this.abort.catch(() => undefined);
+  }
+
+  private guard<T>(p: Promise<T>): Promise<T> {
+    return Promise.race([p, this.abort]);
+  }
+
+  private add(r: StepResult): StepResult {
+    this.steps.push(r);
+    report(this.ctx.operator, r);
+    return r;
+  }
+
+  private rest(): Promise<RestEvidence> {
+    return this.guard(waitRest(this.samples, this.ctx.clock, this.o, this.ctx.board.countsPerRev));
+  }
+
+  /** 1. The board: identity, protocol, counts per revolution; then its sample clock. */
+  async board(): Promise<boolean> {
+    await this.guard(this.ctx.link.open());
+    if (this.add(checkBoard(this.ctx.board, this.ctx.rig)).status === 'fail') return false;
+    await this.guard(this.ctx.link.startSampling(this.o.sampleHz));
+    return true;
+  }
+
+  /** 2. The encoders, by hand, motors off. */
+  async encoders(): Promise<boolean> {
+    const { operator, hand, rig } = this.ctx;
+    const deg = this.o.handDeg;
+    operator.say(`Encoders, by hand (motors off): for each joint, turn it ${deg} deg counter-clockwise (seen from the front) and hold it there.`);
+    for (let j = 0; j < rig.joints; j++) {
+      const rest = await this.rest();
+      operator.say(
+        j === 0
+          ? `  joint 1: raise the whole arm, elbow straight, from hanging to horizontal pointing right (+${deg} deg), hold it`
+          : `  joint 2: keep link 1 hanging and raise link 2 from hanging to horizontal pointing right (+${deg} deg), hold it`,
+      );
+      await this.guard(hand.move(j, deg));
+      const after = this.samples.latest!.raw.slice();
+      await this.guard(hand.release());
+      const r = this.add(checkEncoder({ joint: j, deg, before: rest.counts, after }, this.ctx.board.countsPerRev, rig, this.f));
+      if (r.status === 'fail' && !r.corrected) return false;
+    }
+    return true;
+  }
+
+  /** 3. The zero, against gravity. */
+  async zero(): Promise<boolean> {
+    this.ctx.operator.say('Zero: let the arm hang freely (motors off).');
+    this.add(checkZero(await this.rest(), this.ctx.rig, this.f));
+    return true;
+  }
+
+  /** 4. The motors, one small pulse each. */
+  async motors(): Promise<boolean> {
+    const { operator, link, rig } = this.ctx;
+    const o = this.o;
+    operator.say(`Motors: each output gets a slow ramp of duty up to ${o.pulseMaxDuty} that ends as soon as a joint moves ${o.pulseStopDeg} deg; the arm moves a little near hanging. Space or Esc stops.`);
+    await this.guard(operator.confirm('the arm will move: clear it and press Enter'));
+    const dirs = responseDirections(rig);
+    const results: StepResult[] = [];
+    for (let m = 0; m < rig.joints; m++) {
+      await this.rest();
+      const ev = await this.guard(pulse(link, this.samples, m, rig.joints, this.f, o));
+      await this.guard(link.enable(false));
+      results.push(this.add(checkMotor(ev, rig, this.f, dirs)));
+    }
+    const distinct = checkMotorsDistinct(results);
+    if (distinct) this.add(distinct);
+    if (distinct || results.some((r) => r.status === 'fail' && !r.corrected)) return false;
+    await this.rest();
+    return true;
+  }
+}
+
+function report(op: Operator, r: StepResult): void {
+  op.say(`[${r.status.toUpperCase()}] ${r.name}: ${r.summary}`);
+  if (r.fix) op.say(`       fix: ${r.fix}`);
+}
+
+/** Waits until the arm is at rest (or the timeout), and returns the counts then. */
+async function waitRest(samples: Samples, clock: Clock, o: SetupOptions, boardCpr: readonly number[]): Promise<RestEvidence> {
+  const t0 = clock.now();
+  for (;;) {
+    await samples.next();
+    const s = samples.spread(o.restS);
+    const waited = clock.now() - t0;
+    if (s && s.every((x, i) => x <= Math.max(2, (boardCpr[i]! * o.restToleranceDeg) / 360))) return { counts: samples.latest!.raw.slice(), settledS: waited };
+    if (waited > o.restTimeoutS) return { counts: samples.latest!.raw.slice(), settledS: Infinity };
+  }
+}
+
+/** Joint angles [rad] from the raw counts, with the encoders as found so far. */
+function angles(raw: readonly number[], f: Findings, out: number[]): number[] {
+  for (let j = 0; j < out.length; j++) out[j] = (f.zeroDeg[j]! * Math.PI) / 180 + (f.encoderSign[j]! * raw[f.encoderInput[j]!]! * 2 * Math.PI) / f.countsPerRev[j]!;
+  return out;
+}
+
+/** One motor pulse on board output `m`: a slow ramp of duty, ended by motion, speed or its cap. */
+async function pulse(link: Link, samples: Samples, m: number, n: number, f: Findings, o: SetupOptions): Promise<PulseEvidence> {
+  await link.enable(true);
+  const ev: PulseEvidence = { output: m, t: [], duty: [], q: [] };
+  const out = new Array<number>(n).fill(0);
+  const zeros = new Array<number>(n).fill(0);
+  const capS = o.pulseMaxDuty / o.pulseRampPerS + 0.25;
+  // Speed over the last 50 ms, not between samples: one count of noise at 200 Hz would look like 30 deg/s.
+  const SPEED_WINDOW_S = 0.05;
+  return new Promise((resolve) => {
+    let t0: number | undefined;
+    let q0: number[] | undefined;
+    let back = 0;
+    samples.hook = (r) => {
+      const q = angles(r.raw, f, new Array<number>(n).fill(0));
+      t0 ??= r.boardTime;
+      q0 ??= q.slice();
+      const t = r.boardTime - t0;
+      while (back < ev.t.length - 1 && t - ev.t[back + 1]! >= SPEED_WINDOW_S) back++;
+      const old = ev.q[back];
+      const span = old ? t - ev.t[back]! : 0;
+      const speed = old && span >= SPEED_WINDOW_S ? Math.max(...q.map((x, j) => Math.abs(x - old[j]!))) / span : 0;
+      const moved = Math.max(...q.map((x, j) => Math.abs(x - q0![j]!)));
+      if (moved * (180 / Math.PI) >= o.pulseStopDeg || speed * (180 / Math.PI) >= o.pulseMaxSpeedDegS || t >= capS) {
+        link.writeDuty(zeros);
+        samples.hook = undefined;
+        ev.t.push(t);
+        ev.duty.push(0);
+        ev.q.push(q);
+        resolve(ev);
+        return;
+      }
+      const duty = Math.min(o.pulseMaxDuty, o.pulseRampPerS * t);
+      out[m] = duty;
+      link.writeDuty(out);
+      ev.t.push(t);
+      ev.duty.push(duty);
+      ev.q.push(q);
+    };
+  });
+}

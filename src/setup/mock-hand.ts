@@ -1,0 +1,70 @@
+/**
+ * The person's hand, for `twolink setup --mock`: it turns a joint of the simulated arm the way a
+ * person would when setup asks (smoothly, over a second and a half, the other joint held where it
+ * is), holds it there, and lets go. It pushes the plant with a torque (a stiff PD on top of the
+ * weight of the links it holds up); the board and the link only see what the encoders see.
+ */
+import { gravityTerms } from '../model/dynamics.js';
+import { isTwoLink, type TwoLinkParams } from '../model/types.js';
+import type { Plant } from '../rig/plant.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
+import type { Hand } from './driver.js';
+
+/** A hand's stiffness [N m/rad] and damping [N m s/rad] per joint, and its update period [s]. */
+const KP = [20, 5];
+const KD = [1.5, 0.3];
+const PERIOD_S = 0.001;
+/** How long a move takes [s], and how long the hand holds the pose before setup reads it [s]. */
+const MOVE_S = 1.5;
+const HOLD_S = 0.5;
+
+export class MockHand implements Hand {
+  private timer: TimerHandle | undefined;
+  private readonly target: number[];
+  private readonly from: number[];
+  private readonly to: number[];
+  private t0 = 0;
+
+  constructor(
+    private readonly plant: Plant,
+    private readonly clock: Clock,
+  ) {
+    this.target = plant.q.map(() => 0);
+    this.from = plant.q.slice();
+    this.to = plant.q.slice();
+  }
+
+  move(joint: number, deg: number): Promise<void> {
+    this.plant.advance(this.clock.now());
+    for (let j = 0; j < this.plant.joints; j++) {
+      this.from[j] = this.plant.q[j]!;
+      this.to[j] = this.plant.q[j]! + (j === joint ? (deg * Math.PI) / 180 : 0);
+    }
+    this.t0 = this.clock.now();
+    this.clock.clearTimer(this.timer);
+    this.tick();
+    return new Promise((resolve) => this.clock.setTimer(MOVE_S + HOLD_S, resolve));
+  }
+
+  release(): Promise<void> {
+    this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.plant.advance(this.clock.now());
+    this.plant.faults.extraTorque.fill(0);
+    return Promise.resolve();
+  }
+
+  private tick(): void {
+    const p = this.plant;
+    p.advance(this.clock.now());
+    const s = Math.min(1, (this.clock.now() - this.t0) / MOVE_S);
+    const blend = s * s * (3 - 2 * s);
+    const arm = p.params.arm;
+    const g = isTwoLink(arm) ? gravityTerms(arm as TwoLinkParams, p.q) : [arm.m1 * arm.g * arm.d1 * Math.cos(p.q[0]!)];
+    for (let j = 0; j < p.joints; j++) {
+      this.target[j] = this.from[j]! + blend * (this.to[j]! - this.from[j]!);
+      p.faults.extraTorque[j] = g[j]! + KP[j]! * (this.target[j]! - p.q[j]!) - KD[j]! * p.qd[j]!;
+    }
+    this.timer = this.clock.setTimer(PERIOD_S, () => this.tick());
+  }
+}
