@@ -11,16 +11,22 @@ import {
   cycleBudget,
   decodeEncoderPositions,
   decodeString7,
+  decodeWatchdog,
   encodeCapabilities,
   encodeEncoderPositions,
   encodeString7,
+  encodeWatchdogArm,
+  encodeWatchdogStatus,
+  FIRMATA,
+  FirmataFramer,
   MODE,
   motorBytes,
   parseCapabilities,
   reportBytes,
   samplingIntervalFor,
+  WATCHDOG,
 } from '../src/protocol/firmata.js';
-import { resolveMotorPins } from '../src/protocol/firmata-wiring.js';
+import { checkWiring, isWiringIssue, resolveMotorPins, resolveWiring, type Wiring } from '../src/protocol/firmata-wiring.js';
 import { johnnyFive } from '../src/transport/johnny-five.js';
 
 describe('FirmataEncoder replies', () => {
@@ -147,5 +153,83 @@ describe('the rig file firmata section', () => {
     expect(ok.firmata?.board).toBe('uno');
     const bad = write({ board: 'due', motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] });
     expect(() => loadRig(bad)).toThrow(/firmata\.board/);
+  });
+});
+
+describe('the framer (one for the host and the emulated board)', () => {
+  it('splits the board\'s bytes: a report, an analog message, a version, with stray bytes counted', () => {
+    const f = new FirmataFramer({ from: 'board' });
+    const bytes = [0x12, FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, 0x41, 1, 0, 0, 0, FIRMATA.END_SYSEX, FIRMATA.ANALOG_MESSAGE | 3, 0x7f, 0x07, FIRMATA.REPORT_VERSION, 2, 6];
+    // fed one byte at a time or all at once, the same messages
+    const one = bytes.flatMap((b) => f.push([b]));
+    const all = new FirmataFramer({ from: 'board' }).push(bytes);
+    expect(one).toEqual(all);
+    expect(all).toEqual([
+      { kind: 'sysex', cmd: FIRMATA.ENCODER_DATA, body: [0x41, 1, 0, 0, 0] },
+      { kind: 'command', cmd: FIRMATA.ANALOG_MESSAGE, channel: 3, data: [0x7f, 0x07] },
+      { kind: 'command', cmd: FIRMATA.REPORT_VERSION, channel: 9, data: [2, 6] },
+    ]);
+    expect(f.stray).toBe(1);
+  });
+
+  it('on the board: REPORT_VERSION has no data, SET_PIN_MODE two, a sysex keeps at most 64 bytes and stores bytes >= 0x80 as the firmware does', () => {
+    const f = new FirmataFramer({ from: 'host', maxSysex: 63, abortSysexOnCommand: false });
+    expect(f.push([FIRMATA.REPORT_VERSION, FIRMATA.SET_PIN_MODE, 5, 3, FIRMATA.SYSTEM_RESET])).toEqual([
+      { kind: 'command', cmd: FIRMATA.REPORT_VERSION, channel: 9, data: [] },
+      { kind: 'command', cmd: FIRMATA.SET_PIN_MODE, channel: 4, data: [5, 3] },
+      { kind: 'command', cmd: FIRMATA.SYSTEM_RESET, channel: 15, data: [] },
+    ]);
+    const long = f.push([FIRMATA.START_SYSEX, 0x71, ...new Array<number>(100).fill(1), 0x90, FIRMATA.END_SYSEX]);
+    expect(long).toHaveLength(1);
+    expect(long[0]!.kind === 'sysex' && long[0]!.body.length).toBe(63);
+    // the host's framer abandons a sysex at a command byte instead
+    const h = new FirmataFramer({ from: 'board' });
+    expect(h.push([FIRMATA.START_SYSEX, 0x71, 1, FIRMATA.ANALOG_MESSAGE, 1, 2])).toEqual([{ kind: 'command', cmd: FIRMATA.ANALOG_MESSAGE, channel: 0, data: [1, 2] }]);
+    expect(h.stray).toBe(3);
+  });
+});
+
+describe('the watchdog feature\'s messages', () => {
+  it('arm carries the timeout in two 7-bit bytes and the pins; status and fired decode back', () => {
+    expect(encodeWatchdogArm(100, [5, 6])).toEqual([WATCHDOG.ARM, 100, 0, 5, 6]);
+    expect(encodeWatchdogArm(1000, [44])).toEqual([WATCHDOG.ARM, 1000 & 0x7f, 1000 >> 7, 44]);
+    expect(decodeWatchdog(encodeWatchdogStatus(WATCHDOG.ARM, { version: 1, timeoutMs: 1000, pins: [44] }))).toEqual({ kind: 'status', status: { version: 1, timeoutMs: 1000, pins: [44] } });
+    expect(decodeWatchdog([WATCHDOG.FIRED, 2, 101, 0])).toEqual({ kind: 'fired', zeroed: 2, silentMs: 101 });
+    expect(decodeWatchdog([WATCHDOG.FIRED, 2])).toBeUndefined();
+    expect(decodeWatchdog([0x05, 1, 2, 3])).toBeUndefined();
+  });
+});
+
+describe('checkWiring (pure: capabilities and the rig file\'s wiring)', () => {
+  const wiring = (f: Parameters<typeof resolveWiring>[0]): Wiring => {
+    const w = resolveWiring(f, {});
+    if (isWiringIssue(w)) throw new Error(w.message);
+    return w;
+  };
+  const mega = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: true })));
+  const good = wiring({ board: 'mega', motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }, { type: 'encoder', pinA: 18, pinB: 19 }] });
+
+  it('accepts the example wiring on a Mega, encoders numbered in joint order', () => {
+    expect(good.sensors).toEqual([
+      { type: 'encoder', encoder: 0, pinA: 2, pinB: 3 },
+      { type: 'encoder', encoder: 1, pinA: 18, pinB: 19 },
+    ]);
+    expect(checkWiring(mega, good, 'fw', 16)).toEqual({ warnings: [], boardName: 'mega' });
+  });
+
+  it('names what is wrong: another board, a motor pin without PWM, firmware without encoders, an encoder pin without interrupt', () => {
+    const uno = parseCapabilities(encodeCapabilities(capabilities(BOARDS.uno, { encoder: true })));
+    expect(checkWiring(uno, good, 'fw', 6).error).toEqual({ reason: 'mismatch', message: expect.stringMatching(/^the board reports 20 pins, the rig file says firmata.board "mega"/) });
+    const noPwm = wiring({ board: 'mega', motors: [{ pwm: 22, dir: 4 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }] });
+    expect(checkWiring(mega, noPwm, 'fw', 16).error?.message).toMatch(/^motor 1's PWM pin 22 cannot do PWM on this mega/);
+    const plain = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: false })));
+    expect(checkWiring(plain, good, 'StandardFirmata 2.5', 16).error).toEqual({ reason: 'no-encoder', message: expect.stringMatching(/^StandardFirmata 2.5 has no encoder support/) });
+    const polled = wiring({ board: 'mega', motors: [{ pwm: 5, dir: 4 }], sensors: [{ type: 'encoder', pinA: 24, pinB: 25 }] });
+    expect(checkWiring(mega, polled, 'fw', 16).warnings).toEqual([expect.stringMatching(/^joint 1's encoder: pin A \(24\) has no interrupt/)]);
+  });
+
+  it('resolveWiring refuses a pin the board does not have, naming the field', () => {
+    const w = resolveWiring({ board: 'uno', motors: [{ pwm: 5, dir: 40 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }] }, {});
+    expect(w).toEqual({ field: 'firmata.motors[0].dir', message: 'pin 40 does not exist on an uno (0-19)' });
   });
 });
