@@ -6,17 +6,20 @@
 import { SerialPort } from 'serialport';
 import { loadRig } from '../config/load.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
-import { serveLineRig } from '../rig/mock-rig.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
-import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
+import { isHostFault } from '../rig/fault-effects.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
+  rt: { type: 'boolean', help: "ask Linux for real-time scheduling (SCHED_FIFO) for the board's thread; needs an rtprio limit or CAP_SYS_NICE" },
   fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault T seconds after start (line protocol rig; see twolink run --help)' },
+  firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
+  board: { type: 'string', arg: 'uno|mega', help: 'with --firmware: the board to simulate (default uno)' },
   wiring: WIRING_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -28,7 +31,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'rig',
         'the mock rig (a simulated arm that speaks the board protocol) on a serial device, in real time',
-        'rig --rig F (--pty | --port PATH) [--fault KIND[=V][@T]]...',
+        'rig --rig F (--pty | --port PATH) [--fault KIND[=V][@T]]...   |   rig --rig F --firmware [--board uno|mega] --pty',
         OPTIONS,
         `Example:\n  twolink rig --rig rigs/mock-arm.json --pty        # prints e.g. /dev/pts/5\n  twolink run --rig rigs/mock-arm.json --port /dev/pts/5 --traj reach --json\n\nFault kinds: ${Object.keys(FAULT_KINDS).join(', ')}\n\n${wiringHelp()}`,
       ),
@@ -47,6 +50,20 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
       throw new UsageError((e as Error).message);
     }
   });
+  if (v.firmware || v.board !== undefined) {
+    if (!v.firmware) throw new UsageError('--board goes with --firmware');
+    if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
+    const board = v.board ?? 'uno';
+    if (board !== 'uno' && board !== 'mega') throw new UsageError(`--board: "${board}" is not a board: uno or mega`);
+    const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
+    const { FirmwareSimError } = await import('../rig/firmware-sim.js');
+    try {
+      return await serveFirmwareRig(rig, { board, faults, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
+    } catch (e) {
+      if (e instanceof FirmwareSimError) throw new UsageError(e.message);
+      throw e;
+    }
+  }
   let pty: PtyPair | undefined;
   let boardPath: string;
   if (v.pty) {
@@ -58,41 +75,57 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   }
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
-  const clock = new RealClock();
-  let stop: () => void;
-  let handles: { plant?: unknown; board?: unknown } = {};
+  let stop: () => Promise<void>;
+  let fault: (f: FaultSpec) => void;
   if (rig.link.transport === 'firmata') {
     const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
-    const s = serveFirmataRig(rig, port, clock, wiring ? { wiring } : {});
-    stop = s.stop;
-    handles = s;
+    const { applyFault } = await import('../rig/fault-effects.js');
+    const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
+    stop = async () => s.stop();
+    const h = s as unknown as { plant: import('../rig/plant.js').Plant; board: never };
+    fault = (f) => {
+      if (!applyFault({ plant: h.plant, board: h.board, unplug: () => port.close() }, f)) process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`);
+    };
   } else {
-    const s = serveLineRig(rig, port, clock, wiring);
-    stop = s.stop;
-    handles = s;
+    // The board is another computer: the mock rig runs in a thread of its own, on its own clock, and
+    // this thread only carries bytes between the pty and it.
+    const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+    const mock = await startRemoteMockRig(rig, wiring);
+    const wire = await mock.openStream(rig.link.baudRate);
+    port.on('data', (d: Buffer) => wire.write(d));
+    wire.on('data', (d: Buffer) => port.write(d));
+    if (v.rt) {
+      // The board's thread, this process's other threads (its I/O and GC helpers), this thread (the
+      // bridge) and socat (the pty pair's relay): all of the rig's path.
+      const { requestRealtime, requestRealtimeProcess, threadId } = await import('../time/threads.js');
+      const a = await requestRealtimeProcess(44, new Map([[mock.tid, 45]]));
+      const b = a.granted ? await requestRealtime(threadId(), 44) : a;
+      const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
+      process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `twolink rig: --rt refused: ${c.reason}\n`);
+    }
+    stop = async () => {
+      const st = await mock.stop();
+      if (st) {
+        process.stderr.write(
+          `twolink rig: the board's thread took ${st.samples} samples; its timers ran up to ${st.maxLateMs.toFixed(2)} ms late (${st.lateTimers} more than 0.5 ms late${st.lateTimers > 0 ? ': the rig was starved by a busy machine, not the host' : ''}); CPU ${(100 * st.cpu).toFixed(1)} % of a core; worst at ${st.worstAt.toFixed(2)} s; GC ${st.stalls.gcCount} pauses, max ${st.stalls.gcMaxMs} ms; event-loop delay max ${st.stalls.loopDelayMaxMs} ms\n`,
+        );
+      }
+    };
+    fault = (f) => (isHostFault(f.kind) ? process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`) : mock.fault(f));
   }
-  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
+  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   // Scheduled faults, relative to the rig's start.
-  for (const f of faults) {
-    setTimeout(() => {
-      const b = handles.board as { faults?: Record<string, unknown>; reset?: () => void; injectRaw?: (x: Uint8Array) => void };
-      const plant = handles.plant as { setPayload?: (kg: number) => void; faults?: { stalled: boolean[] } };
-      if (f.kind === 'silent' && b.faults) b.faults.silent = true;
-      else if (f.kind === 'reset') b.reset?.();
-      else if (f.kind === 'garbage') b.injectRaw?.(new Uint8Array(Number(f.value ?? 5000)).map((_, i) => (i * 2654435761) >>> 24));
-      else if (f.kind === 'longline') b.injectRaw?.(new Uint8Array(Number(f.value ?? 1000000)).fill(0x54));
-      else if (f.kind === 'payload') plant.setPayload?.(Number(f.value ?? 0.2));
-      else if (f.kind === 'drop' && b.faults) b.faults.dropProbability = Number(f.value ?? 0.01);
-      else if (f.kind === 'corrupt' && b.faults) b.faults.corruptProbability = Number(f.value ?? 0.01);
-      else process.stderr.write(`twolink rig: fault ${f.kind} is not available on the pty rig\n`);
-    }, f.at * 1000).unref();
-  }
+  for (const f of faults) setTimeout(() => fault(f), f.at * 1000).unref();
   return new Promise((resolve) => {
+    let quitting = false;
     const quit = (code: number): void => {
-      stop();
-      pty?.close();
-      if (port.isOpen) port.close(() => resolve(code));
-      else resolve(code);
+      if (quitting) return;
+      quitting = true;
+      void stop().finally(() => {
+        pty?.close();
+        if (port.isOpen) port.close(() => resolve(code));
+        else resolve(code);
+      });
     };
     process.once('SIGINT', () => quit(0));
     process.once('SIGTERM', () => quit(0));

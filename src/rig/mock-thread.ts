@@ -11,6 +11,7 @@ import type { Rig } from '../config/load.js';
 import type { FaultSpec } from '../control/faults.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
+import { StallMonitor, type StallReport } from '../time/stalls.js';
 import { applyFault } from './fault-effects.js';
 import { buildLineRig } from './mock-rig.js';
 import { BoardWireEnd, type WireBuffers } from './wire.js';
@@ -39,6 +40,10 @@ export interface MockThreadStats {
   tid: number;
   /** Samples the board took. */
   samples: number;
+  /** Garbage collection and event-loop delay of the mock's thread. */
+  stalls: StallReport;
+  /** Board time of the latest late timer [s] (when the worst lateness happened). */
+  worstAt: number;
 }
 
 /** Messages from the mock's thread. */
@@ -55,7 +60,8 @@ async function main(): Promise<void> {
   const cpu0 = taskCpuSeconds(tid);
   const wall0 = clock.now();
   let running = true;
-  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0 };
+  const monitor = new StallMonitor();
+  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0 };
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') running = false;
     else if (m.type === 'fault') applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
@@ -70,7 +76,10 @@ async function main(): Promise<void> {
     for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
     const late = clock.runDue();
     if (late > 0.0005) stats.lateTimers++;
-    if (late * 1000 > stats.maxLateMs) stats.maxLateMs = late * 1000;
+    if (late * 1000 > stats.maxLateMs) {
+      stats.maxLateMs = late * 1000;
+      stats.worstAt = clock.now();
+    }
     const now = clock.now();
     if (now - lastYield > 0.005) {
       lastYield = now;
@@ -84,6 +93,7 @@ async function main(): Promise<void> {
   const wall = clock.now() - wall0;
   stats.cpu = wall > 0 ? (taskCpuSeconds(tid) - cpu0) / wall : 0;
   stats.samples = mock.board.stats.txFrames;
+  stats.stalls = monitor.stop();
   port.postMessage({ type: 'stats', stats } satisfies MockThreadMessage);
   port.close();
 }

@@ -10,6 +10,7 @@ import type { RingBuffers } from '../control/ring.js';
 import type { LoopTiming } from '../control/runner.js';
 import type { MockThreadStats } from '../rig/mock-thread.js';
 import type { RtResult } from '../time/threads.js';
+import type { StallReport } from '../time/stalls.js';
 import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { Target } from './target.js';
@@ -61,6 +62,8 @@ export interface RunTiming {
   rtRefused?: string;
   /** How the mock rig's own thread fared (late timers: the mock was starved, not the host). */
   mock?: MockThreadStats;
+  /** Garbage collection and event-loop delay of the loop's thread (what a stall may be put down to). */
+  loopThread?: StallReport;
 }
 
 /** Messages from the worker. */
@@ -73,6 +76,8 @@ export type WorkerMessage =
       stopReason: string;
       stopOutcome: StopOutcome | 'watchdog';
       timing: LoopTiming;
+      /** Garbage collection and event-loop delay of the loop's thread during the run. */
+      stalls: StallReport;
       cpu: { hostPct: number; mockPct: number | null };
       mock?: MockThreadStats;
       counters: LinkCounters;

@@ -246,6 +246,7 @@ export class Session {
               maxStallMs: m.timing.maxGap * 1000,
               rt: false,
               ...(m.mock ? { mock: m.mock } : {}),
+              loopThread: m.stalls,
             };
             return;
           case 'error':

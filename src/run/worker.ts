@@ -12,8 +12,9 @@ import { RingWriter } from '../control/ring.js';
 import { runLoop } from '../control/runner.js';
 import { isHostFault } from '../rig/fault-effects.js';
 import { RealClock } from '../time/clock.js';
-import { processCpuSeconds, requestRealtime, taskCpuSeconds, threadId } from '../time/threads.js';
+import { processCpuSeconds, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
+import { StallMonitor } from '../time/stalls.js';
 import { loadControlLaw } from './law.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle } from './target.js';
@@ -49,13 +50,16 @@ async function main(): Promise<void> {
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) {
-      // The loop's thread first, then the mock's (a board is another computer: it gets its own priority).
-      const result = await requestRealtime(threadId(), 40);
-      if (result.granted && mock && mock.tid > 0) await requestRealtime(mock.tid, 45);
+      // Every thread but the main one: the loop's, its I/O and GC helpers, and (a board is another
+      // computer, with a priority of its own) the mock's.
+      const prio = new Map<number, number>([[threadId(), 40]]);
+      if (mock && mock.tid > 0) prio.set(mock.tid, 45);
+      const result = await requestRealtimeProcess(39, prio);
       post({ type: 'rt', result });
     }
     const ring = new RingWriter(input.ring);
     const pending = input.faults.slice().sort((a, b) => a.at - b.at);
+    const monitor = new StallMonitor();
     const cpu0 = processCpuSeconds();
     const mockCpu0 = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) : NaN;
     const wall0 = clock.now();
@@ -100,6 +104,7 @@ async function main(): Promise<void> {
       stopReason: result.stopReason,
       stopOutcome: result.stopOutcome,
       timing: result.timing,
+      stalls: monitor.stop(),
       cpu: { hostPct, mockPct: Number.isFinite(mockCpu) && wall > 0 ? (100 * mockCpu) / wall : null },
       ...(mockStats ? { mock: mockStats } : {}),
       counters: { ...opened.link.counters },

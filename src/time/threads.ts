@@ -3,7 +3,7 @@
  * scheduling (SCHED_FIFO) for one thread. Everything here degrades to "unknown" off Linux.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** This thread's Linux task id (from /proc/thread-self), or -1 where there is none. */
 export function threadId(): number {
@@ -62,4 +62,30 @@ export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
       });
     });
   });
+}
+
+/** Linux task ids of this process's threads (from /proc/self/task), the main thread included. */
+export function processThreads(): number[] {
+  try {
+    return readdirSync('/proc/self/task').map(Number).filter((t) => Number.isInteger(t));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * SCHED_FIFO for every thread of this process but the main one (the loop's thread, the mock's, the
+ * I/O threads that read the serial port, the garbage collector's helpers: a real-time thread that waits
+ * for a normal one gains nothing), with `priorities` per task id where given and `priority` elsewhere.
+ * The main thread (the dashboard, the disk) stays at normal priority. Resolves with the first refusal,
+ * or granted.
+ */
+export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map()): Promise<RtResult> {
+  const tasks = processThreads().filter((t) => t !== process.pid);
+  if (tasks.length === 0) return requestRealtime(-1, priority);
+  for (const t of tasks) {
+    const r = await requestRealtime(t, priorities.get(t) ?? priority);
+    if (!r.granted) return r;
+  }
+  return { granted: true, priority };
 }
