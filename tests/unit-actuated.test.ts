@@ -174,15 +174,20 @@ describe('the actuated arm model', () => {
     }
   });
 
-  it('the forward dynamics under a duty is the forward dynamics under the motor torque the duty gives', () => {
+  it('the forward dynamics under a duty is the forward dynamics under the motor torque the duty gives (plus any extra torque)', () => {
     for (const { model, rnd } of models(7)) {
       const data = createActuatedArmData(model);
       const { q, qd } = stateOf(model, rnd);
       const duty = [rnd() * 2 - 1, rnd() * 2 - 1].slice(0, model.joints);
       const tm = duty.map((d, i) => motorTorque(model, i, d, qd[i]!));
       const a = computeForwardDynamicsUnderDuty(model, data, q, qd, duty).slice();
-      const b = computeForwardDynamics(model, data, q, qd, tm);
+      const b = computeForwardDynamics(model, data, q, qd, tm).slice();
       for (let i = 0; i < model.joints; i++) expect(a[i]).toBeCloseTo(b[i]!, 10);
+      // An extra (unmodelled) torque adds to the motors'.
+      const extra = [rnd() - 0.5, rnd() - 0.5].slice(0, model.joints);
+      const c = computeForwardDynamicsUnderDuty(model, data, q, qd, duty, [0, 0], extra).slice();
+      const d = computeForwardDynamics(model, data, q, qd, tm.map((t, i) => t + extra[i]!));
+      for (let i = 0; i < model.joints; i++) expect(c[i]).toBeCloseTo(d[i]!, 10);
     }
   });
 

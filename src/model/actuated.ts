@@ -329,8 +329,9 @@ export function computeForwardDynamics(
 }
 
 /**
- * Forward dynamics of the actuated arm under motor duties: qdd = M_a(q)^-1 (tm(duty, qd) - V - G - f)
- * [rad/s^2], into `out` (default `data.qdd`).
+ * Forward dynamics of the actuated arm under motor duties: qdd = M_a(q)^-1 (tm(duty, qd) + extra - V
+ * - G - f) [rad/s^2], into `out` (default `data.qdd`); `extra` [N m] is a joint torque the model does
+ * not explain (a disturbance estimate), none if omitted.
  */
 export function computeForwardDynamicsUnderDuty(
   model: ActuatedArmModel,
@@ -339,7 +340,9 @@ export function computeForwardDynamicsUnderDuty(
   qd: readonly number[],
   duty: readonly number[],
   out: number[] = data.qdd,
+  extra?: readonly number[],
 ): number[] {
-  computeActuatorTorques(model, data, qd, duty, data.net);
+  const net = computeActuatorTorques(model, data, qd, duty, data.net);
+  if (extra) for (let i = 0; i < model.joints; i++) net[i] += extra[i]!;
   return solve(model, data, q, qd, out);
 }
