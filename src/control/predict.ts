@@ -14,6 +14,8 @@ export class Predictor {
   readonly qd: number[];
   private readonly n: number;
   private readonly duty: number[];
+  /** The unmodelled joint torque [N m] of the current `predict` call, if any. */
+  private disturbance: readonly number[] | undefined;
   private readonly integ: FixedStepIntegrator;
 
   /** `model` defaults to the rig's nominal actuated arm (src/model/actuated.ts). */
@@ -26,14 +28,14 @@ export class Predictor {
     this.duty = z();
     const data = createActuatedArmData(model);
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => {
-      computeForwardDynamicsUnderDuty(model, data, q, qd, this.duty, out);
+      computeForwardDynamicsUnderDuty(model, data, q, qd, this.duty, out, this.disturbance);
     });
   }
 
   /**
    * The state `horizon` [s] after (q, qd) with `duty` held (the command in force until the answer
-   * applies), plus an unmodelled torque `disturbance` [N m] if given (what the twin's observer sees). Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is
-   * not finite.
+   * applies), plus an unmodelled torque `disturbance` [N m] if given (what the twin's observer sees).
+   * Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is not finite.
    */
   predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number, disturbance?: readonly number[]): boolean {
     const n = this.n;
