@@ -1,10 +1,10 @@
 /**
  * Failure figures: the fuzzing of the decoders (a million inputs each), and how long the arm takes to
  * get a zero command after an e-stop, a Ctrl-C and a lost link, measured in real time on the
- * in-process mock rig (the loop's own thread: RealPacer, a RealClock).
+ * mock rig in the loop's own thread (a RealClock; the loop answers the board's samples).
  */
 import { loadRig } from '../config/load.js';
-import { runLoop, RealPacer } from '../control/runner.js';
+import { runLoop } from '../control/runner.js';
 import { builtinPath } from '../model/builtins.js';
 import { createMockRig } from '../rig/mock-rig.js';
 import { RealClock } from '../time/clock.js';
@@ -40,7 +40,6 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     rig,
     link,
     clock,
-    pacer: new RealPacer(clock),
     rateHz: 500,
     feedforward: 'desired',
     paths: [builtinPath(rig.arm, 'reach')!],
@@ -91,7 +90,7 @@ export async function benchFaults(): Promise<BenchResult> {
     const what: Record<Scenario, string> = {
       estop: 'e-stop (key or command) -> zero command sent / motors at zero',
       'ctrl-c': 'Ctrl-C (soft stop, 0.2 s torque ramp) -> zero command / motors at zero',
-      'link-lost': 'board goes silent -> host declares the link lost (25 ticks) -> zero / stop',
+      'link-lost': 'board goes silent -> host declares the link lost (25 samples) -> zero / stop',
       unplug: 'cable pulled -> board watchdog (100 ms) stops the motors',
     };
     rows.push([what[k], `${sent.toFixed(1)} ms / ${zero.toFixed(1)} ms`, `median of 3 (max ${Math.max(...runs.map((r) => r[1])).toFixed(1)} ms to zero)`]);

@@ -7,9 +7,11 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
+import { benchInputs } from './fuzz.js';
 import { benchIdentify } from './identify.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
+import { benchRealtime, benchSoak } from './realtime.js';
 import { benchModel } from './model.js';
 import { benchTui } from './tui.js';
 import { printSection, type BenchResult } from './report.js';
@@ -18,11 +20,30 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   model: benchModel,
   link: benchLink,
   loop: () => benchLoop(),
+  realtime: () => benchRealtime(runsOption()),
   firmata: benchFirmata,
   faults: benchFaults,
+  inputs: benchInputs,
   tui: benchTui,
   identify: benchIdentify,
 };
+
+/** Sections run only when named with --only (they take long). */
+const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
+  soak: () => benchSoak(Number(argValue('--soak-seconds') ?? 600)),
+};
+
+function argValue(name: string): string | undefined {
+  const args = process.argv.slice(2);
+  return args.includes(name) ? args[args.indexOf(name) + 1] : undefined;
+}
+
+/** `--runs N` (busy runs per configuration, default 20) and `--quiet-runs N` (default 5). */
+function runsOption(): { runsQuiet?: number; runsBusy?: number } {
+  const busy = argValue('--runs');
+  const quiet = argValue('--quiet-runs');
+  return { ...(busy ? { runsBusy: Number(busy) } : {}), ...(quiet ? { runsQuiet: Number(quiet) } : {}) };
+}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -33,8 +54,8 @@ async function main(): Promise<void> {
   );
   const results: BenchResult[] = [];
   for (const name of only) {
-    const fn = SECTIONS[name];
-    if (!fn) throw new Error(`unknown bench section "${name}" (${Object.keys(SECTIONS).join(', ')})`);
+    const fn = SECTIONS[name] ?? EXTRA[name];
+    if (!fn) throw new Error(`unknown bench section "${name}" (${[...Object.keys(SECTIONS), ...Object.keys(EXTRA)].join(', ')})`);
     const r = await fn();
     printSection(r);
     results.push(r);

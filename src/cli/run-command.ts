@@ -30,6 +30,7 @@ const RUN_OPTIONS = {
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
   controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see README)' },
+  cycle: { type: 'boolean', help: 'start again with the first trajectory when the last is done, until --max-seconds (soak runs)' },
   'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
   json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
@@ -103,7 +104,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   return { rig, target, paths, rateHz, feedforward, faults, ...(controller !== undefined ? { controller } : {}) };
 }
 
-function describeEvent(e: LoopEvent): string | undefined {
+/** The console line of a loop event (exported for its test). */
+export function describeEvent(e: LoopEvent): string | undefined {
   const t = `[${e.t.toFixed(2)} s]`;
   switch (e.kind) {
     case 'state':
@@ -226,7 +228,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const p = plan(v);
-  return execute(p, v, { cycle: false, maxSeconds: numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' }), demo: false });
+  return execute(p, v, { cycle: v.cycle === true, maxSeconds: numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' }), demo: false });
 }
 
 export async function demoCommand(argv: readonly string[]): Promise<number> {

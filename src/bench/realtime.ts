@@ -1,0 +1,206 @@
+/**
+ * Real time, as a user runs it: `twolink run ... --json` in its own process against the mock rig
+ * (its own thread), the pty rig (`twolink rig --pty`, its own process) and the Firmata mock, on a quiet
+ * machine and on a busy one (two CPU hogs at normal priority), printed side by side. For each: runs
+ * done / faulted, tracking RMS next to the same trajectory in virtual time, late samples, the latency
+ * from the board's sample to the answer written, the host's CPU, the longest stall. And the soak: a
+ * 10-minute run at 1 kHz with a recording (`--only soak`).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadRig } from '../config/load.js';
+import { builtinPath } from '../model/builtins.js';
+import type { RunSummary } from '../record/stats.js';
+import { virtualRun } from '../run/virtual.js';
+import { section, type BenchResult } from './report.js';
+
+const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+interface Config {
+  name: string;
+  rig: string;
+  rateHz: number;
+  where: 'mock' | 'pty';
+}
+
+export const CONFIGS: Config[] = [
+  { name: '1 kHz line protocol, pty rig', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'pty' },
+  { name: '500 Hz Firmata, mock', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'mock' },
+  { name: '1 kHz line protocol, mock (own thread)', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'mock' },
+];
+
+/** Two CPU hogs at normal priority (the "busy laptop"). */
+export function startHogs(n = 2): () => void {
+  const hogs: ChildProcess[] = [];
+  for (let i = 0; i < n; i++) hogs.push(spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }));
+  return () => {
+    for (const h of hogs) h.kill('SIGKILL');
+  };
+}
+
+/** `twolink rig --pty` in its own process; resolves with the host's path. */
+export function startPtyRig(rigFile: string, rt: boolean): Promise<{ path: string; stop: () => Promise<string> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', rigFile, '--pty', ...(rt ? ['--rt'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    let ready = false;
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      // The rig says "serving on ..." once its end of the pty is open.
+      if (!ready && err.includes('serving on') && out.includes('\n')) {
+        ready = true;
+        resolve({
+          path: out.split('\n')[0]!.trim(),
+          stop: () =>
+            new Promise((r) => {
+              child.once('exit', () => r(err));
+              child.kill('SIGTERM');
+            }),
+        });
+      }
+    });
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('exit', (c) => {
+      if (!ready) reject(new Error(`twolink rig exited (${c}): ${err}`));
+    });
+  });
+}
+
+/** One `twolink run ... --json`; resolves with its summary (or the error it printed). */
+export function runOnce(args: string[]): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'run', ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      const last = out.trim().split('\n').at(-1);
+      let summary: RunSummary | undefined;
+      try {
+        summary = last ? (JSON.parse(last) as RunSummary) : undefined;
+      } catch {
+        summary = undefined;
+      }
+      resolve({ ...(summary ? { summary } : {}), code: code ?? -1, stderr: err });
+    });
+  });
+}
+
+interface Agg {
+  done: number;
+  faulted: string[];
+  rms: number[][];
+  late: number[];
+  lat50: number[];
+  lat99: number[];
+  cpu: number[];
+  stall: number[];
+  mockLate: number;
+}
+
+const median = (a: number[]): number => {
+  if (a.length === 0) return NaN;
+  const s = a.slice().sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)]!;
+};
+const max = (a: number[]): number => (a.length ? Math.max(...a) : NaN);
+
+async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
+  const agg: Agg = { done: 0, faulted: [], rms: [], late: [], lat50: [], lat99: [], cpu: [], stall: [], mockLate: 0 };
+  const pty = c.where === 'pty' ? await startPtyRig(c.rig, rt) : undefined;
+  try {
+    for (let i = 0; i < runs; i++) {
+      const where = pty ? ['--port', pty.path] : ['--mock'];
+      const r = await runOnce(['--rig', c.rig, ...where, '--rate', String(c.rateHz), '--traj', 'reach', ...(rt ? ['--rt'] : [])]);
+      const s = r.summary;
+      if (!s) {
+        agg.faulted.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+        continue;
+      }
+      if (s.stopReason === 'done') agg.done++;
+      else agg.faulted.push(s.stopReason);
+      agg.rms.push(s.tracking.rmsDeg);
+      const t = s.timing;
+      if (t) {
+        agg.late.push(t.lateSamples);
+        agg.lat50.push(t.latencyP50Us);
+        agg.lat99.push(t.latencyP99Us);
+        agg.cpu.push(t.hostCpuPct);
+        agg.stall.push(t.maxStallMs);
+        if (t.mock && t.mock.lateTimers > 0) agg.mockLate++;
+      }
+    }
+  } finally {
+    await pty?.stop();
+  }
+  return agg;
+}
+
+/** Tracking of the same reach in virtual time, at the same rate (the line-protocol mock). */
+async function virtualRms(rigFile: string, rateHz: number): Promise<number[]> {
+  const rig = loadRig(rigFile);
+  const line = rig.link.transport === 'firmata' ? undefined : rig;
+  if (!line) {
+    const { firmataReach } = await import('./firmata.js');
+    return (await firmataReach(rig, rateHz)).summary.tracking.rmsDeg;
+  }
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 60 });
+  return r.summary.tracking.rmsDeg;
+}
+
+const f2 = (a: number[]): string => a.map((v) => v.toFixed(3)).join('/');
+
+export async function benchRealtime(opts: { runsQuiet?: number; runsBusy?: number } = {}): Promise<BenchResult> {
+  const runsQuiet = opts.runsQuiet ?? 5;
+  const runsBusy = opts.runsBusy ?? 20;
+  const rows: [string, string, string][] = [];
+  const figures: Record<string, number | string | number[]> = {};
+  const vt = new Map<string, number[]>();
+  for (const c of CONFIGS) vt.set(c.name, await virtualRms(c.rig, c.rateHz));
+  const conditions: { name: string; hogs: number; rt: boolean; runs: number }[] = [
+    { name: 'quiet', hogs: 0, rt: true, runs: runsQuiet },
+    { name: 'busy (2 hogs)', hogs: 2, rt: true, runs: runsBusy },
+    { name: 'busy (2 hogs), no --rt', hogs: 2, rt: false, runs: Math.min(runsQuiet, runsBusy) },
+  ];
+  for (const cond of conditions) {
+    const stop = cond.hogs ? startHogs(cond.hogs) : () => undefined;
+    try {
+      for (const c of CONFIGS) {
+        const a = await runConfig(c, cond.runs, cond.rt);
+        const v = vt.get(c.name)!;
+        const rmsMed = [0, 1].map((j) => median(a.rms.map((r) => r[j]!)));
+        const ratio = Math.max(...rmsMed.map((x, j) => x / v[j]!));
+        const key = `${c.name} | ${cond.name}${cond.rt ? ' --rt' : ''}`;
+        rows.push([
+          key,
+          `${a.done}/${cond.runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)})`,
+          `late ${median(a.late)}/run, latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${max(a.stall).toFixed(1)} ms${a.mockLate ? `, mock starved in ${a.mockLate}` : ''}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
+        ]);
+        figures[key] = { done: a.done, runs: cond.runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall) } as never;
+      }
+    } finally {
+      stop();
+    }
+  }
+  return section(`Real time: reach runs per configuration, quiet and busy (median of runs; targets: tracking <= 1.3 x virtual, 0 false faults with --rt when busy, host CPU <= 15 % at 1 kHz)`, rows, figures);
+}
+
+/** A 10-minute run at 1 kHz with a recording: the soak (`npm run bench -- --only soak`). */
+export async function benchSoak(seconds = 600): Promise<BenchResult> {
+  mkdirSync(`${ROOT}/runs`, { recursive: true });
+  const file = `runs/soak-${Date.now()}.ndjson`;
+  const r = await runOnce(['--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--traj', 'circle', '--cycle', '--max-seconds', String(seconds), '--record', file, '--rt']);
+  const s = r.summary;
+  const rows: [string, string, string][] = [
+    [
+      `${seconds} s at 1 kHz, mock (own thread), --record ${file}`,
+      s ? `stop: ${s.stopReason}` : `exit ${r.code}: ${r.stderr.trim().split('\n').at(-1)}`,
+      s?.timing ? `samples ${s.ticks}, late ${s.timing.lateSamples}, lost ${s.timing.lostSamples}, latency p99 ${s.timing.latencyP99Us} us, max stall ${s.timing.maxStallMs} ms, host CPU ${s.timing.hostCpuPct} %` : '',
+    ],
+  ];
+  return section('Soak (real time)', rows, { soakStop: s?.stopReason ?? `exit ${r.code}`, soakSamples: s?.ticks ?? 0 });
+}
