@@ -24,7 +24,7 @@ describe('twolink hil --realtime', () => {
     const r = await twolink(['hil', suite, '--realtime', '--junit', xml], { timeoutMs: 120_000 });
     expect(r.stdout).toMatch(/^rt \(.*rt\.json\), real time$/m);
     const row = /^lost link\s+(PASS|FAIL)\s+stop reason: (fault:\S+)/m.exec(r.stdout);
-    expect(row).not.toBeNull();
+    expect(row, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).not.toBeNull();
     expect(r.code).toBe(row![1] === 'PASS' ? 0 : 1);
     if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the fault \[ms\]: \d+\.\d+  \(<= 1000\)$/m);
     const problems: string[] = [];
