@@ -74,6 +74,12 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     ['string.js', "export default () => ({ update: () => [0, '1.5'] });", /update returned the string "1.5" as the torque of joint 2$/],
     ['three.js', 'export default () => ({ update: () => [1, 2, 3] });', /^[^ ]*three\.js: update returned 3 torques for a 2-joint arm$/],
     ['nothing.js', 'export default () => ({ update() {} });', /update returned undefined; it must return 2 joint torques \[N m\]$/],
+    ['throws-string.js', "export default () => ({ update() { throw 'overflow'; } });", /^[^ ]*throws-string\.js: update threw: overflow$/],
+    [
+      'proxy.js',
+      "export default () => ({ update: () => new Proxy([0, 0], { get(t, k) { if (k === '1') throw new RangeError('sensor table'); return t[k]; } }) });",
+      /^[^ ]*proxy\.js: update returned something that cannot be read: RangeError: sensor table$/,
+    ],
     ['async-update.js', 'export default () => ({ async update() { return [0, 0]; } });', /update returned a Promise; it must return the torques synchronously/],
   ];
   for (const [name, body, reason] of bad) {

@@ -188,27 +188,38 @@ export class PluggedController {
    * throws.
    */
   step(sample: ControllerSample, periodS: number, out: number[]): LawResult {
-    const n = this.context.rig.joints;
     const t0 = performance.now();
-    let tau: ArrayLike<number> | undefined;
+    let tau: unknown;
     try {
       tau = this.law.update(sample);
     } catch (e) {
       return this.fail(out, `update threw: ${describe(e)}`);
     }
     const tookMs = performance.now() - t0;
+    try {
+      return this.accept(tau, tookMs, periodS * 1000, out);
+    } catch (e) {
+      // A getter or a Proxy in what update returned threw while it was read.
+      return this.fail(out, `update returned something that cannot be read: ${describe(e)}`);
+    }
+  }
+
+  /** Checks what `update` returned and how long it took [ms]; copies the torques into `out` first, so each is read once. */
+  private accept(tau: unknown, tookMs: number, periodMs: number, out: number[]): LawResult {
+    const n = this.context.rig.joints;
     if (tau !== null && typeof (tau as { then?: unknown } | undefined)?.then === 'function') {
       return this.fail(out, 'update returned a Promise; it must return the torques synchronously (it runs inside the loop tick)');
     }
-    if (tau === null || typeof tau !== 'object' || typeof tau.length !== 'number') {
+    if (tau === null || typeof tau !== 'object' || typeof (tau as ArrayLike<number>).length !== 'number') {
       return this.fail(out, `update returned ${typeName(tau)}; it must return ${n} joint torque${n > 1 ? 's' : ''} [N m]`);
     }
-    if (tau.length !== n) return this.fail(out, `update returned ${tau.length} torque${tau.length === 1 ? '' : 's'} for a ${n}-joint arm`);
+    const t = tau as ArrayLike<unknown>;
+    if (t.length !== n) return this.fail(out, `update returned ${t.length} torque${t.length === 1 ? '' : 's'} for a ${n}-joint arm`);
     for (let i = 0; i < n; i++) {
-      const v = tau[i];
+      const v = t[i];
       if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(out, `update returned ${typeof v === 'number' ? String(v) : typeName(v)} as the torque of joint ${i + 1}`);
+      out[i] = v;
     }
-    const periodMs = periodS * 1000;
     if (tookMs > periodMs) {
       this.slow++;
       if (this.slow >= this.slowTicks) {
@@ -217,7 +228,6 @@ export class PluggedController {
     } else {
       this.slow = 0;
     }
-    for (let i = 0; i < n; i++) out[i] = tau[i]!;
     return OK;
   }
 
@@ -241,8 +251,12 @@ export class PluggedController {
 }
 
 function describe(e: unknown): string {
-  if (e instanceof Error) return `${e.name === 'Error' ? '' : `${e.name}: `}${e.message.split('\n')[0]}`;
-  return String(e);
+  try {
+    if (e instanceof Error) return `${e.name === 'Error' ? '' : `${e.name}: `}${String(e.message).split('\n')[0]}`;
+    return String(e);
+  } catch {
+    return 'a value that cannot be printed';
+  }
 }
 
 function typeName(v: unknown): string {
