@@ -33,7 +33,7 @@ const length = within(pos, 1e-3, 10, 'm', BENCH);
 /** [m] */
 const offset = atMost(nonneg, 10, 'm', BENCH);
 /** [kg] */
-const mass = within(pos, 1e-6, 1000, 'kg', BENCH);
+const mass = within(pos, 1e-6, 1e4, 'kg', BENCH);
 /** [kg m^2] (bounded by the mass and length in the arm's refinement too) */
 const inertia = atMost(nonneg, 1e4, 'kg m^2', BENCH);
 /** [m/s^2] */
@@ -235,13 +235,14 @@ const firmataSchema = z
     // the serial pins 0 and 1 that carry Firmata itself: refused here, at load, from the file alone,
     // rather than by the board at connect time.
     const board = BOARDS[f.board];
+    const an = f.board === 'uno' ? 'an Uno' : 'a Mega';
     const digital = (pin: number, path: (string | number)[], job: string): boolean => {
       if (pin >= board.totalPins) {
-        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} does not exist on an ${f.board} (pins 0-${board.totalPins - 1})` });
+        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} does not exist on ${an} (pins 0-${board.totalPins - 1})` });
         return false;
       }
       if (!board.digital(pin)) {
-        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is the serial line to the laptop on an ${f.board} (pins 0 and 1 carry Firmata): use another pin for the ${job}` });
+        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is the serial line to the laptop on ${an} (pins 0 and 1 carry Firmata): use another pin for the ${job}` });
         return false;
       }
       return true;
@@ -250,7 +251,7 @@ const firmataSchema = z
       if (!('pwm' in m)) return;
       if (digital(m.pwm, ['motors', i, 'pwm'], 'PWM')) {
         if (!board.pwm.has(m.pwm)) {
-          ctx.addIssue({ code: 'custom', path: ['motors', i, 'pwm'], message: `pin ${m.pwm} cannot do PWM on an ${f.board} (PWM pins: ${[...board.pwm].join(' ')})` });
+          ctx.addIssue({ code: 'custom', path: ['motors', i, 'pwm'], message: `pin ${m.pwm} cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})` });
         }
         claim(m.pwm, ['motors', i, 'pwm']);
       }
@@ -263,7 +264,7 @@ const firmataSchema = z
         if (digital(s.pinB, ['sensors', i, 'pinB'], 'encoder')) claim(s.pinB, ['sensors', i, 'pinB']);
       } else {
         if (s.channel >= board.analogPins.length) {
-          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'channel'], message: `an ${f.board} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
+          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'channel'], message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
         } else {
           claim(board.analogPins[s.channel]!, ['sensors', i, 'channel']);
         }

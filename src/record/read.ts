@@ -282,7 +282,7 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
         if (last && (i <= last.i || t < last.t)) {
           throw new RecordingError(
             file,
-            `tick i = ${i} at t = ${t} s comes after tick i = ${last.i} at t = ${last.t} s (line ${last.line}): the tick lines are out of order or repeated`,
+            `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`,
             n,
           );
         }
