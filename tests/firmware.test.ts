@@ -56,6 +56,10 @@ describe('twolink firmware (firmware-protocol/firmware)', () => {
       expect(nHost).toBeGreaterThan(50);
       expect(hostToBoard!.slice(1, 3).map(Number)).toEqual([nHost, nHost]);
       expect(boardToHost!.slice(1, 5).map(Number)).toEqual([nBoard, nBoard, nBoardAccept, nBoardAccept]);
+      // Streaming mode (PROTOCOL.md section 8) has its own cases: test/stream_test.cpp.
+      const streaming = /streaming-mode checks: (\d+)/.exec(output);
+      expect(streaming, output).not.toBeNull();
+      expect(Number(streaming![1])).toBeGreaterThan(100);
       expect(output).toMatch(/host_test: PASS, \d+ checks, 0 failed/);
     },
     TIMEOUT_MS,

@@ -324,7 +324,7 @@ void testBoot() {
   Rig r;
   check(r.hal.duty[0] == 0 && r.hal.duty[1] == 0, "motors zero at boot");
   checkEq(r.hal.wire,
-          "I 0 - fw=twolink-fw/1.0.0 proto=1 board=uno joints=2 cpr=2048,2048 pwm=400 torque=0 maxrate=1000 "
+          "\nI 0 - fw=twolink-fw/1.0.0 proto=1 board=uno joints=2 cpr=2048,2048 pwm=400 torque=0 maxrate=1000 "
           "wdt=100*55F7\n",
           "banner bytes (the first board-to-host vector)");
   r.frames();

@@ -110,7 +110,7 @@ static const char* nextLine(uint32_t timeoutUs) {
       line[n < 255 ? n : 255] = 0;
       rxRead += n + 1;
       char* star = strrchr(line, '*');
-      check(star && strtoul(star + 1, 0, 16) == crc16(line, (size_t)(star - line)), "bad CRC on \"%s\"", line);
+      check(n == 0 || (star && strtoul(star + 1, 0, 16) == crc16(line, (size_t)(star - line))), "bad CRC on \"%s\"", line);
       if (star) *star = 0;
       return line;
     }
@@ -155,7 +155,8 @@ int main(int argc, char** argv) {
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uartXoff, 0);
   setEncoderBits(0x0F);  // idle encoder lines high, as the pull-ups hold them
 
-  // Boot: banner, PWM configured at 20 kHz with both outputs low.
+  // Boot: a lone LF, the banner, PWM configured at 20 kHz with both outputs low.
+  check(strcmp(nextLine(100000), "") == 0, "a lone LF before the first banner");
   expectLine("I 0 - fw=twolink-fw/1.0.0 proto=1 board=", 100000, "banner");
   check(reg16(ICR1L) == 400 && reg16(OCR1AL) == 0 && reg16(OCR1BL) == 0, "Timer1 TOP 400, duty 0 at boot");
   check((avr->data[DDRB] & B->pwmBits) == B->pwmBits, "PWM pins are outputs");

@@ -98,8 +98,14 @@ void Core::begin(uint32_t now) {
   int32_t counts[kMaxJoints];
   hal_.readEncoders(counts, &illegalSeen_);  // ENC reports transitions after boot only
   bannerUs_ = now;
+  // A lone LF first: a reset can cut the frame the UART was sending, and without it the host's line
+  // assembler would glue that fragment to the banner and lose both (PROTOCOL.md section 6).
+  frame_[0] = '\n';
+  send(1);
   sendI(kNoAck);
 }
+
+bool Core::idle() { return !latchedFresh_ && (txHead_ == txTail_ || hal_.txFree() == 0); }
 
 uint8_t Core::flags() const {
   return (uint8_t)((enabled_ ? kEn : 0) | sticky_ | pending_ | (handshaken_ ? 0 : kBoot));

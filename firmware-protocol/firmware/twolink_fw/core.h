@@ -69,6 +69,10 @@ class Core {
   // board time and the ack; tick() sends the T. Constant time, no UART access.
   void sample(uint32_t nowUs);
 
+  // Nothing for tick() to do until an interrupt happens: no latched sample to send, and no queued byte
+  // the UART could take now. The main loop may sleep then.
+  bool idle();
+
   // For tests and diagnostics.
   uint8_t flags() const;
   bool enabled() const { return enabled_; }

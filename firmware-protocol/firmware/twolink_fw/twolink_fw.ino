@@ -3,6 +3,7 @@
 // sample clock of streaming mode (Timer2 compare match), the serial port, and the hardware watchdog. The protocol and the state machine are in core.cpp and
 // proto.cpp (plain C++, tested on the host); pins and constants in config.h.
 #include <Arduino.h>
+#include <avr/sleep.h>
 #include <avr/wdt.h>
 #include <util/atomic.h>
 
@@ -169,6 +170,7 @@ void setup() {
   encodersInit();
   Serial.begin(TL_BAUD);
   core.begin(micros());
+  set_sleep_mode(SLEEP_MODE_IDLE);  // timers, UART and pin-change interrupts keep running
 #if TL_HW_WATCHDOG
   wdt_enable(WDTO_250MS);
 #endif
@@ -183,4 +185,17 @@ void loop() {
 #if TL_HW_WATCHDOG
   wdt_reset();
 #endif
+  // Nothing to do: sleep until the next interrupt (a received byte, a sample, a transmitted byte, an
+  // encoder edge, or Timer0's overflow every 1.024 ms, which bounds the watchdog check's delay). The
+  // test and the sleep are atomic: an interrupt after cli() wakes the sleep that follows sei() at once.
+  // (It saves power, and simavr skips the slept cycles: the firmware in the loop runs several times
+  // faster than real time instead of barely keeping up.)
+  cli();
+  if (Serial.available() == 0 && core.idle()) {
+    sleep_enable();
+    sei();
+    sleep_cpu();
+    sleep_disable();
+  }
+  sei();
 }

@@ -1,0 +1,508 @@
+// Firmware in the loop: the real twolink firmware ELF on a simulated 16 MHz AVR (simavr), its UART0
+// on a pseudo-terminal, its motor pins and encoder pins connected to a plant that another process
+// (twolink rig --firmware, src/rig/firmware-sim.ts) steps in lock-step, in slices of board time.
+//
+//   fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime]
+//
+// Lines on stdout (to the plant process), one per event:
+//   P <path>                 the host end of the pty (the first line)
+//   S <k> <t_us> <d1> <d2>   slice k ended at board time t_us [us since power-on, not wrapped]; d1 d2 are
+//                            the mean duty of each motor over the slice (-1..1, + = DIR low), from
+//                            OCR1A/OCR1B against ICR1, the COM bits and the direction pins
+//   Z <t_us> <dt_us>         both motor outputs went to zero at board time t_us, dt_us after the last LF
+//                            that reached the AVR from the host
+//   B <t_us>                 the AVR was reset (board time restarts in the firmware's micros())
+//   L <t_us> <behind_us>     the simulation was behind the wall clock by behind_us [us]
+//   E <sim_s> <wall_s> <max_behind_ms> <restarts> <dropped>   at exit: the totals
+// Lines on stdin (from the plant process):
+//   C <k> <c1> <c2>          encoder counts of the plant at the end of slice k [counts]
+//   R                        reset the AVR now (a reset mid-run)
+//   Q                        quit
+// Slice k+1 runs once the counts for slice k - lead have arrived; during a slice the encoder pins move
+// towards the newest counts with evenly spaced quadrature edges, so the firmware sees the plant one
+// slice (plus `lead` slices) late. Real time: each slice starts no earlier than its board time on the
+// wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
+//
+// simavr 1.6 facts applied here (each cost a day): its sleep callback usleep()s (replaced: pace() keeps
+// real time); INT0/INT1 strict level triggering is turned off;
+// AVR_UART_FLAG_POLL_SLEEP is cleared (a host sleep on every UCSR0A poll); the UART's byte time is
+// corrected from 11 to 10 bit times (simavr counts a parity bit in 8N1); the encoder pins are declared
+// external (AVR_IOCTL_IOPORT_SET_EXTERNAL), or an enabled pull-up is re-asserted on every PORT write;
+// the Mega's port K has no pin-change interrupt in simavr 1.6, so PCINT2 is raised here; and ICR1 is
+// overwritten by input capture even when it is Timer1's TOP (see pwmTop).
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <simavr/avr_extint.h>
+#include <simavr/avr_ioport.h>
+#include <simavr/avr_uart.h>
+#include <simavr/sim_avr.h>
+#include <simavr/sim_elf.h>
+#include <simavr/sim_interrupts.h>
+#include <simavr/sim_io.h>
+#include <simavr/sim_irq.h>
+
+#define F_CPU 16000000ULL
+#define CYCLES_PER_US 16
+#define MIN_EDGE_CYCLES (12 * CYCLES_PER_US)  // edges at most every 12 us: the encoder ISR takes 8.4 us
+#define PTY_OUT_MAX 65536                     // bytes kept for a host that does not read
+
+// Data-space addresses (ATmega328P and ATmega2560 datasheets' register summaries).
+enum { TCCR1A = 0x80, ICR1L = 0x86, OCR1AL = 0x88, OCR1BL = 0x8A, UBRR0L = 0xC4, PCICR = 0x68, PCIFR = 0x3B, PCMSK2 = 0x6D };
+
+struct board {
+  const char *name, *mcu;
+  uint16_t pwmDdr;          // DDRx of the PWM pins
+  uint8_t pwmBit[2];        // OC1A, OC1B bits in it
+  char dirPort[2];          // D7, D8
+  uint8_t dirBit[2];
+  uint16_t dirPortReg[2];   // PORTx data addresses
+  char encPort;             // A1 B1 A2 B2 on bits 0..3
+  int ownPcint;             // simavr has no pin-change interrupt on encPort: raise PCINT2 here
+  uint8_t pcint2Vector;
+};
+static const struct board kBoards[] = {
+    {"uno", "atmega328p", 0x24, {1, 2}, {'D', 'B'}, {7, 0}, {0x2B, 0x25}, 'C', 0, 0},
+    {"mega", "atmega2560", 0x24, {5, 6}, {'H', 'H'}, {4, 5}, {0x102, 0x102}, 'K', 1, 11},
+};
+
+static const struct board* B;
+static avr_t* avr;
+static uint64_t sliceCycles;
+static int realtime = 1;
+static int lead = 0;
+
+// ---- motor outputs: the duty the pins apply, integrated over the slice -----------------------------
+static double dutyNow[2];            // -1..1
+static double dutyArea[2];           // integral of duty over the slice so far [cycles]
+static uint64_t dutyAt;              // cycle of the last integration
+static uint64_t lastLfCycle;         // when the host's last LF reached the AVR
+static uint64_t rxFreeAt;            // our model of simavr's receive pump: when the next byte is in
+static int outputsWereOn;
+static int firmwareUp;               // the first byte came out of the UART: the encoder interrupt is on
+
+static uint16_t reg16(uint16_t lo) { return (uint16_t)(avr->data[lo] | (avr->data[lo + 1] << 8)); }
+// Simulated time since the harness started [us]: the plant's clock. (The firmware's micros() restarts
+// at a reset; this does not.)
+static unsigned long long simUs(void) { return (unsigned long long)(avr->cycle / CYCLES_PER_US); }
+
+// The PWM's TOP as the firmware set it: ICR1 when it configures Timer1 (the TCCR1A write comes after
+// the ICR1 write). Not ICR1 now: simavr 1.6 still runs input capture on ICP1 (PB0 = D8, joint 2's
+// direction pin on the Uno) when ICR1 is TOP, where the datasheet disconnects it, so every edge of
+// that pin overwrites ICR1 with TCNT1.
+static uint16_t pwmTop;
+
+static double pinDuty(int j) {
+  const uint16_t top = pwmTop;
+  const uint8_t com = (uint8_t)(avr->data[TCCR1A] >> (j == 0 ? 6 : 4)) & 3;  // COM1A1:0 / COM1B1:0
+  if (top == 0 || com != 2 || !(avr->data[B->pwmDdr] & (1 << B->pwmBit[j]))) return 0;
+  uint16_t ocr = reg16(j == 0 ? OCR1AL : OCR1BL);
+  if (ocr > top) ocr = top;
+  const int reverse = (avr->data[B->dirPortReg[j]] >> B->dirBit[j]) & 1;
+  return (reverse ? -1.0 : 1.0) * ocr / top;
+}
+
+static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+static void emit(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+}
+
+// Any write that may change a motor output: integrate the old duty up to now, then take the new one.
+static void dutyChanged(void) {
+  const uint64_t now = avr->cycle;
+  for (int j = 0; j < 2; ++j) {
+    dutyArea[j] += dutyNow[j] * (double)(now - dutyAt);
+    dutyNow[j] = pinDuty(j);
+  }
+  dutyAt = now;
+  const int on = dutyNow[0] != 0 || dutyNow[1] != 0;
+  if (outputsWereOn && !on) {
+    const uint64_t since = now > lastLfCycle ? (now - lastLfCycle) / CYCLES_PER_US : 0;
+    emit("Z %llu %llu\n", simUs(), (unsigned long long)since);
+  }
+  outputsWereOn = on;
+}
+
+static void onIoWrite(avr_t* a, avr_io_addr_t addr, uint8_t v, void* param) {
+  (void)a, (void)v, (void)param;
+  if (addr == TCCR1A) pwmTop = reg16(ICR1L);
+  dutyChanged();  // called after simavr's own handler has stored the value
+}
+static void onDirPin(avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq, (void)value, (void)param;
+  dutyChanged();
+}
+
+// ---- the UART: pty <-> simulated UART0 ----------------------------------------------------------------
+static int ptyMaster = -1;
+static uint8_t inBuf[4096];
+static size_t inLen, inPos;
+static uint8_t outBuf[PTY_OUT_MAX];
+static size_t outLen;
+static unsigned long long outDropped;
+static int xoff;
+static avr_uart_t* uart0;
+
+static void uartOut(avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq, (void)param;
+  firmwareUp = 1;
+  if (outLen < sizeof outBuf) outBuf[outLen++] = (uint8_t)value;
+  else ++outDropped;
+}
+static void pushInput(void) {
+  avr_irq_t* in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+  while (inPos < inLen && !xoff) {
+    const uint8_t b = inBuf[inPos++];
+    const uint64_t start = rxFreeAt > avr->cycle ? rxFreeAt : avr->cycle;
+    rxFreeAt = start + (uart0 ? uart0->cycles_per_byte : 160);
+    if (b == '\n') lastLfCycle = rxFreeAt;
+    avr_raise_irq(in, b);
+  }
+}
+static void uartXon(avr_irq_t* irq, uint32_t value, void* param) {
+  (void)irq, (void)value, (void)param;
+  xoff = 0;
+  pushInput();
+}
+static void uartXoff(avr_irq_t* irq, uint32_t value, void* param) { (void)irq, (void)value, (void)param, xoff = 1; }
+
+// simavr 1.6 counts start + 8 data + parity + stop = 11 bit times for 8N1; the wire has 10.
+static void onBaudWrite(avr_t* a, avr_io_addr_t addr, uint8_t v, void* param) {
+  (void)a, (void)addr, (void)v, (void)param;
+  if (uart0 && uart0->cycles_per_byte % 11 == 0) uart0->cycles_per_byte = uart0->cycles_per_byte / 11 * 10;
+}
+
+static void openPty(void) {
+  ptyMaster = posix_openpt(O_RDWR | O_NOCTTY);
+  if (ptyMaster < 0 || grantpt(ptyMaster) != 0 || unlockpt(ptyMaster) != 0) {
+    fprintf(stderr, "fil_harness: cannot create a pseudo-terminal: %s\n", strerror(errno));
+    exit(3);
+  }
+  const char* path = ptsname(ptyMaster);
+  // Raw mode now; the slave is then closed again: the host refuses a port another process holds open.
+  // (While no host has it open, reading the master fails with EIO, which ptyIo() ignores.)
+  const int ptySlave = open(path, O_RDWR | O_NOCTTY);
+  struct termios t;
+  if (ptySlave < 0 || tcgetattr(ptySlave, &t) != 0) {
+    fprintf(stderr, "fil_harness: cannot open %s: %s\n", path, strerror(errno));
+    exit(3);
+  }
+  cfmakeraw(&t);
+  tcsetattr(ptySlave, TCSANOW, &t);
+  close(ptySlave);
+  fcntl(ptyMaster, F_SETFL, fcntl(ptyMaster, F_GETFL) | O_NONBLOCK);
+  emit("P %s\n", path);
+}
+
+static void ptyIo(void) {
+  if (inPos == inLen) inPos = inLen = 0;
+  if (inLen < sizeof inBuf) {
+    const ssize_t n = read(ptyMaster, inBuf + inLen, sizeof inBuf - inLen);
+    if (n > 0) inLen += (size_t)n;
+  }
+  pushInput();
+  if (outLen > 0) {
+    const ssize_t n = write(ptyMaster, outBuf, outLen);
+    if (n > 0) {
+      memmove(outBuf, outBuf + n, outLen - (size_t)n);
+      outLen -= (size_t)n;
+    }
+  }
+}
+
+// ---- encoders: quadrature edges towards the plant's counts ----------------------------------------------
+// Gray code, bits B A, for count mod 4 = 0..3 (A leads B when counting up), idle high at count 0.
+static const uint8_t kGray[4] = {3, 2, 0, 1};
+// The pins follow the plant like a real encoder, edge by edge. At power-on they start at count 0 and
+// wind to the plant's counts once the firmware is up (its banner), as if the arm had been at its zero
+// pose at power-on; after a reset they simply go on, and the firmware counts from where it restarts.
+static int64_t levelCount[2];   // the position the pins show [counts]; mod 4 decides the levels
+static int64_t target[2];       // the plant's newest counts
+static int edgesLeft[2];
+static int edgeTurn;
+static avr_int_vector_t pcint2;  // the Mega's PCINT2 (port K), which simavr 1.6 does not model
+
+static uint8_t encoderBits(void) {
+  return (uint8_t)(kGray[levelCount[0] & 3] | kGray[levelCount[1] & 3] << 2);
+}
+
+static void setEncoderPins(uint8_t before) {
+  const uint8_t bits = encoderBits();
+  avr_ioport_external_t ext = {.name = (unsigned)B->encPort, .mask = 0x0F, .value = bits};
+  avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(B->encPort), &ext);
+  for (int i = 0; i < 4; ++i)
+    if (((before ^ bits) >> i) & 1)
+      avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->encPort), i), (bits >> i) & 1);
+  if (B->ownPcint && (avr->data[PCMSK2] & (before ^ bits))) avr_raise_interrupt(avr, &pcint2);
+}
+
+static avr_cycle_count_t edgeTimer(avr_t* a, avr_cycle_count_t when, void* param) {
+  (void)a;
+  const uint64_t interval = (uint64_t)(uintptr_t)param;
+  int j = edgeTurn;
+  if (edgesLeft[j] == 0) j ^= 1;
+  if (edgesLeft[j] == 0) return 0;
+  edgeTurn = j ^ 1;
+  const uint8_t before = encoderBits();
+  levelCount[j] += target[j] > levelCount[j] ? 1 : -1;
+  --edgesLeft[j];
+  setEncoderPins(before);
+  return edgesLeft[0] + edgesLeft[1] > 0 ? when + interval : 0;
+}
+
+static void scheduleEdges(void) {
+  avr_cycle_timer_cancel(avr, edgeTimer, NULL);
+  if (!firmwareUp) return;
+  int total = 0;
+  const int cap = (int)(sliceCycles / MIN_EDGE_CYCLES / 2);  // per joint per slice
+  for (int j = 0; j < 2; ++j) {
+    int64_t need = target[j] - levelCount[j];
+    if (need < 0) need = -need;
+    edgesLeft[j] = need > cap ? cap : (int)need;
+    total += edgesLeft[j];
+  }
+  if (total == 0) return;
+  const uint64_t interval = sliceCycles / (uint64_t)total;
+  avr_cycle_timer_register(avr, interval / 2, edgeTimer, (void*)(uintptr_t)interval);
+}
+
+// ---- the plant process -------------------------------------------------------------------------------
+static char cmdBuf[8192];
+static size_t cmdLen;
+static int64_t repliedUpTo = -1;  // the newest slice whose counts arrived
+static int quitting;
+
+static void resetAvr(void) {
+  avr_reset(avr);  // also cancels every cycle timer: the edges of this slice stop here
+  // The reset cleared the PIN registers; the encoder lines keep their levels.
+  const uint8_t bits = encoderBits();
+  for (int i = 0; i < 4; ++i) {
+    avr_irq_t* irq = avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->encPort), i);
+    avr_raise_irq(irq, !((bits >> i) & 1));
+    avr_raise_irq(irq, (bits >> i) & 1);
+  }
+  xoff = 0;
+  rxFreeAt = avr->cycle;
+  pwmTop = 0;
+  dutyChanged();
+  emit("B %llu\n", simUs());
+}
+
+static void handleCommand(const char* line) {
+  long long k, c1, c2;
+  if (sscanf(line, "C %lld %lld %lld", &k, &c1, &c2) == 3) {
+    target[0] = c1;
+    target[1] = c2;
+    repliedUpTo = k;
+  } else if (strcmp(line, "R") == 0) {
+    resetAvr();
+  } else if (strcmp(line, "Q") == 0) {
+    quitting = 1;
+  } else {
+    fprintf(stderr, "fil_harness: unknown command from the plant process: %s\n", line);
+  }
+}
+
+// Reads stdin; blocks until a line arrives when `wait` is set. Returns 0 at EOF.
+static int readCommands(int wait) {
+  struct pollfd p = {.fd = 0, .events = POLLIN};
+  while (poll(&p, 1, wait ? -1 : 0) > 0) {
+    const ssize_t n = read(0, cmdBuf + cmdLen, sizeof cmdBuf - cmdLen - 1);
+    if (n <= 0) return 0;
+    cmdLen += (size_t)n;
+    char* start = cmdBuf;
+    char* lf;
+    while ((lf = memchr(start, '\n', cmdLen - (size_t)(start - cmdBuf))) != NULL) {
+      *lf = 0;
+      handleCommand(start);
+      start = lf + 1;
+    }
+    cmdLen -= (size_t)(start - cmdBuf);
+    memmove(cmdBuf, start, cmdLen);
+    wait = 0;
+  }
+  return 1;
+}
+
+// ---- real time ------------------------------------------------------------------------------------------
+static double wallS(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double wall0;               // wall time [s] that corresponds to simulated time 0
+static double maxBehindS, behindTotalS;
+static unsigned long behindEvents, reanchors;
+static double lastBehindReportS = -10;
+
+// Waits until the wall clock reaches simulated time `simS`, or says how far behind it is.
+static void pace(double simS) {
+  if (!realtime) return;
+  const double behind = wallS() - wall0 - simS;
+  if (behind <= 0) {
+    const double until = wall0 + simS;
+    struct timespec t = {.tv_sec = (time_t)until, .tv_nsec = (long)((until - (double)(time_t)until) * 1e9)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
+    return;
+  }
+  if (behind > maxBehindS) maxBehindS = behind;
+  if (behind > 0.005) {
+    const double now = wallS();
+    if (now - lastBehindReportS >= 1.0) {
+      lastBehindReportS = now;
+      ++behindEvents;
+      emit("L %llu %llu\n", simUs(), (unsigned long long)(behind * 1e6));
+      fprintf(stderr, "fil_harness: the simulation is %.1f ms behind the wall clock at board time %.3f s\n",
+              behind * 1e3, simS);
+    }
+  }
+  // A board cannot be late: after a long stall of this process, start again from now (the host sees a
+  // gap in the board's frames, as from a stalled USB link) rather than run the backlog at full speed.
+  if (behind > 0.1) {
+    behindTotalS += behind;
+    wall0 += behind;
+    ++reanchors;
+  }
+}
+
+// A sleeping AVR skips ahead to its next timer event (up to Timer0's next overflow, ~1 ms): a timer at
+// the end of the slice keeps the slices on their grid.
+static avr_cycle_count_t sliceEnd(avr_t* a, avr_cycle_count_t when, void* param) {
+  (void)a, (void)when, (void)param;
+  return 0;
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime]\n");
+  exit(2);
+}
+
+// simavr's own sleep callback (avr_callback_sleep_raw) usleep()s to keep a sleeping AVR in step with
+// the wall clock; pace() does that here, per slice, so a sleeping AVR just skips ahead.
+static void skipSleep(avr_t* a, avr_cycle_count_t howLong) { (void)a, (void)howLong; }
+
+static avr_uart_t* findUart0(void) {
+  avr_irq_t* irq0 = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), 0);
+  for (avr_io_t* io = avr->io_port; io; io = io->next)
+    if (io->irq == irq0) return (avr_uart_t*)io;  // avr_io_t is the first member of avr_uart_t
+  return NULL;
+}
+
+static void setup(const char* elf) {
+  elf_firmware_t fw;
+  memset(&fw, 0, sizeof fw);
+  if (elf_read_firmware(elf, &fw) != 0) {
+    fprintf(stderr, "fil_harness: cannot read the firmware image %s\n", elf);
+    exit(2);
+  }
+  strcpy(fw.mmcu, B->mcu);
+  fw.frequency = F_CPU;
+  avr = avr_make_mcu_by_name(fw.mmcu);
+  if (!avr) {
+    fprintf(stderr, "fil_harness: this simavr has no %s\n", fw.mmcu);
+    exit(2);
+  }
+  avr_init(avr);
+  avr->sleep = skipSleep;
+  avr_load_firmware(avr, &fw);
+  avr->log = LOG_NONE;
+  avr_extint_set_strict_lvl_trig(avr, 0, 0);
+  avr_extint_set_strict_lvl_trig(avr, 1, 0);
+  uint32_t flags = 0;  // no AVR_UART_FLAG_POLL_SLEEP, no stdio echo
+  avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+  uart0 = findUart0();
+  avr_register_io_write(avr, UBRR0L, onBaudWrite, NULL);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), uartOut, NULL);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uartXon, NULL);
+  avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uartXoff, NULL);
+  avr_register_io_write(avr, OCR1AL, onIoWrite, NULL);
+  avr_register_io_write(avr, OCR1BL, onIoWrite, NULL);
+  avr_register_io_write(avr, TCCR1A, onIoWrite, NULL);
+  for (int j = 0; j < 2; ++j)
+    avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->dirPort[j]), B->dirBit[j]), onDirPin, NULL);
+  if (B->ownPcint) {
+    pcint2.vector = B->pcint2Vector;
+    pcint2.enable = (avr_regbit_t)AVR_IO_REGBIT(PCICR, 2);
+    pcint2.raised = (avr_regbit_t)AVR_IO_REGBIT(PCIFR, 2);
+    avr_register_vector(avr, &pcint2);
+  }
+  setEncoderPins((uint8_t)~encoderBits());  // idle: count 0, both lines high
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) usage();
+  B = strcmp(argv[1], "mega") == 0 ? &kBoards[1] : strcmp(argv[1], "uno") == 0 ? &kBoards[0] : NULL;
+  if (!B) usage();
+  uint64_t sliceUs = 250;
+  for (int i = 3; i < argc; ++i) {
+    if (strcmp(argv[i], "--slice-us") == 0 && i + 1 < argc) sliceUs = strtoull(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--lead") == 0 && i + 1 < argc) lead = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--no-realtime") == 0) realtime = 0;
+    else usage();
+  }
+  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 8) usage();
+  sliceCycles = sliceUs * CYCLES_PER_US;
+  // Ctrl-C on a terminal reaches the whole process group: the plant process decides when this ends
+  // (Q, or the end of stdin), so that the totals still come out.
+  signal(SIGINT, SIG_IGN);
+  // simavr prints what it loads on stdout: keep stdout for the protocol, send that to stderr.
+  const int protocolOut = dup(1);
+  dup2(2, 1);
+  setup(argv[2]);
+  fflush(stdout);
+  dup2(protocolOut, 1);
+  close(protocolOut);
+  setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+  openPty();
+  fflush(stdout);
+  wall0 = wallS();
+  const double t0 = wallS();
+  for (int64_t k = 0; !quitting; ++k) {
+    // Lock-step: slice k runs once the plant has answered slice k - 1 - lead.
+    while (repliedUpTo < k - 1 - lead && !quitting)
+      if (!readCommands(1)) quitting = 1;
+    if (quitting || !readCommands(0)) break;
+    const uint64_t end = (uint64_t)(k + 1) * sliceCycles;
+    pace((double)(k * sliceCycles) / (double)F_CPU);
+    ptyIo();
+    scheduleEdges();
+    const uint64_t from = avr->cycle;  // == dutyAt: the duty is integrated from here
+    if (end > avr->cycle) avr_cycle_timer_register(avr, end - avr->cycle, sliceEnd, NULL);
+    while (avr->cycle < end) {
+      const int state = avr_run(avr);
+      if (state == cpu_Done || state == cpu_Crashed) {
+        fprintf(stderr, "fil_harness: the simulated AVR stopped (state %d) at %.6f s\n", state, (double)avr->cycle / F_CPU);
+        return 1;
+      }
+    }
+    dutyChanged();
+    const double span = (double)(avr->cycle - from);
+    emit("S %lld %llu %.5f %.5f\n", (long long)k, simUs(), dutyArea[0] / span, dutyArea[1] / span);
+    dutyArea[0] = dutyArea[1] = 0;
+    fflush(stdout);
+    ptyIo();
+  }
+  const double sim = (double)avr->cycle / F_CPU, wall = wallS() - t0;
+  fprintf(stderr,
+          "fil_harness: %.3f s of board time in %.3f s of wall time; behind the wall clock at most %.1f ms "
+          "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu\n",
+          sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped);
+  emit("E %.6f %.6f %.3f %lu %llu\n", sim, wall, maxBehindS * 1e3, reanchors, outDropped);
+  fflush(stdout);
+  return 0;
+}

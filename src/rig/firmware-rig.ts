@@ -1,0 +1,91 @@
+/**
+ * `twolink rig --firmware`: the firmware in the loop (src/rig/firmware-sim.ts) as a process of its own.
+ * The pty path is the first stdout line, as with `twolink rig --pty`; what happens on the board side
+ * (the harness falling behind the wall clock, the firmware zeroing the motors while the host is silent,
+ * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
+ */
+import type { Rig } from '../config/load.js';
+import type { FaultSpec } from '../control/faults.js';
+import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
+
+export interface FirmwareRigOptions {
+  board: FirmwareBoard;
+  faults: readonly FaultSpec[];
+  /** Lock-step slice [us]. @default 250 */
+  sliceUs?: number;
+  /** Where lines go (stderr). */
+  log: (line: string) => void;
+  /** Where the pty path goes (stdout). */
+  out: (line: string) => void;
+}
+
+/** Plant faults the firmware rig can inject (the board itself is the real firmware: only `reset` there). */
+const PLANT_FAULTS = new Set(['payload', 'stall', 'dead', 'sag', 'push', 'reset']);
+
+/** Applies a fault (one of PLANT_FAULTS) now. */
+function applyFault(sim: FirmwareSim, f: FaultSpec): void {
+  const p = sim.plant;
+  const joint = (v: string | undefined): number => Math.max(0, Math.min(p.joints - 1, Number((v ?? '1').split(':')[0]) - 1));
+  switch (f.kind) {
+    case 'reset':
+      sim.reset();
+      break;
+    case 'payload':
+      p.setPayload(Number(f.value ?? 0.2));
+      break;
+    case 'stall':
+      p.faults.stalled[joint(f.value)] = true;
+      break;
+    case 'dead':
+      p.faults.motorDead[joint(f.value)] = true;
+      break;
+    case 'sag':
+      p.faults.supplyScale = Number(f.value ?? 0.6);
+      break;
+    case 'push':
+      p.faults.extraTorque[joint(f.value)] = Number((f.value ?? '1:1').split(':')[1] ?? 1);
+      break;
+    default:
+      break;
+  }
+}
+
+/** Runs the firmware rig until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
+export async function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
+  for (const f of o.faults) {
+    if (!PLANT_FAULTS.has(f.kind)) o.log(`twolink rig: fault ${f.kind} is not available with --firmware (the board is the real firmware; faults: ${[...PLANT_FAULTS].join(', ')})`);
+  }
+  const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  o.out(sim.ptyPath);
+  o.log(
+    `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
+      `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
+  );
+  const pending = o.faults.filter((f) => PLANT_FAULTS.has(f.kind)).sort((a, b) => a.at - b.at);
+  sim.on('slice', (s) => {
+    while (pending.length > 0 && pending[0]!.at <= s.boardTime) {
+      const f = pending.shift()!;
+      applyFault(sim, f);
+      o.log(`twolink rig: fault ${f.kind}${f.value ? `=${f.value}` : ''} at board time ${s.boardTime.toFixed(3)} s`);
+    }
+  });
+  sim.on('outputs-off', (e) => {
+    // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
+    if (e.sinceLineS > 0.005) {
+      o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(e.sinceLineS * 1e3).toFixed(3)} ms after the last line from the host`);
+    }
+  });
+  sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
+  sim.on('log', (line) => o.log(line));
+  const summary = await new Promise<FirmwareSimSummary>((resolve) => {
+    const quit = (): void => void sim.stop().then(resolve);
+    process.once('SIGINT', quit);
+    process.once('SIGTERM', quit);
+    sim.once('exit', resolve);
+  });
+  o.log(
+    `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
+      `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`,
+  );
+  return summary.code === 0 || summary.code === null ? 0 : 1;
+}

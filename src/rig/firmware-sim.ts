@@ -1,0 +1,210 @@
+/**
+ * Firmware in the loop: our compiled firmware (firmware-protocol/firmware) runs in simavr inside a C
+ * harness (firmware-protocol/firmware/sim/fil_harness.c, built with gcc against libsimavr on first
+ * use), its UART0 on a pseudo-terminal, and the mock rig's Plant closes the loop from here.
+ *
+ * The exchange is lock-step in board time, in slices (250 us by default): at the end of slice k the
+ * harness reports the mean duty of each motor over it (from OCR1A/OCR1B, ICR1, the COM bits and the
+ * direction pins); this side steps the Plant over the slice with that duty and answers with the
+ * plant's encoder counts; the harness turns them into quadrature edges on the encoder pins during the
+ * next slice. The harness may run up to `lead` slices ahead of the answers (default 4) when this side is
+ * slow, so the firmware sees the encoders 1 slice late, at most 1 + lead. The harness paces itself on the
+ * wall clock.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { Rig } from '../config/load.js';
+import { Plant } from './plant.js';
+
+/** The firmware folder of this checkout (firmware-protocol/firmware). */
+export const FIRMWARE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'firmware-protocol', 'firmware');
+
+export type FirmwareBoard = 'uno' | 'mega';
+
+/** What is missing to build or run the firmware in the loop; the message says what to install. */
+export class FirmwareSimError extends Error {
+  override readonly name = 'FirmwareSimError';
+}
+
+const INSTALL = 'sudo apt-get install gcc-avr avr-libc arduino-core-avr simavr libsimavr-dev make gcc';
+
+/** The ELF of `board` built for the rig's encoder counts, and the harness; built with make when missing. */
+export function buildFirmwareSim(board: FirmwareBoard, countsPerRev: readonly number[]): { elf: string; harness: string } {
+  if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
+  const cpr = [countsPerRev[0] ?? 2048, countsPerRev[1] ?? 2048].map((c) => Math.round(c));
+  for (const c of cpr) {
+    if (!(c >= 1 && c <= 99_999_999)) throw new FirmwareSimError(`encoder counts per revolution ${c}: the firmware takes 1..99999999`);
+  }
+  const buildDir = `build/fil-${cpr[0]}-${cpr[1]}`;
+  const r = spawnSync('make', ['--no-print-directory', '-C', FIRMWARE_DIR, board, 'fil-harness', `BUILD=${buildDir}`, `CPR1=${cpr[0]}`, `CPR2=${cpr[1]}`], {
+    encoding: 'utf8',
+  });
+  if (r.error) throw new FirmwareSimError(`cannot run make (${r.error.message}): ${INSTALL}`);
+  if (r.status !== 0) {
+    const out = `${r.stdout}${r.stderr}`.trim().split('\n').slice(-6).join('\n');
+    throw new FirmwareSimError(`building the firmware for the simulator failed (${INSTALL}):\n${out}`);
+  }
+  return { elf: join(FIRMWARE_DIR, buildDir, board, 'twolink_fw.elf'), harness: join(FIRMWARE_DIR, buildDir, 'host', 'fil_harness') };
+}
+
+export interface FirmwareSimOptions {
+  rig: Rig;
+  board?: FirmwareBoard;
+  /** Board time per lock-step slice [us], 20..10000. @default 250 */
+  sliceUs?: number;
+  /**
+   * Slices the harness may run ahead of the plant's answers, 0..8: slack for a busy machine. The
+   * firmware sees the encoders 1 slice late when this process keeps up, at most 1 + lead. @default 4
+   */
+  lead?: number;
+  /** Throttle to the wall clock. @default true */
+  realtime?: boolean;
+}
+
+/** Events of a running simulation (board times are simulated time since the harness started [s]). */
+export interface FirmwareSimEvents {
+  /** Both motor outputs went to zero, `sinceLineS` after the last line from the host reached the AVR. */
+  'outputs-off': [{ boardTime: number; sinceLineS: number }];
+  /** The AVR was reset (its micros() restarts; the plant goes on). */
+  reset: [{ boardTime: number }];
+  /** The simulation was behind the wall clock. */
+  behind: [{ boardTime: number; behindS: number }];
+  /** A slice was simulated and answered. */
+  slice: [{ index: number; boardTime: number; duty: [number, number] }];
+  /** The harness exited. */
+  exit: [FirmwareSimSummary];
+  /** Text the harness wrote on stderr. */
+  log: [string];
+}
+
+export interface FirmwareSimSummary {
+  /** Board time simulated [s] and the wall time it took [s]. */
+  boardS: number;
+  wallS: number;
+  /** Largest lag behind the wall clock [ms], and how often the harness skipped ahead after > 100 ms. */
+  maxBehindMs: number;
+  restarts: number;
+  /** UART bytes dropped because the host did not read. */
+  droppedBytes: number;
+  /** Exit code of the harness (null: killed). */
+  code: number | null;
+}
+
+const Counts = z.tuple([z.number().int(), z.number().int()]);
+const SliceLine = z.tuple([z.literal('S'), z.coerce.number().int().nonnegative(), z.coerce.number().nonnegative(), z.coerce.number().min(-1).max(1), z.coerce.number().min(-1).max(1)]);
+
+/** A running firmware-in-the-loop simulation. */
+export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
+  /** The host end of the pseudo-terminal: `twolink run --port` opens it. */
+  ptyPath = '';
+  readonly plant: Plant;
+  /** Slices simulated so far. */
+  slices = 0;
+  private readonly child: ChildProcess;
+  private readonly counts: number[] = [0, 0];
+  private summary: FirmwareSimSummary | undefined;
+  private readonly exited: Promise<FirmwareSimSummary>;
+
+  private constructor(opts: FirmwareSimOptions, files: { elf: string; harness: string }) {
+    super();
+    const rig = opts.rig;
+    if (!rig.plant) throw new FirmwareSimError(`${rig.file} has no "plant" section: the firmware in the loop needs the true arm to simulate`);
+    this.plant = new Plant(rig.plant, rig.encoders, 0);
+    const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 4)];
+    if (opts.realtime === false) args.push('--no-realtime');
+    this.child = spawn(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.exited = new Promise((resolve) => {
+      this.child.on('exit', (code) => {
+        const s = this.summary ?? { boardS: this.plant.t, wallS: 0, maxBehindMs: 0, restarts: 0, droppedBytes: 0, code };
+        s.code = code;
+        this.summary = s;
+        this.emit('exit', s);
+        resolve(s);
+      });
+    });
+    this.child.stdin!.on('error', () => undefined); // the harness died: its exit says so
+    let err = '';
+    this.child.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+      let lf;
+      while ((lf = err.indexOf('\n')) >= 0) {
+        this.emit('log', err.slice(0, lf));
+        err = err.slice(lf + 1);
+      }
+    });
+    let buf = '';
+    this.child.stdout!.setEncoding('latin1').on('data', (d: string) => {
+      buf += d;
+      const lines = buf.split('\n');
+      buf = lines.pop()!;
+      let answer = '';
+      for (const line of lines) answer += this.onLine(line);
+      if (answer) this.child.stdin!.write(answer);
+    });
+  }
+
+  /** Builds what is missing, starts the harness and resolves once its pty exists. */
+  static async start(opts: FirmwareSimOptions): Promise<FirmwareSim> {
+    const board = opts.board ?? 'uno';
+    const files = buildFirmwareSim(board, opts.rig.encoders.map((e) => e.countsPerRev));
+    const sim = new FirmwareSim({ ...opts, board }, files);
+    await new Promise<void>((resolve, reject) => {
+      const onExit = (s: FirmwareSimSummary): void => reject(new FirmwareSimError(`the simulator harness exited (code ${s.code}) before it opened its pty`));
+      sim.once('exit', onExit);
+      sim.child.on('error', (e) => reject(new FirmwareSimError(`cannot start ${files.harness}: ${e.message}`)));
+      const poll = (): void => {
+        if (sim.ptyPath) {
+          sim.off('exit', onExit);
+          resolve();
+        } else setTimeout(poll, 5);
+      };
+      poll();
+    });
+    return sim;
+  }
+
+  /** One line from the harness; returns what to answer. */
+  private onLine(line: string): string {
+    const kind = line[0];
+    if (kind === 'S') {
+      const p = SliceLine.safeParse(line.split(' '));
+      if (!p.success) {
+        this.emit('log', `firmware-sim: a bad slice line from the harness: ${line}`);
+        return '';
+      }
+      const [, index, tUs, d1, d2] = p.data;
+      this.plant.setDuty([d1, d2]);
+      this.plant.advance(tUs / 1e6);
+      this.plant.counts(this.counts);
+      const c = Counts.parse([this.counts[0] ?? 0, this.plant.joints > 1 ? (this.counts[1] ?? 0) : 0]);
+      this.slices++;
+      this.emit('slice', { index, boardTime: tUs / 1e6, duty: [d1, d2] });
+      return `C ${index} ${c[0]} ${c[1]}\n`;
+    }
+    const f = line.split(' ');
+    if (kind === 'P') this.ptyPath = f[1] ?? '';
+    else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6 });
+    else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
+    else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
+    else if (kind === 'E') {
+      this.summary = { boardS: Number(f[1]), wallS: Number(f[2]), maxBehindMs: Number(f[3]), restarts: Number(f[4]), droppedBytes: Number(f[5]), code: null };
+    }
+    return '';
+  }
+
+  /** Resets the AVR now (the plant goes on). */
+  reset(): void {
+    this.child.stdin!.write('R\n');
+  }
+
+  /** Stops the harness; resolves with its totals. */
+  stop(): Promise<FirmwareSimSummary> {
+    if (!this.summary) this.child.stdin!.end('Q\n');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 3000);
+    return this.exited.finally(() => clearTimeout(timer));
+  }
+}
