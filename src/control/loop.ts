@@ -10,8 +10,9 @@
  * stop) -> stopped. estop and fault zero the motors at once.
  *
  * Timing: the trajectory's clock is the board's. After a gap of more than two periods without an
- * answered sample (the host stalled), the trajectory's time is held: it advances one period, not the
- * gap, and the first command after the gap is computed from the fresh sample. A gap longer than the
+ * answered sample (beyond the bursts the link normally delivers: a USB adapter's frames hold a few
+ * samples at 1 kHz), the host stalled: the trajectory's time is held (it advances one period, not the
+ * gap), and the first command after the gap is computed from the fresh sample. A gap longer than the
  * watchdog time is a fault. The answer to a sample applies at `Reading.applyAt`; the controller works
  * on the state predicted there (predict.ts).
  */
@@ -150,6 +151,8 @@ export class LoopCore {
   private readonly alarmClearAt: number[];
   private alarmed = 0;
   private inSample = false;
+  /** Board time since the last answered sample [s] (one period after a stall): the controller's dt. */
+  private dt: number;
   private finishListeners: (() => void)[] = [];
 
   constructor(o: LoopOptions) {
@@ -157,6 +160,7 @@ export class LoopCore {
     const n = o.rig.joints;
     this.joints = n;
     this.period = 1 / o.rateHz;
+    this.dt = this.period;
     this.controller = new Controller(o.rig, o.feedforward);
     this.twin = new Twin(o.rig);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
@@ -441,9 +445,13 @@ export class LoopCore {
       (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined) ??
       (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined);
     if (f) this.fault(f);
-    // The plan's clock: the board's, held over a stall.
+    // The plan's clock: the board's, held over a stall. A stall is a gap of more than two periods
+    // beyond what the link normally brings: a USB adapter delivers samples in bursts of up to its delay.
+    const delay = r.applyAt > r.boardTime ? Math.round((r.applyAt - r.boardTime) / this.period) : 1;
+    const stalled = gap > (delay + 2) * this.period;
     const m = this.mode;
-    if (m.kind === 'track') m.a.t += gap > 2 * this.period ? this.period : gap;
+    if (m.kind === 'track') m.a.t += stalled ? this.period : gap;
+    this.dt = stalled ? this.period : gap;
     return true;
   }
 
@@ -544,7 +552,7 @@ export class LoopCore {
         }
         res = this.controller.drive(this.lawTau, qd, this.scale);
       } else {
-        res = this.controller.update(d, ref, q, qd, this.period, this.scale, dob);
+        res = this.controller.update(d, ref, q, qd, this.dt, this.scale, dob);
       }
       out = res.out;
       if (!res.ok) {
