@@ -17,6 +17,7 @@ import {
   createActuatedArmData,
   createActuatedArmModel,
   maxMassMatrixDiagonal,
+  motorDamping,
   motorDuty,
   motorTorque,
   motorTorqueLimit,
@@ -62,7 +63,7 @@ function stateOf(model: ActuatedArmModel, rnd: () => number): { q: number[]; qd:
   return { q: s.q.slice(0, n), qd: s.qd.slice(0, n), qdd: [rnd() * 20 - 10, rnd() * 20 - 10].slice(0, n) };
 }
 
-describe('the actuated arm model', () => {
+describe('the actuated arm model: mass and Coriolis terms', () => {
   it('M_a is the bare arm M plus N^2 J_rotor on the diagonal, symmetric and positive definite', () => {
     const rnd = mulberry32(1);
     for (let k = 0; k < 200; k++) {
@@ -140,6 +141,9 @@ describe('the actuated arm model', () => {
     }
   });
 
+});
+
+describe('the actuated arm model: dynamics', () => {
   it('ID(q, qd, FD(q, qd, tau)) = tau to 1e-12, rotors and friction included, one and two links', () => {
     let worst = 0;
     for (const { model, rnd } of models(5)) {
@@ -191,7 +195,10 @@ describe('the actuated arm model', () => {
     }
   });
 
-  it('motor duty and torque are inverses; back-EMF takes torque away along the speed; the limit is the torque at full duty', () => {
+});
+
+describe('the actuated arm model: motors, friction, momentum', () => {
+  it('motor duty and torque are inverses; back-EMF damps the speed; the limit is the torque at full duty', () => {
     for (const { model, rnd } of models(8)) {
       for (let i = 0; i < model.joints; i++) {
         const qd = rnd() * 20 - 10;
@@ -199,6 +206,9 @@ describe('the actuated arm model', () => {
         expect(motorTorque(model, i, motorDuty(model, i, tau, qd), qd)).toBeCloseTo(tau, 10);
         // At zero duty a joint turning forwards is braked (the motor is a generator into the bridge).
         expect(Math.sign(motorTorque(model, i, 0, qd))).toBe(-Math.sign(qd));
+        // The back-EMF damping is the slope of the torque against the speed at any duty.
+        const d = rnd() * 2 - 1;
+        expect(motorTorque(model, i, d, qd + 1) - motorTorque(model, i, d, qd)).toBeCloseTo(-motorDamping(model, i), 10);
         expect(motorTorqueLimit(model, i, 0.9, qd, 1)).toBe(motorTorque(model, i, 0.9, qd));
         expect(motorTorqueLimit(model, i, 0.9, qd, -1)).toBe(-motorTorque(model, i, -0.9, qd));
       }
@@ -241,6 +251,9 @@ describe('the actuated arm model', () => {
     }
   });
 
+});
+
+describe('the actuated arm model: its users, its data, its errors', () => {
   it("identification's Y theta, with the model's own base parameters, is the model's inverse dynamics", () => {
     const rnd = mulberry32(10);
     for (let k = 0; k < 100; k++) {

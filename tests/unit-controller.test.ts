@@ -112,6 +112,9 @@ describe('Controller saturation', () => {
     }
   });
 
+});
+
+describe('Controller anti-windup and faults', () => {
   it('clamping anti-windup: the integral holds while the joint stays saturated, and integrates again once free', () => {
     const r = rig({ antiWindup: 'clamp', ki: [50, 50] });
     const c = new Controller(r, 'none');

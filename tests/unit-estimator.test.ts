@@ -58,6 +58,9 @@ describe('VelocityEstimator', () => {
     expect(Math.abs(aided.qd[0]! - a * t)).toBeLessThan(1e-9 * a * t);
   });
 
+});
+
+describe('VelocityEstimator on real signals', () => {
   it('turns quantized counts into a velocity far smoother than differencing them', () => {
     const rnd = mulberry32(9);
     const count = (2 * Math.PI) / 4800; // one encoder count [rad]

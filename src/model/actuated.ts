@@ -17,6 +17,7 @@
  *   V(q, qd)  = C(q, qd) qd                                 Coriolis and centripetal torques
  *   f_i(qd_i) = b_i qd_i + c_i tanh(qd_i / v_c)             friction the joint loses
  *   tm_i      = eta_i N_i kt_i (duty_i Vs - ke_i N_i qd_i) / R_i    motor torque at the joint
+ *             = eta_i N_i kt_i Vs / R_i duty_i - B_i qd_i, B_i = eta_i N_i^2 kt_i ke_i / R_i (back-EMF damping)
  *   tau       = M_a(q) qdd + V(q, qd) + G(q) + f(qd)        inverse dynamics
  *   qdd       = M_a(q)^-1 (tau - V(q, qd) - G(q) - f(qd))   forward dynamics (tau = tm(duty, qd) under a duty)
  *
@@ -266,6 +267,15 @@ export function motorTorque(model: ActuatedArmModel, joint: number, duty: number
 /** The duty (unclamped) for joint torque `tau` [N m] from motor `joint` at joint speed `qd` [rad/s]: duty = (tau R / (eta N kt) + ke N qd) / Vs. */
 export function motorDuty(model: ActuatedArmModel, joint: number, tau: number, qd: number): number {
   return dutyForTorque(model.motors[joint]!, model.supplyV, tau, qd);
+}
+
+/**
+ * The back-EMF damping of motor `joint` at its joint, B = -d tm / d qd = eta N^2 kt ke / R
+ * [N m s/rad]: at a fixed duty the motor acts as this viscous friction on top of its torque.
+ */
+export function motorDamping(model: ActuatedArmModel, joint: number): number {
+  const m = model.motors[joint]!;
+  return (m.efficiency * m.gear * m.gear * m.kt * m.ke) / m.R;
 }
 
 /**
