@@ -42,6 +42,29 @@ export type { AccelerationFn, IntegratorName } from './model/integrate.js';
 export { FixedStepIntegrator, INTEGRATORS } from './model/integrate.js';
 export type { ArmModel, SimulateOptions, SimulationResult } from './model/arm.js';
 export { armModel, simulate } from './model/arm.js';
+export type { ActuatedArmData, ActuatedArmModel, ActuatedArmSpec } from './model/actuated.js';
+export {
+  computeActuatorTorques,
+  computeCoriolisMatrix,
+  computeCoriolisTransposeVelocity,
+  computeForwardDynamics,
+  computeForwardDynamicsUnderDuty,
+  computeFriction,
+  computeGravity,
+  computeInverseDynamics,
+  computeMassMatrix,
+  computeMomentum,
+  computeVelocityTerms,
+  createActuatedArmData,
+  createActuatedArmModel,
+  maxMassMatrixDiagonal,
+  motorDamping,
+  motorDuty,
+  motorTorque,
+  motorTorqueLimit,
+  NOMINAL_COULOMB_VELOCITY,
+} from './model/actuated.js';
+export { dutyForTorque, reflectedInertia, torqueForDuty } from './model/motor.js';
 export type { PathStart, PathStep, Trajectory, TrajectorySample } from './model/trajectory.js';
 export { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, sampleAt, TrajectoryError } from './model/trajectory.js';
 export type { PathSpec } from './model/builtins.js';
