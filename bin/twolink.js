@@ -1,9 +1,17 @@
 #!/usr/bin/env node
 // The `twolink` command. The TypeScript sources are compiled to dist/ by `npm install` (the
-// `prepare` script) so that start-up does not pay for a TypeScript loader.
-import { main } from '../dist/cli/main.js';
+// `prepare` script runs `npm run build`: tsc, incremental, then zod bundled into one file) so that
+// start-up does not pay for a TypeScript loader. Each command's module loads only when it runs.
+import { existsSync } from 'node:fs';
 
-main(process.argv.slice(2)).then(
+const main = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('twolink: dist/ is not built: run `npm install` (or `npm run build`) in the twolink folder first\n');
+  process.exit(2);
+}
+
+const { main: run } = await import(main.href);
+run(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },

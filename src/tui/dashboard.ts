@@ -9,6 +9,7 @@
  * blessed's own parsing. Every way out (the end of the run, q, an exception, a signal, process exit)
  * goes through one idempotent `stop()` that gives the terminal back as it was.
  */
+import { existsSync, statSync } from 'node:fs';
 import blessed from 'blessed';
 import type { Rig } from '../config/load.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
@@ -647,7 +648,9 @@ export function startDashboard(o: StartOptions): { stop(): void } {
   process.on('SIGHUP', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    dash = new Dashboard({ ...o, screen, onFailure: fail, ...(o.fps ? { fps: o.fps } : {}) });
+    // r records into runs/ when the working directory has one (the repo's, which git ignores).
+    const runs = existsSync('runs') && statSync('runs').isDirectory();
+    dash = new Dashboard({ ...o, screen, onFailure: fail, ...(o.fps ? { fps: o.fps } : {}), ...(runs ? { recordDir: 'runs' } : {}) });
     dash.start();
   } catch (e) {
     fail(e);

@@ -1,0 +1,78 @@
+/**
+ * Start-up of the `twolink` command: wall time from spawning `node bin/twolink.js model fk ...` to its
+ * exit, against `node -e 0` (Node's own start-up) and `twolink --help` (the command table alone).
+ * The runs are interleaved so that a change in the machine's load hits all three alike; the figure
+ * to watch is the median over Node's own (the target: model commands within 0.2 s in all).
+ *
+ * What keeps it low: bin/twolink.js loads only dist/cli/main.js, which imports each command's module
+ * when the command runs (the model commands never load serialport, johnny-five, blessed or vega),
+ * and `npm run build` bundles zod into one file (scripts/vendor-zod.mjs), which Node loads far
+ * faster than zod's ~95 ES modules. Run alone: `node dist/bench/startup.js [runs]`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { printSection, section, type BenchResult } from './report.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = `${ROOT}bin/twolink.js`;
+
+const COMMANDS: { name: string; args: string[] }[] = [
+  { name: 'node -e 0', args: ['-e', '0'] },
+  { name: 'twolink --help', args: [BIN, '--help'] },
+  { name: 'twolink model fk', args: [BIN, 'model', 'fk', '--rig', 'rigs/seed-arm.json', '--q', '20,70', '--qd', '10,0', '--deg'] },
+];
+
+/** Wall time of one run [ms]; throws if the command fails. */
+function once(args: string[]): number {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr.toString().trim()}`);
+  return ms;
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.round(q * (sorted.length - 1)))]!;
+}
+
+/** Whether dist/ imports zod as the bundled file (see scripts/vendor-zod.mjs). */
+function zodBundled(): boolean {
+  const dir = `${ROOT}dist/config`;
+  if (!existsSync(`${ROOT}dist/vendor/zod.js`) || !existsSync(dir)) return false;
+  return !readdirSync(dir).some((f) => f.endsWith('.js') && /from ['"]zod['"]/.test(readFileSync(`${dir}/${f}`, 'utf8')));
+}
+
+/** Start-up times [ms] of Node, `twolink --help` and `twolink model fk`, `runs` of each, interleaved. */
+export function benchStartup(runs = 15): BenchResult {
+  const times = COMMANDS.map(() => [] as number[]);
+  for (const c of COMMANDS) once(c.args); // warm the file cache
+  for (let k = 0; k < runs; k++) COMMANDS.forEach((c, i) => times[i]!.push(once(c.args)));
+  const stats = times.map((t) => {
+    const s = [...t].sort((a, b) => a - b);
+    return { p50: quantile(s, 0.5), p90: quantile(s, 0.9), min: s[0]! };
+  });
+  const base = stats[0]!.p50;
+  const rows: [string, string, string][] = COMMANDS.map((c, i) => {
+    const s = stats[i]!;
+    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base).toFixed(0)} ms over Node's own`;
+    return [c.name, `${s.p50.toFixed(0)} ms`, `median of ${runs}; p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)} ms; ${over}`];
+  });
+  const bundled = zodBundled();
+  rows.push(['zod', bundled ? 'one file' : '95 modules', bundled ? 'dist/vendor/zod.js (npm run build)' : 'dist/ built by plain tsc: run npm run build for the bundled zod']);
+  rows.push(['machine load', os.loadavg()[0]!.toFixed(2), 'one-minute load average at the end (2 cores shared: medians, not means)']);
+  return section('start-up (real time)', rows, {
+    nodeP50Ms: Number(base.toFixed(1)),
+    helpP50Ms: Number(stats[1]!.p50.toFixed(1)),
+    modelFkP50Ms: Number(stats[2]!.p50.toFixed(1)),
+    modelFkP90Ms: Number(stats[2]!.p90.toFixed(1)),
+    modelFkOverNodeMs: Number((stats[2]!.p50 - base).toFixed(1)),
+    zodBundled: bundled ? 'yes' : 'no',
+  });
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const runs = Number(process.argv[2] ?? 15);
+  printSection(benchStartup(Number.isInteger(runs) && runs > 0 ? runs : 15));
+}
