@@ -12,6 +12,7 @@ import { formatHelp, parse, UsageError, type OptionSpecs } from './args.js';
 const OPTIONS = {
   junit: { type: 'string', arg: 'FILE', help: 'write JUnit XML here (one testcase per scenario)' },
   realtime: { type: 'boolean', help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)' },
+  rt: { type: 'boolean', help: 'with --realtime: ask Linux for SCHED_FIFO for the loop (root, CAP_SYS_NICE or an rtprio limit)' },
   only: { type: 'string', arg: 'NAME', multiple: true, help: 'run only this scenario (repeat for more)' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -30,7 +31,7 @@ Exit codes: 0 every scenario passed, 1 one or more failed, 2 bad input.`;
 export async function hilCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'hil');
   if (v.help) {
-    process.stdout.write(formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime] [--only NAME]...', OPTIONS, EXAMPLE));
+    process.stdout.write(formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime [--rt]] [--only NAME]...', OPTIONS, EXAMPLE));
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
@@ -46,13 +47,14 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
     if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
   }
   const realtime = v.realtime === true;
+  if (v.rt && !realtime) throw new UsageError('--rt needs --realtime (virtual time has no scheduling to ask for)');
   const engines = await import('../hil/engines.js');
   let done = 0;
   const progress = (r: ScenarioResult, of: number): void => {
     done++;
     process.stderr.write(`[${done}/${of}] ${r.name}: ${r.status}${r.status === 'error' ? ` (${r.error})` : ''} in ${r.seconds.toFixed(1)} s\n`);
   };
-  const report = await runSuite(suite, realtime ? engines.realtimeEngine : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
+  const report = await runSuite(suite, realtime ? engines.realtimeEngine({ rt: v.rt === true }) : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
   process.stdout.write(formatTable(report));
   if (junit !== undefined) {
     try {

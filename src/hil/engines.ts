@@ -107,7 +107,11 @@ function startPtyRig(s: Scenario): Promise<PtyRig> {
  * start) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
  * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
  */
-export const realtimeEngine: Engine = async (s) => {
+export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
+  return (s) => runRealtime(s, opts.rt === true);
+}
+
+async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   const rig = await startPtyRig(s);
   const events: LoopEvent[] = [];
   const at = firstFaultAt(s);
@@ -124,6 +128,7 @@ export const realtimeEngine: Engine = async (s) => {
       rateHz: s.rateHz,
       faults: [],
       maxSeconds: s.maxSeconds,
+      ...(rt ? { rt } : {}),
       ...(s.controller !== undefined ? { controller: s.controller } : {}),
       onEvent: (e) => {
         events.push(e);
@@ -142,4 +147,4 @@ export const realtimeEngine: Engine = async (s) => {
   } finally {
     await rig.stop();
   }
-};
+}
