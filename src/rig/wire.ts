@@ -54,7 +54,9 @@ class Ring {
     const tail = Atomics.load(this.ctrl, this.at + 1);
     const free = RING - 1 - ((head - tail + RING) % RING);
     const n = Math.min(free, src.length);
-    for (let i = 0; i < n; i++) this.bytes[(head + i) % RING] = src[i]!;
+    const first = Math.min(n, RING - head);
+    this.bytes.set(src.subarray(0, first), head);
+    if (n > first) this.bytes.set(src.subarray(first, n), 0);
     Atomics.store(this.ctrl, this.at, (head + n) % RING);
     Atomics.add(this.ctrl, this.signal, 1);
     Atomics.notify(this.ctrl, this.signal);
@@ -70,7 +72,9 @@ class Ring {
   read(dst: Uint8Array, offset: number, length: number): number {
     const tail = Atomics.load(this.ctrl, this.at + 1);
     const n = Math.min(this.available(), length);
-    for (let i = 0; i < n; i++) dst[offset + i] = this.bytes[(tail + i) % RING]!;
+    const first = Math.min(n, RING - tail);
+    dst.set(this.bytes.subarray(tail, tail + first), offset);
+    if (n > first) dst.set(this.bytes.subarray(0, n - first), offset + first);
     Atomics.store(this.ctrl, this.at + 1, (tail + n) % RING);
     return n;
   }

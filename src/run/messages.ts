@@ -54,6 +54,9 @@ export interface RunTiming {
   hostCpuPct: number;
   /** CPU of the mock rig's thread [% of one core] (null when there is none). */
   mockCpuPct: number | null;
+  /** Of the host's CPU: the loop's thread and the main thread (dashboard, recording) [% of one core]. */
+  loopThreadCpuPct: number;
+  mainThreadCpuPct: number;
   /** Largest gap between answered samples [ms] (board time). */
   maxStallMs: number;
   /** True when Linux granted SCHED_FIFO to the loop's thread. */
@@ -78,7 +81,7 @@ export type WorkerMessage =
       timing: LoopTiming;
       /** Garbage collection and event-loop delay of the loop's thread during the run. */
       stalls: StallReport;
-      cpu: { hostPct: number; mockPct: number | null };
+      cpu: { hostPct: number; mockPct: number | null; loopPct: number; mainPct: number };
       mock?: MockThreadStats;
       counters: LinkCounters;
     }

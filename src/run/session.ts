@@ -243,6 +243,8 @@ export class Session {
               answerDelaySamples: m.timing.answerDelaySamples ?? null,
               hostCpuPct: m.cpu.hostPct,
               mockCpuPct: m.cpu.mockPct,
+              loopThreadCpuPct: Math.round(m.cpu.loopPct * 10) / 10,
+              mainThreadCpuPct: Math.round(m.cpu.mainPct * 10) / 10,
               maxStallMs: m.timing.maxGap * 1000,
               rt: false,
               ...(m.mock ? { mock: m.mock } : {}),

@@ -61,6 +61,9 @@ async function main(): Promise<void> {
     const pending = input.faults.slice().sort((a, b) => a.at - b.at);
     const monitor = new StallMonitor();
     const cpu0 = processCpuSeconds();
+    const loopTid = threadId();
+    const loopCpu0 = taskCpuSeconds(loopTid);
+    const mainCpu0 = taskCpuSeconds(process.pid);
     const mockCpu0 = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) : NaN;
     const wall0 = clock.now();
     const result = await runLoop({
@@ -96,6 +99,8 @@ async function main(): Promise<void> {
     const wall = clock.now() - wall0;
     const mockCpu = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) - mockCpu0 : NaN;
     const procCpu = processCpuSeconds() - cpu0;
+    const loopCpu = taskCpuSeconds(loopTid) - loopCpu0;
+    const mainCpu = taskCpuSeconds(process.pid) - mainCpu0;
     const mockStats = await mock?.stop();
     mock = undefined;
     const hostPct = wall > 0 ? (100 * (procCpu - (Number.isFinite(mockCpu) ? mockCpu : 0))) / wall : 0;
@@ -105,7 +110,12 @@ async function main(): Promise<void> {
       stopOutcome: result.stopOutcome,
       timing: result.timing,
       stalls: monitor.stop(),
-      cpu: { hostPct, mockPct: Number.isFinite(mockCpu) && wall > 0 ? (100 * mockCpu) / wall : null },
+      cpu: {
+        hostPct,
+        mockPct: Number.isFinite(mockCpu) && wall > 0 ? (100 * mockCpu) / wall : null,
+        loopPct: wall > 0 ? (100 * loopCpu) / wall : NaN,
+        mainPct: wall > 0 ? (100 * mainCpu) / wall : NaN,
+      },
       ...(mockStats ? { mock: mockStats } : {}),
       counters: { ...opened.link.counters },
     });
