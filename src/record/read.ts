@@ -231,16 +231,7 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
     if (e instanceof FileError) throw new RecordingError(file, e.message.slice(file.length + 2));
     throw e;
   }
-  const row = new Float64Array(TICK_WIDTH);
-  // Tick lines come in the loop's order: i increases and t does not go back.
-  let last: { i: number; t: number; line: number } | undefined;
-  let header: RecordingHeaderLine | undefined;
-  let schema: ReturnType<typeof tickSchema> | undefined;
-  let summary: RecordingSummaryLine | undefined;
-  let summaryLine = 0;
-  let ticks = 0;
-  let eventCount = 0;
-  const events: RecordingEvent[] = [];
+  const lines = new LineVisitor(file, visitor);
   // A line that is not JSON is an error only once another line follows it.
   let broken: { line: number; bytes: number; why: string } | undefined;
   let n = 0;
@@ -256,60 +247,8 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
         broken = { line: n, bytes: Buffer.byteLength(text), why: `not JSON (${(e as Error).message})` };
         continue;
       }
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-        throw new RecordingError(file, 'not a JSON object', n);
-      }
-      const kind = (raw as { kind?: unknown }).kind;
-      if (!header) {
-        const r = headerSchema.safeParse(raw);
-        if (!r.success) {
-          throw new RecordingError(
-            file,
-            kind === 'header' ? message(r.error.issues, raw, 'header') : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?',
-            n,
-          );
-        }
-        header = r.data;
-        schema = tickSchema(header.joints);
-        await visitor.header?.(header);
-        continue;
-      }
-      if (summary) throw new RecordingError(file, `a line after the summary line (line ${summaryLine})`, n);
-      if (kind === 'tick') {
-        const r = schema!.safeParse(raw);
-        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'tick'), n);
-        const { i, t } = r.data;
-        if (last && (i <= last.i || t < last.t)) {
-          throw new RecordingError(
-            file,
-            `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`,
-            n,
-          );
-        }
-        last = { i, t, line: n };
-        toRow(r.data, row);
-        ticks++;
-        const p = visitor.tick?.(row, n);
-        if (p) await p;
-      } else if (kind === 'summary') {
-        const r = summarySchema.safeParse(raw);
-        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'summary'), n);
-        summary = r.data;
-        summaryLine = n;
-      } else if (kind === 'header') {
-        throw new RecordingError(file, 'a second header line', n);
-      } else {
-        const r = otherSchema.safeParse(raw);
-        if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'event'), n);
-        // Event lines: {"kind":"event","event":"state"|"alarm"|...}; older recordings wrote
-        // {"kind": <the loop event's kind>, "event": "loop", ...}.
-        const d = r.data as Record<string, unknown>;
-        const what = d.event === 'loop' || typeof d.event !== 'string' ? String(d.kind) : d.event;
-        const ev: RecordingEvent = { line: n, what, data: d, ...(typeof d.t === 'number' ? { t: d.t } : {}) };
-        eventCount++;
-        if (events.length < MAX_EVENTS) events.push(ev);
-        await visitor.event?.(ev);
-      }
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RecordingError(file, 'not a JSON object', n);
+      await lines.line(raw as Record<string, unknown>, n);
     }
   } catch (e) {
     // A visitor's output file (an export to a full disk) is named by its own FileError.
@@ -317,6 +256,7 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
     const code = (e as NodeJS.ErrnoException).code;
     throw new RecordingError(file, code ? errnoText(e, false) : (e as Error).message);
   }
+  const { header, summary, ticks, events, eventCount } = lines;
   if (!header) {
     if (broken) throw new RecordingError(file, broken.why, broken.line);
     throw new RecordingError(file, 'empty: no header line');
@@ -331,6 +271,80 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
     ...(summary ? { summary } : {}),
     ...(broken ? { truncated: { line: broken.line, bytes: broken.bytes } } : {}),
   };
+}
+
+/** The lines of a recording after the JSON parse: validated in order and handed to the visitor. */
+class LineVisitor {
+  header: RecordingHeaderLine | undefined;
+  summary: RecordingSummaryLine | undefined;
+  ticks = 0;
+  eventCount = 0;
+  readonly events: RecordingEvent[] = [];
+  private schema: ReturnType<typeof tickSchema> | undefined;
+  private summaryLine = 0;
+  private readonly row = new Float64Array(TICK_WIDTH);
+  /** The last tick: ticks come in the loop's order (i increases, t does not go back). */
+  private last: { i: number; t: number; line: number } | undefined;
+
+  constructor(
+    private readonly file: string,
+    private readonly visitor: RecordingVisitor,
+  ) {}
+
+  async line(raw: Record<string, unknown>, n: number): Promise<void> {
+    const file = this.file;
+    const kind = raw.kind;
+    if (!this.header) {
+      const r = headerSchema.safeParse(raw);
+      if (!r.success) {
+        const why = kind === 'header' ? message(r.error.issues, raw, 'header') : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?';
+        throw new RecordingError(file, why, n);
+      }
+      this.header = r.data;
+      this.schema = tickSchema(r.data.joints);
+      await this.visitor.header?.(r.data);
+      return;
+    }
+    if (this.summary) throw new RecordingError(file, `a line after the summary line (line ${this.summaryLine})`, n);
+    if (kind === 'tick') return this.tick(raw, n);
+    if (kind === 'header') throw new RecordingError(file, 'a second header line', n);
+    if (kind === 'summary') {
+      const r = summarySchema.safeParse(raw);
+      if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'summary'), n);
+      this.summary = r.data;
+      this.summaryLine = n;
+      return;
+    }
+    const r = otherSchema.safeParse(raw);
+    if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'event'), n);
+    // Event lines: {"kind":"event","event":"state"|"alarm"|...}; older recordings wrote
+    // {"kind": <the loop event's kind>, "event": "loop", ...}.
+    const d = r.data as Record<string, unknown>;
+    const what = d.event === 'loop' || typeof d.event !== 'string' ? String(d.kind) : d.event;
+    const ev: RecordingEvent = { line: n, what, data: d, ...(typeof d.t === 'number' ? { t: d.t } : {}) };
+    this.eventCount++;
+    if (this.events.length < MAX_EVENTS) this.events.push(ev);
+    await this.visitor.event?.(ev);
+  }
+
+  private async tick(raw: Record<string, unknown>, n: number): Promise<void> {
+    const r = this.schema!.safeParse(raw);
+    if (!r.success) throw new RecordingError(this.file, message(r.error.issues, raw, 'tick'), n);
+    const { i, t } = r.data;
+    const last = this.last;
+    if (last && (i <= last.i || t < last.t)) {
+      throw new RecordingError(
+        this.file,
+        `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`,
+        n,
+      );
+    }
+    this.last = { i, t, line: n };
+    toRow(r.data, this.row);
+    this.ticks++;
+    const p = this.visitor.tick?.(this.row, n);
+    if (p) await p;
+  }
 }
 
 /**
