@@ -154,4 +154,24 @@ describe('clock recovery: board time from the report count', () => {
     expect(lost).toBe(0);
     expect(clock.period / P).toBeCloseTo(1.003, 4);
   });
+
+  it('board time advances by one period per index across chunks, also when the period is refitted during a backlog', () => {
+    // a board 1.7 % slow: the first fit moves the period by 1.7 %, while 30-report backlogs arrive
+    const taken = reportTimes(3, 3000, 0, 1.017);
+    const chunks = arrivals(taken, 7, 0.0005, { every: 40, stallS: 0.09 });
+    const clock = new ReportClock(P);
+    let prev: { i: number; t: number } | undefined;
+    let worst = 0;
+    for (const [t, k] of chunks) {
+      const a = clock.arrive(t, k);
+      for (let j = 0; j < k; j++) {
+        const i = a.first + j;
+        const bt = clock.boardTime(i);
+        if (prev) worst = Math.max(worst, Math.abs((bt - prev.t) / (i - prev.i) / P - 1));
+        prev = { i, t: bt };
+      }
+    }
+    expect(clock.period / P).toBeCloseTo(1.017, 3);
+    expect(worst).toBeLessThan(0.02);
+  });
 });

@@ -2,11 +2,13 @@
  * The Firmata mock rig in a process of its own, on a serial device (usually one end of a socat pty
  * pair), in real time:
  *
- *   node dist/rig/firmata-pty-main.js --rig rigs/mock-arm-firmata.json --port /dev/pts/3 [--boot-delay 0]
+ *   node dist/rig/firmata-pty-main.js --rig rigs/mock-arm-firmata.json --port /dev/pts/3 [--boot-delay 0] [--watchdog-feature]
  *
  * It prints one line when it is serving and runs until SIGINT/SIGTERM or until the device goes away.
  * `--boot-delay S` makes it wait S seconds before its first message, as a real board does after the
- * reset that opening its port causes (bootloader and blinkVersion: about 4 s).
+ * reset that opening its port causes (bootloader and blinkVersion: about 4 s). `--watchdog-feature`
+ * adds twolink's FirmataWatchdog to the firmware (firmware-protocol/firmata-watchdog/); without it the
+ * board is stock ConfigurableFirmata, which has no watchdog.
  */
 import { SerialPort } from 'serialport';
 import { loadRig } from '../config/load.js';
@@ -22,7 +24,7 @@ export function main(argv: readonly string[]): void {
   const rigFile = arg(argv, '--rig');
   const path = arg(argv, '--port');
   if (!rigFile || !path) {
-    process.stderr.write('usage: firmata-pty-main --rig FILE --port DEVICE [--boot-delay S]\n');
+    process.stderr.write('usage: firmata-pty-main --rig FILE --port DEVICE [--boot-delay S] [--watchdog-feature]\n');
     process.exit(2);
   }
   let rig: ReturnType<typeof loadRig>;
@@ -34,13 +36,18 @@ export function main(argv: readonly string[]): void {
     process.exit(2);
   }
   const bootDelayS = Number(arg(argv, '--boot-delay') ?? 0);
+  if (!Number.isFinite(bootDelayS) || bootDelayS < 0 || bootDelayS > 60) {
+    process.stderr.write(`firmata rig: --boot-delay: "${arg(argv, '--boot-delay')}" is not a delay in seconds (0-60)\n`);
+    process.exit(2);
+  }
+  const watchdog = argv.includes('--watchdog-feature');
   const port = new SerialPort({ path, baudRate: rig.link.baudRate });
   let stop = (): void => {};
   port.on('open', () => {
-    const served = serveFirmataRig(rig, port, new RealClock(), { bootDelayS });
+    const served = serveFirmataRig(rig, port, new RealClock(), { bootDelayS, features: { encoder: true, watchdog } });
     stop = served.stop;
     const f = rig.firmata!;
-    process.stdout.write(`firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder at ${rig.link.baudRate} baud\n`);
+    process.stdout.write(`firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder${watchdog ? ' + FirmataWatchdog' : ' (stock: no watchdog)'} at ${rig.link.baudRate} baud\n`);
   });
   port.on('error', (e) => {
     process.stderr.write(`firmata rig: ${path}: ${e.message}\n`);

@@ -55,6 +55,8 @@ export class ReportClock {
   private blockMin: { n: number; t: number } | undefined;
   private blockStart = 0;
   private mins: { n: number; t: number }[] = [];
+  /** A period fitted during the last chunk, taken at the next one (a chunk's board times use one period). */
+  private fitted: number | undefined;
   private readonly delays = new Float64Array(JITTER_WINDOW);
   private delayAt = 0;
 
@@ -80,6 +82,10 @@ export class ReportClock {
    */
   arrive(t: number, k: number): Assigned {
     if (k <= 0) return { first: this.n + 1, lost: 0 };
+    if (this.fitted !== undefined) {
+      this.p = this.fitted;
+      this.fitted = undefined;
+    }
     if (this.n < 0) {
       this.n = k - 1;
       this.nA = this.n;
@@ -158,6 +164,6 @@ export class ReportClock {
     if (snn <= 0) return;
     const p = snt / snn;
     // A fit more than 2 % off the nominal interval is not a crystal: keep what we have.
-    if (Math.abs(p / this.nominal - 1) < 0.02) this.p = p;
+    if (Math.abs(p / this.nominal - 1) < 0.02) this.fitted = p;
   }
 }
