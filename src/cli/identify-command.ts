@@ -138,7 +138,7 @@ function excitationOptions(v: Parsed): ExcitationOptions {
     maxFrequencyHz: numberArg(v['max-frequency'], 'max-frequency', { default: 1.5, min: 0.1, max: 5, unit: 'Hz' }),
     seed: numberArg(v.seed, 'seed', { default: 1, integer: true }),
   };
-  if (v.centre !== undefined) o.centre = numberList(v.centre as string, 'centre', 2).map((d) => d / DEG);
+  if (v.centre !== undefined) o.centre = numberList(v.centre as string, 'centre', 2, { maxAbs: 720, unit: 'deg' }).map((d) => d / DEG);
   return o;
 }
 

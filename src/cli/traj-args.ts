@@ -3,7 +3,7 @@ import type { Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath, type PathStep, type Trajectory } from '../model/trajectory.js';
-import { choiceArg, numberArg, numberList, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, numberArg, numberList, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
 
 export const TRAJECTORY_OPTIONS = {
   space: { type: 'string', arg: 'joint|endpoint', help: 'plan in joint space (angles) or endpoint space (x,y in m)' },
@@ -25,9 +25,11 @@ export function pathSpecFromArgs(rig: Rig, v: Parsed): PathSpec {
   if (space === 'endpoint' && rig.joints !== 2) throw new UsageError('--space endpoint needs a two-link arm');
   const k = space === 'joint' && v.deg ? Math.PI / 180 : 1;
   const conv = (a: number[]): number[] => a.map((x) => x * k);
-  const from = conv(numberList(v.from as string | undefined, 'from', n));
-  const to = conv(numberList(v.to as string | undefined, 'to', n));
-  const via = ((v.via as string[] | undefined) ?? []).map((s) => conv(numberList(s, 'via', n)));
+  // Joint angles within two turns, endpoint positions within 100 m: beyond any arm, short of overflow.
+  const range: ListRange = space === 'endpoint' ? { maxAbs: 100, unit: 'm' } : v.deg ? { maxAbs: 720, unit: 'deg' } : { maxAbs: 12.6, unit: 'rad' };
+  const from = conv(numberList(v.from as string | undefined, 'from', n, range));
+  const to = conv(numberList(v.to as string | undefined, 'to', n, range));
+  const via = ((v.via as string[] | undefined) ?? []).map((s) => conv(numberList(s, 'via', n, range)));
   const duration = numberArg(v.duration, 'duration', { min: 1e-3, max: 1e5, unit: 's' });
   const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
   const points = [...via, to];
