@@ -2,7 +2,8 @@
  * Start-up of the `twolink` command: wall time from spawning `node bin/twolink.js model fk ...` to its
  * exit, against `node -e 0` (Node's own start-up) and `twolink --help` (the command table alone).
  * The runs are interleaved so that a change in the machine's load hits all three alike; the figure
- * to watch is the median over Node's own (the target: model commands within 0.2 s in all).
+ * to watch is the median over Node's own (the target: model commands within 0.2 s in all); the CPU
+ * time of each process (user + system, from process.cpuUsage() at exit) varies less with the load.
  *
  * What keeps it low: bin/twolink.js loads only dist/cli/main.js, which imports each command's module
  * when the command runs (the model commands never load serialport, johnny-five, blessed or vega),
@@ -24,13 +25,18 @@ const COMMANDS: { name: string; args: string[] }[] = [
   { name: 'twolink model fk', args: [BIN, 'model', 'fk', '--rig', 'rigs/seed-arm.json', '--q', '20,70', '--qd', '10,0', '--deg'] },
 ];
 
-/** Wall time of one run [ms]; throws if the command fails. */
-function once(args: string[]): number {
+/** Prints the process's CPU time at exit (user + system, all threads) [us] on stderr. */
+const CPU_PROBE = `data:text/javascript,process.on('exit',()=>{const u=process.cpuUsage();process.stderr.write('\\ncpu-us '+(u.user+u.system)+'\\n')})`;
+
+/** Wall time [ms] and CPU time [ms] of one run; throws if the command fails. */
+function once(args: string[]): { wallMs: number; cpuMs: number } {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${r.stderr.toString().trim()}`);
-  return ms;
+  const r = spawnSync(process.execPath, ['--import', CPU_PROBE, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
+  const err = r.stderr.toString();
+  if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${err.trim()}`);
+  const cpu = /cpu-us (\d+)/.exec(err);
+  return { wallMs, cpuMs: cpu ? Number(cpu[1]) / 1000 : Number.NaN };
 }
 
 function quantile(sorted: number[], q: number): number {
@@ -46,28 +52,39 @@ function zodBundled(): boolean {
 
 /** Start-up times [ms] of Node, `twolink --help` and `twolink model fk`, `runs` of each, interleaved. */
 export function benchStartup(runs = 15): BenchResult {
-  const times = COMMANDS.map(() => [] as number[]);
+  const wall = COMMANDS.map(() => [] as number[]);
+  const cpu = COMMANDS.map(() => [] as number[]);
   for (const c of COMMANDS) once(c.args); // warm the file cache
-  for (let k = 0; k < runs; k++) COMMANDS.forEach((c, i) => times[i]!.push(once(c.args)));
-  const stats = times.map((t) => {
-    const s = [...t].sort((a, b) => a - b);
-    return { p50: quantile(s, 0.5), p90: quantile(s, 0.9), min: s[0]! };
+  for (let k = 0; k < runs; k++) {
+    COMMANDS.forEach((c, i) => {
+      const r = once(c.args);
+      wall[i]!.push(r.wallMs);
+      cpu[i]!.push(r.cpuMs);
+    });
+  }
+  const sorted = (t: number[]): number[] => [...t].sort((a, b) => a - b);
+  const stats = COMMANDS.map((_, i) => {
+    const w = sorted(wall[i]!);
+    const c = sorted(cpu[i]!);
+    return { p50: quantile(w, 0.5), p90: quantile(w, 0.9), min: w[0]!, cpu: quantile(c, 0.5) };
   });
-  const base = stats[0]!.p50;
+  const base = stats[0]!;
   const rows: [string, string, string][] = COMMANDS.map((c, i) => {
     const s = stats[i]!;
-    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base).toFixed(0)} ms over Node's own`;
-    return [c.name, `${s.p50.toFixed(0)} ms`, `median of ${runs}; p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)} ms; ${over}`];
+    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`;
+    return [c.name, `${s.p50.toFixed(0)} ms`, `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}`];
   });
   const bundled = zodBundled();
   rows.push(['zod', bundled ? 'one file' : '95 modules', bundled ? 'dist/vendor/zod.js (npm run build)' : 'dist/ built by plain tsc: run npm run build for the bundled zod']);
   rows.push(['machine load', os.loadavg()[0]!.toFixed(2), 'one-minute load average at the end (2 cores shared: medians, not means)']);
   return section('start-up (real time)', rows, {
-    nodeP50Ms: Number(base.toFixed(1)),
+    nodeP50Ms: Number(base.p50.toFixed(1)),
+    nodeCpuMs: Number(base.cpu.toFixed(1)),
     helpP50Ms: Number(stats[1]!.p50.toFixed(1)),
     modelFkP50Ms: Number(stats[2]!.p50.toFixed(1)),
     modelFkP90Ms: Number(stats[2]!.p90.toFixed(1)),
-    modelFkOverNodeMs: Number((stats[2]!.p50 - base).toFixed(1)),
+    modelFkCpuMs: Number(stats[2]!.cpu.toFixed(1)),
+    modelFkOverNodeMs: Number((stats[2]!.p50 - base.p50).toFixed(1)),
     zodBundled: bundled ? 'yes' : 'no',
   });
 }

@@ -2,7 +2,6 @@
  * The `twolink` command. Each command's module is imported only when it runs, so that the model
  * commands never load serialport, johnny-five or blessed.
  */
-import { UsageError } from './args.js';
 
 interface Command {
   summary: string;
@@ -101,7 +100,11 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   const cmd = COMMANDS[name];
   try {
-    if (!cmd) throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')} (twolink --help)`);
+    if (!cmd) {
+      // args.js loads zod: only when it is needed (twolink --help starts faster without it)
+      const { UsageError } = await import('./args.js');
+      throw new UsageError(`unknown command "${name}"; commands: ${Object.keys(COMMANDS).join(', ')} (twolink --help)`);
+    }
     return await cmd.run(rest);
   } catch (e) {
     if (e instanceof Error && INPUT_ERRORS.has(e.name)) {
