@@ -90,6 +90,7 @@ describe('numbers: finite and in range, or the command says which input', () => 
   it('sim and traj refuse sizes that would run for hours', async () => {
     expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1e6', '--dt', '1e-7']), /is 10000000000000 steps: at most 50000000/);
     expectClear(await twolink(['traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e5']), /samples: at most 1000000/);
+    expectClear(await twolink(['plot', 'traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e4', '--out', `${dir}/x.svg`]), /samples: at most 200000 in a figure/);
   });
 
   it.each([

@@ -206,6 +206,9 @@ function plotHelp(): string {
   ].join('\n');
 }
 
+/** Most samples of a trajectory figure (vega renders each point of every panel). */
+const MAX_FIGURE_SAMPLES = 200_000;
+
 async function plotTraj(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, PLOT_TRAJ_OPTIONS, 'plot traj');
   if (v.help) {
@@ -226,6 +229,9 @@ async function plotTraj(argv: readonly string[]): Promise<number> {
   const spec = typeof v.traj === 'string' ? namedPath(rig, v.traj) : pathSpecFromArgs(rig, v);
   const rate = numberArg(v.rate, 'rate', { default: 200, min: 1, max: 10_000, unit: 'Hz' });
   const traj = buildPath(rig.arm, spec.start, spec.steps, spec.description);
+  if (traj.duration * rate > MAX_FIGURE_SAMPLES) {
+    throw new UsageError(`plot traj: ${traj.duration} s at --rate ${rate} Hz is ${Math.round(traj.duration * rate)} samples: at most ${MAX_FIGURE_SAMPLES} in a figure (a lower --rate)`);
+  }
   const title = typeof v.title === 'string' ? v.title : `${spec.name} on ${rig.name}`;
   const { trajectoryFigure } = await import('../record/figures.js');
   await writeFigure(trajectoryFigure(traj, rig.arm, { title, rateHz: rate }), out, title);
