@@ -76,6 +76,9 @@ export { parseRigFile, RigFileError, rigFileSchema } from './config/rig.js';
 export type { EncoderParams, JointLimits, PlantParams, Rig } from './config/load.js';
 export { loadRig, resolveRig } from './config/load.js';
 export { loadTrajectoryFile, trajectoryFileSchema } from './config/trajectory-file.js';
+export { FileError } from './config/files.js';
+export type { PlausibilityIssue } from './config/plausible.js';
+export { plausibilityIssues } from './config/plausible.js';
 
 // The line protocol (src/protocol): pure codec.
 export type { BoardFrame, BoardInfo, Decoded, HostFrame, RejectCode, Rejection } from './protocol/codec.js';
