@@ -19,7 +19,8 @@ import type { PathSpec } from '../model/builtins.js';
 import { forwardKinematics } from '../model/kinematics.js';
 import { buildPath } from '../model/trajectory.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
-import type { CanvasMode, DotCanvas } from './canvas.js';
+import type { CanvasMode } from './canvas.js';
+import { canvasBox } from './canvas-box.js';
 import { History } from './history.js';
 import { estopInInput, helpText, HIDDEN_KEYS, KEYS, type KeyAction } from './keys.js';
 import { layout, type Layout, type Rect } from './layout.js';
@@ -34,7 +35,6 @@ import {
   jointLines,
   loopLines,
   messageLine,
-  PALETTE_FG,
   UNICODE_GLYPHS,
   type ChartSpec,
   type PanelState,
@@ -133,54 +133,6 @@ interface CurrentTrajectory {
 }
 
 type Box = blessed.Widgets.BoxElement;
-
-/** A cell of blessed's screen buffer: [attribute, character]. */
-type Cell = [number, string];
-interface ScreenBuffer {
-  lines: (Cell[] & { dirty?: boolean })[];
-  dattr: number;
-}
-
-/**
- * A framed box whose inside is a dot canvas, written straight into blessed's screen buffer after the
- * box has drawn its frame: the canvases change every frame, and going through tagged content would
- * make blessed parse a few thousand tags a frame (most of a frame's time).
- */
-function canvasBox(parent: blessed.Widgets.Screen, label: string): { box: Box; set(c: DotCanvas | undefined): void } {
-  const box = blessed.box({ parent, tags: true, wrap: false, border: { type: 'line' }, label, style: { border: { fg: 'gray' } } } as blessed.Widgets.BoxOptions);
-  let canvas: DotCanvas | undefined;
-  const render = box.render.bind(box) as () => { xi: number; xl: number; yi: number; yl: number } | undefined;
-  (box as unknown as { render: () => unknown }).render = () => {
-    const at = render();
-    if (!at || !canvas) return at;
-    const screen = parent as unknown as ScreenBuffer;
-    const b = box as unknown as { ileft: number; iright: number; itop: number; ibottom: number };
-    const x0 = at.xi + b.ileft;
-    const y0 = at.yi + b.itop;
-    const w = Math.min(canvas.cols, at.xl - b.iright - x0);
-    const h = Math.min(canvas.rows, at.yl - b.ibottom - y0);
-    const def = screen.dattr;
-    for (let r = 0; r < h; r++) {
-      const line = screen.lines[y0 + r];
-      if (!line) continue;
-      for (let c = 0; c < w; c++) {
-        const cell = line[x0 + c];
-        if (!cell) continue;
-        const fg = PALETTE_FG[canvas.colourAt(c, r)] ?? -1;
-        cell[0] = fg < 0 ? def : (def & ~(0x1ff << 9)) | (fg << 9);
-        cell[1] = canvas.char(c, r);
-      }
-      line.dirty = true;
-    }
-    return at;
-  };
-  return {
-    box,
-    set: (c) => {
-      canvas = c;
-    },
-  };
-}
 
 /** The dashboard on a blessed screen. `startDashboard` puts it on the terminal. */
 export class Dashboard {
