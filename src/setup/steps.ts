@@ -220,8 +220,8 @@ export interface RestEvidence {
   settledS: number;
 }
 
-/** Degrees within which the pose at power-on counts as the rig file's zero. */
-export const ZERO_TOLERANCE_DEG = 3;
+/** Degrees within which the pose at power-on counts as the rig file's zero (a joint's friction holds it up to a few degrees from hanging). */
+export const ZERO_TOLERANCE_DEG = 5;
 
 /** Where the counts put the hanging arm, and the zeroDeg that makes it read the hanging pose. */
 export function checkZero(r: RestEvidence, rig: Rig, f: Findings): StepResult {
