@@ -1,0 +1,107 @@
+// twolink setup's e-stop: space or Esc while a motor pulse runs zeroes the motors at once and the board
+// confirms the stop (virtual time, the mock rig); the terminal's keys reach the operator's signal.
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import { FLAG } from '../src/protocol/codec.js';
+import { createMockRig } from '../src/rig/mock-rig.js';
+import { runSetup, SetupStopped, type Operator } from '../src/setup/driver.js';
+import { MockHand } from '../src/setup/mock-hand.js';
+import { TerminalOperator } from '../src/setup/operator.js';
+import { probeLineBoard } from '../src/setup/probe.js';
+import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
+import { LineLink } from '../src/transport/line-link.js';
+
+const rig = loadRig('rigs/mock-arm.json');
+
+describe('setup: the e-stop during a motor pulse', () => {
+  it('zeroes the motors at once, the board confirms, and setup stops with the reason', async () => {
+    const clock = new VirtualClock();
+    const mock = createMockRig(rig, clock);
+    const stream = await mock.openStream();
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: 60_000 });
+    const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
+    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+    const ac = new AbortController();
+    const said: string[] = [];
+    const operator: Operator = { say: (t) => said.push(t), confirm: () => Promise.resolve(), ask: () => Promise.resolve(), signal: ac.signal };
+    // The person presses space as soon as a motor is driven; then watch the duty at the plant.
+    let pressedAt = -1;
+    let zeroAt = -1;
+    const watch = (): void => {
+      const driven = mock.plant.duty.some((d) => d !== 0);
+      if (pressedAt < 0 && driven) {
+        pressedAt = clock.now();
+        ac.abort('estop');
+      } else if (pressedAt >= 0 && zeroAt < 0 && !driven) zeroAt = clock.now();
+      clock.setTimer(0.0001, watch);
+    };
+    watch();
+    const board = { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr };
+    const outcome = drive(runSetup({ rig, link, board, clock, operator, hand: new MockHand(mock.plant, clock) }));
+    await expect(outcome).rejects.toThrow(SetupStopped);
+    await expect(outcome).rejects.toThrow('estop');
+    expect(pressedAt).toBeGreaterThan(0);
+    expect(zeroAt).toBeGreaterThanOrEqual(pressedAt);
+    // Zero reaches the motors within a couple of the board's samples (virtual time: the link's and the board's timing).
+    expect(zeroAt - pressedAt).toBeLessThan(0.01);
+    expect(mock.plant.duty).toEqual([0, 0]);
+    expect(mock.board.flags() & FLAG.EN).toBe(0);
+    expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
+    expect(said.some((s) => s.startsWith('[PASS] encoder 2'))).toBe(true);
+    console.log(`e-stop to motors at zero: ${((zeroAt - pressedAt) * 1000).toFixed(2)} ms (virtual time)`);
+    mock.dispose();
+  });
+});
+
+describe('setup: the operator on a terminal', () => {
+  /** A stdin that says it is a terminal, as a pty would. */
+  function fakeTty(): PassThrough & { isTTY: boolean; raw: boolean; setRawMode(on: boolean): void } {
+    const s = new PassThrough() as PassThrough & { isTTY: boolean; raw: boolean; setRawMode(on: boolean): void };
+    s.isTTY = true;
+    s.raw = false;
+    s.setRawMode = (on) => (s.raw = on);
+    return s;
+  }
+
+  it.each([
+    [' ', 'estop'],
+    ['\x1b', 'estop'],
+    ['\x03', 'interrupted:SIGINT'],
+  ])('key %j aborts with %s, even while nothing is asked', (key, reason) => {
+    const input = fakeTty();
+    const err = new PassThrough();
+    const op = new TerminalOperator({ yes: true, quiet: true, input: input as unknown as NodeJS.ReadStream, err });
+    expect(input.raw).toBe(true);
+    input.write(key);
+    expect(op.signal.aborted).toBe(true);
+    expect(op.signal.reason).toBe(reason);
+    op.dispose();
+    expect(input.raw).toBe(false);
+  });
+
+  it('Enter answers a prompt; --yes answers the motion prompt but not the request for hands', async () => {
+    const input = fakeTty();
+    const err = new PassThrough();
+    const op = new TerminalOperator({ yes: true, quiet: true, input: input as unknown as NodeJS.ReadStream, err });
+    await op.confirm('the arm will move');
+    let answered = false;
+    const asked = op.ask('turn joint 1').then(() => (answered = true));
+    await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(false);
+    input.write('\r');
+    await asked;
+    expect(answered).toBe(true);
+    expect(op.signal.aborted).toBe(false);
+    op.dispose();
+  });
+
+  it('piped stdin that ends while a prompt waits: setup is told to use --yes', async () => {
+    const input = new PassThrough() as PassThrough & { isTTY?: boolean };
+    const op = new TerminalOperator({ yes: false, quiet: true, input: input as unknown as NodeJS.ReadStream, err: new PassThrough() });
+    const p = op.confirm('the arm will move');
+    input.end();
+    await expect(p).rejects.toThrow(/stdin closed while setup was waiting for Enter \(give --yes/);
+    op.dispose();
+  });
+});
