@@ -155,7 +155,7 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
         path: cause[0]!,
         message:
           `${cause[1]} on joint ${i + 1}, whose inertia is as small as ${fmt(J)} kg m^2, gives a time constant of ${fmt((1000 * J) / b)} ms: ` +
-          `the ${a.simulation} (step ${fmt(a.step * 1000)} ms) cannot follow it and would diverge (check kt, ke, R and gear, the friction, the masses)`,
+          `the ${a.simulation} (step ${fmt(a.step * 1000)} ms) cannot follow it and would diverge (check kt, ke, R, gear and rotorInertia, the friction, the masses)`,
       });
     }
   }
