@@ -58,7 +58,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
     const { FirmwareSimError } = await import('../rig/firmware-sim.js');
     try {
-      return await serveFirmwareRig(rig, { board, faults, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
+      return await serveFirmwareRig(rig, { board, faults, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
     } catch (e) {
       if (e instanceof FirmwareSimError) throw new UsageError(e.message);
       throw e;

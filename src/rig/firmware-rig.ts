@@ -6,6 +6,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FaultSpec } from '../control/faults.js';
+import { requestRealtime } from '../time/threads.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
 
 export interface FirmwareRigOptions {
@@ -13,6 +14,8 @@ export interface FirmwareRigOptions {
   faults: readonly FaultSpec[];
   /** Lock-step slice [us]. @default 250 */
   sliceUs?: number;
+  /** Ask for SCHED_FIFO for the simulator and for this process (which steps the plant). */
+  rt?: boolean;
   /** Where lines go (stderr). */
   log: (line: string) => void;
   /** Where the pty path goes (stdout). */
@@ -57,6 +60,12 @@ export async function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise
   }
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   o.out(sim.ptyPath);
+  if (o.rt) {
+    // The harness (the board) above this process (the plant): the board waits for the plant's answers.
+    const a = await requestRealtime(sim.pid, 45);
+    const b = a.granted ? await requestRealtime(process.pid, 44) : a;
+    o.log(b.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and the plant' : `twolink rig: --rt refused: ${b.reason}`);
+  }
   o.log(
     `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,

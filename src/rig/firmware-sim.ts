@@ -196,6 +196,11 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     return '';
   }
 
+  /** Process id of the harness. */
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
   /** Resets the AVR now (the plant goes on). */
   reset(): void {
     this.child.stdin!.write('R\n');

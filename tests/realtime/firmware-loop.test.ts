@@ -5,12 +5,11 @@
 // process exit); the times asserted are the simulated board's, which do not depend on the machine.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { ReadlineParser } from '@serialport/parser-readline';
-import { SerialPort } from 'serialport';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../../src/config/load.js';
-import { frameLine } from '../../src/protocol/codec.js';
 import { FirmwareSim } from '../../src/rig/firmware-sim.js';
+import { FrameHost } from '../../src/rig/frame-host.js';
+import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 
 const INSTALL = 'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
@@ -26,7 +25,8 @@ afterAll(() => {
 /** `twolink rig --firmware --pty`: resolves with the pty path (its first stdout line) and its stderr. */
 function startFirmwareRig(extra: string[] = []): Promise<{ path: string; child: ChildProcess; stderr: () => string; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // --rt: SCHED_FIFO for the simulator and the plant when Linux allows it (it says so when not).
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', '--rt', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
     let err = '';
@@ -40,60 +40,13 @@ function startFirmwareRig(extra: string[] = []): Promise<{ path: string; child: 
   });
 }
 
-/**
- * The host's end of the pty, at the frame level: send bodies, read lines in order. `next` returns the
- * first line after the last one it returned (or after `skip()`) that passes its test, waiting for it.
- */
-class Host {
-  private seq = 0;
-  private cursor = 0;
-  private waiter: (() => void) | undefined;
-  readonly lines: string[] = [];
-  private constructor(readonly port: SerialPort) {
-    port.pipe(new ReadlineParser({ delimiter: '\n' })).on('data', (l: string) => {
-      this.lines.push(l);
-      this.waiter?.();
-    });
-  }
-  static async open(path: string): Promise<Host> {
-    const port = new SerialPort({ path, baudRate: 1_000_000, autoOpen: false });
-    await new Promise<void>((res, rej) => port.open((e) => (e ? rej(e) : res())));
-    return new Host(port);
-  }
-  /** Sends `TYPE fields` with the next sequence number; returns that number. */
-  send(type: string, ...fields: (string | number)[]): number {
-    const s = this.seq++;
-    this.port.write(frameLine([type, s, ...fields].join(' ')));
-    return s;
-  }
-  raw(bytes: string): void {
-    this.port.write(bytes);
-  }
-  async next(test: (l: string) => boolean): Promise<string> {
-    for (;;) {
-      while (this.cursor < this.lines.length) {
-        const l = this.lines[this.cursor++]!;
-        if (test(l)) return l;
-      }
-      await new Promise<void>((r) => (this.waiter = r));
-    }
-  }
-  /** Forgets the lines received so far. */
-  skip(): void {
-    this.cursor = this.lines.length;
-  }
-  close(): Promise<void> {
-    return new Promise((r) => this.port.close(() => r()));
-  }
-}
-
 const ackOf = (l: string): string => l.split(' ')[2]!;
 
 describe('the twolink firmware in simavr, closing the loop with the mock plant', () => {
   it('twolink run completes the reach through it (twolink rig --firmware --pty)', async () => {
     needSimavr();
     const rig = await startFirmwareRig();
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--json'], { timeoutMs: 90_000 });
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
     rig.child.kill('SIGINT');
     await rig.exited;
     expect(r.code, `${r.stderr}\n${rig.stderr()}`).toBe(0);
@@ -109,7 +62,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
 
   describe('faults through the real firmware', () => {
     let sim: FirmwareSim;
-    let host: Host;
+    let host: FrameHost;
     // Every slice the harness simulated: board time and the mean duty at the motor pins.
     const slices: { boardTime: number; duty: [number, number] }[] = [];
     /** Resolves true once `cond` holds after a slice (false if the harness ends first). */
@@ -127,7 +80,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       needSimavr();
       sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
       sim.on('slice', (x) => slices.push({ boardTime: x.boardTime, duty: x.duty }));
-      host = await Host.open(sim.ptyPath);
+      host = await FrameHost.open(sim.ptyPath);
       await host.next((l) => l.startsWith('I ')); // the banner repeats until the handshake
       host.skip();
       host.send('H', 1);
@@ -195,6 +148,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
   it('a reset mid-run: the host sees the banner and stops with fault:board-reset', async () => {
     needSimavr();
     const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
+    await requestRealtime(sim.pid, 45); // the board keeps real time on a busy machine (if Linux allows)
     try {
       // Reset once the arm has been driven for 0.5 s of board time.
       let drivingSince: number | undefined;
@@ -209,7 +163,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       });
       const resets: number[] = [];
       sim.on('reset', (e) => resets.push(e.boardTime));
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json'], { timeoutMs: 90_000 });
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
       expect(resetAt, r.stderr).toBeDefined();
       expect(resets).toHaveLength(1);
       expect(r.code, r.stderr).toBe(1);
