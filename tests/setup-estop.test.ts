@@ -96,12 +96,26 @@ describe('setup: the operator on a terminal', () => {
     op.dispose();
   });
 
+  it('piped stdin: lines that come before their prompts answer them in order', async () => {
+    const input = new PassThrough() as PassThrough & { isTTY?: boolean };
+    const op = new TerminalOperator({ yes: false, quiet: true, input: input as unknown as NodeJS.ReadStream, err: new PassThrough() });
+    const first = op.ask('turn joint 1');
+    input.write('\n\n');
+    await first;
+    await op.ask('let it hang');
+    input.end();
+    await new Promise((r) => setImmediate(r));
+    await expect(op.ask('again')).rejects.toBeInstanceOf(SetupStopped);
+    op.dispose();
+  });
+
   it('piped stdin that ends while a prompt waits: setup is told to use --yes', async () => {
     const input = new PassThrough() as PassThrough & { isTTY?: boolean };
     const op = new TerminalOperator({ yes: false, quiet: true, input: input as unknown as NodeJS.ReadStream, err: new PassThrough() });
     const p = op.confirm('the arm will move');
     input.end();
     await expect(p).rejects.toThrow(/stdin closed while setup was waiting for Enter \(give --yes/);
+    await expect(p).rejects.toBeInstanceOf(SetupStopped);
     op.dispose();
   });
 });

@@ -155,6 +155,7 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
   let opened: Opened | undefined;
   let outcome: SetupOutcome | undefined;
   let stopped: string | null = null;
+  let stoppedSteps: StepResult[] = [];
   try {
     opened = v.mock ? await openMock(rig, wiring) : await openPort(rig, v.port as string, baudRate);
     operator.say(`twolink setup: ${rig.name} on ${v.mock ? `the mock rig${wiring?.spec ? ` wired "${wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
@@ -165,14 +166,15 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
       process.stderr.write(`twolink: ${e.message}\n`);
       return 3;
     }
-    if (!(e instanceof SetupStopped) && !(e instanceof Error && /stdin/.test(e.message))) throw e;
+    if (!(e instanceof SetupStopped)) throw e;
     stopped = e.message;
+    stoppedSteps = e.steps;
     operator.say(`setup stopped: ${e.message}; the motors are off`);
   } finally {
     operator.dispose();
     if (opened) await opened.close().catch(() => undefined);
   }
-  const steps = outcome?.steps ?? [];
+  const steps = outcome?.steps ?? stoppedSteps;
   let written: { path: string; backup: string | null } | null = null;
   let changes: RigChange[] = [];
   if (outcome?.completed) {

@@ -44,9 +44,11 @@ export interface Operator {
   readonly signal: AbortSignal;
 }
 
-/** Setup was stopped by the e-stop or a signal. */
+/** Setup was stopped: the e-stop, a signal, or no one left to answer (stdin closed). */
 export class SetupStopped extends Error {
   override readonly name = 'SetupStopped';
+  /** The steps that had run when it stopped. */
+  steps: StepResult[] = [];
 }
 
 /** Bounds of the motion and of the waiting. */
@@ -154,6 +156,9 @@ export async function runSetup(ctx: SetupContext): Promise<SetupOutcome> {
   try {
     const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.motors());
     return { steps: run.steps, findings: run.f, completed: ok };
+  } catch (e) {
+    if (e instanceof SetupStopped) e.steps = run.steps.slice();
+    throw e;
   } finally {
     run.samples.hook = undefined;
     ctx.link.writeDuty(run.zeros);

@@ -5,7 +5,7 @@
  * still stop). `--yes` answers the prompts before motion, never the requests for the person's hands.
  */
 import type { Writable } from 'node:stream';
-import type { Hand, Operator } from './driver.js';
+import { SetupStopped, type Hand, type Operator } from './driver.js';
 
 export class TerminalOperator implements Operator {
   private readonly ac = new AbortController();
@@ -13,10 +13,12 @@ export class TerminalOperator implements Operator {
   private attached = false;
   private raw = false;
   private ended = false;
+  /** Enters read from piped input before a prompt asked for them. */
+  private early = 0;
   private readonly onData = (d: Buffer | string): void => this.data(typeof d === 'string' ? d : d.toString('latin1'));
   private readonly onEnd = (): void => {
     this.ended = true;
-    this.pending?.reject(new Error('stdin closed while setup was waiting for Enter (give --yes to run without prompts)'));
+    this.pending?.reject(new SetupStopped('stdin closed while setup was waiting for Enter (give --yes to run without prompts)'));
     this.pending = undefined;
   };
   private readonly onSignal = (sig: NodeJS.Signals): void => this.ac.abort(`interrupted:${sig}`);
@@ -48,7 +50,12 @@ export class TerminalOperator implements Operator {
   ask(prompt: string): Promise<void> {
     this.o.err.write(`  > ${prompt} (Enter; space or Esc stops) `);
     this.attach();
-    if (this.ended) return Promise.reject(new Error('stdin is closed: setup cannot wait for Enter (give --yes, or run it on a terminal)'));
+    if (this.early > 0) {
+      this.early--;
+      this.o.err.write('\n');
+      return Promise.resolve();
+    }
+    if (this.ended) return Promise.reject(new SetupStopped('stdin is closed: setup cannot wait for Enter (give --yes, or run it on a terminal)'));
     return new Promise((resolve, reject) => (this.pending = { resolve, reject }));
   }
 
@@ -73,10 +80,16 @@ export class TerminalOperator implements Operator {
       } else if (this.raw && ch === '\x03') {
         this.ac.abort('interrupted:SIGINT');
       } else if (ch === '\r' || ch === '\n') {
-        this.o.err.write('\n');
         const p = this.pending;
         this.pending = undefined;
-        p?.resolve();
+        if (p) {
+          this.o.err.write('\n');
+          p.resolve();
+        } else if (!this.raw) {
+          // Piped input: lines that came before their prompt answer the next prompts, in order. (On a
+          // terminal a stray Enter must not answer a prompt not yet shown.)
+          this.early++;
+        }
       }
     }
   }
