@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
+import { firmwareSection } from './firmware.js';
 import { benchInputs } from './fuzz.js';
 import { benchIdentify } from './identify.js';
 import { benchLink } from './link.js';
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   loop: () => benchLoop(),
   realtime: () => benchRealtime(runsOption()),
   firmata: benchFirmata,
+  firmware: () => firmwareSection(),
   faults: benchFaults,
   inputs: benchInputs,
   tui: benchTui,
