@@ -141,6 +141,8 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       boardT: t - (run.age?.(k) ?? 0) + 100,
       fresh: stale ? 0 : 1,
       sat: 0,
+      sample: k,
+      dutyIn: [0.01 * k, -0.01 * k],
     };
     lines.push(JSON.stringify(tick));
     ticks.push({ t, state, phase, trajT, tau: state === 'track' ? reading.tau : Number.NaN, fresh: !stale, des: reading.des, meas: reading.q, res });

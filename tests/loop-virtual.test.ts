@@ -130,7 +130,7 @@ describe('safety', () => {
       onTick: (core) => {
         const p = core.progress;
         if (sentAt < 0 && p && p.phase === 'track' && p.t > 1.6) {
-          sentAt = core.row[F.i]!;
+          sentAt = core.row[F.sample]!;
           core.command({ kind: 'estop', reason: 'estop' });
         }
       },
@@ -138,7 +138,7 @@ describe('safety', () => {
     expect(res.summary.stopReason).toBe('estop');
     expect(res.summary.stopOutcome).toBe('acknowledged');
     // Rows are per sample (F.i is the board's sample index); the e-stop between two samples writes its own row.
-    const at = res.rows.findIndex((row) => row[F.i] === sentAt);
+    const at = res.rows.findIndex((row) => row[F.sample] === sentAt);
     const before = res.rows[at]!;
     expect(Math.abs(before[F.duty0]!) + Math.abs(before[F.duty1]!)).toBeGreaterThan(0);
     const next = res.rows[at + 1]!;

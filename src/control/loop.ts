@@ -151,6 +151,7 @@ export class LoopCore {
   private readonly alarmClearAt: number[];
   private alarmed = 0;
   private inSample = false;
+  private rowIndex = 0;
   /** Board time since the last answered sample [s] (one period after a stall): the controller's dt. */
   private dt: number;
   private finishListeners: (() => void)[] = [];
@@ -591,7 +592,8 @@ export class LoopCore {
     if (this.finished && this.mode.kind !== 'stopped') out = this.controller.idle();
     const q = this.estimator.q;
     row[F.t] = this.lt;
-    row[F.i] = r ? r.index : -1;
+    row[F.i] = this.rowIndex++;
+    row[F.sample] = r ? r.index : -1;
     row[F.state] = LOOP_STATES.indexOf(this.mode.kind);
     row[F.trajT] = trajT;
     row[F.phase] = PHASES.indexOf(phase);
@@ -630,6 +632,7 @@ export class LoopCore {
     row[F.boardT] = r?.boardTime ?? 0;
     row[F.fresh] = r ? 1 : 0;
     row[F.sat] = out.sat;
+    put(F.dutyIn0, r ? this.dutyOf(r.ack) : this.zeroDuty);
     this.o.sink(row);
   }
 }

@@ -6,8 +6,8 @@
 
 /** Fields of a tick row, in order. Joint arrays have two slots (joint 2 is 0 for a one-link arm). */
 export const TICK_FIELDS = [
-  't', // loop time since the run started [s]
-  'i', // tick index
+  't', // loop time since the run started [s] (the board's clock)
+  'i', // row index (0, 1, 2, ...: one row per sample, and one for a halt between samples)
   'state', // LoopState code
   'trajT', // time on the trajectory [s], -1 if none
   'phase', // TrajPhase code
@@ -24,16 +24,18 @@ export const TICK_FIELDS = [
   'tauPid0', 'tauPid1', // PID [N m]
   'tauCmd0', 'tauCmd1', // commanded after saturation and ramps [N m]
   'duty0', 'duty1', // motor duty -1..1
-  'errUs', // tick start minus its grid time [us]
-  'execUs', // time the tick's work took [us]
-  'overruns', // ticks that started a period or more late, so far
-  'missed', // grid periods skipped, so far
+  'errUs', // latency: the board's sample instant (on the host's clock) to the answer written [us]
+  'execUs', // time the sample's work took [us]
+  'overruns', // samples answered late or not at all (a newer one had come), so far
+  'missed', // samples lost on the way (gaps in the board's sample index), so far
   'sent', 'received', 'lost', 'corrupt', // link counters so far
   'alarm', // twin alarm bits (bit i = joint i+1)
   'flags', // board flags
   'boardT', // board time of the reading [s]
   'fresh', // 1 if a new reading arrived this tick
   'sat', // saturation bits (bit i = joint i+1 torque or duty limited)
+  'sample', // the board's sample index, -1 for a row without a sample
+  'dutyIn0', 'dutyIn1', // duty the board applied at this sample, in force until the next [-1..1]
 ] as const;
 
 export type TickField = (typeof TICK_FIELDS)[number];
@@ -71,6 +73,10 @@ export interface TickObject {
   boardT: number;
   fresh: number;
   sat: number;
+  /** The board's sample index (-1: a row without a sample); absent in recordings made before it existed. */
+  sample?: number;
+  /** Duty the board applied at this sample, in force until the next. */
+  dutyIn?: number[];
 }
 
 /** Converts a row to an object; `joints` trims the joint arrays. */
@@ -94,5 +100,7 @@ export function tickObject(r: ArrayLike<number>, joints: number): TickObject {
     boardT: r[F.boardT]!,
     fresh: r[F.fresh]!,
     sat: r[F.sat]!,
+    sample: r[F.sample]!,
+    dutyIn: pair('dutyIn0', 'dutyIn1'),
   };
 }

@@ -56,6 +56,11 @@ export interface FitTick {
   qd: readonly number[];
   /** Duty sent this tick, -1..1 per joint. */
   duty: readonly number[];
+  /**
+   * Duty the board applied at this reading, in force until the next (recordings since the loop runs
+   * on the board's samples): when present it is used instead of `duty` `commandLag` ticks before.
+   */
+  dutyIn?: readonly number[];
   /** The plan at the reading's time: angles [rad], velocities [rad/s], accelerations [rad/s^2]. */
   des: { q: readonly number[]; qd: readonly number[]; qdd: readonly number[] };
 }
@@ -70,13 +75,15 @@ export function fitTickFromRow(r: ArrayLike<number>): FitTick {
     q: [r[F.q0]!, r[F.q1]!],
     qd: [r[F.qd0]!, r[F.qd1]!],
     duty: [r[F.duty0]!, r[F.duty1]!],
+    ...(r[F.sample]! >= 0 ? { dutyIn: [r[F.dutyIn0]!, r[F.dutyIn1]!] } : {}),
     des: { q: [r[F.qDes0]!, r[F.qDes1]!], qd: [r[F.qdDes0]!, r[F.qdDes1]!], qdd: [r[F.qddDes0]!, r[F.qddDes1]!] },
   };
 }
 
 /** A recorded tick (an NDJSON tick line) as a FitTick. */
-export function fitTickFromObject(o: Pick<TickObject, 'i' | 'state' | 'fresh' | 'boardT' | 'meas' | 'duty' | 'des'>): FitTick {
-  return { i: o.i, state: o.state, fresh: o.fresh === 1, boardT: o.boardT, q: o.meas.q, qd: o.meas.qd, duty: o.duty, des: o.des };
+export function fitTickFromObject(o: Pick<TickObject, 'i' | 'state' | 'fresh' | 'boardT' | 'meas' | 'duty' | 'des' | 'sample' | 'dutyIn'>): FitTick {
+  const din = o.dutyIn && (o.sample ?? -1) >= 0 ? { dutyIn: o.dutyIn } : {};
+  return { i: o.i, state: o.state, fresh: o.fresh === 1, boardT: o.boardT, q: o.meas.q, qd: o.meas.qd, duty: o.duty, ...din, des: o.des };
 }
 
 export interface FitOptions {
@@ -209,7 +216,7 @@ function segments(ticks: readonly FitTick[], lag: number): Segment[] {
     cur.sw.push(k.boardT);
     for (let j = 0; j < 2; j++) {
       cur.q[j]!.push(k.q[j]!);
-      cur.duty[j]!.push(src!.duty[j]!);
+      cur.duty[j]!.push((k.dutyIn ?? src!.duty)[j]!);
       cur.dq[j]!.push(k.des.q[j]!);
       cur.dqd[j]!.push(k.des.qd[j]!);
       cur.dqdd[j]!.push(k.des.qdd[j]!);

@@ -20,6 +20,8 @@ export interface ReplayTick {
   qd: readonly number[];
   /** Duty sent this tick. */
   duty: readonly number[];
+  /** Duty the board applied at this reading, in force until the next (newer recordings). */
+  dutyIn?: readonly number[];
 }
 
 /**
@@ -42,7 +44,8 @@ export function replayTwinRmsDeg(rig: Rig, ticks: readonly ReplayTick[], command
     } else {
       // In force between the previous reading and this one: the command that reading acknowledged.
       const src = ticks[prev.r - commandLag];
-      twin.step(src && k.i - src.i >= 0 ? src.duty : zero, k.boardT - prev.boardT, k.q, k.qd);
+      const inForce = ticks[prev.r]!.dutyIn ?? (src && k.i - src.i >= 0 ? src.duty : zero);
+      twin.step(inForce, k.boardT - prev.boardT, k.q, k.qd);
       if (k.state !== 'idle') {
         count++;
         for (let j = 0; j < n; j++) sum[j] += ((twin.residual[j]! * 180) / Math.PI) ** 2;

@@ -65,6 +65,8 @@ export function csvColumns(joints: number): CsvColumn[] {
   num('boardT_s', 'boardT');
   num('fresh', 'fresh');
   num('sat', 'sat');
+  num('sample', 'sample');
+  pair('duty_in', '', 'dutyIn0');
   return cols;
 }
 
@@ -173,7 +175,9 @@ export function tickJsonSchema(joints: number): object {
     type: 'object',
     properties: {
       t: n('loop time since the run started [s]'),
-      i: n('tick index'),
+      i: n('row index'),
+      sample: n("the board's sample index, -1 for a row without a sample"),
+      dutyIn: vec(joints, 'duty the board applied at this sample, in force until the next -1..1'),
       state: { type: 'string', enum: [...LOOP_STATES], description: 'loop state' },
       trajT: n('time on the trajectory [s], -1 if none'),
       phase: { type: 'string', enum: [...PHASES], description: 'phase of the trajectory' },
@@ -196,7 +200,12 @@ export function tickJsonSchema(joints: number): object {
       duty: vec(joints, 'motor duty -1..1'),
       timing: {
         type: 'object',
-        properties: { errUs: n('tick start minus its grid time [us]'), execUs: n("the tick's work [us]"), overruns: n('so far'), missed: n('grid periods skipped so far') },
+        properties: {
+          errUs: n("latency: the board's sample instant to the answer written [us]"),
+          execUs: n("the sample's work [us]"),
+          overruns: n('samples answered late or not at all, so far'),
+          missed: n('samples lost on the way, so far'),
+        },
       },
       link: { type: 'object', properties: { sent: n('frames'), received: n('frames'), lost: n('frames'), corrupt: n('frames') } },
       alarm: n('twin alarm bits (bit i = joint i+1)'),

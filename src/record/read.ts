@@ -114,6 +114,9 @@ function tickSchema(joints: 1 | 2) {
     boardT: num,
     fresh: num,
     sat: num,
+    // Since the loop runs on the board's samples (older recordings have neither).
+    sample: num.optional(),
+    dutyIn: vec.optional(),
   });
 }
 
@@ -200,6 +203,11 @@ function toRow(o: TickLine, row: Float64Array): void {
   row[F.boardT] = o.boardT;
   row[F.fresh] = o.fresh;
   row[F.sat] = o.sat;
+  row[F.sample] = o.sample ?? -1;
+  // Older recordings: the duty sent at a tick applied right away (the sync protocol).
+  const din = o.dutyIn ?? o.duty;
+  row[F.dutyIn0] = din[0]!;
+  row[F.dutyIn1] = din[1] ?? 0;
 }
 
 /** What a reader wants to hear about, in file order. */
