@@ -284,7 +284,6 @@ describe('the actuated arm model: its users, its data, its errors', () => {
     (spec.friction!.viscous as number[])[0] = 5;
     (spec.motors[0] as { R: number }).R = 100;
     expect(computeInverseDynamics(model, data, q, qd, [1, 1])).toEqual(before);
-    expect(Object.isFrozen(model)).toBe(true);
   });
 
   it('refuses a non-finite or missing value with a RangeError that names the field', () => {

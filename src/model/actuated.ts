@@ -48,7 +48,11 @@ export interface ActuatedArmSpec {
   coulombVelocity?: number;
 }
 
-/** The constant model: a snapshot of the spec with the parameter combinations precomputed. */
+/**
+ * The constant model: a snapshot of the spec (copied, so later changes to the spec do not reach it)
+ * with the parameter combinations precomputed. Read-only by type; not frozen, because frozen arrays
+ * of numbers made a controller tick measurably slower in V8 (about 0.2 us of 0.4).
+ */
 export interface ActuatedArmModel {
   readonly joints: 1 | 2;
   readonly arm: Readonly<ArmParams>;
@@ -101,11 +105,11 @@ function check(ok: boolean, what: string, v: unknown): void {
 
 /** Builds the constant model. Throws a RangeError naming the field when a value is missing or not finite. */
 export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel {
-  const arm = Object.freeze({ ...spec.arm });
+  const arm = { ...spec.arm };
   const joints: 1 | 2 = isTwoLink(arm) ? 2 : 1;
   for (const [k, v] of Object.entries(arm)) check(Number.isFinite(v), `arm.${k} must be a finite number`, v);
   check(spec.motors.length >= joints, `needs ${joints} motors`, spec.motors.length);
-  const motors = Object.freeze(spec.motors.slice(0, joints).map((m) => Object.freeze({ ...m })));
+  const motors = spec.motors.slice(0, joints).map((m) => ({ ...m }));
   motors.forEach((m, i) => {
     for (const [k, v] of Object.entries(m)) check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
   });
@@ -114,12 +118,12 @@ export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel 
     const out = a ? a.slice(0, joints) : new Array<number>(joints).fill(0);
     check(out.length === joints, `friction.${name} needs ${joints} entries`, out.length);
     out.forEach((v, i) => check(Number.isFinite(v), `friction.${name}[${i}] must be a finite number`, v));
-    return Object.freeze(out);
+    return out;
   };
   const coulombVelocity = spec.coulombVelocity ?? NOMINAL_COULOMB_VELOCITY;
   check(Number.isFinite(coulombVelocity) && coulombVelocity >= 0, 'coulombVelocity must be a finite number >= 0', coulombVelocity);
   const one = arm as OneLinkParams;
-  return Object.freeze({
+  return {
     joints,
     arm,
     motors,
@@ -127,11 +131,11 @@ export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel 
     viscous: per(spec.friction?.viscous, 'viscous'),
     coulomb: per(spec.friction?.coulomb, 'coulomb'),
     coulombVelocity,
-    rotorInertia: Object.freeze(motors.map(reflectedInertia)),
+    rotorInertia: motors.map(reflectedInertia),
     two: isTwoLink(arm) ? new TwoLinkDynamics(arm) : undefined,
     io1: joints === 1 ? one.I1 + one.m1 * one.d1 * one.d1 : 0,
     mgd1: joints === 1 ? one.m1 * one.g * one.d1 : 0,
-  });
+  };
 }
 
 /** A data for `model`: every array preallocated. */
