@@ -152,6 +152,8 @@ export class LoopCore {
   private alarmed = 0;
   private inSample = false;
   private rowIndex = 0;
+  /** Host time when the newest sample arrived [s] (-1 before the first). */
+  private lastSampleHost = -1;
   /** Board time since the last answered sample [s] (one period after a stall): the controller's dt. */
   private dt: number;
   private finishListeners: (() => void)[] = [];
@@ -222,11 +224,19 @@ export class LoopCore {
     this.o.onEvent?.(e);
   }
 
+  /**
+   * Loop time now [s]: the newest sample's, plus (between samples: a command, a link event, the
+   * lost-link timer) the host time since it arrived, so that an event says when it happened.
+   */
+  private eventTime(): number {
+    return this.inSample || this.lastSampleHost < 0 ? this.lt : this.lt + Math.max(0, this.o.clock.now() - this.lastSampleHost);
+  }
+
   private setMode(m: Mode, reason?: string): void {
     const changed = m.kind !== this.mode.kind;
     this.mode = m;
     if (!changed) return;
-    this.emit({ kind: 'state', state: m.kind, ...(reason ? { reason } : {}), t: this.lt });
+    this.emit({ kind: 'state', state: m.kind, ...(reason ? { reason } : {}), t: this.eventTime() });
     if (this.finished) for (const f of this.finishListeners.splice(0)) f();
   }
 
@@ -246,7 +256,7 @@ export class LoopCore {
   }
 
   private onLinkEvent(e: LinkEvent): void {
-    this.emit({ kind: 'link', event: e, t: this.lt });
+    this.emit({ kind: 'link', event: e, t: this.eventTime() });
     if (e.kind === 'closed') this.fault({ kind: 'link-closed' });
     else if (e.kind === 'board-reset') this.fault({ kind: 'board-reset' });
     else if (e.kind === 'watchdog') this.fault({ kind: 'watchdog' });
@@ -384,6 +394,7 @@ export class LoopCore {
   /** A sample from the board: read -> update -> write, then the row. */
   onSample(r: Reading): void {
     const wallStart = this.o.clock.now();
+    this.lastSampleHost = wallStart;
     this.inSample = true;
     try {
       const answered = this.read(r);
