@@ -72,7 +72,7 @@ export interface PanelOptions {
   legend?: boolean;
   width?: number;
   height?: number;
-  /** Horizontal rules (a threshold), drawn dashed. */
+  /** Horizontal rules (a threshold), drawn dashed, all in the first one's colour. @default ALARM_COLOR */
   rules?: { y: number; color?: string }[];
   /** Shaded time intervals (the trajectory proper). */
   bands?: { x0: number; x1: number }[];
@@ -88,7 +88,7 @@ export function round(v: number): number | null {
 }
 
 /**
- * A y range for the finite values that a few spikes do not squash: the 2nd to 98th percentile,
+ * A y range for the finite values that a few spikes do not squash: the 1st to 99th percentile,
  * widened to the extremes when they are near (within half that span: a smooth curve is shown whole),
  * then padded by 8%. What stays outside is drawn on the edge and counted (see panel).
  */
@@ -97,8 +97,8 @@ export function robustRange(points: readonly Point[], extra: readonly number[] =
   ys.push(...extra);
   if (!ys.length) return undefined;
   ys.sort((a, b) => a - b);
-  let lo = ys[Math.floor(0.02 * (ys.length - 1))]!;
-  let hi = ys[Math.ceil(0.98 * (ys.length - 1))]!;
+  let lo = ys[Math.floor(0.01 * (ys.length - 1))]!;
+  let hi = ys[Math.ceil(0.99 * (ys.length - 1))]!;
   const core = hi - lo;
   if (ys[0]! >= lo - 0.5 * core) lo = ys[0]!;
   if (ys[ys.length - 1]! <= hi + 0.5 * core) hi = ys[ys.length - 1]!;
@@ -232,8 +232,9 @@ export function panel(o: PanelOptions): Json {
   if (o.rules?.length) {
     layers.push({
       data: { values: o.rules },
-      mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.2 },
-      encoding: { y: { field: 'y', type: 'quantitative' }, color: { field: 'color', type: 'nominal', scale: null } },
+      // A constant colour (no colour encoding, so no second legend beside the series').
+      mark: { type: 'rule', strokeDash: [4, 3], strokeWidth: 1.2, color: o.rules[0]!.color ?? ALARM_COLOR },
+      encoding: { y: { field: 'y', type: 'quantitative' } },
     });
   }
   return {
@@ -241,8 +242,8 @@ export function panel(o: PanelOptions): Json {
     title: { text: o.title, fontSize: 12, subtitle: [o.subtitle || '\u00a0', clipNote || '\u00a0'], subtitleFontSize: 9, subtitleColor: '#555' },
     width: o.width ?? 210,
     height: o.height ?? 120,
+    // The layers share their scales (one legend); panels do not (see figure).
     layer: layers,
-    resolve: { scale: { color: 'independent', strokeDash: 'independent' } },
   };
 }
 
