@@ -79,6 +79,8 @@ static const struct board kBoards[] = {
 
 static const struct board* B;
 static avr_t* avr;
+static double wallS(void);
+static double wall0;  // wall time [s] that corresponds to simulated time 0
 static uint64_t sliceCycles;
 static int realtime = 1;
 static int lead = 0;
@@ -307,6 +309,8 @@ static void handleCommand(const char* line) {
   if (sscanf(line, "C %lld %lld %lld", &k, &c1, &c2) == 3) {
     target[0] = c1;
     target[1] = c2;
+    // Real time starts with the plant's first answer: the plant process takes a while to start.
+    if (repliedUpTo < 0) wall0 = wallS() - (double)avr->cycle / (double)F_CPU;
     repliedUpTo = k;
   } else if (strcmp(line, "R") == 0) {
     resetAvr();
@@ -345,7 +349,6 @@ static double wallS(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-static double wall0;               // wall time [s] that corresponds to simulated time 0
 static double maxBehindS, behindTotalS;
 static unsigned long behindEvents, reanchors;
 static double lastBehindReportS = -10;
