@@ -322,18 +322,24 @@ function describe(h: Hypothesis, n: number): WiringFault {
   }
   if (h.encFlip) {
     const js = [...Array(n).keys()].filter((i) => h.encFlip & (1 << i));
-    const which = js.map((j) => j + 1).join(' and ');
+    const j = js[0]! + 1;
     return {
       joint: js[0]!,
       kind: 'reversed',
-      message: `joint ${which} ${js.length > 1 ? 'move' : 'moves'} against ${js.length > 1 ? 'their commands' : 'its command'}: ${js.length > 1 ? 'their encoders count' : 'its encoder counts'} backwards, or ${js.length > 1 ? 'their motors are' : 'its motor is'} reversed (swap encoder ${which}'s A and B wires, or motor ${which}'s two wires)${setup}`,
+      message:
+        js.length > 1
+          ? `joints 1 and 2 move against their commands: both encoders count backwards, or both motors are reversed (swap each encoder's A and B wires, or each motor's two wires)${setup}`
+          : `joint ${j} moves against its command: its encoder counts backwards, or its motor is reversed (swap encoder ${j}'s A and B wires, or motor ${j}'s two wires)${setup}`,
     };
   }
   const flipped = [...Array(n).keys()].filter((i) => h.flip & (1 << i));
-  const which = flipped.map((j) => j + 1).join(' and ');
-  const reversed = flipped.length
-    ? `joint ${which} ${flipped.length > 1 ? 'move' : 'moves'} against ${flipped.length > 1 ? 'their commands' : 'its command'}: ${flipped.length > 1 ? 'their motors are' : 'its motor is'} reversed, or ${flipped.length > 1 ? 'their encoders count' : 'its encoder counts'} backwards (swap motor ${which}'s two wires, or encoder ${which}'s A and B)`
-    : '';
+  const j = (flipped[0] ?? 0) + 1;
+  const reversed =
+    flipped.length > 1
+      ? "joints 1 and 2 move against their commands: both motors are reversed, or both encoders count backwards (swap each motor's two wires, or each encoder's A and B)"
+      : flipped.length === 1
+        ? `joint ${j} moves against its command: its motor is reversed, or its encoder counts backwards (swap motor ${j}'s two wires, or encoder ${j}'s A and B)`
+        : '';
   const swapped = 'joint 1 follows motor 2 and joint 2 motor 1: the motors (or the encoders) are swapped (swap the two motor cables at the driver, or the two encoder cables)';
   if (!h.swap) return { joint: flipped[0] ?? 0, kind: 'reversed', message: `${reversed}${setup}` };
   if (flipped.length === 0) return { joint: 0, kind: 'swapped', message: `${swapped}${setup}` };
