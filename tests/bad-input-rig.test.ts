@@ -2,7 +2,7 @@
 // are refused at load, in the main thread, with one line naming the file, the field and the reason.
 // The fault probe's cases are fixtures in tests/fixtures/bad-input/.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
@@ -68,10 +68,22 @@ describe('Firmata wiring is checked at load from the rig file alone (exit 2 ther
     ['rig-firmata-serial-pin.json', 'firmata.motors[0].dir', /pin 1 is the serial line to the laptop on a Mega/],
     ['rig-firmata-no-pin.json', 'firmata.sensors[1].pinB', /pin 80 does not exist on a Mega \(pins 0-69\)/],
     ['rig-firmata-no-section.json', 'firmata', /link\.transport is "firmata" but there is no "firmata" section/],
+    ['rig-firmata-unknown-shield.json', 'firmata.motors[0]', /unknown shield "NO_SUCH_SHIELD" \(johnny-five knows ADAFRUIT_V1, /],
   ])('%s: refused naming %s', (name, field, re) => {
     const e = refusal(`${FIX}/${name}`);
     expect(e.field).toBe(field);
     expect(e.message).toMatch(re);
+  });
+
+  it('a shield preset whose pins the board does not have is refused; one that fits loads', () => {
+    const base = JSON.parse(readFileSync('rigs/mock-arm-firmata.json', 'utf8'));
+    const uno = { board: 'uno', sensors: [{ type: 'encoder', pinA: 2, pinB: 12 }, { type: 'encoder', pinA: 3, pinB: 13 }] };
+    const bad = `${dir}/shield-bad.json`;
+    writeFileSync(bad, JSON.stringify({ ...base, firmata: { ...uno, motors: [{ shield: 'SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK', motor: 'A' }, { pwm: 9, dir: 8 }] } }));
+    expect(refusal(bad).message).toMatch(/firmata\.motors\[0\]: shield SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK motor A uses pin \d+ for \w+, which an Uno cannot give it/);
+    const ok = `${dir}/shield-ok.json`;
+    writeFileSync(ok, JSON.stringify({ ...base, firmata: { ...uno, motors: [{ shield: 'DF_ROBOT', motor: 'A' }, { pwm: 9, dir: 8 }] } }));
+    expect(loadRig(ok).firmata?.motors[0]).toEqual({ shield: 'DF_ROBOT', motor: 'A' });
   });
 });
 

@@ -6,6 +6,7 @@ import { createActuatedArmModel, maxMassMatrixDiagonal } from '../model/actuated
 import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { FileError, MAX_CONFIG_BYTES, readTextFile } from './files.js';
 import { plausibilityIssues } from './plausible.js';
+import { checkShields } from './shields.js';
 import { resolveWiring, type HostWiring } from './wiring.js';
 import { oneLine, parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
 
@@ -268,7 +269,7 @@ export function checkPlausible(rig: Rig): Rig {
  */
 export function loadRig(file: string): Rig {
   const text = readConfigText(file);
-  return checkPlausible(resolveRig(parseRigFile(parseJsonText(text, file), file), file));
+  return checkShields(checkPlausible(resolveRig(parseRigFile(parseJsonText(text, file), file), file)));
 }
 
 /** The nominal two-link parameters of a rig, or an error naming the rig when it has one link. */

@@ -32,10 +32,10 @@ const MAX_KT_KE_RATIO = 2;
 
 const DEG = 180 / Math.PI;
 
-/** Joint angles over the limits: a 5-degree grid plus both ends [rad]. */
+/** Joint angles over the limits: a 10-degree grid plus both ends [rad] (the gravity torque it misses is under 0.4%). */
 function grid(l: JointLimits): number[] {
   const out: number[] = [];
-  const n = Math.max(2, Math.ceil(((l.max - l.min) * DEG) / 5));
+  const n = Math.max(2, Math.ceil(((l.max - l.min) * DEG) / 10));
   for (let k = 0; k <= n; k++) out.push(l.min + ((l.max - l.min) * k) / n);
   return out;
 }
