@@ -100,7 +100,6 @@ export class Controller {
     disturbance?: readonly number[],
   ): { out: ControlOutput; ok: boolean } {
     const n = this.joints;
-    const rig = this.rig;
     const o = this.out;
     // Feedforward
     if (this.feedforward === 'none') {
@@ -114,48 +113,72 @@ export class Controller {
       // (unmodelled friction, a mass error) -- a disturbance observer around the model.
       if (disturbance) for (let i = 0; i < n; i++) o.tauFf[i] -= disturbance[i]!;
     }
-    let ok = true;
     o.sat = 0;
+    let ok = true;
     for (let i = 0; i < n; i++) {
       const e = ref.q[i]! - q[i]!;
       const eDot = ref.qd[i]! - qd[i]!;
       const pid = this.pid[i]!.update(e, eDot, dt, this.satSign[i]!, this.excess[i]!);
       o.tauPid[i] = pid;
-      const raw = o.tauFf[i]! + pid;
-      // Saturate: the joint's torque limit (scaled by the ramps) and what the motor can give at this speed.
-      const lim = rig.limits[i]!.maxTorque * scale;
-      const maxD = rig.maxDuty;
-      const hi = Math.min(lim, motorTorque(this.model, i, maxD, qd[i]!));
-      const lo = Math.max(-lim, motorTorque(this.model, i, -maxD, qd[i]!));
-      let cmd = raw;
-      let sat = 0;
-      if (cmd > hi) {
-        cmd = hi;
-        sat = 1;
-      } else if (cmd < lo) {
-        cmd = lo;
-        sat = -1;
-      }
-      if (lo > hi) {
-        // The motor is being driven beyond what the limit allows (back-EMF at high speed): brake with 0.
-        cmd = 0;
-        sat = raw > 0 ? 1 : -1;
-      }
-      this.satSign[i] = sat;
-      this.excess[i] = cmd - raw;
-      let duty = motorDuty(this.model, i, cmd, qd[i]!);
-      if (duty > maxD) duty = maxD;
-      else if (duty < -maxD) duty = -maxD;
-      if (!Number.isFinite(raw) || !Number.isFinite(duty) || !Number.isFinite(cmd)) {
-        ok = false;
-        duty = 0;
-        cmd = 0;
-      }
-      if (sat !== 0) o.sat |= 1 << i;
-      o.tauCmd[i] = cmd;
-      o.duty[i] = duty;
+      if (!this.saturate(i, o.tauFf[i]! + pid, qd[i]!, scale)) ok = false;
     }
     return { out: o, ok };
+  }
+
+  /**
+   * Drives joint torques `tau` [N m] from a control law other than ours (twolink run --controller)
+   * through the same limits, ramps and motor model. Writes and returns `this.out` (tauFf = tau).
+   */
+  drive(tau: readonly number[], qd: readonly number[], scale: number): { out: ControlOutput; ok: boolean } {
+    const o = this.out;
+    o.sat = 0;
+    let ok = true;
+    for (let i = 0; i < this.joints; i++) {
+      o.tauFf[i] = tau[i]!;
+      o.tauPid[i] = 0;
+      if (!this.saturate(i, tau[i]!, qd[i]!, scale)) ok = false;
+    }
+    return { out: o, ok };
+  }
+
+  /** Joint i: saturate `raw` [N m] to the limit and the motor, and turn it into duty. False if not finite. */
+  private saturate(i: number, raw: number, qdi: number, scale: number): boolean {
+    const rig = this.rig;
+    const o = this.out;
+    // Saturate: the joint's torque limit (scaled by the ramps) and what the motor can give at this speed.
+    const lim = rig.limits[i]!.maxTorque * scale;
+    const maxD = rig.maxDuty;
+    const hi = Math.min(lim, motorTorque(this.model, i, maxD, qdi));
+    const lo = Math.max(-lim, motorTorque(this.model, i, -maxD, qdi));
+    let cmd = raw;
+    let sat = 0;
+    if (cmd > hi) {
+      cmd = hi;
+      sat = 1;
+    } else if (cmd < lo) {
+      cmd = lo;
+      sat = -1;
+    }
+    if (lo > hi) {
+      // The motor is being driven beyond what the limit allows (back-EMF at high speed): brake with 0.
+      cmd = 0;
+      sat = raw > 0 ? 1 : -1;
+    }
+    this.satSign[i] = sat;
+    this.excess[i] = cmd - raw;
+    let duty = motorDuty(this.model, i, cmd, qdi);
+    if (duty > maxD) duty = maxD;
+    else if (duty < -maxD) duty = -maxD;
+    let ok = true;
+    if (!Number.isFinite(raw) || !Number.isFinite(duty) || !Number.isFinite(cmd)) {
+      ok = false;
+      duty = 0;
+      cmd = 0;
+    }
+    if (sat !== 0) o.sat |= 1 << i;
+    o.tauCmd[i] = cmd;
+    o.duty[i] = duty;
+    return ok;
   }
 
   /** Zero output (for the stopped states). */
