@@ -114,6 +114,28 @@ describe('Controller saturation', () => {
 
 });
 
+describe('Controller.drive (a control law other than ours)', () => {
+  it('puts its torques through the same limits, ramps and motor model, with no PID', () => {
+    const r = rig();
+    const model = createActuatedArmModel(r);
+    const c = new Controller(r, 'desired');
+    const qd = [0.3, -0.2];
+    const small = c.drive([0.5, -0.2], qd, 1).out;
+    expect(small.tauCmd).toEqual([0.5, -0.2]);
+    expect(small.tauPid).toEqual([0, 0]);
+    expect(small.sat).toBe(0);
+    for (let i = 0; i < 2; i++) expect(small.duty[i]).toBeCloseTo(motorDuty(model, i, small.tauCmd[i]!, qd[i]!), 12);
+    const big = c.drive([100, -100], qd, 0.5).out;
+    expect(big.sat).toBe(0b11);
+    expect(big.tauFf).toEqual([100, -100]);
+    expect(big.tauCmd[0]).toBeCloseTo(0.5 * r.limits[0]!.maxTorque, 12);
+    expect(big.tauCmd[1]).toBeCloseTo(-0.5 * r.limits[1]!.maxTorque, 12);
+    const { out, ok } = c.drive([NaN, 0.1], qd, 1);
+    expect(ok).toBe(false);
+    expect(out.duty[0]).toBe(0);
+  });
+});
+
 describe('Controller anti-windup and faults', () => {
   it('clamping anti-windup: the integral holds while the joint stays saturated, and integrates again once free', () => {
     const r = rig({ antiWindup: 'clamp', ki: [50, 50] });
