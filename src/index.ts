@@ -100,7 +100,12 @@ export { RealClock, VirtualClock } from './time/clock.js';
 export type { MockRig } from './rig/mock-rig.js';
 export { createMockRig } from './rig/mock-rig.js';
 export { Plant } from './rig/plant.js';
+export type { HostWiring } from './config/wiring.js';
+export { WiredLink } from './transport/wired-link.js';
 export { LineBoard } from './rig/line-board.js';
+export type { MockWiring, WiringMistake } from './rig/wiring.js';
+export { parseWiring, WiringError } from './rig/wiring.js';
+export type { PlantWiring } from './rig/plant.js';
 
 // The control loop (src/control).
 export type { FeedforwardMode } from './control/controller.js';
@@ -111,6 +116,8 @@ export type { LoopTiming, RunOptions, RunResult } from './control/runner.js';
 export type { RunTiming } from './run/messages.js';
 export { runLoop } from './control/runner.js';
 export { Twin } from './control/twin.js';
+export type { WiringFault, WiringMonitorOptions } from './control/wiring-monitor.js';
+export { WiringMonitor } from './control/wiring-monitor.js';
 export { checkFeasible, FeasibilityError } from './control/feasibility.js';
 export { Session } from './run/session.js';
 export { virtualRun } from './run/virtual.js';
