@@ -7,8 +7,8 @@ import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { FileError, MAX_CONFIG_BYTES, readTextFile } from './files.js';
 import { plausibilityIssues } from './plausible.js';
 import { checkShields } from './shields.js';
-import { resolveWiring, type HostWiring } from './wiring.js';
 import { oneLine, parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
+import { resolveWiring, type HostWiring } from './wiring.js';
 
 const DEG = Math.PI / 180;
 
