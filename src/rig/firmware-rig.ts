@@ -94,8 +94,10 @@ export async function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise
     sim.once('exit', resolve);
   });
   o.log(
-    `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
-      `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`,
+    summary.wallS > 0
+      ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
+          `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
+      : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
   );
   return summary.code === 0 || summary.code === null ? 0 : 1;
 }

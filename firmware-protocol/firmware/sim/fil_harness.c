@@ -460,9 +460,10 @@ int main(int argc, char** argv) {
   }
   if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 8) usage();
   sliceCycles = sliceUs * CYCLES_PER_US;
-  // Ctrl-C on a terminal reaches the whole process group: the plant process decides when this ends
-  // (Q, or the end of stdin), so that the totals still come out.
+  // Ctrl-C on a terminal (and `timeout`, `kill -- -PGID`) reach the whole process group: the plant
+  // process decides when this ends (Q, or the end of stdin), so that the totals still come out.
   signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
   // simavr prints what it loads on stdout: keep stdout for the protocol, send that to stderr.
   const int protocolOut = dup(1);
   dup2(2, 1);
