@@ -7,9 +7,10 @@
  * harness reports the mean duty of each motor over it (from OCR1A/OCR1B, ICR1, the COM bits and the
  * direction pins); this side steps the Plant over the slice with that duty and answers with the
  * plant's encoder counts; the harness turns them into quadrature edges on the encoder pins during the
- * next slice. The harness may run up to `lead` slices ahead of the answers (default 4) when this side is
- * slow, so the firmware sees the encoders 1 slice late, at most 1 + lead. The harness paces itself on the
- * wall clock.
+ * next slice. The harness may run up to `lead` slices ahead of the answers (default 40, 10 ms) when
+ * this side is slow (a garbage-collector pause on a busy machine), so the firmware sees the encoders 1
+ * slice late, and frozen for at most `lead` slices during such a pause, instead of the board stopping.
+ * The harness paces itself on the wall clock.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -57,8 +58,8 @@ export interface FirmwareSimOptions {
   /** Board time per lock-step slice [us], 20..10000. @default 250 */
   sliceUs?: number;
   /**
-   * Slices the harness may run ahead of the plant's answers, 0..8: slack for a busy machine. The
-   * firmware sees the encoders 1 slice late when this process keeps up, at most 1 + lead. @default 4
+   * Slices the harness may run ahead of the plant's answers, 0..400: slack for a busy machine. The
+   * firmware sees the encoders 1 slice late when this process keeps up, at most 1 + lead. @default 40
    */
   lead?: number;
   /** Throttle to the wall clock. @default true */
@@ -115,7 +116,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     const rig = opts.rig;
     if (!rig.plant) throw new FirmwareSimError(`${rig.file} has no "plant" section: the firmware in the loop needs the true arm to simulate`);
     this.plant = new Plant(rig.plant, rig.encoders, 0);
-    const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 4)];
+    const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 40)];
     if (opts.realtime === false) args.push('--no-realtime');
     this.child = spawn(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => {

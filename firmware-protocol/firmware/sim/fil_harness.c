@@ -458,7 +458,7 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--no-realtime") == 0) realtime = 0;
     else usage();
   }
-  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 8) usage();
+  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 400) usage();
   sliceCycles = sliceUs * CYCLES_PER_US;
   // Ctrl-C on a terminal (and `timeout`, `kill -- -PGID`) reach the whole process group: the plant
   // process decides when this ends (Q, or the end of stdin), so that the totals still come out.
