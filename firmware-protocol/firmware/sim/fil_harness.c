@@ -252,9 +252,13 @@ static void setEncoderPins(uint8_t before) {
   if (B->ownPcint && (avr->data[PCMSK2] & (before ^ bits))) avr_raise_interrupt(avr, &pcint2);
 }
 
+// simavr matches a cycle timer by callback *and* param (to cancel or re-register it): the param stays
+// NULL and the interval lives here, or an old edge timer would run on beside the new one.
+static uint64_t edgeInterval;
+
 static avr_cycle_count_t edgeTimer(avr_t* a, avr_cycle_count_t when, void* param) {
-  (void)a;
-  const uint64_t interval = (uint64_t)(uintptr_t)param;
+  (void)a, (void)param;
+  const uint64_t interval = edgeInterval;
   int j = edgeTurn;
   if (edgesLeft[j] == 0) j ^= 1;
   if (edgesLeft[j] == 0) return 0;
@@ -278,8 +282,8 @@ static void scheduleEdges(void) {
     total += edgesLeft[j];
   }
   if (total == 0) return;
-  const uint64_t interval = sliceCycles / (uint64_t)total;
-  avr_cycle_timer_register(avr, interval / 2, edgeTimer, (void*)(uintptr_t)interval);
+  edgeInterval = sliceCycles / (uint64_t)total;
+  avr_cycle_timer_register(avr, edgeInterval / 2, edgeTimer, NULL);
 }
 
 // ---- the plant process -------------------------------------------------------------------------------
