@@ -334,10 +334,12 @@ export class FirmataBoard implements RigEnd {
       this.wake(notBefore);
       return;
     }
-    // Bytes that have arrived enter the receive buffer; while the loop was blocked it may have filled.
+    // Bytes that have arrived enter the receive buffer; while the firmware's loop was blocked (in
+    // Serial.write) it may have filled. A byte that arrived while the loop ran was read at once: when
+    // this timer fires late (the rig's own process was starved: not something a board does) it is not lost.
     while (this.inflight.length > 0 && this.inflight[0]!.at <= now + EPS) {
-      const { b } = this.inflight.shift()!;
-      if (this.ring.length < this.rxBuffer) this.ring.push(b);
+      const { at, b } = this.inflight.shift()!;
+      if (this.ring.length < this.rxBuffer || at >= this.loopFreeAt) this.ring.push(b);
       else this.stats.rxOverflow++;
     }
     if (this.ring.length > 0 && !this.faults.silent && !this.hostTalked) {

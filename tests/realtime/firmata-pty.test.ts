@@ -58,6 +58,22 @@ function rigProcess(port: string): Promise<ChildProcess> {
   });
 }
 
+/**
+ * Opens the port once the previous session's port has let go of it: the lock goes with the file
+ * descriptor, which a busy machine may close a while after close() returned.
+ */
+async function openWhenFree(path: string, baudRate: number, deadlineMs = 20_000): Promise<SerialPort> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await openPort(path, baudRate);
+    } catch (e) {
+      if (!/Cannot lock port/.test(String(e)) || Date.now() > end) throw e;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
 function openPort(path: string, baudRate: number): Promise<SerialPort> {
   return new Promise((resolve, reject) => {
     const p = new SerialPort({ path, baudRate, autoOpen: false });
@@ -92,8 +108,9 @@ describe('the Firmata rig on a pty, in its own process', () => {
     const child = await rigProcess(a);
     const clock = new RealClock();
     const session = async (): Promise<{ link: ReturnType<typeof createFirmataLink>; port: SerialPort; got: Reading[] }> => {
-      const port = await openPort(b, rig.link.baudRate);
+      const port = await openWhenFree(b, rig.link.baudRate);
       const link = createFirmataLink(rig, port, b, clock, { handshakeMs: 10_000, answerMs: 2000 });
+      link.onEvent((e) => seen.push(e));
       const id = await link.open();
       expect(id).toMatchObject({ transport: 'firmata', port: b, firmware: 'ConfigurableFirmata.ino 2.10', board: 'mega', joints: 2 });
       // the stock build: no watchdog, and the link says so
@@ -104,6 +121,7 @@ describe('the Firmata rig on a pty, in its own process', () => {
       return { link, port, got: await got };
     };
 
+    const seen: LinkEvent[] = [];
     const first = await session();
     let events: LinkEvent[] = [];
     try {
@@ -124,7 +142,7 @@ describe('the Firmata rig on a pty, in its own process', () => {
       expect(r.raw[0]).toBeGreaterThan(20);
       expect(r.raw[1]).toBeLessThan(-20);
       expect(first.link.counters.corrupt).toBe(0);
-      expect(await first.link.stop(2000)).toBe('acknowledged');
+      expect(await first.link.stop(2000), `${JSON.stringify(seen)} rig exit ${child.exitCode} ${child.signalCode}`).toBe('acknowledged');
     } finally {
       await first.link.close();
       // the device stays locked until the port has really closed (it can take a while on a busy machine)
@@ -134,9 +152,8 @@ describe('the Firmata rig on a pty, in its own process', () => {
     // the rig process was not reset: its encoders are still attached. A second session detaches first.
     const second = await session();
     try {
-      second.link.onEvent((e) => events.push(e));
       expect(second.got.length).toBe(150);
-      expect(await second.link.stop(2000)).toBe('acknowledged');
+      expect(await second.link.stop(2000), JSON.stringify(seen)).toBe('acknowledged');
       // the cable goes: the rig process dies, socat closes the pty pair, johnny-five says close
       events = [];
       const closed = new Promise<void>((resolve) => second.link.onEvent((e) => (events.push(e), e.kind === 'closed' ? resolve() : undefined)));
