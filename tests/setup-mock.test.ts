@@ -76,7 +76,7 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass']);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'first reach:pass']);
     expect(j.changes).toEqual([]);
     expect(j.clock).toBe('virtual');
     expect(r.stderr).toMatch(/\[PASS\] encoder 1: joint 1 is read by input 1/);
@@ -87,6 +87,8 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     expect(json.completed).toBe(true);
     expect(json.rigFile).toBe(out);
     expectFound(wiring, json);
+    // Setup's own first reach (slow, tight limits) with the file it wrote, on the same miswired mock.
+    expect(json.steps.at(-1)).toMatchObject({ name: 'first reach', status: 'pass' });
     loadRig(out);
     const after = await virtualRun({ rig: out, traj: 'reach', wiring, maxSeconds: 30 });
     expect(after.summary.stopReason).toBe('done');
@@ -107,6 +109,7 @@ describe('twolink setup --mock: combinations', () => {
     const failed = json.steps.filter((s) => s.status === 'fail');
     expect(failed.length).toBeGreaterThan(0);
     for (const s of failed) expect(s.corrected, s.summary).toBe(true);
+    expect(json.steps.at(-1)).toMatchObject({ name: 'first reach', status: 'pass' });
     const after = await virtualRun({ rig: out, traj: 'reach', wiring, maxSeconds: 30 });
     expect(after.summary.stopReason).toBe('done');
   });

@@ -12,12 +12,13 @@ import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
 import { TerminalOperator, PersonHand } from '../setup/operator.js';
+import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION, type RunReach } from '../setup/first-reach.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
 import type { Clock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
-import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const OPTIONS = {
@@ -29,6 +30,7 @@ const OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig, after a backup FILE.bak)' },
   'pulse-duty': { type: 'string', arg: 'D', help: 'largest duty of the motor pulses, 0.02..0.6 (default 0.3)' },
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
+  'no-reach': { type: 'boolean', help: 'do not run the first slow reach with the rig file written' },
   json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -40,8 +42,10 @@ The steps: 1 the board (identity, protocol, counts per revolution); 2 the encode
 (turn each joint 90 deg counter-clockwise when asked: the right input must count, the right way, about
 the right amount); 3 the zero against gravity (the hanging arm must read the hanging pose); 4 the
 motors, one slow ramp of duty each that stops after a few degrees (the right joint must move, the
-positive way). Then it writes the corrected rig file and lists the changes. Space or Esc is an e-stop
-throughout; on any exit the motors get zero and the board confirms it.
+positive way). Then it writes the corrected rig file and lists the changes, and 5 runs the first reach
+with it: the built-in reach twice as slow, within half the speed and 80% of the torque limits, the
+twin's alarm set to stop (--no-reach skips it). Space or Esc is an e-stop throughout; on any exit the motors get
+zero and the board confirms it.
 
 Examples:
   twolink setup --rig my-arm.json --port /dev/ttyACM0
@@ -49,7 +53,8 @@ Examples:
 
 ${wiringHelp()}
 
-Exit codes: 0 rig file written, 1 a step failed in a way setup cannot correct (or the e-stop), 2 bad input, 3 connection problem.`;
+Exit codes: 0 rig file written and the first reach done, 1 a step failed in a way setup cannot correct, the
+first reach failed, or the e-stop, 2 bad input, 3 connection problem.`;
 
 /** What `--json` prints. */
 interface SetupJson {
@@ -132,10 +137,59 @@ function writeRig(rigPath: string, out: string | undefined, file: Record<string,
   return { path: target, backup };
 }
 
+/** Runs the slow first reach with the rig file written: the mock in virtual time, or the port through a Session (real time). */
+function reachRunner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number): RunReach {
+  if (v.mock) {
+    return async (rig, paths) => {
+      const { virtualRun } = await import('../run/virtual.js');
+      return (await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120 })).summary;
+    };
+  }
+  return async (rig, paths) => {
+    const { Session } = await import('../run/session.js');
+    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, faults: [], maxSeconds: 120 });
+    const estop = (): void => session.send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+    operator.signal.addEventListener('abort', estop, { once: true });
+    try {
+      const r = await session.run();
+      if (r.error?.name === 'LinkError') throw new LinkError(r.error.message, 'reach');
+      return r.summary;
+    } finally {
+      operator.signal.removeEventListener('abort', estop);
+    }
+  };
+}
+
+/** Writes the corrected rig file and runs the first reach with it (unless --no-reach); the reach's step, if it ran. */
+async function writeAndReach(ctx: { v: Parsed; rig: Rig; raw: Record<string, unknown>; rigPath: string; outcome: SetupOutcome; operator: TerminalOperator; wiring: MockWiring | undefined; baudRate: number }): Promise<{ written: { path: string; backup: string | null }; changes: RigChange[]; reach: StepResult | undefined }> {
+  const { v, operator, wiring } = ctx;
+  const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
+  const written = writeRig(ctx.rigPath, typeof v.out === 'string' ? v.out : undefined, c.file);
+  operator.say(c.changes.length ? `wrote ${written.path}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${written.path}: nothing to change`);
+  for (const line of describeChanges(c.changes)) operator.say(`  ${line}`);
+  const where = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
+  let reach: StepResult | undefined;
+  if (!v['no-reach']) {
+    operator.say(`First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the rig file written; the twin's alarm stops it. Space or Esc stops.`);
+    await operator.confirm('the arm will move over its reach: clear it and press Enter');
+    const next = resolveRig(parseRigFile(c.file, written.path), written.path);
+    reach = await firstReach(next, reachRunner(v, wiring, operator, ctx.baudRate));
+    operator.say(`[${reach.status.toUpperCase()}] ${reach.name}: ${reach.summary}`);
+    if (reach.fix) operator.say(`       fix: ${reach.fix}`);
+  }
+  // (identify --mock has no --wiring: on the mock, the next step is the reach at full speed)
+  operator.say(
+    v.mock
+      ? `next: the reach at full speed, twolink run --rig ${written.path} ${where} --traj reach`
+      : `next: a gentle identification, twolink identify --rig ${written.path} ${where} --amplitude 0.3 --out identified.json, then twolink run --rig identified.json ${where} --traj reach`,
+  );
+  return { written, changes: c.changes, reach };
+}
+
 export async function setupCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
   if (v.help) {
-    process.stdout.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, motors) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--json]', OPTIONS, HELP_MORE));
+    process.stdout.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, motors) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--no-reach] [--json]', OPTIONS, HELP_MORE));
     return 0;
   }
   if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
@@ -147,7 +201,6 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: setup speaks twolink's line protocol; with Firmata ("link.transport": "firmata") check the wiring with the pins in the firmata section (docs/firmata.md)`);
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
-  const out = typeof v.out === 'string' ? v.out : undefined;
   const pulseMaxDuty = numberArg(v['pulse-duty'], 'pulse-duty', { default: 0.3, min: 0.02, max: 0.6 });
   const baudRate = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
   const json = v.json === true;
@@ -171,25 +224,23 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
     stoppedSteps = e.steps;
     operator.say(`setup stopped: ${e.message}; the motors are off`);
   } finally {
-    operator.dispose();
     if (opened) await opened.close().catch(() => undefined);
   }
   const steps = outcome?.steps ?? stoppedSteps;
-  let written: { path: string; backup: string | null } | null = null;
-  let changes: RigChange[] = [];
-  if (outcome?.completed) {
-    const c = correctedRigFile(raw, rig, outcome.findings);
-    changes = c.changes;
-    written = writeRig(rigPath, out, c.file);
-    operator.say(changes.length ? `wrote ${written.path}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${written.path}: nothing to change`);
-    for (const line of describeChanges(changes)) operator.say(`  ${line}`);
-    operator.say(`next: twolink identify --rig ${written.path} ${v.mock ? '--mock' : `--port ${String(v.port)}`} --amplitude 0.3, then a first slow reach: twolink run --rig ${written.path} ${v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`} --traj reach`);
-  } else if (!stopped) {
-    operator.say('no rig file written: fix what failed above and run setup again');
+  let done: Awaited<ReturnType<typeof writeAndReach>> | undefined;
+  try {
+    if (outcome?.completed) done = await writeAndReach({ v, rig, raw, rigPath, outcome, operator, wiring, baudRate });
+    else if (!stopped) operator.say('no rig file written: fix what failed above and run setup again');
+  } catch (e) {
+    if (!(e instanceof SetupStopped)) throw e;
+    stopped = e.message;
+  } finally {
+    operator.dispose();
   }
+  if (done?.reach) steps.push(done.reach);
   if (json) {
-    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes, rigFile: written?.path ?? null, backup: written?.backup ?? null, wiring: wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
+    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
     process.stdout.write(`${JSON.stringify(j)}\n`);
   }
-  return written ? 0 : 1;
+  return done && done.reach?.status !== 'fail' && !stopped ? 0 : 1;
 }
