@@ -376,7 +376,7 @@ export class FirmataLink implements Link {
 
     this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers, o.baudRate, o.load ?? 0.8);
     this.samplingIntervalMs = this.intervalFor(undefined);
-    this.samples = new SampleAssembler({ sensors: w.sensors, encoders: o.encoders, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.samplingIntervalMs / 1000);
+    this.samples = new SampleAssembler({ sensors: w.sensors, encoders: o.encoders, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
 
     const setup: SetupContext = { name: this.name, io, clock: o.clock, wiring: w, strings: this.strings, encoderReplies: this.encoderReplies, watchdogReplies: this.watchdogReplies };
     const wd = await setUpWatchdog(setup, this.watchdogMs, ms);
@@ -421,6 +421,11 @@ export class FirmataLink implements Link {
     return ms;
   }
 
+  /** The period the board keeps for an interval [s]: the interval, or the report's wire time when longer (it then samples at the wire's pace). */
+  private keptPeriod(intervalMs: number): number {
+    return Math.max(intervalMs / 1000, wireTime(this.budget!.upBytes, this.o.baudRate));
+  }
+
   private sendInterval(ms: number): void {
     this.io!.sysexCommand([FIRMATA.SAMPLING_INTERVAL, ms & 0x7f, (ms >> 7) & 0x7f]);
   }
@@ -442,7 +447,7 @@ export class FirmataLink implements Link {
     if (!(await this.pinState(this.wiring.motors[0]!.pwm, answer))) {
       throw new LinkError(`${this.name}: the board did not answer after the sampling interval was set within ${answer} ms`, 'no-answer');
     }
-    this.samples!.restart(ms / 1000);
+    this.samples!.restart(this.keptPeriod(ms));
     this.sampling = true;
     if (this.hasBoardWatchdog) this.startFeeding();
   }
