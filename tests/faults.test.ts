@@ -238,3 +238,20 @@ describe('host faults', () => {
     expect(lines.length).toBeGreaterThan(5);
   });
 });
+
+describe('wiring mistakes during a run (the original rig file on a miswired mock)', () => {
+  for (const spec of ['reverse-motor=1', 'reverse-encoder=2', 'swap-motors']) {
+    it(`${spec}: the loop stops within the first second of motion with a fault that names the wiring`, async () => {
+      const { parseWiring } = await import('../src/rig/wiring.js');
+      const r = rig();
+      const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { wiring: parseWiring(spec, 2) });
+      expect(res.summary.stopReason).toMatch(/^fault:(wiring|limit|speed|saturated)/);
+      const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
+      const start = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'track')!;
+      expect(stop[F.t]! - start[F.t]!).toBeLessThan(1);
+      if (spec !== 'swap-motors') expect(res.summary.stopReason).toMatch(/^fault:wiring joint [12]: .*(reversed|swap)/);
+      else expect(res.summary.stopReason).toMatch(/swap/);
+      endsAtZero(res);
+    });
+  }
+});

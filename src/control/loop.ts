@@ -28,8 +28,13 @@ import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from './tick.js';
 import { Twin } from './twin.js';
+import { WiringMonitor } from './wiring-monitor.js';
+import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
+
+/** The wiring monitor watches this much driven motion from the start [s]. */
+const WIRING_WATCH_S = 1;
 
 export type LoopCommand =
   | { kind: 'start'; path: PathSpec; park?: boolean }
@@ -129,6 +134,9 @@ export class LoopCore {
   private readonly o: LoopOptions;
   private readonly period: number;
   private readonly predictor: Predictor;
+  private readonly wiring: WiringMonitor;
+  /** Driven time the wiring monitor has watched [s]. */
+  private wiringWatchS = 0;
   private boardT0 = -1;
   /** Loop time of the newest sample [s] (board time since the first). */
   private lt = 0;
@@ -168,6 +176,7 @@ export class LoopCore {
     this.twin = new Twin(o.rig);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig);
+    this.wiring = new WiringMonitor(createActuatedArmModel(o.rig), { encoders: o.rig.encoders });
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
@@ -433,6 +442,15 @@ export class LoopCore {
       this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.ref.qdd : undefined);
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
+      // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
+      // A miswired arm runs away at its first commands, so the monitor watches the first second of
+      // driven motion only (later, a push or a collision must not be taken for a wiring mistake).
+      const k = this.mode.kind;
+      if ((k === 'track' || k === 'hold' || k === 'paused' || k === 'release') && this.wiringWatchS < WIRING_WATCH_S) {
+        this.wiringWatchS += bdt;
+        const w = this.wiring.update(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
+        if (w && !this.finished) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
+      }
     }
     this.reading = r;
     if (r.superseded) {

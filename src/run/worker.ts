@@ -121,12 +121,28 @@ async function main(): Promise<void> {
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
-    post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: err.message });
+    post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err) });
   }
   await mock?.stop().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
   process.exit(0);
 }
+
+/** An error's text, whatever it is (a ZodError's message is its issues, which a thread boundary loses). */
+function errorText(e: unknown): string {
+  if (e instanceof Error) {
+    const issues = (e as { issues?: { path?: unknown[]; message?: string }[] }).issues;
+    if (Array.isArray(issues) && issues.length) return issues.map((i) => `${(i.path ?? []).join('.') || '(value)'}: ${i.message ?? ''}`).join('; ');
+    return e.message || e.name;
+  }
+  return String(e);
+}
+
+// Anything that escapes: say what it was before the thread ends (the main thread reports it).
+process.on('uncaughtException', (e) => {
+  parentPort?.postMessage({ type: 'error', name: e instanceof Error ? e.name : 'Error', message: `the loop thread died: ${errorText(e)}` } satisfies WorkerMessage);
+  process.exit(1);
+});
 
 void main();
