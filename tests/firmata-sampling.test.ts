@@ -181,6 +181,7 @@ describe('the watchdog', () => {
       if (zeroedAt < 0 && s.mock.board.appliedDuty.every((d) => d === 0)) zeroedAt = s.clock.now();
     });
     expect(s.mock.board.watchdog!.fired).toBe(1);
+    expect(s.link.last()!.watchdog).toBe(true);
     // the board counts from the last message: the last command, or a feed up to a quarter of the timeout before it
     expect(zeroedAt - silentFrom).toBeGreaterThan(0.1 - 0.025 - 0.004);
     expect(zeroedAt - silentFrom).toBeLessThan(0.1 + 0.004);

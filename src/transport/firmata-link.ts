@@ -45,18 +45,8 @@ import {
 } from '../protocol/firmata.js';
 import { checkWiring, isWiringIssue, motorPinList, resolveWiring, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
-import {
-  clearFirmataSysexHandlers,
-  describe,
-  handshakeError,
-  queryPinState,
-  race,
-  startBoard,
-  Transport,
-  Waiters,
-  type FirmataConfig,
-  type FirmataLinkOptions,
-} from './firmata-io.js';
+import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
+import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
 import { attachEncoders, setUpWatchdog, type SetupContext } from './firmata-setup.js';
 import { FirmataMotors } from './firmata-motors.js';
 import { SampleAssembler } from './firmata-samples.js';
@@ -119,6 +109,7 @@ export class FirmataLink implements Link {
   private readonly encoderReplies = new Waiters<number>();
   private readonly watchdogReplies = new Waiters<WatchdogStatus>();
   private resetCheck: Promise<void> | undefined;
+  private watchdogCut = false; // the board's watchdog cut the motors, no command since (Reading.watchdog)
   private readonly onData = (d: Buffer): void => this.receive(d);
   private readonly onStreamClose = (err?: Error | null): void => {
     if (this.state.kind === 'closing') return;
@@ -234,7 +225,7 @@ export class FirmataLink implements Link {
   private deliver(now: number): void {
     const s = this.samples!;
     const lost = s.lost;
-    const list = s.finish({ now, enabled: this.enabled, ack: (t) => this.motors?.ackAt(t) ?? null });
+    const list = s.finish({ now, enabled: this.enabled, ack: (t) => this.motors?.ackAt(t) ?? null, watchdog: this.watchdogCut });
     if (list.length === 0) return;
     this.counters.lost += s.lost - lost;
     this.guardStall(now);
@@ -274,6 +265,7 @@ export class FirmataLink implements Link {
     }
     // The board zeroed the motors: only worth a fault when a motor was actually running.
     this.motors?.forgetSpeeds();
+    this.watchdogCut = true;
     if (w.zeroed > 0 && this.state.kind === 'open') {
       this.listener({ kind: 'watchdog', text: `the board's FirmataWatchdog zeroed ${w.zeroed} motor(s) after ${w.silentMs} ms without a message from the host` });
     }
@@ -514,6 +506,7 @@ export class FirmataLink implements Link {
   writeDuty(duty: readonly number[]): number {
     const m = this.motors;
     if (!m || !this.live) return m?.skip() ?? 0;
+    this.watchdogCut = false;
     const a = this.answering;
     if (a && !a.answered) {
       a.answered = true;

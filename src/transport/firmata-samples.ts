@@ -27,6 +27,8 @@ export interface SampleContext {
   enabled: boolean;
   /** The newest command in force on the board at a host time [s], or null. */
   ack: (sampleTime: number) => number | null;
+  /** The board's watchdog has cut the motors (and no command has come since). */
+  watchdog: boolean;
 }
 
 export class SampleAssembler {
@@ -136,7 +138,7 @@ export class SampleAssembler {
         sampleTime,
         ack: ctx.ack(sampleTime),
         enabled: ctx.enabled,
-        watchdog: false,
+        watchdog: ctx.watchdog,
         flags: 0,
       };
     });
