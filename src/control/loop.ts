@@ -172,11 +172,13 @@ export class LoopCore {
     this.joints = n;
     this.period = 1 / o.rateHz;
     this.dt = this.period;
-    this.controller = new Controller(o.rig, o.feedforward);
-    this.twin = new Twin(o.rig);
+    // One actuated-arm model (constant) for the controller, the twin, the prediction and the wiring monitor.
+    const model = createActuatedArmModel(o.rig);
+    this.controller = new Controller(o.rig, o.feedforward, model);
+    this.twin = new Twin(o.rig, model);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
-    this.predictor = new Predictor(o.rig);
-    this.wiring = new WiringMonitor(createActuatedArmModel(o.rig), { encoders: o.rig.encoders });
+    this.predictor = new Predictor(o.rig, model);
+    this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
