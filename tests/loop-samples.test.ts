@@ -1,0 +1,108 @@
+// The loop on the board's sample clock, in virtual time: every sample answered once, the answer applied
+// at a known sample, the delay compensated with the model, stalls of the host held and bounded, late
+// samples counted, nothing dropped from the record.
+import { describe, expect, it } from 'vitest';
+import { loadRig, type Rig } from '../src/config/load.js';
+import { F, LOOP_STATES } from '../src/control/tick.js';
+import { builtinPath } from '../src/model/builtins.js';
+import { virtualRun } from './helpers/virtual-run.js';
+
+const rigWith = (adapter: 'none' | '16u2' | 'ftdi', rateHz = 500): Rig => {
+  const r = loadRig('rigs/mock-arm.json');
+  return { ...r, control: { ...r.control, rateHz }, plant: { ...r.plant!, adapter: { kind: adapter, latencyMs: 16 } } };
+};
+const reach = (r: Rig) => [builtinPath(r.arm, 'reach')!];
+const rowsIn = (rows: Float64Array[], state: string) => rows.filter((x) => LOOP_STATES[x[F.state]!] === state);
+
+describe('the board owns the clock', () => {
+  it('on a bare wire each sample is answered and the board applies the answer at its next sample', async () => {
+    const r = rigWith('none');
+    const res = await virtualRun(r, reach(r));
+    expect(res.summary.stopReason).toBe('done');
+    expect(res.result.timing.answerDelaySamples).toBe(1);
+    expect(res.result.timing.lateSamples).toBe(0);
+    // What crossed the boundary: the board's T of sample k+1 acknowledges (ack = its sequence number)
+    // the answer written to sample k; dutyIn is the duty of the command the board acknowledged.
+    const track = rowsIn(res.rows, 'track');
+    expect(track.length).toBeGreaterThan(1000);
+    let checked = 0;
+    for (let k = 0; k + 1 < track.length; k++) {
+      const a = track[k]!;
+      const b = track[k + 1]!;
+      if (b[F.sample] !== a[F.sample]! + 1) continue;
+      expect(b[F.dutyIn0]).toBe(a[F.duty0]);
+      expect(b[F.dutyIn1]).toBe(a[F.duty1]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(1000);
+    // The samples are on the board's grid: consecutive board times one period apart.
+    for (let k = 1; k < track.length; k++) expect(track[k]![F.boardT]! - track[k - 1]![F.boardT]!).toBeCloseTo(1 / r.control.rateHz, 5); // board time is whole microseconds
+  });
+
+  it("behind the Uno's USB chip at 1 kHz the answers apply a few samples later; the loop learns how many, and every sample is recorded", async () => {
+    const r = rigWith('16u2', 1000);
+    const res = await virtualRun(r, reach(r), { rateHz: 1000 });
+    expect(res.summary.stopReason).toBe('done');
+    const d = res.result.timing.answerDelaySamples!;
+    expect(d).toBeGreaterThanOrEqual(2);
+    expect(d).toBeLessThanOrEqual(3);
+    // USB frames bring two samples at a time: only the newest is answered, the other counts as late.
+    expect(res.result.timing.lateSamples).toBeGreaterThan(100);
+    // Nothing dropped: one row per sample the board sent (the indices run without a gap).
+    const samples = res.rows.filter((x) => x[F.sample]! >= 0).map((x) => x[F.sample]!);
+    for (let k = 1; k < samples.length; k++) expect(samples[k]).toBe(samples[k - 1]! + 1);
+    expect(samples.length).toBe(res.result.timing.samples);
+  });
+
+  it('predicting the state at the instant the answer applies tracks better than answering the sample as it was', async () => {
+    const r = rigWith('16u2', 500);
+    const withPrediction = await virtualRun(r, reach(r));
+    const without = await virtualRun(r, reach(r), { predict: false });
+    const a = withPrediction.summary.tracking.rmsDeg;
+    const b = without.summary.tracking.rmsDeg;
+    // Joint 2 (the faster one) gains most; joint 1 must not get worse by more than noise.
+    expect(a[1]!).toBeLessThan(0.85 * b[1]!);
+    expect(a[0]!).toBeLessThan(1.05 * b[0]!);
+  });
+});
+
+describe('stalls of the host', () => {
+  /** Blocks the host for `s` seconds while the board runs on, 1.5 s into the reach's trajectory proper. */
+  async function stalled(s: number) {
+    const r = rigWith('none');
+    let before = -1;
+    const res = await virtualRun(r, reach(r), {
+      onTick: (core, clock) => {
+        const p = core.progress;
+        if (before < 0 && p && p.phase === 'track' && p.t > 1.5) {
+          before = core.row[F.i]!;
+          clock.advanceBy(s); // the host's thread does nothing meanwhile; the board samples on
+        }
+      },
+    });
+    return { res, before };
+  }
+
+  it('a stall shorter than the watchdog: the plan is held (not jumped), the first answer after it comes from a fresh sample, the run completes', async () => {
+    const { res, before } = await stalled(0.06);
+    expect(res.summary.stopReason).toBe('done');
+    const k = res.rows.findIndex((x) => x[F.i] === before);
+    const last = res.rows[k]!;
+    // The samples that queued up during the stall are recorded but not answered; the newest is.
+    const next = res.rows.slice(k + 1).find((x) => x[F.trajT]! >= 0)!;
+    expect(next[F.sample]! - last[F.sample]!).toBeGreaterThanOrEqual(29);
+    // Held: the plan moved one period, not the 60 ms the stall lasted.
+    expect(next[F.trajT]! - last[F.trajT]!).toBeCloseTo(1 / 500, 9);
+    // ... and the answer is computed from that fresh sample: its plan time and its reading are the sample's own.
+    expect(next[F.t]! - last[F.t]!).toBeGreaterThan(0.059);
+    expect(res.result.timing.maxGap).toBeGreaterThan(0.059);
+    expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(29);
+  });
+
+  it("a stall longer than the watchdog: the board's watchdog has cut the motors, and the run stops with that fault", async () => {
+    const { res } = await stalled(0.15);
+    expect(res.summary.stopReason).toBe('fault:watchdog');
+    expect(res.mock.board.stats.watchdogTrips).toBe(1);
+    expect(res.mock.plant.duty).toEqual([0, 0]);
+  });
+});
