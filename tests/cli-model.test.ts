@@ -10,7 +10,7 @@ describe('twolink model', () => {
     const r = await twolink(['model', 'id', '--rig', SEED, '--q', '0.3,0.5', '--qd=-1,2', '--qdd', '0.5,-0.25']);
     expect(r.code).toBe(0);
     const o = lastJson(r);
-    const qdd = [0.5, -0.25];
+    const qdd = [0.5, -0.25] as const;
     for (let i = 0; i < 2; i++) {
       expect(o.tau[i]).toBeCloseTo(o.M[i][0] * qdd[0] + o.M[i][1] * qdd[1] + o.V[i] + o.G[i], 12);
     }

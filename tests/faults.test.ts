@@ -144,13 +144,13 @@ describe('arm faults', () => {
   });
 
   it('an encoder slips by 200 counts (15 deg): the jump trips a guard on that joint', async () => {
-    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0] += 200));
+    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0]! += 200));
     const alarmed = res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0));
     expect(alarmed || /^fault:(speed|limit|saturated) joint 1/.test(res.summary.stopReason), res.summary.stopReason).toBe(true);
   });
 
   it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
-    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0] += 20));
+    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0]! += 20));
     expect(res.summary.twin.maxDeg[0]).toBeGreaterThan(1);
   });
 

@@ -80,7 +80,7 @@ describe('twolink firmware (firmware-protocol/firmware)', () => {
           output,
         );
         expect(size, output).not.toBeNull();
-        const [flash, flashMax, ram, ramMax] = size!.slice(1, 5).map(Number);
+        const [flash = NaN, flashMax = NaN, ram = NaN, ramMax = NaN] = size!.slice(1, 5).map(Number);
         expect(flashMax).toBe(limits[board].flash);
         expect(ramMax).toBe(limits[board].ram);
         expect(flash).toBeGreaterThan(1000);

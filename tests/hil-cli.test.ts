@@ -4,7 +4,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
+import { DOMParser, type Element } from '@xmldom/xmldom';
 import { describe, expect, it } from 'vitest';
 import { ROOT, twolink } from './helpers/cli.js';
 
@@ -15,8 +15,9 @@ function junit(file: string): { root: Element; cases: Element[] } {
   const problems: string[] = [];
   const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(readFileSync(file, 'utf8'), 'text/xml');
   expect(problems).toEqual([]);
-  const root = doc.documentElement as unknown as Element;
-  return { root, cases: Array.from(root.getElementsByTagName('testcase')) as unknown as Element[] };
+  const root = doc.documentElement;
+  if (!root) throw new Error(`${file}: no root element`);
+  return { root, cases: Array.from(root.getElementsByTagName('testcase')) };
 }
 
 describe('twolink hil', () => {

@@ -12,8 +12,8 @@ const rig = () => loadRig('rigs/mock-arm.json');
 describe('tracking the seed reach on a mismatched plant', () => {
   it('the mock plant really differs from the nominal model', () => {
     const r = rig();
-    const arm = r.arm as Record<string, number>;
-    const plant = r.plant!.arm as Record<string, number>;
+    const arm = r.arm as unknown as Record<string, number>;
+    const plant = r.plant!.arm as unknown as Record<string, number>;
     for (const k of ['m1', 'm2']) {
       const off = plant[k]! / arm[k]! - 1;
       expect(off).toBeGreaterThanOrEqual(0.1);

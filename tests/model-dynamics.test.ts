@@ -42,8 +42,8 @@ describe('inverse and forward dynamics', () => {
       const qdd = [rnd() * 10 - 5, rnd() * 10 - 5];
       const rotor = [rnd() * 0.01, rnd() * 0.01];
       const tau = inverseDynamics(p, q, qd, qdd);
-      tau[0] += rotor[0]! * qdd[0]!;
-      tau[1] += rotor[1]! * qdd[1]!;
+      tau[0]! += rotor[0]! * qdd[0]!;
+      tau[1]! += rotor[1]! * qdd[1]!;
       const back = forwardDynamics(p, q, qd, tau, [0, 0], rotor);
       expect(back[0]).toBeCloseTo(qdd[0]!, 9);
       expect(back[1]).toBeCloseTo(qdd[1]!, 9);
@@ -149,7 +149,7 @@ describe('inverse and forward dynamics', () => {
       expect(lhs[0]).toBeCloseTo(tau[0]!, 10);
       expect(lhs[1]).toBeCloseTo(tau[1]!, 10);
       // Energy: 1/2 v'Hv and -m1 g lc1 cos th1 - m2 g (l1 cos th1 + lc2 cos th12).
-      const ke = 0.5 * (H[0][0] * v[0]! ** 2 + 2 * H[0][1] * v[0]! * v[1]! + H[1][1] * v[1]! ** 2);
+      const ke = 0.5 * (H[0]![0]! * v[0]! ** 2 + 2 * H[0]![1]! * v[0]! * v[1]! + H[1]![1]! * v[1]! ** 2);
       const pe = -m1 * g * lc1 * Math.cos(th[0]!) - m2 * g * (l1 * Math.cos(th[0]!) + lc2 * Math.cos(th[0]! + th[1]!));
       const en = energy(p, q, v);
       expect(en.kinetic).toBeCloseTo(ke, 12);

@@ -173,7 +173,7 @@ describe('the shipped examples', () => {
         q = next.q;
         qd = next.qd;
         const e = traj.sample((k + 1) * dt);
-        for (let i = 0; i < 2; i++) sq[i] += (((e.q[i]! - q[i]!) * 180) / Math.PI) ** 2;
+        for (let i = 0; i < 2; i++) sq[i]! += (((e.q[i]! - q[i]!) * 180) / Math.PI) ** 2;
         n++;
       }
       for (let i = 0; i < 2; i++) expect(Math.sqrt(sq[i]! / n)).toBeLessThan(1.5);

@@ -123,7 +123,7 @@ const MODEL: Record<string, Sub> = {
       const total = tau.slice();
       if (Object.keys(ext).length) {
         const e = externalTorquesOf(rig, q, qd, ext);
-        for (let i = 0; i < total.length; i++) total[i] += e[i]!;
+        for (let i = 0; i < total.length; i++) total[i]! += e[i]!;
       }
       print({ qdd: a.out(m.forwardDynamics(q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },

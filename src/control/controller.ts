@@ -111,7 +111,7 @@ export class Controller {
       computeInverseDynamics(this.model, this.data, qs, qds, d.qdd, o.tauFf);
       // Disturbance compensation: cancel the torque the twin's momentum observer finds unexplained
       // (unmodelled friction, a mass error) -- a disturbance observer around the model.
-      if (disturbance) for (let i = 0; i < n; i++) o.tauFf[i] -= disturbance[i]!;
+      if (disturbance) for (let i = 0; i < n; i++) o.tauFf[i]! -= disturbance[i]!;
     }
     o.sat = 0;
     let ok = true;

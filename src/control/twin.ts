@@ -140,10 +140,10 @@ export class Twin {
     for (let i = 0; i < this.joints; i++) {
       const r = qm[i]! - this.q[i]!;
       this.residual[i] = r;
-      this.sumSq[i] += r * r;
+      this.sumSq[i]! += r * r;
       if (Math.abs(r) > this.maxAbs[i]!) this.maxAbs[i] = Math.abs(r);
       if (Math.abs(r) > this.threshold) {
-        this.over[i] += dt;
+        this.over[i]! += dt;
         if (!this.alarm[i] && this.over[i]! >= this.hold) {
           this.alarm[i] = true;
           this.alarms++;
@@ -153,8 +153,8 @@ export class Twin {
         this.over[i] = 0;
         this.alarm[i] = false;
       }
-      this.q[i] += k * r;
-      this.qd[i] += k * (qdm[i]! - this.qd[i]!);
+      this.q[i]! += k * r;
+      this.qd[i]! += k * (qdm[i]! - this.qd[i]!);
     }
     // The observer sees the duty the twin was stepped with (a non-finite one as zero).
     this.observe(this.duty, dt, qm, qdm);
@@ -184,7 +184,7 @@ export class Twin {
     const G = computeGravity(m, data, q);
     const ctq = computeCoriolisTransposeVelocity(m, data, q, qd);
     for (let i = 0; i < n; i++) {
-      this.integral[i] += (this.tau[i]! + ctq[i]! - G[i]! + this.tauExt[i]!) * dt;
+      this.integral[i]! += (this.tau[i]! + ctq[i]! - G[i]! + this.tauExt[i]!) * dt;
       this.tauExt[i] = this.ko * (p[i]! - this.p0[i]! - this.integral[i]!);
     }
   }

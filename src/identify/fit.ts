@@ -430,8 +430,8 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
       let pred = 0;
       free.forEach((p, a) => (pred += eq.Y[r]![p]! * x[a]!));
       const j = eq.joint[r]!;
-      ss[j] += (b0[r]! - pred) ** 2;
-      nn[j]++;
+      ss[j]! += (b0[r]! - pred) ** 2;
+      nn[j]!++;
     }
     return ss.map((s, j) => Math.sqrt(s / Math.max(1, nn[j]!)));
   };

@@ -98,7 +98,7 @@ export function nnls(A: Matrix, b: readonly number[], nonneg?: readonly boolean[
       }
       let alpha = Infinity;
       for (const k of bad) alpha = Math.min(alpha, x[k]! / (x[k]! - s[k]!));
-      for (let k = 0; k < p; k++) x[k] += alpha * (s[k]! - x[k]!);
+      for (let k = 0; k < p; k++) x[k]! += alpha * (s[k]! - x[k]!);
       for (let k = 0; k < p; k++) {
         if (passive[k] && cons[k] && x[k]! <= tol) {
           passive[k] = false;

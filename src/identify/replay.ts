@@ -48,7 +48,7 @@ export function replayTwinRmsDeg(rig: Rig, ticks: readonly ReplayTick[], command
       twin.step(inForce, k.boardT - prev.boardT, k.q, k.qd);
       if (k.state !== 'idle') {
         count++;
-        for (let j = 0; j < n; j++) sum[j] += ((twin.residual[j]! * 180) / Math.PI) ** 2;
+        for (let j = 0; j < n; j++) sum[j]! += ((twin.residual[j]! * 180) / Math.PI) ** 2;
       }
     }
     prev = { r, boardT: k.boardT };

@@ -317,7 +317,7 @@ export function computeInverseDynamics(
   else out[0] = model.io1 * qdd[0]! + model.mgd1 * Math.cos(q[0]!);
   const f = computeFriction(model, data, qd);
   const r = model.rotorInertia;
-  for (let i = 0; i < model.joints; i++) out[i] += r[i]! * qdd[i]! + f[i]!;
+  for (let i = 0; i < model.joints; i++) out[i]! += r[i]! * qdd[i]! + f[i]!;
   return out;
 }
 
@@ -357,6 +357,6 @@ export function computeForwardDynamicsUnderDuty(
   extra?: readonly number[],
 ): number[] {
   const net = computeActuatorTorques(model, data, qd, duty, data.net);
-  if (extra) for (let i = 0; i < model.joints; i++) net[i] += extra[i]!;
+  if (extra) for (let i = 0; i < model.joints; i++) net[i]! += extra[i]!;
   return solve(model, data, q, qd, out);
 }

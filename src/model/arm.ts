@@ -144,7 +144,7 @@ export function simulate(model: ArmModel, o: SimulateOptions): SimulationResult 
           else tau.fill(0);
           if (external) {
             externalTorques(p, q, qd, external, ext);
-            for (let i = 0; i < n; i++) tau[i] += ext[i]!;
+            for (let i = 0; i < n; i++) tau[i]! += ext[i]!;
           }
           model.forwardDynamics(q, qd, tau, out);
         };

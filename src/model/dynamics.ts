@@ -223,7 +223,7 @@ export function externalTorques(
     const fy = ext.endpointForce[1]!;
     if (n === 1) {
       const a = q[0]!;
-      out[0] += p.L1 * (-Math.sin(a) * fx + Math.cos(a) * fy);
+      out[0]! += p.L1 * (-Math.sin(a) * fx + Math.cos(a) * fy);
     } else {
       const t = p as TwoLinkParams;
       const a1 = q[0]!;
@@ -232,8 +232,8 @@ export function externalTorques(
       const c12 = Math.cos(a12);
       const j21x = -t.L2 * s12; // dx/da2
       const j21y = t.L2 * c12; // dy/da2
-      out[0] += (-t.L1 * Math.sin(a1) + j21x) * fx + (t.L1 * Math.cos(a1) + j21y) * fy;
-      out[1] += j21x * fx + j21y * fy;
+      out[0]! += (-t.L1 * Math.sin(a1) + j21x) * fx + (t.L1 * Math.cos(a1) + j21y) * fy;
+      out[1]! += j21x * fx + j21y * fy;
     }
   }
   return out;

@@ -68,14 +68,14 @@ export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: re
     j += qddd[i]!;
     const x = L * Math.cos(th);
     const y = L * Math.sin(th);
-    out[0] += x;
-    out[1] += y;
-    out[2] += -w * y;
-    out[3] += w * x;
-    out[4] += -b * y - w * w * x;
-    out[5] += b * x - w * w * y;
-    out[6] += -j * y - 3 * w * b * x + w * w * w * y;
-    out[7] += j * x - 3 * w * b * y - w * w * w * x;
+    out[0]! += x;
+    out[1]! += y;
+    out[2]! += -w * y;
+    out[3]! += w * x;
+    out[4]! += -b * y - w * w * x;
+    out[5]! += b * x - w * w * y;
+    out[6]! += -j * y - 3 * w * b * x + w * w * w * y;
+    out[7]! += j * x - 3 * w * b * y - w * w * w * x;
   });
   return out;
 }
@@ -382,7 +382,7 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   for (let j = 0; j < n; j++) {
     rows.push(
       kinds.map(([what, unit], c) => {
-        const field = (['q', 'qd', 'qdd', 'qddd'] as const)[c];
+        const field = (['q', 'qd', 'qdd', 'qddd'] as const)[c]!;
         const points = pointsOf(
           grid,
           keep,

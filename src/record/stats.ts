@@ -100,7 +100,7 @@ export class RunStats {
       this.trackN++;
       for (let i = 0; i < n; i++) {
         const e = (r[F.qDes0 + i]! - r[F.q0 + i]!) * DEG;
-        this.trackSq[i] += e * e;
+        this.trackSq[i]! += e * e;
         if (Math.abs(e) > this.trackMax[i]!) this.trackMax[i] = Math.abs(e);
       }
     }
@@ -108,9 +108,9 @@ export class RunStats {
       this.twinN++;
       for (let i = 0; i < n; i++) {
         const e = r[F.res0 + i]! * DEG;
-        this.twinSq[i] += e * e;
+        this.twinSq[i]! += e * e;
         if (Math.abs(e) > this.twinMax[i]!) this.twinMax[i] = Math.abs(e);
-        this.extSq[i] += r[F.tauExt0 + i]! ** 2;
+        this.extSq[i]! += r[F.tauExt0 + i]! ** 2;
       }
     }
     const a = r[F.alarm]!;

@@ -24,7 +24,7 @@ const num = (v: string | undefined, d: number): number => (v === undefined ? d :
 export const FAULT_EFFECTS: Partial<Record<FaultKind, (m: MockParts, value: string | undefined) => void>> = {
   payload: (m, v) => m.plant.setPayload(num(v, 0.2)),
   stall: (m, v) => void (m.plant.faults.stalled[joint(v)] = true),
-  slip: (m, v) => void (m.plant.faults.encoderOffset[joint(v)] += second(v, 100)),
+  slip: (m, v) => void (m.plant.faults.encoderOffset[joint(v)]! += second(v, 100)),
   reverse: (m, v) => void (m.plant.faults.encoderReversed[joint(v)] = true),
   dead: (m, v) => void (m.plant.faults.motorDead[joint(v)] = true),
   sag: (m, v) => void (m.plant.faults.supplyScale = num(v, 0.6)),

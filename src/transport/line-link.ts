@@ -283,9 +283,9 @@ export class LineLink implements Link {
 
   private recordDelay(d: number): void {
     const i = this.delayN++ & 255;
-    if (this.delayN > 256) this.delayHist[this.delayRing[i]!]--;
+    if (this.delayN > 256) this.delayHist[this.delayRing[i]!]!--;
     this.delayRing[i] = d;
-    this.delayHist[d]++;
+    this.delayHist[d]!++;
     const n = Math.min(this.delayN, 256);
     if (n < 16) return;
     let c = 0;

@@ -3,7 +3,6 @@
 // `npm run bench`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../../src/config/load.js';
-import { RealPacer } from '../../src/control/runner.js';
 import { Plant } from '../../src/rig/plant.js';
 import { RealClock } from '../../src/time/clock.js';
 import { closeStream, LineLink } from '../../src/transport/line-link.js';
@@ -28,22 +27,22 @@ describe('the mock rig on a pty', () => {
     const id = await link.open();
     expect(id.board).toBe('mock');
     await link.enable(true);
-    const pacer = new RealPacer(clock);
+    // The board's sample clock paces the commands: each sample is answered with the same duty.
     const duties = new Map<number, number[]>();
     const readings: { t: number; q: number[]; ack: number | null }[] = [];
-    const t0 = clock.now();
     const n = 1500;
-    for (let k = 0; k < n; k++) {
-      await pacer.waitUntil(t0 + k * 0.002);
-      const r = link.read();
-      if (r) readings.push({ t: r.boardTime, q: r.q, ack: r.ack });
-      // a constant torque command: joint 1 lifts, joint 2 is pushed the other way
-      const d = [0.12, -0.04];
-      duties.set(link.writeDuty(d), d);
-    }
-    await pacer.waitUntil(clock.now() + 0.01);
-    const last = link.read();
-    if (last) readings.push({ t: last.boardTime, q: last.q, ack: last.ack });
+    const done = new Promise<void>((resolve) => {
+      link.onSample((r) => {
+        readings.push({ t: r.boardTime, q: [...r.q], ack: r.ack });
+        if (r.superseded) return;
+        // a constant torque command: joint 1 lifts, joint 2 is pushed the other way
+        const d = [0.12, -0.04];
+        if (readings.length <= n) duties.set(link.writeDuty(d), d);
+        else resolve();
+      });
+    });
+    await link.startSampling(500);
+    await done;
     expect(await link.stop()).toBe('acknowledged');
     await link.close();
     // No lost, corrupt, duplicated or reordered frame at 500 Hz.
