@@ -127,7 +127,8 @@ describe('arm faults', () => {
   it('a joint stalls: the twin alarm fires on it, then the saturation guard stops the arm', async () => {
     const res = await withFault('point', 0.5, (m) => (m.plant.faults.stalled[0] = true));
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
-    expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1|^fault:limit|^fault:speed/);
+    // The stalled joint cannot move, so it neither reaches a limit nor a speed: its motor saturates.
+    expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1 at its torque limit/);
     endsAtZero(res);
   });
 
@@ -137,7 +138,8 @@ describe('arm faults', () => {
       m.plant.faults.encoderReversed[1] = true;
       at = core.row[F.t]!;
     });
-    expect(res.summary.stopReason).toMatch(/^fault:/);
+    // Positive feedback drives joint 2 away faster than it can reach a limit: the speed guard trips.
+    expect(res.summary.stopReason).toMatch(/^fault:speed joint 2 /);
     const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
     expect(stop[F.t]! - at).toBeLessThan(0.5);
     endsAtZero(res);
@@ -145,8 +147,9 @@ describe('arm faults', () => {
 
   it('an encoder slips by 200 counts (15 deg): the jump trips a guard on that joint', async () => {
     const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0]! += 200));
-    const alarmed = res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0));
-    expect(alarmed || /^fault:(speed|limit|saturated) joint 1/.test(res.summary.stopReason), res.summary.stopReason).toBe(true);
+    // The jump is one sample long, so the estimated speed of joint 1 is far over its limit at once,
+    // before the twin's residual has been over its threshold for the alarm's hold time.
+    expect(res.summary.stopReason).toMatch(/^fault:speed joint 1 /);
   });
 
   it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
@@ -158,7 +161,7 @@ describe('arm faults', () => {
     const r = rig();
     r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7 };
     const res = await withFault('reach', 1.2, (m) => (m.plant.faults.extraTorque[1] = 3), r);
-    expect(res.summary.stopReason).toMatch(/^fault:limit joint 2|^fault:saturated joint 2/);
+    expect(res.summary.stopReason).toMatch(/^fault:limit joint 2 /);
     endsAtZero(res);
   });
 
@@ -193,7 +196,9 @@ describe('host faults', () => {
         }
       },
     });
-    expect(res.summary.stopReason).toMatch(/^fault:watchdog|^fault:link-lost|^fault:stall/);
+    // The board's watchdog (100 ms) cut the motors long before the second ended; its report is what
+    // the loop sees first when it runs again.
+    expect(res.summary.stopReason).toBe('fault:watchdog');
     // The board went on sampling: 500 samples came in a burst after the stall; only the newest was answered.
     expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(400);
     expect(res.result.timing.maxGap).toBeGreaterThanOrEqual(0.9);
@@ -240,17 +245,22 @@ describe('host faults', () => {
 });
 
 describe('wiring mistakes during a run (the original rig file on a miswired mock)', () => {
+  // What the wiring monitor names first (a reversed encoder 2 also moves joint 1 against its command,
+  // through the coupling, so joint 1 is named before joint 2's own diagnosis).
+  const named: Record<string, RegExp> = {
+    'reverse-motor=1': /^fault:wiring joint 1: joint 1 moves against its command: its motor is reversed/,
+    'reverse-encoder=2': /^fault:wiring joint 1: joints 1 and 2 move against their commands: .* or else joint 2 moves against its command: its encoder counts backwards/,
+    'swap-motors': /^fault:wiring joint 1: .* or else joint 1 follows motor 2 and joint 2 motor 1: the motors \(or the encoders\) are swapped/,
+  };
   for (const spec of ['reverse-motor=1', 'reverse-encoder=2', 'swap-motors']) {
     it(`${spec}: the loop stops within the first second of motion with a fault that names the wiring`, async () => {
       const { parseWiring } = await import('../src/rig/wiring.js');
       const r = rig();
       const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { wiring: parseWiring(spec, 2) });
-      expect(res.summary.stopReason).toMatch(/^fault:(wiring|limit|speed|saturated)/);
+      expect(res.summary.stopReason).toMatch(named[spec]!);
       const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
       const start = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'track')!;
       expect(stop[F.t]! - start[F.t]!).toBeLessThan(1);
-      if (spec !== 'swap-motors') expect(res.summary.stopReason).toMatch(/^fault:wiring joint [12]: .*(reversed|swap)/);
-      else expect(res.summary.stopReason).toMatch(/swap/);
       endsAtZero(res);
     });
   }

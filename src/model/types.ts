@@ -1,5 +1,6 @@
 /**
- * Types of the arm model, in the seed notebooks' notation (shared/seeds 000 and 002):
+ * Types of the arm model, in the notation of the seed notebooks on planar one- and two-link
+ * kinematics and Newton-Euler dynamics:
  * alpha1 is joint 1's angle from the horizontal, alpha2 is joint 2's angle relative to link 1,
  * counter-clockwise positive, gravity along -y. A hanging arm is alpha1 = -pi/2.
  *

@@ -1,6 +1,7 @@
 /**
  * The USB-serial adapter between the laptop and the board's UART, as the mock rig models it. A pty
- * has none of this; a real cable does (FACTS.md "Timing"):
+ * has none of this; a real cable does (the adapters' USB frame and latency-timer behaviour, as their
+ * datasheets and the Linux usb-serial drivers describe it):
  * - `16u2`: the Uno's ATmega16U2 (USB CDC, full speed). Its firmware sends what the UART received
  *   when its flush timer expires (Timer0 overflow, every 1.024 ms) or 64 bytes are waiting; what the
  *   host sends goes out on the bus at the next 1 ms USB frame.
