@@ -537,8 +537,20 @@ export class FirmataLink implements Link {
   private async zeroAndConfirm(ms: number): Promise<boolean> {
     const m = this.motors!;
     m.stopAll();
-    const states = await Promise.all(this.wiring.motors.map((p) => this.pinState(p.pwm, ms)));
-    return states.every((s, j) => s !== undefined && s.mode === MODE.PWM && s.state === m.stoppedPwm(j));
+    return this.pinsRead((j) => m.stoppedPwm(j), ms);
+  }
+
+  /** Reads the motors' PWM pins back: all in PWM mode at `want(j)`? firmata.js gives an answer to every
+   *  waiting query of a pin, maybe one sent before the command (a probe in a stall): ask again till `ms`. */
+  private async pinsRead(want: (j: number) => number, ms: number): Promise<boolean> {
+    const end = this.o.clock.now() + ms / 1000;
+    for (;;) {
+      const left = (end - this.o.clock.now()) * 1000;
+      const states = await Promise.all(this.wiring.motors.map((p) => this.pinState(p.pwm, left)));
+      if (states.some((s) => s === undefined)) return false;
+      if (states.every((s, j) => s!.mode === MODE.PWM && s!.state === want(j))) return true;
+      if (this.o.clock.now() >= end || this.state.kind !== 'open') return false;
+    }
   }
 
   async zero(mask = (1 << this.wiring.motors.length) - 1): Promise<void> {
@@ -561,22 +573,18 @@ export class FirmataLink implements Link {
     this.samples?.dropPartial();
   }
 
-  /** Asks the board for motor 1's PWM pin; rejects with a LinkError when no answer comes within `timeoutMs`. */
+  /** Asks for motor 1's PWM pin; rejects with a LinkError when no answer comes within `timeoutMs`. */
   async ping(timeoutMs = this.o.answerMs ?? 500): Promise<void> {
     if (!(await this.pinState(this.wiring.motors[0]!.pwm, timeoutMs))) {
       throw new LinkError(`${this.name}: the board did not answer a pin state query within ${timeoutMs} ms`, 'no-answer');
     }
   }
 
-  /**
-   * Confirms the last duty: asks the board for every motor's PWM pin and resolves true when each holds
-   * the value last sent (false when it differs or no answer came within `timeoutMs`).
-   */
+  /** Confirms the last duty: true when every motor's PWM pin holds the value last sent within `timeoutMs`. */
   async confirm(timeoutMs = this.o.answerMs ?? 500): Promise<boolean> {
     if (this.state.kind !== 'open') return false;
     const m = this.motors!;
-    const states = await Promise.all(this.wiring.motors.map((p) => this.pinState(p.pwm, timeoutMs)));
-    return states.every((st, j) => st !== undefined && st.state === m.expectedPwm(j));
+    return this.pinsRead((j) => m.expectedPwm(j), timeoutMs);
   }
 
   /**
