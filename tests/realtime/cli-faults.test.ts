@@ -40,7 +40,7 @@ describe('host faults', () => {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     it(`${sig} mid-run: a soft stop, a zero command acknowledged, a complete recording`, async () => {
       const file = `${dir}/${sig}.ndjson`;
-      const r = await runWithSignal(sig, 2500, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--json']);
+      const r = await runWithSignal(sig, 2500, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', file, '--json']);
       expect(r.code).toBe(130);
       const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
       expect(s.stopReason).toBe(`interrupted:${sig}`);
@@ -61,26 +61,29 @@ describe('host faults', () => {
 
   it('an exception inside the loop: fault, motors zeroed, the recording ends with the reason', async () => {
     const file = `${dir}/throw.ndjson`;
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--fault', 'throw@1', '--record', file, '--json']);
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'throw@1', '--record', file, '--json']);
     expect(r.code).toBe(1);
-    expect(lastJson(r).stopReason).toMatch(/^fault:injected fault/);
-    expect(r.stderr).toMatch(/injected fault/);
+    expect(lastJson(r).stopReason).toMatch(/^fault:an exception in the loop thread: injected fault/);
     const lines = readRecording(file);
     expect(lines.at(-1).kind).toBe('summary');
-    expect(lines.at(-1).error.message).toMatch(/injected fault/);
+    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected fault/);
+    // the motors were zeroed: the last tick's command is zero
+    const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
+    expect(ticks.at(-1).duty).toEqual([0, 0]);
   });
 
-  it('the machine is busy for a second: overruns counted, the board watchdog had stopped the arm, the run says so', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--fault', 'busy=1@1.5', '--json']);
+  it('the loop thread is busy for a second: the board (its own thread) samples on, its watchdog stops the arm, the late samples and the stall are counted', async () => {
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'busy=1@1.5', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
-    expect(s.stopReason).toMatch(/^fault:watchdog|^fault:link-lost/);
-    expect(s.overruns).toBeGreaterThanOrEqual(1);
-    expect(s.missed).toBeGreaterThanOrEqual(400);
+    expect(s.stopReason).toBe('fault:watchdog');
+    // 500 samples queued up during the second; only the newest was answered.
+    expect(s.timing.lateSamples).toBeGreaterThanOrEqual(400);
+    expect(s.timing.maxStallMs).toBeGreaterThanOrEqual(900);
   });
 
   it('the disk is full: the run stops the arm and says the recording failed', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', '/dev/full', '--json']);
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
     expect(s.stopReason).toMatch(/^fault:recording \/dev\/full stopped: the disk is full/);

@@ -22,8 +22,8 @@ async function setupRun(args: string[]): Promise<CliResult> {
 
 beforeAll(async () => {
   // One after the other: each is a real-time run of the loop.
-  const ra = await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', A, '--json']);
-  await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', B, '--json', '--no-feedforward']);
+  const ra = await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', A, '--json']);
+  await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', B, '--json', '--no-feedforward']);
   summaryA = lastJson(ra);
 }, 90_000);
 
