@@ -36,7 +36,8 @@ const RUN_OPTIONS = {
   json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
   fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault into the mock rig at loop time T (see --help)' },
   wiring: WIRING_OPTION,
-  rt: { type: 'boolean', help: 'ask Linux for real-time scheduling (SCHED_FIFO) for the loop thread (and the mock rig); needs an rtprio limit or CAP_SYS_NICE (see README)' },
+  rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
+  'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit)' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -156,19 +157,22 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     faults: p.faults,
     ...(p.controller !== undefined ? { controller: p.controller } : {}),
     maxSeconds: opts.maxSeconds,
-    rt: v.rt === true,
+    rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason) => {
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
-      else process.stderr.write(`twolink: --rt: real-time scheduling refused: ${reason}\n`);
+      else process.stderr.write(`twolink: running without real-time scheduling (a busy machine can delay the loop): ${reason}\n`);
     },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
       const s = describeEvent(e);
       if (s && !quiet) log(s);
     },
-    onReady: (d) => {
+    onReady: (d, identity) => {
       if (!quiet) log(`connected: ${d}`);
+      // What the board lacks (stock Firmata: no watchdog) is said at start-up, also with --json (stderr).
+      const warnings = (identity as { warnings?: unknown } | undefined)?.warnings;
+      if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
   let interrupts = 0;
