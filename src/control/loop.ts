@@ -410,7 +410,9 @@ export class LoopCore {
     try {
       const answered = this.read(r);
       if (!answered) {
-        this.record(r, wallStart, this.controller.idle(), -1, 'none');
+        // Recorded, not answered: the plan at the sample's own time, the command in force unchanged.
+        const { trajT, phase } = this.planAtUnanswered(r);
+        this.record(r, wallStart, undefined, trajT, phase);
         return;
       }
       const { out, trajT, phase } = this.update(r);
@@ -485,6 +487,19 @@ export class LoopCore {
     if (m.kind === 'track') m.a.t += stalled ? this.period : gap;
     this.dt = stalled ? this.period : gap;
     return true;
+  }
+
+  /**
+   * The plan at a sample that is recorded but not answered (a newer one had come): the trajectory's
+   * time is the last answered sample's plus the board time since (no further than a stall's hold).
+   */
+  private planAtUnanswered(r: Reading): { trajT: number; phase: TrajPhase } {
+    const m = this.mode;
+    if (m.kind !== 'track' || this.lastAnsweredT < 0) return { trajT: -1, phase: 'none' };
+    const a = m.a;
+    const t = Math.min(a.traj.duration, a.t + Math.max(0, Math.min(r.boardTime - this.lastAnsweredT, 2 * this.period)));
+    a.traj.sample(t, this.atSample);
+    return { trajT: t, phase: this.phaseAt(a, t) };
   }
 
   /** Alarm events: one when a joint's alarm rises after it has been quiet for half a second. */
@@ -615,11 +630,12 @@ export class LoopCore {
   }
 
   /** The row of this sample (or of a lost-link instant, `r` undefined). */
-  private record(r: Reading | undefined, wallStart: number, out: ReturnType<Controller['idle']>, trajT: number, phase: TrajPhase): void {
+  private record(r: Reading | undefined, wallStart: number, answer: ReturnType<Controller['idle']> | undefined, trajT: number, phase: TrajPhase): void {
     const row = this.row;
     const lc = this.o.link.counters;
     const n = this.joints;
     const two = n === 2;
+    let out = answer;
     if (this.finished && this.mode.kind !== 'stopped') out = this.controller.idle();
     const q = this.estimator.q;
     row[F.t] = this.lt;
@@ -642,13 +658,16 @@ export class LoopCore {
     put(F.twinQd0, this.twin.qd);
     put(F.res0, this.twin.residual);
     put(F.tauExt0, this.twin.tauExt);
-    put(F.tauFf0, out.tauFf);
-    put(F.tauPid0, out.tauPid);
-    put(F.tauCmd0, out.tauCmd);
-    put(F.duty0, out.duty);
+    // Without an answer (a sample behind a newer one) the command in force stays what the row before says.
+    if (out) {
+      put(F.tauFf0, out.tauFf);
+      put(F.tauPid0, out.tauPid);
+      put(F.tauCmd0, out.tauCmd);
+      put(F.duty0, out.duty);
+    }
     const end = this.o.clock.now();
     // Latency: from the board's sample instant (on the host's clock) to the answer written.
-    row[F.errUs] = r ? (end - r.sampleTime) * 1e6 : 0;
+    row[F.errUs] = r && answer ? (end - r.sampleTime) * 1e6 : 0; // 0: no answer written
     row[F.execUs] = (end - wallStart) * 1e6;
     row[F.overruns] = lc.late + this.superseded;
     row[F.missed] = this.lostSamples;
@@ -662,7 +681,7 @@ export class LoopCore {
     row[F.flags] = r?.flags ?? 0;
     row[F.boardT] = r?.boardTime ?? 0;
     row[F.fresh] = r ? 1 : 0;
-    row[F.sat] = out.sat;
+    if (out) row[F.sat] = out.sat;
     put(F.dutyIn0, r ? this.dutyOf(r.ack) : this.zeroDuty);
     this.o.sink(row);
   }
