@@ -5,15 +5,15 @@
  * learns when reports arrive, late by a variable latency (USB frames, the kernel, its own scheduling).
  *
  * This filter assigns each report its index n and a board time n P, and keeps a line on the host's
- * clock, `line(n) = tA + (n - nA) P`, that follows the earliest arrivals (the lower envelope: the
- * latency floor), not the average: an arrival earlier than the line pulls the line down at once, later
- * arrivals lift it only slowly. So a late arrival (a host stall, a USB hiccup) moves nothing, and no
- * time is ever taken from arrival jitter.
+ * clock, `line(n) = offset + n P`, on the early side of the arrivals (the latency floor), not their
+ * average: the offset is the 10th percentile of `arrival - n P` over the last 128 chunks. So a late
+ * arrival (a host stall, a USB hiccup) moves nothing, a burst of early ones (a sender catching up)
+ * hardly does, and no time is ever taken from arrival jitter.
  *
  * - Reports that arrive together (one chunk of bytes) are consecutive: a host stall delivers its
  *   backlog in one chunk, whose last report is the newest.
  * - A chunk whose last report arrives more than 1.5 P after the line's prediction, beyond the jitter
- *   seen lately (the largest delay over the line in the last 128 chunks), means reports were lost on
+ *   seen lately (the 10th to 90th percentile spread of the same window), means reports were lost on
  *   the wire: the index advances past them. On a quiet link the jitter is the USB frame (1 ms), so a
  *   single lost report is seen; a late report on a jittery link is not mistaken for a loss.
  * - P starts at the nominal interval and is then fitted (least squares) through the minimum arrival of
@@ -30,12 +30,10 @@
 const BLOCK = 64;
 /** Blocks the period fit spans. */
 const BLOCKS = 24;
-/** How fast the line rises towards later arrivals, per report (fraction of the excess, capped at one period). */
-const RISE = 0.002;
 /** Reports after a restart before a late arrival may count as lost (the line has not settled). */
 const WARMUP = 8;
-/** Chunks over which the recent jitter is the largest delay over the line. */
-const JITTER_WINDOW = 128;
+/** Chunks whose arrivals place the line (and measure the jitter). */
+const WINDOW = 128;
 
 export interface Assigned {
   /** Index of the first report of the chunk. */
@@ -48,8 +46,7 @@ export class ReportClock {
   private p: number;
   private readonly nominal: number;
   private n = -1;
-  private nA = 0;
-  private tA = 0;
+  private offset = 0;
   private bt = 0;
   private assigned = 0;
   private blockMin: { n: number; t: number } | undefined;
@@ -57,8 +54,13 @@ export class ReportClock {
   private mins: { n: number; t: number }[] = [];
   /** A period fitted during the last chunk, taken at the next one (a chunk's board times use one period). */
   private fitted: number | undefined;
-  private readonly delays = new Float64Array(JITTER_WINDOW);
-  private delayAt = 0;
+  /** The window: index and arrival of the last report of each recent chunk. */
+  private readonly winN = new Float64Array(WINDOW);
+  private readonly winT = new Float64Array(WINDOW);
+  private readonly resid = new Float64Array(WINDOW);
+  private winLen = 0;
+  private winAt = 0;
+  private jitter = 0;
 
   /** `periodS`: the nominal sampling interval [s]. */
   constructor(periodS: number) {
@@ -88,8 +90,7 @@ export class ReportClock {
     }
     if (this.n < 0) {
       this.n = k - 1;
-      this.nA = this.n;
-      this.tA = t;
+      this.offset = t - this.n * this.p;
       this.bt = this.n * this.p;
       this.assigned = k;
       this.blockStart = 0;
@@ -98,12 +99,10 @@ export class ReportClock {
     let last = this.n + k;
     const late = t - this.line(last);
     let lost = 0;
-    const jitter = this.delays.reduce((a, b) => Math.max(a, b), 0);
-    if (this.assigned >= WARMUP && late > 1.5 * this.p + jitter) {
+    if (this.assigned >= WARMUP && late > 1.5 * this.p + this.jitter) {
       lost = Math.round(late / this.p);
       last += lost;
     }
-    this.delays[this.delayAt++ % JITTER_WINDOW] = Math.max(0, t - this.line(last));
     const first = last - k + 1;
     this.bt += (last - this.n) * this.p;
     this.n = last;
@@ -119,20 +118,23 @@ export class ReportClock {
 
   /** The earliest host time report `i` can arrive, by the line [s, host clock]. */
   line(i: number): number {
-    return this.tA + (i - this.nA) * this.p;
+    return this.offset + i * this.p;
   }
 
   /** Keeps the line on the lower envelope and fits the period through block minima. */
   private follow(t: number, i: number): void {
-    const d = t - this.line(i);
-    if (d < 0) {
-      this.nA = i;
-      this.tA = t;
-    } else {
-      // Re-anchor at i so that later period changes pivot here; lift slowly.
-      this.tA = this.line(i) + RISE * Math.min(d, this.p);
-      this.nA = i;
-    }
+    this.winN[this.winAt] = i;
+    this.winT[this.winAt] = t;
+    this.winAt = (this.winAt + 1) % WINDOW;
+    this.winLen = Math.min(WINDOW, this.winLen + 1);
+    const r = this.resid.subarray(0, this.winLen);
+    for (let j = 0; j < this.winLen; j++) r[j] = this.winT[j]! - this.winN[j]! * this.p;
+    r.sort();
+    // Until the window has a few arrivals, the earliest; then the 10th percentile.
+    const lo = this.winLen < WARMUP ? r[0]! : r[Math.floor(0.1 * (this.winLen - 1))]!;
+    const hi = r[Math.floor(0.9 * (this.winLen - 1))]!;
+    this.offset = lo;
+    this.jitter = Math.max(0, hi - lo);
     const resid = t - i * this.nominal;
     if (!this.blockMin || resid < this.blockMin.t - this.blockMin.n * this.nominal) this.blockMin = { n: i, t };
     if (i - this.blockStart >= BLOCK) {
