@@ -121,7 +121,7 @@ export { WiringMonitor } from './control/wiring-monitor.js';
 export { checkFeasible, FeasibilityError } from './control/feasibility.js';
 export { Session } from './run/session.js';
 export { virtualRun } from './run/virtual.js';
-export { F as TICK, TICK_FIELDS, tickObject } from './control/tick.js';
+export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject, tickRow, type TickFieldSpec } from './telemetry/tick.js';
 
 // Your own controller in the loop (--controller FILE): the contract and the adapter.
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, LawResult, PluggedOptions, UserController } from './control/user-controller.js';

@@ -36,7 +36,7 @@ import { Matrix, QrDecomposition } from 'ml-matrix';
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
 import { createActuatedArmModel, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
-import { F, LOOP_STATES, type LoopState, type TickObject } from '../control/tick.js';
+import { F, LOOP_STATES, type LoopState, type TickObject } from '../telemetry/tick.js';
 import { derivatives, zeroPhaseLowpass } from './filter.js';
 import { conditionNumber, nnls } from './lsq.js';
 import { BASE_PARAMETERS, modelBaseParameters, P, regressorConstants, regressorRows, toVector, type BaseParameterKey, type RegressorConstants } from './regressor.js';
@@ -65,7 +65,7 @@ export interface FitTick {
   des: { q: readonly number[]; qd: readonly number[]; qdd: readonly number[] };
 }
 
-/** A loop row (the Float64Array layout of src/control/tick.ts) as a FitTick. */
+/** A loop row (the Float64Array layout of src/telemetry/tick.ts) as a FitTick. */
 export function fitTickFromRow(r: ArrayLike<number>): FitTick {
   return {
     i: r[F.i]!,

@@ -5,7 +5,7 @@
  * it reproduces the twin residual the run recorded.
  */
 import type { Rig } from '../config/load.js';
-import type { LoopState } from '../control/tick.js';
+import type { LoopState } from '../telemetry/tick.js';
 import { Twin } from '../control/twin.js';
 
 /** What the replay needs of one tick. */

@@ -12,7 +12,7 @@
  * Only the trajectory proper (the 'track' phase) is aligned: the approach and the park depend on
  * where the arm was when the run started, so two runs need not share them.
  */
-import { LOOP_STATES, PHASES } from '../control/tick.js';
+import { LOOP_STATES, PHASES } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { buildPath, type PathStart, type PathStep, type Trajectory } from '../model/trajectory.js';
 import type { Columns, LoadedRecording } from './read.js';

@@ -10,7 +10,7 @@
  * - run vs run: see `alignRuns`.
  */
 import { z } from 'zod';
-import { LOOP_STATES, PHASES, type TickField } from '../control/tick.js';
+import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
 import type { LoadedRecording, RecordingInfo } from './read.js';
 import { trajectoryClock, type SegmentClock } from './align.js';
 import { interpAt } from './signal.js';

@@ -5,7 +5,7 @@
  */
 import { McapWriter, type IWritable } from '@mcap/core';
 import { closeFile, openForWrite, writeAll } from '../config/files.js';
-import { LOOP_STATES, PHASES, tickObject, TICK_WIDTH, F, type TickField } from '../control/tick.js';
+import { F, TICK_GROUPS, TICK_TABLE, TICK_WIDTH, tickObject, type TickField, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { readRecording, type RecordingInfo } from './read.js';
 
@@ -22,53 +22,23 @@ interface CsvColumn {
  */
 export function csvColumns(joints: number): CsvColumn[] {
   const cols: CsvColumn[] = [];
-  const num = (name: string, f: TickField): void => {
-    const at = F[f];
-    cols.push({ name, get: (r) => r[at]! });
-  };
-  const pair = (prefix: string, unit: string, f0: TickField): void => {
-    for (let j = 0; j < joints; j++) {
-      const at = F[f0] + j;
-      cols.push({ name: `${prefix}${j + 1}${unit ? `_${unit}` : ''}`, get: (r) => r[at]! });
-    }
-  };
-  num('t_s', 't');
-  num('i', 'i');
-  cols.push({ name: 'state', get: (r) => LOOP_STATES[r[F.state]!] ?? '' });
-  num('state_code', 'state');
-  num('trajT_s', 'trajT');
-  cols.push({ name: 'phase', get: (r) => PHASES[r[F.phase]!] ?? '' });
-  num('phase_code', 'phase');
-  pair('des_q', 'rad', 'qDes0');
-  pair('des_qd', 'rad_s', 'qdDes0');
-  pair('des_qdd', 'rad_s2', 'qddDes0');
-  pair('meas_q', 'rad', 'q0');
-  pair('meas_qd', 'rad_s', 'qd0');
-  pair('twin_q', 'rad', 'twinQ0');
-  pair('twin_qd', 'rad_s', 'twinQd0');
-  pair('twin_res', 'rad', 'res0');
-  pair('twin_tauExt', 'Nm', 'tauExt0');
-  pair('tau_ff', 'Nm', 'tauFf0');
-  pair('tau_pid', 'Nm', 'tauPid0');
-  pair('tau_cmd', 'Nm', 'tauCmd0');
-  pair('duty', '', 'duty0');
-  num('timing_err_us', 'errUs');
-  num('timing_exec_us', 'execUs');
-  num('timing_overruns', 'overruns');
-  num('timing_missed', 'missed');
-  num('link_sent', 'sent');
-  num('link_received', 'received');
-  num('link_lost', 'lost');
-  num('link_corrupt', 'corrupt');
-  num('alarm', 'alarm');
-  num('flags', 'flags');
-  num('boardT_s', 'boardT');
-  num('fresh', 'fresh');
-  num('sat', 'sat');
-  num('sample', 'sample');
-  pair('duty_in', '', 'dutyIn0');
+  for (const spec of TICK_TABLE as readonly TickFieldSpec[]) {
+    const at = F[(spec.joints ? `${spec.row}0` : spec.row) as TickField];
+    const stem = `${spec.group ? `${spec.group}_` : ''}${spec.csv ?? spec.name}`;
+    const unit = spec.unit ? `_${CSV_UNIT[spec.unit]}` : '';
+    const codes = spec.codes;
+    if (codes) {
+      cols.push({ name: stem, get: (r) => codes[r[at]!] ?? '' });
+      cols.push({ name: `${stem}_code`, get: (r) => r[at]! });
+    } else if (spec.joints) {
+      for (let j = 0; j < joints; j++) cols.push({ name: `${stem}${j + 1}${unit}`, get: (r) => r[at + j]! });
+    } else cols.push({ name: `${stem}${unit}`, get: (r) => r[at]! });
+  }
   return cols;
 }
+
+/** Units as they end a CSV column name (plain identifiers). */
+const CSV_UNIT: Record<Exclude<TickFieldSpec['unit'], ''>, string> = { s: 's', us: 'us', rad: 'rad', 'rad/s': 'rad_s', 'rad/s^2': 'rad_s2', 'N m': 'Nm' };
 
 function cell(v: number | string): string {
   if (typeof v === 'string') return /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
@@ -166,54 +136,27 @@ export async function exportCsv(recording: string, out: string): Promise<ExportR
 
 const vec = (joints: number, what: string): object => ({ type: 'array', items: { type: 'number' }, minItems: joints, maxItems: joints, description: what });
 
-/** The JSON schema of a tick message (the recording's tick line without "kind"). */
+/** The JSON schema of a tick message (the recording's tick line without "kind"), from the tick table. */
 export function tickJsonSchema(joints: number): object {
-  const n = (description: string): object => ({ type: 'number', description });
+  const properties: Record<string, object> = {};
+  for (const spec of TICK_TABLE as readonly TickFieldSpec[]) {
+    const description = `${spec.description}${spec.unit ? ` [${spec.unit}]` : ''}`;
+    const leaf = spec.codes
+      ? { type: 'string', enum: [...spec.codes], description }
+      : spec.joints
+        ? vec(joints, description)
+        : { type: 'number', description };
+    if (!spec.group) properties[spec.name] = leaf;
+    else {
+      const g = (properties[spec.group] ??= { type: 'object', description: TICK_GROUPS[spec.group], properties: {} }) as { properties: Record<string, object> };
+      g.properties[spec.name] = leaf;
+    }
+  }
   return {
     title: 'twolink.Tick',
-    description: 'One control tick of twolink (src/control/tick.ts). Arrays have one entry per joint.',
+    description: 'One control tick of twolink (src/telemetry/tick.ts). Arrays have one entry per joint.',
     type: 'object',
-    properties: {
-      t: n('loop time since the run started [s]'),
-      i: n('row index'),
-      sample: n("the board's sample index, -1 for a row without a sample"),
-      dutyIn: vec(joints, 'duty the board applied at this sample, in force until the next -1..1'),
-      state: { type: 'string', enum: [...LOOP_STATES], description: 'loop state' },
-      trajT: n('time on the trajectory [s], -1 if none'),
-      phase: { type: 'string', enum: [...PHASES], description: 'phase of the trajectory' },
-      des: {
-        type: 'object',
-        description: 'the plan at the moment of the reading',
-        properties: { q: vec(joints, 'angles [rad]'), qd: vec(joints, '[rad/s]'), qdd: vec(joints, '[rad/s^2]') },
-      },
-      meas: { type: 'object', properties: { q: vec(joints, 'measured angles [rad]'), qd: vec(joints, 'estimated velocities [rad/s]') } },
-      twin: {
-        type: 'object',
-        properties: {
-          q: vec(joints, 'twin angles [rad]'),
-          qd: vec(joints, '[rad/s]'),
-          res: vec(joints, 'measured - twin [rad]'),
-          tauExt: vec(joints, "the observer's unexplained torque [N m]"),
-        },
-      },
-      tau: { type: 'object', properties: { ff: vec(joints, 'feedforward [N m]'), pid: vec(joints, 'PID [N m]'), cmd: vec(joints, 'commanded [N m]') } },
-      duty: vec(joints, 'motor duty -1..1'),
-      timing: {
-        type: 'object',
-        properties: {
-          errUs: n("latency: the board's sample instant to the answer written [us]"),
-          execUs: n("the sample's work [us]"),
-          overruns: n('samples answered late or not at all, so far'),
-          missed: n('samples lost on the way, so far'),
-        },
-      },
-      link: { type: 'object', properties: { sent: n('frames'), received: n('frames'), lost: n('frames'), corrupt: n('frames') } },
-      alarm: n('twin alarm bits (bit i = joint i+1)'),
-      flags: n('board flags'),
-      boardT: n('board time of the reading [s]'),
-      fresh: n('1 if a new reading arrived this tick'),
-      sat: n('saturation bits (bit i = joint i+1)'),
-    },
+    properties,
   };
 }
 

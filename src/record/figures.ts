@@ -18,7 +18,7 @@
  */
 import type { TopLevelSpec } from 'vega-lite';
 import type { Rig } from '../config/load.js';
-import { LOOP_STATES, PHASES, type TickField } from '../control/tick.js';
+import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { ArmParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';

@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { checkReadableFile, errnoText, FileError, formatBytes } from '../config/files.js';
 import { resolveRig, type Rig } from '../config/load.js';
 import { describeIssues, parseRigFile } from '../config/rig.js';
-import { F, LOOP_STATES, PHASES, TICK_WIDTH, type TickField } from '../control/tick.js';
+import { F, TICK_TABLE, TICK_WIDTH, tickRow, type TickField, type TickFieldSpec, type TickObject } from '../telemetry/tick.js';
 
 /** A recording that cannot be read: the message starts with `file:line:` when a line is at fault. */
 export class RecordingError extends Error {
@@ -93,34 +93,25 @@ const headerSchema = z.looseObject({
 /** The header line of a recording, validated. `rig.content` is the rig file as the run used it. */
 export type RecordingHeaderLine = z.infer<typeof headerSchema>;
 
-function tickSchema(joints: 1 | 2) {
+/**
+ * The zod schema of a tick line, generated from the tick table: numbers, per-joint arrays of
+ * `joints` numbers, words for coded fields; fields added after recordings existed are optional.
+ * Keys are in the table's order, so the first problem named is the first in the line.
+ */
+function tickSchema(joints: 1 | 2): z.ZodType<TickObject> {
   const vec = z.array(num).length(joints);
-  return z.object({
-    kind: z.literal('tick'),
-    t: num,
-    i: num,
-    state: z.enum(LOOP_STATES),
-    trajT: num,
-    phase: z.enum(PHASES),
-    des: z.object({ q: vec, qd: vec, qdd: vec }),
-    meas: z.object({ q: vec, qd: vec }),
-    twin: z.object({ q: vec, qd: vec, res: vec, tauExt: vec }),
-    tau: z.object({ ff: vec, pid: vec, cmd: vec }),
-    duty: vec,
-    timing: z.object({ errUs: num, execUs: num, overruns: num, missed: num }),
-    link: z.object({ sent: num, received: num, lost: num, corrupt: num }),
-    alarm: num,
-    flags: num,
-    boardT: num,
-    fresh: num,
-    sat: num,
-    // Since the loop runs on the board's samples (older recordings have neither).
-    sample: num.optional(),
-    dutyIn: vec.optional(),
-  });
+  const leaf = (s: TickFieldSpec): z.ZodType => {
+    const t = s.codes ? z.enum(s.codes as readonly [string, ...string[]]) : s.joints ? vec : num;
+    return s.absent !== undefined ? t.optional() : t;
+  };
+  const top: Record<string, z.ZodType | Record<string, z.ZodType>> = { kind: z.literal('tick') };
+  for (const s of TICK_TABLE as readonly TickFieldSpec[]) {
+    if (s.group) ((top[s.group] ??= {}) as Record<string, z.ZodType>)[s.name] = leaf(s);
+    else top[s.name] = leaf(s);
+  }
+  const shape = Object.fromEntries(Object.entries(top).map(([k, v]) => [k, v instanceof z.ZodType ? v : z.object(v)]));
+  return z.object(shape) as unknown as z.ZodType<TickObject>;
 }
-
-type TickLine = z.infer<ReturnType<typeof tickSchema>>;
 
 const summarySchema = z.looseObject({
   kind: z.literal('summary'),
@@ -162,53 +153,6 @@ export interface RecordingInfo {
 
 /** Events kept in `RecordingInfo.events`. */
 export const MAX_EVENTS = 10_000;
-
-const STATE_CODE = new Map<string, number>(LOOP_STATES.map((s, i) => [s, i]));
-const PHASE_CODE = new Map<string, number>(PHASES.map((s, i) => [s, i]));
-
-/** Writes a validated tick line into a flat row (the inverse of tickObject). */
-function toRow(o: TickLine, row: Float64Array): void {
-  const pair = (f0: TickField, v: readonly number[]): void => {
-    row[F[f0]] = v[0]!;
-    row[F[f0] + 1] = v.length > 1 ? v[1]! : 0;
-  };
-  row[F.t] = o.t;
-  row[F.i] = o.i;
-  row[F.state] = STATE_CODE.get(o.state)!;
-  row[F.trajT] = o.trajT;
-  row[F.phase] = PHASE_CODE.get(o.phase)!;
-  pair('qDes0', o.des.q);
-  pair('qdDes0', o.des.qd);
-  pair('qddDes0', o.des.qdd);
-  pair('q0', o.meas.q);
-  pair('qd0', o.meas.qd);
-  pair('twinQ0', o.twin.q);
-  pair('twinQd0', o.twin.qd);
-  pair('res0', o.twin.res);
-  pair('tauExt0', o.twin.tauExt);
-  pair('tauFf0', o.tau.ff);
-  pair('tauPid0', o.tau.pid);
-  pair('tauCmd0', o.tau.cmd);
-  pair('duty0', o.duty);
-  row[F.errUs] = o.timing.errUs;
-  row[F.execUs] = o.timing.execUs;
-  row[F.overruns] = o.timing.overruns;
-  row[F.missed] = o.timing.missed;
-  row[F.sent] = o.link.sent;
-  row[F.received] = o.link.received;
-  row[F.lost] = o.link.lost;
-  row[F.corrupt] = o.link.corrupt;
-  row[F.alarm] = o.alarm;
-  row[F.flags] = o.flags;
-  row[F.boardT] = o.boardT;
-  row[F.fresh] = o.fresh;
-  row[F.sat] = o.sat;
-  row[F.sample] = o.sample ?? -1;
-  // Older recordings: the duty sent at a tick applied right away (the sync protocol).
-  const din = o.dutyIn ?? o.duty;
-  row[F.dutyIn0] = din[0]!;
-  row[F.dutyIn1] = din[1] ?? 0;
-}
 
 /** What a reader wants to hear about, in file order. */
 export interface RecordingVisitor {
@@ -348,7 +292,7 @@ class LineVisitor {
       );
     }
     this.last = { i, t, line: n };
-    toRow(r.data, this.row);
+    tickRow(r.data, this.row);
     this.ticks++;
     const p = this.visitor.tick?.(this.row, n);
     if (p) await p;

@@ -10,7 +10,7 @@
  */
 import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
 import { errnoText, openForWrite } from '../config/files.js';
-import { tickObject } from '../control/tick.js';
+import { tickObject } from '../telemetry/tick.js';
 
 export interface RecordingHeader {
   kind: 'header';

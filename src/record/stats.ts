@@ -3,7 +3,7 @@
  * on a recording as well as live): tracking error on the trajectory proper, twin residual, alarms,
  * period error percentiles, link counters.
  */
-import { F, LOOP_STATES, PHASES } from '../control/tick.js';
+import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
