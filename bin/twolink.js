@@ -3,6 +3,12 @@
 // `prepare` script runs `npm run build`: tsc, incremental, then zod bundled into one file) so that
 // start-up does not pay for a TypeScript loader. Each command's module loads only when it runs.
 import { existsSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+
+// Garbage collection on the collecting thread alone, for every thread created from here on (the
+// loop's, the mock board's): V8's parallel GC waits for helper threads that a busy machine starves,
+// which made 50-120 ms pauses in the loop thread (npm run bench shows the GC pauses per thread).
+setFlagsFromString('--single-threaded-gc');
 
 const main = new URL('../dist/cli/main.js', import.meta.url);
 if (!existsSync(main)) {

@@ -7,7 +7,7 @@ import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import type { FaultSpec } from '../control/faults.js';
 import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadStats } from './mock-thread.js';
-import { createWire, wireBinding } from './wire.js';
+import { boardSilentS, createWire, wireBinding } from './wire.js';
 import type { MockWiring } from './wiring.js';
 
 export interface RemoteMockRig {
@@ -15,6 +15,8 @@ export interface RemoteMockRig {
   /** The mock thread's Linux task id (-1 if unknown). */
   readonly tid: number;
   openStream(baudRate?: number): Promise<SerialPortStream>;
+  /** How long the mock's thread has not run [s] (a busy machine starving it). */
+  silentS(): number;
   /** Injects a rig fault now. */
   fault(f: FaultSpec): void;
   /** Stops the mock's thread and resolves with how it fared. */
@@ -47,6 +49,7 @@ export function startRemoteMockRig(rig: Rig, wiring?: MockWiring): Promise<Remot
               const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
               s.open((err) => (err ? rej(err) : res(s)));
             }),
+          silentS: () => boardSilentS(wire),
           fault: (f) => worker.postMessage({ type: 'fault', fault: f } satisfies MockThreadCommand),
           stop: async () => {
             worker.postMessage({ type: 'stop' } satisfies MockThreadCommand);

@@ -44,10 +44,20 @@ export interface MockThreadStats {
   stalls: StallReport;
   /** Board time of the latest late timer [s] (when the worst lateness happened). */
   worstAt: number;
+  /**
+   * Time the board's thread was starved (not run for more than 2 ms past a timer) [ms], in total and at
+   * most at once: the simulated board's time stood still meanwhile, as a board that is another computer
+   * would not have been held up.
+   */
+  starvedMs: number;
+  maxStarvedMs: number;
 }
 
 /** Messages from the mock's thread. */
 export type MockThreadMessage = { type: 'ready'; tid: number } | { type: 'stats'; stats: MockThreadStats } | { type: 'error'; message: string };
+
+/** A timer this late [s] means the board's thread was not running: the board's time stands still. */
+const STARVED_S = 0.002;
 
 async function main(): Promise<void> {
   const port = parentPort!;
@@ -61,7 +71,7 @@ async function main(): Promise<void> {
   const wall0 = clock.now();
   let running = true;
   const monitor = new StallMonitor();
-  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0 };
+  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') running = false;
     else if (m.type === 'fault') applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
@@ -73,6 +83,15 @@ async function main(): Promise<void> {
     const seen = wire.downSignal();
     const baud = wire.hostBaudRate();
     if (baud > 0) mock.end.hostBaudRate = baud;
+    wire.heartbeat();
+    // Starved (the machine is busy): the simulated board's time stands still for what it missed, so
+    // that its samples and its watchdog do not pile up as a real board's would not.
+    const missed = clock.now() - clock.nextTimerAt();
+    if (missed > STARVED_S) {
+      clock.pause(missed);
+      stats.starvedMs += missed * 1000;
+      stats.maxStarvedMs = Math.max(stats.maxStarvedMs, missed * 1000);
+    }
     for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
     const late = clock.runDue();
     if (late > 0.0005) stats.lateTimers++;

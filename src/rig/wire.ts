@@ -16,12 +16,18 @@ const RING = 1 << 16;
 const waitAsync = (Atomics as unknown as {
   waitAsync(a: Int32Array, i: number, v: number, t?: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }).waitAsync;
-/** Control words: [0..1] down ring head/tail, [2..3] up ring head/tail, [4] down signal, [5] up signal, [6] flags, [7] host baud. */
-const CTRL = 8;
+/** Control words: [0..1] down ring head/tail, [2..3] up ring head/tail, [4] down signal, [5] up signal, [6] flags, [7] host baud, [8] board heartbeat [ms]. */
+const CTRL = 12;
 const DOWN_SIGNAL = 4;
 const UP_SIGNAL = 5;
 const FLAGS = 6;
 const BAUD = 7;
+const HEARTBEAT = 8;
+
+/** Wall time in ms, mod 2^31, on the process's clock (the same in every thread). */
+function wallMs(): number {
+  return Math.floor(performance.timeOrigin + performance.now()) % 2147483648;
+}
 /** Flag bits. */
 export const WIRE_UNPLUGGED = 1;
 export const WIRE_CLOSED = 2;
@@ -108,6 +114,10 @@ export class BoardWireEnd {
   send(bytes: Uint8Array): void {
     this.upRing.write(bytes);
   }
+  /** The board's thread is running (called every pass of its loop). */
+  heartbeat(): void {
+    Atomics.store(this.ctrl, HEARTBEAT, wallMs());
+  }
   /** The baud rate the host opened its port at (0 before it did). */
   hostBaudRate(): number {
     return Atomics.load(this.ctrl, BAUD);
@@ -189,6 +199,16 @@ export class WirePort implements BindingPortInterface {
   }
   async flush(): Promise<void> {}
   async drain(): Promise<void> {}
+}
+
+/**
+ * How long the board's thread at the far end of cable `w` has not run [s] (0 before it started): a
+ * simulated board starved by a busy machine, as opposed to a lost link.
+ */
+export function boardSilentS(w: WireBuffers): number {
+  const hb = Atomics.load(new Int32Array(w.ctrl), HEARTBEAT);
+  if (hb === 0) return 0;
+  return (((wallMs() - hb) % 2147483648) + 2147483648) % 2147483648 / 1000;
 }
 
 /** A binding with one cable at one path. */

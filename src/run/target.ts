@@ -25,6 +25,8 @@ export interface MockHandle {
   stop(): Promise<MockThreadStats | undefined>;
   /** The mock thread's Linux task id, or -1. */
   tid: number;
+  /** How long the mock's thread has not run [s] (starved by a busy machine), if it has its own. */
+  silentS?: () => number;
 }
 
 /** What was opened. */
@@ -82,7 +84,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     const stream = await mock.openStream(baudRate);
     return {
       link: make(stream, mock.path),
-      mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid },
+      mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
       describe: `line protocol to the mock rig ${mock.path} (its own thread, ${rig.plant?.adapter.kind ?? '16u2'} adapter) at ${baudRate} baud`,
       boardWatchdog: () => true,
     };

@@ -77,6 +77,7 @@ async function main(): Promise<void> {
       park: input.park,
       maxSeconds: input.maxSeconds,
       boardWatchdog: opened.boardWatchdog(),
+      ...(mock?.silentS ? { boardSilentS: mock.silentS } : {}),
       ...(law ? { law } : {}),
       ...(input.predict !== undefined ? { predict: input.predict } : {}),
       sink: (row) => ring.write(row),

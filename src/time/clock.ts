@@ -76,10 +76,14 @@ export class RealClock implements Clock {
  * host's bytes): no node timers, no spinning.
  */
 export class DrivenClock implements Clock {
-  private readonly origin = performance.now();
+  private origin = performance.now();
   private readonly queue = new TimerQueue();
   now(): number {
     return (performance.now() - this.origin) / 1000;
+  }
+  /** Stops this clock's time for `dt` [s] that have already passed (its owner was not running). */
+  pause(dt: number): void {
+    if (dt > 0) this.origin += dt * 1000;
   }
   setTimer(delay: number, fn: () => void): TimerHandle {
     return this.queue.add(this.now() + Math.max(0, delay), fn);
