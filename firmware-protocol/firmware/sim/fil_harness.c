@@ -55,7 +55,11 @@
 
 #define F_CPU 16000000ULL
 #define CYCLES_PER_US 16
-#define MIN_EDGE_CYCLES (12 * CYCLES_PER_US)  // edges at most every 12 us: the encoder ISR takes 8.4 us
+// Edges of one joint at least 40 us apart (25,000 edges/s, ~3x the plant's top speed, so the pins catch
+// up after a pause of the plant): the encoder interrupt takes 8.4 us, and while the sample interrupt
+// or the UART's run (interrupts off) a second edge of the same joint would be read as an illegal
+// transition, as it would on the board (its README: keep the board under ~30,000 edges/s).
+#define MIN_EDGE_CYCLES (40 * CYCLES_PER_US)
 #define PTY_OUT_MAX 65536                     // bytes kept for a host that does not read
 
 // Data-space addresses (ATmega328P and ATmega2560 datasheets' register summaries).
@@ -236,6 +240,7 @@ static int64_t levelCount[2];   // the position the pins show [counts]; mod 4 de
 static int64_t target[2];       // the plant's newest counts
 static int edgesLeft[2];
 static int edgeTurn;
+static uint64_t lastEdge[2];    // cycle of each joint's last edge
 static avr_int_vector_t pcint2;  // the Mega's PCINT2 (port K), which simavr 1.6 does not model
 
 static uint8_t encoderBits(void) {
@@ -260,9 +265,11 @@ static avr_cycle_count_t edgeTimer(avr_t* a, avr_cycle_count_t when, void* param
   (void)a, (void)param;
   const uint64_t interval = edgeInterval;
   int j = edgeTurn;
-  if (edgesLeft[j] == 0) j ^= 1;
-  if (edgesLeft[j] == 0) return 0;
+  if (edgesLeft[j] == 0 || when - lastEdge[j] < MIN_EDGE_CYCLES) j ^= 1;
+  if (edgesLeft[0] + edgesLeft[1] == 0) return 0;
+  if (edgesLeft[j] == 0 || when - lastEdge[j] < MIN_EDGE_CYCLES) return when + CYCLES_PER_US;  // too soon
   edgeTurn = j ^ 1;
+  lastEdge[j] = when;
   const uint8_t before = encoderBits();
   levelCount[j] += target[j] > levelCount[j] ? 1 : -1;
   --edgesLeft[j];
@@ -274,7 +281,7 @@ static void scheduleEdges(void) {
   avr_cycle_timer_cancel(avr, edgeTimer, NULL);
   if (!firmwareUp) return;
   int total = 0;
-  const int cap = (int)(sliceCycles / MIN_EDGE_CYCLES / 2);  // per joint per slice
+  const int cap = (int)(sliceCycles / MIN_EDGE_CYCLES);  // per joint per slice
   for (int j = 0; j < 2; ++j) {
     int64_t need = target[j] - levelCount[j];
     if (need < 0) need = -need;

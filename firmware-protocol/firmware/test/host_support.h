@@ -251,6 +251,7 @@ struct FakeHal : tl::Hal {
       : illegal(0), txRoom((size_t)1 << 30), overwrite(false), sampling(false), startUs(0), fired(0),
         timerStarts(0), masked(0), badNesting(false), clockUs(0) {
     duty[0] = duty[1] = 99;  // not zero: begin() must zero them
+    staged[0] = staged[1] = 0;
     counts[0] = counts[1] = 0;
     plan = tl::SampleTimer();
   }
@@ -274,6 +275,15 @@ struct FakeHal : tl::Hal {
     if (j < 2) duty[j] = d;
     else overwrite = true;
     log.push_back(std::make_pair((int)j, (int)d));
+  }
+  int16_t staged[2];
+  void stageDuty(uint8_t j, int16_t d) override {
+    if (masked == 0) badNesting = true;  // staging races the sample interrupt unless masked
+    if (j < 2) staged[j] = d;
+    else overwrite = true;
+  }
+  void applyStaged() override {
+    for (uint8_t j = 0; j < 2; ++j) setDuty(j, staged[j]);
   }
   void readEncoders(int32_t* c, uint16_t* ill) override {
     c[0] = counts[0];

@@ -84,10 +84,7 @@ Core::Core(Hal& hal)
       fedUs_(0),
       bannerUs_(0),
       rateHz_(0) {
-  for (uint8_t j = 0; j < kMaxJoints; ++j) {
-    pendingDuty_[j] = 0;
-    latchedCounts_[j] = 0;
-  }
+  for (uint8_t j = 0; j < kMaxJoints; ++j) latchedCounts_[j] = 0;
   const Identity id = {kFw, kBoard, TL_JOINTS, {TL_CPR_1, TL_CPR_2}, TL_PWM_TOP, 0, TL_MAX_RATE_HZ,
                        TL_WDT_DEFAULT_MS};
   id_ = id;
@@ -143,7 +140,7 @@ void Core::sample(uint32_t now) {
   if (pendingValid_) {
     pendingValid_ = false;
     if (enabled_) {
-      for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.setDuty(j, pendingDuty_[j]);
+      hal_.applyStaged();
       lastApplied_ = pendingSeq_;
     }
   }
@@ -266,7 +263,7 @@ void Core::apply(const HostFrame& f, uint32_t now) {
       }
       if (rateHz_ != 0) {  // streaming: the next sample applies it; its T is the answer
         IrqGuard g(hal_);
-        for (uint8_t j = 0; j < TL_JOINTS; ++j) pendingDuty_[j] = (int16_t)f.value[j];
+        for (uint8_t j = 0; j < TL_JOINTS; ++j) hal_.stageDuty(j, (int16_t)f.value[j]);
         pendingSeq_ = f.seq;
         pendingValid_ = true;
         return;

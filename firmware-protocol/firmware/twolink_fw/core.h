@@ -32,6 +32,11 @@ class Hal {
   // Drive joint `joint` (0-based) at `perMille` of the supply voltage, -1000..1000 (+ = counter-
   // clockwise torque). 0 = no drive. The duty holds until the next call.
   virtual void setDuty(uint8_t joint, int16_t perMille) = 0;
+  // Streaming mode: stageDuty() does the arithmetic of setDuty() for a pending command (main loop, with
+  // the sample interrupt masked); applyStaged() puts the staged duties on the pins (in the sample
+  // interrupt: a few register writes, so the interrupt stays short).
+  virtual void stageDuty(uint8_t joint, int16_t perMille) = 0;
+  virtual void applyStaged() = 0;
   // A consistent snapshot of all encoder counts [counts, x4] and the running total (mod 2^16) of
   // illegal transitions (both channels changed at once: an edge was missed).
   virtual void readEncoders(int32_t* counts, uint16_t* illegal) = 0;
@@ -113,7 +118,6 @@ class Core {
   // irqSave()/irqRestore(); sample() runs to completion against it.
   volatile bool pendingValid_;  // an accepted M waits for the next sample
   uint16_t pendingSeq_;
-  int16_t pendingDuty_[kMaxJoints];  // [per mille]
   volatile bool latchedFresh_;  // a sample was latched and its T not yet formatted
   volatile uint8_t latchMissed_;  // samples latched over before their T was formatted (saturates)
   uint32_t latchedUs_;          // board time of the latched sample [us]

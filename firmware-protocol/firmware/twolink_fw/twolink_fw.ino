@@ -57,13 +57,35 @@ static const bool kMotorInvert[2] = {TL_MOTOR_INVERT_1, TL_MOTOR_INVERT_2};
 // duty [per mille] -> Timer1 steps as a 16.16 fixed-point multiply (a division costs ~40 us here).
 static const uint32_t kDutyScale = ((uint32_t)TL_PWM_TOP * 65536UL + 500) / 1000;
 
+// duty [per mille] -> Timer1 steps (0..TL_PWM_TOP).
+static uint16_t dutySteps(int16_t perMille) {
+  const uint32_t mag = (uint32_t)(perMille < 0 ? -perMille : perMille);
+  const uint16_t steps = (uint16_t)((mag * kDutyScale + 32768UL) >> 16);
+  return steps > TL_PWM_TOP ? TL_PWM_TOP : steps;
+}
+
+// A direction pin as its PORT register and bit, resolved once, so the sample interrupt writes it
+// directly (digitalWrite() looks the pin up in flash tables each time: ~4 us).
+struct FastPin {
+  volatile uint8_t* port;
+  uint8_t bit;
+  void init(uint8_t pin) {
+    port = pin == TL_NO_PIN ? 0 : portOutputRegister(digitalPinToPort(pin));
+    bit = pin == TL_NO_PIN ? 0 : digitalPinToBitMask(pin);
+  }
+  void write(bool high) const {  // called with interrupts off
+    if (!port) return;
+    if (high) *port |= bit;
+    else *port &= (uint8_t)~bit;
+  }
+};
+static FastPin dirPin[2], dir2Pin[2];
+
 class AvrHal : public tl::Hal {
  public:
   void setDuty(uint8_t j, int16_t perMille) override {
     const bool reverse = (perMille < 0) != kMotorInvert[j];
-    uint32_t mag = (uint32_t)(perMille < 0 ? -perMille : perMille);
-    uint16_t steps = (uint16_t)((mag * kDutyScale + 32768UL) >> 16);
-    if (steps > TL_PWM_TOP) steps = TL_PWM_TOP;
+    const uint16_t steps = dutySteps(perMille);
     if (steps != 0) {  // at zero keep the direction: nothing to reverse
       digitalWrite(kDirPin[j], reverse ? HIGH : LOW);
       if (kDir2Pin[j] != TL_NO_PIN) digitalWrite(kDir2Pin[j], reverse ? LOW : HIGH);
@@ -88,6 +110,21 @@ class AvrHal : public tl::Hal {
   }
   uint16_t txFree() override { return (uint16_t)Serial.availableForWrite(); }
   void txWrite(const uint8_t* p, uint16_t n) override { Serial.write(p, n); }  // n <= txFree(): no wait
+  void stageDuty(uint8_t j, int16_t perMille) override {
+    stagedSteps_[j] = dutySteps(perMille);
+    stagedReverse_[j] = (perMille < 0) != kMotorInvert[j];
+  }
+  // In the sample interrupt, interrupts off: the same pins as setDuty(), in ~2 us.
+  void applyStaged() override {
+    for (uint8_t j = 0; j < 2; ++j) {
+      if (stagedSteps_[j] != 0) {
+        dirPin[j].write(stagedReverse_[j]);
+        dir2Pin[j].write(!stagedReverse_[j]);
+      }
+    }
+    OCR1A = stagedSteps_[0];
+    OCR1B = stagedSteps_[1];
+  }
   void startSampling(const tl::SampleTimer& plan) override;
   void stopSampling() override {
     TIMSK2 = 0;
@@ -99,6 +136,10 @@ class AvrHal : public tl::Hal {
     return s;
   }
   void irqRestore(uint8_t s) override { SREG = s; }
+
+ private:
+  uint16_t stagedSteps_[2] = {0, 0};
+  bool stagedReverse_[2] = {false, false};
 };
 
 static AvrHal hal;
@@ -123,9 +164,10 @@ void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interr
   TCCR2B = plan.cs;     // runs from here: the first sample is one period later
 }
 
-// Non-blocking: the UART and encoder interrupts may run inside it, so at 1 Mbaud no received byte
-// waits for the sample's ~20 us of work. The main loop masks it (irqSave) where it shares state.
-ISR(TIMER2_COMPA_vect, ISR_NOBLOCK) {
+// Short (the pending duty was staged by the main loop: a few register writes, micros(), the counts),
+// so at 1 Mbaud the UART's two-byte receive buffer covers it. The main loop masks it (irqSave) where
+// they share state. (Non-blocking (ISR_NOBLOCK) lost received bytes in simavr at 500 Hz and more.)
+ISR(TIMER2_COMPA_vect) {
   if (--sampleCountdown != 0) return;
   sampleCountdown = sampleDivider;
   core.sample(micros());
@@ -135,6 +177,8 @@ static void motorsInit() {
   // Outputs low before the timer drives them: motors off from the first instruction we control.
   const uint8_t pwm[2] = {TL_PWM_PIN_1, TL_PWM_PIN_2};
   for (uint8_t j = 0; j < 2; ++j) {
+    dirPin[j].init(kDirPin[j]);
+    dir2Pin[j].init(kDir2Pin[j]);
     digitalWrite(pwm[j], LOW);
     pinMode(pwm[j], OUTPUT);
     digitalWrite(kDirPin[j], LOW);
