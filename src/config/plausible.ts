@@ -6,7 +6,7 @@
  * so stiffly damped that the twin's (2 ms) or the mock plant's integration step cannot follow them.
  * Each problem names the field and the reason.
  */
-import { reflectedInertia, torqueForDuty } from '../control/motor.js';
+import { reflectedInertia, torqueForDuty } from '../model/motor.js';
 import { armModel } from '../model/arm.js';
 import type { ArmParams } from '../model/types.js';
 import type { JointLimits, Rig } from './load.js';
