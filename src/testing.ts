@@ -12,7 +12,7 @@ import { loadRig, type Rig } from './config/load.js';
 import { loadTrajectoryFile } from './config/trajectory-file.js';
 import { RigFileError } from './config/rig.js';
 import type { FeedforwardMode } from './control/controller.js';
-import { parseFault, type FaultSpec } from './control/faults.js';
+import { parseFault, type FaultSpec } from './rig/faults.js';
 import type { LoopEvent } from './control/loop.js';
 import { tickObject, type TickObject } from './control/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from './model/builtins.js';

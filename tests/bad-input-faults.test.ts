@@ -1,7 +1,7 @@
 // Issue 12: every --fault value is checked with its unit and range at parse time, so that what runs
 // later (the mock rig, the loop's thread) never sees `payload=-5`, `drop=NaN` or `busy=1e9`.
 import { describe, expect, it } from 'vitest';
-import { FaultSpecError, parseFault } from '../src/control/faults.js';
+import { FaultSpecError, parseFault } from '../src/rig/faults.js';
 
 describe('--fault values', () => {
   it.each([

@@ -2,7 +2,7 @@
 // an effect on the mock rig or the host's own, ranges are inclusive at both ends (busy's lower bound
 // excluded), and the forms it refuses. The messages of refused values: tests/bad-input-faults.test.ts.
 import { describe, expect, it } from 'vitest';
-import { FAULT_KINDS, FaultSpecError, MAX_FAULT_TIME_S, parseFault, type FaultKind } from '../src/control/faults.js';
+import { FAULT_KINDS, FaultSpecError, MAX_FAULT_TIME_S, parseFault, type FaultKind } from '../src/rig/faults.js';
 import { FAULT_EFFECTS, isHostFault } from '../src/rig/fault-effects.js';
 
 const kinds = Object.keys(FAULT_KINDS) as FaultKind[];

@@ -5,7 +5,7 @@
  */
 import { SerialPort } from 'serialport';
 import { loadRig } from '../config/load.js';
-import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
+import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
 import { isHostFault } from '../rig/fault-effects.js';

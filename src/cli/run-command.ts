@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { FAULT_KINDS, parseFault, type FaultSpec } from '../control/faults.js';
+import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
 import type { LoopEvent } from '../control/loop.js';
 import { Session } from '../run/session.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';

@@ -11,7 +11,7 @@ import { loadRig, parseJsonText, type Rig } from '../config/load.js';
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { parseFault, type FaultSpec } from '../control/faults.js';
+import { parseFault, type FaultSpec } from '../rig/faults.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';

@@ -2,9 +2,9 @@
  * What each injected fault does to the mock rig: one table, used wherever a mock runs (its own thread
  * beside the loop, the pty rig's process, the loop's thread in virtual time). The faults of the host
  * itself (`busy`, `throw`) act on the loop's thread and are not here. Parsing and checking the values
- * is `parseFault`'s job (src/control/faults.ts); here a value is already valid.
+ * is `parseFault`'s job (faults.ts); here a value is already valid.
  */
-import type { FaultKind, FaultSpec } from '../control/faults.js';
+import type { FaultKind, FaultSpec } from './faults.js';
 import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
 

@@ -5,7 +5,7 @@
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
  */
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from './faults.js';
 import { requestRealtime, type RtResult } from '../time/threads.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
 

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from './faults.js';
 import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadStats } from './mock-thread.js';
 import { boardSilentS, createWire, wireBinding } from './wire.js';
 import type { MockWiring } from './wiring.js';

@@ -8,7 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from './faults.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';

@@ -4,7 +4,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from '../rig/faults.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
 import type { LoopTiming } from '../control/runner.js';

@@ -10,7 +10,7 @@ import { Recorder, type RecordingHeader } from '../record/recorder.js';
 import { RunStats, type RunSummary } from '../record/stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from '../rig/faults.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunTiming, WorkerInput, WorkerMessage } from './messages.js';

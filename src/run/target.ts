@@ -7,7 +7,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from '../rig/faults.js';
 import type { MockThreadStats } from '../rig/mock-thread.js';
 import type { MockWiring } from '../rig/wiring.js';
 import type { Clock } from '../time/clock.js';

@@ -7,7 +7,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from '../rig/faults.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
 import { runLoop, type RunResult } from '../control/runner.js';
 import { F, TICK_WIDTH } from '../control/tick.js';

@@ -5,7 +5,7 @@
  * result through typed messages (messages.ts).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { FaultSpec } from '../control/faults.js';
+import type { FaultSpec } from '../rig/faults.js';
 import { F } from '../control/tick.js';
 import type { LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
