@@ -4,6 +4,8 @@
  * (the harness falling behind the wall clock, the firmware zeroing the motors while the host is silent,
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
  */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { Rig } from '../config/load.js';
 import type { FaultSpec } from './faults.js';
 import { requestRealtime, type RtResult } from '../time/threads.js';
@@ -14,7 +16,7 @@ export interface FirmwareRigOptions {
   faults: readonly FaultSpec[];
   /** Lock-step slice [us]. @default 250 */
   sliceUs?: number;
-  /** Ask for SCHED_FIFO for the simulator and for this process (which steps the plant). */
+  /** Ask for SCHED_FIFO for the simulator (not for this process, which steps the plant). */
   rt?: boolean;
   /** Where lines go (stderr). */
   log: (line: string) => void;
@@ -53,19 +55,36 @@ function applyFault(sim: FirmwareSim, f: FaultSpec): void {
   }
 }
 
-/** Runs the firmware rig until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
-export async function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
+/**
+ * Runs the firmware rig in a process of its own (src/rig/firmware-rig-main.ts), with node's default
+ * garbage collector: bin/twolink.js sets V8's --single-threaded-gc at run time, and under this
+ * process's load (the plant answers 4000 slices a second) node 20 then aborts in a concurrent-marking
+ * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used);
+ * SIGINT/SIGTERM are passed on.
+ */
+export function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
+  const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
+  const args = JSON.stringify({ rigFile: rig.file, board: o.board, faults: o.faults, sliceUs: o.sliceUs, rt: o.rt });
+  const child = spawn(process.execPath, [main, args], { stdio: 'inherit' });
+  const pass = (sig: NodeJS.Signals) => (): void => void child.kill(sig);
+  process.on('SIGINT', pass('SIGINT'));
+  process.on('SIGTERM', pass('SIGTERM'));
+  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+}
+
+/** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
+export async function runFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
   for (const f of o.faults) {
     if (!PLANT_FAULTS.has(f.kind)) o.log(`twolink rig: fault ${f.kind} is not available with --firmware (the board is the real firmware; faults: ${[...PLANT_FAULTS].join(', ')})`);
   }
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   o.out(sim.ptyPath);
   if (o.rt) {
-    // The harness (the board) and this process's main thread (the plant): the board waits for the
-    // plant's answers. (Measured: making every thread of this process real-time as well did worse.)
-    let r: RtResult = await requestRealtime(sim.pid, 45);
-    if (r.granted) r = await requestRealtime(process.pid, 44);
-    o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and the plant' : `twolink rig: --rt refused: ${r.reason}`);
+    // The harness (the board) only. Not this process: with its main thread at SCHED_FIFO and V8's
+    // garbage-collector threads not, node 20 aborted in a concurrent-marking check (seen twice here);
+    // the harness's 10 ms lead covers the plant's pauses instead.
+    const r: RtResult = await requestRealtime(sim.pid, 45);
+    o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator' : `twolink rig: --rt refused: ${r.reason}`);
   }
   o.log(
     `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
@@ -88,9 +107,14 @@ export async function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
   const summary = await new Promise<FirmwareSimSummary>((resolve) => {
-    const quit = (): void => void sim.stop().then(resolve);
-    process.once('SIGINT', quit);
-    process.once('SIGTERM', quit);
+    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
+    let quitting = false;
+    const quit = (): void => {
+      if (!quitting) void sim.stop().then(resolve);
+      quitting = true;
+    };
+    process.on('SIGINT', quit);
+    process.on('SIGTERM', quit);
     sim.once('exit', resolve);
   });
   o.log(

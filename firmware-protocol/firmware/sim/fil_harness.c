@@ -506,8 +506,9 @@ int main(int argc, char** argv) {
       }
     }
     dutyChanged();
-    const double span = (double)(avr->cycle - from);
-    emit("S %lld %llu %.5f %.5f\n", (long long)k, simUs(), dutyArea[0] / span, dutyArea[1] / span);
+    const double span = (double)(avr->cycle - from);  // 0 if a sleeping AVR already ran past `end`
+    emit("S %lld %llu %.5f %.5f\n", (long long)k, simUs(), span > 0 ? dutyArea[0] / span : dutyNow[0],
+         span > 0 ? dutyArea[1] / span : dutyNow[1]);
     dutyArea[0] = dutyArea[1] = 0;
     fflush(stdout);
     ptyIo();

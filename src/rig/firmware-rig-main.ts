@@ -1,0 +1,46 @@
+/**
+ * The firmware rig's own process (started by serveFirmwareRig, not through bin/twolink.js, so with
+ * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, faults, sliceUs, rt }.
+ * Errors a user can fix (a missing package, a build failure) are one line and exit code 2.
+ */
+import { z } from 'zod';
+import { loadRig } from '../config/load.js';
+import { runFirmwareRig } from './firmware-rig.js';
+import { FirmwareSimError } from './firmware-sim.js';
+
+const Args = z.object({
+  rigFile: z.string(),
+  board: z.enum(['uno', 'mega']),
+  faults: z.array(z.object({ kind: z.string(), value: z.string().optional(), at: z.number().finite() })),
+  sliceUs: z.number().int().min(20).max(10_000).optional(),
+  rt: z.boolean().optional(),
+});
+
+async function main(): Promise<number> {
+  const a = Args.parse(JSON.parse(process.argv[2] ?? '{}'));
+  const rig = loadRig(a.rigFile);
+  try {
+    return await runFirmwareRig(rig, {
+      board: a.board,
+      faults: a.faults as Parameters<typeof runFirmwareRig>[1]['faults'],
+      ...(a.sliceUs ? { sliceUs: a.sliceUs } : {}),
+      ...(a.rt ? { rt: true } : {}),
+      log: (l) => process.stderr.write(`${l}\n`),
+      out: (l) => process.stdout.write(`${l}\n`),
+    });
+  } catch (e) {
+    if (e instanceof FirmwareSimError) {
+      process.stderr.write(`twolink: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+main().then(
+  (code) => (process.exitCode = code),
+  (e: unknown) => {
+    process.stderr.write(`twolink rig --firmware: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    process.exitCode = 1;
+  },
+);
