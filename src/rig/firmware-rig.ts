@@ -80,9 +80,9 @@ export async function runFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<n
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   o.out(sim.ptyPath);
   if (o.rt) {
-    // The harness (the board) only. Not this process: with its main thread at SCHED_FIFO and V8's
-    // garbage-collector threads not, node 20 aborted in a concurrent-marking check (seen twice here);
-    // the harness's 10 ms lead covers the plant's pauses instead.
+    // The harness (the board) only; the harness's 10 ms lead covers the plant's pauses. (This process
+    // was SCHED_FIFO too for a while; it went when node aborted in a concurrent-marking check, which
+    // turned out to be bin/twolink.js's run-time GC flag, see serveFirmwareRig. Not measured since.)
     const r: RtResult = await requestRealtime(sim.pid, 45);
     o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator' : `twolink rig: --rt refused: ${r.reason}`);
   }
