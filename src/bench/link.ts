@@ -17,7 +17,7 @@ const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** Starts `twolink rig --pty` for a rig file; resolves with the host's path and a stop function. */
 export function startRigProcess(rigFile: string): Promise<{ path: string; stop: () => void }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', rigFile, '--pty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -43,7 +43,7 @@ export function startHogs(n = 2): () => void {
 /** `twolink rig --pty` in its own process; resolves with the host's path. */
 export function startPtyRig(rigFile: string, rt: boolean): Promise<{ path: string; stop: () => Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', rigFile, '--pty', ...(rt ? ['--rt'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...(rt ? ['--rt'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let ready = false;
@@ -72,7 +72,7 @@ export function startPtyRig(rigFile: string, rt: boolean): Promise<{ path: strin
 /** One `twolink run ... --json`; resolves with its summary (or the error it printed). */
 export function runOnce(args: string[]): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'run', ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -37,8 +37,11 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Hard cap on the run [s]. @default 3600 */
   maxSeconds?: number;
-  /** The board cuts its motors by itself when commands stop. @default true */
-  boardWatchdog?: boolean;
+  /**
+   * The board cuts its motors by itself when commands stop. A function is asked after the link is
+   * open (Firmata learns it in the handshake). @default true
+   */
+  boardWatchdog?: boolean | (() => boolean);
   /** A user's control law in place of feedforward + PID. */
   law?: ControlLaw;
   /** Compensate the sample-to-command delay with the model. @default true */
@@ -79,6 +82,7 @@ export interface RunResult {
 export async function runLoop(o: RunOptions): Promise<RunResult> {
   const { link, clock } = o;
   const identity = await link.open();
+  const boardWatchdog = typeof o.boardWatchdog === 'function' ? o.boardWatchdog() : o.boardWatchdog ?? true;
   const timers: (TimerHandle | undefined)[] = [];
   try {
     await link.enable(true);
@@ -90,7 +94,7 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
       feedforward: o.feedforward,
       sink: o.sink,
       ...(o.onEvent ? { onEvent: o.onEvent } : {}),
-      ...(o.boardWatchdog !== undefined ? { boardWatchdog: o.boardWatchdog } : {}),
+      boardWatchdog,
       ...(o.law ? { law: o.law } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
     });
@@ -195,7 +199,7 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     link.onSample(() => undefined);
     o.signal?.removeEventListener('abort', onAbort);
     const seconds = clock.now() - t0;
-    const stopOutcome = await confirmStop(link, o.rig, clock, o.boardWatchdog ?? true);
+    const stopOutcome = await confirmStop(link, o.rig, clock, boardWatchdog);
     const delay = (link as { answerDelaySamples?: number }).answerDelaySamples;
     return {
       identity,
@@ -214,7 +218,7 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
   } catch (e) {
     // An exception anywhere: the motors go to zero before anything else happens.
     link.writeDuty(new Array(o.rig.joints).fill(0));
-    await confirmStop(link, o.rig, clock, o.boardWatchdog ?? true).catch(() => undefined);
+    await confirmStop(link, o.rig, clock, boardWatchdog).catch(() => undefined);
     throw e;
   } finally {
     for (const t of timers) clock.clearTimer(t);

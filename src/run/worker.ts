@@ -76,7 +76,7 @@ async function main(): Promise<void> {
       cycle: input.cycle,
       park: input.park,
       maxSeconds: input.maxSeconds,
-      boardWatchdog: opened.boardWatchdog(),
+      boardWatchdog: opened.boardWatchdog, // asked after the handshake
       ...(mock?.silentS ? { boardSilentS: mock.silentS } : {}),
       ...(law ? { law } : {}),
       ...(input.predict !== undefined ? { predict: input.predict } : {}),

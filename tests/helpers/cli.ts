@@ -15,7 +15,7 @@ export interface CliResult {
 /** Runs `twolink args...` from the repo root and collects its output. */
 export function twolink(args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...opts.env } });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, env: { ...process.env, ...opts.env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

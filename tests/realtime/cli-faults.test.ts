@@ -25,7 +25,7 @@ function readRecording(file: string): any[] {
 
 function runWithSignal(signal: NodeJS.Signals, afterMs: number, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
