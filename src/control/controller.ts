@@ -10,7 +10,7 @@
  *   + V(q, qd) + G(q) + f(qd); cancels the nonlinearity where the arm is, not where it should be;
  * - `none`: PID alone.
  */
-import type { Rig } from '../config/load.js';
+import type { ControllerPart } from '../config/parts.js';
 import {
   computeInverseDynamics,
   createActuatedArmData,
@@ -49,7 +49,7 @@ export class Controller {
 
   /** `model` defaults to the rig's nominal actuated arm; pass one to share it with the twin. */
   constructor(
-    private readonly rig: Rig,
+    private readonly rig: ControllerPart,
     public feedforward: FeedforwardMode,
     model?: ActuatedArmModel,
   ) {

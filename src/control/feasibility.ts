@@ -3,7 +3,7 @@
  * torque the nominal model says it needs against the torque limit and what the motor can give at that
  * speed. A trajectory that fails is refused with the time and the joint.
  */
-import type { Rig } from '../config/load.js';
+import type { FeasibilityPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
 import type { Trajectory } from '../model/trajectory.js';
 
@@ -26,7 +26,7 @@ const DEG = 180 / Math.PI;
  * Throws a FeasibilityError at the first sample (1 kHz) that breaks a limit. The torque needed is the
  * inverse dynamics of `model` (default: the rig's nominal actuated arm, rotors and friction included).
  */
-export function checkFeasible(rig: Rig, traj: Trajectory, what = 'the trajectory', model: ActuatedArmModel = createActuatedArmModel(rig)): void {
+export function checkFeasible(rig: FeasibilityPart, traj: Trajectory, what = 'the trajectory', model: ActuatedArmModel = createActuatedArmModel(rig)): void {
   const n = rig.joints;
   const data = createActuatedArmData(model);
   const steps = Math.max(1, Math.ceil(traj.duration * 1000));
@@ -66,7 +66,7 @@ function nm(x: number): string {
  * (`avail` [N m] is the smaller); when the motor gives nothing in that direction (its back-EMF at that
  * speed is above the supply), the joint is faster than the motor's no-load speed, and that is said.
  */
-function torqueMessage(rig: Rig, i: number, at: string, need: number, avail: number, v: number): string {
+function torqueMessage(rig: FeasibilityPart, i: number, at: string, need: number, avail: number, v: number): string {
   const lim = rig.limits[i]!;
   const dir = need >= 0 ? 'positive' : 'negative';
   if (avail <= 0) {

@@ -4,7 +4,7 @@
  * state the arm will be in then. This steps the nominal actuated arm (the rig's arm, motors and
  * friction) from the measured state over that horizon with the duty in force meanwhile.
  */
-import type { Rig } from '../config/load.js';
+import type { ArmPart } from '../config/parts.js';
 import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 
@@ -19,7 +19,7 @@ export class Predictor {
   private readonly integ: FixedStepIntegrator;
 
   /** `model` defaults to the rig's nominal actuated arm (src/model/actuated.ts). */
-  constructor(rig: Rig, model: ActuatedArmModel = createActuatedArmModel(rig)) {
+  constructor(rig: ArmPart, model: ActuatedArmModel = createActuatedArmModel(rig)) {
     const n = rig.joints;
     this.n = n;
     const z = (): number[] => new Array<number>(n).fill(0);

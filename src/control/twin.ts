@@ -20,7 +20,7 @@
  * model estimates the joint torque the model does not explain (payload, contact, friction error), at
  * the observer's bandwidth, without differentiating velocities.
  */
-import type { Rig } from '../config/load.js';
+import type { TwinPart } from '../config/parts.js';
 import {
   computeActuatorTorques,
   computeCoriolisTransposeVelocity,
@@ -77,7 +77,7 @@ export class Twin {
   private obsInit = false;
 
   /** `model` defaults to the rig's nominal actuated arm; pass one to share it with the controller. */
-  constructor(rig: Rig, model?: ActuatedArmModel) {
+  constructor(rig: TwinPart, model?: ActuatedArmModel) {
     const n = rig.joints;
     this.joints = n;
     const z = (): number[] => new Array<number>(n).fill(0);
