@@ -20,6 +20,8 @@ import { rigBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';
 import { Noise, type Plant } from './plant.js';
 import { createPlant, type MockWiring } from './wiring.js';
+import { AdaptedEnd } from './mock-rig.js';
+import { UsbSerialAdapter } from './usb-adapter.js';
 
 export interface FirmataMockRigOptions {
   /** Path the binding answers to. @default `mock:<rig name>` */
@@ -145,7 +147,9 @@ class CablePort implements BindingPortInterface {
 export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRigOptions = {}): FirmataMockRig {
   const { plant, board, motors } = createFirmataBoard(rig, clock, opts);
   const path = opts.path ?? `mock:${rig.name}`;
-  const inner = rigBinding(path, board);
+  // Behind the same USB-serial adapter model as the line-protocol mock (the rig file's plant.adapter).
+  const adapter = new UsbSerialAdapter(clock, { kind: rig.plant!.adapter.kind, latencyMs: rig.plant!.adapter.latencyMs });
+  const inner = rigBinding(path, new AdaptedEnd(board, adapter));
   let current: CablePort | undefined;
   const binding: BindingInterface<CablePort> = {
     list: () => inner.list(),
@@ -165,7 +169,10 @@ export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRi
         s.open((err) => (err ? reject(err) : resolve(s)));
       }),
     unplug: () => current?.unplug(),
-    dispose: () => board.dispose(),
+    dispose: () => {
+      board.dispose();
+      adapter.dispose();
+    },
   };
 }
 

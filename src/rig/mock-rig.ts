@@ -27,10 +27,10 @@ export interface MockRig {
   dispose(): void;
 }
 
-/** The host-facing end of a board behind its USB-serial adapter. */
-class AdaptedEnd implements RigEnd {
+/** The host-facing end of a board (either protocol) behind its USB-serial adapter. */
+export class AdaptedEnd implements RigEnd {
   constructor(
-    private readonly board: LineBoard,
+    private readonly board: RigEnd,
     private readonly adapter: UsbSerialAdapter,
   ) {
     adapter.onDown = (b) => board.receive(b);

@@ -13,7 +13,11 @@ import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
 import { applyFault } from './fault-effects.js';
-import { buildLineRig } from './mock-rig.js';
+import { AdaptedEnd, buildLineRig } from './mock-rig.js';
+import type { MockParts } from './fault-effects.js';
+import type { RigEnd } from './binding.js';
+import type { Plant } from './plant.js';
+import { UsbSerialAdapter } from './usb-adapter.js';
 import { BoardWireEnd, type WireBuffers } from './wire.js';
 import type { MockWiring } from './wiring.js';
 
@@ -56,6 +60,37 @@ export interface MockThreadStats {
 /** Messages from the mock's thread. */
 export type MockThreadMessage = { type: 'ready'; tid: number } | { type: 'stats'; stats: MockThreadStats } | { type: 'error'; message: string };
 
+/** The mock of either protocol, as this thread drives it. */
+interface ThreadRig {
+  plant: Plant;
+  board: MockParts['board'];
+  end: RigEnd;
+  samples(): number;
+  dispose(): void;
+}
+
+async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<ThreadRig> {
+  const opts = input.wiring ? { wiring: input.wiring } : {};
+  if (input.rig.link.transport === 'firmata') {
+    const { createFirmataBoard } = await import('./mock-firmata-rig.js');
+    const f = createFirmataBoard(input.rig, clock, opts);
+    const adapter = new UsbSerialAdapter(clock, { kind: input.rig.plant!.adapter.kind, latencyMs: input.rig.plant!.adapter.latencyMs });
+    const b = f.board as unknown as { stats?: Record<string, number> };
+    return {
+      plant: f.plant,
+      board: f.board as unknown as MockParts['board'],
+      end: new AdaptedEnd(f.board, adapter),
+      samples: () => b.stats?.txBytes ?? 0, // (bytes: Firmata has no sample frames)
+      dispose: () => {
+        f.board.dispose();
+        adapter.dispose();
+      },
+    };
+  }
+  const l = buildLineRig(input.rig, clock, opts);
+  return { plant: l.plant, board: l.board, end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
+}
+
 /** A timer this late [s] means the board's thread was not running: the board's time stands still. */
 const STARVED_S = 0.002;
 
@@ -64,7 +99,7 @@ async function main(): Promise<void> {
   const input = workerData as MockThreadInput;
   const clock = new DrivenClock();
   const wire = new BoardWireEnd(input.wire);
-  const mock = buildLineRig(input.rig, clock, input.wiring ? { wiring: input.wiring } : {});
+  const mock = await buildRig(input, clock);
   mock.end.onTransmit = (b) => wire.send(b);
   const tid = threadId();
   const cpu0 = taskCpuSeconds(tid);
@@ -74,7 +109,13 @@ async function main(): Promise<void> {
   const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') running = false;
-    else if (m.type === 'fault') applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
+    else if (m.type === 'fault') {
+      try {
+        applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
+      } catch (e) {
+        port.postMessage({ type: 'error', message: `fault ${m.fault.kind} cannot be injected into this mock: ${e instanceof Error ? e.message : String(e)}` } satisfies MockThreadMessage);
+      }
+    }
   });
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);
   const yieldToMessages = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -111,7 +152,7 @@ async function main(): Promise<void> {
   mock.dispose();
   const wall = clock.now() - wall0;
   stats.cpu = wall > 0 ? (taskCpuSeconds(tid) - cpu0) / wall : 0;
-  stats.samples = mock.board.stats.txFrames;
+  stats.samples = mock.samples();
   stats.stalls = monitor.stop();
   port.postMessage({ type: 'stats', stats } satisfies MockThreadMessage);
   port.close();

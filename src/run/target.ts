@@ -45,23 +45,15 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
   if (rig.link.transport === 'firmata') {
     const fl = await import('../transport/firmata-link.js');
     if (target.kind === 'mock') {
-      const { createFirmataMockRig } = await import('../rig/mock-firmata-rig.js');
-      const { applyFault } = await import('../rig/fault-effects.js');
-      const mock = createFirmataMockRig(rig, clock);
+      // The Firmata mock board in a thread of its own, as the line protocol's.
+      const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+      const mock = await startRemoteMockRig(rig, target.wiring);
       const stream = await mock.openStream(baudRate);
       const link = fl.createFirmataLink(rig, stream, mock.path, clock, { baudRate });
-      const m = mock as unknown as { plant: import('../rig/plant.js').Plant; board: never; unplug?: () => void; dispose?: () => void };
       return {
         link,
-        mock: {
-          fault: (f) => applyFault({ plant: m.plant, board: m.board, unplug: () => m.unplug?.() }, f),
-          stop: async () => {
-            m.dispose?.();
-            return undefined;
-          },
-          tid: -1,
-        },
-        describe: `Firmata (johnny-five) to the mock rig ${mock.path} at ${baudRate} baud`,
+        mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
+        describe: `Firmata (johnny-five) to the mock rig ${mock.path} (its own thread, ${rig.plant?.adapter.kind ?? '16u2'} adapter) at ${baudRate} baud`,
         boardWatchdog: () => link.hasBoardWatchdog,
       };
     }
