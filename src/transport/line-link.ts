@@ -110,9 +110,14 @@ export class LineLink implements Link {
   private lastIndex = -2;
   /** The sample the loop is answering now (set while the listener runs). */
   private answering = -1;
-  /** Host clock minus board clock, lower envelope [s] (min transit), tracking drift slowly. */
+  /**
+   * Host clock minus board clock [s]: the minimum of (arrival - wire time - board time) over a sliding
+   * window of about 512 samples (8 blocks of 64), so it follows a crystal's drift and a board whose
+   * clock jumps (a reset, a simulated board that was starved) within a window.
+   */
   private offset = Infinity;
-  private lastOffsetBoardT = 0;
+  private readonly blockMin = new Float64Array(8).fill(Infinity);
+  private blockN = 0;
   private waiters: Waiter[] = [];
   private listener: (e: LinkEvent) => void = () => {};
   private joints: number;
@@ -211,14 +216,10 @@ export class LineLink implements Link {
     }
     const now = this.o.clock.now();
     const boardTime = (this.boardWraps * 4294967296 + f.t) / 1e6;
-    // Board-to-host clock offset: the lower envelope of (arrival - board time), allowed to rise by
-    // 100 ppm of board time so that a crystal's drift is followed. Arrival minus its wire time is the
-    // earliest the sample can have been taken.
+    // Board-to-host clock offset: arrival minus its wire time is the earliest the sample can have
+    // been taken; the least such difference over the window is the offset.
     const wire = (bytes * 10) / this.o.baudRate;
-    const raw = now - wire - boardTime;
-    if (this.offset === Infinity) this.offset = raw;
-    else this.offset = Math.min(this.offset + 1e-4 * Math.max(0, boardTime - this.lastOffsetBoardT), raw);
-    this.lastOffsetBoardT = boardTime;
+    this.trackOffset(now - wire - boardTime);
     let index = -1;
     let applyAt = boardTime;
     if (this.periodUs > 0) {
@@ -250,6 +251,16 @@ export class LineLink implements Link {
       }
     }
     this.fresh = true;
+  }
+
+  private trackOffset(raw: number): void {
+    const b = (this.blockN >> 6) & 7;
+    if ((this.blockN & 63) === 0) this.blockMin[b] = raw;
+    else if (raw < this.blockMin[b]!) this.blockMin[b] = raw;
+    this.blockN++;
+    let m = Infinity;
+    for (let i = 0; i < 8; i++) if (this.blockMin[i]! < m) m = this.blockMin[i]!;
+    this.offset = m;
   }
 
   /**
