@@ -78,13 +78,6 @@ export const FLAG = {
   TXDROP: 0x80,
 } as const;
 
-/** Names of the set flag bits, for people. */
-export function flagNames(flags: number): string[] {
-  return Object.entries(FLAG)
-    .filter(([, b]) => (flags & b) !== 0)
-    .map(([n]) => n);
-}
-
 // ---------------------------------------------------------------------------------------------
 // CRC-16/CCITT-FALSE
 

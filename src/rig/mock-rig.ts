@@ -9,7 +9,7 @@ import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import { RigFileError } from '../config/rig.js';
 import type { Clock } from '../time/clock.js';
-import { rigBinding, serveOnStream, type RigEnd } from './binding.js';
+import { rigBinding, type RigEnd } from './binding.js';
 import { LineBoard } from './line-board.js';
 import { Noise, type Plant } from './plant.js';
 import { createPlant, type MockWiring } from './wiring.js';
@@ -108,19 +108,5 @@ export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; boa
       }),
     unplug: () => binding.current()?.unplug(),
     dispose: () => parts.dispose(),
-  };
-}
-
-/** Puts the line-protocol mock rig of `rig` on any byte stream (a pty for the rig in its own process). */
-export function serveLineRig(rig: Rig, stream: import('node:stream').Duplex, clock: Clock, wiring?: MockWiring): { plant: Plant; board: LineBoard; stop: () => void } {
-  const parts = buildLineRig(rig, clock, wiring ? { wiring } : {});
-  const detach = serveOnStream(parts.end, stream);
-  return {
-    plant: parts.plant,
-    board: parts.board,
-    stop: () => {
-      detach();
-      parts.dispose();
-    },
   };
 }
