@@ -73,7 +73,7 @@ describe('the dashboard on a 120 x 40 terminal', () => {
     expect(s).toMatch(/residual \[deg\] twin\s+-0\.25\s+-0\.25\s+ok \(< 2 deg\)/);
     // the state, the loop and the link
     expect(term.text()[0]).toContain('TRACK');
-    expect(s).toContain('overruns 3');
+    expect(s).toContain('late 3');
     expect(s).toMatch(/p50 7 p99 950 max 1800/);
     expect(s).toMatch(/link sent 2100 recv 2098 lost 2 corrupt 0/);
     // the panels and the help line
@@ -208,7 +208,7 @@ describe('keys', () => {
     (session.stats.period as { max: number }).max = 1_234_567;
     dash.frame();
     dash.frame();
-    expect(screenText(term)).toMatch(/overruns 616\b/);
+    expect(screenText(term)).toMatch(/late 616\b/);
   });
 
   it('space pauses and resumes, d disables and enables, n skips, z zeroes only while disabled', () => {

@@ -6,7 +6,7 @@ import { History } from '../src/tui/history.js';
 import { estopInInput, helpText } from '../src/tui/keys.js';
 import { layout, type Rect } from '../src/tui/layout.js';
 import { loopLines, UNICODE_GLYPHS, visibleLength, type PanelState } from '../src/tui/panels.js';
-import type { TickObject } from '../src/control/tick.js';
+import type { TickObject } from '../src/telemetry/tick.js';
 
 describe('DotCanvas', () => {
   it('maps dots to braille cells (Unicode dot numbering) and to ASCII', () => {
@@ -148,7 +148,7 @@ describe('the loop panel', () => {
     glyphs: UNICODE_GLYPHS,
   });
 
-  it('keeps every line within the width and the overruns count whole, whatever the other figures', () => {
+  it('keeps every line within the width and the late-samples count whole, whatever the other figures', () => {
     const cases: [TickObject, { p50Us: number; p99Us: number; maxUs: number }][] = [
       [tick({ overruns: 616, errUs: 12345 }), { p50Us: 123, p99Us: 45678, maxUs: 1234567 }],
       [tick({ overruns: 1_000_001, errUs: -999999, execUs: 123456 }, { sent: 98_765_432, received: 98_765_000, lost: 432, corrupt: 17 }), { p50Us: 99999, p99Us: 999999, maxUs: 9999999 }],
@@ -159,12 +159,12 @@ describe('the loop panel', () => {
         const lines = loopLines(state(t, period), width, 5);
         for (const l of lines.slice(0, 3)) expect(visibleLength(l), `${width}: ${l}`).toBeLessThanOrEqual(width);
         const text = lines.join('\n').replace(/\{[^{}]*\}/g, '');
-        expect(text, `${width}`).toMatch(new RegExp(`overruns ${t.timing.overruns}\\b`));
+        expect(text, `${width}`).toMatch(new RegExp(`late ${t.timing.overruns}\\b`));
         if (t.link.lost) expect(text).toMatch(new RegExp(`lost ${t.link.lost}\\b`));
       }
     }
     // with room, everything the README's screenshot shows
     const wide = loopLines(state(cases[2]![0]), 62, 5).join('\n').replace(/\{[^{}]*\}/g, '');
-    expect(wide).toContain('period error [us] now 2 p50 3 p99 781 max 1818  overruns 13');
+    expect(wide).toContain('sample->answer [us] now 2 p50 3 p99 781 max 1818  late 13');
   });
 });

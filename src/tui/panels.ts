@@ -209,7 +209,8 @@ function fit(width: number, variants: string[]): string {
 }
 
 /**
- * The loop panel, `width` x `height` cells: state, rate, period error, overruns, link, recording,
+ * The loop panel, `width` x `height` cells: state, rate, latency (the board's sample to the answer
+ * written), late samples, link, recording,
  * events. A line too long for the width loses its least useful words first, never a count's digits
  * (a count cut at the border reads as a smaller number).
  */
@@ -221,7 +222,7 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
   const work = num(t?.timing.execUs, 0, 1);
   const now = num(t ? Math.abs(t.timing.errUs) : undefined, 0, 1);
   const { p50Us, p99Us, maxUs } = p.period;
-  const overruns = `overruns ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`;
+  const overruns = `late ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`;
   const warn = (n: number): string => (n > 0 ? `{yellow-fg}${n}{/yellow-fg}` : '0');
   const link = t
     ? [
@@ -239,9 +240,9 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       `${state} ${rate} Hz`,
     ]),
     fit(width, [
-      `period error [us] now ${now} p50 ${p50Us} p99 ${p99Us} max ${maxUs}  ${overruns}`,
-      `period err [us] now ${now} p99 ${p99Us} max ${maxUs}  ${overruns}`,
-      `${overruns}  period err p99 ${p99Us} max ${maxUs} us`,
+      `sample->answer [us] now ${now} p50 ${p50Us} p99 ${p99Us} max ${maxUs}  ${overruns}`,
+      `latency [us] now ${now} p99 ${p99Us} max ${maxUs}  ${overruns}`,
+      `${overruns}  latency p99 ${p99Us} max ${maxUs} us`,
       `${overruns}  p99 ${p99Us} us`,
       overruns,
     ]),
