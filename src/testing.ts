@@ -14,7 +14,7 @@ import { RigFileError } from './config/rig.js';
 import type { FeedforwardMode } from './control/controller.js';
 import { parseFault, type FaultSpec } from './rig/faults.js';
 import type { LoopEvent } from './control/loop.js';
-import { tickObject, type TickObject } from './control/tick.js';
+import { tickObject, type TickObject } from './telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from './model/builtins.js';
 import type { RunSummary } from './record/stats.js';
 import { parseWiring } from './rig/wiring.js';

@@ -2,7 +2,7 @@
 // reported; a bad line anywhere else is an error that names the file and the line.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { TICK_WIDTH } from '../src/control/tick.js';
+import { TICK_WIDTH } from '../src/telemetry/tick.js';
 import { loadRecording, readRecording, RecordingError } from '../src/record/read.js';
 import { tmp, writeSynthetic, type SyntheticRun } from './compare-synthetic.js';
 

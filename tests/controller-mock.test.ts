@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { F } from '../src/control/tick.js';
+import { F } from '../src/telemetry/tick.js';
 import { loadRig } from '../src/config/load.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { virtualRun } from '../src/run/virtual.js';

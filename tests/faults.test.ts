@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
-import { F, LOOP_STATES } from '../src/control/tick.js';
+import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { Recorder } from '../src/record/recorder.js';
 import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';

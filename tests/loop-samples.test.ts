@@ -3,7 +3,7 @@
 // samples counted, nothing dropped from the record.
 import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
-import { F, LOOP_STATES } from '../src/control/tick.js';
+import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { virtualRun } from './helpers/virtual-run.js';
 

@@ -3,7 +3,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import blessed from 'blessed';
 import type { LoopCommand, LoopEvent } from '../src/control/loop.js';
-import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../src/control/tick.js';
+import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../src/telemetry/tick.js';
 import type { DashboardSession } from '../src/tui/dashboard.js';
 
 const RAD = Math.PI / 180;

@@ -2,7 +2,7 @@
 // that falls a whole ring behind (it loses the oldest rows and is told how many), the newest row.
 import { describe, expect, it } from 'vitest';
 import { createRing, RingReader, RingWriter } from '../src/control/ring.js';
-import { TICK_WIDTH } from '../src/control/tick.js';
+import { TICK_WIDTH } from '../src/telemetry/tick.js';
 
 /** A row whose every field says which row it is, so that a torn or misplaced row shows. */
 function row(k: number): Float64Array {

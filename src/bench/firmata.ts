@@ -8,7 +8,7 @@
 import { loadRig, type Rig } from '../config/load.js';
 import { runLoop } from '../control/runner.js';
 import { virtualRun } from '../run/virtual.js';
-import { TICK_WIDTH } from '../control/tick.js';
+import { TICK_WIDTH } from '../telemetry/tick.js';
 import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';

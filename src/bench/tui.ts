@@ -8,7 +8,7 @@ import { Writable, PassThrough } from 'node:stream';
 import blessed from 'blessed';
 import { loadRig } from '../config/load.js';
 import { Session } from '../run/session.js';
-import { F } from '../control/tick.js';
+import { F } from '../telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { UsHistogram } from '../record/stats.js';
 import { Dashboard } from '../tui/dashboard.js';

@@ -5,7 +5,7 @@
  */
 import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig } from '../config/load.js';
-import type { TickField } from '../control/tick.js';
+import type { TickField } from '../telemetry/tick.js';
 import { buildPath } from '../model/trajectory.js';
 import { alignRuns, COMPARE_FIELDS, compareRecordings, formatReport, type RunAlignment } from '../record/compare.js';
 import { loadRecording, recordedRig, RecordingError, type LoadedRecording } from '../record/read.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
 import type { LoopCore, LoopEvent } from '../control/loop.js';
-import { F } from '../control/tick.js';
+import { F } from '../telemetry/tick.js';
 import type { MockRig } from '../rig/mock-rig.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
