@@ -12,6 +12,14 @@
 
 static_assert(TL_JOINTS == 2, "the AVR glue drives exactly two joints (OC1A and OC1B)");
 
+// At 1 Mbaud a host catching up sends several M lines back to back; the core's default 64-byte receive
+// ring overflowed in simavr at 800-1000 Hz while the main loop formatted a T (lines lost: E FORMAT,
+// E CRC). The Makefile builds with 256; the Arduino IDE cannot set it per sketch (use the Makefile,
+// or stay at 500 Hz).
+#if SERIAL_RX_BUFFER_SIZE < 256
+#warning "twolink: SERIAL_RX_BUFFER_SIZE < 256: bursts of host lines at 1 Mbaud can overflow it; build with the Makefile"
+#endif
+
 // ---- hardware watchdog --------------------------------------------------------------------------
 // After a watchdog reset the AVR watchdog stays armed; disable it before C++ start-up (avr-libc's
 // recommended .init3 hook) so a slow boot cannot loop on resets.
