@@ -174,7 +174,8 @@ void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interr
 
 // Short (the pending duty was staged by the main loop: a few register writes, micros(), the counts),
 // so at 1 Mbaud the UART's two-byte receive buffer covers it. The main loop masks it (irqSave) where
-// they share state. (Non-blocking (ISR_NOBLOCK) lost received bytes in simavr at 500 Hz and more.)
+// they share state. (It was non-blocking for a while; the received bytes lost then turned out to be
+// the 64-byte receive ring, see SERIAL_RX_BUFFER_SIZE above.)
 ISR(TIMER2_COMPA_vect) {
   if (--sampleCountdown != 0) return;
   sampleCountdown = sampleDivider;
