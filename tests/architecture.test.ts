@@ -70,11 +70,9 @@ const LONG_FUNCTIONS = new Set([
   'src/control/loop.ts:update',
   'src/record/figures.ts:runFigure',
   'src/run/virtual.ts:virtualRun',
-  'src/record/figures.ts:bottomRow',
   'src/bench/tui.ts:measure',
   'src/identify/fit.ts:solve',
   'src/setup/steps.ts:checkEncoder',
-  'src/identify/excitation.ts:designExcitation',
   'src/bench/fuzz.ts:fuzzLine',
 ]);
 

@@ -130,6 +130,17 @@ export function trajectoryCondition(traj: Trajectory, c: RegressorConstants, rat
   return conditionNumber(A).condition;
 }
 
+/** Room [rad] each joint has about `centre` inside its limits less the margin; none is an ExcitationError. */
+function roomAbout(rig: Rig, centre: readonly number[]): number[] {
+  const room = centre.map((q, i) => Math.min(q - (rig.limits[i]!.min + MARGIN), rig.limits[i]!.max - MARGIN - q));
+  room.forEach((r, i) => {
+    if (!(r > 2 * DEG)) {
+      throw new ExcitationError(`joint ${i + 1}: the centre ${(centre[i]! / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`);
+    }
+  });
+  return room;
+}
+
 /**
  * Designs the excitation for a two-link rig: the best of `candidates` random phase and amplitude
  * mixes, each scaled into the limits. Throws an ExcitationError when no motion fits (gravity alone
@@ -150,12 +161,7 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   const model = createActuatedArmModel(rig);
   const c = regressorConstants(model);
   const theta = toVector(modelBaseParameters(model));
-  const room = centre.map((q, i) => Math.min(q - (rig.limits[i]!.min + MARGIN), rig.limits[i]!.max - MARGIN - q));
-  room.forEach((r, i) => {
-    if (!(r > 2 * DEG)) {
-      throw new ExcitationError(`joint ${i + 1}: the centre ${(centre[i]! / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`);
-    }
-  });
+  const room = roomAbout(rig, centre);
   // 2H frequencies, log-spaced from fmax / 12 to fmax, dealt alternately to the joints.
   const freqs = Array.from({ length: 2 * H }, (_, k) => fmax * Math.pow(12, (k - (2 * H - 1)) / (2 * H - 1)));
   const perJoint = [freqs.filter((_, k) => k % 2 === 0), freqs.filter((_, k) => k % 2 === 1)];

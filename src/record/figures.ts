@@ -462,6 +462,19 @@ function trackBands(rec: LoadedRecording): { x0: number; x1: number }[] {
   return out;
 }
 
+/** The endpoint path of each series, in the order of the kept ticks, with equal scales on x and y. */
+function endpointPanel(curves: RunCurves, keys: string[], styles: SeriesStyle[], keep: number[]): Json {
+  const pts: Point[] = [];
+  keys.forEach((k, m) => {
+    const e = curves.endpoint[k]!;
+    keep.forEach((i, order) => pts.push({ x: round(e[0]![i]!), y: round(e[1]![i]!), s: styles[m]!.name, k: order }));
+  });
+  const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
+  const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));
+  const [dx, dy] = equalDomains(xs, ys);
+  return panel({ title: 'Endpoint path', subtitle: 'equal scales on x and y', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy });
+}
+
 function bottomRow(
   rec: LoadedRecording,
   rig: Rig,
@@ -477,17 +490,7 @@ function bottomRow(
   const t = c.get('t');
   const state = c.get('state');
   const fresh = c.get('fresh');
-  const out: Json[] = [];
-  // The endpoint path.
-  const pts: Point[] = [];
-  keys.forEach((k, m) => {
-    const e = curves.endpoint[k]!;
-    keep.forEach((i, order) => pts.push({ x: round(e[0]![i]!), y: round(e[1]![i]!), s: styles[m]!.name, k: order }));
-  });
-  const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
-  const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));
-  const [dx, dy] = equalDomains(xs, ys);
-  out.push(panel({ title: 'Endpoint path', subtitle: 'equal scales on x and y', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy }));
+  const out: Json[] = [endpointPanel(curves, keys, styles, keep)];
   // The twin's residual, on the ticks where it was computed.
   const live: number[] = [];
   const shown = (i: number): boolean => t[i]! >= xDomain[0] && t[i]! <= xDomain[1];
