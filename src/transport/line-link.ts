@@ -410,7 +410,7 @@ export class LineLink implements Link {
 
   private async command(make: (seq: number) => HostFrame): Promise<void> {
     const f = await this.request(make);
-    if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, f.code.toLowerCase());
+    if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
   }
 
   writeDuty(duty: readonly number[]): number {

@@ -168,13 +168,35 @@ export interface Link {
   onEvent(listener: (e: LinkEvent) => void): void;
 }
 
+/** Why a link failed, as a closed set (a board's refusal carries its protocol error code). */
+export type LinkErrorReason =
+  | 'no-answer'
+  | 'version'
+  | 'mismatch'
+  | 'busy'
+  | 'not-found'
+  | 'permission'
+  | 'not-serial'
+  | 'open'
+  | 'closed'
+  | 'closing'
+  | 'config'
+  | 'board-reset'
+  | 'handshake'
+  | 'no-data'
+  | 'no-encoder'
+  | 'timeout'
+  | 'reach'
+  | 'pins'
+  | `board:${string}`;
+
 /** A connection problem, with a message that names the port and says what to try. */
 export class LinkError extends Error {
   override readonly name = 'LinkError';
   constructor(
     message: string,
-    /** A short machine-readable reason: 'no-answer', 'version', 'mismatch', 'busy', 'not-found', ... */
-    readonly reason: string,
+    /** A short machine-readable reason. */
+    readonly reason: LinkErrorReason,
   ) {
     super(message);
   }
