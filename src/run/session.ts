@@ -6,8 +6,8 @@
 import { Worker } from 'node:worker_threads';
 import type { Rig } from '../config/load.js';
 import type { PathSpec } from '../model/builtins.js';
-import { Recorder, type RecordingHeader } from '../record/recorder.js';
-import { RunStats, type RunSummary } from '../record/stats.js';
+import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
+import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import type { FaultSpec } from '../rig/faults.js';

@@ -1,0 +1,116 @@
+/**
+ * The run recording: NDJSON, one line per tick between a header line (rig file, versions, the
+ * trajectories) and a summary line (how the run ended). Lines are written with synchronous writes to
+ * the file descriptor in small batches from the main thread (never from the loop), so a crash or a
+ * Ctrl-C loses nothing that was handed to the recorder before it, and the file is valid NDJSON up to
+ * its last line at any moment.
+ *
+ * If the disk fills up, the recorder stops writing, keeps the file valid up to the last complete line,
+ * and reports the failure; the run decides what to do (twolink stops the arm).
+ */
+import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
+import { errnoText, openForWrite } from '../config/files.js';
+import { tickObject } from '../telemetry/tick.js';
+
+export interface RecordingHeader {
+  kind: 'header';
+  twolink: string;
+  protocol: number;
+  startedAt: string;
+  joints: number;
+  rateHz: number;
+  [key: string]: unknown;
+}
+
+export class Recorder {
+  private fd: number | undefined;
+  private pending: string[] = [];
+  private pendingBytes = 0;
+  /** Bytes in the file that end with a complete line. */
+  private offset = 0;
+  /** Tick lines written so far. */
+  ticks = 0;
+  /** The write error that stopped the recording, if any. */
+  failure: Error | undefined;
+
+  constructor(
+    readonly file: string,
+    readonly joints: number,
+    /** The write call (fs.writeSync); tests put a failing one here to play a full disk. */
+    private readonly writeFn: (fd: number, buf: Buffer, off: number) => number = (fd, buf, off) => writeSync(fd, buf, off),
+  ) {}
+
+  /**
+   * Creates the file and writes the header. Throws a FileError naming the path (a missing folder, a
+   * directory, no permission) if it cannot be created.
+   */
+  open(header: RecordingHeader): void {
+    this.fd = openForWrite(this.file);
+    this.line(JSON.stringify(header));
+    this.flush();
+  }
+
+  private line(s: string): void {
+    this.pending.push(s);
+    this.pendingBytes += s.length + 1;
+  }
+
+  /** Adds a tick row; written at the next flush (or now when the batch is large). */
+  tick(row: ArrayLike<number>): void {
+    if (this.failure || this.fd === undefined) return;
+    this.line(JSON.stringify({ kind: 'tick', ...tickObject(row, this.joints) }));
+    this.ticks++;
+    if (this.pendingBytes > 64 * 1024) this.flush();
+  }
+
+  /** Adds an event line: `{"kind":"event","event":"state"|"alarm"|"trajectory"|"link"|"connected",...}`. */
+  event(e: Record<string, unknown>): void {
+    if (this.failure || this.fd === undefined) return;
+    // Loop events carry a `kind` of their own (state, alarm, trajectory, link): it becomes `event`,
+    // and a link event's own object moves to `link`.
+    const { kind, event, ...rest } = e as { kind?: unknown; event?: unknown };
+    const what = typeof event === 'string' ? event : kind;
+    this.line(JSON.stringify({ kind: 'event', event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest }));
+  }
+
+  /** Writes what is pending. Returns false once the recording has failed. */
+  flush(): boolean {
+    if (this.fd === undefined || this.failure) return !this.failure;
+    if (this.pending.length === 0) return true;
+    const text = `${this.pending.join('\n')}\n`;
+    this.pending = [];
+    this.pendingBytes = 0;
+    try {
+      const buf = Buffer.from(text);
+      let off = 0;
+      while (off < buf.length) off += this.writeFn(this.fd, buf, off);
+      this.offset += buf.length;
+    } catch (e) {
+      // Cut a half-written line so that the file stays valid NDJSON up to its last line.
+      try {
+        ftruncateSync(this.fd, this.offset);
+      } catch {
+        // nothing more can be done on this descriptor
+      }
+      this.failure = new Error(`recording ${this.file} stopped: ${errnoText(e, true)}`);
+      return false;
+    }
+    return true;
+  }
+
+  /** Writes the summary line and closes the file (fsync first). */
+  close(summary: Record<string, unknown>): void {
+    if (this.fd === undefined) return;
+    if (!this.failure) {
+      this.line(JSON.stringify({ kind: 'summary', ...summary }));
+      this.flush();
+    }
+    try {
+      fsyncSync(this.fd);
+    } catch {
+      // a full disk or a pipe: nothing more to save
+    }
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
