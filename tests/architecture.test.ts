@@ -62,7 +62,6 @@ const LONG_FUNCTIONS = new Set([
   'src/run/session.ts:run',
   'src/cli/rig-command.ts:rigCommand',
   'src/record/figures.ts:trajectoryFigure',
-  'src/identify/fit.ts:equations',
   'src/run/worker.ts:main',
   'src/run/session.ts:(arrow)',
   'src/control/loop.ts:update',

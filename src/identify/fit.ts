@@ -271,6 +271,40 @@ interface Equations {
   sampleHz: number;
 }
 
+/** A segment's angles and plan (angles, speeds, accelerations) linearly interpolated on the grid t0 + j h, j < n. */
+function onUniformGrid(s: Segment, h: number, n: number): { qg: Float64Array[]; pq: Float64Array[]; pqd: Float64Array[]; pqdd: Float64Array[] } {
+  const grid = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
+  const out = { qg: grid(), pq: grid(), pqd: grid(), pqdd: grid() };
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    const t = s.t[0]! + j * h;
+    while (k + 1 < s.t.length - 1 && s.t[k + 1]! <= t) k++;
+    const t0 = s.t[k]!;
+    const t1 = s.t[k + 1]!;
+    const u = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
+    for (let i = 0; i < 2; i++) {
+      const lerp = (a: number[]): number => a[k]! + u * (a[k + 1]! - a[k]!);
+      out.qg[i]![j] = lerp(s.q[i]!);
+      out.pq[i]![j] = lerp(s.dq[i]!);
+      out.pqd[i]![j] = lerp(s.dqd[i]!);
+      out.pqdd[i]![j] = lerp(s.dqdd[i]!);
+    }
+  }
+  return out;
+}
+
+/** Per joint, 1 where its speed [rad/s] is below `reversal`, widened by `reach` grid points each side. */
+function nearReversals(speeds: readonly Float64Array[], reversal: number, reach: number): Uint8Array[] {
+  return speeds.map((v) => {
+    const n = v.length;
+    const near = new Uint8Array(n);
+    for (let j = 0; j < n; j++) {
+      if (Math.abs(v[j]!) < reversal) for (let l = Math.max(0, j - reach); l <= Math.min(n - 1, j + reach); l++) near[l] = 1;
+    }
+    return near;
+  });
+}
+
 function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
   const segs = segments(ticks, lag);
   const allDt: number[] = [];
@@ -290,26 +324,8 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     eq.segments++;
     // Uniform grid: angles and the plan interpolated, duty averaged.
     const grid = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
-    const qg = grid();
+    const { qg, pq, pqd, pqdd } = onUniformGrid(s, h, n);
     const dg = grid();
-    const pq = grid();
-    const pqd = grid();
-    const pqdd = grid();
-    let k = 0;
-    for (let j = 0; j < n; j++) {
-      const t = s.t[0]! + j * h;
-      while (k + 1 < s.t.length - 1 && s.t[k + 1]! <= t) k++;
-      const t0 = s.t[k]!;
-      const t1 = s.t[k + 1]!;
-      const u = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
-      for (let i = 0; i < 2; i++) {
-        const lerp = (a: number[]): number => a[k]! + u * (a[k + 1]! - a[k]!);
-        qg[i]![j] = lerp(s.q[i]!);
-        pq[i]![j] = lerp(s.dq[i]!);
-        pqd[i]![j] = lerp(s.dqd[i]!);
-        pqdd[i]![j] = lerp(s.dqdd[i]!);
-      }
-    }
     // The duty is piecewise constant, switching at the readings: its value for grid point j is its
     // mean over [t_j - h/2, t_j + h/2] (taking the value just after t_j would lead by half a step).
     for (let i = 0; i < 2; i++) dg[i]!.set(zohMeans(s.sw, s.duty[i]!, s.t[0]!, h, n));
@@ -336,13 +352,7 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     }
     // A joint's rows near its velocity reversals are left out (see the module comment): where |qd| is
     // below `reversal`, widened by half the filter's reach.
-    const reach = Math.ceil((0.5 * fs) / cutoffHz);
-    const near = [new Uint8Array(n), new Uint8Array(n)];
-    for (let i = 0; i < 2; i++) {
-      for (let j = 0; j < n; j++) {
-        if (Math.abs(dv[i]!.d1[j]!) < reversal) for (let l = Math.max(0, j - reach); l <= Math.min(n - 1, j + reach); l++) near[i]![l] = 1;
-      }
-    }
+    const near = nearReversals(dv.map((d) => d.d1), reversal, Math.ceil((0.5 * fs) / cutoffHz));
     const colsF = cols.map(lowpass);
     const instF = inst.map(lowpass);
     const tqF = tq.map(lowpass);
