@@ -97,25 +97,8 @@ export interface TrajectoryFigureOptions {
  */
 export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: TrajectoryFigureOptions): TopLevelSpec {
   const rate = o.rateHz ?? 200;
-  const n = Math.max(2, Math.round(traj.duration * rate) + 1);
-  const t = Float64Array.from({ length: n }, (_, k) => (k === n - 1 ? traj.duration : k / rate));
-  const cols = Array.from({ length: 8 }, () => new Float64Array(n));
-  const q = [new Float64Array(n), new Float64Array(n)];
-  const qd = [new Float64Array(n), new Float64Array(n)];
-  const qdd = [new Float64Array(n), new Float64Array(n)];
-  const qddd = [new Float64Array(n), new Float64Array(n)];
-  for (let k = 0; k < n; k++) {
-    const s = traj.sample(t[k]!);
-    const e = endpointDerivatives(arm, s.q, s.qd, s.qdd, s.qddd);
-    for (let c = 0; c < 8; c++) cols[c]![k] = e[c]!;
-    for (let j = 0; j < traj.joints; j++) {
-      q[j]![k] = s.q[j]!;
-      qd[j]![k] = s.qd[j]!;
-      qdd[j]![k] = s.qdd[j]!;
-      qddd[j]![k] = s.qddd[j]!;
-    }
-  }
-  const keep = strideIndices(n, 1000);
+  const { t, cols, q, qd, qdd, qddd } = sampleTrajectory(traj, arm, rate);
+  const keep = strideIndices(t.length, 1000);
   const X: SeriesStyle = STYLES.x;
   const Y: SeriesStyle = STYLES.y;
   const A1: SeriesStyle = STYLES.joint1;
@@ -158,6 +141,36 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
       xDomain,
     }),
   );
+  return figure(o.title, [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`], [
+    endpointRow,
+    jointRow,
+    pathPanels(keep, cols, traj.joints === 2 ? q : undefined),
+  ]);
+}
+
+/** The plan sampled at `rate` [Hz] (the end included): times, the endpoint's 8 derivatives (endpointDerivatives), and per joint q, qd, qdd, qddd. */
+function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: Float64Array; cols: Float64Array[]; q: Float64Array[]; qd: Float64Array[]; qdd: Float64Array[]; qddd: Float64Array[] } {
+  const n = Math.max(2, Math.round(traj.duration * rate) + 1);
+  const t = Float64Array.from({ length: n }, (_, k) => (k === n - 1 ? traj.duration : k / rate));
+  const cols = Array.from({ length: 8 }, () => new Float64Array(n));
+  const pair = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
+  const out = { t, cols, q: pair(), qd: pair(), qdd: pair(), qddd: pair() };
+  for (let k = 0; k < n; k++) {
+    const s = traj.sample(t[k]!);
+    const e = endpointDerivatives(arm, s.q, s.qd, s.qdd, s.qddd);
+    for (let c = 0; c < 8; c++) cols[c]![k] = e[c]!;
+    for (let j = 0; j < traj.joints; j++) {
+      out.q[j]![k] = s.q[j]!;
+      out.qd[j]![k] = s.qd[j]!;
+      out.qdd[j]![k] = s.qdd[j]!;
+      out.qddd[j]![k] = s.qddd[j]!;
+    }
+  }
+  return out;
+}
+
+/** The endpoint's path (x, y in cols 0, 1) and, for two joints (`q`), the path in joint space. */
+function pathPanels(keep: readonly number[], cols: Float64Array[], q: Float64Array[] | undefined): Json[] {
   const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] =>
     keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
   const EP: SeriesStyle = STYLES.endpointPath;
@@ -177,7 +190,7 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
       yDomain: ey,
     }),
   ];
-  if (traj.joints === 2) {
+  if (q) {
     const [jx, jy] = equalDomains(q[0]!.map((v) => v * DEG), q[1]!.map((v) => v * DEG));
     paths.push(
       panel({
@@ -194,11 +207,7 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
       }),
     );
   }
-  return figure(o.title, [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`], [
-    endpointRow,
-    jointRow,
-    paths,
-  ]);
+  return paths;
 }
 
 /** Domains of equal span for x and y (so that a path keeps its shape in a square panel). */
@@ -405,28 +414,8 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
       }),
     );
   }
-  for (const [axis, off] of [['x', 0], ['y', 1]] as const) {
-    rows.push(
-      kinds.map(([, , what, unit], c) => {
-        const points = pointsOf(
-          grid,
-          keep,
-          keys.map((k, m) => ({ style: styles[m]!, values: curves.endpoint[k]![2 * c + off]! })),
-        );
-        return panel({
-          title: `Endpoint ${axis} ${what} [${unit}]`,
-          subtitle: notes[c]!.replace('the estimator', "from the estimator's"),
-          xTitle: 'Time [s]',
-          yTitle: `${axis} [${unit}]`,
-          points,
-          series: styles,
-          bands,
-          xDomain,
-          ...robustDomain(points),
-        });
-      }),
-    );
-  }
+  const endpointKinds = kinds.map(([, , what, unit]) => [what, unit] as const);
+  rows.push(...endpointRows({ curves, keep, keys, styles, bands, xDomain }, endpointKinds, notes));
   rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
   const a = rec.info.header;
   const sub = [
@@ -434,6 +423,34 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
     `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${(smoothS * 1000).toFixed(0)} ms (jerk: ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
   ];
   return figure(o.title, sub, rows);
+}
+
+/** The rows of the endpoint's x and y: one panel per derivative (`kinds`: what, unit), each series on the run's grid. */
+function endpointRows(
+  d: { curves: RunCurves; keep: number[]; keys: string[]; styles: SeriesStyle[]; bands: { x0: number; x1: number }[]; xDomain: [number, number] },
+  kinds: readonly (readonly [string, string])[],
+  notes: readonly string[],
+): Json[][] {
+  return (['x', 'y'] as const).map((axis, off) =>
+    kinds.map(([what, unit], c) => {
+      const points = pointsOf(
+        d.curves.t,
+        d.keep,
+        d.keys.map((k, m) => ({ style: d.styles[m]!, values: d.curves.endpoint[k]![2 * c + off]! })),
+      );
+      return panel({
+        title: `Endpoint ${axis} ${what} [${unit}]`,
+        subtitle: notes[c]!.replace('the estimator', "from the estimator's"),
+        xTitle: 'Time [s]',
+        yTitle: `${axis} [${unit}]`,
+        points,
+        series: d.styles,
+        bands: d.bands,
+        xDomain: d.xDomain,
+        ...robustDomain(points),
+      });
+    }),
+  );
 }
 
 function robustDomain(points: readonly Point[]): { yDomain?: [number, number] } {
