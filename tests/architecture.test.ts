@@ -66,7 +66,6 @@ const LONG_FUNCTIONS = new Set([
   'src/control/loop.ts:update',
   'src/run/virtual.ts:virtualRun',
   'src/bench/tui.ts:measure',
-  'src/identify/fit.ts:solve',
   'src/setup/steps.ts:checkEncoder',
   'src/bench/fuzz.ts:fuzzLine',
 ]);

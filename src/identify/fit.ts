@@ -391,6 +391,16 @@ type Solved = Omit<FitResult, 'commandLag' | 'sampleHz' | 'cutoffHz' | 'paramete
  * instruments (the regressor along the plan), which the encoder noise and the feedback's reaction to
  * it do not reach, then the constrained fit is made on the projection.
  */
+/** RMS of `x` over the rows of each of the two joints (`joint[r]` is row r's joint). */
+function jointRms(x: readonly number[], joint: readonly number[]): number[] {
+  return [0, 1].map((j) => {
+    let s = 0;
+    let n = 0;
+    for (let r = 0; r < x.length; r++) if (joint[r] === j) (s += x[r]! ** 2), n++;
+    return Math.sqrt(s / Math.max(1, n));
+  });
+}
+
 function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Solved {
   const m = eq.Y.length;
   // Columns the data do not excite (a horizontal arm has no gravity columns) keep the nominal value.
@@ -456,12 +466,7 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
   free.forEach((p, a) => (atBound[p] = second.atBound[a]!));
   const raw = new Matrix(m, nf);
   for (let r = 0; r < m; r++) free.forEach((p, a) => raw.set(r, a, eq.Y[r]![p]!));
-  const torqueRms = [0, 1].map((j) => {
-    let s = 0;
-    let n = 0;
-    for (let r = 0; r < m; r++) if (eq.joint[r] === j) (s += eq.tau[r]! ** 2), n++;
-    return Math.sqrt(s / Math.max(1, n));
-  });
+  const torqueRms = jointRms(eq.tau, eq.joint);
   return {
     theta,
     covariance,
