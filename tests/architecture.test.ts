@@ -60,7 +60,6 @@ const LONG_FUNCTIONS = new Set([
   'src/cli/identify-command.ts:identifyCommand',
   'src/control/runner.ts:runLoop',
   'src/run/session.ts:run',
-  'src/cli/rig-command.ts:rigCommand',
   'src/run/worker.ts:main',
   'src/run/session.ts:(arrow)',
   'src/control/loop.ts:update',

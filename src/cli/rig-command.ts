@@ -4,11 +4,12 @@
  * path as it would a board: `twolink run --rig F --port /dev/pts/N`.
  */
 import { SerialPort } from 'serialport';
-import { loadRig } from '../config/load.js';
+import { loadRig, type Rig } from '../config/load.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
 import { isHostFault } from '../rig/fault-effects.js';
+import type { MockWiring } from '../rig/wiring.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
@@ -23,6 +24,53 @@ const OPTIONS = {
   wiring: WIRING_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
+
+/** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; rt?: boolean }, faults: FaultSpec[]): Promise<number> {
+  if (!v.firmware) throw new UsageError('--board goes with --firmware');
+  if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
+  const board = v.board ?? 'uno';
+  if (board !== 'uno' && board !== 'mega') throw new UsageError(`--board: "${board}" is not a board: uno or mega`);
+  const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
+  const { FirmwareSimError } = await import('../rig/firmware-sim.js');
+  try {
+    return await serveFirmwareRig(rig, { board, faults, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
+  } catch (e) {
+    if (e instanceof FirmwareSimError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * The line-protocol mock rig behind `port`. The board is another computer: the mock rig runs in a
+ * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
+ */
+async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, pty: PtyPair | undefined, rt: boolean): Promise<{ stop: () => Promise<void>; fault: (f: FaultSpec) => void }> {
+  const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+  const mock = await startRemoteMockRig(rig, wiring);
+  const wire = await mock.openStream(rig.link.baudRate);
+  port.on('data', (d: Buffer) => wire.write(d));
+  wire.on('data', (d: Buffer) => port.write(d));
+  if (rt) {
+    // The board's thread, this process's other threads (its I/O and GC helpers), this thread (the
+    // bridge) and socat (the pty pair's relay): all of the rig's path.
+    const { requestRealtime, requestRealtimeProcess, threadId } = await import('../time/threads.js');
+    const a = await requestRealtimeProcess(44, new Map([[mock.tid, 45]]));
+    const b = a.granted ? await requestRealtime(threadId(), 44) : a;
+    const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
+    process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `twolink rig: --rt refused: ${c.reason}\n`);
+  }
+  const stop = async (): Promise<void> => {
+    const st = await mock.stop();
+    if (st) {
+      process.stderr.write(
+        `twolink rig: the board's thread took ${st.samples} samples; its timers ran up to ${st.maxLateMs.toFixed(2)} ms late (${st.lateTimers} more than 0.5 ms late${st.lateTimers > 0 ? ': the rig was starved by a busy machine, not the host' : ''}); CPU ${(100 * st.cpu).toFixed(1)} % of a core; worst at ${st.worstAt.toFixed(2)} s; GC ${st.stalls.gcCount} pauses, max ${st.stalls.gcMaxMs} ms; event-loop delay max ${st.stalls.loopDelayMaxMs} ms\n`,
+      );
+    }
+  };
+  const fault = (f: FaultSpec): void => void (isHostFault(f.kind) ? process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`) : mock.fault(f));
+  return { stop, fault };
+}
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'rig');
@@ -50,20 +98,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
       throw new UsageError((e as Error).message);
     }
   });
-  if (v.firmware || v.board !== undefined) {
-    if (!v.firmware) throw new UsageError('--board goes with --firmware');
-    if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
-    const board = v.board ?? 'uno';
-    if (board !== 'uno' && board !== 'mega') throw new UsageError(`--board: "${board}" is not a board: uno or mega`);
-    const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
-    const { FirmwareSimError } = await import('../rig/firmware-sim.js');
-    try {
-      return await serveFirmwareRig(rig, { board, faults, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
-    } catch (e) {
-      if (e instanceof FirmwareSimError) throw new UsageError(e.message);
-      throw e;
-    }
-  }
+  if (v.firmware || v.board !== undefined) return serveFirmware(rig, v, faults);
   let pty: PtyPair | undefined;
   let boardPath: string;
   if (v.pty) {
@@ -87,31 +122,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
       if (!applyFault({ plant: h.plant, board: h.board, unplug: () => port.close() }, f)) process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`);
     };
   } else {
-    // The board is another computer: the mock rig runs in a thread of its own, on its own clock, and
-    // this thread only carries bytes between the pty and it.
-    const { startRemoteMockRig } = await import('../rig/mock-remote.js');
-    const mock = await startRemoteMockRig(rig, wiring);
-    const wire = await mock.openStream(rig.link.baudRate);
-    port.on('data', (d: Buffer) => wire.write(d));
-    wire.on('data', (d: Buffer) => port.write(d));
-    if (v.rt) {
-      // The board's thread, this process's other threads (its I/O and GC helpers), this thread (the
-      // bridge) and socat (the pty pair's relay): all of the rig's path.
-      const { requestRealtime, requestRealtimeProcess, threadId } = await import('../time/threads.js');
-      const a = await requestRealtimeProcess(44, new Map([[mock.tid, 45]]));
-      const b = a.granted ? await requestRealtime(threadId(), 44) : a;
-      const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
-      process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `twolink rig: --rt refused: ${c.reason}\n`);
-    }
-    stop = async () => {
-      const st = await mock.stop();
-      if (st) {
-        process.stderr.write(
-          `twolink rig: the board's thread took ${st.samples} samples; its timers ran up to ${st.maxLateMs.toFixed(2)} ms late (${st.lateTimers} more than 0.5 ms late${st.lateTimers > 0 ? ': the rig was starved by a busy machine, not the host' : ''}); CPU ${(100 * st.cpu).toFixed(1)} % of a core; worst at ${st.worstAt.toFixed(2)} s; GC ${st.stalls.gcCount} pauses, max ${st.stalls.gcMaxMs} ms; event-loop delay max ${st.stalls.loopDelayMaxMs} ms\n`,
-        );
-      }
-    };
-    fault = (f) => (isHostFault(f.kind) ? process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`) : mock.fault(f));
+    ({ stop, fault } = await serveLineRemote(rig, wiring, port, pty, !!v.rt));
   }
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   // Scheduled faults, relative to the rig's start.
