@@ -66,7 +66,6 @@ const LONG_FUNCTIONS = new Set([
   'src/run/virtual.ts:virtualRun',
   'src/bench/tui.ts:measure',
   'src/setup/steps.ts:checkEncoder',
-  'src/bench/fuzz.ts:fuzzLine',
 ]);
 
 function sources(dir: string): string[] {

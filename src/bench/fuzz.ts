@@ -46,6 +46,23 @@ const corpus = (): string[] => [
   encodeHostFrame({ type: 'W', seq: 5, ms: 100 }),
 ];
 
+/** One to three random edits of a frame: a flipped bit, a random byte, a deletion, an insertion, a cut, a repeat. */
+function mutate(frame: string, r: () => number): string {
+  let s = frame;
+  const ops = 1 + Math.floor(r() * 3);
+  for (let k = 0; k < ops; k++) {
+    const p = Math.floor(r() * s.length);
+    const op = r();
+    if (op < 0.4) s = s.slice(0, p) + String.fromCharCode(s.charCodeAt(p) ^ (1 << Math.floor(r() * 8))) + s.slice(p + 1);
+    else if (op < 0.55) s = s.slice(0, p) + String.fromCharCode(Math.floor(r() * 256)) + s.slice(p + 1);
+    else if (op < 0.7) s = s.slice(0, p) + s.slice(p + 1);
+    else if (op < 0.8) s = s.slice(0, p) + String.fromCharCode(32 + Math.floor(r() * 95)) + s.slice(p);
+    else if (op < 0.9) s = s.slice(0, p);
+    else s = s.slice(0, p) + s.slice(p, p + 8) + s.slice(p);
+  }
+  return s;
+}
+
 /** Fuzzes the line protocol's framing and decoders with `n` inputs. */
 export function fuzzLine(n: number, seed = 1): FuzzFigures {
   const r = rng(seed);
@@ -84,18 +101,7 @@ export function fuzzLine(n: number, seed = 1): FuzzFigures {
       mutated = true;
     } else if (kind < 0.85) {
       // a valid frame, mutated
-      let s = seeds[Math.floor(r() * seeds.length)]!;
-      const ops = 1 + Math.floor(r() * 3);
-      for (let k = 0; k < ops; k++) {
-        const p = Math.floor(r() * s.length);
-        const op = r();
-        if (op < 0.4) s = s.slice(0, p) + String.fromCharCode(s.charCodeAt(p) ^ (1 << Math.floor(r() * 8))) + s.slice(p + 1);
-        else if (op < 0.55) s = s.slice(0, p) + String.fromCharCode(Math.floor(r() * 256)) + s.slice(p + 1);
-        else if (op < 0.7) s = s.slice(0, p) + s.slice(p + 1);
-        else if (op < 0.8) s = s.slice(0, p) + String.fromCharCode(32 + Math.floor(r() * 95)) + s.slice(p);
-        else if (op < 0.9) s = s.slice(0, p);
-        else s = s.slice(0, p) + s.slice(p, p + 8) + s.slice(p);
-      }
+      const s = mutate(seeds[Math.floor(r() * seeds.length)]!, r);
       mutated = s !== seeds.find((x) => x === s);
       input = `${s}${r() < 0.05 ? '\r' : ''}\n`;
     } else if (kind < 0.97) {
