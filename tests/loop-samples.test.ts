@@ -107,3 +107,25 @@ describe('stalls of the host', () => {
     expect(res.mock.plant.duty).toEqual([0, 0]);
   });
 });
+
+describe('alarms', () => {
+  it('a payload added mid-run: one alarm event per joint that diverges (not one per flicker of the residual)', async () => {
+    const r = loadRig('rigs/mock-arm.json');
+    let added = false;
+    const res = await virtualRun(r, reach(r), {
+      onTick: (core, _clock, mock) => {
+        const p = core.progress;
+        if (!added && p && p.phase === 'track' && p.t > 0.2) {
+          added = true;
+          mock.plant.setPayload(0.25);
+        }
+      },
+    });
+    const alarms = res.events.filter((e) => e.kind === 'alarm');
+    expect(alarms.length).toBeGreaterThanOrEqual(1);
+    // The residual crosses the threshold back and forth while the load is on: each joint is raised once
+    // an episode, an episode ending only after half a second below the threshold.
+    const perJoint = [0, 1].map((j) => alarms.filter((e) => e.kind === 'alarm' && e.joints.includes(j)).length);
+    expect(Math.max(...perJoint)).toBeLessThanOrEqual(3);
+  });
+});

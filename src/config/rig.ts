@@ -182,7 +182,7 @@ const linkSchema = z.strictObject({
   watchdogMs: z.number().int().min(10).max(1000).default(100),
   /** Time to wait for the board's banner at connect [ms]. */
   handshakeMs: z.number().int().positive().max(600_000).default(3000),
-  /** Ticks without telemetry after which the link is declared lost. */
+  /** Samples without telemetry after which the link is declared lost (never sooner than watchdogMs). */
   lostAfterTicks: z.number().int().positive().max(100_000).default(25),
 });
 

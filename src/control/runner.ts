@@ -129,8 +129,11 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
 
-    // A silent link: no sample for lostAfterTicks periods is a fault (re-armed by every sample).
-    const lostAfter = o.rig.link.lostAfterTicks / o.rateHz;
+    // A silent link: no sample for lostAfterTicks periods, and never less than the board's watchdog
+    // time, is a fault (re-armed by every sample). The board's watchdog is what stops the motors when
+    // the host goes quiet; calling the link lost sooner only stops runs that a busy machine or a pty's
+    // kernel buffers delay for a few periods (at 1 kHz, 25 periods are 25 ms).
+    const lostAfter = Math.max(o.rig.link.lostAfterTicks / o.rateHz, o.rig.link.watchdogMs / 1000);
     let lostTimer: TimerHandle | undefined;
     let lastSampleAt = clock.now();
     const armLost = (): void => {

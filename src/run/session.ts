@@ -263,7 +263,7 @@ export class Session {
       });
       w.on('exit', () => {
         if (this.blockedStop) {
-          stopReason = `estop:${this.blockedStop}`;
+          stopReason = this.blockedStop;
           error = { name: 'Error', message: this.blockedStop };
         }
         finish();
@@ -302,7 +302,8 @@ export class Session {
     this.stopWatch = setTimeout(() => {
       this.stopWatch = undefined;
       if (this.reader.written() === rows0 && this.messages === messages0) {
-        this.blockedStop = `the loop thread did not answer the stop within ${graceMs} ms: twolink ended it from the main thread; the board's watchdog stops the motors`;
+        const why = command.kind === 'stop' ? command.reason : command.kind === 'estop' ? command.reason ?? 'estop' : command.kind;
+        this.blockedStop = `${why} (the loop thread did not answer within ${graceMs} ms: twolink ended it from the main thread; the board's watchdog stops the motors)`;
         void w.terminate();
       }
     }, graceMs);

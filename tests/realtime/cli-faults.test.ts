@@ -72,6 +72,14 @@ describe('host faults', () => {
     expect(ticks.at(-1).duty).toEqual([0, 0]);
   });
 
+  it('Ctrl-C while the loop thread is blocked: the main thread ends the loop thread at once and says so; the board watchdog stops the motors', async () => {
+    // The loop thread is blocked for 8 s from 1.5 s of loop time on; the signal comes well inside that.
+    const r = await runWithSignal('SIGINT', 4000, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'busy=8@1.5', '--json']);
+    expect(r.code).toBe(130);
+    const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+    expect(s.stopReason).toMatch(/^interrupted:SIGINT \(the loop thread did not answer within 250 ms: twolink ended it from the main thread/);
+  });
+
   it('the loop thread is busy for a second: the board (its own thread) samples on, its watchdog stops the arm, the late samples and the stall are counted', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'busy=1@1.5', '--json']);
     expect(r.code).toBe(1);
