@@ -136,13 +136,15 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     const lostAfter = Math.max(o.rig.link.lostAfterTicks / o.rateHz, o.rig.link.watchdogMs / 1000);
     let lostTimer: TimerHandle | undefined;
     let lastSampleAt = clock.now();
+    let samples = 0;
     const armLost = (): void => {
       clock.clearTimer(lostTimer);
+      const seen = samples;
       lostTimer = clock.setTimer(lostAfter, () => {
         // A host that was stalled runs its timers before its I/O: give the samples waiting in the
         // port one turn of the event loop before calling the link lost (they are not lost, only late).
         setImmediate(() => {
-          if (c.finished || clock.now() - lastSampleAt < lostAfter) return;
+          if (c.finished || samples !== seen) return; // a sample came meanwhile (and re-armed the timer)
           // A simulated board whose thread did not run: it is late, not gone (and says so in its stats).
           if (o.boardSilentS && o.boardSilentS() > 0.5 * lostAfter) {
             armLost();
@@ -153,14 +155,13 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
       });
     };
     let next = 0; // index of the next path
-    let samples = 0;
     let afterEnd = 0;
     let endSeen: () => void = () => {};
     const ended = new Promise<void>((r) => (endSeen = r));
     link.onSample((r: Reading) => {
       lastSampleAt = clock.now();
-      if (!c.finished) armLost();
       samples++;
+      if (!c.finished) armLost();
       try {
         c.onSample(r);
       } catch (e) {
