@@ -11,7 +11,7 @@ import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig, parseJsonText, readConfigText, twoLinkArm } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
-import { Session } from '../control/session.js';
+import { Session } from '../run/session.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
 import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
@@ -21,7 +21,7 @@ import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
 import { buildPath } from '../model/trajectory.js';
-import type { Target } from '../transport/open.js';
+import type { Target } from '../run/target.js';
 import { choiceArg, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
 
 const DEG = 180 / Math.PI;

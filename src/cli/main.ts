@@ -55,15 +55,15 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json',
     run: async (a) => (await import('./identify-command.js')).identifyCommand(a),
   },
-  hil: {
-    summary: 'hardware-in-the-loop test suites against the mock rig: a table of figures against limits, JUnit XML for CI',
-    example: 'twolink hil examples/hil/suite.json --junit hil.xml',
-    run: async (a) => (await import('./hil-command.js')).hilCommand(a),
-  },
   setup: {
     summary: 'the first thing to run on a new arm: finds wiring mistakes step by step (encoders, zero, motors) and writes the rig file that matches the arm',
     example: 'twolink setup --rig my-arm.json --port /dev/ttyACM0',
     run: async (a) => (await import('./setup-command.js')).setupCommand(a),
+  },
+  hil: {
+    summary: 'hardware-in-the-loop test suites against the mock rig: a table of figures against limits, JUnit XML for CI',
+    example: 'twolink hil examples/hil/suite.json --junit hil.xml',
+    run: async (a) => (await import('./hil-command.js')).hilCommand(a),
   },
   ports: {
     summary: 'list serial ports',
