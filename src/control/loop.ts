@@ -1,4 +1,8 @@
 /**
+ * This file is over 650 lines because the commands, the three steps of a sample and its record share the loop's
+ * state and read best side by side; the guards (safety.ts), stop reasons (stop.ts), delay
+ * compensation (predict.ts) and wiring monitor (wiring-monitor.ts) are files of their own.
+ *
  * The control loop's work for one sample, in the shape of ros2_control's read -> update -> write.
  * The board's timer owns the clock: each sample the link hands over (`onSample`) runs the three
  * steps synchronously, and the answer is written before the function returns. Nothing here paces,
