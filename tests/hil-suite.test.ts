@@ -46,7 +46,7 @@ describe('suite files', () => {
     expect(byName['reach']!.rig.plant).toBeDefined();
     expect(byName['reach']!.paths[0]!.name).toBe('reach');
     expect(byName['payload']!.faults).toEqual([{ kind: 'payload', value: '0.25', at: 2.2 }]);
-    expect(byName['lost link']!.expect.stopWithinMs).toBe(100);
+    expect(byName['lost link']!.expect.stopWithinMs).toBe(150);
     expect(byName['feedforward off']!.feedforward).toBe('none');
     expect(byName['reach']!.expect.stopReason).toBe('done'); // the default
     const withController = s.scenarios.find((x) => x.controller);
