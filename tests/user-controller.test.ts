@@ -113,12 +113,16 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
   });
 
   it('one slow tick between fast ones is not a fault', async () => {
+    // Time is injected: every other update "takes" 3 ms, the others none (a real clock on a busy
+    // machine would make the fast ones slow now and then too).
+    const clock = { ms: 0 };
+    (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
     const file = module(
       'slow-once.js',
       `let calls = 0;
-       export default () => ({ update() { if (calls++ % 2 === 0) { const end = performance.now() + 3; while (performance.now() < end) {} } return [0.1, 0.2]; } });`,
+       export default () => ({ update() { if (calls++ % 2 === 0) globalThis.twolinkTestClock.ms += 3; return [0.1, 0.2]; } });`,
     );
-    const pc = await PluggedController.load(file, context);
+    const pc = await PluggedController.load(file, context, { now: () => clock.ms });
     const out = [0, 0];
     const s = restSample(pc, [-1.2, 0.3]);
     for (let k = 0; k < 6; k++) expect(pc.step(s, 0.001, out)).toEqual({ ok: true });

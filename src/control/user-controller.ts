@@ -88,6 +88,8 @@ export interface PluggedOptions {
    * controller's; a controller that is too slow is slow every tick. @default 3
    */
   slowTicks?: number;
+  /** The clock that times `update` [ms] (injected in tests). @default performance.now */
+  now?: () => number;
 }
 
 const OK: LawResult = Object.freeze({ ok: true });
@@ -107,6 +109,7 @@ export class PluggedController {
   };
   private slow = 0;
   private readonly slowTicks: number;
+  private readonly now: () => number;
 
   private constructor(
     /** The file as the user gave it (named in every message). */
@@ -119,6 +122,7 @@ export class PluggedController {
     const z = (k: number): number[] => new Array<number>(k).fill(0);
     this.sample = { t: 0, q: z(n), qd: z(n), qDesired: z(n), qdDesired: z(n), qddDesired: z(n), endpoint: z(2), endpointDesired: z(2) };
     this.slowTicks = Math.max(1, Math.floor(opts.slowTicks ?? 3));
+    this.now = opts.now ?? (() => performance.now());
   }
 
   /**
@@ -188,14 +192,14 @@ export class PluggedController {
    * throws.
    */
   step(sample: ControllerSample, periodS: number, out: number[]): LawResult {
-    const t0 = performance.now();
+    const t0 = this.now();
     let tau: unknown;
     try {
       tau = this.law.update(sample);
     } catch (e) {
       return this.fail(out, `update threw: ${describe(e)}`);
     }
-    const tookMs = performance.now() - t0;
+    const tookMs = this.now() - t0;
     try {
       return this.accept(tau, tookMs, periodS * 1000, out);
     } catch (e) {
