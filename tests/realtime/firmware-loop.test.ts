@@ -4,7 +4,9 @@
 // firmware directly and read what crossed the pins. Every wait is for an event (a line, a frame, a
 // process exit); the times asserted are the simulated board's, which do not depend on the machine.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/rig/firmware-sim.js';
@@ -48,7 +50,14 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
   it('twolink run completes the reach through it (twolink rig --firmware --pty)', async () => {
     needSimavr();
     const rig = await startFirmwareRig();
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
+    // The simulated AVR runs in a simulator that a busy CI machine can hold up for ~100 ms, which the
+    // host would rightly call a lost link: the host side gets a 300 ms watchdog here (the firmware's
+    // own 100 ms watchdog is tested below, in board time).
+    const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-300ms.json');
+    const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number } };
+    spec.link.watchdogMs = 300;
+    writeFileSync(file, JSON.stringify(spec));
+    const r = await twolink(['run', '--rig', file, '--port', rig.path, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
     rig.child.kill('SIGINT');
     await rig.exited;
     expect(r.code, `${r.stdout.trim().split('\n').pop()}\n${r.stderr}\n${rig.stderr()}`).toBe(0);
