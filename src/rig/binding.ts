@@ -7,6 +7,7 @@
  * bytes come back through `read()` when its UART has sent them (in real or virtual time).
  */
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 
 /** The far end of the wire: what the rig exposes to a binding. */
 export interface RigEnd {
@@ -18,12 +19,6 @@ export interface RigEnd {
   hostBaudRate?: number | undefined;
 }
 
-class CanceledError extends Error {
-  readonly canceled = true;
-}
-
-/** What a read or write of a vanished USB device gets: not `canceled`, so serialport disconnects. */
-class UnpluggedError extends Error {}
 
 /** One open port on a rig. */
 export class RigPort implements BindingPortInterface {
@@ -39,18 +34,7 @@ export class RigPort implements BindingPortInterface {
     private readonly end: RigEnd,
     options: OpenOptions,
   ) {
-    this.openOptions = {
-      dataBits: 8,
-      lock: true,
-      stopBits: 1,
-      parity: 'none',
-      rtscts: false,
-      xon: false,
-      xoff: false,
-      xany: false,
-      hupcl: true,
-      ...options,
-    } as Required<OpenOptions>;
+    this.openOptions = fullOpenOptions(options);
     end.hostBaudRate = options.baudRate;
     end.onTransmit = (bytes) => {
       if (!this.isOpen) return;

@@ -9,6 +9,7 @@
  * over it is a real serialport stream.
  */
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 
 const RING = 1 << 16;
 
@@ -132,11 +133,6 @@ export class BoardWireEnd {
   }
 }
 
-class CanceledError extends Error {
-  readonly canceled = true;
-}
-/** A vanished USB device: not `canceled`, so serialport reports a disconnection. */
-class UnpluggedError extends Error {}
 
 /** The host's end of the cable, as a serialport binding port. */
 export class WirePort implements BindingPortInterface {
@@ -147,7 +143,7 @@ export class WirePort implements BindingPortInterface {
   private readonly down: Ring;
 
   constructor(w: WireBuffers, options: OpenOptions) {
-    this.openOptions = { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options } as Required<OpenOptions>;
+    this.openOptions = fullOpenOptions(options);
     this.ctrl = new Int32Array(w.ctrl);
     this.up = new Ring(this.ctrl, w.up, 2, UP_SIGNAL);
     this.down = new Ring(this.ctrl, w.down, 0, DOWN_SIGNAL);

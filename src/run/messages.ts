@@ -15,24 +15,32 @@ import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link
 import type { PathSpec } from '../model/builtins.js';
 import type { Target } from './target.js';
 
-/** What the main thread gives the worker. */
-export interface WorkerInput {
+/** What a run does: the rig, where the arm is, the trajectories and how to drive them. */
+export interface RunPlan {
   rig: Rig;
   target: Target;
   paths: PathSpec[];
+  /** Start again with the first trajectory when the last is done. */
   cycle: boolean;
+  /** Go back to where the arm started after each trajectory. */
   park: boolean;
   feedforward: FeedforwardMode;
+  /** The board's sampling rate [Hz]. */
   rateHz: number;
-  ring: RingBuffers;
   faults: FaultSpec[];
+  /** Hard cap on the run [s]. */
   maxSeconds: number;
-  /** Ask Linux for SCHED_FIFO for the loop's thread (and the mock's). */
-  rt: boolean;
-  /** A user's controller module. */
+  /** A user's controller module (ESM). */
   controller?: string;
   /** Compensate the sample-to-command delay with the model. @default true */
   predict?: boolean;
+}
+
+/** What the main thread gives the worker: the plan, the shared ring, and whether to ask for SCHED_FIFO. */
+export interface WorkerInput extends RunPlan {
+  ring: RingBuffers;
+  /** Ask Linux for SCHED_FIFO for the loop's thread (and the mock's). */
+  rt: boolean;
 }
 
 /** The timing of a run as the summary reports it (the `timing` object of `twolink run --json`). */

@@ -4,36 +4,18 @@
  * death) into a summary. Nothing here is on the loop's timing path.
  */
 import { Worker } from 'node:worker_threads';
-import type { Rig } from '../config/load.js';
-import type { PathSpec } from '../model/builtins.js';
 import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
-import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../rig/faults.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
-import type { RunTiming, WorkerInput, WorkerMessage } from './messages.js';
-import type { Target } from './target.js';
+import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 
-export interface SessionOptions {
-  rig: Rig;
-  target: Target;
-  paths: PathSpec[];
-  cycle: boolean;
-  park: boolean;
-  feedforward: FeedforwardMode;
-  rateHz: number;
-  faults: FaultSpec[];
-  maxSeconds: number;
+export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
   record?: string;
   /** Ask Linux for SCHED_FIFO for the loop's thread. */
   rt?: boolean;
-  /** A user's controller module (ESM). */
-  controller?: string;
-  /** Compensate the sample-to-command delay with the model. @default true */
-  predict?: boolean;
   /** Every drained row (a view: copy to keep). */
   onRow?: (row: Float64Array) => void;
   onEvent?: (e: LoopEvent) => void;

@@ -19,11 +19,9 @@ import { execFile } from 'node:child_process';
 import { closeSync, constants, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open.js';
 
-class CanceledError extends Error {
-  readonly canceled = true;
-}
 
 function stty(path: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -80,7 +78,7 @@ export class TtyPort implements BindingPortInterface {
     private readonly fd: number,
     options: OpenOptions,
   ) {
-    this.openOptions = { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options } as Required<OpenOptions>;
+    this.openOptions = fullOpenOptions(options);
   }
 
   private readOnce(buffer: Buffer, offset: number, length: number): Promise<number> {
