@@ -57,11 +57,9 @@ const MAX_FUNCTION_LINES = 80;
  */
 const LONG_FUNCTIONS = new Set([
   'src/cli/identify-command.ts:identifyCommand',
-  'src/control/runner.ts:runLoop',
   'src/run/session.ts:run',
   'src/run/worker.ts:main',
   'src/run/session.ts:(arrow)',
-  'src/control/loop.ts:update',
   'src/run/virtual.ts:virtualRun',
   'src/bench/tui.ts:measure',
   'src/setup/steps.ts:checkEncoder',

@@ -17,3 +17,12 @@ export type TwinPart = ArmPart & Pick<Rig, 'twin'>;
 
 /** The feasibility check of a trajectory: the arm, the joints' limits and the duty cap. */
 export type FeasibilityPart = ArmPart & Pick<Rig, 'limits' | 'maxDuty'>;
+
+/** The board's safety timing as the host's loop needs it: its watchdog and when a silent link is lost. */
+export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAfterTicks'> };
+
+/**
+ * The control loop and its runner (control/loop.ts, control/runner.ts): the controller's and the
+ * twin's parts, the encoders (for the wiring monitor) and the board's safety timing.
+ */
+export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & SafetyTimingPart;

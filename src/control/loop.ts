@@ -20,7 +20,7 @@
  * watchdog time is a fault. The answer to a sample applies at `Reading.applyAt`; the controller works
  * on the state predicted there (predict.ts).
  */
-import type { Rig } from '../config/load.js';
+import type { LoopPart } from '../config/parts.js';
 import type { PathSpec } from '../model/builtins.js';
 import { buildPath, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
 import type { Clock } from '../time/clock.js';
@@ -83,7 +83,8 @@ export interface LawSample {
 }
 
 export interface LoopOptions {
-  rig: Rig;
+  /** What the loop reads of the rig file (a whole `Rig` is one). */
+  rig: LoopPart;
   link: Link;
   clock: Clock;
   /** The board's sampling rate [Hz]. */
@@ -532,11 +533,33 @@ export class LoopCore {
 
   /** Update: the plan at the instant the answer applies, the predicted state there, the control law. */
   private update(r: Reading): { out: ReturnType<Controller['idle']>; trajT: number; phase: TrajPhase } {
-    const n = this.joints;
-    const rig = this.o.rig;
+    const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, 8 * this.period));
+    const { trajT, phase } = this.planAt(horizon);
+    const k = this.mode.kind;
+    this.scale = this.rampScale(k);
+    const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
+    let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
+    // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
+    const sf = checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    if (sf && !this.finished) {
+      this.fault(sf);
+      out = this.controller.idle();
+    }
+    if (this.mode.kind === 'release' && this.scale <= 0) {
+      out = this.controller.idle();
+      this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
+    }
+    return { out, trajT, phase };
+  }
+
+  /**
+   * The plan: `desired` (the feedforward, mid-period after the answer applies), `ref` (where the
+   * answer applies) and `atSample` (the sample's own instant); the hold pose when not tracking. The
+   * end of the trajectory turns track into hold.
+   */
+  private planAt(horizon: number): { trajT: number; phase: TrajPhase } {
     const d = this.desired;
     const ref = this.ref;
-    const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, 8 * this.period));
     let trajT = -1;
     let phase: TrajPhase = 'none';
     const m = this.mode;
@@ -564,7 +587,7 @@ export class LoopCore {
     const k = this.mode.kind;
     if (k === 'hold' || k === 'paused' || k === 'release') {
       for (const s of [d, ref, this.atSample]) {
-        for (let i = 0; i < n; i++) {
+        for (let i = 0; i < this.joints; i++) {
           s.q[i] = this.holdQ[i]!;
           s.qd[i] = 0;
           s.qdd[i] = 0;
@@ -572,56 +595,50 @@ export class LoopCore {
         }
       }
     }
-    // Ramps of the torque limits: up over softStartS when moving, down over softStopS when releasing.
-    const c = rig.control;
+    return { trajT, phase };
+  }
+
+  /** The torque limits' scale: ramped up over softStartS when moving, down over softStopS when releasing. */
+  private rampScale(k: Mode['kind']): number {
+    const c = this.o.rig.control;
     if (k === 'release') {
       const x = c.softStopS > 0 ? (this.lt - this.rampStart) / c.softStopS : 1;
-      this.scale = Math.max(0, this.rampFrom * (1 - x));
-    } else if (k === 'track' || k === 'hold' || k === 'paused') {
+      return Math.max(0, this.rampFrom * (1 - x));
+    }
+    if (k === 'track' || k === 'hold' || k === 'paused') {
       const x = c.softStartS > 0 ? (this.lt - this.rampStart) / c.softStartS : 1;
-      this.scale = Math.min(1, this.rampFrom + (1 - this.rampFrom) * x);
+      return Math.min(1, this.rampFrom + (1 - this.rampFrom) * x);
+    }
+    return 0;
+  }
+
+  /** The control law on the state predicted where the answer applies; a failure is a fault and zero output. */
+  private drive(r: Reading, horizon: number, k: Mode['kind']): ReturnType<Controller['idle']> {
+    const c = this.o.rig.control;
+    if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined)) {
+      this.fault({ kind: 'non-finite', what: 'predicted state' });
+      return this.controller.idle();
+    }
+    const q = this.predictor.q;
+    const qd = this.predictor.qd;
+    let res: { out: ReturnType<Controller['idle']>; ok: boolean };
+    if (this.o.law) {
+      this.lawSample.t = r.applyAt;
+      const lr = this.o.law.step(this.lawSample, this.period, this.lawTau);
+      if (!lr.ok) {
+        this.fault({ kind: 'controller', message: lr.reason });
+        return this.controller.idle();
+      }
+      res = this.controller.drive(this.lawTau, qd, this.scale);
     } else {
-      this.scale = 0;
+      const dob = c.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
+      res = this.controller.update(this.desired, this.ref, q, qd, this.dt, this.scale, dob);
     }
-    const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
-    let out = this.controller.idle();
-    if (moving) {
-      if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, rig.control.disturbanceObserver ? this.twin.tauExt : undefined)) {
-        this.fault({ kind: 'non-finite', what: 'predicted state' });
-        return { out: this.controller.idle(), trajT, phase };
-      }
-      const q = this.predictor.q;
-      const qd = this.predictor.qd;
-      const dob = rig.control.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
-      let res: { out: ReturnType<Controller['idle']>; ok: boolean };
-      if (this.o.law) {
-        this.lawSample.t = r.applyAt;
-        const lr = this.o.law.step(this.lawSample, this.period, this.lawTau);
-        if (!lr.ok) {
-          this.fault({ kind: 'controller', message: lr.reason });
-          return { out: this.controller.idle(), trajT, phase };
-        }
-        res = this.controller.drive(this.lawTau, qd, this.scale);
-      } else {
-        res = this.controller.update(d, ref, q, qd, this.dt, this.scale, dob);
-      }
-      out = res.out;
-      if (!res.ok) {
-        this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
-        out = this.controller.idle();
-      }
+    if (!res.ok) {
+      this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
+      return this.controller.idle();
     }
-    // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
-    const sf = checkSaturation(this.satTime, out.sat, moving, this.period, rig.control.maxSaturationS);
-    if (sf && !this.finished) {
-      this.fault(sf);
-      out = this.controller.idle();
-    }
-    if (this.mode.kind === 'release' && this.scale <= 0) {
-      out = this.controller.idle();
-      this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
-    }
-    return { out, trajT, phase };
+    return res.out;
   }
 
   /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */

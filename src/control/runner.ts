@@ -6,7 +6,7 @@
  * event loop. The same code runs in real time (a worker thread) and in virtual time (tests), where
  * the caller moves the clock.
  */
-import type { Rig } from '../config/load.js';
+import type { LoopPart } from '../config/parts.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/link.js';
@@ -14,7 +14,8 @@ import type { FeedforwardMode } from './controller.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent } from './loop.js';
 
 export interface RunOptions {
-  rig: Rig;
+  /** What the loop reads of the rig file (a whole `Rig` is one). */
+  rig: LoopPart;
   link: Link;
   clock: Clock;
   /** The board's sampling rate [Hz]. */
@@ -86,41 +87,9 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
   const timers: (TimerHandle | undefined)[] = [];
   try {
     await link.enable(true);
-    const c = new LoopCore({
-      rig: o.rig,
-      link,
-      clock,
-      rateHz: o.rateHz,
-      feedforward: o.feedforward,
-      sink: o.sink,
-      ...(o.onEvent ? { onEvent: o.onEvent } : {}),
-      boardWatchdog,
-      ...(o.law ? { law: o.law } : {}),
-      ...(o.predict !== undefined ? { predict: o.predict } : {}),
-    });
+    const c = createCore(o, boardWatchdog);
     const finished = new Promise<void>((r) => c.onFinished(r));
-    const fault = (e: unknown): void => c.command({ kind: 'estop', reason: `fault:${e instanceof Error ? e.message : String(e)}` });
-    // Board-side halves of disable / enable / zero (asynchronous: samples keep coming meanwhile).
-    const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
-      try {
-        if (kind === 'disable') await link.enable(false);
-        else if (kind === 'enable') await link.enable(true);
-        else if (c.state === 'disabled' || c.state === 'idle') {
-          await link.zero();
-          c.command({ kind: 'rezero' });
-        }
-      } catch (e) {
-        fault(e);
-      }
-    };
-    const send = (cmd: LoopCommand): void => {
-      try {
-        c.command(cmd);
-      } catch (e) {
-        fault(e);
-      }
-      if (cmd.kind === 'disable' || cmd.kind === 'enable' || cmd.kind === 'zero') void lifecycle(cmd.kind);
-    };
+    const { send, fault } = commandChannel(c, link);
     o.onReady?.({ send, core: c, identity });
     const onAbort = (): void => {
       const r = o.signal?.reason;
@@ -128,97 +97,24 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     };
     if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
-
-    // A silent link: no sample for lostAfterTicks periods, and never less than the board's watchdog
-    // time, is a fault (re-armed by every sample). The board's watchdog is what stops the motors when
-    // the host goes quiet; calling the link lost sooner only stops runs that a busy machine or a pty's
-    // kernel buffers delay for a few periods (at 1 kHz, 25 periods are 25 ms).
-    const lostAfter = Math.max(o.rig.link.lostAfterTicks / o.rateHz, o.rig.link.watchdogMs / 1000);
-    let lostTimer: TimerHandle | undefined;
-    let lastSampleAt = clock.now();
-    let samples = 0;
-    const armLost = (): void => {
-      clock.clearTimer(lostTimer);
-      const seen = samples;
-      lostTimer = clock.setTimer(lostAfter, () => {
-        // A host that was stalled runs its timers before its I/O: give the samples waiting in the
-        // port one turn of the event loop before calling the link lost (they are not lost, only late).
-        setImmediate(() => {
-          if (c.finished || samples !== seen) return; // a sample came meanwhile (and re-armed the timer)
-          // A simulated board whose thread did not run: it is late, not gone (and says so in its stats).
-          if (o.boardSilentS && o.boardSilentS() > 0.5 * lostAfter) {
-            armLost();
-            return;
-          }
-          c.linkLost((clock.now() - lastSampleAt) * 1000);
-        });
-      });
-    };
-    let next = 0; // index of the next path
-    let afterEnd = 0;
-    let endSeen: () => void = () => {};
-    const ended = new Promise<void>((r) => (endSeen = r));
-    link.onSample((r: Reading) => {
-      lastSampleAt = clock.now();
-      samples++;
-      if (!c.finished) armLost();
-      try {
-        c.onSample(r);
-      } catch (e) {
-        // The loop never throws; if something under it did, the motors stop.
-        fault(e);
-      }
-      // Start the next trajectory once the arm's pose is known and it is not busy.
-      if (!c.finished && !r.superseded && (c.state === 'idle' || (c.state === 'hold' && c.progress === undefined))) {
-        if (next < o.paths.length) {
-          try {
-            c.command({ kind: 'start', path: o.paths[next]!, park: o.park ?? true });
-          } catch (e) {
-            fault(e);
-          }
-          next++;
-          if (o.cycle && next >= o.paths.length) next = 0;
-        } else if (c.state === 'hold') {
-          c.command({ kind: 'stop', reason: 'done' });
-        }
-      }
-      try {
-        o.onTick?.(c);
-      } catch (e) {
-        fault(new Error(`an exception in the loop thread: ${e instanceof Error ? e.message : String(e)}`));
-      }
-      // One sample after the end, so that the recording shows the stopped state and its zero.
-      if (c.finished && ++afterEnd >= 2) endSeen();
-    });
+    const lost = new LostLinkWatch(o, c);
+    const sampler = new SampleHandler(o, c, lost, fault);
+    link.onSample((r) => sampler.onSample(r));
     const t0 = clock.now();
     await link.startSampling(o.rateHz);
-    armLost();
+    lost.arm();
     timers.push(clock.setTimer(o.maxSeconds ?? 3600, () => c.command({ kind: 'stop', reason: 'done' })));
     await finished;
-    clock.clearTimer(lostTimer);
+    lost.clear();
     // Wait for the sample that records the stopped state, unless the link is gone.
-    const grace = clock.setTimer(3 / o.rateHz + 0.05, () => endSeen());
-    await ended;
+    const grace = clock.setTimer(3 / o.rateHz + 0.05, () => sampler.endSeen());
+    await sampler.ended;
     clock.clearTimer(grace);
     link.onSample(() => undefined);
     o.signal?.removeEventListener('abort', onAbort);
     const seconds = clock.now() - t0;
     const stopOutcome = await confirmStop(link, o.rig, clock, boardWatchdog);
-    const delay = (link as { answerDelaySamples?: number }).answerDelaySamples;
-    return {
-      identity,
-      stopReason: c.stopReason ?? 'done',
-      stopOutcome,
-      timing: {
-        samples,
-        lateSamples: link.counters.late + c.superseded,
-        lostSamples: c.lostSamples,
-        maxGap: c.maxGap,
-        ...(delay !== undefined ? { answerDelaySamples: delay } : {}),
-        seconds,
-      },
-      core: c,
-    };
+    return { identity, stopReason: c.stopReason ?? 'done', stopOutcome, timing: timingOf(link, c, sampler.samples, seconds), core: c };
   } catch (e) {
     // An exception anywhere: the motors go to zero before anything else happens.
     link.writeDuty(new Array(o.rig.joints).fill(0));
@@ -230,12 +126,169 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
   }
 }
 
+function createCore(o: RunOptions, boardWatchdog: boolean): LoopCore {
+  return new LoopCore({
+    rig: o.rig,
+    link: o.link,
+    clock: o.clock,
+    rateHz: o.rateHz,
+    feedforward: o.feedforward,
+    sink: o.sink,
+    ...(o.onEvent ? { onEvent: o.onEvent } : {}),
+    boardWatchdog,
+    ...(o.law ? { law: o.law } : {}),
+    ...(o.predict !== undefined ? { predict: o.predict } : {}),
+  });
+}
+
+/** Commands into the loop, with the board-side halves of disable / enable / zero; an exception is a fault. */
+function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => void; fault: (e: unknown) => void } {
+  const fault = (e: unknown): void => c.command({ kind: 'estop', reason: `fault:${e instanceof Error ? e.message : String(e)}` });
+  // Asynchronous: samples keep coming meanwhile.
+  const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
+    try {
+      if (kind === 'disable') await link.enable(false);
+      else if (kind === 'enable') await link.enable(true);
+      else if (c.state === 'disabled' || c.state === 'idle') {
+        await link.zero();
+        c.command({ kind: 'rezero' });
+      }
+    } catch (e) {
+      fault(e);
+    }
+  };
+  const send = (cmd: LoopCommand): void => {
+    try {
+      c.command(cmd);
+    } catch (e) {
+      fault(e);
+    }
+    if (cmd.kind === 'disable' || cmd.kind === 'enable' || cmd.kind === 'zero') void lifecycle(cmd.kind);
+  };
+  return { send, fault };
+}
+
+/**
+ * A silent link: no sample for lostAfterTicks periods, and never less than the board's watchdog
+ * time, is a fault (re-armed by every sample). The board's watchdog is what stops the motors when
+ * the host goes quiet; calling the link lost sooner only stops runs that a busy machine or a pty's
+ * kernel buffers delay for a few periods (at 1 kHz, 25 periods are 25 ms).
+ */
+class LostLinkWatch {
+  private timer: TimerHandle | undefined;
+  private readonly afterS: number;
+  private lastSampleAt: number;
+  private samples = 0;
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly c: LoopCore,
+  ) {
+    this.afterS = Math.max(o.rig.link.lostAfterTicks / o.rateHz, o.rig.link.watchdogMs / 1000);
+    this.lastSampleAt = o.clock.now();
+  }
+
+  /** A sample came: note it and re-arm. */
+  sample(): void {
+    this.lastSampleAt = this.o.clock.now();
+    this.samples++;
+    if (!this.c.finished) this.arm();
+  }
+
+  arm(): void {
+    const { clock } = this.o;
+    clock.clearTimer(this.timer);
+    const seen = this.samples;
+    this.timer = clock.setTimer(this.afterS, () => {
+      // A host that was stalled runs its timers before its I/O: give the samples waiting in the
+      // port one turn of the event loop before calling the link lost (they are not lost, only late).
+      setImmediate(() => {
+        if (this.c.finished || this.samples !== seen) return; // a sample came meanwhile (and re-armed the timer)
+        // A simulated board whose thread did not run: it is late, not gone (and says so in its stats).
+        if (this.o.boardSilentS && this.o.boardSilentS() > 0.5 * this.afterS) return this.arm();
+        this.c.linkLost((clock.now() - this.lastSampleAt) * 1000);
+      });
+    });
+  }
+
+  clear(): void {
+    this.o.clock.clearTimer(this.timer);
+  }
+}
+
+/** Each sample: the loop's three steps, then the next trajectory when the arm is free, then the hooks. */
+class SampleHandler {
+  samples = 0;
+  /** Resolves one sample after the end, so that the recording shows the stopped state and its zero. */
+  readonly ended: Promise<void>;
+  endSeen: () => void = () => {};
+  /** Index of the next path. */
+  private next = 0;
+  private afterEnd = 0;
+
+  constructor(
+    private readonly o: RunOptions,
+    private readonly c: LoopCore,
+    private readonly lost: LostLinkWatch,
+    private readonly fault: (e: unknown) => void,
+  ) {
+    this.ended = new Promise<void>((r) => (this.endSeen = r));
+  }
+
+  onSample(r: Reading): void {
+    const c = this.c;
+    this.samples++;
+    this.lost.sample();
+    try {
+      c.onSample(r);
+    } catch (e) {
+      // The loop never throws; if something under it did, the motors stop.
+      this.fault(e);
+    }
+    // Start the next trajectory once the arm's pose is known and it is not busy.
+    if (!c.finished && !r.superseded && (c.state === 'idle' || (c.state === 'hold' && c.progress === undefined))) this.startNext();
+    try {
+      this.o.onTick?.(c);
+    } catch (e) {
+      this.fault(new Error(`an exception in the loop thread: ${e instanceof Error ? e.message : String(e)}`));
+    }
+    if (c.finished && ++this.afterEnd >= 2) this.endSeen();
+  }
+
+  private startNext(): void {
+    const { paths } = this.o;
+    if (this.next < paths.length) {
+      try {
+        this.c.command({ kind: 'start', path: paths[this.next]!, park: this.o.park ?? true });
+      } catch (e) {
+        this.fault(e);
+      }
+      this.next++;
+      if (this.o.cycle && this.next >= paths.length) this.next = 0;
+    } else if (this.c.state === 'hold') {
+      this.c.command({ kind: 'stop', reason: 'done' });
+    }
+  }
+}
+
+function timingOf(link: Link, c: LoopCore, samples: number, seconds: number): LoopTiming {
+  const delay = (link as { answerDelaySamples?: number }).answerDelaySamples;
+  return {
+    samples,
+    lateSamples: link.counters.late + c.superseded,
+    lostSamples: c.lostSamples,
+    maxGap: c.maxGap,
+    ...(delay !== undefined ? { answerDelaySamples: delay } : {}),
+    seconds,
+  };
+}
+
 /**
  * Zero command, then wait for the board to confirm it; if it cannot (a lost link), the board's
  * watchdog cuts the motors by itself after its timeout -- if the board has one; if it has none, the
  * outcome says so ("unconfirmed-no-watchdog"): the motors may still be running.
  */
-async function confirmStop(link: Link, rig: Rig, clock: Clock, boardWatchdog: boolean): Promise<StopOutcome | 'watchdog' | 'unconfirmed-no-watchdog'> {
+async function confirmStop(link: Link, rig: LoopPart, clock: Clock, boardWatchdog: boolean): Promise<StopOutcome | 'watchdog' | 'unconfirmed-no-watchdog'> {
   link.writeDuty(new Array(rig.joints).fill(0));
   const r = await link.stop(Math.max(200, rig.link.watchdogMs * 2));
   if (r === 'acknowledged') return r;
