@@ -57,10 +57,7 @@ const MAX_FUNCTION_LINES = 80;
  */
 const LONG_FUNCTIONS = new Set([
   'src/cli/identify-command.ts:identifyCommand',
-  'src/run/session.ts:run',
   'src/run/worker.ts:main',
-  'src/run/session.ts:(arrow)',
-  'src/run/virtual.ts:virtualRun',
   'src/bench/tui.ts:measure',
   'src/setup/steps.ts:checkEncoder',
 ]);

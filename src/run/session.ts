@@ -39,6 +39,38 @@ export interface SessionResult {
   error?: { name: string; message: string };
 }
 
+/** What the end of a run has gathered from the loop's thread so far. */
+interface RunEnd {
+  settled: boolean;
+  stopReason: string;
+  extra: Partial<RunSummary>;
+  error?: SessionResult['error'];
+  counters?: { dropped: number; duplicate: number; reordered: number; overlong: number };
+  timing?: RunTiming;
+  rt: { granted: boolean; reason?: string };
+}
+
+/** The summary's timing object from the worker's result (the row-derived figures are filled in at the end). */
+function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: number): RunTiming {
+  return {
+    sampleRateHz: rateHz,
+    samplePeriodP99Us: 0,
+    lateSamples: m.timing.lateSamples,
+    lostSamples: m.timing.lostSamples,
+    latencyP50Us: 0,
+    latencyP99Us: 0,
+    answerDelaySamples: m.timing.answerDelaySamples ?? null,
+    hostCpuPct: m.cpu.hostPct,
+    mockCpuPct: m.cpu.mockPct,
+    loopThreadCpuPct: Math.round(m.cpu.loopPct * 10) / 10,
+    mainThreadCpuPct: Math.round(m.cpu.mainPct * 10) / 10,
+    maxStallMs: m.timing.maxGap * 1000,
+    rt: false,
+    ...(m.mock ? { mock: m.mock } : {}),
+    loopThread: m.stalls,
+  };
+}
+
 export class Session {
   readonly stats: RunStats;
   readonly recorder: Recorder | undefined;
@@ -138,9 +170,33 @@ export class Session {
 
   /** Starts the run; resolves when it is over (never rejects: failures are in the result). */
   run(): Promise<SessionResult> {
-    const o = this.o;
     this.recorder?.open(this.header());
-    const input: WorkerInput = {
+    return new Promise((resolve) => {
+      const end: RunEnd = { settled: false, stopReason: 'fault:the loop ended without a result', extra: {}, rt: { granted: false } };
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });
+      this.worker = w;
+      w.on('message', (m: WorkerMessage) => {
+        this.messages++;
+        this.onMessage(m, end, w);
+      });
+      w.on('error', (e) => {
+        end.stopReason = `fault:the loop thread died: ${e.message}`;
+        end.error = { name: 'Error', message: e.message };
+      });
+      w.on('exit', () => {
+        if (this.blockedStop) {
+          end.stopReason = this.blockedStop;
+          end.error = { name: 'Error', message: this.blockedStop };
+        }
+        this.finish(end, resolve);
+      });
+      this.timer = setInterval(() => this.drain(), 20);
+    });
+  }
+
+  private workerInput(): WorkerInput {
+    const o = this.o;
+    return {
       rig: o.rig,
       target: o.target,
       paths: o.paths,
@@ -155,103 +211,69 @@ export class Session {
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
     };
-    return new Promise((resolve) => {
-      let settled = false;
-      let stopReason = 'fault:the loop ended without a result';
-      let extra: Partial<RunSummary> = {};
-      let error: SessionResult['error'];
-      let finalCounters: { dropped: number; duplicate: number; reordered: number; overlong: number } | undefined;
-      let timing: RunTiming | undefined;
-      let rt: { granted: boolean; reason?: string } = { granted: false };
-      const finish = (): void => {
-        if (settled) return;
-        settled = true;
-        if (this.timer) clearInterval(this.timer);
-        this.drain();
-        if (this.reader.lost > 0) extra = { ...extra, ...{ droppedRows: this.reader.lost } };
-        const summary = this.stats.summary(stopReason, { ...extra, ...(timing ? { timing: this.finishTiming(timing, rt) } : {}) });
-        if (finalCounters) {
-          const { dropped, duplicate, reordered, overlong } = finalCounters;
-          Object.assign(summary.link, { dropped, duplicate, reordered, overlong });
-        }
-        if (this.recorder) {
-          const failure = this.recorder.failure?.message;
-          this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
-        }
-        this.stopRecording(stopReason);
-        const result = { summary, ...(error ? { error } : {}) };
-        const waits = this.finishHooks.map((h) => {
-          try {
-            return Promise.resolve(h(summary)).catch(() => undefined);
-          } catch {
-            return undefined;
-          }
-        });
-        void Promise.all(waits).then(() => resolve(result));
-      };
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
-      this.worker = w;
-      w.on('message', (m: WorkerMessage) => {
-        this.messages++;
-        switch (m.type) {
-          case 'ready':
-            this.describe = m.describe;
-            this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
-            this.live?.recorder.event({ event: 'connected', describe: m.describe, board: m.identity });
-            o.onReady?.(m.describe, m.identity);
-            return;
-          case 'event':
-            this.recorder?.event({ ...(m.event as object) });
-            this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
-            o.onEvent?.(m.event as LoopEvent);
-            for (const l of this.listeners) l(m.event as LoopEvent);
-            return;
-          case 'rt':
-            rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
-            o.onRealtime?.(m.result.granted, m.result.granted ? undefined : m.result.reason);
-            return;
-          case 'result':
-            setTimeout(() => void w.terminate(), 2000).unref();
-            stopReason = m.stopReason;
-            extra = { stopOutcome: m.stopOutcome, cpu: m.cpu.hostPct / 100, missed: m.timing.lostSamples };
-            finalCounters = m.counters;
-            timing = {
-              sampleRateHz: o.rateHz,
-              samplePeriodP99Us: 0,
-              lateSamples: m.timing.lateSamples,
-              lostSamples: m.timing.lostSamples,
-              latencyP50Us: 0,
-              latencyP99Us: 0,
-              answerDelaySamples: m.timing.answerDelaySamples ?? null,
-              hostCpuPct: m.cpu.hostPct,
-              mockCpuPct: m.cpu.mockPct,
-              loopThreadCpuPct: Math.round(m.cpu.loopPct * 10) / 10,
-              mainThreadCpuPct: Math.round(m.cpu.mainPct * 10) / 10,
-              maxStallMs: m.timing.maxGap * 1000,
-              rt: false,
-              ...(m.mock ? { mock: m.mock } : {}),
-              loopThread: m.stalls,
-            };
-            return;
-          case 'error':
-            stopReason = `fault:${m.message}`;
-            error = { name: m.name, message: m.message };
-            return;
-        }
-      });
-      w.on('error', (e) => {
-        stopReason = `fault:the loop thread died: ${e.message}`;
-        error = { name: 'Error', message: e.message };
-      });
-      w.on('exit', () => {
-        if (this.blockedStop) {
-          stopReason = this.blockedStop;
-          error = { name: 'Error', message: this.blockedStop };
-        }
-        finish();
-      });
-      this.timer = setInterval(() => this.drain(), 20);
+  }
+
+  /** A message from the loop's thread: connected, an event, the real-time answer, the result or an error. */
+  private onMessage(m: WorkerMessage, end: RunEnd, w: Worker): void {
+    const o = this.o;
+    switch (m.type) {
+      case 'ready':
+        this.describe = m.describe;
+        this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
+        this.live?.recorder.event({ event: 'connected', describe: m.describe, board: m.identity });
+        o.onReady?.(m.describe, m.identity);
+        return;
+      case 'event':
+        this.recorder?.event({ ...(m.event as object) });
+        this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
+        o.onEvent?.(m.event as LoopEvent);
+        for (const l of this.listeners) l(m.event as LoopEvent);
+        return;
+      case 'rt':
+        end.rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
+        o.onRealtime?.(m.result.granted, m.result.granted ? undefined : m.result.reason);
+        return;
+      case 'result':
+        setTimeout(() => void w.terminate(), 2000).unref();
+        end.stopReason = m.stopReason;
+        end.extra = { stopOutcome: m.stopOutcome, cpu: m.cpu.hostPct / 100, missed: m.timing.lostSamples };
+        end.counters = m.counters;
+        end.timing = resultTiming(m, o.rateHz);
+        return;
+      case 'error':
+        end.stopReason = `fault:${m.message}`;
+        end.error = { name: m.name, message: m.message };
+        return;
+    }
+  }
+
+  /** The loop's thread is gone: the last rows, the summary, the recordings closed, the finish hooks, then `resolve`. */
+  private finish(end: RunEnd, resolve: (r: SessionResult) => void): void {
+    if (end.settled) return;
+    end.settled = true;
+    if (this.timer) clearInterval(this.timer);
+    this.drain();
+    const extra = this.reader.lost > 0 ? { ...end.extra, droppedRows: this.reader.lost } : end.extra;
+    const summary = this.stats.summary(end.stopReason, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
+    if (end.counters) {
+      const { dropped, duplicate, reordered, overlong } = end.counters;
+      Object.assign(summary.link, { dropped, duplicate, reordered, overlong });
+    }
+    const error = end.error;
+    if (this.recorder) {
+      const failure = this.recorder.failure?.message;
+      this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
+    }
+    this.stopRecording(end.stopReason);
+    const result = { summary, ...(error ? { error } : {}) };
+    const waits = this.finishHooks.map((h) => {
+      try {
+        return Promise.resolve(h(summary)).catch(() => undefined);
+      } catch {
+        return undefined;
+      }
     });
+    void Promise.all(waits).then(() => resolve(result));
   }
 
   /** The timing object of the summary, with the figures taken from the rows. */

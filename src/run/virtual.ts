@@ -10,7 +10,7 @@ import type { FeedforwardMode } from '../control/controller.js';
 import type { FaultSpec } from '../rig/faults.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
 import { runLoop, type RunResult } from '../control/runner.js';
-import { F, TICK_WIDTH } from '../control/tick.js';
+import { F } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
@@ -56,31 +56,14 @@ export interface VirtualRunOptions {
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock, opts.wiring ? { wiring: opts.wiring } : {});
-  const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  // A rig file with a wiring section (twolink setup's): the loop sees the joints, the board its channels.
-  const loopLink = rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link;
+  const { link, loopLink } = await openLinks(rig, mock, clock);
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
   const faults = (opts.faults ?? []).slice().sort((a, b) => a.at - b.at);
   for (const f of faults) if (isHostFault(f.kind)) throw new Error(`--fault ${f.kind}: a fault of the host's thread cannot be injected in virtual time`);
-  const recorder = opts.record ? new Recorder(opts.record, rig.joints) : undefined;
-  recorder?.open({
-    kind: 'header',
-    twolink: VERSION,
-    protocol: PROTOCOL_VERSION,
-    startedAt: new Date().toISOString(),
-    joints: rig.joints,
-    rateHz,
-    feedforward,
-    target: { kind: 'mock' },
-    clock: 'virtual',
-    rig: { file: rig.file, name: rig.name, content: rig.source },
-    trajectories: paths,
-    faults,
-  });
+  const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, faults) : undefined;
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
@@ -95,11 +78,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     ...(law ? { law } : {}),
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
     sink: (row) => {
-      if (opts.keepRows ?? true) {
-        const copy = new Float64Array(TICK_WIDTH);
-        copy.set(row);
-        rows.push(copy);
-      }
+      if (opts.keepRows ?? true) rows.push(Float64Array.from(row));
       stats.add(row);
       recorder?.tick(row);
     },
@@ -121,18 +100,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   );
   let result: RunResult;
   try {
-    // Move virtual time from one timer to the next; streams and the loop react in between.
-    let idle = 0;
-    while (!done) {
-      const next = clock.nextTimerAt();
-      if (next === Infinity) {
-        if (++idle > 1000) throw new Error('virtual run: nothing pending and the run has not ended');
-      } else {
-        idle = 0;
-        clock.advanceTo(next);
-      }
-      await settle();
-    }
+    await advanceUntil(clock, () => done);
     result = await run;
   } finally {
     mock.dispose();
@@ -141,4 +109,46 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   recorder?.close({ ...summary });
   if (recorder?.failure) throw recorder.failure;
   return { result, summary, rows, events, mock, link };
+}
+
+/** The line link to the mock; with the rig file's wiring section (twolink setup's) the loop sees the joints, the board its channels. */
+async function openLinks(rig: Rig, mock: MockRig, clock: VirtualClock): Promise<{ link: LineLink; loopLink: LineLink | WiredLink }> {
+  const stream = await mock.openStream();
+  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  return { link, loopLink: rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link };
+}
+
+/** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
+function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], faults: FaultSpec[]): Recorder {
+  const recorder = new Recorder(file, rig.joints);
+  recorder.open({
+    kind: 'header',
+    twolink: VERSION,
+    protocol: PROTOCOL_VERSION,
+    startedAt: new Date().toISOString(),
+    joints: rig.joints,
+    rateHz,
+    feedforward,
+    target: { kind: 'mock' },
+    clock: 'virtual',
+    rig: { file: rig.file, name: rig.name, content: rig.source },
+    trajectories: paths,
+    faults,
+  });
+  return recorder;
+}
+
+/** Moves virtual time from one pending timer to the next until `done`; streams and the loop react in between. */
+async function advanceUntil(clock: VirtualClock, done: () => boolean): Promise<void> {
+  let idle = 0;
+  while (!done()) {
+    const next = clock.nextTimerAt();
+    if (next === Infinity) {
+      if (++idle > 1000) throw new Error('virtual run: nothing pending and the run has not ended');
+    } else {
+      idle = 0;
+      clock.advanceTo(next);
+    }
+    await settle();
+  }
 }
