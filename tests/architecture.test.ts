@@ -41,7 +41,6 @@ const ALLOWED: Record<string, readonly string[]> = {
 
 /** Imports that break the rules today: `file -> module`, and why it is not fixed yet. */
 const KNOWN: Record<string, string> = {
-  'src/rig/mock-firmata-rig.ts -> transport': "the mock Firmata board uses transport/johnny-five.ts's loader (issue 13 item 5's engineer owns these files)",
 };
 
 /** Longest source file [lines] without a reason at its top ("over 650 lines because ..."). */

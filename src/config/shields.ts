@@ -5,7 +5,7 @@
  * connects, like the pin-by-pin wiring checked in rig.ts.
  */
 import { createRequire } from 'node:module';
-import { resolveMotorPins, motorPinList, type ShieldConfig } from '../protocol/firmata-wiring.js';
+import { resolveMotorPins, resolveWiring, motorPinList, type ShieldConfig, type Wiring, type WiringIssue, type WiringSpec } from '../protocol/firmata-wiring.js';
 import { BOARDS } from '../protocol/firmata.js';
 import type { Rig } from './load.js';
 import { RigFileError } from './rig.js';
@@ -18,6 +18,14 @@ let table: ShieldTable | undefined;
 function shields(): ShieldTable {
   table ??= (createRequire(import.meta.url)('johnny-five') as { Motor: { SHIELD_CONFIGS: ShieldTable } }).Motor.SHIELD_CONFIGS;
   return table;
+}
+
+/**
+ * The pins of a rig file's `firmata` section, shield presets resolved: the one place the host's link
+ * and the mock board get them from. johnny-five is loaded only when a preset is named.
+ */
+export function resolveFirmataWiring(spec: WiringSpec): Wiring | WiringIssue {
+  return resolveWiring(spec, spec.motors.some((m) => 'shield' in m) ? shields() : {});
 }
 
 /** Throws a RigFileError naming `firmata.motors[i]` for a preset that is unknown or does not fit the board. */

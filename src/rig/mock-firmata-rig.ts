@@ -13,9 +13,9 @@ import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
 import { RigFileError } from '../config/rig.js';
 import type { FirmwareFeatures } from '../protocol/firmata.js';
-import { isWiringIssue, resolveWiring, type MotorPins } from '../protocol/firmata-wiring.js';
+import { isWiringIssue, type MotorPins, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { resolveFirmataWiring } from '../config/shields.js';
 import type { Clock } from '../time/clock.js';
-import { johnnyFive } from '../transport/johnny-five.js';
 import { rigBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';
 import { Noise, type Plant } from './plant.js';
@@ -61,8 +61,7 @@ export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigO
   }
   const f = rig.firmata;
   if (!f) throw new RigFileError(rig.file, 'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)', 'firmata');
-  const shields = f.motors.some((m) => 'shield' in m) ? johnnyFive().Motor.SHIELD_CONFIGS : {};
-  const wiring = resolveWiring(f, shields);
+  const wiring = resolveFirmataWiring(f as WiringSpec);
   if (isWiringIssue(wiring)) throw new RigFileError(rig.file, `${wiring.field}: ${wiring.message}`, wiring.field);
   const { layout, motors } = wiring;
   const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);

@@ -43,7 +43,8 @@ import {
   type FirmataMessage,
   type WatchdogStatus,
 } from '../protocol/firmata.js';
-import { checkWiring, isWiringIssue, motorPinList, resolveWiring, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { checkWiring, isWiringIssue, motorPinList, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { resolveFirmataWiring } from '../config/shields.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
@@ -125,8 +126,7 @@ export class FirmataLink implements Link {
   constructor(o: FirmataLinkOptions) {
     this.o = o;
     this.name = o.name;
-    const shields = o.firmata.motors.some((m) => 'shield' in m) ? johnnyFive().Motor.SHIELD_CONFIGS : {};
-    const w = resolveWiring(o.firmata as WiringSpec, shields);
+    const w = resolveFirmataWiring(o.firmata as WiringSpec);
     if (isWiringIssue(w)) throw new LinkError(`${o.name}: ${w.field}: ${w.message}`, 'config');
     w.sensors.forEach((s, j) => {
       if (s.type === 'encoder' && !o.encoders[j]) {
