@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { describeEvent } from '../src/cli/run-command.js';
+import { describeEvent } from '../src/control/events.js';
 import { FileError } from '../src/config/files.js';
 import { exportCsv } from '../src/record/export.js';
 import { MAX_LINE_BYTES, readRecording, RecordingError } from '../src/record/read.js';

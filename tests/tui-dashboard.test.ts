@@ -122,11 +122,11 @@ describe('the dashboard on a 120 x 40 terminal', () => {
 
   it("shows the trajectory's name, phase and progress from the loop's events", () => {
     const { term, session, dash } = setup();
-    session.emit({ kind: 'trajectory', name: 'reach', phase: 'approach', t: 1.0 });
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'approach', plan: { fromS: 0, toS: 1, path: [[0.3, 0.1], [0.3, 0.2]] }, t: 1.0 });
     session.row = makeRow({ t: 1.5, state: 'track', trajT: 0.5 });
     dash.frame();
     expect(term.text()[0]).toMatch(/reach 1\/3 approach 0\.50 s/);
-    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', t: 2.0 });
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', plan: { fromS: 1, toS: 2.3, path: [[0.3, 0.2], [0.2, 0.3]] }, t: 2.0 });
     session.row = makeRow({ t: 2.5, i: 1250, state: 'track', trajT: 1.5 });
     dash.frame();
     // the reach proper lasts 1.3 s (1 s line + 0.3 s hold); 0.5 s into it

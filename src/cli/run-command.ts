@@ -6,7 +6,7 @@ import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
-import type { LoopEvent } from '../control/loop.js';
+import { describeEvent } from '../control/events.js';
 import { Session } from '../run/session.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
@@ -103,21 +103,6 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
   }
   return { rig, target, paths, rateHz, feedforward, faults, ...(controller !== undefined ? { controller } : {}) };
-}
-
-/** The console line of a loop event (exported for its test). */
-export function describeEvent(e: LoopEvent): string | undefined {
-  const t = `[${e.t.toFixed(2)} s]`;
-  switch (e.kind) {
-    case 'state':
-      return `${t} ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
-    case 'alarm':
-      return `${t} TWIN ALARM: ${e.joints.length === 1 ? `joint ${e.joints[0]! + 1} diverges` : `joints ${e.joints.map((j) => j + 1).join(' and ')} diverge`} from the model`;
-    case 'trajectory':
-      return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
-    case 'link':
-      return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
-  }
 }
 
 function humanSummary(s: RunSummary): string {

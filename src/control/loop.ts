@@ -30,6 +30,8 @@ import { VelocityEstimator } from './estimator.js';
 import { Predictor } from './predict.js';
 import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
+import { refusal, type CommandResult, type LoopCommand } from './commands.js';
+import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from './tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
@@ -40,29 +42,8 @@ export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
 /** The wiring monitor watches this much driven motion from the start [s]. */
 const WIRING_WATCH_S = 1;
 
-export type LoopCommand =
-  | { kind: 'start'; path: PathSpec; park?: boolean }
-  | { kind: 'pause' }
-  | { kind: 'resume' }
-  | { kind: 'hold' }
-  | { kind: 'stop'; reason: string }
-  | { kind: 'estop'; reason?: string }
-  /** Outputs off (the runner also disables the board); the loop keeps reading. */
-  | { kind: 'disable' }
-  /** Outputs on again, holding where the arm is (with the soft start). */
-  | { kind: 'enable' }
-  /** Zero the encoders (only while disabled or idle; the runner does it on the board). */
-  | { kind: 'zero' }
-  /** The encoders were zeroed: start the estimator and the twin again from the new reading. */
-  | { kind: 'rezero' }
-  /** Give up the current trajectory (the runner starts the next). */
-  | { kind: 'next' };
-
-export type LoopEvent =
-  | { kind: 'state'; state: LoopState; reason?: string; t: number }
-  | { kind: 'alarm'; joints: number[]; t: number }
-  | { kind: 'trajectory'; name: string; phase: TrajPhase; t: number }
-  | { kind: 'link'; event: LinkEvent; t: number };
+export type { LoopCommand } from './commands.js';
+export type { LoopEvent } from './events.js';
 
 /** A controller other than ours (twolink run --controller): joint torques for a sample. */
 export interface ControlLaw {
@@ -107,11 +88,13 @@ interface ActiveTrajectory {
   /** Trajectory times where the phases end: approach, track. */
   approachEnd: number;
   trackEnd: number;
+  /** What each phase's event tells the views (planned once, at the start). */
+  phases: Record<PlannedPhase, PhasePlan>;
   /** Time on the trajectory at the last answered sample [s]. */
   t: number;
 }
 
-/** The loop's mode, a tagged union: what each mode needs travels with it. */
+/** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
 type Mode =
   | { kind: 'idle' }
   | { kind: 'track'; a: ActiveTrajectory }
@@ -287,19 +270,28 @@ export class LoopCore {
 
   /**
    * Commands from the user or the runner, applied at once (an e-stop zeroes the motors before the
-   * next sample). `start` builds the trajectory and throws a TrajectoryError if it cannot; everything
-   * else is accepted in any state and ignored where it does not apply.
+   * next sample). `start` builds the trajectory and throws a TrajectoryError if it cannot. A command
+   * the current mode does not take (ACCEPTED_COMMANDS, commands.ts) is refused: nothing happens, and
+   * the result says why.
    */
-  command(c: LoopCommand): void {
+  command(c: LoopCommand): CommandResult {
+    const refused = refusal(this.mode.kind, c.kind);
+    if (refused) return { ok: false, refusal: refused };
+    this.act(c);
+    return { ok: true };
+  }
+
+  /** A command the mode takes. */
+  private act(c: LoopCommand): void {
     const m = this.mode;
     switch (c.kind) {
       case 'start': {
-        if (this.finished) return;
-        this.setMode({ kind: 'track', a: this.plan(c.path, c.park ?? false) });
+        const a = this.plan(c.path, c.park ?? false);
+        this.setMode({ kind: 'track', a });
         this.controller.reset();
         this.o.law?.reset();
         this.ramp(this.scale);
-        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', t: this.lt });
+        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.lt });
         return;
       }
       case 'pause':
@@ -312,13 +304,10 @@ export class LoopCore {
         if (m.kind === 'paused') this.setMode({ kind: 'track', a: m.a });
         return;
       case 'hold':
-        if (m.kind === 'track' || m.kind === 'paused' || m.kind === 'idle') {
-          this.holdQ = (m.kind === 'idle' ? this.reading?.q ?? this.holdQ : this.desired.q).slice();
-          this.setMode({ kind: 'hold' });
-        }
+        this.holdQ = (m.kind === 'idle' ? this.reading?.q ?? this.holdQ : this.desired.q).slice();
+        this.setMode({ kind: 'hold' });
         return;
       case 'stop': {
-        if (this.finished || m.kind === 'release') return;
         const r = stopFromText('stop', c.reason);
         if (m.kind === 'idle' || m.kind === 'disabled') {
           this.halt('stopped', r);
@@ -334,12 +323,10 @@ export class LoopCore {
         this.halt('estop', stopFromText('estop', c.reason ?? 'estop'));
         return;
       case 'disable':
-        if (this.finished) return;
         this.o.link.writeDuty(this.zeroDuty);
         this.setMode({ kind: 'disabled' });
         return;
       case 'enable':
-        if (m.kind !== 'disabled') return;
         this.holdQ = (this.reading?.q ?? this.holdQ).slice();
         this.controller.reset();
         this.scale = 0;
@@ -353,10 +340,8 @@ export class LoopCore {
         this.lastBoardT = -1;
         return;
       case 'next':
-        if (m.kind === 'track' || m.kind === 'paused') {
-          this.holdQ = this.desired.q.slice();
-          this.setMode({ kind: 'hold' }, 'next');
-        }
+        this.holdQ = this.desired.q.slice();
+        this.setMode({ kind: 'hold' }, 'next');
         return;
     }
   }
@@ -379,7 +364,7 @@ export class LoopCore {
     const endQ = main.sample(main.duration).q;
     if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
     const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, t: 0 };
+    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0 };
   }
 
   /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
@@ -394,7 +379,7 @@ export class LoopCore {
     return t;
   }
 
-  private phaseAt(a: ActiveTrajectory, t: number): TrajPhase {
+  private phaseAt(a: ActiveTrajectory, t: number): PlannedPhase {
     return t < a.approachEnd ? 'approach' : t < a.trackEnd ? 'track' : 'park';
   }
 
@@ -579,7 +564,7 @@ export class LoopCore {
         a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
         a.traj.sample(a.t, this.atSample);
         const p = this.phaseAt(a, a.t);
-        if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, t: this.lt });
+        if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
         trajT = a.t;
         phase = p;
       }

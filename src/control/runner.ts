@@ -11,6 +11,7 @@ import type { PathSpec } from '../model/builtins.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/link.js';
 import type { FeedforwardMode } from './controller.js';
+import { accepts } from './commands.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent } from './loop.js';
 
 export interface RunOptions {
@@ -143,13 +144,13 @@ function createCore(o: RunOptions, boardWatchdog: boolean): LoopCore {
 
 /** Commands into the loop, with the board-side halves of disable / enable / zero; an exception is a fault. */
 function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => void; fault: (e: unknown) => void } {
-  const fault = (e: unknown): void => c.command({ kind: 'estop', reason: `fault:${e instanceof Error ? e.message : String(e)}` });
+  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: `fault:${e instanceof Error ? e.message : String(e)}` });
   // Asynchronous: samples keep coming meanwhile.
   const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
     try {
       if (kind === 'disable') await link.enable(false);
       else if (kind === 'enable') await link.enable(true);
-      else if (c.state === 'disabled' || c.state === 'idle') {
+      else if (accepts(c.state, 'zero')) {
         await link.zero();
         c.command({ kind: 'rezero' });
       }

@@ -1,0 +1,70 @@
+/**
+ * What the loop tells the rest of the run as it goes (`LoopEvent`), with what a view needs to show it
+ * without working it out again: a trajectory phase's event carries the phase's planned start and end
+ * on the trajectory's clock and the endpoint's planned path. `describeEvent` is the one line of text
+ * for an event (the console's log and the dashboard's event list).
+ */
+import { forwardKinematics } from '../model/kinematics.js';
+import type { Trajectory } from '../model/trajectory.js';
+import type { ArmParams } from '../model/types.js';
+import type { LinkEvent } from '../transport/link.js';
+import type { LoopState, TrajPhase } from './tick.js';
+
+/** A phase of a trajectory that the loop plans: the approach, the trajectory proper, the way back. */
+export type PlannedPhase = Exclude<TrajPhase, 'none'>;
+
+/** What the loop planned for one phase of a trajectory. */
+export interface PhasePlan {
+  /** Where the phase starts and ends on the trajectory's clock (the rows' `trajT`) [s]. */
+  fromS: number;
+  toS: number;
+  /** The endpoint's planned path over the phase: `PLAN_POINTS + 1` points x, y [m], to 0.1 mm. */
+  path: [number, number][];
+}
+
+export type LoopEvent =
+  | { kind: 'state'; state: LoopState; reason?: string; t: number }
+  | { kind: 'alarm'; joints: number[]; t: number }
+  /** A phase begins (with its plan), or (`none`) the trajectory is over. */
+  | { kind: 'trajectory'; name: string; phase: PlannedPhase; plan: PhasePlan; t: number }
+  | { kind: 'trajectory'; name: string; phase: 'none'; t: number }
+  | { kind: 'link'; event: LinkEvent; t: number };
+
+/** Points on a phase's planned path (plus one: both ends). */
+export const PLAN_POINTS = 160;
+
+const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
+
+/**
+ * The plans of a trajectory's phases: approach on [0, approachEnd), the trajectory proper on
+ * [approachEnd, trackEnd), the way back on [trackEnd, duration] (one point without one).
+ */
+export function planPhases(arm: ArmParams, traj: Trajectory, approachEnd: number, trackEnd: number): Record<PlannedPhase, PhasePlan> {
+  const scratch = traj.sample(0);
+  const plan = (fromS: number, toS: number): PhasePlan => {
+    const path: [number, number][] = [];
+    const n = toS > fromS ? PLAN_POINTS : 0;
+    for (let k = 0; k <= n; k++) {
+      const s = traj.sample(n === 0 ? fromS : fromS + ((toS - fromS) * k) / n, scratch);
+      const p = forwardKinematics(arm, s.q).endpoint.position;
+      path.push([round4(p[0]), round4(p[1])]);
+    }
+    return { fromS, toS, path };
+  };
+  return { approach: plan(0, approachEnd), track: plan(approachEnd, trackEnd), park: plan(trackEnd, Math.max(trackEnd, traj.duration)) };
+}
+
+/** The console's and the dashboard's line for a loop event, e.g. "[2.00 s] reach: track". */
+export function describeEvent(e: LoopEvent): string {
+  const t = `[${e.t.toFixed(2)} s]`;
+  switch (e.kind) {
+    case 'state':
+      return `${t} ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
+    case 'alarm':
+      return `${t} TWIN ALARM: ${e.joints.length === 1 ? `joint ${e.joints[0]! + 1} diverges` : `joints ${e.joints.map((j) => j + 1).join(' and ')} diverge`} from the model`;
+    case 'trajectory':
+      return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
+    case 'link':
+      return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
+  }
+}
