@@ -83,7 +83,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
     target: { kind: 'mock' },
     rig: { file: RIG.file, name: RIG.name, content: RIG.source },
     trajectories: [SPEC],
-    injections: [],
+    faults: [],
   };
   const lines = [JSON.stringify(header)];
   const ticks: KnownTick[] = [];

@@ -131,7 +131,28 @@ describe('the dashboard on a 120 x 40 terminal', () => {
     dash.frame();
     // the reach proper lasts 1.3 s (1 s line + 0.3 s hold); 0.5 s into it
     expect(term.text()[0]).toMatch(/reach 1\/3 track 0\.50\/1\.30 s/);
-    expect(screenText(term)).toContain('2.0s reach track');
+    expect(screenText(term)).toContain('[2.00 s] reach: track');
+  });
+
+  it("draws the phase's planned path that the loop's event carries", () => {
+    const { term, session, dash } = setup();
+    const R = rig.arm.L1 + ('L2' in rig.arm ? rig.arm.L2 : 0);
+    const line = (y: number): [number, number][] => Array.from({ length: 41 }, (_, k) => [(-0.6 + (1.2 * k) / 40) * R, y * R]);
+    // The rows of the drawing with anything on them, above and below the mount (the middle row).
+    const marked = (): { above: boolean; below: boolean } => {
+      const rows = term.text().slice(4, 23).map((r) => r.slice(66, 118));
+      const mid = Math.floor(rows.length / 2);
+      const has = (rs: string[]): boolean => rs.some((r) => /[^\s\u2800]/.test(r.replace(/x -?\d.*$/, '')));
+      return { above: has(rows.slice(0, mid - 2)), below: has(rows.slice(mid + 2)) };
+    };
+    dash.frame();
+    expect(marked()).toEqual({ above: false, below: false });
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'approach', plan: { fromS: 0, toS: 1, path: line(-0.6) }, t: 1 });
+    dash.frame();
+    expect(marked()).toEqual({ above: false, below: true });
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', plan: { fromS: 1, toS: 2, path: line(0.6) }, t: 2 });
+    dash.frame();
+    expect(marked()).toEqual({ above: true, below: false });
   });
 });
 
@@ -229,7 +250,7 @@ describe('keys', () => {
     term.type('z');
     expect(session.sent.length).toBe(before);
     dash.frame();
-    expect(term.text()[1]).toContain('zero: only while the motors are disabled (d first)');
+    expect(term.text()[1]).toContain('zero: only while the motors are disabled or the loop is idle (d to disable)');
     term.type('d');
     expect(session.sent.at(-1)).toEqual({ kind: 'disable' });
     session.row = makeRow({ state: 'disabled', i: 502 });

@@ -26,3 +26,6 @@ export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAft
  * twin's parts, the encoders (for the wiring monitor) and the board's safety timing.
  */
 export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & SafetyTimingPart;
+
+/** The dashboard (tui/dashboard.ts): the rig's name, the arm it draws, and the twin's alarm threshold it shows. */
+export type DashboardPart = Pick<Rig, 'name' | 'joints' | 'arm'> & { twin: Pick<Rig['twin'], 'alarmDeg'> };

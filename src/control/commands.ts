@@ -57,9 +57,16 @@ export interface Refusal {
   why: string;
   /** A command to give first (zero: disable first). */
   first?: LoopCommandKind;
+  /** The loop is finished (stopped, e-stopped, faulted): no command does anything now. */
+  over?: true;
 }
 
 const FINISHED: ReadonlySet<LoopState> = new Set(['stopped', 'estop', 'fault']);
+
+/** Whether the loop is finished in `state` (stopped, e-stopped or faulted): it takes no command that acts. */
+export function isFinished(state: LoopState): boolean {
+  return FINISHED.has(state);
+}
 
 /** Why each command is refused in a state that is not finished. */
 const WHY: { readonly [K in LoopCommandKind]: (s: LoopState) => Omit<Refusal, 'command' | 'state'> } = {
@@ -71,7 +78,7 @@ const WHY: { readonly [K in LoopCommandKind]: (s: LoopState) => Omit<Refusal, 'c
   estop: (s) => ({ why: `nothing to e-stop while ${s}` }),
   disable: (s) => ({ why: `the motors cannot be disabled while ${s}` }),
   enable: () => ({ why: 'the motors are not disabled' }),
-  zero: () => ({ why: 'only while the motors are disabled or before the first trajectory', first: 'disable' }),
+  zero: () => ({ why: 'zero: only while the motors are disabled or the loop is idle', first: 'disable' }),
   rezero: (s) => ({ why: `no re-zero while ${s}` }),
   next: () => ({ why: 'no trajectory to skip' }),
 };
@@ -79,7 +86,7 @@ const WHY: { readonly [K in LoopCommandKind]: (s: LoopState) => Omit<Refusal, 'c
 /** Why the loop refuses `kind` in `state`; undefined when it acts on it. */
 export function refusal(state: LoopState, kind: LoopCommandKind): Refusal | undefined {
   if (accepts(state, kind)) return undefined;
-  if (FINISHED.has(state)) return { command: kind, state, why: `the run is over (${state})` };
+  if (isFinished(state)) return { command: kind, state, why: `the run is over (${state})`, over: true };
   return { command: kind, state, ...WHY[kind](state) };
 }
 

@@ -164,7 +164,7 @@ export class Session {
       target: o.target,
       rig: { file: o.rig.file, name: o.rig.name, content: o.rig.source },
       trajectories: o.paths,
-      injections: o.injections,
+      faults: o.faults,
     };
   }
 
@@ -205,7 +205,7 @@ export class Session {
       feedforward: o.feedforward,
       rateHz: o.rateHz,
       ring: this.ring,
-      injections: o.injections,
+      faults: o.faults,
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
       ...(o.controller ? { controller: o.controller } : {}),

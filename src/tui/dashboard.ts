@@ -11,13 +11,13 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import blessed from 'blessed';
-import type { Rig } from '../config/load.js';
-import type { LoopCommand, LoopEvent } from '../control/loop.js';
+import type { DashboardPart } from '../config/parts.js';
+import { accepts, isFinished, refusal, type LoopCommand, type LoopCommandKind, type Refusal } from '../control/commands.js';
+import { describeEvent, type LoopEvent, type PhasePlan } from '../control/events.js';
 import type { LiveRecording } from '../run/session.js';
 import { tickObject, type TickObject, type TrajPhase } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { forwardKinematics } from '../model/kinematics.js';
-import { buildPath } from '../model/trajectory.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import type { CanvasMode } from './canvas.js';
 import { canvasBox } from './canvas-box.js';
@@ -62,7 +62,7 @@ export interface DashboardSession {
 
 export interface DashboardOptions {
   session: DashboardSession;
-  rig: Rig;
+  rig: DashboardPart;
   /** The run's trajectories, in order. */
   paths: PathSpec[];
   /** `twolink demo` (else `twolink run`). */
@@ -99,18 +99,21 @@ export function recordingName(d: Date): string {
   return `run-${p(d.getFullYear(), 4)}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}.ndjson`;
 }
 
-function describeEvent(e: LoopEvent): string {
-  const t = `${e.t.toFixed(1)}s`;
-  switch (e.kind) {
-    case 'state':
-      return `${t} state ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
-    case 'alarm':
-      return `${t} twin alarm j${e.joints.map((j) => j + 1).join(',')}`;
-    case 'trajectory':
-      return `${t} ${e.name} ${e.phase === 'none' ? 'done' : e.phase}`;
-    case 'link':
-      return `${t} link ${e.event.kind}`;
-  }
+/** What the status line says when a key's command is sent. */
+const SENT: Partial<Record<LoopCommandKind, string>> = {
+  pause: 'pause',
+  resume: 'resume',
+  enable: 'enable: holding where the arm is',
+  disable: 'disable: motors off',
+  next: 'next trajectory',
+  zero: 'zeroing the encoders here',
+};
+
+/** The status line for a key the loop would refuse: the table's reason, with the key to press first. */
+export function refusalText(r: Refusal): string {
+  if (r.over) return `${r.why}: q to exit`;
+  const first = r.first && KEYS.find((k) => k.commands?.includes(r.first!));
+  return first ? `${r.why} (${first.shown} to ${r.first})` : r.why;
 }
 
 /** Whether the run ended in a way the user must see before the screen goes: an e-stop or a fault. */
@@ -122,12 +125,10 @@ interface CurrentTrajectory {
   name: string;
   index: number;
   phase: TrajPhase;
-  /** Duration of the trajectory proper [s]. */
+  /** The current (or, once done, the last) phase's plan, from the loop's event. */
+  plan?: PhasePlan;
+  /** Duration of the trajectory proper [s], once its phase has begun. */
   duration?: number;
-  /** Loop time of the event that started the track phase [s]. */
-  trackEventT?: number;
-  /** Trajectory time where the approach ended [s]. */
-  approachEnd?: number;
   /** Time in the phase at the last frame [s]. */
   t: number;
 }
@@ -159,7 +160,6 @@ export class Dashboard {
   private over: string | undefined;
   private release: (() => void) | undefined;
   private traj: CurrentTrajectory | undefined;
-  private readonly planned = new Map<string, { duration?: number; points?: number[][] }>();
   private renderQueued = false;
 
   constructor(o: DashboardViewOptions) {
@@ -260,44 +260,11 @@ export class Dashboard {
         this.queueRender();
         return;
       }
+      const binding = KEYS.find((k) => k.action === action);
       const state = this.tick?.state;
-      if (this.over || state === 'estop' || state === 'fault' || state === 'stopped') {
-        this.say(`the run is over (${this.over ?? state}): q to exit`, 'warn');
-      } else if (action === 'pause') {
-        if (state === 'track') {
-          s.send({ kind: 'pause' });
-          this.say('pause');
-        } else if (state === 'paused') {
-          s.send({ kind: 'resume' });
-          this.say('resume');
-        } else if (state === 'disabled') {
-          this.say('the motors are disabled: d to enable', 'warn');
-        } else {
-          this.say(`nothing to pause while ${state ?? 'connecting'} (trajectories start by themselves)`, 'warn');
-        }
-      } else if (action === 'enable') {
-        if (state === 'disabled') {
-          s.send({ kind: 'enable' });
-          this.say('enable: holding where the arm is');
-        } else {
-          s.send({ kind: 'disable' });
-          this.say('disable: motors off');
-        }
-      } else if (action === 'next') {
-        if (state === 'track' || state === 'paused') {
-          s.send({ kind: 'next' });
-          this.say('next trajectory');
-        } else {
-          this.say('no trajectory to skip', 'warn');
-        }
-      } else if (action === 'zero') {
-        if (state === 'disabled') {
-          s.send({ kind: 'zero' });
-          this.say('zeroing the encoders here');
-        } else {
-          this.say('zero: only while the motors are disabled (d first)', 'warn');
-        }
-      } else if (action === 'record') {
+      if (binding?.commands) this.command(binding.commands);
+      else if (this.over !== undefined || (state && isFinished(state))) this.say(`the run is over (${this.over ?? state}): q to exit`, 'warn');
+      else if (action === 'record') {
         if (s.recording) {
           const r = s.stopRecording();
           this.say(r ? `recorded ${r.ticks} ticks to ${r.file}${r.failure ? ` (${r.failure})` : ''}` : 'not recording', r?.failure ? 'error' : 'info');
@@ -312,6 +279,26 @@ export class Dashboard {
       this.say(e instanceof Error ? e.message : String(e), 'error');
     }
     this.queueRender();
+  }
+
+  /**
+   * Sends the first of `kinds` the loop accepts in its state (ACCEPTED_COMMANDS, the loop's own
+   * table; before the first row the loop is idle), or says why the loop would take none of them.
+   */
+  private command(kinds: readonly LoopCommandKind[]): void {
+    if (this.over !== undefined) {
+      this.say(`the run is over (${this.over}): q to exit`, 'warn');
+      return;
+    }
+    const state = this.tick?.state ?? 'idle';
+    const kind = kinds.find((k) => accepts(state, k));
+    if (kind) {
+      this.o.session.send({ kind } as LoopCommand);
+      this.say(SENT[kind] ?? kind);
+      return;
+    }
+    const r = refusal(state, kinds[0]!);
+    if (r) this.say(refusalText(r), 'warn');
   }
 
   private say(text: string, level: 'info' | 'warn' | 'error' = 'info'): void {
@@ -332,38 +319,18 @@ export class Dashboard {
       this.events.unshift(describeEvent(e));
       if (this.events.length > 20) this.events.length = 20;
       if (e.kind !== 'trajectory') return;
-      if (e.phase === 'approach') {
-        const index = this.o.paths.findIndex((p) => p.name === e.name) + 1;
-        const spec = this.o.paths[index - 1];
-        this.traj = { name: e.name, index, phase: 'approach', t: 0, ...(spec ? this.plan(spec) : {}) };
-      } else if (this.traj && this.traj.name === e.name) {
-        this.traj.phase = e.phase;
-        if (e.phase === 'track') this.traj.trackEventT = e.t;
+      const c = this.traj;
+      if (e.phase === 'none') {
+        if (c && c.name === e.name) c.phase = 'none';
+        return;
       }
+      // A new trajectory begins with its approach (or, if its first events were missed, any phase).
+      const next = e.phase === 'approach' || !c || c.name !== e.name ? { name: e.name, index: this.o.paths.findIndex((p) => p.name === e.name) + 1, t: 0 } : c;
+      const duration = e.phase === 'track' ? e.plan.toS - e.plan.fromS : next === c ? c.duration : undefined;
+      this.traj = { ...next, phase: e.phase, plan: e.plan, t: 0, ...(duration !== undefined ? { duration } : {}) };
     } catch {
       // an event the dashboard cannot describe is not worth stopping for
     }
-  }
-
-  /** The trajectory proper's duration and endpoint path (cached by name). */
-  private plan(spec: PathSpec): { duration?: number } {
-    let p = this.planned.get(spec.name);
-    if (!p) {
-      try {
-        const traj = buildPath(this.o.rig.arm, spec.start, spec.steps);
-        const points: number[][] = [];
-        const n = 160;
-        for (let k = 0; k <= n; k++) {
-          const q = traj.sample((traj.duration * k) / n).q;
-          points.push(forwardKinematics(this.o.rig.arm as OneLinkParams | TwoLinkParams, q).endpoint.position.slice());
-        }
-        p = { duration: traj.duration, points };
-      } catch {
-        p = {};
-      }
-      this.planned.set(spec.name, p);
-    }
-    return p.duration !== undefined ? { duration: p.duration } : {};
   }
 
   private finished(stopReason: string): Promise<void> | void {
@@ -407,12 +374,8 @@ export class Dashboard {
     const c = this.traj;
     if (!c) return undefined;
     const t = this.tick;
-    if (t && t.state === 'track' && t.trajT >= 0) {
-      if (c.phase !== 'approach' && c.approachEnd === undefined && c.trackEventT !== undefined) c.approachEnd = Math.max(0, t.trajT - (t.t - c.trackEventT));
-      if (c.phase === 'approach') c.t = t.trajT;
-      else if (c.phase === 'track') c.t = Math.max(0, Math.min(c.duration ?? Infinity, t.trajT - (c.approachEnd ?? 0)));
-      else if (c.phase === 'park') c.t = Math.max(0, t.trajT - (c.approachEnd ?? 0) - (c.duration ?? 0));
-    }
+    // Time in the phase: the row's trajectory time from the phase's planned start, within the phase.
+    if (t && t.state === 'track' && t.trajT >= 0 && c.plan && c.phase !== 'none') c.t = Math.max(0, Math.min(c.plan.toS - c.plan.fromS, t.trajT - c.plan.fromS));
     const description = this.o.paths[c.index - 1]?.description;
     return {
       name: c.name,
@@ -522,7 +485,7 @@ export class Dashboard {
       const { w, h } = inner(L.arm);
       const t = this.tick;
       const poses = t ? { measured: t.meas.q, twin: t.twin.q, ...(t.state === 'idle' || t.state === 'disabled' ? {} : { desired: t.des.q }) } : {};
-      const planned = this.traj ? this.planned.get(this.traj.name)?.points : undefined;
+      const planned = this.traj?.plan?.path;
       b.arm.set(armCanvas(this.o.rig.arm, poses, this.history, planned, w, h, this.mode, now));
     }
     L.charts.forEach((r, i) => {

@@ -4,6 +4,8 @@
  * acts on the first event the input produces, whatever the rendering is doing.
  */
 
+import type { LoopCommandKind } from '../control/commands.js';
+
 /** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
 export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt';
 
@@ -16,15 +18,21 @@ export interface KeyBinding {
   /** The label on narrow terminals. */
   short: string;
   action: KeyAction;
+  /**
+   * The loop commands the key asks for, in order: the first the loop accepts in its state
+   * (ACCEPTED_COMMANDS) is sent; if it accepts none, the status line says why not. Absent for the
+   * keys that do not go through that table: the e-stop (always sent), quit and record.
+   */
+  commands?: readonly LoopCommandKind[];
 }
 
 export const KEYS: readonly KeyBinding[] = [
-  { keys: ['space'], shown: 'space', label: 'start/pause', short: 'pause', action: 'pause' },
+  { keys: ['space'], shown: 'space', label: 'start/pause', short: 'pause', action: 'pause', commands: ['pause', 'resume'] },
   { keys: ['e', 'S-e', 'escape'], shown: 'e/Esc', label: 'E-STOP', short: 'E-STOP', action: 'estop' },
-  { keys: ['d', 'S-d'], shown: 'd', label: 'disable/enable', short: 'dis/en', action: 'enable' },
-  { keys: ['n', 'S-n'], shown: 'n', label: 'next trajectory', short: 'next', action: 'next' },
+  { keys: ['d', 'S-d'], shown: 'd', label: 'disable/enable', short: 'dis/en', action: 'enable', commands: ['enable', 'disable'] },
+  { keys: ['n', 'S-n'], shown: 'n', label: 'next trajectory', short: 'next', action: 'next', commands: ['next'] },
   { keys: ['r', 'S-r'], shown: 'r', label: 'record', short: 'rec', action: 'record' },
-  { keys: ['z', 'S-z'], shown: 'z', label: 'zero encoders', short: 'zero', action: 'zero' },
+  { keys: ['z', 'S-z'], shown: 'z', label: 'zero encoders', short: 'zero', action: 'zero', commands: ['zero'] },
   { keys: ['q', 'S-q'], shown: 'q', label: 'quit', short: 'quit', action: 'quit' },
 ];
 
