@@ -11,6 +11,9 @@ import { lastJson, twolink } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
+/** The speed test's changes (motors[j].ke, kt): measured on every arm, not a wiring finding. */
+const MOTOR_CONSTANT = /^motors\[\d\]\.k[et]$/;
+const wiringChanges = (changes: { field: string }[]): string[] => changes.map((c) => c.field).filter((f) => !MOTOR_CONSTANT.test(f));
 
 interface Step {
   name: string;
@@ -76,8 +79,10 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'first reach:pass']);
-    expect(j.changes).toEqual([]);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'first reach:pass']);
+    // Nothing about the wiring changes; the motor constants measured may (the mock's plant has
+    // viscous friction the nominal file lacks, which the speed test counts into ke).
+    expect(j.changes.filter((c: { field: string }) => !MOTOR_CONSTANT.test(c.field))).toEqual([]);
     expect(j.clock).toBe('virtual');
     expect(r.stderr).toMatch(/\[PASS\] encoder 1: joint 1 is read by input 1/);
   });
@@ -105,7 +110,7 @@ describe('twolink setup --mock: combinations', () => {
   it.each(COMBOS)('%s', async (wiring, fields) => {
     const { json, out } = await setup(wiring);
     expect(json.completed).toBe(true);
-    expect(json.changes.map((c) => c.field).sort()).toEqual(fields.slice().sort());
+    expect(wiringChanges(json.changes).sort()).toEqual(fields.slice().sort());
     const failed = json.steps.filter((s) => s.status === 'fail');
     expect(failed.length).toBeGreaterThan(0);
     for (const s of failed) expect(s.corrected, s.summary).toBe(true);

@@ -9,6 +9,8 @@
 import type { Rig } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, Reading } from '../transport/link.js';
+import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
+import { jointAngles, speedTest } from './speed-test.js';
 import {
   believed,
   checkBoard,
@@ -154,7 +156,7 @@ class Samples {
 export async function runSetup(ctx: SetupContext): Promise<SetupOutcome> {
   const run = new SetupRun(ctx);
   try {
-    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.motors());
+    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.motors()) && (await run.motorConstants());
     return { steps: run.steps, findings: run.f, completed: ok };
   } catch (e) {
     if (e instanceof SetupStopped) e.steps = run.steps.slice();
@@ -264,6 +266,23 @@ class SetupRun {
     await this.rest();
     return true;
   }
+
+  /** 4b. The motor constants: each joint servoed through a small window about hanging at four speeds, the other held. */
+  async motorConstants(): Promise<boolean> {
+    const { operator, link, rig } = this.ctx;
+    const o = this.o;
+    operator.say(`Motor constants: each joint in turn moves back and forth through +-${WINDOW_DEG} deg about hanging at ${TEST_SPEEDS_DEG_S.join(', ')} deg/s (duty at most ${o.pulseMaxDuty}), the other held by its motor. Space or Esc stops.`);
+    await this.guard(operator.confirm('the arm will move: clear it and press Enter'));
+    for (let j = 0; j < rig.joints; j++) {
+      await this.rest();
+      await this.guard(link.enable(true));
+      const ev = await this.guard(speedTest(link, this.samples, rig, this.f, j, { maxDuty: o.pulseMaxDuty, maxSpeedDegS: 1.5 * o.pulseMaxSpeedDegS, maxErrorDeg: 15 }));
+      await this.guard(link.enable(false));
+      this.add(checkMotorConstant(ev, rig, this.f.ke));
+    }
+    await this.rest();
+    return true;
+  }
 }
 
 function report(op: Operator, r: StepResult): void {
@@ -283,12 +302,6 @@ async function waitRest(samples: Samples, clock: Clock, o: SetupOptions, boardCp
   }
 }
 
-/** Joint angles [rad] from the raw counts, with the encoders as found so far. */
-function angles(raw: readonly number[], f: Findings, out: number[]): number[] {
-  for (let j = 0; j < out.length; j++) out[j] = (f.zeroDeg[j]! * Math.PI) / 180 + (f.encoderSign[j]! * raw[f.encoderInput[j]!]! * 2 * Math.PI) / f.countsPerRev[j]!;
-  return out;
-}
-
 /** One motor pulse on board output `m`: a slow ramp of duty, ended by motion, speed or its cap. */
 async function pulse(link: Link, samples: Samples, m: number, n: number, f: Findings, o: SetupOptions): Promise<PulseEvidence> {
   await link.enable(true);
@@ -303,7 +316,7 @@ async function pulse(link: Link, samples: Samples, m: number, n: number, f: Find
     let q0: number[] | undefined;
     let back = 0;
     samples.hook = (r) => {
-      const q = angles(r.raw, f, new Array<number>(n).fill(0));
+      const q = jointAngles(r.raw, f, new Array<number>(n).fill(0));
       t0 ??= r.boardTime;
       q0 ??= q.slice();
       const t = r.boardTime - t0;

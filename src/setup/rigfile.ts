@@ -36,6 +36,7 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
     set('zeroDeg', was.zeroDeg[j]!, f.zeroDeg[j]!, 'zero');
     return e;
   });
+  writeMotorConstants(out, rig, f, changes);
   const wiring: Record<string, number[]> = {};
   if (!f.motorOutput.every((c, j) => c === j)) wiring.motorOutput = f.motorOutput.map((c) => c + 1);
   if (!f.motorSign.every((s) => s === 1)) wiring.motorSign = f.motorSign.slice();
@@ -60,6 +61,25 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
   if (Object.keys(wiring).length) out.wiring = wiring;
   else delete out.wiring;
   return { file: out, changes };
+}
+
+/**
+ * ke and kt (= ke in SI units) of each motor the speed test measured. A mock rig's plant takes its
+ * motors from the nominal ones field by field, so its motors are made explicit first: the simulated
+ * arm stays the same arm when the nominal motor changes under it.
+ */
+function writeMotorConstants(out: Record<string, unknown>, rig: Rig, f: Findings, changes: RigChange[]): void {
+  if (!f.ke.some((k, j) => Number.isFinite(k) && k !== rig.motors[j]!.ke)) return;
+  if (rig.plant && out.plant && typeof out.plant === 'object') (out.plant as Record<string, unknown>).motors = rig.plant.motors.map((m) => ({ ...m }));
+  const rawMotors = (Array.isArray(out.motors) ? out.motors : rig.motors.map((m) => ({ ...m }))) as Record<string, unknown>[];
+  out.motors = rawMotors.map((m, j) => {
+    const k = f.ke[j];
+    if (k === undefined || !Number.isFinite(k) || k === rig.motors[j]!.ke) return m;
+    const step = `motor ${j + 1} constant`;
+    changes.push({ field: `motors[${j}].ke`, from: rig.motors[j]!.ke, to: k, step });
+    if (k !== rig.motors[j]!.kt) changes.push({ field: `motors[${j}].kt`, from: rig.motors[j]!.kt, to: k, step });
+    return { ...m, ke: k, kt: k };
+  });
 }
 
 /** The changes as lines for people: `encoders[0].sign: 1 -> -1 (encoder 1)`. */

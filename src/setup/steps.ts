@@ -46,6 +46,8 @@ export interface Findings {
   motorSign: (1 | -1)[];
   /** Smallest duty that moved the joint near hanging (dead band and static friction), or NaN. */
   startDuty: number[];
+  /** Back-EMF constant = torque constant [V s/rad = N m/A] from the speed test, or NaN when not measured. */
+  ke: number[];
 }
 
 const DEG = 180 / Math.PI;
@@ -65,6 +67,7 @@ export function believed(rig: Rig): Findings {
     motorOutput: w ? w.motorOutput.slice() : ids.slice(),
     motorSign: w ? (w.motorSign.slice() as (1 | -1)[]) : ids.map(() => 1 as const),
     startDuty: ids.map(() => Number.NaN),
+    ke: ids.map(() => Number.NaN),
   };
 }
 

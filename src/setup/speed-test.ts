@@ -1,0 +1,166 @@
+/**
+ * The speed test on the board (motor-constant.ts says what it measures and why): joint j servoed
+ * along slow ramps through a window about where it hangs, back and forth at several speeds, the
+ * other joint held where it is by its own motor. Each sample is answered with duties on the board's
+ * outputs as the motors were found wired; what the board applied (the command its sample
+ * acknowledges) is recorded with the motion that followed. Ends at once, motors to zero, when a joint
+ * strays from its reference or moves too fast.
+ */
+import type { Rig } from '../config/load.js';
+import { armModel } from '../model/arm.js';
+import type { Link, Reading } from '../transport/link.js';
+import { servoDuty, servoGains, speedPlan, type SpeedEvidence } from './motor-constant.js';
+import type { Findings } from './steps.js';
+
+/** Something that hands each sample to a hook (the driver's sample stream). */
+export interface SampleHook {
+  hook: ((r: Reading) => void) | undefined;
+}
+
+/** Joint angles [rad] from the raw counts, with the encoders as found so far. */
+export function jointAngles(raw: readonly number[], f: Findings, out: number[]): number[] {
+  for (let j = 0; j < out.length; j++) out[j] = (f.zeroDeg[j]! * Math.PI) / 180 + (f.encoderSign[j]! * raw[f.encoderInput[j]!]! * 2 * Math.PI) / f.countsPerRev[j]!;
+  return out;
+}
+
+/** Bounds of the test's motion. */
+export interface SpeedTestLimits {
+  /** Largest duty on any output (fraction of the supply). */
+  maxDuty: number;
+  /** The test ends when a joint moves faster than this [deg/s] ... */
+  maxSpeedDegS: number;
+  /** ... or strays this far from its reference [deg]. */
+  maxErrorDeg: number;
+}
+
+const DEG = Math.PI / 180;
+/** Speed of the move to the window's start [rad/s]. */
+const APPROACH_RAD_S = 12 * DEG;
+/** Speed estimate over this window [s] (one count of noise between two samples would be a large speed). */
+const SPEED_WINDOW_S = 0.04;
+
+interface Segment {
+  from: number;
+  to: number;
+  speed: number;
+  pass: number;
+}
+
+/** Smooth start and stop of each move [s], the wait at its end [s], and the time after the start before the speed counts as steady [s]. */
+const RAMP_S = 0.2;
+const DWELL_S = 0.25;
+const STEADY_AFTER_S = 0.2;
+
+/**
+ * The reference along a segment at `tIn` [s] from its start: the speed rises and falls as a half
+ * cosine over RAMP_S (each covering speed * RAMP_S / 2), cruises between, then waits DWELL_S.
+ * `steady` is the cruise after STEADY_AFTER_S; `done` once the wait is over.
+ */
+export function reference(s: Segment, tIn: number): { q: number; w: number; acc: number; steady: boolean; done: boolean } {
+  const dir = Math.sign(s.to - s.from);
+  const D = Math.abs(s.to - s.from);
+  const cruise = Math.max(0, D / s.speed - RAMP_S);
+  const end = 2 * RAMP_S + cruise;
+  const v = s.speed;
+  let x: number;
+  let w: number;
+  let acc = 0;
+  if (tIn < RAMP_S) {
+    w = (v * (1 - Math.cos((Math.PI * tIn) / RAMP_S))) / 2;
+    acc = ((v * Math.PI) / (2 * RAMP_S)) * Math.sin((Math.PI * tIn) / RAMP_S);
+    x = (v / 2) * (tIn - (RAMP_S / Math.PI) * Math.sin((Math.PI * tIn) / RAMP_S));
+  } else if (tIn < RAMP_S + cruise) {
+    w = v;
+    x = (v * RAMP_S) / 2 + v * (tIn - RAMP_S);
+  } else if (tIn < end) {
+    const u = tIn - RAMP_S - cruise;
+    w = (v * (1 + Math.cos((Math.PI * u) / RAMP_S))) / 2;
+    acc = -((v * Math.PI) / (2 * RAMP_S)) * Math.sin((Math.PI * u) / RAMP_S);
+    x = (v * RAMP_S) / 2 + v * cruise + (v / 2) * (u + (RAMP_S / Math.PI) * Math.sin((Math.PI * u) / RAMP_S));
+  } else {
+    w = 0;
+    x = D;
+  }
+  return { q: s.from + dir * Math.min(x, D), w: dir * w, acc: dir * acc, steady: tIn >= RAMP_S + STEADY_AFTER_S && tIn < RAMP_S + cruise, done: tIn >= end + DWELL_S };
+}
+
+/** Runs joint `j`'s speed test; resolves with the evidence (the caller zeroes the motors after). */
+export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings, j: number, limits: SpeedTestLimits): Promise<SpeedEvidence> {
+  const n = rig.joints;
+  const arm = armModel(rig.arm);
+  const gains = servoGains(rig, n === 2 ? [-Math.PI / 2, 0] : [-Math.PI / 2]);
+  const ev: SpeedEvidence = { joint: j, pass: [], tInPass: [], q: [], refW: [], dq: [], dt: [], duty: [], peakDuty: 0, aborted: null };
+  const sent = new Map<number, number[]>();
+  const hist: { t: number; q: number[] }[] = [];
+  const out = new Array<number>(n).fill(0);
+  const zeros = new Array<number>(n).fill(0);
+  let segs: Segment[] | undefined;
+  let hold: number[] = [];
+  let seg = 0;
+  let segT0 = 0;
+  let prev: { t: number; q: number; ack: number | null; pass: number; tIn: number; clamped: boolean; refW: number } | undefined;
+  return new Promise((resolve) => {
+    const finish = (why: string | null): void => {
+      link.writeDuty(zeros);
+      samples.hook = undefined;
+      ev.aborted = why;
+      resolve(ev);
+    };
+    samples.hook = (r) => {
+      const t = r.boardTime;
+      const q = jointAngles(r.raw, f, new Array<number>(n).fill(0));
+      hist.push({ t, q });
+      while (hist.length > 2 && t - hist[1]!.t >= SPEED_WINDOW_S) hist.shift();
+      const span = t - hist[0]!.t;
+      const w = q.map((x, i) => (span > 0 ? (x - hist[0]!.q[i]!) / span : 0));
+      if (!segs) {
+        const plan = speedPlan(j, q[j]!);
+        segs = [{ from: q[j]!, to: plan.passes[0]!.fromRad, speed: APPROACH_RAD_S, pass: -1 }, ...plan.passes.map((p, i) => ({ from: p.fromRad, to: p.toRad, speed: p.speedRadS, pass: i }))];
+        hold = q.slice();
+        segT0 = t;
+      }
+      // The interval since the last sample, with the duty the board applied at its start.
+      if (prev) {
+        const d = prev.ack !== null ? sent.get(prev.ack) : undefined;
+        // An interval whose duty was clamped is not steady (the joint decelerates): out of the estimate.
+        ev.pass.push(prev.clamped ? -1 : prev.pass);
+        ev.tInPass.push(prev.tIn);
+        ev.q.push(prev.q);
+        ev.refW.push(prev.refW);
+        ev.dq.push(q[j]! - prev.q);
+        ev.dt.push(t - prev.t);
+        ev.duty.push(d ? f.motorSign[j]! * d[f.motorOutput[j]!]! : 0);
+      }
+      let s = segs[seg]!;
+      let tIn = t - segT0;
+      let ref = reference(s, tIn);
+      if (ref.done) {
+        if (++seg >= segs.length) return finish(null);
+        segT0 = t;
+        tIn = 0;
+        s = segs[seg]!;
+        ref = reference(s, 0);
+      }
+      const qRef = ref.q;
+      const G = arm.gravityTerms(q);
+      const jointDuty = q.map((x, i) => (i === j ? servoDuty(gains, i, G[i]! + gains.inertia[i]! * ref.acc, qRef, ref.w, x, w[i]!) : servoDuty(gains, i, G[i]!, hold[i]!, 0, x, w[i]!)));
+      const err = q.map((x, i) => Math.abs((i === j ? qRef : hold[i]!) - x) / DEG);
+      const fast = w.map((x) => Math.abs(x) / DEG);
+      if (Math.max(...err) > limits.maxErrorDeg) return finish(`a joint strayed ${Math.round(Math.max(...err))} deg from its reference`);
+      if (Math.max(...fast) > limits.maxSpeedDegS) return finish(`a joint moved at ${Math.round(Math.max(...fast))} deg/s`);
+      out.fill(0);
+      let clamped = false;
+      for (let i = 0; i < n; i++) {
+        const d = Math.max(-limits.maxDuty, Math.min(limits.maxDuty, jointDuty[i]!));
+        if (d !== jointDuty[i]) clamped = true;
+        ev.peakDuty = Math.max(ev.peakDuty, Math.abs(d));
+        out[f.motorOutput[i]!] = f.motorSign[i]! * d;
+      }
+      // The board applies per-mille duties: remember what it will apply.
+      const id = link.writeDuty(out);
+      sent.set(id, out.map((d) => Math.round(d * 1000) / 1000));
+      if (sent.size > 64) sent.delete(sent.keys().next().value!);
+      prev = { t, q: q[j]!, ack: r.ack, pass: ref.steady ? s.pass : -1, tIn, clamped, refW: ref.w };
+    };
+  });
+}
