@@ -12,7 +12,7 @@ import { loadRig, type Rig } from './config/load.js';
 import { loadTrajectoryFile } from './config/trajectory-file.js';
 import { RigFileError } from './config/rig.js';
 import type { FeedforwardMode } from './control/controller.js';
-import { parseFault, type FaultSpec } from './rig/faults.js';
+import { formatInjection, injectionSchema, parseInjection, type Injection } from './rig/injections.js';
 import type { LoopEvent } from './control/loop.js';
 import { tickObject, type TickObject } from './telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from './model/builtins.js';
@@ -21,7 +21,10 @@ import { parseWiring } from './rig/wiring.js';
 import { virtualRun as runVirtual } from './run/virtual.js';
 
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, UserController } from './control/user-controller.js';
-export type { FaultSpec, LoopEvent, PathSpec, Rig, RunSummary, TickObject };
+export type { Injection, LoopEvent, PathSpec, Rig, RunSummary, TickObject };
+
+/** @deprecated The old name of {@link Injection} (its `kind` is now `name`). */
+export type FaultSpec = Injection;
 
 /** The rig file of the built-in mock arm that ships with twolink. */
 export const MOCK_RIG_FILE = fileURLToPath(new URL('../rigs/mock-arm.json', import.meta.url));
@@ -48,8 +51,10 @@ export interface TestRunOptions {
   feedforward?: FeedforwardMode;
   /** Loop rate [Hz]. @default the rig file's */
   rateHz?: number;
-  /** Faults injected into the mock, as for --fault: `'payload=0.25@2.2'`, or parsed. */
-  faults?: (string | FaultSpec)[];
+  /** Test knobs injected into the mock, as for --inject: `'payload=0.25@2.2'`, or parsed. */
+  injections?: (string | Injection)[];
+  /** @deprecated The old name of `injections`. */
+  faults?: (string | Injection)[];
   /** A miswired mock, as for --wiring: `'reverse-encoder=1'`. */
   wiring?: string;
   /** Longest run [s, virtual time]. @default 600 */
@@ -81,14 +86,15 @@ export async function virtualRun(options: TestRunOptions = {}): Promise<TestRun>
   const rig = typeof options.rig === 'string' ? mockRig(options.rig) : (options.rig ?? mockRig());
   const trajs = options.traj === undefined ? ['reach'] : Array.isArray(options.traj) ? options.traj : [options.traj];
   const paths = trajs.map((t) => pathOf(rig, t));
-  const faults = (options.faults ?? []).map((f) => (typeof f === 'string' ? parseFault(f) : f));
+  // Parsed ones are checked as text would be (they come from the caller's code).
+  const injections = [...(options.injections ?? []), ...(options.faults ?? [])].map((i) => parseInjection(typeof i === 'string' ? i : formatInjection(injectionSchema.parse(i)), rig.joints));
   const r = await runVirtual(rig, paths, {
     ...(options.feedforward !== undefined ? { feedforward: options.feedforward } : {}),
     ...(options.rateHz !== undefined ? { rateHz: options.rateHz } : {}),
     ...(options.maxSeconds !== undefined ? { maxSeconds: options.maxSeconds } : {}),
     ...(options.record !== undefined ? { record: options.record } : {}),
     ...(options.controller !== undefined ? { controller: options.controller } : {}),
-    ...(faults.length ? { faults } : {}),
+    ...(injections.length ? { injections } : {}),
     ...(options.wiring !== undefined ? { wiring: parseWiring(options.wiring, rig.joints) } : {}),
   });
   return { summary: r.summary, ticks: r.rows.map((row) => tickObject(row, rig.joints)), events: r.events };

@@ -94,14 +94,30 @@ describe('numbers: finite and in range, or the command says which input', () => 
   });
 
   it.each([
-    ['payload=abc', /--fault "payload=abc": the payload "abc" is not a number of kg/],
+    ['payload=abc', /--inject "payload=abc": the payload "abc" is not a number of kg/],
     ['payload=-5', /the payload -5 kg is out of range: it must be at least 0 and at most 20 kg/],
     ['latency=-50', /the latency -50 ms is out of range/],
     ['drop=NaN', /the probability "NaN" is not a number/],
     ['busy=1e9', /the time 1000000000 s is out of range: it must be above 0 and at most 30 s/],
     ['stall=3', /the joint "3" must be 1\.\.2 \(this arm has 2 joints\)/],
-  ])('--fault %s is refused with its unit and range (busy=1e9 does not hang)', async (fault, re) => {
-    expectClear(await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--fault', fault], { timeoutMs: 30_000 }), re);
+  ])('--inject %s is refused with its unit and range (busy=1e9 does not hang)', async (text, re) => {
+    expectClear(await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--inject', text], { timeoutMs: 30_000 }), re);
+  });
+
+  it('--fault, the old name of --inject: one line says so, and its bad values are named with the flag given', async () => {
+    const r = await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--fault', 'payload=-5'], { timeoutMs: 30_000 });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'twolink: --fault is deprecated: use --inject (same syntax; "fault" now means only a safety stop the loop declares)',
+      'twolink: --fault "payload=-5": the payload -5 kg is out of range: it must be at least 0 and at most 20 kg',
+    ]);
+  });
+
+  it('an injection the mock cannot take is refused before the run, naming the part it acts on', async () => {
+    expectClear(
+      await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'point', '--inject', 'drop=0.01@1'], { timeoutMs: 30_000 }),
+      /--inject drop: drop acts on the line protocol's bytes, which the Firmata mock rig does not have/,
+    );
   });
 
   it('a --rate too slow for the rig\'s momentum observer is refused naming both', async () => {

@@ -83,7 +83,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
     target: { kind: 'mock' },
     rig: { file: RIG.file, name: RIG.name, content: RIG.source },
     trajectories: [SPEC],
-    faults: [],
+    injections: [],
   };
   const lines = [JSON.stringify(header)];
   const ticks: KnownTick[] = [];

@@ -1,5 +1,6 @@
-// The fault matrix, in virtual time against the mock rig: for each fault, what the arm does (the
-// motors end at zero), what the user is told (the stop reason), and what the recording holds.
+// The fault matrix, in virtual time against the mock rig: for each injection (src/rig/injections.ts,
+// applied through its table as --inject does) and each host mishap, the fault the loop declares (the
+// stop reason), what the arm does (the motors end at zero), and what the recording holds.
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { Recorder } from '../src/record/recorder.js';
 import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
+import { applyInjection, lineMockSite, parseInjection } from '../src/rig/injections.js';
 import { createMockRig } from '../src/rig/mock-rig.js';
 import { settle, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
@@ -18,7 +20,7 @@ import type { LoopCore } from '../src/control/loop.js';
 const rig = (): Rig => loadRig('rigs/mock-arm.json');
 
 /** Runs a trajectory and does `act` once, when the trajectory proper has run for `at` seconds. */
-async function withFault(path: string, at: number, act: (mock: MockRig, core: LoopCore) => void, r: Rig = rig()) {
+async function withAct(path: string, at: number, act: (mock: MockRig, core: LoopCore) => void, r: Rig = rig()) {
   let done = false;
   return virtualRun(r, [builtinPath(r.arm, path)!], {
     onTick: (core, _clock, mock) => {
@@ -31,6 +33,19 @@ async function withFault(path: string, at: number, act: (mock: MockRig, core: Lo
   });
 }
 
+/** Runs a trajectory and applies the injections (`--inject` text) once the trajectory proper has run for `at` seconds. */
+function withInjection(path: string, at: number, injections: string[], r: Rig = rig()) {
+  return withAct(
+    path,
+    at,
+    (m) => {
+      const site = lineMockSite('the mock rig', m.plant, m.board, () => m.unplug());
+      for (const text of injections) expect(applyInjection(site, parseInjection(text, r.joints))).toEqual({ ok: true });
+    },
+    r,
+  );
+}
+
 function endsAtZero(res: Awaited<ReturnType<typeof virtualRun>>): void {
   expect(res.mock.plant.duty).toEqual([0, 0]);
   const last = res.rows.at(-1)!;
@@ -38,12 +53,9 @@ function endsAtZero(res: Awaited<ReturnType<typeof virtualRun>>): void {
   expect(last[F.duty1]).toBe(0);
 }
 
-describe('link faults', () => {
+describe('injected into the link and the board', () => {
   it('dropped and corrupted bytes (1%): counted, never applied as data, the run completes', async () => {
-    const res = await withFault('reach', 0.01, (m) => {
-      m.board.faults.dropProbability = 0.01;
-      m.board.faults.corruptProbability = 0.01;
-    });
+    const res = await withInjection('reach', 0.01, ['drop=0.01', 'corrupt=0.01']);
     expect(res.summary.stopReason).toBe('done');
     expect(res.summary.link.corrupt + res.summary.link.lost).toBeGreaterThan(10);
     for (const row of res.rows) for (let i = 0; i < row.length; i++) expect(Number.isFinite(row[i])).toBe(true);
@@ -55,14 +67,14 @@ describe('link faults', () => {
 
   it('a burst of garbage from the board is rejected and counted; the run goes on', async () => {
     // 1000 bytes hold the board's UART for 10 ms (5 ticks): the telemetry arrives late, not lost
-    const res = await withFault('reach', 1.5, (m) => m.board.injectRaw(new Uint8Array(1000).map((_, i) => (i * 2654435761) >>> 24)));
+    const res = await withInjection('reach', 1.5, ['garbage=1000']);
     expect(res.summary.stopReason).toBe('done');
     expect(res.summary.link.corrupt).toBeGreaterThan(0);
   });
 
   it('a line of 1 MB that never ends: memory stays bounded, the link is declared lost, the arm stops', async () => {
     const before = process.memoryUsage().heapUsed;
-    const res = await withFault('reach', 1.5, (m) => m.board.injectRaw(new Uint8Array(1_000_000).fill(0x54)));
+    const res = await withInjection('reach', 1.5, ['longline=1000000']);
     expect(res.summary.stopReason).toMatch(/^fault:link-lost/);
     expect(res.link.counters.overlong).toBeGreaterThanOrEqual(1);
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
@@ -70,21 +82,21 @@ describe('link faults', () => {
   });
 
   it('the board stops answering: link lost after the watchdog time (25 ticks at 500 Hz would be sooner); the stop cannot be confirmed but the motors stop', async () => {
-    const res = await withFault('reach', 1.5, (m) => (m.board.faults.silent = true));
+    const res = await withInjection('reach', 1.5, ['silent']);
     expect(res.summary.stopReason).toMatch(/^fault:link-lost \(no telemetry for 50 samples, 100 ms\)/);
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });
 
   it('the cable is pulled (the port vanishes): fault:link-closed, the board watchdog stops the motors', async () => {
-    const res = await withFault('reach', 1.5, (m) => m.unplug());
+    const res = await withInjection('reach', 1.5, ['unplug']);
     expect(res.summary.stopReason).toBe('fault:link-closed');
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });
 
   it('the board resets mid-run: fault:board-reset, and it comes back with its motors off', async () => {
-    const res = await withFault('reach', 1.5, (m) => m.board.reset());
+    const res = await withInjection('reach', 1.5, ['reset']);
     expect(res.summary.stopReason).toBe('fault:board-reset');
     endsAtZero(res);
   });
@@ -123,9 +135,9 @@ describe('link faults', () => {
   });
 });
 
-describe('arm faults', () => {
+describe('injected into the arm', () => {
   it('a joint stalls: the twin alarm fires on it, then the saturation guard stops the arm', async () => {
-    const res = await withFault('point', 0.5, (m) => (m.plant.faults.stalled[0] = true));
+    const res = await withInjection('point', 0.5, ['stall=1']);
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
     // The stalled joint cannot move, so it neither reaches a limit nor a speed: its motor saturates.
     expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1 at its torque limit/);
@@ -134,8 +146,8 @@ describe('arm faults', () => {
 
   it('an encoder reversed (positive feedback): the arm is stopped by a guard within half a second', async () => {
     let at = -1;
-    const res = await withFault('reach', 1.5, (m, core) => {
-      m.plant.faults.encoderReversed[1] = true;
+    const res = await withAct('reach', 1.5, (m, core) => {
+      expect(applyInjection(lineMockSite('the mock rig', m.plant, m.board, () => m.unplug()), parseInjection('reverse=2'))).toEqual({ ok: true });
       at = core.row[F.t]!;
     });
     // Positive feedback drives joint 2 away faster than it can reach a limit: the speed guard trips.
@@ -146,45 +158,45 @@ describe('arm faults', () => {
   });
 
   it('an encoder slips by 200 counts (15 deg): the jump trips a guard on that joint', async () => {
-    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0]! += 200));
+    const res = await withInjection('reach', 1.5, ['slip=1:200']);
     // The jump is one sample long, so the estimated speed of joint 1 is far over its limit at once,
     // before the twin's residual has been over its threshold for the alarm's hold time.
     expect(res.summary.stopReason).toMatch(/^fault:speed joint 1 /);
   });
 
   it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
-    const res = await withFault('reach', 1.5, (m) => (m.plant.faults.encoderOffset[0]! += 20));
+    const res = await withInjection('reach', 1.5, ['slip=1:20']);
     expect(res.summary.twin.maxDeg[0]).toBeGreaterThan(1);
   });
 
   it('someone pushes joint 2 into its limit: fault:limit names the joint, the motors stop', async () => {
     const r = rig();
     r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7 };
-    const res = await withFault('reach', 1.2, (m) => (m.plant.faults.extraTorque[1] = 3), r);
+    const res = await withInjection('reach', 1.2, ['push=2:3'], r);
     expect(res.summary.stopReason).toMatch(/^fault:limit joint 2 /);
     endsAtZero(res);
   });
 
   it('a motor that does not respond: the twin residual says which joint', async () => {
-    const res = await withFault('point', 0.5, (m) => (m.plant.faults.motorDead[1] = true));
+    const res = await withInjection('point', 0.5, ['dead=2']);
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(1))).toBe(true);
   });
 
   it('the supply sags to 60%: the torque is lower than commanded and the twin says so', async () => {
-    const res = await withFault('point', 0.5, (m) => (m.plant.faults.supplyScale = 0.6));
+    const res = await withInjection('point', 0.5, ['sag=0.6']);
     expect(res.events.some((e) => e.kind === 'alarm')).toBe(true);
   });
 
   it('with twin.onAlarm = "stop" an alarm stops the arm', async () => {
     const r = rig();
     r.twin.onAlarm = 'stop';
-    const res = await withFault('reach', 1.5, (m) => m.plant.setPayload(0.3), r);
+    const res = await withInjection('reach', 1.5, ['payload=0.3'], r);
     expect(res.summary.stopReason).toMatch(/^fault:twin-alarm/);
     endsAtZero(res);
   });
 });
 
-describe('host faults', () => {
+describe('the host', () => {
   it('the loop thread is blocked for a second: the samples it could not answer are counted late, the board watchdog had already stopped the arm', async () => {
     let blocked = false;
     const r = rig();

@@ -309,7 +309,7 @@ describe('stop', () => {
     await pumpUntil(s.clock, s.link.enable(true));
     s.link.writeDuty([0.5, 0.5]);
     await runFor(s.clock, 0.01);
-    s.mock.board.faults.silent = true;
+    s.mock.board.injected.silent = true;
     expect(await pumpUntil(s.clock, s.link.stop(100))).toBe('unconfirmed-no-watchdog');
     // and it was right: nothing on the board stopped the motors
     await runFor(s.clock, 0.5);
@@ -318,7 +318,7 @@ describe('stop', () => {
 
   it('with the FirmataWatchdog: an unconfirmed stop is "unconfirmed" (the board will cut the motors)', async () => {
     const s = await opened(firmataRig(), { features: { encoder: true, watchdog: true } });
-    s.mock.board.faults.silent = true;
+    s.mock.board.injected.silent = true;
     expect(await pumpUntil(s.clock, s.link.stop(100))).toBe('unconfirmed');
   });
 });
@@ -337,7 +337,7 @@ describe('connection problems', () => {
   it('a board that never answers: the error says nothing came back', async () => {
     const s = await setup(firmataRig(), { handshakeMs: 600 });
     open.push(s);
-    s.mock.board.faults.silent = true;
+    s.mock.board.injected.silent = true;
     const e = await rejection(s, s.link.open());
     expect(e.message).toMatch(/no Firmata handshake within 600 ms at 57600 baud .*nothing at all came back: is the board connected/);
   });

@@ -204,7 +204,7 @@ describe('the watchdog', () => {
     expect(s.link.hostStops[0]!).toBeGreaterThan(100);
     expect(s.link.hostStops[0]!).toBeLessThan(110);
     expect(s.mock.board.appliedDuty).toEqual([0, 0]);
-    s.mock.board.faults.silent = true;
+    s.mock.board.injected.silent = true;
     expect(await pumpUntil(s.clock, s.link.stop(100))).toBe('unconfirmed-no-watchdog');
   });
 });

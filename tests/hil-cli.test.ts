@@ -28,7 +28,7 @@ describe('twolink hil', () => {
     expect(r.code).toBe(0);
     for (const name of ['reach', 'payload', 'lost link', 'feedforward off']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
     expect(r.stdout).toMatch(/^\s+twin alarms: [1-9]\d*  \(>= 1\)$/m); // the payload is seen by the twin
-    expect(r.stdout).toMatch(/^\s+stopped after the fault \[ms\]: \d+(\.\d+)?  \(<= 150\)$/m);
+    expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)?  \(<= 150\)$/m);
     expect(r.stdout).toMatch(/^(\d+) of \1 scenarios passed$/m);
     const { root, cases } = junit(xml);
     expect(root.getAttribute('failures')).toBe('0');

@@ -37,15 +37,16 @@ function summary(over: Partial<RunSummary> = {}): RunSummary {
 }
 
 describe('suite files', () => {
-  it('the shipped suite: rig, trajectories, faults, controller resolved against its folder', () => {
+  it('the shipped suite: rig, trajectories, injections, controller resolved against its folder', () => {
     const s = loadSuite('examples/hil/suite.json');
     expect(s.name).toBe('mock-arm');
+    expect(s.notices).toEqual([]);
     const names = s.scenarios.map((x) => x.name);
     expect(names).toEqual(expect.arrayContaining(['reach', 'payload', 'lost link', 'feedforward off']));
     const byName = Object.fromEntries(s.scenarios.map((x) => [x.name, x]));
     expect(byName['reach']!.rig.plant).toBeDefined();
     expect(byName['reach']!.paths[0]!.name).toBe('reach');
-    expect(byName['payload']!.faults).toEqual([{ kind: 'payload', value: '0.25', at: 2.2 }]);
+    expect(byName['payload']!.injections).toEqual([{ name: 'payload', value: '0.25', at: 2.2 }]);
     expect(byName['lost link']!.expect.stopWithinMs).toBe(150);
     expect(byName['feedforward off']!.feedforward).toBe('none');
     expect(byName['reach']!.expect.stopReason).toBe('done'); // the default
@@ -59,14 +60,17 @@ describe('suite files', () => {
     ['an unknown key, named with its scenario', { scenarios: [reach(), reach({ name: 'second', expct: {} })] }, /: scenarios\[1\] \("second"\)\.expct: unknown key \(a typo\?\)/],
     ['a limit that is not a number', { scenarios: [reach({ expect: { maxRmsDeg: 'small' } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxRmsDeg: .*\(got "small"\)/],
     ['a negative limit', { scenarios: [reach({ expect: { maxErrorDeg: -1 } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxErrorDeg: .*\(got -1\)/],
-    ['a bad fault', { scenarios: [reach({ faults: ['payload=0.2@x'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: "payload=0.2@x": \S/],
-    ['an unknown fault kind', { scenarios: [reach({ faults: ['gremlins@1'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: .*unknown kind "gremlins"/],
+    ['a bad injection', { scenarios: [reach({ injections: ['payload=0.2@x'] })] }, /: scenarios\[0\] \("reach"\)\.injections\[0\]: "payload=0.2@x": the time after @ "x" is not a number of s/],
+    ['an unknown injection', { scenarios: [reach({ injections: ['gremlins@1'] })] }, /: scenarios\[0\] \("reach"\)\.injections\[0\]: "gremlins@1": unknown injection "gremlins"; injections: payload, /],
+    ['a bad value under the old key, named by it', { scenarios: [reach({ faults: ['payload=-1'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: "payload=-1": the payload -1 kg is out of range/],
+    ['both the old and the new key', { scenarios: [reach({ faults: ['silent@1'], injections: ['silent@1'] })] }, /: scenarios\[0\] \("reach"\)\.faults: the old name of "injections": give only "injections"/],
+    ['a joint the arm lacks', { scenarios: [reach({ injections: ['stall=3@1'] })] }, /\.injections\[0\]: "stall=3@1": the joint "3" must be 1\.\.2 \(this arm has 2 joints\)/],
     ['an unknown trajectory', { scenarios: [reach({ traj: ['reach', 'wave'] })] }, /: scenarios\[0\] \("reach"\)\.traj\[1\]: unknown trajectory "wave": built-ins for this arm are /],
     ['a missing rig file', { scenarios: [reach({ rig: 'nope.json' })] }, /: scenarios\[0\] \("reach"\)\.rig: .*nope\.json: no such file/],
     ['a rig without a plant', { scenarios: [reach({ rig: relative(dir, 'rigs/bench-arm.json') })] }, /: scenarios\[0\] \("reach"\)\.rig: .*bench-arm\.json has no "plant" section/],
     ['per-joint limits of the wrong length', { scenarios: [reach({ expect: { maxTwinRmsDeg: [1] } })] }, /\.expect\.maxTwinRmsDeg: 1 limits for a 2-joint arm/],
     ['two scenarios with one name', { scenarios: [reach(), reach()] }, /: scenarios\[1\] \("reach"\)\.name: another scenario has this name/],
-    ['stopWithinMs without a fault', { scenarios: [reach({ expect: { stopWithinMs: 100 } })] }, /\.expect\.stopWithinMs: is measured from the first fault: give "faults"/],
+    ['stopWithinMs without an injection', { scenarios: [reach({ expect: { stopWithinMs: 100 } })] }, /\.expect\.stopWithinMs: is measured from the first injection: give "injections"/],
     ['a bad wiring', { scenarios: [reach({ wiring: 'reverse-motor=3' })] }, /: scenarios\[0\] \("reach"\)\.wiring: .*joint number/],
     ['a missing controller', { scenarios: [reach({ controller: 'gone.js' })] }, /: scenarios\[0\] \("reach"\)\.controller: no such file .*gone\.js/],
     ['twinAlarms min above max', { scenarios: [reach({ expect: { twinAlarms: { min: 3, max: 1 } } })] }, /\.expect\.twinAlarms: min 3 is above max 1/],
@@ -85,6 +89,13 @@ describe('suite files', () => {
       expect((err as Error).message).toMatch(message);
     });
   }
+
+  it('the old key "faults" still works, with one notice naming the file, the scenario and the new key', () => {
+    const f = suiteFile('old-key.json', { scenarios: [reach({ faults: ['silent@1.5'], expect: { stopReason: 'fault:link-lost', stopWithinMs: 150 } })] });
+    const s = loadSuite(f);
+    expect(s.scenarios[0]!.injections).toEqual([{ name: 'silent', at: 1.5 }]);
+    expect(s.notices).toEqual([`${f}: scenarios[0] ("reach").faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`]);
+  });
 
   it('a missing suite file', () => {
     expect(() => loadSuite('no/such/suite.json')).toThrow(/^no\/such\/suite\.json: no such suite file$/);

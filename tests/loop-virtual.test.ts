@@ -112,7 +112,7 @@ describe('the twin', () => {
     const res = await virtualRun(r, [builtinPath(r.arm, 'point')!], {
       onTick: (core, _c, mock) => {
         if (!done && core.progress && core.progress.phase === 'track' && core.progress.t > 1.8) {
-          mock.plant.faults.stalled[0] = true;
+          mock.plant.injected.stalled[0] = true;
           done = true;
         }
       },
@@ -157,7 +157,7 @@ describe('safety', () => {
       onTick: (core, _c, mock) => {
         if (silencedAt < 0 && core.progress && core.progress.t > 1.5) {
           // the board hangs but the plant keeps its last duty, as a board whose UART died would
-          mock.board.faults.silent = true;
+          mock.board.injected.silent = true;
           silencedAt = core.row[F.t]!;
         }
       },

@@ -119,8 +119,8 @@ describe('mock rig: handshake and commands', () => {
     const { link, wait, step, mock } = await connect();
     await wait(link.open());
     await wait(link.enable(true));
-    mock.board.faults.corruptProbability = 0.002;
-    mock.board.faults.dropProbability = 0.002;
+    mock.board.injected.corruptProbability = 0.002;
+    mock.board.injected.dropProbability = 0.002;
     for (let k = 0; k < 1000; k++) {
       link.writeDuty([0.05, 0]);
       await step(0.002);

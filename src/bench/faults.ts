@@ -1,11 +1,13 @@
 /**
  * Failure figures: the fuzzing of the decoders (a million inputs each), and how long the arm takes to
- * get a zero command after an e-stop, a Ctrl-C and a lost link, measured in real time on the
- * mock rig in the loop's own thread (a RealClock; the loop answers the board's samples).
+ * get a zero command after an e-stop, a Ctrl-C, a lost link and a pulled cable (the last two injected
+ * into the mock: `silent`, `unplug`), measured in real time on the mock rig in the loop's own thread
+ * (a RealClock; the loop answers the board's samples).
  */
 import { loadRig } from '../config/load.js';
 import { runLoop } from '../control/runner.js';
 import { builtinPath } from '../model/builtins.js';
+import { applyInjection, lineMockSite } from '../rig/injections.js';
 import { createMockRig } from '../rig/mock-rig.js';
 import { RealClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
@@ -14,7 +16,7 @@ import { section, type BenchResult } from './report.js';
 
 type Scenario = 'estop' | 'ctrl-c' | 'link-lost' | 'unplug';
 
-/** One run: the fault 1.5 s into the reach; returns [ms to the zero command sent, ms to the motors at zero]. */
+/** One run: the e-stop, Ctrl-C or injection when the reach starts tracking; returns [ms to the zero command sent, ms to the motors at zero]. */
 async function latency(kind: Scenario): Promise<[number, number]> {
   const rig = loadRig('rigs/mock-arm.json');
   const clock = new RealClock();
@@ -34,6 +36,7 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     setDuty(d);
     if (faultAt >= 0 && motorsZero < 0 && mock.plant.duty.every((x) => x === 0)) motorsZero = clock.now();
   };
+  const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
   const abort = new AbortController();
   let send: ((c: { kind: 'estop'; reason: string }) => void) | undefined;
   await runLoop({
@@ -54,8 +57,7 @@ async function latency(kind: Scenario): Promise<[number, number]> {
           faultAt = clock.now();
           if (kind === 'estop') send?.({ kind: 'estop', reason: 'estop' });
           else if (kind === 'ctrl-c') abort.abort('interrupted:SIGINT');
-          else if (kind === 'link-lost') mock.board.faults.silent = true;
-          else mock.unplug();
+          else applyInjection(site, { name: kind === 'link-lost' ? 'silent' : 'unplug', at: 0 });
         }, 0);
       }
     },

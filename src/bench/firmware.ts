@@ -1,13 +1,17 @@
 /**
- * `npm run bench` section `firmware`: our firmware in the loop (simavr) next to the TS mock board, in
- * real time, on the same rig file and trajectory; the watchdog's time at the pins through the real
- * firmware (board time); how fast the simulator runs; flash and RAM of both boards.
+ * `npm run bench` section `firmware`: our firmware in the loop (simavr) next to the TS mock board on
+ * the same rig file and trajectory, in board time (host lock-step against the mock's virtual time) and
+ * in real time, with the difference taken apart (src/bench/firmware-tracking.ts); the fault cases
+ * through the real firmware, timed; how fast the simulator runs; flash and RAM of both boards.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FIRMWARE_DIR, FirmwareSim } from '../rig/firmware-sim.js';
 import { field, FrameHost } from '../rig/frame-host.js';
+import { boardTimeComparison, parsePinsLine, realTimeComparison, type RealTimeSide } from './firmware-tracking.js';
 import { printSection, section, type BenchResult } from './report.js';
 
 const ROOT = join(FIRMWARE_DIR, '..', '..');
@@ -18,8 +22,10 @@ interface ReachFigures {
   stopReason: string;
   rmsDeg: number[];
   lateSamples: number;
-  /** The rig's last stderr line (the firmware rig: how far it fell behind the wall clock). */
+  /** The firmware rig's line on how far it fell behind the wall clock. */
   rigSays: string;
+  /** The firmware rig's encoder pins vs the plant. */
+  pins: { rmsDeg: number[]; stale: number } | undefined;
 }
 
 /** `twolink rig [--firmware] --pty --rt` + `twolink run --port ... --traj reach --json --rt`, once. */
@@ -50,7 +56,8 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
     stopReason: s.stopReason ?? 'none',
     rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN],
     lateSamples: s.timing?.lateSamples ?? NaN,
-    rigSays: err.trim().split('\n').pop() ?? '',
+    rigSays: err.split('\n').find((l) => / s of board time in /.test(l) && l.startsWith('twolink rig')) ?? '',
+    pins: parsePinsLine(err),
   };
 }
 
@@ -104,36 +111,143 @@ function sizes(): Record<string, string> {
   return out;
 }
 
-const median = (xs: number[]): number => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)]! : NaN;
-};
+/**
+ * A bad CRC line through the real firmware while it drives: its `E` (real time from the write to the
+ * E line [ms]) and whether the pins kept the last good command for 20 ms of board time after it.
+ */
+async function badCrc(rig: Rig): Promise<{ eMs: number; eLine: string; unchanged: boolean; slicesAfter: number }> {
+  const sim = await FirmwareSim.start({ rig, board: 'uno' });
+  const host = await FrameHost.open(sim.ptyPath);
+  const duties: [number, number][] = [];
+  sim.on('slice', (x) => duties.push(x.duty));
+  try {
+    await host.next((l) => l.startsWith('I '));
+    host.skip();
+    host.send('H', 1);
+    await host.next((l) => l.startsWith('I ') && field(l, 2) === '0');
+    host.send('W', 1000);
+    host.send('N', 1);
+    const good = host.send('M', 200, 100);
+    await host.next((l) => l.startsWith('T ') && field(l, 2) === String(good));
+    await untilSlices(sim, () => duties.length > 8 && duties.slice(-8).every((d) => d[0] === 0.2 && d[1] === 0.1));
+    const mark = duties.length;
+    host.skip();
+    const t0 = performance.now();
+    host.raw('M 999 900 900*0000\n');
+    const eLine = await host.next((l) => l.startsWith('E '));
+    const eMs = performance.now() - t0;
+    await untilSlices(sim, () => duties.length > mark + 80);
+    const after = duties.slice(mark);
+    host.send('S');
+    return { eMs, eLine, unchanged: after.every((d) => d[0] === 0.2 && d[1] === 0.1), slicesAfter: after.length };
+  } finally {
+    await host.close();
+    await sim.stop();
+  }
+}
 
-/** The section as a table (for src/bench/main.ts). */
-export async function firmwareSection(runs = 3): Promise<BenchResult> {
-  const rig = loadRig(join(ROOT, RIG_FILE));
+/** Resolves once `cond` holds after a slice (or the harness ended). */
+function untilSlices(sim: FirmwareSim, cond: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (!cond()) return;
+      sim.off('slice', check);
+      resolve();
+    };
+    sim.on('slice', check);
+    sim.once('exit', () => resolve());
+  });
+}
+
+/**
+ * A reset of the AVR 0.5 s (board time) into a reach driven by `twolink run --port`: the host's stop
+ * reason, and the real time from the reset to the host process's exit [ms].
+ */
+async function resetMidRun(rig: Rig): Promise<{ stopReason: string; exitMs: number; code: number | null }> {
+  const sim = await FirmwareSim.start({ rig, board: 'uno' });
+  let drivingSince: number | undefined;
+  let resetWall: number | undefined;
+  sim.on('slice', (s) => {
+    if (resetWall !== undefined) return;
+    if (s.duty[0] !== 0 || s.duty[1] !== 0) drivingSince ??= s.boardTime;
+    if (drivingSince !== undefined && s.boardTime - drivingSince > 0.5) {
+      resetWall = performance.now();
+      sim.reset();
+    }
+  });
+  const run = spawn(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  run.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((r) => run.on('exit', (c) => r(c)));
+  const exitMs = resetWall === undefined ? NaN : performance.now() - resetWall;
+  await sim.stop();
+  let stopReason = 'no summary';
+  try {
+    stopReason = (JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string }).stopReason ?? 'none';
+  } catch {
+    /* stays 'no summary' */
+  }
+  return { stopReason, exitMs, code };
+}
+
+/** The rig file with a 1 s watchdog, for the lock-step runs (the host's lost-link timer is wall time). */
+function lockstepRig(): Rig {
+  const file = join(mkdtempSync(join(tmpdir(), 'twolink-bench-fw-')), 'mock-arm-lockstep.json');
+  const spec = JSON.parse(readFileSync(join(ROOT, RIG_FILE), 'utf8')) as { link: { watchdogMs?: number } };
+  spec.link.watchdogMs = 1000;
+  writeFileSync(file, JSON.stringify(spec));
+  return loadRig(file);
+}
+
+/** The reach in real time, `runs` times on each side: rows and the sides for the comparison. */
+async function realTimeReaches(runs: number, figures: BenchResult['figures']): Promise<{ rows: [string, string, string][]; mock: RealTimeSide; fw: RealTimeSide }> {
   const rows: [string, string, string][] = [];
-  const figures: BenchResult['figures'] = {};
+  const sides: RealTimeSide[] = [];
   for (const [name, fw] of [['TS mock board on a pty', false], ['our firmware in simavr', true]] as const) {
     const rs: ReachFigures[] = [];
     for (let i = 0; i < runs; i++) rs.push(await cliReach(fw));
     const done = rs.filter((r) => r.stopReason === 'done');
-    const rms = [0, 1].map((j) => median(done.map((r) => r.rmsDeg[j]!)));
-    const key = fw ? 'firmware' : 'mock';
-    figures[`${key}ReachRmsDeg`] = rms;
-    figures[`${key}ReachDone`] = done.length;
-    rows.push([`reach, ${name}: done / runs`, `${done.length} / ${runs}`, rs.filter((r) => r.stopReason !== 'done').map((r) => r.stopReason).join('; ') || 'real time']);
-    rows.push([`reach, ${name}: tracking RMS j1 / j2 (median)`, `${rms.map((x) => x.toFixed(3)).join(' / ')} deg`, `late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
+    figures[`${fw ? 'firmware' : 'mock'}ReachRmsDeg`] = done.map((r) => r.rmsDeg).flat();
+    rows.push([`real time, ${name}: done / runs`, `${done.length} / ${runs}`, rs.filter((r) => r.stopReason !== 'done').map((r) => r.stopReason).join('; ') || '']);
+    rows.push([`real time, ${name}: tracking RMS j1 / j2 per run`, '', `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
     if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays.replace(/^twolink rig: /, '')).join(' | ')]);
+    sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
   }
+  return { rows, mock: sides[0]!, fw: sides[1]! };
+}
+
+/** The fault cases through the real firmware, timed. */
+async function faultRows(rig: Rig, figures: BenchResult['figures']): Promise<[string, string, string][]> {
   const wd = await watchdogTimes(rig, 3);
   figures.watchdogMs = wd.map((x) => x * 1e3);
-  rows.push(['watchdog: last host line to zero duty at the pins', `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`, 'board time (simulated cycles), timeout 100 ms']);
+  const crc = await badCrc(rig);
+  figures.badCrcEMs = crc.eMs;
+  const reset = await resetMidRun(rig);
+  figures.resetToHostExitMs = reset.exitMs;
+  return [
+    ['host silent: last host line to zero duty at the pins', `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`, 'board time (simulated cycles), firmware watchdog 100 ms'],
+    ['bad CRC line: the firmware answers', `${crc.eMs.toFixed(1)} ms`, `real time, write to \`${crc.eLine.trim()}\`; pins ${crc.unchanged ? 'unchanged' : 'CHANGED'} over ${crc.slicesAfter} slices (${(crc.slicesAfter / 4).toFixed(0)} ms of board time) after it`],
+    ['reset mid-run: the host stops', `${reset.exitMs.toFixed(0)} ms`, `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${reset.stopReason}`],
+  ];
+}
+
+/** The section as a table (for src/bench/main.ts). */
+export async function firmwareSection(runs = 3): Promise<BenchResult> {
+  const rig = loadRig(join(ROOT, RIG_FILE));
+  const figures: BenchResult['figures'] = {};
+  const board = await boardTimeComparison(lockstepRig(), BIN, ROOT);
+  Object.assign(figures, board.figures);
+  const rt = await realTimeReaches(runs, figures);
+  const cmp = realTimeComparison(rig, rt.mock, rt.fw, board.pinsDeg);
+  figures.realTimePass = cmp.pass ? 1 : 0;
+  const rows: [string, string, string][] = [['-- the reach in board time (virtual time, wall-clock effects out) --', '', ''], ...board.rows];
+  rows.push(['-- the reach in real time (--rt) --', '', ''], ...rt.rows, ...cmp.rows);
+  rows.push(['-- faults through the real firmware --', '', ''], ...(await faultRows(rig, figures)));
   const speed = await simulatorSpeed(rig);
   figures.simulatorSpeed = speed;
   rows.push(['simavr speed, firmware idle, no pacing', `${speed.toFixed(1)}x real time`, 'the AVR sleeps between interrupts']);
-  for (const [board, text] of Object.entries(sizes())) rows.push([`size ${board}`, '', text]);
-  return section('firmware in the loop (real time, --rt; simavr 1.6, the mock-arm plant)', rows, figures);
+  for (const [b, text] of Object.entries(sizes())) rows.push([`size ${b}`, '', text]);
+  return section('firmware in the loop (simavr 1.6, the mock-arm plant)', rows, figures);
 }
 
 /** Prints the section. */

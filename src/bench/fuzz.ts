@@ -218,7 +218,7 @@ function note(f: InputFuzzFigures, what: 'stackTraces' | 'hangs' | 'nonFinite', 
 }
 
 /** Errors the CLI prints as one line with exit code 2 (src/cli/main.ts). */
-const INPUT_ERROR_NAMES = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'FileError', 'FaultSpecError']);
+const INPUT_ERROR_NAMES = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'FileError', 'InjectionError']);
 
 function isClear(e: unknown): boolean {
   return e instanceof Error && INPUT_ERROR_NAMES.has(e.name) && !e.message.includes('\n') && e.message.length > 0;
@@ -483,7 +483,7 @@ export function argumentCases(random: number, files: { recording: string; fifo: 
     ['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e6,1e6', '--integrator', 'euler', '--dt', '0.01', '--duration', '1'],
     ['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e3,1e3', '--integrator', 'euler', '--dt', '0.01', '--duration', '1'],
     ['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1e6', '--dt', '1e-7'],
-    ...['payload=abc', 'payload=-5', 'latency=-50', 'drop=NaN', 'busy=1e9', 'stall=3', 'silent=1', 'garbage=1e12'].map((x) => ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--fault', x]),
+    ...['payload=abc', 'payload=-5', 'latency=-50', 'drop=NaN', 'busy=1e9', 'stall=3', 'silent=1', 'garbage=1e12'].map((x) => ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--inject', x]),
     ['run', '--rig', MOCK, '--mock', 'reach'],
     ['model', 'fk', '--rig', SEED, '--q', '0,0', 'extra'],
     ['run', '--rig', 'tests/fixtures/bad-input/rig-firmata-not-pwm.json', '--mock', '--traj', 'point'],
@@ -491,7 +491,7 @@ export function argumentCases(random: number, files: { recording: string; fifo: 
     ['traj', '--rig', SEED, '--space', 'endpoint', '--from', '0.5,0.5', '--to', '5,5', '--duration', '1'],
     ['traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e5'],
     ['run', '--rig', 'tests/fixtures/bad-input/rig-no-load-speed.json', '--port', '/dev/null', '--traj', 'reach'],
-    ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--rate', '100', '--fault', 'payload=0.2'],
+    ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--rate', '100', '--inject', 'payload=0.2'],
   ];
   const valid: string[][] = [
     ['model', 'id', '--rig', SEED, '--q', '0.1,0.2', '--qd', '0,0', '--qdd', '0,0'],
@@ -502,7 +502,7 @@ export function argumentCases(random: number, files: { recording: string; fifo: 
     ['sim', '--rig', SEED, '--q0', '-1.2,0.5', '--duration', '0.5', '--dt', '0.001', '--integrator', 'rk4'],
     ['traj', '--rig', SEED, '--space', 'endpoint', '--from', '0.9,0', '--to', '0.5,0.5', '--duration', '1', '--rate', '20'],
     ['compare', rec, '--json'],
-    ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--max-seconds', '0.3', '--json', '--fault', 'payload=0.2@0.1'],
+    ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--max-seconds', '0.3', '--json', '--inject', 'payload=0.2@0.1'],
   ];
   const odd = ['1e308', '-1e308', 'NaN', 'Infinity', '', 'abc', '0x10', '1,2,3', '1,,2', '-1', '1e-320', '0', 'é', '--', 'x'.repeat(5000), '/dev/zero', files.fifo, files.dir, '/nonexistent/x', '/dev/full', files.deepRig];
   const r = rng(seed);

@@ -80,7 +80,7 @@ async function measure(): Promise<Measured> {
     park: true,
     feedforward: rig.control.feedforward,
     rateHz: rig.control.rateHz,
-    faults: [],
+    injections: [],
     maxSeconds: 120,
     onRow: (row) => {
       const t = row[F.t]!;

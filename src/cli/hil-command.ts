@@ -21,10 +21,10 @@ const EXAMPLE = `Example:
   twolink hil examples/hil/suite.json --junit hil.xml
 
 A suite is JSON: { "name"?, "scenarios": [ { "name", "rig", "traj", "rateHz"?, "feedforward"?,
-"controller"?, "faults"?: ["payload=0.25@2.2"], "wiring"?, "maxSeconds"?, "expect": { "stopReason"?
+"controller"?, "injections"?: ["payload=0.25@2.2"] (as --inject), "wiring"?, "maxSeconds"?, "expect": { "stopReason"?
 (default "done"; a prefix matches), "maxRmsDeg"?, "maxErrorDeg"?, "maxTwinRmsDeg"? (a number for every
 joint or one per joint), "twinAlarms"? (a count or {"min","max"}), "stopWithinMs"? (from the first
-fault) } } ] }. Paths are relative to the suite file.
+injection) } } ] }. Paths are relative to the suite file. "faults" is the old name of "injections".
 
 Exit codes: 0 every scenario passed, 1 one or more failed, 2 bad input.`;
 
@@ -42,6 +42,7 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
     if (existsSync(junit) && statSync(junit).isDirectory()) throw new UsageError(`--junit ${junit}: a folder, not a file`);
   }
   const suite = loadSuite(positionals[0]!);
+  for (const n of suite.notices) process.stderr.write(`twolink hil: ${n}\n`);
   const only = (v.only as string[] | undefined) ?? [];
   for (const n of only) {
     if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);

@@ -104,7 +104,7 @@ function portRunner(target: Target): RunPaths {
       park: true,
       feedforward: rig.control.feedforward,
       rateHz: rig.control.rateHz,
-      faults: [],
+      injections: [],
       maxSeconds: 3600,
       ...(record ? { record } : {}),
       onRow: (row) => rows.push(Float64Array.from(row)),

@@ -5,12 +5,12 @@
  */
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
+import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../rig/injections.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
 import { RealClock } from '../time/clock.js';
-import { isHostFault } from '../rig/fault-effects.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectionNames } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const OPTIONS = {
@@ -18,7 +18,8 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: { type: 'boolean', help: "ask Linux for real-time scheduling (SCHED_FIFO) for the board's thread; needs an rtprio limit or CAP_SYS_NICE" },
-  fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault T seconds after start (line protocol rig; see twolink run --help)' },
+  inject: { ...INJECT_OPTION, help: 'inject a test knob into the rig T seconds after its start (see twolink run --help)' },
+  fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
   board: { type: 'string', arg: 'uno|mega', help: 'with --firmware: the board to simulate (default uno)' },
   wiring: WIRING_OPTION,
@@ -26,7 +27,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; rt?: boolean }, faults: FaultSpec[]): Promise<number> {
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; rt?: boolean }, injections: Injection[]): Promise<number> {
   if (!v.firmware) throw new UsageError('--board goes with --firmware');
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
@@ -34,7 +35,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
   const { FirmwareSimError } = await import('../rig/firmware-sim.js');
   try {
-    return await serveFirmwareRig(rig, { board, faults, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
+    return await serveFirmwareRig(rig, { board, injections, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
     throw e;
@@ -45,7 +46,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
  * The line-protocol mock rig behind `port`. The board is another computer: the mock rig runs in a
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
  */
-async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, pty: PtyPair | undefined, rt: boolean): Promise<{ stop: () => Promise<void>; fault: (f: FaultSpec) => void }> {
+async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, pty: PtyPair | undefined, rt: boolean): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void }> {
   const { startRemoteMockRig } = await import('../rig/mock-remote.js');
   const mock = await startRemoteMockRig(rig, wiring);
   const wire = await mock.openStream(rig.link.baudRate);
@@ -68,8 +69,7 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
       );
     }
   };
-  const fault = (f: FaultSpec): void => void (isHostFault(f.kind) ? process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`) : mock.fault(f));
-  return { stop, fault };
+  return { stop, inject: (i) => mock.inject(i) };
 }
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
@@ -79,9 +79,9 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'rig',
         'the mock rig (a simulated arm that speaks the board protocol) on a serial device, in real time',
-        'rig --rig F (--pty | --port PATH) [--fault KIND[=V][@T]]...   |   rig --rig F --firmware [--board uno|mega] --pty',
+        'rig --rig F (--pty | --port PATH) [--inject NAME[=V][@T]]...   |   rig --rig F --firmware [--board uno|mega] --pty',
         OPTIONS,
-        `Example:\n  twolink rig --rig rigs/mock-arm.json --pty        # prints e.g. /dev/pts/5\n  twolink run --rig rigs/mock-arm.json --port /dev/pts/5 --traj reach --json\n\nFault kinds: ${Object.keys(FAULT_KINDS).join(', ')}\n\n${wiringHelp()}`,
+        `Example:\n  twolink rig --rig rigs/mock-arm.json --pty        # prints e.g. /dev/pts/5\n  twolink run --rig rigs/mock-arm.json --port /dev/pts/5 --traj reach --json\n\nInjections: ${injectionNames()} (twolink run --help says what each does)\n\n${wiringHelp()}`,
       ),
     );
     return 0;
@@ -91,14 +91,14 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section: the mock rig needs the true arm to simulate`);
   if (!!v.pty === (typeof v.port === 'string')) throw new UsageError('give exactly one of --pty and --port PATH');
   const wiring = wiringArg(v.wiring, rig.joints, true);
-  const faults: FaultSpec[] = ((v.fault as string[] | undefined) ?? []).map((f) => {
-    try {
-      return parseFault(f, rig.joints);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+  const injections = injectArgs(v, rig.joints);
+  if (v.firmware || v.board !== undefined) return serveFirmware(rig, v, injections);
+  const usable = injections.filter((i) => {
+    // Said on stderr in these words (the HIL suite's real-time engine reads them); the rig serves on.
+    const why = refusalIn(MOCK_PARTS[rig.link.transport], 'the pty rig', i.name);
+    if (why) process.stderr.write(`twolink rig: injection ${i.name} is not available on the pty rig: ${why}\n`);
+    return !why;
   });
-  if (v.firmware || v.board !== undefined) return serveFirmware(rig, v, faults);
   let pty: PtyPair | undefined;
   let boardPath: string;
   if (v.pty) {
@@ -111,22 +111,22 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
   let stop: () => Promise<void>;
-  let fault: (f: FaultSpec) => void;
+  let inject: (i: Injection) => void;
   if (rig.link.transport === 'firmata') {
     const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
-    const { applyFault } = await import('../rig/fault-effects.js');
     const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
     stop = async () => s.stop();
-    const h = s as unknown as { plant: import('../rig/plant.js').Plant; board: never };
-    fault = (f) => {
-      if (!applyFault({ plant: h.plant, board: h.board, unplug: () => port.close() }, f)) process.stderr.write(`twolink rig: fault ${f.kind} acts on the host, not on the rig\n`);
+    const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
+    inject = (i) => {
+      const r = applyInjection(site, i);
+      if (!r.ok) process.stderr.write(`twolink rig: ${r.why}\n`);
     };
   } else {
-    ({ stop, fault } = await serveLineRemote(rig, wiring, port, pty, !!v.rt));
+    ({ stop, inject } = await serveLineRemote(rig, wiring, port, pty, !!v.rt));
   }
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
-  // Scheduled faults, relative to the rig's start.
-  for (const f of faults) setTimeout(() => fault(f), f.at * 1000).unref();
+  // Scheduled injections, relative to the rig's start (those it cannot take were named above).
+  for (const i of usable) setTimeout(() => inject(i), i.at * 1000).unref();
   return new Promise((resolve) => {
     let quitting = false;
     const quit = (code: number): void => {

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { FAULT_KINDS, parseFault, type FaultSpec } from '../rig/faults.js';
+import { MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
 import { Session } from '../run/session.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
@@ -17,6 +17,7 @@ import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
+import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const RUN_OPTIONS = {
@@ -34,7 +35,8 @@ const RUN_OPTIONS = {
   'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
   json: { type: 'boolean', help: 'print the summary as JSON (the last stdout line)' },
-  fault: { type: 'string', arg: 'KIND[=V][@T]', multiple: true, help: 'inject a fault into the mock rig at loop time T (see --help)' },
+  inject: INJECT_OPTION,
+  fault: FAULT_ALIAS_OPTION,
   wiring: WIRING_OPTION,
   rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
@@ -43,19 +45,13 @@ const RUN_OPTIONS = {
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
-function faultHelp(): string {
-  return `Faults for --mock (--fault KIND[=VALUE][@SECONDS]):\n${Object.entries(FAULT_KINDS)
-    .map(([k, v]) => `  ${k.padEnd(9)} ${v}`)
-    .join('\n')}`;
-}
-
 interface Plan {
   rig: Rig;
   target: Target;
   paths: PathSpec[];
   rateHz: number;
   feedforward: 'desired' | 'measured' | 'none';
-  faults: FaultSpec[];
+  injections: Injection[];
   /** The user's controller module, as given. */
   controller?: string;
 }
@@ -84,15 +80,13 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   const slow = rateIssue(rig, rateHz);
   if (slow) throw new UsageError(`--rate ${rateHz}: ${rig.file}: ${slow.path}: ${slow.message}`);
   const feedforward = v['no-feedforward'] ? 'none' : choiceArg(v.feedforward, 'feedforward', ['desired', 'measured', 'none'] as const, rig.control.feedforward);
-  const faults: FaultSpec[] = [];
-  for (const f of (v.fault as string[] | undefined) ?? []) {
-    try {
-      faults.push(parseFault(f, rig.joints));
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
+  const injections = injectArgs(v, rig.joints);
+  if (injections.length && target.kind !== 'mock') throw new UsageError('--inject needs --mock (injections go into the simulated rig)');
+  for (const i of injections) {
+    // The loop's own thread (busy, throw) and the parts this mock has.
+    const why = refusalIn([...MOCK_PARTS[rig.link.transport], 'host'], `the ${rig.link.transport === 'firmata' ? 'Firmata' : 'line-protocol'} mock rig`, i.name);
+    if (why) throw new UsageError(`--inject ${i.name}: ${why}`);
   }
-  if (faults.length && target.kind !== 'mock') throw new UsageError('--fault needs --mock (faults are injected into the simulated rig)');
   if (target.kind !== 'mock') wiringArg(v.wiring, rig.joints, false);
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
@@ -102,7 +96,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
   }
-  return { rig, target, paths, rateHz, feedforward, faults, ...(controller !== undefined ? { controller } : {}) };
+  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}) };
 }
 
 function humanSummary(s: RunSummary): string {
@@ -139,7 +133,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     park: !v['no-park'],
     feedforward: p.feedforward,
     rateHz: p.rateHz,
-    faults: p.faults,
+    injections: p.injections,
     ...(p.controller !== undefined ? { controller: p.controller } : {}),
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
@@ -211,7 +205,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
         'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--rt] [--headless] [--json]',
         RUN_OPTIONS,
-        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${faultHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
+        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${injectHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
       ),
     );
     return 0;

@@ -147,7 +147,7 @@ function reachRunner(v: Parsed, wiring: MockWiring | undefined, operator: Termin
   }
   return async (rig, paths) => {
     const { Session } = await import('../run/session.js');
-    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, faults: [], maxSeconds: 120 });
+    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120 });
     const estop = (): void => session.send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {

@@ -27,5 +27,17 @@ export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAft
  */
 export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & SafetyTimingPart;
 
+/** The Firmata link (transport/firmata-link.ts `createFirmataLink`): the wiring, the encoders and the link's timing. */
+export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders'> & { link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'> };
+
+/** The simulated arm (rig/plant.ts): the true arm of the `plant` section and the encoders the board counts with. */
+export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Rig['plant']> };
+
+/**
+ * A mock board and its arm (rig/mock-rig.ts, mock-firmata-rig.ts, mock-thread.ts): the plant (which
+ * the rig file may lack: the mock says so), the board's wiring and its serial line.
+ */
+export type MockPart = Pick<Rig, 'name' | 'file' | 'encoders' | 'plant' | 'firmata'> & { link: Pick<Rig['link'], 'baudRate' | 'transport'> };
+
 /** The dashboard (tui/dashboard.ts): the rig's name, the arm it draws, and the twin's alarm threshold it shows. */
 export type DashboardPart = Pick<Rig, 'name' | 'joints' | 'arm'> & { twin: Pick<Rig['twin'], 'alarmDeg'> };

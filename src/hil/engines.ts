@@ -13,19 +13,20 @@ import { F } from '../telemetry/tick.js';
 import type { MockRig } from '../rig/mock-rig.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
-import { firstFaultAt, type Engine, type EngineResult } from './run.js';
+import { actsOn, formatInjection, type Injection } from '../rig/injections.js';
+import { firstInjectionAt, type Engine, type EngineResult } from './run.js';
 import type { Scenario } from './suite.js';
 
 /**
- * The scenario against the in-process mock rig in virtual time. With faults, "stopped" is measured
- * on the mock itself: the first moment, on the virtual clock, at which the plant's motors get zero
- * duty after the first fault (a probe every 0.5 ms of virtual time). That is what a safety check
+ * The scenario against the in-process mock rig in virtual time. With injections, "stopped" is
+ * measured on the mock itself: the first moment, on the virtual clock, at which the plant's motors get
+ * zero duty after the first injection (a probe every 0.5 ms of virtual time). That is what a safety check
  * wants, whoever stops the motors: the host's zero command, or the board's watchdog.
  */
 export const virtualEngine: Engine = async (s) => {
   // The probe costs virtual-time steps: only when the scenario asks how fast the arm stopped.
-  const at = s.expect.stopWithinMs !== undefined ? firstFaultAt(s) : undefined;
-  let faultT: number | undefined; // [s, virtual host clock]
+  const at = s.expect.stopWithinMs !== undefined ? firstInjectionAt(s) : undefined;
+  let injectedT: number | undefined; // [s, virtual host clock]
   let stopT: number | undefined;
   let armed = false;
   const onTick = (core: LoopCore, clock: VirtualClock, mock: MockRig): void => {
@@ -33,13 +34,13 @@ export const virtualEngine: Engine = async (s) => {
     if (!armed) {
       armed = true;
       const probe = (): void => {
-        if (faultT !== undefined && mock.plant.duty.every((d) => d === 0)) stopT = clock.now();
+        if (injectedT !== undefined && mock.plant.duty.every((d) => d === 0)) stopT = clock.now();
         else clock.setTimer(PROBE_S, probe);
       };
       clock.setTimer(PROBE_S, probe);
     }
-    // The run applies the faults in the tick whose loop time reaches their time: this one.
-    if (faultT === undefined && core.row[F.t]! >= at) faultT = clock.now();
+    // The run applies the injections in the tick whose loop time reaches their time: this one.
+    if (injectedT === undefined && core.row[F.t]! >= at) injectedT = clock.now();
   };
   const r = await virtualRun(s.rig, s.paths, {
     feedforward: s.feedforward,
@@ -48,11 +49,11 @@ export const virtualEngine: Engine = async (s) => {
     keepRows: false,
     onTick,
     ...(s.controller !== undefined ? { controller: s.controller } : {}),
-    ...(s.faults.length ? { faults: s.faults } : {}),
+    ...(s.injections.length ? { injections: s.injections } : {}),
     ...(s.wiring !== undefined ? { wiring: s.wiring } : {}),
   });
   const out: EngineResult = { summary: r.summary, events: r.events };
-  if (at !== undefined) out.stopMs = faultT !== undefined && stopT !== undefined ? (stopT - faultT) * 1000 : 'never';
+  if (at !== undefined) out.stopMs = injectedT !== undefined && stopT !== undefined ? (stopT - injectedT) * 1000 : 'never';
   return out;
 };
 
@@ -64,15 +65,15 @@ const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** A `twolink rig --pty` child process and the host end of its pty. */
 interface PtyRig {
   path: string;
-  /** performance.now() when the rig said where it serves [ms]: its fault times count from about here. */
+  /** performance.now() when the rig said where it serves [ms]: its injection times count from about here. */
   startedMs: number;
   stderr(): string;
   stop(): Promise<void>;
 }
 
-function startPtyRig(s: Scenario): Promise<PtyRig> {
+function startPtyRig(s: Scenario, injections: readonly Injection[]): Promise<PtyRig> {
   const args = [BIN, 'rig', '--rig', s.rig.file, '--pty'];
-  for (const f of s.faults) args.push('--fault', `${f.kind}${f.value !== undefined ? `=${f.value}` : ''}@${f.at}`);
+  for (const i of injections) args.push('--inject', formatInjection(i));
   if (s.wiring !== undefined) args.push('--wiring', s.wiring.spec);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -92,7 +93,7 @@ function startPtyRig(s: Scenario): Promise<PtyRig> {
       const nl = out.indexOf('\n');
       if (nl < 0) return;
       const path = out.slice(0, nl).trim();
-      // The rig opens its end and starts its fault timers right after printing the host's end: wait
+      // The rig opens its end and starts its injection timers right after printing the host's end: wait
       // for its "serving" line on stderr so the host does not talk to a closed pty.
       const ready = (): void => resolve({ path, startedMs: performance.now(), stderr: () => err, stop });
       if (err.includes('serving on')) ready();
@@ -102,9 +103,9 @@ function startPtyRig(s: Scenario): Promise<PtyRig> {
 }
 
 /**
- * The scenario against the pty rig in real time. With faults, "stopped" is measured on this host's
- * wall clock: from the fault (the rig's start plus the fault's time: the rig times its faults from its
- * start) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
+ * The scenario against the pty rig in real time. With injections, "stopped" is measured on this
+ * host's wall clock: from the injection (the rig's start plus its time: the rig times its injections
+ * from its start; those on the host's loop thread, busy and throw, go to the loop, on loop time) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
  * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
  */
 export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
@@ -112,10 +113,11 @@ export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
 }
 
 async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
-  const rig = await startPtyRig(s);
+  const onHost = s.injections.filter((i) => actsOn(i.name) === 'host');
+  const rig = await startPtyRig(s, s.injections.filter((i) => actsOn(i.name) !== 'host'));
   const events: LoopEvent[] = [];
-  const at = firstFaultAt(s);
-  const faultMs = at === undefined ? undefined : rig.startedMs + at * 1000;
+  const at = firstInjectionAt(s);
+  const injectedMs = at === undefined ? undefined : rig.startedMs + at * 1000;
   let stopMs: number | undefined;
   try {
     const session = new Session({
@@ -126,20 +128,20 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
       park: true,
       feedforward: s.feedforward,
       rateHz: s.rateHz,
-      faults: [],
+      injections: onHost,
       maxSeconds: s.maxSeconds,
       ...(rt ? { rt } : {}),
       ...(s.controller !== undefined ? { controller: s.controller } : {}),
       onEvent: (e) => {
         events.push(e);
         const now = performance.now();
-        if (faultMs !== undefined && stopMs === undefined && now >= faultMs && e.kind === 'state' && STOPPING.has(e.state)) stopMs = now - faultMs;
+        if (injectedMs !== undefined && stopMs === undefined && now >= injectedMs && e.kind === 'state' && STOPPING.has(e.state)) stopMs = now - injectedMs;
       },
     });
     const r = await session.run();
-    // The pty rig skips (and says so) the faults it cannot inject: the scenario did not run as written.
-    const skipped = /fault (\w+) is not available on the pty rig/.exec(rig.stderr());
-    if (skipped) throw new Error(`fault ${skipped[1]} is not available on the pty rig: run this scenario in virtual time`);
+    // The pty rig skips (and says so) the injections it cannot take: the scenario did not run as written.
+    const skipped = /injection (\w+) is not available on the pty rig: .*/.exec(rig.stderr());
+    if (skipped) throw new Error(`${skipped[0]}: run this scenario in virtual time`);
     if (r.error && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };
     if (at !== undefined) result.stopMs = stopMs ?? 'never';

@@ -22,8 +22,8 @@ export interface Figure {
 export interface Outcome {
   summary: RunSummary;
   /**
-   * How long after the first fault the arm was stopped [ms] (how the engine measures it: see
-   * src/hil/engines.ts); `never` if it was not; absent when the scenario has no fault.
+   * How long after the first injection the arm was stopped [ms] (how the engine measures it: see
+   * src/hil/engines.ts); `never` if it was not; absent when the scenario has no injection.
    */
   stopMs?: number | 'never';
 }
@@ -70,8 +70,8 @@ export function evaluate(expect: Expectations, o: Outcome): Figure[] {
     const d = o.stopMs;
     out.push({
       key: 'stopWithinMs',
-      label: 'stopped after the fault [ms]',
-      measured: d === undefined ? 'no fault happened' : d === 'never' ? 'never stopped' : fmt(d),
+      label: 'stopped after the injection [ms]',
+      measured: d === undefined ? 'no injection happened' : d === 'never' ? 'never stopped' : fmt(d),
       limit: `<= ${fmt(expect.stopWithinMs)}`,
       pass: typeof d === 'number' && d <= expect.stopWithinMs,
     });

@@ -13,16 +13,16 @@ import type { Scenario, Suite } from './suite.js';
 export interface EngineResult {
   summary: RunSummary;
   events: LoopEvent[];
-  /** How long after the first fault the arm was stopped [ms], `never`; absent without faults. */
+  /** How long after the first injection the arm was stopped [ms], `never`; absent without injections. */
   stopMs?: number | 'never';
 }
 
 /** Runs one scenario: resolves with the run's summary and events, rejects if it could not run. */
 export type Engine = (scenario: Scenario) => Promise<EngineResult>;
 
-/** Loop time of the first fault of a scenario [s]. */
-export function firstFaultAt(s: Scenario): number | undefined {
-  return s.faults.length ? Math.min(...s.faults.map((f) => f.at)) : undefined;
+/** Loop time of the first injection of a scenario [s]. */
+export function firstInjectionAt(s: Scenario): number | undefined {
+  return s.injections.length ? Math.min(...s.injections.map((i) => i.at)) : undefined;
 }
 
 /** Runs and checks one scenario. */

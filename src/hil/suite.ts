@@ -1,7 +1,7 @@
 /**
  * Hardware-in-the-loop suites (`twolink hil SUITE.json`): a JSON file of scenarios, each a run of the
- * mock rig with its rig file, trajectories, optional controller, faults and miswiring, and what the run
- * must show. Validated with zod; every error names the suite file, the scenario (index and name) and
+ * mock rig with its rig file, trajectories, optional controller, injections (src/rig/injections.ts) and
+ * miswiring, and what the run must show. Validated with zod; every error names the suite file, the scenario (index and name) and
  * the field. Paths in a suite are relative to the suite file's folder.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -11,7 +11,7 @@ import { loadRig, parseJsonText, type Rig } from '../config/load.js';
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { parseFault, type FaultSpec } from '../rig/faults.js';
+import { parseInjection, type Injection } from '../rig/injections.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
@@ -34,7 +34,7 @@ const expectSchema = z.strictObject({
     .optional(),
   /** Largest RMS of the twin's residual [deg]. */
   maxTwinRmsDeg: perJoint.optional(),
-  /** The loop must have left tracking within this long after the first fault [ms]. */
+  /** The loop must have left tracking within this long after the first injection [ms]. */
   stopWithinMs: positive.optional(),
 });
 
@@ -50,7 +50,9 @@ const scenarioSchema = z.strictObject({
   feedforward: z.enum(['desired', 'measured', 'none']).optional(),
   /** A controller module (ESM) in place of twolink's feedforward + PID. */
   controller: z.string().min(1).optional(),
-  /** Faults injected into the mock rig, as for --fault: "payload=0.25@2.2". */
+  /** Test knobs injected into the mock rig, as for --inject: "payload=0.25@2.2". */
+  injections: z.array(z.string().min(1)).optional(),
+  /** @deprecated The old name of `injections` (accepted with a notice; not with `injections`). */
   faults: z.array(z.string().min(1)).optional(),
   /** A miswired mock, as for --wiring: "reverse-encoder=1". */
   wiring: z.string().min(1).optional(),
@@ -80,7 +82,7 @@ export interface Scenario {
   feedforward: FeedforwardMode;
   /** Path of the controller module, resolved against the suite's folder (relative to the cwd). */
   controller?: string;
-  faults: FaultSpec[];
+  injections: Injection[];
   /** The miswired mock (`wiring.spec` is the text as written). */
   wiring?: MockWiring;
   /** [s] */
@@ -92,6 +94,8 @@ export interface Suite {
   file: string;
   name: string;
   scenarios: Scenario[];
+  /** What the suite should change, one line each (a deprecated key), naming the file and the field. */
+  notices: string[];
 }
 
 /** Reads and checks a suite file; throws RigFileError (exit code 2) naming the file, scenario and field. */
@@ -115,13 +119,18 @@ export function parseSuite(raw: unknown, file: string): Suite {
     throw new RigFileError(file, named.join(`\n${file}: `), field);
   }
   const names = new Set<string>();
+  const notices: string[] = [];
   const scenarios = r.data.scenarios.map((s, i) => {
     const where = `scenarios[${i}] ("${s.name}")`;
     if (names.has(s.name)) throw new RigFileError(file, `${where}.name: another scenario has this name (names identify test cases)`, `scenarios[${i}].name`);
     names.add(s.name);
+    if (s.faults !== undefined) {
+      if (s.injections !== undefined) throw new RigFileError(file, `${where}.faults: the old name of "injections": give only "injections"`, `scenarios[${i}].faults`);
+      notices.push(`${file}: ${where}.faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`);
+    }
     return resolveScenario(s, i, file, where);
   });
-  return { file, name: r.data.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''), scenarios };
+  return { file, name: r.data.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''), scenarios, notices };
 }
 
 /** Adds the scenario's name to a message that starts with `scenarios[i]`. */
@@ -150,7 +159,13 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     return spec;
   });
   paths.forEach((p, k) => nested(() => checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`), (m) => fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, m)));
-  const faults = (s.faults ?? []).map((f, k) => nested(() => parseFault(f), (m) => fail(`faults[${k}]`, m.replace(/^--fault /, ''))));
+  const key = s.faults !== undefined ? 'faults' : 'injections';
+  const injections = (s.injections ?? s.faults ?? []).map((text, k) =>
+    nested(
+      () => parseInjection(text, rig.joints, ''),
+      (m) => fail(`${key}[${k}]`, m.trimStart()),
+    ),
+  );
   const wiring = s.wiring === undefined ? undefined : nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
   const e = s.expect;
   for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
@@ -160,7 +175,7 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
   if (typeof e.twinAlarms === 'object' && e.twinAlarms.min !== undefined && e.twinAlarms.max !== undefined && e.twinAlarms.min > e.twinAlarms.max) {
     fail('expect.twinAlarms', `min ${e.twinAlarms.min} is above max ${e.twinAlarms.max}`);
   }
-  if (e.stopWithinMs !== undefined && faults.length === 0) fail('expect.stopWithinMs', 'is measured from the first fault: give "faults"');
+  if (e.stopWithinMs !== undefined && injections.length === 0) fail('expect.stopWithinMs', 'is measured from the first injection: give "injections"');
   let controller: string | undefined;
   if (s.controller !== undefined) {
     controller = local(s.controller);
@@ -174,14 +189,14 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     rateHz: s.rateHz ?? rig.control.rateHz,
     feedforward: s.feedforward ?? rig.control.feedforward,
     ...(controller !== undefined ? { controller } : {}),
-    faults,
+    injections,
     ...(wiring !== undefined ? { wiring } : {}),
     maxSeconds: s.maxSeconds ?? 120,
     expect: e,
   };
 }
 
-/** Runs `f`; an input error it throws (a bad rig or trajectory file, a bad fault) goes to `fail` with its message. */
+/** Runs `f`; an input error it throws (a bad rig or trajectory file, a bad injection) goes to `fail` with its message. */
 function nested<T>(f: () => T, fail: (message: string) => never): T {
   try {
     return f();

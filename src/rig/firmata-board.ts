@@ -65,8 +65,8 @@ const EPS = 1e-12;
 export class FirmataBoard implements RigEnd {
   /** Called with bytes as they finish leaving the UART. */
   onTransmit: (bytes: Buffer) => void = () => {};
-  /** Switchable faults: `silent` = the board sends and applies nothing (a hung board, or not Firmata at all). */
-  readonly faults = { silent: false };
+  /** Switchable injections: `silent` = the board sends and applies nothing (a hung board, or not Firmata at all). */
+  readonly injected = { silent: false };
   /** Counters, for tests and the bench. */
   readonly stats = {
     rxBytes: 0,
@@ -294,7 +294,7 @@ export class FirmataBoard implements RigEnd {
 
   /** Firmata.write(): queues bytes on the UART; blocks the loop while the transmit buffer is full. */
   private write(bytes: readonly number[]): void {
-    if (this.faults.silent || this.disposed || bytes.length === 0) return;
+    if (this.injected.silent || this.disposed || bytes.length === 0) return;
     const now = this.clock.now();
     const start = Math.max(now, this.txFreeAt);
     const done = start + bytes.length * this.byteTime;
@@ -342,14 +342,14 @@ export class FirmataBoard implements RigEnd {
       if (this.ring.length < this.rxBuffer || at >= this.loopFreeAt) this.ring.push(b);
       else this.stats.rxOverflow++;
     }
-    if (this.ring.length > 0 && !this.faults.silent && !this.hostTalked) {
+    if (this.ring.length > 0 && !this.injected.silent && !this.hostTalked) {
       this.hostTalked = true;
       this.clock.clearTimer(this.versionTimer);
     }
     while (this.ring.length > 0) {
       const b = this.ring.shift()!;
       this.stats.rxBytes++;
-      if (!this.faults.silent) for (const m of this.framer.push([b])) this.onMessage(m);
+      if (!this.injected.silent) for (const m of this.framer.push([b])) this.onMessage(m);
       if (this.loopFreeAt > now + EPS) {
         this.wake(this.loopFreeAt);
         return;
@@ -365,7 +365,7 @@ export class FirmataBoard implements RigEnd {
       }
       this.wake(Math.max(this.loopFreeAt, this.whenMillis(this.prevMs + this.intervalMs + 1)));
     }
-    if (this.watchdog && !this.faults.silent) {
+    if (this.watchdog && !this.injected.silent) {
       this.watchdog.check();
       const due = this.watchdog.dueMillis;
       if (due !== undefined) this.wake(Math.max(this.loopFreeAt, this.whenMillis(due)));

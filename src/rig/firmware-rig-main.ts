@@ -1,17 +1,18 @@
 /**
  * The firmware rig's own process (started by serveFirmwareRig, not through bin/twolink.js, so with
- * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, faults, sliceUs, rt }.
+ * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, injections, sliceUs, rt }.
  * Errors a user can fix (a missing package, a build failure) are one line and exit code 2.
  */
 import { z } from 'zod';
 import { loadRig } from '../config/load.js';
 import { runFirmwareRig } from './firmware-rig.js';
+import { injectionSchema } from './injections.js';
 import { FirmwareSimError } from './firmware-sim.js';
 
 const Args = z.object({
   rigFile: z.string(),
   board: z.enum(['uno', 'mega']),
-  faults: z.array(z.object({ kind: z.string(), value: z.string().optional(), at: z.number().finite() })),
+  injections: z.array(injectionSchema),
   sliceUs: z.number().int().min(20).max(10_000).optional(),
   rt: z.boolean().optional(),
 });
@@ -22,7 +23,7 @@ async function main(): Promise<number> {
   try {
     return await runFirmwareRig(rig, {
       board: a.board,
-      faults: a.faults as Parameters<typeof runFirmwareRig>[1]['faults'],
+      injections: a.injections,
       ...(a.sliceUs ? { sliceUs: a.sliceUs } : {}),
       ...(a.rt ? { rt: true } : {}),
       log: (l) => process.stderr.write(`${l}\n`),

@@ -7,13 +7,13 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from './faults.js';
+import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
 import { requestRealtime, type RtResult } from '../time/threads.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
 
 export interface FirmwareRigOptions {
   board: FirmwareBoard;
-  faults: readonly FaultSpec[];
+  injections: readonly Injection[];
   /** Lock-step slice [us]. @default 250 */
   sliceUs?: number;
   /** Ask for SCHED_FIFO for the simulator (not for this process, which steps the plant). */
@@ -24,35 +24,9 @@ export interface FirmwareRigOptions {
   out: (line: string) => void;
 }
 
-/** Plant faults the firmware rig can inject (the board itself is the real firmware: only `reset` there). */
-const PLANT_FAULTS = new Set(['payload', 'stall', 'dead', 'sag', 'push', 'reset']);
-
-/** Applies a fault (one of PLANT_FAULTS) now. */
-function applyFault(sim: FirmwareSim, f: FaultSpec): void {
-  const p = sim.plant;
-  const joint = (v: string | undefined): number => Math.max(0, Math.min(p.joints - 1, Number((v ?? '1').split(':')[0]) - 1));
-  switch (f.kind) {
-    case 'reset':
-      sim.reset();
-      break;
-    case 'payload':
-      p.setPayload(Number(f.value ?? 0.2));
-      break;
-    case 'stall':
-      p.faults.stalled[joint(f.value)] = true;
-      break;
-    case 'dead':
-      p.faults.motorDead[joint(f.value)] = true;
-      break;
-    case 'sag':
-      p.faults.supplyScale = Number(f.value ?? 0.6);
-      break;
-    case 'push':
-      p.faults.extraTorque[joint(f.value)] = Number((f.value ?? '1:1').split(':')[1] ?? 1);
-      break;
-    default:
-      break;
-  }
+/** What injections act on here: the plant, and the board (the real firmware) only by a reset. */
+function firmwareSite(sim: FirmwareSim): InjectionSite {
+  return { name: 'the firmware rig (the board is the real firmware)', arm: sim.plant, board: { reset: () => sim.reset() } };
 }
 
 /**
@@ -64,7 +38,7 @@ function applyFault(sim: FirmwareSim, f: FaultSpec): void {
  */
 export function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
-  const args = JSON.stringify({ rigFile: rig.file, board: o.board, faults: o.faults, sliceUs: o.sliceUs, rt: o.rt });
+  const args = JSON.stringify({ rigFile: rig.file, board: o.board, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
   const child = spawn(process.execPath, [main, args], { stdio: 'inherit' });
   const pass = (sig: NodeJS.Signals) => (): void => void child.kill(sig);
   process.on('SIGINT', pass('SIGINT'));
@@ -74,10 +48,14 @@ export function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<numbe
 
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
 export async function runFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
-  for (const f of o.faults) {
-    if (!PLANT_FAULTS.has(f.kind)) o.log(`twolink rig: fault ${f.kind} is not available with --firmware (the board is the real firmware; faults: ${[...PLANT_FAULTS].join(', ')})`);
-  }
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  const site = firmwareSite(sim);
+  const pending = o.injections.filter((i) => {
+    const why = refusal(site, i.name);
+    if (why) o.log(`twolink rig: injection ${i.name} is not available with --firmware: ${why}`);
+    return !why;
+  });
+  pending.sort((a, b) => a.at - b.at);
   o.out(sim.ptyPath);
   if (o.rt) {
     // The harness (the board) only; the harness's 10 ms lead covers the plant's pauses. (This process
@@ -90,12 +68,11 @@ export async function runFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<n
     `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
-  const pending = o.faults.filter((f) => PLANT_FAULTS.has(f.kind)).sort((a, b) => a.at - b.at);
   sim.on('slice', (s) => {
     while (pending.length > 0 && pending[0]!.at <= s.boardTime) {
-      const f = pending.shift()!;
-      applyFault(sim, f);
-      o.log(`twolink rig: fault ${f.kind}${f.value ? `=${f.value}` : ''} at board time ${s.boardTime.toFixed(3)} s`);
+      const i = pending.shift()!;
+      const r = applyInjection(site, i);
+      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${s.boardTime.toFixed(3)} s` : `twolink rig: ${r.why}`);
     }
   });
   sim.on('outputs-off', (e) => {

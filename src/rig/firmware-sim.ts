@@ -7,10 +7,14 @@
  * harness reports the mean duty of each motor over it (from OCR1A/OCR1B, ICR1, the COM bits and the
  * direction pins); this side steps the Plant over the slice with that duty and answers with the
  * plant's encoder counts; the harness turns them into quadrature edges on the encoder pins during the
- * next slice. The harness may run up to `lead` slices ahead of the answers (default 40, 10 ms) when
- * this side is slow (a garbage-collector pause on a busy machine), so the firmware sees the encoders 1
- * slice late, and frozen for at most `lead` slices during such a pause, instead of the board stopping.
- * The harness paces itself on the wall clock.
+ * next slice. So that the pins show the plant's angle at each instant rather than one slice late, the
+ * answer is the counts predicted for the end of the next slice (angle + velocity x slice; the duty
+ * changes the velocity by < 0.01 counts within a slice); `predict: false` answers the counts now, the
+ * harness's original one-slice lag, for measuring it. The harness may run up to `lead` slices ahead
+ * of the answers (default 40, 10 ms) when this side is slow (a garbage-collector pause on a busy
+ * machine), instead of the board stopping; the pins then go on at the plant's last velocity (sent with
+ * the counts) rather than freeze, for at most `lead` slices. Every slice reports what the pins show: `encoderStats()` compares it with the
+ * plant. The harness paces itself on the wall clock, or (`hostLockstep`) waits for the host instead.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
@@ -64,6 +68,29 @@ export interface FirmwareSimOptions {
   lead?: number;
   /** Throttle to the wall clock. @default true */
   realtime?: boolean;
+  /** Answer with the counts predicted one slice ahead (see the file's comment). @default true */
+  predict?: boolean;
+  /**
+   * Not real time: each slice waits until the host has answered the firmware's last T frame, so a run
+   * is the same in board time however busy the machine is (figures from it are virtual-time figures).
+   * @default false
+   */
+  hostLockstep?: boolean;
+}
+
+/**
+ * The encoder pins against the plant, at the end of every slice: what the firmware could count then,
+ * next to the plant's angle then (noise-free) [counts].
+ */
+export interface EncoderPinStats {
+  slices: number;
+  /** RMS of (plant angle - pins) per joint, every slice [counts]. */
+  rmsCounts: number[];
+  /** The same over the slices that ran ahead of the plant process (pins following old counts) [counts]. */
+  staleRmsCounts: number[];
+  /** Slices that ran ahead of the plant process, and the most slices it was behind. */
+  staleSlices: number;
+  maxStale: number;
 }
 
 /** Events of a running simulation (board times are simulated time since the harness started [s]). */
@@ -108,6 +135,14 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   private readonly child: ChildProcess;
   private readonly counts: number[] = [0, 0];
   private readonly duty: number[] = [0, 0];
+  private readonly predictS: number;
+  private readonly sliceS: number;
+  private readonly sensor: { sign: number; zero: number; cpr: number }[];
+  private readonly pinSq = [0, 0];
+  private readonly staleSq = [0, 0];
+  private pinSlices = 0;
+  private staleSlices = 0;
+  private maxStale = 0;
   private summary: FirmwareSimSummary | undefined;
   private readonly exited: Promise<FirmwareSimSummary>;
 
@@ -116,14 +151,19 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     const rig = opts.rig;
     if (!rig.plant) throw new FirmwareSimError(`${rig.file} has no "plant" section: the firmware in the loop needs the true arm to simulate`);
     this.plant = new Plant(rig.plant, rig.encoders, 0);
+    this.sensor = rig.encoders.map((e) => ({ sign: e.sign, zero: e.zero, cpr: e.countsPerRev }));
+    this.sliceS = (opts.sliceUs ?? 250) / 1e6;
+    this.predictS = opts.predict === false ? 0 : this.sliceS;
     const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 40)];
-    if (opts.realtime === false) args.push('--no-realtime');
+    if (opts.realtime === false || opts.hostLockstep) args.push('--no-realtime');
+    if (opts.hostLockstep) args.push('--host-lockstep');
     this.child = spawn(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code) => {
         const s = this.summary ?? { boardS: this.plant.t, wallS: 0, maxBehindMs: 0, restarts: 0, droppedBytes: 0, code };
         s.code = code;
         this.summary = s;
+        this.emit('log', this.encoderStatsLine());
         this.emit('exit', s);
         resolve(s);
       });
@@ -179,11 +219,17 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       const a = line.indexOf(' ', 2);
       const b = line.indexOf(' ', a + 1);
       const c = line.indexOf(' ', b + 1);
+      const d = line.indexOf(' ', c + 1);
+      const e = line.indexOf(' ', d + 1);
+      const f = line.indexOf(' ', e + 1);
       const index = Number(line.slice(2, a));
       const tUs = Number(line.slice(a + 1, b));
       const d1 = Number(line.slice(b + 1, c));
-      const d2 = Number(line.slice(c + 1));
-      if (!(Number.isInteger(index) && index >= 0 && tUs >= 0 && Math.abs(d1) <= 1 && Math.abs(d2) <= 1)) {
+      const d2 = Number(line.slice(c + 1, d));
+      const p1 = Number(line.slice(d + 1, e));
+      const p2 = Number(line.slice(e + 1, f));
+      const stale = Number(line.slice(f + 1));
+      if (!(Number.isInteger(index) && index >= 0 && tUs >= 0 && Math.abs(d1) <= 1 && Math.abs(d2) <= 1 && Number.isInteger(p1) && Number.isInteger(p2) && Number.isInteger(stale) && stale >= 0)) {
         this.emit('log', `firmware-sim: a bad slice line from the harness: ${line}`);
         return '';
       }
@@ -191,10 +237,12 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       this.duty[1] = d2;
       this.plant.setDuty(this.duty);
       this.plant.advance(tUs / 1e6);
-      this.plant.counts(this.counts);
+      this.comparePins(p1, p2, stale);
+      this.predictedCounts();
       this.slices++;
       if (this.listenerCount('slice') > 0) this.emit('slice', { index, boardTime: tUs / 1e6, duty: [d1, d2] });
-      return `C ${index} ${this.counts[0] ?? 0} ${this.plant.joints > 1 ? (this.counts[1] ?? 0) : 0}\n`;
+      const two = this.plant.joints > 1;
+      return `C ${index} ${this.counts[0] ?? 0} ${two ? (this.counts[1] ?? 0) : 0} ${this.sliceVelocity(0).toFixed(3)} ${two ? this.sliceVelocity(1).toFixed(3) : 0}\n`;
     }
     const f = line.split(' ');
     if (kind === 'P') {
@@ -209,6 +257,59 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       this.summary = { boardS: Number(f[1]), wallS: Number(f[2]), maxBehindMs: Number(f[3]), restarts: Number(f[4]), droppedBytes: Number(f[5]), code: null };
     }
     return '';
+  }
+
+  /** The plant's noise-free angle in counts of encoder j, `aheadS` ahead at its present velocity. */
+  private idealCounts(j: number, aheadS: number): number {
+    const e = this.sensor[j]!;
+    return (e.sign * (this.plant.q[j]! + this.plant.qd[j]! * aheadS - e.zero) * e.cpr) / (2 * Math.PI);
+  }
+
+  private comparePins(p1: number, p2: number, stale: number): void {
+    if (this.slices === 0) return; // the pins start at 0 and wind to the plant once the firmware is up
+    for (let j = 0; j < this.plant.joints; j++) {
+      const err = this.idealCounts(j, 0) - (j === 0 ? p1 : p2);
+      this.pinSq[j]! += err * err;
+      if (stale > 0) this.staleSq[j]! += err * err;
+    }
+    this.pinSlices++;
+    if (stale > 0) this.staleSlices++;
+    if (stale > this.maxStale) this.maxStale = stale;
+  }
+
+  /** The plant's velocity [counts per slice] of encoder j: the harness goes on at it while this side is late. */
+  private sliceVelocity(j: number): number {
+    const e = this.sensor[j]!;
+    return (e.sign * this.plant.qd[j]! * e.cpr * this.sliceS) / (2 * Math.PI);
+  }
+
+  /** The plant's counts at the end of the next slice (or now, without prediction) into this.counts. */
+  private predictedCounts(): void {
+    const q = this.plant.q;
+    const saved = q.slice();
+    for (let j = 0; j < this.plant.joints; j++) q[j] = q[j]! + this.plant.qd[j]! * this.predictS;
+    this.plant.counts(this.counts);
+    for (let j = 0; j < this.plant.joints; j++) q[j] = saved[j]!;
+  }
+
+  /** The encoder pins against the plant so far (see EncoderPinStats). */
+  encoderStats(): EncoderPinStats {
+    const n = this.plant.joints;
+    const rms = (sq: number[], k: number): number[] => sq.slice(0, n).map((s) => (k > 0 ? Math.sqrt(s / k) : 0));
+    return { slices: this.pinSlices, rmsCounts: rms(this.pinSq, this.pinSlices), staleRmsCounts: rms(this.staleSq, this.staleSlices), staleSlices: this.staleSlices, maxStale: this.maxStale };
+  }
+
+  /**
+   * The encoder pins against the plant, one line (logged when the harness exits; src/bench/firmware.ts
+   * reads it). Board-time figures of this run.
+   */
+  encoderStatsLine(): string {
+    const st = this.encoderStats();
+    const deg = (c: readonly number[]): string => c.map((x, j) => ((x * 360) / this.sensor[j]!.cpr).toFixed(4)).join(' / ');
+    return (
+      `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsCounts)} deg; ` +
+      `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsCounts)} deg`
+    );
   }
 
   /** Process id of the harness. */

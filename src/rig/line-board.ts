@@ -13,8 +13,8 @@ import { decodeHostFrame, encodeBoardFrame, FLAG, LineAssembler, MAX_LINE, PROTO
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { Plant } from './plant.js';
 
-/** Faults of the link and the board, switchable while it runs. */
-export interface BoardFaults {
+/** Injections into the link and the board, switchable while it runs (src/rig/injections.ts). */
+export interface LineBoardInjections {
   /** Probability that a byte (either direction) is lost. */
   dropProbability: number;
   /** Probability that a byte (either direction) has one bit flipped. */
@@ -38,14 +38,14 @@ export interface LineBoardOptions {
   pwmSteps?: number;
   /** Transmit buffer size [bytes]. @default 320 (the firmware's 256-byte queue + HardwareSerial's 64) */
   txBuffer?: number;
-  /** Noise source for faults (uniform 0..1). */
+  /** Noise source for the injected byte losses and bit flips (uniform 0..1). */
   random: () => number;
 }
 
 const FIRMWARE = 'twolink-mock/1.0.0';
 
 export class LineBoard {
-  readonly faults: BoardFaults = { dropProbability: 0, corruptProbability: 0, extraLatency: 0, silent: false };
+  readonly injected: LineBoardInjections = { dropProbability: 0, corruptProbability: 0, extraLatency: 0, silent: false };
   /** Counters, for tests. */
   readonly stats = { rxLines: 0, rxRejected: 0, overlong: 0, stale: 0, txFrames: 0, txDropped: 0, watchdogTrips: 0, resets: 0 };
   /** Called with bytes as they finish leaving the UART. */
@@ -153,7 +153,7 @@ export class LineBoard {
     this.boot();
   }
 
-  /** Sends raw bytes as if the board's firmware had gone mad (fault injection). */
+  /** Sends raw bytes as if the board's firmware had gone mad (the garbage and longline injections). */
   injectRaw(bytes: Uint8Array): void {
     const now = this.now();
     const start = Math.max(now, this.txFreeAt);
@@ -198,14 +198,14 @@ export class LineBoard {
     this.after(arrive - now, () => this.process(data));
   }
 
-  /** Applies the drop and corruption faults, and a baud-rate mismatch, to bytes on the wire. */
+  /** Applies the injected drops and corruptions, and a baud-rate mismatch, to bytes on the wire. */
   private mangle(bytes: Uint8Array): Uint8Array {
     if (this.hostBaudRate !== undefined && this.hostBaudRate !== this.o.baudRate) {
       // The receiver samples the bits at the wrong times: what arrives is noise (deterministic here).
       const ratio = this.hostBaudRate / this.o.baudRate;
       return Uint8Array.from(bytes, (b, i) => ((b * 167 + i * 13 + Math.round(ratio * 31)) & 0xff) | 0x80);
     }
-    const f = this.faults;
+    const f = this.injected;
     if (f.dropProbability <= 0 && f.corruptProbability <= 0) return bytes;
     const out: number[] = [];
     for (const b of bytes) {
@@ -257,7 +257,7 @@ export class LineBoard {
     }
     this.feedWatchdog();
     // In sync mode a command takes effect after the board's latency; in streaming mode at the next sample.
-    const delay = this.rateHz > 0 ? this.faults.extraLatency : this.o.latency + this.faults.extraLatency;
+    const delay = this.rateHz > 0 ? this.injected.extraLatency : this.o.latency + this.injected.extraLatency;
     if (delay > 0 && (f.type === 'M' || f.type === 'Q')) this.after(delay, () => this.apply(f));
     else this.apply(f);
   }
@@ -408,7 +408,7 @@ export class LineBoard {
 
   /** Queues a frame on the UART; false (and TXDROP) when the transmit buffer cannot take it. */
   private send(frame: BoardFrame): boolean {
-    if (this.faults.silent) return false;
+    if (this.injected.silent) return false;
     const now = this.now();
     // Bytes still in the transmit buffer at `now`.
     this.txQueued = this.txQueued.filter((q) => q.at > now);

@@ -10,7 +10,7 @@
 import type { Duplex } from 'node:stream';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
 import { SerialPortStream } from '@serialport/stream';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
 import type { FirmwareFeatures } from '../protocol/firmata.js';
 import { isWiringIssue, type MotorPins, type WiringSpec } from '../protocol/firmata-wiring.js';
@@ -55,7 +55,7 @@ export interface FirmataMockRig {
 }
 
 /** Builds the board of a rig file (which must have `plant` and `firmata` sections). */
-export function createFirmataBoard(rig: Rig, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
+export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
   if (!rig.plant) {
     throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm-firmata.json)', 'plant');
   }
@@ -143,7 +143,7 @@ class CablePort implements BindingPortInterface {
 }
 
 /** Builds the Firmata mock rig of a rig file, reachable in-process through a serialport stream. */
-export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRigOptions = {}): FirmataMockRig {
+export function createFirmataMockRig(rig: MockPart, clock: Clock, opts: FirmataMockRigOptions = {}): FirmataMockRig {
   const { plant, board, motors } = createFirmataBoard(rig, clock, opts);
   const path = opts.path ?? `mock:${rig.name}`;
   // Behind the same USB-serial adapter model as the line-protocol mock (the rig file's plant.adapter).
@@ -180,7 +180,7 @@ export function createFirmataMockRig(rig: Rig, clock: Clock, opts: FirmataMockRi
  * board's bytes are written to the stream, the stream's bytes go to the board. Returns a function
  * that stops it.
  */
-export function serveFirmataRig(rig: Rig, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
+export function serveFirmataRig(rig: MockPart, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
   const { plant, board } = createFirmataBoard(rig, clock, opts);
   const detach = serveOnStream(board, stream);
   return {

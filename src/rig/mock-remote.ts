@@ -1,11 +1,11 @@
 /**
  * The host's handle on a mock rig running in its own thread (mock-thread.ts): a serialport stream over
- * the shared-memory cable, fault injection by message, and the thread's own account of its timing.
+ * the shared-memory cable, injections by message, and the thread's own account of its timing.
  */
 import { Worker } from 'node:worker_threads';
 import { SerialPortStream } from '@serialport/stream';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from './faults.js';
+import type { Injection } from './injections.js';
 import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadStats } from './mock-thread.js';
 import { boardSilentS, createWire, wireBinding } from './wire.js';
 import type { MockWiring } from './wiring.js';
@@ -17,8 +17,8 @@ export interface RemoteMockRig {
   openStream(baudRate?: number): Promise<SerialPortStream>;
   /** How long the mock's thread has not run [s] (a busy machine starving it). */
   silentS(): number;
-  /** Injects a rig fault now. */
-  fault(f: FaultSpec): void;
+  /** Applies an injection that acts on the rig now (the thread says if this mock cannot take it). */
+  inject(i: Injection): void;
   /** Stops the mock's thread and resolves with how it fared. */
   stop(): Promise<MockThreadStats | undefined>;
 }
@@ -36,6 +36,7 @@ export function startRemoteMockRig(rig: Rig, wiring?: MockWiring): Promise<Remot
     worker.once('error', onEarly);
     worker.on('message', (m: MockThreadMessage) => {
       if (m.type === 'stats') stats = m.stats;
+      else if (m.type === 'refused') process.stderr.write(`twolink: the mock rig refused an injection: ${m.why}\n`);
       else if (m.type === 'error') reject(new Error(`the mock rig's thread failed: ${m.message}`));
       else if (m.type === 'ready') {
         worker.off('error', onEarly);
@@ -50,7 +51,7 @@ export function startRemoteMockRig(rig: Rig, wiring?: MockWiring): Promise<Remot
               s.open((err) => (err ? rej(err) : res(s)));
             }),
           silentS: () => boardSilentS(wire),
-          fault: (f) => worker.postMessage({ type: 'fault', fault: f } satisfies MockThreadCommand),
+          inject: (i) => worker.postMessage({ type: 'inject', injection: i } satisfies MockThreadCommand),
           stop: async () => {
             worker.postMessage({ type: 'stop' } satisfies MockThreadCommand);
             const t = setTimeout(() => void worker.terminate(), 2000);

@@ -6,7 +6,7 @@
  * on a pty (`twolink rig`).
  */
 import { SerialPortStream } from '@serialport/stream';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
 import type { Clock } from '../time/clock.js';
 import { rigBinding, type RigEnd } from './binding.js';
@@ -64,7 +64,7 @@ export interface LineRigParts {
 }
 
 /** Builds the plant, the board and the adapter of `rig` (which must have a `plant` section) on `clock`. */
-export function buildLineRig(rig: Rig, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineRigParts {
+export function buildLineRig(rig: MockPart, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineRigParts {
   if (!rig.plant) {
     throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm.json)', 'plant');
   }
@@ -93,7 +93,7 @@ export function buildLineRig(rig: Rig, clock: Clock, opts: { board?: string; wir
 }
 
 /** The mock rig of a rig file in this thread, behind a serialport binding (virtual time, tests). */
-export function createMockRig(rig: Rig, clock: Clock, opts: { path?: string; board?: string; wiring?: MockWiring } = {}): MockRig {
+export function createMockRig(rig: MockPart, clock: Clock, opts: { path?: string; board?: string; wiring?: MockWiring } = {}): MockRig {
   const parts = buildLineRig(rig, clock, opts);
   const path = opts.path ?? `mock:${rig.name}`;
   const binding = rigBinding(path, parts.end);

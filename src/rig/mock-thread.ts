@@ -8,15 +8,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from './faults.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
-import { applyFault } from './fault-effects.js';
+import { applyInjection, firmataMockSite, injectionSchema, lineMockSite, type Injection, type InjectionSite } from './injections.js';
 import { AdaptedEnd, buildLineRig } from './mock-rig.js';
-import type { MockParts } from './fault-effects.js';
 import type { RigEnd } from './binding.js';
-import type { Plant } from './plant.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
 import { BoardWireEnd, type WireBuffers } from './wire.js';
 import type { MockWiring } from './wiring.js';
@@ -30,7 +27,7 @@ export interface MockThreadInput {
 }
 
 /** Messages to the mock's thread. */
-export type MockThreadCommand = { type: 'fault'; fault: FaultSpec } | { type: 'stop' };
+export type MockThreadCommand = { type: 'inject'; injection: Injection } | { type: 'stop' };
 
 /** How the mock's own thread fared. */
 export interface MockThreadStats {
@@ -58,12 +55,17 @@ export interface MockThreadStats {
 }
 
 /** Messages from the mock's thread. */
-export type MockThreadMessage = { type: 'ready'; tid: number } | { type: 'stats'; stats: MockThreadStats } | { type: 'error'; message: string };
+export type MockThreadMessage =
+  | { type: 'ready'; tid: number }
+  | { type: 'stats'; stats: MockThreadStats }
+  | { type: 'error'; message: string }
+  /** An injection this mock cannot take (it lacks the part it acts on), and why. */
+  | { type: 'refused'; why: string };
 
 /** The mock of either protocol, as this thread drives it. */
 interface ThreadRig {
-  plant: Plant;
-  board: MockParts['board'];
+  /** What injections act on; `unplug` is the cable to the host (this thread's end of the wire). */
+  site(unplug: () => void): InjectionSite;
   end: RigEnd;
   samples(): number;
   dispose(): void;
@@ -75,12 +77,10 @@ async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<Thr
     const { createFirmataBoard } = await import('./mock-firmata-rig.js');
     const f = createFirmataBoard(input.rig, clock, opts);
     const adapter = new UsbSerialAdapter(clock, { kind: input.rig.plant!.adapter.kind, latencyMs: input.rig.plant!.adapter.latencyMs });
-    const b = f.board as unknown as { stats?: Record<string, number> };
     return {
-      plant: f.plant,
-      board: f.board as unknown as MockParts['board'],
+      site: (unplug) => firmataMockSite('the Firmata mock rig', f.plant, f.board, unplug),
       end: new AdaptedEnd(f.board, adapter),
-      samples: () => b.stats?.txBytes ?? 0, // (bytes: Firmata has no sample frames)
+      samples: () => f.board.stats.txBytes, // (bytes: Firmata has no sample frames)
       dispose: () => {
         f.board.dispose();
         adapter.dispose();
@@ -88,7 +88,7 @@ async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<Thr
     };
   }
   const l = buildLineRig(input.rig, clock, opts);
-  return { plant: l.plant, board: l.board, end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
+  return { site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug), end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
 }
 
 /** A timer this late [s] means the board's thread was not running: the board's time stands still. */
@@ -107,14 +107,14 @@ async function main(): Promise<void> {
   let running = true;
   const monitor = new StallMonitor();
   const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
+  const site = mock.site(() => wire.unplug());
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') running = false;
-    else if (m.type === 'fault') {
-      try {
-        applyFault({ plant: mock.plant, board: mock.board, unplug: () => wire.unplug() }, m.fault);
-      } catch (e) {
-        port.postMessage({ type: 'error', message: `fault ${m.fault.kind} cannot be injected into this mock: ${e instanceof Error ? e.message : String(e)}` } satisfies MockThreadMessage);
-      }
+    else if (m.type === 'inject') {
+      // Checked again: it crossed a thread boundary.
+      const i = injectionSchema.safeParse(m.injection);
+      const r = i.success ? applyInjection(site, i.data) : { ok: false as const, why: `not an injection: ${JSON.stringify(m.injection)}` };
+      if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
     }
   });
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);

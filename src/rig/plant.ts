@@ -2,7 +2,7 @@
  * The mock rig's arm: the model of src/model plus what a real arm has and the model does not:
  * a DC motor per joint (PWM duty -> voltage -> current -> torque, with back-EMF, gear ratio, gearbox
  * efficiency and the rotor's reflected inertia), viscous and Coulomb friction, encoder quantization
- * and noise, and fault knobs (a stalled joint, a slipping or reversed encoder, a payload, a dead
+ * and noise, and injection knobs (a stalled joint, a slipping or reversed encoder, a payload, a dead
  * motor, a sagging supply, an external torque).
  *
  * The motor is quasi-static (the electrical time constant L/R, about 1 ms for such motors, is below
@@ -16,8 +16,8 @@ import { mulberry32 } from '../model/random.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';
 
-/** Faults a test can switch on while the plant runs. */
-export interface PlantFaults {
+/** Injections a test can switch on while the plant runs (src/rig/injections.ts). */
+export interface PlantInjections {
   /** Joint i is jammed: it does not move whatever the torque. */
   stalled: boolean[];
   /** Counts added to encoder i (a slipping encoder adds to this). */
@@ -92,7 +92,7 @@ export class Plant {
   readonly qd: number[];
   /** Plant time [s]. */
   t: number;
-  readonly faults: PlantFaults;
+  readonly injected: PlantInjections;
   /** Duty being applied, -1..1 per board output (per joint unless the mock is miswired). */
   readonly duty: number[];
   /** Joint torques of the motors at the last step [N m]. */
@@ -132,7 +132,7 @@ export class Plant {
     this.tau = new Array(n).fill(0);
     this.ext = new Array(n).fill(0);
     this.rotor = params.motors.slice(0, n).map((m) => m.gear * m.gear * m.rotorInertia);
-    this.faults = {
+    this.injected = {
       stalled: new Array(n).fill(false),
       encoderOffset: new Array(n).fill(0),
       encoderReversed: new Array(n).fill(false),
@@ -177,9 +177,9 @@ export class Plant {
 
   /** Joint torque of motor i at joint velocity w [N m]. */
   private motor(i: number, w: number): number {
-    if (this.faults.motorDead[i]) return 0;
+    if (this.injected.motorDead[i]) return 0;
     const m = this.params.motors[i]!;
-    const volts = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.params.supplyV * this.faults.supplyScale;
+    const volts = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.params.supplyV * this.injected.supplyScale;
     const amps = (volts - m.ke * m.gear * w) / m.R;
     return m.efficiency * m.gear * m.kt * amps;
   }
@@ -191,15 +191,15 @@ export class Plant {
     for (let i = 0; i < n; i++) {
       const mt = this.motor(i, qd[i]!);
       this.motorTorque[i] = mt;
-      this.tau[i] = mt + this.ext[i]! + this.faults.extraTorque[i]!;
+      this.tau[i] = mt + this.ext[i]! + this.injected.extraTorque[i]!;
     }
     if (n === 1) {
-      out[0] = this.faults.stalled[0] ? 0 : forwardDynamics1(this.arm as OneLinkParams, q[0]!, this.tau[0]!, this.rotor[0]!);
+      out[0] = this.injected.stalled[0] ? 0 : forwardDynamics1(this.arm as OneLinkParams, q[0]!, this.tau[0]!, this.rotor[0]!);
       return;
     }
     const d = this.dyn2!;
-    const s0 = this.faults.stalled[0];
-    const s1 = this.faults.stalled[1];
+    const s0 = this.injected.stalled[0];
+    const s1 = this.injected.stalled[1];
     if (!s0 && !s1) {
       d.forwardDynamics(q, qd, this.tau, out, this.rotor);
       return;
@@ -232,7 +232,7 @@ export class Plant {
   }
 
   private enforceStall(): void {
-    for (let i = 0; i < this.joints; i++) if (this.faults.stalled[i]) this.qd[i] = 0;
+    for (let i = 0; i < this.joints; i++) if (this.injected.stalled[i]) this.qd[i] = 0;
   }
 
   /** Encoder counts per board input now: quantized, with noise, offsets and reversal (as a board would read them). */
@@ -242,8 +242,8 @@ export class Plant {
       const e = this.sensor[j]!;
       const ideal = (e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI);
       const noisy = ideal + (this.params.noiseCounts > 0 ? this.params.noiseCounts * this.noise.gaussian() : 0);
-      let c = Math.round(noisy) + this.faults.encoderOffset[i]!;
-      if (this.faults.encoderReversed[i]) c = -c;
+      let c = Math.round(noisy) + this.injected.encoderOffset[i]!;
+      if (this.injected.encoderReversed[i]) c = -c;
       out[i] = Math.max(-2147483648, Math.min(2147483647, c));
     }
     return out;
@@ -256,7 +256,7 @@ export class Plant {
       const j = this.encoderJoint[i]!;
       const e = this.sensor[j]!;
       const ideal = Math.round((e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI));
-      this.faults.encoderOffset[i] = -ideal;
+      this.injected.encoderOffset[i] = -ideal;
     }
   }
 }

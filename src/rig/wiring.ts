@@ -16,7 +16,8 @@
  * every error names the item at fault.
  */
 import { z } from 'zod';
-import type { EncoderParams, Rig } from '../config/load.js';
+import type { EncoderParams } from '../config/load.js';
+import type { PlantPart } from '../config/parts.js';
 import { Plant, type PlantWiring } from './plant.js';
 
 /** One wiring mistake (joints 0-based). */
@@ -176,7 +177,7 @@ export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[], s
  * The plant of a rig file's `plant` section, wired as `wiring` says (an empty list: wired right, the
  * counts zero at the power-on pose); without `wiring`, as the rig file's encoders say.
  */
-export function createPlant(rig: Rig & { plant: NonNullable<Rig['plant']> }, t0: number, wiring?: MockWiring): Plant {
+export function createPlant(rig: PlantPart, t0: number, wiring?: MockWiring): Plant {
   if (!wiring) return new Plant(rig.plant, rig.encoders, t0);
   const w = plantWiring(wiring, rig.encoders, rig.plant.start);
   return new Plant(rig.plant, w.boardEncoders, t0, w.wiring);

@@ -4,7 +4,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../rig/faults.js';
+import type { Injection } from '../rig/injections.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
 import type { LoopTiming } from '../control/runner.js';
@@ -27,7 +27,8 @@ export interface RunPlan {
   feedforward: FeedforwardMode;
   /** The board's sampling rate [Hz]. */
   rateHz: number;
-  faults: FaultSpec[];
+  /** Test knobs injected into the mock rig (or the loop's thread) at loop times. */
+  injections: Injection[];
   /** Hard cap on the run [s]. */
   maxSeconds: number;
   /** A user's controller module (ESM). */

@@ -164,7 +164,7 @@ export class Session {
       target: o.target,
       rig: { file: o.rig.file, name: o.rig.name, content: o.rig.source },
       trajectories: o.paths,
-      faults: o.faults,
+      injections: o.injections,
     };
   }
 
@@ -205,7 +205,7 @@ export class Session {
       feedforward: o.feedforward,
       rateHz: o.rateHz,
       ring: this.ring,
-      faults: o.faults,
+      injections: o.injections,
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
       ...(o.controller ? { controller: o.controller } : {}),

@@ -7,7 +7,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { Rig } from '../config/load.js';
-import type { FaultSpec } from '../rig/faults.js';
+import type { Injection } from '../rig/injections.js';
 import type { MockThreadStats } from '../rig/mock-thread.js';
 import type { MockWiring } from '../rig/wiring.js';
 import type { Clock } from '../time/clock.js';
@@ -17,10 +17,10 @@ import { openSerialPort } from '../transport/open.js';
 /** Where the arm is: the rig file's simulated plant (the mock rig), or a serial port. */
 export type Target = { kind: 'mock'; wiring?: MockWiring } | { kind: 'port'; path: string; baudRate?: number };
 
-/** The mock rig's handle, for fault injection and its own account of its timing. */
+/** The mock rig's handle, for injections and its own account of its timing. */
 export interface MockHandle {
-  /** Injects a rig fault (not a host fault: busy, throw) now. */
-  fault(f: FaultSpec): void;
+  /** Applies an injection that acts on the rig (not on the host: busy, throw) now. */
+  inject(i: Injection): void;
   /** Ends the mock; resolves with how its thread fared (undefined when it shares the loop's thread). */
   stop(): Promise<MockThreadStats | undefined>;
   /** The mock thread's Linux task id, or -1. */
@@ -52,7 +52,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
       const link = fl.createFirmataLink(rig, stream, mock.path, clock, { baudRate });
       return {
         link,
-        mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
+        mock: { inject: (i) => mock.inject(i), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
         describe: `Firmata (johnny-five) to the mock rig ${mock.path} (its own thread, ${rig.plant?.adapter.kind ?? '16u2'} adapter) at ${baudRate} baud`,
         boardWatchdog: () => link.hasBoardWatchdog,
       };
@@ -76,7 +76,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     const stream = await mock.openStream(baudRate);
     return {
       link: make(stream, mock.path),
-      mock: { fault: (f) => mock.fault(f), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
+      mock: { inject: (i) => mock.inject(i), stop: () => mock.stop(), tid: mock.tid, silentS: () => mock.silentS() },
       describe: `line protocol to the mock rig ${mock.path} (its own thread, ${rig.plant?.adapter.kind ?? '16u2'} adapter) at ${baudRate} baud`,
       boardWatchdog: () => true,
     };

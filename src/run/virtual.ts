@@ -7,14 +7,14 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { FaultSpec } from '../rig/faults.js';
+import type { Injection } from '../rig/injections.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
 import { runLoop, type RunResult } from '../control/runner.js';
 import { F } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { applyFault, isHostFault } from '../rig/fault-effects.js';
+import { actsOn, applyInjection, lineMockSite } from '../rig/injections.js';
 import { createMockRig, type MockRig } from '../rig/mock-rig.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { settle, VirtualClock } from '../time/clock.js';
@@ -43,8 +43,8 @@ export interface VirtualRunOptions {
   keepRows?: boolean;
   /** Write an NDJSON recording (header, ticks, events, summary) here, as `twolink run --record` does. */
   record?: string;
-  /** Rig faults at loop times (host faults, busy and throw, are refused here). */
-  faults?: FaultSpec[];
+  /** Injections into the mock rig at loop times (those on the host's thread, busy and throw, are refused here). */
+  injections?: Injection[];
   /** The mock wired wrong on purpose. */
   wiring?: MockWiring;
   /** A user's controller module, or a ControlLaw. */
@@ -61,9 +61,10 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
-  const faults = (opts.faults ?? []).slice().sort((a, b) => a.at - b.at);
-  for (const f of faults) if (isHostFault(f.kind)) throw new Error(`--fault ${f.kind}: a fault of the host's thread cannot be injected in virtual time`);
-  const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, faults) : undefined;
+  const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
+  for (const i of injections) if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
+  const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
+  const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
@@ -88,7 +89,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     },
     onTick: (c) => {
       const t = c.row[F.t]!;
-      while (faults.length && faults[0]!.at <= t) applyFault({ plant: mock.plant, board: mock.board, unplug: () => mock.unplug() }, faults.shift()!);
+      while (injections.length && injections[0]!.at <= t) applyInjection(site, injections.shift()!);
       opts.onTick?.(c, clock, mock);
     },
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -119,7 +120,7 @@ async function openLinks(rig: Rig, mock: MockRig, clock: VirtualClock): Promise<
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
-function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], faults: FaultSpec[]): Recorder {
+function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[]): Recorder {
   const recorder = new Recorder(file, rig.joints);
   recorder.open({
     kind: 'header',
@@ -133,7 +134,7 @@ function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: Feedf
     clock: 'virtual',
     rig: { file: rig.file, name: rig.name, content: rig.source },
     trajectories: paths,
-    faults,
+    injections,
   });
   return recorder;
 }

@@ -4,31 +4,124 @@
  * in its event loop: nothing spins. Rows go to the main thread through the shared ring; events and the
  * result through typed messages (messages.ts).
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import type { FaultSpec } from '../rig/faults.js';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { F } from '../control/tick.js';
-import type { LoopCommand } from '../control/loop.js';
+import type { ControlLaw, LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
-import { runLoop } from '../control/runner.js';
-import { isHostFault } from '../rig/fault-effects.js';
+import { runLoop, type RunResult } from '../control/runner.js';
+import { actsOn, applyInjection, type Injection, type InjectionSite } from '../rig/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
 import { loadControlLaw } from './law.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
-import { openTarget, type MockHandle } from './target.js';
+import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
-/** A fault of the host itself, on this thread. */
-function hostFault(f: FaultSpec): void {
-  if (f.kind === 'busy') {
-    const end = performance.now() + Number(f.value ?? '1') * 1000;
-    while (performance.now() < end) {
-      // the machine is busy: nothing runs on this thread
+/** The host's own part for injections: this thread (busy, throw). */
+const HOST_SITE: InjectionSite = {
+  name: 'the loop thread',
+  host: {
+    block: (seconds) => {
+      const end = performance.now() + seconds * 1000;
+      while (performance.now() < end) {
+        // the machine is busy: nothing runs on this thread
+      }
+    },
+    raise: (message) => {
+      throw new Error(message);
+    },
+  },
+};
+
+/**
+ * The injections of a run, due on the loop's (the board's) time `t` [s]: those on the host act on
+ * this thread, the others go to the mock rig's.
+ */
+function injector(injections: readonly Injection[], mock: MockHandle | undefined): (t: number) => void {
+  const pending = injections.slice().sort((a, b) => a.at - b.at);
+  return (t) => {
+    while (pending.length && pending[0]!.at <= t) {
+      const i = pending.shift()!;
+      if (actsOn(i.name) === 'host') applyInjection(HOST_SITE, i);
+      else mock?.inject(i);
     }
-  } else if (f.kind === 'throw') {
-    throw new Error(`injected fault (--fault throw@${f.at})`);
-  }
+  };
+}
+
+/** Loop commands from the main thread, held until the loop is ready for them. */
+function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void): void } {
+  let send: ((c: LoopCommand) => void) | undefined;
+  const early: LoopCommand[] = [];
+  port.on('message', (m: WorkerCommand) => {
+    if (m.type !== 'command') return;
+    if (send) send(m.command);
+    else early.push(m.command);
+  });
+  return {
+    ready: (s) => {
+      send = s;
+      for (const cmd of early.splice(0)) s(cmd);
+    },
+  };
+}
+
+/** CPU time over the run: the process, this thread, the main thread and the mock's thread. */
+function cpuMeter(mockTid: number): () => { hostPct: number; mockPct: number | null; loopPct: number; mainPct: number } {
+  const clock = new RealClock();
+  const loopTid = threadId();
+  const cpu0 = processCpuSeconds();
+  const loop0 = taskCpuSeconds(loopTid);
+  const main0 = taskCpuSeconds(process.pid);
+  const mock0 = mockTid > 0 ? taskCpuSeconds(mockTid) : NaN;
+  const wall0 = clock.now();
+  return () => {
+    const wall = clock.now() - wall0;
+    const mockCpu = mockTid > 0 ? taskCpuSeconds(mockTid) - mock0 : NaN;
+    const procCpu = processCpuSeconds() - cpu0;
+    const pct = (s: number): number => (wall > 0 ? (100 * s) / wall : NaN);
+    return {
+      hostPct: wall > 0 ? pct(procCpu - (Number.isFinite(mockCpu) ? mockCpu : 0)) : 0,
+      mockPct: Number.isFinite(mockCpu) && wall > 0 ? pct(mockCpu) : null,
+      loopPct: pct(taskCpuSeconds(loopTid) - loop0),
+      mainPct: pct(taskCpuSeconds(process.pid) - main0),
+    };
+  };
+}
+
+/** --rt: every thread but the main one (the loop's, its I/O and GC helpers) and the mock's, a board being another computer with a priority of its own. */
+async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage) => void): Promise<void> {
+  const prio = new Map<number, number>([[threadId(), 40]]);
+  if (mock && mock.tid > 0) prio.set(mock.tid, 45);
+  post({ type: 'rt', result: await requestRealtimeProcess(39, prio) });
+}
+
+/** Runs the loop on the opened target. */
+function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult> {
+  const ring = new RingWriter(input.ring);
+  const inject = injector(input.injections, opened.mock);
+  return runLoop({
+    rig: input.rig,
+    link: opened.link,
+    clock,
+    rateHz: input.rateHz,
+    feedforward: input.feedforward,
+    paths: input.paths,
+    cycle: input.cycle,
+    park: input.park,
+    maxSeconds: input.maxSeconds,
+    boardWatchdog: opened.boardWatchdog, // asked after the handshake
+    ...(opened.mock?.silentS ? { boardSilentS: opened.mock.silentS } : {}),
+    ...(law ? { law } : {}),
+    ...(input.predict !== undefined ? { predict: input.predict } : {}),
+    sink: (row) => ring.write(row),
+    onEvent: (event) => post({ type: 'event', event }),
+    onReady: (c) => {
+      inbox.ready(c.send);
+      post({ type: 'ready', identity: c.identity, describe: opened.describe });
+    },
+    onTick: (core) => inject(core.row[F.t]!),
+  });
 }
 
 async function main(): Promise<void> {
@@ -36,87 +129,26 @@ async function main(): Promise<void> {
   const input = workerData as WorkerInput;
   const clock = new RealClock();
   const post = (m: WorkerMessage): void => port.postMessage(m);
-  let send: ((c: LoopCommand) => void) | undefined;
-  const early: LoopCommand[] = [];
-  port.on('message', (m: WorkerCommand) => {
-    if (m.type === 'command') {
-      if (send) send(m.command);
-      else early.push(m.command);
-    }
-  });
+  const inbox = commandInbox(port);
   let mock: MockHandle | undefined;
   try {
     const law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
-    if (input.rt) {
-      // Every thread but the main one: the loop's, its I/O and GC helpers, and (a board is another
-      // computer, with a priority of its own) the mock's.
-      const prio = new Map<number, number>([[threadId(), 40]]);
-      if (mock && mock.tid > 0) prio.set(mock.tid, 45);
-      const result = await requestRealtimeProcess(39, prio);
-      post({ type: 'rt', result });
-    }
-    const ring = new RingWriter(input.ring);
-    const pending = input.faults.slice().sort((a, b) => a.at - b.at);
+    if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
-    const cpu0 = processCpuSeconds();
-    const loopTid = threadId();
-    const loopCpu0 = taskCpuSeconds(loopTid);
-    const mainCpu0 = taskCpuSeconds(process.pid);
-    const mockCpu0 = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) : NaN;
-    const wall0 = clock.now();
-    const result = await runLoop({
-      rig: input.rig,
-      link: opened.link,
-      clock,
-      rateHz: input.rateHz,
-      feedforward: input.feedforward,
-      paths: input.paths,
-      cycle: input.cycle,
-      park: input.park,
-      maxSeconds: input.maxSeconds,
-      boardWatchdog: opened.boardWatchdog, // asked after the handshake
-      ...(mock?.silentS ? { boardSilentS: mock.silentS } : {}),
-      ...(law ? { law } : {}),
-      ...(input.predict !== undefined ? { predict: input.predict } : {}),
-      sink: (row) => ring.write(row),
-      onEvent: (event) => post({ type: 'event', event }),
-      onReady: (c) => {
-        send = c.send;
-        for (const cmd of early.splice(0)) send(cmd);
-        post({ type: 'ready', identity: c.identity, describe: opened.describe });
-      },
-      onTick: (core) => {
-        // Scheduled faults, on the loop's (the board's) time.
-        const t = core.row[F.t]!;
-        while (pending.length && pending[0]!.at <= t) {
-          const f = pending.shift()!;
-          if (isHostFault(f.kind)) hostFault(f);
-          else mock?.fault(f);
-        }
-      },
-    });
-    const wall = clock.now() - wall0;
-    const mockCpu = mock && mock.tid > 0 ? taskCpuSeconds(mock.tid) - mockCpu0 : NaN;
-    const procCpu = processCpuSeconds() - cpu0;
-    const loopCpu = taskCpuSeconds(loopTid) - loopCpu0;
-    const mainCpu = taskCpuSeconds(process.pid) - mainCpu0;
+    const cpu = cpuMeter(mock?.tid ?? -1);
+    const result = await drive(input, law, opened, clock, post, inbox);
+    const cpuPct = cpu();
     const mockStats = await mock?.stop();
     mock = undefined;
-    const hostPct = wall > 0 ? (100 * (procCpu - (Number.isFinite(mockCpu) ? mockCpu : 0))) / wall : 0;
     post({
       type: 'result',
       stopReason: result.stopReason,
       stopOutcome: result.stopOutcome,
       timing: result.timing,
       stalls: monitor.stop(),
-      cpu: {
-        hostPct,
-        mockPct: Number.isFinite(mockCpu) && wall > 0 ? (100 * mockCpu) / wall : null,
-        loopPct: wall > 0 ? (100 * loopCpu) / wall : NaN,
-        mainPct: wall > 0 ? (100 * mainCpu) / wall : NaN,
-      },
+      cpu: cpuPct,
       ...(mockStats ? { mock: mockStats } : {}),
       counters: { ...opened.link.counters },
     });

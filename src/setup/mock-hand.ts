@@ -50,7 +50,7 @@ export class MockHand implements Hand {
     this.clock.clearTimer(this.timer);
     this.timer = undefined;
     this.plant.advance(this.clock.now());
-    this.plant.faults.extraTorque.fill(0);
+    this.plant.injected.extraTorque.fill(0);
     return Promise.resolve();
   }
 
@@ -63,7 +63,7 @@ export class MockHand implements Hand {
     const g = isTwoLink(arm) ? gravityTerms(arm as TwoLinkParams, p.q) : [arm.m1 * arm.g * arm.d1 * Math.cos(p.q[0]!)];
     for (let j = 0; j < p.joints; j++) {
       this.target[j] = this.from[j]! + blend * (this.to[j]! - this.from[j]!);
-      p.faults.extraTorque[j] = g[j]! + KP[j]! * (this.target[j]! - p.q[j]!) - KD[j]! * p.qd[j]!;
+      p.injected.extraTorque[j] = g[j]! + KP[j]! * (this.target[j]! - p.q[j]!) - KD[j]! * p.qd[j]!;
     }
     this.timer = this.clock.setTimer(PERIOD_S, () => this.tick());
   }

@@ -26,7 +26,7 @@
  *   as the baud rate allows for the report (protocol/firmata.ts `cycleBudget`).
  */
 import type { Duplex } from 'node:stream';
-import type { Rig } from '../config/load.js';
+import type { FirmataLinkPart } from '../config/parts.js';
 import {
   chooseInterval,
   cycleBudget,
@@ -626,7 +626,7 @@ export class FirmataLink implements Link {
 
 /** The Link of a rig file whose `link.transport` is `firmata`, on an open stream. */
 export function createFirmataLink(
-  rig: Rig,
+  rig: FirmataLinkPart,
   stream: Duplex,
   name: string,
   clock: Clock,

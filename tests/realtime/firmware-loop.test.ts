@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/rig/firmware-sim.js';
 import { FrameHost } from '../../src/rig/frame-host.js';
+import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
 import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 
@@ -69,6 +70,32 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     for (const rms of s.tracking.rmsDeg) expect(rms).toBeLessThan(1.5);
     expect(s.tracking.samples).toBeGreaterThan(100);
     expect(rig.stderr()).toMatch(/s of board time in [\d.]+ s; behind the wall clock at most/);
+    // The encoder pins against the plant (board time, every slice): quantization (0.29 counts RMS) and
+    // the plant's noise (0.3) give 0.42 counts; the pins go on at the plant's velocity while this
+    // machine holds the plant process up. Frozen pins (the old harness) measured 0.8 counts on joint 1.
+    const pins = /encoder pins vs the plant over (\d+) slices: RMS ([\d.]+) \/ ([\d.]+) deg/.exec(rig.stderr());
+    expect(pins, rig.stderr()).not.toBeNull();
+    expect(Number(pins![1])).toBeGreaterThan(4000);
+    expect(Number(pins![2]) / (360 / 4800)).toBeLessThan(1);
+    expect(Number(pins![3]) / (360 / 2400)).toBeLessThan(1);
+  }, 120_000);
+
+  it('in board time (host lock-step) the reach tracks as on the TS mock in virtual time, within the encoder quantum', async () => {
+    needSimavr();
+    // A 1 s watchdog: in lock-step the board waits for the host, and the host's lost-link timer is wall time.
+    const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-lockstep.json');
+    const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number } };
+    spec.link.watchdogMs = 1000;
+    writeFileSync(file, JSON.stringify(spec));
+    const rig = loadRig(file);
+    const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250 });
+    const mock = await mockVirtualReach(rig);
+    expect(fw.stopReason).toBe('done');
+    const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
+    for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
+    // No slice ran ahead of the plant: lock-step is lock-step.
+    expect(fw.pins.staleSlices).toBe(0);
+    expect(fw.pins.slices).toBeGreaterThan(4000);
   }, 120_000);
 
   describe('faults through the real firmware', () => {
@@ -118,9 +145,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
         const f = t.split(' ');
         expect(Number.parseInt(f[6]!.slice(0, 2), 16) & 0x20, t).toBe(0); // no illegal transition
         // t_us is micros() since the AVR's power-on, which is the simulation's start give or take the
-        // Arduino core's start-up and simavr's 1.024 ms Timer0 steps; the firmware sees the plant one
-        // slice (0.25 ms) late, up to 40 slices (10 ms) when this process (the plant) answers late:
-        // compare with the plant from 12 ms before to 1.5 ms after.
+        // Arduino core's start-up and simavr's 1.024 ms Timer0 steps; the pins show the plant's counts
+        // predicted a slice ahead, and when this process (the plant) answers late they go on at its
+        // last velocity for up to 40 slices (10 ms): compare with the plant from 12 ms before to 1.5 ms after.
         const at = Number(f[3]) / 1e6;
         const near = slices.filter((x) => x.boardTime >= at - 0.012 && x.boardTime <= at + 0.0015);
         if (near.length < 10) continue;

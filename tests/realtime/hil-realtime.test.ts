@@ -17,7 +17,7 @@ describe('twolink hil --realtime', () => {
       suite,
       JSON.stringify({
         name: 'rt',
-        scenarios: [{ name: 'lost link', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'point', faults: ['silent@1'], expect: { stopReason: 'fault:', stopWithinMs: 1000 } }],
+        scenarios: [{ name: 'lost link', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'point', injections: ['silent@1'], expect: { stopReason: 'fault:', stopWithinMs: 1000 } }],
       }),
     );
     const xml = join(dir, 'rt.xml');
@@ -26,7 +26,7 @@ describe('twolink hil --realtime', () => {
     const row = /^lost link\s+(PASS|FAIL)\s+stop reason: (fault:\S+)/m.exec(r.stdout);
     expect(row, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).not.toBeNull();
     expect(r.code).toBe(row![1] === 'PASS' ? 0 : 1);
-    if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the fault \[ms\]: \d+(\.\d+)?  \(<= 1000\)$/m);
+    if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)?  \(<= 1000\)$/m);
     const problems: string[] = [];
     const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(readFileSync(xml, 'utf8'), 'text/xml');
     expect(problems).toEqual([]);

@@ -2,26 +2,38 @@
 // on a pseudo-terminal, its motor pins and encoder pins connected to a plant that another process
 // (twolink rig --firmware, src/rig/firmware-sim.ts) steps in lock-step, in slices of board time.
 //
-//   fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime]
+//   fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]
 //
 // Lines on stdout (to the plant process), one per event:
 //   P <path>                 the host end of the pty (the first line)
-//   S <k> <t_us> <d1> <d2>   slice k ended at board time t_us [us since power-on, not wrapped]; d1 d2 are
+//   S <k> <t_us> <d1> <d2> <p1> <p2> <stale>
+//                            slice k ended at board time t_us [us since power-on, not wrapped]; d1 d2 are
 //                            the mean duty of each motor over the slice (-1..1, + = DIR low), from
-//                            OCR1A/OCR1B against ICR1, the COM bits and the direction pins
+//                            OCR1A/OCR1B against ICR1, the COM bits and the direction pins; p1 p2 the
+//                            counts the encoder pins show now [counts]; stale: how many slices older
+//                            than the previous one the plant's newest answer was when the slice began
+//                            (0: in lock-step; > 0: the harness ran ahead of a slow plant process and
+//                            the pins followed old counts)
 //   Z <t_us> <dt_us>         both motor outputs went to zero at board time t_us, dt_us after the last LF
 //                            that reached the AVR from the host
 //   B <t_us>                 the AVR was reset (board time restarts in the firmware's micros())
 //   L <t_us> <behind_us>     the simulation was behind the wall clock by behind_us [us]
 //   E <sim_s> <wall_s> <max_behind_ms> <restarts> <dropped>   at exit: the totals
 // Lines on stdin (from the plant process):
-//   C <k> <c1> <c2>          encoder counts of the plant at the end of slice k [counts]
+//   C <k> <c1> <c2> [<v1> <v2>]  encoder counts of the plant at the end of slice k [counts], and its
+//                            velocity [counts per slice]: while the plant process is late (stale
+//                            slices) the pins go on at that velocity rather than freeze
 //   R                        reset the AVR now (a reset mid-run)
 //   Q                        quit
 // Slice k+1 runs once the counts for slice k - lead have arrived; during a slice the encoder pins move
 // towards the newest counts with evenly spaced quadrature edges, so the firmware sees the plant one
-// slice (plus `lead` slices) late. Real time: each slice starts no earlier than its board time on the
+// slice (plus `lead` slices) late, unless the plant answers with counts predicted one slice ahead
+// (src/rig/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
 // wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
+// --host-lockstep (with --no-realtime): a slice does not start while a T frame the firmware sent has had
+// no line back from the host yet (at most 200 ms of wall time, then it goes on until the host writes
+// again): the host's answer then reaches the AVR at the next slice boundary whatever the machine does,
+// so runs compare in board time, without wall-clock effects.
 //
 // simavr 1.6 facts applied here (each cost a day): its sleep callback usleep()s (replaced: pace() keeps
 // real time); INT0/INT1 strict level triggering is turned off;
@@ -88,6 +100,11 @@ static double wall0;  // wall time [s] that corresponds to simulated time 0
 static uint64_t sliceCycles;
 static int realtime = 1;
 static int lead = 0;
+static int hostLockstep = 0;
+static int hostOwes;          // a T frame went out and no LF came back from the host since
+static int hostAway;          // the host did not answer within 200 ms: no waiting until it writes again
+static int uartAtLineStart = 1, tLine;
+static unsigned long long hostWaits;  // slices that waited for the host
 
 // ---- motor outputs: the duty the pins apply, integrated over the slice -----------------------------
 static double dutyNow[2];            // -1..1
@@ -166,6 +183,10 @@ static avr_uart_t* uart0;
 static void uartOut(avr_irq_t* irq, uint32_t value, void* param) {
   (void)irq, (void)param;
   firmwareUp = 1;
+  // A whole T frame (its LF) is out: the host owes an answer.
+  if (uartAtLineStart) tLine = value == 'T';
+  uartAtLineStart = value == '\n';
+  if (uartAtLineStart && tLine) hostOwes = 1;
   if (outLen < sizeof outBuf) outBuf[outLen++] = (uint8_t)value;
   else ++outDropped;
 }
@@ -175,7 +196,10 @@ static void pushInput(void) {
     const uint8_t b = inBuf[inPos++];
     const uint64_t start = rxFreeAt > avr->cycle ? rxFreeAt : avr->cycle;
     rxFreeAt = start + (uart0 ? uart0->cycles_per_byte : 160);
-    if (b == '\n') lastLfCycle = rxFreeAt;
+    if (b == '\n') {
+      lastLfCycle = rxFreeAt;
+      hostOwes = 0;
+    }
     avr_raise_irq(in, b);
   }
 }
@@ -218,7 +242,10 @@ static void ptyIo(void) {
   if (inPos == inLen) inPos = inLen = 0;
   if (inLen < sizeof inBuf) {
     const ssize_t n = read(ptyMaster, inBuf + inLen, sizeof inBuf - inLen);
-    if (n > 0) inLen += (size_t)n;
+    if (n > 0) {
+      inLen += (size_t)n;
+      hostAway = 0;
+    }
   }
   pushInput();
   if (outLen > 0) {
@@ -226,6 +253,34 @@ static void ptyIo(void) {
     if (n > 0) {
       memmove(outBuf, outBuf + n, outLen - (size_t)n);
       outLen -= (size_t)n;
+    }
+  }
+}
+
+// --host-lockstep: waits until the host has answered the last T frame (its LF is read, not yet on the
+// AVR's UART: pushInput() then delivers it at this slice's start).
+static void waitForHost(void) {
+  if (!hostLockstep || hostAway) return;
+  const double start = wallS();
+  int waited = 0;
+  for (;;) {
+    int owes = hostOwes;
+    for (size_t i = inPos; i < inLen && owes; ++i)
+      if (inBuf[i] == '\n') owes = 0;
+    if (!owes) break;
+    if (!waited) ++hostWaits;
+    waited = 1;
+    const double left = 0.2 - (wallS() - start);
+    if (left <= 0) {
+      hostAway = 1;
+      break;
+    }
+    struct pollfd p = {.fd = ptyMaster, .events = POLLIN};
+    poll(&p, 1, (int)(left * 1e3) + 1);
+    if (inPos == inLen) inPos = inLen = 0;
+    if (inLen < sizeof inBuf) {
+      const ssize_t n = read(ptyMaster, inBuf + inLen, sizeof inBuf - inLen);
+      if (n > 0) inLen += (size_t)n;
     }
   }
 }
@@ -238,6 +293,8 @@ static const uint8_t kGray[4] = {3, 2, 0, 1};
 // pose at power-on; after a reset they simply go on, and the firmware counts from where it restarts.
 static int64_t levelCount[2];   // the position the pins show [counts]; mod 4 decides the levels
 static int64_t target[2];       // the plant's newest counts
+static double velocity[2];      // the plant's velocity with them [counts per slice]
+static int64_t goal[2];         // where the pins head in this slice [counts]
 static int edgesLeft[2];
 static int edgeTurn;
 static uint64_t lastEdge[2];    // cycle of each joint's last edge
@@ -271,19 +328,23 @@ static avr_cycle_count_t edgeTimer(avr_t* a, avr_cycle_count_t when, void* param
   edgeTurn = j ^ 1;
   lastEdge[j] = when;
   const uint8_t before = encoderBits();
-  levelCount[j] += target[j] > levelCount[j] ? 1 : -1;
+  levelCount[j] += goal[j] > levelCount[j] ? 1 : -1;
   --edgesLeft[j];
   setEncoderPins(before);
   return edgesLeft[0] + edgesLeft[1] > 0 ? when + interval : 0;
 }
 
-static void scheduleEdges(void) {
+// `stale`: slices since the plant's newest answer was due; the pins head for where the plant will be
+// by then at its last velocity (the answer after a pause of the plant process corrects the rest).
+static void scheduleEdges(long long stale) {
   avr_cycle_timer_cancel(avr, edgeTimer, NULL);
   if (!firmwareUp) return;
   int total = 0;
   const int cap = (int)(sliceCycles / MIN_EDGE_CYCLES);  // per joint per slice
   for (int j = 0; j < 2; ++j) {
-    int64_t need = target[j] - levelCount[j];
+    const double ahead = (double)target[j] + velocity[j] * (double)stale;
+    goal[j] = (int64_t)(ahead < 0 ? ahead - 0.5 : ahead + 0.5);
+    int64_t need = goal[j] - levelCount[j];
     if (need < 0) need = -need;
     edgesLeft[j] = need > cap ? cap : (int)need;
     total += edgesLeft[j];
@@ -317,9 +378,12 @@ static void resetAvr(void) {
 
 static void handleCommand(const char* line) {
   long long k, c1, c2;
-  if (sscanf(line, "C %lld %lld %lld", &k, &c1, &c2) == 3) {
+  double v1 = 0, v2 = 0;
+  if (sscanf(line, "C %lld %lld %lld %lf %lf", &k, &c1, &c2, &v1, &v2) >= 3) {
     target[0] = c1;
     target[1] = c2;
+    velocity[0] = v1;
+    velocity[1] = v2;
     // Real time starts with the plant's first answer: the plant process takes a while to start.
     if (repliedUpTo < 0) wall0 = wallS() - (double)avr->cycle / (double)F_CPU;
     repliedUpTo = k;
@@ -402,7 +466,7 @@ static avr_cycle_count_t sliceEnd(avr_t* a, avr_cycle_count_t when, void* param)
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime]\n");
+  fprintf(stderr, "usage: fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]\n");
   exit(2);
 }
 
@@ -467,9 +531,10 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--slice-us") == 0 && i + 1 < argc) sliceUs = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--lead") == 0 && i + 1 < argc) lead = atoi(argv[++i]);
     else if (strcmp(argv[i], "--no-realtime") == 0) realtime = 0;
+    else if (strcmp(argv[i], "--host-lockstep") == 0) hostLockstep = 1;
     else usage();
   }
-  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 400) usage();
+  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 400 || (hostLockstep && realtime)) usage();
   sliceCycles = sliceUs * CYCLES_PER_US;
   // Ctrl-C on a terminal (and `timeout`, `kill -- -PGID`) reach the whole process group: the plant
   // process decides when this ends (Q, or the end of stdin), so that the totals still come out.
@@ -494,8 +559,24 @@ int main(int argc, char** argv) {
     if (quitting || !readCommands(0)) break;
     const uint64_t end = (uint64_t)(k + 1) * sliceCycles;
     pace((double)(k * sliceCycles) / (double)F_CPU);
+    // The plant's answer to the previous slice usually arrives while pace() sleeps: read it now, or the
+    // pins would follow counts one slice older than they need to (they did, until this was added), and
+    // give a late answer up to a fifth of a slice of wall time (the simulation runs ~12x real time and
+    // catches up). Beyond that the slice runs ahead of the plant process (counted in the S line).
+    if (realtime && repliedUpTo < k - 1) {
+      const double until = wallS() + (double)sliceCycles / F_CPU / 5;
+      struct pollfd p = {.fd = 0, .events = POLLIN};
+      int open = 1;
+      for (double left; open && repliedUpTo < k - 1 && (left = until - wallS()) > 0;) {
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(left * 1e9)};
+        if (ppoll(&p, 1, &ts, NULL) > 0) open = readCommands(0);
+      }
+      if (!open) break;
+    }
+    const long long stale = repliedUpTo < k - 1 ? (long long)(k - 1 - repliedUpTo) : 0;
+    waitForHost();
     ptyIo();
-    scheduleEdges();
+    scheduleEdges(stale);
     const uint64_t from = avr->cycle;  // == dutyAt: the duty is integrated from here
     if (end > avr->cycle) avr_cycle_timer_register(avr, end - avr->cycle, sliceEnd, NULL);
     while (avr->cycle < end) {
@@ -507,8 +588,8 @@ int main(int argc, char** argv) {
     }
     dutyChanged();
     const double span = (double)(avr->cycle - from);  // 0 if a sleeping AVR already ran past `end`
-    emit("S %lld %llu %.5f %.5f\n", (long long)k, simUs(), span > 0 ? dutyArea[0] / span : dutyNow[0],
-         span > 0 ? dutyArea[1] / span : dutyNow[1]);
+    emit("S %lld %llu %.5f %.5f %lld %lld %lld\n", (long long)k, simUs(), span > 0 ? dutyArea[0] / span : dutyNow[0],
+         span > 0 ? dutyArea[1] / span : dutyNow[1], (long long)levelCount[0], (long long)levelCount[1], stale);
     dutyArea[0] = dutyArea[1] = 0;
     fflush(stdout);
     ptyIo();
@@ -516,8 +597,10 @@ int main(int argc, char** argv) {
   const double sim = (double)avr->cycle / F_CPU, wall = wallS() - t0;
   fprintf(stderr,
           "fil_harness: %.3f s of board time in %.3f s of wall time; behind the wall clock at most %.1f ms "
-          "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu\n",
-          sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped);
+          "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu%s\n",
+          sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped,
+          hostLockstep ? "; host lock-step" : "");
+  if (hostLockstep) fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer\n", hostWaits);
   emit("E %.6f %.6f %.3f %lu %llu\n", sim, wall, maxBehindS * 1e3, reanchors, outDropped);
   fflush(stdout);
   return 0;

@@ -1,11 +1,11 @@
-// Issue 12: every --fault value is checked with its unit and range at parse time, so that what runs
+// Issue 12: every --inject value is checked with its unit and range at parse time, so that what runs
 // later (the mock rig, the loop's thread) never sees `payload=-5`, `drop=NaN` or `busy=1e9`.
 import { describe, expect, it } from 'vitest';
-import { FaultSpecError, parseFault } from '../src/rig/faults.js';
+import { InjectionError, parseInjection } from '../src/rig/injections.js';
 
-describe('--fault values', () => {
+describe('--inject values', () => {
   it.each([
-    ['payload=abc', /--fault "payload=abc": the payload "abc" is not a number of kg/],
+    ['payload=abc', /--inject "payload=abc": the payload "abc" is not a number of kg/],
     ['payload=-5', /the payload -5 kg is out of range: it must be at least 0 and at most 20 kg/],
     ['latency=-50', /the latency -50 ms is out of range: it must be at least 0 and at most 1000 ms/],
     ['drop=NaN', /the probability "NaN" is not a number/],
@@ -19,27 +19,27 @@ describe('--fault values', () => {
     ['stall=1:3', /stall takes only a joint number/],
     ['silent=3', /silent takes no value \(write silent@SECONDS\)/],
     ['garbage=1e12', /the byte count 1000000000000 bytes is out of range/],
-    ['payload=', /an empty value after "="/],
+    ['payload=', /an empty value after "=" \(payload takes KG \(0\.\.20 kg, default 0\.2\)\)/],
     ['payload=0.2@-1', /the time after @ -1 s is out of range/],
     ['payload=0.2@1e9', /the time after @ 1000000000 s is out of range: it must be at least 0 and at most 86400 s/],
     ['payload=0.2@x', /the time after @ "x" is not a number of s/],
-    ['wobble@1', /unknown kind "wobble"; kinds: payload, stall/],
+    ['wobble@1', /unknown injection "wobble"; injections: payload, stall/],
   ])('%s is refused', (text, re) => {
-    expect(() => parseFault(text)).toThrow(FaultSpecError);
-    expect(() => parseFault(text)).toThrow(re);
+    expect(() => parseInjection(text)).toThrow(InjectionError);
+    expect(() => parseInjection(text)).toThrow(re);
   });
 
-  it('valid values parse as before (the value kept as text for the mock rig)', () => {
-    expect(parseFault('payload=0.25@2.2')).toEqual({ kind: 'payload', value: '0.25', at: 2.2 });
-    expect(parseFault('slip=1:-200@1')).toEqual({ kind: 'slip', value: '1:-200', at: 1 });
-    expect(parseFault('push=2:-3')).toEqual({ kind: 'push', value: '2:-3', at: 0 });
-    expect(parseFault('busy=8@1')).toEqual({ kind: 'busy', value: '8', at: 1 });
-    expect(parseFault('silent@1')).toEqual({ kind: 'silent', at: 1 });
-    expect(parseFault('payload@1')).toEqual({ kind: 'payload', at: 1 });
+  it('valid values parse (the value kept as written: it is checked again where it is applied)', () => {
+    expect(parseInjection('payload=0.25@2.2')).toEqual({ name: 'payload', value: '0.25', at: 2.2 });
+    expect(parseInjection('slip=1:-200@1')).toEqual({ name: 'slip', value: '1:-200', at: 1 });
+    expect(parseInjection('push=2:-3')).toEqual({ name: 'push', value: '2:-3', at: 0 });
+    expect(parseInjection('busy=8@1')).toEqual({ name: 'busy', value: '8', at: 1 });
+    expect(parseInjection('silent@1')).toEqual({ name: 'silent', at: 1 });
+    expect(parseInjection('payload@1')).toEqual({ name: 'payload', at: 1 });
   });
 
   it('the joint is checked against the arm: a one-link arm has only joint 1', () => {
-    expect(parseFault('stall=1', 1)).toEqual({ kind: 'stall', value: '1', at: 0 });
-    expect(() => parseFault('stall=2', 1)).toThrow(/the joint "2" must be 1 \(this arm has 1 joint\)/);
+    expect(parseInjection('stall=1', 1)).toEqual({ name: 'stall', value: '1', at: 0 });
+    expect(() => parseInjection('stall=2', 1)).toThrow(/the joint "2" must be 1 \(this arm has 1 joint\)/);
   });
 });

@@ -1,0 +1,328 @@
+/**
+ * Injections: the test knobs that make the mock rig (or the host's own loop thread) misbehave at a
+ * given time (`--inject NAME[=VALUE][@T]`, repeatable; in a HIL suite, `"injections"`), to see what
+ * twolink does. Not to be confused with faults: a fault is a safety stop the loop declares
+ * (`fault:watchdog`, `fault:link-lost`), often because of an injection.
+ *
+ * One table, INJECTIONS, as johnny-five's `Controllers`: per injection what it does (help, example),
+ * what its value is (parse: unit, range, default) and what it does to the part it acts on (apply).
+ * The CLI help, the HIL suite's check, the mock thread's messages and the firmware rig all read it.
+ *
+ * Every value is checked at parse time with its unit and range, so that what runs later only ever sees
+ * valid values: `payload=-5`, `drop=NaN` or `busy=1e9` (a loop thread blocked for 30 years) are
+ * refused with one line naming the argument, the value and what is allowed.
+ */
+import { z } from 'zod';
+import type { FirmataBoard } from './firmata-board.js';
+import type { LineBoard } from './line-board.js';
+import type { Plant } from './plant.js';
+
+/** The parts of a rig (and of the host) that injections act on. A mock offers those it has. */
+export interface InjectionParts {
+  /** The simulated arm, its motors and their supply. */
+  arm: Plant;
+  /** The simulated encoders, as the board reads them. */
+  encoders: Plant;
+  /** The bytes on the line protocol's wire, both ways (the line-protocol mock board). */
+  wire: Pick<LineBoard, 'injected' | 'injectRaw'>;
+  /** The board's UART: it can stop sending (a hung firmware, a cut TX line). */
+  uart: { silence(): void };
+  /** The board, which can be reset. */
+  board: { reset(): void };
+  /** The USB cable, which can be pulled. */
+  cable: { unplug(): void };
+  /** The host's loop thread. */
+  host: {
+    /** Blocks the thread for this long [s] (a busy machine). */
+    block(seconds: number): void;
+    /** Throws an exception on the thread. */
+    raise(message: string): void;
+  };
+}
+
+export type InjectionPart = keyof InjectionParts;
+
+/** The parts for messages: `drop acts on <this>`. */
+const PART_NAMES: Record<InjectionPart, string> = {
+  arm: 'the simulated arm',
+  encoders: 'the simulated encoders',
+  wire: "the line protocol's bytes",
+  uart: "the board's UART",
+  board: 'a board to reset',
+  cable: 'a cable to pull',
+  host: "the host's loop thread",
+};
+
+/** Where injections land: the parts on offer, and a name for messages ("the Firmata mock rig"). */
+export type InjectionSite = Partial<InjectionParts> & { name: string };
+
+/** A value, or why the text is not one. */
+type Checked<T> = { ok: true; value: T } | { ok: false; why: string };
+
+/** How an injection's value is written and checked. */
+export interface ValueParser<T> {
+  /** The form of the value for the help: `=KG (0..20 kg, default 0.2)`; empty when it takes none. */
+  readonly form: string;
+  /** Checks the text after '=' (undefined: none given) for an arm with `joints` joints. */
+  check(text: string | undefined, joints: number, name: string): Checked<T>;
+}
+
+/** One injection: what it does, its value, and what it does to the part it acts on. */
+export interface InjectionDef<P extends InjectionPart = InjectionPart, T = unknown> {
+  /** What it does, for people. */
+  help: string;
+  /** A valid argument, e.g. `payload=0.2@1.5`. */
+  example: string;
+  /** The part it acts on. */
+  acts: P;
+  parse: ValueParser<T>;
+  /** Does it, with a checked value. */
+  apply(part: InjectionParts[P], value: T): void;
+}
+
+/** A number with its unit and range. */
+interface Quantity {
+  what: string;
+  unit: string;
+  min: number;
+  max: number;
+  /** The lower bound itself is excluded. */
+  above?: boolean;
+  integer?: boolean;
+}
+
+/** A decimal number as text (no hex, no "Infinity", no empty string). */
+const numberText = z
+  .string()
+  .regex(/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/)
+  .transform(Number)
+  .pipe(z.number().refine(Number.isFinite));
+
+/** Checks one quantity. */
+function checkQuantity(text: string, q: Quantity): Checked<number> {
+  const r = numberText.safeParse(text);
+  const unit = q.unit ? ` ${q.unit}` : '';
+  if (!r.success) return { ok: false, why: `${q.what} "${text}" is not a number${unit ? ` of${unit}` : ''}` };
+  const v = r.data;
+  if (q.integer && !Number.isInteger(v)) return { ok: false, why: `${q.what} ${v}${unit} must be a whole number` };
+  if (v > q.max || v < q.min || (q.above && v === q.min)) {
+    return { ok: false, why: `${q.what} ${v}${unit} is out of range: it must be ${q.above ? `above ${q.min}` : `at least ${q.min}`} and at most ${q.max}${unit}` };
+  }
+  return { ok: true, value: v };
+}
+
+const range = (q: Quantity): string => `${q.above ? `>${q.min}` : q.min}..${q.max}${q.unit ? ` ${q.unit}` : ''}`;
+
+/** No value. */
+const none: ValueParser<undefined> = {
+  form: '',
+  check: (text, _joints, name) => (text === undefined ? { ok: true, value: undefined } : { ok: false, why: `${name} takes no value (write ${name}@SECONDS)` }),
+};
+
+/** One quantity, `def` when none is given. */
+function quantity(label: string, q: Quantity, def: number): ValueParser<number> {
+  return {
+    form: `=${label} (${range(q)}, default ${def})`,
+    check: (text) => (text === undefined ? { ok: true, value: def } : checkQuantity(text, q)),
+  };
+}
+
+/** Checks a joint number (1-based as written); gives the index from 0. */
+function checkJoint(text: string, joints: number): Checked<number> {
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > joints) {
+    return { ok: false, why: `the joint "${text}" must be ${joints === 1 ? '1' : `1..${joints}`} (this arm has ${joints} joint${joints > 1 ? 's' : ''})` };
+  }
+  return { ok: true, value: Number(text) - 1 };
+}
+
+/** A joint (index from 0; joint 1 when none is given). */
+const joint: ValueParser<number> = {
+  form: '=JOINT (default 1)',
+  check: (text, joints, name) => {
+    if (text === undefined) return { ok: true, value: 0 };
+    const [j, rest, ...extra] = text.split(':');
+    if (extra.length) return { ok: false, why: `write ${name}=JOINT` };
+    if (rest !== undefined) return { ok: false, why: `${name} takes only a joint number (write ${name}=N)` };
+    return checkJoint(j!, joints);
+  },
+};
+
+/** A joint and a quantity, `JOINT:VALUE` (joint 1 and `def` when not given). */
+function jointAnd(label: string, q: Quantity, def: number): ValueParser<{ joint: number; amount: number }> {
+  return {
+    form: `=JOINT:${label} (${range(q)}, default 1:${def})`,
+    check: (text, joints, name) => {
+      if (text === undefined) return { ok: true, value: { joint: 0, amount: def } };
+      const [j, rest, ...extra] = text.split(':');
+      if (extra.length) return { ok: false, why: `write ${name}=JOINT:VALUE (${q.what} [${q.unit}])` };
+      const jc = checkJoint(j!, joints);
+      if (!jc.ok) return jc;
+      if (rest === undefined) return { ok: true, value: { joint: jc.value, amount: def } };
+      const a = checkQuantity(rest, q);
+      return a.ok ? { ok: true, value: { joint: jc.value, amount: a.value } } : a;
+    },
+  };
+}
+
+/** An entry of the table, type-checked: `apply` gets the part `acts` names and the value `parse` gives. */
+const def = <P extends InjectionPart, T>(d: InjectionDef<P, T>): InjectionDef<P, T> => d;
+
+const probability = (def: number): ValueParser<number> => quantity('P', { what: 'the probability', unit: '', min: 0, max: 1 }, def);
+const byteCount = (what: string, def: number): ValueParser<number> => quantity('BYTES', { what, unit: 'bytes', min: 1, max: 10_000_000, integer: true }, def);
+
+/** Deterministic noise bytes (the same every run). */
+function noise(n: number): Uint8Array {
+  const b = new Uint8Array(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 2654435761) >>> 24;
+  return b;
+}
+
+/** Every injection: the one table. */
+export const INJECTIONS = {
+  payload: def({ help: 'a mass at the endpoint', example: 'payload=0.2@1.5', acts: 'arm', parse: quantity('KG', { what: 'the payload', unit: 'kg', min: 0, max: 20 }, 0.2), apply: (p, kg) => p.setPayload(kg) }),
+  stall: def({ help: 'the joint jams', example: 'stall=2@1', acts: 'arm', parse: joint, apply: (p, j) => void (p.injected.stalled[j] = true) }),
+  slip: def({
+    help: "the joint's encoder slips by a number of counts",
+    example: 'slip=1:200@1',
+    acts: 'encoders',
+    parse: jointAnd('COUNTS', { what: 'the slip', unit: 'counts', min: -1_000_000, max: 1_000_000, integer: true }, 100),
+    apply: (p, v) => void (p.injected.encoderOffset[v.joint]! += v.amount),
+  }),
+  reverse: def({ help: "the joint's encoder counts backwards", example: 'reverse=1@1', acts: 'encoders', parse: joint, apply: (p, j) => void (p.injected.encoderReversed[j] = true) }),
+  dead: def({ help: "the joint's motor gives no torque", example: 'dead=1@1', acts: 'arm', parse: joint, apply: (p, j) => void (p.injected.motorDead[j] = true) }),
+  sag: def({ help: 'the supply drops to a fraction of nominal', example: 'sag=0.6@1', acts: 'arm', parse: quantity('FRACTION', { what: 'the supply fraction', unit: '', min: 0, max: 1 }, 0.6), apply: (p, f) => void (p.injected.supplyScale = f) }),
+  push: def({
+    help: 'an external torque on the joint (someone pushes the arm)',
+    example: 'push=1:2@1',
+    acts: 'arm',
+    parse: jointAnd('NM', { what: 'the torque', unit: 'N m', min: -100, max: 100 }, 1),
+    apply: (p, v) => void (p.injected.extraTorque[v.joint] = v.amount),
+  }),
+  drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
+  corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),
+  latency: def({ help: "extra delay before the board's commands apply", example: 'latency=5@1', acts: 'wire', parse: quantity('MS', { what: 'the latency', unit: 'ms', min: 0, max: 1000 }, 5), apply: (w, ms) => void (w.injected.extraLatency = ms / 1000) }),
+  silent: def({ help: 'the board stops answering (hung firmware, a cable cut on the TX line)', example: 'silent@1', acts: 'uart', parse: none, apply: (u) => u.silence() }),
+  unplug: def({ help: 'the USB cable is pulled: the port vanishes', example: 'unplug@1', acts: 'cable', parse: none, apply: (c) => c.unplug() }),
+  reset: def({ help: 'the board resets', example: 'reset@1', acts: 'board', parse: none, apply: (b) => b.reset() }),
+  garbage: def({ help: 'the board sends bytes of noise', example: 'garbage=5000@1', acts: 'wire', parse: byteCount('the byte count', 5000), apply: (w, n) => w.injectRaw(noise(n)) }),
+  longline: def({ help: 'the board sends a line without LF', example: 'longline=1000000@1', acts: 'wire', parse: byteCount('the line length', 1_000_000), apply: (w, n) => w.injectRaw(new Uint8Array(n).fill(0x54)) }),
+  busy: def({ help: 'the loop thread is blocked (a busy machine)', example: 'busy=1@1', acts: 'host', parse: quantity('S', { what: 'the time', unit: 's', min: 0, max: 30, above: true }, 1), apply: (h, s) => h.block(s) }),
+  throw: def({ help: 'an exception inside the loop thread', example: 'throw@1', acts: 'host', parse: none, apply: (h) => h.raise('injected exception (--inject throw)') }),
+};
+
+export type InjectionName = keyof typeof INJECTIONS;
+
+/** The table with its entries' types erased (for code that handles any entry). */
+const TABLE: Record<InjectionName, InjectionDef> = INJECTIONS;
+
+export const INJECTION_NAMES = Object.keys(INJECTIONS) as [InjectionName, ...InjectionName[]];
+
+/** An injection scheduled at a loop time. */
+export interface Injection {
+  name: InjectionName;
+  /** The value after '=', as written (checked by parseInjection; what it means is the entry's). */
+  value?: string;
+  /** Loop time at which it happens [s]. */
+  at: number;
+}
+
+/** An injection as it crosses a thread or a process boundary (JSON, worker messages): checked again. */
+export const injectionSchema = z.strictObject({ name: z.enum(INJECTION_NAMES), value: z.string().optional(), at: z.number().finite().min(0) });
+
+/** An --inject argument that cannot be used; the message starts with `--inject "TEXT":`. */
+export class InjectionError extends Error {
+  override readonly name = 'InjectionError';
+}
+
+/** Latest time an injection can be scheduled at [s] (a day). */
+export const MAX_INJECTION_TIME_S = 86_400;
+
+/** The part an injection acts on. */
+export function actsOn(name: InjectionName): InjectionPart {
+  return TABLE[name].acts;
+}
+
+/** One line per injection for a help text: name, what it does, its value, an example. */
+export function injectionHelp(indent = '  '): string {
+  return INJECTION_NAMES.map((n) => {
+    const d = TABLE[n];
+    return `${indent}${n.padEnd(9)} ${d.help}${d.parse.form ? `: ${n}${d.parse.form}` : ''}; acts on ${PART_NAMES[d.acts]}; e.g. ${d.example}`;
+  }).join('\n');
+}
+
+/**
+ * Parses `NAME[=VALUE][@T]` for an arm with `joints` joints; throws an InjectionError that starts with
+ * `flag "TEXT":` and names the value, its unit and its range (or the list of injections).
+ */
+export function parseInjection(text: string, joints = 2, flag = '--inject'): Injection {
+  const fail = (why: string): never => {
+    throw new InjectionError(`${flag} "${text}": ${why}`);
+  };
+  const m = /^([a-z]+)(?:=([^@]*))?(?:@([^@]*))?$/.exec(text);
+  if (!m) return fail('write NAME[=VALUE][@SECONDS], e.g. payload=0.2@1.5');
+  const name = m[1]!;
+  if (!Object.hasOwn(INJECTIONS, name)) return fail(`unknown injection "${name}"; injections: ${INJECTION_NAMES.join(', ')}`);
+  const d = TABLE[name as InjectionName];
+  let at = 0;
+  if (m[3] !== undefined) {
+    const t = checkQuantity(m[3], { what: 'the time after @', unit: 's', min: 0, max: MAX_INJECTION_TIME_S });
+    if (!t.ok) return fail(t.why);
+    at = t.value;
+  }
+  if (m[2] === '') return fail(`an empty value after "=" (${name} takes ${d.parse.form ? d.parse.form.slice(1) : 'no value'})`);
+  const v = d.parse.check(m[2], joints, name);
+  if (!v.ok) return fail(v.why);
+  return { name: name as InjectionName, ...(m[2] !== undefined ? { value: m[2] } : {}), at };
+}
+
+/** The argument back as text, `NAME[=VALUE]@T` (what parseInjection reads). */
+export function formatInjection(i: Injection): string {
+  return `${i.name}${i.value !== undefined ? `=${i.value}` : ''}@${i.at}`;
+}
+
+/** Why a place with these parts (`where`: "the Firmata mock rig") cannot take this injection, or undefined if it can. */
+export function refusalIn(parts: readonly InjectionPart[], where: string, name: InjectionName): string | undefined {
+  const part = TABLE[name].acts;
+  return parts.includes(part) ? undefined : `${name} acts on ${PART_NAMES[part]}, which ${where} does not have`;
+}
+
+/** Why `site` cannot take this injection, or undefined if it can. */
+export function refusal(site: InjectionSite, name: InjectionName): string | undefined {
+  return refusalIn((Object.keys(site) as (InjectionPart | 'name')[]).filter((k): k is InjectionPart => k !== 'name' && site[k] !== undefined), site.name, name);
+}
+
+/** What applying an injection came to: done, or why not (the site lacks the part it acts on). */
+export type InjectionResult = { ok: true } | { ok: false; why: string };
+
+/**
+ * Applies an injection to the part of `site` it acts on. The value is checked again (it may come from
+ * another thread or process); the host's `raise` throws, on purpose.
+ */
+export function applyInjection(site: InjectionSite, i: Injection): InjectionResult {
+  const d = TABLE[i.name];
+  const part = site[d.acts];
+  if (part === undefined) return { ok: false, why: refusal(site, i.name)! };
+  const v = d.parse.check(i.value, site.arm?.joints ?? site.encoders?.joints ?? 2, i.name);
+  if (!v.ok) return { ok: false, why: `${formatInjection(i)}: ${v.why}` };
+  d.apply(part, v.value);
+  return { ok: true };
+}
+
+/**
+ * The parts each mock rig offers (lineMockSite, firmataMockSite: tests/unit-injections.test.ts holds
+ * them to it), to refuse an injection before a run rather than when it is due.
+ */
+export const MOCK_PARTS: Record<'line' | 'firmata', readonly InjectionPart[]> = {
+  line: ['arm', 'encoders', 'wire', 'uart', 'board', 'cable'],
+  firmata: ['arm', 'encoders', 'uart', 'board', 'cable'],
+};
+
+/** The line-protocol mock board's parts: all but the host's. */
+export function lineMockSite(name: string, plant: Plant, board: Pick<LineBoard, 'injected' | 'injectRaw' | 'reset'>, unplug: () => void): InjectionSite {
+  return { name, arm: plant, encoders: plant, wire: board, uart: { silence: () => void (board.injected.silent = true) }, board, cable: { unplug } };
+}
+
+/** The Firmata mock board's parts: not the line protocol's bytes, nor the host's. */
+export function firmataMockSite(name: string, plant: Plant, board: Pick<FirmataBoard, 'injected' | 'reset'>, unplug: () => void): InjectionSite {
+  return { name, arm: plant, encoders: plant, uart: { silence: () => void (board.injected.silent = true) }, board, cable: { unplug } };
+}

@@ -1,0 +1,169 @@
+// The injection table as a unit (src/rig/injections.ts): every entry's example is what its parser
+// accepts, applying an entry changes the part it names on a real mock (and only where the mock has that
+// part), the parts each mock offers are what MOCK_PARTS says, ranges are inclusive at both ends (busy's
+// lower bound excluded), and the forms the parser refuses. The messages of refused values:
+// tests/bad-input-injections.test.ts.
+import { describe, expect, it } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import {
+  actsOn,
+  applyInjection,
+  firmataMockSite,
+  formatInjection,
+  injectionHelp,
+  InjectionError,
+  injectionSchema,
+  INJECTION_NAMES,
+  INJECTIONS,
+  lineMockSite,
+  MAX_INJECTION_TIME_S,
+  MOCK_PARTS,
+  parseInjection,
+  refusal,
+  type InjectionSite,
+} from '../src/rig/injections.js';
+import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
+import { createMockRig } from '../src/rig/mock-rig.js';
+import { VirtualClock } from '../src/time/clock.js';
+
+const rig = loadRig('rigs/mock-arm.json');
+
+/** A fresh line-protocol mock and its site. */
+function lineMock() {
+  const mock = createMockRig(rig, new VirtualClock());
+  let unplugged = 0;
+  const site = lineMockSite('the mock rig', mock.plant, mock.board, () => void unplugged++);
+  return { mock, site, unplugged: () => unplugged };
+}
+
+describe('parseInjection', () => {
+  it.each(INJECTION_NAMES)('the example of %s parses to it with its value and time, and prints back as written', (name) => {
+    const example = INJECTIONS[name].example;
+    const m = /^([a-z]+)(?:=([^@]*))?@(.*)$/.exec(example)!;
+    expect(m[1]).toBe(name);
+    const i = parseInjection(example);
+    expect(i).toEqual({ name, ...(m[2] !== undefined ? { value: m[2] } : {}), at: Number(m[3]) });
+    expect(formatInjection(i)).toBe(example);
+    expect(injectionSchema.parse(i)).toEqual(i);
+  });
+
+  it('the help has one line per injection, with its value form from the parser', () => {
+    const lines = injectionHelp().split('\n');
+    expect(lines.map((l) => l.trim().split(/\s+/)[0])).toEqual(INJECTION_NAMES);
+    expect(lines.find((l) => l.trim().startsWith('payload'))).toMatch(/payload=KG \(0\.\.20 kg, default 0\.2\); acts on the simulated arm; e\.g\. payload=0\.2@1\.5/);
+    expect(lines.find((l) => l.trim().startsWith('busy'))).toMatch(/busy=S \(>0\.\.30 s, default 1\)/);
+  });
+
+  it('range ends: inclusive, except busy above 0; the time after @ from 0 to a day', () => {
+    expect(parseInjection('payload=0').value).toBe('0');
+    expect(parseInjection('payload=20').value).toBe('20');
+    expect(() => parseInjection('payload=20.001')).toThrow(/out of range/);
+    expect(parseInjection('slip=2:-1000000').value).toBe('2:-1000000');
+    expect(() => parseInjection('slip=2:1000001')).toThrow(/out of range/);
+    expect(parseInjection('busy=30').value).toBe('30');
+    expect(parseInjection('busy=1e-3').value).toBe('1e-3');
+    expect(() => parseInjection('busy=0')).toThrow(/above 0/);
+    expect(parseInjection(`reset@${MAX_INJECTION_TIME_S}`).at).toBe(MAX_INJECTION_TIME_S);
+    expect(parseInjection('reset@0').at).toBe(0);
+    expect(parseInjection('reset@.5').at).toBe(0.5);
+  });
+
+  it('no value: no value key (the entry has a default); no time: at 0', () => {
+    expect(parseInjection('payload')).toEqual({ name: 'payload', at: 0 });
+    expect(parseInjection('stall')).toEqual({ name: 'stall', at: 0 });
+  });
+
+  it('the flag the argument came with names it in the message (--fault, the deprecated name)', () => {
+    expect(() => parseInjection('payload=-1', 2, '--fault')).toThrow(/^--fault "payload=-1": the payload -1 kg is out of range/);
+  });
+
+  it.each([
+    ['', /write NAME\[=VALUE\]\[@SECONDS\]/],
+    ['payload=1@2@3', /write NAME\[=VALUE\]\[@SECONDS\]/],
+    ['Payload=1', /write NAME\[=VALUE\]\[@SECONDS\]/],
+    ['payload=Infinity', /"Infinity" is not a number/],
+    ['payload=1@Infinity', /the time after @ "Infinity" is not a number of s/],
+    ['slip=1:2:3', /write slip=JOINT:VALUE \(the slip \[counts\]\)/],
+    ['stall=0', /the joint "0" must be 1\.\.2/],
+    ['push=1:', /the torque "" is not a number of N m/],
+    ['constructor=1', /unknown injection "constructor"/],
+  ])('%j is refused with an InjectionError naming the argument', (text, re) => {
+    let err: unknown;
+    try {
+      parseInjection(text);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InjectionError);
+    expect((err as Error).message.startsWith(`--inject "${text}": `)).toBe(true);
+    expect((err as Error).message).toMatch(re);
+  });
+});
+
+describe('applyInjection', () => {
+  it('values and defaults reach the part they act on', () => {
+    const { mock, site, unplugged } = lineMock();
+    const apply = (text: string) => expect(applyInjection(site, parseInjection(text))).toEqual({ ok: true });
+    apply('slip=2:-7');
+    apply('slip=2');
+    expect(mock.plant.injected.encoderOffset).toEqual([0, 93]);
+    apply('push=1:-2.5');
+    apply('stall');
+    apply('dead=2');
+    apply('reverse=1');
+    apply('sag');
+    expect(mock.plant.injected).toMatchObject({ extraTorque: [-2.5, 0], stalled: [true, false], motorDead: [false, true], encoderReversed: [true, false], supplyScale: 0.6 });
+    apply('latency=7');
+    apply('drop=0.25');
+    apply('corrupt');
+    apply('silent');
+    expect(mock.board.injected).toEqual({ extraLatency: 0.007, dropProbability: 0.25, corruptProbability: 0.01, silent: true });
+    apply('reset');
+    expect(mock.board.stats.resets).toBe(1);
+    apply('unplug');
+    expect(unplugged()).toBe(1);
+    mock.dispose();
+  });
+
+  it('a site without the part says so and changes nothing (the host is not the mock; the Firmata board has no line bytes)', () => {
+    const { mock, site } = lineMock();
+    expect(applyInjection(site, parseInjection('busy=1'))).toEqual({ ok: false, why: "busy acts on the host's loop thread, which the mock rig does not have" });
+    const f = createFirmataMockRig(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
+    const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
+    expect(applyInjection(fs, parseInjection('drop=0.5'))).toEqual({ ok: false, why: "drop acts on the line protocol's bytes, which the Firmata mock rig does not have" });
+    expect(applyInjection(fs, parseInjection('silent'))).toEqual({ ok: true });
+    expect(f.board.injected.silent).toBe(true);
+    mock.dispose();
+    f.dispose();
+  });
+
+  it('the host part gets the value: busy blocks for its seconds, throw raises', () => {
+    const blocked: number[] = [];
+    const site: InjectionSite = { name: 'a test host', host: { block: (s) => void blocked.push(s), raise: (m) => void blocked.push(m.length) } };
+    applyInjection(site, parseInjection('busy=2.5'));
+    applyInjection(site, parseInjection('busy'));
+    expect(blocked).toEqual([2.5, 1]);
+    expect(actsOn('throw')).toBe('host');
+    const throwing: InjectionSite = { name: 'a test host', host: { block: () => undefined, raise: (m) => { throw new Error(m); } } };
+    expect(() => applyInjection(throwing, parseInjection('throw'))).toThrow(/injected exception \(--inject throw\)/);
+  });
+
+  it('a value that crossed a boundary is checked again: a joint the arm lacks is refused, not applied', () => {
+    const { mock, site } = lineMock();
+    expect(applyInjection(site, { name: 'stall', value: '7', at: 0 })).toEqual({ ok: false, why: 'stall=7@0: the joint "7" must be 1..2 (this arm has 2 joints)' });
+    expect(mock.plant.injected.stalled).toEqual([false, false]);
+    mock.dispose();
+  });
+
+  it('the mocks offer the parts MOCK_PARTS says (what the CLI refuses up front)', () => {
+    const { mock, site } = lineMock();
+    const f = createFirmataMockRig(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
+    const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
+    const parts = (s: InjectionSite) => Object.keys(s).filter((k) => k !== 'name').sort();
+    expect(parts(site)).toEqual([...MOCK_PARTS.line].sort());
+    expect(parts(fs)).toEqual([...MOCK_PARTS.firmata].sort());
+    for (const n of INJECTION_NAMES) expect(refusal(fs, n) === undefined).toBe(MOCK_PARTS.firmata.includes(actsOn(n)));
+    mock.dispose();
+    f.dispose();
+  });
+});
