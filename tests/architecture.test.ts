@@ -56,7 +56,6 @@ const MAX_FUNCTION_LINES = 80;
  */
 const LONG_FUNCTIONS = new Set([
   'src/cli/identify-command.ts:identifyCommand',
-  'src/bench/tui.ts:measure',
   'src/setup/steps.ts:checkEncoder',
 ]);
 

@@ -6,7 +6,7 @@
  */
 import { Writable, PassThrough } from 'node:stream';
 import blessed from 'blessed';
-import { loadRig } from '../config/load.js';
+import { loadRig, type Rig } from '../config/load.js';
 import { Session } from '../run/session.js';
 import { F } from '../telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
@@ -62,55 +62,45 @@ interface Measured {
   ticks: number;
 }
 
-async function measure(): Promise<Measured> {
-  const rig = loadRig(RIG);
-  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
-  const phases: Phase[] = [{ name: 'warm-up', from: -Infinity }];
+/** Rows counted by the phase their loop time falls in (the phases are pushed as the schedule runs). */
+function rowCounter(phases: Phase[]): { stats: Record<'without' | 'with', PhaseStats>; onRow: (row: Float64Array) => void } {
   const fresh = (): PhaseStats => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, missed: 0 });
   const stats = { without: fresh(), with: fresh() };
-  const cpuS = { without: 0, with: 0 };
-  const wallS = { without: 0, with: 0 };
   let prevOverruns = 0;
   let prevMissed = 0;
-  const session = new Session({
-    rig,
-    target: { kind: 'mock' },
-    paths,
-    cycle: true,
-    park: true,
-    feedforward: rig.control.feedforward,
-    rateHz: rig.control.rateHz,
-    injections: [],
-    maxSeconds: 120,
-    onRow: (row) => {
-      const t = row[F.t]!;
-      let phase = phases[0]!;
-      for (const p of phases) if (t >= p.from) phase = p;
-      const overruns = row[F.overruns]!;
-      const missed = row[F.missed]!;
-      if (phase.name !== 'warm-up') {
-        const s = stats[phase.name];
-        s.hist.add(Math.abs(row[F.errUs]!));
-        s.ticks++;
-        s.overruns += overruns - prevOverruns;
-        s.missed += missed - prevMissed;
-      }
-      prevOverruns = overruns;
-      prevMissed = missed;
-    },
-  });
-  let over = false;
-  const done = session.run().then((r) => {
-    over = true;
-    return r;
-  });
-  await sleep(WARM_UP_MS);
+  const onRow = (row: Float64Array): void => {
+    const t = row[F.t]!;
+    let phase = phases[0]!;
+    for (const p of phases) if (t >= p.from) phase = p;
+    const overruns = row[F.overruns]!;
+    const missed = row[F.missed]!;
+    if (phase.name !== 'warm-up') {
+      const s = stats[phase.name];
+      s.hist.add(Math.abs(row[F.errUs]!));
+      s.ticks++;
+      s.overruns += overruns - prevOverruns;
+      s.missed += missed - prevMissed;
+    }
+    prevOverruns = overruns;
+    prevMissed = missed;
+  };
+  return { stats, onRow };
+}
 
-  const frameUs = new UsHistogram();
-  let frames = 0;
-  let bytes = 0;
+/** What the blocks with the dashboard drew, and the CPU time and wall time of each kind of block. */
+interface Blocks {
+  cpuS: Record<'without' | 'with', number>;
+  wallS: Record<'without' | 'with', number>;
+  frameUs: UsHistogram;
+  frames: number;
+  bytes: number;
+}
+
+/** Runs SCHEDULE: each block marks its start in `phases` and, in a `with` block, draws the dashboard. */
+async function runBlocks(session: Session, rig: Rig, paths: PathSpec[], phases: Phase[], over: () => boolean): Promise<Blocks> {
+  const b: Blocks = { cpuS: { without: 0, with: 0 }, wallS: { without: 0, with: 0 }, frameUs: new UsHistogram(), frames: 0, bytes: 0 };
   for (const name of SCHEDULE) {
-    if (over) break;
+    if (over()) break;
     phases.push({ name, from: session.latest()?.[F.t] ?? 0 });
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
@@ -123,27 +113,54 @@ async function measure(): Promise<Measured> {
       dash.frame = () => {
         const t0 = performance.now();
         draw();
-        frameUs.add((performance.now() - t0) * 1000);
-        frames++;
+        b.frameUs.add((performance.now() - t0) * 1000);
+        b.frames++;
       };
       dash.start();
     }
     await sleep(BLOCK_MS);
     dash?.stop();
-    bytes += term.bytes();
+    b.bytes += term.bytes();
     const c = process.cpuUsage(cpu0);
-    cpuS[name] += (c.user + c.system) / 1e6;
-    wallS[name] += (performance.now() - wall0) / 1000;
+    b.cpuS[name] += (c.user + c.system) / 1e6;
+    b.wallS[name] += (performance.now() - wall0) / 1000;
   }
+  return b;
+}
+
+async function measure(): Promise<Measured> {
+  const rig = loadRig(RIG);
+  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+  const phases: Phase[] = [{ name: 'warm-up', from: -Infinity }];
+  const { stats, onRow } = rowCounter(phases);
+  const session = new Session({
+    rig,
+    target: { kind: 'mock' },
+    paths,
+    cycle: true,
+    park: true,
+    feedforward: rig.control.feedforward,
+    rateHz: rig.control.rateHz,
+    injections: [],
+    maxSeconds: 120,
+    onRow,
+  });
+  let over = false;
+  const done = session.run().then((r) => {
+    over = true;
+    return r;
+  });
+  await sleep(WARM_UP_MS);
+  const b = await runBlocks(session, rig, paths, phases, () => over);
   phases.push({ name: 'warm-up', from: session.latest()?.[F.t] ?? 0 });
   session.send({ kind: 'stop', reason: 'done' });
   const result = await done;
   return {
     stats,
-    cpu: { without: cpuS.without / Math.max(1e-9, wallS.without), with: cpuS.with / Math.max(1e-9, wallS.with) },
-    frameUs,
-    frames,
-    bytes,
+    cpu: { without: b.cpuS.without / Math.max(1e-9, b.wallS.without), with: b.cpuS.with / Math.max(1e-9, b.wallS.with) },
+    frameUs: b.frameUs,
+    frames: b.frames,
+    bytes: b.bytes,
     stopReason: result.summary.stopReason,
     ticks: result.summary.ticks,
   };
