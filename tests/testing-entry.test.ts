@@ -31,9 +31,17 @@ describe('twolink/testing', () => {
     expect(run.events.some((e) => e.kind === 'trajectory' && e.phase === 'track')).toBe(true);
   });
 
-  it('faults as text, as on the command line', async () => {
+  it('injections as text, as on the command line, or parsed; a silent board ends in the link-lost fault', async () => {
+    const run = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], injections: ['silent@0.5'] });
+    expect(run.summary.stopReason).toMatch(/^fault:link-lost/);
+    const parsed = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], injections: [{ name: 'silent', at: 0.5 }] });
+    expect(parsed.summary.ticks).toBe(run.summary.ticks);
+  });
+
+  it('`faults`, the old name of `injections`, still works; a parsed one is checked as text is', async () => {
     const run = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], faults: ['silent@0.5'] });
     expect(run.summary.stopReason).toMatch(/^fault:link-lost/);
+    await expect(virtualRun({ traj: 'point', injections: [{ name: 'stall', value: '5', at: 0 }] })).rejects.toThrow(/^--inject "stall=5@0": the joint "5" must be 1\.\.2/);
   });
 
   it('an unknown trajectory is a clear error', async () => {

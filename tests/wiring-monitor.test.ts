@@ -41,7 +41,7 @@ describe('wiring monitor: the correct wiring never fires', () => {
   });
 
   it('a payload the model does not know (a twin alarm, not a wiring mistake)', async () => {
-    const run = await virtualRun({ rig, traj: 'reach', faults: ['payload=0.25@1'] });
+    const run = await virtualRun({ rig, traj: 'reach', injections: ['payload=0.25@1'] });
     expect(replay(run)).toBeUndefined();
   });
 });

@@ -31,7 +31,7 @@ export interface RunOptions {
   /** Every sample's row (a reused buffer: copy it). */
   sink: (row: Float64Array) => void;
   onEvent?: (e: LoopEvent) => void;
-  /** Called after every sample (the dashboard's snapshot, test hooks, scheduled faults). */
+  /** Called after every sample (the dashboard's snapshot, test hooks, scheduled injections). */
   onTick?: (core: LoopCore) => void;
   /** Called once the loop exists, before the first sample: commands go through `send`. */
   onReady?: (control: { send: (c: LoopCommand) => void; core: LoopCore; identity: BoardIdentity }) => void;

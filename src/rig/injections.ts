@@ -48,8 +48,8 @@ const PART_NAMES: Record<InjectionPart, string> = {
   encoders: 'the simulated encoders',
   wire: "the line protocol's bytes",
   uart: "the board's UART",
-  board: 'a board to reset',
-  cable: 'a cable to pull',
+  board: "the board's reset",
+  cable: 'the USB cable',
   host: "the host's loop thread",
 };
 

@@ -1,5 +1,5 @@
-// The fault matrix at the level users meet it: the twolink command in real time, signals, bad ports,
-// bad files. What the arm does (the summary's stop reason and the board's confirmation), what the user
+// The fault matrix at the level users meet it: the twolink command in real time, signals, injections
+// (--inject), bad ports, bad files. What the arm does (the summary's stop reason and the board's confirmation), what the user
 // sees (exit code, stderr), what the recording holds (valid NDJSON to the last tick, a summary line).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ function runWithSignal(signal: NodeJS.Signals, afterMs: number, args: string[]):
   });
 }
 
-describe('host faults', () => {
+describe('the host: signals, injections on the loop thread, a full disk', () => {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     it(`${sig} mid-run: a soft stop, a zero command acknowledged, a complete recording`, async () => {
       const file = `${dir}/${sig}.ndjson`;
@@ -61,12 +61,12 @@ describe('host faults', () => {
 
   it('an exception inside the loop: fault, motors zeroed, the recording ends with the reason', async () => {
     const file = `${dir}/throw.ndjson`;
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'throw@1', '--record', file, '--json']);
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'throw@1', '--record', file, '--json']);
     expect(r.code).toBe(1);
-    expect(lastJson(r).stopReason).toMatch(/^fault:an exception in the loop thread: injected fault/);
+    expect(lastJson(r).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/);
     const lines = readRecording(file);
     expect(lines.at(-1).kind).toBe('summary');
-    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected fault/);
+    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/);
     // the motors were zeroed: the last tick's command is zero
     const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
     expect(ticks.at(-1).duty).toEqual([0, 0]);
@@ -74,14 +74,14 @@ describe('host faults', () => {
 
   it('Ctrl-C while the loop thread is blocked: the main thread ends the loop thread at once and says so; the board watchdog stops the motors', async () => {
     // The loop thread is blocked for 8 s from 1.5 s of loop time on; the signal comes well inside that.
-    const r = await runWithSignal('SIGINT', 4000, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'busy=8@1.5', '--json']);
+    const r = await runWithSignal('SIGINT', 4000, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'busy=8@1.5', '--json']);
     expect(r.code).toBe(130);
     const s = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
     expect(s.stopReason).toMatch(/^interrupted:SIGINT \(the loop thread did not answer within 250 ms: twolink ended it from the main thread/);
   });
 
   it('the loop thread is busy for a second: the board (its own thread) samples on, its watchdog stops the arm, the late samples and the stall are counted', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--fault', 'busy=1@1.5', '--json']);
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'busy=1@1.5', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
     expect(s.stopReason).toBe('fault:watchdog');
