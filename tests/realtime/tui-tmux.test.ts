@@ -96,7 +96,7 @@ describe('twolink demo in tmux', () => {
     expect(s).toMatch(/joint 1\s+joint 2/);
     expect(s).toContain('e/Esc E-STOP');
     expect(s).toMatch(/[\u2801-\u28ff]/); // the drawing and the charts
-    expect(s).toMatch(/\d+\.\ds (reach|point|circle) (approach|track|park)/); // the loop's events
+    expect(s).toMatch(/\[\d+\.\d\d s\] (reach|point|circle): (approach|track|park)/); // the loop's events
     // r: a recording in the working directory, until r again
     tmux('send-keys', '-t', 'estop', 'r');
     await until('the recording', () => /rec run-\d{8}-\d{6}\.ndjson\s+[1-9]\d* ticks/.test(d.screen()), d.screen);
