@@ -192,7 +192,8 @@ describe("a trajectory phase's event carries its plan", () => {
     expect(track!.toS - track!.fromS).toBeCloseTo(proper.duration, 9);
     // Its path starts and ends where that path's endpoint does (to the 0.1 mm the event keeps).
     const at = (t: number): number[] => forwardKinematics(rig.arm as TwoLinkParams, proper.sample(t).q).endpoint.position;
-    expect(track!.path.length).toBe(PLAN_POINTS + 1);
+    expect(track!.path.length).toBe(PLAN_POINTS.track + 1);
+    expect(approach!.path.length).toBe(PLAN_POINTS.approach + 1);
     for (const [p, q] of [
       [track!.path[0]!, at(0)],
       [track!.path.at(-1)!, at(proper.duration)],

@@ -4,9 +4,9 @@
  * on the trajectory's clock and the endpoint's planned path. `describeEvent` is the one line of text
  * for an event (the console's log and the dashboard's event list).
  */
-import { forwardKinematics } from '../model/kinematics.js';
+import { endpoint, forwardKinematics } from '../model/kinematics.js';
 import type { Trajectory } from '../model/trajectory.js';
-import type { ArmParams } from '../model/types.js';
+import { isTwoLink, type ArmParams } from '../model/types.js';
 import type { LinkEvent } from '../transport/link.js';
 import type { LoopState, TrajPhase } from './tick.js';
 
@@ -18,7 +18,7 @@ export interface PhasePlan {
   /** Where the phase starts and ends on the trajectory's clock (the rows' `trajT`) [s]. */
   fromS: number;
   toS: number;
-  /** The endpoint's planned path over the phase: `PLAN_POINTS + 1` points x, y [m], to 0.1 mm. */
+  /** The endpoint's planned path over the phase: `PLAN_POINTS[phase] + 1` points x, y [m], to 0.1 mm. */
   path: [number, number][];
 }
 
@@ -30,8 +30,12 @@ export type LoopEvent =
   | { kind: 'trajectory'; name: string; phase: 'none'; t: number }
   | { kind: 'link'; event: LinkEvent; t: number };
 
-/** Points on a phase's planned path (plus one: both ends). */
-export const PLAN_POINTS = 160;
+/**
+ * Points on a phase's planned path (plus one: both ends): enough for a terminal's drawing, few enough
+ * that planning them at a trajectory's start costs the loop's thread little (the approach and the way
+ * back are single joint moves).
+ */
+export const PLAN_POINTS: Readonly<Record<PlannedPhase, number>> = { approach: 32, track: 160, park: 32 };
 
 const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
 
@@ -41,17 +45,18 @@ const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
  */
 export function planPhases(arm: ArmParams, traj: Trajectory, approachEnd: number, trackEnd: number): Record<PlannedPhase, PhasePlan> {
   const scratch = traj.sample(0);
-  const plan = (fromS: number, toS: number): PhasePlan => {
+  const xy = [0, 0];
+  const plan = (phase: PlannedPhase, fromS: number, toS: number): PhasePlan => {
     const path: [number, number][] = [];
-    const n = toS > fromS ? PLAN_POINTS : 0;
+    const n = toS > fromS ? PLAN_POINTS[phase] : 0;
     for (let k = 0; k <= n; k++) {
       const s = traj.sample(n === 0 ? fromS : fromS + ((toS - fromS) * k) / n, scratch);
-      const p = forwardKinematics(arm, s.q).endpoint.position;
-      path.push([round4(p[0]), round4(p[1])]);
+      const p = isTwoLink(arm) ? endpoint(arm, s.q, xy) : forwardKinematics(arm, s.q).endpoint.position;
+      path.push([round4(p[0]!), round4(p[1]!)]);
     }
     return { fromS, toS, path };
   };
-  return { approach: plan(0, approachEnd), track: plan(approachEnd, trackEnd), park: plan(trackEnd, Math.max(trackEnd, traj.duration)) };
+  return { approach: plan('approach', 0, approachEnd), track: plan('track', approachEnd, trackEnd), park: plan('park', trackEnd, Math.max(trackEnd, traj.duration)) };
 }
 
 /** The console's and the dashboard's line for a loop event, e.g. "[2.00 s] reach: track". */
