@@ -30,7 +30,7 @@ import { VelocityEstimator } from './estimator.js';
 import { Predictor } from './predict.js';
 import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
-import { refusal, type CommandResult, type LoopCommand } from './commands.js';
+import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from './tick.js';
 import { Twin } from './twin.js';
@@ -52,15 +52,27 @@ export interface ControlLaw {
   reset(): void;
 }
 
-/** What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there. */
+/**
+ * What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there.
+ * A user's controller gets the same with the endpoints added (`ControllerSample`, user-controller.ts).
+ * The loop reuses this object and its arrays from tick to tick.
+ */
 export interface LawSample {
-  /** Board time of the instant the torque applies [s]. */
+  /** The time at which the returned torque applies on the board [s, board time]. */
   t: number;
-  q: number[];
-  qd: number[];
-  qDesired: number[];
-  qdDesired: number[];
-  qddDesired: number[];
+  /**
+   * Joint angles [rad] at `t` (joint 1 from the horizontal, joint 2 relative to link 1): the loop's
+   * estimate from the newest measurement, carried forward to when the torque applies.
+   */
+  readonly q: readonly number[];
+  /** Joint velocities [rad/s] at `t`, estimated. */
+  readonly qd: readonly number[];
+  /** The plan's joint angles at `t` [rad]. */
+  readonly qDesired: readonly number[];
+  /** The plan's joint velocities [rad/s]. */
+  readonly qdDesired: readonly number[];
+  /** The plan's joint accelerations [rad/s^2]. */
+  readonly qddDesired: readonly number[];
 }
 
 export interface LoopOptions {
@@ -201,8 +213,7 @@ export class LoopCore {
 
   /** True once the loop has nothing more to do (stopped, e-stopped or faulted). */
   get finished(): boolean {
-    const k = this.mode.kind;
-    return k === 'stopped' || k === 'estop' || k === 'fault';
+    return isFinished(this.mode.kind);
   }
 
   /** Calls `fn` once when the loop finishes (at once if it has). */

@@ -13,14 +13,22 @@ import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Rig } from '../config/load.js';
+import type { LoopPart } from '../config/parts.js';
+import type { LawSample } from './loop.js';
 import { controllerModel, type ControllerModel } from './controller-model.js';
 
 export type { ControllerModel } from './controller-model.js';
 
+/** The rig file as a controller sees it. */
+export type ControllerRig = LoopPart & Pick<Rig, 'name' | 'file'>;
+
 /** What `createController(context)` gets once, before the run. */
 export interface ControllerContext {
-  /** The resolved rig file: nominal arm, friction, motors, encoders, limits (SI units, radians), control settings. */
-  readonly rig: Rig;
+  /**
+   * What the loop reads of the resolved rig file: nominal arm, friction, motors, encoders, limits (SI
+   * units, radians), control and twin settings, the board's watchdog; and the file's name and path.
+   */
+  readonly rig: ControllerRig;
   /** The nominal arm's dynamics (M, C, G, inverse and forward dynamics) and kinematics (endpoint, Jacobian, IK), bound to the rig's arm. */
   readonly model: ControllerModel;
   /** The loop's rate [Hz]: `update` is called once per period 1/rateHz [s]. */
@@ -28,25 +36,12 @@ export interface ControllerContext {
 }
 
 /**
- * What `update` gets every tick. twolink reuses this object and its arrays from tick to tick: read
- * them, copy what you keep, do not hold on to them.
+ * What `update` gets every tick: the loop's sample (time, predicted state and plan, see `LawSample`)
+ * and the endpoints. twolink reuses this object and its arrays from tick to tick: read them, copy
+ * what you keep, do not hold on to them.
  */
-export interface ControllerSample {
-  /** The time at which the returned torque applies on the board [s, board time]. */
+export interface ControllerSample extends LawSample {
   readonly t: number;
-  /**
-   * Joint angles [rad] at `t` (joint 1 from the horizontal, joint 2 relative to link 1): the loop's
-   * estimate from the newest measurement, carried forward to when the torque applies.
-   */
-  readonly q: readonly number[];
-  /** Joint velocities [rad/s] at `t`, estimated. */
-  readonly qd: readonly number[];
-  /** The plan's joint angles at `t` [rad]. */
-  readonly qDesired: readonly number[];
-  /** The plan's joint velocities [rad/s]. */
-  readonly qdDesired: readonly number[];
-  /** The plan's joint accelerations [rad/s^2]. */
-  readonly qddDesired: readonly number[];
   /** The endpoint [x, y] at `q` [m]. */
   readonly endpoint: readonly number[];
   /** The plan's endpoint [x, y] [m]. */
@@ -76,7 +71,7 @@ export class ControllerError extends Error {
 }
 
 /** The context for a run of `rig` at `rateHz` [Hz]. */
-export function controllerContext(rig: Rig, rateHz: number): ControllerContext {
+export function controllerContext(rig: ControllerRig, rateHz: number): ControllerContext {
   return { rig, model: controllerModel(rig.arm), rateHz };
 }
 

@@ -2,13 +2,12 @@
  * A user's controller module (twolink run --controller FILE) as the loop's ControlLaw: the loop hands
  * it the state predicted at the instant its torque applies and the plan there.
  */
-import type { Rig } from '../config/load.js';
 import type { ControlLaw } from '../control/loop.js';
-import { controllerContext, PluggedController } from '../control/user-controller.js';
+import { controllerContext, PluggedController, type ControllerRig } from '../control/user-controller.js';
 
-export async function loadControlLaw(file: string, rig: Rig, rateHz: number): Promise<ControlLaw> {
+export async function loadControlLaw(file: string, rig: ControllerRig, rateHz: number): Promise<ControlLaw> {
   const plugged = await PluggedController.load(file, controllerContext(rig, rateHz));
-  const desired = { q: [] as number[], qd: [] as number[], qdd: [] as number[] };
+  const desired: { q: readonly number[]; qd: readonly number[]; qdd: readonly number[] } = { q: [], qd: [], qdd: [] };
   return {
     step: (s, periodS, out) => {
       desired.q = s.qDesired;
