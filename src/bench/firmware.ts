@@ -2,7 +2,8 @@
  * `npm run bench` section `firmware`: our firmware in the loop (simavr) next to the TS mock board on
  * the same rig file and trajectory, in board time (host lock-step against the mock's virtual time) and
  * in real time, with the difference taken apart (src/bench/firmware-tracking.ts); the fault cases
- * through the real firmware, timed; how fast the simulator runs; flash and RAM of both boards.
+ * through the real firmware, timed; the stock Firmata image with our watchdog, when its ELF is given
+ * (src/bench/firmware-stock.ts); how fast the simulator runs; flash and RAM of both boards.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FIRMWARE_DIR, FirmwareSim } from '../rig/firmware-sim.js';
 import { field, FrameHost } from '../rig/frame-host.js';
+import { stockFirmataRows } from './firmware-stock.js';
 import { boardTimeComparison, parsePinsLine, realTimeComparison, type RealTimeSide } from './firmware-tracking.js';
 import { printSection, section, type BenchResult } from './report.js';
 
@@ -243,6 +245,7 @@ export async function firmwareSection(runs = 3): Promise<BenchResult> {
   const rows: [string, string, string][] = [['-- the reach in board time (virtual time, wall-clock effects out) --', '', ''], ...board.rows];
   rows.push(['-- the reach in real time (--rt) --', '', ''], ...rt.rows, ...cmp.rows);
   rows.push(['-- faults through the real firmware --', '', ''], ...(await faultRows(rig, figures)));
+  rows.push(['-- stock ConfigurableFirmata 2.10 + FirmataWatchdog in simavr --', '', ''], ...(await stockFirmataRows(BIN, ROOT)));
   const speed = await simulatorSpeed(rig);
   figures.simulatorSpeed = speed;
   rows.push(['simavr speed, firmware idle, no pacing', `${speed.toFixed(1)}x real time`, 'the AVR sleeps between interrupts']);

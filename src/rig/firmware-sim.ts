@@ -29,6 +29,11 @@ import { Plant } from './plant.js';
 export const FIRMWARE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'firmware-protocol', 'firmware');
 
 export type FirmwareBoard = 'uno' | 'mega';
+/**
+ * A pin map of the harness: our firmware's boards, or `uno-firmata`, stock ConfigurableFirmata on an
+ * Uno wired as docs/firmata.md suggests (motors PWM 5 / DIR 4, PWM 6 / DIR 7; encoders 2 / 8, 3 / 12).
+ */
+export type HarnessBoard = FirmwareBoard | 'uno-firmata';
 
 /** What is missing to build or run the firmware in the loop; the message says what to install. */
 export class FirmwareSimError extends Error {
@@ -56,9 +61,20 @@ export function buildFirmwareSim(board: FirmwareBoard, countsPerRev: readonly nu
   return { elf: join(FIRMWARE_DIR, buildDir, board, 'twolink_fw.elf'), harness: join(FIRMWARE_DIR, buildDir, 'host', 'fil_harness') };
 }
 
+/** The harness alone (for a foreign image, `FirmwareSimOptions.elf`). */
+export function buildHarness(): string {
+  if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
+  const r = spawnSync('make', ['--no-print-directory', '-C', FIRMWARE_DIR, 'fil-harness', 'BUILD=build/fil-host'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) throw new FirmwareSimError(`building the simulator harness failed (${INSTALL}):\n${r.error?.message ?? `${r.stdout}${r.stderr}`.trim()}`);
+  return join(FIRMWARE_DIR, 'build', 'fil-host', 'host', 'fil_harness');
+}
+
 export interface FirmwareSimOptions {
   rig: Rig;
-  board?: FirmwareBoard;
+  /** The pin map; `uno-firmata` needs `elf`. @default 'uno' */
+  board?: HarnessBoard;
+  /** A firmware image built elsewhere (e.g. firmware-protocol/firmata-watchdog/build-stock.sh); default: ours, built for the rig. */
+  elf?: string;
   /** Board time per lock-step slice [us], 20..10000. @default 250 */
   sliceUs?: number;
   /**
@@ -95,8 +111,11 @@ export interface EncoderPinStats {
 
 /** Events of a running simulation (board times are simulated time since the harness started [s]). */
 export interface FirmwareSimEvents {
-  /** Both motor outputs went to zero, `sinceLineS` after the last line from the host reached the AVR. */
-  'outputs-off': [{ boardTime: number; sinceLineS: number }];
+  /**
+   * Both motor outputs went to zero, `sinceLineS` after the last line from the host reached the AVR,
+   * `sinceByteS` after its last byte (for Firmata, which has no line ends) [s of board time].
+   */
+  'outputs-off': [{ boardTime: number; sinceLineS: number; sinceByteS: number }];
   /** The AVR was reset (its micros() restarts; the plant goes on). */
   reset: [{ boardTime: number }];
   /** The simulation was behind the wall clock. */
@@ -192,7 +211,15 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   /** Builds what is missing, starts the harness and resolves once its pty exists. */
   static async start(opts: FirmwareSimOptions): Promise<FirmwareSim> {
     const board = opts.board ?? 'uno';
-    const files = buildFirmwareSim(board, opts.rig.encoders.map((e) => e.countsPerRev));
+    let files: { elf: string; harness: string };
+    if (opts.elf !== undefined) {
+      if (!existsSync(opts.elf)) throw new FirmwareSimError(`no firmware image at ${opts.elf}`);
+      files = { elf: opts.elf, harness: buildHarness() };
+    } else if (board === 'uno-firmata') {
+      throw new FirmwareSimError('the uno-firmata pin map is for a stock Firmata image: give its ELF (firmware-protocol/firmata-watchdog/build-stock.sh)');
+    } else {
+      files = buildFirmwareSim(board, opts.rig.encoders.map((e) => e.countsPerRev));
+    }
     const sim = new FirmwareSim({ ...opts, board }, files);
     await new Promise<void>((resolve, reject) => {
       const onExit = (s: FirmwareSimSummary): void => reject(new FirmwareSimError(`the simulator harness exited (code ${s.code}) before it opened its pty`));
@@ -250,7 +277,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       if (p.success) this.ptyPath = p.data[1];
       else this.emit('log', `firmware-sim: the harness did not name its pty: ${line}`);
     }
-    else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6 });
+    else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
     else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
     else if (kind === 'E') {

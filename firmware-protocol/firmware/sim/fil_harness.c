@@ -2,7 +2,7 @@
 // on a pseudo-terminal, its motor pins and encoder pins connected to a plant that another process
 // (twolink rig --firmware, src/rig/firmware-sim.ts) steps in lock-step, in slices of board time.
 //
-//   fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]
+//   fil_harness uno|mega|uno-firmata ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]
 //
 // Lines on stdout (to the plant process), one per event:
 //   P <path>                 the host end of the pty (the first line)
@@ -14,8 +14,9 @@
 //                            than the previous one the plant's newest answer was when the slice began
 //                            (0: in lock-step; > 0: the harness ran ahead of a slow plant process and
 //                            the pins followed old counts)
-//   Z <t_us> <dt_us>         both motor outputs went to zero at board time t_us, dt_us after the last LF
-//                            that reached the AVR from the host
+//   Z <t_us> <dt_us> <db_us> both motor outputs went to zero at board time t_us, dt_us after the last LF
+//                            that reached the AVR from the host, db_us after its last byte (Firmata has
+//                            no line ends)
 //   B <t_us>                 the AVR was reset (board time restarts in the firmware's micros())
 //   L <t_us> <behind_us>     the simulation was behind the wall clock by behind_us [us]
 //   E <sim_s> <wall_s> <max_behind_ms> <restarts> <dropped>   at exit: the totals
@@ -75,22 +76,39 @@
 #define PTY_OUT_MAX 65536                     // bytes kept for a host that does not read
 
 // Data-space addresses (ATmega328P and ATmega2560 datasheets' register summaries).
-enum { TCCR1A = 0x80, ICR1L = 0x86, OCR1AL = 0x88, OCR1BL = 0x8A, UBRR0L = 0xC4, PCICR = 0x68, PCIFR = 0x3B, PCMSK2 = 0x6D };
+enum { TCCR0A = 0x44, OCR0A = 0x47, OCR0B = 0x48, TCCR1A = 0x80, ICR1L = 0x86, OCR1AL = 0x88, OCR1BL = 0x8A, UBRR0L = 0xC4, PCICR = 0x68, PCIFR = 0x3B, PCMSK2 = 0x6D };
 
+// A pin map: the twolink firmware on an Uno or a Mega (Timer1's OC1A/OC1B, TOP = ICR1, + = DIR low,
+// encoders on one port), or stock ConfigurableFirmata on an Uno wired as docs/firmata.md suggests
+// (analogWrite on D5/D6 = Timer0's OC0B/OC0A in 8-bit fast PWM, + = DIR high as johnny-five's
+// forward, analogWrite(255) = the pin driven high; encoders A 2 / B 8, A 3 / B 12).
 struct board {
   const char *name, *mcu;
-  uint16_t pwmDdr;          // DDRx of the PWM pins
-  uint8_t pwmBit[2];        // OC1A, OC1B bits in it
-  char dirPort[2];          // D7, D8
+  uint16_t ocr[2];          // OCRx data addresses (the low byte of a 16-bit one), per motor
+  int timer1;               // 16-bit OCR with TOP = ICR1; else 8-bit fast PWM, TOP 0xFF
+  uint16_t comReg;          // TCCRxA
+  uint8_t comShift[2];      // where each motor's COM bits are in it
+  uint16_t pwmDdr, pwmPortReg;  // DDRx and PORTx of the PWM pins
+  uint8_t pwmBit[2];
+  char pwmPort;
+  char dirPort[2];
   uint8_t dirBit[2];
   uint16_t dirPortReg[2];   // PORTx data addresses
-  char encPort;             // A1 B1 A2 B2 on bits 0..3
-  int ownPcint;             // simavr has no pin-change interrupt on encPort: raise PCINT2 here
+  int dirHighForward;       // + duty = DIR high (else DIR low)
+  int digitalFull;          // COM bits off and the PWM pin high = full duty
+  char encPort[4];          // A1 B1 A2 B2
+  uint8_t encBit[4];
+  int encReverse;           // B leads A when the counts go up (PJRC Encoder's sense of up)
+  int ownPcint;             // simavr has no pin-change interrupt on port K: raise PCINT2 here
   uint8_t pcint2Vector;
 };
 static const struct board kBoards[] = {
-    {"uno", "atmega328p", 0x24, {1, 2}, {'D', 'B'}, {7, 0}, {0x2B, 0x25}, 'C', 0, 0},
-    {"mega", "atmega2560", 0x24, {5, 6}, {'H', 'H'}, {4, 5}, {0x102, 0x102}, 'K', 1, 11},
+    {"uno", "atmega328p", {OCR1AL, OCR1BL}, 1, TCCR1A, {6, 4}, 0x24, 0x25, {1, 2}, 'B', {'D', 'B'}, {7, 0}, {0x2B, 0x25}, 0, 0,
+     {'C', 'C', 'C', 'C'}, {0, 1, 2, 3}, 0, 0, 0},
+    {"mega", "atmega2560", {OCR1AL, OCR1BL}, 1, TCCR1A, {6, 4}, 0x24, 0x25, {5, 6}, 'B', {'H', 'H'}, {4, 5}, {0x102, 0x102}, 0, 0,
+     {'K', 'K', 'K', 'K'}, {0, 1, 2, 3}, 0, 1, 11},
+    {"uno-firmata", "atmega328p", {OCR0B, OCR0A}, 0, TCCR0A, {4, 6}, 0x2A, 0x2B, {5, 6}, 'D', {'D', 'D'}, {4, 7}, {0x2B, 0x2B}, 1, 1,
+     {'D', 'B', 'D', 'B'}, {2, 0, 3, 4}, 1, 0, 0},
 };
 
 static const struct board* B;
@@ -111,6 +129,7 @@ static double dutyNow[2];            // -1..1
 static double dutyArea[2];           // integral of duty over the slice so far [cycles]
 static uint64_t dutyAt;              // cycle of the last integration
 static uint64_t lastLfCycle;         // when the host's last LF reached the AVR
+static uint64_t lastByteCycle;       // when the host's last byte reached the AVR
 static uint64_t rxFreeAt;            // our model of simavr's receive pump: when the next byte is in
 static int outputsWereOn;
 static int firmwareUp;               // the first byte came out of the UART: the encoder interrupt is on
@@ -127,13 +146,24 @@ static unsigned long long simUs(void) { return (unsigned long long)(avr->cycle /
 static uint16_t pwmTop;
 
 static double pinDuty(int j) {
-  const uint16_t top = pwmTop;
-  const uint8_t com = (uint8_t)(avr->data[TCCR1A] >> (j == 0 ? 6 : 4)) & 3;  // COM1A1:0 / COM1B1:0
-  if (top == 0 || com != 2 || !(avr->data[B->pwmDdr] & (1 << B->pwmBit[j]))) return 0;
-  uint16_t ocr = reg16(j == 0 ? OCR1AL : OCR1BL);
-  if (ocr > top) ocr = top;
-  const int reverse = (avr->data[B->dirPortReg[j]] >> B->dirBit[j]) & 1;
-  return (reverse ? -1.0 : 1.0) * ocr / top;
+  const uint8_t com = (uint8_t)(avr->data[B->comReg] >> B->comShift[j]) & 3;  // COMxA1:0 / COMxB1:0
+  if (!(avr->data[B->pwmDdr] & (1 << B->pwmBit[j]))) return 0;
+  double level;
+  if (com == 2 && B->timer1) {
+    const uint16_t top = pwmTop;
+    uint16_t ocr = reg16(B->ocr[j]);
+    if (top == 0) return 0;
+    if (ocr > top) ocr = top;
+    level = (double)ocr / top;
+  } else if (com == 2) {
+    level = (avr->data[B->ocr[j]] + 1) / 256.0;  // fast PWM: high for OCR + 1 of 256 counts
+  } else if (B->digitalFull) {
+    level = (avr->data[B->pwmPortReg] >> B->pwmBit[j]) & 1;
+  } else {
+    return 0;
+  }
+  const int dirHigh = (avr->data[B->dirPortReg[j]] >> B->dirBit[j]) & 1;
+  return (dirHigh == B->dirHighForward ? 1.0 : -1.0) * level;
 }
 
 static void emit(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -155,14 +185,15 @@ static void dutyChanged(void) {
   const int on = dutyNow[0] != 0 || dutyNow[1] != 0;
   if (outputsWereOn && !on) {
     const uint64_t since = now > lastLfCycle ? (now - lastLfCycle) / CYCLES_PER_US : 0;
-    emit("Z %llu %llu\n", simUs(), (unsigned long long)since);
+    const uint64_t sinceByte = now > lastByteCycle ? (now - lastByteCycle) / CYCLES_PER_US : 0;
+    emit("Z %llu %llu %llu\n", simUs(), (unsigned long long)since, (unsigned long long)sinceByte);
   }
   outputsWereOn = on;
 }
 
 static void onIoWrite(avr_t* a, avr_io_addr_t addr, uint8_t v, void* param) {
   (void)a, (void)v, (void)param;
-  if (addr == TCCR1A) pwmTop = reg16(ICR1L);
+  if (addr == TCCR1A && B->timer1) pwmTop = reg16(ICR1L);
   dutyChanged();  // called after simavr's own handler has stored the value
 }
 static void onDirPin(avr_irq_t* irq, uint32_t value, void* param) {
@@ -196,6 +227,7 @@ static void pushInput(void) {
     const uint8_t b = inBuf[inPos++];
     const uint64_t start = rxFreeAt > avr->cycle ? rxFreeAt : avr->cycle;
     rxFreeAt = start + (uart0 ? uart0->cycles_per_byte : 160);
+    lastByteCycle = rxFreeAt;
     if (b == '\n') {
       lastLfCycle = rxFreeAt;
       hostOwes = 0;
@@ -300,17 +332,33 @@ static int edgeTurn;
 static uint64_t lastEdge[2];    // cycle of each joint's last edge
 static avr_int_vector_t pcint2;  // the Mega's PCINT2 (port K), which simavr 1.6 does not model
 
+// Bits 0..3: A1 B1 A2 B2.
 static uint8_t encoderBits(void) {
-  return (uint8_t)(kGray[levelCount[0] & 3] | kGray[levelCount[1] & 3] << 2);
+  const int64_t sign = B->encReverse ? -1 : 1;
+  return (uint8_t)(kGray[(sign * levelCount[0]) & 3] | kGray[(sign * levelCount[1]) & 3] << 2);
+}
+
+static avr_irq_t* encoderIrq(int line) {
+  return avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->encPort[line]), B->encBit[line]);
 }
 
 static void setEncoderPins(uint8_t before) {
   const uint8_t bits = encoderBits();
-  avr_ioport_external_t ext = {.name = (unsigned)B->encPort, .mask = 0x0F, .value = bits};
-  avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(B->encPort), &ext);
+  // The lines of each port at once: SET_EXTERNAL replaces the port's whole external mask.
+  for (int i = 0; i < 4; ++i) {
+    int first = 1;
+    for (int k = 0; k < i; ++k) first &= B->encPort[k] != B->encPort[i];
+    if (!first) continue;
+    avr_ioport_external_t ext = {.name = (unsigned)B->encPort[i], .mask = 0, .value = 0};
+    for (int k = i; k < 4; ++k) {
+      if (B->encPort[k] != B->encPort[i]) continue;
+      ext.mask |= (uint8_t)(1 << B->encBit[k]);
+      if ((bits >> k) & 1) ext.value |= (uint8_t)(1 << B->encBit[k]);
+    }
+    avr_ioctl(avr, AVR_IOCTL_IOPORT_SET_EXTERNAL(B->encPort[i]), &ext);
+  }
   for (int i = 0; i < 4; ++i)
-    if (((before ^ bits) >> i) & 1)
-      avr_raise_irq(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->encPort), i), (bits >> i) & 1);
+    if (((before ^ bits) >> i) & 1) avr_raise_irq(encoderIrq(i), (bits >> i) & 1);
   if (B->ownPcint && (avr->data[PCMSK2] & (before ^ bits))) avr_raise_interrupt(avr, &pcint2);
 }
 
@@ -365,7 +413,7 @@ static void resetAvr(void) {
   // The reset cleared the PIN registers; the encoder lines keep their levels.
   const uint8_t bits = encoderBits();
   for (int i = 0; i < 4; ++i) {
-    avr_irq_t* irq = avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->encPort), i);
+    avr_irq_t* irq = encoderIrq(i);
     avr_raise_irq(irq, !((bits >> i) & 1));
     avr_raise_irq(irq, (bits >> i) & 1);
   }
@@ -466,7 +514,7 @@ static avr_cycle_count_t sliceEnd(avr_t* a, avr_cycle_count_t when, void* param)
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: fil_harness uno|mega ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]\n");
+  fprintf(stderr, "usage: fil_harness uno|mega|uno-firmata ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]\n");
   exit(2);
 }
 
@@ -508,11 +556,14 @@ static void setup(const char* elf) {
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), uartOut, NULL);
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XON), uartXon, NULL);
   avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUT_XOFF), uartXoff, NULL);
-  avr_register_io_write(avr, OCR1AL, onIoWrite, NULL);
-  avr_register_io_write(avr, OCR1BL, onIoWrite, NULL);
-  avr_register_io_write(avr, TCCR1A, onIoWrite, NULL);
-  for (int j = 0; j < 2; ++j)
+  avr_register_io_write(avr, B->ocr[0], onIoWrite, NULL);
+  avr_register_io_write(avr, B->ocr[1], onIoWrite, NULL);
+  avr_register_io_write(avr, B->comReg, onIoWrite, NULL);
+  for (int j = 0; j < 2; ++j) {
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->dirPort[j]), B->dirBit[j]), onDirPin, NULL);
+    // analogWrite(255) and (0) drive the pin as a digital output
+    if (B->digitalFull) avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ(B->pwmPort), B->pwmBit[j]), onDirPin, NULL);
+  }
   if (B->ownPcint) {
     pcint2.vector = B->pcint2Vector;
     pcint2.enable = (avr_regbit_t)AVR_IO_REGBIT(PCICR, 2);
@@ -524,7 +575,9 @@ static void setup(const char* elf) {
 
 int main(int argc, char** argv) {
   if (argc < 3) usage();
-  B = strcmp(argv[1], "mega") == 0 ? &kBoards[1] : strcmp(argv[1], "uno") == 0 ? &kBoards[0] : NULL;
+  B = NULL;
+  for (size_t i = 0; i < sizeof kBoards / sizeof kBoards[0]; ++i)
+    if (strcmp(argv[1], kBoards[i].name) == 0) B = &kBoards[i];
   if (!B) usage();
   uint64_t sliceUs = 250;
   for (int i = 3; i < argc; ++i) {
