@@ -52,15 +52,27 @@ export interface ControlLaw {
   reset(): void;
 }
 
-/** What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there. */
+/**
+ * What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there.
+ * A user's controller gets the same with the endpoints added (`ControllerSample`, user-controller.ts).
+ * The loop reuses this object and its arrays from tick to tick.
+ */
 export interface LawSample {
-  /** Board time of the instant the torque applies [s]. */
+  /** The time at which the returned torque applies on the board [s, board time]. */
   t: number;
-  q: number[];
-  qd: number[];
-  qDesired: number[];
-  qdDesired: number[];
-  qddDesired: number[];
+  /**
+   * Joint angles [rad] at `t` (joint 1 from the horizontal, joint 2 relative to link 1): the loop's
+   * estimate from the newest measurement, carried forward to when the torque applies.
+   */
+  readonly q: readonly number[];
+  /** Joint velocities [rad/s] at `t`, estimated. */
+  readonly qd: readonly number[];
+  /** The plan's joint angles at `t` [rad]. */
+  readonly qDesired: readonly number[];
+  /** The plan's joint velocities [rad/s]. */
+  readonly qdDesired: readonly number[];
+  /** The plan's joint accelerations [rad/s^2]. */
+  readonly qddDesired: readonly number[];
 }
 
 export interface LoopOptions {
