@@ -4,7 +4,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { SerialPortStream } from '@serialport/stream';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import type { Injection } from './injections.js';
 import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadStats } from './mock-thread.js';
 import { boardSilentS, createWire, wireBinding } from './wire.js';
@@ -24,7 +24,7 @@ export interface RemoteMockRig {
 }
 
 /** Starts the line-protocol mock rig of `rig` in a thread of its own. */
-export function startRemoteMockRig(rig: Rig, wiring?: MockWiring): Promise<RemoteMockRig> {
+export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring): Promise<RemoteMockRig> {
   const wire = createWire();
   const path = `mock:${rig.name}`;
   const binding = wireBinding(path, wire);

@@ -7,7 +7,7 @@
  * taken for a late host.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
@@ -20,7 +20,7 @@ import type { MockWiring } from './wiring.js';
 
 /** What the host gives the mock's thread. */
 export interface MockThreadInput {
-  rig: Rig;
+  rig: MockPart;
   wire: WireBuffers;
   /** The mock wired wrong on purpose (--wiring). */
   wiring?: MockWiring;
