@@ -13,7 +13,8 @@ const SRC = join(import.meta.dirname, '..', 'src');
 /**
  * Which modules each module may import. Modules are the folders of src; of the files at its top,
  * `version` is a leaf, `index` and `testing` (the public entry points) may import anything.
- * cli -> (tui, record, identify, hil, setup) -> run -> control -> (transport, model); transport ->
+ * cli -> (tui, record, identify, hil, setup) -> run -> control -> (transport, model), setup -> identify
+ * (its gentle identification step); transport ->
  * protocol; rig -> (protocol, model); model imports nothing. config (the rig file, files), time (the
  * clocks) and telemetry (the tick format) are below everything that uses them.
  */
@@ -32,7 +33,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   identify: ['record', 'run', 'control', 'model', 'config', 'time', 'telemetry'],
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],
   hil: ['record', 'run', 'rig', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
-  setup: ['record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
+  setup: ['identify', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
   cli: ['tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   bench: ['cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   index: ['*'],
@@ -54,9 +55,7 @@ const MAX_FUNCTION_LINES = 80;
  * Functions over 80 lines when this list was written (`file:name`, `(arrow)` for an unnamed one), to
  * split; no new one may come. Their sizes change with the work under way, so only the names are kept.
  */
-const LONG_FUNCTIONS = new Set([
-  'src/cli/identify-command.ts:identifyCommand',
-  'src/setup/steps.ts:checkEncoder',
+const LONG_FUNCTIONS = new Set<string>([
 ]);
 
 function sources(dir: string): string[] {

@@ -11,9 +11,9 @@ import { lastJson, twolink } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
-/** The speed test's changes (motors[j].ke, kt): measured on every arm, not a wiring finding. */
-const MOTOR_CONSTANT = /^motors\[\d\]\.k[et]$/;
-const wiringChanges = (changes: { field: string }[]): string[] => changes.map((c) => c.field).filter((f) => !MOTOR_CONSTANT.test(f));
+/** The speed test's and the identification's changes (motors[j].ke and kt; arm, friction): measured on every arm, not wiring findings. */
+const MEASURED = /^motor \d constant$|^identification$/;
+const wiringChanges = (changes: { field: string; step: string }[]): string[] => changes.filter((c) => !MEASURED.test(c.step)).map((c) => c.field);
 
 interface Step {
   name: string;
@@ -55,7 +55,7 @@ const COMBOS: [string, string[]][] = [
 ];
 
 /** Runs setup on the mock wired as `wiring`; returns its JSON and the rig file it wrote. */
-async function setup(wiring: string): Promise<{ json: { steps: Step[]; changes: { field: string }[]; completed: boolean; rigFile: string | null; clock: string }; out: string; stderr: string }> {
+async function setup(wiring: string): Promise<{ json: { steps: Step[]; changes: { field: string; step: string }[]; completed: boolean; rigFile: string | null; clock: string }; out: string; stderr: string }> {
   const out = join(dir, `${wiring.replace(/[^a-z0-9]+/gi, '_')}.json`);
   const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', wiring, '--yes', '--json', '--out', out], { timeoutMs: 120_000 });
   expect(r.code, r.stderr).toBe(0);
@@ -79,10 +79,10 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'first reach:pass']);
-    // Nothing about the wiring changes; the motor constants measured may (the mock's plant has
-    // viscous friction the nominal file lacks, which the speed test counts into ke).
-    expect(j.changes.filter((c: { field: string }) => !MOTOR_CONSTANT.test(c.field))).toEqual([]);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
+    // Nothing about the wiring changes; the motor constants and the model measured may (the mock's
+    // plant is heavier than the nominal file, with friction the file lacks).
+    expect(wiringChanges(j.changes)).toEqual([]);
     expect(j.clock).toBe('virtual');
     expect(r.stderr).toMatch(/\[PASS\] encoder 1: joint 1 is read by input 1/);
   });

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkWritablePath, writeTextFile } from '../config/files.js';
-import { loadRig, parseJsonText, readConfigText, twoLinkArm } from '../config/load.js';
+import { loadRig, parseJsonText, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
@@ -21,7 +21,9 @@ import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
 import { buildPath } from '../model/trajectory.js';
+import type { MockWiring } from '../rig/wiring.js';
 import type { Target } from '../run/target.js';
+import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { choiceArg, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
 
 const DEG = 180 / Math.PI;
@@ -42,6 +44,7 @@ const OPTIONS = {
   'command-lag': { type: 'string', arg: 'N', help: 'ticks from a command to the reading that reports it applied (default 1)' },
   estimator: { type: 'string', arg: 'iv|ls', help: 'instrumental variables (default) or plain least squares' },
   'no-validate': { type: 'boolean', help: 'skip the before/after validation runs' },
+  wiring: WIRING_OPTION,
   yes: { type: 'boolean', help: 'with --port: start without the 5 s countdown' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -50,6 +53,7 @@ const HELP_MORE = `Examples:
   twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json
   twolink identify --rig rigs/bench-arm.json --port /dev/ttyACM0 --amplitude 0.4 --out bench-identified.json
   twolink identify --rig rigs/bench-arm.json run.ndjson --out bench-identified.json
+  twolink identify --rig fixed.json --mock --wiring swap-motors --amplitude 0.3   (a rig file setup wrote for that miswired mock)
 
 With a recording (RUN.ndjson) the fit uses it, and the validation runs on --mock or --port when one is
 given, else replays the twin on the recording (no tracking figures then).
@@ -86,11 +90,13 @@ function log(s: string): void {
   process.stderr.write(`${s}\n`);
 }
 
-/** Drives the mock rig in virtual time. */
-const mockRunner: RunPaths = async (rig, paths, record) => {
-  const r = await virtualRun(rig, paths, record ? { record } : {});
-  return { summary: r.summary, rows: r.rows };
-};
+/** Drives the mock rig in virtual time, wired as `--wiring` says (the rig file's wiring section maps it back). */
+function mockRunner(wiring: MockWiring | undefined): RunPaths {
+  return async (rig, paths, record) => {
+    const r = await virtualRun(rig, paths, { ...(record ? { record } : {}), ...(wiring ? { wiring } : {}) });
+    return { summary: r.summary, rows: r.rows };
+  };
+}
 
 /** Drives the real arm in real time through a Session (the loop in a worker), stopping softly on Ctrl-C. */
 function portRunner(target: Target): RunPaths {
@@ -171,20 +177,23 @@ function parameterTable(fit: ReturnType<typeof identify>['fit'], nominal: BasePa
   return [head, ...lines].join('\n');
 }
 
-export async function identifyCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, OPTIONS, 'identify');
-  if (v.help) {
-    process.stdout.write(
-      formatHelp(
-        'identify',
-        "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it",
-        'identify --rig F (--mock | --port PATH | RUN.ndjson) [--out FILE] [--record FILE] [--amplitude F] [--duration S]',
-        OPTIONS,
-        HELP_MORE,
-      ),
-    );
-    return 0;
-  }
+/** Where the data come from and where the results go, checked before anything moves. */
+interface Plan {
+  rig: Rig;
+  rigPath: string;
+  raw: Record<string, unknown>;
+  recordingIn: string | undefined;
+  target: Target | undefined;
+  wiring: MockWiring | undefined;
+  out: string | undefined;
+  record: string | undefined;
+  exOpts: ExcitationOptions;
+  fitOpts: FitOptions;
+  run: RunPaths | undefined;
+  clock: 'virtual' | 'real' | null;
+}
+
+function plan(v: Parsed, positionals: readonly string[]): Plan {
   const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
   const rig = loadRig(rigPath);
   twoLinkArm(rig);
@@ -192,6 +201,7 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   let target: Target | undefined;
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
@@ -207,59 +217,55 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.
   if (out !== undefined) checkWritablePath(out, 'identified rig file');
   if (record !== undefined) checkWritablePath(record, 'recording');
-  const exOpts = excitationOptions(v);
-  const fitOpts = fitOptions(v);
-  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner : portRunner(target)) : undefined;
+  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target)) : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
+  return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts: excitationOptions(v), fitOpts: fitOptions(v), run, clock };
+}
 
-  // ---- data: an excitation run, or the recording
-  let ticks: FitTick[];
-  let excitation: Excitation | undefined;
+/** The data: the excitation run on the arm, or the recording given. */
+async function collect(p: Plan, v: Parsed): Promise<{ ticks: FitTick[]; excitation: Excitation | undefined }> {
   try {
-    if (recordingIn) {
-      const rec = await readRecording(recordingIn);
-      ticks = rec.ticks;
-      log(`fitting ${recordingIn}: ${ticks.length} ticks`);
-    } else {
-      excitation = designExcitation(rig, exOpts);
-      checkFeasible(rig, buildPath(rig.arm, excitation.path.start, excitation.path.steps), 'the excitation');
-      log(`excitation: ${describeExcitation(excitation)}`);
-      if (target!.kind === 'port' && !v.yes) {
-        log('the arm will move over that range: clear the workspace; Ctrl-C stops softly, twice e-stops. Starting in 5 s...');
-        await new Promise((r) => setTimeout(r, 5000));
-      }
-      const where = target!.kind === 'port' ? `${target!.path} (real time)` : `the mock rig of ${rig.name} (virtual time)`;
-      log(`running the excitation on ${where}, recording to ${record}`);
-      ticks = await runExcitation(rig, run!, excitation, record);
+    if (p.recordingIn) {
+      const rec = await readRecording(p.recordingIn);
+      log(`fitting ${p.recordingIn}: ${rec.ticks.length} ticks`);
+      return { ticks: rec.ticks, excitation: undefined };
     }
+    const excitation = designExcitation(p.rig, p.exOpts);
+    checkFeasible(p.rig, buildPath(p.rig.arm, excitation.path.start, excitation.path.steps), 'the excitation');
+    log(`excitation: ${describeExcitation(excitation)}`);
+    const target = p.target!;
+    if (target.kind === 'port' && !v.yes) {
+      log('the arm will move over that range: clear the workspace; Ctrl-C stops softly, twice e-stops. Starting in 5 s...');
+      await new Promise((r) => setTimeout(r, 5000));
+    }
+    const where = target.kind === 'port' ? `${target.path} (real time)` : `the mock rig of ${p.rig.name}${p.wiring ? ` wired "${p.wiring.spec}"` : ''} (virtual time)`;
+    log(`running the excitation on ${where}, recording to ${p.record}`);
+    return { ticks: await runExcitation(p.rig, p.run!, excitation, p.record), excitation };
   } catch (e) {
     if (e instanceof ExcitationError || e instanceof RecordingError) throw new UsageError(e.message);
-    if (e instanceof RunError) {
-      log(`twolink: ${e.message}`);
-      return e.connection ? 3 : 1;
-    }
     throw e;
   }
+}
 
-  // ---- fit
-  let id: ReturnType<typeof identify>;
+/** The fit and the identified rig, or undefined (said why) when there is none. */
+function fit(p: Plan, ticks: readonly FitTick[]): ReturnType<typeof identify> | undefined {
   try {
-    id = identify(rig, raw, ticks, fitOpts, out ?? 'identified rig');
+    return identify(p.rig, p.raw, ticks, p.fitOpts, p.out ?? 'identified rig');
   } catch (e) {
     if (e instanceof FitError) {
-      if (recordingIn) throw new UsageError(`${recordingIn}: ${e.message}`);
+      if (p.recordingIn) throw new UsageError(`${p.recordingIn}: ${e.message}`);
       log(`twolink: ${e.message}`);
-      return 1;
+      return undefined;
     }
     if (e instanceof RealizationError) {
       log(`twolink: the fit gives no physical arm, so no rig file: ${e.message} (excite more: a larger --amplitude or --duration)`);
-      return 1;
+      return undefined;
     }
     throw e;
   }
-  const arm = twoLinkArm(rig);
-  const nominal = baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction);
-  const plant = plantParameters(rig);
+}
+
+function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined): void {
   const fit = id.fit;
   log(
     `fit: ${fit.samples} samples from ${fit.seconds.toFixed(1)} s in ${fit.segments} segment(s); ${fit.estimator === 'iv' ? 'instrumental variables' : 'least squares'}, ` +
@@ -268,46 +274,36 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
       `of [${fit.torqueRmsNm.map((x) => x.toFixed(3)).join(', ')}] N m`,
   );
   log(parameterTable(fit, nominal, plant));
-  if (out !== undefined) {
-    writeTextFile(out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
-    log(`wrote ${out}: arm ${JSON.stringify(id.rigFile.arm)}, friction ${JSON.stringify(id.rigFile.friction)}`);
+  if (p.out !== undefined) {
+    writeTextFile(p.out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
+    log(`wrote ${p.out}: arm ${JSON.stringify(id.rigFile.arm)}, friction ${JSON.stringify(id.rigFile.friction)}`);
   }
+}
 
-  // ---- validation
-  let validation: IdentifyJson['validation'] = null;
-  if (!v['no-validate']) {
-    try {
-      if (run) {
-        const vp = validationPath(rig, exOpts);
-        checkFeasible(rig, buildPath(rig.arm, vp.path.start, vp.path.steps), 'the validation trajectory');
-        log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
-        validation = { ...(await validate(rig, id.rig, run, vp.path)), trajectory: vp.path.description };
-      } else {
-        log('validation: the twin replayed on the recording with the old and the identified rig (no second run without --mock or --port)');
-        const lag = fit.commandLag;
-        validation = {
-          twinRmsDegBefore: replayTwinRmsDeg(rig, ticks, lag),
-          twinRmsDegAfter: replayTwinRmsDeg(id.rig, ticks, lag),
-          trackingRmsDegBefore: null,
-          trackingRmsDegAfter: null,
-          trajectory: `replay of ${recordingIn} (the data the fit used)`,
-        };
-      }
-    } catch (e) {
-      if (e instanceof RunError) {
-        log(`twolink: ${e.message}`);
-        return e.connection ? 3 : 1;
-      }
-      throw e;
-    }
-    const f = (a: number[] | null): string => (a ? a.map((x) => x.toFixed(3)).join(', ') : '-');
-    log(`twin residual RMS [deg]: before [${f(validation.twinRmsDegBefore)}], after [${f(validation.twinRmsDegAfter)}]`);
-    log(`tracking RMS [deg]:      before [${f(validation.trackingRmsDegBefore)}], after [${f(validation.trackingRmsDegAfter)}]`);
+/** Twin residual and tracking before and after: a second trajectory on the arm, or the twin replayed on the recording. */
+async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: readonly FitTick[]): Promise<NonNullable<IdentifyJson['validation']>> {
+  if (p.run) {
+    const vp = validationPath(p.rig, p.exOpts);
+    checkFeasible(p.rig, buildPath(p.rig.arm, vp.path.start, vp.path.steps), 'the validation trajectory');
+    log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
+    return { ...(await validate(p.rig, id.rig, p.run, vp.path)), trajectory: vp.path.description };
   }
+  log('validation: the twin replayed on the recording with the old and the identified rig (no second run without --mock or --port)');
+  const lag = id.fit.commandLag;
+  return {
+    twinRmsDegBefore: replayTwinRmsDeg(p.rig, ticks, lag),
+    twinRmsDegAfter: replayTwinRmsDeg(id.rig, ticks, lag),
+    trackingRmsDegBefore: null,
+    trackingRmsDegAfter: null,
+    trajectory: `replay of ${p.recordingIn} (the data the fit used)`,
+  };
+}
 
-  const json: IdentifyJson = {
+function toJson(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined, valid: IdentifyJson['validation']): IdentifyJson {
+  const fit = id.fit;
+  return {
     parameters: Object.fromEntries(BASE_PARAMETERS.map((b) => [b.key, { value: fit.parameters[b.key].value, std: fit.parameters[b.key].std, unit: b.unit }])),
-    validation,
+    validation: valid,
     fit: {
       conditionNumber: fit.condition,
       conditionNumberRaw: fit.conditionRaw,
@@ -322,11 +318,43 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
     },
     nominal,
     ...(plant ? { plant } : {}),
-    rigFile: out ?? null,
-    recording: recordingIn ?? record ?? null,
-    clock,
+    rigFile: p.out ?? null,
+    recording: p.recordingIn ?? p.record ?? null,
+    clock: p.clock,
   };
-  process.stdout.write(`${JSON.stringify(json)}\n`);
-  return 0;
 }
 
+const HELP_LINE = "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it";
+const USAGE = 'identify --rig F (--mock [--wiring LIST] | --port PATH | RUN.ndjson) [--out FILE] [--record FILE] [--amplitude F] [--duration S]';
+
+export async function identifyCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'identify');
+  if (v.help) {
+    process.stdout.write(formatHelp('identify', HELP_LINE, USAGE, OPTIONS, `${HELP_MORE}\n\n${wiringHelp()}`));
+    return 0;
+  }
+  const p = plan(v, positionals);
+  try {
+    const { ticks, excitation } = await collect(p, v);
+    const id = fit(p, ticks);
+    if (!id) return 1;
+    const nominal = baseParameters(twoLinkArm(p.rig), p.rig.motors.slice(0, 2).map(reflectedInertia), p.rig.friction);
+    const plant = plantParameters(p.rig);
+    reportFit(p, id, excitation, nominal, plant);
+    let valid: IdentifyJson['validation'] = null;
+    if (!v['no-validate']) {
+      valid = await validation(p, id, ticks);
+      const f = (a: number[] | null): string => (a ? a.map((x) => x.toFixed(3)).join(', ') : '-');
+      log(`twin residual RMS [deg]: before [${f(valid.twinRmsDegBefore)}], after [${f(valid.twinRmsDegAfter)}]`);
+      log(`tracking RMS [deg]:      before [${f(valid.trackingRmsDegBefore)}], after [${f(valid.trackingRmsDegAfter)}]`);
+    }
+    process.stdout.write(`${JSON.stringify(toJson(p, id, excitation, nominal, plant, valid))}\n`);
+    return 0;
+  } catch (e) {
+    if (e instanceof RunError) {
+      log(`twolink: ${e.message}`);
+      return e.connection ? 3 : 1;
+    }
+    throw e;
+  }
+}

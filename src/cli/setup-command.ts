@@ -12,7 +12,9 @@ import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
 import { TerminalOperator, PersonHand } from '../setup/operator.js';
-import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION, type RunReach } from '../setup/first-reach.js';
+import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION } from '../setup/first-reach.js';
+import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/identify-step.js';
+import type { RunPaths } from '../identify/pipeline.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
@@ -30,6 +32,7 @@ const OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig, after a backup FILE.bak)' },
   'pulse-duty': { type: 'string', arg: 'D', help: 'largest duty of the motor pulses, 0.02..0.6 (default 0.3)' },
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
+  'no-identify': { type: 'boolean', help: 'skip the gentle identification (the rig file keeps its masses and friction)' },
   'no-reach': { type: 'boolean', help: 'do not run the first slow reach with the rig file written' },
   json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -137,53 +140,89 @@ function writeRig(rigPath: string, out: string | undefined, file: Record<string,
   return { path: target, backup };
 }
 
-/** Runs the slow first reach with the rig file written: the mock in virtual time, or the port through a Session (real time). */
-function reachRunner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number): RunReach {
+/** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
+function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number): RunPaths {
   if (v.mock) {
     return async (rig, paths) => {
       const { virtualRun } = await import('../run/virtual.js');
-      return (await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120 })).summary;
+      const r = await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120 });
+      return { summary: r.summary, rows: r.rows };
     };
   }
   return async (rig, paths) => {
     const { Session } = await import('../run/session.js');
-    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120 });
+    const rows: Float64Array[] = [];
+    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)) });
     const estop = (): void => session.send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {
       const r = await session.run();
       if (r.error?.name === 'LinkError') throw new LinkError(r.error.message, 'reach');
-      return r.summary;
+      return { summary: r.summary, rows };
     } finally {
       operator.signal.removeEventListener('abort', estop);
     }
   };
 }
 
-/** Writes the corrected rig file and runs the first reach with it (unless --no-reach); the reach's step, if it ran. */
-async function writeAndReach(ctx: { v: Parsed; rig: Rig; raw: Record<string, unknown>; rigPath: string; outcome: SetupOutcome; operator: TerminalOperator; wiring: MockWiring | undefined; baudRate: number }): Promise<{ written: { path: string; backup: string | null }; changes: RigChange[]; reach: StepResult | undefined }> {
+/** The fields of `arm`, `friction` and `motors[1].rotorInertia` that identification changed in `after` against `before`. */
+function identifiedChanges(before: Record<string, unknown>, after: Record<string, unknown>): RigChange[] {
+  const out: RigChange[] = [];
+  const flat = (o: unknown, prefix: string, into: Map<string, unknown>): Map<string, unknown> => {
+    if (o !== null && typeof o === 'object') for (const [k, x] of Object.entries(o)) flat(x, Array.isArray(o) ? `${prefix}[${k}]` : `${prefix}.${k}`, into);
+    else into.set(prefix, o);
+    return into;
+  };
+  for (const key of ['arm', 'friction', 'motors']) {
+    const a = flat(before[key], key, new Map());
+    const b = flat(after[key], key, new Map());
+    for (const [f, x] of b) if (JSON.stringify(a.get(f) ?? 0) !== JSON.stringify(x)) out.push({ field: f, from: a.get(f) ?? null, to: x, step: 'identification' });
+  }
+  return out;
+}
+
+interface Written {
+  written: { path: string; backup: string | null };
+  changes: RigChange[];
+  /** The identification's and the first reach's steps, as they ran. */
+  steps: StepResult[];
+}
+
+/** Step 5: the gentle identification with the corrected rig, then the file written, then the slow first reach (unless --no-reach). */
+async function writeAndReach(ctx: { v: Parsed; rig: Rig; raw: Record<string, unknown>; rigPath: string; outcome: SetupOutcome; operator: TerminalOperator; wiring: MockWiring | undefined; baudRate: number }): Promise<Written> {
   const { v, operator, wiring } = ctx;
+  const target = typeof v.out === 'string' ? v.out : ctx.rigPath;
   const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
-  const written = writeRig(ctx.rigPath, typeof v.out === 'string' ? v.out : undefined, c.file);
-  operator.say(c.changes.length ? `wrote ${written.path}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${written.path}: nothing to change`);
-  for (const line of describeChanges(c.changes)) operator.say(`  ${line}`);
+  const run = runner(v, wiring, operator, ctx.baudRate);
+  const steps: StepResult[] = [];
+  let file = c.file;
+  let changes = c.changes;
+  let stopped = false;
+  if (!v['no-identify']) {
+    operator.say(`Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`);
+    await operator.confirm('the arm will move about hanging: clear it and press Enter');
+    const id = await identifyStep(resolveRig(parseRigFile(c.file, target), target), c.file, run);
+    steps.push(id.step);
+    operator.say(`[${id.step.status.toUpperCase()}] ${id.step.name}: ${id.step.summary}`);
+    if (id.step.fix) operator.say(`       fix: ${id.step.fix}`);
+    changes = [...changes, ...identifiedChanges(c.file, id.file)];
+    file = id.file;
+    stopped = id.stopped;
+  }
+  const written = writeRig(ctx.rigPath, typeof v.out === 'string' ? v.out : undefined, file);
+  operator.say(changes.length ? `wrote ${written.path}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${written.path}: nothing to change`);
+  for (const line of describeChanges(changes)) operator.say(`  ${line}`);
   const where = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
-  let reach: StepResult | undefined;
-  if (!v['no-reach']) {
+  if (!v['no-reach'] && !stopped) {
     operator.say(`First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the rig file written; the twin's alarm stops it. Space or Esc stops.`);
     await operator.confirm('the arm will move over its reach: clear it and press Enter');
-    const next = resolveRig(parseRigFile(c.file, written.path), written.path);
-    reach = await firstReach(next, reachRunner(v, wiring, operator, ctx.baudRate));
+    const reach = await firstReach(resolveRig(parseRigFile(file, written.path), written.path), async (rig, paths) => (await run(rig, paths)).summary);
+    steps.push(reach);
     operator.say(`[${reach.status.toUpperCase()}] ${reach.name}: ${reach.summary}`);
     if (reach.fix) operator.say(`       fix: ${reach.fix}`);
   }
-  // (identify --mock has no --wiring: on the mock, the next step is the reach at full speed)
-  operator.say(
-    v.mock
-      ? `next: the reach at full speed, twolink run --rig ${written.path} ${where} --traj reach`
-      : `next: a gentle identification, twolink identify --rig ${written.path} ${where} --amplitude 0.3 --out identified.json, then twolink run --rig identified.json ${where} --traj reach`,
-  );
-  return { written, changes: c.changes, reach };
+  operator.say(`next: the reach at full speed, twolink run --rig ${written.path} ${where} --traj reach`);
+  return { written, changes, steps };
 }
 
 export async function setupCommand(argv: readonly string[]): Promise<number> {
@@ -237,10 +276,10 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
   } finally {
     operator.dispose();
   }
-  if (done?.reach) steps.push(done.reach);
+  if (done) steps.push(...done.steps);
   if (json) {
     const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
     process.stdout.write(`${JSON.stringify(j)}\n`);
   }
-  return done && done.reach?.status !== 'fail' && !stopped ? 0 : 1;
+  return done && !done.steps.some((s) => s.status === 'fail') && !stopped ? 0 : 1;
 }

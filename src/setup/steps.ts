@@ -123,6 +123,34 @@ export interface HandMove {
 /** Relative tolerance on counts per revolution from a hand move (a person turns a joint "to horizontal" within ~10 deg). */
 export const CPR_TOLERANCE = 0.2;
 
+/** Verdict on the counts per revolution: the measurement against the rig file's C and the board's N (on input `input`). */
+function judgeCountsPerRev(measured: number, C: number, N: number, input: number, j: number, rig: Rig, f: Findings): { status: StepStatus; problems: string[]; fixes: string[]; correctable: boolean } {
+  const near = (a: number, b: number): boolean => Math.abs(a / b - 1) <= CPR_TOLERANCE;
+  const problems: string[] = [];
+  const fixes: string[] = [];
+  if (near(measured, C)) {
+    f.countsPerRev[j] = C;
+    if (N !== C && input !== j && N === rig.encoders[input]?.countsPerRev) {
+      problems.push(`(the board's ${N} counts per revolution on input ${input + 1} are joint ${input + 1}'s: they fit once the cables are swapped back; the written rig file accepts them meanwhile: wiring.boardCountsPerRev)`);
+      return { status: 'pass', problems, fixes, correctable: true };
+    }
+    if (N === C) return { status: 'pass', problems, fixes, correctable: true };
+    problems.push(`the board's firmware reports ${N} counts per revolution on input ${input + 1}, but the encoder gives about ${Math.round(measured)} (the rig file's ${C})`);
+    fixes.push(`set TL_CPR_${input + 1} to ${C} in firmware-protocol/firmware/twolink_fw/config.h and flash it again (the written rig file accepts the board's ${N} meanwhile: wiring.boardCountsPerRev)`);
+    return { status: 'fail', problems, fixes, correctable: true };
+  }
+  if (near(measured, N)) {
+    f.countsPerRev[j] = N;
+    problems.push(`the rig file says ${C} counts per revolution, the board and the measurement say ${N} (measured about ${Math.round(measured)})`);
+    fixes.push(`encoders[${j}].countsPerRev = ${N} (written)`);
+    return { status: 'warn', problems, fixes, correctable: true };
+  }
+  f.countsPerRev[j] = Math.round(measured);
+  problems.push(`it gives about ${Math.round(measured)} counts per revolution: neither the rig file's ${C} nor the board's ${N}`);
+  fixes.push(`work out lines x 4 x gear ratio of joint ${j + 1}'s encoder, put it in encoders[${j}].countsPerRev and TL_CPR_${input + 1} (config.h), and run setup again (the measured figure is written, but a hand move is only good to ~10%)`);
+  return { status: 'fail', problems, fixes, correctable: false };
+}
+
 /**
  * Which input reads joint `m.joint`, which way it counts, and how many counts a revolution gives.
  * `boardCpr` is per input, what the board reports.
@@ -169,28 +197,11 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
     problems.push(`it counts ${sign > 0 ? 'up' : 'down'} as the joint turns counter-clockwise (the rig file says sign ${rig.encoders[j]!.sign})`);
     fixes.push(`swap encoder ${j + 1}'s A and B wires, or keep encoders[${j}].sign = ${sign} (written)`);
   }
-  const near = (a: number, b: number): boolean => Math.abs(a / b - 1) <= CPR_TOLERANCE;
-  if (near(measured, C)) {
-    f.countsPerRev[j] = C;
-    if (N !== C && input !== j && N === rig.encoders[input]?.countsPerRev) {
-      problems.push(`(the board's ${N} counts per revolution on input ${input + 1} are joint ${input + 1}'s: they fit once the cables are swapped back; the written rig file accepts them meanwhile: wiring.boardCountsPerRev)`);
-    } else if (N !== C) {
-      if (status === 'pass') status = 'fail';
-      problems.push(`the board's firmware reports ${N} counts per revolution on input ${input + 1}, but the encoder gives about ${Math.round(measured)} (the rig file's ${C})`);
-      fixes.push(`set TL_CPR_${input + 1} to ${C} in firmware-protocol/firmware/twolink_fw/config.h and flash it again (the written rig file accepts the board's ${N} meanwhile: wiring.boardCountsPerRev)`);
-    }
-  } else if (near(measured, N)) {
-    f.countsPerRev[j] = N;
-    if (status === 'pass') status = 'warn';
-    problems.push(`the rig file says ${C} counts per revolution, the board and the measurement say ${N} (measured about ${Math.round(measured)})`);
-    fixes.push(`encoders[${j}].countsPerRev = ${N} (written)`);
-  } else {
-    f.countsPerRev[j] = Math.round(measured);
-    status = 'fail';
-    corrected = false;
-    problems.push(`it gives about ${Math.round(measured)} counts per revolution: neither the rig file's ${C} nor the board's ${N}`);
-    fixes.push(`work out lines x 4 x gear ratio of joint ${j + 1}'s encoder, put it in encoders[${j}].countsPerRev and TL_CPR_${input + 1} (config.h), and run setup again (the measured figure is written, but a hand move is only good to ~10%)`);
-  }
+  const cpr = judgeCountsPerRev(measured, C, N, input, j, rig, f);
+  problems.push(...cpr.problems);
+  fixes.push(...cpr.fixes);
+  if (cpr.status === 'fail' || (cpr.status === 'warn' && status === 'pass')) status = cpr.status;
+  if (!cpr.correctable) corrected = false;
   if (others.some((t) => t * 360 > 0.2 * m.deg)) {
     if (status === 'pass') status = 'warn';
     problems.push('the other input counted too: was the other joint held still?');
