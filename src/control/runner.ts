@@ -159,12 +159,14 @@ function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => 
     }
   };
   const send = (cmd: LoopCommand): void => {
+    let accepted = false;
     try {
-      c.command(cmd);
+      accepted = c.command(cmd).ok;
     } catch (e) {
       fault(e);
     }
-    if (cmd.kind === 'disable' || cmd.kind === 'enable' || cmd.kind === 'zero') void lifecycle(cmd.kind);
+    // The board's half only when the loop took the command (an enable while not disabled does nothing).
+    if (accepted && (cmd.kind === 'disable' || cmd.kind === 'enable' || cmd.kind === 'zero')) void lifecycle(cmd.kind);
   };
   return { send, fault };
 }

@@ -9,7 +9,7 @@ import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import type { Injection } from '../rig/injections.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
-import { runLoop, type RunResult } from '../control/runner.js';
+import { runLoop, type RunOptions, type RunResult } from '../control/runner.js';
 import { F } from '../control/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
@@ -51,6 +51,8 @@ export interface VirtualRunOptions {
   controller?: string | ControlLaw;
   /** Compensate the sample-to-command delay with the model. @default true */
   predict?: boolean;
+  /** Called once the loop exists: commands go through `send`, as the dashboard's do. */
+  onReady?: RunOptions['onReady'];
 }
 
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
@@ -93,6 +95,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
       opts.onTick?.(c, clock, mock);
     },
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onReady ? { onReady: opts.onReady } : {}),
     maxSeconds: opts.maxSeconds ?? 600,
   });
   run.then(
