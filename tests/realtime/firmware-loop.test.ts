@@ -93,8 +93,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     expect(fw.stopReason).toBe('done');
     const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
     for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
-    // No slice ran ahead of the plant: lock-step is lock-step.
+    // No slice ran ahead of the plant, and none went on without the host but the last: lock-step held.
     expect(fw.pins.staleSlices).toBe(0);
+    expect(fw.timeouts, fw.lockstep).toBeLessThanOrEqual(1);
     expect(fw.pins.slices).toBeGreaterThan(4000);
   }, 120_000);
 

@@ -32,7 +32,7 @@
 // (src/rig/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
 // wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
 // --host-lockstep (with --no-realtime): a slice does not start while a T frame the firmware sent has had
-// no line back from the host yet (at most 200 ms of wall time, then it goes on until the host writes
+// no line back from the host yet (at most 1 s of wall time, then it goes on until the host writes
 // again): the host's answer then reaches the AVR at the next slice boundary whatever the machine does,
 // so runs compare in board time, without wall-clock effects.
 //
@@ -120,9 +120,10 @@ static int realtime = 1;
 static int lead = 0;
 static int hostLockstep = 0;
 static int hostOwes;          // a T frame went out and no LF came back from the host since
-static int hostAway;          // the host did not answer within 200 ms: no waiting until it writes again
+static int hostAway;          // the host did not answer within 1 s: no waiting until it writes again
 static int uartAtLineStart = 1, tLine;
 static unsigned long long hostWaits;  // slices that waited for the host
+static unsigned long long hostTimeouts;  // ... and went on without it after 1 s
 
 // ---- motor outputs: the duty the pins apply, integrated over the slice -----------------------------
 static double dutyNow[2];            // -1..1
@@ -302,9 +303,10 @@ static void waitForHost(void) {
     if (!owes) break;
     if (!waited) ++hostWaits;
     waited = 1;
-    const double left = 0.2 - (wallS() - start);
+    const double left = 1.0 - (wallS() - start);
     if (left <= 0) {
       hostAway = 1;
+      ++hostTimeouts;
       break;
     }
     struct pollfd p = {.fd = ptyMaster, .events = POLLIN};
@@ -653,7 +655,9 @@ int main(int argc, char** argv) {
           "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu%s\n",
           sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped,
           hostLockstep ? "; host lock-step" : "");
-  if (hostLockstep) fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer\n", hostWaits);
+  if (hostLockstep)
+    fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer, %llu went on without it after 1 s\n", hostWaits,
+            hostTimeouts);
   emit("E %.6f %.6f %.3f %lu %llu\n", sim, wall, maxBehindS * 1e3, reanchors, outDropped);
   fflush(stdout);
   return 0;
