@@ -133,9 +133,9 @@ export { ControllerError, controllerContext, PluggedController } from './control
 export { controllerModel } from './control/controller-model.js';
 
 // Recording (src/record).
-export { Recorder } from './record/recorder.js';
-export type { RunSummary } from './record/stats.js';
-export { RunStats } from './record/stats.js';
+export { Recorder } from './telemetry/recorder.js';
+export type { RunSummary } from './run/stats.js';
+export { RunStats } from './run/stats.js';
 
 // Identification (src/identify).
 export { fitTicks, identify, identifiedRigFile, nnls, regressorRows, baseParameters, designExcitation } from './identify/index.js';

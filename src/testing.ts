@@ -16,7 +16,7 @@ import { formatInjection, injectionSchema, parseInjection, type Injection } from
 import type { LoopEvent } from './control/loop.js';
 import { tickObject, type TickObject } from './telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from './model/builtins.js';
-import type { RunSummary } from './record/stats.js';
+import type { RunSummary } from './run/stats.js';
 import { parseWiring } from './rig/wiring.js';
 import { virtualRun as runVirtual } from './run/virtual.js';
 

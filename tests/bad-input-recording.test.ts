@@ -9,7 +9,7 @@ import { describeEvent } from '../src/control/events.js';
 import { FileError } from '../src/config/files.js';
 import { exportCsv } from '../src/record/export.js';
 import { MAX_LINE_BYTES, readRecording, RecordingError } from '../src/record/read.js';
-import { Recorder } from '../src/record/recorder.js';
+import { Recorder } from '../src/telemetry/recorder.js';
 
 const FIX = 'tests/fixtures/bad-input';
 const dir = mkdtempSync(`${tmpdir()}/twolink-bad-rec-`);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { Recorder } from '../src/record/recorder.js';
+import { Recorder } from '../src/telemetry/recorder.js';
 import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
 import { applyInjection, lineMockSite, parseInjection } from '../src/rig/injections.js';
 import { createMockRig } from '../src/rig/mock-rig.js';

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluate } from '../src/hil/expect.js';
 import { formatTable, junitXml, type ScenarioResult, type SuiteReport } from '../src/hil/report.js';
 import { loadSuite, parseSuite } from '../src/hil/suite.js';
-import type { RunSummary } from '../src/record/stats.js';
+import type { RunSummary } from '../src/run/stats.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-'));
 const rigPath = relative(dir, 'rigs/mock-arm.json');

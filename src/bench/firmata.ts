@@ -12,7 +12,7 @@ import { TICK_WIDTH } from '../telemetry/tick.js';
 import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
-import { RunStats, type RunSummary } from '../record/stats.js';
+import { RunStats, type RunSummary } from '../run/stats.js';
 import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';

@@ -10,7 +10,7 @@ import { RealClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { openSerialPort } from '../transport/open.js';
 import { section, type BenchResult } from './report.js';
-import { UsHistogram } from '../record/stats.js';
+import { UsHistogram } from '../run/stats.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 

@@ -11,7 +11,7 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadRig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import { virtualRun } from '../run/virtual.js';
 import { section, type BenchResult } from './report.js';
 

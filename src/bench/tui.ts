@@ -10,7 +10,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { Session } from '../run/session.js';
 import { F } from '../telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
-import { UsHistogram } from '../record/stats.js';
+import { UsHistogram } from '../run/stats.js';
 import { Dashboard } from '../tui/dashboard.js';
 import { section, type BenchResult } from './report.js';
 

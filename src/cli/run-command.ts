@@ -11,7 +11,7 @@ import { Session } from '../run/session.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';

@@ -4,7 +4,7 @@
  * table to decide what a key sends and to say why a key does nothing now: the rule is written once.
  */
 import type { PathSpec } from '../model/builtins.js';
-import type { LoopState } from './tick.js';
+import type { LoopState } from '../telemetry/tick.js';
 
 export type LoopCommand =
   | { kind: 'start'; path: PathSpec; park?: boolean }

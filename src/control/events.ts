@@ -8,7 +8,7 @@ import { endpoint, forwardKinematics } from '../model/kinematics.js';
 import type { Trajectory } from '../model/trajectory.js';
 import { isTwoLink, type ArmParams } from '../model/types.js';
 import type { LinkEvent } from '../transport/link.js';
-import type { LoopState, TrajPhase } from './tick.js';
+import type { LoopState, TrajPhase } from '../telemetry/tick.js';
 
 /** A phase of a trajectory that the loop plans: the approach, the trajectory proper, the way back. */
 export type PlannedPhase = Exclude<TrajPhase, 'none'>;

@@ -32,7 +32,7 @@ import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
-import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from './tick.js';
+import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { createActuatedArmModel } from '../model/actuated.js';

@@ -5,7 +5,7 @@
  * still drains everything it wrote. A reader that falls a whole ring behind loses rows; it is told how
  * many (the ring holds 65536 ticks, over a minute at 1 kHz, against a drain every 20 ms).
  */
-import { TICK_WIDTH } from './tick.js';
+import { TICK_WIDTH } from '../telemetry/tick.js';
 
 export const RING_ROWS = 65536;
 

@@ -2,7 +2,7 @@
  * A scenario's expectations against what its run measured: one figure per expectation, with the
  * measured value, the limit and whether it holds. Pure: the run's summary and events in, figures out.
  */
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import type { Expectations } from './suite.js';
 
 /** One checked expectation. */

@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { create } from 'xmlbuilder2';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import { VERSION } from '../version.js';
 import type { Figure } from './expect.js';
 

@@ -4,7 +4,7 @@
  * `error` result, never an exception: the other scenarios still run and the report says why.
  */
 import type { LoopEvent } from '../control/loop.js';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import { evaluate } from './expect.js';
 import type { ScenarioResult, SuiteReport } from './report.js';
 import type { Scenario, Suite } from './suite.js';

@@ -9,7 +9,7 @@ import { resolveRig, twoLinkArm } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 import type { PathSpec } from '../model/builtins.js';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import { designExcitation, type Excitation, type ExcitationOptions } from './excitation.js';
 import { fitTickFromRow, fitTicks, type FitOptions, type FitResult, type FitTick } from './fit.js';
 import { fromVector, modelBaseParameters, type BaseParameterKey, type BaseParameters } from './regressor.js';

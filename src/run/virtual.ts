@@ -10,7 +10,7 @@ import type { FeedforwardMode } from '../control/controller.js';
 import type { Injection } from '../rig/injections.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
 import { runLoop, type RunOptions, type RunResult } from '../control/runner.js';
-import { F } from '../control/tick.js';
+import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';

@@ -5,7 +5,7 @@
  * result through typed messages (messages.ts).
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { F } from '../control/tick.js';
+import { F } from '../telemetry/tick.js';
 import type { ControlLaw, LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';

@@ -30,6 +30,8 @@ import {
 export interface Hand {
   /** Turns joint `joint` (0-based) `deg` counter-clockwise, the other joint held still; resolves once it is held there. */
   move(joint: number, deg: number): Promise<void>;
+  /** Turns joint `joint` (0-based) the given way until it meets its mechanical stop, the other joint held; resolves once it is held against it. */
+  toStop(joint: number, direction: 1 | -1): Promise<void>;
   /** Lets go: the arm hangs freely again. */
   release(): Promise<void>;
 }

@@ -8,7 +8,7 @@ import { checkFeasible } from '../control/feasibility.js';
 import type { Rig } from '../config/load.js';
 import { builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
-import type { RunSummary } from '../record/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import type { StepResult } from './steps.js';
 
 /** Runs `paths` on the arm with `rig` and returns the run's summary. */

@@ -15,7 +15,7 @@ import type { DashboardPart } from '../config/parts.js';
 import { accepts, isFinished, refusal, type LoopCommand, type LoopCommandKind, type Refusal } from '../control/commands.js';
 import { describeEvent, type LoopEvent, type PhasePlan } from '../control/events.js';
 import type { LiveRecording } from '../run/session.js';
-import { tickObject, type TickObject, type TrajPhase } from '../control/tick.js';
+import { tickObject, type TickObject, type TrajPhase } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { forwardKinematics } from '../model/kinematics.js';
 import type { OneLinkParams, TwoLinkParams } from '../model/types.js';

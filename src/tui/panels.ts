@@ -3,7 +3,7 @@
  * blessed-tagged lines, the charts and the drawing as dot canvases. Pure functions of their arguments:
  * the dashboard calls them every frame.
  */
-import type { LoopState, TickObject, TrajPhase } from '../control/tick.js';
+import type { LoopState, TickObject, TrajPhase } from '../telemetry/tick.js';
 import { forwardKinematics } from '../model/kinematics.js';
 import type { ArmParams, OneLinkParams, TwoLinkParams } from '../model/types.js';
 import { DotCanvas, type CanvasMode } from './canvas.js';
