@@ -192,11 +192,16 @@ async function resetMidRun(rig: Rig): Promise<{ stopReason: string; exitMs: numb
   return { stopReason, exitMs, code };
 }
 
-/** The rig file with a 1 s watchdog, for the lock-step runs (the host's lost-link timer is wall time). */
+/**
+ * The rig file for the lock-step runs: the host's lost-link timer is wall time, and the harness waits up
+ * to 1 s for an answer the host may never send (a T before its loop starts): a 1 s watchdog and 5 s of
+ * samples before the link counts as lost.
+ */
 function lockstepRig(): Rig {
   const file = join(mkdtempSync(join(tmpdir(), 'twolink-bench-fw-')), 'mock-arm-lockstep.json');
-  const spec = JSON.parse(readFileSync(join(ROOT, RIG_FILE), 'utf8')) as { link: { watchdogMs?: number } };
+  const spec = JSON.parse(readFileSync(join(ROOT, RIG_FILE), 'utf8')) as { link: { watchdogMs?: number; lostAfterTicks?: number } };
   spec.link.watchdogMs = 1000;
+  spec.link.lostAfterTicks = 2500;
   writeFileSync(file, JSON.stringify(spec));
   return loadRig(file);
 }
