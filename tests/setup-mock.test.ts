@@ -11,8 +11,8 @@ import { lastJson, twolink } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
-/** The speed test's and the identification's changes (motors[j].ke and kt; arm, friction): measured on every arm, not wiring findings. */
-const MEASURED = /^motor \d constant$|^identification$/;
+/** The soft limits', the speed test's and the identification's changes (limits, motors[j].ke and kt; arm, friction): measured on every arm, not wiring findings. */
+const MEASURED = /^motor \d constant$|^identification$|^limits \d$/;
 const wiringChanges = (changes: { field: string; step: string }[]): string[] => changes.filter((c) => !MEASURED.test(c.step)).map((c) => c.field);
 
 interface Step {
@@ -79,7 +79,7 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:pass', 'limits 2:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
     // Nothing about the wiring changes; the motor constants and the model measured may (the mock's
     // plant is heavier than the nominal file, with friction the file lacks).
     expect(wiringChanges(j.changes)).toEqual([]);

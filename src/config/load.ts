@@ -55,6 +55,8 @@ export interface PlantParams {
   /** Integration step [s]. */
   step: number;
   seed: number;
+  /** Mechanical stops per joint [rad], when the plant has them. */
+  stops?: { min: number; max: number }[];
   /** Joint angles at power-on [rad]. */
   start: number[];
 }
@@ -187,6 +189,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
       step: p.stepS,
       seed: p.seed,
       start: (p.startDeg ?? zeros()).map((d) => d * DEG),
+      ...(p.stops ? { stops: p.stops.map((s) => ({ min: s.minDeg * DEG, max: s.maxDeg * DEG })) } : {}),
     };
   }
   return rig;

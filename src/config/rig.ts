@@ -329,6 +329,12 @@ const plantSchema = z.strictObject({
   seed: z.number().int().min(-(2 ** 31)).max(2 ** 32).default(1),
   /** Joint angles at power-on [deg]; the encoders read zero there. */
   startDeg: perJoint(angleDeg).optional(),
+  /** The joints' mechanical stops [deg] (the arm cannot pass them); none when left out. */
+  stops: z
+    .array(z.strictObject({ minDeg: angleDeg, maxDeg: angleDeg }).refine((s) => s.minDeg < s.maxDeg, { message: 'minDeg must be below maxDeg', path: ['minDeg'] }))
+    .min(1)
+    .max(2)
+    .optional(),
 });
 
 export const rigFileSchema = z
@@ -380,6 +386,7 @@ export const rigFileSchema = z
       check(['plant', 'viscous'], rig.plant.viscous);
       check(['plant', 'coulomb'], rig.plant.coulomb);
       check(['plant', 'startDeg'], rig.plant.startDeg);
+      check(['plant', 'stops'], rig.plant.stops);
       if (rig.plant.motors) check(['plant', 'motors'], rig.plant.motors);
       if (n === 1 && Object.keys(rig.plant.arm).some((k) => k.endsWith('2'))) {
         ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });

@@ -84,6 +84,10 @@ export function withPayload(p: TwoLinkParams, payloadKg: number): TwoLinkParams 
   return { ...p, m2, d2, I2 };
 }
 
+/** A mechanical stop's stiffness [N m/rad] and damping [N m s/rad] (a rubber bumper on a bench arm). */
+const STOP_STIFFNESS = 300;
+const STOP_DAMPING = 3;
+
 export class Plant {
   readonly joints: 1 | 2;
   /** Joint angles [rad]. */
@@ -191,7 +195,7 @@ export class Plant {
     for (let i = 0; i < n; i++) {
       const mt = this.motor(i, qd[i]!);
       this.motorTorque[i] = mt;
-      this.tau[i] = mt + this.ext[i]! + this.injected.extraTorque[i]!;
+      this.tau[i] = mt + this.ext[i]! + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!);
     }
     if (n === 1) {
       out[0] = this.injected.stalled[0] ? 0 : forwardDynamics1(this.arm as OneLinkParams, q[0]!, this.tau[0]!, this.rotor[0]!);
@@ -213,6 +217,18 @@ export class Plant {
     const G = d.gravityTerms(q);
     const j = s0 ? 1 : 0;
     out[j] = (this.tau[j]! - V[j]! - G[j]!) / (M[j]![j]! + this.rotor[j]!);
+  }
+
+  /**
+   * Torque of joint i's mechanical stop [N m]: a stiff spring and damper once the joint is past it
+   * (STOP_STIFFNESS, STOP_DAMPING), none inside the range or without stops.
+   */
+  private stopTorque(i: number, q: number, qd: number): number {
+    const s = this.params.stops?.[i];
+    if (!s) return 0;
+    if (q < s.min) return STOP_STIFFNESS * (s.min - q) - (qd < 0 ? STOP_DAMPING * qd : 0);
+    if (q > s.max) return STOP_STIFFNESS * (s.max - q) - (qd > 0 ? STOP_DAMPING * qd : 0);
+    return 0;
   }
 
   /** Integrates up to time `t` [s] at the plant's step (never backwards). */

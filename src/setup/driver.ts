@@ -9,6 +9,7 @@
 import type { Rig } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, Reading } from '../transport/link.js';
+import { checkLimits } from './limits.js';
 import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
 import { jointAngles, speedTest } from './speed-test.js';
 import {
@@ -32,6 +33,8 @@ export interface Hand {
   move(joint: number, deg: number): Promise<void>;
   /** Turns joint `joint` (0-based) the given way until it meets its mechanical stop, the other joint held; resolves once it is held against it. */
   toStop(joint: number, direction: 1 | -1): Promise<void>;
+  /** Brings the arm back to hanging (from a stop, where it may rest against it) and holds it there. */
+  lower(): Promise<void>;
   /** Lets go: the arm hangs freely again. */
   release(): Promise<void>;
 }
@@ -158,7 +161,7 @@ class Samples {
 export async function runSetup(ctx: SetupContext): Promise<SetupOutcome> {
   const run = new SetupRun(ctx);
   try {
-    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.motors()) && (await run.motorConstants());
+    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.limits()) && (await run.motors()) && (await run.motorConstants());
     return { steps: run.steps, findings: run.f, completed: ok };
   } catch (e) {
     if (e instanceof SetupStopped) e.steps = run.steps.slice();
@@ -246,6 +249,32 @@ class SetupRun {
     this.ctx.operator.say('Zero: let the arm hang freely (motors off).');
     this.add(checkZero(await this.rest(), this.ctx.rig, this.f));
     return true;
+  }
+
+  /** 3b. The soft limits: each joint to its two mechanical stops by hand, motors off. */
+  async limits(): Promise<boolean> {
+    const { operator, hand, rig } = this.ctx;
+    operator.say('Limits, by hand (motors off): turn each joint gently until it stops against its mechanical stop, one way then the other; setup puts the soft limits a little inside.');
+    const q = (): number[] => jointAngles(this.samples.latest!.raw, this.f, new Array<number>(rig.joints).fill(0)).map((x) => (x * 180) / Math.PI);
+    let ok = true;
+    for (let j = 0; j < rig.joints; j++) {
+      const read: number[] = [];
+      let startDeg = 0;
+      for (const dir of [-1, 1] as const) {
+        await this.rest();
+        startDeg = dir < 0 ? q()[j]! : startDeg;
+        operator.say(`  joint ${j + 1}: ${dir < 0 ? 'clockwise' : 'counter-clockwise'} to its stop${j === 1 ? ', link 1 held hanging' : ', the elbow held straight'}, and hold it`);
+        await this.guard(hand.toStop(j, dir));
+        read.push(q()[j]!);
+        // Past the top a released arm rests against its stop: it is lowered to hanging first.
+        await this.guard(hand.lower());
+        await this.guard(hand.release());
+      }
+      const r = this.add(checkLimits({ joint: j, startDeg, cwDeg: read[0]!, ccwDeg: read[1]! }, rig, this.f));
+      if (r.status === 'fail' && !r.corrected) ok = false;
+    }
+    await this.rest();
+    return ok;
   }
 
   /** 4. The motors, one small pulse each. */

@@ -36,6 +36,7 @@ export class MockHand implements Hand {
   private readonly from: number[];
   private readonly to: number[];
   private t0 = 0;
+  private moveS = MOVE_S;
   private seek: { joint: number; dir: 1 | -1; start: number; mark: { t: number; q: number }; done: () => void } | undefined;
 
   constructor(
@@ -48,6 +49,8 @@ export class MockHand implements Hand {
   }
 
   move(joint: number, deg: number): Promise<void> {
+    this.seek = undefined;
+    this.moveS = MOVE_S;
     this.plant.advance(this.clock.now());
     for (let j = 0; j < this.plant.joints; j++) {
       this.from[j] = this.plant.q[j]!;
@@ -57,6 +60,24 @@ export class MockHand implements Hand {
     this.clock.clearTimer(this.timer);
     this.tick();
     return new Promise((resolve) => this.clock.setTimer(MOVE_S + HOLD_S, resolve));
+  }
+
+  lower(): Promise<void> {
+    this.seek = undefined;
+    this.plant.advance(this.clock.now());
+    let far = 0;
+    for (let j = 0; j < this.plant.joints; j++) {
+      this.from[j] = this.plant.q[j]!;
+      this.to[j] = j === 0 ? -Math.PI / 2 : 0;
+      far = Math.max(far, Math.abs(this.to[j]! - this.from[j]!));
+    }
+    // A person lowers an arm at about 90 deg/s.
+    this.moveS = Math.max(MOVE_S, far / (90 * DEG));
+    this.t0 = this.clock.now();
+    this.clock.clearTimer(this.timer);
+    this.tick();
+    const moveS = this.moveS;
+    return new Promise((resolve) => this.clock.setTimer(moveS + HOLD_S, resolve));
   }
 
   toStop(joint: number, direction: 1 | -1): Promise<void> {
@@ -87,7 +108,7 @@ export class MockHand implements Hand {
   private tick(): void {
     const p = this.plant;
     p.advance(this.clock.now());
-    const s = Math.min(1, (this.clock.now() - this.t0) / MOVE_S);
+    const s = Math.min(1, (this.clock.now() - this.t0) / this.moveS);
     const blend = s * s * (3 - 2 * s);
     const arm = p.params.arm;
     const g = isTwoLink(arm) ? gravityTerms(arm as TwoLinkParams, p.q) : [arm.m1 * arm.g * arm.d1 * Math.cos(p.q[0]!)];

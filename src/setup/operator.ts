@@ -112,6 +112,9 @@ export class PersonHand implements Hand {
   move(joint: number, deg: number): Promise<void> {
     return this.op.ask(`turn joint ${joint + 1} ${deg} deg counter-clockwise as above, hold it still, and press Enter`);
   }
+  lower(): Promise<void> {
+    return this.op.ask('lower the arm gently back to hanging, hold it still there, and press Enter');
+  }
   toStop(joint: number, direction: 1 | -1): Promise<void> {
     return this.op.ask(`turn joint ${joint + 1} ${direction > 0 ? 'counter-clockwise' : 'clockwise'} by hand until it stops against its mechanical stop (gently: do not force it), hold it there, and press Enter`);
   }

@@ -37,6 +37,7 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
     return e;
   });
   writeMotorConstants(out, rig, f, changes);
+  writeLimits(out, rig, f, changes);
   const wiring: Record<string, number[]> = {};
   if (!f.motorOutput.every((c, j) => c === j)) wiring.motorOutput = f.motorOutput.map((c) => c + 1);
   if (!f.motorSign.every((s) => s === 1)) wiring.motorSign = f.motorSign.slice();
@@ -79,6 +80,19 @@ function writeMotorConstants(out: Record<string, unknown>, rig: Rig, f: Findings
     changes.push({ field: `motors[${j}].ke`, from: rig.motors[j]!.ke, to: k, step });
     if (k !== rig.motors[j]!.kt) changes.push({ field: `motors[${j}].kt`, from: rig.motors[j]!.kt, to: k, step });
     return { ...m, ke: k, kt: k };
+  });
+}
+
+/** Soft limits from the mechanical stops: `limits[j].minDeg` and `maxDeg`, the other fields as written. */
+function writeLimits(out: Record<string, unknown>, rig: Rig, f: Findings, changes: RigChange[]): void {
+  if (!f.limitsDeg.some((l) => l !== null)) return;
+  const rawLimits = (Array.isArray(out.limits) ? out.limits : rig.limits.map(() => ({}))) as Record<string, unknown>[];
+  out.limits = rawLimits.map((l, j) => {
+    const p = f.limitsDeg[j];
+    if (!p) return l;
+    const was = { minDeg: Math.round((rig.limits[j]!.min * 180) / Math.PI * 2) / 2, maxDeg: Math.round((rig.limits[j]!.max * 180) / Math.PI * 2) / 2 };
+    for (const k of ['minDeg', 'maxDeg'] as const) if (was[k] !== p[k]) changes.push({ field: `limits[${j}].${k}`, from: was[k], to: p[k], step: `limits ${j + 1}` });
+    return { ...l, minDeg: p.minDeg, maxDeg: p.maxDeg };
   });
 }
 

@@ -48,6 +48,8 @@ export interface Findings {
   startDuty: number[];
   /** Back-EMF constant = torque constant [V s/rad = N m/A] from the speed test, or NaN when not measured. */
   ke: number[];
+  /** Soft limits proposed from the mechanical stops [deg], or null when not found. */
+  limitsDeg: ({ minDeg: number; maxDeg: number } | null)[];
 }
 
 const DEG = 180 / Math.PI;
@@ -68,6 +70,7 @@ export function believed(rig: Rig): Findings {
     motorSign: w ? (w.motorSign.slice() as (1 | -1)[]) : ids.map(() => 1 as const),
     startDuty: ids.map(() => Number.NaN),
     ke: ids.map(() => Number.NaN),
+    limitsDeg: ids.map(() => null),
   };
 }
 

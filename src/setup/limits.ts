@@ -1,0 +1,75 @@
+/**
+ * Setup's soft limits from the mechanical stops (as LeRobot's calibration does it): the person turns
+ * each joint by hand, motors off, to its two mechanical stops; setup reads the angles there and
+ * proposes soft limits STOP_MARGIN_DEG inside them, for the rig file's `limits`. The controller then
+ * never drives a joint into its stop. Pure: the driver collects the angles.
+ */
+import type { Rig } from '../config/load.js';
+import type { Findings, StepResult } from './steps.js';
+
+/** Angles [deg] read with joint `joint` held against its clockwise and counter-clockwise stops (null: not read). */
+export interface StopEvidence {
+  joint: number;
+  /** Where the joint was before each move [deg]. */
+  startDeg: number;
+  cwDeg: number;
+  ccwDeg: number;
+}
+
+/** How far inside each stop the soft limit goes [deg] (the hand presses a stop's bumper a little; the controller overshoots a little). */
+export const STOP_MARGIN_DEG = 5;
+/** Soft range below which the joint cannot do the built-in reach [deg]. */
+export const MIN_RANGE_DEG = 90;
+/** A hand that turned farther than this found no stop [deg] (a full turn less a margin). */
+export const NO_STOP_DEG = 290;
+
+const DEG = 180 / Math.PI;
+const half = (v: number): number => Math.round(v * 2) / 2;
+
+export function checkLimits(e: StopEvidence, rig: Rig, f: Findings): StepResult {
+  const j = e.joint;
+  const name = `limits ${j + 1}`;
+  const lim = rig.limits[j]!;
+  const file = { minDeg: half(lim.min * DEG), maxDeg: half(lim.max * DEG) };
+  const evidence: Record<string, unknown> = { joint: j + 1, startDeg: half(e.startDeg), cwStopDeg: half(e.cwDeg), ccwStopDeg: half(e.ccwDeg), marginDeg: STOP_MARGIN_DEG, fileLimitsDeg: [file.minDeg, file.maxDeg] };
+  const noStop: string[] = [];
+  if (!(e.cwDeg < e.startDeg - 1)) noStop.push(`the clockwise stop (read ${half(e.cwDeg)} deg, not below where it started, ${half(e.startDeg)} deg)`);
+  else if (e.startDeg - e.cwDeg > NO_STOP_DEG) noStop.push(`a clockwise stop (turned ${Math.round(e.startDeg - e.cwDeg)} deg without meeting one)`);
+  if (!(e.ccwDeg > e.startDeg + 1)) noStop.push(`the counter-clockwise stop (read ${half(e.ccwDeg)} deg, not above where it started, ${half(e.startDeg)} deg)`);
+  else if (e.ccwDeg - e.startDeg > NO_STOP_DEG) noStop.push(`a counter-clockwise stop (turned ${Math.round(e.ccwDeg - e.startDeg)} deg without meeting one)`);
+  if (noStop.length) {
+    return {
+      name,
+      status: 'warn',
+      summary: `joint ${j + 1}: no reading of ${noStop.join(' nor ')}: the file's limits [${file.minDeg}, ${file.maxDeg}] deg are kept`,
+      evidence,
+      fix: `turn joint ${j + 1} by hand until it stops, both ways, when asked (if the joint has no stop, keep limits[${j}] inside the range the cables allow)`,
+      corrected: false,
+    };
+  }
+  const proposal = { minDeg: half(e.cwDeg + STOP_MARGIN_DEG), maxDeg: half(e.ccwDeg - STOP_MARGIN_DEG) };
+  evidence.proposedDeg = [proposal.minDeg, proposal.maxDeg];
+  const range = proposal.maxDeg - proposal.minDeg;
+  if (range < MIN_RANGE_DEG) {
+    return {
+      name,
+      status: 'fail',
+      summary: `joint ${j + 1} moves only ${Math.round(e.ccwDeg - e.cwDeg)} deg between its stops (${half(e.cwDeg)} to ${half(e.ccwDeg)} deg): soft limits ${STOP_MARGIN_DEG} deg inside leave ${range} deg, less than the ${MIN_RANGE_DEG} deg the reach needs`,
+      evidence,
+      fix: `check what stops joint ${j + 1} (a cable, a screw, the other link) and free it, then run setup again`,
+      corrected: false,
+    };
+  }
+  f.limitsDeg[j] = proposal;
+  const outside = file.minDeg < e.cwDeg || file.maxDeg > e.ccwDeg;
+  const base = `joint ${j + 1}'s stops are at ${half(e.cwDeg)} and ${half(e.ccwDeg)} deg: soft limits [${proposal.minDeg}, ${proposal.maxDeg}] deg (${STOP_MARGIN_DEG} deg inside)`;
+  if (!outside) return { name, status: 'pass', summary: `${base}; the file had [${file.minDeg}, ${file.maxDeg}]`, evidence, fix: null, corrected: false };
+  return {
+    name,
+    status: 'warn',
+    summary: `${base}; the file's [${file.minDeg}, ${file.maxDeg}] let the controller drive the joint into a stop`,
+    evidence,
+    fix: `limits[${j}].minDeg = ${proposal.minDeg}, maxDeg = ${proposal.maxDeg} (written)`,
+    corrected: true,
+  };
+}
