@@ -91,7 +91,8 @@ export async function stockFirmataRows(bin: string, root: string, runs = 3): Pro
   for (let i = 0; i < runs; i++) reaches.push(await stockReach(rig, elf, bin, root));
   const cuts: StockRun[] = [];
   for (let i = 0; i < runs; i++) cuts.push(await stockReach(rig, elf, bin, root, 1.0));
-  const ms = cuts.map((c) => (c.watchdogS === undefined ? 'none' : (c.watchdogS * 1e3).toFixed(2)));
+  // No cut: the run ended before the host could be killed (its stop reason says why), or the board did not cut.
+  const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.stopReason === 'killed' ? 'NO CUT' : `not killed (${c.stopReason})`));
   return [
     ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => r.stopReason === 'done').length} / ${runs}`, reaches.map((r) => r.stopReason).join(', ')],
     ['  tracking RMS j1 / j2 per run', '', `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`],
