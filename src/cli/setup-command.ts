@@ -1,6 +1,7 @@
 /**
  * `twolink setup`: from a freshly wired arm to a rig file that matches it. A guided sequence (the
- * board, the encoders by hand, the zero against gravity, one small pulse per motor), each step pass /
+ * board, the encoders by hand, the zero against gravity, the stops by hand, one small pulse per motor,
+ * the motor constants, a gentle identification), each step pass /
  * warn / fail with its evidence and the exact fix, then the corrected rig file and what changed.
  * `--mock` runs on the rig file's simulated arm in virtual time, wired wrong on purpose with
  * `--wiring`; its "hand" turns the joints when setup asks.
@@ -44,11 +45,14 @@ that is the pose the rig file's zeroDeg says the counts are zero in. Keep a hand
 The steps: 1 the board (identity, protocol, counts per revolution); 2 the encoders, by hand, motors off
 (turn each joint 90 deg counter-clockwise when asked: the right input must count, the right way, about
 the right amount); 3 the zero against gravity (the hanging arm must read the hanging pose); 4 the
+limits, by hand (each joint to its two mechanical stops: soft limits 5 deg inside are written); 5 the
 motors, one slow ramp of duty each that stops after a few degrees (the right joint must move, the
-positive way). Then it writes the corrected rig file and lists the changes, and 5 runs the first reach
-with it: the built-in reach twice as slow, within half the speed and 80% of the torque limits, the
-twin's alarm set to stop (--no-reach skips it). Space or Esc is an e-stop throughout; on any exit the motors get
-zero and the board confirms it.
+positive way); 6 the motor constants (each joint servoed through +-25 deg about hanging at four speeds:
+ke = kt from the speed per volt); 7 a gentle identification (only what it determines within 10% is
+written; --no-identify skips it). Then it writes the corrected rig file and lists the changes, and runs
+the first reach with it: the built-in reach twice as slow, within half the speed and 80% of the torque
+limits, the twin's alarm set to stop (--no-reach skips it). Space or Esc is an e-stop throughout; on any
+exit the motors get zero and the board confirms it.
 
 Examples:
   twolink setup --rig my-arm.json --port /dev/ttyACM0
@@ -228,7 +232,7 @@ async function writeAndReach(ctx: { v: Parsed; rig: Rig; raw: Record<string, unk
 export async function setupCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
   if (v.help) {
-    process.stdout.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, motors) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--no-reach] [--json]', OPTIONS, HELP_MORE));
+    process.stdout.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--no-identify] [--no-reach] [--json]', OPTIONS, HELP_MORE));
     return 0;
   }
   if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);

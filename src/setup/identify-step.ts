@@ -36,7 +36,7 @@ export function chooseParameters(fit: FitResult, nominal: BaseParameters): { cho
   for (const { key } of BASE_PARAMETERS) {
     const e = fit.parameters[key];
     if (e.fixed) why[key] = 'not excited';
-    else if (e.atBound) why[key] = 'at its bound 0 (the data want it negative)';
+    else if (e.atBound) why[key] = 'at its bound 0, the data want it negative';
     else if (!(e.value > 0) || !(e.std <= WELL_IDENTIFIED * Math.abs(e.value))) why[key] = `std ${e.value !== 0 ? Math.round((100 * e.std) / Math.abs(e.value)) : '-'}% of its value`;
     else {
       chosen[key] = e.value;
