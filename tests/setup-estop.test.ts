@@ -1,4 +1,4 @@
-// twolink setup's e-stop: space or Esc while a motor pulse runs zeroes the motors at once and the board
+// twolink setup's e-stop: space or Esc while a motor pulse or the speed test runs zeroes the motors at once and the board
 // confirms the stop (virtual time, the mock rig); the terminal's keys reach the operator's signal.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,11 @@ import { LineLink } from '../src/transport/line-link.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 
-describe('setup: the e-stop during a motor pulse', () => {
-  it('zeroes the motors at once, the board confirms, and setup stops with the reason', async () => {
+describe('setup: the e-stop while a motor is driven', () => {
+  it.each([
+    ['a motor pulse', 'motor output 1', '[PASS] encoder 2'],
+    ['the speed test (motor constants)', 'motor 1 constant', '[PASS] motor output 2'],
+  ])('during %s: zeroes the motors at once, the board confirms, and setup stops with the reason', async (_what, running, before) => {
     const clock = new VirtualClock();
     const mock = createMockRig(rig, clock);
     const stream = await mock.openStream();
@@ -28,9 +31,12 @@ describe('setup: the e-stop during a motor pulse', () => {
     // The person presses space as soon as a motor is driven; then watch the duty at the plant.
     let pressedAt = -1;
     let zeroAt = -1;
+    let constantsAt = -1;
     const watch = (): void => {
       const driven = mock.plant.duty.some((d) => d !== 0);
-      if (pressedAt < 0 && driven) {
+      // For the speed test: once it has driven for half a second (well into its first pass).
+      const ready = before === '[PASS] encoder 2' || (said.some((t) => t.startsWith('Motor constants')) && clock.now() - (constantsAt < 0 ? (constantsAt = clock.now()) : constantsAt) > 0.5);
+      if (pressedAt < 0 && driven && ready) {
         pressedAt = clock.now();
         ac.abort('estop');
       } else if (pressedAt >= 0 && zeroAt < 0 && !driven) zeroAt = clock.now();
@@ -48,7 +54,9 @@ describe('setup: the e-stop during a motor pulse', () => {
     expect(mock.plant.duty).toEqual([0, 0]);
     expect(mock.board.flags() & FLAG.EN).toBe(0);
     expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
-    expect(said.some((s) => s.startsWith('[PASS] encoder 2'))).toBe(true);
+    expect(said.some((s) => s.startsWith(before))).toBe(true);
+    // Stopped inside the step that was running: it reported nothing.
+    expect(said.some((s) => s.includes(`] ${running}:`))).toBe(false);
     console.log(`e-stop to motors at zero: ${((zeroAt - pressedAt) * 1000).toFixed(2)} ms (virtual time)`);
     mock.dispose();
   });
