@@ -108,17 +108,24 @@ export class TerminalOperator implements Operator {
 
 /** The person's own hands (a real arm): setup says what to do and waits for Enter. */
 export class PersonHand implements Hand {
+  /** The person was just asked to lower the arm and let go: the release that follows asks nothing more. */
+  private lowered = false;
   constructor(private readonly op: Operator) {}
   move(joint: number, deg: number): Promise<void> {
     return this.op.ask(`turn joint ${joint + 1} ${deg} deg counter-clockwise as above, hold it still, and press Enter`);
   }
   lower(): Promise<void> {
-    return this.op.ask('lower the arm gently back to hanging, hold it still there, and press Enter');
+    this.lowered = true;
+    return this.op.ask('lower the arm gently back to hanging, let go once it hangs still, hands off, and press Enter');
   }
   toStop(joint: number, direction: 1 | -1): Promise<void> {
     return this.op.ask(`turn joint ${joint + 1} ${direction > 0 ? 'counter-clockwise' : 'clockwise'} by hand until it stops against its mechanical stop (gently: do not force it), hold it there, and press Enter`);
   }
   release(): Promise<void> {
+    if (this.lowered) {
+      this.lowered = false;
+      return Promise.resolve();
+    }
     return this.op.ask('let the arm hang freely again, hands off, and press Enter');
   }
 }
