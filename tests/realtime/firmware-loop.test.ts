@@ -12,6 +12,7 @@ import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/rig/firmware-sim.js';
 import { FrameHost } from '../../src/rig/frame-host.js';
 import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
+import { stockReach, stockTwice, unoFirmataRig } from '../../src/bench/firmware-stock.js';
 import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 
@@ -256,4 +257,27 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       await sim.stop();
     }
   }, 120_000);
+});
+
+// The stock ConfigurableFirmata 2.10 image with FirmataEncoder, PJRC Encoder and our FirmataWatchdog,
+// built by firmware-protocol/firmata-watchdog/build-stock.sh from sources CI does not have: these run
+// when TWOLINK_STOCK_FIRMATA_ELF names that ELF. The rig arms the watchdog with 300 ms so that a busy
+// machine's host stalls (which end a run as link-lost at 100 ms) do not decide the outcome.
+const STOCK_ELF = process.env.TWOLINK_STOCK_FIRMATA_ELF;
+describe.skipIf(!STOCK_ELF)('stock ConfigurableFirmata + FirmataWatchdog in simavr (TWOLINK_STOCK_FIRMATA_ELF from build-stock.sh)', () => {
+  it('two reaches on one board that is not reset between them both complete (FirmataEncoder still has the encoders attached)', async () => {
+    needSimavr();
+    const runs = await stockTwice(unoFirmataRig(ROOT, 300), STOCK_ELF!, BIN, ROOT);
+    expect(runs.map((r) => r.stopReason)).toEqual(['done', 'done']);
+  }, 180_000);
+
+  it('host killed while the motors run: the board zeroes them the watchdog time after its last byte (board time)', async () => {
+    needSimavr();
+    const r = await stockReach(unoFirmataRig(ROOT, 300), STOCK_ELF!, BIN, ROOT, 1.0);
+    expect(r.stopReason, 'the run ended before the host was killed').toBe('killed');
+    // The feature compares millis() (1.024 ms steps, a 2 ms jump every ~42 ms) against the last complete
+    // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
+    expect(r.watchdogS).toBeGreaterThan(0.299);
+    expect(r.watchdogS).toBeLessThan(0.3025);
+  }, 180_000);
 });
