@@ -78,8 +78,9 @@ export interface FirmwareSimOptions {
   /** Board time per lock-step slice [us], 20..10000. @default 250 */
   sliceUs?: number;
   /**
-   * Slices the harness may run ahead of the plant's answers, 0..400: slack for a busy machine. The
-   * firmware sees the encoders 1 slice late when this process keeps up, at most 1 + lead. @default 40
+   * Slices the harness may run ahead of the plant's answers, 0..400: slack for a busy machine. While
+   * it does, the pins go on at the plant's last velocity (`encoderStats()` counts those slices and
+   * what the pins lost). @default 40
    */
   lead?: number;
   /** Throttle to the wall clock. @default true */
