@@ -83,7 +83,7 @@ describe('stalls of the host', () => {
     return { res, before };
   }
 
-  it('a stall shorter than the watchdog: the plan is held (not jumped), the first answer after it comes from a fresh sample, the run completes', async () => {
+  it("a stall shorter than the watchdog: the plan follows the board's clock (the board kept driving the arm), the first answer after it comes from a fresh sample, the run completes", async () => {
     const { res, before } = await stalled(0.06);
     expect(res.summary.stopReason).toBe('done');
     const k = res.rows.findIndex((x) => x[F.i] === before);
@@ -92,12 +92,21 @@ describe('stalls of the host', () => {
     // The next answered sample (errUs, the latency to the answer, is 0 on rows without an answer).
     const next = res.rows.slice(k + 1).find((x) => x[F.errUs]! > 0)!;
     expect(next[F.sample]! - last[F.sample]!).toBeGreaterThanOrEqual(29);
-    // Held: the plan moved one period, not the 60 ms the stall lasted.
-    expect(next[F.trajT]! - last[F.trajT]!).toBeCloseTo(1 / 500, 9);
-    // ... and the answer is computed from that fresh sample: its plan time and its reading are the sample's own.
+    // The answer is computed from that fresh sample, and the plan moved as far as the board's clock.
     expect(next[F.t]! - last[F.t]!).toBeGreaterThan(0.059);
+    expect(next[F.trajT]! - last[F.trajT]!).toBeCloseTo(next[F.t]! - last[F.t]!, 9);
     expect(res.result.timing.maxGap).toBeGreaterThan(0.059);
     expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(29);
+  });
+
+  it('over a stall the arm stays with the plan: the error after a 60 ms stall is within a few times that of the same reach without one', async () => {
+    const r = rigWith('none');
+    const calm = await virtualRun(r, reach(r));
+    const { res } = await stalled(0.06);
+    // Virtual time, bare wire at 500 Hz: 1.23 deg against 0.32 without a stall (RMS 0.35 against 0.12).
+    // Holding the plan over the stall, as the loop did before, left it 60 ms behind the arm: 4.3 deg.
+    expect(res.summary.tracking.maxDeg[1]!).toBeLessThan(4 * calm.summary.tracking.maxDeg[1]!);
+    expect(res.summary.tracking.rmsDeg[1]!).toBeLessThan(3.5 * calm.summary.tracking.rmsDeg[1]!);
   });
 
   it("a stall longer than the watchdog: the board's watchdog has cut the motors, and the run stops with that fault", async () => {
