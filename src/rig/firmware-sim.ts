@@ -122,7 +122,8 @@ export interface FirmwareSimEvents {
   /** The simulation was behind the wall clock. */
   behind: [{ boardTime: number; behindS: number }];
   /** A slice was simulated and answered. */
-  slice: [{ index: number; boardTime: number; duty: [number, number] }];
+  /** A slice simulated: its board time [s], the mean duty at the motor pins, the counts the encoder pins showed, and how many slices the plant's answer was late (0: on time). */
+  slice: [{ index: number; boardTime: number; duty: [number, number]; pins: [number, number]; stale: number }];
   /** The harness exited. */
   exit: [FirmwareSimSummary];
   /** Text the harness wrote on stderr. */
@@ -268,7 +269,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       this.comparePins(p1, p2, stale);
       this.predictedCounts();
       this.slices++;
-      if (this.listenerCount('slice') > 0) this.emit('slice', { index, boardTime: tUs / 1e6, duty: [d1, d2] });
+      if (this.listenerCount('slice') > 0) this.emit('slice', { index, boardTime: tUs / 1e6, duty: [d1, d2], pins: [p1, p2], stale });
       const two = this.plant.joints > 1;
       return `C ${index} ${this.counts[0] ?? 0} ${two ? (this.counts[1] ?? 0) : 0} ${this.sliceVelocity(0).toFixed(3)} ${two ? this.sliceVelocity(1).toFixed(3) : 0}\n`;
     }
