@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
 import { requestRealtime, type RtResult } from '../time/threads.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
@@ -36,7 +36,7 @@ function firmwareSite(sim: FirmwareSim): InjectionSite {
  * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used);
  * SIGINT/SIGTERM are passed on.
  */
-export function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
+export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
   const args = JSON.stringify({ rigFile: rig.file, board: o.board, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
   const child = spawn(process.execPath, [main, args], { stdio: 'inherit' });
@@ -47,7 +47,7 @@ export function serveFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<numbe
 }
 
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
-export async function runFirmwareRig(rig: Rig, o: FirmwareRigOptions): Promise<number> {
+export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   const site = firmwareSite(sim);
   const pending = o.injections.filter((i) => {

@@ -22,7 +22,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { Rig } from '../config/load.js';
+import type { MockPart } from '../config/parts.js';
 import { Plant } from './plant.js';
 
 /** The firmware folder of this checkout (firmware-protocol/firmware). */
@@ -70,7 +70,7 @@ export function buildHarness(): string {
 }
 
 export interface FirmwareSimOptions {
-  rig: Rig;
+  rig: MockPart;
   /** The pin map; `uno-firmata` needs `elf`. @default 'uno' */
   board?: HarnessBoard;
   /** A firmware image built elsewhere (e.g. firmware-protocol/firmata-watchdog/build-stock.sh); default: ours, built for the rig. */
