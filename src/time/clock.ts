@@ -78,7 +78,12 @@ export class RealClock implements Clock {
 export class DrivenClock implements Clock {
   private origin = performance.now();
   private readonly queue = new TimerQueue();
+  /** While late timers catch up: the due time of the one running [s]. */
+  private catchingUp: number | undefined;
   now(): number {
+    return this.catchingUp ?? this.wallNow();
+  }
+  private wallNow(): number {
     return (performance.now() - this.origin) / 1000;
   }
   /** Stops this clock's time for `dt` [s] that have already passed (its owner was not running). */
@@ -95,15 +100,24 @@ export class DrivenClock implements Clock {
   nextTimerAt(): number {
     return this.queue.nextAt();
   }
-  /** Runs every timer that is due, in order; returns the largest lateness among them [s] (0 if none ran). */
-  runDue(): number {
+  /**
+   * Runs every timer that is due, in order; returns the largest lateness among them [s] (0 if none ran).
+   * `catchUp`: each late timer runs at its due time (`now()` reads it, and timers it sets count from
+   * it), as if its owner had not been held up: a board's samples keep their grid.
+   */
+  runDue(catchUp = false): number {
     let late = 0;
-    for (;;) {
-      const at = this.queue.nextAt();
-      const now = this.now();
-      if (at > now) break;
-      late = Math.max(late, now - at);
-      this.queue.pop()!.fn();
+    try {
+      for (;;) {
+        const at = this.queue.nextAt();
+        const now = this.wallNow();
+        if (at > now) break;
+        late = Math.max(late, now - at);
+        if (catchUp) this.catchingUp = Math.max(at, this.catchingUp ?? at);
+        this.queue.pop()!.fn();
+      }
+    } finally {
+      this.catchingUp = undefined;
     }
     return late;
   }
