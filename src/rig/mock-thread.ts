@@ -111,7 +111,10 @@ async function main(): Promise<void> {
   const catchUp = input.rig.link.transport === 'firmata';
   const wire = new BoardWireEnd(input.wire);
   const mock = await buildRig(input, clock);
-  mock.end.onTransmit = (b) => wire.send(b);
+  // While the board catches up, what it sends leaves in one write, as the host would find it: the bytes of
+  // those few ms were all on their way already (sent one by one, the host took the first, late, for a loss).
+  let outbox: Uint8Array[] | undefined;
+  mock.end.onTransmit = (b) => (outbox ? outbox.push(b) : wire.send(b));
   const tid = threadId();
   const cpu0 = taskCpuSeconds(tid);
   const wall0 = clock.now();
@@ -146,7 +149,13 @@ async function main(): Promise<void> {
       stats.starvedMs += held * 1000;
       stats.maxStarvedMs = Math.max(stats.maxStarvedMs, held * 1000);
       // Before the host's bytes are taken: they are stamped with the time now.
-      if (catchUp) late = clock.runDue(true);
+      if (catchUp) {
+        outbox = [];
+        late = clock.runDue(true);
+        const burst = outbox;
+        outbox = undefined;
+        if (burst.length > 0) wire.send(Buffer.concat(burst));
+      }
     }
     for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
     late = Math.max(late, clock.runDue());
