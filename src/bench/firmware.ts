@@ -69,10 +69,7 @@ async function watchdogTimes(rig: Rig, n: number): Promise<number[]> {
   const host = await FrameHost.open(sim.ptyPath);
   const out: number[] = [];
   try {
-    await host.next((l) => l.startsWith('I '));
-    host.skip();
-    host.send('H', 1);
-    await host.next((l) => l.startsWith('I ') && field(l, 2) === '0');
+    await host.handshake();
     host.send('R', 500);
     for (let k = 0; k < n; k++) {
       host.send('W', 1000);
@@ -123,10 +120,7 @@ async function badCrc(rig: Rig): Promise<{ eMs: number; eLine: string; unchanged
   const duties: [number, number][] = [];
   sim.on('slice', (x) => duties.push(x.duty));
   try {
-    await host.next((l) => l.startsWith('I '));
-    host.skip();
-    host.send('H', 1);
-    await host.next((l) => l.startsWith('I ') && field(l, 2) === '0');
+    await host.handshake();
     host.send('W', 1000);
     host.send('N', 1);
     const good = host.send('M', 200, 100);
@@ -167,16 +161,8 @@ function untilSlices(sim: FirmwareSim, cond: () => boolean): Promise<void> {
  */
 async function resetMidRun(rig: Rig): Promise<{ stopReason: string; exitMs: number; code: number | null }> {
   const sim = await FirmwareSim.start({ rig, board: 'uno' });
-  let drivingSince: number | undefined;
   let resetWall: number | undefined;
-  sim.on('slice', (s) => {
-    if (resetWall !== undefined) return;
-    if (s.duty[0] !== 0 || s.duty[1] !== 0) drivingSince ??= s.boardTime;
-    if (drivingSince !== undefined && s.boardTime - drivingSince > 0.5) {
-      resetWall = performance.now();
-      sim.reset();
-    }
-  });
+  sim.resetAfterDriving(0.5, () => (resetWall = performance.now()));
   const run = spawn(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   run.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -51,13 +51,17 @@ const SCHEDULE: ('without' | 'with')[] = ['without', 'with', 'with', 'without', 
 const BLOCK_MS = 2000;
 const WARM_UP_MS = 2000;
 
-interface Measured {
-  stats: Record<'without' | 'with', PhaseStats>;
-  /** Process CPU time (all threads: the loop's worker, the main thread, GC) per wall second [s/s]. */
-  cpu: Record<'without' | 'with', number>;
+/** What the dashboard drew: its frame times, frames and bytes written. */
+interface Drawn {
   frameUs: UsHistogram;
   frames: number;
   bytes: number;
+}
+
+interface Measured extends Drawn {
+  stats: Record<'without' | 'with', PhaseStats>;
+  /** Process CPU time (all threads: the loop's worker, the main thread, GC) per wall second [s/s]. */
+  cpu: Record<'without' | 'with', number>;
   stopReason: string;
   ticks: number;
 }
@@ -88,12 +92,9 @@ function rowCounter(phases: Phase[]): { stats: Record<'without' | 'with', PhaseS
 }
 
 /** What the blocks with the dashboard drew, and the CPU time and wall time of each kind of block. */
-interface Blocks {
+interface Blocks extends Drawn {
   cpuS: Record<'without' | 'with', number>;
   wallS: Record<'without' | 'with', number>;
-  frameUs: UsHistogram;
-  frames: number;
-  bytes: number;
 }
 
 /** Runs SCHEDULE: each block marks its start in `phases` and, in a `with` block, draws the dashboard. */

@@ -351,6 +351,22 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     this.child.stdin!.write('R\n');
   }
 
+  /**
+   * Resets the AVR once its motor pins have been driven (a duty not zero) for `drivenS` of board time
+   * [s]; calls `onReset` with the board time of the reset, once.
+   */
+  resetAfterDriving(drivenS: number, onReset: (boardTime: number) => void = () => undefined): void {
+    let since: number | undefined;
+    const check = (s: { boardTime: number; duty: [number, number] }): void => {
+      if (s.duty[0] !== 0 || s.duty[1] !== 0) since ??= s.boardTime;
+      if (since === undefined || s.boardTime - since <= drivenS) return;
+      this.off('slice', check);
+      this.reset();
+      onReset(s.boardTime);
+    };
+    this.on('slice', check);
+  }
+
   /** Stops the harness; resolves with its totals. */
   stop(): Promise<FirmwareSimSummary> {
     if (!this.summary) this.child.stdin!.end('Q\n');

@@ -34,6 +34,17 @@ export class FrameHost {
     return s;
   }
 
+  /**
+   * The line protocol's handshake: waits for the board's banner (it repeats until answered), drops
+   * what came before, sends `H` and waits for the `I` that answers it (its sequence field 0).
+   */
+  async handshake(): Promise<void> {
+    await this.next((l) => l.startsWith('I '));
+    this.skip();
+    this.send('H', 1);
+    await this.next((l) => l.startsWith('I ') && field(l, 2) === '0');
+  }
+
   /** Sends bytes as they are (a corrupted line, garbage). */
   raw(bytes: string): void {
     this.port.write(bytes, 'latin1');

@@ -124,10 +124,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
       sim.on('slice', (x) => slices.push({ boardTime: x.boardTime, duty: x.duty, counts: sim.plant.counts(), pins: x.pins, stale: x.stale }));
       host = await FrameHost.open(sim.ptyPath);
-      await host.next((l) => l.startsWith('I ')); // the banner repeats until the handshake
-      host.skip();
-      host.send('H', 1);
-      await host.next((l) => l.startsWith('I ') && l.split(' ')[2] === '0'); // the I that answers H 0
+      await host.handshake();
     }, 60_000);
     afterAll(async () => {
       await host?.close();
@@ -244,16 +241,8 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     await requestRealtime(sim.pid, 45); // the board keeps real time on a busy machine (if Linux allows)
     try {
       // Reset once the arm has been driven for 0.5 s of board time.
-      let drivingSince: number | undefined;
       let resetAt: number | undefined;
-      sim.on('slice', (s) => {
-        if (resetAt !== undefined) return;
-        if (s.duty[0] !== 0 || s.duty[1] !== 0) drivingSince ??= s.boardTime;
-        if (drivingSince !== undefined && s.boardTime - drivingSince > 0.5) {
-          resetAt = s.boardTime;
-          sim.reset();
-        }
-      });
+      sim.resetAfterDriving(0.5, (t) => (resetAt = t));
       const resets: number[] = [];
       sim.on('reset', (e) => resets.push(e.boardTime));
       const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
