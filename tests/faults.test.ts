@@ -13,7 +13,7 @@ import { applyInjection, lineMockSite, parseInjection } from '../src/rig/injecti
 import { createMockRig } from '../src/rig/mock-rig.js';
 import { settle, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
-import { virtualRun } from './helpers/virtual-run.js';
+import { lineMock, virtualRun } from './helpers/virtual-run.js';
 import type { MockRig } from '../src/rig/mock-rig.js';
 import type { LoopCore } from '../src/control/loop.js';
 
@@ -27,7 +27,7 @@ async function withAct(path: string, at: number, act: (mock: MockRig, core: Loop
       const p = core.progress;
       if (!done && p && p.t >= at) {
         done = true;
-        act(mock, core);
+        act(lineMock({ mock }), core);
       }
     },
   });
@@ -214,7 +214,7 @@ describe('the host', () => {
     // The board went on sampling: 500 samples came in a burst after the stall; only the newest was answered.
     expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(400);
     expect(res.result.timing.maxGap).toBeGreaterThanOrEqual(0.9);
-    expect(res.mock.board.stats.watchdogTrips).toBe(1);
+    expect(lineMock(res).board.stats.watchdogTrips).toBe(1);
     endsAtZero(res);
   });
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { virtualRun } from './helpers/virtual-run.js';
+import { lineMock, virtualRun } from './helpers/virtual-run.js';
 
 const rigWith = (adapter: 'none' | '16u2' | 'ftdi', rateHz = 500): Rig => {
   const r = loadRig('rigs/mock-arm.json');
@@ -112,7 +112,7 @@ describe('stalls of the host', () => {
   it("a stall longer than the watchdog: the board's watchdog has cut the motors, and the run stops with that fault", async () => {
     const { res } = await stalled(0.15);
     expect(res.summary.stopReason).toBe('fault:watchdog');
-    expect(res.mock.board.stats.watchdogTrips).toBe(1);
+    expect(lineMock(res).board.stats.watchdogTrips).toBe(1);
     expect(res.mock.plant.duty).toEqual([0, 0]);
   });
 });

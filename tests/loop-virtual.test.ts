@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { virtualRun } from './helpers/virtual-run.js';
+import { lineMock, virtualRun } from './helpers/virtual-run.js';
 
 const rig = () => loadRig('rigs/mock-arm.json');
 
@@ -147,7 +147,7 @@ describe('safety', () => {
     expect(next[F.duty1]).toBe(0);
     // and the plant's motors really are at zero
     expect(res.mock.plant.duty).toEqual([0, 0]);
-    expect(res.mock.board.flags() & 0x01).toBe(0);
+    expect(lineMock(res).board.flags() & 0x01).toBe(0);
   });
 
   it('a lost link stops the run with a fault and the board watchdog cuts the motors', async () => {

@@ -41,7 +41,7 @@ const RUN_OPTIONS = {
   rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
-  'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit)' },
+  'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -103,17 +103,32 @@ function humanSummary(s: RunSummary): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
-    `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); sample -> command p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
+    `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); latency (sample -> command written, answered samples) p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
     ...(s.timing
       ? [
-          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest stall ${s.timing.maxStallMs.toFixed(1)} ms, answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
+          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
             (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
         ]
       : []),
-    `tracking RMS [deg]: ${f(s.tracking.rmsDeg)}   max: ${f(s.tracking.maxDeg)}`,
+    trackingLine(s.tracking),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
   ].join('\n');
+}
+
+/** The summary's tracking line; a run that tracked nothing says so rather than print zeros. */
+export function trackingLine(t: RunSummary['tracking']): string {
+  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+  if (t.covers === 'none' || t.samples === 0) return 'tracking: no sample tracked (the run ended before any trajectory began)';
+  const what = t.covers === 'approach' ? ' on the approach only (the run ended before the trajectory proper)' : '';
+  return `tracking RMS [deg]${what}: ${f(t.rmsDeg)}   max: ${f(t.maxDeg)}`;
+}
+
+/** The exit code of a run that ended with `reason` (README "Exit codes", `twolink run --help`). */
+export function exitCodeOf(reason: string): number {
+  if (reason === 'done' || reason === 'quit') return 0;
+  if (reason.startsWith('interrupted')) return 130;
+  return reason.startsWith('timeout') ? 4 : 1;
 }
 
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
@@ -192,7 +207,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   // `quit` is the dashboard's q: a normal end, like `done`.
   const reason = result.summary.stopReason;
-  return reason === 'done' || reason === 'quit' ? 0 : reason.startsWith('interrupted') ? 130 : 1;
+  return exitCodeOf(reason);
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
@@ -205,7 +220,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
         'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--rt] [--headless] [--json]',
         RUN_OPTIONS,
-        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${injectHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault, 2 bad input, 3 connection problem, 130 interrupted.`,
+        `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${injectHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault (or an e-stop), 2 bad input, 3 connection problem, 4 timeout (--max-seconds came before the trajectories were done), 130 interrupted.`,
       ),
     );
     return 0;

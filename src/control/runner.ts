@@ -13,6 +13,7 @@ import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/lin
 import type { FeedforwardMode } from './controller.js';
 import { accepts } from './commands.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent } from './loop.js';
+import { describeStop } from './stop.js';
 
 export interface RunOptions {
   /** What the loop reads of the rig file (a whole `Rig` is one). */
@@ -37,7 +38,10 @@ export interface RunOptions {
   onReady?: (control: { send: (c: LoopCommand) => void; core: LoopCore; identity: BoardIdentity }) => void;
   /** Aborting stops the run softly with the signal's reason. */
   signal?: AbortSignal;
-  /** Hard cap on the run [s]. @default 3600 */
+  /**
+   * Time limit of the run [s]: reached before the trajectories are done, the run stops softly with
+   * stop reason `timeout` (a cycling run: `done`). @default 3600
+   */
   maxSeconds?: number;
   /**
    * The board cuts its motors by itself when commands stop. A function is asked after the link is
@@ -104,7 +108,10 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     const t0 = clock.now();
     await link.startSampling(o.rateHz);
     lost.arm();
-    timers.push(clock.setTimer(o.maxSeconds ?? 3600, () => c.command({ kind: 'stop', reason: 'done' })));
+    const limitS = o.maxSeconds ?? 3600;
+    // The time limit: `done` only if the run did what was asked (every trajectory run, or a cycling
+    // run, whose length the limit is); otherwise `timeout`, which is not a success.
+    timers.push(clock.setTimer(limitS, () => c.command({ kind: 'stop', reason: o.cycle || sampler.allDone() ? 'done' : describeStop({ kind: 'timeout', seconds: limitS }) })));
     await finished;
     lost.clear();
     // Wait for the sample that records the stopped state, unless the link is gone.
@@ -256,6 +263,12 @@ class SampleHandler {
       this.fault(new Error(`an exception in the loop thread: ${e instanceof Error ? e.message : String(e)}`));
     }
     if (c.finished && ++this.afterEnd >= 2) this.endSeen();
+  }
+
+  /** Every trajectory has been started and the arm holds after the last (nothing more was asked). */
+  allDone(): boolean {
+    const c = this.c;
+    return this.next >= this.o.paths.length && (c.state === 'hold' || c.state === 'idle') && c.progress === undefined;
   }
 
   private startNext(): void {

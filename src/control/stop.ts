@@ -1,7 +1,7 @@
 /**
  * Why a run stopped, as values of a closed type (not strings tested by prefix). `describeStop` gives
  * the one-line text that the summary, the recording and the exit code use: "done", "quit",
- * "interrupted:SIGINT", "estop", "fault:link-lost (...)".
+ * "interrupted:SIGINT", "estop", "timeout: ...", "fault:link-lost (...)".
  */
 
 /** A safety stop: what the loop saw that made it zero the motors. */
@@ -26,6 +26,8 @@ export type StopReason =
   /** A stop asked for from outside (quit, a signal, the end of a recording): its text. */
   | { kind: 'requested'; text: string }
   | { kind: 'estop'; text: string }
+  /** The run's time limit (--max-seconds, a HIL scenario's maxSeconds) came before its trajectories were done. */
+  | { kind: 'timeout'; seconds: number }
   | { kind: 'fault'; fault: Fault };
 
 const joints = (js: number[]): string => (js.length === 1 ? `joint ${js[0]! + 1}` : `joints ${js.map((j) => j + 1).join(' and ')}`);
@@ -72,6 +74,8 @@ export function describeStop(r: StopReason): string {
       return r.text;
     case 'estop':
       return r.text;
+    case 'timeout':
+      return `timeout: the run's time limit of ${r.seconds} s came before its trajectories were done`;
     case 'fault':
       return `fault:${describeFault(r.fault)}`;
   }
@@ -81,5 +85,7 @@ export function describeStop(r: StopReason): string {
 export function stopFromText(kind: 'stop' | 'estop', text: string): StopReason {
   if (text.startsWith('fault:')) return { kind: 'fault', fault: { kind: 'host', message: text.slice(6) } };
   if (text === 'done') return { kind: 'done' };
+  const timeout = /^timeout: the run's time limit of (\S+) s/.exec(text);
+  if (timeout && Number.isFinite(Number(timeout[1]))) return { kind: 'timeout', seconds: Number(timeout[1]) };
   return kind === 'estop' ? { kind: 'estop', text } : { kind: 'requested', text };
 }

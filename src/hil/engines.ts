@@ -11,6 +11,7 @@ import { Session } from '../run/session.js';
 import type { LoopCore, LoopEvent } from '../control/loop.js';
 import { F } from '../telemetry/tick.js';
 import type { MockRig } from '../rig/mock-rig.js';
+import type { FirmataMockRig } from '../rig/mock-firmata-rig.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
 import { actsOn, formatInjection, type Injection } from '../rig/injections.js';
@@ -29,7 +30,7 @@ export const virtualEngine: Engine = async (s) => {
   let injectedT: number | undefined; // [s, virtual host clock]
   let stopT: number | undefined;
   let armed = false;
-  const onTick = (core: LoopCore, clock: VirtualClock, mock: MockRig): void => {
+  const onTick = (core: LoopCore, clock: VirtualClock, mock: MockRig | FirmataMockRig): void => {
     if (at === undefined) return;
     if (!armed) {
       armed = true;

@@ -54,7 +54,7 @@ export interface RunTiming {
   lateSamples: number;
   /** Samples lost on the way (gaps in the board's sample index). */
   lostSamples: number;
-  /** Sample instant -> answer written [us], median and 99th percentile (host clock). */
+  /** Sample instant -> answer written [us], median and 99th percentile (host clock), from the rows (TimingFigures, stats.ts). */
   latencyP50Us: number;
   latencyP99Us: number;
   /** Samples from a sample to the one that applies its answer (the link's delay). */
@@ -66,7 +66,7 @@ export interface RunTiming {
   /** Of the host's CPU: the loop's thread and the main thread (dashboard, recording) [% of one core]. */
   loopThreadCpuPct: number;
   mainThreadCpuPct: number;
-  /** Largest gap between answered samples [ms] (board time). */
+  /** Largest gap between answered samples [ms] (board time), from the rows (TimingFigures, stats.ts). */
   maxStallMs: number;
   /** True when Linux granted SCHED_FIFO to the loop's thread. */
   rt: boolean;

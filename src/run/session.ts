@@ -279,14 +279,16 @@ export class Session {
   /** The timing object of the summary, with the figures taken from the rows. */
   private finishTiming(t: RunTiming, rt: { granted: boolean; reason?: string }): RunTiming {
     const round = (x: number): number => Math.round(x * 10) / 10;
+    // Latency, sample period and stall from the rows (as a recording of the run gives them), not from the loop's own counters.
+    const { samplePeriodP99Us, latencyP50Us, latencyP99Us, maxStallMs } = this.stats.timing();
     return {
       ...t,
-      samplePeriodP99Us: this.stats.boardPeriod.quantile(0.99),
-      latencyP50Us: this.stats.period.quantile(0.5),
-      latencyP99Us: this.stats.period.quantile(0.99),
+      samplePeriodP99Us,
+      latencyP50Us,
+      latencyP99Us,
       hostCpuPct: round(t.hostCpuPct),
       mockCpuPct: t.mockCpuPct === null ? null : round(t.mockCpuPct),
-      maxStallMs: round(t.maxStallMs),
+      maxStallMs,
       rt: rt.granted,
       ...(this.o.rt && !rt.granted && rt.reason ? { rtRefused: rt.reason } : {}),
     };

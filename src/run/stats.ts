@@ -10,39 +10,89 @@ const TRACK_PHASE = PHASES.indexOf('track');
 const STATE_TRACK = LOOP_STATES.indexOf('track');
 const IDLE = LOOP_STATES.indexOf('idle');
 
-/** A histogram of non-negative microsecond values with 1 us bins up to 100 ms. */
+/** Values up to this many microseconds go in 1 us bins; larger ones are kept exactly (they are rare). */
+const BINNED_US = 100_000;
+
+/**
+ * Non-negative microsecond values, for exact quantiles at whole-microsecond resolution: 1 us bins up
+ * to 100 ms, and every larger value kept as it was, so a quantile is never a bin's cap.
+ */
 export class UsHistogram {
-  private readonly bins = new Uint32Array(100_001);
+  private readonly bins = new Uint32Array(BINNED_US);
+  private readonly over: number[] = [];
   n = 0;
   max = 0;
   add(us: number): void {
     const v = Math.max(0, us);
-    this.bins[Math.min(100_000, Math.floor(v))]!++;
+    if (v < BINNED_US) this.bins[Math.floor(v)]!++;
+    else this.over.push(v);
     this.n++;
     if (v > this.max) this.max = v;
   }
-  /** The q-quantile (0..1) in us (bin upper edge). */
+  /**
+   * The q-quantile (0..1) by nearest rank: the ceil(q n)-th smallest value, truncated to whole us
+   * (`nearestRankUs` on the list of values gives the same); 0 when empty.
+   */
   quantile(q: number): number {
     if (this.n === 0) return 0;
-    const target = Math.ceil(q * this.n);
+    const target = Math.max(1, Math.ceil(q * this.n));
     let acc = 0;
     for (let i = 0; i < this.bins.length; i++) {
       acc += this.bins[i]!;
-      if (acc >= target) return i + 1;
+      if (acc >= target) return i;
     }
-    return this.max;
+    const over = this.over.slice().sort((a, b) => a - b);
+    return Math.floor(over[target - acc - 1]!);
   }
 }
+
+/** The q-quantile of `values` by nearest rank, truncated to whole us: the definition UsHistogram.quantile follows. */
+export function nearestRankUs(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = values.map((v) => Math.max(0, v)).sort((a, b) => a - b);
+  return Math.floor(sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1]!);
+}
+
+/** A row whose sample the loop answered (wrote a command for): only these have a latency (errUs > 0). */
+export function answeredRow(r: ArrayLike<number>): boolean {
+  return r[F.fresh] === 1 && r[F.errUs]! > 0;
+}
+
+/**
+ * The timing figures of a run, each computed here from the rows alone (so a recording gives the same):
+ * - latency [us]: sample instant (on the host's clock) -> answer written, over the answered rows;
+ *   p50 and p99 by nearest rank, max; whole microseconds, truncated.
+ * - samplePeriodP99Us: 99th percentile of the board-time difference between consecutive fresh rows.
+ * - maxStallMs: the longest board-time gap between two consecutive answered rows [ms] (the time the
+ *   board went without a new command; a sample superseded or lost counts as a gap).
+ */
+export interface TimingFigures {
+  latencyP50Us: number;
+  latencyP99Us: number;
+  latencyMaxUs: number;
+  samplePeriodP99Us: number;
+  maxStallMs: number;
+}
+
+/** What the summary's tracking figures cover (see RunSummary.tracking). */
+export type TrackingCover = 'trajectory' | 'approach' | 'none';
 
 /** The --json summary of a run (its last stdout line, and the recording's last line). */
 export interface RunSummary {
   ticks: number;
   rateHz: number;
-  /** Sample instant -> answer written [us] (latency), answered samples. */
+  /** Sample instant -> answer written [us] (latency), answered samples (TimingFigures: how). */
   period: { p50Us: number; p99Us: number; maxUs: number };
   /** Samples answered late or not at all (superseded), so far. */
   overruns: number;
-  tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number };
+  /**
+   * Tracking error (desired - measured) [deg]. It covers the trajectory proper; a run that ended
+   * before any trajectory proper began (a timeout or a stop during the approach) covers the approach
+   * instead (`covers: "approach"`), and one that tracked nothing has `covers: "none"`, `samples: 0`
+   * and zeros that are no measurement (printed as such, failed by HIL expectations). Absent in
+   * recordings made before it existed (they cover the trajectory proper).
+   */
+  tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number; covers?: TrackingCover };
   twin: { rmsDeg: number[]; maxDeg: number[]; alarms: number; tauExtRmsNm: number[] };
   /**
    * `dropped` (frames the board dropped itself, TXDROP), `duplicate`, `reordered` and `overlong` are
@@ -59,9 +109,9 @@ export interface RunSummary {
 
 export class RunStats {
   ticks = 0;
-  private readonly trackSq: number[];
-  private readonly trackMax: number[];
-  private trackN = 0;
+  /** Tracking error sums on the trajectory proper, and on the approach and park (the fallback). */
+  private readonly track = new ErrorSums();
+  private readonly moving = new ErrorSums();
   private readonly twinSq: number[];
   private readonly twinMax: number[];
   private readonly extSq: number[];
@@ -73,6 +123,9 @@ export class RunStats {
   /** The board's sample period [us], from consecutive samples' board times. */
   readonly boardPeriod = new UsHistogram();
   private lastBoardT = -1;
+  /** Board time of the last answered row [s], and the longest gap between answered rows [s]. */
+  private lastAnsweredT = -1;
+  private maxGapS = 0;
   private last: ArrayLike<number> | undefined;
 
   constructor(
@@ -80,8 +133,6 @@ export class RunStats {
     readonly rateHz: number,
   ) {
     const z = (): number[] => new Array<number>(joints).fill(0);
-    this.trackSq = z();
-    this.trackMax = z();
     this.twinSq = z();
     this.twinMax = z();
     this.extSq = z();
@@ -90,20 +141,17 @@ export class RunStats {
   add(r: ArrayLike<number>): void {
     this.ticks++;
     if (r[F.fresh] === 1) {
-      if (r[F.errUs]! > 0) this.period.add(r[F.errUs]!);
       const bt = r[F.boardT]!;
+      if (answeredRow(r)) {
+        this.period.add(r[F.errUs]!);
+        if (this.lastAnsweredT >= 0) this.maxGapS = Math.max(this.maxGapS, bt - this.lastAnsweredT);
+        this.lastAnsweredT = bt;
+      }
       if (this.lastBoardT >= 0 && bt > this.lastBoardT) this.boardPeriod.add((bt - this.lastBoardT) * 1e6);
       this.lastBoardT = bt;
     }
     const n = this.joints;
-    if (r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) {
-      this.trackN++;
-      for (let i = 0; i < n; i++) {
-        const e = (r[F.qDes0 + i]! - r[F.q0 + i]!) * DEG;
-        this.trackSq[i]! += e * e;
-        if (Math.abs(e) > this.trackMax[i]!) this.trackMax[i] = Math.abs(e);
-      }
-    }
+    if (r[F.state] === STATE_TRACK) (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
     if (r[F.fresh] === 1 && r[F.state] !== IDLE) {
       this.twinN++;
       for (let i = 0; i < n; i++) {
@@ -119,19 +167,67 @@ export class RunStats {
     this.last = r;
   }
 
+  /** The tracking figures: the trajectory proper's, else the approach's, else none (RunSummary.tracking). */
+  tracking(): RunSummary['tracking'] {
+    if (this.track.n > 0) return this.track.figures(this.joints, 'trajectory');
+    if (this.moving.n > 0) return this.moving.figures(this.joints, 'approach');
+    return this.track.figures(this.joints, 'none');
+  }
+
+  /** The summary's `period`: the latency figures of `timing()`. */
+  private latency(): RunSummary['period'] {
+    const t = this.timing();
+    return { p50Us: t.latencyP50Us, p99Us: t.latencyP99Us, maxUs: t.latencyMaxUs };
+  }
+
+  /** The timing figures (TimingFigures: what each means), from the rows so far. */
+  timing(): TimingFigures {
+    return {
+      latencyP50Us: this.period.quantile(0.5),
+      latencyP99Us: this.period.quantile(0.99),
+      latencyMaxUs: Math.floor(this.period.max),
+      samplePeriodP99Us: this.boardPeriod.quantile(0.99),
+      maxStallMs: Math.round(this.maxGapS * 1e4) / 10,
+    };
+  }
+
   summary(stopReason: string, extra: Partial<RunSummary> = {}): RunSummary {
     const r = this.last;
     const rms = (s: number[], n: number): number[] => s.map((v) => (n > 0 ? Math.sqrt(v / n) : 0));
     return {
       ticks: this.ticks,
       rateHz: this.rateHz,
-      period: { p50Us: this.period.quantile(0.5), p99Us: this.period.quantile(0.99), maxUs: Math.round(this.period.max) },
+      period: this.latency(),
       overruns: r ? r[F.overruns]! : 0,
-      tracking: { rmsDeg: rms(this.trackSq, this.trackN), maxDeg: this.trackMax.slice(), samples: this.trackN },
+      tracking: this.tracking(),
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
       stopReason,
       ...extra,
+    };
+  }
+}
+
+/** Sums of the tracking error (desired - measured) per joint [deg]. */
+class ErrorSums {
+  n = 0;
+  readonly sq: number[] = [];
+  readonly max: number[] = [];
+  add(r: ArrayLike<number>, joints: number): void {
+    this.n++;
+    for (let i = 0; i < joints; i++) {
+      const e = Math.abs((r[F.qDes0 + i]! - r[F.q0 + i]!) * DEG);
+      this.sq[i] = (this.sq[i] ?? 0) + e * e;
+      this.max[i] = Math.max(this.max[i] ?? 0, e);
+    }
+  }
+  figures(joints: number, covers: TrackingCover): RunSummary['tracking'] {
+    const at = (a: number[], i: number): number => a[i] ?? 0;
+    return {
+      rmsDeg: Array.from({ length: joints }, (_, i) => (this.n > 0 ? Math.sqrt(at(this.sq, i) / this.n) : 0)),
+      maxDeg: Array.from({ length: joints }, (_, i) => at(this.max, i)),
+      samples: this.n,
+      covers,
     };
   }
 }

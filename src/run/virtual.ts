@@ -1,9 +1,11 @@
 /**
- * The real loop against the in-process mock rig (line protocol) in virtual time: deterministic and
- * faster than real time. The mock shares this thread and the virtual clock; this file moves the clock
- * from one pending timer to the next (a sample, a byte off the UART, a USB frame) and lets the streams
- * and the loop react in between. Tests, the bench, the HIL suites and `twolink identify --mock` use it.
- * Figures from it are virtual-time figures.
+ * The real loop against the in-process mock rig in virtual time: deterministic and faster than real
+ * time. The mock speaks the rig file's protocol (`link.transport`): the line protocol's mock board, or
+ * the Firmata mock board behind johnny-five, as `twolink run --mock` does in real time. The mock
+ * shares this thread and the virtual clock; this file moves the clock from one pending timer to the
+ * next (a sample, a byte off the UART, a USB frame) and lets the streams and the loop react in
+ * between. Tests, the bench, the HIL suites and `twolink identify --mock` use it. Figures from it are
+ * virtual-time figures.
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
@@ -14,8 +16,10 @@ import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { actsOn, applyInjection, lineMockSite } from '../rig/injections.js';
+import { actsOn, applyInjection, firmataMockSite, lineMockSite, MOCK_PARTS, refusalIn, type InjectionSite } from '../rig/injections.js';
 import { createMockRig, type MockRig } from '../rig/mock-rig.js';
+import { createFirmataMockRig, type FirmataMockRig } from '../rig/mock-firmata-rig.js';
+import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { settle, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
@@ -28,15 +32,26 @@ export interface VirtualRun {
   summary: RunSummary;
   rows: Float64Array[];
   events: LoopEvent[];
-  mock: MockRig;
-  link: LineLink;
+  /** The mock rig: the line protocol's board, or (a rig whose link.transport is "firmata") the Firmata board. */
+  mock: MockRig | FirmataMockRig;
+  link: LineLink | FirmataLink;
+}
+
+/** The mock rig of the rig file's protocol, the host's link to it, and where injections act. */
+interface VirtualRig {
+  mock: MockRig | FirmataMockRig;
+  link: LineLink | FirmataLink;
+  loopLink: LineLink | WiredLink | FirmataLink;
+  site: InjectionSite;
+  boardWatchdog: () => boolean;
+  dispose(): void;
 }
 
 export interface VirtualRunOptions {
   feedforward?: FeedforwardMode;
   rateHz?: number;
   park?: boolean;
-  onTick?: (core: LoopCore, clock: VirtualClock, mock: MockRig) => void;
+  onTick?: (core: LoopCore, clock: VirtualClock, mock: MockRig | FirmataMockRig) => void;
   maxSeconds?: number;
   signal?: AbortSignal;
   /** Keep every row (memory: 45 numbers a sample). @default true */
@@ -57,15 +72,19 @@ export interface VirtualRunOptions {
 
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
   const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock, opts.wiring ? { wiring: opts.wiring } : {});
-  const { link, loopLink } = await openLinks(rig, mock, clock);
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
-  for (const i of injections) if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
-  const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
+  for (const i of injections) {
+    if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
+    const firmata = rig.link.transport === 'firmata';
+    const why = refusalIn(MOCK_PARTS[firmata ? 'firmata' : 'line'], firmata ? 'the Firmata mock rig' : 'the mock rig', i.name);
+    if (why) throw new Error(`--inject ${i.name}: ${why}`);
+  }
+  // Opened once the inputs are checked (nothing to dispose of when one is refused).
+  const { mock, link, loopLink, site, boardWatchdog, dispose } = await openRig(rig, clock, opts.wiring);
   const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
@@ -78,6 +97,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     feedforward,
     paths,
     park: opts.park ?? true,
+    boardWatchdog,
     ...(law ? { law } : {}),
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
     sink: (row) => {
@@ -107,7 +127,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     await advanceUntil(clock, () => done);
     result = await run;
   } finally {
-    mock.dispose();
+    dispose();
   }
   const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });
   recorder?.close({ ...summary });
@@ -115,11 +135,34 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   return { result, summary, rows, events, mock, link };
 }
 
-/** The line link to the mock; with the rig file's wiring section (twolink setup's) the loop sees the joints, the board its channels. */
-async function openLinks(rig: Rig, mock: MockRig, clock: VirtualClock): Promise<{ link: LineLink; loopLink: LineLink | WiredLink }> {
+/** The line protocol's mock of a run (a test of the line board's own counters); throws for a Firmata rig's run. */
+export function lineMock(r: Pick<VirtualRun, 'mock'>): MockRig {
+  if (!('lines' in r.mock.board)) throw new Error("this run was on the Firmata mock rig, not the line protocol's");
+  return r.mock as MockRig;
+}
+
+/**
+ * The mock of the rig file's protocol and the link to it. The line link: with the rig file's wiring
+ * section (twolink setup's) the loop sees the joints, the board its channels. The Firmata link: over
+ * johnny-five, as src/run/target.ts opens it for `--mock` in real time.
+ */
+async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undefined): Promise<VirtualRig> {
+  const unplug = (m: { unplug(): void }) => () => m.unplug();
+  if (rig.link.transport === 'firmata') {
+    const mock = createFirmataMockRig(rig, clock, wiring ? { wiring } : {});
+    const stream = await mock.openStream();
+    const link = createFirmataLink(rig, stream, mock.path, clock);
+    const dispose = (): void => {
+      mock.dispose();
+      clearFirmataSysexHandlers();
+    };
+    return { mock, link, loopLink: link, site: firmataMockSite('the Firmata mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => link.hasBoardWatchdog, dispose };
+  }
+  const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
   const stream = await mock.openStream();
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  return { link, loopLink: rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link };
+  const loopLink = rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link;
+  return { mock, link, loopLink, site: lineMockSite('the mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => true, dispose: () => mock.dispose() };
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */

@@ -79,6 +79,12 @@ interface Waiter {
   reject: (e: Error) => void;
 }
 
+/** The clock offset's window: OFFSET_BLOCKS blocks of OFFSET_BLOCK samples (the minimum of each). */
+const OFFSET_BLOCK = 32;
+const OFFSET_BLOCKS = 16;
+/** A rise of the board-to-host clock offset this large, held for two blocks, is a step of the board's clock [s]. */
+const OFFSET_STEP_S = 0.001;
+
 export class LineLink implements Link {
   readonly name: string;
   readonly counters: LinkCounters = zeroCounters();
@@ -112,11 +118,12 @@ export class LineLink implements Link {
   private answering = -1;
   /**
    * Host clock minus board clock [s]: the minimum of (arrival - wire time - board time) over a sliding
-   * window of about 512 samples (8 blocks of 64), so it follows a crystal's drift and a board whose
-   * clock jumps (a reset, a simulated board that was starved) within a window.
+   * window of 512 samples (16 blocks of 32), so it follows a crystal's drift and a board whose
+   * clock jumps forward (a reset) at once, and one whose clock stepped back (a simulated board that
+   * was starved) within two blocks, 64 samples (followStep).
    */
   private offset = Infinity;
-  private readonly blockMin = new Float64Array(8).fill(Infinity);
+  private readonly blockMin = new Float64Array(OFFSET_BLOCKS).fill(Infinity);
   private blockN = 0;
   private waiters: Waiter[] = [];
   private listener: (e: LinkEvent) => void = () => {};
@@ -254,13 +261,32 @@ export class LineLink implements Link {
   }
 
   private trackOffset(raw: number): void {
-    const b = (this.blockN >> 6) & 7;
-    if ((this.blockN & 63) === 0) this.blockMin[b] = raw;
-    else if (raw < this.blockMin[b]!) this.blockMin[b] = raw;
+    const b = Math.floor(this.blockN / OFFSET_BLOCK) % OFFSET_BLOCKS;
+    if (this.blockN % OFFSET_BLOCK === 0) {
+      if (this.blockN >= 2 * OFFSET_BLOCK) this.followStep((b + OFFSET_BLOCKS - 1) % OFFSET_BLOCKS, (b + OFFSET_BLOCKS - 2) % OFFSET_BLOCKS);
+      this.blockMin[b] = raw;
+    } else if (raw < this.blockMin[b]!) this.blockMin[b] = raw;
     this.blockN++;
     let m = Infinity;
-    for (let i = 0; i < 8; i++) if (this.blockMin[i]! < m) m = this.blockMin[i]!;
+    for (let i = 0; i < OFFSET_BLOCKS; i++) if (this.blockMin[i]! < m) m = this.blockMin[i]!;
     this.offset = m;
+  }
+
+  /**
+   * The board's clock stepped back against the host's (a simulated board whose time stood still while
+   * its thread was starved; a crystal does not): the last two complete blocks `a` and `b` both sit
+   * above the window's minimum by more than OFFSET_STEP_S, at one level (within half that). Samples
+   * that queued behind a stalled host drain at falling levels instead, so they do not pass. The window
+   * restarts from the two blocks; without this the latency of every sample read against the old
+   * offset, up to a whole window (512 samples), would be too large by the step.
+   */
+  private followStep(a: number, b: number): void {
+    const m = this.blockMin;
+    let rest = Infinity;
+    for (let i = 0; i < OFFSET_BLOCKS; i++) if (i !== a && i !== b && m[i]! < rest) rest = m[i]!;
+    const level = Math.min(m[a]!, m[b]!);
+    if (rest === Infinity || level - rest <= OFFSET_STEP_S || Math.abs(m[a]! - m[b]!) > OFFSET_STEP_S / 2) return;
+    for (let i = 0; i < OFFSET_BLOCKS; i++) if (i !== a && i !== b) m[i] = Infinity;
   }
 
   /**

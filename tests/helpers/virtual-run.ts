@@ -1,2 +1,2 @@
 // The virtual-time runner lives in src (the bench and `twolink identify --mock` use it too).
-export { virtualRun, type VirtualRun } from '../../src/run/virtual.js';
+export { lineMock, virtualRun, type VirtualRun } from '../../src/run/virtual.js';
