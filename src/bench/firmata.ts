@@ -6,13 +6,11 @@
  * rows say "virtual time"), with the samples answered late and the reports found lost.
  */
 import { loadRig, type Rig } from '../config/load.js';
-import { runLoop } from '../control/runner.js';
 import { virtualRun } from '../run/virtual.js';
-import { TICK_WIDTH } from '../telemetry/tick.js';
 import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
-import { RunStats, type RunSummary } from '../run/stats.js';
+import type { RunSummary } from '../run/stats.js';
 import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
@@ -53,43 +51,11 @@ export interface ReachResult {
   lost: number;
 }
 
-/** Runs the seed reach with the real loop over a link in virtual time (the clock moves until the run ends). */
-async function reach(rig: Rig, rateHz: number, clock: VirtualClock, link: FirmataLink): Promise<RunSummary> {
-  const stats = new RunStats(rig.joints, rateHz);
-  const row = new Float64Array(TICK_WIDTH);
-  const run = runLoop({
-    rig,
-    link,
-    clock,
-    rateHz,
-    feedforward: rig.control.feedforward,
-    paths: [builtinPath(rig.arm, 'reach')!],
-    park: true,
-    boardWatchdog: link.hasBoardWatchdog,
-    sink: (r) => {
-      row.set(r);
-      stats.add(row);
-    },
-    maxSeconds: 30,
-  });
-  const result = await runUntilSettled(clock, run, { stepS: 0.0005, maxS: 60, maxRealMs: 300_000 });
-  return stats.summary(result.stopReason, { stopOutcome: result.stopOutcome });
-}
-
-/** The seed reach over johnny-five and the Firmata mock rig, in virtual time. */
+/** The seed reach over johnny-five and the Firmata mock rig, in virtual time (virtualRun: the same path as the HIL suites and twolink/testing). */
 export async function firmataReach(rig: Rig, rateHz = rig.control.rateHz): Promise<ReachResult> {
-  const clock = new VirtualClock();
-  const mock = createFirmataMockRig(rig, clock);
-  const stream = await mock.openStream();
-  const link = createFirmataLink(rig, stream, mock.path, clock, { handshakeMs: 5000 });
-  try {
-    const summary = await reach(rig, rateHz, clock, link);
-    return { summary, readingsPerTick: link.readingCount / Math.max(1, summary.ticks), samplingIntervalMs: link.samplingIntervalMs, late: link.counters.late, lost: link.counters.lost };
-  } finally {
-    await link.close().catch(() => {});
-    mock.dispose();
-    clearFirmataSysexHandlers();
-  }
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 30 });
+  const link = r.link as FirmataLink;
+  return { summary: r.summary, readingsPerTick: link.readingCount / Math.max(1, r.summary.ticks), samplingIntervalMs: link.samplingIntervalMs, late: link.counters.late, lost: link.counters.lost };
 }
 
 /** The seed reach over the line protocol and its mock rig, in virtual time (for comparison). */
