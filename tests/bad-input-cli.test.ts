@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { hangGuardMs } from './helpers/hang-guard.js';
 import { lastJson, twolink, type CliResult } from './helpers/cli.js';
 
 const SEED = 'rigs/seed-arm.json';
@@ -45,7 +46,7 @@ describe('output files: one line naming the path', () => {
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^twolink: \/dev\/full: cannot write it: the disk is full/);
     expectClear(await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']), /the folder \/nonexistent does not exist/);
-  }, 180_000);
+  }, hangGuardMs(180_000));
 });
 
 describe('input files: bounded, never a hang', () => {

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from './helpers/hang-guard.js';
 import { argumentCases, argumentFiles, classifyRun, fuzzArguments, fuzzRecordings, fuzzRigFiles } from '../src/bench/fuzz.js';
 import { BIN, ROOT } from './helpers/cli.js';
 
@@ -21,7 +22,7 @@ describe('fuzzing the inputs', () => {
     expect(f.clearErrors + f.accepted).toBe(300);
     expect(f.clearErrors).toBeGreaterThan(100);
     expect(f.accepted).toBeGreaterThan(5);
-  }, 240_000);
+  }, hangGuardMs(240_000));
 
   it('200 mutated recordings: refused naming the line, or compared with finite figures', async () => {
     const f = await fuzzRecordings(200, REC, 22);
@@ -29,7 +30,7 @@ describe('fuzzing the inputs', () => {
     expect(f.stackTraces + f.hangs + f.nonFinite).toBe(0);
     expect(f.clearErrors).toBeGreaterThan(50);
     expect(f.accepted).toBeGreaterThan(10);
-  }, 240_000);
+  }, hangGuardMs(240_000));
 
   it('the probe\'s command lines and 12 mutated ones: one line and exit 2, or a run; never a trace, a hang or a null', async () => {
     const files = await argumentFiles(dir, REC, 9);
@@ -39,7 +40,7 @@ describe('fuzzing the inputs', () => {
     expect(f.stackTraces + f.hangs + f.nonFinite + f.unclear).toBe(0);
     expect(f.cases).toBe(cases.length);
     expect(f.clearErrors).toBeGreaterThan(30);
-  }, 600_000);
+  }, hangGuardMs(600_000));
 
   it('the classifier itself: a stack, a hang, a null and a multi-line error are told apart from a clear error', () => {
     const base = { code: 2, signal: null, stdout: '', stderr: 'twolink: x: bad\n', timedOut: false };

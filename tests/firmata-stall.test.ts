@@ -9,6 +9,7 @@ import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink } from '../src/transport/firmata-link.js';
 import { firmataRig } from './helpers/firmata.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 afterEach(() => clearFirmataSysexHandlers());
 
@@ -42,7 +43,7 @@ async function stalledReach(stallS: number, watchdogFeature: boolean) {
         }
       },
     });
-    const result = await runUntilSettled(clock, run, { stepS: 0.0005, maxS: 30, maxRealMs: 120_000 });
+    const result = await runUntilSettled(clock, run, { stepS: 0.0005, maxS: 30, maxRealMs: hangGuardMs(120_000) });
     return { result, dutyAtStall, link, board: mock.board };
   } finally {
     mock.dispose();

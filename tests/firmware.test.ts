@@ -6,12 +6,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const firmwareDir = join(root, 'firmware-protocol', 'firmware');
 const vectorsDir = join(root, 'firmware-protocol', 'vectors');
 const arduinoCore = '/usr/share/arduino/hardware/arduino/avr/cores/arduino/Arduino.h';
-const TIMEOUT_MS = 180_000;
+// A hang guard (tests/helpers/hang-guard.ts): make runs the compilers, slow on a loaded machine.
+const TIMEOUT_MS = hangGuardMs(180_000);
 
 const INSTALL_AVR =
   'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' +

@@ -23,7 +23,7 @@ function junit(file: string): { root: Element; cases: Element[] } {
 describe('twolink hil', () => {
   it('the shipped suite: every scenario passes, the table, exit code 0, JUnit XML with a testcase each', async () => {
     const xml = join(dir, 'suite.xml');
-    const r = await twolink(['hil', 'examples/hil/suite.json', '--junit', xml], { timeoutMs: 300_000 });
+    const r = await twolink(['hil', 'examples/hil/suite.json', '--junit', xml], { timeoutMs: 120_000 });
     expect(r.stderr).toContain(`JUnit XML: ${xml}`);
     expect(r.code).toBe(0);
     for (const name of ['reach', 'payload', 'lost link', 'feedforward off']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
@@ -51,7 +51,7 @@ describe('twolink hil', () => {
       }),
     );
     const xml = join(dir, 'tight.xml');
-    const r = await twolink(['hil', suite, '--junit', xml], { timeoutMs: 300_000 });
+    const r = await twolink(['hil', suite, '--junit', xml], { timeoutMs: 120_000 });
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/^point ok\s+PASS/m);
     expect(r.stdout).toMatch(/^point too tight\s+FAIL/m);

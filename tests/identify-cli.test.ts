@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from './helpers/hang-guard.js';
 import { loadRig } from '../src/config/load.js';
 import { BASE_PARAMETERS } from '../src/identify/regressor.js';
 import { lastJson, twolink, type CliResult } from './helpers/cli.js';
@@ -18,7 +19,7 @@ describe('twolink identify', () => {
 
   beforeAll(async () => {
     mock = await twolink(['identify', '--rig', RIG, '--mock', '--out', out, '--record', rec]);
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('--mock: runs, fits, writes the rig and validates; the last stdout line is the JSON result', () => {
     expect(mock.code, mock.stderr).toBe(0);
@@ -51,7 +52,7 @@ describe('twolink identify', () => {
     for (const b of BASE_PARAMETERS) expect(j.parameters[b.key].value).toBeCloseTo(first.parameters[b.key].value, 12);
     expect(j.validation.trackingRmsDegBefore).toBeNull();
     for (let i = 0; i < 2; i++) expect(j.validation.twinRmsDegAfter[i]).toBeLessThan(j.validation.twinRmsDegBefore[i]);
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('refuses bad input with exit code 2 and a message naming the problem', async () => {
     const cases: [string[], RegExp][] = [
@@ -70,7 +71,7 @@ describe('twolink identify', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(msg);
     }
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('--help lists the options', async () => {
     const r = await twolink(['identify', '--help']);

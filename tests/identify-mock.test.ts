@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from './helpers/hang-guard.js';
 import { loadRig, parseJsonText, resolveRig, type Rig } from '../src/config/load.js';
 import { parseRigFile } from '../src/config/rig.js';
 import { designExcitation } from '../src/identify/excitation.js';
@@ -39,7 +40,7 @@ describe('identification on the mock rig with a plant far from the nominal model
     excitationRun = await virtualRun(rig, [ex.path], { record: recording });
     ticks = excitationRun.rows.map(fitTickFromRow);
     id = identify(rig, raw, ticks);
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('starts from a nominal model that is far off: link masses 30% off, no friction', () => {
     const a = rig.arm as { m1: number; m2: number };
@@ -106,7 +107,7 @@ describe('identification on the mock rig with a plant far from the nominal model
       const ex = designExcitation(rig);
       expect(vp.path).not.toEqual(ex.path);
       v = await validate(rig, id.rig, run, vp.path);
-    }, 60_000);
+    }, hangGuardMs(60_000));
 
     it('the twin residual RMS falls at least 5 times on each joint', () => {
       for (let j = 0; j < 2; j++) expect(v.twinRmsDegAfter[j]!, `joint ${j + 1}`).toBeLessThan(v.twinRmsDegBefore[j]! / 5);

@@ -7,6 +7,7 @@ import { createMockRig } from '../src/rig/mock-rig.js';
 import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { LineLink } from '../src/transport/line-link.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 async function connect(rigFile = 'rigs/mock-arm.json') {
   // The protocol alone: no USB-serial adapter between the host and the board (tests/usb-adapter.test.ts has it).
@@ -18,7 +19,7 @@ async function connect(rigFile = 'rigs/mock-arm.json') {
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
   const events: LinkEvent[] = [];
   link.onEvent((e) => events.push(e));
-  const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p);
+  const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { maxRealMs: hangGuardMs(15_000) });
   const step = async (dt: number): Promise<void> => {
     const end = clock.now() + dt;
     while (clock.now() < end - 1e-12) {

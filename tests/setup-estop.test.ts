@@ -11,6 +11,7 @@ import { TerminalOperator } from '../src/setup/operator.js';
 import { probeLineBoard } from '../src/setup/probe.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 
@@ -22,7 +23,7 @@ describe('setup: the e-stop while a motor is driven', () => {
     const clock = new VirtualClock();
     const mock = createMockRig(rig, clock);
     const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: 60_000 });
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: hangGuardMs(60_000) });
     const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
     const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
     const ac = new AbortController();

@@ -1,6 +1,7 @@
 // Runs the built `twolink` command (dist/, compiled by `npm test` before vitest starts).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { hangGuardMs } from './hang-guard.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = `${ROOT}bin/twolink.js`;
@@ -12,7 +13,7 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `twolink args...` from the repo root and collects its output. */
+/** Runs `twolink args...` from the repo root and collects its output; killed if it hangs (hangGuardMs of `timeoutMs`, what a quiet machine needs). */
 export function twolink(args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, env: { ...process.env, ...opts.env } });
@@ -20,7 +21,8 @@ export function twolink(args: readonly string[], opts: { input?: string; env?: N
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+    // A hang guard (hang-guard.ts): `timeoutMs` is what a quiet machine needs.
+    const timer = setTimeout(() => child.kill('SIGKILL'), hangGuardMs(opts.timeoutMs ?? 60_000));
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -4,6 +4,7 @@ import { loadRig, type Rig } from '../../src/config/load.js';
 import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/rig/mock-firmata-rig.js';
 import { runUntilSettled, settle, VirtualClock } from '../../src/time/clock.js';
 import { FirmataLink } from '../../src/transport/firmata-link.js';
+import { hangGuardMs } from './hang-guard.js';
 
 export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
 
@@ -14,9 +15,9 @@ export function firmataRig(change: (r: Rig) => void = () => {}): Rig {
   return rig;
 }
 
-/** Moves virtual time until `p` settles (src/time/clock.ts). */
+/** Moves virtual time until `p` settles (src/time/clock.ts); its real-time bound is a hang guard (hang-guard.ts). */
 export function pumpUntil<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
-  return runUntilSettled(clock, p, opts);
+  return runUntilSettled(clock, p, { ...opts, maxRealMs: hangGuardMs(opts.maxRealMs ?? 15_000) });
 }
 
 /** Runs virtual time for `seconds`, calling `each` after every step. */

@@ -1,6 +1,7 @@
 // Starts `twolink rig --pty` in its own process and returns the host end of the pty.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN, ROOT } from './cli.js';
+import { hangGuardMs } from './hang-guard.js';
 
 export interface PtyRig {
   path: string;
@@ -15,7 +16,8 @@ export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []
     let out = '';
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const timer = setTimeout(() => reject(new Error(`twolink rig printed no pty within 10 s: ${err}`)), 10_000);
+    const limitMs = hangGuardMs(10_000);
+    const timer = setTimeout(() => reject(new Error(`twolink rig printed no pty within ${limitMs / 1000} s: ${err}`)), limitMs);
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       const line = out.split('\n')[0];

@@ -3,6 +3,7 @@
 // and a message that names the argument or the line.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { lastJson, twolink, type CliResult } from '../helpers/cli.js';
 import { tmp } from '../compare-synthetic.js';
 
@@ -25,7 +26,7 @@ beforeAll(async () => {
   const ra = await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', A, '--json']);
   await setupRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', B, '--json', '--no-feedforward']);
   summaryA = lastJson(ra);
-}, 90_000);
+}, hangGuardMs(90_000));
 
 describe('twolink compare', () => {
   it("--json: the track phase's tracking error and the twin residual agree with the run's own summary", async () => {

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { SerialPort } from 'serialport';
 import { afterAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
 import { RealClock } from '../../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink } from '../../src/transport/firmata-link.js';
@@ -25,7 +26,7 @@ function ptyPair(): Promise<{ socat: ChildProcess; a: string; b: string }> {
     const socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0']);
     children.push(socat);
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`socat gave no ptys: ${err}`)), 10_000);
+    const timer = setTimeout(() => reject(new Error(`socat gave no ptys: ${err}`)), hangGuardMs(10_000));
     socat.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
       const paths = [...err.matchAll(/PTY is (\/dev\/pts\/\d+)/g)].map((m) => m[1]!);
@@ -45,7 +46,7 @@ function rigProcess(port: string): Promise<ChildProcess> {
     children.push(child);
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`the rig process did not start: ${out} ${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`the rig process did not start: ${out} ${err}`)), hangGuardMs(15_000));
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('\n')) {
@@ -166,5 +167,5 @@ describe('the Firmata rig on a pty, in its own process', () => {
     } finally {
       await second.link.close();
     }
-  }, 120_000);
+  }, hangGuardMs(120_000));
 });

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/rig/firmware-sim.js';
 import { FrameHost } from '../../src/rig/frame-host.js';
@@ -79,7 +80,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     expect(Number(pins![1])).toBeGreaterThan(4000);
     expect(Number(pins![2]) / (360 / 4800)).toBeLessThan(1);
     expect(Number(pins![3]) / (360 / 2400)).toBeLessThan(1);
-  }, 120_000);
+  }, hangGuardMs(120_000));
 
   it('in board time (host lock-step) the reach tracks as on the TS mock in virtual time, within the encoder quantum', async () => {
     needSimavr();
@@ -101,7 +102,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     expect(fw.pins.staleSlices).toBe(0);
     expect(fw.timeouts, fw.lockstep).toBeLessThanOrEqual(2);
     expect(fw.pins.slices).toBeGreaterThan(4000);
-  }, 120_000);
+  }, hangGuardMs(120_000));
 
   describe('faults through the real firmware', () => {
     let sim: FirmwareSim;
@@ -125,7 +126,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       sim.on('slice', (x) => slices.push({ boardTime: x.boardTime, duty: x.duty, counts: sim.plant.counts(), pins: x.pins, stale: x.stale }));
       host = await FrameHost.open(sim.ptyPath);
       await host.handshake();
-    }, 60_000);
+    }, hangGuardMs(60_000));
     afterAll(async () => {
       await host?.close();
       await sim?.stop();
@@ -174,7 +175,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       const c0 = Number(ts[0]!.split(' ')[4]);
       const moved = Math.max(...ts.map((t) => Math.abs(Number(t.split(' ')[4]) - c0)));
       expect(moved).toBeGreaterThan(100); // it did move, both ways: hundreds of edges
-    }, 60_000);
+    }, hangGuardMs(60_000));
 
     it('host silent: the watchdog zeroes the motor pins 100 ms (board time) after the last command', async () => {
       host.send('W', 1000); // while the host drives: a slow test process must not meet the watchdog
@@ -211,7 +212,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       expect(slices.at(-1)!.duty).toEqual([0, 0]);
       const t = await host.next((l) => l.startsWith('T '));
       expect(t.split(' ')[6]!.slice(0, 2)).toBe('02'); // WDT set, EN clear
-    }, 60_000);
+    }, hangGuardMs(60_000));
 
     it('a line with a bad CRC gets E CRC and changes nothing at the pins', async () => {
       host.send('W', 1000);
@@ -232,7 +233,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       for (const x of slices.slice(mark)) expect([x.duty[0], x.duty[1]]).toEqual([0.2, 0.1]);
       host.send('S');
       await host.next(stopped);
-    }, 60_000);
+    }, hangGuardMs(60_000));
   });
 
   it('a reset mid-run: the host sees the banner and stops with fault:board-reset', async () => {
@@ -253,7 +254,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     } finally {
       await sim.stop();
     }
-  }, 120_000);
+  }, hangGuardMs(120_000));
 });
 
 // The stock ConfigurableFirmata 2.10 image with FirmataEncoder, PJRC Encoder and our FirmataWatchdog,
@@ -266,7 +267,7 @@ describe.skipIf(!STOCK_ELF)('stock ConfigurableFirmata + FirmataWatchdog in sima
     needSimavr();
     const runs = await stockTwice(unoFirmataRig(ROOT, 300), STOCK_ELF!, BIN, ROOT);
     expect(runs.map((r) => r.stopReason)).toEqual(['done', 'done']);
-  }, 180_000);
+  }, hangGuardMs(180_000));
 
   it('host killed while the motors run: the board zeroes them the watchdog time after its last byte (board time)', async () => {
     needSimavr();
@@ -276,5 +277,5 @@ describe.skipIf(!STOCK_ELF)('stock ConfigurableFirmata + FirmataWatchdog in sima
     // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
     expect(r.watchdogS).toBeGreaterThan(0.299);
     expect(r.watchdogS).toBeLessThan(0.3025);
-  }, 180_000);
+  }, hangGuardMs(180_000));
 });

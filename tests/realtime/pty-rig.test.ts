@@ -2,6 +2,7 @@
 // process (socat), in real time. Timing is noisy on shared machines: asserted loosely here, measured by
 // `npm run bench`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
 import { Plant } from '../../src/rig/plant.js';
 import { RealClock } from '../../src/time/clock.js';
@@ -71,7 +72,7 @@ describe('the mock rig on a pty', () => {
     expect(moved).toBeGreaterThan(0.15); // it did move (rad)
     // within the encoder quantization and noise it was given (0.3 counts), plus timing: 0.5 deg
     expect((worst * 180) / Math.PI).toBeLessThan(0.5);
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('twolink run on the pty at 500 Hz: the reach, no lost frames, overruns counted, zero acknowledged', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--rate', '500', '--rt', '--json']);
@@ -88,7 +89,7 @@ describe('the mock rig on a pty', () => {
     expect(s.ticks).toBeGreaterThan(1500);
     expect(s.tracking.rmsDeg[0]).toBeLessThan(1);
     expect(s.tracking.rmsDeg[1]).toBeLessThan(1);
-  }, 60_000);
+  }, hangGuardMs(60_000));
 
   it('a second program cannot open the port while one has it: exit code 3 and who has it', async () => {
     const file = loadRig('rigs/mock-arm.json');
@@ -97,5 +98,5 @@ describe('the mock rig on a pty', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(new RegExp(`${rig.path}: the port is in use by process ${process.pid} `));
     await closeStream(s1);
-  }, 30_000);
+  }, hangGuardMs(30_000));
 });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
 
 const hasTmux = spawnSync('tmux', ['-V']).status === 0;
@@ -124,7 +125,7 @@ describe('twolink demo in tmux', () => {
     await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
     expect(d.screen()).toMatch(/stop: estop:key \(zero command (acknowledged|watchdog)\)/);
     restored(d, 'estop');
-  }, 180_000);
+  }, hangGuardMs(180_000));
 
   it('q stops the arm softly and quits normally (stop reason quit, exit 0); the terminal is restored', async () => {
     const d = start('quit');
@@ -135,7 +136,7 @@ describe('twolink demo in tmux', () => {
     await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
     expect(d.screen()).toMatch(/stop: quit \(zero command (acknowledged|watchdog)\)/);
     restored(d, 'quit');
-  }, 180_000);
+  }, hangGuardMs(180_000));
 
   it('Ctrl-C on the dashboard is an interruption (exit 130)', async () => {
     const d = start('ctrlc');
@@ -146,7 +147,7 @@ describe('twolink demo in tmux', () => {
     await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
     expect(d.screen()).toMatch(/stop: interrupted:SIGINT/);
     restored(d, 'ctrlc');
-  }, 180_000);
+  }, hangGuardMs(180_000));
 
   it('SIGTERM stops the arm softly; the terminal is restored', async () => {
     const d = start('term');
@@ -159,7 +160,7 @@ describe('twolink demo in tmux', () => {
     await until('the shell after the demo', () => d.screen().includes('TWOLINK-EXITED'), d.screen);
     expect(d.screen()).toMatch(/stop: interrupted:SIGTERM/);
     restored(d, 'term');
-  }, 180_000);
+  }, hangGuardMs(180_000));
 
   it('the terminal is closed under the dashboard (SIGHUP): the arm stops softly and the recording is complete', async () => {
     const file = join(dir, 'hup.ndjson');
@@ -183,7 +184,7 @@ describe('twolink demo in tmux', () => {
     expect(summary.stopReason).toBe('interrupted:SIGHUP');
     expect(summary.stopOutcome).toBe('acknowledged');
     expect(parsed.filter((l) => l.kind === 'tick')).toHaveLength(summary.ticks);
-  }, 90_000);
+  }, hangGuardMs(90_000));
 });
 
 describe('twolink demo without a terminal', () => {
@@ -194,5 +195,5 @@ describe('twolink demo without a terminal', () => {
     expect(r.stdout).toMatch(/tracking RMS \[deg\]: \d+\.\d{3}, \d+\.\d{3}/);
     expect(r.stderr).toMatch(/twolink demo: point on mock-arm/);
     expect(r.stderr).not.toMatch(/^stop:/m);
-  }, 120_000);
+  }, hangGuardMs(120_000));
 });
