@@ -26,7 +26,7 @@ describe('twolink hil', () => {
     const r = await twolink(['hil', 'examples/hil/suite.json', '--junit', xml], { timeoutMs: 120_000 });
     expect(r.stderr).toContain(`JUnit XML: ${xml}`);
     expect(r.code).toBe(0);
-    for (const name of ['reach', 'payload', 'lost link', 'feedforward off']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
+    for (const name of ['reach', 'payload', 'lost link', 'feedforward off', 'reach over Firmata']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
     expect(r.stdout).toMatch(/^\s+twin alarms: [1-9]\d*  \(>= 1\)$/m); // the payload is seen by the twin
     expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)?  \(<= 150\)$/m);
     expect(r.stdout).toMatch(/^(\d+) of \1 scenarios passed$/m);
@@ -65,6 +65,17 @@ describe('twolink hil', () => {
     expect(failure.getAttribute('message')).toBe(`maxRmsDeg: ${figure![1]}, ${figure![2]} (limit <= 0.001)`);
     expect(failure.textContent).toContain('ok   twinAlarms: twin alarms 0 (limit = 0)');
     expect(cases[0]!.getElementsByTagName('failure').length).toBe(0);
+  });
+
+  it('examples/hil/cut-short.json: the scenario cut short by maxSeconds fails (timeout, not done), exit code 1; the one expecting it passes', async () => {
+    const xml = join(dir, 'cut-short.xml');
+    const r = await twolink(['hil', 'examples/hil/cut-short.json', '--junit', xml], { timeoutMs: 60_000 });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^cut short\s+FAIL\s+! stop reason: timeout: the run's time limit of 1 s came before its trajectories were done  \(starts with done\)$/m);
+    expect(r.stdout).toMatch(/^cut short on purpose\s+PASS\s+stop reason: timeout: /m);
+    expect(r.stdout).toMatch(/^1 of 2 scenarios passed; 1 failed$/m);
+    const { root } = junit(xml);
+    expect(root.getAttribute('failures')).toBe('1');
   });
 
   it('a bad suite: one line naming the file, the scenario and the field, exit code 2', async () => {

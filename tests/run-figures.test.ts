@@ -16,6 +16,7 @@ import { F } from '../src/telemetry/tick.js';
 import { settle, VirtualClock, type Clock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
 import { virtualRun } from './helpers/virtual-run.js';
+import { fromRecording } from './helpers/recording-figures.js';
 
 describe('UsHistogram', () => {
   it('quantiles by nearest rank, whole microseconds, the same as on the sorted values; never a cap', () => {
@@ -34,27 +35,6 @@ describe('UsHistogram', () => {
     expect(h.quantile(0.5)).toBe(450);
   });
 });
-
-/** The figures, recomputed from a recording's tick lines with nothing of stats.ts but its definitions. */
-function fromRecording(file: string): { p50: number; p99: number; max: number; periodP99: number; stallMs: number; answered: number } {
-  type Tick = { kind: string; fresh: number; boardT: number; timing: { errUs: number } };
-  const ticks = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.startsWith('{"kind":"tick"'))
-    .map((l) => JSON.parse(l) as Tick);
-  const fresh = ticks.filter((t) => t.fresh === 1);
-  const answered = fresh.filter((t) => t.timing.errUs > 0);
-  const lat = answered.map((t) => t.timing.errUs).sort((a, b) => a - b);
-  const rank = (xs: number[], q: number): number => Math.floor(xs[Math.max(1, Math.ceil(q * xs.length)) - 1]!);
-  const periods = fresh
-    .slice(1)
-    .map((t, i) => (t.boardT - fresh[i]!.boardT) * 1e6)
-    .filter((p) => p > 0)
-    .sort((a, b) => a - b);
-  let gap = 0;
-  for (let i = 1; i < answered.length; i++) gap = Math.max(gap, answered[i]!.boardT - answered[i - 1]!.boardT);
-  return { p50: rank(lat, 0.5), p99: rank(lat, 0.99), max: Math.floor(lat.at(-1)!), periodP99: rank(periods, 0.99), stallMs: Math.round(gap * 1e4) / 10, answered: answered.length };
-}
 
 describe('the summary and the recording of the same run', () => {
   it('at 1 kHz behind the 16U2 (half the samples superseded): latency, sample period and the longest gap agree', async () => {

@@ -10,7 +10,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { Session } from '../run/session.js';
 import { F } from '../telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
-import { UsHistogram } from '../run/stats.js';
+import { answeredRow, UsHistogram } from '../run/stats.js';
 import { Dashboard } from '../tui/dashboard.js';
 import { section, type BenchResult } from './report.js';
 
@@ -80,7 +80,8 @@ function rowCounter(phases: Phase[]): { stats: Record<'without' | 'with', PhaseS
     const missed = row[F.missed]!;
     if (phase.name !== 'warm-up') {
       const s = stats[phase.name];
-      s.hist.add(Math.abs(row[F.errUs]!));
+      // Latency as the summary defines it (stats.ts, TimingFigures): answered samples only, not the zeros of superseded ones.
+      if (answeredRow(row)) s.hist.add(row[F.errUs]!);
       s.ticks++;
       s.overruns += overruns - prevOverruns;
       s.missed += missed - prevMissed;
