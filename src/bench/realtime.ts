@@ -123,7 +123,8 @@ async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
       }
       if (s.stopReason === 'done') agg.done++;
       else agg.faulted.push(s.stopReason);
-      agg.rms.push(s.tracking.rmsDeg);
+      // Tracking of whole reaches only: a run stopped in its approach tracked nothing of the reach (its zeros pulled the median down).
+      if (s.stopReason === 'done') agg.rms.push(s.tracking.rmsDeg);
       const t = s.timing;
       if (t) {
         agg.late.push(t.lateSamples);
