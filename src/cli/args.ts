@@ -6,6 +6,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 /** A usage error: the message names the argument; the CLI prints it and exits with code 2. */
+/** `--force`: the one option that lets a command write over an existing file (never over its input). */
+export const FORCE_OPTION = { type: 'boolean', help: 'write over an existing output file (never over one of the inputs)' } as const;
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }

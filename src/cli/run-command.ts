@@ -8,14 +8,16 @@ import { checkFeasible } from '../control/feasibility.js';
 import { MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
 import { Session } from '../run/session.js';
-import { controllerContext, PluggedController } from '../control/user-controller.js';
+import { ControllerError, ControllerFault } from '../control/user-controller.js';
+import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
+import { RunStats } from '../run/stats.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { choiceArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -42,6 +44,7 @@ const RUN_OPTIONS = {
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit)' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -91,7 +94,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
-  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording');
+  const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
+  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
@@ -116,9 +120,29 @@ function humanSummary(s: RunSummary): string {
   ].join('\n');
 }
 
+/** Loads the run's controller in its thread and ends it: a ControllerError (bad module) is thrown, a fault is returned. */
+async function checkController(p: Plan): Promise<ControllerFault | undefined> {
+  try {
+    (await loadControlLaw(p.controller!, p.rig, p.rateHz, { deadlineMs: controllerDeadlineMs(p.rig, 'real') })).close();
+    return undefined;
+  } catch (e) {
+    if (e instanceof ControllerFault) return e;
+    throw e;
+  }
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
-  // Load the controller here first, so that a bad module is one line and exit code 2 before anything moves.
-  if (p.controller !== undefined) await PluggedController.load(p.controller, controllerContext(p.rig, p.rateHz));
+  // Load the controller here first (in its own thread), so that a bad module is one line and exit code 2
+  // before anything moves, and one that hangs or misbehaves while loading is a fault (exit code 1).
+  if (p.controller !== undefined) {
+    const fault = await checkController(p);
+    if (fault) {
+      const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
+      process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary)}\n`);
+      process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
+      return 1;
+    }
+  }
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
   const log = (s: string): void => {
@@ -181,6 +205,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('SIGHUP', onSignal);
+  if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);

@@ -21,7 +21,7 @@ import { settle, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
-import { loadControlLaw } from './law.js';
+import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 
 export interface VirtualRun {
   result: RunResult;
@@ -62,9 +62,16 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
-  const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
   for (const i of injections) if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
+  let plugged: PluggedLaw | undefined;
+  try {
+    plugged = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
+  } catch (e) {
+    mock.dispose();
+    throw e;
+  }
+  const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller);
   const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
   const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
   const rows: Float64Array[] = [];
@@ -107,6 +114,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     await advanceUntil(clock, () => done);
     result = await run;
   } finally {
+    plugged?.close();
     mock.dispose();
   }
   const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });

@@ -14,7 +14,7 @@ import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
-import { loadControlLaw } from './law.js';
+import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
@@ -131,14 +131,16 @@ async function main(): Promise<void> {
   const post = (m: WorkerMessage): void => port.postMessage(m);
   const inbox = commandInbox(port);
   let mock: MockHandle | undefined;
+  let law: PluggedLaw | undefined;
   try {
-    const law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz) : undefined;
+    law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
     const result = await drive(input, law, opened, clock, post, inbox);
+    law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
     mock = undefined;
@@ -156,6 +158,7 @@ async function main(): Promise<void> {
     const err = e instanceof Error ? e : new Error(String(e));
     post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err) });
   }
+  law?.close();
   await mock?.stop().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
