@@ -24,7 +24,7 @@ import { buildPath } from '../model/trajectory.js';
 import type { MockWiring } from '../rig/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
-import { choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
 
 const DEG = 180 / Math.PI;
 
@@ -202,6 +202,7 @@ function plan(v: Parsed, positionals: readonly string[]): Plan {
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  checkPortArgs(v);
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   let target: Target | undefined;
   if (typeof v.port === 'string') {

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
+import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
 import { Session } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
@@ -17,7 +17,7 @@ import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -63,6 +63,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
   const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  checkPortArgs(v);
   let target: Target;
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
@@ -132,6 +133,9 @@ async function checkController(p: Plan): Promise<ControllerFault | undefined> {
 }
 
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+  for (const i of p.injections) {
+    if (i.at >= opts.maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${opts.maxSeconds}): it would never happen`);
+  }
   // Load the controller here first (in its own thread), so that a bad module is one line and exit code 2
   // before anything moves, and one that hangs or misbehaves while loading is a fault (exit code 1).
   if (p.controller !== undefined) {
@@ -205,6 +209,9 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('SIGHUP', onSignal);
+  for (const i of result.unapplied ?? []) {
+    process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / p.rateHz).toFixed(2)} s) before ${i.at} s\n`);
+  }
   if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);

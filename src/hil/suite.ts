@@ -160,6 +160,10 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
       (m) => fail(`${key}[${k}]`, m.trimStart()),
     ),
   );
+  const maxSeconds = s.maxSeconds ?? 120;
+  injections.forEach((inj, k) => {
+    if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
+  });
   const wiring = s.wiring === undefined ? undefined : nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
   const e = s.expect;
   for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
@@ -185,7 +189,7 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     ...(controller !== undefined ? { controller } : {}),
     injections,
     ...(wiring !== undefined ? { wiring } : {}),
-    maxSeconds: s.maxSeconds ?? 120,
+    maxSeconds,
     expect: e,
   };
 }

@@ -38,15 +38,15 @@ const HOST_SITE: InjectionSite = {
  * The injections of a run, due on the loop's (the board's) time `t` [s]: those on the host act on
  * this thread, the others go to the mock rig's.
  */
-function injector(injections: readonly Injection[], mock: MockHandle | undefined): (t: number) => void {
+function injector(injections: readonly Injection[], mock: MockHandle | undefined): ((t: number) => void) & { pending: Injection[] } {
   const pending = injections.slice().sort((a, b) => a.at - b.at);
-  return (t) => {
+  return Object.assign((t: number) => {
     while (pending.length && pending[0]!.at <= t) {
       const i = pending.shift()!;
       if (actsOn(i.name) === 'host') applyInjection(HOST_SITE, i);
       else mock?.inject(i);
     }
-  };
+  }, { pending });
 }
 
 /** Loop commands from the main thread, held until the loop is ready for them. */
@@ -97,10 +97,10 @@ async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage
 }
 
 /** Runs the loop on the opened target. */
-function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult> {
+async function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult & { unapplied: Injection[] }> {
   const ring = new RingWriter(input.ring);
   const inject = injector(input.injections, opened.mock);
-  return runLoop({
+  const result = await runLoop({
     rig: input.rig,
     link: opened.link,
     clock,
@@ -122,6 +122,7 @@ function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTa
     },
     onTick: (core) => inject(core.row[F.t]!),
   });
+  return { ...result, unapplied: inject.pending };
 }
 
 async function main(): Promise<void> {
@@ -153,6 +154,7 @@ async function main(): Promise<void> {
       cpu: cpuPct,
       ...(mockStats ? { mock: mockStats } : {}),
       counters: { ...opened.link.counters },
+      unapplied: result.unapplied,
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
