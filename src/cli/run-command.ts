@@ -7,7 +7,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
-import { Session } from '../run/session.js';
+import { Session, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
@@ -132,21 +132,34 @@ async function checkController(p: Plan): Promise<ControllerFault | undefined> {
   }
 }
 
-async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+/**
+ * What is checked just before the run: injections due after its end (refused), and the controller,
+ * loaded in its own thread so that a bad module is one line and exit code 2 before anything moves,
+ * and one that hangs or misbehaves while loading is a stop (its summary printed): exit code 1.
+ */
+async function preflight(p: Plan, v: Parsed, maxSeconds: number): Promise<number | undefined> {
   for (const i of p.injections) {
-    if (i.at >= opts.maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${opts.maxSeconds}): it would never happen`);
+    if (i.at >= maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${maxSeconds}): it would never happen`);
   }
-  // Load the controller here first (in its own thread), so that a bad module is one line and exit code 2
-  // before anything moves, and one that hangs or misbehaves while loading is a fault (exit code 1).
-  if (p.controller !== undefined) {
-    const fault = await checkController(p);
-    if (fault) {
-      const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
-      process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary)}\n`);
-      process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
-      return 1;
-    }
+  const fault = p.controller !== undefined ? await checkController(p) : undefined;
+  if (!fault) return undefined;
+  const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
+  process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary)}\n`);
+  process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
+  return 1;
+}
+
+/** The injections a run ended before, one warning each; a controller module that failed to load in the loop's thread is an input error. */
+function afterRun(result: SessionResult, rateHz: number): void {
+  for (const i of result.unapplied ?? []) {
+    process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / rateHz).toFixed(2)} s) before ${i.at} s\n`);
   }
+  if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
+}
+
+async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+  const stopped = await preflight(p, v, opts.maxSeconds);
+  if (stopped !== undefined) return stopped;
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
   const log = (s: string): void => {
@@ -209,10 +222,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('SIGHUP', onSignal);
-  for (const i of result.unapplied ?? []) {
-    process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / p.rateHz).toFixed(2)} s) before ${i.at} s\n`);
-  }
-  if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
+  afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);

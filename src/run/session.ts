@@ -4,6 +4,7 @@
  * death) into a summary. Nothing here is on the loop's timing path.
  */
 import { Worker } from 'node:worker_threads';
+import { checkWritablePath } from '../config/files.js';
 import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
@@ -132,6 +133,8 @@ export class Session {
    */
   startRecording(file: string): void {
     if (this.live) throw new Error(`already recording to ${this.live.recorder.file}`);
+    // Never over an existing file (nor the --record recording): the dashboard has no --force.
+    checkWritablePath(file, 'recording', { inputs: this.o.record ? [this.o.record] : [] });
     const recorder = new Recorder(file, this.o.rig.joints);
     recorder.open({ ...this.header(), startedBy: 'dashboard' });
     if (this.describe) recorder.event({ event: 'connected', describe: this.describe });
