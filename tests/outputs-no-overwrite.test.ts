@@ -36,6 +36,13 @@ describe('an export never writes over its input', () => {
     expect(readFileSync(rec, 'utf8')).toBe(recText);
   });
 
+  it('the library too: exportCsv and exportMcap refuse to write over the recording they read', async () => {
+    const { exportCsv, exportMcap } = await import('../src/record/export.js');
+    await expect(exportCsv(rec, rec)).rejects.toThrow(/reach\.ndjson: is an input of this command: the CSV export never writes over its input/);
+    await expect(exportMcap(rec, rec)).rejects.toThrow(/the MCAP export never writes over its input/);
+    expect(readFileSync(rec, 'utf8')).toBe(recText);
+  });
+
   it('plot R --out LINK.svg where LINK is a symlink to R: refused (the same file by inode)', async () => {
     const link = join(dir, 'link.svg');
     symlinkSync(rec, link);

@@ -47,7 +47,7 @@ export interface ControllerSample extends LawSample {
   readonly endpointDesired: readonly number[];
 }
 
-/** A control law: one call per tick, in the loop's thread. */
+/** A control law: one call per tick, in a thread of its own (src/run/controller-thread.ts) that the loop waits on with a deadline. */
 export interface UserController {
   /**
    * The joint torques [N m] for this tick, one per joint (an array you may reuse). Must return within
