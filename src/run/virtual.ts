@@ -73,7 +73,14 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   }
   const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller);
   const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
-  const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
+  let recorder: Recorder | undefined;
+  try {
+    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
+  } catch (e) {
+    plugged?.close();
+    mock.dispose();
+    throw e;
+  }
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
