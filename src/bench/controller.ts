@@ -75,6 +75,6 @@ export async function benchController(): Promise<BenchResult> {
       },
     );
   } finally {
-    thread.close();
+    void thread.close();
   }
 }

@@ -124,7 +124,7 @@ function humanSummary(s: RunSummary): string {
 /** Loads the run's controller in its thread and ends it: a ControllerError (bad module) is thrown, a fault is returned. */
 async function checkController(p: Plan): Promise<ControllerFault | undefined> {
   try {
-    (await loadControlLaw(p.controller!, p.rig, p.rateHz, { deadlineMs: controllerDeadlineMs(p.rig, 'real') })).close();
+    await (await loadControlLaw(p.controller!, p.rig, p.rateHz, { deadlineMs: controllerDeadlineMs(p.rig, 'real') })).close();
     return undefined;
   } catch (e) {
     if (e instanceof ControllerFault) return e;

@@ -168,15 +168,15 @@ export class ControllerThread implements ControlLaw {
     this.call(OP.reset, 'reset()');
   }
 
-  /** Ends the controller's thread (the run is over). */
-  close(): void {
-    if (this.ended) return;
+  /** Ends the controller's thread (the run is over); resolves once it is gone. */
+  close(): Promise<void> {
+    if (this.ended) return Promise.resolve();
     this.ended = true;
     const ctl = this.ch.ctl;
     Atomics.store(ctl, C.op, OP.end);
     Atomics.add(ctl, C.req, 1);
     Atomics.notify(ctl, C.req);
-    void this.worker.terminate();
+    return this.worker.terminate().then(() => undefined);
   }
 
   /** A request and its answer, within the deadline; a failure is final (the thread is ended). */
@@ -201,7 +201,7 @@ export class ControllerThread implements ControlLaw {
 
   private fail(reason: string): LawResult {
     this.failure = Object.freeze({ ok: false, reason });
-    this.close();
+    void this.close();
     return this.failure;
   }
 }

@@ -8,7 +8,7 @@ import type { ControllerRig } from '../control/user-controller.js';
 import { ControllerThread, type ControllerThreadOptions } from './controller-thread.js';
 
 /** The loop's law, and how to end the controller's thread when the run is over. */
-export type PluggedLaw = ControlLaw & { close(): void };
+export type PluggedLaw = ControlLaw & { close(): Promise<void> };
 
 /**
  * The deadline of one call into a controller [ms, real time]. In real time, the board's watchdog

@@ -77,7 +77,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   try {
     recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
   } catch (e) {
-    plugged?.close();
+    void plugged?.close();
     mock.dispose();
     throw e;
   }
@@ -121,7 +121,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     await advanceUntil(clock, () => done);
     result = await run;
   } finally {
-    plugged?.close();
+    void plugged?.close();
     mock.dispose();
   }
   const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });

@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
     const result = await drive(input, law, opened, clock, post, inbox);
-    law?.close();
+    void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
     mock = undefined;
@@ -160,7 +160,7 @@ async function main(): Promise<void> {
     const err = e instanceof Error ? e : new Error(String(e));
     post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err) });
   }
-  law?.close();
+  void law?.close();
   await mock?.stop().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
