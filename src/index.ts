@@ -129,7 +129,7 @@ export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject, tickRow, t
 
 // Your own controller in the loop (--controller FILE): the contract and the adapter.
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, LawResult, PluggedOptions, UserController } from './control/user-controller.js';
-export { ControllerError, controllerContext, PluggedController } from './control/user-controller.js';
+export { ControllerError, ControllerFault, controllerContext, PluggedController } from './control/user-controller.js';
 export { controllerModel } from './control/controller-model.js';
 
 // Recording (src/record).

@@ -98,7 +98,7 @@ describe('suite files', () => {
   });
 
   it('a missing suite file', () => {
-    expect(() => loadSuite('no/such/suite.json')).toThrow(/^no\/such\/suite\.json: no such suite file$/);
+    expect(() => loadSuite('no/such/suite.json')).toThrow(/^no\/such\/suite\.json: no such file$/);
   });
 
   it('parseSuite names the file it is given', () => {

@@ -129,10 +129,12 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     expect(out).toEqual([0.1, 0.2]);
   });
 
-  it('fill writes the reused sample, endpoints from the model', async () => {
+  it('fill gives a frozen sample (arrays too), endpoints from the model', async () => {
     const pc = await PluggedController.load(module('echo.js', 'export default () => ({ update: (s) => [s.endpoint[0], s.endpointDesired[1]] });'), context);
     const s = pc.fill(1.25, [0.3, 0.4], [1, -1], { q: [0.5, 0.6], qd: [2, 3], qdd: [4, 5] });
-    expect(s).toBe(pc.sample);
+    expect(Object.isFrozen(s)).toBe(true);
+    for (const a of [s.q, s.qd, s.qDesired, s.qdDesired, s.qddDesired, s.endpoint, s.endpointDesired]) expect(Object.isFrozen(a)).toBe(true);
+    expect(() => ((s.q as number[])[0] = 9)).toThrow(TypeError);
     expect(s).toMatchObject({ t: 1.25, q: [0.3, 0.4], qd: [1, -1], qDesired: [0.5, 0.6], qdDesired: [2, 3], qddDesired: [4, 5] });
     const m = armModel(rig.arm);
     const out = [0, 0];

@@ -5,6 +5,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { benchController } from './controller.js';
 import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
 import { firmwareSection } from './firmware.js';
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   inputs: benchInputs,
   tui: benchTui,
   identify: benchIdentify,
+  controller: benchController,
 };
 
 /** Sections run only when named with --only (they take long). */

@@ -6,6 +6,9 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 /** A usage error: the message names the argument; the CLI prints it and exits with code 2. */
+/** `--force`: the one option that lets a command write over an existing file (never over its input). */
+export const FORCE_OPTION = { type: 'boolean', help: 'write over an existing output file (never over one of the inputs)' } as const;
+
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -75,10 +78,26 @@ export interface ListRange {
 }
 
 /** Parses "a,b" into numbers; `n` fixes the count; `range` bounds their magnitude. */
+/** A number as a person writes it: decimal, optionally signed, with an optional exponent (no 0x, 0b, Infinity or blanks). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** The number a decimal text says, or NaN for any other text (hex, binary, empty, words). */
+function decimal(text: string): number {
+  return DECIMAL.test(text) ? Number(text) : NaN;
+}
+
+/** `--port ''` and `--baud` without `--port` are refused (the mock's line runs at the rig file's link.baudRate). */
+export function checkPortArgs(v: Parsed): void {
+  if (v.port === '') throw new UsageError("--port: an empty path: give the board's serial port, e.g. /dev/ttyACM0 (twolink ports lists them)");
+  if (v.baud !== undefined && typeof v.port !== 'string') {
+    throw new UsageError(`--baud ${String(v.baud)} goes with --port: the mock rig's serial line runs at the rig file's link.baudRate`);
+  }
+}
+
 export function numberList(value: string | undefined, name: string, n?: number, range?: ListRange): number[] {
   if (value === undefined) throw new UsageError(`--${name} is required`);
   const parts = value.split(',').map((s) => s.trim());
-  const nums = parts.map((s) => (s === '' ? NaN : Number(s)));
+  const nums = parts.map(decimal);
   const r = z.array(finite).safeParse(nums);
   if (!r.success) {
     const bad = parts[nums.findIndex((v) => !Number.isFinite(v))];
@@ -126,9 +145,12 @@ export function numberArg(
   if (typeof value !== 'string') throw new UsageError(`--${name} needs a value`);
   let s = z.coerce.number().refine(Number.isFinite, 'not a finite number');
   if (opts.integer) s = s.refine(Number.isInteger, 'not an integer');
-  const r = s.safeParse(value.trim() === '' ? NaN : value);
+  const r = s.safeParse(decimal(value.trim()));
   const unit = opts.unit ? ` ${opts.unit}` : '';
-  if (!r.success) throw new UsageError(`--${name}: "${value}" is ${opts.integer ? 'not an integer' : 'not a number'}`);
+  if (!r.success) {
+    const hint = /^[+-]?0[xXbBoO]/.test(value.trim()) ? ' (write it in decimal)' : '';
+    throw new UsageError(`--${name}: "${value}" is ${opts.integer ? 'not an integer' : 'not a number'}${hint}`);
+  }
   const v = r.data;
   if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
     const range =

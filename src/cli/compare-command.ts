@@ -3,13 +3,14 @@
  * plots and exports) and `twolink plot` (a run's or a trajectory's figure). The plotting library is
  * loaded only when a figure is asked for.
  */
-import { checkWritablePath, writeTextFile } from '../config/files.js';
+import { checkWritablePath, writeTextFile, type OutputRules } from '../config/files.js';
 import { loadRig } from '../config/load.js';
 import type { TickField } from '../telemetry/tick.js';
 import { buildPath } from '../model/trajectory.js';
 import { alignRuns, COMPARE_FIELDS, compareRecordings, formatReport, type RunAlignment } from '../record/compare.js';
 import { loadRecording, recordedRig, RecordingError, type LoadedRecording } from '../record/read.js';
-import { choiceArg, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { resolve } from 'node:path';
+import { choiceArg, FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath, pathSpecFromArgs, TRAJECTORY_OPTIONS } from './traj-args.js';
 
 const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
@@ -27,6 +28,7 @@ const COMPARE_OPTIONS = {
   plot: { type: 'string', arg: 'FILE', help: 'write the figure: FILE.svg (a picture) or FILE.html (a page that needs no network)' },
   export: { type: 'string', arg: 'csv|mcap', help: 'write the first recording as CSV (spreadsheets, PlotJuggler) or MCAP (Foxglove) to --out' },
   out: { type: 'string', arg: 'FILE', help: 'where --export writes' },
+  force: FORCE_OPTION,
   ...FIGURE_OPTIONS,
   ...helpOpt,
 } as const satisfies OptionSpecs;
@@ -41,11 +43,11 @@ async function asInput<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-function figureFile(value: string | boolean | string[] | undefined, name: string): { file: string; kind: 'svg' | 'html' } {
+function figureFile(value: string | boolean | string[] | undefined, name: string, rules: OutputRules): { file: string; kind: 'svg' | 'html' } {
   const file = stringArg(value, name, 'a file ending in .svg or .html');
   const m = /\.(svg|html?)$/i.exec(file);
   if (!m) throw new UsageError(`--${name}: "${file}" must end in .svg (a picture) or .html (a page)`);
-  checkWritablePath(file, 'figure');
+  checkWritablePath(file, 'figure', rules);
   return { file, kind: m[1]!.toLowerCase() === 'svg' ? 'svg' : 'html' };
 }
 
@@ -136,13 +138,15 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const files = recordings(positionals, 'compare');
-  const plot = v.plot !== undefined ? figureFile(v.plot, 'plot') : undefined;
+  const rules: OutputRules = { force: v.force === true, inputs: files };
+  const plot = v.plot !== undefined ? figureFile(v.plot, 'plot', rules) : undefined;
   const fa = figureArgs(v);
   let exportTo: { kind: 'csv' | 'mcap'; file: string } | undefined;
   if (v.export !== undefined) {
     const kind = choiceArg(v.export, 'export', ['csv', 'mcap'] as const, 'csv');
     exportTo = { kind, file: stringArg(v.out, 'out', `the file to write, e.g. --out run.${kind}`) };
-    checkWritablePath(exportTo.file, `${kind.toUpperCase()} export`);
+    checkWritablePath(exportTo.file, `${kind.toUpperCase()} export`, rules);
+    if (plot && resolve(plot.file) === resolve(exportTo.file)) throw new UsageError(`--plot and --out name the same file (${plot.file}): give two files`);
   } else if (v.out !== undefined) {
     throw new UsageError('--out goes with --export csv|mcap (for a figure use --plot FILE)');
   }
@@ -174,6 +178,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
 
 const PLOT_RUN_OPTIONS = {
   out: { type: 'string', arg: 'FILE', help: 'the figure: FILE.svg or FILE.html' },
+  force: FORCE_OPTION,
   ...FIGURE_OPTIONS,
   ...helpOpt,
 } as const satisfies OptionSpecs;
@@ -184,6 +189,7 @@ const PLOT_TRAJ_OPTIONS = {
   ...TRAJECTORY_OPTIONS,
   rate: { type: 'string', arg: 'HZ', help: 'samples per second (default 200)' },
   out: { type: 'string', arg: 'FILE', help: 'the figure: FILE.svg or FILE.html' },
+  force: FORCE_OPTION,
   title: { type: 'string', arg: 'TEXT', help: 'title of the figure' },
   deg: { type: 'boolean', help: 'joint angles of --from/--to/--via in degrees' },
   ...helpOpt,
@@ -224,7 +230,8 @@ async function plotTraj(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (positionals.length) throw new UsageError(`plot traj: unexpected argument "${positionals[0]}" (give the trajectory with --traj)`);
-  const out = figureFile(v.out, 'out');
+  const inputs = [v.rig, v.traj].filter((f): f is string => typeof f === 'string');
+  const out = figureFile(v.out, 'out', { force: v.force === true, inputs });
   const rig = loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   const spec = typeof v.traj === 'string' ? namedPath(rig, v.traj) : pathSpecFromArgs(rig, v);
   const rate = numberArg(v.rate, 'rate', { default: 200, min: 1, max: 10_000, unit: 'Hz' });
@@ -254,7 +261,7 @@ async function plotRun(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const files = recordings(positionals, 'plot run');
-  const out = figureFile(v.out, 'out');
+  const out = figureFile(v.out, 'out', { force: v.force === true, inputs: files });
   const fa = figureArgs(v);
   return asInput(async () => {
     const [a, b] = await load(files, true);

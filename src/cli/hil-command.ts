@@ -2,18 +2,18 @@
  * `twolink hil SUITE.json [--junit out.xml] [--realtime]`: hardware-in-the-loop test suites against the
  * mock rig, a table of the measured figures against their limits, and JUnit XML for CI.
  */
-import { existsSync, statSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { checkWritablePath, FileError, writeTextFile } from '../config/files.js';
 import { formatTable, junitXml, type ScenarioResult } from '../hil/report.js';
 import { runSuite } from '../hil/run.js';
 import { loadSuite } from '../hil/suite.js';
-import { formatHelp, parse, UsageError, type OptionSpecs } from './args.js';
+import { FORCE_OPTION, formatHelp, parse, UsageError, type OptionSpecs } from './args.js';
 
 const OPTIONS = {
   junit: { type: 'string', arg: 'FILE', help: 'write JUnit XML here (one testcase per scenario)' },
   realtime: { type: 'boolean', help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)' },
   rt: { type: 'boolean', help: 'with --realtime: ask Linux for SCHED_FIFO for the loop (root, CAP_SYS_NICE or an rtprio limit)' },
   only: { type: 'string', arg: 'NAME', multiple: true, help: 'run only this scenario (repeat for more)' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -36,12 +36,15 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
   }
   if (positionals.length !== 1) throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
   const junit = typeof v.junit === 'string' ? v.junit : undefined;
-  if (junit !== undefined) {
-    const dir = dirname(junit);
-    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--junit ${junit}: the folder ${dir} does not exist`);
-    if (existsSync(junit) && statSync(junit).isDirectory()) throw new UsageError(`--junit ${junit}: a folder, not a file`);
-  }
   const suite = loadSuite(positionals[0]!);
+  if (junit !== undefined) {
+    const inputs = [suite.file, ...suite.scenarios.flatMap((s) => [s.rig.file, ...(s.controller !== undefined ? [s.controller] : [])])];
+    try {
+      checkWritablePath(junit, 'JUnit XML', { force: v.force === true, inputs });
+    } catch (e) {
+      throw e instanceof FileError ? new UsageError(`--junit ${e.message}`) : e;
+    }
+  }
   for (const n of suite.notices) process.stderr.write(`twolink hil: ${n}\n`);
   const only = (v.only as string[] | undefined) ?? [];
   for (const n of only) {
@@ -59,9 +62,9 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
   process.stdout.write(formatTable(report));
   if (junit !== undefined) {
     try {
-      writeFileSync(junit, junitXml(report));
+      writeTextFile(junit, junitXml(report));
     } catch (e) {
-      throw new UsageError(`--junit ${junit}: cannot write it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      throw e instanceof FileError ? new UsageError(`--junit ${e.message}`) : e;
     }
     process.stderr.write(`JUnit XML: ${junit}\n`);
   }

@@ -24,7 +24,7 @@ import { buildPath } from '../model/trajectory.js';
 import type { MockWiring } from '../rig/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
-import { choiceArg, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
 
 const DEG = 180 / Math.PI;
 
@@ -46,6 +46,7 @@ const OPTIONS = {
   'no-validate': { type: 'boolean', help: 'skip the before/after validation runs' },
   wiring: WIRING_OPTION,
   yes: { type: 'boolean', help: 'with --port: start without the 5 s countdown' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -201,6 +202,7 @@ function plan(v: Parsed, positionals: readonly string[]): Plan {
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  checkPortArgs(v);
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   let target: Target | undefined;
   if (typeof v.port === 'string') {
@@ -215,8 +217,10 @@ function plan(v: Parsed, positionals: readonly string[]): Plan {
   const record = typeof v.record === 'string' ? v.record : recordingIn ? undefined : 'identify-excitation.ndjson';
   if (record !== undefined && existsSync(record) && !record.endsWith('.ndjson')) throw new UsageError(`--record ${record}: refusing to overwrite a file that is not .ndjson`);
   // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.
-  if (out !== undefined) checkWritablePath(out, 'identified rig file');
-  if (record !== undefined) checkWritablePath(record, 'recording');
+  const rules = { force: v.force === true, inputs: [rigPath, ...(recordingIn ? [recordingIn] : [])] };
+  if (out !== undefined) checkWritablePath(out, 'identified rig file', rules);
+  if (record !== undefined) checkWritablePath(record, 'recording', rules);
+  if (out !== undefined && record !== undefined && resolve(out) === resolve(record)) throw new UsageError(`--out and --record name the same file (${out}): give two files`);
   const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target)) : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
   return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts: excitationOptions(v), fitOpts: fitOptions(v), run, clock };

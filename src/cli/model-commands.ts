@@ -18,7 +18,7 @@ import {
   type ExternalLoads,
   type TwoLinkParams,
 } from '../model/index.js';
-import { choiceArg, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
 import { writeLines } from './output.js';
 import { loadTrajectoryArg, TRAJECTORY_OPTIONS } from './traj-args.js';
 
@@ -261,6 +261,8 @@ const SIM_OPTIONS = {
   friction: { type: 'boolean', help: "include the rig's nominal friction" },
   out: { type: 'string', arg: 'FILE', help: 'write the trajectory as NDJSON (t, q, qd, energy)' },
   rate: { type: 'string', arg: 'HZ', help: 'sample rate of --out (default 1000)' },
+  // --force is the endpoint force here: the option to write over an existing --out has its own name.
+  overwrite: FORCE_OPTION,
   ...degOpt,
   ...helpOpt,
 } as const satisfies OptionSpecs;
@@ -301,7 +303,7 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
   const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
   const out = typeof v.out === 'string' ? v.out : undefined;
-  if (out !== undefined) checkWritablePath(out, 'simulation output');
+  if (out !== undefined) checkWritablePath(out, 'simulation output', { force: v.overwrite === true, forceFlag: '--overwrite', inputs: typeof v.rig === 'string' ? [v.rig] : [] });
   const every = Math.max(1, Math.round(1 / (rate * dt)));
   const inputs = given(v, ['q0', 'qd0', 'torque', 'force', 'integrator', 'dt']);
   const fd = out !== undefined ? openForWrite(out) : undefined;

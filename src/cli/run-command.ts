@@ -5,17 +5,19 @@
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
+import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
-import { Session } from '../run/session.js';
-import { controllerContext, PluggedController } from '../control/user-controller.js';
+import { Session, type SessionResult } from '../run/session.js';
+import { ControllerError, ControllerFault } from '../control/user-controller.js';
+import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
+import { RunStats } from '../run/stats.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { choiceArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -42,6 +44,7 @@ const RUN_OPTIONS = {
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -60,6 +63,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
   const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  checkPortArgs(v);
   let target: Target;
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
@@ -91,7 +95,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
   }
-  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording');
+  const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
+  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
@@ -131,9 +136,45 @@ export function exitCodeOf(reason: string): number {
   return reason.startsWith('timeout') ? 4 : 1;
 }
 
+/** Loads the run's controller in its thread and ends it: a ControllerError (bad module) is thrown, a fault is returned. */
+async function checkController(p: Plan): Promise<ControllerFault | undefined> {
+  try {
+    await (await loadControlLaw(p.controller!, p.rig, p.rateHz, { deadlineMs: controllerDeadlineMs(p.rig, 'real') })).close();
+    return undefined;
+  } catch (e) {
+    if (e instanceof ControllerFault) return e;
+    throw e;
+  }
+}
+
+/**
+ * What is checked just before the run: injections due after its end (refused), and the controller,
+ * loaded in its own thread so that a bad module is one line and exit code 2 before anything moves,
+ * and one that hangs or misbehaves while loading is a stop (its summary printed): exit code 1.
+ */
+async function preflight(p: Plan, v: Parsed, maxSeconds: number): Promise<number | undefined> {
+  for (const i of p.injections) {
+    if (i.at >= maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${maxSeconds}): it would never happen`);
+  }
+  const fault = p.controller !== undefined ? await checkController(p) : undefined;
+  if (!fault) return undefined;
+  const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
+  process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary)}\n`);
+  process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
+  return 1;
+}
+
+/** The injections a run ended before, one warning each; a controller module that failed to load in the loop's thread is an input error. */
+function afterRun(result: SessionResult, rateHz: number): void {
+  for (const i of result.unapplied ?? []) {
+    process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / rateHz).toFixed(2)} s) before ${i.at} s\n`);
+  }
+  if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
-  // Load the controller here first, so that a bad module is one line and exit code 2 before anything moves.
-  if (p.controller !== undefined) await PluggedController.load(p.controller, controllerContext(p.rig, p.rateHz));
+  const stopped = await preflight(p, v, opts.maxSeconds);
+  if (stopped !== undefined) return stopped;
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
   const log = (s: string): void => {
@@ -196,6 +237,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('SIGHUP', onSignal);
+  afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);

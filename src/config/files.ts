@@ -131,12 +131,23 @@ export function checkReadableFile(file: string, what = 'file'): Stats {
   return st;
 }
 
+/** How {@link checkWritablePath} treats what is already there. */
+export interface OutputRules {
+  /** Write over an existing regular file (the command's --force). @default false */
+  force?: boolean;
+  /** The command's input files: the output is never one of them, --force or not (compared by device and inode, through links). */
+  inputs?: readonly string[];
+  /** The option that gives --force, for the message. @default '--force' */
+  forceFlag?: string;
+}
+
 /**
- * Checks, before any work starts, that `file` can be created or overwritten: its folder exists and is
- * a folder, and the path is not a directory. (Devices such as /dev/null and /dev/full are accepted:
- * writing to them is what the user asked; a full device fails at the write, with a FileError.)
+ * Checks, before any work starts, that `file` can be written: its folder exists and is a folder, the
+ * path is not a directory, it is not one of the command's `inputs` (ever), and it is not an existing
+ * regular file unless `rules.force`. (Devices such as /dev/null and /dev/full are accepted: writing to
+ * them is what the user asked; a full device fails at the write, with a FileError.)
  */
-export function checkWritablePath(file: string, what = 'output'): void {
+export function checkWritablePath(file: string, what = 'output', rules: OutputRules = {}): void {
   if (file === '') throw new FileError(file, `an empty path for the ${what}`);
   let st: Stats | undefined;
   try {
@@ -146,7 +157,16 @@ export function checkWritablePath(file: string, what = 'output'): void {
     if (code !== 'ENOENT') throw new FileError(file, errnoText(e, true), code);
   }
   if (st?.isDirectory()) throw new FileError(file, `is a directory: give a file name for the ${what}`, 'EISDIR');
-  if (st) return;
+  if (st) {
+    for (const input of rules.inputs ?? []) {
+      const it = statOrUndefined(input);
+      if (it && it.dev === st.dev && it.ino === st.ino) {
+        throw new FileError(file, `is ${input === file ? 'an input of this command' : `the input ${input}`}: the ${what} never writes over its input; give another file`, 'EEXIST');
+      }
+    }
+    if (st.isFile() && !rules.force) throw new FileError(file, `exists: the ${what} would replace it; give ${rules.forceFlag ?? '--force'} to write over it, or another file`, 'EEXIST');
+    return;
+  }
   const dir = dirname(file);
   let dst: Stats;
   try {
@@ -156,6 +176,14 @@ export function checkWritablePath(file: string, what = 'output'): void {
     throw new FileError(file, code === 'ENOENT' ? `the folder ${dir} does not exist` : errnoText(e, true), code);
   }
   if (!dst.isDirectory()) throw new FileError(file, `${dir} is not a folder`, 'ENOTDIR');
+}
+
+function statOrUndefined(file: string): Stats | undefined {
+  try {
+    return statSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Opens `file` for writing (created or truncated); a FileError naming it when that fails. */

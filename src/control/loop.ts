@@ -480,8 +480,9 @@ export class LoopCore {
         ],
         n,
       ) ??
-      (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined) ??
-      (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined);
+      // The stall first: after a frozen host, a joint past its limit is the consequence, the stall the cause.
+      (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined) ??
+      (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined);
     if (f) this.fault(f);
     // The plan's clock is the board's, over a stall too (see the top). A stall is a gap of more than
     // two periods beyond what the link normally brings (a USB adapter delivers samples in bursts of up

@@ -209,7 +209,12 @@ class LostLinkWatch {
     const { clock } = this.o;
     clock.clearTimer(this.timer);
     const seen = this.samples;
+    const dueAt = clock.now() + this.afterS;
     this.timer = clock.setTimer(this.afterS, () => {
+      // The timer itself fired late by more than half its time: this host was frozen (stopped, swapped
+      // out, a blocked thread), not the link silent. Watch again from now: the samples that waited meanwhile
+      // come in and the loop calls the gap a stall of the host; if none comes, the link is lost then.
+      if (clock.now() - dueAt > 0.5 * this.afterS) return this.arm();
       // A host that was stalled runs its timers before its I/O: give the samples waiting in the
       // port one turn of the event loop before calling the link lost (they are not lost, only late).
       setImmediate(() => {

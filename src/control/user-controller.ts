@@ -37,8 +37,7 @@ export interface ControllerContext {
 
 /**
  * What `update` gets every tick: the loop's sample (time, predicted state and plan, see `LawSample`)
- * and the endpoints. twolink reuses this object and its arrays from tick to tick: read them, copy
- * what you keep, do not hold on to them.
+ * and the endpoints. A new frozen object every tick: it cannot be written to.
  */
 export interface ControllerSample extends LawSample {
   readonly t: number;
@@ -48,7 +47,7 @@ export interface ControllerSample extends LawSample {
   readonly endpointDesired: readonly number[];
 }
 
-/** A control law: one call per tick, in the loop's thread. */
+/** A control law: one call per tick, in a thread of its own (src/run/controller-thread.ts) that the loop waits on with a deadline. */
 export interface UserController {
   /**
    * The joint torques [N m] for this tick, one per joint (an array you may reuse). Must return within
@@ -70,9 +69,39 @@ export class ControllerError extends Error {
   override readonly name = 'ControllerError';
 }
 
-/** The context for a run of `rig` at `rateHz` [Hz]. */
+/**
+ * A controller that misbehaved outside a tick of the loop (an endless loop or `process.exit` in
+ * `createController`, a timer it started, an error from a promise): a fault of the run (exit code 1),
+ * not an input error. `reason` starts with the file.
+ */
+export class ControllerFault extends Error {
+  override readonly name = 'ControllerFault';
+  constructor(readonly reason: string) {
+    super(`controller: ${reason}`);
+  }
+  /** The run's stop reason. */
+  get stopReason(): string {
+    return `fault:controller: ${this.reason}`;
+  }
+}
+
+/**
+ * The context for a run of `rig` at `rateHz` [Hz]: a deep-frozen copy, so that nothing a controller
+ * writes can reach the rig the loop reads (its limits, saturation and watchdog).
+ */
 export function controllerContext(rig: ControllerRig, rateHz: number): ControllerContext {
-  return { rig, model: controllerModel(rig.arm), rateHz };
+  const own = deepFreeze(structuredClone(rig));
+  const model = controllerModel(own.arm);
+  Object.freeze(model.params);
+  return Object.freeze({ rig: own, model: Object.freeze(model), rateHz });
+}
+
+/** Freezes `v` and everything reachable from it (plain data: objects and arrays). */
+export function deepFreeze<T>(v: T): T {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
+  Object.freeze(v);
+  for (const k of Reflect.ownKeys(v as object)) deepFreeze((v as Record<PropertyKey, unknown>)[k]);
+  return v;
 }
 
 /** Options of {@link PluggedController.load}. */
@@ -91,17 +120,6 @@ const OK: LawResult = Object.freeze({ ok: true });
 
 /** A loaded controller module, ready for the loop. */
 export class PluggedController {
-  /** A sample object for {@link fill} to reuse every tick. */
-  readonly sample: {
-    t: number;
-    q: number[];
-    qd: number[];
-    qDesired: number[];
-    qdDesired: number[];
-    qddDesired: number[];
-    endpoint: number[];
-    endpointDesired: number[];
-  };
   private slow = 0;
   private readonly slowTicks: number;
   private readonly now: () => number;
@@ -113,9 +131,6 @@ export class PluggedController {
     private readonly context: ControllerContext,
     opts: PluggedOptions,
   ) {
-    const n = context.rig.joints;
-    const z = (k: number): number[] => new Array<number>(k).fill(0);
-    this.sample = { t: 0, q: z(n), qd: z(n), qDesired: z(n), qdDesired: z(n), qddDesired: z(n), endpoint: z(2), endpointDesired: z(2) };
     this.slowTicks = Math.max(1, Math.floor(opts.slowTicks ?? 3));
     this.now = opts.now ?? (() => performance.now());
   }
@@ -149,6 +164,7 @@ export class PluggedController {
     try {
       law = await (factory as ControllerFactory)(context);
     } catch (e) {
+      if (isReadOnlyWrite(e)) throw new ControllerFault(`${file}: createController(context) wrote to its context, which is read-only: ${describe(e)}`);
       throw new ControllerError(`controller ${file}: createController(context) threw: ${describe(e)}`);
     }
     if (law === null || typeof law !== 'object' || typeof (law as UserController).update !== 'function') {
@@ -162,23 +178,15 @@ export class PluggedController {
   }
 
   /**
-   * Writes the loop's state of this tick into {@link sample} (endpoints from the model) and returns
-   * it: the time `t` the torque applies [s, board time], the state then `q` [rad] and `qd` [rad/s],
-   * and the plan then (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]).
+   * The sample of this tick, a new frozen object (nothing the controller writes reaches the loop): the
+   * time `t` the torque applies [s, board time], the state then `q` [rad] and `qd` [rad/s], the plan
+   * then (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]), and the endpoints from the model.
    */
   fill(t: number, q: ArrayLike<number>, qd: ArrayLike<number>, desired: { q: ArrayLike<number>; qd: ArrayLike<number>; qdd: ArrayLike<number> }): ControllerSample {
-    const s = this.sample;
-    s.t = t;
-    for (let i = 0; i < s.q.length; i++) {
-      s.q[i] = q[i]!;
-      s.qd[i] = qd[i]!;
-      s.qDesired[i] = desired.q[i]!;
-      s.qdDesired[i] = desired.qd[i]!;
-      s.qddDesired[i] = desired.qdd[i]!;
-    }
-    this.context.model.endpoint(s.q, s.endpoint);
-    this.context.model.endpoint(s.qDesired, s.endpointDesired);
-    return s;
+    const n = this.context.rig.joints;
+    const copy = (a: ArrayLike<number>): readonly number[] => Object.freeze(Array.from({ length: n }, (_, i) => a[i]!));
+    const s = { t, q: copy(q), qd: copy(qd), qDesired: copy(desired.q), qdDesired: copy(desired.qd), qddDesired: copy(desired.qdd) };
+    return Object.freeze({ ...s, endpoint: Object.freeze(this.context.model.endpoint(s.q)), endpointDesired: Object.freeze(this.context.model.endpoint(s.qDesired)) });
   }
 
   /**
@@ -192,7 +200,7 @@ export class PluggedController {
     try {
       tau = this.law.update(sample);
     } catch (e) {
-      return this.fail(out, `update threw: ${describe(e)}`);
+      return this.fail(out, isReadOnlyWrite(e) ? `update wrote to its sample or context, which are read-only: ${describe(e)}` : `update threw: ${describe(e)}`);
     }
     const tookMs = this.now() - t0;
     try {
@@ -249,7 +257,13 @@ export class PluggedController {
   }
 }
 
-function describe(e: unknown): string {
+/** A TypeError from writing to a frozen object (strict mode: every ES module). */
+function isReadOnlyWrite(e: unknown): boolean {
+  return e instanceof TypeError && /read.only|not extensible|Cannot (assign|add|delete|define)/i.test(e.message);
+}
+
+/** An error (or anything thrown) as one line. */
+export function describe(e: unknown): string {
   try {
     if (e instanceof Error) return `${e.name === 'Error' ? '' : `${e.name}: `}${String(e.message).split('\n')[0]}`;
     return String(e);

@@ -143,7 +143,8 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
     // The pty rig skips (and says so) the injections it cannot take: the scenario did not run as written.
     const skipped = /injection (\w+) is not available on the pty rig: .*/.exec(rig.stderr());
     if (skipped) throw new Error(`${skipped[0]}: run this scenario in virtual time`);
-    if (r.error && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
+    // (A controller's fault while loading is the run's stop reason, like one in a tick.)
+    if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };
     if (at !== undefined) result.stopMs = stopMs ?? 'never';
     return result;

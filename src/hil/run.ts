@@ -4,7 +4,8 @@
  * `error` result, never an exception: the other scenarios still run and the report says why.
  */
 import type { LoopEvent } from '../control/loop.js';
-import type { RunSummary } from '../run/stats.js';
+import { ControllerFault } from '../control/user-controller.js';
+import { RunStats, type RunSummary } from '../run/stats.js';
 import { evaluate } from './expect.js';
 import type { ScenarioResult, SuiteReport } from './report.js';
 import type { Scenario, Suite } from './suite.js';
@@ -30,7 +31,7 @@ export async function runScenario(s: Scenario, engine: Engine): Promise<Scenario
   const t0 = performance.now();
   const base = { index: s.index, name: s.name };
   try {
-    const r = await engine(s);
+    const r = await engine(s).catch((e: unknown) => controllerFaulted(s, e));
     const figures = evaluate(s.expect, { summary: r.summary, ...(r.stopMs !== undefined ? { stopMs: r.stopMs } : {}) });
     return {
       ...base,
@@ -44,6 +45,12 @@ export async function runScenario(s: Scenario, engine: Engine): Promise<Scenario
     const message = e instanceof Error ? e.message : String(e);
     return { ...base, status: 'error', figures: [], seconds: (performance.now() - t0) / 1000, loopSeconds: 0, error: message };
   }
+}
+
+/** A controller that faulted before the loop ran (it hung or misbehaved while loading): a run of no tick that stopped for it. */
+function controllerFaulted(s: Scenario, e: unknown): EngineResult {
+  if (!(e instanceof ControllerFault)) throw e;
+  return { summary: new RunStats(s.rig.joints, s.rateHz).summary(e.stopReason), events: [] };
 }
 
 /** Runs every scenario of `suite` (or those named in `only`) in order. */

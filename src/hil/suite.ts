@@ -4,10 +4,10 @@
  * miswiring, and what the run must show. Validated with zod; every error names the suite file, the scenario (index and name) and
  * the field. Paths in a suite are relative to the suite file's folder.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { z } from 'zod';
-import { loadRig, parseJsonText, type Rig } from '../config/load.js';
+import { loadRig, parseJsonText, readConfigText, type Rig } from '../config/load.js';
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { checkFeasible } from '../control/feasibility.js';
@@ -100,14 +100,8 @@ export interface Suite {
 
 /** Reads and checks a suite file; throws RigFileError (exit code 2) naming the file, scenario and field. */
 export function loadSuite(file: string): Suite {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new RigFileError(file, code === 'ENOENT' ? 'no such suite file' : code === 'EISDIR' ? 'a folder, not a suite file' : String(e));
-  }
-  return parseSuite(parseJsonText(text, file), file);
+  // Bounded, and never a FIFO or a device (config/files.ts): a RigFileError naming the file.
+  return parseSuite(parseJsonText(readConfigText(file, 'suite file'), file), file);
 }
 
 /** Checks a parsed suite (`file` names it in errors; paths in it are relative to its folder). */
@@ -166,6 +160,10 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
       (m) => fail(`${key}[${k}]`, m.trimStart()),
     ),
   );
+  const maxSeconds = s.maxSeconds ?? 120;
+  injections.forEach((inj, k) => {
+    if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
+  });
   const wiring = s.wiring === undefined ? undefined : nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
   const e = s.expect;
   for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
@@ -191,7 +189,7 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     ...(controller !== undefined ? { controller } : {}),
     injections,
     ...(wiring !== undefined ? { wiring } : {}),
-    maxSeconds: s.maxSeconds ?? 120,
+    maxSeconds,
     expect: e,
   };
 }

@@ -4,10 +4,15 @@
  * it goes, so a long run is never held in memory.
  */
 import { McapWriter, type IWritable } from '@mcap/core';
-import { closeFile, openForWrite, writeAll } from '../config/files.js';
+import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
 import { F, TICK_GROUPS, TICK_TABLE, TICK_WIDTH, tickObject, type TickField, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { readRecording, type RecordingInfo } from './read.js';
+
+/** An export never writes over the recording it reads (a FileError), whatever the caller checked. */
+function notOverInput(recording: string, out: string, what: string): void {
+  checkWritablePath(out, what, { force: true, inputs: [recording] });
+}
 
 /** One CSV column: its header name (with its unit) and how to get it from a tick row. */
 interface CsvColumn {
@@ -108,6 +113,7 @@ export interface ExportResult {
 
 /** Writes the ticks of a recording as CSV: a header row, then one row per tick. */
 export async function exportCsv(recording: string, out: string): Promise<ExportResult> {
+  notOverInput(recording, out, 'CSV export');
   let sink: FileSink | undefined;
   let cols: CsvColumn[] = [];
   let ticks = 0;
@@ -200,6 +206,7 @@ export const MCAP_TOPICS = { tick: '/twolink/tick', event: '/twolink/event' } as
  * (uncompressed), so Foxglove can seek in it.
  */
 export async function exportMcap(recording: string, out: string): Promise<ExportResult> {
+  notOverInput(recording, out, 'MCAP export');
   const sink = new FileSink(out);
   const writer = new McapWriter({ writable: new FileWritable(sink), useStatistics: true, useChunks: true, useChunkIndex: true, useMessageIndex: true, useMetadataIndex: true, useSummaryOffsets: true });
   const enc = new TextEncoder();

@@ -93,6 +93,8 @@ export type WorkerMessage =
       cpu: { hostPct: number; mockPct: number | null; loopPct: number; mainPct: number };
       mock?: MockThreadStats;
       counters: LinkCounters;
+      /** Injections whose time the run never reached. */
+      unapplied: Injection[];
     }
   | { type: 'error'; name: string; message: string };
 

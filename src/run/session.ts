@@ -4,12 +4,14 @@
  * death) into a summary. Nothing here is on the loop's timing path.
  */
 import { Worker } from 'node:worker_threads';
+import { checkWritablePath } from '../config/files.js';
 import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
+import type { Injection } from '../rig/injections.js';
 
 export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
@@ -37,6 +39,8 @@ export interface SessionResult {
   summary: RunSummary;
   /** Set when the run ended by an error before or outside the loop (the message). */
   error?: { name: string; message: string };
+  /** Injections whose time the run never reached (the run ended first). */
+  unapplied?: Injection[];
 }
 
 /** What the end of a run has gathered from the loop's thread so far. */
@@ -48,6 +52,7 @@ interface RunEnd {
   counters?: { dropped: number; duplicate: number; reordered: number; overlong: number };
   timing?: RunTiming;
   rt: { granted: boolean; reason?: string };
+  unapplied?: Injection[];
 }
 
 /** The summary's timing object from the worker's result (the row-derived figures are filled in at the end). */
@@ -128,6 +133,8 @@ export class Session {
    */
   startRecording(file: string): void {
     if (this.live) throw new Error(`already recording to ${this.live.recorder.file}`);
+    // Never over an existing file (nor the --record recording): the dashboard has no --force.
+    checkWritablePath(file, 'recording', { inputs: this.o.record ? [this.o.record] : [] });
     const recorder = new Recorder(file, this.o.rig.joints);
     recorder.open({ ...this.header(), startedBy: 'dashboard' });
     if (this.describe) recorder.event({ event: 'connected', describe: this.describe });
@@ -238,6 +245,7 @@ export class Session {
         end.stopReason = m.stopReason;
         end.extra = { stopOutcome: m.stopOutcome, cpu: m.cpu.hostPct / 100, missed: m.timing.lostSamples };
         end.counters = m.counters;
+        end.unapplied = m.unapplied;
         end.timing = resultTiming(m, o.rateHz);
         return;
       case 'error':
@@ -265,7 +273,7 @@ export class Session {
       this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
     }
     this.stopRecording(end.stopReason);
-    const result = { summary, ...(error ? { error } : {}) };
+    const result = { summary, ...(error ? { error } : {}), ...(end.unapplied?.length ? { unapplied: end.unapplied } : {}) };
     const waits = this.finishHooks.map((h) => {
       try {
         return Promise.resolve(h(summary)).catch(() => undefined);

@@ -25,7 +25,7 @@ import { settle, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
-import { loadControlLaw } from './law.js';
+import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 
 export interface VirtualRun {
   result: RunResult;
@@ -70,22 +70,44 @@ export interface VirtualRunOptions {
   onReady?: RunOptions['onReady'];
 }
 
+/** Refuses the injections virtual time cannot apply: those on the host's thread, and those the rig's mock lacks the part for. */
+function checkInjections(rig: Rig, injections: readonly Injection[]): void {
+  const firmata = rig.link.transport === 'firmata';
+  for (const i of injections) {
+    if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
+    const why = refusalIn(MOCK_PARTS[firmata ? 'firmata' : 'line'], firmata ? 'the Firmata mock rig' : 'the mock rig', i.name);
+    if (why) throw new Error(`--inject ${i.name}: ${why}`);
+  }
+}
+
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
   const clock = new VirtualClock();
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
-  const law = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz) : opts.controller;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
-  for (const i of injections) {
-    if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
-    const firmata = rig.link.transport === 'firmata';
-    const why = refusalIn(MOCK_PARTS[firmata ? 'firmata' : 'line'], firmata ? 'the Firmata mock rig' : 'the mock rig', i.name);
-    if (why) throw new Error(`--inject ${i.name}: ${why}`);
+  checkInjections(rig, injections);
+  // The controller is loaded in its thread before the rig opens (nothing to dispose of when it fails).
+  const plugged: PluggedLaw | undefined =
+    typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
+  const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller);
+  let opened: VirtualRig;
+  try {
+    // Opened once the inputs are checked (nothing to dispose of when one is refused).
+    opened = await openRig(rig, clock, opts.wiring);
+  } catch (e) {
+    void plugged?.close();
+    throw e;
   }
-  // Opened once the inputs are checked (nothing to dispose of when one is refused).
-  const { mock, link, loopLink, site, boardWatchdog, dispose } = await openRig(rig, clock, opts.wiring);
-  const recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
+  const { mock, link, loopLink, site, boardWatchdog, dispose } = opened;
+  let recorder: Recorder | undefined;
+  try {
+    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
+  } catch (e) {
+    void plugged?.close();
+    dispose();
+    throw e;
+  }
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
@@ -127,6 +149,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     await advanceUntil(clock, () => done);
     result = await run;
   } finally {
+    void plugged?.close();
     dispose();
   }
   const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });

@@ -14,7 +14,7 @@ import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
-import { loadControlLaw } from './law.js';
+import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
@@ -38,15 +38,15 @@ const HOST_SITE: InjectionSite = {
  * The injections of a run, due on the loop's (the board's) time `t` [s]: those on the host act on
  * this thread, the others go to the mock rig's.
  */
-function injector(injections: readonly Injection[], mock: MockHandle | undefined): (t: number) => void {
+function injector(injections: readonly Injection[], mock: MockHandle | undefined): ((t: number) => void) & { pending: Injection[] } {
   const pending = injections.slice().sort((a, b) => a.at - b.at);
-  return (t) => {
+  return Object.assign((t: number) => {
     while (pending.length && pending[0]!.at <= t) {
       const i = pending.shift()!;
       if (actsOn(i.name) === 'host') applyInjection(HOST_SITE, i);
       else mock?.inject(i);
     }
-  };
+  }, { pending });
 }
 
 /** Loop commands from the main thread, held until the loop is ready for them. */
@@ -97,10 +97,10 @@ async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage
 }
 
 /** Runs the loop on the opened target. */
-function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult> {
+async function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult & { unapplied: Injection[] }> {
   const ring = new RingWriter(input.ring);
   const inject = injector(input.injections, opened.mock);
-  return runLoop({
+  const result = await runLoop({
     rig: input.rig,
     link: opened.link,
     clock,
@@ -122,6 +122,7 @@ function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTa
     },
     onTick: (core) => inject(core.row[F.t]!),
   });
+  return { ...result, unapplied: inject.pending };
 }
 
 async function main(): Promise<void> {
@@ -131,14 +132,16 @@ async function main(): Promise<void> {
   const post = (m: WorkerMessage): void => port.postMessage(m);
   const inbox = commandInbox(port);
   let mock: MockHandle | undefined;
+  let law: PluggedLaw | undefined;
   try {
-    const law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz) : undefined;
+    law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
     const result = await drive(input, law, opened, clock, post, inbox);
+    void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
     mock = undefined;
@@ -151,11 +154,13 @@ async function main(): Promise<void> {
       cpu: cpuPct,
       ...(mockStats ? { mock: mockStats } : {}),
       counters: { ...opened.link.counters },
+      unapplied: result.unapplied,
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err) });
   }
+  void law?.close();
   await mock?.stop().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
