@@ -210,8 +210,7 @@ export class FirmataLink implements Link {
       if (m.cmd === FIRMATA.CAPABILITY_RESPONSE) this.capabilityBody = m.body;
       else if (m.cmd === FIRMATA.STRING_DATA) this.onString(decodeString7(m.body));
       else if (m.cmd === FIRMATA.WATCHDOG_DATA) this.onWatchdog(m.body);
-      // Before `ready` an encoder report is what a board left reporting sent before our quietBoard().
-      else if (m.cmd === FIRMATA.ENCODER_DATA && this.state.kind !== 'handshake') this.encoderReplies.emit(m.body.length);
+      else if (m.cmd === FIRMATA.ENCODER_DATA && this.state.kind !== 'handshake') this.encoderReplies.emit(m.body.length); // before ready: stale
     } else if (m.cmd === FIRMATA.REPORT_VERSION && this.state.kind === 'open') {
       this.checkReset();
     }
@@ -331,9 +330,7 @@ export class FirmataLink implements Link {
         reject(e);
       };
       this.state = { kind: 'handshake', fail };
-      // First quiet whatever an earlier session left reporting: johnny-five's queries go after it, so
-      // all the board sent before it has arrived by `ready`.
-      this.transport.write(quietBoard());
+      this.transport.write(quietBoard()); // what an earlier session left reporting has all come in by `ready`
       this.board = startBoard(this.transport, o.clock, o.handshakeMs, {
         handshaking: () => this.state.kind === 'handshake',
         ready: resolve,
