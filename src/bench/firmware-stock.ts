@@ -3,16 +3,50 @@
  * firmware-protocol/firmata-watchdog/build-stock.sh builds (the stock ConfigurableFirmata 2.10.x example
  * with docs/firmata.md's edits, FirmataEncoder, PJRC Encoder and our FirmataWatchdog) runs in simavr
  * (fil_harness's `uno-firmata` pin map, the wiring docs/firmata.md suggests for an Uno) against
- * `twolink run --port` through johnny-five. It needs the sources, which CI does not have: with no
- * TWOLINK_STOCK_FIRMATA_ELF the rows say so.
+ * `twolink run --port` through johnny-five. The image: stockFirmataElf() (TWOLINK_STOCK_FIRMATA_ELF, or
+ * built from the upstream sources beside the project, ../shared/third_party/firmata-stock); without
+ * either the rows say so.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../rig/firmware-sim.js';
 import { requestRealtime } from '../time/threads.js';
+
+/** Where the stock image is, or why there is none. */
+export type StockImage = { elf: string; why?: undefined } | { elf?: undefined; why: string };
+
+/**
+ * The stock ConfigurableFirmata image for simavr: TWOLINK_STOCK_FIRMATA_ELF when set; else built by
+ * firmware-protocol/firmata-watchdog/build-stock.sh from the upstream sources (ConfigurableFirmata,
+ * PJRC Encoder, FirmataEncoder, unchanged: their MANIFEST.md) in TWOLINK_FIRMATA_STOCK_SRC or
+ * `<root>/../shared/third_party/firmata-stock`, into firmware-protocol/firmware/build/stock-firmata/,
+ * again only when the script, our FirmataWatchdog or the manifest is newer than the image. The
+ * sources are used where they are, never copied into the project. (Measured: the build takes 6 s of
+ * real time on a quiet machine here.)
+ */
+export function stockFirmataElf(root: string): StockImage {
+  const given = process.env.TWOLINK_STOCK_FIRMATA_ELF;
+  if (given) return existsSync(given) ? { elf: given } : { why: `TWOLINK_STOCK_FIRMATA_ELF names ${given}, which does not exist` };
+  const src = process.env.TWOLINK_FIRMATA_STOCK_SRC ?? join(root, '..', 'shared', 'third_party', 'firmata-stock');
+  const parts = ['ConfigurableFirmata', 'Encoder', 'FirmataEncoder'].map((d) => join(src, d));
+  if (!parts.every((d) => existsSync(d))) {
+    return { why: `no stock Firmata sources at ${src} (ConfigurableFirmata/, Encoder/, FirmataEncoder/; or set TWOLINK_FIRMATA_STOCK_SRC, or TWOLINK_STOCK_FIRMATA_ELF to a built ELF)` };
+  }
+  const out = join(root, 'firmware-protocol', 'firmware', 'build', 'stock-firmata');
+  const elf = join(out, 'stock_firmata.elf');
+  const wd = join(root, 'firmware-protocol', 'firmata-watchdog');
+  const inputs = [join(wd, 'build-stock.sh'), join(wd, 'FirmataWatchdog.cpp'), join(wd, 'FirmataWatchdog.h'), join(src, 'MANIFEST.md')].filter((f) => existsSync(f));
+  if (existsSync(elf) && inputs.every((f) => statSync(f).mtimeMs <= statSync(elf).mtimeMs)) return { elf };
+  const r = spawnSync(join(wd, 'build-stock.sh'), [...parts, out], { encoding: 'utf8' });
+  if (r.status !== 0 || !existsSync(elf)) {
+    const tail = `${r.stdout ?? ''}${r.stderr ?? ''}${r.error ? r.error.message : ''}`.trim().split('\n').slice(-4).join('\n');
+    return { why: `build-stock.sh failed (exit ${r.status}) on the sources at ${src}:\n${tail}` };
+  }
+  return { elf };
+}
 
 /** The Firmata example rig, on an Uno wired as docs/firmata.md section 2 suggests; `watchdogMs` as given. */
 export function unoFirmataRig(root: string, watchdogMs?: number): Rig {
@@ -38,6 +72,13 @@ export interface StockRun {
   rmsDeg: number[];
   /** Board time from the host's last byte to zero duty at both motor pins, after the host was killed [s]. */
   watchdogS?: number;
+  /**
+   * How far the simulated board fell behind the wall clock during the run, at most [ms]: a real board
+   * never does; 100 ms and more is a stall of the rig (a busy machine starved the simulator), which a
+   * host with a 100-300 ms watchdog rightly calls a lost link. A failed run with such a stall is the
+   * rig's fault, not the host's.
+   */
+  boardBehindMs: number;
 }
 
 /**
@@ -85,6 +126,9 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
     }
   };
   sim.on('slice', onSlice);
+  let behindS = 0;
+  const onBehind = (e: { behindS: number }): void => void (behindS = Math.max(behindS, e.behindS));
+  sim.on('behind', onBehind);
   let onOff: ((e: { boardTime: number; sinceByteS: number }) => void) | undefined;
   const cut = new Promise<void>((resolve) => {
     onOff = (e): void => {
@@ -100,21 +144,33 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   if (killedAt !== undefined) await Promise.race([cut, new Promise((r) => setTimeout(r, 2000))]);
   sim.off('slice', onSlice);
   sim.off('outputs-off', onOff!);
-  if (killedAt !== undefined) return { stopReason: 'killed', rmsDeg: [NaN, NaN], ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  sim.off('behind', onBehind);
+  const boardBehindMs = behindS * 1e3;
+  if (killedAt !== undefined) return { stopReason: 'killed', rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
   try {
     const s = JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string; tracking?: { rmsDeg?: number[] } };
-    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN] };
+    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs };
   } catch {
-    return { stopReason: 'no summary', rmsDeg: [NaN, NaN] };
+    return { stopReason: 'no summary', rmsDeg: [NaN, NaN], boardBehindMs };
   }
+}
+
+/**
+ * What to say of a stock run that did not end as expected: a simulated board that fell 100 ms or more
+ * behind the wall clock was starved by the machine (the rig's fault: a real board never stalls),
+ * otherwise the host is to blame.
+ */
+export function blameOf(r: StockRun): string {
+  return r.boardBehindMs >= 100
+    ? `the simulated board fell ${r.boardBehindMs.toFixed(0)} ms behind the wall clock: the rig was starved by a busy machine (the rig's fault, not the host's; a real board does not stall)`
+    : `the simulated board kept time (at most ${r.boardBehindMs.toFixed(0)} ms behind the wall clock): the host is to blame`;
 }
 
 /** The rows: reaches and watchdog cuts through the stock image, or why they were skipped. */
 export async function stockFirmataRows(bin: string, root: string, runs = 3): Promise<[string, string, string][]> {
-  const elf = process.env.TWOLINK_STOCK_FIRMATA_ELF;
-  if (!elf || !existsSync(elf)) {
-    return [['stock ConfigurableFirmata in simavr', 'skipped', `build it with firmware-protocol/firmata-watchdog/build-stock.sh and set TWOLINK_STOCK_FIRMATA_ELF to its ELF${elf ? ` (no file ${elf})` : ''}`]];
-  }
+  const image = stockFirmataElf(root);
+  if (image.elf === undefined) return [['stock ConfigurableFirmata in simavr', 'skipped', image.why]];
+  const elf = image.elf;
   const rig = unoFirmataRig(root);
   const reaches: StockRun[] = [];
   for (let i = 0; i < runs; i++) reaches.push(await stockReach(rig, elf, bin, root));
@@ -124,7 +180,7 @@ export async function stockFirmataRows(bin: string, root: string, runs = 3): Pro
   const twice = await stockTwice(rig, elf, bin, root);
   const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.stopReason === 'killed' ? 'NO CUT' : `not killed (${c.stopReason})`));
   return [
-    ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => r.stopReason === 'done').length} / ${runs}`, reaches.map((r) => r.stopReason).join(', ')],
+    ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => r.stopReason === 'done').length} / ${runs}`, reaches.map((r) => `${r.stopReason} (simulated board behind the wall clock at most ${r.boardBehindMs.toFixed(0)} ms)`).join(', ')],
     ['  tracking RMS j1 / j2 per run', '', `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`],
     ['  two runs on one board, not reset between them (re-attach)', twice.map((r) => r.stopReason).join(', '), 'the second meets the encoders FirmataEncoder still has attached'],
     ['  host killed (SIGKILL) while driving: last host byte to zero duty', `${ms.join(', ')} ms`, `board time; FirmataWatchdog armed by the host with link.watchdogMs = ${rig.link.watchdogMs} ms`],

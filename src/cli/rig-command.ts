@@ -51,7 +51,17 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
   const mock = await startRemoteMockRig(rig, wiring);
   const wire = await mock.openStream(rig.link.baudRate);
   port.on('data', (d: Buffer) => wire.write(d));
-  wire.on('data', (d: Buffer) => port.write(d));
+  // A host that does not read (none has the port open, or it was killed): what the board sends is
+  // dropped once 4 kB wait here, as a USB-serial adapter drops what the host does not fetch; without
+  // the bound the board's stream piled up in this process for the next session to wade through.
+  let dropped = 0;
+  wire.on('data', (d: Buffer) => {
+    if (port.writableLength < 4096) {
+      if (dropped > 0) process.stderr.write(`twolink rig: the host reads again; ${dropped} bytes the board sent meanwhile were dropped\n`);
+      dropped = 0;
+      port.write(d);
+    } else dropped += d.length;
+  });
   if (rt) {
     // The board's thread, this process's other threads (its I/O and GC helpers), this thread (the
     // bridge) and socat (the pty pair's relay): all of the rig's path.

@@ -124,11 +124,22 @@ export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort>
  * Puts a rig's far end on a byte stream instead of a binding (a pty's far end, in real time): the
  * stream's bytes go to the board, the board's bytes to the stream. Returns the function that detaches.
  */
-export function serveOnStream(end: RigEnd, stream: import('node:stream').Duplex): () => void {
+export function serveOnStream(end: RigEnd, stream: import('node:stream').Duplex, onDropped: (bytes: number) => void = () => {}): () => void {
   const onData = (d: Buffer): void => end.receive(d);
   stream.on('data', onData);
+  // A host that does not read (none has the port open, or it was killed): once 4 kB wait, what the
+  // board sends is dropped, as a USB-serial adapter drops what the host does not fetch (else it piles
+  // up here for the next session); `onDropped` says how much when the host reads again.
+  let dropped = 0;
   end.onTransmit = (bytes) => {
-    if (!stream.destroyed) stream.write(bytes);
+    if (stream.destroyed) return;
+    if (stream.writableLength >= 4096) {
+      dropped += bytes.length;
+      return;
+    }
+    if (dropped > 0) onDropped(dropped);
+    dropped = 0;
+    stream.write(bytes);
   };
   return () => {
     stream.removeListener('data', onData);

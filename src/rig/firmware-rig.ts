@@ -81,6 +81,13 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
       o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(e.sinceLineS * 1e3).toFixed(3)} ms after the last line from the host`);
     }
   });
+  sim.on('host', (e) =>
+    o.log(
+      e.open
+        ? `twolink rig: a host opened the port at board time ${e.boardTime.toFixed(3)} s (${e.discardedBytes} bytes the board sent while the port was closed were discarded)`
+        : `twolink rig: the host closed the port at board time ${e.boardTime.toFixed(3)} s; what the board sends is discarded until a host opens it`,
+    ),
+  );
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
   const summary = await new Promise<FirmwareSimSummary>((resolve) => {

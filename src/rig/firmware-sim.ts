@@ -121,6 +121,11 @@ export interface FirmwareSimEvents {
   reset: [{ boardTime: number }];
   /** The simulation was behind the wall clock. */
   behind: [{ boardTime: number; behindS: number }];
+  /**
+   * A host opened (`open`) or closed the pty. While none has it open the board's output is discarded,
+   * as a closed serial port discards it; `discardedBytes` (on open): how much that was.
+   */
+  host: [{ open: boolean; boardTime: number; discardedBytes: number }];
   /** A slice was simulated and answered. */
   /** A slice simulated: its board time [s], the mean duty at the motor pins, the counts the encoder pins showed, and how many slices the plant's answer was late (0: on time). */
   slice: [{ index: number; boardTime: number; duty: [number, number]; pins: [number, number]; stale: number }];
@@ -281,6 +286,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     }
     else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
     else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
+    else if (kind === 'H') this.emit('host', { open: f[1] === '1', boardTime: Number(f[2]) / 1e6, discardedBytes: Number(f[3]) });
     else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
     else if (kind === 'E') {
       this.summary = { boardS: Number(f[1]), wallS: Number(f[2]), maxBehindMs: Number(f[3]), restarts: Number(f[4]), droppedBytes: Number(f[5]), code: null };

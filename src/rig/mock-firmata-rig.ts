@@ -182,7 +182,7 @@ export function createFirmataMockRig(rig: MockPart, clock: Clock, opts: FirmataM
  */
 export function serveFirmataRig(rig: MockPart, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
   const { plant, board } = createFirmataBoard(rig, clock, opts);
-  const detach = serveOnStream(board, stream);
+  const detach = serveOnStream(board, stream, (n) => process.stderr.write(`twolink rig: the host reads again; ${n} bytes the board sent meanwhile were dropped\n`));
   return {
     plant,
     board,

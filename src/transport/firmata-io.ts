@@ -83,7 +83,9 @@ export function describe(e: unknown): string {
 export function handshakeError(name: string, e: unknown, io: FirmataIO | undefined, bytesIn: number, handshakeMs: number, baudRate: number): LinkError {
   let hint: string;
   if (bytesIn === 0) hint = 'nothing at all came back: is the board connected and powered, and is this its port?';
-  else if (!io?.versionReceived) {
+  // ConfigurableFirmata reports protocol 2.x (ConfigurableFirmata.h: FIRMATA_PROTOCOL_MAJOR_VERSION 2):
+  // another major is a REPORT_VERSION byte made up by a wrong baud rate, not a version.
+  else if (!io?.versionReceived || io.version?.major !== 2) {
     hint =
       `${bytesIn} bytes came back but no Firmata version: wrong baud rate (ConfigurableFirmata runs at 57600 unless rebuilt: set link.baudRate), ` +
       'or the board runs other firmware (twolink\'s own? set "link": {"transport": "line"})';

@@ -48,7 +48,7 @@ import { resolveFirmataWiring } from '../config/shields.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
-import { attachEncoders, setUpWatchdog, type SetupContext } from './firmata-setup.js';
+import { attachEncoders, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
 import { FirmataMotors } from './firmata-motors.js';
 import { SampleAssembler } from './firmata-samples.js';
 import { closeStream } from './stream.js';
@@ -210,7 +210,7 @@ export class FirmataLink implements Link {
       if (m.cmd === FIRMATA.CAPABILITY_RESPONSE) this.capabilityBody = m.body;
       else if (m.cmd === FIRMATA.STRING_DATA) this.onString(decodeString7(m.body));
       else if (m.cmd === FIRMATA.WATCHDOG_DATA) this.onWatchdog(m.body);
-      else if (m.cmd === FIRMATA.ENCODER_DATA) this.encoderReplies.emit(m.body.length);
+      else if (m.cmd === FIRMATA.ENCODER_DATA && this.state.kind !== 'handshake') this.encoderReplies.emit(m.body.length); // before ready: stale
     } else if (m.cmd === FIRMATA.REPORT_VERSION && this.state.kind === 'open') {
       this.checkReset();
     }
@@ -330,6 +330,7 @@ export class FirmataLink implements Link {
         reject(e);
       };
       this.state = { kind: 'handshake', fail };
+      this.transport.write(quietBoard()); // what an earlier session left reporting has all come in by `ready`
       this.board = startBoard(this.transport, o.clock, o.handshakeMs, {
         handshaking: () => this.state.kind === 'handshake',
         ready: resolve,
@@ -608,10 +609,7 @@ export class FirmataLink implements Link {
     for (const p of this.potSensors) p.disable();
     const s = this.o.stream;
     // Leave the board quiet: no reports to a port nobody reads. The board watchdog stays armed.
-    const last = new Promise<void>((resolve) => {
-      if (!wasOpen || this.wiring.encoderJoints.length === 0) resolve();
-      else this.transport.write(Buffer.from([FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, ENCODER.REPORT_AUTO, 0, FIRMATA.END_SYSEX]), () => resolve());
-    });
+    const last = new Promise<void>((resolve) => (wasOpen ? this.transport.write(quietBoard(), () => resolve()) : resolve()));
     if (!s.destroyed) {
       await Promise.race([last, new Promise((r) => setTimeout(r, 200).unref())]);
       this.transport.detached = true;

@@ -82,3 +82,18 @@ export async function setUpWatchdog(c: SetupContext, watchdogMs: number, ms: num
   if (status === 'timeout') return none(`the FirmataWatchdog answered the query but did not confirm being armed within ${ms} ms`);
   return { status };
 }
+
+/**
+ * The messages that leave a board quiet whatever an earlier session (twolink killed, or another
+ * program) left running: FirmataEncoder's auto-report off (`F0 61 04 00 F7`: FirmataEncoder.cpp's
+ * handleSysex stores argv[1] of ENCODER_REPORT_AUTO as is, and report() sends nothing while it is 0),
+ * and the reporting of every digital port (`D0|port 00`) and analog channel (`C0|channel 00`) off.
+ * ConfigurableFirmata 2.10 ignores a port or channel the board does not have
+ * (DigitalInputFirmata.cpp reportDigital: `port < TOTAL_PORTS`; AnalogInputFirmata.cpp reportAnalog:
+ * `analogPin < TOTAL_ANALOG_PINS`). 69 bytes: 12 ms at 57600 baud.
+ */
+export function quietBoard(): Buffer {
+  const bytes: number[] = [FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, ENCODER.REPORT_AUTO, 0, FIRMATA.END_SYSEX];
+  for (let i = 0; i < 16; i++) bytes.push(FIRMATA.REPORT_DIGITAL | i, 0, FIRMATA.REPORT_ANALOG | i, 0);
+  return Buffer.from(bytes);
+}

@@ -131,6 +131,10 @@ export class LineLink implements Link {
   private handshaken = false;
   private closed = false;
   private lastBoardUs = -1;
+  /** No answer to our hello yet: what arrives is what the port held, or a stream left running, from an earlier session. */
+  private fromEarlier = true;
+  /** What arrived before the board's first answer and was discarded: frames and cut or garbled lines. */
+  readonly stale = { frames: 0, lines: 0 };
   /** Bytes of valid frames received (against bytesIn: how much of what came back was garbage). */
   private validBytes = 0;
   private boardWraps = 0;
@@ -163,12 +167,24 @@ export class LineLink implements Link {
   private onLine(line: string): void {
     const d = decodeBoardFrame(line, this.joints);
     if (!d.ok) {
-      this.counters.corrupt++;
+      // Before the board's first answer, a cut line is what an earlier session left on the port.
+      if (this.fromEarlier) this.stale.lines++;
+      else this.counters.corrupt++;
       return;
     }
     const f = d.frame;
-    this.counters.received++;
     this.validBytes += line.length + 1;
+    if (this.fromEarlier) {
+      // The first answer to our hello ends what the port held from before this session; telemetry
+      // until then is a stream an earlier session left running (the H stops it: PROTOCOL.md section
+      // 8), not samples of this one: dropped uncounted, or its gaps would count as lost frames.
+      if (f.type === 'I' && f.ack !== null) this.fromEarlier = false;
+      else if (f.type === 'T') {
+        this.stale.frames++;
+        return;
+      }
+    }
+    this.counters.received++;
     if (f.type === 'I') {
       // A banner (ack '-') after the handshake means the board restarted.
       if (f.ack === null && this.handshaken) {
@@ -489,7 +505,7 @@ export class LineLink implements Link {
       const hint =
         heard === 0
           ? 'nothing at all came back: is the board connected and powered, and is this its port?'
-          : this.counters.received > 0 && heard - this.validBytes <= this.validBytes
+          : this.counters.received + this.stale.frames > 0 && heard - this.validBytes <= this.validBytes
             ? `it answered with frames but never with its identity${lastError ? ` (last error: ${lastError})` : ''}`
             : `${heard} bytes came back but no valid twolink frame: wrong baud rate, or a board without the twolink firmware (Firmata? set "link": {"transport": "firmata"} in the rig file)`;
       throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint}`, 'no-answer');
@@ -554,8 +570,17 @@ export class LineLink implements Link {
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stops the board's sample clock (`R 0`: back to sync mode, PROTOCOL.md section 8), then closes the
+   * port: a board left streaming fills the port for the next session with samples nobody asked for.
+   * Waits for the answer at most `quietMs`; a board that does not answer is closed anyway (the next
+   * session's hello stops it).
+   */
+  async close(quietMs = 200): Promise<void> {
     if (this.closed) return;
+    if (this.periodUs > 0 && this.handshaken) {
+      await this.request((seq) => ({ type: 'R', seq, hz: 0 }), quietMs).catch(() => undefined);
+    }
     await closeStream(this.o.stream);
     this.onClose('closed by twolink');
   }

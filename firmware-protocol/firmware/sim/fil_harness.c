@@ -19,6 +19,10 @@
 //                            no line ends)
 //   B <t_us>                 the AVR was reset (board time restarts in the firmware's micros())
 //   L <t_us> <behind_us>     the simulation was behind the wall clock by behind_us [us]
+//   H <open> <t_us> <bytes>  a host opened (open 1) or closed (open 0) the pty at board time t_us; with
+//                            open 1, bytes: what the board sent while no host had it open, discarded
+//                            as by a closed serial port (a USB-serial port nobody has open reads
+//                            nothing; here the kernel would keep it for the next session)
 //   E <sim_s> <wall_s> <max_behind_ms> <restarts> <dropped>   at exit: the totals
 // Lines on stdin (from the plant process):
 //   C <k> <c1> <c2> [<v1> <v2>]  encoder counts of the plant at the end of slice k [counts], and its
@@ -209,6 +213,9 @@ static size_t inLen, inPos;
 static uint8_t outBuf[PTY_OUT_MAX];
 static size_t outLen;
 static unsigned long long outDropped;
+// A host has the pty open: reading the master fails with EIO while nobody has the slave open.
+static int hostOpen;
+static unsigned long long closedDropped, closedTotal;  // board bytes discarded while no host had it open
 static int xoff;
 static avr_uart_t* uart0;
 
@@ -219,7 +226,8 @@ static void uartOut(avr_irq_t* irq, uint32_t value, void* param) {
   if (uartAtLineStart) tLine = value == 'T';
   uartAtLineStart = value == '\n';
   if (uartAtLineStart && tLine) hostOwes = 1;
-  if (outLen < sizeof outBuf) outBuf[outLen++] = (uint8_t)value;
+  if (!hostOpen) ++closedDropped;
+  else if (outLen < sizeof outBuf) outBuf[outLen++] = (uint8_t)value;
   else ++outDropped;
 }
 static void pushInput(void) {
@@ -271,6 +279,19 @@ static void openPty(void) {
   emit("P %s\n", path);
 }
 
+// The host opened or closed the pty. Closed: what the board sends is discarded, and so is what the
+// kernel still holds for the host (tcflush on the master flushes the slave's input: Linux pty.c,
+// pty_flush_buffer); opened: the same once more, for what was written before it was noticed.
+static void hostSeen(int open) {
+  if (open == hostOpen) return;
+  hostOpen = open;
+  outLen = 0;
+  tcflush(ptyMaster, TCOFLUSH);
+  emit("H %d %llu %llu\n", open, simUs(), open ? closedDropped : 0ULL);
+  closedTotal += closedDropped;
+  closedDropped = 0;
+}
+
 static void ptyIo(void) {
   if (inPos == inLen) inPos = inLen = 0;
   if (inLen < sizeof inBuf) {
@@ -279,6 +300,8 @@ static void ptyIo(void) {
       inLen += (size_t)n;
       hostAway = 0;
     }
+    if (n >= 0 || errno != EIO) hostSeen(1);
+    else hostSeen(0);
   }
   pushInput();
   if (outLen > 0) {
@@ -652,8 +675,8 @@ int main(int argc, char** argv) {
   const double sim = (double)avr->cycle / F_CPU, wall = wallS() - t0;
   fprintf(stderr,
           "fil_harness: %.3f s of board time in %.3f s of wall time; behind the wall clock at most %.1f ms "
-          "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu%s\n",
-          sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped,
+          "(%lu reports, %lu restarts skipping %.1f ms); UART bytes dropped for a host that did not read: %llu, discarded while no host had the port open: %llu%s\n",
+          sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped, closedTotal + closedDropped,
           hostLockstep ? "; host lock-step" : "");
   if (hostLockstep)
     fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer, %llu went on without it after 1 s\n", hostWaits,
