@@ -3,7 +3,6 @@
 // `twolink model fk` (forwardKinematics) within 1e-9 m at 20 random poses inside the soft limits, and
 // its links carry the rig's masses, centres of mass and inertias, its joints the rig's soft limits.
 import { DOMParser } from 'linkedom';
-import type { URDFRobot } from 'urdf-loader';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { forwardKinematics } from '../src/model/kinematics.js';
@@ -12,6 +11,8 @@ import { mulberry32 } from './helpers/random.js';
 import { twolink } from './helpers/cli.js';
 
 let URDFLoader: typeof import('urdf-loader').default;
+/** urdf-loader's robot (its class types are not reachable under NodeNext resolution). */
+type URDFRobot = ReturnType<InstanceType<typeof import('urdf-loader').default>['parse']>;
 
 beforeAll(async () => {
   // urdf-loader parses with the browser's DOMParser and checks `instanceof Document/Element`.
@@ -63,7 +64,7 @@ describe('twolink urdf', () => {
   it("carries the rig's masses, centres of mass, inertias (izz = I) and soft limits, joint axes z", () => {
     const rig = loadRig('rigs/mock-arm.json');
     const robot = parseUrdf(armUrdf(rig));
-    const a = rig.arm as Record<string, number>;
+    const a = rig.arm as unknown as Record<string, number>;
     for (let i = 1; i <= rig.joints; i++) {
       const inertial = (robot.links[`link${i}`] as unknown as { inertial: { mass: number; origin: { xyz: number[] }; inertia: Record<string, number> } }).inertial;
       expect(inertial.mass).toBe(a[`m${i}`]);
