@@ -5,10 +5,10 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
+import { BIN, lastJson, ROOT, twolink, type CliResult } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
 
-function start(args: string[]): { port: Promise<number>; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+function start(args: string[]): { port: Promise<number>; done: Promise<CliResult> } {
   const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT });
   let stdout = '';
   let stderr = '';
@@ -20,7 +20,7 @@ function start(args: string[]): { port: Promise<number>; done: Promise<{ code: n
     const m = /Foxglove live view on ws:\/\/[^:]+:(\d+)/.exec(stderr);
     if (m) found(Number(m[1]));
   });
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
   return { port, done };
 }
 
