@@ -8,7 +8,7 @@ import { closeFile, openForWrite, writeAll } from '../config/files.js';
 import { F, TICK_GROUPS, TICK_TABLE, TICK_WIDTH, tickObject, type TickField, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf } from '../viz/urdf.js';
-import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS } from '../viz/scene.js';
+import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC } from '../viz/scene.js';
 import { readRecording, recordedRig, type RecordingHeaderLine, type RecordingInfo } from './read.js';
 
 /** One CSV column: its header name (with its unit) and how to get it from a tick row. */
@@ -231,7 +231,7 @@ class McapScene {
 }
 
 /** MCAP topics written by `exportMcap` (besides the scene's, viz/scene.ts SCENE_TOPICS). */
-export const MCAP_TOPICS = { tick: '/twolink/tick', event: '/twolink/event' } as const;
+export const MCAP_TOPICS = { tick: TICK_TOPIC, event: '/twolink/event' } as const;
 
 /**
  * Writes a recording as MCAP: the Foxglove scene (McapScene: the URDF first, the three arms), one

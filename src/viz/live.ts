@@ -19,14 +19,14 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { F, tickObject } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf, type UrdfSource } from './urdf.js';
-import { ArmScene, cdrString, sceneChannels, SCENE_RATE_HZ, SCENE_TOPICS, type SceneChannel } from './scene.js';
+import { ArmScene, cdrString, sceneChannels, SCENE_RATE_HZ, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
 /** A client with more than this queued [bytes] gets no new frames until it has read them. */
 export const MAX_BUFFERED_BYTES = 256 * 1024;
-/** The tick channel of the live view (decimated like the scene), for plots. */
-export const LIVE_TICK_TOPIC = '/twolink/tick';
+/** The tick channel of the live view (decimated like the scene), for plots: the MCAP's tick topic. */
+export const LIVE_TICK_TOPIC = TICK_TOPIC;
 
 interface Client {
   ws: WebSocket;

@@ -54,6 +54,9 @@ export const SCENE_TOPICS = {
   force: '/endpoint/force',
 } as const;
 
+/** The ticks' topic (twolink.Tick JSON), in the MCAP export and the live view: the layout's plots read it. */
+export const TICK_TOPIC = '/twolink/tick';
+
 /** Topic of an arm's joint states. */
 export const jointStatesTopic = (arm: string): string => `/${arm}/joint_states`;
 
