@@ -20,6 +20,8 @@ ws.on('message', (d: Buffer, binary: boolean) => {
   if (mode !== 'stall') process.stdout.write('ready\n');
   else {
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    // A socket that does not read keeps no process alive: this timer does, until SIGTERM.
+    setInterval(() => undefined, 1 << 30);
     process.stdout.write('ready\n');
   }
 });

@@ -14,7 +14,8 @@ import { tickJsonSchema } from '../record/export.js';
 import { Session } from '../run/session.js';
 import { UsHistogram } from '../run/stats.js';
 import { F } from '../telemetry/tick.js';
-import { LIVE_TICK_TOPIC, LiveView } from '../viz/live.js';
+import { LIVE_RATE_HZ, LIVE_TICK_TOPIC, LiveView } from '../viz/live.js';
+import { virtualRun } from '../run/virtual.js';
 import { section, type BenchResult } from './report.js';
 
 const RIG = 'rigs/mock-arm.json';
@@ -125,6 +126,49 @@ async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   return { blocks, ...m, stopReason: result.summary.stopReason, ticks: result.summary.ticks };
 }
 
+/**
+ * The live view's own CPU at 1 kHz, which a loaded machine does not blur: the rows of a 1 kHz run in
+ * virtual time fed to it as the session drains them (20 ms of loop time every 20 ms), a client in another process reading everything; the process's CPU time over
+ * the feeding per second of loop time fed.
+ */
+async function viewCpu(rig: Rig, paths: PathSpec[]): Promise<{ pct: number; basePct: number; loopS: number; sent: number; dropped: number; warmUs: number }> {
+  const rows = (await virtualRun(rig, paths, { rateHz: 1000, maxSeconds: 20 })).rows;
+  const loopS = rows.at(-1)![F.t]! - rows[0]![F.t]!;
+  /** CPU time [s] of handing the rows to `feed` 20 ms of loop time every 20 ms. */
+  const feedAll = async (feed: (row: Float64Array) => void): Promise<number> => {
+    const cpu0 = process.cpuUsage();
+    let i = 0;
+    while (i < rows.length) {
+      const end = rows[i]![F.t]! + 0.02;
+      while (i < rows.length && rows[i]![F.t]! < end) feed(rows[i++]!);
+      // As fast as the session drains: faster, the reading client could not keep up and lose frames.
+      await sleep(20);
+    }
+    await sleep(100);
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1e6;
+  };
+  // The same pacing without the view: the timers' and the process's own cost, taken off.
+  const base = await feedAll(() => undefined);
+  const live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
+  const c = await client(live.server.port, 'read');
+  const withView = await feedAll((row) => live.row(row));
+  const { sent, dropped } = live.server.stats;
+  // Warm: 3000 frames back to back (the event loop turning between them), the cost of one frame.
+  const row = Float64Array.from(rows.at(-1)!);
+  const cpu0 = process.cpuUsage();
+  for (let k = 0; k < 3000; k++) {
+    row[F.t] = row[F.t]! + 1 / LIVE_RATE_HZ;
+    live.row(row);
+    await new Promise((r) => setImmediate(r));
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const warmUs = (cpu.user + cpu.system) / 3000;
+  await live.close();
+  c.kill('SIGTERM');
+  return { pct: (100 * (withView - base)) / loopS, basePct: (100 * base) / loopS, loopS, sent, dropped, warmUs };
+}
+
 export async function benchFoxglove(): Promise<BenchResult> {
   const rig = loadRig(RIG);
   const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
@@ -134,7 +178,8 @@ export async function benchFoxglove(): Promise<BenchResult> {
   const line = (b: Block): string => `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  overruns ${b.overruns} (${b.ticks} ticks)`;
   const cpu = (b: Block): number => (100 * b.cpuS) / Math.max(1e-9, b.wallS);
   const seconds = (mode: Mode): number => (SCHEDULE.filter((x) => x === mode).length * BLOCK_MS) / 1000;
-  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: m.stopReason };
+  const v = await viewCpu(rig, paths);
+  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: m.stopReason, viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100, viewBaselineCpuPct: Math.round(v.basePct * 100) / 100, viewFrameWarmUs: Math.round(v.warmUs) };
   for (const mode of ['without', 'reading', 'stalled'] as const) {
     const b = m.blocks[mode];
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
@@ -146,6 +191,8 @@ export async function benchFoxglove(): Promise<BenchResult> {
       ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],
       ['latency, stalled client', line(m.blocks.stalled), `${seconds('stalled')} s, a client that subscribed, then stopped reading`],
       ['process CPU', `${cpu(m.blocks.without).toFixed(1)} -> ${cpu(m.blocks.reading).toFixed(1)} / ${cpu(m.blocks.stalled).toFixed(1)} % of a core`, 'all threads of twolink (loop worker, mock rig, main thread with the server), without -> reading / stalled'],
+      ['live view CPU at 1 kHz', `${v.pct.toFixed(2)} % of a core`, `process CPU time feeding ${v.loopS.toFixed(1)} s of a 1 kHz virtual-time run's rows to it at the session's pace, minus the same pacing without it (${v.basePct.toFixed(2)} %), per second of loop time; ${v.sent} frames to a reading client, ${v.dropped} dropped`],
+      ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
       ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],
       ['run', m.stopReason, `${m.ticks} ticks`],
     ],

@@ -1,7 +1,7 @@
 /**
  * The live view: a Foxglove WebSocket server (protocol v1) on the main thread, fed with the tick rows
  * the session drains from the loop's worker. The loop never waits for it: the loop thread only writes
- * the shared ring; this server sees copies of rows afterwards, decimated to SCENE_RATE_HZ of the
+ * the shared ring; this server sees copies of rows afterwards, decimated to LIVE_RATE_HZ of the
  * loop's clock, and a client that reads too slowly loses frames (never the run's ticks).
  *
  * The wire format, from foxglove/ws-protocol docs/spec.md (v1): the client offers subprotocols in
@@ -19,12 +19,17 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { F, tickObject } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf, type UrdfSource } from './urdf.js';
-import { ArmScene, cdrString, sceneChannels, SCENE_RATE_HZ, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
+import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
 /** A client with more than this queued [bytes] gets no new frames until it has read them. */
 export const MAX_BUFFERED_BYTES = 256 * 1024;
+/**
+ * Rate of the live view by the loop's clock [Hz]: what Foxglove draws (it renders at most ~60 frames
+ * a second), at the least main-thread CPU; recordings keep SCENE_RATE_HZ.
+ */
+export const LIVE_RATE_HZ = 60;
 /** The tick channel of the live view (decimated like the scene), for plots: the MCAP's tick topic. */
 export const LIVE_TICK_TOPIC = TICK_TOPIC;
 
@@ -67,6 +72,8 @@ export class FoxgloveServer {
         handleProtocols: (offered) => FOXGLOVE_SUBPROTOCOLS.find((p) => offered.has(p)) ?? false,
         // Frames are small JSON; compressing them costs CPU on the main thread for little.
         perMessageDeflate: false,
+        // Clients send only small JSON requests: a larger frame closes their connection.
+        maxPayload: 64 * 1024,
       });
       wss.once('error', reject);
       wss.once('listening', () => {
@@ -106,7 +113,7 @@ export class FoxgloveServer {
     ws.on('message', (data, isBinary) => {
       if (!isBinary) this.onText(client, String(data));
     });
-    ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(SCENE_RATE_HZ) }, sessionId: String(Date.now()) }));
+    ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }));
     ws.send(
       JSON.stringify({
         op: 'advertise',
@@ -151,6 +158,20 @@ export class FoxgloveServer {
     this.stats.sent++;
   }
 
+  /**
+   * Runs `f` (several publishes) with every client's socket corked, so that the messages of one row
+   * leave in one write (one system call per client, not one per message).
+   */
+  batch(f: () => void): void {
+    const socks = [...this.clients].map((c) => (c.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket);
+    for (const s of socks) s?.cork();
+    try {
+      f();
+    } finally {
+      for (const s of socks) s?.uncork();
+    }
+  }
+
   /** Sends a message on `topic` to its subscribers (`latch`: and to every later one). */
   publish(topic: string, data: Uint8Array, ns: bigint, latch = false): void {
     const channel = this.ids.get(topic);
@@ -188,7 +209,7 @@ export class LiveView {
     readonly server: FoxgloveServer,
     private readonly src: LiveSource,
   ) {
-    this.scene = new ArmScene(src);
+    this.scene = new ArmScene(src, LIVE_RATE_HZ);
   }
 
   static async start(src: LiveSource, host: string, port: number): Promise<LiveView> {
@@ -205,8 +226,10 @@ export class LiveView {
     if (!this.scene.accept(t) || !this.server.wanted) return;
     this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
     const ns = this.startNs + BigInt(Math.round(t * 1e9));
-    for (const m of this.scene.messages(row, ns)) this.server.publish(m.topic, m.data, ns);
-    this.server.publish(LIVE_TICK_TOPIC, this.enc.encode(JSON.stringify(tickObject(row, this.src.joints))), ns);
+    this.server.batch(() => {
+      for (const m of this.scene.messages(row, ns)) this.server.publish(m.topic, m.data, ns);
+      this.server.publish(LIVE_TICK_TOPIC, this.enc.encode(JSON.stringify(tickObject(row, this.src.joints))), ns);
+    });
   }
 
   close(): Promise<void> {
