@@ -10,7 +10,7 @@ export const FOXGLOVE_OPTIONS = {
   foxglove: {
     type: 'string',
     arg: '[PORT]',
-    help: 'serve the live view to Foxglove on ws://127.0.0.1:PORT (default 8765; 0: any free port): the measured, desired and twin arms in 3D, the endpoint path and force, the ticks, at 100 Hz of the loop clock (docs/foxglove.md)',
+    help: 'serve the live view to Foxglove on ws://127.0.0.1:PORT (default 8765; 0: any free port): the measured, desired and twin arms in 3D, the endpoint path and force, the ticks, at 60 Hz of the loop clock (docs/foxglove.md)',
   },
   'foxglove-host': { type: 'string', arg: 'ADDR', help: 'with --foxglove: listen on ADDR instead of 127.0.0.1 (anyone who reaches it sees the run; twolink warns)' },
 } as const satisfies OptionSpecs;
