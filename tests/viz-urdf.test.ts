@@ -2,6 +2,7 @@
 // three.js; in Node with linkedom's DOM). Its joint transforms give the same elbow and endpoint as
 // `twolink model fk` (forwardKinematics) within 1e-9 m at 20 random poses inside the soft limits, and
 // its links carry the rig's masses, centres of mass and inertias, its joints the rig's soft limits.
+import { DOMParser as XmlDomParser } from '@xmldom/xmldom';
 import { DOMParser } from 'linkedom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
@@ -60,6 +61,24 @@ describe('twolink urdf', () => {
       expect(worst).toBeLessThan(1e-9);
     });
   }
+
+  it('a one-link arm: joint1 and the tip, its forward kinematics within 1e-9 m', () => {
+    const arm = { L1: 0.3, d1: 0.12, m1: 0.4, I1: 0.003, g: 9.81 };
+    const limits = [{ min: -2, max: 2, maxVel: 6, maxTorque: 1.5 }];
+    const text = armUrdf({ name: 'one <link> & "arm"', arm, limits });
+    // The name is escaped as XML wants (an XML parser reads it back; linkedom leaves entities as they are).
+    expect(new XmlDomParser().parseFromString(text, 'text/xml').documentElement!.getAttribute('name')).toBe('one <link> & "arm"');
+    const robot = parseUrdf(text);
+    expect(Object.keys(robot.joints).sort()).toEqual(['joint1', 'tip_joint']);
+    const rnd = mulberry32(7);
+    for (let k = 0; k < 20; k++) {
+      const q = -2 + 4 * rnd();
+      robot.setJointValue('joint1', q);
+      const tip = framePosition(robot, 'tip');
+      const want = forwardKinematics(arm, [q]).endpoint.position;
+      expect(Math.max(Math.abs(tip[0]! - want[0]), Math.abs(tip[1]! - want[1]), Math.abs(tip[2]!))).toBeLessThan(1e-9);
+    }
+  });
 
   it("carries the rig's masses, centres of mass, inertias (izz = I) and soft limits, joint axes z", () => {
     const rig = loadRig('rigs/mock-arm.json');
