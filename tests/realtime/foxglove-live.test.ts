@@ -1,5 +1,5 @@
-// `twolink run --mock --foxglove 0` in real time with two Foxglove clients (protocol v1): one reads
-// everything, the other subscribes and then stops reading (a frozen tab). The run ends as it would
+// `twolink run --mock --foxglove 0` in real time with Foxglove clients (protocol v1): one reads
+// everything, one subscribes and then stops reading (a frozen tab), one leaves abruptly mid-run. The run ends as it would
 // without them (done, exit 0, no dropped rows), the reading client saw the description and the arm's
 // transforms in order; a taken port is refused before anything moves; another address warns.
 import { spawn } from 'node:child_process';
@@ -36,6 +36,12 @@ describe('twolink run --foxglove', () => {
       await c.until(() => c.on('/robot_description').length === 1 || c.closed !== undefined);
     }
     (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    // A third one comes, takes a few frames and goes away abruptly (a closed tab).
+    const quitter = new FoxgloveTestClient(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
+    await quitter.until(() => quitter.channels.length > 0 || quitter.closed !== undefined);
+    quitter.subscribe(['/tf']);
+    await quitter.until(() => quitter.on('/tf').length >= 5 || quitter.closed !== undefined);
+    quitter.ws.terminate();
     const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
     const s = lastJson(r);
