@@ -9,6 +9,7 @@ import { McapIndexedReader } from '@mcap/core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { builtinNames, builtinPath } from '../src/model/builtins.js';
+import { forwardKinematics } from '../src/model/kinematics.js';
 import { exportMcap, MCAP_TOPICS } from '../src/record/export.js';
 import { readCdrString, SCENE_ARMS, SCENE_RATE_HZ, SCENE_TOPICS } from '../src/viz/scene.js';
 import { armUrdf } from '../src/viz/urdf.js';
@@ -92,6 +93,37 @@ describe('MCAP export: the arm in Foxglove', () => {
     // The arms moved: the angles drawn are not all one pose.
     const q1 = tfs.map((m) => angleZ((parse(m).transforms as any[]).find((t) => t.child_frame_id === 'measured/link1').rotation));
     expect(Math.max(...q1) - Math.min(...q1)).toBeGreaterThan(0.3);
+  });
+
+  it("composed from world, each arm's tip is its forward kinematics upright: (x, 0, y) with the viewer's z up", () => {
+    type V = { x: number; y: number; z: number };
+    type Q = V & { w: number };
+    const rotate = (q: Q, v: V): V => {
+      // v' = q v q*, expanded.
+      const tx = 2 * (q.y * v.z - q.z * v.y), ty = 2 * (q.z * v.x - q.x * v.z), tz = 2 * (q.x * v.y - q.y * v.x);
+      return { x: v.x + q.w * tx + (q.y * tz - q.z * ty), y: v.y + q.w * ty + (q.z * tx - q.x * tz), z: v.z + q.w * tz + (q.x * ty - q.y * tx) };
+    };
+    const ticks = new Map(on(MCAP_TOPICS.tick).map((m) => [m.logTime, parse(m)]));
+    const tfs = on(SCENE_TOPICS.tf);
+    let worst = 0;
+    for (const m of [tfs[0]!, tfs[Math.floor(tfs.length / 3)]!, tfs[Math.floor((2 * tfs.length) / 3)]!, tfs.at(-1)!]) {
+      const byChild = new Map((parse(m).transforms as any[]).map((t) => [t.child_frame_id, t]));
+      const tick = ticks.get(m.logTime);
+      for (const a of SCENE_ARMS) {
+        // Walk up from the tip to world: p_parent = R p_child + t.
+        let p: V = { x: 0, y: 0, z: 0 };
+        for (let f = `${a.name}/tip`; f !== 'world'; ) {
+          const t = byChild.get(f);
+          const r = rotate(t.rotation, p);
+          p = { x: r.x + t.translation.x, y: r.y + t.translation.y, z: r.z + t.translation.z };
+          f = t.parent_frame_id;
+        }
+        const q = { measured: tick.meas.q, desired: tick.des.q, twin: tick.twin.q }[a.name] as number[];
+        const [x, y] = forwardKinematics(rig.arm, q).endpoint.position;
+        worst = Math.max(worst, Math.abs(p.x - x), Math.abs(p.y), Math.abs(p.z - y));
+      }
+    }
+    expect(worst).toBeLessThan(1e-12);
   });
 
   it('joint states per arm, the endpoint paths and the force arrow', () => {
