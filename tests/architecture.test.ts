@@ -15,7 +15,8 @@ const SRC = join(import.meta.dirname, '..', 'src');
  * `version` is a leaf, `index` and `testing` (the public entry points) may import anything.
  * cli -> (tui, record, identify, hil, setup) -> run -> control -> (transport, model), setup -> identify
  * (its gentle identification step); transport ->
- * protocol; rig -> (protocol, model); model imports nothing. config (the rig file, files), time (the
+ * protocol; rig -> (protocol, model); model imports nothing; viz (URDF, Foxglove scene, live view) sits
+ * under record, cli and bench. config (the rig file, files), time (the
  * clocks) and telemetry (the tick format) are below everything that uses them.
  */
 const ALLOWED: Record<string, readonly string[]> = {
@@ -29,13 +30,14 @@ const ALLOWED: Record<string, readonly string[]> = {
   rig: ['protocol', 'model', 'config', 'time'],
   control: ['transport', 'model', 'config', 'time', 'telemetry'],
   run: ['control', 'rig', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  record: ['run', 'model', 'config', 'time', 'telemetry', 'version'],
+  viz: ['model', 'config', 'telemetry', 'version'],
+  record: ['viz', 'run', 'model', 'config', 'time', 'telemetry', 'version'],
   identify: ['record', 'run', 'control', 'model', 'config', 'time', 'telemetry'],
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],
   hil: ['record', 'run', 'rig', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
   setup: ['identify', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  cli: ['tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  bench: ['cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  cli: ['viz', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  bench: ['viz', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   index: ['*'],
   testing: ['*'],
 };

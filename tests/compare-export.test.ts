@@ -42,7 +42,8 @@ describe('MCAP export', () => {
         read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)),
       },
     });
-    const channels = [...reader.channelsById.values()];
+    // The scene's channels (the arm in 3D) are tests/viz-mcap.test.ts's.
+    const channels = [...reader.channelsById.values()].filter((c) => c.topic.startsWith('/twolink/'));
     expect(channels.map((c) => c.topic).sort()).toEqual([MCAP_TOPICS.event, MCAP_TOPICS.tick]);
     for (const c of channels) {
       expect(c.messageEncoding).toBe('json');
@@ -51,12 +52,15 @@ describe('MCAP export', () => {
       expect(JSON.parse(new TextDecoder().decode(schema.data)).type).toBe('object');
     }
     const tickChannel = channels.find((c) => c.topic === MCAP_TOPICS.tick)!.id;
+    const eventChannel = channels.find((c) => c.topic === MCAP_TOPICS.event)!.id;
+    let scene = 0;
     const start = BigInt(Date.parse('2026-01-02T03:04:05.000Z')) * 1_000_000n;
     const got: Record<string, unknown>[] = [];
     let events = 0;
     for await (const m of reader.readMessages()) {
       if (m.channelId !== tickChannel) {
-        events++;
+        if (m.channelId === eventChannel) events++;
+        else scene++;
         continue;
       }
       const o = JSON.parse(new TextDecoder().decode(m.data)) as { t: number };
@@ -66,7 +70,7 @@ describe('MCAP export', () => {
     expect(got).toHaveLength(ticks.length);
     expect(got).toEqual(ticks);
     expect(events).toBe(1);
-    expect(reader.statistics?.messageCount).toBe(BigInt(ticks.length + 1));
+    expect(reader.statistics?.messageCount).toBe(BigInt(ticks.length + 1 + scene));
 
     const meta = [];
     for await (const m of reader.readMetadata()) meta.push(m);

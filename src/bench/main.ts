@@ -16,6 +16,7 @@ import { benchLoop } from './loop.js';
 import { benchRealtime, benchSoak } from './realtime.js';
 import { benchModel } from './model.js';
 import { benchTui } from './tui.js';
+import { benchFoxglove } from './foxglove.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   faults: benchFaults,
   inputs: benchInputs,
   tui: benchTui,
+  foxglove: benchFoxglove,
   identify: benchIdentify,
   controller: benchController,
 };

@@ -65,6 +65,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink hil examples/hil/suite.json --junit hil.xml',
     run: async (a) => (await import('./hil-command.js')).hilCommand(a),
   },
+  urdf: {
+    summary: "the arm as a URDF (primitive shapes, the rig's masses, inertias and soft limits) for Foxglove, RViz, simulators",
+    example: 'twolink urdf --rig rigs/mock-arm.json --out arm.urdf',
+    run: async (a) => (await import('./urdf-command.js')).urdfCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',

@@ -21,6 +21,8 @@ import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numb
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
+import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
+import type { LiveView } from '../viz/live.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -45,6 +47,7 @@ const RUN_OPTIONS = {
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
   force: FORCE_OPTION,
+  ...FOXGLOVE_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -172,7 +175,7 @@ function afterRun(result: SessionResult, rateHz: number): void {
   if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
 }
 
-async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
+async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
@@ -182,6 +185,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   let dashboard: { stop(): void; update?(): void } | undefined;
   const session = new Session({
+    ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
     rig: p.rig,
     target: p.target,
     paths: p.paths,
@@ -253,7 +257,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, RUN_OPTIONS, 'run');
+  const { values: v, positionals } = parse(foxgloveArgv(argv, FOXGLOVE_PORT), RUN_OPTIONS, 'run');
   noPositionals(positionals, 'run', 'give the trajectory with --traj and the rig with --rig');
   if (v.help) {
     process.stdout.write(
@@ -268,11 +272,12 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const p = plan(v);
-  return execute(p, v, { cycle: v.cycle === true, maxSeconds: numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' }), demo: false });
+  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' });
+  return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: v.cycle === true, maxSeconds, demo: false }, live));
 }
 
 export async function demoCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, RUN_OPTIONS, 'demo');
+  const { values: v, positionals } = parse(foxgloveArgv(argv, FOXGLOVE_PORT), RUN_OPTIONS, 'demo');
   noPositionals(positionals, 'demo', 'give trajectories with --traj');
   if (v.help) {
     process.stdout.write(
@@ -292,5 +297,5 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
   const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, rigFile, names);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
-  return execute(p, v, { cycle: interactive, maxSeconds, demo: true });
+  return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: interactive, maxSeconds, demo: true }, live));
 }

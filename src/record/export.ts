@@ -7,7 +7,9 @@ import { McapWriter, type IWritable } from '@mcap/core';
 import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
 import { F, TICK_GROUPS, TICK_TABLE, TICK_WIDTH, tickObject, type TickField, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
-import { readRecording, type RecordingInfo } from './read.js';
+import { armUrdf } from '../viz/urdf.js';
+import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC } from '../viz/scene.js';
+import { readRecording, recordedRig, type RecordingHeaderLine, type RecordingInfo } from './read.js';
 
 /** An export never writes over the recording it reads (a FileError), whatever the caller checked. */
 function notOverInput(recording: string, out: string, what: string): void {
@@ -196,11 +198,50 @@ function stringMap(o: Record<string, unknown>): Map<string, string> {
   return new Map(Object.entries(o).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
 }
 
-/** MCAP topics written by `exportMcap`. */
-export const MCAP_TOPICS = { tick: '/twolink/tick', event: '/twolink/event' } as const;
+/**
+ * The Foxglove scene of a recording in an MCAP (viz/scene.ts): the URDF of the recorded rig on
+ * /robot_description at the run's start (the first message of the file), then, decimated to
+ * viz's SCENE_RATE_HZ by the loop's clock, /tf for the measured, desired and twin arms, their joint
+ * states, the endpoint paths and the estimated endpoint force.
+ */
+class McapScene {
+  private readonly ids = new Map<string, number>();
+  private readonly seq = new Map<string, number>();
+  private constructor(
+    private readonly writer: McapWriter,
+    private readonly scene: ArmScene,
+  ) {}
+
+  static async open(writer: McapWriter, h: RecordingHeaderLine, file: string, startNs: bigint): Promise<McapScene> {
+    const rig = recordedRig({ file, header: h });
+    const s = new McapScene(writer, new ArmScene(rig));
+    const enc = new TextEncoder();
+    for (const c of sceneChannels()) {
+      const schemaId = await writer.registerSchema({ name: c.schemaName, encoding: c.schemaEncoding, data: enc.encode(c.schema) });
+      s.ids.set(c.topic, await writer.registerChannel({ topic: c.topic, schemaId, messageEncoding: c.encoding, metadata: new Map() }));
+    }
+    await s.write(SCENE_TOPICS.description, cdrString(armUrdf(rig)), startNs);
+    return s;
+  }
+
+  private async write(topic: string, data: Uint8Array, time: bigint): Promise<void> {
+    const sequence = this.seq.get(topic) ?? 0;
+    this.seq.set(topic, sequence + 1);
+    await this.writer.addMessage({ channelId: this.ids.get(topic)!, sequence, logTime: time, publishTime: time, data });
+  }
+
+  async tick(row: Float64Array, time: bigint): Promise<void> {
+    if (!this.scene.accept(row[F.t]!)) return;
+    for (const m of this.scene.messages(row, time)) await this.write(m.topic, m.data, time);
+  }
+}
+
+/** MCAP topics written by `exportMcap` (besides the scene's, viz/scene.ts SCENE_TOPICS). */
+export const MCAP_TOPICS = { tick: TICK_TOPIC, event: '/twolink/event' } as const;
 
 /**
- * Writes a recording as MCAP: one JSON message per tick on /twolink/tick at its log time (the run's
+ * Writes a recording as MCAP: the Foxglove scene (McapScene: the URDF first, the three arms), one
+ * JSON message per tick on /twolink/tick at its log time (the run's
  * start plus the tick's loop time), events on /twolink/event, each channel with a JSON schema; the
  * header as metadata "twolink.header" and the summary as "twolink.summary". Indexed and chunked
  * (uncompressed), so Foxglove can seek in it.
@@ -217,6 +258,7 @@ export async function exportMcap(recording: string, out: string): Promise<Export
   let ticks = 0;
   let lastT = 0;
   let eventSeq = 0;
+  let scene: McapScene | undefined;
   const row = new Float64Array(TICK_WIDTH);
   try {
     await writer.start({ profile: '', library: `twolink ${VERSION}` });
@@ -225,6 +267,7 @@ export async function exportMcap(recording: string, out: string): Promise<Export
         joints = h.joints;
         const ms = Date.parse(h.startedAt);
         startNs = Number.isFinite(ms) ? BigInt(ms) * 1_000_000n : 0n;
+        scene = await McapScene.open(writer, h, recording, startNs);
         const tickSchema = await writer.registerSchema({ name: 'twolink.Tick', encoding: 'jsonschema', data: enc.encode(JSON.stringify(tickJsonSchema(joints))) });
         const eventSchema = await writer.registerSchema({ name: 'twolink.Event', encoding: 'jsonschema', data: enc.encode(JSON.stringify(EVENT_SCHEMA)) });
         tickChannel = await writer.registerChannel({ topic: MCAP_TOPICS.tick, schemaId: tickSchema, messageEncoding: 'json', metadata: new Map() });
@@ -237,6 +280,7 @@ export async function exportMcap(recording: string, out: string): Promise<Export
         const time = logTime(startNs, row[F.t]!);
         lastT = row[F.t]!;
         await writer.addMessage({ channelId: tickChannel, sequence: ticks, logTime: time, publishTime: time, data: enc.encode(JSON.stringify(tickObject(row, joints))) });
+        await scene!.tick(row, time);
         ticks++;
       },
       event: async (e) => {

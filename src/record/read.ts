@@ -366,7 +366,7 @@ export async function loadRecording(file: string, fields: readonly TickField[], 
  * The rig a run used, from the rig file the header carries. Throws a RecordingError (line 1) when
  * that content is not a valid rig file for this version of twolink.
  */
-export function recordedRig(info: RecordingInfo): Rig {
+export function recordedRig(info: Pick<RecordingInfo, 'file' | 'header'>): Rig {
   const label = `${info.file} (header rig ${info.header.rig.file})`;
   try {
     return resolveRig(parseRigFile(info.header.rig.content, label), info.header.rig.file);

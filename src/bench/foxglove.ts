@@ -1,0 +1,201 @@
+/**
+ * The live view's cost to the loop (viz/live.ts): the loop (the Session: worker thread, the mock rig,
+ * real time) at 1 kHz runs once, in 2 s blocks without the live view, with it and a client that reads
+ * everything, and with it and a client that has stopped reading (its socket paused: the server's
+ * frames pile up until it drops them), in the order A B C C B A twice so that a drift of the
+ * machine's load cancels out. The clients are other processes (their reading is not this process's
+ * CPU). Rows count in the block their loop time falls in.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { loadRig, type Rig } from '../config/load.js';
+import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { tickJsonSchema } from '../record/export.js';
+import { Session } from '../run/session.js';
+import { UsHistogram } from '../run/stats.js';
+import { F } from '../telemetry/tick.js';
+import { LIVE_RATE_HZ, LIVE_TICK_TOPIC, LiveView } from '../viz/live.js';
+import { virtualRun } from '../run/virtual.js';
+import { section, type BenchResult } from './report.js';
+
+const RIG = 'rigs/mock-arm.json';
+/** Loop rate [Hz]: 1 kHz, or `--foxglove-rate HZ` (a loaded machine may not hold 1 kHz in real time). */
+const RATE_HZ = process.argv.includes('--foxglove-rate') ? Number(process.argv[process.argv.indexOf('--foxglove-rate') + 1]) : 1000;
+type Mode = 'without' | 'reading' | 'stalled';
+const SCHEDULE: Mode[] = ['without', 'reading', 'stalled', 'stalled', 'reading', 'without', 'without', 'reading', 'stalled', 'stalled', 'reading', 'without'];
+const BLOCK_MS = 2000;
+const WARM_UP_MS = 2000;
+
+interface Block {
+  hist: UsHistogram;
+  ticks: number;
+  overruns: number;
+  cpuS: number;
+  wallS: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A client process subscribed to everything (resolves once it has subscribed, and in `stall` stopped reading). */
+function client(port: number, mode: 'read' | 'stall'): Promise<ChildProcess> {
+  const file = fileURLToPath(new URL('./foxglove-client.js', import.meta.url));
+  const child = spawn(process.execPath, [file, String(port), mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      if (String(d).includes('ready')) resolve(child);
+    });
+    child.on('exit', () => reject(new Error('the bench client ended before it subscribed')));
+  });
+}
+
+/**
+ * Fills the stalled client's socket (the kernel's buffers, then the server's 256 KB) with filler on
+ * the tick channel until the server drops frames, so that the block measures a stalled client's
+ * steady state (at 100 Hz the scene alone would take tens of seconds to fill the kernel's buffers).
+ */
+async function fill(live: LiveView): Promise<void> {
+  // The client's subscription may still be on its way: until it is, nothing is sent or dropped.
+  const chunk = new Uint8Array(1 << 20);
+  for (let i = 0; i < 200 && live.server.stats.dropped === 0; i++) {
+    live.server.publish(LIVE_TICK_TOPIC, chunk, 0n);
+    await sleep(10);
+  }
+  live.server.stats.sent = 0;
+  live.server.stats.dropped = 0;
+}
+
+interface Measured {
+  blocks: Record<Mode, Block>;
+  dropped: number;
+  sent: number;
+  stopReason: string;
+  ticks: number;
+}
+
+async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
+  const fresh = (): Block => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, cpuS: 0, wallS: 0 });
+  const blocks: Record<Mode, Block> = { without: fresh(), reading: fresh(), stalled: fresh() };
+  let current: Block | undefined;
+  let live: LiveView | undefined;
+  let prevOverruns = 0;
+  const session = new Session({
+    rig, target: { kind: 'mock' }, paths, cycle: true, park: true, feedforward: rig.control.feedforward, rateHz: RATE_HZ, injections: [], maxSeconds: 300,
+    onRow: (row) => {
+      live?.row(row);
+      const o = row[F.overruns]!;
+      if (current) {
+        current.hist.add(Math.abs(row[F.errUs]!));
+        current.ticks++;
+        current.overruns += o - prevOverruns;
+      }
+      prevOverruns = o;
+    },
+  });
+  let over = false;
+  const done = session.run().then((r) => ((over = true), r));
+  await sleep(WARM_UP_MS);
+  const m = { sent: 0, dropped: 0 };
+  for (const mode of SCHEDULE) {
+    if (over) break;
+    let c: ChildProcess | undefined;
+    if (mode !== 'without') {
+      live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
+      c = await client(live.server.port, mode === 'reading' ? 'read' : 'stall');
+      if (mode === 'stalled') await fill(live);
+    }
+    session.drain();
+    current = blocks[mode];
+    const cpu0 = process.cpuUsage();
+    const wall0 = performance.now();
+    await sleep(BLOCK_MS);
+    session.drain();
+    const cpu = process.cpuUsage(cpu0);
+    current.cpuS += (cpu.user + cpu.system) / 1e6;
+    current.wallS += (performance.now() - wall0) / 1000;
+    current = undefined;
+    if (live) {
+      m.sent += live.server.stats.sent;
+      m.dropped += live.server.stats.dropped;
+      await live.close();
+      live = undefined;
+    }
+    c?.kill('SIGTERM');
+  }
+  session.send({ kind: 'stop', reason: 'done' });
+  const result = await done;
+  return { blocks, ...m, stopReason: result.summary.stopReason, ticks: result.summary.ticks };
+}
+
+/**
+ * The live view's own CPU at 1 kHz, which a loaded machine does not blur: the rows of a 1 kHz run in
+ * virtual time fed to it as the session drains them (20 ms of loop time every 20 ms), a client in another process reading everything; the process's CPU time over
+ * the feeding per second of loop time fed.
+ */
+async function viewCpu(rig: Rig, paths: PathSpec[]): Promise<{ pct: number; basePct: number; loopS: number; sent: number; dropped: number; warmUs: number }> {
+  const rows = (await virtualRun(rig, paths, { rateHz: 1000, maxSeconds: 20 })).rows;
+  const loopS = rows.at(-1)![F.t]! - rows[0]![F.t]!;
+  /** CPU time [s] of handing the rows to `feed` 20 ms of loop time every 20 ms. */
+  const feedAll = async (feed: (row: Float64Array) => void): Promise<number> => {
+    const cpu0 = process.cpuUsage();
+    let i = 0;
+    while (i < rows.length) {
+      const end = rows[i]![F.t]! + 0.02;
+      while (i < rows.length && rows[i]![F.t]! < end) feed(rows[i++]!);
+      // As fast as the session drains: faster, the reading client could not keep up and lose frames.
+      await sleep(20);
+    }
+    await sleep(100);
+    const cpu = process.cpuUsage(cpu0);
+    return (cpu.user + cpu.system) / 1e6;
+  };
+  // The same pacing without the view: the timers' and the process's own cost, taken off.
+  const base = await feedAll(() => undefined);
+  const live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
+  const c = await client(live.server.port, 'read');
+  const withView = await feedAll((row) => live.row(row));
+  const { sent, dropped } = live.server.stats;
+  // Warm: 3000 frames back to back (the event loop turning between them), the cost of one frame.
+  const row = Float64Array.from(rows.at(-1)!);
+  const cpu0 = process.cpuUsage();
+  for (let k = 0; k < 3000; k++) {
+    row[F.t] = row[F.t]! + 1 / LIVE_RATE_HZ;
+    live.row(row);
+    await new Promise((r) => setImmediate(r));
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const warmUs = (cpu.user + cpu.system) / 3000;
+  await live.close();
+  c.kill('SIGTERM');
+  return { pct: (100 * (withView - base)) / loopS, basePct: (100 * base) / loopS, loopS, sent, dropped, warmUs };
+}
+
+export async function benchFoxglove(): Promise<BenchResult> {
+  const rig = loadRig(RIG);
+  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+  let m = await measure(rig, paths);
+  // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
+  for (let attempt = 1; attempt < 5 && m.stopReason !== 'done'; attempt++) m = await measure(rig, paths);
+  const line = (b: Block): string => `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  overruns ${b.overruns} (${b.ticks} ticks)`;
+  const cpu = (b: Block): number => (100 * b.cpuS) / Math.max(1e-9, b.wallS);
+  const seconds = (mode: Mode): number => (SCHEDULE.filter((x) => x === mode).length * BLOCK_MS) / 1000;
+  const v = await viewCpu(rig, paths);
+  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: m.stopReason, viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100, viewBaselineCpuPct: Math.round(v.basePct * 100) / 100, viewFrameWarmUs: Math.round(v.warmUs) };
+  for (const mode of ['without', 'reading', 'stalled'] as const) {
+    const b = m.blocks[mode];
+    Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
+  }
+  return section(
+    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time)`,
+    [
+      ['latency, without', line(m.blocks.without), `${seconds('without')} s in 2 s blocks, A B C C B A twice`],
+      ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],
+      ['latency, stalled client', line(m.blocks.stalled), `${seconds('stalled')} s, a client that subscribed, then stopped reading`],
+      ['process CPU', `${cpu(m.blocks.without).toFixed(1)} -> ${cpu(m.blocks.reading).toFixed(1)} / ${cpu(m.blocks.stalled).toFixed(1)} % of a core`, 'all threads of twolink (loop worker, mock rig, main thread with the server), without -> reading / stalled'],
+      ['live view CPU at 1 kHz', `${v.pct.toFixed(2)} % of a core`, `process CPU time feeding ${v.loopS.toFixed(1)} s of a 1 kHz virtual-time run's rows to it at the session's pace, minus the same pacing without it (${v.basePct.toFixed(2)} %), per second of loop time; ${v.sent} frames to a reading client, ${v.dropped} dropped`],
+      ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
+      ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],
+      ['run', m.stopReason, `${m.ticks} ticks`],
+    ],
+    figures,
+  );
+}

@@ -1,0 +1,63 @@
+/**
+ * `--foxglove [PORT]` and `--foxglove-host ADDR` of `twolink run` and `twolink demo`: the live view
+ * in Foxglove (src/viz/live.ts). Loopback only unless another address is given, with a warning.
+ */
+import type { Rig } from '../config/load.js';
+import type { LiveView } from '../viz/live.js';
+import { numberArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+
+export const FOXGLOVE_OPTIONS = {
+  foxglove: {
+    type: 'string',
+    arg: '[PORT]',
+    help: 'serve the live view to Foxglove on ws://127.0.0.1:PORT (default 8765; 0: any free port): the measured, desired and twin arms in 3D, the endpoint path and force, the ticks, at 60 Hz of the loop clock (docs/foxglove.md)',
+  },
+  'foxglove-host': { type: 'string', arg: 'ADDR', help: 'with --foxglove: listen on ADDR instead of 127.0.0.1 (anyone who reaches it sees the run; twolink warns)' },
+} as const satisfies OptionSpecs;
+
+/** Default port of Foxglove's WebSocket connections (the one its "Open connection" dialog and ws-protocol's examples use). */
+export const FOXGLOVE_PORT = 8765;
+
+const loopback = (host: string): boolean => host === 'localhost' || host === '::1' || /^127\./.test(host);
+
+/** `--foxglove` alone or before another option takes the default port: written `--foxglove=8765` for the parser. */
+export function foxgloveArgv(argv: readonly string[], defaultPort: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--foxglove') out.push(argv[i]!);
+    else if (argv[i + 1] !== undefined && /^\d+$/.test(argv[i + 1]!)) out.push(`--foxglove=${argv[++i]}`);
+    else out.push(`--foxglove=${defaultPort}`);
+  }
+  return out;
+}
+
+/** Starts the live view when asked (before the run: a taken port is a usage error, nothing moved yet). */
+export async function startLiveView(v: Parsed, rig: Rig): Promise<LiveView | undefined> {
+  if (v.foxglove === undefined) {
+    if (v['foxglove-host'] !== undefined) throw new UsageError('--foxglove-host goes with --foxglove [PORT]');
+    return undefined;
+  }
+  const port = numberArg(v.foxglove, 'foxglove', { min: 0, max: 65535, integer: true });
+  const host = typeof v['foxglove-host'] === 'string' ? v['foxglove-host'] : '127.0.0.1';
+  const { LiveView } = await import('../viz/live.js');
+  const { tickJsonSchema } = await import('../record/export.js');
+  let live: LiveView;
+  try {
+    live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port);
+  } catch (e) {
+    throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${(e as Error).message}`);
+  }
+  if (!loopback(host)) process.stderr.write(`twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`);
+  process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.server.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
+  return live;
+}
+
+/** Runs `f` with the live view when asked (--foxglove), and closes the view when `f` is done or fails. */
+export async function withLiveView<T>(v: Parsed, rig: Rig, f: (live: LiveView | undefined) => Promise<T>): Promise<T> {
+  const live = await startLiveView(v, rig);
+  try {
+    return await f(live);
+  } finally {
+    await live?.close();
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * The live view: a Foxglove WebSocket server (protocol v1) on the main thread, fed with the tick rows
+ * the session drains from the loop's worker. The loop never waits for it: the loop thread only writes
+ * the shared ring; this server sees copies of rows afterwards, decimated to LIVE_RATE_HZ of the
+ * loop's clock, and a client that reads too slowly loses frames (never the run's ticks).
+ *
+ * The wire format, from foxglove/ws-protocol docs/spec.md (v1): the client offers subprotocols in
+ * the handshake and the server picks one it speaks; the older clients offer `foxglove.websocket.v1`,
+ * Foxglove's SDK servers answer `foxglove.sdk.v1` (seen in foxglove_bridge 3.x users' clients, which
+ * offer both) with the same messages, so either is accepted. On connection the server sends a JSON
+ * `serverInfo` {op, name, capabilities, metadata, sessionId}, then `advertise` {op, channels: [{id,
+ * topic, encoding, schemaName, schema, schemaEncoding}]}. The client sends `subscribe`
+ * {subscriptions: [{id, channelId}]} and `unsubscribe` {subscriptionIds}. Messages go out binary:
+ * opcode 0x01, uint32 subscription id, uint64 receive timestamp [ns], the payload; integers
+ * little-endian. There is no TypeScript server in Foxglove's current SDK and @foxglove/ws-protocol is
+ * in maintenance mode, so this speaks the protocol itself on the `ws` package.
+ */
+import { WebSocketServer, type WebSocket } from 'ws';
+import { F, tickObject } from '../telemetry/tick.js';
+import { VERSION } from '../version.js';
+import { armUrdf, type UrdfSource } from './urdf.js';
+import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
+
+/** The subprotocols accepted, the SDK's name first. */
+export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
+/** A client with more than this queued [bytes] gets no new frames until it has read them. */
+export const MAX_BUFFERED_BYTES = 256 * 1024;
+/**
+ * Rate of the live view by the loop's clock [Hz]: what Foxglove draws (it renders at most ~60 frames
+ * a second), at the least main-thread CPU; recordings keep SCENE_RATE_HZ.
+ */
+export const LIVE_RATE_HZ = 60;
+/** The tick channel of the live view (decimated like the scene), for plots: the MCAP's tick topic. */
+export const LIVE_TICK_TOPIC = TICK_TOPIC;
+
+interface Client {
+  ws: WebSocket;
+  /** channel id -> subscription id */
+  subs: Map<number, number>;
+}
+
+/** What the server has done, for the bench and the tests. */
+export interface LiveStats {
+  clients: number;
+  /** Messages sent to clients. */
+  sent: number;
+  /** Messages not sent because a client had not read the earlier ones. */
+  dropped: number;
+}
+
+/** A Foxglove WebSocket server with fixed channels; `latched` messages go to every new subscriber. */
+export class FoxgloveServer {
+  private readonly clients = new Set<Client>();
+  private readonly ids = new Map<string, number>();
+  private readonly latched = new Map<number, { data: Uint8Array; ns: bigint }>();
+  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0 };
+
+  private constructor(
+    private readonly wss: WebSocketServer,
+    private readonly channels: readonly SceneChannel[],
+  ) {
+    channels.forEach((c, i) => this.ids.set(c.topic, i + 1));
+    wss.on('connection', (ws) => this.connect(ws));
+  }
+
+  /** Listens on host:port (0: any free port); rejects if it cannot (the port is taken). */
+  static start(host: string, port: number, channels: readonly SceneChannel[]): Promise<FoxgloveServer> {
+    return new Promise((resolve, reject) => {
+      const wss = new WebSocketServer({
+        host,
+        port,
+        handleProtocols: (offered) => FOXGLOVE_SUBPROTOCOLS.find((p) => offered.has(p)) ?? false,
+        // Frames are small JSON; compressing them costs CPU on the main thread for little.
+        perMessageDeflate: false,
+        // Clients send only small JSON requests: a larger frame closes their connection.
+        maxPayload: 64 * 1024,
+      });
+      wss.once('error', reject);
+      wss.once('listening', () => {
+        wss.off('error', reject);
+        // A failure after start (a client's broken socket) is that client's, never the run's.
+        wss.on('error', () => undefined);
+        resolve(new FoxgloveServer(wss, channels));
+      });
+    });
+  }
+
+  /** The port it listens on. */
+  get port(): number {
+    const a = this.wss.address();
+    return typeof a === 'object' && a ? a.port : 0;
+  }
+
+  /** Whether any client is subscribed to anything (else there is nothing to build). */
+  get wanted(): boolean {
+    for (const c of this.clients) if (c.subs.size) return true;
+    return false;
+  }
+
+  private connect(ws: WebSocket): void {
+    ws.on('error', () => undefined);
+    if (!ws.protocol) {
+      ws.close(1002, `offer the subprotocol ${FOXGLOVE_SUBPROTOCOLS.join(' or ')}`);
+      return;
+    }
+    const client: Client = { ws, subs: new Map() };
+    this.clients.add(client);
+    this.stats.clients = this.clients.size;
+    ws.on('close', () => {
+      this.clients.delete(client);
+      this.stats.clients = this.clients.size;
+    });
+    ws.on('message', (data, isBinary) => {
+      if (!isBinary) this.onText(client, String(data));
+    });
+    ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }));
+    ws.send(
+      JSON.stringify({
+        op: 'advertise',
+        channels: this.channels.map((c, i) => ({ id: i + 1, topic: c.topic, encoding: c.encoding, schemaName: c.schemaName, schema: c.schema, schemaEncoding: c.schemaEncoding })),
+      }),
+    );
+  }
+
+  private onText(client: Client, text: string): void {
+    let m: { op?: unknown; subscriptions?: unknown; subscriptionIds?: unknown };
+    try {
+      m = JSON.parse(text) as typeof m;
+    } catch {
+      client.ws.send(JSON.stringify({ op: 'status', level: 2, message: 'not JSON' }));
+      return;
+    }
+    if (m.op === 'subscribe' && Array.isArray(m.subscriptions)) {
+      for (const s of m.subscriptions as { id?: unknown; channelId?: unknown }[]) {
+        if (typeof s.id !== 'number' || typeof s.channelId !== 'number' || !(s.channelId >= 1 && s.channelId <= this.channels.length)) continue;
+        client.subs.set(s.channelId, s.id);
+        const l = this.latched.get(s.channelId);
+        if (l) this.sendTo(client, s.channelId, l.data, l.ns);
+      }
+    } else if (m.op === 'unsubscribe' && Array.isArray(m.subscriptionIds)) {
+      for (const id of m.subscriptionIds) for (const [ch, sid] of client.subs) if (sid === id) client.subs.delete(ch);
+    }
+  }
+
+  private sendTo(client: Client, channel: number, data: Uint8Array, ns: bigint): void {
+    const sub = client.subs.get(channel);
+    if (sub === undefined) return;
+    if (client.ws.readyState !== client.ws.OPEN || client.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.stats.dropped++;
+      return;
+    }
+    const frame = Buffer.allocUnsafe(13 + data.length);
+    frame[0] = 0x01;
+    frame.writeUInt32LE(sub, 1);
+    frame.writeBigUInt64LE(ns, 5);
+    frame.set(data, 13);
+    client.ws.send(frame);
+    this.stats.sent++;
+  }
+
+  /**
+   * Runs `f` (several publishes) with every client's socket corked, so that the messages of one row
+   * leave in one write (one system call per client, not one per message).
+   */
+  batch(f: () => void): void {
+    const socks = [...this.clients].map((c) => (c.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket);
+    for (const s of socks) s?.cork();
+    try {
+      f();
+    } finally {
+      for (const s of socks) s?.uncork();
+    }
+  }
+
+  /** Sends a message on `topic` to its subscribers (`latch`: and to every later one). */
+  publish(topic: string, data: Uint8Array, ns: bigint, latch = false): void {
+    const channel = this.ids.get(topic);
+    if (channel === undefined) throw new Error(`no channel ${topic}`);
+    if (latch) this.latched.set(channel, { data, ns });
+    for (const c of this.clients) this.sendTo(c, channel, data, ns);
+  }
+
+  /** Closes every connection and stops listening. */
+  close(): Promise<void> {
+    for (const c of this.clients) c.ws.terminate();
+    return new Promise((resolve) => this.wss.close(() => resolve()));
+  }
+}
+
+/** What the live view shows: the arm (URDF, scene) and the tick channel's JSON schema. */
+export interface LiveSource extends UrdfSource {
+  joints: number;
+  /** JSON schema of a tick (record/export.ts tickJsonSchema), as text. */
+  tickSchema: string;
+}
+
+/**
+ * The live view of a run: the scene (viz/scene.ts) and the decimated ticks from the rows the session
+ * drains. `row` is what the session's onRow calls; it costs a comparison per row unless a client
+ * is subscribed.
+ */
+export class LiveView {
+  private readonly scene: ArmScene;
+  private readonly enc = new TextEncoder();
+  /** Wall-clock ns of loop time 0 (set at the first row), so stamps follow the loop's clock. */
+  private startNs: bigint | undefined;
+
+  private constructor(
+    readonly server: FoxgloveServer,
+    private readonly src: LiveSource,
+  ) {
+    this.scene = new ArmScene(src, LIVE_RATE_HZ);
+  }
+
+  static async start(src: LiveSource, host: string, port: number): Promise<LiveView> {
+    const channels: SceneChannel[] = [...sceneChannels(), { topic: LIVE_TICK_TOPIC, schemaName: 'twolink.Tick', schemaEncoding: 'jsonschema', schema: src.tickSchema, encoding: 'json' }];
+    const server = await FoxgloveServer.start(host, port, channels);
+    const view = new LiveView(server, src);
+    server.publish(SCENE_TOPICS.description, cdrString(armUrdf(src)), BigInt(Date.now()) * 1_000_000n, true);
+    return view;
+  }
+
+  /** One drained row (a view: used at once, not kept). */
+  row(row: Float64Array): void {
+    const t = row[F.t]!;
+    if (!this.scene.accept(t) || !this.server.wanted) return;
+    this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
+    const ns = this.startNs + BigInt(Math.round(t * 1e9));
+    this.server.batch(() => {
+      for (const m of this.scene.messages(row, ns)) this.server.publish(m.topic, m.data, ns);
+      this.server.publish(LIVE_TICK_TOPIC, this.enc.encode(JSON.stringify(tickObject(row, this.src.joints))), ns);
+    });
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+}

@@ -1,0 +1,119 @@
+// The live view (src/viz/live.ts) with a client speaking Foxglove's WebSocket protocol v1: server
+// info, the advertised channels, a subscription, the description latched for late subscribers, and
+// /tf at 60 Hz of the loop's clock, counted over the rows' board time (rows of a virtual-time run
+// fed as the session drains them, 20 ms of loop time at a time). A client that stops reading loses
+// frames and nobody else does; publish never waits for a client.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { loadRig } from '../src/config/load.js';
+import { builtinPath } from '../src/model/builtins.js';
+import { tickJsonSchema } from '../src/record/export.js';
+import { F } from '../src/telemetry/tick.js';
+import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC, LiveView, MAX_BUFFERED_BYTES } from '../src/viz/live.js';
+import { readCdrString, SCENE_TOPICS, sceneChannels } from '../src/viz/scene.js';
+import { armUrdf } from '../src/viz/urdf.js';
+import { FoxgloveTestClient } from './helpers/foxglove-client.js';
+import { virtualRun } from './helpers/virtual-run.js';
+
+const rig = loadRig('rigs/mock-arm.json');
+let rows: Float64Array[] = [];
+const closers: (() => Promise<void> | void)[] = [];
+
+beforeAll(async () => {
+  rows = (await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 })).rows;
+}, 120_000);
+
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c();
+});
+
+async function startView(): Promise<LiveView> {
+  const live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
+  closers.push(() => live.close());
+  return live;
+}
+
+function connect(port: number, protocols: string[]): FoxgloveTestClient {
+  const c = new FoxgloveTestClient(`ws://127.0.0.1:${port}`, protocols);
+  closers.push(() => c.ws.terminate());
+  return c;
+}
+
+describe('Foxglove live view', () => {
+  it('speaks v1 under foxglove.sdk.v1: server info, channels, subscription, /tf at >= 60 Hz of board time', async () => {
+    const live = await startView();
+    const c = connect(live.server.port, ['foxglove.sdk.v1']);
+    await c.until(() => c.channels.length > 0);
+    expect(c.ws.protocol).toBe('foxglove.sdk.v1');
+    expect(c.serverInfo).toMatchObject({ op: 'serverInfo', capabilities: [] });
+    expect(c.channels.map((x) => x.topic)).toEqual([...sceneChannels().map((x) => x.topic), LIVE_TICK_TOPIC]);
+    const desc = c.channels[0]!;
+    expect([desc.topic, desc.encoding, desc.schemaName, desc.schemaEncoding, desc.schema]).toEqual(['/robot_description', 'cdr', 'std_msgs/msg/String', 'ros2msg', 'string data']);
+    expect(JSON.parse(c.channels.find((x) => x.topic === '/tf')!.schema).title).toBe('foxglove.FrameTransforms');
+    c.subscribe();
+    // The description was published before anyone subscribed: it is latched.
+    await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+    expect(readCdrString(c.on(SCENE_TOPICS.description)[0]!.data)).toBe(armUrdf(rig));
+
+    // Feed the rows as the session drains them: 20 ms of loop time per drain; wait for the client.
+    const t0 = rows[0]![F.t]!;
+    let i = 0;
+    while (i < rows.length) {
+      const end = rows[i]![F.t]! + 0.02;
+      while (i < rows.length && rows[i]![F.t]! < end) live.row(rows[i++]!);
+      await c.until(() => c.received.length === live.server.stats.sent);
+    }
+    const board = rows.at(-1)![F.t]! - t0;
+    expect(board).toBeGreaterThan(2);
+    const tf = c.on(SCENE_TOPICS.tf);
+    expect(live.server.stats.dropped).toBe(0);
+    expect(tf.length / board).toBeGreaterThanOrEqual(60);
+    // One per 1/60 s slot of the loop's clock.
+    expect(tf.length).toBeGreaterThanOrEqual(Math.floor(board * LIVE_RATE_HZ));
+    // Stamps follow the loop's clock, spanning the run's board time to within a slot.
+    const spanS = Number(tf.at(-1)!.ns - tf[0]!.ns) / 1e9;
+    expect(Math.abs(spanS - board)).toBeLessThan(1 / LIVE_RATE_HZ + 0.001);
+    const q = JSON.parse(String(tf.at(-1)!.data)).transforms.find((t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1').rotation;
+    const slot = (r: Float64Array): number => Math.floor(r[F.t]! * LIVE_RATE_HZ + 1e-6);
+    const lastDrawn = rows.find((r) => slot(r) === slot(rows.at(-1)!))!;
+    expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(lastDrawn[F.q0]!, 12);
+    expect(c.on(LIVE_TICK_TOPIC).length).toBe(tf.length);
+  });
+
+  it('accepts the older foxglove.websocket.v1 and refuses a client that offers neither', async () => {
+    const live = await startView();
+    const old = connect(live.server.port, ['foxglove.websocket.v1']);
+    await old.until(() => old.channels.length > 0);
+    expect(old.ws.protocol).toBe('foxglove.websocket.v1');
+    const none = connect(live.server.port, ['something.else']);
+    await none.until(() => none.closed !== undefined);
+    expect(none.channels).toEqual([]);
+  });
+
+  it('drops frames for a client that stops reading; the reading client gets every one; publish never waits', async () => {
+    const server = await FoxgloveServer.start('127.0.0.1', 0, sceneChannels());
+    closers.push(() => server.close());
+    server.publish(SCENE_TOPICS.description, new Uint8Array(8), 0n, true);
+    const good = connect(server.port, ['foxglove.sdk.v1']);
+    const stalled = connect(server.port, ['foxglove.sdk.v1']);
+    for (const c of [good, stalled]) {
+      await c.until(() => c.channels.length > 0);
+      c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
+      // The latched description arriving shows the subscription is in place.
+      await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+    }
+    // The stalled client reads nothing more: its socket is paused (a frozen Foxglove tab).
+    (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const sent0 = server.stats.sent;
+    const big = new Uint8Array(MAX_BUFFERED_BYTES);
+    const frames = 200;
+    for (let k = 0; k < frames; k++) {
+      // Sent or dropped, publish returns at once: it never waits for a socket.
+      server.publish(SCENE_TOPICS.tf, big, BigInt(k));
+      await good.until(() => good.on(SCENE_TOPICS.tf).length === k + 1);
+    }
+    expect(good.on(SCENE_TOPICS.tf).map((m) => m.ns)).toEqual(Array.from({ length: frames }, (_, k) => BigInt(k)));
+    // 50 MB for the stalled client: more than the kernel's socket buffers hold, so frames were dropped.
+    expect(server.stats.dropped).toBeGreaterThan(0);
+    expect(server.stats.sent - sent0 + server.stats.dropped).toBe(2 * frames);
+  }, 120_000);
+});
