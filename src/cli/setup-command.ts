@@ -20,7 +20,8 @@ import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigf
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
 import type { LoopCommand } from '../control/commands.js';
-import type { Clock } from '../time/clock.js';
+import type { MockRig } from '../rig/mock-rig.js';
+import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -103,12 +104,13 @@ async function makeLink(rig: Rig, stream: import('node:stream').Duplex, name: st
   return { link, board };
 }
 
-async function openMock(rig: Rig, wiring: MockWiring | undefined): Promise<Opened> {
+async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {
   const { VirtualClock, runUntilSettled } = await import('../time/clock.js');
   const { createMockRig } = await import('../rig/mock-rig.js');
   const { MockHand } = await import('../setup/mock-hand.js');
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
+  watch?.(mock, clock);
   const stream = await mock.openStream();
   const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: 3_600_000 });
   const { link, board } = await makeLink(rig, stream, mock.path, rig.link.baudRate, clock, drive);
@@ -155,7 +157,7 @@ function stopWords(reason: string): string {
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
-function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number): RunPaths {
+function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number, watch: SetupIo['watch']): RunPaths {
   if (v.mock) {
     return async (rig, paths) => {
       const { virtualRun } = await import('../run/virtual.js');
@@ -168,7 +170,12 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
         else operator.signal.addEventListener('abort', estop, { once: true });
       };
       try {
-        const r = await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120, onReady });
+        let seen = false;
+        const onTick = (_c: unknown, clock: VirtualClock, mock: MockRig): void => {
+          if (!seen) watch?.(mock, clock);
+          seen = true;
+        };
+        const r = await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120, onReady, ...(watch ? { onTick } : {}) });
         return { summary: r.summary, rows: r.rows };
       } finally {
         if (estop) operator.signal.removeEventListener('abort', estop);
@@ -227,6 +234,7 @@ interface Finish {
   baudRate: number;
   /** The steps as they run (the caller reports them even when setup stops half way). */
   steps: StepResult[];
+  watch: SetupIo['watch'];
 }
 
 function reportStep(operator: TerminalOperator, step: StepResult): void {
@@ -264,7 +272,7 @@ async function reachPhase(ctx: Finish, run: RunPaths, file: Record<string, unkno
 async function finishSetup(ctx: Finish): Promise<Written> {
   const { v, operator, wiring } = ctx;
   const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
-  const run = runner(v, wiring, operator, ctx.baudRate);
+  const run = runner(v, wiring, operator, ctx.baudRate, ctx.watch);
   let file = c.file;
   let changes = c.changes;
   let failed = false;
@@ -292,6 +300,8 @@ export interface SetupIo {
   err: Writable;
   out: Writable;
   signals?: SignalSource;
+  /** Shown each simulated rig `--mock` opens (setup's own, then each run's), with its clock: how a test watches the motors. */
+  watch?: (mock: MockRig, clock: VirtualClock) => void;
 }
 
 const PROCESS_IO: SetupIo = { input: process.stdin, err: process.stderr, out: process.stdout };
@@ -327,8 +337,8 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
   let done: Written | undefined;
   let stopped: string | null = null;
   try {
-    outcome = await firstSteps(v, p, operator, steps);
-    if (outcome?.completed) done = await finishSetup({ v, rig: p.rig, raw: p.raw, out: p.out, outcome, operator, wiring: p.wiring, baudRate: p.baudRate, steps });
+    outcome = await firstSteps(v, p, operator, steps, io.watch);
+    if (outcome?.completed) done = await finishSetup({ v, rig: p.rig, raw: p.raw, out: p.out, outcome, operator, wiring: p.wiring, baudRate: p.baudRate, steps, watch: io.watch });
     else if (outcome) operator.say('no rig file written: fix what failed above and run setup again');
   } catch (e) {
     if (e instanceof LinkError) {
@@ -350,10 +360,10 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
 }
 
 /** Steps 1-6 on the board (or the mock): the link opened, the steps run, the link closed with the motors at zero. */
-async function firstSteps(v: Parsed, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[]): Promise<SetupOutcome> {
+async function firstSteps(v: Parsed, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
-    opened = v.mock ? await openMock(p.rig, p.wiring) : await openPort(p.rig, v.port as string, p.baudRate);
+    opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, v.port as string, p.baudRate);
     operator.say(`twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
     const hand = opened.hand ?? new PersonHand(operator);
     const outcome = await opened.drive(runSetup({ rig: p.rig, link: opened.link, board: opened.board, clock: opened.clock, operator, hand, options: { pulseMaxDuty: p.pulseMaxDuty, widenLimits: v['widen-limits'] === true } }));
