@@ -1,0 +1,71 @@
+// `twolink setup` as a process: a real SIGINT or SIGTERM from outside ends it with exit 130 and no rig
+// file, and stdin closed at a later prompt ends it with exit 1 and a message that says so. The signal is
+// sent when a prompt is on stderr (setup waits there for Enter from piped stdin): an event, not a time.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT, twolink } from '../helpers/cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-signals-'));
+/** A hang guard only. */
+const GUARD_MS = 600_000;
+
+/** Runs setup --mock with piped stdin; each time `answers[i].when` first shows on stderr, writes its line or sends its signal. */
+function setup(out: string, answers: { when: RegExp; line?: string; signal?: NodeJS.Signals }[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { cwd: ROOT });
+    let stderr = '';
+    const pending = answers.slice();
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      while (pending.length && pending[0]!.when.test(stderr)) {
+        const a = pending.shift()!;
+        if (a.line !== undefined) child.stdin.write(a.line);
+        if (a.signal) child.kill(a.signal);
+      }
+    });
+    child.stdout.resume();
+    const guard = setTimeout(() => child.kill('SIGKILL'), GUARD_MS - 10_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(guard);
+      resolve({ code, signal, stderr });
+    });
+  });
+}
+
+const MOTORS = /Motors: each output[\s\S]*> the arm will move: clear it/;
+const CONSTANTS = /Motor constants: each joint[\s\S]*> the arm will move: clear it/;
+const IDENTIFY = /> the arm will move about hanging/;
+const REACH = /> the arm will move over its reach/;
+
+describe('twolink setup: signals from outside', () => {
+  it.each([
+    ['SIGINT', 'the motors prompt', [{ when: MOTORS, signal: 'SIGINT' as const }]],
+    ['SIGTERM', 'the identification prompt', [{ when: MOTORS, line: '\n' }, { when: CONSTANTS, line: '\n' }, { when: IDENTIFY, signal: 'SIGTERM' as const }]],
+    ['SIGTERM', 'the first reach prompt', [{ when: MOTORS, line: '\n' }, { when: CONSTANTS, line: '\n' }, { when: IDENTIFY, line: '\n' }, { when: REACH, signal: 'SIGTERM' as const }]],
+  ])('%s at %s: exit 130, the motors off, no rig file', async (sig, _where, answers) => {
+    const out = join(dir, `${sig}-${answers.length}.json`);
+    const r = await setup(out, answers);
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(existsSync(out)).toBe(false);
+  }, GUARD_MS);
+});
+
+describe('twolink setup: stdin closed at a prompt', () => {
+  it.each([
+    ['the motors prompt', ''],
+    ['the identification prompt (after two Enters)', '\n\n'],
+    ['the first reach prompt (after three Enters)', '\n\n\n'],
+  ])('%s: exit 1 with a message, the motors off, no rig file', async (_where, input) => {
+    const out = join(dir, `stdin-${input.length}.json`);
+    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: GUARD_MS - 10_000 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
+    expect(existsSync(out)).toBe(false);
+  }, GUARD_MS);
+});
