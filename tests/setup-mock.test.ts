@@ -79,12 +79,14 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:pass', 'limits 2:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:warn', 'limits 2:warn', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
     // Nothing about the wiring changes; the motor constants and the model measured may (the mock's
     // plant is heavier than the nominal file, with friction the file lacks).
     expect(wiringChanges(j.changes)).toEqual([]);
     expect(j.clock).toBe('virtual');
     expect(r.stderr).toMatch(/\[PASS\] encoder 1: joint 1 is read by input 1/);
+    // The mock's file has soft limits narrower than its stops on purpose: kept, with a warning.
+    expect(j.steps.find((s: Step) => s.name === 'limits 1').summary).toMatch(/the file's narrower \[-150, 150\] kept/);
   });
 
   it.each(Object.keys(EXPECT))('%s', async (wiring) => {

@@ -273,6 +273,7 @@ async function finishSetup(ctx: Finish): Promise<Written> {
   const { v, operator, wiring } = ctx;
   const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
   const run = runner(v, wiring, operator, ctx.baudRate, ctx.watch);
+  const first = ctx.steps.length;
   let file = c.file;
   let changes = c.changes;
   let failed = false;
@@ -291,7 +292,7 @@ async function finishSetup(ctx: Finish): Promise<Written> {
   for (const line of describeChanges(changes)) operator.say(`  ${line}`);
   const target = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
   operator.say(`next: the reach at full speed, twolink run --rig ${written.path} ${target} --traj reach`);
-  return { written, changes, steps: ctx.steps };
+  return { written, changes, steps: ctx.steps.slice(first) };
 }
 
 /** Where setup's text goes and where its input and signals come from (the process's; tests pass their own). */
