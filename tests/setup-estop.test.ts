@@ -1,7 +1,7 @@
 // twolink setup's e-stop: space or Esc while a motor pulse or the speed test runs zeroes the motors at once and the board
 // confirms the stop (virtual time, the mock rig); the terminal's keys reach the operator's signal.
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { FLAG } from '../src/protocol/codec.js';
 import { createMockRig } from '../src/rig/mock-rig.js';
@@ -11,7 +11,10 @@ import { PersonHand, TerminalOperator } from '../src/setup/operator.js';
 import { probeLineBoard } from '../src/setup/probe.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
-import { Person } from './helpers/setup-person.js';
+import { Person, CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const rig = loadRig('rigs/mock-arm.json');
 
@@ -23,7 +26,7 @@ describe('setup: the e-stop while a motor is driven', () => {
     const clock = new VirtualClock();
     const mock = createMockRig(rig, clock);
     const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: 60_000 });
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: CHILD_GUARD_MS });
     const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
     const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
     const ac = new AbortController();
@@ -184,7 +187,7 @@ describe('setup on a port: the e-stop at each prompt of its steps ends it, motor
     const clock = new VirtualClock();
     const mock = createMockRig(rig, clock);
     const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: 600_000 });
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: CHILD_GUARD_MS });
     const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
     const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
     const person = new Person();
@@ -203,5 +206,5 @@ describe('setup on a port: the e-stop at each prompt of its steps ends it, motor
     expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
     expect(person.input.raw).toBe(false);
     mock.dispose();
-  }, 600_000);
+  }, HANG_GUARD_MS);
 });

@@ -3,14 +3,17 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { checkLimits, MIN_RANGE_DEG, STOP_MARGIN_DEG } from '../src/setup/limits.js';
 import { believed } from '../src/setup/steps.js';
 import { Writable } from 'node:stream';
 import { setupCommand } from '../src/cli/setup-command.js';
 import { lastJson, twolink } from './helpers/cli.js';
-import { Person } from './helpers/setup-person.js';
+import { Person, CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const rig = loadRig('rigs/mock-arm.json');
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-limits-'));
@@ -86,7 +89,7 @@ function rigWithStops(name: string, stops: { minDeg: number; maxDeg: number }[] 
 }
 
 async function setup(rigPath: string, out: string, extra: string[] = []) {
-  const r = await twolink(['setup', '--rig', rigPath, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, ...extra], { timeoutMs: 120_000 });
+  const r = await twolink(['setup', '--rig', rigPath, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, ...extra], { timeoutMs: CHILD_GUARD_MS });
   return { code: r.code, stderr: r.stderr, json: lastJson(r) };
 }
 
@@ -163,5 +166,5 @@ describe('setup at a terminal: the person is asked before a limit is widened', (
     expect([Math.round((l.min * 180) / Math.PI * 2) / 2, Math.round((l.max * 180) / Math.PI * 2) / 2]).toEqual(limitsDeg);
     const json = JSON.parse(stdout.join('').trim().split('\n').at(-1)!);
     expect(json.steps.find((s: { name: string }) => s.name === 'limits 1').summary).toMatch(summary);
-  }, 300_000);
+  }, HANG_GUARD_MS);
 });

@@ -6,16 +6,17 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setupCommand } from '../src/cli/setup-command.js';
 import { FLAG } from '../src/protocol/codec.js';
 import type { MockRig } from '../src/rig/mock-rig.js';
 import type { VirtualClock } from '../src/time/clock.js';
-import { Person, type Act } from './helpers/setup-person.js';
+import { Person, type Act, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-stop-'));
-/** A hang guard only (a whole mock setup takes seconds; a loaded machine may take minutes). */
-const GUARD_MS = 600_000;
 let n = 0;
 
 interface Stopped {
@@ -89,7 +90,7 @@ describe('setup: the e-stop at every prompt ends it (exit 1, motors off, nothing
     expect(r.person.text).toMatch(/E-STOP/);
     expect(r.person.text).toMatch(/setup stopped: the e-stop \(space or Esc\)/);
     expect(r.json.steps.at(-1)?.name).toBe(lastStep);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 
   it('Esc at the last prompt: no Enter after it runs the reach', async () => {
     const person = new Person().on(/> the arm will move over its reach/, { keys: '\x1b' });
@@ -99,7 +100,7 @@ describe('setup: the e-stop at every prompt ends it (exit 1, motors off, nothing
     expectEnded(r, 'estop', 1);
     expect(r.json.steps.map((s) => s.name)).not.toContain('first reach');
     expect(r.person.text).not.toMatch(/\[(PASS|WARN|FAIL)\] first reach/);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 });
 
 /** Setup's steps, and a cue that shows each is under way (with --yes nothing waits: the heading is said as the step starts). */
@@ -118,7 +119,7 @@ describe('setup: Ctrl-C and SIGTERM at every step end it (exit 130, motors off, 
   it.each(STEPS.flatMap(([step, cue]) => [[step, cue, 'Ctrl-C', { keys: '\x03' }] as const, [step, cue, 'SIGTERM', { signal: 'SIGTERM' }] as const]))('%s: %s', async (_step, cue, _how, act) => {
     const r = await setup(new Person().on(cue, act), ['--yes']);
     expectEnded(r, 'keys' in act ? 'interrupted:SIGINT' : 'interrupted:SIGTERM', 130);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 });
 
 describe('setup: stops while the motors are driven', () => {
@@ -132,5 +133,5 @@ describe('setup: stops while the motors are driven', () => {
   ] as const)('during %s: %s', async (_what, after, _how, act, reason, code) => {
     const r = await setup(new Person(), ['--yes'], { after, act });
     expectEnded(r, reason, code);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 });

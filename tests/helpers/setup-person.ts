@@ -77,3 +77,11 @@ export class Person {
     if (acts.length) setImmediate(() => acts.forEach((a) => this.act(a)));
   }
 }
+
+/**
+ * Setup's tests wait for events; these are hang guards only, long enough for a machine with six CPU
+ * hogs on two cores (a whole mock setup takes ~8 s quiet, a minute or more under that load). A child
+ * process is killed a little before its test gives up, so that the failure shows its output.
+ */
+export const HANG_GUARD_MS = 900_000;
+export const CHILD_GUARD_MS = 840_000;

@@ -5,12 +5,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
+import { CHILD_GUARD_MS, HANG_GUARD_MS } from '../helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-signals-'));
-/** A hang guard only. */
-const GUARD_MS = 600_000;
 
 /** Runs setup --mock with piped stdin; each time `answers[i].when` first shows on stderr, writes its line or sends its signal. */
 function setup(out: string, answers: { when: RegExp; line?: string; signal?: NodeJS.Signals }[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
@@ -27,7 +29,7 @@ function setup(out: string, answers: { when: RegExp; line?: string; signal?: Nod
       }
     });
     child.stdout.resume();
-    const guard = setTimeout(() => child.kill('SIGKILL'), GUARD_MS - 10_000);
+    const guard = setTimeout(() => child.kill('SIGKILL'), CHILD_GUARD_MS);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(guard);
@@ -53,7 +55,7 @@ describe('twolink setup: signals from outside', () => {
     expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(existsSync(out)).toBe(false);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 });
 
 describe('twolink setup: stdin closed at a prompt', () => {
@@ -63,9 +65,9 @@ describe('twolink setup: stdin closed at a prompt', () => {
     ['the first reach prompt (after three Enters)', '\n\n\n'],
   ])('%s: exit 1 with a message, the motors off, no rig file', async (_where, input) => {
     const out = join(dir, `stdin-${input.length}.json`);
-    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: GUARD_MS - 10_000 });
+    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
     expect(existsSync(out)).toBe(false);
-  }, GUARD_MS);
+  }, HANG_GUARD_MS);
 });
