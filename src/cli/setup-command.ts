@@ -344,6 +344,7 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
   } catch (e) {
     if (e instanceof LinkError) {
       io.err.write(`twolink: ${e.message}\n`);
+      if (outcome) operator.say('setup stopped: the link to the board was lost (the board stops the motors on its own when the host goes quiet); no rig file written');
       return 3;
     }
     if (!(e instanceof SetupStopped)) throw e;
