@@ -23,9 +23,11 @@ export interface Glyphs {
   full: string;
   empty: string;
   deg: string;
+  /** Where text was cut out. */
+  ellipsis: string;
 }
-export const UNICODE_GLYPHS: Glyphs = { sep: '│', dot: '●', full: '█', empty: '░', deg: '°' };
-export const ASCII_GLYPHS: Glyphs = { sep: '|', dot: '*', full: '#', empty: '-', deg: ' deg' };
+export const UNICODE_GLYPHS: Glyphs = { sep: '│', dot: '●', full: '█', empty: '░', deg: '°', ellipsis: '…' };
+export const ASCII_GLYPHS: Glyphs = { sep: '|', dot: '*', full: '#', empty: '-', deg: ' deg', ellipsis: '...' };
 
 /** The trajectory in progress. */
 export interface Progress {
@@ -131,7 +133,7 @@ const DESCRIBE_TAIL = 18;
 /** `s` cut in the middle to `n` characters, its end kept whole ("line protocol to ... at 115200 baud"). */
 function elideMiddle(s: string, n: number, g: Glyphs): string {
   if (s.length <= n) return s;
-  const dots = g.sep === '|' ? '...' : '…';
+  const dots = g.ellipsis;
   const tail = Math.min(s.length, Math.max(DESCRIBE_TAIL, Math.floor(n / 2)));
   const head = n - tail - dots.length;
   if (head >= 8) return `${s.slice(0, head)}${dots}${s.slice(s.length - tail)}`;
