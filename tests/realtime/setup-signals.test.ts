@@ -71,3 +71,64 @@ describe('twolink setup: stdin closed at a prompt', () => {
     expect(existsSync(out)).toBe(false);
   }, HANG_GUARD_MS);
 });
+
+/**
+ * Runs setup --mock on a real terminal (a pty from util-linux's script(1); stdin in raw mode, as a
+ * person's): each prompt is answered by `key(prompt)` once it is on the screen (Enter, n, or a stop key),
+ * and `after` is typed once the E-STOP shows (a person pressing Enter anyway).
+ */
+function onTerminal(out: string, key: (prompt: string) => string, after = ''): Promise<{ code: number | null; text: string }> {
+  return new Promise((resolve, reject) => {
+    const cmd = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} setup --rig rigs/mock-arm.json --mock --no-identify --out ${JSON.stringify(out)}`;
+    const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT });
+    let text = '';
+    let answered = 0;
+    let stopped = false;
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString();
+      const prompts = text.split('  > ').slice(1);
+      // A prompt is answered once its line is complete on the screen (it ends with "stops) ").
+      while (answered < prompts.length && /stops\) $/.test(prompts[answered]!.split('\n')[0]!)) child.stdin.write(key(prompts[answered++]!));
+      if (!stopped && /E-STOP/.test(text)) {
+        stopped = true;
+        if (after) child.stdin.write(after);
+      }
+    });
+    const guard = setTimeout(() => child.kill('SIGKILL'), CHILD_GUARD_MS);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      resolve({ code, text });
+    });
+  });
+}
+
+const answer = (p: string): string => (/\(y: yes/.test(p) ? 'n' : '\r');
+
+describe('twolink setup on a real terminal (a pty)', () => {
+  it('space at the last prompt ("the arm will move over its reach"), then Enter: E-STOP, exit 1, no reach, no rig file', async () => {
+    const out = join(dir, 'pty-space.json');
+    const r = await onTerminal(out, (p) => (/over its reach/.test(p) ? ' ' : answer(p)), '\r\r');
+    expect(r.code, r.text).toBe(1);
+    expect(r.text).toMatch(/E-STOP/);
+    expect(r.text).toMatch(/setup stopped: the e-stop \(space or Esc\); the motors are off; no rig file written/);
+    expect(r.text).not.toMatch(/\[(PASS|WARN|FAIL)\] first reach/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('Esc at the motors prompt: exit 1, no motor driven, no rig file', async () => {
+    const out = join(dir, 'pty-esc.json');
+    const r = await onTerminal(out, (p) => (/the arm will move: clear it/.test(p) ? '\x1b' : answer(p)));
+    expect(r.code, r.text).toBe(1);
+    expect(r.text).not.toMatch(/\] motor output 1:/);
+    expect(existsSync(out)).toBe(false);
+  });
+
+  it('Ctrl-C at the question about widening joint 1: exit 130, no rig file', async () => {
+    const out = join(dir, 'pty-ctrl-c.json');
+    const r = await onTerminal(out, (p) => (/joint 1: the stops allow/.test(p) ? '\x03' : answer(p)));
+    expect(r.code, r.text).toBe(130);
+    expect(r.text).toMatch(/setup stopped: Ctrl-C \(SIGINT\); the motors are off; no rig file written/);
+    expect(existsSync(out)).toBe(false);
+  });
+});
