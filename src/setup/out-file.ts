@@ -5,7 +5,7 @@
  * through a symlink too) keeps the old one as FILE.bak (FILE.bak1, ...). Every read is bounded
  * (config/files.ts); every failure is a FileError naming the path.
  */
-import { closeSync, constants, lstatSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, lstatSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errnoText, FileError, MAX_CONFIG_BYTES, readTextFile, writeTextFile } from '../config/files.js';
 
@@ -102,12 +102,14 @@ export function checkOutFile(rigPath: string, out: string | undefined): OutFile 
 /** Writes `text` to the checked file: the old one kept as .bak first, the new one put in place whole (a temporary file, renamed). */
 export function writeOutFile(o: OutFile, text: string): { path: string; backup: string | null } {
   let backup: string | null = null;
-  let exists = o.exists;
+  let mode: number | undefined;
   try {
-    exists = statSync(o.real).isFile();
+    const st = statSync(o.real);
+    if (st.isFile()) mode = st.mode & 0o7777;
   } catch {
-    exists = false;
+    mode = undefined;
   }
+  const exists = mode !== undefined;
   if (exists) {
     const old = readTextFile(o.real, MAX_CONFIG_BYTES, 'file to back up');
     let k = 0;
@@ -118,6 +120,8 @@ export function writeOutFile(o: OutFile, text: string): { path: string; backup: 
   const tmp = `${o.real}.twolink-${process.pid}.tmp`;
   writeTextFile(tmp, text);
   try {
+    // The new file keeps the old one's permissions.
+    if (mode !== undefined) chmodSync(tmp, mode);
     renameSync(tmp, o.real);
   } catch (e) {
     try {
