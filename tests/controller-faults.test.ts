@@ -13,6 +13,7 @@ import { builtinPath } from '../src/model/builtins.js';
 import { F } from '../src/telemetry/tick.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { lastJson, twolink, type CliResult } from './helpers/cli.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const DIR = 'tests/fixtures/controllers';
 const rig = loadRig('rigs/mock-arm.json');
@@ -82,7 +83,7 @@ describe('twolink hil: a suite of hostile controllers, then a good one', () => {
   let r: CliResult;
   beforeAll(async () => {
     r = await twolink(['hil', `${DIR}/hostile-suite.json`, '--junit', xml], { timeoutMs: 300_000 });
-  }, 300_000);
+  }, hangGuardMs(60_000));
 
   it('ends by itself with exit code 1, no stack trace, and the JUnit file written', () => {
     expect(r.signal).toBeNull();

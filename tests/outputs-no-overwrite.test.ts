@@ -10,6 +10,7 @@ import { loadRig } from '../src/config/load.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { twolink, type CliResult } from './helpers/cli.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-no-overwrite-'));
 const rec = join(dir, 'reach.ndjson');
@@ -19,7 +20,7 @@ beforeAll(async () => {
   const rig = loadRig('rigs/mock-arm.json');
   await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { record: rec, keepRows: false, maxSeconds: 30 });
   recText = readFileSync(rec, 'utf8');
-}, 120_000);
+}, hangGuardMs(30_000));
 
 function refused(r: CliResult, message: RegExp): void {
   expect(r.code, r.stderr).toBe(2);

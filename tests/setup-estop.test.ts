@@ -1,17 +1,20 @@
 // twolink setup's e-stop: space or Esc while a motor pulse or the speed test runs zeroes the motors at once and the board
 // confirms the stop (virtual time, the mock rig); the terminal's keys reach the operator's signal.
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { FLAG } from '../src/protocol/codec.js';
 import { createMockRig } from '../src/rig/mock-rig.js';
-import { runSetup, SetupStopped, type Operator } from '../src/setup/driver.js';
+import { runSetup, SetupStopped, type Hand, type Operator } from '../src/setup/driver.js';
 import { MockHand } from '../src/setup/mock-hand.js';
-import { TerminalOperator } from '../src/setup/operator.js';
+import { PersonHand, TerminalOperator } from '../src/setup/operator.js';
 import { probeLineBoard } from '../src/setup/probe.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
-import { hangGuardMs } from './helpers/hang-guard.js';
+import { Person, CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const rig = loadRig('rigs/mock-arm.json');
 
@@ -23,7 +26,7 @@ describe('setup: the e-stop while a motor is driven', () => {
     const clock = new VirtualClock();
     const mock = createMockRig(rig, clock);
     const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: hangGuardMs(60_000) });
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: CHILD_GUARD_MS });
     const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
     const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
     const ac = new AbortController();
@@ -127,4 +130,81 @@ describe('setup: the operator on a terminal', () => {
     await expect(p).rejects.toBeInstanceOf(SetupStopped);
     op.dispose();
   });
+});
+
+/**
+ * The hand of a person at a real arm, on the mock: the mock's hand turns the joint, then the person is
+ * asked (as PersonHand asks on a port) and answers at the terminal.
+ */
+class AskedHand implements Hand {
+  private readonly person: PersonHand;
+  constructor(
+    op: Operator,
+    private readonly mock: MockHand,
+  ) {
+    this.person = new PersonHand(op);
+  }
+  async move(joint: number, deg: number): Promise<void> {
+    await this.mock.move(joint, deg);
+    await this.person.move(joint, deg);
+  }
+  async toStop(joint: number, direction: 1 | -1): Promise<void> {
+    await this.mock.toStop(joint, direction);
+    await this.person.toStop(joint, direction);
+  }
+  async lower(): Promise<void> {
+    await this.mock.lower();
+    await this.person.lower();
+  }
+  async release(): Promise<void> {
+    await this.person.release();
+    await this.mock.release();
+  }
+}
+
+/** Every prompt of setup's steps on a port (the person's hands, the limits questions, the motion prompts), in order. */
+const HAND_PROMPTS = [
+  'turn joint 1 90 deg',
+  'let the arm hang freely again',
+  'turn joint 2 90 deg',
+  'let the arm hang freely again',
+  'turn joint 1 clockwise by hand until it stops',
+  'lower the arm gently back to hanging',
+  'turn joint 1 counter-clockwise by hand until it stops',
+  'lower the arm gently back to hanging',
+  'joint 1: the stops allow soft limits',
+  'turn joint 2 clockwise by hand until it stops',
+  'lower the arm gently back to hanging',
+  'turn joint 2 counter-clockwise by hand until it stops',
+  'lower the arm gently back to hanging',
+  'joint 2: the stops allow soft limits',
+  'the arm will move: clear it',
+  'the arm will move: clear it',
+];
+
+describe('setup on a port: the e-stop at each prompt of its steps ends it, motors at zero, the board stopped', () => {
+  it.each(HAND_PROMPTS.map((p, i) => [i + 1, p] as const))('prompt %i (%s): space', async (k, text) => {
+    const clock = new VirtualClock();
+    const mock = createMockRig(rig, clock);
+    const stream = await mock.openStream();
+    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: CHILD_GUARD_MS });
+    const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
+    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+    const person = new Person();
+    // The person answers every prompt before the k-th, and presses space at the k-th.
+    person.answer = (p) => (person.prompts.length === k ? { keys: ' ' } : { keys: /\(y: yes/.test(p) ? 'n' : '\r' });
+    const op = new TerminalOperator({ yes: false, quiet: false, input: person.input as unknown as NodeJS.ReadStream, err: person.err, signals: person.signals });
+    const board = { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr };
+    const outcome = drive(runSetup({ rig, link, board, clock, operator: op, hand: new AskedHand(op, new MockHand(mock.plant, clock)) }));
+    await expect(outcome).rejects.toThrow(SetupStopped);
+    await expect(outcome).rejects.toThrow('estop');
+    op.dispose();
+    expect(person.prompts).toHaveLength(k);
+    expect(person.prompts[k - 1]).toContain(text);
+    expect(mock.plant.duty).toEqual([0, 0]);
+    expect(mock.board.flags() & FLAG.EN).toBe(0);
+    expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
+    expect(person.input.raw).toBe(false);
+    mock.dispose();
+  }, HANG_GUARD_MS);
 });

@@ -3,10 +3,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { WELL_IDENTIFIED } from '../src/setup/identify-step.js';
 import { lastJson, twolink } from './helpers/cli.js';
+import { CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-id-'));
 const RIG = 'rigs/mock-arm.json';
@@ -20,7 +24,7 @@ interface Step {
 }
 
 async function setup(extra: string[], out: string): Promise<{ steps: Step[]; changes: { field: string; step: string }[] }> {
-  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', WIRING, '--yes', '--json', '--out', out, ...extra], { timeoutMs: 120_000 });
+  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', WIRING, '--yes', '--json', '--out', out, ...extra], { timeoutMs: CHILD_GUARD_MS });
   expect(r.code, r.stderr).toBe(0);
   return lastJson(r);
 }
@@ -56,10 +60,10 @@ describe('identify --mock --wiring', () => {
   it('runs on the miswired mock with the rig file setup wrote for it, and stops on a wiring fault with the original', async () => {
     const fixed = join(dir, 'for-identify.json');
     await setup(['--no-identify', '--no-reach'], fixed);
-    const ok = await twolink(['identify', '--rig', fixed, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'ok.ndjson')], { timeoutMs: 120_000 });
+    const ok = await twolink(['identify', '--rig', fixed, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'ok.ndjson')], { timeoutMs: CHILD_GUARD_MS });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stderr).toMatch(new RegExp(`wired "${WIRING}"`));
-    const bad = await twolink(['identify', '--rig', RIG, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'bad.ndjson')], { timeoutMs: 120_000 });
+    const bad = await twolink(['identify', '--rig', RIG, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'bad.ndjson')], { timeoutMs: CHILD_GUARD_MS });
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/the excitation run stopped early: fault:wiring/);
   });

@@ -4,10 +4,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { virtualRun } from '../src/testing.js';
 import { lastJson, twolink } from './helpers/cli.js';
+import { CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
@@ -57,7 +61,7 @@ const COMBOS: [string, string[]][] = [
 /** Runs setup on the mock wired as `wiring`; returns its JSON and the rig file it wrote. */
 async function setup(wiring: string): Promise<{ json: { steps: Step[]; changes: { field: string; step: string }[]; completed: boolean; rigFile: string | null; clock: string }; out: string; stderr: string }> {
   const out = join(dir, `${wiring.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', wiring, '--yes', '--json', '--out', out], { timeoutMs: 120_000 });
+  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', wiring, '--yes', '--json', '--out', out], { timeoutMs: CHILD_GUARD_MS });
   expect(r.code, r.stderr).toBe(0);
   return { json: lastJson(r), out, stderr: r.stderr };
 }
@@ -76,15 +80,17 @@ function expectFound(wiring: string, json: { steps: Step[]; changes: { field: st
 
 describe('twolink setup --mock: every wiring mistake alone, then a run with the rig file it wrote', () => {
   it('a correctly wired arm: every step passes and nothing changes', async () => {
-    const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: 120_000 });
+    const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:pass', 'limits 2:pass', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:warn', 'limits 2:warn', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
     // Nothing about the wiring changes; the motor constants and the model measured may (the mock's
     // plant is heavier than the nominal file, with friction the file lacks).
     expect(wiringChanges(j.changes)).toEqual([]);
     expect(j.clock).toBe('virtual');
     expect(r.stderr).toMatch(/\[PASS\] encoder 1: joint 1 is read by input 1/);
+    // The mock's file has soft limits narrower than its stops on purpose: kept, with a warning.
+    expect(j.steps.find((s: Step) => s.name === 'limits 1').summary).toMatch(/the file's narrower \[-150, 150\] kept/);
   });
 
   it.each(Object.keys(EXPECT))('%s', async (wiring) => {
@@ -141,7 +147,7 @@ describe('twolink setup: the rig file it writes over the input keeps a backup', 
     const input = join(dir, 'mine.json');
     const original = readFileSync(RIG, 'utf8');
     (await import('node:fs')).writeFileSync(input, original);
-    const r = await twolink(['setup', '--rig', input, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json'], { timeoutMs: 120_000 });
+    const r = await twolink(['setup', '--rig', input, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json'], { timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(0);
     expect(lastJson(r)).toMatchObject({ rigFile: input, backup: `${input}.bak` });
     expect(readFileSync(`${input}.bak`, 'utf8')).toBe(original);

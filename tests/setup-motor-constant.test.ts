@@ -3,10 +3,14 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { keFromSlope } from '../src/setup/motor-constant.js';
 import { lastJson, twolink } from './helpers/cli.js';
+import { CHILD_GUARD_MS, HANG_GUARD_MS } from './helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-ke-'));
 
@@ -30,7 +34,7 @@ describe('setup: the motor constants from the speed per volt', () => {
   it.each([[''], ['swap-motors,reverse-encoder=2,offset=1:20']])('recovers the true ke and kt of the mock (wiring "%s")', async (wiring) => {
     const { path, trueKe } = rigWithTrueMotors();
     const out = join(dir, `out-${wiring ? 'miswired' : 'right'}.json`);
-    const r = await twolink(['setup', '--rig', path, '--mock', '--yes', '--json', '--no-reach', '--out', out, ...(wiring ? ['--wiring', wiring] : [])], { timeoutMs: 120_000 });
+    const r = await twolink(['setup', '--rig', path, '--mock', '--yes', '--json', '--no-reach', '--out', out, ...(wiring ? ['--wiring', wiring] : [])], { timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
     const written = loadRig(out);

@@ -352,3 +352,22 @@ describe('resize, small terminals and the way out', () => {
     }
   });
 });
+
+describe("the top line's link description", () => {
+  // What `twolink run` on a pty rig at 1 Mbaud says (src/run/target.ts), as long as they come.
+  const LONG = 'line protocol to the mock rig /tmp/twolink-rig-a1b2c3/tty (its own thread, 16u2 adapter) at 1000000 baud';
+  it.each([80, 100, 120, 160, 200])('at %i columns the baud rate is on the top line, whole, and the state and progress too', (cols) => {
+    const { term, session, dash } = setup(cols, 40);
+    session.describe = LONG;
+    session.row = TRACKING;
+    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', plan: { fromS: 1, toS: 2.3, path: [[0.3, 0.2], [0.2, 0.3]] }, t: 2.0 });
+    dash.frame();
+    const top = term.text()[0]!;
+    expect(top).toMatch(/ TRACK /);
+    expect(top).toMatch(/reach 1\/\d track/);
+    expect(top).toMatch(/at 1000000 baud/);
+    // Whole (wide enough), or cut in its middle or at its start, never at its end.
+    if (cols >= 200) expect(top).toContain(LONG);
+    else expect(top).toMatch(/│ (line protocol to [^│…]*)?…[^│…]*at 1000000 baud *$/);
+  });
+});

@@ -13,6 +13,7 @@ import { readCdrString, SCENE_TOPICS, sceneChannels } from '../src/viz/scene.js'
 import { armUrdf } from '../src/viz/urdf.js';
 import { FoxgloveTestClient } from './helpers/foxglove-client.js';
 import { virtualRun } from './helpers/virtual-run.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 let rows: Float64Array[] = [];
@@ -20,7 +21,7 @@ const closers: (() => Promise<void> | void)[] = [];
 
 beforeAll(async () => {
   rows = (await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 })).rows;
-}, 120_000);
+}, hangGuardMs(30_000));
 
 afterEach(async () => {
   for (const c of closers.splice(0)) await c();
@@ -115,5 +116,5 @@ describe('Foxglove live view', () => {
     // 50 MB for the stalled client: more than the kernel's socket buffers hold, so frames were dropped.
     expect(server.stats.dropped).toBeGreaterThan(0);
     expect(server.stats.sent - sent0 + server.stats.dropped).toBe(2 * frames);
-  }, 120_000);
+  }, hangGuardMs(30_000));
 });

@@ -14,6 +14,7 @@ import { exportMcap, MCAP_TOPICS } from '../src/record/export.js';
 import { readCdrString, SCENE_ARMS, SCENE_RATE_HZ, SCENE_TOPICS } from '../src/viz/scene.js';
 import { armUrdf } from '../src/viz/urdf.js';
 import { virtualRun } from './helpers/virtual-run.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 const dec = new TextDecoder();
@@ -44,7 +45,7 @@ beforeAll(async () => {
     const s = reader.schemasById.get(c.schemaId)!;
     messages.push({ topic: c.topic, schema: `${s.name} ${s.encoding} ${dec.decode(s.data).slice(0, 40)}`, encoding: c.messageEncoding, logTime: m.logTime, data: m.data });
   }
-}, 300_000);
+}, hangGuardMs(60_000));
 
 const on = (topic: string): Msg[] => messages.filter((m) => m.topic === topic);
 const parse = (m: Msg): any => JSON.parse(dec.decode(m.data));

@@ -6,20 +6,23 @@
  * `--mock` runs on the rig file's simulated arm in virtual time, wired wrong on purpose with
  * `--wiring`; its "hand" turns the joints when setup asks.
  */
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
+import type { Writable } from 'node:stream';
+import { loadRig, parseJsonText, readConfigText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
-import { TerminalOperator, PersonHand } from '../setup/operator.js';
+import { isInterruption, TerminalOperator, PersonHand, type SignalSource } from '../setup/operator.js';
+import { checkOutFile, writeOutFile, type OutFile } from '../setup/out-file.js';
 import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION } from '../setup/first-reach.js';
 import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/identify-step.js';
 import type { RunPaths } from '../identify/pipeline.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
-import type { Clock } from '../time/clock.js';
+import type { LoopCommand } from '../control/commands.js';
+import type { MockRig } from '../rig/mock-rig.js';
+import type { FirmataMockRig } from '../rig/mock-firmata-rig.js';
+import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -30,7 +33,8 @@ const OPTIONS = {
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (its hand turns the joints)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   wiring: WIRING_OPTION,
-  out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig, after a backup FILE.bak)' },
+  out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig); a file already there is kept as FILE.bak. Checked before the arm moves' },
+  'widen-limits': { type: 'boolean', help: "write soft limits wider than the rig file's when the stops allow it (without it, only your y at the question does; a narrower limit is kept)" },
   'pulse-duty': { type: 'string', arg: 'D', help: 'largest duty of the motor pulses, 0.02..0.6 (default 0.3)' },
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
   'no-identify': { type: 'boolean', help: 'skip the gentle identification (the rig file keeps its masses and friction)' },
@@ -45,14 +49,17 @@ that is the pose the rig file's zeroDeg says the counts are zero in. Keep a hand
 The steps: 1 the board (identity, protocol, counts per revolution); 2 the encoders, by hand, motors off
 (turn each joint 90 deg counter-clockwise when asked: the right input must count, the right way, about
 the right amount); 3 the zero against gravity (the hanging arm must read the hanging pose); 4 the
-limits, by hand (each joint to its two mechanical stops: soft limits 5 deg inside are written); 5 the
+limits, by hand (each joint to its two mechanical stops: soft limits 5 deg inside them, never wider
+than the rig file's unless you answer y or give --widen-limits); 5 the
 motors, one slow ramp of duty each that stops after a few degrees (the right joint must move, the
 positive way); 6 the motor constants (each joint servoed through +-25 deg about hanging at four speeds:
 ke = kt from the speed per volt); 7 a gentle identification (only what it determines within 10% is
-written; --no-identify skips it). Then it writes the corrected rig file and lists the changes, and runs
-the first reach with it: the built-in reach twice as slow, within half the speed and 80% of the torque
-limits, the twin's alarm set to stop (--no-reach skips it). Space or Esc is an e-stop throughout; on any
-exit the motors get zero and the board confirms it.
+written; --no-identify skips it); 8 the first reach with the corrected rig: the built-in reach twice
+as slow, within half the speed and 80% of the torque limits, the twin's alarm set to stop (--no-reach
+skips it). Then it writes the corrected rig file (--out is checked before the arm first moves; a file
+it replaces is kept as FILE.bak) and lists the changes. Space or Esc is an e-stop at every step and
+every prompt: it ends setup (exit 1) with nothing written; Ctrl-C or SIGTERM end it the same way
+(exit 130). On any exit the motors get zero and the board confirms it.
 
 Examples:
   twolink setup --rig my-arm.json --port /dev/ttyACM0
@@ -61,7 +68,8 @@ Examples:
 ${wiringHelp()}
 
 Exit codes: 0 rig file written and the first reach done, 1 a step failed in a way setup cannot correct, the
-first reach failed, or the e-stop, 2 bad input, 3 connection problem.`;
+first reach failed, the e-stop, or stdin closed at a prompt, 2 bad input (a rig file or --out that cannot
+be used), 3 connection problem, 130 Ctrl-C or a signal (SIGINT, SIGTERM, SIGHUP).`;
 
 /** What `--json` prints. */
 interface SetupJson {
@@ -97,12 +105,13 @@ async function makeLink(rig: Rig, stream: import('node:stream').Duplex, name: st
   return { link, board };
 }
 
-async function openMock(rig: Rig, wiring: MockWiring | undefined): Promise<Opened> {
+async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {
   const { VirtualClock, runUntilSettled } = await import('../time/clock.js');
   const { createMockRig } = await import('../rig/mock-rig.js');
   const { MockHand } = await import('../setup/mock-hand.js');
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
+  watch?.(mock, clock);
   const stream = await mock.openStream();
   const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: 3_600_000 });
   const { link, board } = await makeLink(rig, stream, mock.path, rig.link.baudRate, clock, drive);
@@ -129,35 +138,58 @@ async function openPort(rig: Rig, path: string, baudRate: number): Promise<Opene
   return { link, board, clock, hand: undefined, drive, close: () => link.close() };
 }
 
-/** Writes the corrected rig file (validated first), after a backup when it replaces the input. */
-function writeRig(rigPath: string, out: string | undefined, file: Record<string, unknown>): { path: string; backup: string | null } {
-  const target = out ?? rigPath;
-  resolveRig(parseRigFile(file, target), target);
-  let backup: string | null = null;
-  if (resolve(target) === resolve(rigPath)) {
-    let k = 0;
-    do backup = `${rigPath}.bak${k === 0 ? '' : k}`;
-    while (existsSync(backup) && ++k);
-    copyFileSync(rigPath, backup);
-  }
-  writeFileSync(target, `${JSON.stringify(file, null, 2)}\n`);
-  return { path: target, backup };
+/** Writes the corrected rig file (validated first) to the file checked up front, after a backup of what is there. */
+function writeRig(out: OutFile, file: Record<string, unknown>): { path: string; backup: string | null } {
+  resolveRig(parseRigFile(file, out.given), out.given);
+  return writeOutFile(out, `${JSON.stringify(file, null, 2)}\n`);
+}
+
+/** Throws SetupStopped when the operator's signal has fired (the e-stop, Ctrl-C, a signal): nothing after it may run. */
+function checkStopped(operator: TerminalOperator): void {
+  if (operator.signal.aborted) throw new SetupStopped(String(operator.signal.reason));
+}
+
+/** A stop reason in words: `estop` -> "the e-stop (space or Esc)". */
+function stopWords(reason: string): string {
+  if (reason === 'estop') return 'the e-stop (space or Esc)';
+  if (reason === 'interrupted:SIGINT') return 'Ctrl-C (SIGINT)';
+  if (isInterruption(reason)) return reason.replace(/^interrupted:/, 'the signal ');
+  return reason;
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
-function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number): RunPaths {
+function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number, watch: SetupIo['watch']): RunPaths {
   if (v.mock) {
     return async (rig, paths) => {
-      const { virtualRun } = await import('../run/virtual.js');
-      const r = await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120 });
-      return { summary: r.summary, rows: r.rows };
+      const { virtualRun, lineMock } = await import('../run/virtual.js');
+      checkStopped(operator);
+      let estop: (() => void) | undefined;
+      // The e-stop, Ctrl-C or a signal: an e-stop of the loop (zero at once), not its soft stop.
+      const onReady = ({ send }: { send: (c: LoopCommand) => void }): void => {
+        estop = () => send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+        if (operator.signal.aborted) estop();
+        else operator.signal.addEventListener('abort', estop, { once: true });
+      };
+      try {
+        let seen = false;
+        const onTick = (_c: unknown, clock: VirtualClock, mock: MockRig | FirmataMockRig): void => {
+          if (!seen) watch?.(lineMock({ mock }), clock);
+          seen = true;
+        };
+        const r = await virtualRun(rig, paths, { ...(wiring ? { wiring } : {}), maxSeconds: 120, onReady, ...(watch ? { onTick } : {}) });
+        return { summary: r.summary, rows: r.rows };
+      } finally {
+        if (estop) operator.signal.removeEventListener('abort', estop);
+      }
     };
   }
   return async (rig, paths) => {
     const { Session } = await import('../run/session.js');
+    checkStopped(operator);
     const rows: Float64Array[] = [];
-    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)) });
-    const estop = (): void => session.send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+    // The e-stop, Ctrl-C or a signal: zero at once; stopNow ends a loop thread that does not answer.
+    const estop = (): void => session.stopNow({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {
       const r = await session.run();
@@ -192,53 +224,95 @@ interface Written {
   steps: StepResult[];
 }
 
-/** Step 5: the gentle identification with the corrected rig, then the file written, then the slow first reach (unless --no-reach). */
-async function writeAndReach(ctx: { v: Parsed; rig: Rig; raw: Record<string, unknown>; rigPath: string; outcome: SetupOutcome; operator: TerminalOperator; wiring: MockWiring | undefined; baudRate: number }): Promise<Written> {
-  const { v, operator, wiring } = ctx;
-  const target = typeof v.out === 'string' ? v.out : ctx.rigPath;
-  const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
-  const run = runner(v, wiring, operator, ctx.baudRate);
-  const steps: StepResult[] = [];
-  let file = c.file;
-  let changes = c.changes;
-  let stopped = false;
-  if (!v['no-identify']) {
-    operator.say(`Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`);
-    await operator.confirm('the arm will move about hanging: clear it and press Enter');
-    const id = await identifyStep(resolveRig(parseRigFile(c.file, target), target), c.file, run);
-    steps.push(id.step);
-    operator.say(`[${id.step.status.toUpperCase()}] ${id.step.name}: ${id.step.summary}`);
-    if (id.step.fix) operator.say(`       fix: ${id.step.fix}`);
-    changes = [...changes, ...identifiedChanges(c.file, id.file)];
-    file = id.file;
-    stopped = id.stopped;
-  }
-  const written = writeRig(ctx.rigPath, typeof v.out === 'string' ? v.out : undefined, file);
-  operator.say(changes.length ? `wrote ${written.path}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${written.path}: nothing to change`);
-  for (const line of describeChanges(changes)) operator.say(`  ${line}`);
-  const where = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
-  if (!v['no-reach'] && !stopped) {
-    operator.say(`First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the rig file written; the twin's alarm stops it. Space or Esc stops.`);
-    await operator.confirm('the arm will move over its reach: clear it and press Enter');
-    const reach = await firstReach(resolveRig(parseRigFile(file, written.path), written.path), async (rig, paths) => (await run(rig, paths)).summary);
-    steps.push(reach);
-    operator.say(`[${reach.status.toUpperCase()}] ${reach.name}: ${reach.summary}`);
-    if (reach.fix) operator.say(`       fix: ${reach.fix}`);
-  }
-  operator.say(`next: the reach at full speed, twolink run --rig ${written.path} ${where} --traj reach`);
-  return { written, changes, steps };
+interface Finish {
+  v: Parsed;
+  rig: Rig;
+  raw: Record<string, unknown>;
+  out: OutFile;
+  outcome: SetupOutcome;
+  operator: TerminalOperator;
+  wiring: MockWiring | undefined;
+  baudRate: number;
+  /** The steps as they run (the caller reports them even when setup stops half way). */
+  steps: StepResult[];
+  watch: SetupIo['watch'];
 }
 
-export async function setupCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
-  if (v.help) {
-    process.stdout.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--no-identify] [--no-reach] [--json]', OPTIONS, HELP_MORE));
-    return 0;
+function reportStep(operator: TerminalOperator, step: StepResult): void {
+  operator.say(`[${step.status.toUpperCase()}] ${step.name}: ${step.summary}`);
+  if (step.fix) operator.say(`       fix: ${step.fix}`);
+}
+
+/** Step 7: the gentle identification with the corrected rig; a stop during it ends setup (SetupStopped). */
+async function identifyPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
+  const { operator } = ctx;
+  operator.say(`Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`);
+  await operator.confirm('the arm will move about hanging: clear it and press Enter');
+  const id = await identifyStep(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), file, run);
+  ctx.steps.push(id.step);
+  reportStep(operator, id.step);
+  checkStopped(operator);
+  return { file: id.file, changes: identifiedChanges(file, id.file), failed: id.stopped };
+}
+
+/** Step 8: the slow first reach with the corrected rig (before it is written); a stop during it ends setup (SetupStopped). */
+async function reachPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<void> {
+  const { operator } = ctx;
+  operator.say(`First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the corrected rig file; the twin's alarm stops it. Space or Esc stops.`);
+  await operator.confirm('the arm will move over its reach: clear it and press Enter');
+  const reach = await firstReach(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), async (rig, paths) => (await run(rig, paths)).summary);
+  ctx.steps.push(reach);
+  reportStep(operator, reach);
+  checkStopped(operator);
+}
+
+/**
+ * Steps 7 and 8 (the identification, the first reach), then the rig file written. Every prompt and
+ * run ends on the operator's signal with SetupStopped, and then nothing is written.
+ */
+async function finishSetup(ctx: Finish): Promise<Written> {
+  const { v, operator, wiring } = ctx;
+  const c = correctedRigFile(ctx.raw, ctx.rig, ctx.outcome.findings);
+  const run = runner(v, wiring, operator, ctx.baudRate, ctx.watch);
+  const first = ctx.steps.length;
+  let file = c.file;
+  let changes = c.changes;
+  let failed = false;
+  checkStopped(operator);
+  if (!v['no-identify']) {
+    const id = await identifyPhase(ctx, run, file);
+    file = id.file;
+    changes = [...changes, ...id.changes];
+    failed = id.failed;
   }
-  if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
+  if (!v['no-reach'] && !failed) await reachPhase(ctx, run, file);
+  checkStopped(operator);
+  const written = writeRig(ctx.out, file);
+  const where = written.path === ctx.out.real ? written.path : `${written.path} (${ctx.out.real})`;
+  operator.say(changes.length ? `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}: nothing to change`);
+  for (const line of describeChanges(changes)) operator.say(`  ${line}`);
+  const target = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
+  operator.say(`next: the reach at full speed, twolink run --rig ${written.path} ${target} --traj reach`);
+  return { written, changes, steps: ctx.steps.slice(first) };
+}
+
+/** Where setup's text goes and where its input and signals come from (the process's; tests pass their own). */
+export interface SetupIo {
+  input: NodeJS.ReadStream;
+  err: Writable;
+  out: Writable;
+  signals?: SignalSource;
+  /** Shown each simulated rig `--mock` opens (setup's own, then each run's), with its clock: how a test watches the motors. */
+  watch?: (mock: MockRig, clock: VirtualClock) => void;
+}
+
+const PROCESS_IO: SetupIo = { input: process.stdin, err: process.stderr, out: process.stdout };
+
+/** The arguments, read and checked before anything is opened: the rig file (bounded read) and where the result goes. */
+function prepare(v: Parsed) {
   const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json (a copy of rigs/bench-arm.json)');
   const rig = loadRig(rigPath);
-  const raw = parseJsonText(readFileSync(rigPath, 'utf8'), rigPath) as Record<string, unknown>;
+  const raw = parseJsonText(readConfigText(rigPath), rigPath) as Record<string, unknown>;
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
@@ -246,44 +320,62 @@ export async function setupCommand(argv: readonly string[]): Promise<number> {
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   const pulseMaxDuty = numberArg(v['pulse-duty'], 'pulse-duty', { default: 0.3, min: 0.02, max: 0.6 });
   const baudRate = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
-  const json = v.json === true;
-  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
-  let opened: Opened | undefined;
+  // Before the arm first moves: where the rig file goes must take it.
+  const out = checkOutFile(rigPath, typeof v.out === 'string' ? v.out : undefined);
+  return { rigPath, rig, raw, wiring, pulseMaxDuty, baudRate, out };
+}
+
+export async function setupCommand(argv: readonly string[], io: SetupIo = PROCESS_IO): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
+  if (v.help) {
+    io.out.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--widen-limits] [--no-identify] [--no-reach] [--json]', OPTIONS, HELP_MORE));
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
+  const p = prepare(v);
+  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: io.input, err: io.err, ...(io.signals ? { signals: io.signals } : {}) });
+  const steps: StepResult[] = [];
   let outcome: SetupOutcome | undefined;
+  let done: Written | undefined;
   let stopped: string | null = null;
-  let stoppedSteps: StepResult[] = [];
   try {
-    opened = v.mock ? await openMock(rig, wiring) : await openPort(rig, v.port as string, baudRate);
-    operator.say(`twolink setup: ${rig.name} on ${v.mock ? `the mock rig${wiring?.spec ? ` wired "${wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
-    const hand = opened.hand ?? new PersonHand(operator);
-    outcome = await opened.drive(runSetup({ rig, link: opened.link, board: opened.board, clock: opened.clock, operator, hand, options: { pulseMaxDuty } }));
+    outcome = await firstSteps(v, p, operator, steps, io.watch);
+    if (outcome?.completed) done = await finishSetup({ v, rig: p.rig, raw: p.raw, out: p.out, outcome, operator, wiring: p.wiring, baudRate: p.baudRate, steps, watch: io.watch });
+    else if (outcome) operator.say('no rig file written: fix what failed above and run setup again');
   } catch (e) {
     if (e instanceof LinkError) {
-      process.stderr.write(`twolink: ${e.message}\n`);
+      io.err.write(`twolink: ${e.message}\n`);
+      if (outcome) operator.say('setup stopped: the link to the board was lost (the board stops the motors on its own when the host goes quiet); no rig file written');
       return 3;
     }
     if (!(e instanceof SetupStopped)) throw e;
     stopped = e.message;
-    stoppedSteps = e.steps;
-    operator.say(`setup stopped: ${e.message}; the motors are off`);
-  } finally {
-    if (opened) await opened.close().catch(() => undefined);
-  }
-  const steps = outcome?.steps ?? stoppedSteps;
-  let done: Awaited<ReturnType<typeof writeAndReach>> | undefined;
-  try {
-    if (outcome?.completed) done = await writeAndReach({ v, rig, raw, rigPath, outcome, operator, wiring, baudRate });
-    else if (!stopped) operator.say('no rig file written: fix what failed above and run setup again');
-  } catch (e) {
-    if (!(e instanceof SetupStopped)) throw e;
-    stopped = e.message;
+    operator.say(`setup stopped: ${stopWords(e.message)}; the motors are off; no rig file written`);
   } finally {
     operator.dispose();
   }
-  if (done) steps.push(...done.steps);
-  if (json) {
-    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
-    process.stdout.write(`${JSON.stringify(j)}\n`);
+  if (v.json) {
+    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: p.wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
+    io.out.write(`${JSON.stringify(j)}\n`);
   }
-  return done && !done.steps.some((s) => s.status === 'fail') && !stopped ? 0 : 1;
+  if (stopped !== null && isInterruption(stopped)) return 130;
+  return done && !done.steps.some((s) => s.status === 'fail') && stopped === null ? 0 : 1;
+}
+
+/** Steps 1-6 on the board (or the mock): the link opened, the steps run, the link closed with the motors at zero. */
+async function firstSteps(v: Parsed, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
+  let opened: Opened | undefined;
+  try {
+    opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, v.port as string, p.baudRate);
+    operator.say(`twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
+    const hand = opened.hand ?? new PersonHand(operator);
+    const outcome = await opened.drive(runSetup({ rig: p.rig, link: opened.link, board: opened.board, clock: opened.clock, operator, hand, options: { pulseMaxDuty: p.pulseMaxDuty, widenLimits: v['widen-limits'] === true } }));
+    steps.push(...outcome.steps);
+    return outcome;
+  } catch (e) {
+    if (e instanceof SetupStopped) steps.push(...e.steps);
+    throw e;
+  } finally {
+    if (opened) await opened.close().catch(() => undefined);
+  }
 }

@@ -9,7 +9,7 @@
 import type { Rig } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, Reading } from '../transport/link.js';
-import { checkLimits } from './limits.js';
+import { checkLimits, type StopEvidence } from './limits.js';
 import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
 import { jointAngles, speedTest } from './speed-test.js';
 import {
@@ -47,7 +47,12 @@ export interface Operator {
   confirm(prompt: string): Promise<void>;
   /** Waits for the person to do something with their hands and press Enter (--yes does not answer it). */
   ask(prompt: string): Promise<void>;
-  /** Aborts on the e-stop key (space, Esc), Ctrl-C or a signal; its reason says which. */
+  /**
+   * A yes/no question for a person at a terminal (n, the safe answer, by default); absent, or
+   * resolving false without asking, where no one can answer (piped input, --yes, the mock).
+   */
+  yesNo?(prompt: string): Promise<boolean>;
+  /** Aborts on the e-stop key (space, Esc), Ctrl-C or a signal; its reason says which. Every prompt rejects once it has. */
   readonly signal: AbortSignal;
 }
 
@@ -78,6 +83,8 @@ export interface SetupOptions {
   restS: number;
   /** Give up waiting for rest after this long [s]. */
   restTimeoutS: number;
+  /** Write soft limits wider than the rig file's when the stops allow it (--widen-limits); else only the person's yes does. */
+  widenLimits: boolean;
 }
 
 export const DEFAULT_SETUP_OPTIONS: SetupOptions = {
@@ -90,6 +97,7 @@ export const DEFAULT_SETUP_OPTIONS: SetupOptions = {
   restToleranceDeg: 0.15,
   restS: 1,
   restTimeoutS: 20,
+  widenLimits: false,
 };
 
 export interface SetupContext {
@@ -254,7 +262,7 @@ class SetupRun {
   /** 3b. The soft limits: each joint to its two mechanical stops by hand, motors off. */
   async limits(): Promise<boolean> {
     const { operator, hand, rig } = this.ctx;
-    operator.say('Limits, by hand (motors off): turn each joint gently until it stops against its mechanical stop, one way then the other; setup puts the soft limits a little inside.');
+    operator.say("Limits, by hand (motors off): turn each joint gently until it stops against its mechanical stop, one way then the other; setup puts the soft limits a little inside (never wider than the rig file's without your yes).");
     const q = (): number[] => jointAngles(this.samples.latest!.raw, this.f, new Array<number>(rig.joints).fill(0)).map((x) => (x * 180) / Math.PI);
     let ok = true;
     for (let j = 0; j < rig.joints; j++) {
@@ -270,11 +278,22 @@ class SetupRun {
         await this.guard(hand.lower());
         await this.guard(hand.release());
       }
-      const r = this.add(checkLimits({ joint: j, startDeg, cwDeg: read[0]!, ccwDeg: read[1]! }, rig, this.f));
+      const r = this.add(await this.limitsOf({ joint: j, startDeg, cwDeg: read[0]!, ccwDeg: read[1]! }));
       if (r.status === 'fail' && !r.corrected) ok = false;
     }
     await this.rest();
     return ok;
+  }
+
+  /** The verdict on one joint's stops; a limit wider than the file's only with --widen-limits or the person's yes. */
+  private async limitsOf(e: StopEvidence): Promise<StepResult> {
+    const { operator, rig } = this.ctx;
+    const r = checkLimits(e, rig, this.f, this.o.widenLimits);
+    const wider = r.evidence.widerDeg as number[] | undefined;
+    if (!wider || this.o.widenLimits || !operator.yesNo) return r;
+    const file = r.evidence.fileLimitsDeg as number[];
+    const yes = await this.guard(operator.yesNo(`joint ${e.joint + 1}: the stops allow soft limits [${wider.join(', ')}] deg, wider than the rig file's [${file.join(', ')}]: widen them`));
+    return yes ? checkLimits(e, rig, this.f, true) : r;
   }
 
   /** 4. The motors, one small pulse each. */

@@ -2,7 +2,8 @@
  * Setup's soft limits from the mechanical stops (as LeRobot's calibration does it): the person turns
  * each joint by hand, motors off, to its two mechanical stops; setup reads the angles there and
  * proposes soft limits STOP_MARGIN_DEG inside them, for the rig file's `limits`. The controller then
- * never drives a joint into its stop. Pure: the driver collects the angles.
+ * never drives a joint into its stop. A limit the file has narrower than that is kept (it was set
+ * on purpose) unless the person asks for the wider one. Pure: the driver collects the angles.
  */
 import type { Rig } from '../config/load.js';
 import type { Findings, StepResult } from './steps.js';
@@ -26,7 +27,13 @@ export const NO_STOP_DEG = 290;
 const DEG = 180 / Math.PI;
 const half = (v: number): number => Math.round(v * 2) / 2;
 
-export function checkLimits(e: StopEvidence, rig: Rig, f: Findings): StepResult {
+/**
+ * The verdict on joint `e.joint`'s stops and the soft limits to write (into `f.limitsDeg`): the file's
+ * limits, narrowed where they reach past a stop or into its margin, and widened to the stops only
+ * with `widen` (the person's explicit yes, or --widen-limits); `evidence.widerDeg` says when the
+ * stops would allow more than the file has.
+ */
+export function checkLimits(e: StopEvidence, rig: Rig, f: Findings, widen = false): StepResult {
   const j = e.joint;
   const name = `limits ${j + 1}`;
   const lim = rig.limits[j]!;
@@ -60,16 +67,35 @@ export function checkLimits(e: StopEvidence, rig: Rig, f: Findings): StepResult 
       corrected: false,
     };
   }
-  f.limitsDeg[j] = proposal;
+  // Narrowing is always safe: a file's limit past a stop (or inside its margin) comes in. Widening is
+  // never done on our own: a limit narrower than the stops allow was set on purpose until the person
+  // says otherwise (`widen`: --widen-limits, or their yes to the question).
+  const written = widen ? proposal : { minDeg: Math.max(file.minDeg, proposal.minDeg), maxDeg: Math.min(file.maxDeg, proposal.maxDeg) };
+  f.limitsDeg[j] = written;
+  evidence.writtenDeg = [written.minDeg, written.maxDeg];
+  const wider = proposal.minDeg < file.minDeg - 0.5 || proposal.maxDeg > file.maxDeg + 0.5;
+  if (wider) evidence.widerDeg = [proposal.minDeg, proposal.maxDeg];
+  const narrowed = written.minDeg > file.minDeg || written.maxDeg < file.maxDeg;
   const outside = file.minDeg < e.cwDeg || file.maxDeg > e.ccwDeg;
-  const base = `joint ${j + 1}'s stops are at ${half(e.cwDeg)} and ${half(e.ccwDeg)} deg: soft limits [${proposal.minDeg}, ${proposal.maxDeg}] deg (${STOP_MARGIN_DEG} deg inside)`;
-  if (!outside) return { name, status: 'pass', summary: `${base}; the file had [${file.minDeg}, ${file.maxDeg}]`, evidence, fix: null, corrected: false };
-  return {
-    name,
-    status: 'warn',
-    summary: `${base}; the file's [${file.minDeg}, ${file.maxDeg}] let the controller drive the joint into a stop`,
-    evidence,
-    fix: `limits[${j}].minDeg = ${proposal.minDeg}, maxDeg = ${proposal.maxDeg} (written)`,
-    corrected: true,
-  };
+  const stops = `joint ${j + 1}'s stops are at ${half(e.cwDeg)} and ${half(e.ccwDeg)} deg (soft limits ${STOP_MARGIN_DEG} deg inside: [${proposal.minDeg}, ${proposal.maxDeg}])`;
+  const was = `[${file.minDeg}, ${file.maxDeg}]`;
+  const now = `[${written.minDeg}, ${written.maxDeg}]`;
+  const fix = narrowed || (widen && wider) ? `limits[${j}].minDeg = ${written.minDeg}, maxDeg = ${written.maxDeg} (written)` : null;
+  if (widen && wider) {
+    return { name, status: 'pass', summary: `${stops}; the file's ${was} widened to ${now}, as asked`, evidence, fix, corrected: true };
+  }
+  if (wider) {
+    const keptWhat = narrowed ? `written ${now}: the file's ${was} narrowed where it ${outside ? 'let the controller drive the joint into a stop' : 'came within the margin of a stop'}, kept where narrower` : `the file's narrower ${was} kept`;
+    return {
+      name,
+      status: 'warn',
+      summary: `${stops}; ${keptWhat} (setup never widens a limit on its own)`,
+      evidence,
+      fix: `${fix ? `${fix}; ` : ''}to use the wider [${proposal.minDeg}, ${proposal.maxDeg}], run setup again with --widen-limits (or at a terminal without --yes answer y when asked), or edit limits[${j}]`,
+      corrected: narrowed,
+    };
+  }
+  if (!narrowed) return { name, status: 'pass', summary: `${stops}; the file's ${was} kept`, evidence, fix: null, corrected: false };
+  if (!outside) return { name, status: 'pass', summary: `${stops}; the file had ${was}`, evidence, fix: null, corrected: false };
+  return { name, status: 'warn', summary: `${stops}; the file's ${was} let the controller drive the joint into a stop`, evidence, fix, corrected: true };
 }

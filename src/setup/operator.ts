@@ -3,13 +3,29 @@
  * space or Esc at any time (stdin in raw mode, so no line editing stands in the way; Ctrl-C stops
  * too). With stdin not a terminal, each line read is an Enter and there is no key e-stop (signals
  * still stop). `--yes` answers the prompts before motion, never the requests for the person's hands.
+ * Once the signal has fired (the e-stop, Ctrl-C, a signal) every prompt, waiting or still to come,
+ * rejects with SetupStopped: no Enter can carry setup on past a stop.
  */
 import type { Writable } from 'node:stream';
 import { SetupStopped, type Hand, type Operator } from './driver.js';
 
+/** Where the process's signals come from (`process`; a test passes an EventEmitter). */
+export interface SignalSource {
+  on(event: 'SIGINT' | 'SIGTERM' | 'SIGHUP', f: (sig: NodeJS.Signals) => void): unknown;
+  off(event: 'SIGINT' | 'SIGTERM' | 'SIGHUP', f: (sig: NodeJS.Signals) => void): unknown;
+}
+
+const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The operator's signal reason for an interruption (Ctrl-C, SIGTERM, SIGHUP): `interrupted:SIGINT`. */
+export function isInterruption(reason: unknown): boolean {
+  return typeof reason === 'string' && reason.startsWith('interrupted:');
+}
+
 export class TerminalOperator implements Operator {
   private readonly ac = new AbortController();
-  private pending: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  private pending: { resolve: () => void; reject: (e: Error) => void; yesNo?: (yes: boolean) => void } | undefined;
+  private readonly signals: SignalSource;
   private attached = false;
   private raw = false;
   private ended = false;
@@ -21,14 +37,32 @@ export class TerminalOperator implements Operator {
     this.pending?.reject(new SetupStopped('stdin closed while setup was waiting for Enter (give --yes to run without prompts)'));
     this.pending = undefined;
   };
-  private readonly onSignal = (sig: NodeJS.Signals): void => this.ac.abort(`interrupted:${sig}`);
+  private readonly onSignal = (sig: NodeJS.Signals): void => this.stop(`interrupted:${sig}`);
 
   constructor(
-    private readonly o: { yes: boolean; quiet: boolean; input: NodeJS.ReadStream; err: Writable },
+    private readonly o: { yes: boolean; quiet: boolean; input: NodeJS.ReadStream; err: Writable; signals?: SignalSource },
   ) {
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, this.onSignal);
+    this.signals = o.signals ?? process;
+    for (const s of SIGNALS) this.signals.on(s, this.onSignal);
     // A terminal always listens, for the e-stop key; piped input only when a prompt needs it.
     if (o.input.isTTY) this.attach();
+  }
+
+  /** A person at a terminal can answer a yes/no question (not --yes, not piped input). */
+  get interactive(): boolean {
+    return !this.o.yes && this.o.input.isTTY === true;
+  }
+
+  /** Fires the signal once (the first reason wins) and ends the prompt that waits. */
+  private stop(reason: string): void {
+    if (!this.ac.signal.aborted) this.ac.abort(reason);
+    const p = this.pending;
+    this.pending = undefined;
+    p?.reject(this.stopped());
+  }
+
+  private stopped(): SetupStopped {
+    return new SetupStopped(String(this.ac.signal.reason));
   }
 
   get signal(): AbortSignal {
@@ -40,6 +74,7 @@ export class TerminalOperator implements Operator {
   }
 
   confirm(prompt: string): Promise<void> {
+    if (this.ac.signal.aborted) return Promise.reject(this.stopped());
     if (this.o.yes) {
       this.say(`  (${prompt}: --yes)`);
       return Promise.resolve();
@@ -48,6 +83,7 @@ export class TerminalOperator implements Operator {
   }
 
   ask(prompt: string): Promise<void> {
+    if (this.ac.signal.aborted) return Promise.reject(this.stopped());
     this.o.err.write(`  > ${prompt} (Enter; space or Esc stops) `);
     this.attach();
     if (this.early > 0) {
@@ -57,6 +93,18 @@ export class TerminalOperator implements Operator {
     }
     if (this.ended) return Promise.reject(new SetupStopped('stdin is closed: setup cannot wait for Enter (give --yes, or run it on a terminal)'));
     return new Promise((resolve, reject) => (this.pending = { resolve, reject }));
+  }
+
+  /**
+   * A yes/no question, answered at a terminal with y (yes) or n / Enter (no: the safe answer). Only
+   * when `interactive`; elsewhere it answers no without asking. Space or Esc still stops.
+   */
+  yesNo(prompt: string): Promise<boolean> {
+    if (this.ac.signal.aborted) return Promise.reject(this.stopped());
+    if (!this.interactive) return Promise.resolve(false);
+    this.o.err.write(`  > ${prompt} (y: yes; n or Enter: no; space or Esc stops) `);
+    this.attach();
+    return new Promise((resolve, reject) => (this.pending = { resolve: () => resolve(false), reject, yesNo: resolve }));
   }
 
   private attach(): void {
@@ -76,9 +124,14 @@ export class TerminalOperator implements Operator {
     for (const ch of s) {
       if (this.raw && (ch === ' ' || ch === '\x1b')) {
         this.o.err.write('\nE-STOP\n');
-        this.ac.abort('estop');
+        this.stop('estop');
       } else if (this.raw && ch === '\x03') {
-        this.ac.abort('interrupted:SIGINT');
+        this.stop('interrupted:SIGINT');
+      } else if (this.pending?.yesNo && /^[yYnN]$/.test(ch)) {
+        const p = this.pending;
+        this.pending = undefined;
+        this.o.err.write(`${ch}\n`);
+        p.yesNo!(ch === 'y' || ch === 'Y');
       } else if (ch === '\r' || ch === '\n') {
         const p = this.pending;
         this.pending = undefined;
@@ -96,7 +149,7 @@ export class TerminalOperator implements Operator {
 
   /** Restores the terminal and lets the process exit. */
   dispose(): void {
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, this.onSignal);
+    for (const s of SIGNALS) this.signals.off(s, this.onSignal);
     if (!this.attached) return;
     const input = this.o.input;
     input.off('data', this.onData);

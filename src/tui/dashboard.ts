@@ -474,7 +474,7 @@ export class Dashboard {
     if (L.header) {
       // With no message line, notices take the header.
       const notice = L.message ? '' : messageLine(p);
-      b.header.setContent(notice || headerLine(p));
+      b.header.setContent(notice || headerLine(p, L.header.width));
     }
     if (L.message) b.message.setContent(messageLine(p));
     if (L.help) b.help.setContent(helpText(L.help.width, p.over !== undefined || p.waitingForQuit));

@@ -23,9 +23,11 @@ export interface Glyphs {
   full: string;
   empty: string;
   deg: string;
+  /** Where text was cut out. */
+  ellipsis: string;
 }
-export const UNICODE_GLYPHS: Glyphs = { sep: '│', dot: '●', full: '█', empty: '░', deg: '°' };
-export const ASCII_GLYPHS: Glyphs = { sep: '|', dot: '*', full: '#', empty: '-', deg: ' deg' };
+export const UNICODE_GLYPHS: Glyphs = { sep: '│', dot: '●', full: '█', empty: '░', deg: '°', ellipsis: '…' };
+export const ASCII_GLYPHS: Glyphs = { sep: '|', dot: '*', full: '#', empty: '-', deg: ' deg', ellipsis: '...' };
 
 /** The trajectory in progress. */
 export interface Progress {
@@ -125,13 +127,41 @@ export function progressText(p: Progress | undefined, g: Glyphs, barWidth = 12):
   return `${esc(p.name)}${of} ${p.phase} ${p.t.toFixed(2)} s`;
 }
 
-/** The first line: state, progress, what runs where. */
-export function headerLine(p: PanelState): string {
+/** Shortest tail of the link's description kept when it is cut: its end says the baud rate ("at 1000000 baud"). */
+const DESCRIBE_TAIL = 18;
+
+/** `s` cut in the middle to `n` characters, its end kept whole ("line protocol to ... at 115200 baud"). */
+function elideMiddle(s: string, n: number, g: Glyphs): string {
+  if (s.length <= n) return s;
+  const dots = g.ellipsis;
+  const tail = Math.min(s.length, Math.max(DESCRIBE_TAIL, Math.floor(n / 2)));
+  const head = n - tail - dots.length;
+  if (head >= 8) return `${s.slice(0, head)}${dots}${s.slice(s.length - tail)}`;
+  // Too little room for a head worth reading: the end alone, from a word's start.
+  const end = s.slice(s.length - (n - dots.length));
+  return `${dots}${end.slice(end.indexOf(' ') + 1)}`;
+}
+
+/**
+ * The first line: state, progress, what runs where, fitted to `width` cells. When it does not fit, the
+ * title goes first, then the link's description is cut in its middle (its end, the baud rate, stays),
+ * then the description and the rig's name go; the state and the progress stay.
+ */
+export function headerLine(p: PanelState, width = Infinity): string {
   const g = p.glyphs;
-  const parts = [statePill(p), ` {bold}${progressText(p.progress, g)}{/bold}`, ` ${g.sep} ${esc(p.title)} ${g.sep} ${esc(p.rigName)}`];
-  if (p.describe) parts.push(` ${g.sep} ${esc(p.describe)}`);
-  if (p.recording) parts.push(` ${g.sep} {red-fg}${g.dot} rec{/red-fg}`);
-  return parts.join('');
+  const head = `${statePill(p)} {bold}${progressText(p.progress, g)}{/bold}`;
+  const rec = p.recording ? ` ${g.sep} {red-fg}${g.dot} rec{/red-fg}` : '';
+  const rig = ` ${g.sep} ${esc(p.rigName)}`;
+  const title = ` ${g.sep} ${esc(p.title)}`;
+  const d = p.describe ? ` ${g.sep} ${esc(p.describe)}` : '';
+  const variants = [head + title + rig + d + rec, head + rig + d + rec];
+  if (p.describe) {
+    // Room left for the description itself ([sep] and its spaces take 3 cells).
+    const room = width - visibleLength(head + rig + rec) - 3;
+    if (room >= DESCRIBE_TAIL && Number.isFinite(room)) variants.push(`${head}${rig} ${g.sep} ${esc(elideMiddle(p.describe, room, g))}${rec}`);
+  }
+  variants.push(head + rig + rec, head + rec, head);
+  return fit(width, variants);
 }
 
 /** The notice line: e-stop, fault, quitting, alarm, or the last message. */

@@ -14,6 +14,7 @@ import { FirmwareSim } from '../../src/rig/firmware-sim.js';
 import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -88,7 +89,7 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     } finally {
       await rig.stop();
     }
-  }, 300_000);
+  }, hangGuardMs(60_000));
 
   it('our firmware in simavr: the harness discards what the board sends while no host has the port, and the next run is done with 0 lost', async () => {
     if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new Error('simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)');
@@ -145,7 +146,7 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     } finally {
       await sim.stop();
     }
-  }, 300_000);
+  }, hangGuardMs(60_000));
 
   it('the Firmata rig (stock ConfigurableFirmata + FirmataEncoder + FirmataWatchdog, left reporting encoders): the next run is done, nothing corrupt', async () => {
     const { file, b, boardErr } = await firmataRig();
@@ -162,7 +163,7 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     // rig's process skips reports whenever a busy machine starves it (22-102 per clean session measured
     // at load 14-18, and now and then a few at load 9), which says nothing of the hand-over. The
     // hand-over's own failure was a stop (fault:speed, link-lost): see the next test.
-  }, 300_000);
+  }, hangGuardMs(60_000));
 
   it('the Firmata rig after another program left it reporting every analog channel and digital port every 1 ms: twolink quiets it and the run is done', async () => {
     const { file, b, boardErr } = await firmataRig();
@@ -188,7 +189,7 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     const why = `${text}\n${boardErr()}`;
     expect(s.stopReason, why).toBe('done');
     expect(s.link.corrupt, why).toBe(0);
-  }, 300_000);
+  }, hangGuardMs(60_000));
 });
 
 /**

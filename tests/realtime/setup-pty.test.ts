@@ -5,9 +5,13 @@
 import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { lastJson, twolink } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
+import { CHILD_GUARD_MS, HANG_GUARD_MS } from '../helpers/setup-person.js';
+
+// Hang guards only: the tests wait for events.
+vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 let rig: PtyRig | undefined;
 afterEach(async () => {
@@ -20,7 +24,7 @@ describe('twolink setup --port on the pty rig', () => {
     rig = await startPtyRig('rigs/mock-arm.json', ['--wiring', 'cpr=1:2048']);
     const out = join(mkdtempSync(join(tmpdir(), 'twolink-setup-pty-')), 'my-arm.json');
     // Two Enters: "turn joint 1 ... and press Enter", "let the arm hang freely again ... press Enter".
-    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out], { input: '\n\n', timeoutMs: 90_000 });
+    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out], { input: '\n\n', timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(1);
     const j = lastJson(r);
     expect(j.clock).toBe('real');
