@@ -163,8 +163,8 @@ export function adapterOfUsbId(vid: number, pid: number, driver?: string): { kin
   return undefined;
 }
 
-/** Standard loop rates [Hz], fastest first. */
-const RATES = [1000, 500, 250, 200, 100, 50, 25] as const;
+/** Standard loop rates [Hz], fastest first (a rig file allows 100-1000 Hz). */
+const RATES = [1000, 500, 250, 200, 100] as const;
 /** Host time from a sample's arrival to its answer written, for the estimate below [s]. */
 const HOST_S = 0.0003;
 
@@ -211,4 +211,15 @@ export function cableWarning(kind: AdapterKind, latencyMs: number, rateHz: numbe
         ? `run at ${a.rateHz} Hz, or use a native-USB board (Leonardo/Micro) for 1 kHz`
         : `run at ${a.rateHz} Hz (--rate ${a.rateHz}), or use a native-USB board (Leonardo/Micro, board "leonardo") for 1 kHz`;
   return `cable: ${name} delivers the board's samples about ${a.deliveriesHz.toFixed(0)} times a second; at ${rateHz} Hz they come in bursts and each answer applies ~${a.answerDelaySamples} samples late: ${fix}`;
+}
+
+/**
+ * The loop rate a rig gets when its file names none: the fastest standard rate with at most two
+ * samples per delivery of the cable (500 Hz behind a 16U2, 1 kHz native or FTDI at 1 ms, 100 Hz behind
+ * an FTDI at 16 ms); 500 Hz without an adapter (a pty).
+ */
+export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaultLatencyMs): number {
+  if (kind === 'none') return 500;
+  const d = cableAdvice(kind, latencyMs).deliveriesHz;
+  return RATES.find((r) => r <= 2.05 * d) ?? RATES[RATES.length - 1]!;
 }
