@@ -2,6 +2,7 @@
  * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
  * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
  */
+import { adapterName, cableWarning, runCable } from '../config/cable.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
@@ -99,14 +100,14 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}) };
 }
 
-function humanSummary(s: RunSummary): string {
+function humanSummary(s: RunSummary, cable: string): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
     `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); sample -> command p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
     ...(s.timing
       ? [
-          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest stall ${s.timing.maxStallMs.toFixed(1)} ms, answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
+          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest stall ${s.timing.maxStallMs.toFixed(1)} ms, answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later (learned; cable: ${cable}), real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
             (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
         ]
       : []),
@@ -170,6 +171,10 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
+  // One line when the rate asks more than the cable carries (src/config/cable.ts), also with --json.
+  const cable = runCable(p.rig, p.target.kind === 'mock');
+  const cableLine = cableWarning(cable.kind, cable.latencyMs, p.rateHz);
+  if (cableLine) process.stderr.write(`twolink: WARNING: ${cableLine}\n`);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
@@ -186,8 +191,9 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     return 3;
   }
-  if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
-  else process.stdout.write(`${humanSummary(result.summary)}\n`);
+  const withCable = { ...result.summary, cable: { adapter: cable.kind, latencyMs: cable.latencyMs, name: adapterName(cable.kind, cable.latencyMs) } };
+  if (v.json) process.stdout.write(`${JSON.stringify(withCable)}\n`);
+  else process.stdout.write(`${humanSummary(result.summary, adapterName(cable.kind, cable.latencyMs))}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   // `quit` is the dashboard's q: a normal end, like `done`.

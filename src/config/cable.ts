@@ -223,3 +223,11 @@ export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaul
   const d = cableAdvice(kind, latencyMs).deliveriesHz;
   return RATES.find((r) => r <= 2.05 * d) ?? RATES[RATES.length - 1]!;
 }
+
+/**
+ * The adapter a run goes through: the mock's modelled one (its plant's) or, on a real port, the one
+ * the rig file names (its board's by default).
+ */
+export function runCable(rig: { cable: { adapter: AdapterKind; latencyMs: number }; plant?: { adapter: { kind: AdapterKind; latencyMs: number } } }, mock: boolean): { kind: AdapterKind; latencyMs: number } {
+  return mock && rig.plant ? { kind: rig.plant.adapter.kind, latencyMs: rig.plant.adapter.latencyMs } : { kind: rig.cable.adapter, latencyMs: rig.cable.latencyMs };
+}
