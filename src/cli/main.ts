@@ -65,6 +65,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink hil examples/hil/suite.json --junit hil.xml',
     run: async (a) => (await import('./hil-command.js')).hilCommand(a),
   },
+  doctor: {
+    summary: 'what limits real time on this machine and this cable: kernel, SCHED_FIFO, governor, the USB adapter, a measured round trip, the rate to use',
+    example: 'twolink doctor --port /dev/ttyACM0',
+    run: async (a) => (await import('./doctor-command.js')).doctorCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',
