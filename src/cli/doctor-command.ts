@@ -201,6 +201,7 @@ function humanReport(r: DoctorReport): string {
     lines.push(`[${c.status.toUpperCase()}] ${c.name}: ${c.evidence}`);
     if (c.fix) lines.push(`       fix: ${c.fix}`);
   }
-  lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample`);
+  const basis = r.roundTripUs ? '' : ' (from the cable alone: no round trip was measured)';
+  lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample${basis}`);
   return `${lines.join('\n')}\n`;
 }
