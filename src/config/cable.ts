@@ -72,9 +72,9 @@ export const CH340 = {
 
 /**
  * Native USB CDC (ATmega32U4 Leonardo/Micro, SAMD21, RP2040, Teensy): the sketch's own USB stack
- * fills the IN endpoint (ArduinoCore-avr `cores/arduino/CDC.cpp`, `USBCore.cpp`: `USB_Send`
- * releases the bank when the write ends) and the host takes it at its next poll, within the 1 ms
- * full-speed frame.
+ * fills the IN endpoint, and on the 32U4 ArduinoCore-avr `cores/arduino/USBCore.cpp` flushes it on
+ * every start-of-frame interrupt (`if (udint & (1<<SOFI)) USB_Flush(CDC_TX)`): the host takes it
+ * within the 1 ms full-speed frame.
  */
 export const NATIVE = { endpointBytes: 64 } as const;
 
