@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/time/clock.js';
 import { UsbSerialAdapter, type AdapterKind } from '../src/rig/usb-adapter.js';
-import { adapterOfUsbId, BOARD_ADAPTER, cableAdvice, cableWarning, CH340, FTDI, NATIVE, U2, USB_FRAME_S } from '../src/config/cable.js';
+import { adapterOfUsbId, BOARD_ADAPTER, cableAdvice, cableWarning, CH340, defaultRateHz, FTDI, NATIVE, U2, USB_FRAME_S } from '../src/config/cable.js';
+import { parseRigFile } from '../src/config/rig.js';
+import { resolveRig } from '../src/config/load.js';
 
 /** Arrival times [s] of `bytes`-long frames the board sent at `sendAt`, through an adapter of `kind`. */
 function arrivals(kind: AdapterKind, sendAt: number[], bytes: number, latencyMs?: number): number[] {
@@ -149,9 +151,10 @@ describe('USB-serial adapter models (virtual time)', () => {
 });
 
 describe('what a cable allows', () => {
-  it('recommends 250 Hz behind a 16U2, 50 Hz behind an FTDI at 16 ms, 1 kHz native or FTDI at 1 ms', () => {
+  it('recommends 250 Hz behind a 16U2, 100 Hz (the lowest a rig allows) behind an FTDI at 16 ms, 1 kHz native or FTDI at 1 ms', () => {
     expect(cableAdvice('16u2').rateHz).toBe(250);
-    expect(cableAdvice('ftdi', 16).rateHz).toBe(50);
+    expect(cableAdvice('ftdi', 16).rateHz).toBe(100);
+    expect(cableAdvice('ftdi', 1).rateHz).toBe(1000);
     expect(cableAdvice('native').rateHz).toBe(1000);
     expect(cableAdvice('16u2', 16, 1000).answerDelaySamples).toBeGreaterThanOrEqual(4);
   });
@@ -161,5 +164,39 @@ describe('what a cable allows', () => {
     expect(cableWarning('ftdi', 16, 250)).toMatch(/latency_timer/);
     expect(cableWarning('native', 16, 1000)).toBeUndefined();
     expect(cableWarning('16u2', 16, 250)).toBeUndefined();
+    // 500 Hz behind a 16U2 (the Uno's default rate) is two samples per 4.096 ms flush: no warning.
+    expect(cableWarning('16u2', 16, 500)).toBeUndefined();
+    expect(cableWarning('ftdi', 1, 1000)).toBeUndefined();
+  });
+});
+
+describe('a rig file names its board; the adapter and the default rate follow', () => {
+  const arm = { L1: 0.3, L2: 0.25, d1: 0.17, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 };
+  const plant = { arm: {} };
+  const load = (extra: Record<string, unknown>) => resolveRig(parseRigFile({ arm, ...extra }, 'x.json'), 'x.json');
+
+  it('an Uno by default: 16U2, 500 Hz; a Leonardo: native, 1 kHz; a Nano at 16 ms: FTDI, 100 Hz, at 1 ms: 1 kHz', () => {
+    expect(defaultRateHz('16u2')).toBe(500);
+    expect(defaultRateHz('native')).toBe(1000);
+    const uno = load({ plant });
+    expect(uno.cable).toEqual({ board: 'uno', adapter: '16u2', latencyMs: 16 });
+    expect(uno.control.rateHz).toBe(500);
+    expect(uno.plant!.adapter).toEqual({ kind: '16u2', latencyMs: 16 });
+    const leo = load({ board: { name: 'leonardo' }, plant });
+    expect(leo.cable.adapter).toBe('native');
+    expect(leo.control.rateHz).toBe(1000);
+    expect(leo.plant!.adapter.kind).toBe('native');
+    expect(load({ board: { name: 'nano' } }).control.rateHz).toBe(100);
+    const tuned = load({ board: { name: 'nano', ftdiLatencyMs: 1 }, plant });
+    expect(tuned.control.rateHz).toBe(1000);
+    expect(tuned.plant!.adapter).toEqual({ kind: 'ftdi', latencyMs: 1 });
+  });
+
+  it("the file's own rate, adapter and mock adapter win; a bad board name is an error naming the field", () => {
+    const r = load({ board: { name: 'uno', adapter: 'ch340' }, control: { rateHz: 250 }, plant: { arm: {}, adapter: { kind: 'native' } } });
+    expect(r.cable.adapter).toBe('ch340');
+    expect(r.control.rateHz).toBe(250);
+    expect(r.plant!.adapter.kind).toBe('native');
+    expect(() => load({ board: { name: 'due' } })).toThrow(/board\.name/);
   });
 });

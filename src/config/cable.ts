@@ -163,6 +163,14 @@ export function adapterOfUsbId(vid: number, pid: number, driver?: string): { kin
   return undefined;
 }
 
+/**
+ * Samples per delivery of the cable above which a rate is "more than the cable carries" (2, and 500 Hz
+ * behind the 16U2's 244 deliveries a second still counts as two). The hold is counted from the timer
+ * alone: a stream of telemetry lines (35-44 bytes) also fills an FTDI's 62-byte packets every two
+ * samples at 1 kHz, which the mock models, but a ping-pong or a slower stream waits for the timer.
+ */
+const MAX_SAMPLES_PER_DELIVERY = 2.05;
+
 /** Standard loop rates [Hz], fastest first (a rig file allows 100-1000 Hz). */
 const RATES = [1000, 500, 250, 200, 100] as const;
 /** Host time from a sample's arrival to its answer written, for the estimate below [s]. */
@@ -202,7 +210,7 @@ export function cableAdvice(kind: AdapterKind, latencyMs: number = FTDI.defaultL
  */
 export function cableWarning(kind: AdapterKind, latencyMs: number, rateHz: number): string | undefined {
   const a = cableAdvice(kind, latencyMs, rateHz);
-  if (rateHz <= 2 * a.deliveriesHz) return undefined;
+  if (rateHz <= MAX_SAMPLES_PER_DELIVERY * a.deliveriesHz) return undefined;
   const name = adapterName(kind, latencyMs);
   const fix =
     kind === 'ftdi'
@@ -221,7 +229,7 @@ export function cableWarning(kind: AdapterKind, latencyMs: number, rateHz: numbe
 export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaultLatencyMs): number {
   if (kind === 'none') return 500;
   const d = cableAdvice(kind, latencyMs).deliveriesHz;
-  return RATES.find((r) => r <= 2.05 * d) ?? RATES[RATES.length - 1]!;
+  return RATES.find((r) => r <= MAX_SAMPLES_PER_DELIVERY * d) ?? RATES[RATES.length - 1]!;
 }
 
 /**
