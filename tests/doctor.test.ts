@@ -37,7 +37,8 @@ describe('twolink doctor --mock (virtual time through the adapter model)', () =>
     expect(d.roundTripUs.max).toBeGreaterThanOrEqual(4000);
     expect(d.roundTripUs.max).toBeLessThanOrEqual(7000);
     expect(d.roundTripUs.p50).toBeGreaterThan(1500);
-    expect(d.recommend.rateHz).toBe(250);
+    expect(d.recommend.rateHz).toBe(500);
+    expect(d.recommend.answerDelaySamples).toBe(3);
   }, 150_000);
 
   it('native: p99 at most 2.5 ms and 1 kHz recommended; FTDI at 16 ms: p50 at least 5 ms and 100 Hz', async () => {
@@ -120,6 +121,7 @@ describe('doctor checks from a fake /proc and /sys', () => {
 
   it('recommends from the cable and the measured round trip', () => {
     expect(recommend('native', 16, { p50: 1400, p99: 2000, p999: 2000, max: 2000, n: 100, clock: 'virtual' }).rateHz).toBe(1000);
-    expect(recommend('none', 16, { p50: 4000, p99: 9000, p999: 9000, max: 9000, n: 100, clock: 'real' }).rateHz).toBe(200);
+    expect(recommend('none', 16, { p50: 4000, p99: 9000, p999: 9000, max: 9000, n: 100, clock: 'real' }).rateHz).toBe(250);
+    expect(recommend('none', 16, { p50: 4000, p99: 9000, p999: 9000, max: 9000, n: 100, clock: 'real' }).answerDelaySamples).toBe(3);
   });
 });

@@ -151,8 +151,8 @@ describe('USB-serial adapter models (virtual time)', () => {
 });
 
 describe('what a cable allows', () => {
-  it('recommends 250 Hz behind a 16U2, 100 Hz (the lowest a rig allows) behind an FTDI at 16 ms, 1 kHz native or FTDI at 1 ms', () => {
-    expect(cableAdvice('16u2').rateHz).toBe(250);
+  it('recommends 500 Hz behind a 16U2, 100 Hz (the lowest a rig allows) behind an FTDI at 16 ms, 1 kHz native or FTDI at 1 ms', () => {
+    expect(cableAdvice('16u2').rateHz).toBe(500);
     expect(cableAdvice('ftdi', 16).rateHz).toBe(100);
     expect(cableAdvice('ftdi', 1).rateHz).toBe(1000);
     expect(cableAdvice('native').rateHz).toBe(1000);

@@ -123,8 +123,9 @@ async function measurePort(rig: Rig, path: string, baudRate: number, n: number):
 }
 
 /**
- * The rate and answer delay for this cable: the cable's advice (src/config/cable.ts), slowed down
- * until the measured p99 round trip fits in two periods; the delay covers the p99 round trip.
+ * The rate and answer delay for this cable: the cable's advice (src/config/cable.ts: at most about
+ * two samples per delivery), slowed down until the measured p99 round trip fits in four periods (the
+ * prediction's horizon stays short); the delay covers the p99 round trip.
  */
 export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport['roundTripUs']): DoctorReport['recommend'] {
   let rateHz = cableAdvice(kind, latencyMs).rateHz;
@@ -132,7 +133,7 @@ export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport
   for (const r of [1000, 500, 250, 200, 100]) {
     if (r > rateHz) continue;
     rateHz = r;
-    if (p99 <= 2 / r) break;
+    if (p99 <= 4 / r) break;
   }
   const advice = cableAdvice(kind, latencyMs, rateHz).answerDelaySamples;
   return { rateHz, answerDelaySamples: Math.max(advice, Math.ceil(p99 * rateHz)) };

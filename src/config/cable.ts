@@ -177,7 +177,7 @@ const RATES = [1000, 500, 250, 200, 100] as const;
 const HOST_S = 0.0003;
 
 export interface CableAdvice {
-  /** The fastest standard rate whose period is at least the cable's flush period [Hz]. */
+  /** The fastest standard rate with at most about two samples per delivery of the cable [Hz]. */
   rateHz: number;
   /** Samples from a sample to the one that applies its answer, expected at `atHz`. */
   answerDelaySamples: number;
@@ -195,13 +195,14 @@ export interface CableAdvice {
  */
 export function cableAdvice(kind: AdapterKind, latencyMs: number = FTDI.defaultLatencyMs, atHz?: number): CableAdvice {
   const flush = adapterFlushS(kind, latencyMs);
-  const rateHz = RATES.find((r) => 1 / r >= flush * 0.95) ?? RATES[RATES.length - 1]!;
+  const deliveriesHz = flush > 0 ? 1 / flush : Infinity;
+  const rateHz = RATES.find((r) => r <= MAX_SAMPLES_PER_DELIVERY * deliveriesHz) ?? RATES[RATES.length - 1]!;
   const hz = atHz ?? rateHz;
   const period = 1 / hz;
   const frames = kind === 'none' ? 0 : 2 * USB_FRAME_S;
   const wait = kind === 'none' || kind === 'native' ? 0 : Math.min(adapterFlushS(kind, latencyMs), period);
   const answerDelaySamples = Math.max(1, Math.ceil((wait + frames + HOST_S) / period - 1e-9));
-  return { rateHz, answerDelaySamples, deliveriesHz: flush > 0 ? 1 / flush : Infinity, atHz: hz };
+  return { rateHz, answerDelaySamples, deliveriesHz, atHz: hz };
 }
 
 /**
@@ -217,7 +218,7 @@ export function cableWarning(kind: AdapterKind, latencyMs: number, rateHz: numbe
       ? `set the latency timer to 1 ms (echo 1 | sudo tee /sys/bus/usb-serial/devices/ttyUSB0/latency_timer; twolink doctor prints the udev rule), or run at ${a.rateHz} Hz`
       : kind === 'ch340'
         ? `run at ${a.rateHz} Hz, or use a native-USB board (Leonardo/Micro) for 1 kHz`
-        : `run at ${a.rateHz} Hz (--rate ${a.rateHz}), or use a native-USB board (Leonardo/Micro, board "leonardo") for 1 kHz`;
+        : `run at ${a.rateHz} Hz or less (--rate ${a.rateHz}), or use a native-USB board (Leonardo/Micro, board "leonardo") for 1 kHz`;
   return `cable: ${name} delivers the board's samples about ${a.deliveriesHz.toFixed(0)} times a second; at ${rateHz} Hz they come in bursts and each answer applies ~${a.answerDelaySamples} samples late: ${fix}`;
 }
 
@@ -227,9 +228,7 @@ export function cableWarning(kind: AdapterKind, latencyMs: number, rateHz: numbe
  * an FTDI at 16 ms); 500 Hz without an adapter (a pty).
  */
 export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaultLatencyMs): number {
-  if (kind === 'none') return 500;
-  const d = cableAdvice(kind, latencyMs).deliveriesHz;
-  return RATES.find((r) => r <= MAX_SAMPLES_PER_DELIVERY * d) ?? RATES[RATES.length - 1]!;
+  return kind === 'none' ? 500 : cableAdvice(kind, latencyMs).rateHz;
 }
 
 /**
