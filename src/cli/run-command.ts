@@ -117,6 +117,14 @@ function humanSummary(s: RunSummary, cable: string): string {
   ].join('\n');
 }
 
+/** The cable of the run (src/config/cable.ts), and one line at start-up when the rate asks more than it carries (also with --json). */
+function cableOf(p: Plan): { adapter: string; latencyMs: number; name: string } {
+  const c = runCable(p.rig, p.target.kind === 'mock');
+  const line = cableWarning(c.kind, c.latencyMs, p.rateHz);
+  if (line) process.stderr.write(`twolink: WARNING: ${line}\n`);
+  return { adapter: c.kind, latencyMs: c.latencyMs, name: adapterName(c.kind, c.latencyMs) };
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
   // Load the controller here first, so that a bad module is one line and exit code 2 before anything moves.
   if (p.controller !== undefined) await PluggedController.load(p.controller, controllerContext(p.rig, p.rateHz));
@@ -171,10 +179,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
-  // One line when the rate asks more than the cable carries (src/config/cable.ts), also with --json.
-  const cable = runCable(p.rig, p.target.kind === 'mock');
-  const cableLine = cableWarning(cable.kind, cable.latencyMs, p.rateHz);
-  if (cableLine) process.stderr.write(`twolink: WARNING: ${cableLine}\n`);
+  const cable = cableOf(p);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
@@ -191,9 +196,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     return 3;
   }
-  const withCable = { ...result.summary, cable: { adapter: cable.kind, latencyMs: cable.latencyMs, name: adapterName(cable.kind, cable.latencyMs) } };
-  if (v.json) process.stdout.write(`${JSON.stringify(withCable)}\n`);
-  else process.stdout.write(`${humanSummary(result.summary, adapterName(cable.kind, cable.latencyMs))}\n`);
+  if (v.json) process.stdout.write(`${JSON.stringify({ ...result.summary, cable })}\n`);
+  else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   // `quit` is the dashboard's q: a normal end, like `done`.

@@ -108,6 +108,8 @@ interface ActiveTrajectory {
   phases: Record<PlannedPhase, PhasePlan>;
   /** Time on the trajectory at the last answered sample [s]. */
   t: number;
+  /** The phase its last event told (answered samples come in bursts behind a slow adapter: a phase can start between two). */
+  told: PlannedPhase;
 }
 
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
@@ -382,7 +384,7 @@ export class LoopCore {
     const endQ = main.sample(main.duration).q;
     if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
     const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0 };
+    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0, told: 'approach' };
   }
 
   /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
@@ -582,7 +584,10 @@ export class LoopCore {
         a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
         a.traj.sample(a.t, this.atSample);
         const p = this.phaseAt(a, a.t);
-        if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
+        if (p !== a.told) {
+          a.told = p;
+          this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
+        }
         trajT = a.t;
         phase = p;
       }
