@@ -1,5 +1,6 @@
 // The loop behind each USB adapter model, in virtual time: at 1 kHz a 16U2 delivers samples in bursts
-// of about four every 4.096 ms; the loop learns the longer answer delay (4-5 samples), predicts over
+// (short frames about four every 4.096 ms; our ~37-byte telemetry lines about two every ~2 ms, as the
+// ring passes 96 bytes); the loop learns the longer answer delay (4-5 samples), predicts over
 // it with the answers already in flight, completes the reach and tracks within 1.5x of a native-USB
 // board's run.
 import { describe, expect, it } from 'vitest';

@@ -81,7 +81,19 @@ describe('USB-serial adapter models (virtual time)', () => {
     expect(Math.min(...waits)).toBeLessThan(0.0015);
   });
 
-  it('16U2 at 1 kHz: samples reach the host in bursts of about four, about 4 ms apart', () => {
+  it('16U2 at 1 kHz, 37-byte telemetry lines: the ring passes 96 bytes at the third line, so bursts of about two every ~2 ms', () => {
+    const sends = Array.from({ length: 400 }, (_, i) => 0.01 + i * 0.001);
+    const got = arrivals('16u2', sends, 37);
+    const bursts: number[] = [];
+    for (const t of got) if (!bursts.length || t - bursts[bursts.length - 1]! > 1e-6) bursts.push(t);
+    const perBurst = got.length / bursts.length;
+    expect(perBurst).toBeGreaterThan(1.8);
+    expect(perBurst).toBeLessThan(2.6);
+    const waits = got.map((t, i) => t - sends[i]!);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(U2.flushS + USB_FRAME_S + 1e-9);
+  });
+
+  it('16U2 at 1 kHz, short frames (20 bytes): bursts of about four, about 4 ms apart', () => {
     const sends = Array.from({ length: 200 }, (_, i) => 0.01 + i * 0.001);
     const got = arrivals('16u2', sends, 20);
     const bursts: number[] = [];

@@ -166,8 +166,9 @@ export function adapterOfUsbId(vid: number, pid: number, driver?: string): { kin
 /**
  * Samples per delivery of the cable above which a rate is "more than the cable carries" (2, and 500 Hz
  * behind the 16U2's 244 deliveries a second still counts as two). The hold is counted from the timer
- * alone: a stream of telemetry lines (35-44 bytes) also fills an FTDI's 62-byte packets every two
- * samples at 1 kHz, which the mock models, but a ping-pong or a slower stream waits for the timer.
+ * alone: a stream of telemetry lines (37-44 bytes) also fills an FTDI's 62-byte packets every two
+ * samples and passes the 16U2's 96-byte mark every two or three at 1 kHz, which the mock models, but
+ * a ping-pong or a slower stream waits for the timer.
  */
 const MAX_SAMPLES_PER_DELIVERY = 2.05;
 
