@@ -103,9 +103,14 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
 async function measurePort(rig: Rig, path: string, baudRate: number, n: number): Promise<number[]> {
   const { openSerialPort } = await import('../transport/open.js');
   const { LineLink } = await import('../transport/line-link.js');
+  const { probeLineBoard } = await import('../setup/probe.js');
   const clock = new RealClock();
   const stream = await openSerialPort(path, baudRate);
-  const link = new LineLink({ stream, name: path, baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  // Only pings follow: the link takes the board's own counts per revolution (whether they match the
+  // rig file is twolink setup's question), so a board with other encoders is measured all the same.
+  const info = await probeLineBoard(stream, clock, rig.joints, rig.link.handshakeMs);
+  const encoders = info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders;
+  const link = new LineLink({ stream, name: path, baudRate, clock, encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   try {
     await link.open();
     // The time from writing `P` to its `A` [s], with pauses of 0-2 ms between pings.

@@ -1,5 +1,8 @@
 // twolink doctor on a pty from `twolink rig --pty`: exit 0, the adapter line says it is not a USB
 // device, and the round trip is measured (real time: only that it was measured is asserted).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { twolink } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
@@ -27,5 +30,16 @@ describe('twolink doctor --port on a pty', () => {
     expect(h.code, h.stderr).toBe(0);
     expect(h.stdout).toMatch(/\[WARN\] adapter: .*not a USB device/);
     expect(h.stdout).toMatch(/\[(PASS|WARN)\] round trip: 50 pings \(real time\)/);
+  }, 240_000);
+
+  it('a board whose encoders differ from the default rig file is measured all the same (doctor only pings)', async () => {
+    const raw = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8'));
+    raw.encoders = [{ countsPerRev: 2048, zeroDeg: -90 }, { countsPerRev: 2048, zeroDeg: 0 }];
+    const file = join(mkdtempSync(join(tmpdir(), 'doctor-')), 'cpr-2048.json');
+    writeFileSync(file, JSON.stringify(raw));
+    rig = await startPtyRig(file);
+    const r = await twolink(['doctor', '--port', rig.path, '--pings', '50', '--json'], { timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout.trim().split('\n').pop()!).roundTripUs).toMatchObject({ n: 50, clock: 'real' });
   }, 240_000);
 });
