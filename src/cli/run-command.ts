@@ -2,7 +2,7 @@
  * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
  * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
  */
-import { adapterName, cableWarning, runCable } from '../config/cable.js';
+import { adapterName, cableAdvice, cableWarning, runCable } from '../config/cable.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
@@ -117,12 +117,18 @@ function humanSummary(s: RunSummary, cable: string): string {
   ].join('\n');
 }
 
-/** The cable of the run (src/config/cable.ts), and one line at start-up when the rate asks more than it carries (also with --json). */
-function cableOf(p: Plan): { adapter: string; latencyMs: number; name: string } {
+/**
+ * The cable of the run and the answer delay to expect from it (src/config/cable.ts); one WARNING line
+ * at start-up when the rate asks more than it carries (also with --json), and `say` the cable.
+ */
+function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latencyMs: number; name: string; expectedAnswerDelaySamples: number } {
   const c = runCable(p.rig, p.target.kind === 'mock');
   const line = cableWarning(c.kind, c.latencyMs, p.rateHz);
   if (line) process.stderr.write(`twolink: WARNING: ${line}\n`);
-  return { adapter: c.kind, latencyMs: c.latencyMs, name: adapterName(c.kind, c.latencyMs) };
+  const expected = cableAdvice(c.kind, c.latencyMs, p.rateHz).answerDelaySamples;
+  const name = adapterName(c.kind, c.latencyMs);
+  say?.(`cable: ${name}${p.target.kind === 'mock' ? ' (the mock\'s model)' : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`);
+  return { adapter: c.kind, latencyMs: c.latencyMs, name, expectedAnswerDelaySamples: expected };
 }
 
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
@@ -179,7 +185,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
-  const cable = cableOf(p);
+  const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
