@@ -144,11 +144,14 @@ export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport
   return { rateHz, answerDelaySamples: Math.max(advice, Math.ceil(p99 * rateHz)) };
 }
 
-function roundTripCheck(rt: DoctorReport['roundTripUs'], error: string | undefined, what: string): DoctorCheck {
+function roundTripCheck(rt: DoctorReport['roundTripUs'], error: string | undefined, what: string, usb: boolean): DoctorCheck {
   if (!rt) return { name: 'round trip', status: 'fail', evidence: `no answer from ${what}: ${error ?? 'unknown error'}`, fix: 'check the port, the baud rate and that the board runs twolink_fw (or twolink rig --pty)' };
   const ms = (us: number): string => (us / 1000).toFixed(2);
   const ev = `${rt.n} pings (${rt.clock} time): p50 ${ms(rt.p50)} ms, p99 ${ms(rt.p99)} ms, p99.9 ${ms(rt.p999)} ms, max ${ms(rt.max)} ms`;
-  return rt.p99 <= 2500 ? { name: 'round trip', status: 'pass', evidence: ev, fix: null } : { name: 'round trip', status: 'warn', evidence: ev, fix: 'a faster cable: see the adapter line (FTDI latency_timer 1, or a native-USB board)' };
+  const fix = usb
+    ? 'a faster cable: see the adapter line (FTDI latency_timer 1, or a native-USB board)'
+    : 'not a cable: the machine is busy, or the simulated board behind the port is slow (twolink rig --pty models the adapter in its rig file\'s plant.adapter)';
+  return rt.p99 <= 2500 ? { name: 'round trip', status: 'pass', evidence: ev, fix: null } : { name: 'round trip', status: 'warn', evidence: ev, fix };
 }
 
 export async function doctorCommand(argv: readonly string[]): Promise<number> {
@@ -187,7 +190,7 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const k = kernelInfo();
   const r = realtimeInfo();
   const latency = a.latencyTimerMs ?? FTDI.defaultLatencyMs;
-  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/rig/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!)];
+  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/rig/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb)];
   const report: DoctorReport = {
     kernel: k,
     realtime: r,
