@@ -56,6 +56,19 @@ describe('samples on the board clock', () => {
     expect(got.at(-1)!.raw[1]).toBeLessThan(-50);
   });
 
+  it("behind a Mega's 16U2 (4.096 ms flush) some 3 ms reports arrive in pairs: the older one is recorded, not answered; none is lost", async () => {
+    const s = await opened(firmataRig((r) => (r.plant = { ...r.plant!, adapter: { kind: '16u2', latencyMs: 16 } })));
+    const got = await sampling(s, 333, () => [0.3, -0.3]);
+    await runFor(s.clock, 1);
+    expect(got.length).toBeGreaterThan(320);
+    expect(got.map((r) => r.index)).toEqual(got.map((_, i) => i));
+    const paired = got.filter((r) => r.superseded).length;
+    // 333 reports a second into 244 flushes a second: about a quarter come with the next one.
+    expect(paired).toBeGreaterThan(got.length * 0.15);
+    expect(paired).toBeLessThan(got.length * 0.4);
+    expect(s.link.counters.lost).toBe(0);
+  });
+
   it('a host stall: the backlog arrives in one chunk, all but the newest superseded, indices still consecutive', async () => {
     const s = await opened();
     const got = await sampling(s, 333, () => [0.2, 0.2]);

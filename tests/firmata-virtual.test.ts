@@ -24,11 +24,14 @@ describe('the Firmata mock rig in virtual time', () => {
     expect(r.summary.stopOutcome).toBe('acknowledged');
     expect(r.summary.rateHz).toBe(333);
     expect(r.summary.tracking.covers).toBe('trajectory');
-    // Real time, quiet, 21 reaches: joint 1 0.054-0.063 deg (README); joint 2 0.189-0.213 deg.
-    expect(r.summary.tracking.rmsDeg[0]!).toBeLessThan(0.09);
+    // Real time, quiet, 21 reaches behind the old 1.024 ms cable model: joint 1 0.054-0.063 deg; joint 2
+    // 0.189-0.213 deg. The Mega's 16U2 (its Timer0 flush every 4.096 ms, src/config/cable.ts) holds some
+    // 3 ms reports a tick longer: 0.099 deg on joint 1 in virtual time. Far from the 15 deg of the bug.
+    expect(r.summary.tracking.rmsDeg[0]!).toBeLessThan(0.13);
     expect(r.summary.tracking.rmsDeg[1]!).toBeLessThan(0.3);
-    // Sample -> command within a report period (3 ms), not a queue on the wire.
-    expect(r.summary.period.p99Us).toBeLessThan(3000);
+    // Sample -> command within a report period (3 ms) plus the 16U2's hold (up to one 4.096 ms flush
+    // period), not a queue on the wire (it was 51 ms).
+    expect(r.summary.period.p99Us).toBeLessThan(3000 + 4096);
     expect(r.summary.link.lost).toBe(0);
   });
 
@@ -42,7 +45,7 @@ describe('the Firmata mock rig in virtual time', () => {
   it('twolink/testing on the Firmata rig file: done', async () => {
     const r = await testingRun({ rig: FIRMATA_RIG, traj: 'reach' });
     expect(r.summary.stopReason).toBe('done');
-    expect(r.summary.tracking.rmsDeg[0]!).toBeLessThan(0.09);
+    expect(r.summary.tracking.rmsDeg[0]!).toBeLessThan(0.13);
   });
 
   it("identify's excitation: the speeds it was designed for, not four times them", async () => {

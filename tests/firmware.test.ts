@@ -67,8 +67,9 @@ describe('twolink firmware (firmware-protocol/firmware)', () => {
     TIMEOUT_MS,
   );
 
-  const limits = { uno: { flash: 32256, ram: 2048 }, mega: { flash: 253952, ram: 8192 } } as const;
-  for (const board of ['uno', 'mega'] as const) {
+  // Flash for the sketch (minus the bootloader) and RAM, as ArduinoCore-avr's boards.txt gives them.
+  const limits = { uno: { flash: 32256, ram: 2048 }, mega: { flash: 253952, ram: 8192 }, leonardo: { flash: 28672, ram: 2560 } } as const;
+  for (const board of ['uno', 'mega', 'leonardo'] as const) {
     it(
       `builds for the ${board} within its flash and RAM (make ${board})`,
       () => {
@@ -93,6 +94,31 @@ describe('twolink firmware (firmware-protocol/firmware)', () => {
       TIMEOUT_MS,
     );
   }
+
+  it(
+    'the Leonardo image: encoders on INT0..INT3, the sample clock on Timer3, and the USB device descriptor with 2341:8036',
+    () => {
+      if (!onPath('avr-gcc') || !onPath('avr-g++') || !existsSync(arduinoCore)) throw new Error(INSTALL_AVR);
+      const { status, output } = make('leonardo');
+      expect(status, output).toBe(0);
+      const elf = join(firmwareDir, 'build', 'leonardo', 'twolink_fw.elf');
+      const nm = spawnSync('avr-nm', [elf], { encoding: 'utf8' });
+      const vec = (n: number): string | undefined => new RegExp(`^([0-9a-f]+) T __vector_${n}$`, 'm').exec(nm.stdout)?.[1];
+      // ATmega32U4 vectors: 1..4 = INT0..INT3 (one handler), 32 = TIMER3_COMPA, 10 = USB_GEN (the CDC stack).
+      expect(vec(1), nm.stdout).toBeDefined();
+      for (const n of [2, 3, 4]) expect(vec(n)).toBe(vec(1));
+      expect(vec(32)).toBeDefined();
+      expect(vec(10)).toBeDefined();
+      // The device descriptor's idVendor/idProduct, little-endian, somewhere in the image.
+      const bytes: number[] = [];
+      for (const line of readFileSync(join(firmwareDir, 'build', 'leonardo', 'twolink_fw.hex'), 'utf8').split(/\r?\n/)) {
+        if (!line.startsWith(':') || line.slice(7, 9) !== '00') continue;
+        for (let i = 9; i < 9 + 2 * parseInt(line.slice(1, 3), 16); i += 2) bytes.push(parseInt(line.slice(i, i + 2), 16));
+      }
+      expect(Buffer.from(bytes).includes(Buffer.from([0x41, 0x23, 0x36, 0x80]))).toBe(true);
+    },
+    TIMEOUT_MS,
+  );
 
   it(
     'boots and answers the handshake in simavr, both boards (make sim-test; needs simavr libsimavr-dev)',

@@ -76,8 +76,11 @@ describe('identification on the mock rig with a plant far from the nominal model
     const holey = ticks.map((t, r) => (r % 7 === 3 || r % 211 < 3 ? { ...t, fresh: false } : t));
     const fit = fitTicks(rig, holey);
     expect(fit.segments).toBe(id.fit.segments);
+    // Within 5 %: behind the 16U2 model's 4.096 ms flush (src/config/cable.ts) about half the samples
+    // already come in bursts and are not answered; with these holes on top, joint 1's viscous friction
+    // came out 3.9 % off (3 % on the old, kinder 1 ms cable model).
     for (const b of BASE_PARAMETERS) {
-      expect(Math.abs(fit.parameters[b.key].value - truth[b.key]) / truth[b.key], b.key).toBeLessThan(0.03);
+      expect(Math.abs(fit.parameters[b.key].value - truth[b.key]) / truth[b.key], b.key).toBeLessThan(0.05);
     }
   });
 

@@ -44,9 +44,11 @@ describe('the board owns the clock', () => {
     const res = await virtualRun(r, reach(r), { rateHz: 1000 });
     expect(res.summary.stopReason).toBe('done');
     const d = res.result.timing.answerDelaySamples!;
-    expect(d).toBeGreaterThanOrEqual(2);
-    expect(d).toBeLessThanOrEqual(3);
-    // USB frames bring two samples at a time: only the newest is answered, the other counts as late.
+    // The 16U2 flushes on Timer0 every 4.096 ms or past 96 bytes (src/config/cable.ts): our ~37-byte
+    // telemetry lines come about two at a time every ~2 ms;
+    // only the newest is answered (the others count as late), and it applies 4-5 samples later.
+    expect(d).toBeGreaterThanOrEqual(4);
+    expect(d).toBeLessThanOrEqual(5);
     expect(res.result.timing.lateSamples).toBeGreaterThan(100);
     // Nothing dropped: one row per sample the board sent (the indices run without a gap).
     const samples = res.rows.filter((x) => x[F.sample]! >= 0).map((x) => x[F.sample]!);

@@ -192,6 +192,18 @@ describe('keys', () => {
     expect(onQuit).not.toHaveBeenCalled();
   });
 
+  it('at the end of the run it names the answer delay the loop learned (behind a 16U2 at 1 kHz: 4 samples)', async () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    session.row = makeRow({ t: 4.3, i: 2150, state: 'stopped' });
+    void session.finish('done', 4);
+    await new Promise((r) => setTimeout(r, 0));
+    dash.frame();
+    expect(screenText(term)).toMatch(/the run is over \(done; answers applied 4 sample\(s\) late, learned\)/);
+    term.type('q');
+  });
+
   it('q asks for a normal quit (stop reason "quit"), Ctrl-C for an interruption; a second press is the CLI\'s e-stop', async () => {
     const { term, session, dash, onQuit } = setup();
     session.row = TRACKING;

@@ -132,7 +132,7 @@ export class FakeSession implements DashboardSession {
   readonly sent: LoopCommand[] = [];
   readonly recordings: string[] = [];
   listeners: ((e: LoopEvent) => void)[] = [];
-  finishHooks: ((s: { stopReason: string }) => Promise<void> | void)[] = [];
+  finishHooks: ((s: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void)[] = [];
   recording: { file: string; ticks: number } | undefined;
   describe = 'line protocol to the mock rig';
   stats = { rateHz: 500, period: { quantile: (q: number) => (q < 0.9 ? 7 : 950), max: 1800 } };
@@ -148,7 +148,7 @@ export class FakeSession implements DashboardSession {
       this.listeners = this.listeners.filter((x) => x !== l);
     };
   }
-  onFinish(hook: (s: { stopReason: string }) => Promise<void> | void): void {
+  onFinish(hook: (s: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void {
     this.finishHooks.push(hook);
   }
   startRecording(file: string): void {
@@ -164,7 +164,7 @@ export class FakeSession implements DashboardSession {
     for (const l of this.listeners) l(e);
   }
   /** Ends the run: what Session does when the worker exits. */
-  finish(stopReason: string): Promise<unknown> {
-    return Promise.all(this.finishHooks.map((h) => h({ stopReason })));
+  finish(stopReason: string, answerDelaySamples?: number): Promise<unknown> {
+    return Promise.all(this.finishHooks.map((h) => h({ stopReason, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) })));
   }
 }

@@ -2,7 +2,7 @@
 // the horizon under the duty in force, plus the observer's unmodelled torque when given.
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { Predictor } from '../src/control/predict.js';
+import { InFlight, Predictor } from '../src/control/predict.js';
 import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel } from '../src/model/actuated.js';
 import { FixedStepIntegrator } from '../src/model/integrate.js';
 
@@ -57,5 +57,40 @@ describe('Predictor', () => {
     const nan = p.qd.slice();
     p.predict(q0, qd0, [0, 0], 0.004);
     expect(nan).toEqual(p.qd);
+  });
+});
+
+describe('the answers in flight (a 4-5 sample delay behind a 16U2)', () => {
+  const q0 = [-1.3, 0.7];
+  const qd0 = [0.8, -1.5];
+
+  it('InFlight lists the commands sent after the acknowledged one that apply within the horizon, oldest first', () => {
+    const f = new InFlight(2);
+    // Answers to samples 10..14 (1 kHz), each applying 4 samples later.
+    for (let k = 0; k < 5; k++) f.sent(100 + k, [0.1 * k, -0.1 * k], 0.010 + k * 0.001 + 0.004);
+    // The sample at 0.015 s acknowledges command 101 (applied at 0.015): 102, 103 apply within 0.004 s.
+    const c = f.changesAfter(101, 0.015, 0.004);
+    expect(c.map((x) => x.afterS)).toEqual([expect.closeTo(0.001, 12), expect.closeTo(0.002, 12), expect.closeTo(0.003, 12)]);
+    expect(c.map((x) => x.duty[0])).toEqual([expect.closeTo(0.2, 12), expect.closeTo(0.3, 12), expect.closeTo(0.4, 12)]);
+    expect(f.changesAfter(104, 0.015, 0.004)).toHaveLength(0);
+    expect(f.duty(103, [0, 0])).toEqual([expect.closeTo(0.3, 12), expect.closeTo(-0.3, 12)]);
+    expect(f.duty(99, [0, 0])).toEqual([0, 0]);
+  });
+
+  it('the prediction steps through each change of duty: the same as predicting piece by piece', () => {
+    const p = new Predictor(rig);
+    const a = [0.4, -0.2];
+    const b = [-0.3, 0.5];
+    expect(p.predict(q0, qd0, a, 0.0047, undefined, [{ afterS: 0.0021, duty: b }])).toBe(true);
+    const whole = { q: p.q.slice(), qd: p.qd.slice() };
+    const first = truth(q0, qd0, a, 0.0021);
+    const second = truth(first.q, first.qd, b, 0.0047 - 0.0021);
+    for (let i = 0; i < 2; i++) {
+      expect(whole.q[i]).toBeCloseTo(second.q[i]!, 7);
+      expect(whole.qd[i]).toBeCloseTo(second.qd[i]!, 5);
+    }
+    // and differs from holding the first duty throughout
+    p.predict(q0, qd0, a, 0.0047);
+    expect(Math.abs(p.qd[1]! - whole.qd[1]!)).toBeGreaterThan(1e-3);
   });
 });

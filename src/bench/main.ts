@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { benchController } from './controller.js';
+import { benchAdapters } from './adapters.js';
 import { benchFaults } from './faults.js';
 import { benchFirmata } from './firmata.js';
 import { firmwareSection } from './firmware.js';
@@ -37,6 +38,8 @@ const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
 /** Sections run only when named with --only (they take long). */
 const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   soak: () => benchSoak(Number(argValue('--soak-seconds') ?? 600)),
+  // 18 real-time reaches (6 adapter models x 3 rates) + 2 on the pty rig; --adapter-runs N each.
+  adapters: () => benchAdapters(Number(argValue('--adapter-runs') ?? 1)),
 };
 
 function argValue(name: string): string | undefined {

@@ -70,6 +70,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink urdf --rig rigs/mock-arm.json --out arm.urdf',
     run: async (a) => (await import('./urdf-command.js')).urdfCommand(a),
   },
+  doctor: {
+    summary: 'what limits real time on this machine and this cable: kernel, SCHED_FIFO, governor, the USB adapter, a measured round trip, the rate to use',
+    example: 'twolink doctor --port /dev/ttyACM0',
+    run: async (a) => (await import('./doctor-command.js')).doctorCommand(a),
+  },
   ports: {
     summary: 'list serial ports',
     example: 'twolink ports',

@@ -2,6 +2,7 @@
  * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
  * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
  */
+import { adapterName, cableAdvice, cableWarning, runCable } from '../config/cable.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
@@ -107,14 +108,14 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}) };
 }
 
-function humanSummary(s: RunSummary): string {
+function humanSummary(s: RunSummary, cable: string): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
     `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); latency (sample -> command written, answered samples) p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
     ...(s.timing
       ? [
-          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
+          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later (learned; cable: ${cable}), real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
             (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
         ]
       : []),
@@ -162,7 +163,7 @@ async function preflight(p: Plan, v: Parsed, maxSeconds: number): Promise<number
   const fault = p.controller !== undefined ? await checkController(p) : undefined;
   if (!fault) return undefined;
   const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
-  process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary)}\n`);
+  process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary, cableOf(p).name)}\n`);
   process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
   return 1;
 }
@@ -173,6 +174,20 @@ function afterRun(result: SessionResult, rateHz: number): void {
     process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / rateHz).toFixed(2)} s) before ${i.at} s\n`);
   }
   if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
+}
+
+/**
+ * The cable of the run and the answer delay to expect from it (src/config/cable.ts); one WARNING line
+ * at start-up when the rate asks more than it carries (also with --json), and `say` the cable.
+ */
+function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latencyMs: number; name: string; expectedAnswerDelaySamples: number } {
+  const c = runCable(p.rig, p.target.kind === 'mock');
+  const line = cableWarning(c.kind, c.latencyMs, p.rateHz);
+  if (line) process.stderr.write(`twolink: WARNING: ${line}\n`);
+  const expected = cableAdvice(c.kind, c.latencyMs, p.rateHz).answerDelaySamples;
+  const name = adapterName(c.kind, c.latencyMs);
+  say?.(`cable: ${name}${p.target.kind === 'mock' ? ' (the mock\'s model)' : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`);
+  return { adapter: c.kind, latencyMs: c.latencyMs, name, expectedAnswerDelaySamples: expected };
 }
 
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
@@ -227,9 +242,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     }
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
@@ -238,17 +252,15 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   }
   const result = await session.run();
   dashboard?.stop();
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  process.off('SIGHUP', onSignal);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, onSignal);
   afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     return 3;
   }
-  if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
-  else process.stdout.write(`${humanSummary(result.summary)}\n`);
+  if (v.json) process.stdout.write(`${JSON.stringify({ ...result.summary, cable })}\n`);
+  else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   // `quit` is the dashboard's q: a normal end, like `done`.

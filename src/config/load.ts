@@ -9,6 +9,7 @@ import { plausibilityIssues } from './plausible.js';
 import { checkShields } from './shields.js';
 import { oneLine, parseRigFile, RigFileError, type MotorParams, type RigFile } from './rig.js';
 import { resolveWiring, type HostWiring } from './wiring.js';
+import { BOARD_ADAPTER, defaultRateHz, type AdapterKind, type BoardKind } from './cable.js';
 
 const DEG = Math.PI / 180;
 
@@ -49,7 +50,7 @@ export interface PlantParams {
   /** [s] */
   latency: number;
   /** The USB-serial adapter the mock models between the host and the board. */
-  adapter: { kind: '16u2' | 'ch340' | 'ftdi' | 'none'; latencyMs: number };
+  adapter: { kind: AdapterKind; latencyMs: number };
   /** [kg] at the endpoint */
   payloadKg: number;
   /** Integration step [s]. */
@@ -78,7 +79,11 @@ export interface Rig {
   maxDuty: number;
   encoders: EncoderParams[];
   limits: JointLimits[];
-  control: Omit<RigFile['control'], 'pid'> & {
+  /** The board and its USB adapter (the rig file's `board`, the adapter defaulting from the board). */
+  cable: { board: BoardKind; adapter: AdapterKind; latencyMs: number };
+  control: Omit<RigFile['control'], 'pid' | 'rateHz'> & {
+    /** [Hz] */
+    rateHz: number;
     pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] };
   };
   twin: RigFile['twin'];
@@ -144,8 +149,14 @@ export function resolveRig(f: RigFile, file: string): Rig {
   }));
   const pid = f.control.pid;
   const auto = defaultGains(f.arm as ArmParams, motors, limits);
+  const cable = {
+    board: f.board.name,
+    adapter: f.board.adapter ?? BOARD_ADAPTER[f.board.name],
+    latencyMs: f.board.ftdiLatencyMs,
+  };
   const control: Rig['control'] = {
     ...f.control,
+    rateHz: f.control.rateHz ?? defaultRateHz(cable.adapter, cable.latencyMs),
     pid: {
       ...pid,
       kp: pid.kp ?? auto.kp,
@@ -158,6 +169,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     file,
     name: f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''),
     joints,
+    cable,
     arm: { ...f.arm } as ArmParams,
     friction: { viscous: f.friction.viscous ?? zeros(), coulomb: f.friction.coulomb ?? zeros() },
     motors: motors.map((m: MotorParams) => ({ ...m })),
@@ -184,7 +196,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
       supplyV: p.supplyV ?? f.supplyV,
       noiseCounts: p.noiseCounts,
       latency: p.latencyMs / 1000,
-      adapter: p.adapter,
+      adapter: { kind: p.adapter.kind ?? cable.adapter, latencyMs: p.adapter.latencyMs ?? cable.latencyMs },
       payloadKg: p.payloadKg,
       step: p.stepS,
       seed: p.seed,

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { wiringSchema } from './wiring.js';
 import { BOARDS } from '../protocol/firmata.js';
+import { ADAPTER_KINDS, BOARD_KINDS } from './cable.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const pos = num.refine((v) => v > 0, 'must be > 0');
@@ -137,8 +138,8 @@ const pidSchema = z.strictObject({
 });
 
 const controlSchema = z.strictObject({
-  /** Loop rate [Hz], 100..1000. */
-  rateHz: num.refine((v) => v >= 100 && v <= 1000, 'must be between 100 and 1000 Hz').default(500),
+  /** Loop rate [Hz], 100..1000; by default what the board's cable carries (src/config/cable.ts: 500 Hz behind a 16U2, 1 kHz native). */
+  rateHz: num.refine((v) => v >= 100 && v <= 1000, 'must be between 100 and 1000 Hz').optional(),
   /** Inverse-dynamics feedforward on the desired state, computed torque on the measured state, or none. */
   feedforward: z.enum(['desired', 'measured', 'none']).default('desired'),
   pid: pidSchema.prefault({}),
@@ -316,9 +317,10 @@ const plantSchema = z.strictObject({
    */
   adapter: z
     .strictObject({
-      kind: z.enum(['16u2', 'ch340', 'ftdi', 'none']).default('16u2'),
-      /** FTDI latency timer [ms]. */
-      latencyMs: z.number().int().min(1).max(255).default(16),
+      /** By default the adapter of the rig's `board`. */
+      kind: z.enum(ADAPTER_KINDS).optional(),
+      /** FTDI latency timer [ms]; by default the rig's `board.ftdiLatencyMs`. */
+      latencyMs: z.number().int().min(1).max(255).optional(),
     })
     .prefault({}),
   /** Payload at the endpoint [kg]. */
@@ -357,6 +359,18 @@ export const rigFileSchema = z
     control: controlSchema.prefault({}),
     twin: twinSchema.prefault({}),
     link: linkSchema.prefault({}),
+    /**
+     * The board and the USB path to it: `uno`/`mega` (an ATmega16U2 with arduino-usbserial),
+     * `leonardo`/`micro` (native USB, the board for 1 kHz), `nano` (FTDI), `nano-ch340`, `other`.
+     * `adapter` overrides the board's; `ftdiLatencyMs` is the FTDI latency timer the cable runs with.
+     */
+    board: z
+      .strictObject({
+        name: z.enum(BOARD_KINDS).default('uno'),
+        adapter: z.enum(ADAPTER_KINDS).optional(),
+        ftdiLatencyMs: z.number().int().min(1).max(255).default(16),
+      })
+      .prefault({}),
     firmata: firmataSchema.optional(),
     plant: plantSchema.optional(),
     /** How the motors and encoders are connected to the board, when not as the README's table (twolink setup writes it). */

@@ -30,7 +30,8 @@ import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type FeedforwardMode } from './controller.js';
 import { VelocityEstimator } from './estimator.js';
-import { Predictor } from './predict.js';
+import { InFlight, Predictor } from './predict.js';
+import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
 import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
@@ -107,6 +108,8 @@ interface ActiveTrajectory {
   phases: Record<PlannedPhase, PhasePlan>;
   /** Time on the trajectory at the last answered sample [s]. */
   t: number;
+  /** The phase its last event told (answered samples come in bursts behind a slow adapter: a phase can start between two). */
+  told: PlannedPhase;
 }
 
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
@@ -154,7 +157,10 @@ export class LoopCore {
   private scale = 0;
   private rampFrom = 0;
   private rampStart = 0;
-  private readonly dutyRing: { seq: number; duty: number[] }[];
+  /** The answers written and where each applies (the twin's duty, the prediction's schedule). */
+  private readonly inFlight: InFlight;
+  /** Board time where the answer being computed applies [s]. */
+  private applyAt = 0;
   private readonly zeroDuty: number[];
   private readonly satTime: number[];
   private readonly lawSample: LawSample;
@@ -187,7 +193,7 @@ export class LoopCore {
     this.desired = sample();
     this.ref = sample();
     this.atSample = sample();
-    this.dutyRing = Array.from({ length: 256 }, () => ({ seq: -1, duty: new Array(n).fill(0) }));
+    this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
     this.lawTau = new Array(n).fill(0);
@@ -378,7 +384,7 @@ export class LoopCore {
     const endQ = main.sample(main.duration).q;
     if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
     const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0 };
+    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0, told: 'approach' };
   }
 
   /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
@@ -399,9 +405,7 @@ export class LoopCore {
 
   /** Duty in force after command `seq` (for the twin and the prediction). */
   private dutyOf(seq: number | null): readonly number[] {
-    if (seq === null) return this.zeroDuty;
-    const e = this.dutyRing[seq & 255]!;
-    return e.seq === seq ? e.duty : this.zeroDuty;
+    return this.inFlight.duty(seq, this.zeroDuty);
   }
 
   // ------------------------------------------------------------------ one sample
@@ -534,7 +538,8 @@ export class LoopCore {
 
   /** Update: the plan at the instant the answer applies, the predicted state there, the control law. */
   private update(r: Reading): { out: ReturnType<Controller['idle']>; trajT: number; phase: TrajPhase } {
-    const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, 8 * this.period));
+    const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, MAX_DELAY_SAMPLES * this.period));
+    this.applyAt = r.applyAt;
     const { trajT, phase } = this.planAt(horizon);
     const k = this.mode.kind;
     this.scale = this.rampScale(k);
@@ -580,7 +585,10 @@ export class LoopCore {
         a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
         a.traj.sample(a.t, this.atSample);
         const p = this.phaseAt(a, a.t);
-        if (p !== this.phaseAt(a, a.t - this.period)) this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
+        if (p !== a.told) {
+          a.told = p;
+          this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
+        }
         trajT = a.t;
         phase = p;
       }
@@ -616,7 +624,8 @@ export class LoopCore {
   /** The control law on the state predicted where the answer applies; a failure is a fault and zero output. */
   private drive(r: Reading, horizon: number, k: Mode['kind']): ReturnType<Controller['idle']> {
     const c = this.o.rig.control;
-    if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined)) {
+    const changes = this.inFlight.changesAfter(r.ack, r.boardTime, horizon);
+    if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
       this.fault({ kind: 'non-finite', what: 'predicted state' });
       return this.controller.idle();
     }
@@ -645,10 +654,7 @@ export class LoopCore {
   /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */
   private write(out: ReturnType<Controller['idle']>): void {
     if (this.finished || this.mode.kind === 'disabled') return;
-    const seq = this.o.link.writeDuty(out.duty);
-    const e = this.dutyRing[seq & 255]!;
-    e.seq = seq;
-    for (let i = 0; i < this.joints; i++) e.duty[i] = out.duty[i]!;
+    this.inFlight.sent(this.o.link.writeDuty(out.duty), out.duty, this.applyAt);
   }
 
   /** The row of this sample (or of a lost-link instant, `r` undefined). */

@@ -1,12 +1,73 @@
 /**
  * Delay compensation: the board applies the answer to a sample one period (or, behind a slow USB
- * adapter, a few periods) after it took the sample, so the controller computes the command for the
- * state the arm will be in then. This steps the nominal actuated arm (the rig's arm, motors and
- * friction) from the measured state over that horizon with the duty in force meanwhile.
+ * adapter, a few periods: four or five at 1 kHz behind a 16U2's 4.096 ms flush) after it took the
+ * sample, so the controller computes the command for the state the arm will be in then. This steps
+ * the nominal actuated arm (the rig's arm, motors and friction) from the measured state over that
+ * horizon with the duties in force meanwhile: the one the sample says was applied, then each answer
+ * already sent and not yet applied, from the sample where it is expected to apply (`InFlight`).
  */
 import type { ArmPart } from '../config/parts.js';
 import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
+
+/** A command that changes the duty `afterS` [s] into the horizon. */
+export interface DutyChange {
+  afterS: number;
+  duty: readonly number[];
+}
+
+/**
+ * The answers written to the board and where each is expected to apply (board time [s]), by
+ * sequence number; `changesAfter` lists those sent after the one a sample acknowledges that apply
+ * within the horizon, without allocating (the loop runs it every sample).
+ */
+export class InFlight {
+  private readonly ring: { seq: number; applyAt: number; duty: number[] }[];
+  private newest = -1;
+  private readonly out: DutyChange[] = [];
+
+  constructor(
+    joints: number,
+    private readonly size = 256,
+  ) {
+    this.ring = Array.from({ length: size }, () => ({ seq: -1, applyAt: 0, duty: new Array<number>(joints).fill(0) }));
+  }
+
+  /** Command `seq` with `duty`, expected to apply at board time `applyAt` [s]. */
+  sent(seq: number, duty: readonly number[], applyAt: number): void {
+    const e = this.ring[seq % this.size]!;
+    e.seq = seq;
+    e.applyAt = applyAt;
+    for (let i = 0; i < e.duty.length; i++) e.duty[i] = duty[i]!;
+    this.newest = seq;
+  }
+
+  /** Duty in force after command `seq` (zero duty if unknown). */
+  duty(seq: number | null, zero: readonly number[]): readonly number[] {
+    if (seq === null) return zero;
+    const e = this.ring[seq % this.size]!;
+    return e.seq === seq ? e.duty : zero;
+  }
+
+  /**
+   * The commands sent after `ack` (the newest the board had applied at the sample taken at board time
+   * `t` [s]) that apply before `t + horizon`, oldest first, as offsets from `t`. At most 32.
+   */
+  changesAfter(ack: number | null, t: number, horizon: number): readonly DutyChange[] {
+    this.out.length = 0;
+    if (this.newest < 0) return this.out;
+    const from = ack === null ? this.newest - 32 : ack;
+    const n = Math.min(32, (((this.newest - from) % 65536) + 65536) % 65536);
+    for (let j = n - 1; j >= 0; j--) {
+      const seq = (((this.newest - j) % 65536) + 65536) % 65536;
+      const e = this.ring[seq % this.size]!;
+      if (e.seq !== seq) continue;
+      const after = e.applyAt - t;
+      if (after > 0 && after < horizon) this.out.push({ afterS: after, duty: e.duty });
+    }
+    return this.out;
+  }
+}
 
 export class Predictor {
   /** Predicted angles [rad] and velocities [rad/s] after the last `predict`. */
@@ -37,7 +98,7 @@ export class Predictor {
    * applies), plus an unmodelled torque `disturbance` [N m] if given (what the twin's observer sees).
    * Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is not finite.
    */
-  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number, disturbance?: readonly number[]): boolean {
+  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number, disturbance?: readonly number[], changes?: readonly DutyChange[]): boolean {
     const n = this.n;
     this.disturbance = disturbance;
     for (let i = 0; i < n; i++) {
@@ -46,9 +107,15 @@ export class Predictor {
       this.duty[i] = Number.isFinite(duty[i]!) ? duty[i]! : 0;
     }
     if (!(horizon > 0)) return true;
-    const steps = Math.max(1, Math.ceil(horizon / 0.001));
-    const h = horizon / steps;
-    for (let s = 0; s < steps; s++) this.integ.step(0, this.q, this.qd, h);
+    // Piecewise: up to each change of duty in the horizon, then to its end (steps of at most 1 ms).
+    let t = 0;
+    for (const c of changes ?? []) {
+      if (c.afterS <= t || c.afterS >= horizon) continue;
+      this.advance(c.afterS - t);
+      for (let i = 0; i < n; i++) this.duty[i] = Number.isFinite(c.duty[i]!) ? c.duty[i]! : 0;
+      t = c.afterS;
+    }
+    this.advance(horizon - t);
     for (let i = 0; i < n; i++) {
       if (!Number.isFinite(this.q[i]!) || !Number.isFinite(this.qd[i]!)) {
         for (let j = 0; j < n; j++) {
@@ -59,5 +126,12 @@ export class Predictor {
       }
     }
     return true;
+  }
+
+  private advance(span: number): void {
+    if (!(span > 0)) return;
+    const steps = Math.max(1, Math.ceil(span / 0.001 - 1e-9));
+    const h = span / steps;
+    for (let s = 0; s < steps; s++) this.integ.step(0, this.q, this.qd, h);
   }
 }

@@ -5,6 +5,7 @@
  * loop's thread and clock (run/virtual.ts). Transports load lazily, so the line path never loads
  * johnny-five.
  */
+import { adapterName } from '../config/cable.js';
 import type { Duplex } from 'node:stream';
 import type { Rig } from '../config/load.js';
 import type { Injection } from '../rig/injections.js';
@@ -59,7 +60,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     }
     const stream = await openSerialPort(target.path, baudRate);
     const link = fl.createFirmataLink(rig, stream, target.path, clock, { baudRate });
-    return { link, describe: `Firmata (johnny-five) on ${target.path} at ${baudRate} baud`, boardWatchdog: () => link.hasBoardWatchdog };
+    return { link, describe: `Firmata (johnny-five) on ${target.path} at ${baudRate} baud, cable: ${adapterName(rig.cable.adapter, rig.cable.latencyMs)} (rig file)`, boardWatchdog: () => link.hasBoardWatchdog };
   }
   const { LineLink } = await import('../transport/line-link.js');
   // A board wired otherwise than the README's table (the rig file's `wiring`, from twolink setup):
@@ -82,5 +83,6 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     };
   }
   const stream = await openSerialPort(target.path, baudRate);
-  return { link: make(stream, target.path), describe: `line protocol on ${target.path} at ${baudRate} baud`, boardWatchdog: () => true };
+  const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
+  return { link: make(stream, target.path), describe: `line protocol on ${target.path} at ${baudRate} baud, cable: ${cable} (rig file)`, boardWatchdog: () => true };
 }

@@ -23,6 +23,14 @@ import type { Clock } from '../time/clock.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
 /**
+ * The longest answer delay the link learns [samples]: an FTDI at its default 16 ms latency timer
+ * delays answers by 16-20 samples at 1 kHz. Answers in flight are kept per sample index modulo
+ * ANSWER_SLOTS (a power of two above it).
+ */
+export const MAX_DELAY_SAMPLES = 24;
+const ANSWER_SLOTS = 32;
+
+/**
  * ReadlineParser with the bound it lacks: when a line's buffered part reaches MAX_LINE bytes, the part
  * is dropped and counted and the bytes up to the next LF are skipped.
  */
@@ -106,9 +114,9 @@ export class LineLink implements Link {
    * Answers in flight: the M's sequence number per answered sample index (mod 32), and the newest
    * answered index; delays (in samples) from a sample to the sample that applied its answer.
    */
-  private readonly answerSeq = new Int32Array(32).fill(-1);
-  private readonly answerIdx = new Int32Array(32).fill(-1);
-  private readonly delayHist = new Int32Array(8);
+  private readonly answerSeq = new Int32Array(ANSWER_SLOTS).fill(-1);
+  private readonly answerIdx = new Int32Array(ANSWER_SLOTS).fill(-1);
+  private readonly delayHist = new Int32Array(MAX_DELAY_SAMPLES + 1);
   private readonly delayRing = new Int8Array(256);
   private delayN = 0;
   /** Samples from a sample to the one that applies its answer: 1 on a fast link, more behind USB. */
@@ -307,18 +315,19 @@ export class LineLink implements Link {
 
   /**
    * Which answer did sample `index` apply (its ack)? Learns the link's delay in samples (the smallest
-   * that covers 95 % of the last 256 answers: a USB-serial adapter's frames add one or two periods at
-   * 1 kHz) and counts the answers applied later than that as late.
+   * that covers 95 % of the last 256 answers: a native USB board's frames add one or two periods at
+   * 1 kHz, a 16U2's Timer0 flush four or five, an FTDI at 16 ms more) and counts the answers applied
+   * later than that as late.
    */
   private checkAnswers(index: number, ack: number | null): void {
     // A delay is evidence only when the sample before this one arrived too (a lost T would hide when
     // the answer really applied).
     const contiguous = index === this.lastIndex + 1;
     this.lastIndex = index;
-    for (let d = 1; d < 8; d++) {
+    for (let d = 1; d <= MAX_DELAY_SAMPLES; d++) {
       const k = index - d;
       if (k < 0) break;
-      const slot = k & 31;
+      const slot = k & (ANSWER_SLOTS - 1);
       if (this.answerIdx[slot] !== k) continue;
       const seq = this.answerSeq[slot]!;
       const applied = ack !== null && ((ack - seq + 65536) % 65536) < 32768; // this answer or a newer one
@@ -328,7 +337,7 @@ export class LineLink implements Link {
       } else if (d === this.delaySamples) {
         // Not applied by the sample it was due at.
         this.counters.late++;
-      } else if (d === 7) {
+      } else if (d === MAX_DELAY_SAMPLES) {
         this.answerIdx[slot] = -1;
       }
     }
@@ -342,7 +351,7 @@ export class LineLink implements Link {
     const n = Math.min(this.delayN, 256);
     if (n < 16) return;
     let c = 0;
-    for (let k = 1; k < 8; k++) {
+    for (let k = 1; k <= MAX_DELAY_SAMPLES; k++) {
       c += this.delayHist[k]!;
       if (c >= 0.95 * n) {
         this.delaySamples = k;
@@ -469,7 +478,7 @@ export class LineLink implements Link {
     }
     this.sendBody(body);
     if (this.answering >= 0) {
-      const slot = this.answering & 31;
+      const slot = this.answering & (ANSWER_SLOTS - 1);
       this.answerIdx[slot] = this.answering;
       this.answerSeq[slot] = seq;
     }

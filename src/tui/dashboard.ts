@@ -51,7 +51,7 @@ export interface DashboardSession {
   /** Loop events; returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void;
   /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
-  onFinish(hook: (summary: { stopReason: string }) => Promise<void> | void): void;
+  onFinish(hook: (summary: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void;
   startRecording(file: string): void;
   stopRecording(): LiveRecording | undefined;
   readonly recording: LiveRecording | undefined;
@@ -202,7 +202,8 @@ export class Dashboard {
       this.frame();
     });
     this.unsubscribe = o.session.subscribe((e) => this.onEvent(e));
-    o.session.onFinish((s) => this.finished(s.stopReason));
+    // The end line names the answer delay the loop learned (the cable is in the connected line).
+    o.session.onFinish((s) => this.finished(s.stopReason, s.timing?.answerDelaySamples ? `; answers applied ${s.timing.answerDelaySamples} sample(s) late, learned` : ''));
   }
 
   /** Starts drawing at the frame rate. */
@@ -333,8 +334,8 @@ export class Dashboard {
     }
   }
 
-  private finished(stopReason: string): Promise<void> | void {
-    this.over = stopReason;
+  private finished(stopReason: string, note = ''): Promise<void> | void {
+    this.over = stopReason + note;
     if (this.stopped) return;
     this.frame();
     if (this.quitPresses > 0 || !worthWaiting(stopReason)) return;

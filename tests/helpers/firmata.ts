@@ -8,9 +8,15 @@ import { hangGuardMs } from './hang-guard.js';
 
 export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
 
-/** The Firmata mock rig file, with changes. */
+/**
+ * The Firmata mock rig file, with changes. These tests are about Firmata, not the cable: the board's
+ * reports reach the host at the next 1 ms USB frame (the `native` model). A real Mega's 16U2 flushes
+ * every 4.096 ms and pairs some 3 ms reports (src/config/cable.ts; tests/adapter-loop.test.ts and
+ * tests/usb-adapter.test.ts hold the cable's own behaviour).
+ */
 export function firmataRig(change: (r: Rig) => void = () => {}): Rig {
-  const rig = loadRig(FIRMATA_RIG);
+  const loaded = loadRig(FIRMATA_RIG);
+  const rig = { ...loaded, plant: { ...loaded.plant!, adapter: { kind: 'native' as const, latencyMs: loaded.plant!.adapter.latencyMs } } };
   change(rig);
   return rig;
 }

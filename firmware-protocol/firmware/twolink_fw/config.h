@@ -81,10 +81,24 @@
 #define TL_ENC_PCMSK PCMSK2
 #define TL_ENC_PCIE PCIE2
 #define TL_ENC_VECT PCINT2_vect
+#elif defined(__AVR_ATmega32U4__)  // Arduino Leonardo / Micro: native USB (Serial is the USB CDC port)
+#define TL_BOARD "leonardo"
+#define TL_PWM_PIN_1 9    // OC1A = PB5
+#define TL_PWM_PIN_2 10   // OC1B = PB6
+// The 32U4's pin-change interrupts are on PORTB only (D9/D10 there are the PWM), so the encoders use
+// the external interrupts INT0..INT3 = PD0..PD3, any edge: joint 1 A/B = D3/D2, joint 2 A/B = D0/D1
+// (the UART pins are free: Serial is USB). Same pins on the Leonardo and the Micro.
+#define TL_ENC_PINS {3, 2, 0, 1}
+#define TL_ENC_PORT PIND
+#define TL_ENC_SHIFT 0
+#define TL_ENC_EXTINT 1
+#define TL_ENC_VECT INT0_vect
+// The 32U4 has no Timer2: the sample clock is Timer3 (16-bit, CTC).
+#define TL_SAMPLE_TIMER3 1
 #elif defined(TWOLINK_HOST_TEST)  // g++ on the development machine: the Uno's identity
 #define TL_BOARD "uno"
 #else
-#error "twolink firmware: unknown board. Build for an Arduino Uno (ATmega328P) or Mega 2560, or add the board to config.h."
+#error "twolink firmware: unknown board. Build for an Arduino Uno (ATmega328P), Mega 2560 or Leonardo/Micro (ATmega32U4), or add the board to config.h."
 #endif
 
 #endif

@@ -57,6 +57,12 @@ ISR(TL_ENC_VECT) {
   if (changed & 0x03) encStep(encCount[0], (uint8_t)(((prev & 0x03) << 2) | (now & 0x03)), TL_ENC_INVERT_1);
   if (changed & 0x0C) encStep(encCount[1], (uint8_t)((prev & 0x0C) | ((now >> 2) & 0x03)), TL_ENC_INVERT_2);
 }
+#if defined(TL_ENC_EXTINT)
+// One handler for the four external interrupts (each pin has its own vector on INT0..INT3).
+ISR(INT1_vect, ISR_ALIASOF(INT0_vect));
+ISR(INT2_vect, ISR_ALIASOF(INT0_vect));
+ISR(INT3_vect, ISR_ALIASOF(INT0_vect));
+#endif
 
 // ---- the HAL for the core -----------------------------------------------------------------------
 static const uint8_t kDirPin[2] = {TL_DIR_PIN_1, TL_DIR_PIN_2};
@@ -135,8 +141,13 @@ class AvrHal : public tl::Hal {
   }
   void startSampling(const tl::SampleTimer& plan) override;
   void stopSampling() override {
+#if defined(TL_SAMPLE_TIMER3)
+    TIMSK3 = 0;
+    TCCR3B = 0;
+#else
     TIMSK2 = 0;
     TCCR2B = 0;
+#endif
   }
   uint8_t irqSave() override {
     const uint8_t s = SREG;
@@ -159,6 +170,27 @@ static tl::Core core(hal);
 static volatile uint8_t sampleDivider = 1;
 static volatile uint8_t sampleCountdown = 1;
 
+#if defined(TL_SAMPLE_TIMER3)
+// The 32U4: Timer3 in CTC mode (TOP = OCR3A), one compare match per sample: the plan's period in
+// cycles divided by the smallest prescaler that fits 16 bits (exact for the rates planSampleTimer
+// makes exact).
+void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interrupts masked
+  static const uint16_t kPre[5] = {1, 8, 64, 256, 1024};
+  static const uint8_t kCs3[5] = {_BV(CS30), _BV(CS31), _BV(CS31) | _BV(CS30), _BV(CS32), _BV(CS32) | _BV(CS30)};
+  uint8_t i = 0;
+  while (i < 4 && plan.periodCycles / kPre[i] > 65536UL) ++i;
+  TCCR3B = 0;
+  TIMSK3 = 0;
+  TCCR3A = 0;
+  TCNT3 = 0;
+  OCR3A = (uint16_t)(plan.periodCycles / kPre[i] - 1);
+  sampleDivider = 1;
+  sampleCountdown = 1;
+  TIFR3 = _BV(OCF3A);
+  TIMSK3 = _BV(OCIE3A);
+  TCCR3B = _BV(WGM32) | kCs3[i];  // CTC; runs from here: the first sample is one period later
+}
+#else
 void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interrupts masked
   TCCR2B = 0;
   TIMSK2 = 0;
@@ -171,12 +203,17 @@ void AvrHal::startSampling(const tl::SampleTimer& plan) {  // called with interr
   TIMSK2 = _BV(OCIE2A);
   TCCR2B = plan.cs;     // runs from here: the first sample is one period later
 }
+#endif
 
 // Short (the pending duty was staged by the main loop: a few register writes, micros(), the counts),
 // so at 1 Mbaud the UART's two-byte receive buffer covers it. The main loop masks it (irqSave) where
 // they share state. (It was non-blocking for a while; the received bytes lost then turned out to be
 // the 64-byte receive ring, see SERIAL_RX_BUFFER_SIZE above.)
+#if defined(TL_SAMPLE_TIMER3)
+ISR(TIMER3_COMPA_vect) {
+#else
 ISR(TIMER2_COMPA_vect) {
+#endif
   if (--sampleCountdown != 0) return;
   sampleCountdown = sampleDivider;
   core.sample(micros());
@@ -213,9 +250,15 @@ static void encodersInit() {
   for (uint8_t i = 0; i < 4; ++i) pinMode(pins[i], INPUT_PULLUP);  // open-collector encoders work too
   delayMicroseconds(10);  // let the pull-ups charge the lines before the first reading
   encPrev = encoderBits();
+#if defined(TL_ENC_EXTINT)
+  EICRA = _BV(ISC00) | _BV(ISC10) | _BV(ISC20) | _BV(ISC30);  // INT0..INT3 on any edge
+  EIFR = 0x0F;   // forget edges seen while configuring
+  EIMSK |= 0x0F;
+#else
   TL_ENC_PCMSK |= (uint8_t)(0x0F << TL_ENC_SHIFT);
   PCIFR = _BV(TL_ENC_PCIE);  // forget edges seen while configuring
   PCICR |= _BV(TL_ENC_PCIE);
+#endif
 }
 
 void setup() {
@@ -236,6 +279,11 @@ void loop() {
   // even under a flood of input.
   for (uint8_t i = 0; i < 64 && Serial.available() > 0; ++i) core.receive((uint8_t)Serial.read(), now);
 #if TL_HW_WATCHDOG
+#if defined(USBCON)
+  // The 1200-baud touch (CDC.cpp: the host opens at 1200 baud and drops DTR) arms a 120 ms watchdog
+  // to reset into the Caterina bootloader: stop feeding the watchdog then, or the upload never starts.
+  if (!(Serial.baud() == 1200 && !Serial.dtr()))
+#endif
   wdt_reset();
 #endif
   // Nothing to do: sleep until the next interrupt (a received byte, a sample, a transmitted byte, an

@@ -1,0 +1,216 @@
+/**
+ * `twolink doctor (--port P | --mock --rig F [--adapter KIND]) [--json]`: one report of what limits
+ * real time on this machine and this cable. The kernel's preemption, SCHED_FIFO and memory locking,
+ * the CPU governor (src/cli/doctor-checks.ts); the adapter behind the port from sysfs; a measured
+ * round trip with the board (pings on the line protocol: `P seq` -> `A`); the rate and answer delay
+ * it recommends. Each check is pass / warn / fail with its evidence and fix, as `twolink setup`'s.
+ *
+ * On the mock the round trip is measured in VIRTUAL time through the adapter model `--adapter`
+ * picks (src/rig/usb-adapter.ts): it shows the model, not this machine. On a port it is real time.
+ */
+import { fileURLToPath } from 'node:url';
+import { loadRig, type Rig } from '../config/load.js';
+import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
+import { RealClock, settle, VirtualClock } from '../time/clock.js';
+import { choiceArg, formatHelp, noPositionals, numberArg, parse, UsageError, type OptionSpecs } from './args.js';
+import { adapterCheck, adapterInfo, kernelInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type RealtimeInfo } from './doctor-checks.js';
+
+const OPTIONS = {
+  port: { type: 'string', arg: 'PATH', help: 'serial port of the board (our firmware, or twolink rig --pty)' },
+  mock: { type: 'boolean', help: "the rig file's simulated board, through an adapter model, in virtual time" },
+  rig: { type: 'string', arg: 'FILE', help: 'rig file (with --mock: required; with --port: its link settings, default rigs/mock-arm.json)' },
+  adapter: { type: 'string', arg: 'KIND', help: `with --mock: the adapter model, ${ADAPTER_KINDS.join(' | ')} (default: the rig's)` },
+  'ftdi-latency': { type: 'string', arg: 'MS', help: 'with --mock --adapter ftdi: the latency timer, 1..255 ms (default 16)' },
+  pings: { type: 'string', arg: 'N', help: 'round trips to measure, 20..100000 (default 1000: about 3 s on a 16U2)' },
+  baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
+  json: { type: 'boolean', help: 'one JSON object: {kernel, realtime, adapter, roundTripUs, recommend, checks}' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const satisfies OptionSpecs;
+
+export interface DoctorReport {
+  kernel: KernelInfo;
+  realtime: RealtimeInfo;
+  adapter: { kind: AdapterKind; vid: number | null; pid: number | null; latencyTimerMs: number | null; flushMs: number; what: string };
+  /** Round trip host -> board -> host [us]; `clock` says real or virtual time. */
+  roundTripUs: { p50: number; p99: number; p999: number; max: number; n: number; clock: 'real' | 'virtual' } | null;
+  recommend: { rateHz: number; answerDelaySamples: number };
+  checks: DoctorCheck[];
+}
+
+/** The q-quantile of sorted values. */
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+function summarize(rts: number[], clock: 'real' | 'virtual'): NonNullable<DoctorReport['roundTripUs']> {
+  const s = rts.map((x) => x * 1e6).sort((a, b) => a - b);
+  const r = (v: number): number => Math.round(v);
+  return { p50: r(quantile(s, 0.5)), p99: r(quantile(s, 0.99)), p999: r(quantile(s, 0.999)), max: r(s[s.length - 1]!), n: s.length, clock };
+}
+
+
+/** Moves virtual time from timer to timer until `p` settles. */
+async function virtualWait<T>(clock: VirtualClock, p: Promise<T>): Promise<T> {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  let idle = 0;
+  while (!done) {
+    const next = clock.nextTimerAt();
+    if (next === Infinity) {
+      if (++idle > 1000) throw new Error('doctor: nothing pending in virtual time and no answer');
+    } else {
+      idle = 0;
+      clock.advanceTo(next);
+    }
+    await settle();
+  }
+  return p;
+}
+
+/** The mock rig's board behind the adapter model, in virtual time. */
+async function measureMock(rig: Rig, n: number): Promise<number[]> {
+  const { createMockRig } = await import('../rig/mock-rig.js');
+  const { LineLink } = await import('../transport/line-link.js');
+  const clock = new VirtualClock();
+  const mock = createMockRig(rig, clock);
+  try {
+    const stream = await mock.openStream();
+    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+    await virtualWait(clock, link.open());
+    // Pauses of 0.1..10 ms (a fixed pseudo-random sequence) between pings: they meet the adapter at
+    // every phase of its frames and timers. Virtual time moves only while a ping waits for its answer.
+    let x = 12345;
+    const rts: number[] = [];
+    for (let i = 0; i < n; i++) {
+      x = (x * 48271) % 2147483647; // Park-Miller: exact in doubles
+      clock.advanceBy(0.0001 + (x / 2147483647) * 0.0099);
+      await settle();
+      const t0 = clock.now();
+      await virtualWait(clock, link.ping());
+      rts.push(clock.now() - t0);
+    }
+    await virtualWait(clock, link.close());
+    return rts;
+  } finally {
+    mock.dispose();
+  }
+}
+
+/** A real port (a board, or a pty from twolink rig --pty), in real time. */
+async function measurePort(rig: Rig, path: string, baudRate: number, n: number): Promise<number[]> {
+  const { openSerialPort } = await import('../transport/open.js');
+  const { LineLink } = await import('../transport/line-link.js');
+  const { probeLineBoard } = await import('../setup/probe.js');
+  const clock = new RealClock();
+  const stream = await openSerialPort(path, baudRate);
+  // Only pings follow: the link takes the board's own counts per revolution (whether they match the
+  // rig file is twolink setup's question), so a board with other encoders is measured all the same.
+  const info = await probeLineBoard(stream, clock, rig.joints, rig.link.handshakeMs);
+  const encoders = info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders;
+  const link = new LineLink({ stream, name: path, baudRate, clock, encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  try {
+    await link.open();
+    // The time from writing `P` to its `A` [s], with pauses of 0-2 ms between pings.
+    const rts: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t0 = clock.now();
+      await link.ping();
+      rts.push(clock.now() - t0);
+      await new Promise((r) => setTimeout(r, i % 3));
+    }
+    return rts;
+  } finally {
+    await link.close();
+  }
+}
+
+/**
+ * The rate and answer delay for this cable: the cable's advice (src/config/cable.ts: at most about
+ * two samples per delivery), slowed down until the measured p99 round trip fits in four periods (the
+ * prediction's horizon stays short); the delay covers the p99 round trip.
+ */
+export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport['roundTripUs']): DoctorReport['recommend'] {
+  let rateHz = cableAdvice(kind, latencyMs).rateHz;
+  const p99 = rt ? rt.p99 / 1e6 : 0;
+  for (const r of [1000, 500, 250, 200, 100]) {
+    if (r > rateHz) continue;
+    rateHz = r;
+    if (p99 <= 4 / r) break;
+  }
+  const advice = cableAdvice(kind, latencyMs, rateHz).answerDelaySamples;
+  return { rateHz, answerDelaySamples: Math.max(advice, Math.ceil(p99 * rateHz)) };
+}
+
+function roundTripCheck(rt: DoctorReport['roundTripUs'], error: string | undefined, what: string, usb: boolean): DoctorCheck {
+  if (!rt) return { name: 'round trip', status: 'fail', evidence: `no answer from ${what}: ${error ?? 'unknown error'}`, fix: 'check the port, the baud rate and that the board runs twolink_fw (or twolink rig --pty)' };
+  const ms = (us: number): string => (us / 1000).toFixed(2);
+  const ev = `${rt.n} pings (${rt.clock} time): p50 ${ms(rt.p50)} ms, p99 ${ms(rt.p99)} ms, p99.9 ${ms(rt.p999)} ms, max ${ms(rt.max)} ms`;
+  const fix = usb
+    ? 'a faster cable: see the adapter line (FTDI latency_timer 1, or a native-USB board)'
+    : 'not a cable: the machine is busy, or the simulated board behind the port is slow (twolink rig --pty models the adapter in its rig file\'s plant.adapter)';
+  return rt.p99 <= 2500 ? { name: 'round trip', status: 'pass', evidence: ev, fix: null } : { name: 'round trip', status: 'warn', evidence: ev, fix };
+}
+
+export async function doctorCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'doctor');
+  if (v.help) {
+    process.stdout.write(formatHelp('doctor', 'what limits real time on this machine and this cable', 'doctor (--port PATH | --mock --rig FILE [--adapter KIND]) [--json]', OPTIONS));
+    return 0;
+  }
+  noPositionals(positionals, 'doctor');
+  const port = typeof v.port === 'string' ? v.port : undefined;
+  if (!port === !v.mock) throw new UsageError('give --port PATH (a board or a pty) or --mock --rig FILE');
+  if (v.mock && typeof v.rig !== 'string') throw new UsageError('--mock needs --rig FILE (a rig file with a plant section)');
+  if (!v.mock && v.adapter !== undefined) throw new UsageError('--adapter picks the mock\'s model: with --port the adapter is read from sysfs');
+  const rigFile = typeof v.rig === 'string' ? v.rig : fileURLToPath(new URL('../../rigs/mock-arm.json', import.meta.url));
+  let rig = loadRig(rigFile);
+  const n = numberArg(v.pings, 'pings', { default: 1000, min: 20, max: 100_000, integer: true });
+  let a: AdapterInfo;
+  if (v.mock) {
+    if (!rig.plant) throw new UsageError(`${rigFile}: has no "plant" section: the mock needs one (see rigs/mock-arm.json)`);
+    const kind = choiceArg(v.adapter, 'adapter', ADAPTER_KINDS, rig.plant.adapter.kind);
+    const latencyMs = numberArg(v['ftdi-latency'], 'ftdi-latency', { default: kind === rig.plant.adapter.kind ? rig.plant.adapter.latencyMs : FTDI.defaultLatencyMs, min: 1, max: 255, integer: true, unit: 'ms' });
+    rig = { ...rig, plant: { ...rig.plant, adapter: { kind, latencyMs } } };
+    a = { kind, what: `the mock's ${adapterName(kind, latencyMs)} model`, usb: false, vid: null, pid: null, driver: null, latencyTimerMs: kind === 'ftdi' ? latencyMs : null, flushMs: adapterFlushS(kind, latencyMs) * 1000, tty: null };
+  } else {
+    a = adapterInfo(port!);
+  }
+  const baud = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
+  let rts: number[] | undefined;
+  let error: string | undefined;
+  try {
+    rts = v.mock ? await measureMock(rig, n) : await measurePort(rig, port!, baud, n);
+  } catch (e) {
+    error = e instanceof Error ? e.message : String(e);
+  }
+  const rt = rts && rts.length ? summarize(rts, v.mock ? 'virtual' : 'real') : null;
+  const k = kernelInfo();
+  const r = realtimeInfo();
+  const latency = a.latencyTimerMs ?? FTDI.defaultLatencyMs;
+  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/rig/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb)];
+  const report: DoctorReport = {
+    kernel: k,
+    realtime: r,
+    adapter: { kind: a.kind, vid: a.vid, pid: a.pid, latencyTimerMs: a.latencyTimerMs, flushMs: a.flushMs, what: a.what },
+    roundTripUs: rt,
+    recommend: recommend(a.kind, latency, rt),
+    checks,
+  };
+  if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+  else process.stdout.write(humanReport(report));
+  return checks.some((c) => c.status === 'fail') ? 1 : 0;
+}
+
+function humanReport(r: DoctorReport): string {
+  const lines = ['twolink doctor: what limits real time here', ''];
+  for (const c of r.checks) {
+    lines.push(`[${c.status.toUpperCase()}] ${c.name}: ${c.evidence}`);
+    if (c.fix) lines.push(`       fix: ${c.fix}`);
+  }
+  const basis = r.roundTripUs ? '' : ' (from the cable alone: no round trip was measured)';
+  lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample${basis}`);
+  return `${lines.join('\n')}\n`;
+}
