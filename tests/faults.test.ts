@@ -136,9 +136,17 @@ describe('injected into the link and the board', () => {
 });
 
 describe('injected into the arm', () => {
-  it('a joint stalls: the twin alarm fires on it, then the saturation guard stops the arm', async () => {
+  it('a joint stalls: the twin alarm fires on it, then the following-error guard stops the arm and calls it jammed', async () => {
     const res = await withInjection('point', 0.5, ['stall=1']);
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
+    expect(res.result.core.stop).toMatchObject({ kind: 'fault', fault: { kind: 'following-error', joint: 0, cause: 'jammed' } });
+    endsAtZero(res);
+  });
+
+  it('a joint stalls with a following-error limit too wide to see it: the saturation guard stops the arm', async () => {
+    const r = rig();
+    r.limits = r.limits.map((l) => ({ ...l, followingError: Math.PI }));
+    const res = await withInjection('point', 0.5, ['stall=1'], r);
     // The stalled joint cannot move, so it neither reaches a limit nor a speed: its motor saturates.
     expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1 at its torque limit/);
     endsAtZero(res);
@@ -171,7 +179,8 @@ describe('injected into the arm', () => {
 
   it('someone pushes joint 2 into its limit: fault:limit names the joint, the motors stop', async () => {
     const r = rig();
-    r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7 };
+    // (a following-error limit wide enough for the push to reach the limit: this is the limit guard's test)
+    r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7, followingError: Math.PI };
     const res = await withInjection('reach', 1.2, ['push=2:3'], r);
     expect(res.summary.stopReason).toMatch(/^fault:limit joint 2 /);
     endsAtZero(res);

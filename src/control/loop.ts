@@ -38,6 +38,7 @@ import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from '.
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
+import { FollowingGuard, type FollowingExcess } from './following.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
@@ -138,6 +139,7 @@ export class LoopCore {
   private readonly period: number;
   private readonly predictor: Predictor;
   private readonly wiring: WiringMonitor;
+  private readonly following: FollowingGuard;
   /** Driven time the wiring monitor has watched [s]. */
   private wiringWatchS = 0;
   private boardT0 = -1;
@@ -182,6 +184,7 @@ export class LoopCore {
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
+    this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model');
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
@@ -399,7 +402,8 @@ export class LoopCore {
 
   /** Duty in force after command `seq` (for the twin and the prediction). */
   private dutyOf(seq: number | null): readonly number[] {
-    if (seq === null) return this.zeroDuty;
+    // Disabled or halted, the loop wrote zero (and the board may not acknowledge it: disabled outputs).
+    if (seq === null || this.mode.kind === 'disabled' || this.finished) return this.zeroDuty;
     const e = this.dutyRing[seq & 255]!;
     return e.seq === seq ? e.duty : this.zeroDuty;
   }
@@ -451,13 +455,14 @@ export class LoopCore {
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
-      // A miswired arm runs away at its first commands, so the monitor watches the first second of
-      // driven motion only (later, a push or a collision must not be taken for a wiring mistake).
+      // A miswired arm runs away at its first commands, so only the first second of driven motion gives
+      // wiring verdicts (later, a push or a collision must not be taken for a wiring mistake); the
+      // monitor watches on for the following-error stop's diagnosis (a dead motor, a jam).
       const k = this.mode.kind;
-      if ((k === 'track' || k === 'hold' || k === 'paused' || k === 'release') && this.wiringWatchS < WIRING_WATCH_S) {
-        this.wiringWatchS += bdt;
+      if (k === 'track' || k === 'hold' || k === 'paused' || k === 'release') {
         const w = this.wiring.update(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
-        if (w && !this.finished) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
+        if (w && !this.finished && this.wiringWatchS < WIRING_WATCH_S) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
+        this.wiringWatchS += bdt;
       }
     }
     this.reading = r;
@@ -539,8 +544,9 @@ export class LoopCore {
     this.scale = this.rampScale(k);
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
-    // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
-    const sf = checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
+    const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
+    const sf = fe ? this.followingFault(fe) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
@@ -550,6 +556,12 @@ export class LoopCore {
       this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
     }
     return { out, trajT, phase };
+  }
+
+  /** A following error's fault: a wiring mistake if the wiring monitor suspects one while it may still judge, else what the joint's motion says. */
+  private followingFault(fe: FollowingExcess): Fault {
+    const w = this.wiringWatchS < WIRING_WATCH_S ? this.wiring.suspect() : undefined;
+    return w ? { kind: 'wiring', joint: w.joint, message: w.message } : { kind: 'following-error', ...fe, t: this.lt, ...this.wiring.trouble(fe.joint) };
   }
 
   /**

@@ -17,9 +17,23 @@ export type Fault =
   | { kind: 'twin-alarm'; joints: number[] }
   | { kind: 'stall'; ms: number; watchdogMs: number; boardWatchdog: boolean }
   | { kind: 'wiring'; joint: number; message: string }
+  /**
+   * A joint further from its plan than its following-error limit, at loop time `t` [s]; `cause`: what
+   * the motion says the joint's trouble is (wiring-monitor.ts), when it is clear.
+   */
+  | { kind: 'following-error'; joint: number; errorDeg: number; limitDeg: number; t: number; cause?: JointTrouble }
   | { kind: 'controller'; message: string }
   /** A fault reported from outside the loop (a full disk, a lifecycle command that failed). */
   | { kind: 'host'; message: string };
+
+/** What a joint's motion says is wrong with it (the wiring monitor's diagnoses that are not wiring). */
+export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck';
+
+const TROUBLE: Record<JointTrouble, (j: number) => string> = {
+  'dead-motor': (j) => `motor ${j} gives no torque (a broken motor wire, a blown driver channel, a stripped gearbox)`,
+  jammed: (j) => `joint ${j} does not move under full torque (jammed or blocked)`,
+  stuck: (j) => `joint ${j} does not move under its motor's torque (its motor gives no torque, or it is jammed)`,
+};
 
 export type StopReason =
   | { kind: 'done' }
@@ -57,6 +71,8 @@ export function describeFault(f: Fault): string {
         : `stall: the host answered no sample for ${f.ms.toFixed(0)} ms (over ${f.watchdogMs} ms); the board has no watchdog, so the arm ran uncommanded for ${f.ms.toFixed(0)} ms`;
     case 'wiring':
       return `wiring joint ${f.joint + 1}: ${f.message}`;
+    case 'following-error':
+      return `following-error joint ${f.joint + 1}: ${Math.abs(f.errorDeg).toFixed(1)} deg from its plan at ${f.t.toFixed(3)} s, limit ${f.limitDeg.toFixed(1)} deg${f.cause ? `: ${TROUBLE[f.cause](f.joint + 1)}` : ' (a sagging supply, a load it cannot carry, a jam?)'}`;
     case 'controller':
       return `controller: ${f.message}`;
     case 'host':
