@@ -31,7 +31,7 @@ import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type FeedforwardMode } from './controller.js';
 import { VelocityEstimator } from './estimator.js';
 import { Predictor } from './predict.js';
-import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
+import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
@@ -439,6 +439,7 @@ export class LoopCore {
     if (this.lastIndex >= 0 && r.index > this.lastIndex + 1) this.lostSamples += r.index - this.lastIndex - 1;
     this.lastIndex = r.index;
     const prevAck = this.reading?.ack ?? null;
+    const prevQ = this.reading?.q;
     const bdt = this.lastBoardT < 0 ? this.period : r.boardTime - this.lastBoardT;
     this.lastBoardT = r.boardTime;
     const bad = checkFinite([['measured angle', r.q]], n);
@@ -485,7 +486,7 @@ export class LoopCore {
         ],
         n,
       ) ??
-      (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined) ??
+      (active ? checkJump(prevQ, r.q, bdt, this.o.rig.limits) ?? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined) ??
       (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined);
     if (f) this.fault(f);
     // The plan's clock is the board's, over a stall too (see the top). A stall is a gap of more than

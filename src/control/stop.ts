@@ -12,6 +12,8 @@ export type Fault =
   | { kind: 'watchdog' }
   | { kind: 'limit'; joint: number; deg: number; minDeg: number; maxDeg: number }
   | { kind: 'speed'; joint: number; degS: number; limitDegS: number }
+  /** A measured angle that stepped by `deg` in `ms`, faster than the joint can turn: the encoder jumped. */
+  | { kind: 'encoder-jump'; joint: number; deg: number; ms: number }
   | { kind: 'saturated'; joint: number; seconds: number }
   | { kind: 'non-finite'; what: string }
   | { kind: 'twin-alarm'; joints: number[] }
@@ -59,6 +61,8 @@ export function describeFault(f: Fault): string {
       return `limit joint ${f.joint + 1} at ${f.deg.toFixed(1)} deg, outside ${f.minDeg.toFixed(0)}..${f.maxDeg.toFixed(0)} deg`;
     case 'speed':
       return `speed joint ${f.joint + 1} at ${f.degS.toFixed(0)} deg/s, limit ${f.limitDegS.toFixed(0)} deg/s`;
+    case 'encoder-jump':
+      return `encoder-jump joint ${f.joint + 1}: its angle stepped ${f.deg.toFixed(1)} deg in ${f.ms.toFixed(1)} ms, faster than the joint can turn (a slipping encoder or coupling, a miscount, noise on the encoder lines)`;
     case 'saturated':
       return `saturated joint ${f.joint + 1} at its torque limit for ${f.seconds} s (jammed, blocked, or a load it cannot carry)`;
     case 'non-finite':
