@@ -76,7 +76,7 @@ export function describeFault(f: Fault): string {
     case 'wiring':
       return `wiring joint ${f.joint + 1}: ${f.message}`;
     case 'following-error':
-      return `following-error joint ${f.joint + 1}: ${Math.abs(f.errorDeg).toFixed(1)} deg from its plan at ${f.t.toFixed(3)} s, limit ${f.limitDeg.toFixed(1)} deg${f.cause ? `: ${TROUBLE[f.cause](f.joint + 1)}` : ' (a sagging supply, a load it cannot carry, a jam?)'}`;
+      return `following-error joint ${f.joint + 1}: ${Math.abs(f.errorDeg).toFixed(1)} deg from its plan at ${f.t.toFixed(3)} s, limit ${f.limitDeg.toFixed(1)} deg${f.cause ? `: ${TROUBLE[f.cause](f.joint + 1)}` : ' (a load or a push it cannot hold, a sagging supply, a collision?)'}`;
     case 'controller':
       return `controller: ${f.message}`;
     case 'host':
