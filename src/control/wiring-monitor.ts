@@ -114,6 +114,8 @@ export class WiringMonitor {
   private readonly vel: number[];
   /** Per joint: how long it has stayed within `band` of `anchor` [s], the band [rad] (a few counts), the anchor [rad]. */
   private readonly stillS: number[];
+  /** Per hypothesis: how long it has explained the motion without a break (`explains`) [s]. */
+  private readonly fitS: number[];
   private readonly band: number[];
   private readonly anchor: number[];
   private readonly pred1: number[][];
@@ -165,6 +167,7 @@ export class WiringMonitor {
     this.qPrev = new Array<number>(this.n).fill(0);
     this.vel = new Array<number>(this.n).fill(0);
     this.stillS = new Array<number>(this.n).fill(0);
+    this.fitS = this.hyp.map(() => 0);
     this.anchor = new Array<number>(this.n).fill(0);
     this.band = [...Array(this.n).keys()].map((i) => Math.max(JAM_BAND, (JAM_COUNTS * 2 * Math.PI) / (enc?.[i]?.countsPerRev ?? 2048)));
     this.pred1 = this.hyp.map(() => new Array<number>(this.n).fill(0));
@@ -180,6 +183,7 @@ export class WiringMonitor {
     this.leader = -1;
     this.acc.fill(0);
     this.stillS.fill(0);
+    this.fitS.fill(0);
     this.err.fill(0);
     this.contrast.fill(0);
     for (const p of this.pred) p.fill(0);
@@ -238,6 +242,7 @@ export class WiringMonitor {
       this.err[h]! += w * (e2 - this.err[h]!);
       this.contrast[h]! += w * (c2 - this.contrast[h]!);
     }
+    for (let h = 1; h < this.hyp.length; h++) this.fitS[h] = this.explains(h) ? this.fitS[h]! + dt : 0;
     this.samples++;
     return this.judge(dt);
   }
@@ -322,6 +327,14 @@ export class WiringMonitor {
     this.rival = rival;
   }
 
+  /**
+   * Hypothesis h explains the motion: it fits clearly better than the correct arm, and within minError
+   * (the correct arm's misfit when it is clearly wrong; delayed or stale measurements fit none well).
+   */
+  private explains(h: number): boolean {
+    return this.err[h]! * this.o.distinct < this.err[0]! && this.err[h]! < this.o.minError ** 2;
+  }
+
   /** Hypotheses a and b predict nearly the same motion now. */
   private alike(a: number, b: number): boolean {
     const pa = this.pred[a]!;
@@ -363,18 +376,21 @@ export class WiringMonitor {
    * stood still for JAM_HOLD_S while driven (the evidence about accelerations lags a fresh jam by
    * `evidenceS`), a jam if a dead motor would have let it fall, else `stuck` (a dead motor that hangs
    * still and a jam look the same); a dead motor when the arm moves as it would with that motor's
-   * torque gone, clearly better than as the model says and better than any wiring mistake.
+   * torque gone, clearly better than as the model says and better than any wiring mistake. A
+   * hypothesis must explain the motion (`explains`) for TROUBLE_HOLD_S without a break.
    */
   trouble(joint: number): { cause?: JointTrouble } {
     const o = this.o;
     const dead = this.hyp.findIndex((h) => h.trouble?.kind === 'dead-motor' && h.trouble.joint === joint);
     const jam = this.hyp.findIndex((h) => h.trouble?.kind === 'jammed' && h.trouble.joint === joint);
     if (dead < 0 || jam < 0 || !this.started) return {};
-    if (this.err[jam]! * o.distinct < this.err[dead]! && this.err[jam]! * o.distinct < this.err[0]!) return { cause: 'jammed' };
+    // A hypothesis that explains the motion, and has for TROUBLE_HOLD_S without a break.
+    const fits = (h: number): boolean => this.fitS[h]! >= TROUBLE_HOLD_S;
+    if (fits(jam) && this.err[jam]! * o.distinct < this.err[dead]!) return { cause: 'jammed' };
     // Standing still while driven: a jam if a dead motor would have let it fall, else either.
     if (this.stillS[joint]! >= JAM_HOLD_S) return { cause: Math.abs(this.pred[dead]![joint]!) >= JAM_ACCEL ? 'jammed' : 'stuck' };
     const wiring = Math.min(...this.err.filter((_, h) => h > 0 && !this.hyp[h]!.trouble));
-    return this.err[dead]! * o.distinct < this.err[0]! && this.err[dead]! < wiring ? { cause: 'dead-motor' } : {};
+    return fits(dead) && this.err[dead]! < wiring ? { cause: 'dead-motor' } : {};
   }
 
   /**
@@ -409,6 +425,13 @@ const JAM_COUNTS = 2.5;
 const JAM_HOLD_S = 0.04;
 /** A joint standing still is jammed (not only dead) when its motor's torque gone would accelerate it faster than this [rad/s^2]. */
 const JAM_ACCEL = 30;
+/**
+ * A joint trouble is named once it has explained the motion this long without a break [s]: stale
+ * Firmata reports (asked every 1 ms at 57600 baud) make a dead motor fit for a few samples at a time
+ * (named at 10 ms, not at 20 ms), a dead motor on the mock's reach fits for 20 ms before the
+ * following error passes 5 deg (virtual time).
+ */
+const TROUBLE_HOLD_S = 0.02;
 /** Low-pass of the velocity the monitor takes from the angles [Hz]. */
 const VELOCITY_HZ = 30;
 
