@@ -405,8 +405,8 @@ export class WiringMonitor {
     if (!this.rejects(best) || this.hyp[best]!.trouble) return undefined;
     const first = describe(this.hyp[best]!, this.n);
     if (rival < 0 || !this.rejects(rival)) return first;
-    // A joint in trouble explains the motion about as well: no wiring verdict.
-    if (this.hyp[rival]!.trouble) return undefined;
+    // A joint trouble as the rival: the wiring mistake fits best, and is named alone.
+    if (this.hyp[rival]!.trouble) return first;
     const second = describe(this.hyp[rival]!, this.n);
     return { ...first, message: `${first.message.replace(SETUP, '')}; or else ${second.message}` };
   }
