@@ -53,7 +53,7 @@ export function checkJump(prev: readonly number[] | undefined, q: ArrayLike<numb
   if (!prev) return undefined;
   for (let i = 0; i < limits.length; i++) {
     const step = q[i]! - prev[i]!;
-    if (Math.abs(step) > JUMP_FACTOR * limits[i]!.maxVel * dtS + JUMP_FLOOR) return { kind: 'encoder-jump', joint: i, deg: step * DEG, ms: dtS * 1000 };
+    if (!(Math.abs(step) <= JUMP_FACTOR * limits[i]!.maxVel * dtS + JUMP_FLOOR)) return { kind: 'encoder-jump', joint: i, deg: step * DEG, ms: dtS * 1000 };
   }
   return undefined;
 }
