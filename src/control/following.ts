@@ -36,6 +36,8 @@
  */
 import type { JointLimits } from '../config/load.js';
 import { LIMIT_MARGIN } from './safety.js';
+import type { Fault } from './stop.js';
+import type { WiringMonitor } from './wiring-monitor.js';
 
 const DEG = 180 / Math.PI;
 
@@ -81,4 +83,15 @@ export class FollowingGuard {
     }
     return undefined;
   }
+}
+
+/**
+ * The stop for a joint past its limit at loop time `t` [s]: a wiring mistake if the wiring monitor
+ * suspects one while its verdicts count (`wiringVerdicts`: the first second of driven motion; a
+ * miswired arm passes the limit before the monitor has held its verdict), else the following error
+ * with what the joint's motion says of its cause (a dead motor, a jam), when that is clear.
+ */
+export function followingFault(fe: FollowingExcess, t: number, wiring: Pick<WiringMonitor, 'suspect' | 'trouble'>, wiringVerdicts: boolean): Fault {
+  const w = wiringVerdicts ? wiring.suspect() : undefined;
+  return w ? { kind: 'wiring', joint: w.joint, message: w.message } : { kind: 'following-error', ...fe, t, ...wiring.trouble(fe.joint) };
 }

@@ -38,7 +38,7 @@ import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from '.
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
-import { FollowingGuard, type FollowingExcess } from './following.js';
+import { FollowingGuard, followingFault } from './following.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
@@ -400,9 +400,8 @@ export class LoopCore {
     return t < a.approachEnd ? 'approach' : t < a.trackEnd ? 'track' : 'park';
   }
 
-  /** Duty in force after command `seq` (for the twin and the prediction). */
+  /** Duty in force after command `seq` (for the twin and the prediction); zero once disabled or halted (the board need not ack it). */
   private dutyOf(seq: number | null): readonly number[] {
-    // Disabled or halted, the loop wrote zero (and the board may not acknowledge it: disabled outputs).
     if (seq === null || this.mode.kind === 'disabled' || this.finished) return this.zeroDuty;
     const e = this.dutyRing[seq & 255]!;
     return e.seq === seq ? e.duty : this.zeroDuty;
@@ -456,9 +455,8 @@ export class LoopCore {
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
-      // A miswired arm runs away at its first commands, so only the first second of driven motion gives
-      // wiring verdicts (later, a push or a collision must not be taken for a wiring mistake); the
-      // monitor watches on for the following-error stop's diagnosis (a dead motor, a jam).
+      // A miswired arm runs away at its first commands: verdicts in the first second of driven motion only
+      // (later, a push must not be taken for a wiring mistake); the monitor watches on for following.ts.
       const k = this.mode.kind;
       if (k === 'track' || k === 'hold' || k === 'paused' || k === 'release') {
         const w = this.wiring.update(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
@@ -547,7 +545,7 @@ export class LoopCore {
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
     const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
-    const sf = fe ? this.followingFault(fe) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    const sf = fe ? followingFault(fe, this.lt, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
@@ -557,12 +555,6 @@ export class LoopCore {
       this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
     }
     return { out, trajT, phase };
-  }
-
-  /** A following error's fault: a wiring mistake if the wiring monitor suspects one while it may still judge, else what the joint's motion says. */
-  private followingFault(fe: FollowingExcess): Fault {
-    const w = this.wiringWatchS < WIRING_WATCH_S ? this.wiring.suspect() : undefined;
-    return w ? { kind: 'wiring', joint: w.joint, message: w.message } : { kind: 'following-error', ...fe, t: this.lt, ...this.wiring.trouble(fe.joint) };
   }
 
   /**
