@@ -136,9 +136,17 @@ describe('injected into the link and the board', () => {
 });
 
 describe('injected into the arm', () => {
-  it('a joint stalls: the twin alarm fires on it, then the saturation guard stops the arm', async () => {
+  it('a joint stalls: the twin alarm fires on it, then the following-error guard stops the arm: the joint does not move (jammed, or stuck: jammed or dead)', async () => {
     const res = await withInjection('point', 0.5, ['stall=1']);
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
+    expect(res.result.core.stop).toMatchObject({ kind: 'fault', fault: { kind: 'following-error', joint: 0, cause: expect.stringMatching(/^(jammed|stuck)$/) } });
+    endsAtZero(res);
+  });
+
+  it('a joint stalls with a following-error limit too wide to see it: the saturation guard stops the arm', async () => {
+    const r = rig();
+    r.limits = r.limits.map((l) => ({ ...l, followingError: Math.PI }));
+    const res = await withInjection('point', 0.5, ['stall=1'], r);
     // The stalled joint cannot move, so it neither reaches a limit nor a speed: its motor saturates.
     expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1 at its torque limit/);
     endsAtZero(res);
@@ -150,8 +158,9 @@ describe('injected into the arm', () => {
       expect(applyInjection(lineMockSite('the mock rig', m.plant, m.board, () => m.unplug()), parseInjection('reverse=2'))).toEqual({ ok: true });
       at = core.row[F.t]!;
     });
-    // Positive feedback drives joint 2 away faster than it can reach a limit: the speed guard trips.
-    expect(res.summary.stopReason).toMatch(/^fault:speed joint 2 /);
+    // Reversing the counts mid-run turns joint 2's angle over about its zero in one sample: not a motion
+    // the joint can make, so the jump guard names the encoder (positive feedback would follow).
+    expect(res.result.core.stop).toMatchObject({ kind: 'fault', fault: { kind: 'encoder-jump', joint: 1 } });
     const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
     expect(stop[F.t]! - at).toBeLessThan(0.5);
     endsAtZero(res);
@@ -159,9 +168,9 @@ describe('injected into the arm', () => {
 
   it('an encoder slips by 200 counts (15 deg): the jump trips a guard on that joint', async () => {
     const res = await withInjection('reach', 1.5, ['slip=1:200']);
-    // The jump is one sample long, so the estimated speed of joint 1 is far over its limit at once,
-    // before the twin's residual has been over its threshold for the alarm's hold time.
-    expect(res.summary.stopReason).toMatch(/^fault:speed joint 1 /);
+    // The jump is one sample long: far more than joint 1 can turn in 2 ms, so the jump guard names its
+    // encoder (the speed guard would have called it a speed), before the twin's alarm hold time.
+    expect(res.result.core.stop).toEqual({ kind: 'fault', fault: { kind: 'encoder-jump', joint: 0, deg: expect.closeTo((200 / 4800) * 360, 0), ms: expect.closeTo(2, 3) } });
   });
 
   it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
@@ -171,7 +180,8 @@ describe('injected into the arm', () => {
 
   it('someone pushes joint 2 into its limit: fault:limit names the joint, the motors stop', async () => {
     const r = rig();
-    r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7 };
+    // (a following-error limit wide enough for the push to reach the limit: this is the limit guard's test)
+    r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7, followingError: Math.PI };
     const res = await withInjection('reach', 1.2, ['push=2:3'], r);
     expect(res.summary.stopReason).toMatch(/^fault:limit joint 2 /);
     endsAtZero(res);

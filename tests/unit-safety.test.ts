@@ -1,6 +1,6 @@
 // The loop's guards (src/control/safety.ts): a non-finite value is a violation wherever it appears.
 import { describe, expect, it } from 'vitest';
-import { checkFinite, checkLimits, checkSaturation, checkStall } from '../src/control/safety.js';
+import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall, JUMP_FACTOR, JUMP_FLOOR } from '../src/control/safety.js';
 
 const limits = [
   { min: -2, max: 2, maxVel: 5, maxTorque: 4 },
@@ -30,6 +30,17 @@ describe('guards', () => {
     expect(t[0]).toBe(0);
     for (let k = 0; k < 15; k++) checkSaturation(t, 0b10, true, 0.1, 1.5);
     expect(checkSaturation(t, 0b10, true, 0.1, 1.5)).toEqual({ kind: 'saturated', joint: 1, seconds: 1.5 });
+  });
+
+  it('an angle step faster than the joint can turn (3x its speed limit + 1 deg) is an encoder jump, naming the joint, the step and the time', () => {
+    const dt = 0.002;
+    const most = JUMP_FACTOR * limits[1]!.maxVel * dt + JUMP_FLOOR; // 0.0655 rad for joint 2
+    expect(checkJump(undefined, [5, 5], dt, limits)).toBeUndefined(); // the first sample
+    expect(checkJump([0, 0], [0, most * 0.99], dt, limits)).toBeUndefined();
+    expect(checkJump([0, 0], [0, -most * 1.01], dt, limits)).toEqual({ kind: 'encoder-jump', joint: 1, deg: expect.closeTo((-most * 1.01 * 180) / Math.PI, 9), ms: expect.closeTo(2, 9) });
+    // Over a longer gap (lost samples) the joint may have turned further.
+    expect(checkJump([0, 0], [0, most * 1.01], 10 * dt, limits)).toBeUndefined();
+    expect(checkJump([0, 0], [Number.NaN, 0], dt, limits)).toMatchObject({ kind: 'encoder-jump', joint: 0 });
   });
 
   it('a gap longer than the watchdog is a stall, which says whether the board has a watchdog', () => {

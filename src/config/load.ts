@@ -23,6 +23,8 @@ export interface JointLimits {
   maxVel: number;
   /** [N m] */
   maxTorque: number;
+  /** Largest following error [rad]; undefined: the default (src/control/following.ts). */
+  followingError?: number;
 }
 
 /** Encoder of one joint. */
@@ -141,11 +143,12 @@ export function resolveRig(f: RigFile, file: string): Rig {
   );
   const limits: JointLimits[] = (
     f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })
-  ).map((l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number }) => ({
+  ).map((l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
     min: l.minDeg * DEG,
     max: l.maxDeg * DEG,
     maxVel: l.maxVelDegS * DEG,
     maxTorque: l.maxTorqueNm,
+    ...(l.followingErrorDeg !== undefined ? { followingError: l.followingErrorDeg * DEG } : {}),
   }));
   const pid = f.control.pid;
   const auto = defaultGains(f.arm as ArmParams, motors, limits);

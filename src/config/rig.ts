@@ -119,6 +119,13 @@ const limitSchema = z
     maxVelDegS: atMost(pos, 36_000, 'deg/s', '100 turns per second').default(360),
     /** Largest joint torque the controller may ask for [N m]. */
     maxTorqueNm: atMost(pos, 1e4, 'N m', BENCH).default(5),
+    /**
+     * Largest following error [deg]: the plan's angle less the measured one, while the arm tracks or
+     * holds at full torque; past it the loop stops (fault:following-error). Default: 5 deg (the room
+     * the limit guard allows past a soft limit) with the model's feedforward, 10 deg with PID alone,
+     * 30 deg with a user's controller (src/control/following.ts says why).
+     */
+    followingErrorDeg: atMost(pos, 180, 'deg', 'half a turn').optional(),
   })
   .refine((l) => l.minDeg < l.maxDeg, { message: 'minDeg must be below maxDeg (the limits are reversed)', path: ['minDeg'] });
 

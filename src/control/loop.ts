@@ -32,13 +32,14 @@ import { Controller, type FeedforwardMode } from './controller.js';
 import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
-import { checkFinite, checkLimits, checkSaturation, checkStall } from './safety.js';
+import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
+import { FollowingGuard, followingFault } from './following.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
@@ -141,6 +142,7 @@ export class LoopCore {
   private readonly period: number;
   private readonly predictor: Predictor;
   private readonly wiring: WiringMonitor;
+  private readonly following: FollowingGuard;
   /** Driven time the wiring monitor has watched [s]. */
   private wiringWatchS = 0;
   private boardT0 = -1;
@@ -188,6 +190,7 @@ export class LoopCore {
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
+    this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model');
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();
@@ -403,8 +406,9 @@ export class LoopCore {
     return t < a.approachEnd ? 'approach' : t < a.trackEnd ? 'track' : 'park';
   }
 
-  /** Duty in force after command `seq` (for the twin and the prediction). */
+  /** Duty in force after command `seq` (for the twin and the prediction); zero once disabled or halted (the board need not ack it). */
   private dutyOf(seq: number | null): readonly number[] {
+    if (seq === null || this.mode.kind === 'disabled' || this.finished) return this.zeroDuty;
     return this.inFlight.duty(seq, this.zeroDuty);
   }
 
@@ -439,6 +443,7 @@ export class LoopCore {
     if (this.lastIndex >= 0 && r.index > this.lastIndex + 1) this.lostSamples += r.index - this.lastIndex - 1;
     this.lastIndex = r.index;
     const prevAck = this.reading?.ack ?? null;
+    const prevQ = this.reading?.q;
     const bdt = this.lastBoardT < 0 ? this.period : r.boardTime - this.lastBoardT;
     this.lastBoardT = r.boardTime;
     const bad = checkFinite([['measured angle', r.q]], n);
@@ -446,6 +451,10 @@ export class LoopCore {
       this.fault(bad);
       return false;
     }
+    // On every sample, answered or superseded (a USB adapter delivers bursts): the next answered one
+    // would see the jumped angle as its predecessor's.
+    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? checkJump(prevQ, r.q, bdt, this.o.rig.limits) : undefined;
+    if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);
       this.twin.reset(r.q, this.estimator.qd);
@@ -455,13 +464,13 @@ export class LoopCore {
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
-      // A miswired arm runs away at its first commands, so the monitor watches the first second of
-      // driven motion only (later, a push or a collision must not be taken for a wiring mistake).
+      // A miswired arm runs away at its first commands: verdicts in the first second of driven motion only
+      // (later, a push must not be taken for a wiring mistake); the monitor watches on for following.ts.
       const k = this.mode.kind;
-      if ((k === 'track' || k === 'hold' || k === 'paused' || k === 'release') && this.wiringWatchS < WIRING_WATCH_S) {
-        this.wiringWatchS += bdt;
+      if (k === 'track' || k === 'hold' || k === 'paused' || k === 'release') {
         const w = this.wiring.update(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
-        if (w && !this.finished) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
+        if (w && !this.finished && this.wiringWatchS < WIRING_WATCH_S) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
+        this.wiringWatchS += bdt;
       }
     }
     this.reading = r;
@@ -545,8 +554,9 @@ export class LoopCore {
     this.scale = this.rampScale(k);
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
-    // A joint that stays at its torque limit is jammed, blocked or overloaded: stop.
-    const sf = checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
+    const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
+    const sf = fe ? followingFault(fe, this.lt, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();

@@ -44,6 +44,26 @@ export function checkLimits(q: ArrayLike<number>, qd: ArrayLike<number>, limits:
 }
 
 /**
+ * A measured angle that moved further from one sample to the next than the joint can turn in that
+ * time (JUMP_FACTOR x its speed limit, plus JUMP_FLOOR for the encoder's noise) did not turn: its
+ * encoder jumped (a slipping disc or coupling, a miscount, noise on the lines). The speed guard would
+ * see the same step as a speed and call it one; this names it first. `prev` undefined: the first sample.
+ */
+export function checkJump(prev: readonly number[] | undefined, q: ArrayLike<number>, dtS: number, limits: readonly JointLimits[]): Fault | undefined {
+  if (!prev) return undefined;
+  for (let i = 0; i < limits.length; i++) {
+    const step = q[i]! - prev[i]!;
+    if (!(Math.abs(step) <= JUMP_FACTOR * limits[i]!.maxVel * dtS + JUMP_FLOOR)) return { kind: 'encoder-jump', joint: i, deg: step * DEG, ms: dtS * 1000 };
+  }
+  return undefined;
+}
+
+/** An angle step over this many times the joint's speed limit is not motion (see checkJump). */
+export const JUMP_FACTOR = 3;
+/** ... plus this much [rad] (1 deg: several counts of a bench encoder's noise). */
+export const JUMP_FLOOR = Math.PI / 180;
+
+/**
  * Time each joint has spent at its torque limit: `satTime` is updated in place from the saturation
  * bits `sat` over `dt` [s]; a joint held there longer than `maxS` is a fault.
  */

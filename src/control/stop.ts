@@ -12,14 +12,30 @@ export type Fault =
   | { kind: 'watchdog' }
   | { kind: 'limit'; joint: number; deg: number; minDeg: number; maxDeg: number }
   | { kind: 'speed'; joint: number; degS: number; limitDegS: number }
+  /** A measured angle that stepped by `deg` in `ms`, faster than the joint can turn: the encoder jumped. */
+  | { kind: 'encoder-jump'; joint: number; deg: number; ms: number }
   | { kind: 'saturated'; joint: number; seconds: number }
   | { kind: 'non-finite'; what: string }
   | { kind: 'twin-alarm'; joints: number[] }
   | { kind: 'stall'; ms: number; watchdogMs: number; boardWatchdog: boolean }
   | { kind: 'wiring'; joint: number; message: string }
+  /**
+   * A joint further from its plan than its following-error limit, at loop time `t` [s]; `cause`: what
+   * the motion says the joint's trouble is (wiring-monitor.ts), when it is clear.
+   */
+  | { kind: 'following-error'; joint: number; errorDeg: number; limitDeg: number; t: number; cause?: JointTrouble }
   | { kind: 'controller'; message: string }
   /** A fault reported from outside the loop (a full disk, a lifecycle command that failed). */
   | { kind: 'host'; message: string };
+
+/** What a joint's motion says is wrong with it (the wiring monitor's diagnoses that are not wiring). */
+export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck';
+
+const TROUBLE: Record<JointTrouble, (j: number) => string> = {
+  'dead-motor': (j) => `motor ${j} gives no torque (a broken motor wire, a blown driver channel, a stripped gearbox)`,
+  jammed: (j) => `joint ${j} does not move under full torque (jammed or blocked)`,
+  stuck: (j) => `joint ${j} does not move under its motor's torque (its motor gives no torque, or it is jammed)`,
+};
 
 export type StopReason =
   | { kind: 'done' }
@@ -47,6 +63,8 @@ export function describeFault(f: Fault): string {
       return `limit joint ${f.joint + 1} at ${f.deg.toFixed(1)} deg, outside ${f.minDeg.toFixed(0)}..${f.maxDeg.toFixed(0)} deg`;
     case 'speed':
       return `speed joint ${f.joint + 1} at ${f.degS.toFixed(0)} deg/s, limit ${f.limitDegS.toFixed(0)} deg/s`;
+    case 'encoder-jump':
+      return `encoder-jump joint ${f.joint + 1}: its angle stepped ${f.deg.toFixed(1)} deg in ${f.ms.toFixed(1)} ms, faster than the joint can turn (a slipping encoder or coupling, a miscount, noise on the encoder lines)`;
     case 'saturated':
       return `saturated joint ${f.joint + 1} at its torque limit for ${f.seconds} s (jammed, blocked, or a load it cannot carry)`;
     case 'non-finite':
@@ -59,6 +77,8 @@ export function describeFault(f: Fault): string {
         : `stall: the host answered no sample for ${f.ms.toFixed(0)} ms (over ${f.watchdogMs} ms); the board has no watchdog, so the arm ran uncommanded for ${f.ms.toFixed(0)} ms`;
     case 'wiring':
       return `wiring joint ${f.joint + 1}: ${f.message}`;
+    case 'following-error':
+      return `following-error joint ${f.joint + 1}: ${Math.abs(f.errorDeg).toFixed(1)} deg from its plan at ${f.t.toFixed(3)} s, limit ${f.limitDeg.toFixed(1)} deg${f.cause ? `: ${TROUBLE[f.cause](f.joint + 1)}` : ' (a load or a push it cannot hold, a sagging supply, a collision?)'}`;
     case 'controller':
       return `controller: ${f.message}`;
     case 'host':

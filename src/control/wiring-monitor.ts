@@ -16,6 +16,13 @@
  * friction at speed) can favour the wrong one for a while: then the message names the likelier and
  * the other.
  *
+ * A joint in trouble is not a wiring mistake, and the monitor weighs it as another hypothesis: a dead
+ * motor (the joint moves as the model says it would with its duty at zero: under gravity and the
+ * other joint's coupling alone, whatever the duty, where a reversed motor gives the opposite
+ * acceleration) and a jam (the joint does not accelerate at all, whatever the torque, and the other
+ * joint moves as if it were fixed). When one of those fits best, the monitor gives no wiring verdict;
+ * `trouble(joint)` names it for the stop another guard makes (the following-error guard).
+ *
  * Usage (the loop's safety step, every sample):
  *   const monitor = new WiringMonitor(model, { encoders: rig.encoders });
  *   const fault = monitor.update(dt, dutyInEffect, q, qd);   // undefined, or { joint, kind, message }
@@ -25,7 +32,19 @@
  *
  * Pure and allocation-free after construction (a verdict's message is built once, when it is given).
  */
-import { computeForwardDynamicsUnderDuty, createActuatedArmData, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeActuatorTorques,
+  computeForwardDynamics,
+  computeForwardDynamicsUnderDuty,
+  computeGravity,
+  computeMassMatrix,
+  computeVelocityTerms,
+  createActuatedArmData,
+  motorTorque,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
+import type { JointTrouble } from './stop.js';
 
 /** A wiring mistake the monitor concluded. */
 export interface WiringFault {
@@ -74,6 +93,8 @@ interface Hypothesis {
   encSwap: boolean;
   /** Bit i: joint i's encoder counts backwards. */
   encFlip: number;
+  /** Not wiring: joint i's motor gives no torque (`dead-motor`), or joint i does not move (`jammed`). */
+  trouble?: { kind: 'dead-motor' | 'jammed'; joint: number };
 }
 
 export class WiringMonitor {
@@ -91,6 +112,12 @@ export class WiringMonitor {
   /** The previous angles [rad], the velocity estimated from the angles [rad/s], and the first filter stage of each prediction. */
   private readonly qPrev: number[];
   private readonly vel: number[];
+  /** Per joint: how long it has stayed within `band` of `anchor` [s], the band [rad] (a few counts), the anchor [rad]. */
+  private readonly stillS: number[];
+  /** Per hypothesis: how long it has explained the motion without a break (`explains`) [s]. */
+  private readonly fitS: number[];
+  private readonly band: number[];
+  private readonly anchor: number[];
   private readonly pred1: number[][];
   /** Exponentially weighted mean squared error of each hypothesis, and its contrast with hypothesis 0. */
   private readonly err: number[];
@@ -122,8 +149,10 @@ export class WiringMonitor {
     for (const swap of this.n === 2 ? [false, true] : [false]) for (let flip = 0; flip < 1 << this.n; flip++) this.hyp.push({ ...none, swap, flip });
     for (let encFlip = 1; encFlip < 1 << this.n; encFlip++) this.hyp.push({ ...none, encFlip });
     if (this.n === 2) this.hyp.push({ ...none, encSwap: true });
-    // Mistakes with the same fix are one family: a reversed motor and a reversed encoder of the same joint look alike to the loop.
-    this.family = this.hyp.map((h) => (h.swap || h.encSwap ? 1 << this.n : 0) | h.flip | h.encFlip);
+    for (const kind of ['dead-motor', 'jammed'] as const) for (let joint = 0; joint < this.n; joint++) this.hyp.push({ ...none, trouble: { kind, joint } });
+    // Mistakes with the same fix are one family: a reversed motor and a reversed encoder of the same joint
+    // look alike to the loop. Each joint trouble is a family of its own (above the wiring families' bits).
+    this.family = this.hyp.map((h, k) => (h.trouble ? 1000 + k : (h.swap || h.encSwap ? 1 << this.n : 0) | h.flip | h.encFlip));
     const enc = this.o.encoders;
     this.zero = [...Array(this.n).keys()].map((i) => enc?.[i]?.zero ?? 0);
     // Measured over true, for swapped encoders: input 1 reads joint 2 with joint 1's counts per revolution.
@@ -137,6 +166,10 @@ export class WiringMonitor {
     this.acc = new Array<number>(this.n).fill(0);
     this.qPrev = new Array<number>(this.n).fill(0);
     this.vel = new Array<number>(this.n).fill(0);
+    this.stillS = new Array<number>(this.n).fill(0);
+    this.fitS = this.hyp.map(() => 0);
+    this.anchor = new Array<number>(this.n).fill(0);
+    this.band = [...Array(this.n).keys()].map((i) => Math.max(JAM_BAND, (JAM_COUNTS * 2 * Math.PI) / (enc?.[i]?.countsPerRev ?? 2048)));
     this.pred1 = this.hyp.map(() => new Array<number>(this.n).fill(0));
     this.err = this.hyp.map(() => 0);
     this.contrast = this.hyp.map(() => 0);
@@ -149,6 +182,8 @@ export class WiringMonitor {
     this.heldS = 0;
     this.leader = -1;
     this.acc.fill(0);
+    this.stillS.fill(0);
+    this.fitS.fill(0);
     this.err.fill(0);
     this.contrast.fill(0);
     for (const p of this.pred) p.fill(0);
@@ -170,6 +205,8 @@ export class WiringMonitor {
       for (let i = 0; i < n; i++) {
         this.qPrev[i] = q[i]!;
         this.vel[i] = qd[i]!;
+        this.anchor[i] = q[i]!;
+        this.stillS[i] = 0;
       }
       this.started = true;
       return undefined;
@@ -184,6 +221,10 @@ export class WiringMonitor {
       const v = this.vel[i]! + kv * ((q[i]! - this.qPrev[i]!) / dt - this.vel[i]!);
       this.acc[i]! += k * ((v - this.vel[i]!) / dt - this.acc[i]!);
       this.vel[i] = v;
+      if (Math.abs(q[i]! - this.anchor[i]!) > this.band[i]!) {
+        this.anchor[i] = q[i]!;
+        this.stillS[i] = 0;
+      } else this.stillS[i]! += dt;
       this.qPrev[i] = q[i]!;
     }
     for (let h = 0; h < this.hyp.length; h++) {
@@ -201,6 +242,7 @@ export class WiringMonitor {
       this.err[h]! += w * (e2 - this.err[h]!);
       this.contrast[h]! += w * (c2 - this.contrast[h]!);
     }
+    for (let h = 1; h < this.hyp.length; h++) this.fitS[h] = this.explains(h) ? this.fitS[h]! + dt : 0;
     this.samples++;
     return this.judge(dt);
   }
@@ -208,6 +250,10 @@ export class WiringMonitor {
   /** The acceleration [rad/s^2] the loop would measure if the arm were wired as `h` says, into `raw`. */
   private predict(h: Hypothesis, duty: readonly number[], q: readonly number[], qd: readonly number[]): void {
     const n = this.n;
+    if (h.trouble) {
+      this.predictTrouble(h.trouble, duty, q, qd);
+      return;
+    }
     for (let i = 0; i < n; i++) {
       const src = h.swap ? n - 1 - i : i;
       this.duty[i] = h.flip & (1 << i) ? -duty[src]! : duty[src]!;
@@ -242,6 +288,29 @@ export class WiringMonitor {
   }
 
   /**
+   * A joint in trouble, into `raw`: a dead motor is the arm under the other joints' motor torques alone;
+   * a jammed joint does not accelerate, and the other joint obeys its own row of the dynamics with the
+   * jammed one fixed (as the mock's plant models a jam).
+   */
+  private predictTrouble(t: NonNullable<Hypothesis['trouble']>, duty: readonly number[], q: readonly number[], qd: readonly number[]): void {
+    if (t.kind === 'dead-motor') {
+      // No current at all (a broken wire): no torque, and no back-EMF braking either (a duty of zero brakes).
+      for (let i = 0; i < this.n; i++) this.duty[i] = i === t.joint ? 0 : motorTorque(this.model, i, duty[i]!, qd[i]!);
+      computeForwardDynamics(this.model, this.data, q, qd, this.duty, this.raw);
+      return;
+    }
+    for (let i = 0; i < this.n; i++) this.duty[i] = duty[i]!;
+    this.raw.fill(0);
+    if (this.n === 1) return;
+    const j = 1 - t.joint;
+    const tau = computeActuatorTorques(this.model, this.data, qd, this.duty);
+    const V = computeVelocityTerms(this.model, this.data, q, qd);
+    const G = computeGravity(this.model, this.data, q);
+    const M = computeMassMatrix(this.model, this.data, q);
+    this.raw[j] = (tau[j]! - V[j]! - G[j]!) / M[j]![j]!;
+  }
+
+  /**
    * The hypothesis with the smallest error, and the best one of another family that still explains the
    * motion about as well (-1: none): it fits nearly as well, or it predicts nearly the same motion (the
    * commands happen to make the two coincide, and the model is not exact) without fitting much worse.
@@ -256,6 +325,14 @@ export class WiringMonitor {
     }
     this.best = best;
     this.rival = rival;
+  }
+
+  /**
+   * Hypothesis h explains the motion: it fits clearly better than the correct arm, and within minError
+   * (the correct arm's misfit when it is clearly wrong; delayed or stale measurements fit none well).
+   */
+  private explains(h: number): boolean {
+    return this.err[h]! * this.o.distinct < this.err[0]! && this.err[h]! < this.o.minError ** 2;
   }
 
   /** Hypotheses a and b predict nearly the same motion now. */
@@ -293,6 +370,30 @@ export class WiringMonitor {
   }
 
   /**
+   * What the motion says is wrong with `joint`, for the message of a stop another guard made (the
+   * following error), or nothing when the evidence is not clear. In order: a jam when no acceleration
+   * at all fits the joint clearly better than a dead motor's and the model's; then, when the joint has
+   * stood still for JAM_HOLD_S while driven (the evidence about accelerations lags a fresh jam by
+   * `evidenceS`), a jam if a dead motor would have let it fall, else `stuck` (a dead motor that hangs
+   * still and a jam look the same); a dead motor when the arm moves as it would with that motor's
+   * torque gone, clearly better than as the model says and better than any wiring mistake. A
+   * hypothesis must explain the motion (`explains`) for TROUBLE_HOLD_S without a break.
+   */
+  trouble(joint: number): { cause?: JointTrouble } {
+    const o = this.o;
+    const dead = this.hyp.findIndex((h) => h.trouble?.kind === 'dead-motor' && h.trouble.joint === joint);
+    const jam = this.hyp.findIndex((h) => h.trouble?.kind === 'jammed' && h.trouble.joint === joint);
+    if (dead < 0 || jam < 0 || !this.started) return {};
+    // A hypothesis that explains the motion, and has for TROUBLE_HOLD_S without a break.
+    const fits = (h: number): boolean => this.fitS[h]! >= TROUBLE_HOLD_S;
+    if (fits(jam) && this.err[jam]! * o.distinct < this.err[dead]!) return { cause: 'jammed' };
+    // Standing still while driven: a jam if a dead motor would have let it fall, else either.
+    if (this.stillS[joint]! >= JAM_HOLD_S) return { cause: Math.abs(this.pred[dead]![joint]!) >= JAM_ACCEL ? 'jammed' : 'stuck' };
+    const wiring = Math.min(...this.err.filter((_, h) => h > 0 && !this.hyp[h]!.trouble));
+    return fits(dead) && this.err[dead]! < wiring ? { cause: 'dead-motor' } : {};
+  }
+
+  /**
    * The likely mistake now, or undefined while the correct wiring explains the motion. When another
    * mistake explains it about as well (a rival that fits nearly as well, or predicts nearly the same
    * motion), the message names both, the better first. For the loop's own verdict (`update`) and for
@@ -301,9 +402,11 @@ export class WiringMonitor {
   suspect(): WiringFault | undefined {
     this.ranks();
     const { best, rival } = this;
-    if (!this.rejects(best)) return undefined;
+    if (!this.rejects(best) || this.hyp[best]!.trouble) return undefined;
     const first = describe(this.hyp[best]!, this.n);
     if (rival < 0 || !this.rejects(rival)) return first;
+    // A joint trouble as the rival: the wiring mistake fits best, and is named alone.
+    if (this.hyp[rival]!.trouble) return first;
     const second = describe(this.hyp[rival]!, this.n);
     return { ...first, message: `${first.message.replace(SETUP, '')}; or else ${second.message}` };
   }
@@ -312,6 +415,23 @@ export class WiringMonitor {
 const SETUP = '; or run twolink setup';
 /** Two predictions closer than this fraction of their size are the same motion, given the model's errors. */
 const LIKENESS = 0.4;
+/**
+ * A joint that stays within JAM_BAND (0.25 deg), or JAM_COUNTS of its encoder if they are coarser, for
+ * JAM_HOLD_S is standing still, for `trouble` (encoder noise flickers a count or two; a joint turning
+ * round moves more than that in 30 ms unless it turns round very slowly).
+ */
+const JAM_BAND = (0.25 * Math.PI) / 180;
+const JAM_COUNTS = 2.5;
+const JAM_HOLD_S = 0.04;
+/** A joint standing still is jammed (not only dead) when its motor's torque gone would accelerate it faster than this [rad/s^2]. */
+const JAM_ACCEL = 30;
+/**
+ * A joint trouble is named once it has explained the motion this long without a break [s]: stale
+ * Firmata reports (asked every 1 ms at 57600 baud) make a dead motor fit for a few samples at a time
+ * (named at 10 ms, not at 20 ms), a dead motor on the mock's reach fits for 20 ms before the
+ * following error passes 5 deg (virtual time).
+ */
+const TROUBLE_HOLD_S = 0.02;
 /** Low-pass of the velocity the monitor takes from the angles [Hz]. */
 const VELOCITY_HZ = 30;
 
