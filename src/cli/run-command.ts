@@ -8,6 +8,7 @@ import { checkFeasible } from '../control/feasibility.js';
 import { MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
 import { describeEvent } from '../control/events.js';
 import { Session } from '../run/session.js';
+import { noRealtimeLine } from '../time/threads.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
@@ -140,7 +141,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason) => {
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
-      else process.stderr.write(`twolink: running without real-time scheduling (a busy machine can delay the loop): ${reason}\n`);
+      else process.stderr.write(`${noRealtimeLine('twolink', `refused: ${reason ?? 'unknown'}`)}\n`);
     },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
@@ -154,6 +155,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
+  if (v['no-rt'] === true) process.stderr.write(`${noRealtimeLine('twolink', 'not asked for: --no-rt')}\n`);
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: string): void => {

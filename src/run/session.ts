@@ -10,6 +10,8 @@ import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
+import { StopWatch } from './stop-watch.js';
+import { taskCpuSeconds } from '../time/threads.js';
 
 export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
@@ -84,6 +86,9 @@ export class Session {
   private live: { recorder: Recorder; stats: RunStats } | undefined;
   private stopWatch: NodeJS.Timeout | undefined;
   private messages = 0;
+  /** The loop thread's heartbeat (worker.ts) and Linux task id. */
+  private readonly beat = new Int32Array(new SharedArrayBuffer(4));
+  private loopTid = -1;
   private blockedStop: string | undefined;
   /** Board and transport, once connected. */
   describe = '';
@@ -184,6 +189,7 @@ export class Session {
         end.error = { name: 'Error', message: e.message };
       });
       w.on('exit', () => {
+        if (this.stopWatch) clearInterval(this.stopWatch);
         if (this.blockedStop) {
           end.stopReason = this.blockedStop;
           end.error = { name: 'Error', message: this.blockedStop };
@@ -208,6 +214,7 @@ export class Session {
       injections: o.injections,
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
+      beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
     };
@@ -217,6 +224,9 @@ export class Session {
   private onMessage(m: WorkerMessage, end: RunEnd, w: Worker): void {
     const o = this.o;
     switch (m.type) {
+      case 'thread':
+        this.loopTid = m.tid;
+        return;
       case 'ready':
         this.describe = m.describe;
         this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
@@ -293,24 +303,32 @@ export class Session {
   }
 
   /**
-   * Stops the arm even if the loop's thread does not answer (blocked by a busy machine or a bug):
-   * sends the command, and if no row and no message comes from the thread within `graceMs`, ends the
-   * thread from here. The board's watchdog then stops the motors (a board without one: see the summary).
+   * Stops the arm even if the loop's thread does not answer (blocked by a bug): sends the command, then
+   * watches the thread until it ends. Its deadline is counted in its own progress and CPU time
+   * (stop-watch.ts), not in wall-clock time alone: a thread starved by a busy machine is waited for, a
+   * thread that runs `graceMs` of its own CPU time without a row, a message or a heartbeat is ended from
+   * here. The board's watchdog then stops the motors (a board without one: see the summary).
    */
   stopNow(command: LoopCommand, graceMs = 250): void {
     this.send(command);
     const w = this.worker;
     if (!w || this.stopWatch) return;
-    const rows0 = this.reader.written();
-    const messages0 = this.messages;
-    this.stopWatch = setTimeout(() => {
-      this.stopWatch = undefined;
-      if (this.reader.written() === rows0 && this.messages === messages0) {
-        const why = command.kind === 'stop' ? command.reason : command.kind === 'estop' ? command.reason ?? 'estop' : command.kind;
-        this.blockedStop = `${why} (the loop thread did not answer within ${graceMs} ms: twolink ended it from the main thread; the board's watchdog stops the motors)`;
-        void w.terminate();
-      }
-    }, graceMs);
+    const watch = new StopWatch(
+      {
+        progress: () => this.reader.written() + this.messages + Atomics.load(this.beat, 0),
+        cpuSeconds: () => (this.loopTid > 0 ? taskCpuSeconds(this.loopTid) : NaN),
+        now: () => performance.now() / 1000,
+      },
+      graceMs,
+    );
+    this.stopWatch = setInterval(() => {
+      const v = watch.check();
+      if (!v.cut) return;
+      clearInterval(this.stopWatch);
+      const why = command.kind === 'stop' ? command.reason : command.kind === 'estop' ? command.reason ?? 'estop' : command.kind;
+      this.blockedStop = `${why} (${v.why}: twolink ended it from the main thread; the board's watchdog stops the motors)`;
+      void w.terminate();
+    }, 50);
     this.stopWatch.unref();
   }
 
