@@ -7,6 +7,7 @@ import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
 import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../rig/injections.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
+import { starvedLine, watchStarvation } from '../rig/starvation.js';
 import { RealClock } from '../time/clock.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
@@ -49,7 +50,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
  */
 async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void; boardTid: number }> {
   const { startRemoteMockRig } = await import('../rig/mock-remote.js');
-  const mock = await startRemoteMockRig(rig, wiring);
+  const mock = await startRemoteMockRig(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
   port.on('data', (d: Buffer) => wire.write(d));
   wire.on('data', (d: Buffer) => port.write(d));
@@ -149,7 +150,12 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   if (rig.link.transport === 'firmata') {
     const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
     const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
-    stop = async () => s.stop();
+    // The Firmata board runs on this thread's timers: this thread starving is the board starving.
+    const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
+    stop = async () => {
+      unwatch();
+      s.stop();
+    };
     const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
     inject = (i) => {
       const r = applyInjection(site, i);

@@ -108,7 +108,7 @@ function humanSummary(s: RunSummary): string {
     ...(s.timing
       ? [
           `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest stall ${s.timing.maxStallMs.toFixed(1)} ms, answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
-            (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
+            (s.timing.mock ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})` : ''),
         ]
       : []),
     `tracking RMS [deg]: ${f(s.tracking.rmsDeg)}   max: ${f(s.tracking.maxDeg)}`,

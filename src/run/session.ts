@@ -11,6 +11,7 @@ import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import { StopWatch } from './stop-watch.js';
+import { blameRig } from '../rig/starvation.js';
 import { taskCpuSeconds } from '../time/threads.js';
 
 export interface SessionOptions extends RunPlan {
@@ -263,6 +264,9 @@ export class Session {
     end.settled = true;
     if (this.timer) clearInterval(this.timer);
     this.drain();
+    // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
+    const m = end.timing?.mock;
+    if (m) end.stopReason = blameRig(end.stopReason, m.maxStarvedMs, m.starvedMs);
     const extra = this.reader.lost > 0 ? { ...end.extra, droppedRows: this.reader.lost } : end.extra;
     const summary = this.stats.summary(end.stopReason, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
     if (end.counters) {
