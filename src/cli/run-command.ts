@@ -125,7 +125,18 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const log = (s: string): void => {
     if (!interactive) process.stderr.write(`${s}\n`);
   };
-  let dashboard: { stop(): void; update?(): void } | undefined;
+  let dashboard: { stop(): void; say?(text: string, level?: 'warn'): void } | undefined;
+  // Without real-time priority: one line at start-up; under the dashboard, a notice on it and the line
+  // after it (stderr written under a full-screen dashboard lands in the middle of its picture).
+  let noRtLater: string | undefined;
+  const noRt = (why: string): void => {
+    const line = noRealtimeLine('twolink', why);
+    if (!interactive) process.stderr.write(`${line}\n`);
+    else {
+      noRtLater = line;
+      dashboard?.say?.('no real-time priority: a busy machine may stop the arm (see the line after the run)', 'warn');
+    }
+  };
   const session = new Session({
     rig: p.rig,
     target: p.target,
@@ -141,7 +152,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason) => {
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
-      else process.stderr.write(`${noRealtimeLine('twolink', `refused: ${reason ?? 'unknown'}`)}\n`);
+      else noRt(`refused: ${reason ?? 'unknown'}`);
     },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
@@ -155,7 +166,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
-  if (v['no-rt'] === true) process.stderr.write(`${noRealtimeLine('twolink', 'not asked for: --no-rt')}\n`);
+  if (v['no-rt'] === true) noRt('not asked for: --no-rt');
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: string): void => {
@@ -175,11 +186,13 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
+    if (noRtLater) dashboard.say?.('no real-time priority (--no-rt): a busy machine may stop the arm', 'warn');
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
   const result = await session.run();
   dashboard?.stop();
+  if (noRtLater) process.stderr.write(`${noRtLater}\n`);
   process.off('SIGINT', onSignal);
   process.off('SIGTERM', onSignal);
   process.off('SIGHUP', onSignal);
