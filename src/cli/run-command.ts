@@ -117,6 +117,42 @@ function humanSummary(s: RunSummary): string {
   ].join('\n');
 }
 
+/** The signals that stop the arm softly (a second e-stops). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The dashboard as far as notices go. */
+interface Notices {
+  stop(): void;
+  say?(text: string, level?: 'warn'): void;
+}
+
+/**
+ * Without real-time priority: one line at start-up; under the dashboard a notice on it, and the line
+ * after the run (stderr written under a full-screen dashboard lands in the middle of its picture).
+ */
+function realtimeWarning(interactive: boolean): { warn(why: string): void; attach(d: Notices): void; flush(): void } {
+  let later: string | undefined;
+  let dash: Notices | undefined;
+  const notice = (): void => dash?.say?.('no real-time priority: a busy machine may stop the arm (see the line after the run)', 'warn');
+  return {
+    warn: (why) => {
+      const line = noRealtimeLine('twolink', why);
+      if (!interactive) process.stderr.write(`${line}\n`);
+      else {
+        later = line;
+        notice();
+      }
+    },
+    attach: (d) => {
+      dash = d;
+      if (later) notice();
+    },
+    flush: () => {
+      if (later) process.stderr.write(`${later}\n`);
+    },
+  };
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }): Promise<number> {
   // Load the controller here first, so that a bad module is one line and exit code 2 before anything moves.
   if (p.controller !== undefined) await PluggedController.load(p.controller, controllerContext(p.rig, p.rateHz));
@@ -125,18 +161,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const log = (s: string): void => {
     if (!interactive) process.stderr.write(`${s}\n`);
   };
-  let dashboard: { stop(): void; say?(text: string, level?: 'warn'): void } | undefined;
-  // Without real-time priority: one line at start-up; under the dashboard, a notice on it and the line
-  // after it (stderr written under a full-screen dashboard lands in the middle of its picture).
-  let noRtLater: string | undefined;
-  const noRt = (why: string): void => {
-    const line = noRealtimeLine('twolink', why);
-    if (!interactive) process.stderr.write(`${line}\n`);
-    else {
-      noRtLater = line;
-      dashboard?.say?.('no real-time priority: a busy machine may stop the arm (see the line after the run)', 'warn');
-    }
-  };
+  let dashboard: Notices | undefined;
+  const rtWarning = realtimeWarning(interactive);
   const session = new Session({
     rig: p.rig,
     target: p.target,
@@ -152,7 +178,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason) => {
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
-      else noRt(`refused: ${reason ?? 'unknown'}`);
+      else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
@@ -166,7 +192,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
-  if (v['no-rt'] === true) noRt('not asked for: --no-rt');
+  if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: string): void => {
@@ -180,22 +206,18 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     }
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  process.on('SIGHUP', onSignal);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
-    if (noRtLater) dashboard.say?.('no real-time priority (--no-rt): a busy machine may stop the arm', 'warn');
+    rtWarning.attach(dashboard);
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
   const result = await session.run();
   dashboard?.stop();
-  if (noRtLater) process.stderr.write(`${noRtLater}\n`);
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-  process.off('SIGHUP', onSignal);
+  rtWarning.flush();
+  for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
