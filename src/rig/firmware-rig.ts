@@ -9,6 +9,7 @@ import type { MockPart } from '../config/parts.js';
 import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
 import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId, type RtResult } from '../time/threads.js';
 import { spawnTied } from './tied.js';
+import { RIG_STARVED_MS, starvedLine } from './starvation.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
 
 export interface FirmwareRigOptions {
@@ -50,6 +51,18 @@ export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
 export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
+  const ended = new Promise<FirmwareSimSummary>((resolve) => {
+    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
+    let quitting = false;
+    const quit = (): void => {
+      if (!quitting) void sim.stop().then(resolve);
+      quitting = true;
+    };
+    process.on('SIGINT', quit);
+    process.on('SIGTERM', quit);
+    sim.once('exit', resolve);
+  });
   const site = firmwareSite(sim);
   const pending = o.injections.filter((i) => {
     const why = refusal(site, i.name);
@@ -84,19 +97,13 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
       o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(e.sinceLineS * 1e3).toFixed(3)} ms after the last line from the host`);
     }
   });
+  // The harness says when it fell behind the wall clock (at most once a second): in the rig's words too.
+  sim.on('behind', (e) => {
+    if (e.behindS * 1000 >= RIG_STARVED_MS) o.log(starvedLine(e.behindS * 1000, e.boardTime));
+  });
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
-  const summary = await new Promise<FirmwareSimSummary>((resolve) => {
-    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
-    let quitting = false;
-    const quit = (): void => {
-      if (!quitting) void sim.stop().then(resolve);
-      quitting = true;
-    };
-    process.on('SIGINT', quit);
-    process.on('SIGTERM', quit);
-    sim.once('exit', resolve);
-  });
+  const summary = await ended;
   o.log(
     summary.wallS > 0
       ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
