@@ -89,7 +89,11 @@ export class Session {
   private messages = 0;
   /** The loop thread's heartbeat (worker.ts) and Linux task id. */
   private readonly beat = new Int32Array(new SharedArrayBuffer(4));
-  private loopTid = -1;
+  /** Undefined until the loop thread has said it (it is still starting); -1 off Linux. */
+  private loopTid: number | undefined;
+  /** Commands sent before the loop's thread was started (a signal during start-up), and a stopNow's grace. */
+  private readonly early: LoopCommand[] = [];
+  private earlyStopGraceMs: number | undefined;
   private blockedStop: string | undefined;
   /** Board and transport, once connected. */
   describe = '';
@@ -106,7 +110,8 @@ export class Session {
   }
 
   send(command: LoopCommand): void {
-    this.worker?.postMessage({ type: 'command', command });
+    if (this.worker) this.worker.postMessage({ type: 'command', command });
+    else this.early.push(command);
   }
 
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
@@ -181,6 +186,8 @@ export class Session {
       const end: RunEnd = { settled: false, stopReason: 'fault:the loop ended without a result', extra: {}, rt: { granted: false } };
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });
       this.worker = w;
+      for (const command of this.early.splice(0)) this.send(command);
+      if (this.earlyStopGraceMs !== undefined) this.watchStop(this.earlyStopGraceMs);
       w.on('message', (m: WorkerMessage) => {
         this.messages++;
         this.onMessage(m, end, w);
@@ -315,12 +322,22 @@ export class Session {
    */
   stopNow(command: LoopCommand, graceMs = 250): void {
     this.send(command);
+    this.stopCommand ??= command;
+    if (this.worker) this.watchStop(graceMs);
+    else this.earlyStopGraceMs = graceMs;
+  }
+
+  private stopCommand: LoopCommand | undefined;
+
+  /** Watches the loop's thread after a stop request until it ends (stopNow). */
+  private watchStop(graceMs: number): void {
     const w = this.worker;
     if (!w || this.stopWatch) return;
     const watch = new StopWatch(
       {
         progress: () => this.reader.written() + this.messages + Atomics.load(this.beat, 0),
-        cpuSeconds: () => (this.loopTid > 0 ? taskCpuSeconds(this.loopTid) : NaN),
+        // A thread still starting has run nothing of the loop yet: waited for as a starved one.
+        cpuSeconds: () => (this.loopTid === undefined ? 0 : this.loopTid > 0 ? taskCpuSeconds(this.loopTid) : NaN),
         now: () => performance.now() / 1000,
       },
       graceMs,
@@ -329,7 +346,8 @@ export class Session {
       const v = watch.check();
       if (!v.cut) return;
       clearInterval(this.stopWatch);
-      const why = command.kind === 'stop' ? command.reason : command.kind === 'estop' ? command.reason ?? 'estop' : command.kind;
+      const c = this.stopCommand!;
+      const why = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? c.reason ?? 'estop' : c.kind;
       this.blockedStop = `${why} (${v.why}: twolink ended it from the main thread; the board's watchdog stops the motors)`;
       void w.terminate();
     }, 50);

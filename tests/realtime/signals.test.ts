@@ -100,3 +100,27 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
     expect(s.stopReason).toMatch(/^interrupted:SIGINT \(the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\): twolink ended it from the main thread/);
   });
 });
+
+describe('a signal during start-up', () => {
+  it('SIGINT as soon as the run has said what it will do (before the loop thread has started): a soft stop, not a cut thread', async () => {
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--headless'], { cwd: ROOT });
+      let stdout = '';
+      let stderr = '';
+      let sent = false;
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        // printed after the signal handlers are set and before the loop's thread starts
+        if (!sent && /twolink run: reach on mock-arm/.test(stderr)) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      });
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect(r.code).toBe(130);
+    expect(r.stdout).toMatch(/^stop: interrupted:SIGINT \(zero command acknowledged\)$/m);
+    expect(r.stdout).not.toMatch(/did not answer/);
+  });
+});
