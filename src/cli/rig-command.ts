@@ -80,7 +80,7 @@ async function rigRealtime(boardTid: number, pty: PtyPair | undefined): Promise<
 }
 
 /** Serves until SIGINT/SIGTERM, the port's end or socat's; then the board, the port and socat are ended in that order. */
-function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => Promise<void>, boardPath: string): Promise<number> {
+function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => Promise<void>, boardPath: string, signals: EarlySignals): Promise<number> {
   return new Promise((resolve) => {
     let quitting = false;
     const quit = (code: number): void => {
@@ -94,16 +94,38 @@ function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => P
     };
     // A read cancelled or a descriptor gone when the pty's other end goes (socat ended by the same
     // Ctrl-C, or by the close above): the end of serving, not a crash.
+    // On a pty, only the relay's end fails our end (whether its exit or this error is seen first): exit 0.
     port.on('error', (e: Error) => {
-      const relayGone = pty !== undefined && (pty.process.exitCode !== null || pty.process.signalCode !== null);
-      if (!quitting && !relayGone) process.stderr.write(`twolink rig: ${boardPath}: ${e.message}: ending\n`);
-      quit(quitting || relayGone ? 0 : 1);
+      if (!quitting) process.stderr.write(`twolink rig: ${boardPath}: ${e.message}: ${pty ? "the pty's relay (socat) ended" : 'the device failed'}; ending\n`);
+      quit(quitting || pty ? 0 : 1);
     });
-    process.once('SIGINT', () => quit(0));
-    process.once('SIGTERM', () => quit(0));
+    signals.then(() => quit(0));
     port.on('close', () => quit(0));
     pty?.process.on('exit', () => quit(0));
   });
+}
+
+/** SIGINT/SIGTERM from the moment the pty path is printed (a host may connect, and a Ctrl-C come, while the rest is set up). */
+interface EarlySignals {
+  /** Calls `fn` at the first signal (at once if one came already). */
+  then(fn: () => void): void;
+}
+
+function catchSignals(): EarlySignals {
+  let came = false;
+  let on: (() => void) | undefined;
+  const hit = (): void => {
+    came = true;
+    on?.();
+  };
+  process.once('SIGINT', hit);
+  process.once('SIGTERM', hit);
+  return {
+    then: (fn) => {
+      on = fn;
+      if (came) fn();
+    },
+  };
 }
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
@@ -134,9 +156,11 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     return !why;
   });
   let pty: PtyPair | undefined;
+  let signals: EarlySignals | undefined;
   let boardPath: string;
   if (v.pty) {
     pty = await createPtyPair();
+    signals = catchSignals();
     boardPath = pty.paths[0];
     process.stdout.write(`${pty.paths[1]}\n`);
   } else {
@@ -170,5 +194,5 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   // Scheduled injections, relative to the rig's start (those it cannot take were named above).
   for (const i of usable) setTimeout(() => inject(i), i.at * 1000).unref();
-  return serveUntilEnd(port, pty, stop, boardPath);
+  return serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals());
 }

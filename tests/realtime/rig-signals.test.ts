@@ -120,6 +120,23 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
     }
   }
 
+  for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
+    it(`${rigFile}: SIGTERM as soon as the pty path is printed (the rig still setting up): exit 0, socat gone`, async () => {
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      await until(rig.stdout!, () => out, /\n/);
+      const kids = descendants(rig.pid!);
+      rig.kill('SIGTERM');
+      const end = await exited(rig);
+      await Promise.all(kids.map(gone));
+      expect(end).toEqual({ code: 0, signal: null });
+      expect(err).not.toMatch(/Unhandled|^\s+at /m);
+    });
+  }
+
   it('line-protocol mock: SIGKILL of the rig ends socat too', async () => {
     const s = await rigWithHost([], 'rigs/mock-arm.json');
     const kids = descendants(s.rig.pid!);
