@@ -14,7 +14,7 @@ import { benchInputs } from './fuzz.js';
 import { benchIdentify } from './identify.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
-import { benchRealtime, benchSoak } from './realtime.js';
+import { benchRealtime, benchSoak, type RealtimeOptions } from './realtime.js';
 import { benchModel } from './model.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
@@ -47,11 +47,18 @@ function argValue(name: string): string | undefined {
   return args.includes(name) ? args[args.indexOf(name) + 1] : undefined;
 }
 
-/** `--runs N` (busy runs per configuration, default 20) and `--quiet-runs N` (default 5). */
-function runsOption(): { runsQuiet?: number; runsBusy?: number } {
+/**
+ * `--runs N` (busy and heavy runs per configuration, default 20), `--quiet-runs N` (default 5),
+ * `--conditions quiet,busy,heavy,busy-no-rt` and `--configs pty,firmata,mock,firmata-pty,firmware,demo`
+ * (default all; also from TWOLINK_BENCH_CONDITIONS / TWOLINK_BENCH_CONFIGS).
+ */
+function runsOption(): RealtimeOptions {
   const busy = argValue('--runs');
   const quiet = argValue('--quiet-runs');
-  return { ...(busy ? { runsBusy: Number(busy) } : {}), ...(quiet ? { runsQuiet: Number(quiet) } : {}) };
+  const list = (flag: string, env: string): string[] | undefined => (argValue(flag) ?? process.env[env])?.split(',').filter(Boolean);
+  const conditions = list('--conditions', 'TWOLINK_BENCH_CONDITIONS');
+  const configs = list('--configs', 'TWOLINK_BENCH_CONFIGS');
+  return { ...(busy ? { runsBusy: Number(busy) } : {}), ...(quiet ? { runsQuiet: Number(quiet) } : {}), ...(conditions ? { conditions } : {}), ...(configs ? { configs } : {}) };
 }
 
 async function main(): Promise<void> {

@@ -1,13 +1,17 @@
 /**
  * Real time, as a user runs it: `twolink run ... --json` in its own process against the mock rig
- * (its own thread), the pty rig (`twolink rig --pty`, its own process) and the Firmata mock, on a quiet
- * machine and on a busy one (two CPU hogs at normal priority), printed side by side. For each: runs
+ * (its own thread), the pty rigs (`twolink rig --pty`, line and Firmata, its own process), the Firmata
+ * mock, our firmware in simavr (`twolink rig --firmware --pty`) and the demo, on a quiet machine, a busy
+ * one (two CPU hogs at normal priority) and a heavily loaded one (six hogs: load about 8 on 2 cores),
+ * printed side by side with the load measured. `--conditions quiet,heavy` and `--configs pty,mock`
+ * (or TWOLINK_BENCH_CONDITIONS / TWOLINK_BENCH_CONFIGS) pick rows; `--runs N` sets the count. For each: runs
  * done / faulted, tracking RMS next to the same trajectory in virtual time, late samples, the latency
  * from the board's sample to the answer written, the host's CPU, the longest stall. And the soak: a
  * 10-minute run at 1 kHz with a recording (`--only soak`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadRig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
@@ -19,17 +23,32 @@ const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 interface Config {
+  /** Short name for --configs. */
+  key: string;
   name: string;
   rig: string;
-  rateHz: number;
-  where: 'mock' | 'pty';
+  /** Loop rate [Hz]; the rig file's when absent. */
+  rateHz?: number;
+  /** mock: --mock in the host; pty: `twolink rig --pty`; firmware: `twolink rig --firmware --pty`; demo: `twolink demo --headless`. */
+  where: 'mock' | 'pty' | 'firmware' | 'demo';
 }
 
 export const CONFIGS: Config[] = [
-  { name: '1 kHz line protocol, pty rig', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'pty' },
-  { name: '500 Hz Firmata, mock', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'mock' },
-  { name: '1 kHz line protocol, mock (own thread)', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'mock' },
+  { key: 'pty', name: '1 kHz line protocol, pty rig', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'pty' },
+  { key: 'firmata', name: '500 Hz Firmata, mock', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'mock' },
+  { key: 'mock', name: '1 kHz line protocol, mock (own thread)', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'mock' },
+  { key: 'firmata-pty', name: '500 Hz Firmata, pty rig', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'pty' },
+  { key: 'firmware', name: 'our firmware in simavr (rig --firmware --pty)', rig: 'rigs/mock-arm.json', where: 'firmware' },
+  { key: 'demo', name: 'the demo (demo --headless --traj reach)', rig: 'rigs/mock-arm.json', where: 'demo' },
 ];
+
+/** The load conditions: hogs are CPU hogs at normal priority on this 2-core machine (FACTS.md). */
+export const CONDITIONS = [
+  { key: 'quiet', name: 'quiet', hogs: 0, rt: true },
+  { key: 'busy', name: 'busy (2 hogs)', hogs: 2, rt: true },
+  { key: 'heavy', name: 'heavy (6 hogs)', hogs: 6, rt: true },
+  { key: 'busy-no-rt', name: 'busy (2 hogs), no --rt', hogs: 2, rt: false },
+] as const;
 
 /** Two CPU hogs at normal priority (the "busy laptop"). */
 export function startHogs(n = 2): () => void {
@@ -40,17 +59,18 @@ export function startHogs(n = 2): () => void {
   };
 }
 
-/** `twolink rig --pty` in its own process; resolves with the host's path. */
-export function startPtyRig(rigFile: string, rt: boolean): Promise<{ path: string; stop: () => Promise<string> }> {
+/** `twolink rig --pty` (with `--firmware`: simavr) in its own process; resolves with the host's path. */
+export function startPtyRig(rigFile: string, rt: boolean, firmware = false): Promise<{ path: string; stop: () => Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...(rt ? ['--rt'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const args = ['rig', '--rig', rigFile, '--pty', ...(firmware ? ['--firmware'] : []), ...(rt ? [] : ['--no-rt'])];
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     let ready = false;
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
       // The rig says "serving on ..." once its end of the pty is open.
-      if (!ready && err.includes('serving on') && out.includes('\n')) {
+      if (!ready && /serving on|in simavr on/.test(err) && out.includes('\n')) {
         ready = true;
         resolve({
           path: out.split('\n')[0]!.trim(),
@@ -69,10 +89,10 @@ export function startPtyRig(rigFile: string, rt: boolean): Promise<{ path: strin
   });
 }
 
-/** One `twolink run ... --json`; resolves with its summary (or the error it printed). */
-export function runOnce(args: string[]): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
+/** One `twolink run ... --json` (or `demo`); resolves with its summary (or the error it printed). */
+export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -100,6 +120,8 @@ interface Agg {
   cpu: number[];
   stall: number[];
   mockLate: number;
+  /** How far the simulated board fell behind, as the rig process said at its end [ms] (pty rigs). */
+  rigBehindMs?: number;
 }
 
 const median = (a: number[]): number => {
@@ -109,13 +131,20 @@ const median = (a: number[]): number => {
 };
 const max = (a: number[]): number => (a.length ? Math.max(...a) : NaN);
 
+/** The most a rig process said its board fell behind (its last lines: the line mock's timers, simavr's wall clock) [ms]. */
+function rigBehind(stderr: string): number | undefined {
+  const all = [...stderr.matchAll(/timers ran up to ([\d.]+) ms late|behind the wall clock at most ([\d.]+) ms/g)].map((m) => Number(m[1] ?? m[2]));
+  return all.length ? Math.max(...all) : undefined;
+}
+
 async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
   const agg: Agg = { done: 0, faulted: [], rms: [], late: [], lat50: [], lat99: [], cpu: [], stall: [], mockLate: 0 };
-  const pty = c.where === 'pty' ? await startPtyRig(c.rig, rt) : undefined;
+  const pty = c.where === 'pty' || c.where === 'firmware' ? await startPtyRig(c.rig, rt, c.where === 'firmware') : undefined;
   try {
     for (let i = 0; i < runs; i++) {
-      const where = pty ? ['--port', pty.path] : ['--mock'];
-      const r = await runOnce(['--rig', c.rig, ...where, '--rate', String(c.rateHz), '--traj', 'reach', ...(rt ? ['--rt'] : [])]);
+      const where = pty ? ['--port', pty.path] : c.where === 'demo' ? [] : ['--mock'];
+      const args = ['--rig', c.rig, ...where, ...(c.rateHz ? ['--rate', String(c.rateHz)] : []), '--traj', 'reach', ...(rt ? ['--rt'] : ['--no-rt'])];
+      const r = await runOnce(c.where === 'demo' ? [...args, '--headless'] : args, c.where === 'demo' ? 'demo' : 'run');
       const s = r.summary;
       if (!s) {
         agg.faulted.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
@@ -136,7 +165,9 @@ async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
       }
     }
   } finally {
-    await pty?.stop();
+    const err = await pty?.stop();
+    const behind = err === undefined ? undefined : rigBehind(err);
+    if (behind !== undefined) agg.rigBehindMs = behind;
   }
   return agg;
 }
@@ -155,39 +186,53 @@ async function virtualRms(rigFile: string, rateHz: number): Promise<number[]> {
 
 const f2 = (a: number[]): string => a.map((v) => v.toFixed(3)).join('/');
 
-export async function benchRealtime(opts: { runsQuiet?: number; runsBusy?: number } = {}): Promise<BenchResult> {
+/** What to run: counts, and which conditions and configurations (keys; all when absent). */
+export interface RealtimeOptions {
+  runsQuiet?: number;
+  /** Runs per configuration under load (busy, heavy). */
+  runsBusy?: number;
+  conditions?: string[];
+  configs?: string[];
+}
+
+/** Picks `all` by key; an unknown key is an error naming the known ones. */
+function pick<T extends { key: string }>(all: readonly T[], keys: string[] | undefined, what: string): T[] {
+  if (!keys) return [...all];
+  for (const k of keys) if (!all.some((x) => x.key === k)) throw new Error(`unknown ${what} "${k}" (${all.map((x) => x.key).join(', ')})`);
+  return all.filter((x) => keys.includes(x.key));
+}
+
+export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchResult> {
   const runsQuiet = opts.runsQuiet ?? 5;
   const runsBusy = opts.runsBusy ?? 20;
+  const configs = pick(CONFIGS, opts.configs, 'configuration');
   const rows: [string, string, string][] = [];
   const figures: Record<string, number | string | number[]> = {};
   const vt = new Map<string, number[]>();
-  for (const c of CONFIGS) vt.set(c.name, await virtualRms(c.rig, c.rateHz));
-  const conditions: { name: string; hogs: number; rt: boolean; runs: number }[] = [
-    { name: 'quiet', hogs: 0, rt: true, runs: runsQuiet },
-    { name: 'busy (2 hogs)', hogs: 2, rt: true, runs: runsBusy },
-    { name: 'busy (2 hogs), no --rt', hogs: 2, rt: false, runs: Math.min(runsQuiet, runsBusy) },
-  ];
-  for (const cond of conditions) {
+  for (const c of configs) vt.set(c.name, await virtualRms(c.rig, c.rateHz ?? loadRig(c.rig).control.rateHz));
+  for (const cond of pick(CONDITIONS, opts.conditions, 'condition')) {
+    const runs = cond.key === 'quiet' ? runsQuiet : cond.key === 'busy-no-rt' ? Math.min(runsQuiet, runsBusy) : runsBusy;
     const stop = cond.hogs ? startHogs(cond.hogs) : () => undefined;
     try {
-      for (const c of CONFIGS) {
-        const a = await runConfig(c, cond.runs, cond.rt);
+      for (const c of configs) {
+        const a = await runConfig(c, runs, cond.rt);
+        const load = os.loadavg()[0]!;
         const v = vt.get(c.name)!;
         const rmsMed = [0, 1].map((j) => median(a.rms.map((r) => r[j]!)));
         const ratio = Math.max(...rmsMed.map((x, j) => x / v[j]!));
-        const key = `${c.name} | ${cond.name}${cond.rt ? ' --rt' : ''}`;
+        const key = `${c.name} | ${cond.name}${cond.rt ? ' --rt' : ''}, load ${load.toFixed(1)}`;
         rows.push([
           key,
-          `${a.done}/${cond.runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)})`,
-          `late ${median(a.late)}/run, latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${max(a.stall).toFixed(1)} ms${a.mockLate ? `, mock starved in ${a.mockLate}` : ''}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
+          `${a.done}/${runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)})`,
+          `late ${median(a.late)}/run, latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${max(a.stall).toFixed(1)} ms${a.mockLate ? `, mock starved in ${a.mockLate}` : ''}${a.rigBehindMs !== undefined ? `, rig behind at most ${a.rigBehindMs.toFixed(1)} ms` : ''}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
         ]);
-        figures[key] = { done: a.done, runs: cond.runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall) } as never;
+        figures[key] = { done: a.done, runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall), load1min: load, hogs: cond.hogs, ...(a.rigBehindMs !== undefined ? { rigBehindMs: a.rigBehindMs } : {}) } as never;
       }
     } finally {
       stop();
     }
   }
-  return section(`Real time: reach runs per configuration, quiet and busy (median of runs; targets: tracking <= 1.3 x virtual, 0 false faults with --rt when busy, host CPU <= 15 % at 1 kHz)`, rows, figures);
+  return section(`Real time: reach runs per configuration, quiet, busy and heavy (median of runs; load = 1-minute load average after the row; targets: tracking <= 1.3 x virtual, 0 false faults with --rt when busy or heavy, host CPU <= 15 % at 1 kHz)`, rows, figures);
 }
 
 /** A 10-minute run at 1 kHz with a recording: the soak (`npm run bench -- --only soak`). */

@@ -7,6 +7,7 @@ import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
 import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../rig/injections.js';
 import { createPtyPair, type PtyPair } from '../rig/pty.js';
+import { starvedLine, watchStarvation } from '../rig/starvation.js';
 import { RealClock } from '../time/clock.js';
 import type { MockWiring } from '../rig/wiring.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
@@ -17,7 +18,8 @@ const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
-  rt: { type: 'boolean', help: "ask Linux for real-time scheduling (SCHED_FIFO) for the board's thread; needs an rtprio limit or CAP_SYS_NICE" },
+  rt: { type: 'boolean', help: "real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway" },
+  'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   inject: { ...INJECT_OPTION, help: 'inject a test knob into the rig T seconds after its start (see twolink run --help)' },
   fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
@@ -27,7 +29,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; rt?: boolean }, injections: Injection[]): Promise<number> {
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; 'no-rt'?: boolean }, injections: Injection[]): Promise<number> {
   if (!v.firmware) throw new UsageError('--board goes with --firmware');
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
@@ -35,7 +37,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
   const { FirmwareSimError } = await import('../rig/firmware-sim.js');
   try {
-    return await serveFirmwareRig(rig, { board, injections, rt: !!v.rt, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
+    return await serveFirmwareRig(rig, { board, injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
     throw e;
@@ -46,9 +48,9 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
  * The line-protocol mock rig behind `port`. The board is another computer: the mock rig runs in a
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
  */
-async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, pty: PtyPair | undefined, rt: boolean): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void }> {
+async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void; boardTid: number }> {
   const { startRemoteMockRig } = await import('../rig/mock-remote.js');
-  const mock = await startRemoteMockRig(rig, wiring);
+  const mock = await startRemoteMockRig(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
   port.on('data', (d: Buffer) => wire.write(d));
   // A host that does not read (none has the port open, or it was killed): what the board sends is
@@ -62,15 +64,6 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
       port.write(d);
     } else dropped += d.length;
   });
-  if (rt) {
-    // The board's thread, this process's other threads (its I/O and GC helpers), this thread (the
-    // bridge) and socat (the pty pair's relay): all of the rig's path.
-    const { requestRealtime, requestRealtimeProcess, threadId } = await import('../time/threads.js');
-    const a = await requestRealtimeProcess(44, new Map([[mock.tid, 45]]));
-    const b = a.granted ? await requestRealtime(threadId(), 44) : a;
-    const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
-    process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `twolink rig: --rt refused: ${c.reason}\n`);
-  }
   const stop = async (): Promise<void> => {
     const st = await mock.stop();
     if (st) {
@@ -79,7 +72,70 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
       );
     }
   };
-  return { stop, inject: (i) => mock.inject(i) };
+  return { stop, inject: (i) => mock.inject(i), boardTid: mock.tid };
+}
+
+/**
+ * --rt (the default): the rig's whole path at real-time priority, as the host's loop is: the board's
+ * thread (`boardTid`, 45: the board is another computer and never waits for the host), this process's
+ * other threads (the bridge, its I/O and GC helpers) and socat (the pty pair's relay), 44.
+ */
+async function rigRealtime(boardTid: number, pty: PtyPair | undefined): Promise<void> {
+  const { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId } = await import('../time/threads.js');
+  const main = threadId();
+  const a = await requestRealtimeProcess(44, new Map([[boardTid, 45]]));
+  const b = a.granted ? await requestRealtime(main, main === boardTid ? 45 : 44) : a;
+  const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
+  process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `${noRealtimeLine('twolink rig', `refused: ${c.reason}`)}\n`);
+}
+
+/** Serves until SIGINT/SIGTERM, the port's end or socat's; then the board, the port and socat are ended in that order. */
+function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => Promise<void>, boardPath: string, signals: EarlySignals): Promise<number> {
+  return new Promise((resolve) => {
+    let quitting = false;
+    const quit = (code: number): void => {
+      if (quitting) return;
+      quitting = true;
+      void stop()
+        .catch(() => undefined)
+        .then(() => new Promise<void>((r) => (port.isOpen ? port.close(() => r()) : r())))
+        .then(() => pty?.close())
+        .then(() => resolve(code));
+    };
+    // A read cancelled or a descriptor gone when the pty's other end goes (socat ended by the same
+    // Ctrl-C, or by the close above): the end of serving, not a crash.
+    // On a pty, only the relay's end fails our end (whether its exit or this error is seen first): exit 0.
+    port.on('error', (e: Error) => {
+      if (!quitting) process.stderr.write(`twolink rig: ${boardPath}: ${e.message}: ${pty ? "the pty's relay (socat) ended" : 'the device failed'}; ending\n`);
+      quit(quitting || pty ? 0 : 1);
+    });
+    signals.then(() => quit(0));
+    port.on('close', () => quit(0));
+    pty?.process.on('exit', () => quit(0));
+  });
+}
+
+/** SIGINT/SIGTERM from the moment the pty path is printed (a host may connect, and a Ctrl-C come, while the rest is set up). */
+interface EarlySignals {
+  /** Calls `fn` at the first signal (at once if one came already). */
+  then(fn: () => void): void;
+}
+
+function catchSignals(): EarlySignals {
+  let came = false;
+  let on: (() => void) | undefined;
+  const hit = (): void => {
+    came = true;
+    on?.();
+  };
+  process.once('SIGINT', hit);
+  process.once('SIGTERM', hit);
+  return {
+    then: (fn) => {
+      on = fn;
+      if (came) fn();
+    },
+  };
 }
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
@@ -110,9 +166,11 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     return !why;
   });
   let pty: PtyPair | undefined;
+  let signals: EarlySignals | undefined;
   let boardPath: string;
   if (v.pty) {
     pty = await createPtyPair();
+    signals = catchSignals();
     boardPath = pty.paths[0];
     process.stdout.write(`${pty.paths[1]}\n`);
   } else {
@@ -122,35 +180,29 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
   let stop: () => Promise<void>;
   let inject: (i: Injection) => void;
+  let boardTid: number;
   if (rig.link.transport === 'firmata') {
     const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
     const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
-    stop = async () => s.stop();
+    // The Firmata board runs on this thread's timers: this thread starving is the board starving.
+    const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
+    stop = async () => {
+      unwatch();
+      s.stop();
+    };
     const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
     inject = (i) => {
       const r = applyInjection(site, i);
       if (!r.ok) process.stderr.write(`twolink rig: ${r.why}\n`);
     };
+    boardTid = (await import('../time/threads.js')).threadId(); // the Firmata board runs on this thread
   } else {
-    ({ stop, inject } = await serveLineRemote(rig, wiring, port, pty, !!v.rt));
+    ({ stop, inject, boardTid } = await serveLineRemote(rig, wiring, port));
   }
+  if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
+  else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   // Scheduled injections, relative to the rig's start (those it cannot take were named above).
   for (const i of usable) setTimeout(() => inject(i), i.at * 1000).unref();
-  return new Promise((resolve) => {
-    let quitting = false;
-    const quit = (code: number): void => {
-      if (quitting) return;
-      quitting = true;
-      void stop().finally(() => {
-        pty?.close();
-        if (port.isOpen) port.close(() => resolve(code));
-        else resolve(code);
-      });
-    };
-    process.once('SIGINT', () => quit(0));
-    process.once('SIGTERM', () => quit(0));
-    port.on('close', () => quit(0));
-    pty?.process.on('exit', () => quit(0));
-  });
+  return serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals());
 }

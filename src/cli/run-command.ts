@@ -12,6 +12,7 @@ import { Session, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
+import { noRealtimeLine } from '../time/threads.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
@@ -116,7 +117,7 @@ function humanSummary(s: RunSummary, cable: string): string {
     ...(s.timing
       ? [
           `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later (learned; cable: ${cable}), real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
-            (s.timing.mock && s.timing.mock.lateTimers > 0 ? `; the mock rig's own thread was starved (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms): not the host's fault` : ''),
+            (s.timing.mock ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})` : ''),
         ]
       : []),
     trackingLine(s.tracking),
@@ -190,6 +191,42 @@ function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latency
   return { adapter: c.kind, latencyMs: c.latencyMs, name, expectedAnswerDelaySamples: expected };
 }
 
+/** The signals that stop the arm softly (a second e-stops). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** The dashboard as far as notices go. */
+interface Notices {
+  stop(): void;
+  say?(text: string, level?: 'warn'): void;
+}
+
+/**
+ * Without real-time priority: one line at start-up; under the dashboard a notice on it, and the line
+ * after the run (stderr written under a full-screen dashboard lands in the middle of its picture).
+ */
+function realtimeWarning(interactive: boolean): { warn(why: string): void; attach(d: Notices): void; flush(): void } {
+  let later: string | undefined;
+  let dash: Notices | undefined;
+  const notice = (): void => dash?.say?.('no real-time priority: a busy machine may stop the arm (see the line after the run)', 'warn');
+  return {
+    warn: (why) => {
+      const line = noRealtimeLine('twolink', why);
+      if (!interactive) process.stderr.write(`${line}\n`);
+      else {
+        later = line;
+        notice();
+      }
+    },
+    attach: (d) => {
+      dash = d;
+      if (later) notice();
+    },
+    flush: () => {
+      if (later) process.stderr.write(`${later}\n`);
+    },
+  };
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
@@ -198,7 +235,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const log = (s: string): void => {
     if (!interactive) process.stderr.write(`${s}\n`);
   };
-  let dashboard: { stop(): void; update?(): void } | undefined;
+  let dashboard: Notices | undefined;
+  const rtWarning = realtimeWarning(interactive);
   const session = new Session({
     ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
     rig: p.rig,
@@ -215,7 +253,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason) => {
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
-      else process.stderr.write(`twolink: running without real-time scheduling (a busy machine can delay the loop): ${reason}\n`);
+      else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
     ...(typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
@@ -229,6 +267,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
+  if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: string): void => {
@@ -242,17 +281,19 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     }
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
+    rtWarning.attach(dashboard);
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
   const result = await session.run();
   dashboard?.stop();
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, onSignal);
+  rtWarning.flush();
+  for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
   afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);

@@ -4,11 +4,12 @@
  * (the harness falling behind the wall clock, the firmware zeroing the motors while the host is silent,
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { MockPart } from '../config/parts.js';
 import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
-import { requestRealtime, type RtResult } from '../time/threads.js';
+import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId, type RtResult } from '../time/threads.js';
+import { spawnTied } from './tied.js';
+import { RIG_STARVED_MS, starvedLine } from './starvation.js';
 import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
 
 export interface FirmwareRigOptions {
@@ -16,7 +17,7 @@ export interface FirmwareRigOptions {
   injections: readonly Injection[];
   /** Lock-step slice [us]. @default 250 */
   sliceUs?: number;
-  /** Ask for SCHED_FIFO for the simulator (not for this process, which steps the plant). */
+  /** Ask for SCHED_FIFO for the simulator (45) and for this process, which steps the plant (44). */
   rt?: boolean;
   /** Where lines go (stderr). */
   log: (line: string) => void;
@@ -39,7 +40,8 @@ function firmwareSite(sim: FirmwareSim): InjectionSite {
 export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
   const args = JSON.stringify({ rigFile: rig.file, board: o.board, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
-  const child = spawn(process.execPath, [main, args], { stdio: 'inherit' });
+  // Tied (tied.ts): the rig process, and with it the simulator, ends with this one, even on SIGKILL.
+  const child = spawnTied(process.execPath, [main, args], { stdio: 'inherit' });
   const pass = (sig: NodeJS.Signals) => (): void => void child.kill(sig);
   process.on('SIGINT', pass('SIGINT'));
   process.on('SIGTERM', pass('SIGTERM'));
@@ -49,6 +51,18 @@ export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
 export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
+  const ended = new Promise<FirmwareSimSummary>((resolve) => {
+    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
+    let quitting = false;
+    const quit = (): void => {
+      if (!quitting) void sim.stop().then(resolve);
+      quitting = true;
+    };
+    process.on('SIGINT', quit);
+    process.on('SIGTERM', quit);
+    sim.once('exit', resolve);
+  });
   const site = firmwareSite(sim);
   const pending = o.injections.filter((i) => {
     const why = refusal(site, i.name);
@@ -58,12 +72,14 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
   pending.sort((a, b) => a.at - b.at);
   o.out(sim.ptyPath);
   if (o.rt) {
-    // The harness (the board) only; the harness's 10 ms lead covers the plant's pauses. (This process
-    // was SCHED_FIFO too for a while; it went when node aborted in a concurrent-marking check, which
-    // turned out to be bin/twolink.js's run-time GC flag, see serveFirmwareRig. Not measured since.)
-    const r: RtResult = await requestRealtime(sim.pid, 45);
-    o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator' : `twolink rig: --rt refused: ${r.reason}`);
-  }
+    // The harness (the board) first, then this process, which steps the plant in lock-step with it: a
+    // plant that starves holds the board up as surely as a starved harness (the harness's 10 ms lead
+    // covers only short pauses). This process runs with V8's default GC (see serveFirmwareRig).
+    const a: RtResult = await requestRealtime(sim.pid, 45);
+    const b = a.granted ? await requestRealtimeProcess(44) : a;
+    const r = b.granted ? await requestRealtime(threadId(), 44) : b;
+    o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant' : noRealtimeLine('twolink rig', `refused: ${r.reason}`));
+  } else o.log(noRealtimeLine('twolink rig', 'not asked for: --no-rt'));
   o.log(
     `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
@@ -88,19 +104,13 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
         : `twolink rig: the host closed the port at board time ${e.boardTime.toFixed(3)} s; what the board sends is discarded until a host opens it`,
     ),
   );
+  // The harness says when it fell behind the wall clock (at most once a second): in the rig's words too.
+  sim.on('behind', (e) => {
+    if (e.behindS * 1000 >= RIG_STARVED_MS) o.log(starvedLine(e.behindS * 1000, e.boardTime));
+  });
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
-  const summary = await new Promise<FirmwareSimSummary>((resolve) => {
-    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
-    let quitting = false;
-    const quit = (): void => {
-      if (!quitting) void sim.stop().then(resolve);
-      quitting = true;
-    };
-    process.on('SIGINT', quit);
-    process.on('SIGTERM', quit);
-    sim.once('exit', resolve);
-  });
+  const summary = await ended;
   o.log(
     summary.wallS > 0
       ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +

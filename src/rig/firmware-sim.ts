@@ -16,7 +16,7 @@
  * the counts) rather than freeze, for at most `lead` slices. Every slice reports what the pins show: `encoderStats()` compares it with the
  * plant. The harness paces itself on the wall clock, or (`hostLockstep`) waits for the host instead.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { MockPart } from '../config/parts.js';
 import { Plant } from './plant.js';
+import { spawnTied } from './tied.js';
 
 /** The firmware folder of this checkout (firmware-protocol/firmware). */
 export const FIRMWARE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'firmware-protocol', 'firmware');
@@ -183,7 +184,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 40)];
     if (opts.realtime === false || opts.hostLockstep) args.push('--no-realtime');
     if (opts.hostLockstep) args.push('--host-lockstep');
-    this.child = spawn(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawnTied(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] }); // ends with this process (tied.ts)
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code) => {
         const s = this.summary ?? { boardS: this.plant.t, wallS: 0, maxBehindMs: 0, restarts: 0, droppedBytes: 0, code };

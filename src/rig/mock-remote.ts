@@ -23,8 +23,8 @@ export interface RemoteMockRig {
   stop(): Promise<MockThreadStats | undefined>;
 }
 
-/** Starts the line-protocol mock rig of `rig` in a thread of its own. */
-export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring): Promise<RemoteMockRig> {
+/** Starts the line-protocol mock rig of `rig` in a thread of its own; `onStarved` hears when its board stood still (starvation.ts). */
+export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring, onStarved?: (ms: number, atS: number) => void): Promise<RemoteMockRig> {
   const wire = createWire();
   const path = `mock:${rig.name}`;
   const binding = wireBinding(path, wire);
@@ -36,6 +36,7 @@ export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring): Promise<
     worker.once('error', onEarly);
     worker.on('message', (m: MockThreadMessage) => {
       if (m.type === 'stats') stats = m.stats;
+      else if (m.type === 'starved') onStarved?.(m.ms, m.atS);
       else if (m.type === 'refused') process.stderr.write(`twolink: the mock rig refused an injection: ${m.why}\n`);
       else if (m.type === 'error') reject(new Error(`the mock rig's thread failed: ${m.message}`));
       else if (m.type === 'ready') {

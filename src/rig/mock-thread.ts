@@ -15,6 +15,7 @@ import { applyInjection, firmataMockSite, injectionSchema, lineMockSite, type In
 import { AdaptedEnd, buildLineRig } from './mock-rig.js';
 import type { RigEnd } from './binding.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
+import { RIG_STARVED_MS } from './starvation.js';
 import { BoardWireEnd, type WireBuffers } from './wire.js';
 import type { MockWiring } from './wiring.js';
 
@@ -60,7 +61,9 @@ export type MockThreadMessage =
   | { type: 'stats'; stats: MockThreadStats }
   | { type: 'error'; message: string }
   /** An injection this mock cannot take (it lacks the part it acts on), and why. */
-  | { type: 'refused'; why: string };
+  | { type: 'refused'; why: string }
+  /** The board's time stood still for `ms` at board time `atS` (starvation.ts: RIG_STARVED_MS or more). */
+  | { type: 'starved'; ms: number; atS: number };
 
 /** The mock of either protocol, as this thread drives it. */
 interface ThreadRig {
@@ -148,6 +151,7 @@ async function main(): Promise<void> {
       clock.pause(held);
       stats.starvedMs += held * 1000;
       stats.maxStarvedMs = Math.max(stats.maxStarvedMs, held * 1000);
+      if (held * 1000 >= RIG_STARVED_MS) port.postMessage({ type: 'starved', ms: held * 1000, atS: clock.now() } satisfies MockThreadMessage);
       // Before the host's bytes are taken: they are stamped with the time now.
       if (catchUp) {
         outbox = [];

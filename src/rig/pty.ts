@@ -1,14 +1,17 @@
 /**
  * A pair of connected pseudo-terminals from socat (Debian package `socat`): one end for the mock rig,
- * the other for the host, which opens it like any serial device.
+ * the other for the host, which opens it like any serial device. socat ends with the process that
+ * started it (tied.ts), even one killed with SIGKILL.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { endChild, spawnTied } from './tied.js';
 
 export interface PtyPair {
   /** The two device paths, e.g. /dev/pts/3 and /dev/pts/4. */
   paths: [string, string];
   process: ChildProcess;
-  close(): void;
+  /** Ends socat; resolves once it has exited. */
+  close(): Promise<void>;
 }
 
 /** Starts `socat -d -d pty,raw,echo=0 pty,raw,echo=0` and waits for the two paths it prints. */
@@ -16,7 +19,7 @@ export function createPtyPair(timeoutMs = 5000): Promise<PtyPair> {
   return new Promise((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      child = spawnTied('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
     } catch (e) {
       reject(new Error(`cannot start socat: ${(e as Error).message}`));
       return;
@@ -37,7 +40,7 @@ export function createPtyPair(timeoutMs = 5000): Promise<PtyPair> {
       for (const m of err.matchAll(/PTY is (\/dev\/\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
       if (paths.length >= 2) {
         clearTimeout(timer);
-        resolve({ paths: [paths[0]!, paths[1]!], process: child, close: () => child.kill() });
+        resolve({ paths: [paths[0]!, paths[1]!], process: child, close: () => endChild(child) });
       }
     });
   });

@@ -42,6 +42,8 @@ export interface WorkerInput extends RunPlan {
   ring: RingBuffers;
   /** Ask Linux for SCHED_FIFO for the loop's thread (and the mock's). */
   rt: boolean;
+  /** Int32 [0]: the loop thread's heartbeat, counted up while its event loop runs (stop-watch.ts). */
+  beat: SharedArrayBuffer;
 }
 
 /** The timing of a run as the summary reports it (the `timing` object of `twolink run --json`). */
@@ -80,6 +82,8 @@ export interface RunTiming {
 
 /** Messages from the worker. */
 export type WorkerMessage =
+  /** The loop thread's Linux task id (-1 off Linux), first thing. */
+  | { type: 'thread'; tid: number }
   | { type: 'ready'; identity: BoardIdentity; describe: string }
   | { type: 'rt'; result: RtResult }
   | { type: 'event'; event: LoopEvent }

@@ -12,6 +12,9 @@ import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../rig/injections.js';
+import { StopWatch } from './stop-watch.js';
+import { blameRig } from '../rig/starvation.js';
+import { taskCpuSeconds } from '../time/threads.js';
 
 export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
@@ -89,6 +92,13 @@ export class Session {
   private live: { recorder: Recorder; stats: RunStats } | undefined;
   private stopWatch: NodeJS.Timeout | undefined;
   private messages = 0;
+  /** The loop thread's heartbeat (worker.ts) and Linux task id. */
+  private readonly beat = new Int32Array(new SharedArrayBuffer(4));
+  /** Undefined until the loop thread has said it (it is still starting); -1 off Linux. */
+  private loopTid: number | undefined;
+  /** Commands sent before the loop's thread was started (a signal during start-up), and a stopNow's grace. */
+  private readonly early: LoopCommand[] = [];
+  private earlyStopGraceMs: number | undefined;
   private blockedStop: string | undefined;
   /** Board and transport, once connected. */
   describe = '';
@@ -105,7 +115,8 @@ export class Session {
   }
 
   send(command: LoopCommand): void {
-    this.worker?.postMessage({ type: 'command', command });
+    if (this.worker) this.worker.postMessage({ type: 'command', command });
+    else this.early.push(command);
   }
 
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
@@ -182,6 +193,8 @@ export class Session {
       const end: RunEnd = { settled: false, stopReason: 'fault:the loop ended without a result', extra: {}, rt: { granted: false } };
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });
       this.worker = w;
+      for (const command of this.early.splice(0)) this.send(command);
+      if (this.earlyStopGraceMs !== undefined) this.watchStop(this.earlyStopGraceMs);
       w.on('message', (m: WorkerMessage) => {
         this.messages++;
         this.onMessage(m, end, w);
@@ -191,6 +204,7 @@ export class Session {
         end.error = { name: 'Error', message: e.message };
       });
       w.on('exit', () => {
+        if (this.stopWatch) clearInterval(this.stopWatch);
         if (this.blockedStop) {
           end.stopReason = this.blockedStop;
           end.error = { name: 'Error', message: this.blockedStop };
@@ -215,6 +229,7 @@ export class Session {
       injections: o.injections,
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
+      beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
     };
@@ -224,6 +239,9 @@ export class Session {
   private onMessage(m: WorkerMessage, end: RunEnd, w: Worker): void {
     const o = this.o;
     switch (m.type) {
+      case 'thread':
+        this.loopTid = m.tid;
+        return;
       case 'ready':
         this.describe = m.describe;
         this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
@@ -261,6 +279,9 @@ export class Session {
     end.settled = true;
     if (this.timer) clearInterval(this.timer);
     this.drain();
+    // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
+    const m = end.timing?.mock;
+    if (m) end.stopReason = blameRig(end.stopReason, m.maxStarvedMs, m.starvedMs);
     const extra = this.reader.lost > 0 ? { ...end.extra, droppedRows: this.reader.lost } : end.extra;
     const summary = this.stats.summary(end.stopReason, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
     if (end.counters) {
@@ -303,24 +324,43 @@ export class Session {
   }
 
   /**
-   * Stops the arm even if the loop's thread does not answer (blocked by a busy machine or a bug):
-   * sends the command, and if no row and no message comes from the thread within `graceMs`, ends the
-   * thread from here. The board's watchdog then stops the motors (a board without one: see the summary).
+   * Stops the arm even if the loop's thread does not answer (blocked by a bug): sends the command, then
+   * watches the thread until it ends. Its deadline is counted in its own progress and CPU time
+   * (stop-watch.ts), not in wall-clock time alone: a thread starved by a busy machine is waited for, a
+   * thread that runs `graceMs` of its own CPU time without a row, a message or a heartbeat is ended from
+   * here. The board's watchdog then stops the motors (a board without one: see the summary).
    */
   stopNow(command: LoopCommand, graceMs = 250): void {
     this.send(command);
+    this.stopCommand ??= command;
+    if (this.worker) this.watchStop(graceMs);
+    else this.earlyStopGraceMs = graceMs;
+  }
+
+  private stopCommand: LoopCommand | undefined;
+
+  /** Watches the loop's thread after a stop request until it ends (stopNow). */
+  private watchStop(graceMs: number): void {
     const w = this.worker;
     if (!w || this.stopWatch) return;
-    const rows0 = this.reader.written();
-    const messages0 = this.messages;
-    this.stopWatch = setTimeout(() => {
-      this.stopWatch = undefined;
-      if (this.reader.written() === rows0 && this.messages === messages0) {
-        const why = command.kind === 'stop' ? command.reason : command.kind === 'estop' ? command.reason ?? 'estop' : command.kind;
-        this.blockedStop = `${why} (the loop thread did not answer within ${graceMs} ms: twolink ended it from the main thread; the board's watchdog stops the motors)`;
-        void w.terminate();
-      }
-    }, graceMs);
+    const watch = new StopWatch(
+      {
+        progress: () => this.reader.written() + this.messages + Atomics.load(this.beat, 0),
+        // A thread still starting has run nothing of the loop yet: waited for as a starved one.
+        cpuSeconds: () => (this.loopTid === undefined ? 0 : this.loopTid > 0 ? taskCpuSeconds(this.loopTid) : NaN),
+        now: () => performance.now() / 1000,
+      },
+      graceMs,
+    );
+    this.stopWatch = setInterval(() => {
+      const v = watch.check();
+      if (!v.cut) return;
+      clearInterval(this.stopWatch);
+      const c = this.stopCommand!;
+      const why = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? c.reason ?? 'estop' : c.kind;
+      this.blockedStop = `${why} (${v.why}: twolink ended it from the main thread; the board's watchdog stops the motors)`;
+      void w.terminate();
+    }, 50);
     this.stopWatch.unref();
   }
 

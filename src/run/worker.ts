@@ -11,7 +11,7 @@ import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
 import { actsOn, applyInjection, type Injection, type InjectionSite } from '../rig/injections.js';
 import { RealClock } from '../time/clock.js';
-import { processCpuSeconds, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
+import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
@@ -131,9 +131,16 @@ async function main(): Promise<void> {
   const clock = new RealClock();
   const post = (m: WorkerMessage): void => port.postMessage(m);
   const inbox = commandInbox(port);
+  post({ type: 'thread', tid: threadId() });
+  // Proof to the main thread that this thread's event loop runs (a starved thread is not a blocked one).
+  const beat = new Int32Array(input.beat);
+  setInterval(() => Atomics.add(beat, 0, 1), 50).unref();
   let mock: MockHandle | undefined;
   let law: PluggedLaw | undefined;
   try {
+    // --rt from the start: the handshake on a busy machine is the loop's work too, and the mock's
+    // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
+    if (input.rt) await requestRealtime(threadId(), 40);
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;

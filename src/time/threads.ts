@@ -37,6 +37,22 @@ export function processCpuSeconds(): number {
   }
 }
 
+/** How a user gets real-time priority (FACTS.md: chrt works as root; a user needs an rtprio limit or CAP_SYS_NICE). */
+export function rtHowTo(priority = 45): string {
+  return (
+    `allow it with an rtprio limit, e.g. a line "${process.env.USER ?? 'youruser'} - rtprio ${priority}" in /etc/security/limits.d/twolink.conf (then log in again), ` +
+    'or give node CAP_SYS_NICE (sudo setcap cap_sys_nice+ep $(which node)), or start twolink under chrt -f 40 as root'
+  );
+}
+
+/**
+ * The one start-up line of a run (or a rig) without real-time priority: `why` is the refusal, or that
+ * it was not asked for (`--no-rt`).
+ */
+export function noRealtimeLine(who: string, why: string): string {
+  return `${who}: WARNING: no real-time priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get it, ${rtHowTo()}`;
+}
+
 /** What came of asking for real-time scheduling. */
 export type RtResult = { granted: true; priority: number } | { granted: false; reason: string };
 
@@ -58,7 +74,7 @@ export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
         granted: false,
         reason: missing
           ? 'chrt (util-linux) is not installed'
-          : `${text}: allow it with an rtprio limit, e.g. a line "${process.env.USER ?? 'youruser'} - rtprio ${priority}" in /etc/security/limits.d/twolink.conf (then log in again), or give node CAP_SYS_NICE (sudo setcap cap_sys_nice+ep $(which node))`,
+          : `${text}`,
       });
     });
   });

@@ -27,26 +27,40 @@ export interface SetupContext {
 
 const FLASH_HINT = 'flash ConfigurableFirmata 2.x with the FirmataEncoder feature (docs/firmata.md)';
 
+/** Attaches tried before FirmataEncoder is blamed: a board or host too busy to answer within one answer time gets more. */
+export const ATTACH_TRIES = 4;
+
 /**
  * FirmataEncoder ignores an attach of a number already attached (a board not reset since the last
  * session answers nothing): detach every number first, then attach; the firmware answers each attach
- * with the position. Auto-reporting is turned on.
+ * with the position. A busy machine (a starved simulated board, a host that reads its port late) can
+ * miss one answer time `ms`: the detach and attach are sent again, up to `tries` times, before the
+ * sketch is blamed, and the error says how long that was. Auto-reporting is turned on.
  */
-export async function attachEncoders(c: SetupContext, fw: string, ms: number): Promise<void> {
+export async function attachEncoders(c: SetupContext, fw: string, ms: number, tries = ATTACH_TRIES): Promise<void> {
   const encs = c.wiring.sensors.filter((s): s is Extract<JointSensor, { type: 'encoder' }> => s.type === 'encoder');
   // "Unknown pin mode" (an encoder pin without an interrupt) is a warning, not a refusal: the
   // firmware attaches the encoder anyway and polls that pin.
   const refusal = c.strings.next((text) => text.startsWith('Unhandled sysex'));
+  // Kept over the tries: a late answer to an earlier attach is an answer.
   const replies = encs.map(() => c.encoderReplies.next((len) => len > 0));
-  for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.DETACH, s.encoder]);
-  for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.ATTACH, s.encoder, s.pinA, s.pinB]);
-  const outcome = await race(c.clock, Promise.all(replies.map((r) => r.promise)).then(() => 'ok' as const), refusal.promise, ms);
+  const answered = Promise.all(replies.map((r) => r.promise)).then(() => 'ok' as const);
+  const t0 = c.clock.now();
+  let outcome: 'ok' | 'timeout' | string = 'timeout';
+  let sent = 0;
+  while (outcome === 'timeout' && sent < tries) {
+    sent++;
+    for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.DETACH, s.encoder]);
+    for (const s of encs) c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.ATTACH, s.encoder, s.pinA, s.pinB]);
+    outcome = await race(c.clock, answered, refusal.promise, ms);
+  }
   refusal.cancel();
   for (const r of replies) r.cancel();
+  const waitedMs = Math.round((c.clock.now() - t0) * 1000);
   if (outcome === 'timeout') {
     throw new LinkError(
-      `${c.name}: ${fw} lists the ENCODER pin mode but sent no encoder position within ${ms} ms of an attach ` +
-        '(sent after a detach, so not an encoder left attached by an earlier session): its FirmataEncoder does not answer; ' +
+      `${c.name}: ${fw} lists the ENCODER pin mode but sent no encoder position to ${sent} attaches over ${waitedMs} ms ` +
+        '(each sent after a detach, so not an encoder left attached by an earlier session): its FirmataEncoder does not answer; ' +
         'check that the sketch registers it (firmataExt.addFeature(encoder)) and calls encoder.report() (docs/firmata.md)',
       'no-encoder',
     );

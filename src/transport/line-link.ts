@@ -22,6 +22,9 @@ import {
 import type { Clock } from '../time/clock.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
+
+/** Hellos sent before the handshake is given up, whatever the clock says (each waits 250 ms for an answer). */
+export const HELLO_TRIES = 4;
 /**
  * The longest answer delay the link learns [samples]: an FTDI at its default 16 ms latency timer
  * delays answers by 16-20 samples at 1 kHz. Answers in flight are kept per sample index modulo
@@ -491,8 +494,12 @@ export class LineLink implements Link {
     let info: BoardInfo | undefined;
     let lastError: string | undefined;
     // A board that has just been reset (a USB connection pulses DTR on an Uno) is in its bootloader
-    // for up to ~1.5 s: keep saying hello until the deadline.
-    while (!info && o.clock.now() < deadline && !this.closed) {
+    // for up to ~1.5 s: keep saying hello until the deadline, and at least HELLO_TRIES times (a host
+    // starved by a busy machine may see its deadline pass before it has asked more than once).
+    const t0 = o.clock.now();
+    let hellos = 0;
+    while (!info && (o.clock.now() < deadline || hellos < HELLO_TRIES) && !this.closed) {
+      hellos++;
       try {
         const f = await this.request((seq) => ({ type: 'H', seq, proto: PROTOCOL }), 250);
         if (f.type === 'I') info = f.info;
@@ -517,7 +524,8 @@ export class LineLink implements Link {
           : this.counters.received + this.stale.frames > 0 && heard - this.validBytes <= this.validBytes
             ? `it answered with frames but never with its identity${lastError ? ` (last error: ${lastError})` : ''}`
             : `${heard} bytes came back but no valid twolink frame: wrong baud rate, or a board without the twolink firmware (Firmata? set "link": {"transport": "firmata"} in the rig file)`;
-      throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint}`, 'no-answer');
+      const waitedMs = Math.round((o.clock.now() - t0) * 1000);
+      throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint} (waited ${waitedMs} ms, ${hellos} hellos)`, 'no-answer');
     }
     if (info.proto !== PROTOCOL) {
       throw new LinkError(

@@ -302,7 +302,7 @@ export class Dashboard {
     if (r) this.say(refusalText(r), 'warn');
   }
 
-  private say(text: string, level: 'info' | 'warn' | 'error' = 'info'): void {
+  say(text: string, level: 'info' | 'warn' | 'error' = 'info'): void {
     this.message = { text, level, untilFrame: this.frames + 4 * (this.o.fps ?? 20) };
   }
 
@@ -509,7 +509,7 @@ export interface StartOptions extends DashboardOptions {
  * `onQuit` (an e-stop follows if the arm has not stopped 5 s later). After an e-stop or a fault the
  * run's result waits for q, so that the user sees why the arm stopped.
  */
-export function startDashboard(o: StartOptions): { stop(): void } {
+export function startDashboard(o: StartOptions): { stop(): void; say(text: string, level?: 'info' | 'warn' | 'error'): void } {
   const input = o.input ?? process.stdin;
   const output = o.output ?? process.stdout;
   // A terminal that went away (SIGHUP) fails writes asynchronously: nothing is left to draw on, and
@@ -571,5 +571,5 @@ export function startDashboard(o: StartOptions): { stop(): void } {
   } catch (e) {
     fail(e);
   }
-  return { stop: restore };
+  return { stop: restore, say: (text, level) => dash?.say(text, level) };
 }

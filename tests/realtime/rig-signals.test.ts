@@ -1,0 +1,168 @@
+// `twolink rig --pty` ended as users end it, once a host has connected: Ctrl-C in its terminal (SIGINT
+// to its whole process group, socat included), SIGTERM to it alone, and SIGKILL. No stack trace, a
+// clean exit code, and nothing left running: socat and the simulator end with the rig (src/rig/tied.ts).
+// Every wait is for an event (a line, an exit), never a wall-clock window.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { BIN, ROOT } from '../helpers/cli.js';
+
+/** Every process below `pid` (from /proc/PID/task/TID/children). */
+function descendants(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const t of tasks) {
+    let kids: number[] = [];
+    try {
+      kids = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    } catch {
+      continue;
+    }
+    for (const k of kids) out.push(k, ...descendants(k));
+  }
+  return out;
+}
+
+/** Resolves once process `pid` is gone (or a zombie), looking every 50 ms; the test's time limit is the cap. */
+function gone(pid: number): Promise<void> {
+  return new Promise((resolve) => {
+    const look = (): void => {
+      let state = '';
+      try {
+        state = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.[0] ?? '';
+      } catch {
+        state = 'gone';
+      }
+      if (state === 'gone' || state === 'Z' || !existsSync(`/proc/${pid}`)) resolve();
+      else setTimeout(look, 50);
+    };
+    look();
+  });
+}
+
+/** Resolves with the text once `get()` matches `re`, looking on every chunk of `stream`. */
+function until(stream: NodeJS.ReadableStream, get: () => string, re: RegExp): Promise<string> {
+  return new Promise((resolve) => {
+    const look = (): void => {
+      if (re.test(get())) {
+        stream.off('data', look);
+        resolve(get());
+      }
+    };
+    stream.on('data', look);
+    look();
+  });
+}
+
+interface Started {
+  rig: ChildProcess;
+  err: () => string;
+  hostPath: string;
+  host: ChildProcess;
+  hostErr: () => string;
+}
+
+/** The rig in a process group of its own (as a terminal's foreground job), and a host connected to it. */
+async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
+  const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await until(rig.stdout!, () => out, /\n/);
+  const hostPath = out.split('\n')[0]!.trim();
+  if (!args.includes('--firmware')) await until(rig.stderr!, () => err, /serving on/);
+  const host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', hostPath, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let hostErr = '';
+  host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
+  host.stdout!.resume();
+  await until(host.stderr!, () => hostErr, /connected: /);
+  return { rig, err: () => err, hostPath, host, hostErr: () => hostErr };
+}
+
+const exited = (c: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> =>
+  new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve({ code: c.exitCode, signal: c.signalCode }) : c.once('exit', (code, signal) => resolve({ code, signal }))));
+
+const CASES = [
+  { name: 'line-protocol mock', rigFile: 'rigs/mock-arm.json', args: [] as string[] },
+  { name: 'Firmata mock', rigFile: 'rigs/mock-arm-firmata.json', args: [] as string[] },
+];
+
+describe('twolink rig --pty ends cleanly once a host has connected', () => {
+  for (const c of CASES) {
+    for (const [how, when] of [
+      ['Ctrl-C (SIGINT to the process group)', 'mid-run'],
+      ['SIGTERM to the rig', 'mid-run'],
+      ['Ctrl-C (SIGINT to the process group)', 'after the host has gone'],
+      ['SIGTERM to the rig', 'after the host has gone'],
+      ['socat ended first (SIGTERM to socat alone)', 'after the host has gone'],
+    ] as const) {
+      it(`${c.name}: ${how} ${when}: exit 0, no stack trace, no socat left`, async () => {
+        const s = await rigWithHost(c.args, c.rigFile);
+        const kids = descendants(s.rig.pid!);
+        if (when !== 'mid-run') await exited(s.host);
+        expect(kids.length).toBeGreaterThan(0); // socat
+        if (how.startsWith('Ctrl-C')) process.kill(-s.rig.pid!, 'SIGINT');
+        else if (how.startsWith('socat')) process.kill(kids[0]!, 'SIGTERM');
+        else s.rig.kill('SIGTERM');
+        const end = await exited(s.rig);
+        await Promise.all(kids.map(gone));
+        s.host.kill('SIGKILL');
+        await exited(s.host);
+        expect(s.err()).not.toMatch(/BindingsError|Canceled|Unhandled|^\s+at /m);
+        expect(end).toEqual({ code: 0, signal: null });
+      });
+    }
+  }
+
+  for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
+    it(`${rigFile}: SIGTERM as soon as the pty path is printed (the rig still setting up): exit 0, socat gone`, async () => {
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      await until(rig.stdout!, () => out, /\n/);
+      const kids = descendants(rig.pid!);
+      rig.kill('SIGTERM');
+      const end = await exited(rig);
+      await Promise.all(kids.map(gone));
+      expect(end).toEqual({ code: 0, signal: null });
+      expect(err).not.toMatch(/Unhandled|^\s+at /m);
+    });
+  }
+
+  it('line-protocol mock: SIGKILL of the rig ends socat too', async () => {
+    const s = await rigWithHost([], 'rigs/mock-arm.json');
+    const kids = descendants(s.rig.pid!);
+    expect(kids.length).toBeGreaterThan(0);
+    s.rig.kill('SIGKILL');
+    await exited(s.rig);
+    await Promise.all(kids.map(gone)); // the test's time limit is the only limit: socat must go by itself
+    s.host.kill('SIGKILL');
+    await exited(s.host);
+  });
+
+  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))('firmware in simavr: Ctrl-C ends the rig process and the simulator; SIGKILL too', async () => {
+    for (const sig of ['SIGINT', 'SIGKILL'] as const) {
+      const s = await rigWithHost(['--firmware'], 'rigs/mock-arm.json');
+      const kids = descendants(s.rig.pid!);
+      expect(kids.length).toBeGreaterThanOrEqual(2); // the rig process and its harness
+      if (sig === 'SIGINT') process.kill(-s.rig.pid!, 'SIGINT');
+      else s.rig.kill('SIGKILL');
+      const end = await exited(s.rig);
+      await Promise.all(kids.map(gone));
+      s.host.kill('SIGKILL');
+      await exited(s.host);
+      if (sig === 'SIGINT') {
+        expect(end).toEqual({ code: 0, signal: null });
+        expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
+      }
+    }
+  });
+});
