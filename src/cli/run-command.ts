@@ -304,9 +304,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
-  // `quit` is the dashboard's q: a normal end, like `done`.
-  const reason = result.summary.stopReason;
-  return exitCodeOf(reason);
+  return exitCodeOf(result.summary.stopReason); // `quit` is the dashboard's q: a normal end, like `done`
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {
