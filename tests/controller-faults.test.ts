@@ -61,7 +61,9 @@ describe('in virtual time: the loop stops with a fault naming the file, the moto
   }
 
   it("a controller that writes to its context and sample from update (errors swallowed) cannot move the loop's limits: joint 1 stops at its 150 deg limit", async () => {
-    const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { controller: file('update-writes'), maxSeconds: 30 });
+    // A following-error limit as wide as the joint's range: the limit guard is what this test is about.
+    const free = { ...rig, limits: rig.limits.map((l) => ({ ...l, followingError: 2 * Math.PI })) };
+    const r = await virtualRun(free, [builtinPath(free.arm, 'reach')!], { controller: file('update-writes'), maxSeconds: 30 });
     expect(r.summary.stopReason).toMatch(/^fault:limit joint 1 at 15\d\.\d deg, outside -150\.\.150 deg$/);
     expect(r.mock.plant.duty).toEqual([0, 0]);
     // The stop is the loop's guard on its own copy of the limits: the arm coasts a few degrees, no more.
