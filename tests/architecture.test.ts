@@ -34,8 +34,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],
   hil: ['record', 'run', 'rig', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
   setup: ['identify', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  cli: ['tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  bench: ['cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  tune: ['setup', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
+  cli: ['tune', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  bench: ['tune', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   index: ['*'],
   testing: ['*'],
 };
