@@ -53,10 +53,10 @@ describe('margins and synthesis', () => {
   });
   it('the PID for a second-order plant with delay puts the crossover and phase margin where asked', () => {
     const P = plant(0.09, 0.05, 0.003);
-    const V = (): C => [1, 0];
+    const V = (w: number): C => [0, w];
     for (const fc of [5, 12.5]) {
       const wc = 2 * Math.PI * fc;
-      const g = pidForCrossover(wc, P(wc), V(), 50)!;
+      const g = pidForCrossover(wc, P(wc), V(wc), 50)!;
       expect(g.kp).toBeGreaterThan(0);
       const f = logGrid(0.2, 200, 3000);
       const m = margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), V));
@@ -69,8 +69,8 @@ describe('margins and synthesis', () => {
     const f = logGrid(0.2, 1000, 2000);
     const bound = (T: number): number => {
       const P = plant(0.09, 0.05, T);
-      const gm = (g: Parameters<typeof pidResponse>[0]): number => margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), () => [1, 0])).gainMarginDb;
-      return maxCrossoverHz(1, 500, 45, 6, P, () => [1, 0], gm);
+      const gm = (g: Parameters<typeof pidResponse>[0]): number => margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), (w) => [0, w])).gainMarginDb;
+      return maxCrossoverHz(1, 500, 45, 6, P, (w) => [0, w], gm);
     };
     const b1 = bound(0.003);
     const b2 = bound(0.006);

@@ -85,3 +85,81 @@ export function fitJointModel(freqHz: readonly number[], P: readonly C[], cohere
   const J = (s11 * r2 - s12 * r1) / det;
   return { J, k, b: bs / bw, B: known.B, delayS: known.delayS };
 }
+
+/**
+ * The joint inside the arm: the other joint is not rigid but held by its own controller, so the
+ * joint under test sees the 2x2 linearised arm about the pose,
+ *
+ *   Z(s) q = e^{-sT} tau,  Z = M s^2 + K + diag((b_i + B_i) s - B_i e^{-sT} V(s)) + e^{-sT} diag(0 .. C_h(s) .. 0)
+ *
+ * (M the actuated mass matrix at the pose, K the gravity stiffness dG/dq, C_h the held joint's
+ * controller), and P_jj = e^{-sT} (Z^-1)_jj. With one joint it is jointResponse's formula.
+ */
+export interface CoupledModel {
+  /** [kg m^2], 1x1 or 2x2 */
+  M: number[][];
+  /** [N m/rad] */
+  K: number[][];
+  /** Viscous friction per joint [N m s/rad]. */
+  b: number[];
+  /** Back-EMF damping per joint [N m s/rad]. */
+  B: number[];
+  delayS: number;
+}
+
+/** P_jj(j w) with the estimator response V and the held joint's controller Ch (null: one joint). */
+export function coupledResponse(m: CoupledModel, j: number, w: number, V: C, Ch: C | null): C {
+  const s: C = [0, w];
+  const d = expj(-w * m.delayS);
+  const n = m.M.length;
+  const z = (a: number, k: number): C => {
+    let v: C = [m.K[a]![k]! - m.M[a]![k]! * w * w, 0];
+    if (a === k) {
+      v = sub(add(v, mul(s, [m.b[a]! + m.B[a]!, 0])), mul(mul([m.B[a]!, 0], d), V));
+      if (a !== j && Ch) v = add(v, mul(d, Ch));
+    }
+    return v;
+  };
+  if (n === 1) return div(d, z(0, 0));
+  const o = 1 - j;
+  const det = sub(mul(z(0, 0), z(1, 1)), mul(z(0, 1), z(1, 0)));
+  return div(mul(d, z(o, o)), det);
+}
+
+/** The coupled model with the masses (M and K) scaled by `mass`, joint j's viscous friction `b` and the delay. */
+export function scaledModel(m: CoupledModel, j: number, mass: number, b: number, delayS: number): CoupledModel {
+  return { M: m.M.map((r) => r.map((x) => x * mass)), K: m.K.map((r) => r.map((x) => x * mass)), b: m.b.map((x, i) => (i === j ? b : x)), B: m.B, delayS };
+}
+
+/**
+ * Fits the mass scale (0.5-2), joint j's viscous friction (0-2 N m s/rad) and the delay (the
+ * `delays` given) of the rig's model to a measured response: a grid search, then a finer one about
+ * the best point, on the coherence-weighted squared log-ratio (magnitude and phase alike).
+ */
+export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null): { model: CoupledModel; mass: number; b: number; cost: number } {
+  const ws = freqHz.map((f) => 2 * Math.PI * f);
+  const Vs = ws.map(V);
+  const Chs = ws.map((w) => (Ch ? Ch(w) : null));
+  const wt = coherence.map((c) => c / Math.max(1e-6, 1 - c));
+  const cost = (mass: number, b: number, T: number): number => {
+    const m = scaledModel(nominal, j, mass, b, T);
+    let e = 0;
+    for (let i = 0; i < ws.length; i++) {
+      const r = div(P[i]!, coupledResponse(m, j, ws[i]!, Vs[i]!, Chs[i]!));
+      e += wt[i]! * (Math.log(Math.hypot(r[0], r[1])) ** 2 + Math.atan2(r[1], r[0]) ** 2);
+    }
+    return e;
+  };
+  let best = { mass: 1, b: nominal.b[j]!, T: delays[0]!, c: Infinity };
+  const search = (masses: number[], bs: number[], Ts: readonly number[]): void => {
+    for (const mass of masses) for (const b of bs) for (const T of Ts) {
+      const c = cost(mass, b, T);
+      if (c < best.c) best = { mass, b, T, c };
+    }
+  };
+  const range = (a: number, z: number, n: number): number[] => Array.from({ length: n }, (_, i) => a + ((z - a) * i) / (n - 1));
+  search(range(0.5, 2, 31), range(0, 2, 41), delays);
+  const c0 = best;
+  search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), [c0.T]);
+  return { model: scaledModel(nominal, j, best.mass, best.b, best.T), mass: best.mass, b: best.b, cost: best.c };
+}

@@ -1,8 +1,9 @@
 /**
  * PID synthesis for a target crossover from the plant's response there (loop shaping at one
  * frequency, as MathWorks' PID Tuner and Astrom & Hagglund, Advanced PID Control ch. 6, do it):
- * the controller is C(s) = kp + ki / s + kd s V(s), where V(s) is the velocity estimator's response
- * (the D term acts on the estimated velocity, as control/pid.ts does). Given P(j wc), V(j wc) and
+ * the controller is C(s) = kp + ki / s + kd V(s), where V(s) is the velocity estimator's response
+ * (estimated velocity over angle, about s at low frequency: the D term acts on the estimated
+ * velocity, as control/pid.ts does). Given P(j wc), V(j wc) and
  * the phase margin wanted, |C P| = 1 and arg(C P) = -180 deg + PM at wc, with ki = kp wc / ALPHA
  * (the integrator's corner a factor ALPHA below the crossover): two real equations, linear in kp
  * and kd. No solution with kp > 0 and kd >= 0 means the crossover is out of reach. Pure.
@@ -21,27 +22,27 @@ export interface PidGainsNm {
   kd: number;
 }
 
-/** C(j w) of a PID whose D term sees V(j w) (V = 1: an ideal derivative). */
-export function pidResponse(g: PidGainsNm, w: number, V: C = [1, 0]): C {
-  return add([g.kp, -g.ki / w], mul([0, g.kd * w], V));
+/** C(j w) of a PID whose D term sees the velocity estimate V(j w) (default j w: an ideal derivative). */
+export function pidResponse(g: PidGainsNm, w: number, V: C = [0, w]): C {
+  return add([g.kp, -g.ki / w], mul([g.kd, 0], V));
 }
 
 /**
  * Gains that put the crossover at `wc` [rad/s] with phase margin `pmDeg`, for a plant response
  * `P` and velocity estimator response `V` at wc; null when no PID with kp > 0, kd >= 0 does.
  */
-export function pidForCrossover(wc: number, P: C, V: C, pmDeg: number): PidGainsNm | null {
+export function pidForCrossover(wc: number, P: C, V: C, pmDeg: number, alpha = ALPHA): PidGainsNm | null {
   // Wanted C = e^{j(-pi + pm)} / P
   const want = div(expj(-Math.PI + (pmDeg * Math.PI) / 180), P);
-  // C = kp a + kd b with a = 1 - j / ALPHA (ki = kp wc / ALPHA), b = j wc V
-  const a: C = [1, -1 / ALPHA];
-  const b = mul([0, wc], V);
+  // C = kp a + kd b with a = 1 - j / alpha (ki = kp wc / alpha), b = V
+  const a: C = [1, -1 / alpha];
+  const b = V;
   const det = a[0] * b[1] - a[1] * b[0];
   if (Math.abs(det) < 1e-12) return null;
   const kp = (want[0] * b[1] - want[1] * b[0]) / det;
   const kd = (a[0] * want[1] - a[1] * want[0]) / det;
   if (!(kp > 0) || !(kd >= 0) || !Number.isFinite(kp) || !Number.isFinite(kd)) return null;
-  return { kp, ki: (kp * wc) / ALPHA, kd };
+  return { kp, ki: (kp * wc) / alpha, kd };
 }
 
 /**

@@ -3,7 +3,7 @@
  * cross and auto spectra, the H1 estimate P = S_uy / S_uu and the coherence
  * gamma^2 = |S_uy|^2 / (S_uu S_yy) (Bendat & Piersol, Random Data, ch. 9). Pure: arrays in, arrays out.
  */
-import { abs, type C } from './complex.js';
+import { abs, type C, div } from './complex.js';
 
 /**
  * A logarithmic (exponential) sweep from f0 to f1 [Hz] over T [s] at time t [s]: sin(phi(t)) with
@@ -103,6 +103,19 @@ export function welchH1(u: readonly number[], y: readonly number[], fs: number, 
     out.coherence.push(Number.isFinite(c) ? Math.min(1, c) : 0);
   }
   return out;
+}
+
+/**
+ * The closed-loop estimate of y over u with the excitation r as the instrument: P = S_ry / S_ru
+ * (Pintelon & Schoukens, System Identification, 2nd ed., sec. 9.3). Inside a feedback loop the
+ * H1 of y over u is biased toward -1/C wherever the noise the loop feeds back outweighs the
+ * excitation; r is uncorrelated with that noise, so the ratio is not. The coherence is that of y
+ * with r (how much of y the excitation explains).
+ */
+export function closedLoopResponse(r: readonly number[], u: readonly number[], y: readonly number[], fs: number, nfft: number): FrequencyResponse {
+  const ry = welchH1(r, y, fs, nfft);
+  const ru = welchH1(r, u, fs, nfft);
+  return { freqHz: ry.freqHz, h: ry.h.map((h, i) => div(h, ru.h[i]!)), coherence: ry.coherence.map((c, i) => Math.min(c, ru.coherence[i]!)), segments: ry.segments };
 }
 
 /** The response kept where the coherence is at least `min` and the frequency within [f0, f1]. */
