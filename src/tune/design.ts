@@ -5,6 +5,7 @@
  * the fitted inertia is scaled by the model's M_jj(elbow) / M_jj(pose)), the margins the design
  * promises, and the highest crossover the loop's rate and delay allow. Pure.
  */
+import { scheduledGains } from '../control/pid.js';
 import { abs, type C, div } from './complex.js';
 import { coupledResponse, estimatorResponse, fitCoupled, type CoupledModel } from './joint-model.js';
 import { logGrid, margins, type Margins } from './margins.js';
@@ -35,6 +36,8 @@ export interface Identified {
   /** Model against the banded measurement below `belowHz`: worst |dB| and |deg|. */
   fitErrorDb: number;
   fitErrorDeg: number;
+  /** The fitted model's response on the bands' frequencies. */
+  modelH: C[];
 }
 
 /** Segment length of the Welch estimate for the sample rate: about 2 s. */
@@ -69,8 +72,9 @@ export function identify(e: { r: readonly number[]; u: readonly number[]; y: rea
   const use = bands.freqHz.map((f) => f >= belowHz / FIT_FROM);
   const pick = <T>(a: T[]): T[] => a.filter((_, i) => use[i]);
   const fit = fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch);
-  const err = fitError({ ...bands, freqHz: pick(bands.freqHz), h: pick(bands.h) }, (w) => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null), belowHz);
-  return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg };
+  const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
+  const err = fitError({ ...bands, freqHz: pick(bands.freqHz), h: pick(bands.h) }, P, belowHz);
+  return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg, modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)) };
 }
 
 export interface Design {
@@ -162,16 +166,7 @@ export function designGains(plantAt: PlantAt, poseElbowRad: number, targetHz: nu
   return null;
 }
 
-/** Gains at `elbowDeg` interpolated linearly in the schedule (sorted by elbow), held beyond its ends. */
+/** Gains at `elbowDeg` from the schedule, interpolated as the controller does (control/pid.ts scheduledGains). */
 export function interpolateGains(s: readonly (PidGainsNm & { elbowDeg: number })[], elbowDeg: number): PidGainsNm {
-  if (elbowDeg <= s[0]!.elbowDeg) return s[0]!;
-  for (let i = 0; i + 1 < s.length; i++) {
-    const a = s[i]!;
-    const b = s[i + 1]!;
-    if (elbowDeg <= b.elbowDeg) {
-      const x = (elbowDeg - a.elbowDeg) / (b.elbowDeg - a.elbowDeg);
-      return { kp: a.kp + x * (b.kp - a.kp), ki: a.ki + x * (b.ki - a.ki), kd: a.kd + x * (b.kd - a.kd) };
-    }
-  }
-  return s[s.length - 1]!;
+  return scheduledGains(s.map((p) => ({ elbowDeg: p.elbowDeg, kp: [p.kp], ki: [p.ki], kd: [p.kd] })), 0, elbowDeg);
 }

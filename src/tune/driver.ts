@@ -16,6 +16,9 @@ import { coupledResponse, estimatorResponse } from './joint-model.js';
 import { type JointTune, jointSteps, lockedModel, rigModel } from './joint-steps.js';
 import { TuneAbort, TuneLoop } from './loop.js';
 
+/** Without --bandwidth, a default beyond the model's bound is lowered to this fraction of it (the model's bound leaves out the coupling of the joints). */
+export const DEFAULT_BOUND_FRACTION = 0.7;
+
 /** The furthest any joint may stray from the pose during tune [deg]. */
 export const MAX_DEV_DEG = 10;
 
@@ -24,6 +27,8 @@ export interface TuneOptions {
   joints: number[];
   /** Target crossover [Hz] (default: the loop rate / 40). */
   bandwidthHz: number;
+  /** The person asked for this bandwidth (refused when out of reach); otherwise the default is lowered to DEFAULT_BOUND_FRACTION of the model's bound when that is lower. */
+  explicit: boolean;
   /** Loop (sample) rate [Hz]. */
   rateHz: number;
 }
@@ -33,6 +38,8 @@ export interface TuneContext {
   link: Link;
   operator: Operator;
   options: TuneOptions;
+  /** Called with the pose [rad] once the first sample has given it. */
+  onPose?: (q: readonly number[]) => void;
 }
 
 export interface TuneOutcome {
@@ -43,6 +50,8 @@ export interface TuneOutcome {
   velocityFilterHz: number;
   /** The highest crossover per joint the rig's model reaches at this rate and delay [Hz]. */
   boundHz: number[];
+  /** The target crossover tuned for [Hz] (the default may have been lowered). */
+  bandwidthHz: number;
   completed: boolean;
 }
 
@@ -76,11 +85,18 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([link.open(), abort]);
     await Promise.race([link.startSampling(options.rateHz), abort]);
     await Promise.race([loop.posed(), abort]);
-    const plan = planTune(rig, loop, options);
+    ctx.onPose?.(loop.pose);
+    let plan = planTune(rig, loop, options);
+    const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
+    if (!options.explicit && options.bandwidthHz > lower) {
+      operator.say(`the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz): tuning for ${lower} Hz instead`);
+      options.bandwidthHz = lower;
+      plan = planTune(rig, loop, options);
+    }
     if ('refused' in plan) {
       const worst = Math.min(...plan.boundHz);
       add({ name: 'bandwidth', status: 'fail', summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(1.5e3 / options.rateHz)} ms, the command applied a sample later and held a sample) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${MIN_GM_DB} dB of gain margin`, evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, velocityFilterHz: plan.velocityFilterHz }, fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`, corrected: false });
-      return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.boundHz };
+      return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.boundHz, bandwidthHz: options.bandwidthHz };
     }
     boundHz = plan.boundHz;
     loop.setVelocityFilter(plan.velocityFilterHz);
@@ -111,7 +127,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     link.writeDuty(new Array<number>(rig.joints).fill(0));
     await link.stop();
   }
-  return { steps, joints, motionS: loop.motionS, velocityFilterHz: loop.velocityFilterHz, completed, boundHz };
+  return { steps, joints, motionS: loop.motionS, velocityFilterHz: loop.velocityFilterHz, completed, boundHz, bandwidthHz: options.bandwidthHz };
 }
 
 const r3 = (v: number): number => Number(v.toPrecision(3));
