@@ -108,10 +108,8 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     for (const j of options.joints) {
       const r = await jointSteps({ rig, loop, joint: j, options, plan, guard: (p) => Promise.race([p, abort]), add, lastStatus: () => steps[steps.length - 1]?.status ?? 'pass' });
       joints.push(r);
-      if (!r.ok) {
-        completed = false;
-        break;
-      }
+      // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).
+      if (!r.ok) completed = false;
     }
   } catch (e) {
     if (e instanceof TuneAbort) {

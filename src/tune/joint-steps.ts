@@ -52,7 +52,7 @@ export interface JointStepsContext {
 /** The light PD the chirp runs under: a crossover of LIGHT_HZ on the model's inertia at the pose. */
 const LIGHT_HZ = 2;
 /** Chirp: the angle amplitude aimed at [rad], the lengths [s] of the open and the closed-loop chirp. */
-const CHIRP_AMPLITUDE_RAD = 2 / DEG;
+const CHIRP_AMPLITUDE_RAD = 4 / DEG;
 const CHIRP_S = 10;
 const CL_CHIRP_S = 8;
 /** The validation's step: at most STEP_MAX_RAD, and small enough that kp times it stays within STEP_TORQUE of the torque limit (a linear step, not a saturated one). It settles into 5 % of it or 1.5 counts, whichever is wider. */
