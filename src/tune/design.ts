@@ -20,7 +20,7 @@ export const MIN_GM_DB = 6;
 export const FIT_FROM = 4;
 /** Frequencies whose coherence is below this are not used. */
 export const MIN_COHERENCE = 0.8;
-/** Elbow angles of the schedule [deg]. */
+/** Elbow angles of the schedule [deg] (the pose's elbow is interpolated between them). */
 export const SCHEDULE_ELBOW_DEG = [-120, 0, 120] as const;
 /** Estimator bandwidths tried, in order (the narrowest that reaches the target wins: less noise) [Hz]. */
 export const FILTER_CANDIDATES_HZ = [25, 40, 60, 80, 120, 160, 250];
@@ -140,27 +140,30 @@ export const ACCEPT_PM_DEG = 46;
 export const ACCEPT_GM_DB = 6;
 
 /**
- * The PID for `targetHz` at each scheduled elbow angle on the identified plant, and the margins it
- * promises: the first of the choices (phase margin aimed at, integrator corner) and the velocity
- * estimators from `fHz` up whose loop at the pose keeps PM >= ACCEPT_PM_DEG and GM >=
- * ACCEPT_GM_DB on the model; null when none does.
+ * The PID for `targetHz` on the identified plant at the pose, and the margins it promises: the first
+ * of the choices (phase margin aimed at, integrator corner) and the velocity estimators from `fHz`
+ * up whose loop keeps PM >= ACCEPT_PM_DEG and GM >= ACCEPT_GM_DB on the model; null when none does.
+ * The schedule scales the three gains by the joint's inertia at each elbow angle over its inertia at
+ * the pose, `inertiaRatio` (near the crossover the joint is an inertia: the same crossover and phase
+ * margin need gains in proportion to it).
  */
-export function designGains(plantAt: PlantAt, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse): Design | null {
+export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) => number, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse): Design | null {
   const w = 2 * Math.PI * targetHz;
   for (const f of [fHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > fHz)]) {
     const V = (x: number): C => estimatorResponse(x, f, dt);
+    const P = plantAt(poseElbowRad, f);
     for (const c of CHOICES) {
-      const gains: (PidGainsNm & { elbowDeg: number })[] = [];
-      for (const e of SCHEDULE_ELBOW_DEG) {
-        const g = pidForCrossover(w, plantAt((e * Math.PI) / 180, f)(w), V(w), c.pm, c.alpha);
-        if (g) gains.push({ elbowDeg: e, ...g });
-      }
-      if (gains.length < SCHEDULE_ELBOW_DEG.length) continue;
-      const at = interpolateGains(gains, (poseElbowRad * 180) / Math.PI);
-      const predicted = marginsOn(plantAt(poseElbowRad, f), at, f, dt);
+      const g = pidForCrossover(w, P(w), V(w), c.pm, c.alpha);
+      if (!g) continue;
+      const predicted = marginsOn(P, g, f, dt);
       if (!(predicted.phaseMarginDeg >= ACCEPT_PM_DEG && predicted.gainMarginDb >= ACCEPT_GM_DB)) continue;
+      const gains = SCHEDULE_ELBOW_DEG.map((e) => {
+        const k = inertiaRatio((e * Math.PI) / 180);
+        return { elbowDeg: e, kp: g.kp * k, ki: g.ki * k, kd: g.kd * k };
+      });
+      const at = interpolateGains(gains, (poseElbowRad * 180) / Math.PI);
       const predictedMeasured = margins(measured.freqHz, loopResponse(at, measured.freqHz, measured.h, V));
-      return { velocityFilterHz: f, gains, predicted, predictedMeasured, pmDeg: c.pm, alpha: c.alpha };
+      return { velocityFilterHz: f, gains, predicted: marginsOn(P, at, f, dt), predictedMeasured, pmDeg: c.pm, alpha: c.alpha };
     }
   }
   return null;

@@ -160,6 +160,9 @@ export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly nu
   const range = (a: number, z: number, n: number): number[] => Array.from({ length: n }, (_, i) => a + ((z - a) * i) / (n - 1));
   search(range(0.5, 2, 31), range(0, 2, 41), delays);
   const c0 = best;
-  search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), [c0.T]);
+  const step = delays.length > 1 ? delays[1]! - delays[0]! : 0;
+  search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), range(c0.T - step, c0.T + step, 11));
+  const c1 = best;
+  search(range(c1.mass * 0.99, c1.mass * 1.01, 11), range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11), range(c1.T - step / 5, c1.T + step / 5, 5));
   return { model: scaledModel(nominal, j, best.mass, best.b, best.T), mass: best.mass, b: best.b, cost: best.c };
 }

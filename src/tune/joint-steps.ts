@@ -205,10 +205,11 @@ function plantAtElbow(x: JointStepsContext, id: Identified, fHz: number): (elbow
 }
 
 function gainsStep(x: JointStepsContext, id: Identified): Design | null {
-  const { loop, joint: j, options } = x;
+  const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
-  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
+  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, dt).M[j]![j]!;
+  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, dt).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
   const name = `gains ${j + 1}`;
   if (!d) {
     x.add({ name, status: 'fail', summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`, evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) }, fix: `ask for a lower --bandwidth, or raise control.rateHz`, corrected: false });
