@@ -81,14 +81,14 @@ describe('tune on rigs/mock-arm.json (virtual time)', () => {
     }
   });
 
-  it('the tuned rig file is valid, scheduled, and its reach tracks no worse than the file it came from (joint 1 within 10 %)', async () => {
+  it('the tuned rig file is valid, scheduled, and its reach tracks no worse than with the file it came from', async () => {
     const t = tunedRig(run, MOCK);
     expect(t.rig.control.pid.schedule).toHaveLength(3);
     expect(t.changes.map((c) => c.field)).toContain('control.pid.schedule');
     const before = await reachRms(resolveRig(parseRigFile(parseJsonText(readFileSync(MOCK, 'utf8'), MOCK), MOCK), MOCK));
     const after = await reachRms(t.rig);
     expect(after[1]!).toBeLessThanOrEqual(before[1]!);
-    expect(after[0]!).toBeLessThanOrEqual(before[0]! * 1.1);
+    expect(after[0]!).toBeLessThanOrEqual(before[0]!);
   }, hangGuardMs(30_000));
 });
 

@@ -134,13 +134,14 @@ export function scaledModel(m: CoupledModel, j: number, mass: number, b: number,
 /**
  * Fits the mass scale (0.5-2), joint j's viscous friction (0-2 N m s/rad) and the delay (the
  * `delays` given) of the rig's model to a measured response: a grid search, then a finer one about
- * the best point, on the coherence-weighted squared log-ratio (magnitude and phase alike).
+ * the best point, on the squared log-ratio (magnitude and phase alike) weighted by the coherence and
+ * by `weight` of the frequency.
  */
-export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null): { model: CoupledModel; mass: number; b: number; cost: number } {
+export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null, weight: (fHz: number) => number = () => 1): { model: CoupledModel; mass: number; b: number; cost: number } {
   const ws = freqHz.map((f) => 2 * Math.PI * f);
   const Vs = ws.map(V);
   const Chs = ws.map((w) => (Ch ? Ch(w) : null));
-  const wt = coherence.map((c) => c / Math.max(1e-6, 1 - c));
+  const wt = coherence.map((c, i) => (weight(freqHz[i]!) * c) / Math.max(1e-6, 1 - c));
   const cost = (mass: number, b: number, T: number): number => {
     const m = scaledModel(nominal, j, mass, b, T);
     let e = 0;
