@@ -51,6 +51,7 @@ describe('tune on rigs/mock-arm.json (virtual time)', () => {
       const m = j.measured!;
       expect(Math.abs(m.crossoverHz / run.outcome.bandwidthHz - 1)).toBeLessThanOrEqual(0.1);
       expect(m.phaseMarginDeg).toBeGreaterThanOrEqual(45);
+      expect(Number.isFinite(m.gainMarginDb)).toBe(true);
       expect(m.gainMarginDb).toBeGreaterThanOrEqual(6);
       expect(m.overshootPct).toBeGreaterThan(0);
       expect(m.settlingS).toBeGreaterThan(0);

@@ -136,7 +136,7 @@ export function preflight(locked: ((w: number) => C)[], targetHz: number, dt: nu
 }
 
 /** The design's choices tried, in order of preference: the phase margin aimed at [deg] and the integrator's corner factor. */
-const CHOICES = [52, 50, 48, 46, 55].flatMap((pm) => [5, 8, 12, 20].map((alpha) => ({ pm, alpha })));
+export const DESIGN_CHOICES = [52, 50, 48, 46, 55].flatMap((pm) => [5, 8, 12, 20].map((alpha) => ({ pm, alpha })));
 /** What the model must promise for a design to be taken: a little above the requirements (the model's error). */
 export const ACCEPT_PM_DEG = 46;
 export const ACCEPT_GM_DB = 6;
@@ -154,7 +154,7 @@ export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) =
   for (const f of [fHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > fHz)]) {
     const V = (x: number): C => estimatorResponse(x, f, dt);
     const P = plantAt(poseElbowRad, f);
-    for (const c of CHOICES) {
+    for (const c of DESIGN_CHOICES) {
       const g = pidForCrossover(w, P(w), V(w), c.pm, c.alpha);
       if (!g) continue;
       const predicted = marginsOn(P, g, f, dt);
