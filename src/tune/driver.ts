@@ -111,7 +111,9 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
       // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).
       if (!r.ok) completed = false;
     }
-  } catch (e) {
+  } catch (e0) {
+    // The e-stop ends the running experiment too (a TuneAbort): it is reported as the stop it is.
+    const e = operator.signal.aborted && !(e0 instanceof SetupStopped) ? new SetupStopped(String(operator.signal.reason ?? 'stopped')) : e0;
     if (e instanceof TuneAbort) {
       add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
       completed = false;

@@ -137,7 +137,7 @@ async function relayStep(x: JointStepsContext): Promise<RelayAnalysis | null> {
   const r = analyzeRelay(tr.t, tr.q, tr.c, d, eps, 4);
   const name = `relay ${j + 1}`;
   if (!r) {
-    x.add({ name, status: 'warn', summary: `joint ${j + 1} did not oscillate steadily under a relay of +-${r3(d)} N m in ${r3(tr.t[tr.t.length - 1] ?? 0)} s`, evidence: { reliefNm: d }, fix: 'check that the joint moves freely (friction, a stop); the frequency response does not need the relay', corrected: false });
+    x.add({ name, status: 'warn', summary: `joint ${j + 1} did not oscillate steadily under a relay of +-${r3(d)} N m in ${r3(tr.t[tr.t.length - 1] ?? 0)} s`, evidence: { relayNm: d }, fix: 'check that the joint moves freely (friction, a stop); the frequency response does not need the relay', corrected: false });
     return null;
   }
   const k = gravityStiffness(loop, j);
@@ -149,7 +149,7 @@ async function relayStep(x: JointStepsContext): Promise<RelayAnalysis | null> {
     name,
     status: r.periodSpread < 0.2 ? 'pass' : 'warn',
     summary: `Ku ${r3(r.ku)} N m/rad, Tu ${r3(r.tu)} s (amplitude ${r3(r.amplitudeRad * DEG)} deg, relay +-${r3(d)} N m, bias ${r3(bias())} N m, high ${Math.round(r.dutyHigh * 100)} % of each period); Ziegler-Nichols kp ${r3(zn.kp)}, ki ${r3(zn.ki)}, kd ${r3(zn.kd)}`,
-    evidence: { ku: r3(r.ku), tu: r3(r.tu), amplitudeDeg: r3(r.amplitudeRad * DEG), phaseDeg: r3(r.phaseDeg), reliefNm: r3(d), biasNm: r3(bias()), dutyHigh: r3(r.dutyHigh), periodSpread: r3(r.periodSpread), zieglerNichols: g(zn), tyreusLuyben: g(tl), cohenCoon: cc ? { ...(g(cc) as object), tauS: r3(cc.tau), thetaS: r3(cc.theta) } : null, cohenCoonNote: cc ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose' : 'no self-regulating first-order model here (no gravity stiffness at the pose)' },
+    evidence: { ku: r3(r.ku), tu: r3(r.tu), amplitudeDeg: r3(r.amplitudeRad * DEG), phaseDeg: r3(r.phaseDeg), relayNm: r3(d), biasNm: r3(bias()), dutyHigh: r3(r.dutyHigh), periodSpread: r3(r.periodSpread), zieglerNichols: g(zn), tyreusLuyben: g(tl), cohenCoon: cc ? { ...(g(cc) as object), tauS: r3(cc.tau), thetaS: r3(cc.theta) } : null, cohenCoonNote: cc ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose' : 'no self-regulating first-order model here (no gravity stiffness at the pose)' },
     fix: r.periodSpread < 0.2 ? null : 'the periods varied by more than 20 %: friction or a loose coupling; the frequency response below decides the gains',
     corrected: false,
   });

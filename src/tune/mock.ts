@@ -15,6 +15,8 @@ export interface OpenedMock {
   clock: VirtualClock;
   drive<T>(p: Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /** The simulated arm's duties as the board applies them (the mock only). */
+  duty?: () => readonly number[];
 }
 
 export async function openTuneMock(rig: Rig): Promise<OpenedMock> {
@@ -29,6 +31,7 @@ export async function openTuneMock(rig: Rig): Promise<OpenedMock> {
     link,
     clock,
     drive,
+    duty: () => mock.plant.duty,
     close: async () => {
       await drive(link.close());
       mock.dispose();
