@@ -36,8 +36,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],
   hil: ['record', 'run', 'rig', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
   setup: ['identify', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  cli: ['viz', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  bench: ['viz', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  tune: ['setup', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
+  cli: ['viz', 'tune', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  bench: ['viz', 'tune', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   index: ['*'],
   testing: ['*'],
 };

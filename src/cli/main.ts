@@ -60,6 +60,11 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink setup --rig my-arm.json --port /dev/ttyACM0',
     run: async (a) => (await import('./setup-command.js')).setupCommand(a),
   },
+  tune: {
+    summary: "measures each joint's frequency response and sets the PID gains for a bandwidth, with the margins measured",
+    example: 'twolink tune --rig my-arm.json --port /dev/ttyACM0 --plot tune-figures',
+    run: async (a) => (await import('./tune-command.js')).tuneCommand(a),
+  },
   hil: {
     summary: 'hardware-in-the-loop test suites against the mock rig: a table of figures against limits, JUnit XML for CI',
     example: 'twolink hil examples/hil/suite.json --junit hil.xml',

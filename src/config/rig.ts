@@ -142,6 +142,17 @@ const pidSchema = z.strictObject({
   antiWindup: z.enum(['clamp', 'backcalc']).default('backcalc'),
   /** Back-calculation gain [1/s]. */
   backcalcPerS: atMost(pos, 1e4, '1/s').default(20),
+  /**
+   * Gains scheduled on the elbow angle (written by `twolink tune`): per point the elbow angle [deg]
+   * and kp, ki, kd per joint; the controller interpolates linearly between the points (held beyond
+   * the ends) and uses these instead of kp, ki, kd. Two-link arms only; ascending elbowDeg.
+   */
+  schedule: z
+    .array(z.strictObject({ elbowDeg: angleDeg, kp: perJoint(gain), ki: perJoint(gain), kd: perJoint(gain) }))
+    .min(2)
+    .max(16)
+    .refine((a) => a.every((p, i) => i === 0 || p.elbowDeg > a[i - 1]!.elbowDeg), 'elbowDeg must rise from one point to the next')
+    .optional(),
 });
 
 const controlSchema = z.strictObject({
@@ -396,6 +407,10 @@ export const rigFileSchema = z
     check(['encoders'], rig.encoders);
     check(['limits'], rig.limits);
     for (const k of ['kp', 'ki', 'kd', 'iLimitNm'] as const) check(['control', 'pid', k], rig.control.pid[k]);
+    rig.control.pid.schedule?.forEach((p, i) => {
+      for (const k of ['kp', 'ki', 'kd'] as const) check(['control', 'pid', 'schedule', i, k], p[k]);
+    });
+    if (rig.control.pid.schedule && !('L2' in rig.arm)) ctx.addIssue({ code: 'custom', path: ['control', 'pid', 'schedule'], message: 'a gain schedule needs an elbow: this arm has one link' });
     if (rig.link.transport === 'firmata' && !rig.firmata) {
       ctx.addIssue({ code: 'custom', path: ['firmata'], message: 'link.transport is "firmata" but there is no "firmata" section: give the motor pins and sensors per joint (see rigs/mock-arm-firmata.json)' });
     }

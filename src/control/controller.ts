@@ -21,7 +21,7 @@ import {
   type ActuatedArmModel,
 } from '../model/actuated.js';
 import type { TrajectorySample } from '../model/trajectory.js';
-import { Pid } from './pid.js';
+import { Pid, scheduledGains } from './pid.js';
 
 export type FeedforwardMode = 'desired' | 'measured' | 'none';
 
@@ -115,6 +115,12 @@ export class Controller {
     }
     o.sat = 0;
     let ok = true;
+    const schedule = this.rig.control.pid.schedule;
+    if (schedule && n === 2 && Number.isFinite(q[1]!)) {
+      // The gains of the rig file's schedule at the measured elbow (twolink tune writes it).
+      const elbowDeg = (q[1]! * 180) / Math.PI;
+      for (let i = 0; i < n; i++) Object.assign(this.pid[i]!.gains, scheduledGains(schedule, i, elbowDeg));
+    }
     for (let i = 0; i < n; i++) {
       const e = ref.q[i]! - q[i]!;
       const eDot = ref.qd[i]! - qd[i]!;

@@ -59,3 +59,30 @@ export class Pid {
     return this.p + this.integral + this.d;
   }
 }
+
+/** One point of a gain schedule: the elbow angle [deg] and the gains per joint there. */
+export interface SchedulePoint {
+  elbowDeg: number;
+  kp: readonly number[];
+  ki: readonly number[];
+  kd: readonly number[];
+}
+
+/**
+ * Joint `joint`'s gains at `elbowDeg`, interpolated linearly between the schedule's points (sorted
+ * by elbow angle) and held beyond its ends.
+ */
+export function scheduledGains(s: readonly SchedulePoint[], joint: number, elbowDeg: number): { kp: number; ki: number; kd: number } {
+  const at = (p: SchedulePoint): { kp: number; ki: number; kd: number } => ({ kp: p.kp[joint]!, ki: p.ki[joint]!, kd: p.kd[joint]! });
+  if (!(elbowDeg > s[0]!.elbowDeg)) return at(s[0]!);
+  for (let i = 0; i + 1 < s.length; i++) {
+    const a = s[i]!;
+    const b = s[i + 1]!;
+    if (elbowDeg <= b.elbowDeg) {
+      const x = (elbowDeg - a.elbowDeg) / (b.elbowDeg - a.elbowDeg);
+      const lerp = (u: readonly number[], v: readonly number[]): number => u[joint]! + x * (v[joint]! - u[joint]!);
+      return { kp: lerp(a.kp, b.kp), ki: lerp(a.ki, b.ki), kd: lerp(a.kd, b.kd) };
+    }
+  }
+  return at(s[s.length - 1]!);
+}

@@ -1,0 +1,158 @@
+/**
+ * `twolink tune`: per joint a relay test, the frequency response from a chirp, PID gains for a
+ * target crossover scheduled over the elbow, and a validation that measures the crossover and the
+ * margins achieved; steps with pass / warn / fail, evidence and fix, as `twolink setup` reports
+ * them, with its e-stop (space or Esc). The gains go into a copy of the rig file (with the changes
+ * and why), the figures into --plot DIR. `--mock` runs on the rig file's simulated arm in virtual time.
+ */
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
+import { parseRigFile } from '../config/rig.js';
+import { SetupStopped } from '../setup/driver.js';
+import { TerminalOperator } from '../setup/operator.js';
+import { LinkError } from '../transport/link.js';
+import type { OpenedMock } from '../tune/mock.js';
+import type { TuneOutcome } from '../tune/driver.js';
+import { tuneJson, type TuneJson } from '../tune/summary.js';
+import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+
+const OPTIONS = {
+  rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
+  port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
+  mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time" },
+  joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
+  bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 70 % of the model's bound when beyond it)" },
+  out: { type: 'string', arg: 'FILE', help: 'write the tuned rig file here (default FILE.tuned.json beside --rig; --out FILE itself keeps a backup FILE.bak)' },
+  yes: { type: 'boolean', help: 'answer the prompt before motion' },
+  json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
+  plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR' },
+  help: { type: 'boolean', short: 'h', help: 'this help' },
+} as const satisfies OptionSpecs;
+
+const HELP_MORE = `Per joint, about the pose the arm is in (the other joint held; every motion within 10 deg of it):
+1 a relay test (Ku, Tu and the Ziegler-Nichols, Tyreus-Luyben and Cohen-Coon figures); 2 a log chirp
+(0.5-50 Hz, at most a fifth of the loop rate, at most half the duty) under a light PD: the measured
+response, its coherence and the rig's model fitted to it; 3 PID gains for the target crossover at three
+elbow angles (phase margin >= 45 deg, gain margin >= 6 dB); 4 a closed-loop step and chirp that
+measure the crossover and margins achieved. A bandwidth the loop's rate and delay cannot reach is
+refused before any motion, with the bound.
+
+Examples:
+  twolink tune --rig rigs/mock-arm.json --mock --bandwidth 10 --yes --plot tune-figures
+  twolink tune --rig my-arm.json --port /dev/ttyACM0 --joint 2
+
+Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or a bandwidth out of
+reach, 3 connection problem.`;
+
+async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
+  const { RealClock } = await import('../time/clock.js');
+  const { openSerialPort } = await import('../transport/open.js');
+  const { LineLink } = await import('../transport/line-link.js');
+  const { boardEncoders, WiredLink } = await import('../transport/wired-link.js');
+  const clock = new RealClock();
+  const stream = await openSerialPort(path, rig.link.baudRate);
+  const line = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  const link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
+  return { link, clock: clock as never, drive: (p) => p, close: () => link.close() };
+}
+
+/** Writes the tuned rig file (validated first), after a backup when it replaces an existing file. */
+function writeRig(target: string, file: Record<string, unknown>): string | null {
+  resolveRig(parseRigFile(file, target), target);
+  let backup: string | null = null;
+  if (existsSync(target)) {
+    let k = 0;
+    do backup = `${target}.bak${k === 0 ? '' : k}`;
+    while (existsSync(backup) && ++k);
+    copyFileSync(target, backup);
+  }
+  writeFileSync(target, `${JSON.stringify(file, null, 2)}\n`);
+  return backup;
+}
+
+async function writeFigures(dir: string, outcome: TuneOutcome, pose: number[], clock: string): Promise<string[]> {
+  const { renderSvg } = await import('../record/plot-panels.js');
+  const { bodeFigure, stepFigure } = await import('../tune/figures.js');
+  mkdirSync(dir, { recursive: true });
+  const written: string[] = [];
+  for (const t of outcome.joints) {
+    if (!t.identified) continue;
+    const bode = join(dir, `bode-joint${t.joint + 1}.svg`);
+    writeFileSync(bode, await renderSvg(bodeFigure(t, clock)));
+    written.push(bode);
+    if (t.measured) {
+      const step = join(dir, `step-joint${t.joint + 1}.svg`);
+      writeFileSync(step, await renderSvg(stepFigure(t, pose[t.joint]!, clock)));
+      written.push(step);
+    }
+  }
+  return written;
+}
+
+function parseJoints(v: unknown, n: number): number[] {
+  if (v === undefined || v === 'both') return [...Array(n).keys()];
+  const j = Number(v);
+  if (!Number.isInteger(j) || j < 1 || j > n) throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${String(v)}")`);
+  return [j - 1];
+}
+
+export async function tuneCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
+  if (v.help) {
+    process.stdout.write(formatHelp('tune', "measure each joint's response and set the PID gains for a bandwidth, with the margins measured", 'tune --rig F (--port P | --mock) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]', OPTIONS, HELP_MORE));
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
+  const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json');
+  const rig = loadRig(rigPath);
+  const raw = parseJsonText(readFileSync(rigPath, 'utf8'), rigPath) as Record<string, unknown>;
+  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
+  if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
+  if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`);
+  const joints = parseJoints(v.joint, rig.joints);
+  const rateHz = rig.control.rateHz;
+  const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
+  const out = typeof v.out === 'string' ? v.out : rigPath.replace(/\.json$/, '') + '.tuned.json';
+  const clockName = v.mock ? 'virtual time, mock rig' : 'real time';
+  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
+  let opened: OpenedMock | undefined;
+  let outcome: TuneOutcome | undefined;
+  let stopped: string | null = null;
+  let pose: number[] = [];
+  try {
+    opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, v.port as string);
+    operator.say(`twolink tune: ${rig.name} on ${v.mock ? 'the mock rig (virtual time)' : `${String(v.port)} (real time)`}`);
+    const { runTune } = await import('../tune/driver.js');
+    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz }, onPose: (q) => (pose = q.slice()) }));
+  } catch (e) {
+    if (e instanceof LinkError) {
+      process.stderr.write(`twolink: ${e.message}\n`);
+      return 3;
+    }
+    if (!(e instanceof SetupStopped)) throw e;
+    stopped = e.message;
+    operator.say(`tune stopped: ${e.message}; the motors are off`);
+  } finally {
+    if (opened) await opened.close().catch(() => undefined);
+    operator.dispose();
+  }
+  let written: string | null = null;
+  if (outcome && outcome.joints.some((t) => t.design && t.measured)) {
+    const { tunedRigFile } = await import('../tune/rigfile.js');
+    const { file, changes } = tunedRigFile(raw, rig, outcome, rig.joints > 1 ? ((pose[1] ?? 0) * 180) / Math.PI : 0);
+    const backup = writeRig(out, file);
+    written = out;
+    operator.say(`wrote ${out}${backup ? ` (the old one is ${backup})` : ''}; changed:`);
+    for (const c of changes) operator.say(`  ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.why})`);
+  }
+  if (outcome && typeof v.plot === 'string') for (const f of await writeFigures(v.plot, outcome, pose, clockName)) operator.say(`figure: ${f}`);
+  if (v.json) {
+    const j: TuneJson = outcome ? tuneJson(outcome, written) : { motionSeconds: 0, joints: [], out: null };
+    process.stdout.write(`${JSON.stringify(j)}\n`);
+  }
+  if (outcome?.steps.some((s) => s.name === 'bandwidth' && s.status === 'fail')) return 2;
+  return outcome?.completed && !stopped ? 0 : 1;
+}
+

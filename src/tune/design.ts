@@ -1,0 +1,177 @@
+/**
+ * From the experiments to the gains: the measured response (Welch H1 of the chirp), the joint
+ * model fitted to it (joint-model.ts, its delay found on a grid), the velocity estimator's bandwidth
+ * and the PID for the target crossover at three elbow angles (joint 1's inertia follows the elbow:
+ * the fitted inertia is scaled by the model's M_jj(elbow) / M_jj(pose)), the margins the design
+ * promises, and the highest crossover the loop's rate and delay allow. Pure.
+ */
+import { scheduledGains } from '../control/pid.js';
+import { abs, type C, div } from './complex.js';
+import { coupledResponse, estimatorResponse, fitCoupled, type CoupledModel } from './joint-model.js';
+import { logGrid, margins, type Margins } from './margins.js';
+import { loopResponse, maxCrossoverHz, pidForCrossover, type PidGainsNm } from './pid-design.js';
+import { closedLoopResponse, logBands, trusted, type FrequencyResponse } from './spectra.js';
+
+/** The design's phase margin [deg]: the 45 asked for plus what the model's error below crossover can cost. */
+export const DESIGN_PM_DEG = 52;
+export const MIN_PM_DEG = 45;
+export const MIN_GM_DB = 6;
+/** The model is fitted and checked from the crossover / FIT_FROM up. */
+export const FIT_FROM = 4;
+/** Frequencies whose coherence is below this are not used. */
+export const MIN_COHERENCE = 0.8;
+/** Elbow angles of the schedule [deg] (the pose's elbow is interpolated between them). */
+export const SCHEDULE_ELBOW_DEG = [-120, 0, 120] as const;
+/** Estimator bandwidths tried, in order (the narrowest that reaches the target wins: less noise) [Hz]. */
+export const FILTER_CANDIDATES_HZ = [25, 40, 60, 80, 120, 160, 250];
+
+export interface Identified {
+  raw: FrequencyResponse;
+  /** Trusted and averaged in log bands. */
+  bands: FrequencyResponse;
+  model: CoupledModel;
+  /** The fitted mass scale against the rig's model and the joint's viscous friction [N m s/rad]. */
+  mass: number;
+  b: number;
+  /** Model against the banded measurement below `belowHz`: worst |dB| and |deg|. */
+  fitErrorDb: number;
+  fitErrorDeg: number;
+  /** The fitted model's response on the bands' frequencies. */
+  modelH: C[];
+}
+
+/** Segment length of the Welch estimate for the sample rate: about 2 s. */
+export function nfftFor(fs: number): number {
+  return 2 ** Math.round(Math.log2(fs * 2));
+}
+
+/** Worst magnitude [dB] and phase [deg] error of `model` against the bands up to `belowHz`. */
+export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: number): { db: number; deg: number } {
+  let db = 0;
+  let deg = 0;
+  b.freqHz.forEach((f, i) => {
+    if (f > belowHz) return;
+    const r = div(b.h[i]!, P(2 * Math.PI * f));
+    db = Math.max(db, Math.abs(20 * Math.log10(abs(r))));
+    deg = Math.max(deg, Math.abs((Math.atan2(r[1], r[0]) * 180) / Math.PI));
+  });
+  return { db, deg };
+}
+
+/**
+ * The closed-loop response of the chirp (excitation r, torque u, angle y) and the rig's model fitted
+ * to it (mass scale, viscous friction, delay from 0.5 to 4 periods).
+ */
+export function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number): Identified {
+  const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
+  const bands = logBands(trusted(raw, MIN_COHERENCE, band[0], band[1]), 20);
+  if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
+  const delays = Array.from({ length: 36 }, (_, i) => (0.5 + 0.1 * i) / fs);
+  // Fitted and checked from a quarter of the crossover up: below, Coulomb friction (which a linear
+  // model has no place for) dominates the small motions of a chirp.
+  const use = bands.freqHz.map((f) => f >= belowHz / FIT_FROM);
+  const pick = <T>(a: T[]): T[] => a.filter((_, i) => use[i]);
+  // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
+  // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).
+  const fit = fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch);
+  const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
+  const err = fitError({ ...bands, freqHz: pick(bands.freqHz), h: pick(bands.h) }, P, belowHz);
+  return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg, modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)) };
+}
+
+export interface Design {
+  velocityFilterHz: number;
+  gains: (PidGainsNm & { elbowDeg: number })[];
+  /** At the pose's elbow, on the model. */
+  predicted: Margins;
+  /** The same gains on the measured response. */
+  predictedMeasured: Margins;
+  /** The phase margin aimed at [deg] and the integrator's corner factor chosen. */
+  pmDeg: number;
+  alpha: number;
+}
+
+/** A plant's response at an elbow angle [rad] with the velocity estimator at a bandwidth [Hz]: w [rad/s] -> P(j w). */
+export type PlantAt = (elbowRad: number, velocityFilterHz: number) => (w: number) => C;
+
+const gridFor = (dt: number): number[] => logGrid(0.1, 0.5 / dt, 600);
+
+/** Margins of the PID `g` on plant P with the estimator at `fHz`. */
+function marginsOn(P: (w: number) => C, g: PidGainsNm, fHz: number, dt: number): Margins {
+  const f = gridFor(dt);
+  const V = (w: number): C => estimatorResponse(w, fHz, dt);
+  return margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), V));
+}
+
+/** The highest crossover [Hz] plant P reaches with the design's margins, the estimator at `fHz`. */
+export function boundHz(P: (w: number) => C, fHz: number, dt: number, fromHz: number): number {
+  const V = (w: number): C => estimatorResponse(w, fHz, dt);
+  return maxCrossoverHz(fromHz, 0.25 / dt, DESIGN_PM_DEG, MIN_GM_DB, P, V, (g) => marginsOn(P, g, fHz, dt).gainMarginDb);
+}
+
+export interface Plan {
+  velocityFilterHz: number;
+  /** The highest crossover per joint with that estimator [Hz]. */
+  boundHz: number[];
+  /** The PID per joint for the target on the rig's model (the other joint locked): the hold during the experiments uses its kp and kd. */
+  nominal: PidGainsNm[];
+}
+
+/**
+ * Before any motion: the narrowest velocity estimator with which every joint's model (the other
+ * joint locked) reaches the target crossover with the design's margins, and the nominal PID there;
+ * or the bound when none does (the loop's rate and delay cannot reach it).
+ */
+export function preflight(locked: ((w: number) => C)[], targetHz: number, dt: number, floorHz: number): Plan | { refused: true; boundHz: number[]; velocityFilterHz: number } {
+  let last = { boundHz: locked.map(() => 0), velocityFilterHz: floorHz };
+  for (const fHz of [floorHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > floorHz)]) {
+    const bounds = locked.map((P) => boundHz(P, fHz, dt, Math.min(1, targetHz / 4)));
+    last = { boundHz: bounds, velocityFilterHz: fHz };
+    if (bounds.some((b) => b < targetHz)) continue;
+    const w = 2 * Math.PI * targetHz;
+    const V = estimatorResponse(w, fHz, dt);
+    return { velocityFilterHz: fHz, boundHz: bounds, nominal: locked.map((P) => pidForCrossover(w, P(w), V, DESIGN_PM_DEG)!) };
+  }
+  return { refused: true, ...last };
+}
+
+/** The design's choices tried, in order of preference: the phase margin aimed at [deg] and the integrator's corner factor. */
+export const DESIGN_CHOICES = [52, 50, 48, 46, 55].flatMap((pm) => [5, 8, 12, 20].map((alpha) => ({ pm, alpha })));
+/** What the model must promise for a design to be taken: a little above the requirements (the model's error). */
+export const ACCEPT_PM_DEG = 46;
+export const ACCEPT_GM_DB = 6;
+
+/**
+ * The PID for `targetHz` on the identified plant at the pose, and the margins it promises: the first
+ * of the choices (phase margin aimed at, integrator corner) and the velocity estimators from `fHz`
+ * up whose loop keeps PM >= ACCEPT_PM_DEG and GM >= ACCEPT_GM_DB on the model; null when none does.
+ * The schedule scales the three gains by the joint's inertia at each elbow angle over its inertia at
+ * the pose, `inertiaRatio` (near the crossover the joint is an inertia: the same crossover and phase
+ * margin need gains in proportion to it).
+ */
+export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) => number, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse): Design | null {
+  const w = 2 * Math.PI * targetHz;
+  for (const f of [fHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > fHz)]) {
+    const V = (x: number): C => estimatorResponse(x, f, dt);
+    const P = plantAt(poseElbowRad, f);
+    for (const c of DESIGN_CHOICES) {
+      const g = pidForCrossover(w, P(w), V(w), c.pm, c.alpha);
+      if (!g) continue;
+      const predicted = marginsOn(P, g, f, dt);
+      if (!(predicted.phaseMarginDeg >= ACCEPT_PM_DEG && predicted.gainMarginDb >= ACCEPT_GM_DB)) continue;
+      const gains = SCHEDULE_ELBOW_DEG.map((e) => {
+        const k = inertiaRatio((e * Math.PI) / 180);
+        return { elbowDeg: e, kp: g.kp * k, ki: g.ki * k, kd: g.kd * k };
+      });
+      const at = interpolateGains(gains, (poseElbowRad * 180) / Math.PI);
+      const predictedMeasured = margins(measured.freqHz, loopResponse(at, measured.freqHz, measured.h, V));
+      return { velocityFilterHz: f, gains, predicted: marginsOn(P, at, f, dt), predictedMeasured, pmDeg: c.pm, alpha: c.alpha };
+    }
+  }
+  return null;
+}
+
+/** Gains at `elbowDeg` from the schedule, interpolated as the controller does (control/pid.ts scheduledGains). */
+export function interpolateGains(s: readonly (PidGainsNm & { elbowDeg: number })[], elbowDeg: number): PidGainsNm {
+  return scheduledGains(s.map((p) => ({ elbowDeg: p.elbowDeg, kp: [p.kp], ki: [p.ki], kd: [p.kd] })), 0, elbowDeg);
+}

@@ -1,0 +1,161 @@
+/**
+ * The driver of `twolink tune`: on an open link, per joint, the relay test, the chirp and the
+ * identified response, the gains for the target crossover at three elbow angles, and the
+ * validation (a closed-loop step and chirp), each a step with pass / warn / fail, its evidence and
+ * the fix, as `twolink setup` reports them (setup's Operator, its e-stop and StepResult). The other
+ * joint is held at the pose; every experiment stays within MAX_DEV_DEG of it. On every way out
+ * the motors get zero and the board confirms the stop.
+ */
+import type { Rig } from '../config/load.js';
+import { computeGravity, createActuatedArmData, motorTorque } from '../model/actuated.js';
+import { SetupStopped, type Operator } from '../setup/driver.js';
+import type { StepResult } from '../setup/steps.js';
+import type { Link } from '../transport/link.js';
+import { DESIGN_PM_DEG, MIN_GM_DB, preflight } from './design.js';
+import { coupledResponse, estimatorResponse } from './joint-model.js';
+import { type JointTune, jointSteps, lockedModel, rigModel } from './joint-steps.js';
+import { TuneAbort, TuneLoop } from './loop.js';
+
+/** Without --bandwidth, a default beyond the model's bound is lowered to this fraction of it (the model's bound leaves out the coupling of the joints). */
+export const DEFAULT_BOUND_FRACTION = 0.7;
+
+/** The furthest any joint may stray from the pose during tune [deg]. */
+export const MAX_DEV_DEG = 10;
+
+export interface TuneOptions {
+  /** Joints to tune, 0-based. */
+  joints: number[];
+  /** Target crossover [Hz] (default: the loop rate / 40). */
+  bandwidthHz: number;
+  /** The person asked for this bandwidth (refused when out of reach); otherwise the default is lowered to DEFAULT_BOUND_FRACTION of the model's bound when that is lower. */
+  explicit: boolean;
+  /** Loop (sample) rate [Hz]. */
+  rateHz: number;
+}
+
+export interface TuneContext {
+  rig: Rig;
+  link: Link;
+  operator: Operator;
+  options: TuneOptions;
+  /** Called with the pose [rad] once the first sample has given it. */
+  onPose?: (q: readonly number[]) => void;
+}
+
+export interface TuneOutcome {
+  steps: StepResult[];
+  joints: JointTune[];
+  motionS: number;
+  /** The velocity estimator's bandwidth the gains were designed with [Hz]. */
+  velocityFilterHz: number;
+  /** The highest crossover per joint the rig's model reaches at this rate and delay [Hz]. */
+  boundHz: number[];
+  /** The target crossover tuned for [Hz] (the default may have been lowered). */
+  bandwidthHz: number;
+  completed: boolean;
+}
+
+/** Runs tune's steps on the link (opened here); the caller closes it. */
+export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
+  const { rig, link, operator, options } = ctx;
+  const steps: StepResult[] = [];
+  const joints: JointTune[] = [];
+  const loop = new TuneLoop(rig, link, rig.control.velocityFilterHz, { maxDevDeg: MAX_DEV_DEG, holdKp: rig.control.pid.kp, holdKd: rig.control.pid.kd });
+  let stopped: (reason: string) => void = () => undefined;
+  const abort = new Promise<never>((_, reject) => {
+    stopped = (reason) => reject(new SetupStopped(reason));
+  });
+  abort.catch(() => undefined);
+  const onAbort = (): void => {
+    loop.abort(`stopped: ${String(operator.signal.reason)}`);
+    void link.stop();
+    stopped(String(operator.signal.reason ?? 'stopped'));
+  };
+  if (operator.signal.aborted) onAbort();
+  else operator.signal.addEventListener('abort', onAbort, { once: true });
+  const add = (r: StepResult): StepResult => {
+    steps.push(r);
+    operator.say(`[${r.status.toUpperCase()}] ${r.name}: ${r.summary}`);
+    if (r.fix) operator.say(`       fix: ${r.fix}`);
+    return r;
+  };
+  let completed = true;
+  let boundHz: number[] = [];
+  try {
+    await Promise.race([link.open(), abort]);
+    await Promise.race([link.startSampling(options.rateHz), abort]);
+    await Promise.race([loop.posed(), abort]);
+    ctx.onPose?.(loop.pose);
+    let plan = planTune(rig, loop, options);
+    const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
+    if (!options.explicit && options.bandwidthHz > lower) {
+      operator.say(`the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz): tuning for ${lower} Hz instead`);
+      options.bandwidthHz = lower;
+      plan = planTune(rig, loop, options);
+    }
+    if ('refused' in plan) {
+      const worst = Math.min(...plan.boundHz);
+      add({ name: 'bandwidth', status: 'fail', summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(1.5e3 / options.rateHz)} ms, the command applied a sample later and held a sample) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${MIN_GM_DB} dB of gain margin`, evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, velocityFilterHz: plan.velocityFilterHz }, fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`, corrected: false });
+      return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.boundHz, bandwidthHz: options.bandwidthHz };
+    }
+    boundHz = plan.boundHz;
+    loop.setVelocityFilter(plan.velocityFilterHz);
+    loop.setHold(plan.nominal.map((g) => g.kp), plan.nominal.map((g) => g.kd));
+    operator.say(`Tune: per joint a relay test, a chirp, the gains for a ${options.bandwidthHz.toFixed(2)} Hz crossover, a step and a chirp with them; within ${MAX_DEV_DEG} deg of where the arm is, the other joint held. Space or Esc stops.`);
+    await Promise.race([operator.confirm('the arm will move a little about its pose: clear it and press Enter'), abort]);
+    await Promise.race([link.enable(true), abort]);
+    loop.holding = true;
+    for (const j of options.joints) {
+      const r = await jointSteps({ rig, loop, joint: j, options, plan, guard: (p) => Promise.race([p, abort]), add, lastStatus: () => steps[steps.length - 1]?.status ?? 'pass' });
+      joints.push(r);
+      // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).
+      if (!r.ok) completed = false;
+    }
+  } catch (e0) {
+    // The e-stop ends the running experiment too (a TuneAbort): it is reported as the stop it is.
+    const e = operator.signal.aborted && !(e0 instanceof SetupStopped) ? new SetupStopped(String(operator.signal.reason ?? 'stopped')) : e0;
+    if (e instanceof TuneAbort) {
+      add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
+      completed = false;
+    } else {
+      if (e instanceof SetupStopped) (e as SetupStopped).steps = steps.slice();
+      throw e;
+    }
+  } finally {
+    loop.holding = false;
+    operator.signal.removeEventListener('abort', onAbort);
+    link.writeDuty(new Array<number>(rig.joints).fill(0));
+    await link.stop();
+  }
+  return { steps, joints, motionS: loop.motionS, velocityFilterHz: loop.velocityFilterHz, completed, boundHz, bandwidthHz: options.bandwidthHz };
+}
+
+const r3 = (v: number): number => Number(v.toPrecision(3));
+
+/** The preflight on the rig's model at the pose (pure; before any motion). */
+function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions): ReturnType<typeof preflight> {
+  const dt = 1 / o.rateHz;
+  const m = rigModel(loop, rig, loop.pose[1] ?? 0, dt);
+  const locked = m.M.map((_, j) => {
+    const l = lockedModel(m, j);
+    return (w: number) => coupledResponse(l, 0, w, estimatorResponse(w, rig.control.velocityFilterHz, dt), null);
+  });
+  return preflight(locked, o.bandwidthHz, dt, rig.control.velocityFilterHz);
+}
+
+/** The gravity stiffness dG_j/dq_j of the model at the pose [N m/rad] (a central difference). */
+export function gravityStiffness(loop: TuneLoop, j: number): number {
+  const data = createActuatedArmData(loop.model);
+  const h = 1e-4;
+  const q = loop.pose.slice();
+  q[j] = loop.pose[j]! + h;
+  const a = computeGravity(loop.model, data, q)[j]!;
+  q[j] = loop.pose[j]! - h;
+  const b = computeGravity(loop.model, data, q)[j]!;
+  return (a - b) / (2 * h);
+}
+
+/** The torque a joint's motor gives at rest at `fraction` of the duty cap [N m]. */
+export function torqueAtDuty(loop: TuneLoop, rig: Rig, j: number, fraction: number): number {
+  return Math.min(rig.limits[j]!.maxTorque, motorTorque(loop.model, j, fraction * rig.maxDuty, 0));
+}

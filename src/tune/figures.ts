@@ -1,0 +1,63 @@
+/**
+ * tune's figures as vega-lite specs (rendered to SVG by record/plot-panels.ts renderSvg, as the
+ * run figures are): per joint a Bode plot of the measured plant with its coherence, the identified
+ * model's response overlaid, and the measured loop with its crossover and phase crossover marked;
+ * and the validation's step response. Each title says virtual or real time.
+ */
+import type { TopLevelSpec } from 'vega-lite';
+import { abs, type C, unwrapDeg } from './complex.js';
+import type { JointTune } from './joint-steps.js';
+
+interface Row {
+  f: number;
+  db: number;
+  deg: number;
+  series: string;
+}
+
+function rows(freqHz: readonly number[], h: readonly C[], series: string): Row[] {
+  const ph = unwrapDeg(h);
+  return freqHz.map((f, i) => ({ f, db: 20 * Math.log10(abs(h[i]!)), deg: ph[i]!, series }));
+}
+
+/** The Bode figure of one joint. */
+export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
+  const id = t.identified!;
+  const m = t.measured;
+  const data = [...rows(id.bands.freqHz, id.bands.h, 'plant, measured'), ...rows(id.bands.freqHz, id.modelH, 'plant, model'), ...(m ? rows(m.loop.freqHz, m.loop.h, 'loop C P, measured') : [])];
+  const marks = m ? [{ f: m.crossoverHz, label: `crossover ${m.crossoverHz.toFixed(2)} Hz, PM ${m.phaseMarginDeg.toFixed(1)} deg` }, ...(Number.isFinite(m.phaseCrossoverHz) ? [{ f: m.phaseCrossoverHz, label: `phase crossover ${m.phaseCrossoverHz.toFixed(1)} Hz, GM ${m.gainMarginDb.toFixed(1)} dB` }] : [])] : [];
+  const x = { field: 'f', type: 'quantitative', scale: { type: 'log' }, title: 'frequency [Hz]' } as const;
+  const color = { field: 'series', type: 'nominal', title: null } as const;
+  const panel = (field: 'db' | 'deg', title: string): object => ({
+    width: 560,
+    height: 200,
+    layer: [
+      { data: { values: data }, mark: { type: 'line', point: true }, encoding: { x, y: { field, type: 'quantitative', title, scale: { zero: false } }, color } },
+      { data: { values: marks }, mark: { type: 'rule', strokeDash: [4, 3], color: 'gray' }, encoding: { x: { field: 'f', type: 'quantitative' } } },
+      { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, dy: -60, fontSize: 10 }, encoding: { x: { field: 'f', type: 'quantitative' }, text: { field: 'label' } } },
+    ],
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: `joint ${t.joint + 1}: Bode (${clock}); coherence >= 0.8 bands`,
+    vconcat: [panel('db', 'magnitude [dB] (rad/N m; loop: 1)'), panel('deg', 'phase [deg]')],
+  } as TopLevelSpec;
+}
+
+/** The validation's step response of one joint [deg from the pose]. */
+export function stepFigure(t: JointTune, poseRad: number, clock: string): TopLevelSpec {
+  const m = t.measured!;
+  const values = m.step.t.flatMap((s, i) => [
+    { t: s, deg: ((m.step.q[i]! - poseRad) * 180) / Math.PI, series: 'measured' },
+    { t: s, deg: s >= 0.2 ? (m.stepRad * 180) / Math.PI : 0, series: 'reference' },
+  ]);
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: `joint ${t.joint + 1}: closed-loop step (${clock}): overshoot ${m.overshootPct.toFixed(1)} %, settling ${m.settlingS.toFixed(3)} s`,
+    width: 560,
+    height: 240,
+    data: { values },
+    mark: 'line',
+    encoding: { x: { field: 't', type: 'quantitative', title: 'time [s]' }, y: { field: 'deg', type: 'quantitative', title: 'angle from the pose [deg]' }, color: { field: 'series', type: 'nominal', title: null } },
+  } as TopLevelSpec;
+}
