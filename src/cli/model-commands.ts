@@ -4,8 +4,8 @@
  */
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
 import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
+import { simulate } from '../model/arm.js';
 import {
-  armEndpoint,
   computeEnergy,
   computeForwardDynamics,
   computeGravity,
@@ -14,21 +14,13 @@ import {
   computeVelocityTerms,
   createActuatedArmData,
   createRigidArmModel,
-  endpointAcceleration,
-  externalTorques,
-  forwardKinematics,
-  INTEGRATORS,
-  inverseKinematics,
-  inverseKinematics1,
-  jacobian,
-  jacobianDot,
-  simulate,
-  type ExternalLoads,
-  type TwoLinkParams,
-} from '../model/index.js';
+} from '../model/actuated.js';
+import { externalTorques } from '../model/dynamics.js';
+import { INTEGRATORS } from '../model/integrate.js';
+import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
+import type { ExternalLoads, TwoLinkParams } from '../model/types.js';
 import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
-import { writeLines } from './output.js';
-import { loadTrajectoryArg, TRAJECTORY_OPTIONS } from './traj-args.js';
+import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
 
@@ -390,6 +382,8 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   noPositionals(positionals, 'traj', 'every value goes with its option, e.g. --from 0,0');
+  // The trajectory code and the trajectory file's schema load only for this command.
+  const [{ loadTrajectoryArg }, { writeLines }] = await Promise.all([import('./traj-args.js'), import('./output.js')]);
   const rig = rigOf(v);
   const traj = loadTrajectoryArg(rig, v);
   const rate = numberArg(v.rate, 'rate', { default: 100, min: 1e-3, max: 1e5, unit: 'Hz' });
