@@ -254,7 +254,9 @@ export function computeFriction(model: ActuatedArmModel, data: ActuatedArmData, 
   const v = model.coulombVelocity;
   for (let i = 0; i < model.joints; i++) {
     const w = qd[i]!;
-    f[i] = model.viscous[i]! * w + model.coulomb[i]! * (v > 0 ? Math.tanh(w / v) : Math.sign(w));
+    const c = model.coulomb[i]!;
+    // (a joint without Coulomb friction skips the tanh: the rigid arm's simulation calls this 4 times a step)
+    f[i] = model.viscous[i]! * w + (c === 0 ? 0 : c * (v > 0 ? Math.tanh(w / v) : Math.sign(w)));
   }
   return f;
 }

@@ -5,7 +5,7 @@
  */
 import { computeForwardDynamics, createActuatedArmData, type ActuatedArmModel } from './actuated.js';
 import { externalTorques } from './dynamics.js';
-import { FixedStepIntegrator, type IntegratorName } from './integrate.js';
+import { FixedStepIntegrator, type AccelerationFn, type IntegratorName } from './integrate.js';
 import type { ExternalLoads } from './types.js';
 
 /** Options of {@link simulate}. */
@@ -41,8 +41,6 @@ export interface SimulationResult {
 /** Integrates the arm's forward dynamics, qdd = M_a^-1 (tau + E - V - G - f), at a fixed step. */
 export function simulate(model: ActuatedArmModel, o: SimulateOptions): SimulationResult {
   const n = model.joints;
-  const dt = o.dt ?? 1e-4;
-  const steps = Math.round(o.duration / dt);
   const tau = new Array<number>(n).fill(0);
   const ext = new Array<number>(n).fill(0);
   const data = createActuatedArmData(model);
@@ -52,8 +50,14 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
   if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
   const torqueFn = typeof torque === 'function' ? torque : undefined;
   // The common case (constant torque, no external loads) leaves `tau` as it is: this closure runs
-  // four times per RK4 step.
+  // four times per RK4 step. Without friction either, the two-link solve is called directly (the
+  // same M_a^-1 (tau - V - G) computeForwardDynamics ends in, a third faster).
   const fixed = !torqueFn && !external;
+  const two = model.two;
+  const rotor = model.rotorInertia;
+  if (fixed && two && [...model.viscous, ...model.coulomb].every((c) => c === 0)) {
+    return integrate(model, o, (_t, q, qd, out) => void two.forwardDynamics(q, qd, tau, out, rotor));
+  }
   const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
     if (!fixed) {
       if (torqueFn) torqueFn(t, q, qd, tau);
@@ -66,6 +70,13 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
     }
     computeForwardDynamics(model, data, q, qd, tau, out);
   };
+  return integrate(model, o, accel);
+}
+
+function integrate(model: ActuatedArmModel, o: SimulateOptions, accel: AccelerationFn): SimulationResult {
+  const n = model.joints;
+  const dt = o.dt ?? 1e-4;
+  const steps = Math.round(o.duration / dt);
   const integ = new FixedStepIntegrator(n, o.integrator ?? 'rk4', accel);
   const q = o.q0.slice(0, n);
   const qd = o.qd0.slice(0, n);
