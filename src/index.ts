@@ -3,26 +3,14 @@
  * model (pure math) -> protocol -> transport -> control -> record.
  */
 
-// The arm model (src/model): pure math on plain numbers.
+// The arm model (src/model): pure math on plain numbers. One model, the actuated arm (rigid arm,
+// motors, friction; createRigidArmModel for the links alone), one function per term.
 export type { ArmParams, Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams, Vec2 } from './model/types.js';
 export { isTwoLink } from './model/types.js';
-export {
-  energy,
-  energy1,
-  externalTorques,
-  forwardDynamics,
-  forwardDynamics1,
-  gravityTerms,
-  inverseDynamics,
-  inverseDynamics1,
-  jointInertia1,
-  massMatrix,
-  TwoLinkDynamics,
-  twoLinkDynamics,
-  velocityTerms,
-} from './model/dynamics.js';
+export { externalTorques } from './model/dynamics.js';
 export type { Elbow, ForwardKinematics, PointKinematics } from './model/kinematics.js';
 export {
+  armEndpoint,
   endpoint,
   endpointAcceleration,
   endpointVelocity,
@@ -40,8 +28,8 @@ export {
 } from './model/kinematics.js';
 export type { AccelerationFn, IntegratorName } from './model/integrate.js';
 export { FixedStepIntegrator, INTEGRATORS } from './model/integrate.js';
-export type { ArmModel, SimulateOptions, SimulationResult } from './model/arm.js';
-export { armModel, simulate } from './model/arm.js';
+export type { SimulateOptions, SimulationResult } from './model/arm.js';
+export { simulate } from './model/arm.js';
 export type { ActuatedArmData, ActuatedArmModel, ActuatedArmSpec } from './model/actuated.js';
 export {
   computeActuatorTorques,
@@ -56,7 +44,9 @@ export {
   computeMomentum,
   computeVelocityTerms,
   createActuatedArmData,
+  computeEnergy,
   createActuatedArmModel,
+  createRigidArmModel,
   maxMassMatrixDiagonal,
   motorDamping,
   motorDuty,
@@ -130,6 +120,7 @@ export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject, tickRow, t
 // Your own controller in the loop (--controller FILE): the contract and the adapter.
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, LawResult, PluggedOptions, UserController } from './control/user-controller.js';
 export { ControllerError, ControllerFault, controllerContext, PluggedController } from './control/user-controller.js';
+export type { ControllerModelOptions } from './control/controller-model.js';
 export { controllerModel } from './control/controller-model.js';
 
 // Recording (src/record).

@@ -138,7 +138,7 @@ describe('package', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
     const api = await import('../src/index.js');
     expect(api.VERSION).toBe(pkg.version);
-    expect(typeof api.inverseDynamics).toBe('function');
+    expect(typeof api.computeInverseDynamics).toBe('function');
     expect(typeof api.runLoop).toBe('function');
   });
 });

@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { armModel, simulate } from '../src/model/arm.js';
+import { simulate } from '../src/model/arm.js';
+import { computeGravity, createActuatedArmData, createActuatedArmModel, createRigidArmModel } from '../src/model/actuated.js';
+import { armEndpoint } from '../src/model/kinematics.js';
+import { plantModelSpec } from '../src/rig/plant.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { buildPath } from '../src/model/trajectory.js';
 import { controllerContext, ControllerError, PluggedController, type ControllerSample } from '../src/control/user-controller.js';
@@ -61,7 +64,8 @@ describe('PluggedController.load: a module that cannot be used names the file', 
     const out = [0, 0];
     expect(pc.step(restSample(pc, [0, 0]), 0.002, out)).toEqual({ ok: true });
     expect(out[0]).toBe(500);
-    expect(out[1]).toBeCloseTo(armModel(rig.arm).gravityTerms([0.1, 0.2])[1]!, 12);
+    const rigid = createRigidArmModel(rig.arm);
+    expect(out[1]).toBeCloseTo(computeGravity(rigid, createActuatedArmData(rigid), [0.1, 0.2])[1]!, 12);
     expect(pc.reset()).toEqual({ ok: true });
   });
 });
@@ -136,17 +140,18 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     for (const a of [s.q, s.qd, s.qDesired, s.qdDesired, s.qddDesired, s.endpoint, s.endpointDesired]) expect(Object.isFrozen(a)).toBe(true);
     expect(() => ((s.q as number[])[0] = 9)).toThrow(TypeError);
     expect(s).toMatchObject({ t: 1.25, q: [0.3, 0.4], qd: [1, -1], qDesired: [0.5, 0.6], qdDesired: [2, 3], qddDesired: [4, 5] });
-    const m = armModel(rig.arm);
     const out = [0, 0];
     expect(pc.step(s, 0.002, out)).toEqual({ ok: true });
-    expect(out[0]).toBeCloseTo(m.endpoint([0.3, 0.4])[0]!, 12);
-    expect(out[1]).toBeCloseTo(m.endpoint([0.5, 0.6])[1]!, 12);
+    expect(out[0]).toBeCloseTo(armEndpoint(rig.arm, [0.3, 0.4])[0]!, 12);
+    expect(out[1]).toBeCloseTo(armEndpoint(rig.arm, [0.5, 0.6])[1]!, 12);
   });
 });
 
 describe('the shipped examples', () => {
   const examples = ['examples/controllers/pd-gravity.js', 'examples/controllers/impedance.js'];
-  const m = armModel(rig.arm);
+  const rigid = createRigidArmModel(rig.arm);
+  const rigidData = createActuatedArmData(rigid);
+  const m = { gravityTerms: (q: number[]) => computeGravity(rigid, rigidData, q).slice(), endpoint: (q: number[]) => armEndpoint(rig.arm, q) };
 
   for (const file of examples) {
     it(`${file}: at rest on the plan it holds the arm against gravity, tau = G(q)`, async () => {
@@ -164,7 +169,8 @@ describe('the shipped examples', () => {
       const pc = await PluggedController.load(file, context);
       const spec = builtinPath(rig.arm, 'reach')!;
       const traj = buildPath(rig.arm, spec.start, spec.steps);
-      const plant = armModel(rig.plant!.arm);
+      // The true arm as the mock's plant integrates it: heavier, with its rotors and friction.
+      const plant = createActuatedArmModel(plantModelSpec(rig.plant!));
       const dt = 0.002; // [s], the loop's period at 500 Hz
       let q = traj.sample(0).q.slice();
       let qd = [0, 0];

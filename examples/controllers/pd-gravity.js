@@ -13,17 +13,16 @@ const DAMPING = 0.8;
 
 /** @type {import('twolink').ControllerFactory} */
 export default function createController(context) {
-  const { model, rig } = context;
+  const { model } = context;
   const n = model.joints;
   const wn = 2 * Math.PI * BANDWIDTH_HZ; // [rad/s]
-  // The largest inertia each joint sees [kg m^2]: M_ii with the elbow folded in (cos q2 = 1), plus the
-  // motor's rotor reflected through the gear (gear^2 J_rotor).
+  // The largest inertia each joint sees [kg m^2]: M_ii with the elbow folded in (cos q2 = 1); the
+  // model's M includes the motor's rotor reflected through the gear (gear^2 J_rotor).
   const M = model.massMatrix(n === 2 ? [0, 0] : [0]);
   const kp = []; // [N m/rad]
   const kd = []; // [N m s/rad]
   for (let i = 0; i < n; i++) {
-    const motor = rig.motors[i];
-    const inertia = M[i][i] + motor.gear * motor.gear * motor.rotorInertia;
+    const inertia = M[i][i];
     kp.push(inertia * wn * wn);
     kd.push(2 * DAMPING * inertia * wn);
   }

@@ -332,7 +332,7 @@ export async function fuzzRigFiles(n: number, seed = 3, opts: { runs?: number; b
   const { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { loadRig } = await import('../config/load.js');
-  const { armModel } = await import('../model/arm.js');
+  const { computeEnergy, computeForwardDynamics, computeInverseDynamics, createActuatedArmData, createActuatedArmModel } = await import('../model/actuated.js');
   const { builtinPath } = await import('../model/builtins.js');
   const rigsDir = opts.dir ?? 'rigs';
   const bases = readdirSync(rigsDir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(`${rigsDir}/${f}`, 'utf8')) as Json);
@@ -351,12 +351,13 @@ export async function fuzzRigFiles(n: number, seed = 3, opts: { runs?: number; b
       try {
         const rig = loadRig(file);
         f.accepted++;
-        const m = armModel(rig.arm);
+        const m = createActuatedArmModel(rig);
+        const data = createActuatedArmData(m);
         const n2 = rig.joints;
         for (let s = 0; s <= 8; s++) {
           const q = rig.limits.slice(0, n2).map((l) => l.min + ((l.max - l.min) * s) / 8);
           const qd = rig.limits.slice(0, n2).map((l) => l.maxVel * (s / 8 - 0.5));
-          const out = { id: m.inverseDynamics(q, qd, qd), fd: m.forwardDynamics(q, qd, q), e: m.energy(q, qd) };
+          const out = { id: computeInverseDynamics(m, data, q, qd, qd), fd: computeForwardDynamics(m, data, q, qd, q), e: computeEnergy(m, data, q, qd) };
           const bad = nonFiniteIn(out);
           if (bad) throw new RangeError(`non-finite ${bad}`);
         }

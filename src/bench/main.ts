@@ -16,12 +16,15 @@ import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
 import { benchRealtime, benchSoak, type RealtimeOptions } from './realtime.js';
 import { benchModel } from './model.js';
+import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
   model: benchModel,
+  // Issue 22: `twolink model fk` within 70 ms of `node -e 0`, median of 7, interleaved.
+  startup: () => benchStartup(7),
   link: benchLink,
   loop: () => benchLoop(),
   realtime: () => benchRealtime(runsOption()),

@@ -4,23 +4,23 @@
  */
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
 import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
+import { simulate } from '../model/arm.js';
 import {
-  armModel,
-  endpointAcceleration,
-  externalTorques,
-  forwardKinematics,
-  INTEGRATORS,
-  inverseKinematics,
-  inverseKinematics1,
-  jacobian,
-  jacobianDot,
-  simulate,
-  type ExternalLoads,
-  type TwoLinkParams,
-} from '../model/index.js';
+  computeEnergy,
+  computeForwardDynamics,
+  computeGravity,
+  computeInverseDynamics,
+  computeMassMatrix,
+  computeVelocityTerms,
+  createActuatedArmData,
+  createRigidArmModel,
+} from '../model/actuated.js';
+import { externalTorques } from '../model/dynamics.js';
+import { INTEGRATORS } from '../model/integrate.js';
+import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
+import type { ExternalLoads, TwoLinkParams } from '../model/types.js';
 import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
-import { writeLines } from './output.js';
-import { loadTrajectoryArg, TRAJECTORY_OPTIONS } from './traj-args.js';
+import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
 
@@ -90,12 +90,14 @@ const MODEL: Record<string, Sub> = {
     },
     run(v) {
       const rig = rigOf(v);
-      const m = armModel(rig.arm);
+      const m = createRigidArmModel(rig.arm);
+      const d = createActuatedArmData(m);
       const a = angles(v);
       const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
       const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
       const qdd = a.inp(numberList(v.qdd as string, 'qdd', m.joints, a.range.qdd));
-      print({ tau: m.inverseDynamics(q, qd, qdd), M: m.massMatrix(q), V: m.velocityTerms(q, qd), G: m.gravityTerms(q) }, 'model id', given(v, ['q', 'qd', 'qdd']));
+      const tau = computeInverseDynamics(m, d, q, qd, qdd);
+      print({ tau, M: computeMassMatrix(m, d, q), V: computeVelocityTerms(m, d, q, qd), G: computeGravity(m, d, q) }, 'model id', given(v, ['q', 'qd', 'qdd']));
     },
   },
   fd: {
@@ -112,7 +114,7 @@ const MODEL: Record<string, Sub> = {
     },
     run(v) {
       const rig = rigOf(v);
-      const m = armModel(rig.arm);
+      const m = createRigidArmModel(rig.arm);
       const a = angles(v);
       const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
       const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
@@ -125,7 +127,7 @@ const MODEL: Record<string, Sub> = {
         const e = externalTorquesOf(rig, q, qd, ext);
         for (let i = 0; i < total.length; i++) total[i]! += e[i]!;
       }
-      print({ qdd: a.out(m.forwardDynamics(q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
+      print({ qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },
   },
   fk: {
@@ -161,7 +163,8 @@ const MODEL: Record<string, Sub> = {
         const t = endpointAcceleration(rig.arm as TwoLinkParams, q, qd, qdd);
         out.endpointAccelerationTerms = { tangential: t.tangential, centripetal: t.centripetal, coriolis: t.coriolis };
       }
-      out.energy = armModel(rig.arm).energy(q, qd);
+      const rigid = createRigidArmModel(rig.arm);
+      out.energy = computeEnergy(rigid, createActuatedArmData(rigid), q, qd);
       print(out, 'model fk', given(v, ['q', 'qd', 'qdd']));
     },
   },
@@ -286,7 +289,8 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   }
   noPositionals(positionals, 'sim', 'every value goes with its option, e.g. --duration 5');
   const rig = rigOf(v);
-  const m = armModel(rig.arm);
+  const m = createRigidArmModel(rig.arm);
+  const md = createActuatedArmData(m);
   const n = m.joints;
   const a = angles(v);
   const q0 = a.inp(numberList(v.q0 as string, 'q0', n, a.range.q));
@@ -311,7 +315,7 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   const flush = (): void => {
     if (fd !== undefined && lines.length) writeAll(fd, Buffer.from(`${lines.splice(0).join('\n')}\n`), out!);
   };
-  if (fd !== undefined) lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: m.energy(q0, qd0).total }));
+  if (fd !== undefined) lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: computeEnergy(m, md, q0, qd0).total }));
   // Every sample (or every 1000 steps without --out) is checked: an integration that diverges (the
   // explicit Euler with a large step) stops there, saying so, instead of printing nulls.
   const check = (t: number, q: readonly number[], qd: readonly number[]): void => {
@@ -335,7 +339,7 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
       onSample: (t: number, q: readonly number[], qd: readonly number[]) => {
         check(t, q, qd);
         if (fd === undefined) return;
-        lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: m.energy(q, qd).total }));
+        lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: computeEnergy(m, md, q, qd).total }));
         if (lines.length >= 4096) flush();
       },
     });
@@ -344,7 +348,7 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
     if (fd !== undefined) closeFile(fd, out!);
   }
   check(res.t, res.q, res.qd);
-  const e = m.energy(res.q, res.qd);
+  const e = computeEnergy(m, md, res.q, res.qd);
   print({ t: res.t, q: a.out(res.q), qd: a.out(res.qd), energy: e.total, kinetic: e.kinetic, potential: e.potential }, 'sim', inputs);
   return 0;
 }
@@ -378,11 +382,12 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
     return 0;
   }
   noPositionals(positionals, 'traj', 'every value goes with its option, e.g. --from 0,0');
+  // The trajectory code and the trajectory file's schema load only for this command.
+  const [{ loadTrajectoryArg }, { writeLines }] = await Promise.all([import('./traj-args.js'), import('./output.js')]);
   const rig = rigOf(v);
   const traj = loadTrajectoryArg(rig, v);
   const rate = numberArg(v.rate, 'rate', { default: 100, min: 1e-3, max: 1e5, unit: 'Hz' });
   const a = angles(v);
-  const m = armModel(rig.arm);
   const n = Math.round(traj.duration * rate);
   if (n > MAX_TRAJ_SAMPLES) {
     throw new UsageError(`traj: ${traj.duration} s at --rate ${rate} Hz is ${n} samples: at most ${MAX_TRAJ_SAMPLES} (a lower --rate)`);
@@ -391,7 +396,7 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
   const ep = [0, 0];
   for (let k = 0; k <= n; k++) {
     const s = traj.sample(k / rate);
-    m.endpoint(s.q, ep);
+    armEndpoint(rig.arm, s.q, ep);
     const sample = { t: s.t, q: a.out(s.q), qd: a.out(s.qd), qdd: a.out(s.qdd), qddd: a.out(s.qddd), endpoint: ep };
     const bad = nonFinitePath(sample);
     if (bad) throw new UsageError(`traj: ${bad} is not finite at t = ${s.t.toFixed(4)} s: the trajectory is singular there (keep it inside the workspace)`);

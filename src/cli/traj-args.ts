@@ -3,18 +3,9 @@ import type { Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath, type PathStep, type Trajectory } from '../model/trajectory.js';
-import { choiceArg, numberArg, numberList, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, numberArg, numberList, UsageError, type ListRange, type Parsed } from './args.js';
 
-export const TRAJECTORY_OPTIONS = {
-  space: { type: 'string', arg: 'joint|endpoint', help: 'plan in joint space (angles) or endpoint space (x,y in m)' },
-  from: { type: 'string', arg: 'a,b', help: 'start: joint angles or endpoint x,y' },
-  to: { type: 'string', arg: 'a,b', help: 'end: joint angles or endpoint x,y' },
-  via: { type: 'string', arg: 'a,b', multiple: true, help: 'a via point between --from and --to (repeat for more)' },
-  duration: { type: 'string', arg: 'S', help: 'duration of each segment [s]' },
-  elbow: { type: 'string', arg: 'down|up', help: 'IK branch in endpoint space (default down: alpha2 >= 0)' },
-  file: { type: 'string', arg: 'FILE', help: 'a trajectory file (JSON, see README)' },
-  name: { type: 'string', arg: 'NAME', help: 'a built-in trajectory: reach, point, circle' },
-} as const satisfies OptionSpecs;
+export { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 /** A path from --name, --file, or --space/--from/--to/--via. */
 export function pathSpecFromArgs(rig: Rig, v: Parsed): PathSpec {

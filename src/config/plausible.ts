@@ -7,7 +7,7 @@
  * Each problem names the field and the reason.
  */
 import { reflectedInertia, torqueForDuty } from '../model/motor.js';
-import { armModel } from '../model/arm.js';
+import { computeGravity, computeMassMatrix, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import type { ArmParams } from '../model/types.js';
 import type { JointLimits, Rig } from './load.js';
 import type { MotorParams } from './rig.js';
@@ -60,7 +60,8 @@ interface Envelope {
 
 /** Gravity torques and joint inertias over the joint limits (a grid; M_22 is constant). */
 function envelope(arm: ArmParams, limits: readonly JointLimits[]): Envelope {
-  const m = armModel(arm);
+  const m = createRigidArmModel(arm);
+  const data = createActuatedArmData(m);
   const n = m.joints;
   const gravity = Array.from({ length: n }, () => ({ torque: 0, at: new Array<number>(n).fill(0) }));
   const inertia = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
@@ -69,8 +70,8 @@ function envelope(arm: ArmParams, limits: readonly JointLimits[]): Envelope {
   for (const a1 of g1) {
     for (const a2 of g2) {
       const q = n === 2 ? [a1, a2] : [a1];
-      const G = m.gravityTerms(q);
-      const M = m.massMatrix(q);
+      const G = computeGravity(m, data, q);
+      const M = computeMassMatrix(m, data, q);
       for (let i = 0; i < n; i++) {
         const t = Math.abs(G[i]!);
         if (!(t <= gravity[i]!.torque)) gravity[i] = { torque: t, at: q.slice() };

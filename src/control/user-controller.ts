@@ -17,7 +17,7 @@ import type { LoopPart } from '../config/parts.js';
 import type { LawSample } from './loop.js';
 import { controllerModel, type ControllerModel } from './controller-model.js';
 
-export type { ControllerModel } from './controller-model.js';
+export type { ControllerModel, ControllerModelOptions } from './controller-model.js';
 
 /** The rig file as a controller sees it. */
 export type ControllerRig = LoopPart & Pick<Rig, 'name' | 'file'>;
@@ -29,7 +29,11 @@ export interface ControllerContext {
    * units, radians), control and twin settings, the board's watchdog; and the file's name and path.
    */
   readonly rig: ControllerRig;
-  /** The nominal arm's dynamics (M, C, G, inverse and forward dynamics) and kinematics (endpoint, Jacobian, IK), bound to the rig's arm. */
+  /**
+   * The nominal actuated arm's dynamics (M_a with the rotors' inertia, C, G, friction, inverse and
+   * forward dynamics) and kinematics (endpoint, Jacobian, IK): a view of the model the built-in
+   * controller uses, from the same rig data. `model.rigidView()` is the rigid arm alone.
+   */
   readonly model: ControllerModel;
   /** The loop's rate [Hz]: `update` is called once per period 1/rateHz [s]. */
   readonly rateHz: number;
@@ -91,7 +95,7 @@ export class ControllerFault extends Error {
  */
 export function controllerContext(rig: ControllerRig, rateHz: number): ControllerContext {
   const own = deepFreeze(structuredClone(rig));
-  const model = controllerModel(own.arm);
+  const model = controllerModel(own);
   Object.freeze(model.params);
   return Object.freeze({ rig: own, model: Object.freeze(model), rateHz });
 }

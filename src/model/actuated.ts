@@ -25,7 +25,7 @@
  */
 import { TwoLinkDynamics } from './dynamics.js';
 import { dutyForTorque, reflectedInertia, torqueForDuty, type MotorParams } from './motor.js';
-import { isTwoLink, type ArmParams, type OneLinkParams } from './types.js';
+import { isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
 
 /**
  * The velocity v_c [rad/s] below which the nominal model smooths Coulomb friction, c tanh(qd / v_c):
@@ -105,15 +105,29 @@ function check(ok: boolean, what: string, v: unknown): void {
 
 /** Builds the constant model. Throws a RangeError naming the field when a value is missing or not finite. */
 export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel {
-  const arm = { ...spec.arm };
-  const joints: 1 | 2 = isTwoLink(arm) ? 2 : 1;
-  for (const [k, v] of Object.entries(arm)) check(Number.isFinite(v), `arm.${k} must be a finite number`, v);
+  const joints: 1 | 2 = isTwoLink(spec.arm) ? 2 : 1;
   check(spec.motors.length >= joints, `needs ${joints} motors`, spec.motors.length);
   const motors = spec.motors.slice(0, joints).map((m) => ({ ...m }));
   motors.forEach((m, i) => {
     for (const [k, v] of Object.entries(m)) check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
   });
   check(Number.isFinite(spec.supplyV) && spec.supplyV > 0, 'supplyV must be a finite number > 0', spec.supplyV);
+  return build(spec, motors);
+}
+
+/**
+ * The rigid arm alone, seed 000's tau = M(q) qdd + V(q, qd) + G(q): the same model with no motors (so
+ * no rotor inertia) and no friction. For the calculators and the checks that are about the links
+ * only; the motor functions (motorTorque, motorDuty, ...) need motors and are not for this model.
+ */
+export function createRigidArmModel(arm: ArmParams): ActuatedArmModel {
+  return build({ arm, motors: [], supplyV: 1 }, []);
+}
+
+function build(spec: ActuatedArmSpec, motors: MotorParams[]): ActuatedArmModel {
+  const arm = { ...spec.arm };
+  const joints: 1 | 2 = isTwoLink(arm) ? 2 : 1;
+  for (const [k, v] of Object.entries(arm)) check(Number.isFinite(v), `arm.${k} must be a finite number`, v);
   const per = (a: readonly number[] | undefined, name: string): readonly number[] => {
     const out = a ? a.slice(0, joints) : new Array<number>(joints).fill(0);
     check(out.length === joints, `friction.${name} needs ${joints} entries`, out.length);
@@ -131,7 +145,7 @@ export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel 
     viscous: per(spec.friction?.viscous, 'viscous'),
     coulomb: per(spec.friction?.coulomb, 'coulomb'),
     coulombVelocity,
-    rotorInertia: motors.map(reflectedInertia),
+    rotorInertia: motors.length ? motors.map(reflectedInertia) : new Array<number>(joints).fill(0),
     two: isTwoLink(arm) ? new TwoLinkDynamics(arm) : undefined,
     io1: joints === 1 ? one.I1 + one.m1 * one.d1 * one.d1 : 0,
     mgd1: joints === 1 ? one.m1 * one.g * one.d1 : 0,
@@ -240,7 +254,9 @@ export function computeFriction(model: ActuatedArmModel, data: ActuatedArmData, 
   const v = model.coulombVelocity;
   for (let i = 0; i < model.joints; i++) {
     const w = qd[i]!;
-    f[i] = model.viscous[i]! * w + model.coulomb[i]! * (v > 0 ? Math.tanh(w / v) : Math.sign(w));
+    const c = model.coulomb[i]!;
+    // (a joint without Coulomb friction skips the tanh: the rigid arm's simulation calls this 4 times a step)
+    f[i] = model.viscous[i]! * w + (c === 0 ? 0 : c * (v > 0 ? Math.tanh(w / v) : Math.sign(w)));
   }
   return f;
 }
@@ -261,6 +277,19 @@ export function computeMomentum(model: ActuatedArmModel, data: ActuatedArmData, 
     p[0] = r[0]! * qd[0]! + model.io1 * qd[0]!;
   }
   return p;
+}
+
+/**
+ * Kinetic and potential energy [J]: T = p . qd / 2 with p = M_a(q) qd (the rotors' kinetic energy
+ * included), U = g (m1 d1 + m2 L1) sin a1 + g m2 d2 sin(a1 + a2) (zero at a1 = a2 = 0).
+ */
+export function computeEnergy(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[]): Energy {
+  const p = computeMomentum(model, data, q, qd);
+  let kinetic = 0;
+  for (let i = 0; i < model.joints; i++) kinetic += 0.5 * p[i]! * qd[i]!;
+  const two = model.two;
+  const potential = two ? two.g1c * Math.sin(q[0]!) + two.g2c * Math.sin(q[0]! + q[1]!) : model.mgd1 * Math.sin(q[0]!);
+  return { kinetic, potential, total: kinetic + potential };
 }
 
 /** The joint torque [N m] that motor `joint` (0-based) gives at `duty` (-1..1) and joint speed `qd` [rad/s]: tm = eta N kt (duty Vs - ke N qd) / R. */

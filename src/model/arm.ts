@@ -1,95 +1,12 @@
 /**
- * One interface over the one- and two-link models, so that the simulator, the twin, the plant and the
- * controller are written once for either arm.
+ * Simulation of the actuated arm (actuated.ts) under joint torques: the one model the controller, the
+ * twin and the mock's plant evaluate, integrated at a fixed step. The rigid arm of seed 001 is
+ * `createRigidArmModel(arm)`.
  */
-import { energy1, externalTorques, forwardDynamics1, inverseDynamics1, jointInertia1, TwoLinkDynamics } from './dynamics.js';
-import { FixedStepIntegrator, type IntegratorName } from './integrate.js';
-import { endpoint } from './kinematics.js';
-import type { ArmParams, Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from './types.js';
-import { isTwoLink } from './types.js';
-
-/** The dynamics of an arm with its parameters bound. Arrays have one entry per joint. */
-export interface ArmModel {
-  readonly joints: 1 | 2;
-  readonly params: ArmParams;
-  /** tau = M qdd + V + G [N m]. */
-  inverseDynamics(q: readonly number[], qd: readonly number[], qdd: readonly number[], out?: number[]): number[];
-  /** qdd = M^-1 (tau - V - G) [rad/s^2]; `rotorInertia` is added to the diagonal of M. */
-  forwardDynamics(
-    q: readonly number[],
-    qd: readonly number[],
-    tau: readonly number[],
-    out?: number[],
-    rotorInertia?: readonly number[],
-  ): number[];
-  /** M(q) [kg m^2], into `out` when given (then nothing is allocated). */
-  massMatrix(q: readonly number[], out?: number[][]): number[][];
-  /** V(q, qd) [N m], into `out` when given. */
-  velocityTerms(q: readonly number[], qd: readonly number[], out?: number[]): number[];
-  /** G(q) [N m], into `out` when given. */
-  gravityTerms(q: readonly number[], out?: number[]): number[];
-  energy(q: readonly number[], qd: readonly number[]): Energy;
-  /** Endpoint position [m]. */
-  endpoint(q: readonly number[], out?: number[]): number[];
-  /** Outer reach of the arm [m]. */
-  readonly reach: number;
-}
-
-export function armModel(p: ArmParams): ArmModel {
-  if (isTwoLink(p)) return twoLinkModel(p);
-  return oneLinkModel(p);
-}
-
-/** The model snapshots the parameters: build a new one when they change. */
-function twoLinkModel(p: TwoLinkParams): ArmModel {
-  const d = new TwoLinkDynamics({ ...p });
-  return {
-    joints: 2,
-    params: p,
-    reach: p.L1 + p.L2,
-    inverseDynamics: (q, qd, qdd, out) => d.inverseDynamics(q, qd, qdd, out),
-    forwardDynamics: (q, qd, tau, out, rotor) => d.forwardDynamics(q, qd, tau, out, rotor),
-    massMatrix: (q, out) => d.massMatrix(q, out as Mat2 | undefined),
-    velocityTerms: (q, qd, out) => d.velocityTerms(q, qd, out),
-    gravityTerms: (q, out) => d.gravityTerms(q, out),
-    energy: (q, qd) => d.energy(q, qd),
-    endpoint: (q, out = [0, 0]) => endpoint(p, q, out),
-  };
-}
-
-function oneLinkModel(p: OneLinkParams): ArmModel {
-  return {
-    joints: 1,
-    params: p,
-    reach: p.L1,
-    inverseDynamics: (q, _qd, qdd, out = [0]) => {
-      out[0] = inverseDynamics1(p, q[0]!, qdd[0]!);
-      return out;
-    },
-    forwardDynamics: (q, _qd, tau, out = [0], rotor) => {
-      out[0] = forwardDynamics1(p, q[0]!, tau[0]!, rotor ? rotor[0]! : 0);
-      return out;
-    },
-    massMatrix: (_q, out = [[0]]) => {
-      out[0]![0] = jointInertia1(p);
-      return out;
-    },
-    velocityTerms: (_q, _qd, out = [0]) => {
-      out[0] = 0;
-      return out;
-    },
-    gravityTerms: (q, out = [0]) => {
-      out[0] = p.m1 * p.g * p.d1 * Math.cos(q[0]!);
-      return out;
-    },
-    energy: (q, qd) => energy1(p, q[0]!, qd[0]!),
-    endpoint: (q, out = [0, 0]) => {
-      out[0] = p.L1 * Math.cos(q[0]!);
-      out[1] = p.L1 * Math.sin(q[0]!);
-      return out;
-    },
-  };
-}
+import { computeForwardDynamics, createActuatedArmData, type ActuatedArmModel } from './actuated.js';
+import { externalTorques } from './dynamics.js';
+import { FixedStepIntegrator, type AccelerationFn, type IntegratorName } from './integrate.js';
+import type { ExternalLoads } from './types.js';
 
 /** Options of {@link simulate}. */
 export interface SimulateOptions {
@@ -121,33 +38,45 @@ export interface SimulationResult {
   steps: number;
 }
 
-/** Integrates the arm's forward dynamics at a fixed step. */
-export function simulate(model: ArmModel, o: SimulateOptions): SimulationResult {
+/** Integrates the arm's forward dynamics, qdd = M_a^-1 (tau + E - V - G - f), at a fixed step. */
+export function simulate(model: ActuatedArmModel, o: SimulateOptions): SimulationResult {
+  const n = model.joints;
+  const tau = new Array<number>(n).fill(0);
+  const ext = new Array<number>(n).fill(0);
+  const data = createActuatedArmData(model);
+  const torque = o.torque;
+  const external = o.external;
+  const p = model.arm;
+  if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+  const torqueFn = typeof torque === 'function' ? torque : undefined;
+  // The common case (constant torque, no external loads) leaves `tau` as it is: this closure runs
+  // four times per RK4 step. Without friction either, the two-link solve is called directly (the
+  // same M_a^-1 (tau - V - G) computeForwardDynamics ends in, a third faster).
+  const fixed = !torqueFn && !external;
+  const two = model.two;
+  const rotor = model.rotorInertia;
+  if (fixed && two && [...model.viscous, ...model.coulomb].every((c) => c === 0)) {
+    return integrate(model, o, (_t, q, qd, out) => void two.forwardDynamics(q, qd, tau, out, rotor));
+  }
+  const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
+    if (!fixed) {
+      if (torqueFn) torqueFn(t, q, qd, tau);
+      else if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+      else tau.fill(0);
+      if (external) {
+        externalTorques(p, q, qd, external, ext);
+        for (let i = 0; i < n; i++) tau[i]! += ext[i]!;
+      }
+    }
+    computeForwardDynamics(model, data, q, qd, tau, out);
+  };
+  return integrate(model, o, accel);
+}
+
+function integrate(model: ActuatedArmModel, o: SimulateOptions, accel: AccelerationFn): SimulationResult {
   const n = model.joints;
   const dt = o.dt ?? 1e-4;
   const steps = Math.round(o.duration / dt);
-  const tau = new Array<number>(n).fill(0);
-  const ext = new Array<number>(n).fill(0);
-  const torque = o.torque;
-  const external = o.external;
-  const p = model.params;
-  if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
-  const torqueFn = typeof torque === 'function' ? torque : undefined;
-  // The common case (constant torque, no external loads) calls the dynamics directly: this closure
-  // runs four times per RK4 step.
-  const fast = !torqueFn && !external && isTwoLink(p) ? new TwoLinkDynamics(p) : undefined;
-  const accel = fast
-      ? (_t: number, q: readonly number[], qd: readonly number[], out: number[]): void => void fast.forwardDynamics(q, qd, tau, out)
-      : (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
-          if (torqueFn) torqueFn(t, q, qd, tau);
-          else if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
-          else tau.fill(0);
-          if (external) {
-            externalTorques(p, q, qd, external, ext);
-            for (let i = 0; i < n; i++) tau[i]! += ext[i]!;
-          }
-          model.forwardDynamics(q, qd, tau, out);
-        };
   const integ = new FixedStepIntegrator(n, o.integrator ?? 'rk4', accel);
   const q = o.q0.slice(0, n);
   const qd = o.qd0.slice(0, n);

@@ -9,7 +9,7 @@
  * without symbolic algebra: r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r.
  */
-import type { Mat2, OneLinkParams, TwoLinkParams, Vec2 } from './types.js';
+import { isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type TwoLinkParams, type Vec2 } from './types.js';
 
 /** Segment angles theta (from the horizontal) from joint angles alpha: th1 = a1, th2 = a1 + a2. */
 export function segmentAngles(alpha: readonly number[]): number[] {
@@ -43,6 +43,14 @@ export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[] =
   const a12 = a1 + q[1]!;
   out[0] = p.L1 * Math.cos(a1) + p.L2 * Math.cos(a12);
   out[1] = p.L1 * Math.sin(a1) + p.L2 * Math.sin(a12);
+  return out;
+}
+
+/** Endpoint position [m] of a one- or two-link arm, allocation-free with `out`. */
+export function armEndpoint(p: ArmParams, q: readonly number[], out: number[] = [0, 0]): number[] {
+  if (isTwoLink(p)) return endpoint(p, q, out);
+  out[0] = p.L1 * Math.cos(q[0]!);
+  out[1] = p.L1 * Math.sin(q[0]!);
   return out;
 }
 

@@ -1,19 +1,28 @@
 /**
- * The mock rig's arm: the model of src/model plus what a real arm has and the model does not:
- * a DC motor per joint (PWM duty -> voltage -> current -> torque, with back-EMF, gear ratio, gearbox
- * efficiency and the rotor's reflected inertia), viscous and Coulomb friction, encoder quantization
- * and noise, and injection knobs (a stalled joint, a slipping or reversed encoder, a payload, a dead
- * motor, a sagging supply, an external torque).
- *
- * The motor is quasi-static (the electrical time constant L/R, about 1 ms for such motors, is below
- * the control period and is neglected): i = (V - ke N qd) / R, tau = eta N kt i.
+ * The mock rig's arm: the actuated arm model (src/model/actuated.ts: the rigid arm, the geared DC
+ * motors with back-EMF and rotor inertia, viscous and Coulomb friction) built from the rig file's
+ * `plant` section, the same equations the controller and the twin evaluate with the nominal values,
+ * plus what a real arm has beyond the model: mechanical stops, the wiring as it really is, encoder
+ * quantization and noise, and injection knobs (a stalled joint, a slipping or reversed encoder, a
+ * payload, a dead motor, a sagging supply, an external torque).
  */
 import type { EncoderParams, PlantParams } from '../config/load.js';
-import { externalTorques } from '../model/dynamics.js';
-import { TwoLinkDynamics, forwardDynamics1 } from '../model/dynamics.js';
+import {
+  computeForwardDynamics,
+  computeFriction,
+  computeGravity,
+  computeMassMatrix,
+  computeVelocityTerms,
+  createActuatedArmData,
+  createActuatedArmModel,
+  motorTorque,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+  type ActuatedArmSpec,
+} from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 import { mulberry32 } from '../model/random.js';
-import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
+import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';
 
 /** Injections a test can switch on while the plant runs (src/rig/injections.ts). */
@@ -84,6 +93,11 @@ export function withPayload(p: TwoLinkParams, payloadKg: number): TwoLinkParams 
   return { ...p, m2, d2, I2 };
 }
 
+/** The plant's true actuated arm: `arm` (the plant's, with any payload) and the `plant` section's motors, friction and supply. */
+export function plantModelSpec(p: PlantParams, arm: ArmParams = p.arm): ActuatedArmSpec {
+  return { arm, motors: p.motors, friction: { viscous: p.viscous, coulomb: p.coulomb }, supplyV: p.supplyV, coulombVelocity: p.coulombVelocity };
+}
+
 /** A mechanical stop's stiffness [N m/rad] and damping [N m s/rad] (a rubber bumper on a bench arm). */
 const STOP_STIFFNESS = 300;
 const STOP_DAMPING = 3;
@@ -101,13 +115,12 @@ export class Plant {
   readonly duty: number[];
   /** Joint torques of the motors at the last step [N m]. */
   readonly motorTorque: number[];
-  private dyn2: TwoLinkDynamics | undefined;
-  private arm: TwoLinkParams | OneLinkParams;
+  /** The actuated arm as it really is (with the payload): rebuilt when the payload changes. */
+  private model!: ActuatedArmModel;
+  private data!: ActuatedArmData;
   private payload: number;
-  private readonly rotor: number[];
   private readonly integ: FixedStepIntegrator;
   private readonly tau: number[];
-  private readonly ext: number[];
   private readonly noise: Noise;
   /** Per joint: the encoder as it really is (sign, zero [rad], counts per revolution). */
   private readonly sensor: { sign: number; zero: number; cpr: number }[];
@@ -125,7 +138,6 @@ export class Plant {
     t0 = 0,
     wiring?: PlantWiring,
   ) {
-    this.arm = params.arm;
     this.joints = isTwoLink(params.arm) ? 2 : 1;
     const n = this.joints;
     this.q = params.start.slice(0, n);
@@ -134,8 +146,6 @@ export class Plant {
     this.duty = new Array(n).fill(0);
     this.motorTorque = new Array(n).fill(0);
     this.tau = new Array(n).fill(0);
-    this.ext = new Array(n).fill(0);
-    this.rotor = params.motors.slice(0, n).map((m) => m.gear * m.gear * m.rotorInertia);
     this.injected = {
       stalled: new Array(n).fill(false),
       encoderOffset: new Array(n).fill(0),
@@ -163,8 +173,13 @@ export class Plant {
   setPayload(kg: number): void {
     this.payload = kg;
     const base = this.params.arm;
-    this.arm = isTwoLink(base) ? withPayload(base, kg) : base;
-    this.dyn2 = isTwoLink(this.arm) ? new TwoLinkDynamics(this.arm) : undefined;
+    this.model = createActuatedArmModel(plantModelSpec(this.params, isTwoLink(base) ? withPayload(base, kg) : base));
+    this.data = createActuatedArmData(this.model);
+  }
+
+  /** The actuated arm the plant integrates (the plant's true values, the payload included). */
+  get armModel(): ActuatedArmModel {
+    return this.model;
   }
 
   get payloadKg(): number {
@@ -179,44 +194,46 @@ export class Plant {
     }
   }
 
-  /** Joint torque of motor i at joint velocity w [N m]. */
-  private motor(i: number, w: number): number {
-    if (this.injected.motorDead[i]) return 0;
-    const m = this.params.motors[i]!;
-    const volts = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.params.supplyV * this.injected.supplyScale;
-    const amps = (volts - m.ke * m.gear * w) / m.R;
-    return m.efficiency * m.gear * m.kt * amps;
+  /**
+   * The joint accelerations [rad/s^2] the plant integrates at its state (q, qd) under the duty now,
+   * after the wiring, the injections and the stops, into `out`.
+   */
+  accelerations(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
+    this.accel(this.q, this.qd, out);
+    return out;
   }
 
+  /** Joint torque of motor i at joint velocity w [N m]: the model's motor behind the real wiring and supply. */
+  private motor(i: number, w: number): number {
+    if (this.injected.motorDead[i]) return 0;
+    const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.injected.supplyScale;
+    return motorTorque(this.model, i, duty, w);
+  }
+
+  /** qdd of the actuated arm under the motors, the pushes and the stops; a jammed joint has qdd = 0. */
   private accel(q: readonly number[], qd: readonly number[], out: number[]): void {
     const n = this.joints;
-    const p = this.params;
-    externalTorques(this.arm, q, qd, { viscous: p.viscous, coulomb: p.coulomb, coulombVelocity: p.coulombVelocity }, this.ext);
     for (let i = 0; i < n; i++) {
       const mt = this.motor(i, qd[i]!);
       this.motorTorque[i] = mt;
-      this.tau[i] = mt + this.ext[i]! + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!);
+      this.tau[i] = mt + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!);
     }
-    if (n === 1) {
-      out[0] = this.injected.stalled[0] ? 0 : forwardDynamics1(this.arm as OneLinkParams, q[0]!, this.tau[0]!, this.rotor[0]!);
-      return;
-    }
-    const d = this.dyn2!;
     const s0 = this.injected.stalled[0];
-    const s1 = this.injected.stalled[1];
+    const s1 = n === 2 && this.injected.stalled[1];
     if (!s0 && !s1) {
-      d.forwardDynamics(q, qd, this.tau, out, this.rotor);
+      computeForwardDynamics(this.model, this.data, q, qd, this.tau, out);
       return;
     }
     // A jammed joint is a constraint qdd_i = 0; the free joint obeys its own row of the dynamics.
-    out[0] = 0;
-    out[1] = 0;
-    if (s0 && s1) return;
-    const M = d.massMatrix(q);
-    const V = d.velocityTerms(q, qd);
-    const G = d.gravityTerms(q);
+    out.fill(0);
+    if (n === 1 || (s0 && s1)) return;
+    const d = this.data;
+    const M = computeMassMatrix(this.model, d, q);
+    const V = computeVelocityTerms(this.model, d, q, qd);
+    const G = computeGravity(this.model, d, q);
+    const f = computeFriction(this.model, d, qd);
     const j = s0 ? 1 : 0;
-    out[j] = (this.tau[j]! - V[j]! - G[j]!) / (M[j]![j]! + this.rotor[j]!);
+    out[j] = (this.tau[j]! - V[j]! - G[j]! - f[j]!) / M[j]![j]!;
   }
 
   /**

@@ -30,7 +30,7 @@
  * position-sensing setup can measure (identification fits the masses in the rig's torque units).
  */
 import type { Rig } from '../config/load.js';
-import { armModel } from '../model/arm.js';
+import { computeMassMatrix, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import { reflectedInertia } from '../model/motor.js';
 import type { StepResult } from './steps.js';
 
@@ -94,8 +94,8 @@ export interface ServoGains {
 }
 
 export function servoGains(rig: Rig, hangRad: readonly number[]): ServoGains {
-  const arm = armModel(rig.arm);
-  const M = arm.massMatrix(hangRad);
+  const arm = createRigidArmModel(rig.arm);
+  const M = computeMassMatrix(arm, createActuatedArmData(arm), hangRad);
   const W = 12; // [rad/s]
   const ZETA = 0.8;
   const out: ServoGains = { kp: [], kv: [], dutyPerNm: [], dutyPerRadS: [], inertia: [] };

@@ -7,7 +7,7 @@
  * strays from its reference or moves too fast.
  */
 import type { Rig } from '../config/load.js';
-import { armModel } from '../model/arm.js';
+import { computeGravity, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import type { Link, Reading } from '../transport/link.js';
 import { servoDuty, servoGains, speedPlan, type SpeedEvidence } from './motor-constant.js';
 import type { Findings } from './steps.js';
@@ -87,7 +87,8 @@ export function reference(s: Segment, tIn: number): { q: number; w: number; acc:
 /** Runs joint `j`'s speed test; resolves with the evidence (the caller zeroes the motors after). */
 export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings, j: number, limits: SpeedTestLimits): Promise<SpeedEvidence> {
   const n = rig.joints;
-  const arm = armModel(rig.arm);
+  const arm = createRigidArmModel(rig.arm);
+  const armData = createActuatedArmData(arm);
   const gains = servoGains(rig, n === 2 ? [-Math.PI / 2, 0] : [-Math.PI / 2]);
   const ev: SpeedEvidence = { joint: j, pass: [], tInPass: [], q: [], refW: [], dq: [], dt: [], duty: [], peakDuty: 0, aborted: null };
   const sent = new Map<number, number[]>();
@@ -142,7 +143,7 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
         ref = reference(s, 0);
       }
       const qRef = ref.q;
-      const G = arm.gravityTerms(q);
+      const G = computeGravity(arm, armData, q);
       const jointDuty = q.map((x, i) => (i === j ? servoDuty(gains, i, G[i]! + gains.inertia[i]! * ref.acc, qRef, ref.w, x, w[i]!) : servoDuty(gains, i, G[i]!, hold[i]!, 0, x, w[i]!)));
       const err = q.map((x, i) => Math.abs((i === j ? qRef : hold[i]!) - x) / DEG);
       const fast = w.map((x) => Math.abs(x) / DEG);
