@@ -18,8 +18,8 @@ export type TwinPart = ArmPart & Pick<Rig, 'twin'>;
 /** The feasibility check of a trajectory: the arm, the joints' limits and the duty cap. */
 export type FeasibilityPart = ArmPart & Pick<Rig, 'limits' | 'maxDuty'>;
 
-/** The board's safety timing as the host's loop needs it: its watchdog and when a silent link is lost. */
-export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAfterTicks'> };
+/** The board's safety timing as the host's loop needs it: its watchdog, when a silent link is lost, and the transport (a Firmata host's clock is its count of reports: its following-error default is wider). */
+export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAfterTicks' | 'transport'> };
 
 /**
  * The control loop and its runner (control/loop.ts, control/runner.ts): the controller's and the

@@ -190,7 +190,7 @@ export class LoopCore {
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
-    this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model');
+    this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model', o.rig.link.transport === 'firmata');
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
     this.desired = sample();

@@ -111,7 +111,7 @@ describe('twolink demo in tmux', () => {
     expect(lines.filter((l) => l.kind === 'tick').length).toBeGreaterThan(100);
     expect(lines.at(-1)).toMatchObject({ kind: 'summary', stopReason: 'recording stopped' });
     tmux('send-keys', '-t', 'estop', 'e');
-    await until('E-STOPPED on the screen', () => /E-STOPPED: motors off \(estop:key\)\. The run is over: q to exit\./.test(d.screen()), d.screen);
+    await until('E-STOPPED on the screen', () => /E-STOPPED: motors off \(estop:key(; answers applied \d+ sample\(s\) late, learned)?\)\. The run is over: q to exit\./.test(d.screen()), d.screen);
     expect(d.screen().split('\n')[0]).toContain('E-STOPPED');
     // the key bar says that only q works now
     expect(d.screen()).toContain('q quit (the run is over: the other keys do nothing now)');
