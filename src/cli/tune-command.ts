@@ -7,6 +7,7 @@
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { runCable } from '../config/cable.js';
 import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { SetupStopped } from '../setup/driver.js';
@@ -125,7 +126,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, v.port as string);
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? 'the mock rig (virtual time)' : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
-    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz }, onPose: (q) => (pose = q.slice()) }));
+    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()) }));
   } catch (e) {
     if (e instanceof LinkError) {
       process.stderr.write(`twolink: ${e.message}\n`);

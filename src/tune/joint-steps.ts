@@ -3,6 +3,7 @@
  * the validation. Each runs its experiment through the loop, analyses it with the pure numerics and
  * adds a StepResult with its evidence and fix.
  */
+import { adapterFlushS, cableAdvice, runCable } from '../config/cable.js';
 import type { Rig } from '../config/load.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, motorDamping } from '../model/actuated.js';
 import type { StepResult } from '../setup/steps.js';
@@ -68,14 +69,22 @@ function stepFor(d: Design, maxTorque: number): number {
 }
 
 /**
- * The loop's delay before it is measured [periods]: the command answers a sample and applies at the
- * next (1), held for a period (0.5), plus about a period more that the chirp finds on the mock rig
- * (its encoder latch and motor; 4.8-5.2 ms at 500 Hz, virtual time): the fit replaces it.
+ * The loop's delay before it is measured [periods]: the cable's expected answer delay (src/config/cable.ts
+ * cableAdvice, as `twolink run` states it: the newest sample's hold in the adapter, a USB frame each way
+ * and the host's turn, counted to the board sample that applies the answer) plus half the time each
+ * command is held: a period, or the adapter's delivery period when that is longer (behind a 16U2 the
+ * host answers only the newest sample of each 4.096 ms Timer0 burst, so a command stays applied 4.096 ms).
+ * 1.5 with no adapter; 3 + 1.02 = 4.02 behind a 16U2 at 500 Hz (8.05 ms), where the chirp's fit finds
+ * 6.0-6.7 ms on the mock (virtual time): the design takes the longer of the two, the preflight's bound this.
  */
-export const NOMINAL_DELAY_PERIODS = 2.5;
+export function nominalDelayPeriods(rig: Rig, o: Pick<TuneOptions, 'rateHz' | 'cable'>): number {
+  const c = o.cable ?? runCable(rig, rig.plant !== undefined);
+  const heldPeriods = Math.max(1, adapterFlushS(c.kind, c.latencyMs) * o.rateHz);
+  return cableAdvice(c.kind, c.latencyMs, o.rateHz).answerDelaySamples + heldPeriods / 2;
+}
 
-/** The rig's linearised model about the pose with the elbow at `elbowRad` (M, the gravity stiffness K by central differences, friction, back-EMF, NOMINAL_DELAY_PERIODS of delay). */
-export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, dt: number): CoupledModel {
+/** The rig's linearised model about the pose with the elbow at `elbowRad` (M, the gravity stiffness K by central differences, friction, back-EMF, `delayS`). */
+export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, delayS: number): CoupledModel {
   const data = createActuatedArmData(loop.model);
   const q = loop.pose.slice();
   if (q.length > 1) q[1] = elbowRad;
@@ -90,7 +99,7 @@ export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, dt: number)
       return (g1 - computeGravity(loop.model, data, p)[a]!) / (2 * h);
     }),
   );
-  return { M, K, b: rig.friction.viscous.slice(), B: M.map((_, i) => motorDamping(loop.model, i)), delayS: NOMINAL_DELAY_PERIODS * dt };
+  return { M, K, b: rig.friction.viscous.slice(), B: M.map((_, i) => motorDamping(loop.model, i)), delayS };
 }
 
 /** The joint alone (the other locked), no gravity: for the preflight's bound. */
@@ -164,7 +173,7 @@ function chirpBand(rateHz: number): [number, number] {
 async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
-  const nominal = rigModel(loop, rig, loop.pose[1] ?? 0, dt);
+  const nominal = rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, options) * dt);
   const J0 = nominal.M[j]![j]!;
   const w0 = 2 * Math.PI * LIGHT_HZ;
   const kp = J0 * w0 * w0;
@@ -211,8 +220,11 @@ function plantAtElbow(x: JointStepsContext, id: Identified, fHz: number): (elbow
   const dt = 1 / options.rateHz;
   const Ch = holdResponse(x, fHz);
   return (e) => {
-    const base = rigModel(loop, rig, e, dt);
-    const m = scaledModel({ ...base, K: base.K.map((r) => r.map(() => 0)) }, j, id.mass, id.b, id.model.delayS);
+    const base = rigModel(loop, rig, e, 0);
+    // The longer of the fitted delay and the cable's expected one: the fit sees the mean of a hold that
+    // varies sample to sample (0-4.096 ms behind a 16U2), which near the phase crossover costs more.
+    const delayS = Math.max(id.model.delayS, nominalDelayPeriods(rig, options) * dt);
+    const m = scaledModel({ ...base, K: base.K.map((r) => r.map(() => 0)) }, j, id.mass, id.b, delayS);
     return (w) => coupledResponse(m, j, w, estimatorResponse(w, fHz, dt), Ch ? Ch(w) : null);
   };
 }
@@ -221,8 +233,8 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
-  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, dt).M[j]![j]!;
-  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, dt).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
+  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, 0).M[j]![j]!;
+  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
   const name = `gains ${j + 1}`;
   if (!d) {
     x.add({ name, status: 'fail', summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`, evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) }, fix: `ask for a lower --bandwidth, or raise control.rateHz`, corrected: false });
