@@ -16,8 +16,14 @@ import { closedLoopResponse, logBands, trusted, type FrequencyResponse } from '.
 export const DESIGN_PM_DEG = 52;
 export const MIN_PM_DEG = 45;
 export const MIN_GM_DB = 6;
-/** The model is fitted and checked from the crossover / FIT_FROM up. */
+/** The model is fitted and checked from the crossover / FIT_FROM up, and from FIT_FROM_HZ at least. */
 export const FIT_FROM = 4;
+/**
+ * [Hz] Below about 2.5 Hz Coulomb friction dominates the chirp's 4 deg motions whatever the target: at
+ * the lower targets the 16U2's delay leaves (6.6 Hz, crossover / 4 = 1.65 Hz) the bands there scattered
+ * 5-9 deg about the model (virtual time, rigs/mock-arm.json); at 10 Hz crossover / 4 was 2.5 Hz.
+ */
+export const FIT_FROM_HZ = 2.5;
 /**
  * Log bands per decade the chirp's response is averaged in: 12 (was 20). Behind a 16U2 the host
  * answers one sample in two, the torque it records is the one it last sent, and the band-to-band
@@ -77,7 +83,7 @@ export function identify(e: { r: readonly number[]; u: readonly number[]; y: rea
   const delays = Array.from({ length: Math.round((top - 0.5) / 0.1) + 1 }, (_, i) => (0.5 + 0.1 * i) / fs);
   // Fitted and checked from a quarter of the crossover up: below, Coulomb friction (which a linear
   // model has no place for) dominates the small motions of a chirp.
-  const use = bands.freqHz.map((f) => f >= belowHz / FIT_FROM);
+  const use = bands.freqHz.map((f) => f >= Math.min(Math.max(belowHz / FIT_FROM, FIT_FROM_HZ), belowHz / 2));
   const pick = <T>(a: T[]): T[] => a.filter((_, i) => use[i]);
   // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
   // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).

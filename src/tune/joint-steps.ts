@@ -28,6 +28,8 @@ export interface Measured extends Margins {
   loop: FrequencyResponse;
   step: Trace;
   stepRad: number;
+  /** The gain margin, or its lower bound -|L| at the last coherent band when the phase does not cross -180 deg there [dB]. */
+  gainMarginAtLeastDb: number;
   /** Within 10 % of the target, PM >= 45 deg, GM >= 6 dB. */
   ok?: boolean;
 }
@@ -57,7 +59,7 @@ export interface JointStepsContext {
 const LIGHT_HZ = 2;
 /** Chirp: the angle amplitude aimed at [rad], the lengths [s] of the open and the closed-loop chirp. */
 const CHIRP_AMPLITUDE_RAD = 4 / DEG;
-const CHIRP_S = 10;
+const CHIRP_S = 12;
 const CL_CHIRP_S = 8;
 /** The validation's step: at most STEP_MAX_RAD, and small enough that kp times it stays within STEP_TORQUE of the torque limit (a linear step, not a saturated one). It settles into 5 % of it or 1.5 counts, whichever is wider. */
 const STEP_MAX_RAD = 3 / DEG;
@@ -286,11 +288,12 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean): 
   const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
   const L = logBands(trusted({ ...h, h: h.h.map((z) => [-z[0], -z[1]] as C) }, 0.6, chirp.f0, chirp.f1), 20);
   const m = margins(L.freqHz, L.h);
-  const measured: Measured = { ...m, ...sf, loop: L, step, stepRad };
+  const measured: Measured = { ...m, ...sf, loop: L, step, stepRad, gainMarginAtLeastDb: 0 };
   const within = Math.abs(m.crossoverHz / target - 1) <= 0.1;
   // No phase crossover in the coherent bands: the gain margin is at least -|L| at the highest band (the phase stays above -180 deg up to there).
   const lastHz = L.freqHz[L.freqHz.length - 1] ?? 0;
   const gmAtLeast = Number.isFinite(m.gainMarginDb) ? m.gainMarginDb : L.h.length ? -20 * Math.log10(Math.hypot(...L.h[L.h.length - 1]!)) : -Infinity;
+  measured.gainMarginAtLeastDb = gmAtLeast;
   const ok = within && m.phaseMarginDeg >= MIN_PM_DEG && gmAtLeast >= MIN_GM_DB;
   const gmText = Number.isFinite(m.gainMarginDb) ? `${r3(m.gainMarginDb)} dB at ${r3(m.phaseCrossoverHz)} Hz` : `at least ${r3(gmAtLeast)} dB (no phase crossover up to ${r3(lastHz)} Hz, the last band with coherence >= 0.6)`;
   x.add({
