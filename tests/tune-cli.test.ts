@@ -1,12 +1,12 @@
 // `twolink tune --mock` end to end (virtual time): the JSON on the last stdout line with the fields
-// issue 24 names, the tuned rig file beside the input (which is left as it was), the SVG figures,
+// issue 24 names, the tuned rig file (--out, or by default in the current directory; the input is left as it was), the SVG figures,
 // and exit 2 with the bound for a bandwidth out of reach.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hangGuardMs } from './helpers/hang-guard.js';
-import { lastJson, twolink } from './helpers/cli.js';
+import { lastJson, ROOT, twolink } from './helpers/cli.js';
 import { loadRig } from '../src/config/load.js';
 
 describe('twolink tune --mock', () => {
@@ -31,6 +31,19 @@ describe('twolink tune --mock', () => {
     expect(r.stderr).toContain('[PASS] validation 2');
     expect(existsSync(`${out}.bak`)).toBe(false);
   }, hangGuardMs(90_000));
+
+  it('with no --out writes NAME.tuned.json into the current directory, not beside the rig file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tune-cwd-'));
+    const r = await twolink(['tune', '--rig', join(ROOT, 'rigs/mock-arm.json'), '--mock', '--yes', '--json', '--joint', '2'], { cwd: dir, timeoutMs: hangGuardMs(30_000) });
+    try {
+      expect(r.code).toBe(0);
+      expect(lastJson(r).out).toBe(join(dir, 'mock-arm.tuned.json'));
+      expect(loadRig(join(dir, 'mock-arm.tuned.json')).control.pid.schedule).toHaveLength(3);
+      expect(existsSync(join(ROOT, 'rigs/mock-arm.tuned.json'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, hangGuardMs(40_000));
 
   it('refuses a bandwidth out of reach with the bound (exit 2), before any motion', async () => {
     const r = await twolink(['tune', '--rig', 'rigs/mock-arm.json', '--mock', '--yes', '--json', '--bandwidth', '40', '--out', join(mkdtempSync(join(tmpdir(), 'tune-cli-')), 'x.json')], { timeoutMs: hangGuardMs(30_000) });

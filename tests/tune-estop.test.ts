@@ -18,7 +18,7 @@ describe('tune e-stop', () => {
     m.clock.setTimer(6, () => ac.abort('estop'));
     let duringDuty = 0;
     m.clock.setTimer(5.9, () => (duringDuty = Math.max(...m.duty!().map(Math.abs))));
-    const err = await m.drive(runTune({ rig, link: m.link, operator, options: { joints: [0, 1], bandwidthHz: 10, explicit: true, rateHz: rig.control.rateHz } })).catch((e: unknown) => e);
+    const err = await m.drive(runTune({ rig, link: m.link, operator, options: { joints: [0, 1], bandwidthHz: 6, explicit: true, rateHz: rig.control.rateHz } })).catch((e: unknown) => e);
     try {
       expect(err).toBeInstanceOf(SetupStopped);
       expect((err as SetupStopped).message).toBe('estop');

@@ -51,8 +51,9 @@ describe('tune on rigs/mock-arm.json (virtual time)', () => {
       const m = j.measured!;
       expect(Math.abs(m.crossoverHz / run.outcome.bandwidthHz - 1)).toBeLessThanOrEqual(0.1);
       expect(m.phaseMarginDeg).toBeGreaterThanOrEqual(45);
-      expect(Number.isFinite(m.gainMarginDb)).toBe(true);
-      expect(m.gainMarginDb).toBeGreaterThanOrEqual(6);
+      // The gain margin, or when the phase stays above -180 deg up to the last coherent band, its lower bound there.
+      expect(m.gainMarginAtLeastDb).toBeGreaterThanOrEqual(6);
+      expect(m.gainMarginAtLeastDb).toBeLessThanOrEqual(m.gainMarginDb);
       expect(m.overshootPct).toBeGreaterThan(0);
       expect(m.settlingS).toBeGreaterThan(0);
     }

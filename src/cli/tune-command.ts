@@ -6,7 +6,8 @@
  * and why), the figures into --plot DIR. `--mock` runs on the rig file's simulated arm in virtual time.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { runCable } from '../config/cable.js';
 import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { SetupStopped } from '../setup/driver.js';
@@ -23,7 +24,7 @@ const OPTIONS = {
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time" },
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
   bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 70 % of the model's bound when beyond it)" },
-  out: { type: 'string', arg: 'FILE', help: 'write the tuned rig file here (default FILE.tuned.json beside --rig; --out FILE itself keeps a backup FILE.bak)' },
+  out: { type: 'string', arg: 'FILE', help: 'write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file\'s; a file replaced keeps a backup FILE.bak)' },
   yes: { type: 'boolean', help: 'answer the prompt before motion' },
   json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
   plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR' },
@@ -114,7 +115,9 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const joints = parseJoints(v.joint, rig.joints);
   const rateHz = rig.control.rateHz;
   const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
-  const out = typeof v.out === 'string' ? v.out : rigPath.replace(/\.json$/, '') + '.tuned.json';
+  // By default into the current directory, not beside the rig file: a run from a checkout must not
+  // leave rigs/NAME.tuned.json in the tree.
+  const out = typeof v.out === 'string' ? v.out : join(process.cwd(), `${basename(rigPath, '.json')}.tuned.json`);
   const clockName = v.mock ? 'virtual time, mock rig' : 'real time';
   const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
   let opened: OpenedMock | undefined;
@@ -125,7 +128,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, v.port as string);
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? 'the mock rig (virtual time)' : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
-    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz }, onPose: (q) => (pose = q.slice()) }));
+    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()) }));
   } catch (e) {
     if (e instanceof LinkError) {
       process.stderr.write(`twolink: ${e.message}\n`);

@@ -6,14 +6,15 @@
  * joint is held at the pose; every experiment stays within MAX_DEV_DEG of it. On every way out
  * the motors get zero and the board confirms the stop.
  */
+import { adapterFlushS, adapterName, cableAdvice, runCable, type AdapterKind } from '../config/cable.js';
 import type { Rig } from '../config/load.js';
 import { computeGravity, createActuatedArmData, motorTorque } from '../model/actuated.js';
 import { SetupStopped, type Operator } from '../setup/driver.js';
 import type { StepResult } from '../setup/steps.js';
 import type { Link } from '../transport/link.js';
-import { DESIGN_PM_DEG, MIN_GM_DB, preflight } from './design.js';
+import { ACCEPT_GM_DB, DESIGN_PM_DEG, MIN_GM_DB, preflight } from './design.js';
 import { coupledResponse, estimatorResponse } from './joint-model.js';
-import { type JointTune, jointSteps, lockedModel, rigModel } from './joint-steps.js';
+import { type JointTune, jointSteps, lockedModel, nominalDelayPeriods, rigModel } from './joint-steps.js';
 import { TuneAbort, TuneLoop } from './loop.js';
 
 /** Without --bandwidth, a default beyond the model's bound is lowered to this fraction of it (the model's bound leaves out the coupling of the joints). */
@@ -31,6 +32,8 @@ export interface TuneOptions {
   explicit: boolean;
   /** Loop (sample) rate [Hz]. */
   rateHz: number;
+  /** The cable the samples come through (config/cable.ts runCable; default: the mock's when the rig file has a plant, else its own). */
+  cable?: { kind: AdapterKind; latencyMs: number };
 }
 
 export interface TuneContext {
@@ -87,15 +90,16 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([loop.posed(), abort]);
     ctx.onPose?.(loop.pose);
     let plan = planTune(rig, loop, options);
+    const delayMs = (nominalDelayPeriods(rig, options) * 1000) / options.rateHz;
     const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
     if (!options.explicit && options.bandwidthHz > lower) {
-      operator.say(`the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz): tuning for ${lower} Hz instead`);
+      operator.say(`the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz) with the loop's delay of ${r3(delayMs)} ms (${delayWhy(rig, options)}): tuning for ${lower} Hz instead`);
       options.bandwidthHz = lower;
       plan = planTune(rig, loop, options);
     }
     if ('refused' in plan) {
       const worst = Math.min(...plan.boundHz);
-      add({ name: 'bandwidth', status: 'fail', summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(1.5e3 / options.rateHz)} ms, the command applied a sample later and held a sample) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${MIN_GM_DB} dB of gain margin`, evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, velocityFilterHz: plan.velocityFilterHz }, fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`, corrected: false });
+      add({ name: 'bandwidth', status: 'fail', summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(delayMs)} ms: ${delayWhy(rig, options)}) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the model (${MIN_GM_DB} required of the measured loop)`, evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, delayMs: r3(delayMs), velocityFilterHz: plan.velocityFilterHz }, fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`, corrected: false });
       return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.boundHz, bandwidthHz: options.bandwidthHz };
     }
     boundHz = plan.boundHz;
@@ -132,10 +136,17 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
 
 const r3 = (v: number): number => Number(v.toPrecision(3));
 
+/** Where the loop's expected delay comes from, in words (joint-steps.ts nominalDelayPeriods). */
+function delayWhy(rig: Rig, o: TuneOptions): string {
+  const c = o.cable ?? runCable(rig, rig.plant !== undefined);
+  const heldMs = Math.max(1 / o.rateHz, adapterFlushS(c.kind, c.latencyMs)) * 1000;
+  return `the answer applied ${cableAdvice(c.kind, c.latencyMs, o.rateHz).answerDelaySamples} sample(s) after its sample through ${adapterName(c.kind, c.latencyMs)}, and held ${r3(heldMs)} ms, half of it counted`;
+}
+
 /** The preflight on the rig's model at the pose (pure; before any motion). */
 function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions): ReturnType<typeof preflight> {
   const dt = 1 / o.rateHz;
-  const m = rigModel(loop, rig, loop.pose[1] ?? 0, dt);
+  const m = rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, o) * dt);
   const locked = m.M.map((_, j) => {
     const l = lockedModel(m, j);
     return (w: number) => coupledResponse(l, 0, w, estimatorResponse(w, rig.control.velocityFilterHz, dt), null);

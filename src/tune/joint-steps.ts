@@ -3,6 +3,7 @@
  * the validation. Each runs its experiment through the loop, analyses it with the pure numerics and
  * adds a StepResult with its evidence and fix.
  */
+import { adapterFlushS, cableAdvice, runCable } from '../config/cable.js';
 import type { Rig } from '../config/load.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, motorDamping } from '../model/actuated.js';
 import type { StepResult } from '../setup/steps.js';
@@ -27,6 +28,8 @@ export interface Measured extends Margins {
   loop: FrequencyResponse;
   step: Trace;
   stepRad: number;
+  /** The gain margin, or its lower bound -|L| at the last coherent band when the phase does not cross -180 deg there [dB]. */
+  gainMarginAtLeastDb: number;
   /** Within 10 % of the target, PM >= 45 deg, GM >= 6 dB. */
   ok?: boolean;
 }
@@ -56,7 +59,7 @@ export interface JointStepsContext {
 const LIGHT_HZ = 2;
 /** Chirp: the angle amplitude aimed at [rad], the lengths [s] of the open and the closed-loop chirp. */
 const CHIRP_AMPLITUDE_RAD = 4 / DEG;
-const CHIRP_S = 10;
+const CHIRP_S = 12;
 const CL_CHIRP_S = 8;
 /** The validation's step: at most STEP_MAX_RAD, and small enough that kp times it stays within STEP_TORQUE of the torque limit (a linear step, not a saturated one). It settles into 5 % of it or 1.5 counts, whichever is wider. */
 const STEP_MAX_RAD = 3 / DEG;
@@ -68,14 +71,22 @@ function stepFor(d: Design, maxTorque: number): number {
 }
 
 /**
- * The loop's delay before it is measured [periods]: the command answers a sample and applies at the
- * next (1), held for a period (0.5), plus about a period more that the chirp finds on the mock rig
- * (its encoder latch and motor; 4.8-5.2 ms at 500 Hz, virtual time): the fit replaces it.
+ * The loop's delay before it is measured [periods]: the cable's expected answer delay (src/config/cable.ts
+ * cableAdvice, as `twolink run` states it: the newest sample's hold in the adapter, a USB frame each way
+ * and the host's turn, counted to the board sample that applies the answer) plus half the time each
+ * command is held: a period, or the adapter's delivery period when that is longer (behind a 16U2 the
+ * host answers only the newest sample of each 4.096 ms Timer0 burst, so a command stays applied 4.096 ms).
+ * 1.5 with no adapter; 3 + 1.02 = 4.02 behind a 16U2 at 500 Hz (8.05 ms), where the chirp's fit finds
+ * 6.0-6.7 ms on the mock (virtual time): the design takes the longer of the two, the preflight's bound this.
  */
-export const NOMINAL_DELAY_PERIODS = 2.5;
+export function nominalDelayPeriods(rig: Rig, o: Pick<TuneOptions, 'rateHz' | 'cable'>): number {
+  const c = o.cable ?? runCable(rig, rig.plant !== undefined);
+  const heldPeriods = Math.max(1, adapterFlushS(c.kind, c.latencyMs) * o.rateHz);
+  return cableAdvice(c.kind, c.latencyMs, o.rateHz).answerDelaySamples + heldPeriods / 2;
+}
 
-/** The rig's linearised model about the pose with the elbow at `elbowRad` (M, the gravity stiffness K by central differences, friction, back-EMF, NOMINAL_DELAY_PERIODS of delay). */
-export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, dt: number): CoupledModel {
+/** The rig's linearised model about the pose with the elbow at `elbowRad` (M, the gravity stiffness K by central differences, friction, back-EMF, `delayS`). */
+export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, delayS: number): CoupledModel {
   const data = createActuatedArmData(loop.model);
   const q = loop.pose.slice();
   if (q.length > 1) q[1] = elbowRad;
@@ -90,7 +101,7 @@ export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, dt: number)
       return (g1 - computeGravity(loop.model, data, p)[a]!) / (2 * h);
     }),
   );
-  return { M, K, b: rig.friction.viscous.slice(), B: M.map((_, i) => motorDamping(loop.model, i)), delayS: NOMINAL_DELAY_PERIODS * dt };
+  return { M, K, b: rig.friction.viscous.slice(), B: M.map((_, i) => motorDamping(loop.model, i)), delayS };
 }
 
 /** The joint alone (the other locked), no gravity: for the preflight's bound. */
@@ -164,7 +175,7 @@ function chirpBand(rateHz: number): [number, number] {
 async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
-  const nominal = rigModel(loop, rig, loop.pose[1] ?? 0, dt);
+  const nominal = rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, options) * dt);
   const J0 = nominal.M[j]![j]!;
   const w0 = 2 * Math.PI * LIGHT_HZ;
   const kp = J0 * w0 * w0;
@@ -211,8 +222,11 @@ function plantAtElbow(x: JointStepsContext, id: Identified, fHz: number): (elbow
   const dt = 1 / options.rateHz;
   const Ch = holdResponse(x, fHz);
   return (e) => {
-    const base = rigModel(loop, rig, e, dt);
-    const m = scaledModel({ ...base, K: base.K.map((r) => r.map(() => 0)) }, j, id.mass, id.b, id.model.delayS);
+    const base = rigModel(loop, rig, e, 0);
+    // The longer of the fitted delay and the cable's expected one: the fit sees the mean of a hold that
+    // varies sample to sample (0-4.096 ms behind a 16U2), which near the phase crossover costs more.
+    const delayS = Math.max(id.model.delayS, nominalDelayPeriods(rig, options) * dt);
+    const m = scaledModel({ ...base, K: base.K.map((r) => r.map(() => 0)) }, j, id.mass, id.b, delayS);
     return (w) => coupledResponse(m, j, w, estimatorResponse(w, fHz, dt), Ch ? Ch(w) : null);
   };
 }
@@ -221,8 +235,8 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
-  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, dt).M[j]![j]!;
-  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, dt).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
+  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, 0).M[j]![j]!;
+  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
   const name = `gains ${j + 1}`;
   if (!d) {
     x.add({ name, status: 'fail', summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`, evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) }, fix: `ask for a lower --bandwidth, or raise control.rateHz`, corrected: false });
@@ -274,11 +288,12 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean): 
   const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
   const L = logBands(trusted({ ...h, h: h.h.map((z) => [-z[0], -z[1]] as C) }, 0.6, chirp.f0, chirp.f1), 20);
   const m = margins(L.freqHz, L.h);
-  const measured: Measured = { ...m, ...sf, loop: L, step, stepRad };
+  const measured: Measured = { ...m, ...sf, loop: L, step, stepRad, gainMarginAtLeastDb: 0 };
   const within = Math.abs(m.crossoverHz / target - 1) <= 0.1;
   // No phase crossover in the coherent bands: the gain margin is at least -|L| at the highest band (the phase stays above -180 deg up to there).
   const lastHz = L.freqHz[L.freqHz.length - 1] ?? 0;
   const gmAtLeast = Number.isFinite(m.gainMarginDb) ? m.gainMarginDb : L.h.length ? -20 * Math.log10(Math.hypot(...L.h[L.h.length - 1]!)) : -Infinity;
+  measured.gainMarginAtLeastDb = gmAtLeast;
   const ok = within && m.phaseMarginDeg >= MIN_PM_DEG && gmAtLeast >= MIN_GM_DB;
   const gmText = Number.isFinite(m.gainMarginDb) ? `${r3(m.gainMarginDb)} dB at ${r3(m.phaseCrossoverHz)} Hz` : `at least ${r3(gmAtLeast)} dB (no phase crossover up to ${r3(lastHz)} Hz, the last band with coherence >= 0.6)`;
   x.add({

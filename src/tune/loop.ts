@@ -72,6 +72,8 @@ export class TuneLoop {
   /** The velocity estimator's bandwidth now [Hz]. */
   velocityFilterHz: number;
   private lastT: number | undefined;
+  /** The tested joint's torque last written [N m]. */
+  private lastU = 0;
   /** Seconds the motors were driven with a law (the arm's motion). */
   motionS = 0;
   /** Between experiments, hold every joint at the pose (once the motors are enabled). */
@@ -137,14 +139,14 @@ export class TuneLoop {
   }
 
   /** Duties for the torques, written; undefined (and the motors stopped) when one is not finite. */
-  private write(tau: number[], qd: readonly number[], what: string): ControlOutput | undefined {
+  private write(tau: number[], qd: readonly number[], what: string, send = true): ControlOutput | undefined {
     const { out: o, ok } = this.controller.drive(tau, qd, 1);
     if (!ok) {
       this.abort(`a non-finite torque from ${what} (${tau.join(', ')})`);
       this.holding = false;
       return undefined;
     }
-    this.link.writeDuty(o.duty);
+    if (send) this.link.writeDuty(o.duty);
     return o;
   }
 
@@ -157,7 +159,10 @@ export class TuneLoop {
       for (const f of this.poseWaiters.splice(0)) f();
     }
     const p = this.pending;
-    if (r.superseded || (!p && !this.holding)) return;
+    // A superseded sample (the cable delivered a burst: only the newest is answered) still runs the
+    // law and is recorded, unwritten: the trace keeps one entry per board sample, so the spectra's
+    // sample rate is the loop's (dropping them halved the rate behind a 16U2 and scaled the frequencies).
+    if (!p && (r.superseded || !this.holding)) return;
     const n = this.rig.joints;
     const q = r.q;
     const qd = this.est.qd;
@@ -181,11 +186,13 @@ export class TuneLoop {
     const out = p.law({ t, dt, q, qd, qj: q[p.joint]!, qdj: qd[p.joint]! });
     tau[p.joint] = out.tau;
     for (let j = 0; j < n; j++) if (j !== p.joint) p.trace.otherDev = Math.max(p.trace.otherDev, Math.abs(q[j]! - this.pose[j]!));
-    const o = this.write(tau, qd, `joint ${p.joint + 1}'s law`);
+    const o = this.write(tau, qd, `joint ${p.joint + 1}'s law`, !r.superseded);
     if (!o) return;
     p.trace.t.push(t);
     p.trace.q.push(q[p.joint]!);
-    p.trace.u.push(o.tauCmd[p.joint]!);
+    // A superseded sample's torque is not sent: the board keeps the last one written.
+    if (!r.superseded || p.trace.u.length === 0) this.lastU = o.tauCmd[p.joint]!;
+    p.trace.u.push(this.lastU);
     p.trace.c.push(out.c ?? 0);
     p.trace.r.push(out.r ?? 0);
     if (dt > 0) this.motionS += dt;
