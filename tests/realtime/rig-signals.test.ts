@@ -160,7 +160,8 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
       s.host.kill('SIGKILL');
       await exited(s.host);
       if (sig === 'SIGINT') {
-        expect(end).toEqual({ code: 0, signal: null });
+        // What the rig said, with the failure (once, under six CPU hogs: exit 1, cause not yet known).
+        expect(end, s.err()).toEqual({ code: 0, signal: null });
         expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
       }
     }
