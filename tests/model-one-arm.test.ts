@@ -133,14 +133,20 @@ describe("the mock's plant is the actuated model plus what a real arm has beyond
     );
   }
 
+  /** The nominal plant at the state (q, qd) [rad, rad/s] under duty u. */
+  function nominalPlantAt(rig: Rig, q: number[], qd: number[], u: number[]): Plant {
+    const plant = nominalPlant(rig);
+    plant.q.splice(0, 2, ...q);
+    plant.qd.splice(0, 2, ...qd);
+    plant.setDuty(u);
+    return plant;
+  }
+
   it('with nominal values, its accelerations are the nominal model\'s under the same duty at random states', () => {
     fc.assert(
       fc.property(friction, pair(angle), pair(speed), pair(duty), (f, q, qd, u) => {
         const rig: Rig = { ...mock, friction: f };
-        const plant = nominalPlant(rig);
-        plant.q.splice(0, 2, ...q);
-        plant.qd.splice(0, 2, ...qd);
-        plant.setDuty(u);
+        const plant = nominalPlantAt(rig, q, qd, u);
         const nominal = new Controller(rig, 'desired').model;
         close(plant.accelerations(), computeForwardDynamicsUnderDuty(nominal, createActuatedArmData(nominal), q, qd, u, [0, 0]), 1e-9);
       }),
@@ -152,10 +158,7 @@ describe("the mock's plant is the actuated model plus what a real arm has beyond
     fc.assert(
       fc.property(friction, pair(angle), pair(speed), pair(duty), (f, q, qd, u) => {
         const rig: Rig = { ...mock, friction: f };
-        const plant = nominalPlant(rig);
-        plant.q.splice(0, 2, ...q);
-        plant.qd.splice(0, 2, ...qd);
-        plant.setDuty(u);
+        const plant = nominalPlantAt(rig, q, qd, u);
         const p = rig.arm as TwoLinkParams;
         const M = massMatrix(p, q);
         const V = velocityTerms(p, q, qd);

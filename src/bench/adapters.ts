@@ -14,7 +14,7 @@ import { loadRig, parseJsonText, readConfigText } from '../config/load.js';
 import type { AdapterKind } from '../config/cable.js';
 import { builtinPath } from '../model/builtins.js';
 import { virtualRun } from '../run/virtual.js';
-import { runOnce, startPtyRig } from './realtime.js';
+import { runOnce, startPtyRig, tallyRun, type RunTally } from './realtime.js';
 import { section, type BenchResult } from './report.js';
 
 interface Cable {
@@ -50,28 +50,20 @@ const median = (a: number[]): number => {
   return s[Math.floor(s.length / 2)]!;
 };
 
-interface Cell {
-  done: number;
+/** A cell's runs: the tally (tracking of done runs only, as in the realtime matrix) and the link figures. */
+interface Cell extends RunTally {
   runs: number;
-  rms: number[][];
   delay: number[];
   lat50: number[];
   lat99: number[];
-  faults: string[];
 }
 
 async function realRuns(rigFile: string, rateHz: number, runs: number, where: string[]): Promise<Cell> {
-  const c: Cell = { done: 0, runs, rms: [], delay: [], lat50: [], lat99: [], faults: [] };
+  const c: Cell = { done: 0, runs, rms: [], delay: [], lat50: [], lat99: [], faulted: [] };
   for (let i = 0; i < runs; i++) {
     const r = await runOnce(['--rig', rigFile, ...where, '--rate', String(rateHz), '--traj', 'reach', '--rt']);
-    const s = r.summary;
-    if (!s) {
-      c.faults.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
-      continue;
-    }
-    if (s.stopReason === 'done') c.done++;
-    else c.faults.push(s.stopReason);
-    c.rms.push(s.tracking.rmsDeg);
+    const s = tallyRun(c, r);
+    if (!s) continue;
     if (s.timing) {
       if (s.timing.answerDelaySamples !== null) c.delay.push(s.timing.answerDelaySamples);
       c.lat50.push(s.timing.latencyP50Us);
@@ -86,7 +78,7 @@ function row(key: string, c: Cell, v: { rms: number[]; delay: number | null }): 
   return [
     key,
     `${c.done}/${c.runs} done, RMS real ${f3(rms)} deg, virtual ${f3(v.rms)}`,
-    `delay learned ${median(c.delay)} (virtual ${v.delay ?? '?'}) samples, latency p50 ${median(c.lat50)} p99 ${median(c.lat99)} us${c.faults.length ? `; faults: ${[...new Set(c.faults)].slice(0, 2).join('; ')}` : ''}`,
+    `delay learned ${median(c.delay)} (virtual ${v.delay ?? '?'}) samples, latency p50 ${median(c.lat50)} p99 ${median(c.lat99)} us${c.faulted.length ? `; faults: ${[...new Set(c.faulted)].slice(0, 2).join('; ')}` : ''}`,
   ];
 }
 

@@ -90,6 +90,31 @@ export function startPtyRig(rigFile: string, rt: boolean, firmware = false): Pro
 }
 
 /** One `twolink run ... --json` (or `demo`); resolves with its summary (or the error it printed). */
+/** Done runs, the faults of the others, and the tracking of the done ones. */
+export interface RunTally {
+  done: number;
+  faulted: string[];
+  rms: number[][];
+}
+
+/**
+ * One run into `t`; its summary when it printed one. A run with no summary is a fault, by the last
+ * line it wrote. Tracking of whole reaches only: a run stopped in its approach tracked nothing of the
+ * reach (its zeros pulled the median down).
+ */
+export function tallyRun(t: RunTally, r: { summary?: RunSummary; code: number; stderr: string }): RunSummary | undefined {
+  const s = r.summary;
+  if (!s) {
+    t.faulted.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
+    return undefined;
+  }
+  if (s.stopReason === 'done') {
+    t.done++;
+    t.rms.push(s.tracking.rmsDeg);
+  } else t.faulted.push(s.stopReason);
+  return s;
+}
+
 export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -110,10 +135,7 @@ export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promis
   });
 }
 
-interface Agg {
-  done: number;
-  faulted: string[];
-  rms: number[][];
+interface Agg extends RunTally {
   late: number[];
   lat50: number[];
   lat99: number[];
@@ -145,15 +167,8 @@ async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
       const where = pty ? ['--port', pty.path] : c.where === 'demo' ? [] : ['--mock'];
       const args = ['--rig', c.rig, ...where, ...(c.rateHz ? ['--rate', String(c.rateHz)] : []), '--traj', 'reach', ...(rt ? ['--rt'] : ['--no-rt'])];
       const r = await runOnce(c.where === 'demo' ? [...args, '--headless'] : args, c.where === 'demo' ? 'demo' : 'run');
-      const s = r.summary;
-      if (!s) {
-        agg.faulted.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
-        continue;
-      }
-      if (s.stopReason === 'done') agg.done++;
-      else agg.faulted.push(s.stopReason);
-      // Tracking of whole reaches only: a run stopped in its approach tracked nothing of the reach (its zeros pulled the median down).
-      if (s.stopReason === 'done') agg.rms.push(s.tracking.rmsDeg);
+      const s = tallyRun(agg, r);
+      if (!s) continue;
       const t = s.timing;
       if (t) {
         agg.late.push(t.lateSamples);

@@ -11,7 +11,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
-import { RealClock, settle, VirtualClock } from '../time/clock.js';
+import { advanceUntil, RealClock, settle, VirtualClock } from '../time/clock.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, UsageError, type OptionSpecs } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type RealtimeInfo } from './doctor-checks.js';
 
@@ -56,17 +56,7 @@ async function virtualWait<T>(clock: VirtualClock, p: Promise<T>): Promise<T> {
     () => (done = true),
     () => (done = true),
   );
-  let idle = 0;
-  while (!done) {
-    const next = clock.nextTimerAt();
-    if (next === Infinity) {
-      if (++idle > 1000) throw new Error('doctor: nothing pending in virtual time and no answer');
-    } else {
-      idle = 0;
-      clock.advanceTo(next);
-    }
-    await settle();
-  }
+  await advanceUntil(clock, () => done, 'doctor');
   return p;
 }
 

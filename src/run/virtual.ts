@@ -21,7 +21,7 @@ import { createMockRig, type MockRig } from '../rig/mock-rig.js';
 import { createFirmataMockRig, type FirmataMockRig } from '../rig/mock-firmata-rig.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
 import type { MockWiring } from '../rig/wiring.js';
-import { settle, VirtualClock } from '../time/clock.js';
+import { advanceUntil, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
@@ -146,7 +146,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   );
   let result: RunResult;
   try {
-    await advanceUntil(clock, () => done);
+    await advanceUntil(clock, () => done, 'virtual run');
     result = await run;
   } finally {
     void plugged?.close();
@@ -208,17 +208,3 @@ function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: Feedf
   return recorder;
 }
 
-/** Moves virtual time from one pending timer to the next until `done`; streams and the loop react in between. */
-async function advanceUntil(clock: VirtualClock, done: () => boolean): Promise<void> {
-  let idle = 0;
-  while (!done()) {
-    const next = clock.nextTimerAt();
-    if (next === Infinity) {
-      if (++idle > 1000) throw new Error('virtual run: nothing pending and the run has not ended');
-    } else {
-      idle = 0;
-      clock.advanceTo(next);
-    }
-    await settle();
-  }
-}

@@ -234,6 +234,24 @@ export function settle(): Promise<void> {
 }
 
 /**
+ * Moves virtual time from timer to timer, letting callbacks run between them, until `done()`. A clock
+ * with nothing pending for 1000 turns while `done()` is still false is an error naming `what`.
+ */
+export async function advanceUntil(clock: VirtualClock, done: () => boolean, what: string): Promise<void> {
+  let idle = 0;
+  while (!done()) {
+    const next = clock.nextTimerAt();
+    if (next === Infinity) {
+      if (++idle > 1000) throw new Error(`${what}: nothing pending in virtual time and no end`);
+    } else {
+      idle = 0;
+      clock.advanceTo(next);
+    }
+    await settle();
+  }
+}
+
+/**
  * Moves virtual time in small steps, letting streams and callbacks run between them, until `p`
  * settles; then returns (or throws) what it settled with. Bounded in virtual and in real time (code
  * under test may wait on real timers too, as johnny-five's handshake does).
