@@ -18,17 +18,23 @@ vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const rig = loadRig('rigs/mock-arm.json');
 
+/** The mock board in virtual time, probed as setup probes a port, and the line link to it; `drive` runs a promise for up to `maxS` of board time. */
+async function boardOnMock(maxS: number) {
+  const clock = new VirtualClock();
+  const mock = createMockRig(rig, clock);
+  const stream = await mock.openStream();
+  const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS, maxRealMs: CHILD_GUARD_MS });
+  const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
+  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+  return { clock, mock, drive, link, info };
+}
+
 describe('setup: the e-stop while a motor is driven', () => {
   it.each([
     ['a motor pulse', 'motor output 1', '[PASS] encoder 2'],
     ['the speed test (motor constants)', 'motor 1 constant', '[PASS] motor output 2'],
   ])('during %s: zeroes the motors at once, the board confirms, and setup stops with the reason', async (_what, running, before) => {
-    const clock = new VirtualClock();
-    const mock = createMockRig(rig, clock);
-    const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 600, maxRealMs: CHILD_GUARD_MS });
-    const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
-    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+    const { clock, mock, drive, link, info } = await boardOnMock(600);
     const ac = new AbortController();
     const said: string[] = [];
     const operator: Operator = { say: (t) => said.push(t), confirm: () => Promise.resolve(), ask: () => Promise.resolve(), signal: ac.signal };
@@ -184,12 +190,7 @@ const HAND_PROMPTS = [
 
 describe('setup on a port: the e-stop at each prompt of its steps ends it, motors at zero, the board stopped', () => {
   it.each(HAND_PROMPTS.map((p, i) => [i + 1, p] as const))('prompt %i (%s): space', async (k, text) => {
-    const clock = new VirtualClock();
-    const mock = createMockRig(rig, clock);
-    const stream = await mock.openStream();
-    const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: CHILD_GUARD_MS });
-    const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
-    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+    const { clock, mock, drive, link, info } = await boardOnMock(3600);
     const person = new Person();
     // The person answers every prompt before the k-th, and presses space at the k-th.
     person.answer = (p) => (person.prompts.length === k ? { keys: ' ' } : { keys: /\(y: yes/.test(p) ? 'n' : '\r' });
