@@ -87,15 +87,15 @@ export type { Clock } from './time/clock.js';
 export { RealClock, VirtualClock } from './time/clock.js';
 
 // The mock rig (src/rig).
-export type { MockRig } from './rig/mock-rig.js';
-export { createMockRig } from './rig/mock-rig.js';
-export { Plant } from './rig/plant.js';
+export type { MockRig } from './mock/mock-rig.js';
+export { createMockRig } from './mock/mock-rig.js';
+export { Plant } from './mock/plant.js';
 export type { HostWiring } from './config/wiring.js';
 export { WiredLink } from './transport/wired-link.js';
-export { LineBoard } from './rig/line-board.js';
-export type { MockWiring, WiringMistake } from './rig/wiring.js';
-export { parseWiring, WiringError } from './rig/wiring.js';
-export type { PlantWiring } from './rig/plant.js';
+export { LineBoard } from './mock/line-board.js';
+export type { MockWiring, WiringMistake } from './mock/wiring.js';
+export { parseWiring, WiringError } from './mock/wiring.js';
+export type { PlantWiring } from './mock/plant.js';
 
 // The control loop (src/control).
 export type { FeedforwardMode } from './control/controller.js';

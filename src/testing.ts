@@ -12,12 +12,12 @@ import { loadRig, type Rig } from './config/load.js';
 import { loadTrajectoryFile } from './config/trajectory-file.js';
 import { RigFileError } from './config/rig.js';
 import type { FeedforwardMode } from './control/controller.js';
-import { formatInjection, injectionSchema, parseInjection, type Injection } from './rig/injections.js';
+import { formatInjection, injectionSchema, parseInjection, type Injection } from './mock/injections.js';
 import type { LoopEvent } from './control/loop.js';
 import { tickObject, type TickObject } from './telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from './model/builtins.js';
 import type { RunSummary } from './run/stats.js';
-import { parseWiring } from './rig/wiring.js';
+import { parseWiring } from './mock/wiring.js';
 import { virtualRun as runVirtual } from './run/virtual.js';
 
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, UserController } from './control/user-controller.js';

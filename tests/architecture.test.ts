@@ -15,7 +15,7 @@ const SRC = join(import.meta.dirname, '..', 'src');
  * `version` is a leaf, `index` and `testing` (the public entry points) may import anything.
  * cli -> (tui, record, identify, hil, setup) -> run -> control -> (transport, model), setup -> identify
  * (its gentle identification step); transport ->
- * protocol; rig -> (protocol, model); model imports nothing; viz (URDF, Foxglove scene, live view) sits
+ * protocol; mock -> (protocol, model); model imports nothing; viz (URDF, Foxglove scene, live view) sits
  * under record, cli and bench. config (the rig file, files), time (the
  * clocks) and telemetry (the tick format) are below everything that uses them.
  */
@@ -27,18 +27,18 @@ const ALLOWED: Record<string, readonly string[]> = {
   version: ['protocol'],
   config: ['model', 'protocol', 'time'],
   transport: ['protocol', 'config', 'time', 'model'],
-  rig: ['protocol', 'model', 'config', 'time'],
+  mock: ['protocol', 'model', 'config', 'time'],
   control: ['transport', 'model', 'config', 'time', 'telemetry'],
-  run: ['control', 'rig', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  run: ['control', 'mock', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   viz: ['model', 'config', 'telemetry', 'version'],
   record: ['viz', 'run', 'model', 'config', 'time', 'telemetry', 'version'],
   identify: ['record', 'run', 'control', 'model', 'config', 'time', 'telemetry'],
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],
-  hil: ['record', 'run', 'rig', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
-  setup: ['identify', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  tune: ['setup', 'record', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  cli: ['viz', 'tune', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  bench: ['viz', 'tune', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'rig', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  hil: ['record', 'run', 'mock', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
+  setup: ['identify', 'record', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
+  tune: ['setup', 'record', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
+  cli: ['viz', 'tune', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  bench: ['viz', 'tune', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
   index: ['*'],
   testing: ['*'],
 };

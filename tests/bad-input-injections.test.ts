@@ -1,7 +1,7 @@
 // Issue 12: every --inject value is checked with its unit and range at parse time, so that what runs
 // later (the mock rig, the loop's thread) never sees `payload=-5`, `drop=NaN` or `busy=1e9`.
 import { describe, expect, it } from 'vitest';
-import { InjectionError, parseInjection } from '../src/rig/injections.js';
+import { InjectionError, parseInjection } from '../src/mock/injections.js';
 
 describe('--inject values', () => {
   it.each([

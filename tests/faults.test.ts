@@ -1,4 +1,4 @@
-// The fault matrix, in virtual time against the mock rig: for each injection (src/rig/injections.ts,
+// The fault matrix, in virtual time against the mock rig: for each injection (src/mock/injections.ts,
 // applied through its table as --inject does) and each host mishap, the fault the loop declares (the
 // stop reason), what the arm does (the motors end at zero), and what the recording holds.
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -8,13 +8,13 @@ import { loadRig, type Rig } from '../src/config/load.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { Recorder } from '../src/telemetry/recorder.js';
-import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
-import { applyInjection, lineMockSite, parseInjection } from '../src/rig/injections.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
+import { applyInjection, lineMockSite, parseInjection } from '../src/mock/injections.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { settle, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
 import { lineMock, virtualRun } from './helpers/virtual-run.js';
-import type { MockRig } from '../src/rig/mock-rig.js';
+import type { MockRig } from '../src/mock/mock-rig.js';
 import type { LoopCore } from '../src/control/loop.js';
 
 const rig = (): Rig => loadRig('rigs/mock-arm.json');
@@ -276,7 +276,7 @@ describe('wiring mistakes during a run (the original rig file on a miswired mock
   };
   for (const spec of ['reverse-motor=1', 'reverse-encoder=2', 'swap-motors']) {
     it(`${spec}: the loop stops within the first second of motion with a fault that names the wiring`, async () => {
-      const { parseWiring } = await import('../src/rig/wiring.js');
+      const { parseWiring } = await import('../src/mock/wiring.js');
       const r = rig();
       const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { wiring: parseWiring(spec, 2) });
       expect(res.summary.stopReason).toMatch(named[spec]!);

@@ -1,7 +1,7 @@
 // `--baud` (issue 13, item 3): the stream opens at the override and the Firmata link times the wire
 // with it too (the sampling interval it can keep, the ack inference), not with the rig file's baud.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
+import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
 import { VirtualClock } from '../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../src/transport/firmata-link.js';
 import { firmataRig, pumpUntil } from './helpers/firmata.js';

@@ -1,5 +1,5 @@
 // Real, unmodified johnny-five drives the Firmata mock rig over a serialport stream (the rig binding of
-// src/rig/binding.ts), in virtual time: the handshake, motors, encoders, potentiometers, refusals, stop,
+// src/mock/binding.ts), in virtual time: the handshake, motors, encoders, potentiometers, refusals, stop,
 // connection errors. Assertions are on what crossed the wire and on the plant, not on timing.
 import { afterEach, describe, expect, it } from 'vitest';
 import { MODE } from '../src/protocol/firmata.js';

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLoop } from '../src/control/runner.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
+import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink } from '../src/transport/firmata-link.js';
 import { firmataRig } from './helpers/firmata.js';

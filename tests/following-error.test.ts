@@ -11,7 +11,7 @@ import { RigFileError } from '../src/config/rig.js';
 import { DEFAULT_FOLLOWING_ERROR, FollowingGuard } from '../src/control/following.js';
 import { LIMIT_MARGIN } from '../src/control/safety.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { parseInjection } from '../src/rig/injections.js';
+import { parseInjection } from '../src/mock/injections.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { virtualRun, type VirtualRun } from './helpers/virtual-run.js';
 

@@ -5,7 +5,7 @@ import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { encodeBoardFrame, type BoardInfo } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { quietBoard } from '../src/transport/firmata-setup.js';
 import { LineLink } from '../src/transport/line-link.js';

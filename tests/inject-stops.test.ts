@@ -1,4 +1,4 @@
-// Issue 20 item 6: every --inject case, applied through the one table (src/rig/injections.ts) to the
+// Issue 20 item 6: every --inject case, applied through the one table (src/mock/injections.ts) to the
 // mock rig in virtual time, ends with the stop a person would call right, asserted as the stop VALUE
 // (its kind, and the joint where there is one), not its text. A new injection without a case here
 // fails the first test. The host's injections (busy, throw) act here on the virtual clock and the
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import type { StopReason } from '../src/control/stop.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { applyInjection, INJECTION_NAMES, lineMockSite, parseInjection, type InjectionName } from '../src/rig/injections.js';
+import { applyInjection, INJECTION_NAMES, lineMockSite, parseInjection, type InjectionName } from '../src/mock/injections.js';
 import { F } from '../src/telemetry/tick.js';
 import { virtualRun } from './helpers/virtual-run.js';
 import { lineMock } from '../src/run/virtual.js';

@@ -3,7 +3,7 @@ import { Duplex, PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { encodeBoardFrame, FLAG } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { LineLink } from '../src/transport/line-link.js';

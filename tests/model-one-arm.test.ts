@@ -23,7 +23,7 @@ import {
 } from '../src/model/actuated.js';
 import { gravityTerms, massMatrix, velocityTerms } from '../src/model/dynamics.js';
 import type { TwoLinkParams } from '../src/model/types.js';
-import { Plant } from '../src/rig/plant.js';
+import { Plant } from '../src/mock/plant.js';
 import { ControllerThread } from '../src/run/controller-thread.js';
 
 const mock = loadRig('rigs/mock-arm.json');

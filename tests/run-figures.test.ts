@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { runLoop } from '../src/control/runner.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { nearestRankUs, RunStats, UsHistogram } from '../src/run/stats.js';
 import { F } from '../src/telemetry/tick.js';
 import { settle, VirtualClock, type Clock } from '../src/time/clock.js';

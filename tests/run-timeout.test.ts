@@ -12,7 +12,7 @@ import { evaluate } from '../src/hil/expect.js';
 import { runSuite } from '../src/hil/run.js';
 import { virtualEngine } from '../src/hil/engines.js';
 import { loadSuite } from '../src/hil/suite.js';
-import { parseInjection } from '../src/rig/injections.js';
+import { parseInjection } from '../src/mock/injections.js';
 import { virtualRun, type VirtualRun } from './helpers/virtual-run.js';
 
 const rig = loadRig('rigs/mock-arm.json');

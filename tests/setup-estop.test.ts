@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { FLAG } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { runSetup, SetupStopped, type Hand, type Operator } from '../src/setup/driver.js';
 import { MockHand } from '../src/setup/mock-hand.js';
 import { PersonHand, TerminalOperator } from '../src/setup/operator.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { setupCommand } from '../src/cli/setup-command.js';
 import { FLAG } from '../src/protocol/codec.js';
-import type { MockRig } from '../src/rig/mock-rig.js';
+import type { MockRig } from '../src/mock/mock-rig.js';
 import type { VirtualClock } from '../src/time/clock.js';
 import { Person, type Act, HANG_GUARD_MS } from './helpers/setup-person.js';
 

@@ -1,4 +1,4 @@
-// The injection table as a unit (src/rig/injections.ts): every entry's example is what its parser
+// The injection table as a unit (src/mock/injections.ts): every entry's example is what its parser
 // accepts, applying an entry changes the part it names on a real mock (and only where the mock has that
 // part), the parts each mock offers are what MOCK_PARTS says, ranges are inclusive at both ends (busy's
 // lower bound excluded), and the forms the parser refuses. The messages of refused values:
@@ -21,9 +21,9 @@ import {
   parseInjection,
   refusal,
   type InjectionSite,
-} from '../src/rig/injections.js';
-import { createFirmataMockRig } from '../src/rig/mock-firmata-rig.js';
-import { createMockRig } from '../src/rig/mock-rig.js';
+} from '../src/mock/injections.js';
+import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
+import { createMockRig } from '../src/mock/mock-rig.js';
 import { VirtualClock } from '../src/time/clock.js';
 
 const rig = loadRig('rigs/mock-arm.json');

@@ -1,6 +1,6 @@
-// A stop caused by a starved simulated board is put down to the test rig (src/rig/starvation.ts).
+// A stop caused by a starved simulated board is put down to the test rig (src/mock/starvation.ts).
 import { describe, expect, it } from 'vitest';
-import { blameRig, RIG_STARVED_MS, starvedLine } from '../src/rig/starvation.js';
+import { blameRig, RIG_STARVED_MS, starvedLine } from '../src/mock/starvation.js';
 
 describe('blameRig', () => {
   it('a fault while the simulated board starved for 20 ms or more names the rig and the time', () => {

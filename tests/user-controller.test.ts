@@ -9,7 +9,7 @@ import { loadRig } from '../src/config/load.js';
 import { simulate } from '../src/model/arm.js';
 import { computeGravity, createActuatedArmData, createActuatedArmModel, createRigidArmModel } from '../src/model/actuated.js';
 import { armEndpoint } from '../src/model/kinematics.js';
-import { plantModelSpec } from '../src/rig/plant.js';
+import { plantModelSpec } from '../src/mock/plant.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { buildPath } from '../src/model/trajectory.js';
 import { controllerContext, ControllerError, PluggedController, type ControllerSample } from '../src/control/user-controller.js';

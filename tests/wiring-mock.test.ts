@@ -1,7 +1,7 @@
 // The mock rig wired wrong on purpose: the --wiring parser and what each mistake does to the plant.
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { createPlant, parseWiring, plantWiring, WiringError } from '../src/rig/wiring.js';
+import { createPlant, parseWiring, plantWiring, WiringError } from '../src/mock/wiring.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 const plantRig = { ...rig, plant: rig.plant! };

@@ -14,7 +14,7 @@
 #
 # Nothing is downloaded: with no source folders (CI has no internet) it says so and exits 0. It prints
 # the flash and RAM use and leaves OUT_DIR/stock_firmata.elf (run it in simavr with
-# `fil_harness uno OUT_DIR/stock_firmata.elf` or src/rig/firmware-sim.ts's `elf` option) and .hex.
+# `fil_harness uno OUT_DIR/stock_firmata.elf` or src/mock/firmware-sim.ts's `elf` option) and .hex.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 if [ $# -lt 3 ]; then

@@ -5,7 +5,7 @@
  * learned, the latency from the board's sample to the answer written (p50/p99), runs done. Then the
  * 1 kHz reach through the 16u2 and the native models on the pty rig (`twolink rig --pty`, its own
  * process). `--adapter-runs N` sets the real-time runs per cell (default 1; 18 cells of ~5 s each).
- * The adapter models are in src/rig/usb-adapter.ts (CH340 figures are estimates).
+ * The adapter models are in src/mock/usb-adapter.ts (CH340 figures are estimates).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

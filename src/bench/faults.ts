@@ -7,8 +7,8 @@
 import { loadRig } from '../config/load.js';
 import { runLoop } from '../control/runner.js';
 import { builtinPath } from '../model/builtins.js';
-import { applyInjection, lineMockSite } from '../rig/injections.js';
-import { createMockRig } from '../rig/mock-rig.js';
+import { applyInjection, lineMockSite } from '../mock/injections.js';
+import { createMockRig } from '../mock/mock-rig.js';
 import { RealClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { fuzzFirmata, fuzzLine } from './fuzz.js';

@@ -11,7 +11,7 @@ import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
 import type { RunSummary } from '../run/stats.js';
-import { createFirmataMockRig } from '../rig/mock-firmata-rig.js';
+import { createFirmataMockRig } from '../mock/mock-firmata-rig.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
 import { section, type BenchResult } from './report.js';

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
-import { FirmwareSim } from '../rig/firmware-sim.js';
+import { FirmwareSim } from '../mock/firmware-sim.js';
 import { requestRealtime } from '../time/threads.js';
 
 /** Where the stock image is, or why there is none. */

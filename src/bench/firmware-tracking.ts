@@ -3,7 +3,7 @@
  * next to the TS mock board, and the difference taken apart.
  *
  * In board time (wall-clock effects drop out): the firmware with the harness in host lock-step (a
- * slice does not start before the host answered the last sample, src/rig/firmware-sim.ts), against
+ * slice does not start before the host answered the last sample, src/mock/firmware-sim.ts), against
  * the TS mock's virtual-time run of the same rig file. The measured causes of a difference:
  * - the encoder quantum: each side quantizes the same angle at different instants [deg per count];
  * - the harness's encoder lag: the pins following the plant one slice late, measured by running the
@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import type { Rig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
 import { virtualRun } from '../run/virtual.js';
-import { FirmwareSim, type EncoderPinStats } from '../rig/firmware-sim.js';
+import { FirmwareSim, type EncoderPinStats } from '../mock/firmware-sim.js';
 
 /** One reach through the firmware with the harness in host lock-step (board time). */
 export interface LockstepReach {
@@ -110,7 +110,7 @@ export interface RealTimeSide {
   staleSlices: number[];
 }
 
-/** Parses the firmware rig's `encoder pins vs the plant` line (src/rig/firmware-rig.ts, encoderStatsLine). */
+/** Parses the firmware rig's `encoder pins vs the plant` line (src/mock/firmware-rig.ts, encoderStatsLine). */
 export function parsePinsLine(stderr: string): { rmsDeg: number[]; stale: number } | undefined {
   const m = /encoder pins vs the plant over \d+ slices: RMS ([\d.]+) \/ ([\d.]+) deg; (\d+) slices ran ahead/.exec(stderr);
   return m ? { rmsDeg: [Number(m[1]), Number(m[2])], stale: Number(m[3]) } : undefined;

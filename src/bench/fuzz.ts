@@ -142,7 +142,7 @@ export function fuzzLine(n: number, seed = 1): FuzzFigures {
  */
 export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { rejectedAsCorrupt: number; readingAfter: boolean }> {
   const { loadRig } = await import('../config/load.js');
-  const { createFirmataMockRig } = await import('../rig/mock-firmata-rig.js');
+  const { createFirmataMockRig } = await import('../mock/mock-firmata-rig.js');
   const { createFirmataLink, clearFirmataSysexHandlers } = await import('../transport/firmata-link.js');
   const { VirtualClock, settle, runUntilSettled } = await import('../time/clock.js');
   const rig = loadRig('rigs/mock-arm-firmata.json');

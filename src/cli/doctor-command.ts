@@ -6,7 +6,7 @@
  * it recommends. Each check is pass / warn / fail with its evidence and fix, as `twolink setup`'s.
  *
  * On the mock the round trip is measured in VIRTUAL time through the adapter model `--adapter`
- * picks (src/rig/usb-adapter.ts): it shows the model, not this machine. On a port it is real time.
+ * picks (src/mock/usb-adapter.ts): it shows the model, not this machine. On a port it is real time.
  */
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
@@ -62,7 +62,7 @@ async function virtualWait<T>(clock: VirtualClock, p: Promise<T>): Promise<T> {
 
 /** The mock rig's board behind the adapter model, in virtual time. */
 async function measureMock(rig: Rig, n: number): Promise<number[]> {
-  const { createMockRig } = await import('../rig/mock-rig.js');
+  const { createMockRig } = await import('../mock/mock-rig.js');
   const { LineLink } = await import('../transport/line-link.js');
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock);
@@ -180,7 +180,7 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const k = kernelInfo();
   const r = realtimeInfo();
   const latency = a.latencyTimerMs ?? FTDI.defaultLatencyMs;
-  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/rig/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb)];
+  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb)];
   const report: DoctorReport = {
     kernel: k,
     realtime: r,

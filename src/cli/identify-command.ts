@@ -21,7 +21,7 @@ import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
 import { buildPath } from '../model/trajectory.js';
-import type { MockWiring } from '../rig/wiring.js';
+import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';

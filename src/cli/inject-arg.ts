@@ -1,8 +1,8 @@
 /**
- * `--inject NAME[=VALUE][@T]` (run, rig): test knobs injected into the mock rig (src/rig/injections.ts).
+ * `--inject NAME[=VALUE][@T]` (run, rig): test knobs injected into the mock rig (src/mock/injections.ts).
  * `--fault` is its old name, still accepted with a one-line notice.
  */
-import { INJECTION_NAMES, injectionHelp, InjectionError, parseInjection, type Injection } from '../rig/injections.js';
+import { INJECTION_NAMES, injectionHelp, InjectionError, parseInjection, type Injection } from '../mock/injections.js';
 import { UsageError, type OptionSpec, type Parsed } from './args.js';
 
 export const INJECT_OPTION = {

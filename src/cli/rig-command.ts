@@ -5,11 +5,11 @@
  */
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../rig/injections.js';
-import { createPtyPair, type PtyPair } from '../rig/pty.js';
-import { starvedLine, watchStarvation } from '../rig/starvation.js';
+import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../mock/injections.js';
+import { createPtyPair, type PtyPair } from '../mock/pty.js';
+import { starvedLine, watchStarvation } from '../mock/starvation.js';
 import { RealClock } from '../time/clock.js';
-import type { MockWiring } from '../rig/wiring.js';
+import type { MockWiring } from '../mock/wiring.js';
 import { formatHelp, noPositionals, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectionNames } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -34,8 +34,8 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
   if (board !== 'uno' && board !== 'mega') throw new UsageError(`--board: "${board}" is not a board: uno or mega`);
-  const { serveFirmwareRig } = await import('../rig/firmware-rig.js');
-  const { FirmwareSimError } = await import('../rig/firmware-sim.js');
+  const { serveFirmwareRig } = await import('../mock/firmware-rig.js');
+  const { FirmwareSimError } = await import('../mock/firmware-sim.js');
   try {
     return await serveFirmwareRig(rig, { board, injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) });
   } catch (e) {
@@ -49,7 +49,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
  */
 async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void; boardTid: number }> {
-  const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+  const { startRemoteMockRig } = await import('../mock/mock-remote.js');
   const mock = await startRemoteMockRig(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
   port.on('data', (d: Buffer) => wire.write(d));
@@ -182,7 +182,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   let inject: (i: Injection) => void;
   let boardTid: number;
   if (rig.link.transport === 'firmata') {
-    const { serveFirmataRig } = await import('../rig/mock-firmata-rig.js');
+    const { serveFirmataRig } = await import('../mock/mock-firmata-rig.js');
     const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
     // The Firmata board runs on this thread's timers: this thread starving is the board starving.
     const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));

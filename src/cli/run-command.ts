@@ -6,7 +6,7 @@ import { adapterName, cableAdvice, cableWarning, runCable } from '../config/cabl
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../rig/injections.js';
+import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/injections.js';
 import { describeEvent } from '../control/events.js';
 import { Session, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';

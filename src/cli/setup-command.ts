@@ -9,7 +9,7 @@
 import type { Writable } from 'node:stream';
 import { loadRig, parseJsonText, readConfigText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
-import type { MockWiring } from '../rig/wiring.js';
+import type { MockWiring } from '../mock/wiring.js';
 import { runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
 import { isInterruption, TerminalOperator, PersonHand, type SignalSource } from '../setup/operator.js';
 import { checkOutFile, writeOutFile, type OutFile } from '../setup/out-file.js';
@@ -20,8 +20,8 @@ import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigf
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
 import type { LoopCommand } from '../control/commands.js';
-import type { MockRig } from '../rig/mock-rig.js';
-import type { FirmataMockRig } from '../rig/mock-firmata-rig.js';
+import type { MockRig } from '../mock/mock-rig.js';
+import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
@@ -107,7 +107,7 @@ async function makeLink(rig: Rig, stream: import('node:stream').Duplex, name: st
 
 async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {
   const { VirtualClock, runUntilSettled } = await import('../time/clock.js');
-  const { createMockRig } = await import('../rig/mock-rig.js');
+  const { createMockRig } = await import('../mock/mock-rig.js');
   const { MockHand } = await import('../setup/mock-hand.js');
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock, wiring ? { wiring } : {});

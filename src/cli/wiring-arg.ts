@@ -1,5 +1,5 @@
-/** `--wiring LIST` (setup, run, rig): the mock rig wired wrong on purpose (src/rig/wiring.ts). */
-import { parseWiring, WIRING_KINDS, WiringError, type MockWiring } from '../rig/wiring.js';
+/** `--wiring LIST` (setup, run, rig): the mock rig wired wrong on purpose (src/mock/wiring.ts). */
+import { parseWiring, WIRING_KINDS, WiringError, type MockWiring } from '../mock/wiring.js';
 import { UsageError, type OptionSpec } from './args.js';
 
 export const WIRING_OPTION = {

@@ -1,6 +1,6 @@
 /**
  * The USB-serial cables between a laptop and an Arduino-class board: what each adapter chip does with
- * the bytes (the figures the mock's model in src/rig/usb-adapter.ts uses, each with the public source
+ * the bytes (the figures the mock's model in src/mock/usb-adapter.ts uses, each with the public source
  * it was read from), which adapter a board has, the USB IDs that tell them apart, and what rate and
  * answer delay a cable allows. Pure data and arithmetic.
  */

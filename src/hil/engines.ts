@@ -10,11 +10,11 @@ import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
 import type { LoopCore, LoopEvent } from '../control/loop.js';
 import { F } from '../telemetry/tick.js';
-import type { MockRig } from '../rig/mock-rig.js';
-import type { FirmataMockRig } from '../rig/mock-firmata-rig.js';
+import type { MockRig } from '../mock/mock-rig.js';
+import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
-import { actsOn, formatInjection, type Injection } from '../rig/injections.js';
+import { actsOn, formatInjection, type Injection } from '../mock/injections.js';
 import { firstInjectionAt, type Engine, type EngineResult } from './run.js';
 import type { Scenario } from './suite.js';
 

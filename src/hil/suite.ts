@@ -1,6 +1,6 @@
 /**
  * Hardware-in-the-loop suites (`twolink hil SUITE.json`): a JSON file of scenarios, each a run of the
- * mock rig with its rig file, trajectories, optional controller, injections (src/rig/injections.ts) and
+ * mock rig with its rig file, trajectories, optional controller, injections (src/mock/injections.ts) and
  * miswiring, and what the run must show. Validated with zod; every error names the suite file, the scenario (index and name) and
  * the field. Paths in a suite are relative to the suite file's folder.
  */
@@ -11,11 +11,11 @@ import { loadRig, parseJsonText, readConfigText, type Rig } from '../config/load
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { checkFeasible } from '../control/feasibility.js';
-import { parseInjection, type Injection } from '../rig/injections.js';
+import { parseInjection, type Injection } from '../mock/injections.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
-import { parseWiring, type MockWiring } from '../rig/wiring.js';
+import { parseWiring, type MockWiring } from '../mock/wiring.js';
 
 const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
 /** A limit for every joint (one number) or per joint (an array). */

@@ -4,11 +4,11 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { Injection } from '../rig/injections.js';
+import type { Injection } from '../mock/injections.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
 import type { LoopTiming } from '../control/runner.js';
-import type { MockThreadStats } from '../rig/mock-thread.js';
+import type { MockThreadStats } from '../mock/mock-thread.js';
 import type { RtResult } from '../time/threads.js';
 import type { StallReport } from '../time/stalls.js';
 import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link.js';

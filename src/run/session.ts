@@ -11,9 +11,9 @@ import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
-import type { Injection } from '../rig/injections.js';
+import type { Injection } from '../mock/injections.js';
 import { StopWatch } from './stop-watch.js';
-import { blameRig } from '../rig/starvation.js';
+import { blameRig } from '../mock/starvation.js';
 import { taskCpuSeconds } from '../time/threads.js';
 
 export interface SessionOptions extends RunPlan {

@@ -8,9 +8,9 @@
 import { adapterName } from '../config/cable.js';
 import type { Duplex } from 'node:stream';
 import type { Rig } from '../config/load.js';
-import type { Injection } from '../rig/injections.js';
-import type { MockThreadStats } from '../rig/mock-thread.js';
-import type { MockWiring } from '../rig/wiring.js';
+import type { Injection } from '../mock/injections.js';
+import type { MockThreadStats } from '../mock/mock-thread.js';
+import type { MockWiring } from '../mock/wiring.js';
 import type { Clock } from '../time/clock.js';
 import type { Link } from '../transport/link.js';
 import { openSerialPort } from '../transport/open.js';
@@ -47,7 +47,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     const fl = await import('../transport/firmata-link.js');
     if (target.kind === 'mock') {
       // The Firmata mock board in a thread of its own, as the line protocol's.
-      const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+      const { startRemoteMockRig } = await import('../mock/mock-remote.js');
       const mock = await startRemoteMockRig(rig, target.wiring);
       const stream = await mock.openStream(baudRate);
       const link = fl.createFirmataLink(rig, stream, mock.path, clock, { baudRate });
@@ -72,7 +72,7 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     return wired && rig.wiring ? new wired.WiredLink(line, rig.wiring, rig.encoders) : line;
   };
   if (target.kind === 'mock') {
-    const { startRemoteMockRig } = await import('../rig/mock-remote.js');
+    const { startRemoteMockRig } = await import('../mock/mock-remote.js');
     const mock = await startRemoteMockRig(rig, target.wiring);
     const stream = await mock.openStream(baudRate);
     return {

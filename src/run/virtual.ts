@@ -9,18 +9,18 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import type { Injection } from '../rig/injections.js';
+import type { Injection } from '../mock/injections.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
 import { runLoop, type RunOptions, type RunResult } from '../control/runner.js';
 import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { actsOn, applyInjection, firmataMockSite, lineMockSite, MOCK_PARTS, refusalIn, type InjectionSite } from '../rig/injections.js';
-import { createMockRig, type MockRig } from '../rig/mock-rig.js';
-import { createFirmataMockRig, type FirmataMockRig } from '../rig/mock-firmata-rig.js';
+import { actsOn, applyInjection, firmataMockSite, lineMockSite, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
+import { createMockRig, type MockRig } from '../mock/mock-rig.js';
+import { createFirmataMockRig, type FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
-import type { MockWiring } from '../rig/wiring.js';
+import type { MockWiring } from '../mock/wiring.js';
 import { advanceUntil, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import { boardEncoders, WiredLink } from '../transport/wired-link.js';

@@ -9,7 +9,7 @@ import { F } from '../telemetry/tick.js';
 import type { ControlLaw, LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
-import { actsOn, applyInjection, type Injection, type InjectionSite } from '../rig/injections.js';
+import { actsOn, applyInjection, type Injection, type InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';

@@ -7,7 +7,7 @@
  */
 import { gravityTerms } from '../model/dynamics.js';
 import { isTwoLink, type TwoLinkParams } from '../model/types.js';
-import type { Plant } from '../rig/plant.js';
+import type { Plant } from '../mock/plant.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { Hand } from './driver.js';
 

@@ -4,7 +4,7 @@
  * `drive`, which moves the clock until a promise settles. Figures from it are virtual-time figures.
  */
 import type { Rig } from '../config/load.js';
-import { createMockRig } from '../rig/mock-rig.js';
+import { createMockRig } from '../mock/mock-rig.js';
 import { runUntilSettled, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';

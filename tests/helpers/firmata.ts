@@ -1,7 +1,7 @@
 // The Firmata mock rig and a FirmataLink on it, in virtual time: helpers shared by tests/firmata-*.test.ts.
 import type { SerialPortStream } from '@serialport/stream';
 import { loadRig, type Rig } from '../../src/config/load.js';
-import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/rig/mock-firmata-rig.js';
+import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/mock/mock-firmata-rig.js';
 import { runUntilSettled, settle, VirtualClock } from '../../src/time/clock.js';
 import { FirmataLink } from '../../src/transport/firmata-link.js';
 import { hangGuardMs } from './hang-guard.js';

@@ -13,7 +13,7 @@ import type { LinkEvent, Reading } from '../../src/transport/link.js';
 import { ROOT } from '../helpers/cli.js';
 
 const hasSocat = spawnSync('socat', ['-V']).status === 0;
-const MAIN = `${ROOT}dist/rig/firmata-pty-main.js`;
+const MAIN = `${ROOT}dist/mock/firmata-pty-main.js`;
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');

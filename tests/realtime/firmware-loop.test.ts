@@ -1,5 +1,5 @@
 // Firmware in the loop: our firmware's ELF in simavr (firmware-protocol/firmware/sim/fil_harness.c),
-// its UART on a pty, the mock rig's Plant closing the loop (src/rig/firmware-sim.ts). The reach runs
+// its UART on a pty, the mock rig's Plant closing the loop (src/mock/firmware-sim.ts). The reach runs
 // through the CLI (`twolink rig --firmware --pty` + `twolink run --port`); the fault cases talk to the
 // firmware directly and read what crossed the pins. Every wait is for an event (a line, a frame, a
 // process exit); the times asserted are the simulated board's, which do not depend on the machine.
@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
-import { FirmwareSim } from '../../src/rig/firmware-sim.js';
-import { FrameHost } from '../../src/rig/frame-host.js';
+import { FirmwareSim } from '../../src/mock/firmware-sim.js';
+import { FrameHost } from '../../src/mock/frame-host.js';
 import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
 import { blameOf, stockFirmataElf, stockReach, stockTwice, unoFirmataRig } from '../../src/bench/firmware-stock.js';
 import { requestRealtime } from '../../src/time/threads.js';

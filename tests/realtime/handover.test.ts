@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { SerialPort } from 'serialport';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../../src/config/load.js';
-import { FirmwareSim } from '../../src/rig/firmware-sim.js';
+import { FirmwareSim } from '../../src/mock/firmware-sim.js';
 import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
@@ -200,7 +200,7 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
   if (!hasSocat) throw new Error(SOCAT);
   const { a, b } = await ptyPair();
   const file = rigFile('rigs/mock-arm-firmata.json');
-  const board = spawn(process.execPath, [`${ROOT}dist/rig/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature'], { cwd: ROOT });
+  const board = spawn(process.execPath, [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature'], { cwd: ROOT });
   children.push(board);
   let err = '';
   board.stderr.on('data', (d: Buffer) => (err += d.toString()));

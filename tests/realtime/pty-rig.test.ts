@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
-import { Plant } from '../../src/rig/plant.js';
+import { Plant } from '../../src/mock/plant.js';
 import { RealClock } from '../../src/time/clock.js';
 import { closeStream, LineLink } from '../../src/transport/line-link.js';
 import { openSerialPort } from '../../src/transport/open.js';

@@ -1,6 +1,6 @@
 // `twolink rig --pty` ended as users end it, once a host has connected: Ctrl-C in its terminal (SIGINT
 // to its whole process group, socat included), SIGTERM to it alone, and SIGKILL. No stack trace, a
-// clean exit code, and nothing left running: socat and the simulator end with the rig (src/rig/tied.ts).
+// clean exit code, and nothing left running: socat and the simulator end with the rig (src/mock/tied.ts).
 // Every wait is for an event (a line, an exit), never a wall-clock window.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // Firmware in the loop: the real twolink firmware ELF on a simulated 16 MHz AVR (simavr), its UART0
 // on a pseudo-terminal, its motor pins and encoder pins connected to a plant that another process
-// (twolink rig --firmware, src/rig/firmware-sim.ts) steps in lock-step, in slices of board time.
+// (twolink rig --firmware, src/mock/firmware-sim.ts) steps in lock-step, in slices of board time.
 //
 //   fil_harness uno|mega|uno-firmata ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]
 //
@@ -33,7 +33,7 @@
 // Slice k+1 runs once the counts for slice k - lead have arrived; during a slice the encoder pins move
 // towards the newest counts with evenly spaced quadrature edges, so the firmware sees the plant one
 // slice (plus `lead` slices) late, unless the plant answers with counts predicted one slice ahead
-// (src/rig/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
+// (src/mock/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
 // wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
 // --host-lockstep (with --no-realtime): a slice does not start while a T frame the firmware sent has had
 // no line back from the host yet (at most 1 s of wall time, then it goes on until the host writes

@@ -2,7 +2,7 @@
  * The Firmata mock rig in a process of its own, on a serial device (usually one end of a socat pty
  * pair), in real time:
  *
- *   node dist/rig/firmata-pty-main.js --rig rigs/mock-arm-firmata.json --port /dev/pts/3 [--boot-delay 0] [--watchdog-feature] [--rt]
+ *   node dist/mock/firmata-pty-main.js --rig rigs/mock-arm-firmata.json --port /dev/pts/3 [--boot-delay 0] [--watchdog-feature] [--rt]
  *
  * It prints one line when it is serving and runs until SIGINT/SIGTERM or until the device goes away.
  * `--boot-delay S` makes it wait S seconds before its first message, as a real board does after the

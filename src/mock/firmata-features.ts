@@ -1,5 +1,5 @@
 /**
- * Two ConfigurableFirmata features of the emulated board (src/rig/firmata-board.ts), each as the
+ * Two ConfigurableFirmata features of the emulated board (src/mock/firmata-board.ts), each as the
  * firmware's feature class does it:
  * - FirmataEncoder 0.1.0 (sysex 0x61): attach (which reports the position once; an encoder number that
  *   is already attached is ignored without a reply, as the library does), report one/all, reset,

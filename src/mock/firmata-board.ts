@@ -16,7 +16,7 @@
  *   writes to pins in another mode are ignored, as analogWriteCallback ignores them;
  * - FirmataEncoder (sysex 0x61): attach (which reports the position once; a number already attached is
  *   ignored without a reply, as FirmataEncoder 0.1.0 does), report one/all, reset, auto-report (0 off,
- *   1 always, 2 on change: the default after a reset), detach (src/rig/firmata-features.ts);
+ *   1 always, 2 on change: the default after a reset), detach (src/mock/firmata-features.ts);
  * - optionally twolink's FirmataWatchdog (sysex 0x0E): zeroes the armed PWM pins after a silence;
  * - millis() as a 16 MHz AVR's Timer0 makes it: 1.024 ms steps with a 2 ms step every ~42 ms, so
  *   reports every "3 ms" leave 3.072 ms apart with a 2.048 ms one every ~42 ms;

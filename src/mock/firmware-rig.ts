@@ -1,5 +1,5 @@
 /**
- * `twolink rig --firmware`: the firmware in the loop (src/rig/firmware-sim.ts) as a process of its own.
+ * `twolink rig --firmware`: the firmware in the loop (src/mock/firmware-sim.ts) as a process of its own.
  * The pty path is the first stdout line, as with `twolink rig --pty`; what happens on the board side
  * (the harness falling behind the wall clock, the firmware zeroing the motors while the host is silent,
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
@@ -31,7 +31,7 @@ function firmwareSite(sim: FirmwareSim): InjectionSite {
 }
 
 /**
- * Runs the firmware rig in a process of its own (src/rig/firmware-rig-main.ts), with node's default
+ * Runs the firmware rig in a process of its own (src/mock/firmware-rig-main.ts), with node's default
  * garbage collector: bin/twolink.js sets V8's --single-threaded-gc at run time, and under this
  * process's load (the plant answers 4000 slices a second) node 20 then aborts in a concurrent-marking
  * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used);

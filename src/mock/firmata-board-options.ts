@@ -1,4 +1,4 @@
-/** The options and identity types of the emulated Firmata board (src/rig/firmata-board.ts). */
+/** The options and identity types of the emulated Firmata board (src/mock/firmata-board.ts). */
 import type { BoardLayout, FirmwareFeatures } from '../protocol/firmata.js';
 import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Clock } from '../time/clock.js';

@@ -13,7 +13,7 @@ import { decodeHostFrame, encodeBoardFrame, FLAG, LineAssembler, MAX_LINE, PROTO
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { Plant } from './plant.js';
 
-/** Injections into the link and the board, switchable while it runs (src/rig/injections.ts). */
+/** Injections into the link and the board, switchable while it runs (src/mock/injections.ts). */
 export interface LineBoardInjections {
   /** Probability that a byte (either direction) is lost. */
   dropProbability: number;

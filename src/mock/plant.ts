@@ -25,7 +25,7 @@ import { mulberry32 } from '../model/random.js';
 import type { ArmParams, TwoLinkParams } from '../model/types.js';
 import { isTwoLink } from '../model/types.js';
 
-/** Injections a test can switch on while the plant runs (src/rig/injections.ts). */
+/** Injections a test can switch on while the plant runs (src/mock/injections.ts). */
 export interface PlantInjections {
   /** Joint i is jammed: it does not move whatever the torque. */
   stalled: boolean[];
@@ -43,7 +43,7 @@ export interface PlantInjections {
 
 /**
  * How the real motors and encoders are connected to the board, and how the encoders really count
- * (the mock rig wired wrong on purpose, src/rig/wiring.ts). It is the truth, independent of what the
+ * (the mock rig wired wrong on purpose, src/mock/wiring.ts). It is the truth, independent of what the
  * rig file believes: a rig file that `twolink setup` corrected still drives the same miswired arm.
  * Without it the plant is wired as the rig file says.
  */

@@ -4,7 +4,7 @@
  * a serialport stream to it in the same thread, all on one clock. `serveFirmataRig` puts the same
  * board on any stream instead (a pty, for the rig in its own process).
  *
- * The binding here adds to src/rig/binding.ts what a USB cable does: the board sees the baud rate the
+ * The binding here adds to src/mock/binding.ts what a USB cable does: the board sees the baud rate the
  * host opened the port at (a mismatch garbles the bytes), and `unplug()` makes the port vanish.
  */
 import type { Duplex } from 'node:stream';
@@ -37,7 +37,7 @@ export interface FirmataMockRigOptions {
   protocol?: [number, number];
   /** Reset-to-first-message time [s]. @default 0 */
   bootDelayS?: number;
-  /** The arm wired wrong on purpose (src/rig/wiring.ts). */
+  /** The arm wired wrong on purpose (src/mock/wiring.ts). */
   wiring?: MockWiring;
 }
 
