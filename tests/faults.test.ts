@@ -1,7 +1,7 @@
 // The fault matrix, in virtual time against the mock rig: for each injection (src/mock/injections.ts,
 // applied through its table as --inject does) and each host mishap, the fault the loop declares (the
 // stop reason), what the arm does (the motors end at zero), and what the recording holds.
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
@@ -246,7 +246,7 @@ describe('the host', () => {
       const n = Math.min(budget, buf.length - off);
       if (n <= 0) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
       budget -= n;
-      return (require('node:fs') as typeof import('node:fs')).writeSync(fd, buf, off, n);
+      return writeSync(fd, buf, off, n);
     });
     rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500 });
     const row = new Float64Array(64).fill(0.5);

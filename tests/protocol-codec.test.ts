@@ -119,7 +119,7 @@ describe('properties', () => {
           const i = p1 % f.length;
           const j = p2 % f.length;
           if (i === j) return;
-          let s = f.split('');
+          const s = f.split('');
           s[i] = String.fromCharCode(f.charCodeAt(i) ^ 0x10);
           s[j] = String.fromCharCode(s[j]!.charCodeAt(0) ^ 0x04);
           const d = decodeBoardFrame(s.join(''), 2);

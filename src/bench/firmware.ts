@@ -48,7 +48,7 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
   rig.kill('SIGINT');
   await exited;
   const lines = (run.stdout ?? '').trim().split('\n');
-  let s: { stopReason?: string; tracking?: { rmsDeg?: number[] }; timing?: { lateSamples?: number } } = {};
+  let s: { stopReason?: string; tracking?: { rmsDeg?: number[] }; timing?: { lateSamples?: number } };
   try {
     s = JSON.parse(lines[lines.length - 1] ?? '{}');
   } catch {

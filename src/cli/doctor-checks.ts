@@ -98,7 +98,7 @@ export function realtimeInfo(root = '/'): RealtimeInfo {
   const uid = Number(/Uid:\s*(\d+)/.exec(status)?.[1] ?? process.getuid?.() ?? -1);
   // CAP_SYS_NICE is capability 23.
   const capSysNice = cap !== undefined && (BigInt(`0x${cap}`) & (1n << 23n)) !== 0n;
-  let governors: string[] | null = null;
+  let governors: string[] | null;
   try {
     const cpus = readdirSync(join(root, 'sys/devices/system/cpu')).filter((d) => /^cpu\d+$/.test(d));
     const g = cpus.map((c) => read(root, `sys/devices/system/cpu/${c}/cpufreq/scaling_governor`)?.trim()).filter((x): x is string => !!x);
@@ -169,7 +169,7 @@ export function adapterInfo(path: string, root = '/'): AdapterInfo {
   } catch {
     return none(`${path}: its sysfs device cannot be read`);
   }
-  let driver: string | null = null;
+  let driver: string | null;
   try {
     driver = basename(realpathSync(join(dev, 'driver')));
   } catch {

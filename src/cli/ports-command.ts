@@ -26,7 +26,7 @@ export function scanDev(dev = '/dev'): Port[] {
   } catch {
     // no by-id links without udev
   }
-  let names: string[] = [];
+  let names: string[];
   try {
     names = readdirSync(dev);
   } catch {

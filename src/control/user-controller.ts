@@ -146,7 +146,7 @@ export class PluggedController {
    */
   static async load(file: string, context: ControllerContext, opts: PluggedOptions = {}): Promise<PluggedController> {
     const path = resolve(process.cwd(), file);
-    let isFile = false;
+    let isFile: boolean;
     try {
       isFile = statSync(path).isFile();
     } catch {

@@ -396,7 +396,10 @@ function jointRms(x: readonly number[], joint: readonly number[]): number[] {
   return [0, 1].map((j) => {
     let s = 0;
     let n = 0;
-    for (let r = 0; r < x.length; r++) if (joint[r] === j) (s += x[r]! ** 2), n++;
+    for (let r = 0; r < x.length; r++) if (joint[r] === j) {
+      s += x[r]! ** 2;
+      n++;
+    }
     return Math.sqrt(s / Math.max(1, n));
   });
 }

@@ -98,12 +98,11 @@ export function handshakeError(name: string, e: unknown, io: FirmataIO | undefin
 /** Resolves with the first of `a` and `b`, or 'timeout' after `ms` on `clock`. */
 export function race<A, B>(clock: Clock, a: Promise<A>, b: Promise<B>, ms: number): Promise<A | B | 'timeout'> {
   return new Promise((resolve) => {
-    let timer: TimerHandle | undefined;
+    const timer: TimerHandle = clock.setTimer(ms / 1000, () => done('timeout'));
     const done = (v: A | B | 'timeout'): void => {
       clock.clearTimer(timer);
       resolve(v);
     };
-    timer = clock.setTimer(ms / 1000, () => done('timeout'));
     a.then(done, () => done('timeout'));
     b.then(done, () => done('timeout'));
   });

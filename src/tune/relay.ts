@@ -37,7 +37,6 @@ export function analyzeRelay(t: readonly number[], y: readonly number[], s: read
   if (rises.length < use + 1) return null;
   const edges = rises.slice(-(use + 1));
   const periods: number[] = [];
-  let hi = 0;
   let lo = Infinity;
   let top = -Infinity;
   let high = 0;
@@ -51,7 +50,7 @@ export function analyzeRelay(t: readonly number[], y: readonly number[], s: read
       if (s[i]! > 0) high += t[i + 1]! - t[i]!;
     }
   }
-  hi = top;
+  const hi = top;
   const tu = periods.reduce((x, v) => x + v, 0) / use;
   const amplitudeRad = (hi - lo) / 2;
   if (!(amplitudeRad > eps)) return null;

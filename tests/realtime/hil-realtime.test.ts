@@ -26,7 +26,7 @@ describe('twolink hil --realtime', () => {
     const row = /^lost link\s+(PASS|FAIL)\s+stop reason: (fault:\S+)/m.exec(r.stdout);
     expect(row, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).not.toBeNull();
     expect(r.code).toBe(row![1] === 'PASS' ? 0 : 1);
-    if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)?  \(<= 1000\)$/m);
+    if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)? {2}\(<= 1000\)$/m);
     const problems: string[] = [];
     const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(readFileSync(xml, 'utf8'), 'text/xml');
     expect(problems).toEqual([]);

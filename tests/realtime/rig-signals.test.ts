@@ -10,14 +10,14 @@ import { BIN, ROOT } from '../helpers/cli.js';
 /** Every process below `pid` (from /proc/PID/task/TID/children). */
 function descendants(pid: number): number[] {
   const out: number[] = [];
-  let tasks: string[] = [];
+  let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
     return out;
   }
   for (const t of tasks) {
-    let kids: number[] = [];
+    let kids: number[];
     try {
       kids = readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
     } catch {
@@ -32,7 +32,7 @@ function descendants(pid: number): number[] {
 function gone(pid: number): Promise<void> {
   return new Promise((resolve) => {
     const look = (): void => {
-      let state = '';
+      let state: string;
       try {
         state = readFileSync(`/proc/${pid}/stat`, 'latin1').split(') ')[1]?.[0] ?? '';
       } catch {
