@@ -30,7 +30,7 @@ describe('refused at once, one line naming the argument', () => {
 
 describe('an injection the run never reached', () => {
   it('twolink run: a warning naming it after the run (the reach on the mock ends in a few seconds)', async () => {
-    const r = await twolink([...RUN, '--mock', '--no-rt', '--inject', 'payload=0.2@300'], { timeoutMs: 120_000 });
+    const r = await twolink([...RUN, '--mock', '--inject', 'payload=0.2@300'], { timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/twolink: WARNING: --inject payload=0\.2@300 never happened: the run ended \(at \d+\.\d\d s\) before 300 s\n/);
   });

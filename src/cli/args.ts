@@ -29,11 +29,17 @@ export type OptionSpecs = Record<string, OptionSpec>;
 /** Parsed options: strings, booleans or arrays of strings, by name. */
 export type Parsed = Record<string, string | boolean | string[] | undefined>;
 
+/** The value one declared option parses to: a boolean flag, a list (`multiple`) or a string. */
+type ValueOf<S extends OptionSpec> = S['type'] extends 'boolean' ? boolean : S extends { multiple: true } ? string[] : string;
+
+/** Parsed options typed by their declaration (`{ q: { type: 'string' } }` gives `{ q?: string }`): no casts at the use. */
+export type ParsedOf<S extends OptionSpecs> = { -readonly [K in keyof S]?: ValueOf<S[K]> };
+
 /**
  * Splits argv against the specs. A value that starts with a minus and a digit is taken as the value
  * of the option before it, so both `--q=-1,2` and `--q -1,2` work.
  */
-export function parse(argv: readonly string[], specs: OptionSpecs, command: string): { values: Parsed; positionals: string[] } {
+export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, command: string): { values: ParsedOf<S>; positionals: string[] } {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -55,7 +61,7 @@ export function parse(argv: readonly string[], specs: OptionSpecs, command: stri
       allowPositionals: true,
       strict: true,
     });
-    return { values: r.values as Parsed, positionals: r.positionals };
+    return { values: r.values as ParsedOf<S>, positionals: r.positionals };
   } catch (e) {
     const msg = (e as Error).message.split('\n')[0]!;
     throw new UsageError(`${command}: ${msg} (see twolink ${command} --help)`);

@@ -46,7 +46,7 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
     }
   }
   for (const n of suite.notices) process.stderr.write(`twolink hil: ${n}\n`);
-  const only = (v.only as string[] | undefined) ?? [];
+  const only = v.only ?? [];
   for (const n of only) {
     if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
   }

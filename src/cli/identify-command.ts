@@ -24,7 +24,7 @@ import { buildPath } from '../model/trajectory.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed, type ParsedOf } from './args.js';
 
 const DEG = 180 / Math.PI;
 
@@ -138,14 +138,14 @@ function portRunner(target: Target): RunPaths {
   };
 }
 
-function excitationOptions(v: Parsed): ExcitationOptions {
+function excitationOptions(v: ParsedOf<typeof OPTIONS>): ExcitationOptions {
   const o: ExcitationOptions = {
     amplitude: numberArg(v.amplitude, 'amplitude', { default: 0.6, min: 0.05, max: 1 }),
     duration: numberArg(v.duration, 'duration', { default: 30, min: 5, max: 600, unit: 's' }),
     maxFrequencyHz: numberArg(v['max-frequency'], 'max-frequency', { default: 1.5, min: 0.1, max: 5, unit: 'Hz' }),
     seed: numberArg(v.seed, 'seed', { default: 1, integer: true }),
   };
-  if (v.centre !== undefined) o.centre = numberList(v.centre as string, 'centre', 2, { maxAbs: 720, unit: 'deg' }).map((d) => d / DEG);
+  if (v.centre !== undefined) o.centre = numberList(v.centre, 'centre', 2, { maxAbs: 720, unit: 'deg' }).map((d) => d / DEG);
   return o;
 }
 

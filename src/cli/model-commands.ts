@@ -19,7 +19,7 @@ import { externalTorques } from '../model/dynamics.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
 import type { ExternalLoads, TwoLinkParams } from '../model/types.js';
-import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed, type ParsedOf } from './args.js';
 import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
@@ -77,8 +77,13 @@ interface Sub {
   run(v: Parsed): void;
 }
 
+/** A subcommand whose `run` sees its own options typed (`v.q` is `string | undefined`). */
+function sub<const S extends OptionSpecs>(s: { summary: string; usage: string; options: S; run(v: ParsedOf<S>): void }): Sub {
+  return { summary: s.summary, usage: s.usage, options: s.options, run: (v) => s.run(v as ParsedOf<S>) };
+}
+
 const MODEL: Record<string, Sub> = {
-  id: {
+  id: sub({
     summary: 'inverse dynamics: tau = M(q) qdd + V(q, qd) + G(q)',
     usage: 'model id --rig F --q a,b --qd a,b --qdd a,b [--deg]',
     options: {
@@ -93,14 +98,14 @@ const MODEL: Record<string, Sub> = {
       const m = createRigidArmModel(rig.arm);
       const d = createActuatedArmData(m);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
-      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
-      const qdd = a.inp(numberList(v.qdd as string, 'qdd', m.joints, a.range.qdd));
+      const q = a.inp(numberList(v.q, 'q', m.joints, a.range.q));
+      const qd = a.inp(numberList(v.qd, 'qd', m.joints, a.range.qd));
+      const qdd = a.inp(numberList(v.qdd, 'qdd', m.joints, a.range.qdd));
       const tau = computeInverseDynamics(m, d, q, qd, qdd);
       print({ tau, M: computeMassMatrix(m, d, q), V: computeVelocityTerms(m, d, q, qd), G: computeGravity(m, d, q) }, 'model id', given(v, ['q', 'qd', 'qdd']));
     },
-  },
-  fd: {
+  }),
+  fd: sub({
     summary: 'forward dynamics: qdd = M^-1 (tau - V - G + E)',
     usage: 'model fd --rig F --q a,b --qd a,b --tau a,b [--force fx,fy] [--friction] [--deg]',
     options: {
@@ -116,11 +121,11 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const m = createRigidArmModel(rig.arm);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', m.joints, a.range.q));
-      const qd = a.inp(numberList(v.qd as string, 'qd', m.joints, a.range.qd));
-      const tau = numberList(v.tau as string, 'tau', m.joints, TORQUE);
+      const q = a.inp(numberList(v.q, 'q', m.joints, a.range.q));
+      const qd = a.inp(numberList(v.qd, 'qd', m.joints, a.range.qd));
+      const tau = numberList(v.tau, 'tau', m.joints, TORQUE);
       const ext: ExternalLoads = {};
-      if (v.force !== undefined) ext.endpointForce = numberList(v.force as string, 'force', 2, FORCE);
+      if (v.force !== undefined) ext.endpointForce = numberList(v.force, 'force', 2, FORCE);
       if (v.friction) Object.assign(ext, rig.friction);
       const total = tau.slice();
       if (Object.keys(ext).length) {
@@ -129,8 +134,8 @@ const MODEL: Record<string, Sub> = {
       }
       print({ qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },
-  },
-  fk: {
+  }),
+  fk: sub({
     summary: 'forward kinematics: elbow, endpoint and centres of mass (with velocities and accelerations)',
     usage: 'model fk --rig F --q a,b [--qd a,b] [--qdd a,b] [--deg]',
     options: {
@@ -144,9 +149,9 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const n = rig.joints;
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', n, a.range.q));
-      const qd = v.qd !== undefined ? a.inp(numberList(v.qd as string, 'qd', n, a.range.qd)) : new Array(n).fill(0);
-      const qdd = v.qdd !== undefined ? a.inp(numberList(v.qdd as string, 'qdd', n, a.range.qdd)) : new Array(n).fill(0);
+      const q = a.inp(numberList(v.q, 'q', n, a.range.q));
+      const qd = v.qd !== undefined ? a.inp(numberList(v.qd, 'qd', n, a.range.qd)) : new Array(n).fill(0);
+      const qdd = v.qdd !== undefined ? a.inp(numberList(v.qdd, 'qdd', n, a.range.qdd)) : new Array(n).fill(0);
       const fk = forwardKinematics(rig.arm, q, qd, qdd);
       const out: Record<string, unknown> = {};
       if (fk.elbow) out.elbow = fk.elbow.position;
@@ -167,8 +172,8 @@ const MODEL: Record<string, Sub> = {
       out.energy = computeEnergy(rigid, createActuatedArmData(rigid), q, qd);
       print(out, 'model fk', given(v, ['q', 'qd', 'qdd']));
     },
-  },
-  ik: {
+  }),
+  ik: sub({
     summary: 'inverse kinematics (analytic): both elbow solutions, and q for --elbow',
     usage: 'model ik --rig F --xy x,y [--elbow down|up] [--deg]',
     options: {
@@ -179,7 +184,7 @@ const MODEL: Record<string, Sub> = {
     },
     run(v) {
       const rig = rigOf(v);
-      const xy = numberList(v.xy as string, 'xy', 2, POSITION);
+      const xy = numberList(v.xy, 'xy', 2, POSITION);
       const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
       const a = angles(v);
       const inputs = given(v, ['xy']);
@@ -193,8 +198,8 @@ const MODEL: Record<string, Sub> = {
       const up = a.out(inverseKinematics(p, xy, 'up'));
       print({ q: elbow === 'down' ? down : up, elbow, solutions: { down, up } }, 'model ik', inputs);
     },
-  },
-  jacobian: {
+  }),
+  jacobian: sub({
     summary: 'endpoint Jacobian J, its determinant, and Jdot, v = J qd, Jdot qd with --qd',
     usage: 'model jacobian --rig F --q a,b [--qd a,b] [--deg]',
     options: {
@@ -207,11 +212,11 @@ const MODEL: Record<string, Sub> = {
       const rig = rigOf(v);
       const p = twoLinkArm(rig);
       const a = angles(v);
-      const q = a.inp(numberList(v.q as string, 'q', 2, a.range.q));
+      const q = a.inp(numberList(v.q, 'q', 2, a.range.q));
       const J = jacobian(p, q);
       const out: Record<string, unknown> = { J, det: J[0][0] * J[1][1] - J[0][1] * J[1][0] };
       if (v.qd !== undefined) {
-        const qd = a.inp(numberList(v.qd as string, 'qd', 2, a.range.qd));
+        const qd = a.inp(numberList(v.qd, 'qd', 2, a.range.qd));
         const Jd = jacobianDot(p, q, qd);
         out.Jdot = Jd;
         out.endpointVelocity = [J[0][0] * qd[0]! + J[0][1] * qd[1]!, J[1][0] * qd[0]! + J[1][1] * qd[1]!];
@@ -219,7 +224,7 @@ const MODEL: Record<string, Sub> = {
       }
       print(out, 'model jacobian', given(v, ['q', 'qd']));
     },
-  },
+  }),
 };
 
 function externalTorquesOf(rig: Rig, q: number[], qd: number[], ext: ExternalLoads): number[] {
@@ -301,9 +306,9 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
     throw new UsageError(`--duration ${duration} s at --dt ${dt} s is ${Math.round(duration / dt)} steps: at most ${MAX_SIM_STEPS} (a larger --dt or a shorter --duration)`);
   }
   const integrator = choiceArg(v.integrator, 'integrator', INTEGRATORS, 'rk4');
-  const torque = v.torque !== undefined ? numberList(v.torque as string, 'torque', n, TORQUE) : undefined;
+  const torque = v.torque !== undefined ? numberList(v.torque, 'torque', n, TORQUE) : undefined;
   const external: ExternalLoads = {};
-  if (v.force !== undefined) external.endpointForce = numberList(v.force as string, 'force', 2, FORCE);
+  if (v.force !== undefined) external.endpointForce = numberList(v.force, 'force', 2, FORCE);
   if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
   const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
   const out = typeof v.out === 'string' ? v.out : undefined;

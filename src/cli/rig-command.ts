@@ -174,7 +174,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     boardPath = pty.paths[0];
     process.stdout.write(`${pty.paths[1]}\n`);
   } else {
-    boardPath = v.port as string;
+    boardPath = stringArg(v.port, 'port', 'a serial port path');
   }
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));

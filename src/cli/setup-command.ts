@@ -189,7 +189,7 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
     const rows: Float64Array[] = [];
     // The e-stop, Ctrl-C or a signal: zero at once; stopNow ends a loop thread that does not answer.
     const estop = (): void => session.stopNow({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
-    const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
+    const session = new Session({ rig, target: { kind: 'port', path: stringArg(v.port, 'port', 'a serial port path'), baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {
       const r = await session.run();
@@ -366,7 +366,7 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
 async function firstSteps(v: Parsed, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
-    opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, v.port as string, p.baudRate);
+    opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
     operator.say(`twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
     const hand = opened.hand ?? new PersonHand(operator);
     const outcome = await opened.drive(runSetup({ rig: p.rig, link: opened.link, board: opened.board, clock: opened.clock, operator, hand, options: { pulseMaxDuty: p.pulseMaxDuty, widenLimits: v['widen-limits'] === true } }));

@@ -125,7 +125,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   let stopped: string | null = null;
   let pose: number[] = [];
   try {
-    opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, v.port as string);
+    opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? 'the mock rig (virtual time)' : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
     outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()) }));
