@@ -34,6 +34,7 @@ import { endpoint, jacobian } from '../model/kinematics.js';
 import type { TwoLinkParams } from '../model/types.js';
 import { designDamping, endpointInertia, forceFromTorque, jointDamping, passiveStiffnessBound, passivityTimeS, zero2, type M2 } from './impedance-math.js';
 import { impedanceSchema } from '../config/rig.js';
+import { cableAdvice, runCable } from '../config/cable.js';
 import type { ControlLaw, LawSample } from './loop.js';
 import { F } from '../telemetry/tick.js';
 
@@ -92,6 +93,15 @@ export interface PassivityInputs {
   rateHz: number;
   /** Samples from a sample to the one at which its answer applies (cable.ts `answerDelaySamples`). */
   answerDelaySamples: number;
+}
+
+/**
+ * The passivity inputs of a run: its rate and the answer delay its cable is expected to give
+ * (cable.ts cableAdvice: what `twolink run` prints at start-up), known before anything moves.
+ */
+export function loopPassivity(rig: Parameters<typeof runCable>[0], mock: boolean, rateHz: number): PassivityInputs {
+  const c = runCable(rig, mock);
+  return { rateHz, answerDelaySamples: cableAdvice(c.kind, c.latencyMs, rateHz).answerDelaySamples };
 }
 
 /** A stiffness refused (too stiff for the loop's delay at a pose), with the bound. */

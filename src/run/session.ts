@@ -105,6 +105,7 @@ export class Session {
 
   constructor(private readonly o: SessionOptions) {
     this.stats = new RunStats(o.rig.joints, o.rateHz);
+    if (o.impedance) this.stats.trackImpedance(o.impedance.space, o.impedance.stiffness, o.impedance.dampingRatio);
     this.reader = new RingReader(this.ring);
     if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
   }
@@ -117,6 +118,13 @@ export class Session {
   send(command: LoopCommand): void {
     if (this.worker) this.worker.postMessage({ type: 'command', command });
     else this.early.push(command);
+  }
+
+  /** Impedance mode: the stiffness times `factor`, reached over the rig's stiffnessFilterS (the dashboard's keys). False in another mode. */
+  scaleStiffness(factor: number): boolean {
+    if (!this.o.impedance || !this.worker) return false;
+    this.worker.postMessage({ type: 'stiffness', factor });
+    return true;
   }
 
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
