@@ -200,7 +200,7 @@ export const impedanceSchema = z.strictObject({
   /** `endpoint`: a spring at the endpoint [N/m]; `joint`: one per joint [N m/rad]. */
   space: z.enum(['endpoint', 'joint']).default('endpoint'),
   /** Endpoint stiffness [N/m] (Kx = Ky), the default of --stiffness in endpoint space. */
-  stiffnessNPerM: within(pos, 1, 10_000, 'N/m').default(200),
+  stiffnessNPerM: within(pos, 1, 10_000, 'N/m').default(100),
   /** Joint stiffness [N m/rad], the default of --stiffness with --space joint. */
   jointStiffnessNmPerRad: within(pos, 0.01, 1000, 'N m/rad').default(5),
   /** Damping ratio zeta of the spring with the arm's own inertia at the pose. */

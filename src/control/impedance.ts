@@ -56,10 +56,15 @@ export interface ImpedanceSettings {
 const SINGULAR_FLOOR = 0.1;
 /** Franka's torque-rate limit, 1 N m per 1 ms, on its 12 N m wrist joints: full torque in 12 ms [s]. */
 const FULL_TORQUE_S = 0.012;
-/** At rest for the force estimate's tare: joint speeds below this [rad/s] ... */
+/**
+ * At rest for the force estimate's tare: joint speeds, low-passed over REST_FILTER_S (the velocity
+ * estimate's noise alone reaches 0.13 rad/s on the mock's joint 2), below this [rad/s] ...
+ */
 const REST_SPEED = 0.02;
 /** ... for this long [s]. */
 const REST_S = 0.1;
+/** Time constant of the rest test's speed filter and of the force estimate's low-pass [s]. */
+const REST_FILTER_S = 0.1;
 
 /** The rig's impedance section, or the schema's defaults. */
 export function impedanceConfig(rig: { impedance?: ImpedanceConfig }): ImpedanceConfig {
@@ -124,7 +129,7 @@ function refusalText(s: ImpedanceSettings, asked: number, bound: number, q: read
   return (
     `stiffness ${asked.toFixed(1)} ${u} is more than the loop keeps passive at alpha = (${deg(q[0]!)}, ${deg(q[1]!)}) deg: at most ${bound.toFixed(1)} ${u} there ` +
     `(${p.rateHz} Hz, answers ${p.answerDelaySamples} sample(s) late: T/2 + t_d = ${(tau * 1000).toFixed(2)} ms; joint damping ${b.map((v) => v.toFixed(3)).join(', ')} N m s/rad; ` +
-    `b > K (T/2 + t_d), Colgate and Schenkel 1997, Diolaiti et al. 2006): lower --stiffness, or a faster loop with less delay (a native-USB board at 1 kHz)`
+    `b > K (T/2 + t_d), Colgate and Schenkel 1997, Diolaiti et al. 2006): lower --stiffness, or a loop with T/2 + t_d <= ${((tau * bound * 1000) / asked).toFixed(2)} ms (a faster rate, a cable with less delay)`
   );
 }
 
@@ -195,6 +200,9 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly x = [0, 0];
   private readonly xd = [0, 0];
   private readonly scratch = [0, 0];
+  /** Low-passed joint speeds [rad/s] and observer torques [N m]. */
+  private readonly speed = [0, 0];
+  private readonly ext = [0, 0];
   private readonly passivity: PassivityInputs;
 
   constructor(rig: ImpedancePart, settings: ImpedanceSettings, passivity: PassivityInputs) {
@@ -242,9 +250,14 @@ export class ImpedanceLaw implements ControlLaw {
   /** Takes the force estimate's zero here (as a force sensor is zeroed before contact). */
   tare(): void {
     if (!this.observer) return;
-    this.bias[0] = this.observer.tauExt[0]!;
-    this.bias[1] = this.observer.tauExt[1]!;
+    this.bias[0] = this.ext[0]!;
+    this.bias[1] = this.ext[1]!;
     this.tared = true;
+  }
+
+  /** True once the force estimate has its zero. */
+  get isTared(): boolean {
+    return this.tared;
   }
 
   step(s: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string } {
@@ -354,15 +367,24 @@ export class ImpedanceLaw implements ControlLaw {
     return out;
   }
 
-  /** F = J^-T (tauExt - bias); the bias is taken the first time the arm rests after the start. */
+  /**
+   * F = J^-T (tauExt - bias), tauExt low-passed over REST_FILTER_S (the observer passes the velocity
+   * estimate's noise: +-0.4 N at the endpoint unfiltered on the mock); the bias is taken the first time
+   * the arm rests with the plan still after the start.
+   */
   private estimateForce(s: LawSample, periodS: number): void {
     const o = this.observer;
     if (!o) return;
-    const still = Math.abs(s.qd[0]!) < REST_SPEED && Math.abs(s.qd[1]!) < REST_SPEED && Math.abs(s.qdDesired[0]!) < 1e-9 && Math.abs(s.qdDesired[1]!) < 1e-9;
+    const a = 1 - Math.exp(-periodS / REST_FILTER_S);
+    for (let i = 0; i < 2; i++) {
+      this.speed[i]! += a * (s.qd[i]! - this.speed[i]!);
+      this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
+    }
+    const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
     this.restS = still ? this.restS + periodS : 0;
     if (!this.tared && this.restS >= REST_S) this.tare();
-    this.scratch[0] = o.tauExt[0]! - this.bias[0]!;
-    this.scratch[1] = o.tauExt[1]! - this.bias[1]!;
+    this.scratch[0] = this.ext[0]! - this.bias[0]!;
+    this.scratch[1] = this.ext[1]! - this.bias[1]!;
     forceFromTorque(this.J, this.scratch, this.force);
   }
 
