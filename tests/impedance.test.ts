@@ -384,7 +384,7 @@ describe('the force injection: force=FX,FY@T+D', () => {
       const mean2 = (from: number, to: number, f: number): number => mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
       const J = jacobian(rig.arm as TwoLinkParams, POSE);
       // The observer sees J^T F at rest during the push (less what it saw before), and nothing after it.
-      for (const i of [0, 1]) {
+      for (const i of [0, 1] as const) {
         const seen = mean2(3.7, 4, F.tauExt0 + i) - mean2(2.6, 3, F.tauExt0 + i);
         expect(Math.abs(seen - J[0][i] * FX)).toBeLessThan(0.15 * Math.abs(J[0][i] * FX) + 0.01);
       }

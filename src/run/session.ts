@@ -240,6 +240,7 @@ export class Session {
       beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
+      ...(o.impedance ? { impedance: o.impedance } : {}),
     };
   }
 
