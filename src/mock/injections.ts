@@ -288,7 +288,7 @@ export function parseInjection(text: string, joints = 2, flag = '--inject'): Inj
     throw new InjectionError(`${flag} "${text}": ${why}`);
   };
   const m = /^([a-z]+)(?:=([^@]*))?(?:@([^@+]*)(?:\+([^@]*))?)?$/.exec(text);
-  if (!m) return fail('write NAME[=VALUE][@SECONDS[+DURATION]], e.g. payload=0.2@1.5 or force=2,0@1+2');
+  if (!m) return fail('write NAME[=VALUE][@SECONDS] (and +DURATION for a force: force=2,0@1+2), e.g. payload=0.2@1.5');
   const name = m[1]!;
   if (!Object.hasOwn(INJECTIONS, name)) return fail(`unknown injection "${name}"; injections: ${INJECTION_NAMES.join(', ')}`);
   const d = TABLE[name as InjectionName];
