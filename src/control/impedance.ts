@@ -29,7 +29,7 @@
 import type { ArmPart } from '../config/parts.js';
 import type { RigFile } from '../config/rig.js';
 import type { JointLimits } from '../config/load.js';
-import { computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import { computeGravity, computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
 import type { TwoLinkParams } from '../model/types.js';
 import { designDamping, endpointInertia, forceFromTorque, jointDamping, passiveStiffnessBound, passivityTimeS, zero2, type M2 } from './impedance-math.js';
@@ -63,6 +63,12 @@ const FULL_TORQUE_S = 0.012;
 const REST_SPEED = 0.02;
 /** ... for this long [s]. */
 const REST_S = 0.1;
+/**
+ * The tare takes the observer's torque at rest as a share of the model's gravity (what a mass error
+ * gives: it scales with gravity from pose to pose) on a joint whose gravity torque there is above this
+ * [N m]; below it, as a constant torque.
+ */
+const GRAVITY_TARE_NM = 0.05;
 /** Time constant of the rest test's speed filter and of the force estimate's low-pass [s]. */
 const REST_FILTER_S = 0.1;
 
@@ -188,6 +194,9 @@ export class ImpedanceLaw implements ControlLaw {
   /** The endpoint force estimate [N] (tared), and the joint torque taken as zero force [N m]. */
   readonly force = [0, 0];
   private readonly bias = [0, 0];
+  /** The observer's torque at the tare as a share of the model's gravity there, per joint. */
+  private readonly gravityShare = [0, 0];
+  private readonly lastQ = [0, 0];
   private tared = false;
   private restS = 0;
   private readonly prevTau = [0, 0];
@@ -250,8 +259,13 @@ export class ImpedanceLaw implements ControlLaw {
   /** Takes the force estimate's zero here (as a force sensor is zeroed before contact). */
   tare(): void {
     if (!this.observer) return;
-    this.bias[0] = this.ext[0]!;
-    this.bias[1] = this.ext[1]!;
+    // As a share of the model's gravity where it is large enough (a mass error scales gravity), else as a torque.
+    const g = computeGravity(this.model, this.data, this.lastQ);
+    for (let i = 0; i < 2; i++) {
+      const big = Math.abs(g[i]!) > GRAVITY_TARE_NM;
+      this.gravityShare[i] = big ? this.ext[i]! / g[i]! : 0;
+      this.bias[i] = big ? 0 : this.ext[i]!;
+    }
     this.tared = true;
   }
 
@@ -382,9 +396,12 @@ export class ImpedanceLaw implements ControlLaw {
     }
     const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
     this.restS = still ? this.restS + periodS : 0;
+    this.lastQ[0] = s.q[0]!;
+    this.lastQ[1] = s.q[1]!;
     if (!this.tared && this.restS >= REST_S) this.tare();
-    this.scratch[0] = this.ext[0]! - this.bias[0]!;
-    this.scratch[1] = this.ext[1]! - this.bias[1]!;
+    const g = computeGravity(this.model, this.data, s.q);
+    this.scratch[0] = this.ext[0]! - this.bias[0]! - this.gravityShare[0]! * g[0]!;
+    this.scratch[1] = this.ext[1]! - this.bias[1]! - this.gravityShare[1]! * g[1]!;
     forceFromTorque(this.J, this.scratch, this.force);
   }
 

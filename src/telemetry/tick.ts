@@ -170,7 +170,7 @@ export function tickRow(o: Readonly<Record<string, unknown>>, row: Float64Array)
       v = typeof a === 'number' ? a : value(TICK_TABLE.find((s) => s.name === a.copy && !('group' in s))!);
     }
     if (spec.joints) {
-      const a = v as readonly number[];
+      const a = typeof v === 'number' ? [v, v] : (v as readonly number[]);
       row[at] = a[0]!;
       row[at + 1] = a.length > 1 ? a[1]! : 0;
     } else if (spec.codes) row[at] = spec.codes.indexOf(v as string);
