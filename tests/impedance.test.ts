@@ -220,6 +220,28 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
   );
 });
 
+describe('impedance in joint space (--space joint)', () => {
+  it(
+    'a 2 N push at the endpoint deflects each joint by (J^T F)_i / K within 15 %, and the force estimate is within 15 %',
+    async () => {
+      const rig = loadRig('rigs/mock-arm.json');
+      const k = 5;
+      const r = await virtualRun(rig, [hold(8)], { impedance: { space: 'joint', stiffness: k, dampingRatio: 1 }, injections: [parseInjection(`force=${FX},0@4+4`)], park: false, maxSeconds: 14 });
+      expect(r.summary.stopReason).toBe('done');
+      const jointMean = (from: number, to: number, f: number): number => mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
+      const J = jacobian(rig.arm as TwoLinkParams, POSE);
+      for (const i of [0, 1] as const) {
+        const dq = jointMean(7.7, 8, F.q0 + i) - jointMean(3.7, 4, F.q0 + i);
+        const want = (J[0][i] * FX) / k;
+        expect(Math.abs(dq - want) / Math.abs(want)).toBeLessThan(0.15);
+      }
+      expect(Math.abs(jointMean(7.7, 8, F.fEst0) - FX) / FX).toBeLessThan(0.15);
+      expect(r.summary.impedance?.space).toBe('joint');
+    },
+    hangGuardMs(15_000),
+  );
+});
+
 /** Time for the ideal Lambda xdd + D xd + k x = F e_x (frozen at the pose) to reach half its final x [s]. */
 function idealHalfTime(lambda: number[][], k: number, zeta: number): number {
   const Dm = designDamping(lambda as [[number, number], [number, number]], k, k, zeta);
