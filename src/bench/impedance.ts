@@ -2,8 +2,8 @@
  * Impedance mode (issue 23): a 2 N push on the endpoint of the mock held at (-60, 90) deg, at
  * K = 50, 200 and 500 N/m, damping ratio 1. Virtual time: static deflection against F/K, the time to
  * half of it against the ideal spring-damper with the arm's endpoint inertia, and the observer's force
- * estimate. Real time (`--only impedance`, threaded, --rt asked for): the force estimate in the summary
- * and how the run ended. The mock runs at 1 kHz with no USB adapter (answers one sample late): the
+ * estimate. Real time (threaded, --rt asked for) at 200 and 500 N/m: the same figures from the run's
+ * recording, and how the run ended. The mock runs at 1 kHz with no USB adapter (answers one sample late): the
  * default 16U2 mock at 500 Hz keeps only 170 N/m passive at this pose and refuses 500.
  */
 import { loadRig, type Rig } from '../config/load.js';
@@ -17,6 +17,10 @@ import { designDamping, endpointInertia } from '../control/impedance-math.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { TwoLinkParams } from '../model/types.js';
 import { section, type BenchResult } from './report.js';
+import { loadRecording } from '../record/read.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const D = Math.PI / 180;
 const POSE = [-60 * D, 90 * D];
@@ -73,7 +77,10 @@ async function virtualPush(rig: Rig, k: number, rows: [string, string, string][]
 }
 
 async function realtimePush(rig: Rig, k: number, rows: [string, string, string][], figures: BenchResult['figures']): Promise<void> {
-  // The trajectory ends while pushed: the summary's force estimate at the last rest is under the push.
+  // Recorded, then read back: the deflection and the estimate from the ticks of a real-time run.
+  const dir = mkdtempSync(join(tmpdir(), 'twolink-bench-impedance-'));
+  const file = join(dir, `k${k}.ndjson`);
+  const at = 2.5;
   const session = new Session({
     rig,
     target: { kind: 'mock' },
@@ -82,20 +89,33 @@ async function realtimePush(rig: Rig, k: number, rows: [string, string, string][
     park: false,
     feedforward: 'desired',
     rateHz: 1000,
-    injections: [parseInjection(`force=${FX},0@2.5+10`)],
+    injections: [parseInjection(`force=${FX},0@${at}+10`)],
     maxSeconds: 15,
     rt: true,
+    record: file,
     impedance: { space: 'endpoint', stiffness: k, dampingRatio: 1 },
   });
   const res = await session.run();
   const s = res.summary;
-  const f = s.impedance?.forceEstimateN;
+  const { columns } = await loadRecording(file, ['t', 'q0', 'q1', 'fEst0']);
+  rmSync(dir, { recursive: true, force: true });
+  const t = columns.get('t');
+  const x: number[] = [];
+  for (let i = 0; i < t.length; i++) x.push(endpoint(rig.arm as TwoLinkParams, [columns.get('q0')[i]!, columns.get('q1')[i]!])[0]!);
+  const within = (from: number, to: number, v: ArrayLike<number>): number[] => Array.from(t).flatMap((ti, i) => (ti > from && ti < to ? [v[i]!] : []));
+  const x0 = mean(within(at - 0.3, at, x));
+  const fin = mean(within(4.5, 4.9, x)) - x0;
+  const idx = Array.from(t).findIndex((ti, i) => ti >= at && x[i]! - x0 >= fin / 2);
+  const half = idx >= 0 ? t[idx]! - at : NaN;
+  const f = mean(within(4.5, 4.9, columns.get('fEst0')));
   rows.push([
     `K = ${k} N/m, 2 N push`,
-    `force estimate ${f ? f.map((v) => v.toFixed(3)).join(', ') : 'none'} N`,
-    `REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason} (shared machine under load)`,
+    `deflection ${(fin * 1000).toFixed(2)} mm (F/K ${((FX / k) * 1000).toFixed(2)}, ${(((fin - FX / k) / (FX / k)) * 100).toFixed(1)} %)`,
+    `half-deflection time ${(half * 1000).toFixed(0)} ms (ideal ${(idealHalfTime(rig, k) * 1000).toFixed(0)} ms); force estimate ${f.toFixed(3)} N; REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason} (shared machine under load)`,
   ]);
-  if (f) figures[`rtForceEstimateN_${k}`] = f[0];
+  figures[`rtDeflectionMm_${k}`] = fin * 1000;
+  figures[`rtHalfTimeMs_${k}`] = half * 1000;
+  figures[`rtForceEstimateN_${k}`] = f;
 }
 
 export async function benchImpedance(): Promise<BenchResult> {
