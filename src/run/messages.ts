@@ -105,5 +105,5 @@ export type WorkerMessage =
     }
   | { type: 'error'; name: string; message: string };
 
-/** Messages to the worker: a loop command, or a live stiffness change of impedance mode (a factor). */
-export type WorkerCommand = { type: 'command'; command: LoopCommand } | { type: 'stiffness'; factor: number };
+/** Messages to the worker: a loop command, or impedance mode's live stiffness change (a factor) or force zero. */
+export type WorkerCommand = { type: 'command'; command: LoopCommand } | { type: 'stiffness'; factor: number } | { type: 'tare' };

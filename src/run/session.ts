@@ -127,6 +127,13 @@ export class Session {
     return true;
   }
 
+  /** Impedance mode: the force estimate's zero taken now (the dashboard's f key). False in another mode. */
+  tareForce(): boolean {
+    if (!this.o.impedance || !this.worker) return false;
+    this.worker.postMessage({ type: 'tare' });
+    return true;
+  }
+
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void {
     this.listeners.add(listener);

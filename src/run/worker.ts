@@ -62,6 +62,10 @@ function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void
       if (impedanceLaw && Number.isFinite(m.factor) && m.factor > 0) impedanceLaw.scaleStiffness(m.factor);
       return;
     }
+    if (m.type === 'tare') {
+      impedanceLaw?.tare();
+      return;
+    }
     if (send) send(m.command);
     else early.push(m.command);
   });

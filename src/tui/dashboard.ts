@@ -50,6 +50,8 @@ export interface DashboardSession {
   send(command: LoopCommand): void;
   /** Impedance mode: the stiffness times `factor` (filtered); false in another mode. Optional (fakes). */
   scaleStiffness?(factor: number): boolean;
+  /** Impedance mode: zero the force estimate now; false in another mode. Optional (fakes). */
+  tareForce?(): boolean;
   /** Loop events; returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void;
   /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
@@ -268,6 +270,12 @@ export class Dashboard {
         const k = this.tick?.stiffness ?? 0;
         if (s.scaleStiffness?.(f)) this.say(`stiffness ${action === 'stiffer' ? 'up' : 'down'} x${f.toFixed(2)} (from ${k.toFixed(0)}; reached over ~0.2 s, capped at the passivity bound)`);
         else this.say('+ and - change the stiffness in impedance mode (--mode impedance)', 'warn');
+        this.queueRender();
+        return;
+      }
+      if (action === 'tare') {
+        if (s.tareForce?.()) this.say('force estimate zeroed here (f)');
+        else this.say('f zeroes the force estimate in impedance mode (--mode impedance)', 'warn');
         this.queueRender();
         return;
       }

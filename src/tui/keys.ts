@@ -7,7 +7,7 @@
 import type { LoopCommandKind } from '../control/commands.js';
 
 /** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
-export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer';
+export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare';
 
 export interface KeyBinding {
   /** blessed key names. */
@@ -42,6 +42,8 @@ export const HIDDEN_KEYS: readonly Pick<KeyBinding, 'keys' | 'action'>[] = [
   // Impedance mode (--mode impedance): the stiffness up or down by STIFFNESS_STEP, filtered over ~0.2 s.
   { keys: ['+', '=', ']'], action: 'stiffer' },
   { keys: ['-', '['], action: 'softer' },
+  // Impedance mode: the force estimate's zero, here and now (as a force sensor is zeroed before contact).
+  { keys: ['f', 'S-f'], action: 'tare' },
 ];
 
 /** The factor one press of + or - changes impedance mode's stiffness by. */
