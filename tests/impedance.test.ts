@@ -335,6 +335,29 @@ describe('impedance: each safety limit', () => {
   });
 
   it(
+    'the torque-rate limit does not start again from zero at the next trajectory: the arm is held through it',
+    async () => {
+      const starts: number[] = [];
+      const r = await virtualRun(rig, [hold(1.5), hold(1.5)], {
+        impedance: { space: 'endpoint', stiffness: 100, dampingRatio: 1 },
+        park: false,
+        maxSeconds: 10,
+        onTick: (core) => {
+          const p = core.progress;
+          if (p && p.t < 0.01 && (starts.length === 0 || core.row[F.t]! - starts.at(-1)! > 0.5)) starts.push(core.row[F.t]!);
+        },
+      });
+      expect(r.summary.stopReason).toBe('done');
+      expect(starts.length).toBe(2);
+      const second = starts[1]!;
+      const held = rowAt(r, second - 0.05)[F.tauCmd0]!;
+      expect(Math.abs(held)).toBeGreaterThan(0.5);
+      for (const row of r.rows.filter((w) => w[F.t]! > second && w[F.t]! < second + 0.3)) expect(Math.abs(row[F.tauCmd0]! - held)).toBeLessThan(0.2 * Math.abs(held));
+    },
+    hangGuardMs(10_000),
+  );
+
+  it(
     'a stiffness above the bound at the pose the arm is in when the run starts: a fault before any torque',
     async () => {
       const rig16 = loadRig('rigs/mock-arm.json');

@@ -131,6 +131,7 @@ function impedanceArgs(v: Parsed, rig: Rig, target: Target, paths: PathSpec[], r
   }
   if (rig.joints !== 2) throw new UsageError(`--mode impedance: ${rig.file} has one joint; impedance mode needs the two-link arm`);
   if (v.controller !== undefined) throw new UsageError('--mode impedance is its own control law: drop --controller');
+  if (v['no-feedforward'] || v.feedforward !== undefined) throw new UsageError('--mode impedance cancels gravity, friction and the plan\'s inertia with the model itself: drop --feedforward / --no-feedforward');
   const space = choiceArg(v.space, 'space', ['endpoint', 'joint'] as const, impedanceConfig(rig).space);
   const unit = stiffnessUnit(space);
   const stiffness = v.stiffness !== undefined ? numberArg(v.stiffness, 'stiffness', { min: space === 'joint' ? 0.01 : 1, max: space === 'joint' ? 1000 : 10_000, unit }) : undefined;

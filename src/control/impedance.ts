@@ -234,10 +234,13 @@ export class ImpedanceLaw implements ControlLaw {
     this.observer = observer;
   }
 
+  /**
+   * A new trajectory starts (the loop calls this at each `start`): nothing changes. The torque-rate
+   * limit goes on from the torque in force (from zero would drop the arm for a moment between two
+   * trajectories), and the stiffness filter from where it is (a live change must not jump).
+   */
   reset(): void {
-    this.started = false;
-    this.prevTau.fill(0);
-    this.k = this.target;
+    // deliberately empty: see above
   }
 
   /** The stiffness asked for now (before the filter) [N/m or N m/rad]. */
