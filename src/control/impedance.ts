@@ -152,7 +152,7 @@ export function checkImpedance(rig: ImpedancePart, s: ImpedanceSettings, p: Pass
   const c = impedanceConfig(rig);
   let worst: { ratio: number; q: readonly number[]; bound: number; asked: number } | undefined;
   for (const q of poses) {
-    const asked = s.stiffness * singularScale(q[1]!, c.singularElbowDeg);
+    const asked = s.stiffness * (s.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1);
     const bound = passiveStiffnessBound(arm, b, q[1]!, tau, s.space);
     if (!worst || asked / bound > worst.ratio) worst = { ratio: asked / bound, q, bound, asked };
   }
@@ -191,8 +191,9 @@ export class ImpedanceLaw implements ControlLaw {
   kEff = 0;
   /** Steps at which the passivity bound capped the stiffness. */
   capped = 0;
-  /** The endpoint force estimate [N] (tared), and the joint torque taken as zero force [N m]. */
+  /** The endpoint force estimate [N] (tared). */
   readonly force = [0, 0];
+  /** The observer's joint torque taken as zero force where its joint's gravity is too small to scale [N m]. */
   private readonly bias = [0, 0];
   /** The observer's torque at the tare as a share of the model's gravity there, per joint. */
   private readonly gravityShare = [0, 0];
@@ -250,7 +251,9 @@ export class ImpedanceLaw implements ControlLaw {
 
   /** A live change: the stiffness is reached over about `stiffnessFilterS`. Returns the stiffness asked for. */
   setStiffness(k: number): number {
-    if (Number.isFinite(k) && k > 0) this.target = k;
+    // Within the rig file's range for the space (rig.ts impedanceSchema).
+    const [lo, hi] = this.settings.space === 'joint' ? [0.01, 1000] : [1, 10_000];
+    if (Number.isFinite(k)) this.target = Math.min(hi, Math.max(lo, k));
     return this.target;
   }
 
@@ -280,7 +283,8 @@ export class ImpedanceLaw implements ControlLaw {
   step(s: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string } {
     const q = s.q;
     const c = this.config;
-    const scale = singularScale(q[1]!, c.singularElbowDeg);
+    // The straight elbow is the endpoint spring's trouble only (J loses a direction); a joint spring does not mind.
+    const scale = this.settings.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1;
     const bound = passiveStiffnessBound(this.arm, this.b, q[1]!, this.tauS, this.settings.space);
     if (!this.started) {
       // The first step, before any torque: a pose the plan could not know (a hold where the arm is).
