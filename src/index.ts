@@ -104,8 +104,6 @@ export type { LoopCommand, LoopEvent } from './control/loop.js';
 export { LoopCore } from './control/loop.js';
 export type { CommandResult, LoopCommandKind, Refusal } from './control/commands.js';
 export { ACCEPTED_COMMANDS, accepts, isFinished, refusal } from './control/commands.js';
-export type { RunMode } from './control/modes.js';
-export { RUN_MODES } from './control/modes.js';
 export type { ImpedanceConfig, ImpedanceSettings, ImpedanceSpace, PassivityInputs } from './control/impedance.js';
 export { checkImpedance, ImpedanceError, ImpedanceLaw, impedanceSettings, loopPassivity } from './control/impedance.js';
 export { designDamping, endpointInertia, forceFromTorque, passiveStiffnessBound, passivityTimeS } from './control/impedance-math.js';
