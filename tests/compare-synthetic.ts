@@ -143,6 +143,8 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       sat: 0,
       sample: k,
       dutyIn: [0.01 * k, -0.01 * k],
+      fEst: [0, 0],
+      stiffness: 0,
     };
     lines.push(JSON.stringify(tick));
     ticks.push({ t, state, phase, trajT, tau: state === 'track' ? reading.tau : Number.NaN, fresh: !stale, des: reading.des, meas: reading.q, res });

@@ -164,6 +164,23 @@ describe("the dashboard's keys read the same table", () => {
     }
   });
 
+  it('impedance mode: + and - scale the stiffness by 1.25 and f zeroes the force estimate; in another mode they say so', () => {
+    const { dash, session } = dashboardIn('hold');
+    expect(session.sent).toEqual([]);
+    dash.act('stiffer');
+    expect(dash.panelState().message?.text).toMatch(/are for|change the stiffness in impedance mode/);
+    const factors: number[] = [];
+    let tares = 0;
+    Object.assign(session, { scaleStiffness: (f: number) => factors.push(f) > 0, tareForce: () => ++tares > 0 });
+    dash.act('stiffer');
+    dash.act('softer');
+    dash.act('tare');
+    expect(factors).toEqual([1.25, 1 / 1.25]);
+    expect(tares).toBe(1);
+    expect(dash.panelState().message?.text).toBe('force estimate zeroed here (f)');
+    expect(session.sent).toEqual([]);
+  });
+
   it('the reasons name the key to press first: z while tracking says d, space while disabled says d', () => {
     let { dash } = dashboardIn('track');
     dash.act('zero');

@@ -39,10 +39,10 @@ function lineMock() {
 describe('parseInjection', () => {
   it.each(INJECTION_NAMES)('the example of %s parses to it with its value and time, and prints back as written', (name) => {
     const example = INJECTIONS[name].example;
-    const m = /^([a-z]+)(?:=([^@]*))?@(.*)$/.exec(example)!;
+    const m = /^([a-z]+)(?:=([^@]*))?@([^+]*)(?:\+(.*))?$/.exec(example)!;
     expect(m[1]).toBe(name);
     const i = parseInjection(example);
-    expect(i).toEqual({ name, ...(m[2] !== undefined ? { value: m[2] } : {}), at: Number(m[3]) });
+    expect(i).toEqual({ name, ...(m[2] !== undefined ? { value: m[2] } : {}), at: Number(m[3]), ...(m[4] !== undefined ? { for: Number(m[4]) } : {}) });
     expect(formatInjection(i)).toBe(example);
     expect(injectionSchema.parse(i)).toEqual(i);
   });

@@ -14,6 +14,7 @@ import { benchInputs } from './fuzz.js';
 import { benchIdentify } from './identify.js';
 import { benchLink } from './link.js';
 import { benchLoop } from './loop.js';
+import { benchImpedance } from './impedance.js';
 import { benchRealtime, benchSoak, type RealtimeOptions } from './realtime.js';
 import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
@@ -43,6 +44,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   soak: () => benchSoak(Number(argValue('--soak-seconds') ?? 600)),
   // 18 real-time reaches (6 adapter models x 3 rates) + 2 on the pty rig; --adapter-runs N each.
   adapters: () => benchAdapters(Number(argValue('--adapter-runs') ?? 1)),
+  // Issue 23: a 2 N push at 50/200/500 N/m, virtual time, then two real-time runs.
+  impedance: () => benchImpedance(),
 };
 
 function argValue(name: string): string | undefined {

@@ -25,6 +25,8 @@ import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inj
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
 import type { LiveView } from '../viz/live.js';
+import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
+import { RUN_MODES } from '../control/modes.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -47,6 +49,10 @@ const RUN_OPTIONS = {
   rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
+  mode: { type: 'string', arg: 'MODE', help: 'track (feedforward + PID, the default), float or impedance (a spring-damper about the trajectory, see README)' },
+  stiffness: { type: 'string', arg: 'K', help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)" },
+  'damping-ratio': { type: 'string', arg: 'Z', help: "impedance: damping ratio with the arm's own inertia at the pose, 0.1..3 (default: the rig file's)" },
+  space: { type: 'string', arg: 'S', help: "impedance: endpoint (the default) or joint" },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
   force: FORCE_OPTION,
   ...FOXGLOVE_OPTIONS,
@@ -62,6 +68,8 @@ interface Plan {
   injections: Injection[];
   /** The user's controller module, as given. */
   controller?: string;
+  /** Impedance mode's spring (--mode impedance). */
+  impedance?: ImpedanceSettings;
 }
 
 function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
@@ -106,7 +114,42 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
   }
-  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}) };
+  const impedance = impedanceArgs(v, rig, target, paths, rateHz);
+  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(impedance ? { impedance } : {}) };
+}
+
+/**
+ * --mode impedance and its options: the spring over the rig file's defaults, refused before anything
+ * moves when the loop's delay does not keep it passive on the planned poses (control/impedance.ts).
+ */
+function impedanceArgs(v: Parsed, rig: Rig, target: Target, paths: PathSpec[], rateHz: number): ImpedanceSettings | undefined {
+  const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
+  const given = v.stiffness !== undefined || v['damping-ratio'] !== undefined || v.space !== undefined;
+  if (mode !== 'impedance') {
+    if (given) throw new UsageError('--stiffness, --damping-ratio and --space are for --mode impedance');
+    return undefined;
+  }
+  if (rig.joints !== 2) throw new UsageError(`--mode impedance: ${rig.file} has one joint; impedance mode needs the two-link arm`);
+  if (v.controller !== undefined) throw new UsageError('--mode impedance is its own control law: drop --controller');
+  if (v['no-feedforward'] || v.feedforward !== undefined) throw new UsageError('--mode impedance cancels gravity, friction and the plan\'s inertia with the model itself: drop --feedforward / --no-feedforward');
+  const space = choiceArg(v.space, 'space', ['endpoint', 'joint'] as const, impedanceConfig(rig).space);
+  const unit = stiffnessUnit(space);
+  const stiffness = v.stiffness !== undefined ? numberArg(v.stiffness, 'stiffness', { min: space === 'joint' ? 0.01 : 1, max: space === 'joint' ? 1000 : 10_000, unit }) : undefined;
+  const dampingRatio = v['damping-ratio'] !== undefined ? numberArg(v['damping-ratio'], 'damping-ratio', { min: 0.1, max: 3 }) : undefined;
+  const s = impedanceSettings(rig, { space, ...(stiffness !== undefined ? { stiffness } : {}), ...(dampingRatio !== undefined ? { dampingRatio } : {}) });
+  // The planned poses, every 10 ms of each trajectory (and where the mock's arm starts).
+  const poses: number[][] = target.kind === 'mock' && rig.plant ? [rig.plant.start.slice()] : [];
+  for (const p of paths) {
+    const traj = buildPath(rig.arm, p.start, p.steps);
+    for (let t = 0; t <= traj.duration; t += 0.01) poses.push(traj.sample(t).q.slice());
+  }
+  try {
+    checkImpedance(rig, s, loopPassivity(rig, target.kind === 'mock', rateHz), poses);
+  } catch (e) {
+    if (e instanceof ImpedanceError) throw new UsageError(`--mode impedance: ${e.message}`);
+    throw e;
+  }
+  return s;
 }
 
 function humanSummary(s: RunSummary, cable: string): string {
@@ -123,7 +166,14 @@ function humanSummary(s: RunSummary, cable: string): string {
     trackingLine(s.tracking),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
+    ...(s.impedance ? [impedanceLine(s.impedance)] : []),
   ].join('\n');
+}
+
+/** The summary's impedance line: the spring in force and the force estimate at the last rest. */
+function impedanceLine(i: NonNullable<RunSummary['impedance']>): string {
+  const f = i.forceEstimateN ? `(${i.forceEstimateN.map((v) => v.toFixed(2)).join(', ')}) N` : 'none (the arm never came to rest)';
+  return `impedance (${i.space}): stiffness ${i.stiffness} ${stiffnessUnit(i.space)}, damping ratio ${i.dampingRatio}; force estimate at the last rest ${f}`;
 }
 
 /** The summary's tracking line; a run that tracked nothing says so rather than print zeros. */
@@ -248,6 +298,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     rateHz: p.rateHz,
     injections: p.injections,
     ...(p.controller !== undefined ? { controller: p.controller } : {}),
+    ...(p.impedance ? { impedance: p.impedance } : {}),
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),

@@ -89,6 +89,8 @@ export interface Rig {
     pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] };
   };
   twin: RigFile['twin'];
+  /** Impedance mode's defaults and limits (absent in a Rig built by hand: the schema's defaults apply). */
+  impedance?: RigFile['impedance'];
   link: RigFile['link'] & { baudRate: number };
   firmata?: RigFile['firmata'];
   /** Present for rigs that have a simulated plant (the mock rig). */
@@ -182,6 +184,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     limits,
     control,
     twin: { ...f.twin },
+    impedance: { ...f.impedance },
     link: { ...f.link, baudRate: f.link.baudRate ?? (f.link.transport === 'firmata' ? 57600 : 1_000_000) },
     ...(f.firmata ? { firmata: f.firmata } : {}),
     ...(f.wiring ? { wiring: resolveWiring(f.wiring, joints, encoders.map((e) => e.countsPerRev), file) } : {}),

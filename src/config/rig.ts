@@ -192,6 +192,36 @@ const twinSchema = z.strictObject({
   onAlarm: z.enum(['report', 'stop']).default('report'),
 });
 
+/**
+ * Impedance mode's defaults (twolink run --mode impedance, src/control/impedance.ts): the spring, its
+ * damping ratio, and the safety limits. Command-line flags override the spring and the ratio.
+ */
+export const impedanceSchema = z.strictObject({
+  /** `endpoint`: a spring at the endpoint [N/m]; `joint`: one per joint [N m/rad]. */
+  space: z.enum(['endpoint', 'joint']).default('endpoint'),
+  /** Endpoint stiffness [N/m] (Kx = Ky), the default of --stiffness in endpoint space. */
+  stiffnessNPerM: within(pos, 1, 10_000, 'N/m').default(100),
+  /** Joint stiffness [N m/rad], the default of --stiffness with --space joint. */
+  jointStiffnessNmPerRad: within(pos, 0.01, 1000, 'N m/rad').default(5),
+  /** Damping ratio zeta of the spring with the arm's own inertia at the pose. */
+  dampingRatio: within(pos, 0.1, 3, '').default(1),
+  /** The largest force the spring, its damper and the workspace barrier may put on the endpoint [N]. */
+  maxForceN: within(pos, 0.1, 1000, 'N').default(10),
+  /**
+   * The largest change of a joint's torque [N m/s]; by default each joint's maxTorqueNm in 12 ms (Franka's
+   * 1 N m per 1 ms on its 12 N m wrist joints: its fastest full swing).
+   */
+  torqueRateNmPerS: atMost(pos, 1e6, 'N m/s').optional(),
+  /** The box the endpoint is kept in [m] (default: the arm's reach, a square around joint 1). */
+  workspace: z.strictObject({ xMin: num, xMax: num, yMin: num, yMax: num }).refine((w) => w.xMin < w.xMax && w.yMin < w.yMax, 'needs xMin < xMax and yMin < yMax').optional(),
+  /** Depth of the soft barrier inside the box's walls [m]: the push back grows over it to maxForceN. */
+  barrierM: within(pos, 0.001, 1, 'm').default(0.02),
+  /** Below this elbow angle (from straight) the stiffness is scaled down, to 10 % at a straight elbow [deg]. */
+  singularElbowDeg: within(pos, 1, 60, 'deg').default(15),
+  /** Time constant of a live stiffness change [s] (Franka's example: 0.2 s). */
+  stiffnessFilterS: within(pos, 0.01, 5, 's').default(0.2),
+});
+
 const linkSchema = z.strictObject({
   /** `line`: our firmware's protocol (firmware-protocol/PROTOCOL.md); `firmata`: stock Firmata through johnny-five. */
   transport: z.enum(['line', 'firmata']).default('line'),
@@ -376,6 +406,8 @@ export const rigFileSchema = z
     limits: z.array(limitSchema).min(1).max(2).optional(),
     control: controlSchema.prefault({}),
     twin: twinSchema.prefault({}),
+    /** Impedance mode's defaults and safety limits (twolink run --mode impedance). */
+    impedance: impedanceSchema.prefault({}),
     link: linkSchema.prefault({}),
     /**
      * The board and the USB path to it: `uno`/`mega` (an ATmega16U2 with arduino-usbserial),

@@ -55,6 +55,10 @@ export interface ControlLaw {
   /** Writes the joint torques [N m] into `out`; a failure is a value, never an exception. */
   step(sample: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string };
   reset(): void;
+  /** Given the twin once, when the loop is built (its momentum observer's tauExt: the force estimate of impedance mode). */
+  attach?(twin: Twin): void;
+  /** Writes the law's own columns of the tick (impedance mode's fEst, stiffness) into the row. */
+  record?(row: Float64Array): void;
 }
 
 /**
@@ -202,6 +206,7 @@ export class LoopCore {
     this.lawTau = new Array(n).fill(0);
     this.alarmClearAt = new Array(n).fill(-Infinity);
     this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.ref.q, qdDesired: this.ref.qd, qddDesired: this.ref.qdd };
+    o.law?.attach?.(this.twin);
     // Link events arrive between samples; they act at once (a closed port, a reset board).
     o.link.onEvent((e) => this.onLinkEvent(e));
   }
@@ -721,6 +726,7 @@ export class LoopCore {
     row[F.fresh] = r ? 1 : 0;
     if (out) row[F.sat] = out.sat;
     put(F.dutyIn0, r ? this.dutyOf(r.ack) : this.zeroDuty);
+    this.o.law?.record?.(row);
     this.o.sink(row);
   }
 }

@@ -76,8 +76,10 @@ export interface InjectionDef<P extends InjectionPart = InjectionPart, T = unkno
   /** The part it acts on. */
   acts: P;
   parse: ValueParser<T>;
-  /** Does it, with a checked value. */
-  apply(part: InjectionParts[P], value: T): void;
+  /** It takes a duration, `@T+D` (an injection without one lasts to the end of the run). */
+  lasts?: true;
+  /** Does it, with a checked value (and its duration [s], when it takes one and one is given). */
+  apply(part: InjectionParts[P], value: T, durationS?: number): void;
 }
 
 /** A number with its unit and range. */
@@ -177,6 +179,23 @@ function noise(n: number): Uint8Array {
   return b;
 }
 
+/** A force at the endpoint, `FX,FY` [N] (each -100..100 N). */
+const endpointForce: ValueParser<[number, number]> = {
+  form: '=FX,FY (-100..100 N each, default 2,0)',
+  check: (text, joints, name) => {
+    if (joints < 2) return { ok: false, why: `${name} pushes the endpoint of a two-link arm (this arm has ${joints} joint)` };
+    if (text === undefined) return { ok: true, value: [2, 0] };
+    const parts = text.split(',');
+    if (parts.length !== 2) return { ok: false, why: `write ${name}=FX,FY (the force's x and y components [N]), e.g. ${name}=2,0@1+2` };
+    const q = (what: string): Quantity => ({ what, unit: 'N', min: -100, max: 100 });
+    const fx = checkQuantity(parts[0]!, q('the force x'));
+    if (!fx.ok) return fx;
+    const fy = checkQuantity(parts[1]!, q('the force y'));
+    if (!fy.ok) return fy;
+    return { ok: true, value: [fx.value, fy.value] };
+  },
+};
+
 /** Every injection: the one table. */
 export const INJECTIONS = {
   payload: def({ help: 'a mass at the endpoint', example: 'payload=0.2@1.5', acts: 'arm', parse: quantity('KG', { what: 'the payload', unit: 'kg', min: 0, max: 20 }, 0.2), apply: (p, kg) => p.setPayload(kg) }),
@@ -197,6 +216,14 @@ export const INJECTIONS = {
     acts: 'arm',
     parse: jointAnd('NM', { what: 'the torque', unit: 'N m', min: -100, max: 100 }, 1),
     apply: (p, v) => void (p.injected.extraTorque[v.joint] = v.amount),
+  }),
+  force: def({
+    help: 'a force on the endpoint for D seconds from T (a hand pushes the arm: tau = J^T F)',
+    example: 'force=2,0@1+2',
+    acts: 'arm',
+    parse: endpointForce,
+    lasts: true,
+    apply: (p, f, durationS) => p.pushEndpoint(f[0], f[1], durationS ?? Infinity),
   }),
   drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
   corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),
@@ -224,10 +251,12 @@ export interface Injection {
   value?: string;
   /** Loop time at which it happens [s]. */
   at: number;
+  /** How long it lasts [s] (`@T+D`; only the injections that take one). */
+  for?: number;
 }
 
 /** An injection as it crosses a thread or a process boundary (JSON, worker messages): checked again. */
-export const injectionSchema = z.strictObject({ name: z.enum(INJECTION_NAMES), value: z.string().optional(), at: z.number().finite().min(0) });
+export const injectionSchema = z.strictObject({ name: z.enum(INJECTION_NAMES), value: z.string().optional(), at: z.number().finite().min(0), for: z.number().finite().positive().optional() });
 
 /** An --inject argument that cannot be used; the message starts with `--inject "TEXT":`. */
 export class InjectionError extends Error {
@@ -246,7 +275,7 @@ export function actsOn(name: InjectionName): InjectionPart {
 export function injectionHelp(indent = '  '): string {
   return INJECTION_NAMES.map((n) => {
     const d = TABLE[n];
-    return `${indent}${n.padEnd(9)} ${d.help}${d.parse.form ? `: ${n}${d.parse.form}` : ''}; acts on ${PART_NAMES[d.acts]}; e.g. ${d.example}`;
+    return `${indent}${n.padEnd(9)} ${d.help}${d.parse.form ? `: ${n}${d.parse.form}` : ''}${d.lasts ? ', @T+D for D seconds' : ''}; acts on ${PART_NAMES[d.acts]}; e.g. ${d.example}`;
   }).join('\n');
 }
 
@@ -258,8 +287,8 @@ export function parseInjection(text: string, joints = 2, flag = '--inject'): Inj
   const fail = (why: string): never => {
     throw new InjectionError(`${flag} "${text}": ${why}`);
   };
-  const m = /^([a-z]+)(?:=([^@]*))?(?:@([^@]*))?$/.exec(text);
-  if (!m) return fail('write NAME[=VALUE][@SECONDS], e.g. payload=0.2@1.5');
+  const m = /^([a-z]+)(?:=([^@]*))?(?:@([^@+]*)(?:\+([^@]*))?)?$/.exec(text);
+  if (!m) return fail('write NAME[=VALUE][@SECONDS] (and +DURATION for a force: force=2,0@1+2), e.g. payload=0.2@1.5');
   const name = m[1]!;
   if (!Object.hasOwn(INJECTIONS, name)) return fail(`unknown injection "${name}"; injections: ${INJECTION_NAMES.join(', ')}`);
   const d = TABLE[name as InjectionName];
@@ -269,15 +298,22 @@ export function parseInjection(text: string, joints = 2, flag = '--inject'): Inj
     if (!t.ok) return fail(t.why);
     at = t.value;
   }
+  let lasts: number | undefined;
+  if (m[4] !== undefined) {
+    if (!d.lasts) return fail(`${name} takes no duration (only ${INJECTION_NAMES.filter((k) => TABLE[k].lasts).join(', ')}: NAME=VALUE@T+D)`);
+    const t = checkQuantity(m[4], { what: 'the duration after +', unit: 's', min: 0, max: MAX_INJECTION_TIME_S, above: true });
+    if (!t.ok) return fail(t.why);
+    lasts = t.value;
+  }
   if (m[2] === '') return fail(`an empty value after "=" (${name} takes ${d.parse.form ? d.parse.form.slice(1) : 'no value'})`);
   const v = d.parse.check(m[2], joints, name);
   if (!v.ok) return fail(v.why);
-  return { name: name as InjectionName, ...(m[2] !== undefined ? { value: m[2] } : {}), at };
+  return { name: name as InjectionName, ...(m[2] !== undefined ? { value: m[2] } : {}), at, ...(lasts !== undefined ? { for: lasts } : {}) };
 }
 
-/** The argument back as text, `NAME[=VALUE]@T` (what parseInjection reads). */
+/** The argument back as text, `NAME[=VALUE]@T[+D]` (what parseInjection reads). */
 export function formatInjection(i: Injection): string {
-  return `${i.name}${i.value !== undefined ? `=${i.value}` : ''}@${i.at}`;
+  return `${i.name}${i.value !== undefined ? `=${i.value}` : ''}@${i.at}${i.for !== undefined ? `+${i.for}` : ''}`;
 }
 
 /** Why a place with these parts (`where`: "the Firmata mock rig") cannot take this injection, or undefined if it can. */
@@ -304,7 +340,7 @@ export function applyInjection(site: InjectionSite, i: Injection): InjectionResu
   if (part === undefined) return { ok: false, why: refusal(site, i.name)! };
   const v = d.parse.check(i.value, site.arm?.joints ?? site.encoders?.joints ?? 2, i.name);
   if (!v.ok) return { ok: false, why: `${formatInjection(i)}: ${v.why}` };
-  d.apply(part, v.value);
+  d.apply(part, v.value, d.lasts ? i.for : undefined);
   return { ok: true };
 }
 

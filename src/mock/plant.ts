@@ -22,7 +22,8 @@ import {
 } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 import { mulberry32 } from '../model/random.js';
-import type { ArmParams, TwoLinkParams } from '../model/types.js';
+import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
+import { jacobian } from '../model/kinematics.js';
 import { isTwoLink } from '../model/types.js';
 
 /** Injections a test can switch on while the plant runs (src/mock/injections.ts). */
@@ -39,6 +40,10 @@ export interface PlantInjections {
   supplyScale: number;
   /** External joint torques [N m] (a push). */
   extraTorque: number[];
+  /** A force on the endpoint [N] (x, y), applied as joint torques J^T F until `endpointForceUntil`. */
+  endpointForce: [number, number];
+  /** Plant time at which the endpoint force ends [s]. */
+  endpointForceUntil: number;
 }
 
 /**
@@ -121,6 +126,10 @@ export class Plant {
   private payload: number;
   private readonly integ: FixedStepIntegrator;
   private readonly tau: number[];
+  private readonly jac: Mat2 = [
+    [0, 0],
+    [0, 0],
+  ];
   private readonly noise: Noise;
   /** Per joint: the encoder as it really is (sign, zero [rad], counts per revolution). */
   private readonly sensor: { sign: number; zero: number; cpr: number }[];
@@ -153,6 +162,8 @@ export class Plant {
       motorDead: new Array(n).fill(false),
       supplyScale: 1,
       extraTorque: new Array(n).fill(0),
+      endpointForce: [0, 0],
+      endpointForceUntil: -Infinity,
     };
     this.payload = 0;
     this.setPayload(params.payloadKg);
@@ -167,6 +178,12 @@ export class Plant {
         : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev },
     );
     this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => this.accel(q, qd, out));
+  }
+
+  /** Pushes the endpoint with force (fx, fy) [N] from now for `seconds` (a hand: the force=FX,FY@T+D injection). */
+  pushEndpoint(fx: number, fy: number, seconds: number): void {
+    this.injected.endpointForce = [Number.isFinite(fx) ? fx : 0, Number.isFinite(fy) ? fy : 0];
+    this.injected.endpointForceUntil = this.t + Math.max(0, seconds);
   }
 
   /** Puts a point mass [kg] at the endpoint (0 removes it). */
@@ -218,6 +235,7 @@ export class Plant {
       this.motorTorque[i] = mt;
       this.tau[i] = mt + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!);
     }
+    if (n === 2 && this.t < this.injected.endpointForceUntil) this.addEndpointForce(q);
     const s0 = this.injected.stalled[0];
     const s1 = n === 2 && this.injected.stalled[1];
     if (!s0 && !s1) {
@@ -234,6 +252,14 @@ export class Plant {
     const f = computeFriction(this.model, d, qd);
     const j = s0 ? 1 : 0;
     out[j] = (this.tau[j]! - V[j]! - G[j]! - f[j]!) / M[j]![j]!;
+  }
+
+  /** tau += J(q)^T F for the endpoint force in force (virtual work: a force at the endpoint acts on the joints through the Jacobian's transpose). */
+  private addEndpointForce(q: readonly number[]): void {
+    const J = jacobian(this.params.arm as TwoLinkParams, q, this.jac);
+    const [fx, fy] = this.injected.endpointForce;
+    this.tau[0]! += J[0][0] * fx + J[1][0] * fy;
+    this.tau[1]! += J[0][1] * fx + J[1][1] * fy;
   }
 
   /**

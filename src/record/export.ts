@@ -45,7 +45,7 @@ export function csvColumns(joints: number): CsvColumn[] {
 }
 
 /** Units as they end a CSV column name (plain identifiers). */
-const CSV_UNIT: Record<Exclude<TickFieldSpec['unit'], ''>, string> = { s: 's', us: 'us', rad: 'rad', 'rad/s': 'rad_s', 'rad/s^2': 'rad_s2', 'N m': 'Nm' };
+const CSV_UNIT: Record<Exclude<TickFieldSpec['unit'], ''>, string> = { s: 's', us: 'us', rad: 'rad', 'rad/s': 'rad_s', 'rad/s^2': 'rad_s2', 'N m': 'Nm', N: 'N' };
 
 function cell(v: number | string): string {
   if (typeof v === 'string') return /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;

@@ -4,6 +4,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
+import type { ImpedanceSettings } from '../control/impedance.js';
 import type { Injection } from '../mock/injections.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
@@ -35,6 +36,8 @@ export interface RunPlan {
   controller?: string;
   /** Compensate the sample-to-command delay with the model. @default true */
   predict?: boolean;
+  /** Impedance mode (--mode impedance): the spring in place of feedforward + PID. */
+  impedance?: ImpedanceSettings;
 }
 
 /** What the main thread gives the worker: the plan, the shared ring, and whether to ask for SCHED_FIFO. */
@@ -102,5 +105,5 @@ export type WorkerMessage =
     }
   | { type: 'error'; name: string; message: string };
 
-/** Messages to the worker. */
-export type WorkerCommand = { type: 'command'; command: LoopCommand };
+/** Messages to the worker: a loop command, or impedance mode's live stiffness change (a factor) or force zero. */
+export type WorkerCommand = { type: 'command'; command: LoopCommand } | { type: 'stiffness'; factor: number } | { type: 'tare' };

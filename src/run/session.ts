@@ -105,6 +105,7 @@ export class Session {
 
   constructor(private readonly o: SessionOptions) {
     this.stats = new RunStats(o.rig.joints, o.rateHz);
+    if (o.impedance) this.stats.trackImpedance(o.impedance.space, o.impedance.stiffness, o.impedance.dampingRatio);
     this.reader = new RingReader(this.ring);
     if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
   }
@@ -117,6 +118,20 @@ export class Session {
   send(command: LoopCommand): void {
     if (this.worker) this.worker.postMessage({ type: 'command', command });
     else this.early.push(command);
+  }
+
+  /** Impedance mode: the stiffness times `factor`, reached over the rig's stiffnessFilterS (the dashboard's keys). False in another mode. */
+  scaleStiffness(factor: number): boolean {
+    if (!this.o.impedance || !this.worker) return false;
+    this.worker.postMessage({ type: 'stiffness', factor });
+    return true;
+  }
+
+  /** Impedance mode: the force estimate's zero taken now (the dashboard's f key). False in another mode. */
+  tareForce(): boolean {
+    if (!this.o.impedance || !this.worker) return false;
+    this.worker.postMessage({ type: 'tare' });
+    return true;
   }
 
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
@@ -232,6 +247,7 @@ export class Session {
       beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
+      ...(o.impedance ? { impedance: o.impedance } : {}),
     };
   }
 

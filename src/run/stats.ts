@@ -105,7 +105,23 @@ export interface RunSummary {
   missed?: number;
   /** Real-time figures of a live run (the board's clock, latency, late samples, CPU, stalls). */
   timing?: import('./messages.js').RunTiming;
+  /** An impedance run's spring (in force at the last rest) and its force estimate there [N] (issue 23). */
+  impedance?: ImpedanceSummary;
 }
+
+/** The `impedance` object of an impedance run's summary. */
+export interface ImpedanceSummary {
+  space: 'endpoint' | 'joint';
+  /** The stiffness in force at the last sample at rest [N/m, or N m/rad in joint space]. */
+  stiffness: number;
+  dampingRatio: number;
+  /** The endpoint force estimate (x, y) [N] at the last sample at rest (null: the arm never rested). */
+  forceEstimateN: [number, number] | null;
+}
+
+/** A sample at rest for the impedance summary: both joints slower than this [rad/s] (low-passed). */
+const REST_SPEED = 0.02;
+const HOLDING = [LOOP_STATES.indexOf('hold'), LOOP_STATES.indexOf('track'), LOOP_STATES.indexOf('paused')];
 
 export class RunStats {
   ticks = 0;
@@ -127,6 +143,7 @@ export class RunStats {
   private lastAnsweredT = -1;
   private maxGapS = 0;
   private last: ArrayLike<number> | undefined;
+  private imp: { space: ImpedanceSummary['space']; dampingRatio: number; rest?: [number, number]; k: number; speed: number[] } | undefined;
 
   constructor(
     readonly joints: number,
@@ -165,6 +182,30 @@ export class RunStats {
     if (a & ~this.lastAlarm) this.alarms += countBits(a & ~this.lastAlarm);
     this.lastAlarm = a;
     this.last = r;
+    const imp = this.imp;
+    if (imp && r[F.fresh] === 1) {
+      // The speeds low-passed over 0.1 s: the velocity estimate's noise alone reaches 0.13 rad/s on the mock.
+      const a = 1 - Math.exp(-1 / (0.1 * this.rateHz));
+      imp.speed[0]! += a * (r[F.qd0]! - imp.speed[0]!);
+      imp.speed[1]! += a * (r[F.qd1]! - imp.speed[1]!);
+    }
+    if (imp && r[F.fresh] === 1 && HOLDING.includes(r[F.state]!) && Math.abs(imp.speed[0]!) < REST_SPEED && Math.abs(imp.speed[1]!) < REST_SPEED) {
+      imp.rest = [r[F.fEst0]!, r[F.fEst1]!];
+      imp.k = r[F.stiffness]!;
+    }
+  }
+
+  /** This run is in impedance mode: its summary gets the `impedance` object. */
+  trackImpedance(space: ImpedanceSummary['space'], stiffness: number, dampingRatio: number): void {
+    this.imp = { space, dampingRatio, k: stiffness, speed: [0, 0] };
+  }
+
+  /** The `impedance` object (undefined for a run in another mode). */
+  impedance(): ImpedanceSummary | undefined {
+    const i = this.imp;
+    if (!i) return undefined;
+    const r3 = (v: number): number => Math.round(v * 1000) / 1000;
+    return { space: i.space, stiffness: r3(i.k), dampingRatio: i.dampingRatio, forceEstimateN: i.rest ? [r3(i.rest[0]), r3(i.rest[1])] : null };
   }
 
   /** The tracking figures: the trajectory proper's, else the approach's, else none (RunSummary.tracking). */
@@ -203,6 +244,7 @@ export class RunStats {
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
       stopReason,
+      ...(this.imp ? { impedance: this.impedance()! } : {}),
       ...extra,
     };
   }

@@ -26,6 +26,7 @@ import { LineLink } from '../transport/line-link.js';
 import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
+import { ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
 
 export interface VirtualRun {
   result: RunResult;
@@ -68,6 +69,8 @@ export interface VirtualRunOptions {
   predict?: boolean;
   /** Called once the loop exists: commands go through `send`, as the dashboard's do. */
   onReady?: RunOptions['onReady'];
+  /** Impedance mode: its settings (the law is built as `twolink run --mode impedance --mock` builds it), or a law built by the caller. */
+  impedance?: ImpedanceSettings | ImpedanceLaw;
 }
 
 /** Refuses the injections virtual time cannot apply: those on the host's thread, and those the rig's mock lacks the part for. */
@@ -90,7 +93,9 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   // The controller is loaded in its thread before the rig opens (nothing to dispose of when it fails).
   const plugged: PluggedLaw | undefined =
     typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
-  const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller);
+  const imp = opts.impedance instanceof ImpedanceLaw ? opts.impedance : opts.impedance ? new ImpedanceLaw(rig, opts.impedance, loopPassivity(rig, true, rateHz)) : undefined;
+  if (imp) stats.trackImpedance(imp.settings.space, imp.settings.stiffness, imp.settings.dampingRatio);
+  const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller) ?? imp;
   let opened: VirtualRig;
   try {
     // Opened once the inputs are checked (nothing to dispose of when one is refused).

@@ -15,6 +15,7 @@ import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeco
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
+import { ImpedanceLaw, loopPassivity } from '../control/impedance.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
@@ -49,12 +50,22 @@ function injector(injections: readonly Injection[], mock: MockHandle | undefined
   }, { pending });
 }
 
+/** Impedance mode's law, when the run is in it (the main thread's stiffness keys reach it). */
+let impedanceLaw: ImpedanceLaw | undefined;
+
 /** Loop commands from the main thread, held until the loop is ready for them. */
 function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void): void } {
   let send: ((c: LoopCommand) => void) | undefined;
   const early: LoopCommand[] = [];
   port.on('message', (m: WorkerCommand) => {
-    if (m.type !== 'command') return;
+    if (m.type === 'stiffness') {
+      if (impedanceLaw && Number.isFinite(m.factor) && m.factor > 0) impedanceLaw.scaleStiffness(m.factor);
+      return;
+    }
+    if (m.type === 'tare') {
+      impedanceLaw?.tare();
+      return;
+    }
     if (send) send(m.command);
     else early.push(m.command);
   });
@@ -142,12 +153,13 @@ async function main(): Promise<void> {
     // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
     if (input.rt) await requestRealtime(threadId(), 40);
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
+    if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
-    const result = await drive(input, law, opened, clock, post, inbox);
+    const result = await drive(input, law ?? impedanceLaw, opened, clock, post, inbox);
     void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();

@@ -29,7 +29,7 @@ export interface TickFieldSpec {
   /** One value per joint. */
   readonly joints?: true;
   /** Physical unit ('' for counts, codes and dimensionless values). */
-  readonly unit: '' | 's' | 'us' | 'rad' | 'rad/s' | 'rad/s^2' | 'N m';
+  readonly unit: '' | 's' | 'us' | 'rad' | 'rad/s' | 'rad/s^2' | 'N m' | 'N';
   /** Words for the codes the row holds (the NDJSON line has the word). */
   readonly codes?: readonly string[];
   /** CSV column stem when it is not `name` (the group and the unit are added). */
@@ -89,6 +89,9 @@ export const TICK_TABLE = [
   { name: 'sample', row: 'sample', unit: '', absent: -1, description: "the board's sample index, -1 for a row without a sample" },
   // Older recordings (the sync protocol): the duty sent at a tick applied right away.
   { name: 'dutyIn', row: 'dutyIn', joints: true, unit: '', csv: 'duty_in', absent: { copy: 'duty' }, description: 'duty the board applied at this sample, in force until the next -1..1' },
+  // Impedance mode (issue 23): zero under other laws.
+  { name: 'fEst', row: 'fEst', joints: true, unit: 'N', csv: 'f_est', absent: 0, description: "contact force at the endpoint (x, y) from the twin's momentum observer, J^-T tauExt, tared at rest (impedance mode)" },
+  { name: 'stiffness', row: 'stiffness', unit: '', absent: 0, description: 'stiffness in force [N/m at the endpoint, N m/rad in joint space] (impedance mode)' },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];
@@ -167,7 +170,7 @@ export function tickRow(o: Readonly<Record<string, unknown>>, row: Float64Array)
       v = typeof a === 'number' ? a : value(TICK_TABLE.find((s) => s.name === a.copy && !('group' in s))!);
     }
     if (spec.joints) {
-      const a = v as readonly number[];
+      const a = typeof v === 'number' ? [v, v] : (v as readonly number[]);
       row[at] = a[0]!;
       row[at + 1] = a.length > 1 ? a[1]! : 0;
     } else if (spec.codes) row[at] = spec.codes.indexOf(v as string);

@@ -22,7 +22,7 @@ import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import type { CanvasMode } from './canvas.js';
 import { canvasBox } from './canvas-box.js';
 import { History } from './history.js';
-import { estopInInput, helpText, HIDDEN_KEYS, KEYS, type KeyAction } from './keys.js';
+import { estopInInput, helpText, HIDDEN_KEYS, KEYS, STIFFNESS_STEP, type KeyAction } from './keys.js';
 import { layout, type Layout, type Rect } from './layout.js';
 import {
   armCanvas,
@@ -48,6 +48,10 @@ export interface DashboardSession {
   /** The newest tick row (a view into shared memory), undefined before the first. */
   latest(): Float64Array | undefined;
   send(command: LoopCommand): void;
+  /** Impedance mode: the stiffness times `factor` (filtered); false in another mode. Optional (fakes). */
+  scaleStiffness?(factor: number): boolean;
+  /** Impedance mode: zero the force estimate now; false in another mode. Optional (fakes). */
+  tareForce?(): boolean;
   /** Loop events; returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void;
   /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
@@ -258,6 +262,20 @@ export class Dashboard {
         if (this.over) return;
         this.quitPresses++;
         this.o.onQuit(action === 'quit' ? 'quit' : 'interrupted:SIGINT');
+        this.queueRender();
+        return;
+      }
+      if (action === 'stiffer' || action === 'softer') {
+        const f = action === 'stiffer' ? STIFFNESS_STEP : 1 / STIFFNESS_STEP;
+        const k = this.tick?.stiffness ?? 0;
+        if (s.scaleStiffness?.(f)) this.say(`stiffness ${action === 'stiffer' ? 'up' : 'down'} x${f.toFixed(2)} (from ${k.toFixed(0)}; reached over ~0.2 s, capped at the passivity bound)`);
+        else this.say('+ and - change the stiffness in impedance mode (--mode impedance)', 'warn');
+        this.queueRender();
+        return;
+      }
+      if (action === 'tare') {
+        if (s.tareForce?.()) this.say('force estimate zeroed here (f)');
+        else this.say('f zeroes the force estimate in impedance mode (--mode impedance)', 'warn');
         this.queueRender();
         return;
       }

@@ -7,7 +7,7 @@
 import type { LoopCommandKind } from '../control/commands.js';
 
 /** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
-export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt';
+export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare';
 
 export interface KeyBinding {
   /** blessed key names. */
@@ -37,7 +37,17 @@ export const KEYS: readonly KeyBinding[] = [
 ];
 
 /** Keys that work but are not on the help line. */
-export const HIDDEN_KEYS: readonly Pick<KeyBinding, 'keys' | 'action'>[] = [{ keys: ['C-c'], action: 'interrupt' }];
+export const HIDDEN_KEYS: readonly Pick<KeyBinding, 'keys' | 'action'>[] = [
+  { keys: ['C-c'], action: 'interrupt' },
+  // Impedance mode (--mode impedance): the stiffness up or down by STIFFNESS_STEP, filtered over ~0.2 s.
+  { keys: ['+', '=', ']'], action: 'stiffer' },
+  { keys: ['-', '['], action: 'softer' },
+  // Impedance mode: the force estimate's zero, here and now (as a force sensor is zeroed before contact).
+  { keys: ['f', 'S-f'], action: 'tare' },
+];
+
+/** The factor one press of + or - changes impedance mode's stiffness by. */
+export const STIFFNESS_STEP = 1.25;
 
 /**
  * The help line as plain text for a terminal `width` columns wide. Once the run is over (after an

@@ -225,6 +225,8 @@ export function jointLines(p: PanelState): string[] {
     row('motor duty [%]', '', cols(u(t?.duty.map((d) => d * 100)), 1, false)),
     row('error [deg]', 'track', cols(u(err), 3)),
     row('residual [deg]', 'twin', residual, alarm),
+    // Impedance mode: the contact force the observer explains, and the spring in force (+/- change it).
+    ...(t?.stiffness ? [row('contact [N]', 'x, y', cols(u(t.fEst), 2, false), `stiffness ${t.stiffness.toFixed(0)} (+/-, f zeroes)`)] : []),
   ];
 }
 

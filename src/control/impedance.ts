@@ -1,0 +1,421 @@
+/**
+ * Impedance mode (twolink run --mode impedance, issue 23): the arm behaves as a spring and a damper
+ * pulled along the plan (a moving equilibrium) or about a held pose, with the model cancelling
+ * gravity, friction and the plan's inertia. It plugs into the loop as a ControlLaw, so the loop's
+ * guards, ramps, saturation and e-stop are the same as for every other law.
+ *
+ *   tau = ID_a(q, qd_des, qdd_des) + J^T F                  (endpoint space)
+ *   F   = K (x_des - x) + D (v_des - v) + F_barrier, |F| <= maxForceN
+ *   D   = zeta (sqrt(Lambda) sqrt(K) + sqrt(K) sqrt(Lambda)), Lambda = (J M_a^-1 J^T)^-1
+ *   tau = ID_a(q, qd_des, qdd_des) + K_q (q_des - q) + D_q (qd_des - qd)   (joint space, M_a for Lambda)
+ *
+ * ID_a is the actuated arm's inverse dynamics (src/model/actuated.ts): gravity at the measured pose,
+ * friction and inertia along the plan (friction at the plan's velocity is smooth; at the measured one
+ * it would chatter at rest and cancel the damping the passivity bound counts on).
+ *
+ * Safety, in the order applied:
+ * - the stiffness a live change asks for is reached by a first-order filter (rig `impedance.stiffnessFilterS`,
+ *   0.2 s: Franka's cartesian_impedance_example_controller filters its stiffness with 0.005 per 1 ms tick);
+ * - near the straight elbow (|sin q2| < sin(singularElbowDeg)) the stiffness is scaled by
+ *   |sin q2| / sin(singularElbowDeg), down to 10 %: there J loses a direction and Lambda grows without bound;
+ * - the stiffness never exceeds what the loop's delay keeps passive at the pose (impedance-math.ts,
+ *   passiveStiffnessBound); asking for more is refused before motion (checkImpedance, and at the
+ *   law's first step for a pose only known then), and a live change is capped at it;
+ * - a workspace box (rig `impedance.workspace`): the equilibrium is kept inside, and a soft barrier
+ *   `barrierM` deep pushes the endpoint back, growing to maxForceN at the wall;
+ * - a force cap: |F| <= maxForceN (joint space: each joint's torque <= maxForceN times its reach);
+ * - a torque-rate limit per joint (default maxTorqueNm per 12 ms, rig.ts says why).
+ */
+import type { ArmPart } from '../config/parts.js';
+import type { RigFile } from '../config/rig.js';
+import type { JointLimits } from '../config/load.js';
+import { computeGravity, computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import { endpoint, jacobian } from '../model/kinematics.js';
+import type { TwoLinkParams } from '../model/types.js';
+import { designDamping, endpointInertia, forceFromTorque, jointDamping, passiveStiffnessBound, passivityTimeS, zero2, type M2 } from './impedance-math.js';
+import { impedanceSchema } from '../config/rig.js';
+import { cableAdvice, runCable } from '../config/cable.js';
+import type { ControlLaw, LawSample } from './loop.js';
+import { F } from '../telemetry/tick.js';
+
+export type ImpedanceConfig = RigFile['impedance'];
+export type ImpedanceSpace = ImpedanceConfig['space'];
+
+/** What the rig gives impedance mode: the nominal arm, its torque limits and the `impedance` section. */
+export type ImpedancePart = ArmPart & { limits: JointLimits[]; impedance?: ImpedanceConfig };
+
+/** What a run asks of impedance mode (the CLI's --space, --stiffness, --damping-ratio over the rig file's defaults). */
+export interface ImpedanceSettings {
+  space: ImpedanceSpace;
+  /** [N/m] at the endpoint, [N m/rad] in joint space. */
+  stiffness: number;
+  dampingRatio: number;
+}
+
+/** The lowest stiffness scale at a straight elbow. */
+const SINGULAR_FLOOR = 0.1;
+/** Franka's torque-rate limit, 1 N m per 1 ms, on its 12 N m wrist joints: full torque in 12 ms [s]. */
+const FULL_TORQUE_S = 0.012;
+/**
+ * At rest for the force estimate's tare: joint speeds, low-passed over REST_FILTER_S (the velocity
+ * estimate's noise alone reaches 0.13 rad/s on the mock's joint 2), below this [rad/s] ...
+ */
+const REST_SPEED = 0.02;
+/** ... for this long [s]. */
+const REST_S = 0.1;
+/**
+ * The tare takes the observer's torque at rest as a share of the model's gravity (what a mass error
+ * gives: it scales with gravity from pose to pose) on a joint whose gravity torque there is above this
+ * [N m]; below it, as a constant torque.
+ */
+const GRAVITY_TARE_NM = 0.05;
+/** Time constant of the rest test's speed filter and of the force estimate's low-pass [s]. */
+const REST_FILTER_S = 0.1;
+
+/** The rig's impedance section, or the schema's defaults. */
+export function impedanceConfig(rig: { impedance?: ImpedanceConfig }): ImpedanceConfig {
+  return rig.impedance ?? impedanceSchema.parse({});
+}
+
+/** The settings from the rig file's defaults, with what the command line gives in place of them. */
+export function impedanceSettings(rig: { impedance?: ImpedanceConfig }, given: { space?: ImpedanceSpace; stiffness?: number; dampingRatio?: number } = {}): ImpedanceSettings {
+  const c = impedanceConfig(rig);
+  const space = given.space ?? c.space;
+  return { space, stiffness: given.stiffness ?? (space === 'joint' ? c.jointStiffnessNmPerRad : c.stiffnessNPerM), dampingRatio: given.dampingRatio ?? c.dampingRatio };
+}
+
+/** The unit of a stiffness in this space. */
+export const stiffnessUnit = (space: ImpedanceSpace): string => (space === 'joint' ? 'N m/rad' : 'N/m');
+
+/** The stiffness scale near the straight elbow: |sin q2| / sin(limit), between SINGULAR_FLOOR and 1. */
+export function singularScale(q2: number, singularElbowDeg: number): number {
+  const s = Math.abs(Math.sin(q2)) / Math.sin((singularElbowDeg * Math.PI) / 180);
+  return Math.max(SINGULAR_FLOOR, Math.min(1, s));
+}
+
+/** The workspace box [m]: the rig file's, or the arm's reach as a square around joint 1. */
+export function workspaceBox(arm: TwoLinkParams, c: ImpedanceConfig): { xMin: number; xMax: number; yMin: number; yMax: number } {
+  const r = arm.L1 + arm.L2;
+  return c.workspace ?? { xMin: -r, xMax: r, yMin: -r, yMax: r };
+}
+
+/** What the loop's timing allows: the passivity time and the joints' physical damping. */
+export interface PassivityInputs {
+  rateHz: number;
+  /** Samples from a sample to the one at which its answer applies (cable.ts `answerDelaySamples`). */
+  answerDelaySamples: number;
+}
+
+/**
+ * The passivity inputs of a run: its rate and the answer delay its cable is expected to give
+ * (cable.ts cableAdvice: what `twolink run` prints at start-up), known before anything moves.
+ */
+export function loopPassivity(rig: Parameters<typeof runCable>[0], mock: boolean, rateHz: number): PassivityInputs {
+  const c = runCable(rig, mock);
+  return { rateHz, answerDelaySamples: cableAdvice(c.kind, c.latencyMs, rateHz).answerDelaySamples };
+}
+
+/** A stiffness refused (too stiff for the loop's delay at a pose), with the bound. */
+export class ImpedanceError extends Error {
+  override readonly name = 'ImpedanceError';
+  constructor(
+    message: string,
+    /** The largest stiffness accepted at the worst pose [N/m or N m/rad]. */
+    readonly bound: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The sentence of a refusal: the stiffness, the bound, the pose and where the bound comes from. */
+function refusalText(s: ImpedanceSettings, asked: number, bound: number, q: readonly number[], p: PassivityInputs, b: readonly number[]): string {
+  const u = stiffnessUnit(s.space);
+  const deg = (v: number): string => ((v * 180) / Math.PI).toFixed(1);
+  const tau = passivityTimeS(p.rateHz, p.answerDelaySamples);
+  return (
+    `stiffness ${asked.toFixed(1)} ${u} is more than the loop keeps passive at alpha = (${deg(q[0]!)}, ${deg(q[1]!)}) deg: at most ${bound.toFixed(1)} ${u} there ` +
+    `(${p.rateHz} Hz, answers ${p.answerDelaySamples} sample(s) late: T/2 + t_d = ${(tau * 1000).toFixed(2)} ms; joint damping ${b.map((v) => v.toFixed(3)).join(', ')} N m s/rad; ` +
+    `b > K (T/2 + t_d), Colgate and Schenkel 1997, Diolaiti et al. 2006): lower --stiffness, or a loop with T/2 + t_d <= ${((tau * bound * 1000) / asked).toFixed(2)} ms (a faster rate, a cable with less delay)`
+  );
+}
+
+/**
+ * Refuses, before motion, a stiffness the loop does not keep passive at any of `poses` (the planned
+ * trajectory's, the held pose): throws an ImpedanceError with the bound at the worst pose. The
+ * stiffness counted is the one the law uses there (scaled down near the straight elbow).
+ */
+export function checkImpedance(rig: ImpedancePart, s: ImpedanceSettings, p: PassivityInputs, poses: readonly (readonly number[])[]): void {
+  const model = createActuatedArmModel(rig);
+  const arm = twoLink(rig);
+  const b = jointDamping(model);
+  const tau = passivityTimeS(p.rateHz, p.answerDelaySamples);
+  const c = impedanceConfig(rig);
+  let worst: { ratio: number; q: readonly number[]; bound: number; asked: number } | undefined;
+  for (const q of poses) {
+    const asked = s.stiffness * (s.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1);
+    const bound = passiveStiffnessBound(arm, b, q[1]!, tau, s.space);
+    if (!worst || asked / bound > worst.ratio) worst = { ratio: asked / bound, q, bound, asked };
+  }
+  if (worst && worst.ratio > 1) throw new ImpedanceError(refusalText(s, worst.asked, worst.bound, worst.q, p, b), worst.bound);
+}
+
+function twoLink(rig: ArmPart): TwoLinkParams {
+  if (!('L2' in rig.arm)) throw new RangeError('impedance mode needs a two-link arm');
+  return rig.arm;
+}
+
+/** The twin's observer as the law reads it. */
+export interface TorqueObserver {
+  readonly tauExt: readonly number[];
+}
+
+/**
+ * The law. `step` writes joint torques; `record` writes the force estimate and the stiffness in
+ * force into the tick; `setStiffness` / `scaleStiffness` are the live change (filtered).
+ */
+export class ImpedanceLaw implements ControlLaw {
+  readonly settings: ImpedanceSettings;
+  readonly config: ImpedanceConfig;
+  private readonly arm: TwoLinkParams;
+  private readonly model: ActuatedArmModel;
+  private readonly data: ActuatedArmData;
+  private readonly b: number[];
+  private readonly tauS: number;
+  private readonly box: { xMin: number; xMax: number; yMin: number; yMax: number };
+  private readonly rate: number[];
+  private observer: TorqueObserver | undefined;
+  /** The stiffness asked for, and the filtered one in force before the pose's scaling [N/m or N m/rad]. */
+  private target: number;
+  private k: number;
+  /** The stiffness in force at the last step, after scaling and the passivity cap. */
+  kEff = 0;
+  /** Steps at which the passivity bound capped the stiffness. */
+  capped = 0;
+  /** The endpoint force estimate [N] (tared). */
+  readonly force = [0, 0];
+  /** The observer's joint torque taken as zero force where its joint's gravity is too small to scale [N m]. */
+  private readonly bias = [0, 0];
+  /** The observer's torque at the tare as a share of the model's gravity there, per joint. */
+  private readonly gravityShare = [0, 0];
+  private readonly lastQ = [0, 0];
+  private tared = false;
+  private restS = 0;
+  private readonly prevTau = [0, 0];
+  private started = false;
+  private readonly J: M2 = zero2();
+  private readonly Jd: M2 = zero2();
+  private readonly lambda: M2 = zero2();
+  private readonly D: M2 = zero2();
+  private readonly ff = [0, 0];
+  private readonly x = [0, 0];
+  private readonly xd = [0, 0];
+  private readonly scratch = [0, 0];
+  /** Low-passed joint speeds [rad/s] and observer torques [N m]. */
+  private readonly speed = [0, 0];
+  private readonly ext = [0, 0];
+  private readonly passivity: PassivityInputs;
+
+  constructor(rig: ImpedancePart, settings: ImpedanceSettings, passivity: PassivityInputs) {
+    this.settings = { ...settings };
+    this.config = impedanceConfig(rig);
+    this.arm = twoLink(rig);
+    this.model = createActuatedArmModel(rig);
+    this.data = createActuatedArmData(this.model);
+    this.b = jointDamping(this.model);
+    this.tauS = passivityTimeS(passivity.rateHz, passivity.answerDelaySamples);
+    this.box = workspaceBox(this.arm, this.config);
+    this.rate = rig.limits.map((l) => this.config.torqueRateNmPerS ?? l.maxTorque / FULL_TORQUE_S);
+    this.target = settings.stiffness;
+    this.k = settings.stiffness;
+    this.passivity = passivity;
+  }
+
+  /** The twin whose momentum observer gives the force estimate (the loop calls it once). */
+  attach(observer: TorqueObserver): void {
+    this.observer = observer;
+  }
+
+  /**
+   * A new trajectory starts (the loop calls this at each `start`): nothing changes. The torque-rate
+   * limit goes on from the torque in force (from zero would drop the arm for a moment between two
+   * trajectories), and the stiffness filter from where it is (a live change must not jump).
+   */
+  reset(): void {
+    // deliberately empty: see above
+  }
+
+  /** The stiffness asked for now (before the filter) [N/m or N m/rad]. */
+  get stiffness(): number {
+    return this.target;
+  }
+
+  /** A live change: the stiffness is reached over about `stiffnessFilterS`. Returns the stiffness asked for. */
+  setStiffness(k: number): number {
+    // Within the rig file's range for the space (rig.ts impedanceSchema).
+    const [lo, hi] = this.settings.space === 'joint' ? [0.01, 1000] : [1, 10_000];
+    if (Number.isFinite(k)) this.target = Math.min(hi, Math.max(lo, k));
+    return this.target;
+  }
+
+  /** A live change by a factor (the dashboard's keys). */
+  scaleStiffness(factor: number): number {
+    return this.setStiffness(this.target * factor);
+  }
+
+  /** Takes the force estimate's zero here (as a force sensor is zeroed before contact). */
+  tare(): void {
+    if (!this.observer) return;
+    // As a share of the model's gravity where it is large enough (a mass error scales gravity), else as a torque.
+    const g = computeGravity(this.model, this.data, this.lastQ);
+    for (let i = 0; i < 2; i++) {
+      const big = Math.abs(g[i]!) > GRAVITY_TARE_NM;
+      this.gravityShare[i] = big ? this.ext[i]! / g[i]! : 0;
+      this.bias[i] = big ? 0 : this.ext[i]!;
+    }
+    this.tared = true;
+  }
+
+  /** True once the force estimate has its zero. */
+  get isTared(): boolean {
+    return this.tared;
+  }
+
+  step(s: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string } {
+    const q = s.q;
+    const c = this.config;
+    // The straight elbow is the endpoint spring's trouble only (J loses a direction); a joint spring does not mind.
+    const scale = this.settings.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1;
+    const bound = passiveStiffnessBound(this.arm, this.b, q[1]!, this.tauS, this.settings.space);
+    if (!this.started) {
+      // The first step, before any torque: a pose the plan could not know (a hold where the arm is).
+      if (this.target * scale > bound) return { ok: false, reason: refusalText(this.settings, this.target * scale, bound, q, this.passivity, this.b) };
+      this.started = true;
+    }
+    this.k += (this.target - this.k) * (1 - Math.exp(-periodS / c.stiffnessFilterS));
+    let k = this.k * scale;
+    if (k > bound) {
+      k = bound;
+      this.capped++;
+    }
+    this.kEff = k;
+    computeInverseDynamics(this.model, this.data, q, s.qdDesired, s.qddDesired, this.ff);
+    jacobian(this.arm, q, this.J);
+    if (this.settings.space === 'endpoint') this.endpointTorque(s, k, out);
+    else this.jointTorque(s, k, out);
+    this.estimateForce(s, periodS);
+    for (let i = 0; i < 2; i++) {
+      let t = this.ff[i]! + out[i]!;
+      const d = this.rate[i]! * periodS;
+      if (t > this.prevTau[i]! + d) t = this.prevTau[i]! + d;
+      else if (t < this.prevTau[i]! - d) t = this.prevTau[i]! - d;
+      if (!Number.isFinite(t)) return { ok: false, reason: `impedance: a non-finite torque on joint ${i + 1}` };
+      out[i] = t;
+      this.prevTau[i] = t;
+    }
+    return { ok: true };
+  }
+
+  /** J^T F into `out`: the spring and damper at the endpoint, the workspace barrier, the force cap. */
+  private endpointTorque(s: LawSample, k: number, out: number[]): void {
+    const c = this.config;
+    const J = this.J;
+    const x = endpoint(this.arm, s.q, this.x);
+    const xd = endpoint(this.arm, s.qDesired, this.xd);
+    const Jd = jacobian(this.arm, s.qDesired, this.Jd);
+    const vx = J[0][0] * s.qd[0]! + J[0][1] * s.qd[1]!;
+    const vy = J[1][0] * s.qd[0]! + J[1][1] * s.qd[1]!;
+    const vdx = Jd[0][0] * s.qdDesired[0]! + Jd[0][1] * s.qdDesired[1]!;
+    const vdy = Jd[1][0] * s.qdDesired[0]! + Jd[1][1] * s.qdDesired[1]!;
+    const box = this.box;
+    const m = c.barrierM;
+    // The equilibrium inside the box, clear of the barrier.
+    const ex = Math.min(box.xMax - m, Math.max(box.xMin + m, xd[0]!)) - x[0]!;
+    const ey = Math.min(box.yMax - m, Math.max(box.yMin + m, xd[1]!)) - x[1]!;
+    endpointInertia(this.model, this.data, s.q, J, this.lambda);
+    const D = designDamping(this.lambda, k, k, this.settings.dampingRatio, this.D);
+    let fx = k * ex + D[0][0] * (vdx - vx) + D[0][1] * (vdy - vy);
+    let fy = k * ey + D[1][0] * (vdx - vx) + D[1][1] * (vdy - vy);
+    const [bx, by] = this.barrier(x);
+    fx += bx;
+    fy += by;
+    const mag = Math.hypot(fx, fy);
+    if (mag > c.maxForceN) {
+      fx *= c.maxForceN / mag;
+      fy *= c.maxForceN / mag;
+    }
+    out[0] = J[0][0] * fx + J[1][0] * fy;
+    out[1] = J[0][1] * fx + J[1][1] * fy;
+  }
+
+  /**
+   * The soft barrier: inside `barrierM` of a wall, a push back that grows linearly to maxForceN at the
+   * wall (its stiffness maxForceN / barrierM, capped at the passivity bound), and more beyond it.
+   */
+  private barrier(x: readonly number[]): [number, number] {
+    const c = this.config;
+    const box = this.box;
+    const m = c.barrierM;
+    const kb = Math.min(c.maxForceN / m, passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'));
+    const push = (v: number, lo: number, hi: number): number => (v < lo + m ? kb * (lo + m - v) : v > hi - m ? -kb * (v - (hi - m)) : 0);
+    return [push(x[0]!, box.xMin, box.xMax), push(x[1]!, box.yMin, box.yMax)];
+  }
+
+  /** K_q (q_des - q) + D_q (qd_des - qd) into `out`, each joint's torque capped at maxForceN times its reach. */
+  private jointTorque(s: LawSample, k: number, out: number[]): void {
+    const c = this.config;
+    const mm = this.massAt(s.q, this.lambda);
+    const D = designDamping(mm, k, k, this.settings.dampingRatio, this.D);
+    const e0 = s.qDesired[0]! - s.q[0]!;
+    const e1 = s.qDesired[1]! - s.q[1]!;
+    const w0 = s.qdDesired[0]! - s.qd[0]!;
+    const w1 = s.qdDesired[1]! - s.qd[1]!;
+    const [bx, by] = this.barrier(endpoint(this.arm, s.q, this.x));
+    const J = this.J;
+    const reach = [this.arm.L1 + this.arm.L2, this.arm.L2];
+    const t0 = k * e0 + D[0][0] * w0 + D[0][1] * w1 + J[0][0] * bx + J[1][0] * by;
+    const t1 = k * e1 + D[1][0] * w0 + D[1][1] * w1 + J[0][1] * bx + J[1][1] * by;
+    const cap = (t: number, i: number): number => Math.max(-c.maxForceN * reach[i]!, Math.min(c.maxForceN * reach[i]!, t));
+    out[0] = cap(t0, 0);
+    out[1] = cap(t1, 1);
+  }
+
+  private massAt(q: readonly number[], out: M2): M2 {
+    const M = computeMassMatrix(this.model, this.data, q);
+    out[0][0] = M[0]![0]!;
+    out[0][1] = M[0]![1]!;
+    out[1][0] = M[1]![0]!;
+    out[1][1] = M[1]![1]!;
+    return out;
+  }
+
+  /**
+   * F = J^-T (tauExt - bias), tauExt low-passed over REST_FILTER_S (the observer passes the velocity
+   * estimate's noise: +-0.4 N at the endpoint unfiltered on the mock); the bias is taken the first time
+   * the arm rests with the plan still after the start.
+   */
+  private estimateForce(s: LawSample, periodS: number): void {
+    const o = this.observer;
+    if (!o) return;
+    const a = 1 - Math.exp(-periodS / REST_FILTER_S);
+    for (let i = 0; i < 2; i++) {
+      this.speed[i]! += a * (s.qd[i]! - this.speed[i]!);
+      this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
+    }
+    const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
+    this.restS = still ? this.restS + periodS : 0;
+    this.lastQ[0] = s.q[0]!;
+    this.lastQ[1] = s.q[1]!;
+    if (!this.tared && this.restS >= REST_S) this.tare();
+    const g = computeGravity(this.model, this.data, s.q);
+    this.scratch[0] = this.ext[0]! - this.bias[0]! - this.gravityShare[0]! * g[0]!;
+    this.scratch[1] = this.ext[1]! - this.bias[1]! - this.gravityShare[1]! * g[1]!;
+    forceFromTorque(this.J, this.scratch, this.force);
+  }
+
+  /** The law's columns of the tick: the force estimate and the stiffness in force. */
+  record(row: Float64Array): void {
+    row[F.fEst0] = this.force[0]!;
+    row[F.fEst1] = this.force[1]!;
+    row[F.stiffness] = this.kEff;
+  }
+}
