@@ -58,7 +58,8 @@ export interface JointStepsContext {
 /** The light PD the chirp runs under: a crossover of LIGHT_HZ on the model's inertia at the pose. */
 const LIGHT_HZ = 2;
 /** Chirp: the angle amplitude aimed at [rad], the lengths [s] of the open and the closed-loop chirp. */
-const CHIRP_AMPLITUDE_RAD = 4 / DEG;
+const CHIRP_AMPLITUDE_RAD = 6 / DEG;
+const CL_CHIRP_AMPLITUDE_RAD = 4 / DEG;
 const CHIRP_S = 12;
 const CL_CHIRP_S = 8;
 /** The validation's step: at most STEP_MAX_RAD, and small enough that kp times it stays within STEP_TORQUE of the torque limit (a linear step, not a saturated one). It settles into 5 % of it or 1.5 counts, whichever is wider. */
@@ -278,7 +279,7 @@ export function stepFigures(t: readonly number[], y: readonly number[], y0: numb
 
 /**
  * The closed-loop chirp's torque amplitude at f [Hz]: `cap`, or less where the identified plant P under
- * the design's PID would move more than CHIRP_AMPLITUDE_RAD (|P / (1 + C P)|): below the crossover a
+ * the design's PID would move more than CL_CHIRP_AMPLITUDE_RAD (|P / (1 + C P)|): below the crossover a
  * loop tuned for a few Hz yields to a torque of a third of the limit by more than the 10 deg tune allows.
  */
 function closedLoopAmplitude(x: JointStepsContext, d: Design, id: Identified, cap: number): (fHz: number) => number {
@@ -290,7 +291,7 @@ function closedLoopAmplitude(x: JointStepsContext, d: Design, id: Identified, ca
     const w = 2 * Math.PI * f;
     const p = P(w);
     const T = Math.hypot(...div(p, add([1, 0], mul(pidResponse(g, w, estimatorResponse(w, d.velocityFilterHz, dt)), p))));
-    return Math.min(cap, CHIRP_AMPLITUDE_RAD / T);
+    return Math.min(cap, CL_CHIRP_AMPLITUDE_RAD / T);
   };
 }
 
