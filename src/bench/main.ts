@@ -19,6 +19,7 @@ import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
+import { benchTune } from './tune.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -43,6 +44,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   soak: () => benchSoak(Number(argValue('--soak-seconds') ?? 600)),
   // 18 real-time reaches (6 adapter models x 3 rates) + 2 on the pty rig; --adapter-runs N each.
   adapters: () => benchAdapters(Number(argValue('--adapter-runs') ?? 1)),
+  // twolink tune on the mock in virtual time and in real time with --rt (about 2 minutes of wall time).
+  tune: benchTune,
 };
 
 function argValue(name: string): string | undefined {
