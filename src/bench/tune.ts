@@ -42,7 +42,7 @@ async function tuneOnce(rig: Rig, realtime: boolean): Promise<TuneBenchRun> {
   if (realtime) {
     const m = await openTuneMockRealtime(rig, true);
     try {
-      outcome = await runTune({ rig, link: m.link, operator, options, onPose });
+      outcome = await runTune({ rig, link: m.link, operator, options, onPose, pause: () => new Promise<void>((r) => setImmediate(r)) });
     } finally {
       await m.close();
     }

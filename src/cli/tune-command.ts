@@ -140,7 +140,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, v.port as string);
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
-    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()) }));
+    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()), ...(v.mock && !v.rt ? {} : { pause: () => new Promise<void>((r) => setImmediate(r)) }) }));
   } catch (e) {
     if (e instanceof LinkError) {
       process.stderr.write(`twolink: ${e.message}\n`);

@@ -73,8 +73,9 @@ export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: num
 /**
  * The closed-loop response of the chirp (excitation r, torque u, angle y) and the rig's model fitted
  * to it (mass scale, viscous friction, delay from 0.5 periods to twice the nominal model's, at least 4).
+ * `pause`: awaited now and then during the fit (fitCoupled), for a loop answering samples in real time.
  */
-export function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number): Identified {
+export async function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number, pause?: () => Promise<void>): Promise<Identified> {
   const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
   const bands = logBands(trusted(raw, MIN_COHERENCE, band[0], band[1]), BANDS_PER_DECADE);
   if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
@@ -87,7 +88,7 @@ export function identify(e: { r: readonly number[]; u: readonly number[]; y: rea
   const pick = <T>(a: T[]): T[] => a.filter((_, i) => use[i]);
   // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
   // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).
-  const fit = fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch);
+  const fit = await fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch, undefined, pause);
   const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
   const err = fitError({ ...bands, freqHz: pick(bands.freqHz), h: pick(bands.h) }, P, belowHz);
   return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg, modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)) };

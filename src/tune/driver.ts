@@ -50,6 +50,12 @@ export interface TuneContext {
   options: TuneOptions;
   /** Called with the pose [rad] once the first sample has given it. */
   onPose?: (q: readonly number[]) => void;
+  /**
+   * In real time (a board, or the mock in its own thread): awaited now and then during the model's fit,
+   * which takes 1.5-2.5 s, so that the samples go on being answered and the board's watchdog does not
+   * cut the motors (`setImmediate`). Virtual time leaves it out: the clock stands still while tune computes.
+   */
+  pause?: () => Promise<void>;
 }
 
 export interface TuneOutcome {
@@ -118,7 +124,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([link.enable(true), abort]);
     loop.holding = true;
     for (const j of options.joints) {
-      const r = await jointSteps({ rig, loop, joint: j, options, plan, guard: (p) => Promise.race([p, abort]), add, lastStatus: () => steps[steps.length - 1]?.status ?? 'pass' });
+      const r = await jointSteps({ rig, loop, joint: j, options, plan, guard: (p) => Promise.race([p, abort]), add, lastStatus: () => steps[steps.length - 1]?.status ?? 'pass', ...(ctx.pause ? { pause: ctx.pause } : {}) });
       joints.push(r);
       // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).
       if (!r.ok) completed = false;

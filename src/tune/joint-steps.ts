@@ -53,6 +53,8 @@ export interface JointStepsContext {
   add(r: StepResult): StepResult;
   /** The status of the last step added. */
   lastStatus(): string;
+  /** Awaited now and then during long computations: in real time the loop answers the board's samples meanwhile (TuneContext.pause). */
+  pause?: () => Promise<void>;
 }
 
 /** The light PD the chirp runs under: a crossover of LIGHT_HZ on the model's inertia at the pose. */
@@ -203,7 +205,7 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const tr = await x.guard(loop.run(j, pdChirpLaw(loop.pose[j]!, loop.gravityAtPose()[j]!, kp, kd, chirp)));
   const name = `response ${j + 1}`;
   try {
-    const id = identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz);
+    const id = await identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz, x.pause);
     const m = id.model;
     const kj = m.K[j]![j]!;
     const ok = id.fitErrorDb <= 1 && id.fitErrorDeg <= 5;
