@@ -27,7 +27,8 @@ export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
   const data = [...rows(id.bands.freqHz, id.bands.h, 'plant, measured'), ...rows(id.bands.freqHz, id.modelH, 'plant, model'), ...(m ? rows(m.loop.freqHz, m.loop.h, 'loop C P, measured') : [])];
   const gmText = m ? (Number.isFinite(m.phaseCrossoverHz) ? `phase crossover ${m.phaseCrossoverHz.toFixed(1)} Hz, GM ${m.gainMarginDb.toFixed(1)} dB` : `GM >= ${m.gainMarginAtLeastDb.toFixed(1)} dB (no phase crossover up to ${(m.loop.freqHz[m.loop.freqHz.length - 1] ?? 0).toFixed(1)} Hz)`) : '';
   const lastHz = m ? (m.loop.freqHz[m.loop.freqHz.length - 1] ?? m.crossoverHz) : 0;
-  const marks = m ? [{ f: m.crossoverHz, label: `crossover ${m.crossoverHz.toFixed(2)} Hz, PM ${m.phaseMarginDeg.toFixed(1)} deg` }, { f: Number.isFinite(m.phaseCrossoverHz) ? m.phaseCrossoverHz : lastHz, label: gmText }] : [];
+  // Each label on a line of its own at the top of the panel (ypx: pixels from the top), left of its rule when it is the higher frequency.
+  const marks = m ? [{ f: m.crossoverHz, label: `crossover ${m.crossoverHz.toFixed(2)} Hz, PM ${m.phaseMarginDeg.toFixed(1)} deg`, ypx: 10 }, { f: Number.isFinite(m.phaseCrossoverHz) ? m.phaseCrossoverHz : lastHz, label: gmText, ypx: 24 }] : [];
   const x = { field: 'f', type: 'quantitative', scale: { type: 'log' }, title: 'frequency [Hz]' } as const;
   const color = { field: 'series', type: 'nominal', title: null } as const;
   const rule = (y: number): object => ({ data: { values: [{ y }] }, mark: { type: 'rule', color: 'black', opacity: 0.4 }, encoding: { y: { field: 'y', type: 'quantitative' } } });
@@ -38,7 +39,7 @@ export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
       { data: { values: data }, mark: { type: 'line', point: true }, encoding: { x, y: { field, type: 'quantitative', title, scale: { zero: false } }, color } },
       rule(ref),
       { data: { values: marks }, mark: { type: 'rule', strokeDash: [4, 3], color: 'gray' }, encoding: { x: { field: 'f', type: 'quantitative' } } },
-      { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, dy: -60, fontSize: 10 }, encoding: { x: { field: 'f', type: 'quantitative' }, text: { field: 'label' } } },
+      { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { x: { field: 'f', type: 'quantitative' }, y: { field: 'ypx', type: 'quantitative', scale: null }, text: { field: 'label' } } },
     ],
   });
   const coherence = {
@@ -52,6 +53,7 @@ export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title: `joint ${t.joint + 1}: Bode (${clock}); bands with coherence >= 0.8`,
     vconcat: [panel('db', 'magnitude [dB] (rad/N m; loop: 1)', 0), panel('deg', 'phase [deg]', -180), coherence],
+    resolve: { scale: { x: 'shared' } },
   } as TopLevelSpec;
 }
 
