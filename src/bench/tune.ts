@@ -4,7 +4,8 @@
  * threads, as `twolink run --mock` runs it). Per run: the motion time, the target, and per joint the
  * measured crossover against the target, the margins, the model's fit below the crossover and the
  * step; then the reach (virtual time, the mean of 5 plant seeds) with the tuned rig file against the
- * file's own gains. Every row says which clock it was measured on and the machine's load.
+ * file's own gains; and --bandwidth 40 refused before any motion, with the bound, in both. Every row
+ * says which clock it was measured on and the machine's load.
  */
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -19,6 +20,8 @@ import { section, type BenchResult } from './report.js';
 
 const RIG = 'rigs/mock-arm.json';
 const SEEDS = [1, 2, 3, 4, 5];
+/** A bandwidth the loop's rate and delay cannot reach (the bound is 10-11 Hz even with the estimator widened). */
+const REFUSED_HZ = 40;
 
 interface TuneBenchRun {
   label: string;
@@ -29,13 +32,13 @@ interface TuneBenchRun {
   note: string;
 }
 
-async function tuneOnce(rig: Rig, realtime: boolean): Promise<TuneBenchRun> {
+async function tuneOnce(rig: Rig, realtime: boolean, bandwidthHz?: number): Promise<TuneBenchRun> {
   const said: string[] = [];
   const operator = { say: (s: string) => void said.push(s), confirm: async () => undefined, ask: async () => undefined, signal: new AbortController().signal };
   const load0 = os.loadavg()[0]!;
   const t0 = process.hrtime.bigint();
   let pose: number[] = [];
-  const options = { joints: [...Array(rig.joints).keys()], bandwidthHz: rig.control.rateHz / 40, explicit: false, rateHz: rig.control.rateHz };
+  const options = { joints: [...Array(rig.joints).keys()], bandwidthHz: bandwidthHz ?? rig.control.rateHz / 40, explicit: bandwidthHz !== undefined, rateHz: rig.control.rateHz };
   const onPose = (q: readonly number[]): void => void (pose = q.slice());
   let outcome: TuneOutcome;
   let note: string;
@@ -124,6 +127,13 @@ export async function benchTune(): Promise<BenchResult> {
     const after = await reachRms(t.file);
     rows.push([`${r.label}: reach with the tuned file: RMS [deg]`, after.map(f3).join(' / '), `virtual time, mean of ${SEEDS.length} plant seeds; no worse than the file's on both joints: ${after.every((a, j) => a <= before[j]!) ? 'yes' : 'NO'}`]);
     figures[`${r.label} reach tuned rmsDeg`] = after;
+  }
+  // A bandwidth out of reach: refused before any motion, with the bound.
+  for (const realtime of [false, true]) {
+    const r = await tuneOnce(rig, realtime, REFUSED_HZ);
+    const s = r.outcome.steps.find((x) => x.name === 'bandwidth');
+    rows.push([`${r.label}: --bandwidth ${REFUSED_HZ}`, s?.status === 'fail' ? `refused, ${r.outcome.motionS.toFixed(1)} s of motion` : 'NOT refused', s ? `${s.summary.slice(0, 160)}...; fix: ${s.fix ?? ''}` : '']);
+    figures[`${r.label} refused boundHz`] = r.outcome.boundHz;
   }
   return section(`twolink tune on ${RIG} (16U2 cable model): virtual time and real time --rt`, rows, figures);
 }
