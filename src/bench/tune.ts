@@ -132,7 +132,7 @@ export async function benchTune(): Promise<BenchResult> {
   for (const realtime of [false, true]) {
     const r = await tuneOnce(rig, realtime, REFUSED_HZ);
     const s = r.outcome.steps.find((x) => x.name === 'bandwidth');
-    rows.push([`${r.label}: --bandwidth ${REFUSED_HZ}`, s?.status === 'fail' ? `refused, ${r.outcome.motionS.toFixed(1)} s of motion` : 'NOT refused', s ? `${s.summary.slice(0, 160)}...; fix: ${s.fix ?? ''}` : '']);
+    rows.push([`${r.label}: --bandwidth ${REFUSED_HZ}`, s?.status === 'fail' ? `refused, ${r.outcome.motionS.toFixed(1)} s of motion` : 'NOT refused', `the bound ${r.outcome.boundHz.map(f3).join(', ')} Hz (estimator up to ${r.outcome.velocityFilterHz} Hz); fix: ${s?.fix ?? ''}`]);
     figures[`${r.label} refused boundHz`] = r.outcome.boundHz;
   }
   return section(`twolink tune on ${RIG} (16U2 cable model): virtual time and real time --rt`, rows, figures);
