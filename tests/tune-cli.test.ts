@@ -21,13 +21,18 @@ describe('twolink tune --mock', () => {
     expect(j.motionSeconds).toBeLessThanOrEqual(60);
     for (const x of j.joints) {
       expect(Object.keys(x).sort()).toEqual(['gains', 'joint', 'ku', 'measured', 'predicted', 'targetCrossoverHz', 'tu']);
-      expect(Object.keys(x.measured).sort()).toEqual(['crossoverHz', 'gainMarginDb', 'overshootPct', 'phaseMarginDeg', 'settlingS']);
+      expect(Object.keys(x.measured).sort()).toEqual(['crossoverHz', 'gainMarginAtLeastDb', 'gainMarginDb', 'overshootPct', 'phaseMarginDeg', 'settlingS']);
       expect(x.gains).toHaveLength(3);
     }
     const rig = loadRig(out);
     expect(rig.control.pid.schedule).toHaveLength(3);
     expect(rig.control.pid.kp[0]).toBe(Number(j.joints[0].gains[1].kp.toPrecision(3)));
     for (const f of ['bode-joint1.svg', 'step-joint1.svg', 'bode-joint2.svg', 'step-joint2.svg']) expect(readFileSync(join(dir, 'fig', f), 'utf8')).toContain('<svg');
+    // The Bode figure: the measured plant, the model overlaid, the measured loop, the margins marked, the coherence, the clock.
+    const bode = readFileSync(join(dir, 'fig', 'bode-joint1.svg'), 'utf8');
+    for (const s of ['plant, measured', 'plant, model', 'loop C P, measured', `crossover ${j.joints[0].measured.crossoverHz.toFixed(2)} Hz, PM`, 'GM', 'coherence (plant)', 'virtual time']) expect(bode).toContain(s);
+    const step = readFileSync(join(dir, 'fig', 'step-joint2.svg'), 'utf8');
+    for (const s of ['closed-loop step', 'overshoot', 'settling', 'reference', 'measured']) expect(step).toContain(s);
     expect(r.stderr).toContain('[PASS] validation 2');
     expect(existsSync(`${out}.bak`)).toBe(false);
   }, hangGuardMs(90_000));

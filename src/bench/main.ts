@@ -20,6 +20,7 @@ import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
+import { benchTune } from './tune.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -46,6 +47,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   adapters: () => benchAdapters(Number(argValue('--adapter-runs') ?? 1)),
   // Issue 23: a 2 N push at 50/200/500 N/m, virtual time, then two real-time runs.
   impedance: () => benchImpedance(),
+  // twolink tune on the mock in virtual time and in real time with --rt (about 2 minutes of wall time).
+  tune: benchTune,
 };
 
 function argValue(name: string): string | undefined {

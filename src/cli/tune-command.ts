@@ -21,9 +21,10 @@ import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs }
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
-  mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time" },
+  mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (with --rt: in real time)" },
+  rt: { type: 'boolean', help: "with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)" },
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
-  bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 70 % of the model's bound when beyond it)" },
+  bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)" },
   out: { type: 'string', arg: 'FILE', help: 'write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file\'s; a file replaced keeps a backup FILE.bak)' },
   yes: { type: 'boolean', help: 'answer the prompt before motion' },
   json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
@@ -40,7 +41,8 @@ measure the crossover and margins achieved. A bandwidth the loop's rate and dela
 refused before any motion, with the bound.
 
 Examples:
-  twolink tune --rig rigs/mock-arm.json --mock --bandwidth 10 --yes --plot tune-figures
+  twolink tune --rig rigs/mock-arm.json --mock --yes --plot tune-figures
+  twolink tune --rig rigs/mock-arm.json --mock --rt --yes --json
   twolink tune --rig my-arm.json --port /dev/ttyACM0 --joint 2
 
 Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or a bandwidth out of
@@ -56,6 +58,15 @@ async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
   const line = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   const link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
   return { link, clock: clock as never, drive: (p) => p, close: () => link.close() };
+}
+
+/** The rig file's mock: in virtual time, or (`rt`) in real time in its own thread with SCHED_FIFO asked for. */
+async function openMock(rig: Rig, rt: boolean, operator: { say(s: string): void }): Promise<OpenedMock> {
+  const m = await import('../tune/mock.js');
+  if (!rt) return m.openTuneMock(rig);
+  const r = await m.openTuneMockRealtime(rig, true);
+  for (const [who, g] of Object.entries(r.rt ?? {})) operator.say(`real-time scheduling for the ${who}'s thread: ${g.granted ? `SCHED_FIFO ${g.priority}` : `not granted (${g.reason}); running without`}`);
+  return { ...r, clock: undefined as never };
 }
 
 /** Writes the tuned rig file (validated first), after a backup when it replaces an existing file. */
@@ -101,7 +112,7 @@ function parseJoints(v: unknown, n: number): number[] {
 export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
   if (v.help) {
-    process.stdout.write(formatHelp('tune', "measure each joint's response and set the PID gains for a bandwidth, with the margins measured", 'tune --rig F (--port P | --mock) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]', OPTIONS, HELP_MORE));
+    process.stdout.write(formatHelp('tune', "measure each joint's response and set the PID gains for a bandwidth, with the margins measured", 'tune --rig F (--port P | --mock [--rt]) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]', OPTIONS, HELP_MORE));
     return 0;
   }
   if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
@@ -111,6 +122,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
+  if (v.rt && !v.mock) throw new UsageError('--rt goes with --mock (on a --port the arm is tuned in real time anyway)');
   if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`);
   const joints = parseJoints(v.joint, rig.joints);
   const rateHz = rig.control.rateHz;
@@ -118,17 +130,17 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   // By default into the current directory, not beside the rig file: a run from a checkout must not
   // leave rigs/NAME.tuned.json in the tree.
   const out = typeof v.out === 'string' ? v.out : join(process.cwd(), `${basename(rigPath, '.json')}.tuned.json`);
-  const clockName = v.mock ? 'virtual time, mock rig' : 'real time';
+  const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
   const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
   let opened: OpenedMock | undefined;
   let outcome: TuneOutcome | undefined;
   let stopped: string | null = null;
   let pose: number[] = [];
   try {
-    opened = v.mock ? await (await import('../tune/mock.js')).openTuneMock(rig) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
-    operator.say(`twolink tune: ${rig.name} on ${v.mock ? 'the mock rig (virtual time)' : `${String(v.port)} (real time)`}`);
+    opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
+    operator.say(`twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
-    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()) }));
+    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()), ...(v.mock && !v.rt ? {} : { pause: () => new Promise<void>((r) => setImmediate(r)) }) }));
   } catch (e) {
     if (e instanceof LinkError) {
       process.stderr.write(`twolink: ${e.message}\n`);

@@ -73,8 +73,9 @@ export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: num
 /**
  * The closed-loop response of the chirp (excitation r, torque u, angle y) and the rig's model fitted
  * to it (mass scale, viscous friction, delay from 0.5 periods to twice the nominal model's, at least 4).
+ * `pause`: awaited now and then during the fit (fitCoupled), for a loop answering samples in real time.
  */
-export function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number): Identified {
+export async function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number, pause?: () => Promise<void>): Promise<Identified> {
   const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
   const bands = logBands(trusted(raw, MIN_COHERENCE, band[0], band[1]), BANDS_PER_DECADE);
   if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
@@ -87,7 +88,7 @@ export function identify(e: { r: readonly number[]; u: readonly number[]; y: rea
   const pick = <T>(a: T[]): T[] => a.filter((_, i) => use[i]);
   // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
   // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).
-  const fit = fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch);
+  const fit = await fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch, undefined, pause);
   const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
   const err = fitError({ ...bands, freqHz: pick(bands.freqHz), h: pick(bands.h) }, P, belowHz);
   return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg, modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)) };
@@ -118,9 +119,9 @@ function marginsOn(P: (w: number) => C, g: PidGainsNm, fHz: number, dt: number):
 }
 
 /** The highest crossover [Hz] plant P reaches with the design's margins, the estimator at `fHz`. */
-export function boundHz(P: (w: number) => C, fHz: number, dt: number, fromHz: number): number {
+export function boundHz(P: (w: number) => C, fHz: number, dt: number, fromHz: number, alpha: number): number {
   const V = (w: number): C => estimatorResponse(w, fHz, dt);
-  return maxCrossoverHz(fromHz, 0.25 / dt, DESIGN_PM_DEG, ACCEPT_GM_DB, P, V, (g) => marginsOn(P, g, fHz, dt).gainMarginDb);
+  return maxCrossoverHz(fromHz, 0.25 / dt, DESIGN_PM_DEG, ACCEPT_GM_DB, P, V, (g) => marginsOn(P, g, fHz, dt).gainMarginDb, alpha);
 }
 
 export interface Plan {
@@ -134,23 +135,44 @@ export interface Plan {
 /**
  * Before any motion: the narrowest velocity estimator with which every joint's model (the other
  * joint locked) reaches the target crossover with the design's margins, and the nominal PID there;
- * or the bound when none does (the loop's rate and delay cannot reach it).
+ * or the bound when none does (the loop's rate and delay cannot reach it). `widen` false: the rig's
+ * own estimator (`floorHz`) only. `alpha`: the integrator's corner factor of the first design choice.
  */
-export function preflight(locked: ((w: number) => C)[], targetHz: number, dt: number, floorHz: number): Plan | { refused: true; boundHz: number[]; velocityFilterHz: number } {
+export function preflight(locked: ((w: number) => C)[], targetHz: number, dt: number, floorHz: number, o: { widen: boolean; alpha: number }): Plan | { refused: true; boundHz: number[]; velocityFilterHz: number } {
   let last = { boundHz: locked.map(() => 0), velocityFilterHz: floorHz };
-  for (const fHz of [floorHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > floorHz)]) {
-    const bounds = locked.map((P) => boundHz(P, fHz, dt, Math.min(1, targetHz / 4)));
+  for (const fHz of o.widen ? [floorHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > floorHz)] : [floorHz]) {
+    const bounds = locked.map((P) => boundHz(P, fHz, dt, Math.min(1, targetHz / 4), o.alpha));
     last = { boundHz: bounds, velocityFilterHz: fHz };
     if (bounds.some((b) => b < targetHz)) continue;
     const w = 2 * Math.PI * targetHz;
     const V = estimatorResponse(w, fHz, dt);
-    return { velocityFilterHz: fHz, boundHz: bounds, nominal: locked.map((P) => pidForCrossover(w, P(w), V, DESIGN_PM_DEG)!) };
+    return { velocityFilterHz: fHz, boundHz: bounds, nominal: locked.map((P) => pidForCrossover(w, P(w), V, DESIGN_PM_DEG, o.alpha)!) };
   }
   return { refused: true, ...last };
 }
 
-/** The design's choices tried, in order of preference: the phase margin aimed at [deg] and the integrator's corner factor. */
-export const DESIGN_CHOICES = [52, 50, 48, 46, 55].flatMap((pm) => [5, 8, 12, 20].map((alpha) => ({ pm, alpha })));
+export interface DesignChoice {
+  /** The phase margin aimed at [deg]. */
+  pm: number;
+  /** The integrator's corner factor: ki = kp wc / alpha. */
+  alpha: number;
+}
+
+/**
+ * The design's choices tried, in order of preference: the phase margin aimed at and the integrator's
+ * corner factor. With the rig's disturbance observer on (control.disturbanceObserver, the default,
+ * with the feedforward), the observer already integrates the torque the model does not explain (at
+ * twin.observerHz): the PID's integrator is put far below the crossover (alpha 20 first), where it
+ * costs 3 deg of phase instead of 11 and does not fight the observer. The reach with the observer
+ * on (virtual time, 16U2 model), the file's gains with kp x2 and kd x1.41: ki x2 (an integral time of
+ * 1 s) tracked 0.047 / 0.115 deg RMS on rigs/mock-arm.json and 0.047 / 0.110 on the perturbed rig,
+ * ki x8 0.059 / 0.113 and 0.043 / 0.121; the first tuned gains (alpha 5, ki 9x the file's) 0.052 / 0.115
+ * and 0.051 / 0.129. Without the observer the integrator carries the mass error and friction: alpha 5 first.
+ */
+export function designChoices(observer: boolean): DesignChoice[] {
+  const alphas = observer ? [20, 12, 8, 5] : [5, 8, 12, 20];
+  return [52, 50, 48, 46, 55].flatMap((pm) => alphas.map((alpha) => ({ pm, alpha })));
+}
 /** What the model must promise for a design to be taken: a little above the requirements (the model's error). */
 export const ACCEPT_PM_DEG = 46;
 /**
@@ -168,12 +190,12 @@ export const ACCEPT_GM_DB = 8;
  * the pose, `inertiaRatio` (near the crossover the joint is an inertia: the same crossover and phase
  * margin need gains in proportion to it).
  */
-export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) => number, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse): Design | null {
+export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) => number, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse, choices: readonly DesignChoice[]): Design | null {
   const w = 2 * Math.PI * targetHz;
   for (const f of [fHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > fHz)]) {
     const V = (x: number): C => estimatorResponse(x, f, dt);
     const P = plantAt(poseElbowRad, f);
-    for (const c of DESIGN_CHOICES) {
+    for (const c of choices) {
       const g = pidForCrossover(w, P(w), V(w), c.pm, c.alpha);
       if (!g) continue;
       const predicted = marginsOn(P, g, f, dt);

@@ -135,9 +135,11 @@ export function scaledModel(m: CoupledModel, j: number, mass: number, b: number,
  * Fits the mass scale (0.5-2), joint j's viscous friction (0-2 N m s/rad) and the delay (the
  * `delays` given) of the rig's model to a measured response: a grid search, then a finer one about
  * the best point, on the squared log-ratio (magnitude and phase alike) weighted by the coherence and
- * by `weight` of the frequency.
+ * by `weight` of the frequency. `pause`, if given, is awaited after each (mass, friction) pair of the
+ * grid (a millisecond or so of work): in real time the loop's samples are answered meanwhile (the
+ * whole search takes 1.5-2.5 s, past the board's 100 ms watchdog).
  */
-export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null, weight: (fHz: number) => number = () => 1): { model: CoupledModel; mass: number; b: number; cost: number } {
+export async function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null, weight: (fHz: number) => number = () => 1, pause?: () => Promise<void>): Promise<{ model: CoupledModel; mass: number; b: number; cost: number }> {
   const ws = freqHz.map((f) => 2 * Math.PI * f);
   const Vs = ws.map(V);
   const Chs = ws.map((w) => (Ch ? Ch(w) : null));
@@ -152,18 +154,22 @@ export function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly nu
     return e;
   };
   let best = { mass: 1, b: nominal.b[j]!, T: delays[0]!, c: Infinity };
-  const search = (masses: number[], bs: number[], Ts: readonly number[]): void => {
-    for (const mass of masses) for (const b of bs) for (const T of Ts) {
-      const c = cost(mass, b, T);
-      if (c < best.c) best = { mass, b, T, c };
-    }
+  const search = async (masses: number[], bs: number[], Ts: readonly number[]): Promise<void> => {
+    for (const mass of masses)
+      for (const b of bs) {
+        for (const T of Ts) {
+          const c = cost(mass, b, T);
+          if (c < best.c) best = { mass, b, T, c };
+        }
+        if (pause) await pause();
+      }
   };
   const range = (a: number, z: number, n: number): number[] => Array.from({ length: n }, (_, i) => a + ((z - a) * i) / (n - 1));
-  search(range(0.5, 2, 31), range(0, 2, 41), delays);
+  await search(range(0.5, 2, 31), range(0, 2, 41), delays);
   const c0 = best;
   const step = delays.length > 1 ? delays[1]! - delays[0]! : 0;
-  search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), range(c0.T - step, c0.T + step, 11));
+  await search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), range(c0.T - step, c0.T + step, 11));
   const c1 = best;
-  search(range(c1.mass * 0.99, c1.mass * 1.01, 11), range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11), range(c1.T - step / 5, c1.T + step / 5, 5));
+  await search(range(c1.mass * 0.99, c1.mass * 1.01, 11), range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11), range(c1.T - step / 5, c1.T + step / 5, 5));
   return { model: scaledModel(nominal, j, best.mass, best.b, best.T), mass: best.mass, b: best.b, cost: best.c };
 }

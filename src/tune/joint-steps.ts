@@ -8,7 +8,7 @@ import type { Rig } from '../config/load.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, motorDamping } from '../model/actuated.js';
 import type { StepResult } from '../setup/steps.js';
 import { add, type C, div, mul } from './complex.js';
-import { ACCEPT_GM_DB, ACCEPT_PM_DEG, DESIGN_CHOICES, designGains, FILTER_CANDIDATES_HZ, identify, interpolateGains, MIN_GM_DB, MIN_PM_DEG, nfftFor, type Design, type Identified, type Plan } from './design.js';
+import { ACCEPT_GM_DB, ACCEPT_PM_DEG, designChoices, designGains, FILTER_CANDIDATES_HZ, identify, interpolateGains, MIN_GM_DB, MIN_PM_DEG, nfftFor, type Design, type Identified, type Plan } from './design.js';
 import { gravityStiffness, torqueAtDuty, type TuneOptions } from './driver.js';
 import { pdChirpLaw, pidLaw, relayLaw, type ChirpOptions } from './experiments.js';
 import { coupledResponse, estimatorResponse, scaledModel, type CoupledModel } from './joint-model.js';
@@ -53,12 +53,15 @@ export interface JointStepsContext {
   add(r: StepResult): StepResult;
   /** The status of the last step added. */
   lastStatus(): string;
+  /** Awaited now and then during long computations: in real time the loop answers the board's samples meanwhile (TuneContext.pause). */
+  pause?: () => Promise<void>;
 }
 
 /** The light PD the chirp runs under: a crossover of LIGHT_HZ on the model's inertia at the pose. */
 const LIGHT_HZ = 2;
 /** Chirp: the angle amplitude aimed at [rad], the lengths [s] of the open and the closed-loop chirp. */
-const CHIRP_AMPLITUDE_RAD = 4 / DEG;
+const CHIRP_AMPLITUDE_RAD = 6 / DEG;
+const CL_CHIRP_AMPLITUDE_RAD = 4 / DEG;
 const CHIRP_S = 12;
 const CL_CHIRP_S = 8;
 /** The validation's step: at most STEP_MAX_RAD, and small enough that kp times it stays within STEP_TORQUE of the torque limit (a linear step, not a saturated one). It settles into 5 % of it or 1.5 counts, whichever is wider. */
@@ -83,6 +86,11 @@ export function nominalDelayPeriods(rig: Rig, o: Pick<TuneOptions, 'rateHz' | 'c
   const c = o.cable ?? runCable(rig, rig.plant !== undefined);
   const heldPeriods = Math.max(1, adapterFlushS(c.kind, c.latencyMs) * o.rateHz);
   return cableAdvice(c.kind, c.latencyMs, o.rateHz).answerDelaySamples + heldPeriods / 2;
+}
+
+/** The run's disturbance observer is on for this rig (with the feedforward, as control/loop.ts applies it): the design's choices follow (design.ts designChoices). */
+export function observerOn(rig: Rig): boolean {
+  return rig.control.disturbanceObserver && rig.control.feedforward !== 'none';
 }
 
 /** The rig's linearised model about the pose with the elbow at `elbowRad` (M, the gravity stiffness K by central differences, friction, back-EMF, `delayS`). */
@@ -124,13 +132,13 @@ export async function jointSteps(x: JointStepsContext): Promise<JointTune> {
   if (!out.identified) return out;
   out.design = gainsStep(x, out.identified);
   if (!out.design) return out;
-  out.measured = await validationStep(x, out.design, false);
+  out.measured = await validationStep(x, out.design, false, out.identified);
   if (out.measured && !out.measured.ok) {
     // The margins fell short on the measured loop: redesign on the plant that loop measured, and validate again.
     const again = redesign(x, out.design, out.measured);
     if (again) {
       out.design = again;
-      out.measured = await validationStep(x, again, true);
+      out.measured = await validationStep(x, again, true, out.identified);
     } else {
       x.add({ name: `validation ${x.joint + 1}`, status: 'fail', summary: 'no other design keeps the margins on the measured loop', evidence: {}, fix: 'ask for a lower --bandwidth', corrected: false });
     }
@@ -197,7 +205,7 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const tr = await x.guard(loop.run(j, pdChirpLaw(loop.pose[j]!, loop.gravityAtPose()[j]!, kp, kd, chirp)));
   const name = `response ${j + 1}`;
   try {
-    const id = identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz);
+    const id = await identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz, x.pause);
     const m = id.model;
     const kj = m.K[j]![j]!;
     const ok = id.fitErrorDb <= 1 && id.fitErrorDeg <= 5;
@@ -236,7 +244,7 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
   const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, 0).M[j]![j]!;
-  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands);
+  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands, designChoices(observerOn(rig)));
   const name = `gains ${j + 1}`;
   if (!d) {
     x.add({ name, status: 'fail', summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`, evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) }, fix: `ask for a lower --bandwidth, or raise control.rateHz`, corrected: false });
@@ -271,7 +279,25 @@ export function stepFigures(t: readonly number[], y: readonly number[], y0: numb
   return { overshootPct: Math.max(0, (peak - 1) * 100), settlingS: last - at };
 }
 
-async function validationStep(x: JointStepsContext, d: Design, final: boolean): Promise<(Measured & { ok: boolean }) | null> {
+/**
+ * The closed-loop chirp's torque amplitude at f [Hz]: `cap`, or less where the identified plant P under
+ * the design's PID would move more than CL_CHIRP_AMPLITUDE_RAD (|P / (1 + C P)|): below the crossover a
+ * loop tuned for a few Hz yields to a torque of a third of the limit by more than the 10 deg tune allows.
+ */
+function closedLoopAmplitude(x: JointStepsContext, d: Design, id: Identified, cap: number): (fHz: number) => number {
+  const dt = 1 / x.options.rateHz;
+  const elbow = x.loop.pose[1] ?? 0;
+  const P = plantAtElbow(x, id, d.velocityFilterHz)(elbow);
+  const g = interpolateGains(d.gains, elbow * DEG);
+  return (f) => {
+    const w = 2 * Math.PI * f;
+    const p = P(w);
+    const T = Math.hypot(...div(p, add([1, 0], mul(pidResponse(g, w, estimatorResponse(w, d.velocityFilterHz, dt)), p))));
+    return Math.min(cap, CL_CHIRP_AMPLITUDE_RAD / T);
+  };
+}
+
+async function validationStep(x: JointStepsContext, d: Design, final: boolean, id: Identified): Promise<(Measured & { ok: boolean }) | null> {
   const { loop, joint: j, rig, options } = x;
   loop.setVelocityFilter(d.velocityFilterHz);
 
@@ -282,7 +308,7 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean): 
   const band = Math.max(0.05 * stepRad, (1.5 * 2 * Math.PI) / rig.encoders[j]!.countsPerRev);
   const sf = stepFigures(step.t, step.q, common.pose, stepRad, 0.2, band);
   const amp = Math.min(0.35 * rig.limits[j]!.maxTorque, 0.5 * torqueAtDuty(loop, rig, j, 1));
-  const chirp: ChirpOptions = { f0: target / 5, f1: Math.min(options.rateHz / 5, 8 * target), T: CL_CHIRP_S, amplitude: () => amp, fadeS: 0.3 };
+  const chirp: ChirpOptions = { f0: target / 5, f1: Math.min(options.rateHz / 5, 8 * target), T: CL_CHIRP_S, amplitude: closedLoopAmplitude(x, d, id, amp), fadeS: 0.3 };
   const cl = await x.guard(loop.run(j, pidLaw({ ...common, stepRad: 0, stepAtS: 0, durationS: CL_CHIRP_S, chirp })));
   // L = -C P: c = -L u, with the excitation as the instrument.
   const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
@@ -324,7 +350,7 @@ function redesign(x: JointStepsContext, d: Design, m: Measured): Design | null {
   const s = Math.log(x.options.bandwidthHz / m.loop.freqHz[k - 1]!) / Math.log(m.loop.freqHz[k]! / m.loop.freqHz[k - 1]!);
   const Pc: C = [P[k - 1]![0] + s * (P[k]![0] - P[k - 1]![0]), P[k - 1]![1] + s * (P[k]![1] - P[k - 1]![1])];
   // The estimator's bandwidth may change too (the plant measured keeps the old one's back-EMF term: small).
-  for (const f of [d.velocityFilterHz, ...FILTER_CANDIDATES_HZ.filter((v) => v !== d.velocityFilterHz)]) for (const c of DESIGN_CHOICES) {
+  for (const f of [d.velocityFilterHz, ...FILTER_CANDIDATES_HZ.filter((v) => v !== d.velocityFilterHz)]) for (const c of designChoices(observerOn(x.rig))) {
     const V = (w: number): C => estimatorResponse(w, f, dt);
     const g = pidForCrossover(wc, Pc, V(wc), c.pm, c.alpha);
     if (!g) continue;

@@ -94,7 +94,17 @@ export class TuneLoop {
     this.velocityFilterHz = velocityFilterHz;
     this.est = new VelocityEstimator(rig.joints, velocityFilterHz);
     link.onSample((r) => this.sample(r));
+    // The board's watchdog cut the motors, it reset, or the port closed: the experiment cannot go on
+    // (its law would drive a board that no longer applies it), nor can any after it.
+    link.onEvent((e) => {
+      if (e.kind === 'board-error') return;
+      this.linkFault = e.kind === 'watchdog' ? `the board's watchdog stopped the motors (${e.text})` : e.kind === 'board-reset' ? 'the board reset' : e.kind === 'closed' ? `the link closed (${e.reason})` : `the link failed (${e.message})`;
+      this.abort(this.linkFault);
+    });
   }
+
+  /** Why the link can no longer drive the arm, once it cannot. */
+  private linkFault: string | undefined;
 
   private readonly poseWaiters: (() => void)[] = [];
   /** Resolves once the first sample has given the pose. */
@@ -124,6 +134,7 @@ export class TuneLoop {
   /** Runs `law` on joint `joint` (0-based) until it says done; the other joint is held. */
   run(joint: number, law: Law): Promise<Trace> {
     if (this.pending) throw new Error('tune: an experiment is already running');
+    if (this.linkFault) return Promise.reject(new TuneAbort(this.linkFault));
     return new Promise((resolve, reject) => {
       this.pending = { joint, law, trace: { t: [], q: [], u: [], c: [], r: [], otherDev: 0 }, t0: undefined, resolve, reject };
     });

@@ -49,13 +49,13 @@ export function pidForCrossover(wc: number, P: C, V: C, pmDeg: number, alpha = A
  * The highest crossover [Hz] reachable with phase margin `pmDeg` and gain margin `gmDb` for a loop
  * whose plant and estimator responses are `P(w)` and `V(w)`: scans upward from `fromHz` in 1 %
  * steps until the synthesis fails or the margins do. `check` returns the gain margin [dB] of a
- * design (the caller evaluates it on its grid).
+ * design (the caller evaluates it on its grid); `alpha` the integrator's corner factor.
  */
-export function maxCrossoverHz(fromHz: number, toHz: number, pmDeg: number, gmDb: number, P: (w: number) => C, V: (w: number) => C, gm: (g: PidGainsNm) => number): number {
+export function maxCrossoverHz(fromHz: number, toHz: number, pmDeg: number, gmDb: number, P: (w: number) => C, V: (w: number) => C, gm: (g: PidGainsNm) => number, alpha = ALPHA): number {
   let best = 0;
   for (let f = fromHz; f <= toHz; f *= 1.01) {
     const w = 2 * Math.PI * f;
-    const g = pidForCrossover(w, P(w), V(w), pmDeg);
+    const g = pidForCrossover(w, P(w), V(w), pmDeg, alpha);
     if (!g || !(gm(g) >= gmDb)) break;
     best = f;
   }

@@ -2,7 +2,7 @@
  * What `twolink tune --json` prints (the last stdout line): the motion time, per joint Ku and Tu,
  * the target, what the design predicted and what the validation measured, and the scheduled gains;
  * and where the tuned rig file went. Figures rounded to 4 significant digits; a margin never
- * measured (no crossing in the chirp's band) is null.
+ * measured (no crossing in the chirp's band) is null, and measured.gainMarginAtLeastDb then bounds it.
  */
 import type { TuneOutcome } from './driver.js';
 
@@ -20,7 +20,8 @@ export interface TuneJson {
     tu: number | null;
     targetCrossoverHz: number;
     predicted: MarginsJson | null;
-    measured: (MarginsJson & { overshootPct: number; settlingS: number }) | null;
+    /** gainMarginAtLeastDb: the gain margin, or its lower bound when the phase does not cross -180 deg in the chirp's coherent band (gainMarginDb null then). */
+    measured: (MarginsJson & { gainMarginAtLeastDb: number | null; overshootPct: number; settlingS: number }) | null;
     gains: { elbowDeg: number; kp: number; ki: number; kd: number }[];
   }[];
   out: string | null;
@@ -40,7 +41,7 @@ export function tuneJson(o: TuneOutcome, out: string | null): TuneJson {
         tu: t.relay ? r4(t.relay.tu) : null,
         targetCrossoverHz: r4(o.bandwidthHz) ?? 0,
         predicted: p ? { crossoverHz: r4(p.crossoverHz), phaseMarginDeg: r4(p.phaseMarginDeg), gainMarginDb: r4(p.gainMarginDb) } : null,
-        measured: m ? { crossoverHz: r4(m.crossoverHz), phaseMarginDeg: r4(m.phaseMarginDeg), gainMarginDb: r4(m.gainMarginDb), overshootPct: r4(m.overshootPct) ?? 0, settlingS: r4(m.settlingS) ?? 0 } : null,
+        measured: m ? { crossoverHz: r4(m.crossoverHz), phaseMarginDeg: r4(m.phaseMarginDeg), gainMarginDb: r4(m.gainMarginDb), gainMarginAtLeastDb: r4(m.gainMarginAtLeastDb), overshootPct: r4(m.overshootPct) ?? 0, settlingS: r4(m.settlingS) ?? 0 } : null,
         gains: (t.design?.gains ?? []).map((g) => ({ elbowDeg: g.elbowDeg, kp: r4(g.kp)!, ki: r4(g.ki)!, kd: r4(g.kd)! })),
       };
     }),
