@@ -38,6 +38,7 @@ import { isFinished, refusal, type CommandResult, type LoopCommand } from './com
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
+import { AlarmEdges, alarmBits } from './alarm-edges.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { FollowingGuard, followingFault } from './following.js';
 import { createActuatedArmModel } from '../model/actuated.js';
@@ -167,8 +168,7 @@ export class LoopCore {
   private readonly satTime: number[];
   private readonly lawSample: LawSample;
   private readonly lawTau: number[];
-  private readonly alarmClearAt: number[];
-  private alarmed = 0;
+  private readonly alarms: AlarmEdges;
   private inSample = false;
   private rowIndex = 0;
   /** Host time when the newest sample arrived [s] (-1 before the first). */
@@ -200,7 +200,7 @@ export class LoopCore {
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
     this.lawTau = new Array(n).fill(0);
-    this.alarmClearAt = new Array(n).fill(-Infinity);
+    this.alarms = new AlarmEdges(n);
     this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.ref.q, qdDesired: this.ref.qd, qddDesired: this.ref.qdd };
     // Link events arrive between samples; they act at once (a closed port, a reset board).
     o.link.onEvent((e) => this.onLinkEvent(e));
@@ -521,25 +521,10 @@ export class LoopCore {
     return { trajT: t, phase: this.phaseAt(a, t) };
   }
 
-  /** Alarm events: one when a joint's alarm rises after it has been quiet for half a second. */
+  /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */
   private checkTwinAlarm(): void {
-    const alarm = this.twin.alarm;
-    let rising = 0;
-    let now = 0;
-    for (let i = 0; i < this.joints; i++) {
-      if (alarm[i]) {
-        now |= 1 << i;
-        if (!(this.alarmed & (1 << i)) && this.lt >= this.alarmClearAt[i]! + 0.5) rising |= 1 << i;
-      } else if (this.alarmed & (1 << i)) {
-        this.alarmClearAt[i] = this.lt;
-      }
-    }
-    // A joint counts as alarmed from its rise until it has been clear for 0.5 s.
-    for (let i = 0; i < this.joints; i++) if (!(now & (1 << i)) && this.lt >= this.alarmClearAt[i]! + 0.5) this.alarmed &= ~(1 << i);
-    this.alarmed |= now;
-    if (!rising) return;
-    const joints = [];
-    for (let i = 0; i < this.joints; i++) if (now & (1 << i)) joints.push(i);
+    const joints = this.alarms.update(this.twin.alarm, this.lt);
+    if (!joints) return;
     this.emit({ kind: 'alarm', joints, t: this.lt });
     const m = this.mode.kind;
     if (this.o.rig.twin.onAlarm === 'stop' && m !== 'idle' && m !== 'disabled') this.fault({ kind: 'twin-alarm', joints });
@@ -713,9 +698,7 @@ export class LoopCore {
     row[F.received] = lc.received;
     row[F.lost] = lc.lost;
     row[F.corrupt] = lc.corrupt;
-    let alarm = 0;
-    for (let i = 0; i < n; i++) if (this.twin.alarm[i]) alarm |= 1 << i;
-    row[F.alarm] = alarm;
+    row[F.alarm] = alarmBits(this.twin.alarm, n);
     row[F.flags] = r?.flags ?? 0;
     row[F.boardT] = r?.boardTime ?? 0;
     row[F.fresh] = r ? 1 : 0;
