@@ -13,15 +13,8 @@
  * trajectory, the way back) -> hold (at the end) -> release (torque limits ramp to zero: the soft
  * stop) -> stopped. estop and fault zero the motors at once.
  *
- * Timing: the trajectory's clock is the board's, also over a stall of the host: the board went on
- * driving the arm with the last answer meanwhile, so the arm went on along the plan (holding the plan
- * instead left it behind the arm by the stall's length: a 60 ms stall mid-reach gave 4.3 deg of error
- * on joint 2 held, 0.84 deg on the board's clock, virtual time). After a gap of more than two periods
- * without an answered sample (beyond the bursts the link normally delivers: a USB adapter's frames
- * hold a few samples at 1 kHz) the host stalled: the first command after the gap is computed from the
- * fresh sample and the controller's time step is one period (the integrator does not take in the
- * gap). A gap longer than the watchdog time is a fault (the board has cut the motors). The answer to a sample applies at `Reading.applyAt`; the controller works
- * on the state predicted there (predict.ts).
+ * Timing: loop time is the board's, over a stall of the host too (sample-clock.ts). The answer to a
+ * sample applies at `Reading.applyAt`; the controller works on the state predicted there (predict.ts).
  */
 import type { LoopPart } from '../config/parts.js';
 import type { PathSpec } from '../model/builtins.js';
@@ -38,6 +31,7 @@ import { isFinished, refusal, type CommandResult, type LoopCommand } from './com
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
+import { SampleClock } from './sample-clock.js';
 import { AlarmEdges, alarmBits } from './alarm-edges.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { FollowingGuard, followingFault } from './following.js';
@@ -134,11 +128,6 @@ export class LoopCore {
   readonly estimator: VelocityEstimator;
   /** The newest reading. */
   reading: Reading | undefined;
-  /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
-  superseded = 0;
-  lostSamples = 0;
-  /** Largest gap between answered samples [s] (board time). */
-  maxGap = 0;
   private readonly o: LoopOptions;
   private readonly period: number;
   private readonly predictor: Predictor;
@@ -146,12 +135,8 @@ export class LoopCore {
   private readonly following: FollowingGuard;
   /** Driven time the wiring monitor has watched [s]. */
   private wiringWatchS = 0;
-  private boardT0 = -1;
-  /** Loop time of the newest sample [s] (board time since the first). */
-  private lt = 0;
-  private lastBoardT = -1;
-  private lastIndex = -1;
-  private lastAnsweredT = -1;
+  /** Loop time (the board's), lost and unanswered samples, the controller's step (sample-clock.ts). */
+  private readonly time: SampleClock;
   private holdQ: number[];
   private readonly desired: TrajectorySample;
   private readonly ref: TrajectorySample;
@@ -169,12 +154,7 @@ export class LoopCore {
   private readonly lawSample: LawSample;
   private readonly lawTau: number[];
   private readonly alarms: AlarmEdges;
-  private inSample = false;
   private rowIndex = 0;
-  /** Host time when the newest sample arrived [s] (-1 before the first). */
-  private lastSampleHost = -1;
-  /** Board time since the last answered sample [s] (one period after a stall): the controller's dt. */
-  private dt: number;
   private finishListeners: (() => void)[] = [];
 
   constructor(o: LoopOptions) {
@@ -182,7 +162,7 @@ export class LoopCore {
     const n = o.rig.joints;
     this.joints = n;
     this.period = 1 / o.rateHz;
-    this.dt = this.period;
+    this.time = new SampleClock(this.period);
     // One actuated-arm model (constant) for the controller, the twin, the prediction and the wiring monitor.
     const model = createActuatedArmModel(o.rig);
     this.controller = new Controller(o.rig, o.feedforward, model);
@@ -207,6 +187,20 @@ export class LoopCore {
   }
 
   // ------------------------------------------------------------------ state
+
+  /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
+  get superseded(): number {
+    return this.time.superseded;
+  }
+
+  get lostSamples(): number {
+    return this.time.lostSamples;
+  }
+
+  /** Largest gap between answered samples [s] (board time). */
+  get maxGap(): number {
+    return this.time.maxGap;
+  }
 
   /** The mode's name (the row's state code). */
   get state(): LoopState {
@@ -246,12 +240,9 @@ export class LoopCore {
     this.o.onEvent?.(e);
   }
 
-  /**
-   * Loop time now [s]: the newest sample's, plus (between samples: a command, a link event, the
-   * lost-link timer) the host time since it arrived, so that an event says when it happened.
-   */
+  /** Loop time now [s] (between samples too: a command, a link event, the lost-link timer). */
   private eventTime(): number {
-    return this.inSample || this.lastSampleHost < 0 ? this.lt : this.lt + Math.max(0, this.o.clock.now() - this.lastSampleHost);
+    return this.time.now(this.o.clock.now());
   }
 
   private setMode(m: Mode, reason?: string): void {
@@ -270,7 +261,7 @@ export class LoopCore {
     this.setMode({ kind, reason: this.reason }, describeStop(this.reason));
     // Between samples (a link event, a command, the lost-link timer): the row of the halt now, so the
     // recording shows the zero even if no sample comes again.
-    if (!this.inSample) this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
+    if (!this.time.inSample) this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
   }
 
   private fault(f: Fault): void {
@@ -314,7 +305,7 @@ export class LoopCore {
         this.controller.reset();
         this.o.law?.reset();
         this.ramp(this.scale);
-        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.lt });
+        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.time.t });
         return;
       }
       case 'pause':
@@ -360,7 +351,7 @@ export class LoopCore {
         return;
       case 'rezero':
         this.reading = undefined;
-        this.lastBoardT = -1;
+        this.time.rezero();
         return;
       case 'next':
         this.holdQ = this.desired.q.slice();
@@ -370,7 +361,7 @@ export class LoopCore {
   }
 
   private ramp(from: number): void {
-    this.rampStart = this.lt;
+    this.rampStart = this.time.t;
     this.rampFrom = from;
   }
 
@@ -417,8 +408,7 @@ export class LoopCore {
   /** A sample from the board: read -> update -> write, then the row. */
   onSample(r: Reading): void {
     const wallStart = this.o.clock.now();
-    this.lastSampleHost = wallStart;
-    this.inSample = true;
+    this.time.begin(wallStart);
     try {
       const answered = this.read(r);
       if (!answered) {
@@ -431,21 +421,16 @@ export class LoopCore {
       this.write(out);
       this.record(r, wallStart, out, trajT, phase);
     } finally {
-      this.inSample = false;
+      this.time.end();
     }
   }
 
   /** Read: the estimator, the twin, the guards on the measurement. False if this sample is not answered. */
   private read(r: Reading): boolean {
     const n = this.joints;
-    if (this.boardT0 < 0) this.boardT0 = r.boardTime;
-    this.lt = r.boardTime - this.boardT0;
-    if (this.lastIndex >= 0 && r.index > this.lastIndex + 1) this.lostSamples += r.index - this.lastIndex - 1;
-    this.lastIndex = r.index;
+    const bdt = this.time.arrive(r);
     const prevAck = this.reading?.ack ?? null;
     const prevQ = this.reading?.q;
-    const bdt = this.lastBoardT < 0 ? this.period : r.boardTime - this.lastBoardT;
-    this.lastBoardT = r.boardTime;
     const bad = checkFinite([['measured angle', r.q]], n);
     if (bad) {
       this.fault(bad);
@@ -475,12 +460,10 @@ export class LoopCore {
     }
     this.reading = r;
     if (r.superseded) {
-      this.superseded++;
+      this.time.superseded++;
       return false;
     }
-    const gap = this.lastAnsweredT < 0 ? this.period : r.boardTime - this.lastAnsweredT;
-    this.lastAnsweredT = r.boardTime;
-    if (gap > this.maxGap) this.maxGap = gap;
+    const gap = this.time.answered(r);
     if (this.finished) return true;
     const active = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled';
     const f =
@@ -497,14 +480,10 @@ export class LoopCore {
       (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined) ??
       (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined);
     if (f) this.fault(f);
-    // The plan's clock is the board's, over a stall too (see the top). A stall is a gap of more than
-    // two periods beyond what the link normally brings (a USB adapter delivers samples in bursts of up
-    // to its delay): the controller's step is then one period.
-    const delay = r.applyAt > r.boardTime ? Math.round((r.applyAt - r.boardTime) / this.period) : 1;
-    const stalled = gap > (delay + 2) * this.period;
+    // The plan's clock is the board's, over a stall too; the controller's step is one period after a stall (sample-clock.ts).
     const m = this.mode;
     if (m.kind === 'track') m.a.t += gap;
-    this.dt = stalled ? this.period : gap;
+    this.time.step(r, gap);
     return true;
   }
 
@@ -514,18 +493,19 @@ export class LoopCore {
    */
   private planAtUnanswered(r: Reading): { trajT: number; phase: TrajPhase } {
     const m = this.mode;
-    if (m.kind !== 'track' || this.lastAnsweredT < 0) return { trajT: -1, phase: 'none' };
+    const since = this.time.sinceAnswered(r);
+    if (m.kind !== 'track' || since === undefined) return { trajT: -1, phase: 'none' };
     const a = m.a;
-    const t = Math.min(a.traj.duration, a.t + Math.max(0, r.boardTime - this.lastAnsweredT));
+    const t = Math.min(a.traj.duration, a.t + Math.max(0, since));
     a.traj.sample(t, this.atSample);
     return { trajT: t, phase: this.phaseAt(a, t) };
   }
 
   /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */
   private checkTwinAlarm(): void {
-    const joints = this.alarms.update(this.twin.alarm, this.lt);
+    const joints = this.alarms.update(this.twin.alarm, this.time.t);
     if (!joints) return;
-    this.emit({ kind: 'alarm', joints, t: this.lt });
+    this.emit({ kind: 'alarm', joints, t: this.time.t });
     const m = this.mode.kind;
     if (this.o.rig.twin.onAlarm === 'stop' && m !== 'idle' && m !== 'disabled') this.fault({ kind: 'twin-alarm', joints });
   }
@@ -541,7 +521,7 @@ export class LoopCore {
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
     const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
-    const sf = fe ? followingFault(fe, this.lt, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    const sf = fe ? followingFault(fe, this.time.t, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
@@ -572,7 +552,7 @@ export class LoopCore {
         a.traj.sample(Math.min(a.t, a.traj.duration), this.atSample);
         this.holdQ = d.q.slice();
         trajT = a.traj.duration;
-        this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.lt });
+        this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.time.t });
         this.setMode({ kind: 'hold' }, 'done');
       } else {
         // The error at the instant the answer applies; the feedforward in the middle of the period it holds.
@@ -582,7 +562,7 @@ export class LoopCore {
         const p = this.phaseAt(a, a.t);
         if (p !== a.told) {
           a.told = p;
-          this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.lt });
+          this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.time.t });
         }
         trajT = a.t;
         phase = p;
@@ -606,11 +586,11 @@ export class LoopCore {
   private rampScale(k: Mode['kind']): number {
     const c = this.o.rig.control;
     if (k === 'release') {
-      const x = c.softStopS > 0 ? (this.lt - this.rampStart) / c.softStopS : 1;
+      const x = c.softStopS > 0 ? (this.time.t - this.rampStart) / c.softStopS : 1;
       return Math.max(0, this.rampFrom * (1 - x));
     }
     if (k === 'track' || k === 'hold' || k === 'paused') {
-      const x = c.softStartS > 0 ? (this.lt - this.rampStart) / c.softStartS : 1;
+      const x = c.softStartS > 0 ? (this.time.t - this.rampStart) / c.softStartS : 1;
       return Math.min(1, this.rampFrom + (1 - this.rampFrom) * x);
     }
     return 0;
@@ -637,7 +617,7 @@ export class LoopCore {
       res = this.controller.drive(this.lawTau, qd, this.scale);
     } else {
       const dob = c.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
-      res = this.controller.update(this.desired, this.ref, q, qd, this.dt, this.scale, dob);
+      res = this.controller.update(this.desired, this.ref, q, qd, this.time.dt, this.scale, dob);
     }
     if (!res.ok) {
       this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
@@ -661,7 +641,7 @@ export class LoopCore {
     let out = answer;
     if (this.finished && this.mode.kind !== 'stopped') out = this.controller.idle();
     const q = this.estimator.q;
-    row[F.t] = this.lt;
+    row[F.t] = this.time.t;
     row[F.i] = this.rowIndex++;
     row[F.sample] = r ? r.index : -1;
     row[F.state] = LOOP_STATES.indexOf(this.mode.kind);
