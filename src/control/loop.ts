@@ -17,8 +17,6 @@
  * sample applies at `Reading.applyAt`; the controller works on the state predicted there (predict.ts).
  */
 import type { LoopPart } from '../config/parts.js';
-import type { PathSpec } from '../model/builtins.js';
-import { buildPath, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type FeedforwardMode } from './controller.js';
@@ -28,7 +26,8 @@ import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
 import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
-import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
+import type { LoopEvent } from './events.js';
+import { PlanFollower, type ActiveTrajectory } from './plan-follower.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { SampleClock } from './sample-clock.js';
@@ -94,20 +93,6 @@ export interface LoopOptions {
   law?: ControlLaw;
 }
 
-interface ActiveTrajectory {
-  name: string;
-  traj: Trajectory;
-  /** Trajectory times where the phases end: approach, track. */
-  approachEnd: number;
-  trackEnd: number;
-  /** What each phase's event tells the views (planned once, at the start). */
-  phases: Record<PlannedPhase, PhasePlan>;
-  /** Time on the trajectory at the last answered sample [s]. */
-  t: number;
-  /** The phase its last event told (answered samples come in bursts behind a slow adapter: a phase can start between two). */
-  told: PlannedPhase;
-}
-
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
 type Mode =
   | { kind: 'idle' }
@@ -137,11 +122,8 @@ export class LoopCore {
   private wiringWatchS = 0;
   /** Loop time (the board's), lost and unanswered samples, the controller's step (sample-clock.ts). */
   private readonly time: SampleClock;
-  private holdQ: number[];
-  private readonly desired: TrajectorySample;
-  private readonly ref: TrajectorySample;
-  /** The plan at the sample's own time: what the recorded tracking error compares the measurement with. */
-  private readonly atSample: TrajectorySample;
+  /** The plan where the answer applies, half a period on, and at the sample; the pose held (plan-follower.ts). */
+  private readonly plan: PlanFollower;
   private scale = 0;
   private rampFrom = 0;
   private rampStart = 0;
@@ -171,17 +153,13 @@ export class LoopCore {
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
     this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model', o.rig.link.transport === 'firmata');
-    this.holdQ = new Array(n).fill(0);
-    const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
-    this.desired = sample();
-    this.ref = sample();
-    this.atSample = sample();
+    this.plan = new PlanFollower(o.rig, this.period);
     this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
     this.lawTau = new Array(n).fill(0);
     this.alarms = new AlarmEdges(n);
-    this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.ref.q, qdDesired: this.ref.qd, qddDesired: this.ref.qdd };
+    this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     // Link events arrive between samples; they act at once (a closed port, a reset board).
     o.link.onEvent((e) => this.onLinkEvent(e));
   }
@@ -233,7 +211,7 @@ export class LoopCore {
     const m = this.mode;
     if (m.kind !== 'track' && m.kind !== 'paused') return undefined;
     const a = m.a;
-    return { name: a.name, t: Math.min(a.t, a.traj.duration), duration: a.traj.duration, phase: this.phaseAt(a, a.t) };
+    return { name: a.name, t: Math.min(a.t, a.traj.duration), duration: a.traj.duration, phase: this.plan.phaseAt(a, a.t) };
   }
 
   private emit(e: LoopEvent): void {
@@ -300,7 +278,7 @@ export class LoopCore {
     const m = this.mode;
     switch (c.kind) {
       case 'start': {
-        const a = this.plan(c.path, c.park ?? false);
+        const a = this.plan.start(c.path, c.park ?? false, this.reading?.q ?? this.plan.hold);
         this.setMode({ kind: 'track', a });
         this.controller.reset();
         this.o.law?.reset();
@@ -310,7 +288,7 @@ export class LoopCore {
       }
       case 'pause':
         if (m.kind === 'track') {
-          this.holdQ = this.desired.q.slice();
+          this.plan.holdAtPlan();
           this.setMode({ kind: 'paused', a: m.a });
         }
         return;
@@ -318,7 +296,7 @@ export class LoopCore {
         if (m.kind === 'paused') this.setMode({ kind: 'track', a: m.a });
         return;
       case 'hold':
-        this.holdQ = (m.kind === 'idle' ? this.reading?.q ?? this.holdQ : this.desired.q).slice();
+        this.plan.holdAt(m.kind === 'idle' ? this.reading?.q ?? this.plan.hold : this.plan.desired.q);
         this.setMode({ kind: 'hold' });
         return;
       case 'stop': {
@@ -328,7 +306,7 @@ export class LoopCore {
           return;
         }
         this.reason ??= r;
-        this.holdQ = this.desired.q.slice();
+        this.plan.holdAtPlan();
         this.ramp(this.scale);
         this.setMode({ kind: 'release' }, c.reason);
         return;
@@ -341,7 +319,7 @@ export class LoopCore {
         this.setMode({ kind: 'disabled' });
         return;
       case 'enable':
-        this.holdQ = (this.reading?.q ?? this.holdQ).slice();
+        this.plan.holdAt(this.reading?.q ?? this.plan.hold);
         this.controller.reset();
         this.scale = 0;
         this.ramp(0);
@@ -354,7 +332,7 @@ export class LoopCore {
         this.time.rezero();
         return;
       case 'next':
-        this.holdQ = this.desired.q.slice();
+        this.plan.holdAtPlan();
         this.setMode({ kind: 'hold' }, 'next');
         return;
     }
@@ -363,38 +341,6 @@ export class LoopCore {
   private ramp(from: number): void {
     this.rampStart = this.time.t;
     this.rampFrom = from;
-  }
-
-  /** The approach from where the arm is, the path, and (with `park`) the way back. */
-  private plan(spec: PathSpec, park: boolean): ActiveTrajectory {
-    const arm = this.o.rig.arm;
-    const q0 = this.reading?.q ?? this.holdQ;
-    const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
-    const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
-    const startQ = spec.start.q ?? probe.sample(0).q;
-    const ta = this.moveTime(q0, startQ);
-    const steps = [{ kind: 'joint' as const, to: startQ, duration: ta }, ...spec.steps];
-    const main = buildPath(arm, { q: startQ, ...elbow }, spec.steps);
-    const endQ = main.sample(main.duration).q;
-    if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
-    const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0, told: 'approach' };
-  }
-
-  /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
-  private moveTime(from: readonly number[], to: readonly number[]): number {
-    let t = 0.5;
-    for (let i = 0; i < this.joints; i++) {
-      const d = Math.abs(to[i]! - from[i]!);
-      const vmax = 0.5 * this.o.rig.limits[i]!.maxVel;
-      // peak speed of a minimum-jerk move is 1.875 d / T; peak acceleration 5.77 d / T^2 (<= 4 rad/s^2 here)
-      t = Math.max(t, (1.875 * d) / vmax, Math.sqrt((5.77 * d) / 4));
-    }
-    return t;
-  }
-
-  private phaseAt(a: ActiveTrajectory, t: number): PlannedPhase {
-    return t < a.approachEnd ? 'approach' : t < a.trackEnd ? 'track' : 'park';
   }
 
   /** Duty in force after command `seq` (for the twin and the prediction); zero once disabled or halted (the board need not ack it). */
@@ -443,9 +389,9 @@ export class LoopCore {
     if (!this.reading) {
       this.estimator.reset(r.q);
       this.twin.reset(r.q, this.estimator.qd);
-      this.holdQ = r.q.slice();
+      this.plan.holdAt(r.q);
     } else {
-      this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.ref.qdd : undefined);
+      this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.plan.ref.qdd : undefined);
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
@@ -495,10 +441,7 @@ export class LoopCore {
     const m = this.mode;
     const since = this.time.sinceAnswered(r);
     if (m.kind !== 'track' || since === undefined) return { trajT: -1, phase: 'none' };
-    const a = m.a;
-    const t = Math.min(a.traj.duration, a.t + Math.max(0, since));
-    a.traj.sample(t, this.atSample);
-    return { trajT: t, phase: this.phaseAt(a, t) };
+    return this.plan.atUnanswered(m.a, since);
   }
 
   /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */
@@ -520,7 +463,7 @@ export class LoopCore {
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
-    const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
+    const fe = this.following.check(this.plan.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
     const sf = fe ? followingFault(fe, this.time.t, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
@@ -533,52 +476,25 @@ export class LoopCore {
     return { out, trajT, phase };
   }
 
-  /**
-   * The plan: `desired` (the feedforward, mid-period after the answer applies), `ref` (where the
-   * answer applies) and `atSample` (the sample's own instant); the hold pose when not tracking. The
-   * end of the trajectory turns track into hold.
-   */
+  /** The plan at the instant the answer applies (plan-follower.ts); the end of the trajectory turns track into hold. */
   private planAt(horizon: number): { trajT: number; phase: TrajPhase } {
-    const d = this.desired;
-    const ref = this.ref;
     let trajT = -1;
     let phase: TrajPhase = 'none';
     const m = this.mode;
     if (m.kind === 'track') {
       const a = m.a;
-      if (a.t + horizon >= a.traj.duration) {
-        a.traj.sample(a.traj.duration, d);
-        a.traj.sample(a.traj.duration, ref);
-        a.traj.sample(Math.min(a.t, a.traj.duration), this.atSample);
-        this.holdQ = d.q.slice();
-        trajT = a.traj.duration;
+      const f = this.plan.follow(a, horizon);
+      trajT = f.trajT;
+      phase = f.phase;
+      if (f.ended) {
         this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.time.t });
         this.setMode({ kind: 'hold' }, 'done');
-      } else {
-        // The error at the instant the answer applies; the feedforward in the middle of the period it holds.
-        a.traj.sample(a.t + horizon, ref);
-        a.traj.sample(Math.min(a.traj.duration, a.t + horizon + 0.5 * this.period), d);
-        a.traj.sample(a.t, this.atSample);
-        const p = this.phaseAt(a, a.t);
-        if (p !== a.told) {
-          a.told = p;
-          this.emit({ kind: 'trajectory', name: a.name, phase: p, plan: a.phases[p], t: this.time.t });
-        }
-        trajT = a.t;
-        phase = p;
+      } else if (f.entered) {
+        this.emit({ kind: 'trajectory', name: a.name, phase: f.entered, plan: a.phases[f.entered], t: this.time.t });
       }
     }
     const k = this.mode.kind;
-    if (k === 'hold' || k === 'paused' || k === 'release') {
-      for (const s of [d, ref, this.atSample]) {
-        for (let i = 0; i < this.joints; i++) {
-          s.q[i] = this.holdQ[i]!;
-          s.qd[i] = 0;
-          s.qdd[i] = 0;
-          s.qddd[i] = 0;
-        }
-      }
-    }
+    if (k === 'hold' || k === 'paused' || k === 'release') this.plan.holdStill();
     return { trajT, phase };
   }
 
@@ -617,7 +533,7 @@ export class LoopCore {
       res = this.controller.drive(this.lawTau, qd, this.scale);
     } else {
       const dob = c.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
-      res = this.controller.update(this.desired, this.ref, q, qd, this.time.dt, this.scale, dob);
+      res = this.controller.update(this.plan.desired, this.plan.ref, q, qd, this.time.dt, this.scale, dob);
     }
     if (!res.ok) {
       this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
@@ -652,9 +568,9 @@ export class LoopCore {
       row[f0 + 1] = two ? arr[1]! : 0;
     };
     // The plan at the sample's time, so that qDes - q is the tracking error at one instant.
-    put(F.qDes0, this.atSample.q);
-    put(F.qdDes0, this.atSample.qd);
-    put(F.qddDes0, this.atSample.qdd);
+    put(F.qDes0, this.plan.atSample.q);
+    put(F.qdDes0, this.plan.atSample.qd);
+    put(F.qddDes0, this.plan.atSample.qdd);
     put(F.q0, this.reading ? this.reading.q : q);
     put(F.qd0, this.estimator.qd);
     put(F.twinQ0, this.twin.q);
