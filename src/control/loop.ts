@@ -19,7 +19,7 @@
 import type { LoopPart } from '../config/parts.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
-import { Controller, type FeedforwardMode } from './controller.js';
+import { Controller, type ControlOutput, type FeedforwardMode } from './controller.js';
 import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
@@ -28,10 +28,11 @@ import { describeStop, stopFromText, type Fault, type StopReason } from './stop.
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import type { LoopEvent } from './events.js';
 import { PlanFollower, type ActiveTrajectory } from './plan-follower.js';
-import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
+import type { LoopState, TrajPhase } from '../telemetry/tick.js';
+import { RowWriter } from './row-writer.js';
 import { Twin } from './twin.js';
 import { SampleClock } from './sample-clock.js';
-import { AlarmEdges, alarmBits } from './alarm-edges.js';
+import { AlarmEdges } from './alarm-edges.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { FollowingGuard, followingFault } from './following.js';
 import { createActuatedArmModel } from '../model/actuated.js';
@@ -106,7 +107,6 @@ type Mode =
 export class LoopCore {
   private mode: Mode = { kind: 'idle' };
   private reason: StopReason | undefined;
-  readonly row = new Float64Array(TICK_WIDTH);
   readonly joints: number;
   readonly controller: Controller;
   readonly twin: Twin;
@@ -136,7 +136,7 @@ export class LoopCore {
   private readonly lawSample: LawSample;
   private readonly lawTau: number[];
   private readonly alarms: AlarmEdges;
-  private rowIndex = 0;
+  private readonly rows: RowWriter;
   private finishListeners: (() => void)[] = [];
 
   constructor(o: LoopOptions) {
@@ -154,6 +154,7 @@ export class LoopCore {
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
     this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model', o.rig.link.transport === 'firmata');
     this.plan = new PlanFollower(o.rig, this.period);
+    this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink }, n);
     this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
@@ -165,6 +166,11 @@ export class LoopCore {
   }
 
   // ------------------------------------------------------------------ state
+
+  /** The newest row (the buffer is reused). */
+  get row(): Float64Array {
+    return this.rows.row;
+  }
 
   /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
   get superseded(): number {
@@ -454,7 +460,7 @@ export class LoopCore {
   }
 
   /** Update: the plan at the instant the answer applies, the predicted state there, the control law. */
-  private update(r: Reading): { out: ReturnType<Controller['idle']>; trajT: number; phase: TrajPhase } {
+  private update(r: Reading): { out: ControlOutput; trajT: number; phase: TrajPhase } {
     const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, MAX_DELAY_SAMPLES * this.period));
     this.applyAt = r.applyAt;
     const { trajT, phase } = this.planAt(horizon);
@@ -513,7 +519,7 @@ export class LoopCore {
   }
 
   /** The control law on the state predicted where the answer applies; a failure is a fault and zero output. */
-  private drive(r: Reading, horizon: number, k: Mode['kind']): ReturnType<Controller['idle']> {
+  private drive(r: Reading, horizon: number, k: Mode['kind']): ControlOutput {
     const c = this.o.rig.control;
     const changes = this.inFlight.changesAfter(r.ack, r.boardTime, horizon);
     if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
@@ -522,7 +528,7 @@ export class LoopCore {
     }
     const q = this.predictor.q;
     const qd = this.predictor.qd;
-    let res: { out: ReturnType<Controller['idle']>; ok: boolean };
+    let res: { out: ControlOutput; ok: boolean };
     if (this.o.law) {
       this.lawSample.t = r.applyAt;
       const lr = this.o.law.step(this.lawSample, this.period, this.lawTau);
@@ -543,64 +549,17 @@ export class LoopCore {
   }
 
   /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */
-  private write(out: ReturnType<Controller['idle']>): void {
+  private write(out: ControlOutput): void {
     if (this.finished || this.mode.kind === 'disabled') return;
     this.inFlight.sent(this.o.link.writeDuty(out.duty), out.duty, this.applyAt);
   }
 
-  /** The row of this sample (or of a lost-link instant, `r` undefined). */
-  private record(r: Reading | undefined, wallStart: number, answer: ReturnType<Controller['idle']> | undefined, trajT: number, phase: TrajPhase): void {
-    const row = this.row;
-    const lc = this.o.link.counters;
-    const n = this.joints;
-    const two = n === 2;
-    let out = answer;
-    if (this.finished && this.mode.kind !== 'stopped') out = this.controller.idle();
-    const q = this.estimator.q;
-    row[F.t] = this.time.t;
-    row[F.i] = this.rowIndex++;
-    row[F.sample] = r ? r.index : -1;
-    row[F.state] = LOOP_STATES.indexOf(this.mode.kind);
-    row[F.trajT] = trajT;
-    row[F.phase] = PHASES.indexOf(phase);
-    const put = (f0: number, arr: readonly number[]): void => {
-      row[f0] = arr[0]!;
-      row[f0 + 1] = two ? arr[1]! : 0;
-    };
-    // The plan at the sample's time, so that qDes - q is the tracking error at one instant.
-    put(F.qDes0, this.plan.atSample.q);
-    put(F.qdDes0, this.plan.atSample.qd);
-    put(F.qddDes0, this.plan.atSample.qdd);
-    put(F.q0, this.reading ? this.reading.q : q);
-    put(F.qd0, this.estimator.qd);
-    put(F.twinQ0, this.twin.q);
-    put(F.twinQd0, this.twin.qd);
-    put(F.res0, this.twin.residual);
-    put(F.tauExt0, this.twin.tauExt);
-    // Without an answer (a sample behind a newer one) the command in force stays what the row before says.
-    if (out) {
-      put(F.tauFf0, out.tauFf);
-      put(F.tauPid0, out.tauPid);
-      put(F.tauCmd0, out.tauCmd);
-      put(F.duty0, out.duty);
-    }
-    const end = this.o.clock.now();
-    // Latency: from the board's sample instant (on the host's clock) to the answer written.
-    row[F.errUs] = r && answer ? (end - r.sampleTime) * 1e6 : 0; // 0: no answer written
-    row[F.execUs] = (end - wallStart) * 1e6;
-    row[F.overruns] = lc.late + this.superseded;
-    row[F.missed] = this.lostSamples;
-    row[F.sent] = lc.sent;
-    row[F.received] = lc.received;
-    row[F.lost] = lc.lost;
-    row[F.corrupt] = lc.corrupt;
-    row[F.alarm] = alarmBits(this.twin.alarm, n);
-    row[F.flags] = r?.flags ?? 0;
-    row[F.boardT] = r?.boardTime ?? 0;
-    row[F.fresh] = r ? 1 : 0;
-    if (out) row[F.sat] = out.sat;
-    put(F.dutyIn0, r ? this.dutyOf(r.ack) : this.zeroDuty);
-    this.o.sink(row);
+  /** The row of this sample (or of a lost-link instant, `r` undefined): row-writer.ts. */
+  private record(r: Reading | undefined, wallStart: number, answer: ControlOutput | undefined, trajT: number, phase: TrajPhase): void {
+    // Once finished the command in force is the zero (a stop's ramp ended at zero by itself).
+    const out = this.finished && this.mode.kind !== 'stopped' ? this.controller.idle() : answer;
+    const dutyIn = r ? this.dutyOf(r.ack) : this.zeroDuty;
+    this.rows.write({ r, reading: this.reading, state: this.mode.kind, wallStart, out, answered: answer !== undefined, trajT, phase, dutyIn });
   }
 }
 
