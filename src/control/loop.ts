@@ -20,6 +20,8 @@ import type { LoopPart } from '../config/parts.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type ControlOutput, type FeedforwardMode } from './controller.js';
+import { userLaw, type ControlLaw, type LawSample, type LoopLaw, type Saturation } from './law.js';
+import type { TrajectorySample } from '../model/trajectory.js';
 import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
@@ -45,35 +47,7 @@ const WIRING_WATCH_S = 1;
 export type { LoopCommand } from './commands.js';
 export type { LoopEvent } from './events.js';
 
-/** A controller other than ours (twolink run --controller): joint torques for a sample. */
-export interface ControlLaw {
-  /** Writes the joint torques [N m] into `out`; a failure is a value, never an exception. */
-  step(sample: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string };
-  reset(): void;
-}
-
-/**
- * What a ControlLaw sees: the predicted state at the instant its torque applies, and the plan there.
- * A user's controller gets the same with the endpoints added (`ControllerSample`, user-controller.ts).
- * The loop reuses this object and its arrays from tick to tick.
- */
-export interface LawSample {
-  /** The time at which the returned torque applies on the board [s, board time]. */
-  t: number;
-  /**
-   * Joint angles [rad] at `t` (joint 1 from the horizontal, joint 2 relative to link 1): the loop's
-   * estimate from the newest measurement, carried forward to when the torque applies.
-   */
-  readonly q: readonly number[];
-  /** Joint velocities [rad/s] at `t`, estimated. */
-  readonly qd: readonly number[];
-  /** The plan's joint angles at `t` [rad]. */
-  readonly qDesired: readonly number[];
-  /** The plan's joint velocities [rad/s]. */
-  readonly qdDesired: readonly number[];
-  /** The plan's joint accelerations [rad/s^2]. */
-  readonly qddDesired: readonly number[];
-}
+export type { ControlLaw, LawSample, LoopLaw } from './law.js';
 
 export interface LoopOptions {
   /** What the loop reads of the rig file (a whole `Rig` is one). */
@@ -90,8 +64,8 @@ export interface LoopOptions {
   boardWatchdog?: boolean;
   /** Compensate the delay from a sample to its answer's application with the model. @default true */
   predict?: boolean;
-  /** A user's control law in place of feedforward + PID. */
-  law?: ControlLaw;
+  /** A law in place of feedforward + PID (law.ts): a user's controller, or another built-in `LoopLaw`. */
+  law?: ControlLaw | LoopLaw;
 }
 
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
@@ -133,8 +107,10 @@ export class LoopCore {
   private applyAt = 0;
   private readonly zeroDuty: number[];
   private readonly satTime: number[];
-  private readonly lawSample: LawSample;
-  private readonly lawTau: number[];
+  /** The control law (law.ts): feedforward + PID, or the one the options give. */
+  private readonly law: LoopLaw;
+  /** What the law is given each answered sample (reused). */
+  private readonly lawInput: { sample: LawSample; ahead: TrajectorySample; dtS: number; periodS: number; disturbance: readonly number[] | undefined; saturation: Saturation };
   private readonly alarms: AlarmEdges;
   private readonly rows: RowWriter;
   private finishListeners: (() => void)[] = [];
@@ -152,15 +128,16 @@ export class LoopCore {
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
-    this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model', o.rig.link.transport === 'firmata');
+    this.law = !o.law ? this.controller.law : 'torques' in o.law ? o.law : userLaw(o.law, n);
+    this.following = new FollowingGuard(o.rig.limits, this.law.following, o.rig.link.transport === 'firmata');
     this.plan = new PlanFollower(o.rig, this.period);
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink }, n);
     this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
     this.satTime = new Array(n).fill(0);
-    this.lawTau = new Array(n).fill(0);
     this.alarms = new AlarmEdges(n);
-    this.lawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
+    const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
+    this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
     // Link events arrive between samples; they act at once (a closed port, a reset board).
     o.link.onEvent((e) => this.onLinkEvent(e));
   }
@@ -286,8 +263,8 @@ export class LoopCore {
       case 'start': {
         const a = this.plan.start(c.path, c.park ?? false, this.reading?.q ?? this.plan.hold);
         this.setMode({ kind: 'track', a });
-        this.controller.reset();
-        this.o.law?.reset();
+        this.controller.resetOutput();
+        this.law.reset('start');
         this.ramp(this.scale);
         this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.time.t });
         return;
@@ -326,7 +303,8 @@ export class LoopCore {
         return;
       case 'enable':
         this.plan.holdAt(this.reading?.q ?? this.plan.hold);
-        this.controller.reset();
+        this.controller.resetOutput();
+        this.law.reset('enable');
         this.scale = 0;
         this.ramp(0);
         this.setMode({ kind: 'hold' });
@@ -518,7 +496,11 @@ export class LoopCore {
     return 0;
   }
 
-  /** The control law on the state predicted where the answer applies; a failure is a fault and zero output. */
+  /**
+   * The control law on the state predicted where the answer applies, then the limits and the motor
+   * model (controller.ts): the one place where the loop asks a law for torques (law.ts). A failure is a
+   * fault and zero output.
+   */
   private drive(r: Reading, horizon: number, k: Mode['kind']): ControlOutput {
     const c = this.o.rig.control;
     const changes = this.inFlight.changesAfter(r.ack, r.boardTime, horizon);
@@ -526,21 +508,17 @@ export class LoopCore {
       this.fault({ kind: 'non-finite', what: 'predicted state' });
       return this.controller.idle();
     }
-    const q = this.predictor.q;
-    const qd = this.predictor.qd;
-    let res: { out: ControlOutput; ok: boolean };
-    if (this.o.law) {
-      this.lawSample.t = r.applyAt;
-      const lr = this.o.law.step(this.lawSample, this.period, this.lawTau);
-      if (!lr.ok) {
-        this.fault({ kind: 'controller', message: lr.reason });
-        return this.controller.idle();
-      }
-      res = this.controller.drive(this.lawTau, qd, this.scale);
-    } else {
-      const dob = c.disturbanceObserver && this.controller.feedforward !== 'none' && k === 'track' ? this.twin.tauExt : undefined;
-      res = this.controller.update(this.plan.desired, this.plan.ref, q, qd, this.time.dt, this.scale, dob);
+    const input = this.lawInput;
+    input.sample.t = r.applyAt;
+    input.dtS = this.time.dt;
+    input.disturbance = c.disturbanceObserver && k === 'track' ? this.twin.tauExt : undefined;
+    const out = this.controller.out;
+    const lr = this.law.torques(input, out.tauFf, out.tauPid);
+    if (!lr.ok) {
+      this.fault({ kind: 'controller', message: lr.reason });
+      return this.controller.idle();
     }
+    const res = this.controller.apply(this.predictor.qd, this.scale);
     if (!res.ok) {
       this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
       return this.controller.idle();
