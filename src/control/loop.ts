@@ -34,6 +34,7 @@ import type { LoopState, TrajPhase } from '../telemetry/tick.js';
 import { RowWriter } from './row-writer.js';
 import { Twin } from './twin.js';
 import { SampleClock } from './sample-clock.js';
+import { SoftRamp } from './soft-ramp.js';
 import { AlarmEdges } from './alarm-edges.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { FollowingGuard, followingFault } from './following.js';
@@ -98,9 +99,8 @@ export class LoopCore {
   private readonly time: SampleClock;
   /** The plan where the answer applies, half a period on, and at the sample; the pose held (plan-follower.ts). */
   private readonly plan: PlanFollower;
-  private scale = 0;
-  private rampFrom = 0;
-  private rampStart = 0;
+  /** The torque limits' scale: the soft start and stop (soft-ramp.ts). */
+  private readonly ramp: SoftRamp;
   /** The answers written and where each applies (the twin's duty, the prediction's schedule). */
   private readonly inFlight: InFlight;
   /** Board time where the answer being computed applies [s]. */
@@ -131,6 +131,7 @@ export class LoopCore {
     this.law = !o.law ? this.controller.law : 'torques' in o.law ? o.law : userLaw(o.law, n);
     this.following = new FollowingGuard(o.rig.limits, this.law.following, o.rig.link.transport === 'firmata');
     this.plan = new PlanFollower(o.rig, this.period);
+    this.ramp = new SoftRamp(o.rig.control);
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink }, n);
     this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
@@ -265,7 +266,7 @@ export class LoopCore {
         this.setMode({ kind: 'track', a });
         this.controller.resetOutput();
         this.law.reset('start');
-        this.ramp(this.scale);
+        this.ramp.begin(this.time.t);
         this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.time.t });
         return;
       }
@@ -290,7 +291,7 @@ export class LoopCore {
         }
         this.reason ??= r;
         this.plan.holdAtPlan();
-        this.ramp(this.scale);
+        this.ramp.begin(this.time.t);
         this.setMode({ kind: 'release' }, c.reason);
         return;
       }
@@ -305,8 +306,7 @@ export class LoopCore {
         this.plan.holdAt(this.reading?.q ?? this.plan.hold);
         this.controller.resetOutput();
         this.law.reset('enable');
-        this.scale = 0;
-        this.ramp(0);
+        this.ramp.begin(this.time.t, 0);
         this.setMode({ kind: 'hold' });
         return;
       case 'zero':
@@ -320,11 +320,6 @@ export class LoopCore {
         this.setMode({ kind: 'hold' }, 'next');
         return;
     }
-  }
-
-  private ramp(from: number): void {
-    this.rampStart = this.time.t;
-    this.rampFrom = from;
   }
 
   /** Duty in force after command `seq` (for the twin and the prediction); zero once disabled or halted (the board need not ack it). */
@@ -443,17 +438,17 @@ export class LoopCore {
     this.applyAt = r.applyAt;
     const { trajT, phase } = this.planAt(horizon);
     const k = this.mode.kind;
-    this.scale = this.rampScale(k);
+    const scale = this.ramp.at(this.time.t, k === 'release' ? 'release' : k === 'track' || k === 'hold' || k === 'paused' ? 'driven' : 'off');
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
-    const fe = this.following.check(this.plan.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
+    const fe = this.following.check(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1);
     const sf = fe ? followingFault(fe, this.time.t, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
     }
-    if (this.mode.kind === 'release' && this.scale <= 0) {
+    if (this.mode.kind === 'release' && scale <= 0) {
       out = this.controller.idle();
       this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
     }
@@ -482,20 +477,6 @@ export class LoopCore {
     return { trajT, phase };
   }
 
-  /** The torque limits' scale: ramped up over softStartS when moving, down over softStopS when releasing. */
-  private rampScale(k: Mode['kind']): number {
-    const c = this.o.rig.control;
-    if (k === 'release') {
-      const x = c.softStopS > 0 ? (this.time.t - this.rampStart) / c.softStopS : 1;
-      return Math.max(0, this.rampFrom * (1 - x));
-    }
-    if (k === 'track' || k === 'hold' || k === 'paused') {
-      const x = c.softStartS > 0 ? (this.time.t - this.rampStart) / c.softStartS : 1;
-      return Math.min(1, this.rampFrom + (1 - this.rampFrom) * x);
-    }
-    return 0;
-  }
-
   /**
    * The control law on the state predicted where the answer applies, then the limits and the motor
    * model (controller.ts): the one place where the loop asks a law for torques (law.ts). A failure is a
@@ -518,7 +499,7 @@ export class LoopCore {
       this.fault({ kind: 'controller', message: lr.reason });
       return this.controller.idle();
     }
-    const res = this.controller.apply(this.predictor.qd, this.scale);
+    const res = this.controller.apply(this.predictor.qd, this.ramp.scale);
     if (!res.ok) {
       this.fault({ kind: 'non-finite', what: 'command (a NaN in the controller)' });
       return this.controller.idle();
