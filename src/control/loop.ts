@@ -25,7 +25,6 @@ import type { TrajectorySample } from '../model/trajectory.js';
 import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
-import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import type { LoopEvent } from './events.js';
@@ -36,14 +35,10 @@ import { Twin } from './twin.js';
 import { SampleClock } from './sample-clock.js';
 import { SoftRamp } from './soft-ramp.js';
 import { AlarmEdges } from './alarm-edges.js';
-import { WiringMonitor } from './wiring-monitor.js';
-import { FollowingGuard, followingFault } from './following.js';
+import { LoopGuards } from './guards.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
-
-/** The wiring monitor watches this much driven motion from the start [s]. */
-const WIRING_WATCH_S = 1;
 
 export type { LoopCommand } from './commands.js';
 export type { LoopEvent } from './events.js';
@@ -91,10 +86,8 @@ export class LoopCore {
   private readonly o: LoopOptions;
   private readonly period: number;
   private readonly predictor: Predictor;
-  private readonly wiring: WiringMonitor;
-  private readonly following: FollowingGuard;
-  /** Driven time the wiring monitor has watched [s]. */
-  private wiringWatchS = 0;
+  /** The guards on a sample (guards.ts). */
+  private readonly guards: LoopGuards;
   /** Loop time (the board's), lost and unanswered samples, the controller's step (sample-clock.ts). */
   private readonly time: SampleClock;
   /** The plan where the answer applies, half a period on, and at the sample; the pose held (plan-follower.ts). */
@@ -106,7 +99,6 @@ export class LoopCore {
   /** Board time where the answer being computed applies [s]. */
   private applyAt = 0;
   private readonly zeroDuty: number[];
-  private readonly satTime: number[];
   /** The control law (law.ts): feedforward + PID, or the one the options give. */
   private readonly law: LoopLaw;
   /** What the law is given each answered sample (reused). */
@@ -127,15 +119,13 @@ export class LoopCore {
     this.twin = new Twin(o.rig, model);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
-    this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
     this.law = !o.law ? this.controller.law : 'torques' in o.law ? o.law : userLaw(o.law, n);
-    this.following = new FollowingGuard(o.rig.limits, this.law.following, o.rig.link.transport === 'firmata');
+    this.guards = new LoopGuards(o.rig, model, this.law.following, o.boardWatchdog ?? true, this.period);
     this.plan = new PlanFollower(o.rig, this.period);
     this.ramp = new SoftRamp(o.rig.control);
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink }, n);
     this.inFlight = new InFlight(n);
     this.zeroDuty = new Array(n).fill(0);
-    this.satTime = new Array(n).fill(0);
     this.alarms = new AlarmEdges(n);
     const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
@@ -352,18 +342,17 @@ export class LoopCore {
 
   /** Read: the estimator, the twin, the guards on the measurement. False if this sample is not answered. */
   private read(r: Reading): boolean {
-    const n = this.joints;
     const bdt = this.time.arrive(r);
     const prevAck = this.reading?.ack ?? null;
     const prevQ = this.reading?.q;
-    const bad = checkFinite([['measured angle', r.q]], n);
+    const bad = this.guards.measured(r);
     if (bad) {
       this.fault(bad);
       return false;
     }
     // On every sample, answered or superseded (a USB adapter delivers bursts): the next answered one
     // would see the jumped angle as its predecessor's.
-    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? checkJump(prevQ, r.q, bdt, this.o.rig.limits) : undefined;
+    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? this.guards.jump(prevQ, r, bdt) : undefined;
     if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);
@@ -374,13 +363,10 @@ export class LoopCore {
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
-      // A miswired arm runs away at its first commands: verdicts in the first second of driven motion only
-      // (later, a push must not be taken for a wiring mistake); the monitor watches on for following.ts.
       const k = this.mode.kind;
       if (k === 'track' || k === 'hold' || k === 'paused' || k === 'release') {
-        const w = this.wiring.update(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
-        if (w && !this.finished && this.wiringWatchS < WIRING_WATCH_S) this.fault({ kind: 'wiring', joint: w.joint, message: w.message });
-        this.wiringWatchS += bdt;
+        const w = this.guards.wired(bdt, this.dutyOf(prevAck), r.q, this.estimator.qd);
+        if (w) this.fault(w);
       }
     }
     this.reading = r;
@@ -391,19 +377,7 @@ export class LoopCore {
     const gap = this.time.answered(r);
     if (this.finished) return true;
     const active = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled';
-    const f =
-      checkFinite(
-        [
-          ['velocity estimate', this.estimator.qd],
-          ['twin state', this.twin.q],
-          ['twin velocity', this.twin.qd],
-          ['twin residual torque', this.twin.tauExt],
-        ],
-        n,
-      ) ??
-      // The stall first: after a frozen host, a joint past its limit is the consequence, the stall the cause.
-      (active ? checkStall(gap, this.o.rig.link.watchdogMs, this.o.boardWatchdog ?? true) : undefined) ??
-      (active ? checkLimits(r.q, this.estimator.qd, this.o.rig.limits) : undefined);
+    const f = this.guards.state(r, gap, this.estimator.qd, this.twin, active);
     if (f) this.fault(f);
     // The plan's clock is the board's, over a stall too; the controller's step is one period after a stall (sample-clock.ts).
     const m = this.mode;
@@ -441,9 +415,8 @@ export class LoopCore {
     const scale = this.ramp.at(this.time.t, k === 'release' ? 'release' : k === 'track' || k === 'hold' || k === 'paused' ? 'driven' : 'off');
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
-    // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
-    const fe = this.following.check(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1);
-    const sf = fe ? followingFault(fe, this.time.t, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
+    // A joint far from its plan, or one that stays at its torque limit (jammed, blocked, overloaded): stop.
+    const sf = this.guards.output(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1, out.sat, moving, this.time.t);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
