@@ -52,11 +52,9 @@ async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
   const { RealClock } = await import('../time/clock.js');
   const { openSerialPort } = await import('../transport/open.js');
   const { LineLink } = await import('../transport/line-link.js');
-  const { boardEncoders, WiredLink } = await import('../transport/wired-link.js');
   const clock = new RealClock();
   const stream = await openSerialPort(path, rig.link.baudRate);
-  const line = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
+  const link = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   return { link, clock: clock as never, drive: (p) => p, close: () => link.close() };
 }
 

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { wiringSchema } from './wiring.js';
+import { RigFileError } from './rig-error.js';
 import { BOARDS } from '../protocol/firmata.js';
 import { ADAPTER_KINDS, BOARD_KINDS } from './cable.js';
 
@@ -483,19 +484,7 @@ export const rigFileSchema = z
 /** A rig file as written (defaults filled). */
 export type RigFile = z.infer<typeof rigFileSchema>;
 
-/** A rig file could not be read or is invalid; the message names the file and the field. */
-export class RigFileError extends Error {
-  override readonly name = 'RigFileError';
-  constructor(
-    readonly file: string,
-    /** What is wrong; starts with the field when there is one. */
-    detail: string,
-    /** Dotted path of the (first) field at fault, when there is one. */
-    readonly field?: string,
-  ) {
-    super(`${file}: ${detail}`);
-  }
-}
+export { RigFileError } from './rig-error.js';
 
 /** Renders a zod path the way people write it: control.pid.kp[1]. */
 export function fieldPath(path: readonly PropertyKey[]): string {

@@ -4,29 +4,11 @@
  * board the rig file names, at load, so that a wrong preset is an input error (exit 2) before anything
  * connects, like the pin-by-pin wiring checked in rig.ts.
  */
-import { createRequire } from 'node:module';
-import { resolveMotorPins, resolveWiring, motorPinList, type ShieldConfig, type Wiring, type WiringIssue, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { resolveMotorPins, motorPinList } from '../protocol/firmata-wiring.js';
+import { shields } from '../protocol/firmata-shields.js';
 import { BOARDS } from '../protocol/firmata.js';
 import type { Rig } from './load.js';
 import { RigFileError } from './rig.js';
-
-type ShieldTable = Record<string, Record<string, ShieldConfig>>;
-
-let table: ShieldTable | undefined;
-
-/** johnny-five's Motor.SHIELD_CONFIGS. */
-function shields(): ShieldTable {
-  table ??= (createRequire(import.meta.url)('johnny-five') as { Motor: { SHIELD_CONFIGS: ShieldTable } }).Motor.SHIELD_CONFIGS;
-  return table;
-}
-
-/**
- * The pins of a rig file's `firmata` section, shield presets resolved: the one place the host's link
- * and the mock board get them from. johnny-five is loaded only when a preset is named.
- */
-export function resolveFirmataWiring(spec: WiringSpec): Wiring | WiringIssue {
-  return resolveWiring(spec, spec.motors.some((m) => 'shield' in m) ? shields() : {});
-}
 
 /** Throws a RigFileError naming `firmata.motors[i]` for a preset that is unknown or does not fit the board. */
 export function checkShields(rig: Rig): Rig {

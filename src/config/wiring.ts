@@ -7,7 +7,7 @@
  * Encoder direction, resolution and zero stay in `encoders[]` (`sign`, `countsPerRev`, `zeroDeg`).
  */
 import { z } from 'zod';
-import { RigFileError } from './rig.js';
+import { RigFileError } from './rig-error.js';
 
 const channel = z.number().int().min(1, 'must be 1 or 2 (outputs and inputs are numbered from 1)').max(2, 'must be 1 or 2 (the board has two)');
 const perJoint = <T extends z.ZodType>(s: T) => z.array(s).min(1).max(2);

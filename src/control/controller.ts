@@ -1,33 +1,24 @@
 /**
- * The control law of one tick: inverse-dynamics feedforward of the nominal model plus PID, torque
- * saturation, soft ramps, and the motor model that turns torque into duty.
- *
- * Feedforward modes (rig file `control.feedforward`, or --no-feedforward):
- * - `desired`: tau_ff = ID_a(q_des, qd_des, qdd_des), the actuated arm's inverse dynamics (rotor
- *   inertia and nominal friction included, src/model/actuated.ts) on the plan alone, so measurement
- *   noise never reaches it;
- * - `measured`: computed torque on the measured state, tau_ff = ID_a(q, qd, qdd_des) = M_a(q) qdd_des
- *   + V(q, qd) + G(q) + f(qd); cancels the nonlinearity where the arm is, not where it should be;
- * - `none`: PID alone.
+ * The loop's output stage: a control law's joint torques (law.ts), limited to the joints' torque
+ * limits (scaled by the soft start and stop ramps) and to what each motor can give at its speed, and
+ * turned into duty with the motor model (src/model/actuated.ts). It keeps how each joint was limited,
+ * for the law's anti-windup. `Controller` also carries twolink's own law (tracking-law.ts: feedforward
+ * + PID), and `update` runs the two in one call for callers without a loop (tests, tools).
  */
 import type { ControllerPart } from '../config/parts.js';
-import {
-  computeInverseDynamics,
-  createActuatedArmData,
-  createActuatedArmModel,
-  motorDuty,
-  motorTorque,
-  type ActuatedArmData,
-  type ActuatedArmModel,
-} from '../model/actuated.js';
+import { createActuatedArmModel, motorDuty, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
 import type { TrajectorySample } from '../model/trajectory.js';
-import { Pid, scheduledGains } from './pid.js';
+import type { LawInput, Saturation } from './law.js';
+import type { Pid } from './pid.js';
+import { TrackingLaw, type FeedforwardMode } from './tracking-law.js';
 
-export type FeedforwardMode = 'desired' | 'measured' | 'none';
+export type { FeedforwardMode } from './tracking-law.js';
 
 /** The controller's output of one tick. Arrays per joint. */
 export interface ControlOutput {
+  /** The law's model part (feedforward) [N m]; a user's controller's whole torque. */
   tauFf: number[];
+  /** The law's feedback part [N m]. */
   tauPid: number[];
   /** After limits and ramps [N m]. */
   tauCmd: number[];
@@ -39,56 +30,66 @@ export interface ControlOutput {
 
 export class Controller {
   readonly joints: number;
-  readonly pid: Pid[];
   readonly out: ControlOutput;
   /** The nominal actuated arm (the rig's arm, friction and motors). */
   readonly model: ActuatedArmModel;
-  private readonly data: ActuatedArmData;
+  /** twolink's own law: feedforward + PID. */
+  readonly law: TrackingLaw;
   private readonly excess: number[];
   private readonly satSign: number[];
+  /** How the last command was limited, per joint (for the law's anti-windup). */
+  readonly saturation: Saturation;
 
   /** `model` defaults to the rig's nominal actuated arm; pass one to share it with the twin. */
   constructor(
     private readonly rig: ControllerPart,
-    public feedforward: FeedforwardMode,
+    feedforward: FeedforwardMode,
     model?: ActuatedArmModel,
   ) {
     const n = rig.joints;
     this.joints = n;
-    const g = rig.control.pid;
-    this.pid = Array.from(
-      { length: n },
-      (_, i) =>
-        new Pid({
-          kp: g.kp[i]!,
-          ki: g.ki[i]!,
-          kd: g.kd[i]!,
-          iLimit: g.iLimitNm[i]!,
-          antiWindup: g.antiWindup,
-          backcalc: g.backcalcPerS,
-        }),
-    );
     const z = (): number[] => new Array<number>(n).fill(0);
     this.out = { tauFf: z(), tauPid: z(), tauCmd: z(), duty: z(), sat: 0 };
     this.model = model ?? createActuatedArmModel(rig);
     if (this.model.joints !== n) throw new RangeError(`the model has ${this.model.joints} joints, the rig ${n}`);
-    this.data = createActuatedArmData(this.model);
+    this.law = new TrackingLaw(rig, feedforward, this.model);
     this.excess = z();
     this.satSign = z();
+    this.saturation = { sign: this.satSign, excess: this.excess };
   }
 
+  /** The tracking law's PID per joint. */
+  get pid(): Pid[] {
+    return this.law.pid;
+  }
+
+  get feedforward(): FeedforwardMode {
+    return this.law.feedforward;
+  }
+
+  set feedforward(m: FeedforwardMode) {
+    this.law.feedforward = m;
+  }
+
+  /** The tracking law's state and the saturation record. */
   reset(): void {
-    for (const p of this.pid) p.reset();
+    this.law.reset();
+    this.resetOutput();
+  }
+
+  /** The saturation record (what the law's anti-windup reads) to none. */
+  resetOutput(): void {
     this.excess.fill(0);
     this.satSign.fill(0);
   }
 
   /**
-   * One tick: desired state now `d` (for the feedforward), the plan at the measurement's time `ref`
-   * (for the error), measured angles `q` and estimated velocities `qd`, period `dt` [s],
-   * `scale` 0..1 multiplies the torque limits (soft start and stop), `disturbance` is the observer's
-   * unexplained joint torque to cancel (with feedforward only). Writes and returns `this.out`.
-   * Never produces a non-finite duty: a non-finite input gives duty 0 and `ok = false`.
+   * One tick of the tracking law and the limits: desired state now `d` (for the feedforward), the
+   * plan at the measurement's time `ref` (for the error), measured angles `q` and estimated velocities
+   * `qd`, period `dt` [s], `scale` 0..1 multiplies the torque limits (soft start and stop),
+   * `disturbance` is the observer's unexplained joint torque to cancel (with feedforward only).
+   * Writes and returns `this.out`. Never produces a non-finite duty: a non-finite input gives duty 0
+   * and `ok = false`.
    */
   update(
     d: TrajectorySample,
@@ -99,36 +100,16 @@ export class Controller {
     scale: number,
     disturbance?: readonly number[],
   ): { out: ControlOutput; ok: boolean } {
-    const n = this.joints;
-    const o = this.out;
-    // Feedforward
-    if (this.feedforward === 'none') {
-      o.tauFf.fill(0);
-    } else {
-      const useMeasured = this.feedforward === 'measured';
-      const qs = useMeasured ? q : d.q;
-      const qds = useMeasured ? qd : d.qd;
-      computeInverseDynamics(this.model, this.data, qs, qds, d.qdd, o.tauFf);
-      // Disturbance compensation: cancel the torque the twin's momentum observer finds unexplained
-      // (unmodelled friction, a mass error) -- a disturbance observer around the model.
-      if (disturbance) for (let i = 0; i < n; i++) o.tauFf[i]! -= disturbance[i]!;
-    }
-    o.sat = 0;
-    let ok = true;
-    const schedule = this.rig.control.pid.schedule;
-    if (schedule && n === 2 && Number.isFinite(q[1]!)) {
-      // The gains of the rig file's schedule at the measured elbow (twolink tune writes it).
-      const elbowDeg = (q[1]! * 180) / Math.PI;
-      for (let i = 0; i < n; i++) Object.assign(this.pid[i]!.gains, scheduledGains(schedule, i, elbowDeg));
-    }
-    for (let i = 0; i < n; i++) {
-      const e = ref.q[i]! - q[i]!;
-      const eDot = ref.qd[i]! - qd[i]!;
-      const pid = this.pid[i]!.update(e, eDot, dt, this.satSign[i]!, this.excess[i]!);
-      o.tauPid[i] = pid;
-      if (!this.saturate(i, o.tauFf[i]! + pid, qd[i]!, scale)) ok = false;
-    }
-    return { out: o, ok };
+    const input: LawInput = {
+      sample: { t: 0, q, qd, qDesired: ref.q, qdDesired: ref.qd, qddDesired: ref.qdd },
+      ahead: d,
+      dtS: dt,
+      periodS: dt,
+      disturbance,
+      saturation: this.saturation,
+    };
+    this.law.torques(input, this.out.tauFf, this.out.tauPid);
+    return this.apply(qd, scale);
   }
 
   /**
@@ -144,6 +125,19 @@ export class Controller {
       o.tauPid[i] = 0;
       if (!this.saturate(i, tau[i]!, qd[i]!, scale)) ok = false;
     }
+    return { out: o, ok };
+  }
+
+  /**
+   * The law's two parts in `this.out` (`tauFf` + `tauPid`) limited and turned into duty, at joint
+   * velocities `qd` [rad/s], the torque limits times `scale` (0..1). Writes and returns `this.out`;
+   * `ok` is false (and that joint's duty 0) when a torque or duty is not finite.
+   */
+  apply(qd: readonly number[], scale: number): { out: ControlOutput; ok: boolean } {
+    const o = this.out;
+    o.sat = 0;
+    let ok = true;
+    for (let i = 0; i < this.joints; i++) if (!this.saturate(i, o.tauFf[i]! + o.tauPid[i]!, qd[i]!, scale)) ok = false;
     return { out: o, ok };
   }
 

@@ -12,7 +12,7 @@ import type { Clock, TimerHandle } from '../time/clock.js';
 import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/link.js';
 import type { FeedforwardMode } from './controller.js';
 import { accepts } from './commands.js';
-import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent } from './loop.js';
+import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent, type LoopLaw } from './loop.js';
 import { describeStop } from './stop.js';
 
 export interface RunOptions {
@@ -48,8 +48,8 @@ export interface RunOptions {
    * open (Firmata learns it in the handshake). @default true
    */
   boardWatchdog?: boolean | (() => boolean);
-  /** A user's control law in place of feedforward + PID. */
-  law?: ControlLaw;
+  /** A law in place of feedforward + PID (law.ts): a user's controller, or another built-in `LoopLaw`. */
+  law?: ControlLaw | LoopLaw;
   /** Compensate the sample-to-command delay with the model. @default true */
   predict?: boolean;
   /**

@@ -14,7 +14,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Rig } from '../config/load.js';
 import type { LoopPart } from '../config/parts.js';
-import type { LawSample } from './loop.js';
+import type { LawResult, LawSample } from './law.js';
 import { controllerModel, type ControllerModel } from './controller-model.js';
 
 export type { ControllerModel, ControllerModelOptions } from './controller-model.js';
@@ -65,8 +65,8 @@ export interface UserController {
 /** The default export of a controller module. */
 export type ControllerFactory = (context: ControllerContext) => UserController | Promise<UserController>;
 
-/** The outcome of one call into the control law: never an exception. */
-export type LawResult = { ok: true } | { ok: false; reason: string };
+/** The outcome of one call into the control law: never an exception (law.ts). */
+export type { LawResult } from './law.js';
 
 /** A controller module that cannot be used (missing file, bad export): a user input error (exit code 2). */
 export class ControllerError extends Error {

@@ -14,7 +14,7 @@ import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
 import type { FirmwareFeatures } from '../protocol/firmata.js';
 import { isWiringIssue, type MotorPins, type WiringSpec } from '../protocol/firmata-wiring.js';
-import { resolveFirmataWiring } from '../config/shields.js';
+import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock } from '../time/clock.js';
 import { rigBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';

@@ -63,14 +63,10 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock): Promis
     return { link, describe: `Firmata (johnny-five) on ${target.path} at ${baudRate} baud, cable: ${adapterName(rig.cable.adapter, rig.cable.latencyMs)} (rig file)`, boardWatchdog: () => link.hasBoardWatchdog };
   }
   const { LineLink } = await import('../transport/line-link.js');
-  // A board wired otherwise than the README's table (the rig file's `wiring`, from twolink setup):
-  // the link speaks to the board in its own terms and WiredLink maps it to the joints.
-  const wired = rig.wiring ? await import('../transport/wired-link.js') : undefined;
-  const make = (stream: Duplex, name: string): Link => {
-    const encoders = wired && rig.wiring ? wired.boardEncoders(rig.wiring) : rig.encoders;
-    const line = new LineLink({ stream, name, baudRate, clock, encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-    return wired && rig.wiring ? new wired.WiredLink(line, rig.wiring, rig.encoders) : line;
-  };
+  // A board wired otherwise than the README's table (the rig file's `wiring`, from twolink setup): the
+  // link maps the joints to the board's inputs and outputs (transport/joints.ts).
+  const make = (stream: Duplex, name: string): Link =>
+    new LineLink({ stream, name, baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   if (target.kind === 'mock') {
     const { startRemoteMockRig } = await import('../mock/mock-remote.js');
     const mock = await startRemoteMockRig(rig, target.wiring);

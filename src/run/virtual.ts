@@ -23,7 +23,6 @@ import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '
 import type { MockWiring } from '../mock/wiring.js';
 import { advanceUntil, VirtualClock } from '../time/clock.js';
 import { LineLink } from '../transport/line-link.js';
-import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import { ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
@@ -42,7 +41,7 @@ export interface VirtualRun {
 interface VirtualRig {
   mock: MockRig | FirmataMockRig;
   link: LineLink | FirmataLink;
-  loopLink: LineLink | WiredLink | FirmataLink;
+  loopLink: LineLink | FirmataLink;
   site: InjectionSite;
   boardWatchdog: () => boolean;
   dispose(): void;
@@ -188,9 +187,8 @@ async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undef
   }
   const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
   const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const loopLink = rig.wiring ? new WiredLink(link, rig.wiring, rig.encoders) : link;
-  return { mock, link, loopLink, site: lineMockSite('the mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => true, dispose: () => mock.dispose() };
+  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  return { mock, link, loopLink: link, site: lineMockSite('the mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => true, dispose: () => mock.dispose() };
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */

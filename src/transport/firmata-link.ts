@@ -44,7 +44,7 @@ import {
   type WatchdogStatus,
 } from '../protocol/firmata.js';
 import { checkWiring, isWiringIssue, motorPinList, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
-import { resolveFirmataWiring } from '../config/shields.js';
+import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';

@@ -7,6 +7,7 @@
 import type { EncoderParams } from '../config/load.js';
 import { decodeEncoderPositions, FIRMATA, wireTime, type FirmataMessage } from '../protocol/firmata.js';
 import type { JointSensor } from '../protocol/firmata-wiring.js';
+import { countsToAngle } from './joints.js';
 import { ReportClock } from './firmata-clock.js';
 import type { Reading } from './link.js';
 
@@ -147,8 +148,7 @@ export class SampleAssembler {
   private angle(j: number, raw: number): number {
     const s = this.o.sensors[j]!;
     if (s.type === 'encoder') {
-      const e = this.o.encoders[j]!;
-      return e.zero + (e.sign * raw * 2 * Math.PI) / e.countsPerRev;
+      return countsToAngle(this.o.encoders[j]!, raw);
     }
     const deg = s.minDeg + ((raw - s.rawAtMin) / (s.rawAtMax - s.rawAtMin)) * (s.maxDeg - s.minDeg);
     return (deg * Math.PI) / 180;

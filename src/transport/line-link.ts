@@ -7,6 +7,8 @@ import type { Duplex } from 'node:stream';
 import { closeStream } from './stream.js';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { EncoderParams } from '../config/load.js';
+import type { HostWiring } from '../config/wiring.js';
+import { JointSpace } from './joints.js';
 import {
   decodeBoardFrame,
   FLAG,
@@ -74,8 +76,10 @@ export interface LineLinkOptions {
   /** Baud rate, for messages. */
   baudRate: number;
   clock: Clock;
-  /** The rig's encoders: counts -> angles, and checked against the board's cpr. */
+  /** The rig's encoders, per joint: counts -> angles, and checked against the board's cpr (joints.ts). */
   encoders: EncoderParams[];
+  /** The rig file's wiring section, when the board is wired otherwise than input/output j = joint j (joints.ts). */
+  wiring?: HostWiring;
   /** Board watchdog timeout to set [ms]. */
   watchdogMs: number;
   /** How long to wait for the handshake [ms]. */
@@ -139,6 +143,8 @@ export class LineLink implements Link {
   private waiters: Waiter[] = [];
   private listener: (e: LinkEvent) => void = () => {};
   private joints: number;
+  /** Counts <-> angles and the board's wiring (joints.ts). */
+  private readonly space: JointSpace;
   private handshaken = false;
   private closed = false;
   private lastBoardUs = -1;
@@ -154,7 +160,8 @@ export class LineLink implements Link {
   constructor(o: LineLinkOptions) {
     this.o = o;
     this.name = o.name;
-    this.joints = o.encoders.length;
+    this.space = new JointSpace(o.encoders, o.wiring);
+    this.joints = this.space.joints;
     o.stream.on('data', (d: Buffer) => (this.counters.bytesIn += d.length));
     o.stream.pipe(this.parser);
     this.parser.on('data', (line: string) => this.onLine(line));
@@ -243,11 +250,7 @@ export class LineLink implements Link {
     // Unwrap the 32-bit microsecond clock.
     if (this.lastBoardUs >= 0 && f.t < this.lastBoardUs && this.lastBoardUs - f.t > 2147483648) this.boardWraps++;
     this.lastBoardUs = f.t;
-    const q = new Array<number>(this.joints);
-    for (let i = 0; i < this.joints; i++) {
-      const e = this.o.encoders[i]!;
-      q[i] = e.zero + (e.sign * f.counts[i]! * 2 * Math.PI) / e.countsPerRev;
-    }
+    const { q, raw } = this.space.fromBoard(f.counts);
     const now = this.o.clock.now();
     const boardTime = (this.boardWraps * 4294967296 + f.t) / 1e6;
     // Board-to-host clock offset: arrival minus its wire time is the earliest the sample can have
@@ -264,7 +267,7 @@ export class LineLink implements Link {
     }
     const r: Reading = {
       q,
-      raw: f.counts,
+      raw,
       boardTime,
       index,
       applyAt,
@@ -467,7 +470,8 @@ export class LineLink implements Link {
     if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
   }
 
-  writeDuty(duty: readonly number[]): number {
+  writeDuty(jointDuty: readonly number[]): number {
+    const duty = this.space.toBoard(jointDuty);
     const seq = this.nextSeq();
     let body = `M ${seq}`;
     for (let i = 0; i < this.joints; i++) {
@@ -537,9 +541,9 @@ export class LineLink implements Link {
       throw new LinkError(`board on ${this.name} has ${info.joints} joint(s), the rig file describes ${this.joints}`, 'mismatch');
     }
     for (let i = 0; i < this.joints; i++) {
-      if (info.cpr[i] !== o.encoders[i]!.countsPerRev) {
+      if (info.cpr[i] !== this.space.boardCountsPerRev[i]) {
         throw new LinkError(
-          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${o.encoders[i]!.countsPerRev}: ` +
+          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${this.space.boardCountsPerRev[i]}: ` +
             'fix encoders[].countsPerRev in the rig file or CPR in the firmware config.h',
           'mismatch',
         );
@@ -555,7 +559,7 @@ export class LineLink implements Link {
       board: info.board,
       protocol: String(info.proto),
       joints: info.joints,
-      countsPerRev: info.cpr,
+      countsPerRev: this.space.toJoints(info.cpr),
       watchdogMs: o.watchdogMs,
     };
   }
@@ -570,7 +574,8 @@ export class LineLink implements Link {
   }
 
   zero(mask = (1 << this.joints) - 1): Promise<void> {
-    return this.command((seq) => ({ type: 'Z', seq, mask }));
+    const board = this.space.boardMask(mask);
+    return this.command((seq) => ({ type: 'Z', seq, mask: board }));
   }
 
   async ping(): Promise<void> {

@@ -20,7 +20,7 @@ import { closeSync, constants, openSync, promises as fsp, read, readdirSync, rea
 import { isatty } from 'node:tty';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
-import { explainOpenError } from './open.js';
+import { explainOpenError } from './open-error.js';
 
 
 function stty(path: string, args: string[]): Promise<void> {

@@ -1,4 +1,8 @@
 /**
+ * @deprecated LineLink takes the rig file's `wiring` itself (transport/joints.ts, the one joint
+ * layer); this wrapper is kept for code that wraps a link of its own, and maps through the same
+ * JointSpace.
+ *
  * A Link in joint order over a board wired otherwise (the rig file's `wiring` section, written by
  * `twolink setup`): joint j's duty goes to the board output that drives it, with its sign; joint j's
  * angle comes from the board input that reads it, converted with joint j's encoder (counts per
@@ -10,6 +14,7 @@
  */
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
+import { JointSpace } from './joints.js';
 import type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './link.js';
 
 /** The encoders to give the inner link, per board input: what the board reports there, unconverted. */
@@ -21,16 +26,16 @@ export function boardEncoders(w: HostWiring): EncoderParams[] {
 
 export class WiredLink implements Link {
   readonly name: string;
-  private readonly out: number[];
+  private readonly space: JointSpace;
 
   constructor(
     private readonly inner: Link,
-    private readonly w: HostWiring,
+    w: HostWiring,
     /** The rig file's encoders, per joint. */
     private readonly encoders: readonly EncoderParams[],
   ) {
     this.name = inner.name;
-    this.out = w.motorOutput.map(() => 0);
+    this.space = new JointSpace(encoders, w);
   }
 
   get counters(): LinkCounters {
@@ -43,21 +48,12 @@ export class WiredLink implements Link {
 
   async open(): Promise<BoardIdentity> {
     const id = await this.inner.open();
-    return id.countsPerRev ? { ...id, countsPerRev: this.w.encoderInput.map((c) => id.countsPerRev![c]!) } : id;
+    return id.countsPerRev ? { ...id, countsPerRev: this.space.toJoints(id.countsPerRev) } : id;
   }
 
   /** The reading in joint order, angles from the counts with each joint's own encoder. */
   private map(r: Reading): Reading {
-    const n = this.encoders.length;
-    const q = new Array<number>(n);
-    const raw = new Array<number>(n);
-    for (let j = 0; j < n; j++) {
-      const e = this.encoders[j]!;
-      const c = r.raw[this.w.encoderInput[j]!]!;
-      raw[j] = c;
-      q[j] = e.zero + (e.sign * c * 2 * Math.PI) / e.countsPerRev;
-    }
-    return { ...r, q, raw };
+    return { ...r, ...this.space.fromBoard(r.raw) };
   }
 
   read(): Reading | undefined {
@@ -70,8 +66,7 @@ export class WiredLink implements Link {
   }
 
   writeDuty(duty: readonly number[]): number {
-    for (let j = 0; j < this.out.length; j++) this.out[this.w.motorOutput[j]!] = this.w.motorSign[j]! * duty[j]!;
-    return this.inner.writeDuty(this.out);
+    return this.inner.writeDuty(this.space.toBoard(duty));
   }
 
   enable(on: boolean): Promise<void> {
@@ -79,9 +74,7 @@ export class WiredLink implements Link {
   }
 
   zero(mask = (1 << this.encoders.length) - 1): Promise<void> {
-    let m = 0;
-    for (let j = 0; j < this.encoders.length; j++) if (mask & (1 << j)) m |= 1 << this.w.encoderInput[j]!;
-    return this.inner.zero(m);
+    return this.inner.zero(this.space.boardMask(mask));
   }
 
   stop(timeoutMs?: number): Promise<StopOutcome> {

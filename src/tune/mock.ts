@@ -12,7 +12,6 @@ import { RealClock, runUntilSettled, VirtualClock } from '../time/clock.js';
 import { requestRealtime, threadId, type RtResult } from '../time/threads.js';
 import { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';
-import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 
 export interface OpenedMock {
   link: Link;
@@ -28,8 +27,7 @@ export async function openTuneMock(rig: Rig): Promise<OpenedMock> {
   const clock = new VirtualClock();
   const mock = createMockRig(rig, clock);
   const stream = await mock.openStream();
-  const line = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const link: Link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
+  const link: Link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.0005, maxS: 3600, maxRealMs: 3_600_000 });
   return {
     link,
@@ -56,8 +54,7 @@ export async function openTuneMockRealtime(rig: Rig, rt: boolean): Promise<Realt
   const clock = new RealClock();
   const mock = await startRemoteMockRig(rig);
   const stream = await mock.openStream(rig.link.baudRate);
-  const line = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const link: Link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
+  const link: Link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   const granted = rt ? { host: await requestRealtime(threadId(), 40), mock: await requestRealtime(mock.tid, 45) } : null;
   let stats: { maxLateMs: number; starvedMs: number } | undefined;
   return {

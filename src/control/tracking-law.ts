@@ -1,0 +1,88 @@
+/**
+ * twolink's own control law: inverse-dynamics feedforward of the nominal model plus PID, on the loop's
+ * law path (law.ts). The limits and the motor model come after it (controller.ts).
+ *
+ * Feedforward modes (rig file `control.feedforward`, or --no-feedforward):
+ * - `desired`: tau_ff = ID_a(q_des, qd_des, qdd_des), the actuated arm's inverse dynamics (rotor
+ *   inertia and nominal friction included, src/model/actuated.ts) on the plan alone, so measurement
+ *   noise never reaches it;
+ * - `measured`: computed torque on the measured state, tau_ff = ID_a(q, qd, qdd_des) = M_a(q) qdd_des
+ *   + V(q, qd) + G(q) + f(qd); cancels the nonlinearity where the arm is, not where it should be;
+ * - `none`: PID alone.
+ * The plan for the feedforward is `LawInput.ahead` (the middle of the period the answer holds); the
+ * PID's error is taken where the answer applies (`LawInput.sample`).
+ */
+import type { ControllerPart } from '../config/parts.js';
+import { computeInverseDynamics, createActuatedArmData, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import type { LawInput, LawResult, LoopLaw } from './law.js';
+import { Pid, scheduledGains } from './pid.js';
+
+export type FeedforwardMode = 'desired' | 'measured' | 'none';
+
+const OK: LawResult = Object.freeze({ ok: true });
+
+export class TrackingLaw implements LoopLaw {
+  readonly pid: Pid[];
+  private readonly data: ActuatedArmData;
+  private readonly joints: number;
+
+  constructor(
+    private readonly rig: Pick<ControllerPart, 'joints' | 'control'>,
+    public feedforward: FeedforwardMode,
+    /** The nominal actuated arm (the rig's arm, friction and motors). */
+    readonly model: ActuatedArmModel,
+  ) {
+    const n = rig.joints;
+    this.joints = n;
+    const g = rig.control.pid;
+    this.pid = Array.from(
+      { length: n },
+      (_, i) =>
+        new Pid({
+          kp: g.kp[i]!,
+          ki: g.ki[i]!,
+          kd: g.kd[i]!,
+          iLimit: g.iLimitNm[i]!,
+          antiWindup: g.antiWindup,
+          backcalc: g.backcalcPerS,
+        }),
+    );
+    this.data = createActuatedArmData(model);
+  }
+
+  get following(): 'model' | 'pid' {
+    return this.feedforward === 'none' ? 'pid' : 'model';
+  }
+
+  /**
+   * The feedforward into `ff` (less the disturbance the twin's observer finds, with feedforward only:
+   * a disturbance observer around the model), the PID on the error where the answer applies into `fb`.
+   */
+  torques(input: LawInput, ff: number[], fb: number[]): LawResult {
+    const n = this.joints;
+    const { sample: s, ahead: d, saturation: sat } = input;
+    const q = s.q;
+    const qd = s.qd;
+    if (this.feedforward === 'none') {
+      ff.fill(0);
+    } else {
+      const useMeasured = this.feedforward === 'measured';
+      computeInverseDynamics(this.model, this.data, useMeasured ? q : d.q, useMeasured ? qd : d.qd, d.qdd, ff);
+      const dist = input.disturbance;
+      if (dist) for (let i = 0; i < n; i++) ff[i]! -= dist[i]!;
+    }
+    const schedule = this.rig.control.pid.schedule;
+    if (schedule && n === 2 && Number.isFinite(q[1]!)) {
+      // The gains of the rig file's schedule at the measured elbow (twolink tune writes it).
+      const elbowDeg = (q[1]! * 180) / Math.PI;
+      for (let i = 0; i < n; i++) Object.assign(this.pid[i]!.gains, scheduledGains(schedule, i, elbowDeg));
+    }
+    for (let i = 0; i < n; i++) fb[i] = this.pid[i]!.update(s.qDesired[i]! - q[i]!, s.qdDesired[i]! - qd[i]!, input.dtS, sat.sign[i]!, sat.excess[i]!);
+    return OK;
+  }
+
+  /** The PID's integrators and filters (a trajectory starts, or the motors come back after a disable). */
+  reset(): void {
+    for (const p of this.pid) p.reset();
+  }
+}
