@@ -122,7 +122,7 @@ async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     }
     c?.kill('SIGTERM');
   }
-  session.send({ kind: 'stop', reason: 'done' });
+  session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
   return { blocks, ...m, stopReason: result.summary.stopReason, ticks: result.summary.ticks };
 }

@@ -155,7 +155,7 @@ async function measure(): Promise<Measured> {
   await sleep(WARM_UP_MS);
   const b = await runBlocks(session, rig, paths, phases, () => over);
   phases.push({ name: 'warm-up', from: session.latest()?.[F.t] ?? 0 });
-  session.send({ kind: 'stop', reason: 'done' });
+  session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
   return {
     stats,

@@ -166,7 +166,7 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
       let estop: (() => void) | undefined;
       // The e-stop, Ctrl-C or a signal: an e-stop of the loop (zero at once), not its soft stop.
       const onReady = ({ send }: { send: (c: LoopCommand) => void }): void => {
-        estop = () => send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+        estop = () => send({ kind: 'estop', reason: { kind: 'estop', by: String(operator.signal.reason) } });
         if (operator.signal.aborted) estop();
         else operator.signal.addEventListener('abort', estop, { once: true });
       };
@@ -188,7 +188,7 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
     checkStopped(operator);
     const rows: Float64Array[] = [];
     // The e-stop, Ctrl-C or a signal: zero at once; stopNow ends a loop thread that does not answer.
-    const estop = (): void => session.stopNow({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+    const estop = (): void => session.stopNow({ kind: 'estop', reason: { kind: 'estop', by: String(operator.signal.reason) } });
     const session = new Session({ rig, target: { kind: 'port', path: v.port as string, baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {

@@ -33,7 +33,7 @@ import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
 import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
-import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
+import type { Fault, StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
@@ -213,11 +213,6 @@ export class LoopCore {
     return this.mode.kind;
   }
 
-  /** Why the loop stopped, as text ('done', 'estop', 'fault:...', a stop command's reason). */
-  get stopReason(): string | undefined {
-    return this.reason ? describeStop(this.reason) : undefined;
-  }
-
   /** Why the loop stopped, as a value. */
   get stop(): StopReason | undefined {
     return this.reason;
@@ -254,11 +249,11 @@ export class LoopCore {
     return this.inSample || this.lastSampleHost < 0 ? this.lt : this.lt + Math.max(0, this.o.clock.now() - this.lastSampleHost);
   }
 
-  private setMode(m: Mode, reason?: string): void {
+  private setMode(m: Mode, why: { stop?: StopReason; held?: 'done' | 'next' } = {}): void {
     const changed = m.kind !== this.mode.kind;
     this.mode = m;
     if (!changed) return;
-    this.emit({ kind: 'state', state: m.kind, ...(reason ? { reason } : {}), t: this.eventTime() });
+    this.emit({ kind: 'state', state: m.kind, ...why, t: this.eventTime() });
     if (this.finished) for (const f of this.finishListeners.splice(0)) f();
   }
 
@@ -267,7 +262,7 @@ export class LoopCore {
     if (this.finished) return;
     this.reason ??= reason;
     this.o.link.writeDuty(this.zeroDuty);
-    this.setMode({ kind, reason: this.reason }, describeStop(this.reason));
+    this.setMode({ kind, reason: this.reason }, { stop: this.reason });
     // Between samples (a link event, a command, the lost-link timer): the row of the halt now, so the
     // recording shows the zero even if no sample comes again.
     if (!this.inSample) this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
@@ -331,19 +326,18 @@ export class LoopCore {
         this.setMode({ kind: 'hold' });
         return;
       case 'stop': {
-        const r = stopFromText('stop', c.reason);
         if (m.kind === 'idle' || m.kind === 'disabled') {
-          this.halt('stopped', r);
+          this.halt('stopped', c.reason);
           return;
         }
-        this.reason ??= r;
+        this.reason ??= c.reason;
         this.holdQ = this.desired.q.slice();
         this.ramp(this.scale);
-        this.setMode({ kind: 'release' }, c.reason);
+        this.setMode({ kind: 'release' }, { stop: c.reason });
         return;
       }
       case 'estop':
-        this.halt('estop', stopFromText('estop', c.reason ?? 'estop'));
+        this.halt('estop', c.reason ?? { kind: 'estop' });
         return;
       case 'disable':
         this.o.link.writeDuty(this.zeroDuty);
@@ -364,7 +358,7 @@ export class LoopCore {
         return;
       case 'next':
         this.holdQ = this.desired.q.slice();
-        this.setMode({ kind: 'hold' }, 'next');
+        this.setMode({ kind: 'hold' }, { held: 'next' });
         return;
     }
   }
@@ -588,7 +582,7 @@ export class LoopCore {
         this.holdQ = d.q.slice();
         trajT = a.traj.duration;
         this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.lt });
-        this.setMode({ kind: 'hold' }, 'done');
+        this.setMode({ kind: 'hold' }, { held: 'done' });
       } else {
         // The error at the instant the answer applies; the feedforward in the middle of the period it holds.
         a.traj.sample(a.t + horizon, ref);

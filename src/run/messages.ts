@@ -14,6 +14,7 @@ import type { StallReport } from '../time/stalls.js';
 import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { Target } from './target.js';
+import type { StopReason } from '../control/stop.js';
 
 /** What a run does: the rig, where the arm is, the trajectories and how to drive them. */
 export interface RunPlan {
@@ -89,7 +90,7 @@ export type WorkerMessage =
   | { type: 'event'; event: LoopEvent }
   | {
       type: 'result';
-      stopReason: string;
+      stop: StopReason;
       stopOutcome: StopOutcome | 'watchdog';
       timing: LoopTiming;
       /** Garbage collection and event-loop delay of the loop's thread during the run. */
@@ -100,7 +101,8 @@ export type WorkerMessage =
       /** Injections whose time the run never reached. */
       unapplied: Injection[];
     }
-  | { type: 'error'; name: string; message: string };
+  /** The run ended by an exception: its name and message, and the stop it makes (a controller's fault, else a host fault). */
+  | { type: 'error'; name: string; message: string; stop: StopReason };
 
 /** Messages to the worker. */
 export type WorkerCommand = { type: 'command'; command: LoopCommand };
