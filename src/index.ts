@@ -106,6 +106,8 @@ export type { CommandResult, LoopCommandKind, Refusal } from './control/commands
 export { ACCEPTED_COMMANDS, accepts, isFinished, refusal } from './control/commands.js';
 export type { PhasePlan, PlannedPhase } from './control/events.js';
 export { describeEvent } from './control/events.js';
+export type { Fault, JointTrouble, StopKind, StopNotes, StopReason } from './control/stop.js';
+export { describeStop, FAULT_KINDS, isStopOf, STOP_KINDS, STOP_PATHS, stopPath } from './control/stop.js';
 export type { LoopTiming, RunOptions, RunResult } from './control/runner.js';
 export type { RunTiming } from './run/messages.js';
 export { runLoop } from './control/runner.js';
