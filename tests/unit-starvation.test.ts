@@ -10,7 +10,8 @@ describe('blameRig', () => {
     expect(blamed).toEqual({ ...watchdog, rigStarved: { maxMs: 124.4, totalMs: 310.2 } });
     // the words people read (describeStop, the only place they are composed)
     expect(describeStop(blamed)).toBe("fault:watchdog (the simulated board starved for 124 ms, 310 ms in all: the test rig's fault, not the host's)");
-    expect(blameRig({ kind: 'fault', fault: { kind: 'link-lost', ms: 100, samples: 50 } }, RIG_STARVED_MS, RIG_STARVED_MS).rigStarved).toEqual({ maxMs: 20, totalMs: 20 });
+    const lost: StopReason = { kind: 'fault', fault: { kind: 'link-lost', ms: 100, samples: 50 } };
+    expect(blameRig(lost, RIG_STARVED_MS, RIG_STARVED_MS).rigStarved).toEqual({ maxMs: 20, totalMs: 20 });
   });
   it('a run that ended well, a stop by the user, or a board that kept time are left as they are', () => {
     expect(blameRig({ kind: 'done' }, 500, 500)).toEqual({ kind: 'done' });

@@ -12,7 +12,7 @@ describe('twolink run --controller (real time, mock rig in its thread)', () => {
   it('examples/controllers/pd-gravity.js completes the reach', async () => {
     const r = await twolink(['run', '--controller', 'examples/controllers/pd-gravity.js', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe('done');
+    expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
     expect(s.tracking.samples).toBeGreaterThan(100);
     for (const e of s.tracking.rmsDeg) expect(e).toBeLessThan(5);

@@ -16,7 +16,7 @@ describe('twolink run: the summary and the recording', () => {
     const file = join(dir, 'reach.ndjson');
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--record', file, '--json'], { timeoutMs: 60_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe('done');
+    expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
     const rec = fromRecording(file);
     expect(rec.answered).toBeGreaterThan(1000);
