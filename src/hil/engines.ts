@@ -136,6 +136,9 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   const injectedMs = at === undefined ? undefined : rig.startedMs + at * 1000;
   let stopMs: number | undefined;
   try {
+    // The pty rig skips (and reports, before it serves) the injections it cannot take: the scenario would not run as written.
+    const skipped = rig.refused[0];
+    if (skipped) throw new Error(`injection ${skipped.injection} is not available on the pty rig: ${skipped.why}: run this scenario in virtual time`);
     const session = new Session({
       rig: s.rig,
       target: { kind: 'port', path: rig.path },
@@ -155,9 +158,6 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
       },
     });
     const r = await session.run();
-    // The pty rig skips (and reports) the injections it cannot take: the scenario did not run as written.
-    const skipped = rig.refused[0];
-    if (skipped) throw new Error(`injection ${skipped.injection} is not available on the pty rig: ${skipped.why}: run this scenario in virtual time`);
     // (A controller's fault while loading is the run's stop reason, like one in a tick.)
     if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };

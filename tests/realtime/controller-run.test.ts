@@ -23,6 +23,6 @@ describe('twolink run --controller (real time, mock rig in its thread)', () => {
     writeFileSync(file, "export default () => ({ update() { throw new Error('no gains'); } });");
     const r = await twolink(['run', '--controller', file, '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
     expect(r.code).toBe(1);
-    expect(lastJson(r).stopReason).toBe(`fault:controller: ${file}: update threw: no gains`);
+    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: `${file}: update threw: no gains` } });
   });
 });

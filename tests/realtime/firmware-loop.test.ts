@@ -250,7 +250,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       expect(resetAt, r.stderr).toBeDefined();
       expect(resets).toHaveLength(1);
       expect(r.code, r.stderr).toBe(1);
-      expect(lastJson(r).stopReason).toMatch(/^fault:board-reset/);
+      expect(lastJson(r).stop).toMatchObject({ kind: 'fault', fault: { kind: 'board-reset' } });
     } finally {
       await sim.stop();
     }

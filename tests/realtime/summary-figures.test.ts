@@ -36,7 +36,7 @@ describe('twolink run: the summary and the recording', () => {
   it('--max-seconds before the trajectory is done: timeout, exit code 4, the motors stopped, tracking over the approach', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '1', '--json'], { timeoutMs: 60_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe("timeout: the run's time limit of 1 s came before its trajectories were done");
+    expect(s.stop, r.stderr).toEqual({ kind: 'timeout', seconds: 1 });
     expect(r.code).toBe(4);
     expect(s.stopOutcome).toBe('acknowledged');
     expect(s.tracking.covers).toBe('approach');
