@@ -114,15 +114,15 @@ function literalsOf(sf: ts.SourceFile): { kind: 'string' | 'regex'; text: string
 }
 
 describe('stops are values (issue 22)', () => {
-  it(`a "fault:" text is composed only in ${STOP_TEXT_FILE}, and nothing in src tests a stop's text by prefix or pattern`, () => {
+  it(`a "fault:" text is composed only in ${STOP_TEXT_FILE}, and nothing in src tests a stop's text (fault, interrupted, estop, timeout) by prefix or pattern`, () => {
     const found: string[] = [];
     for (const f of files) {
       for (const l of literalsOf(f.source)) {
         const where = `${f.name}:${l.line}`;
-        if (l.kind === 'regex' && /fault:|\^fault/.test(l.text)) found.push(`${where}: a pattern on a fault's text ${l.text}`);
+        if (l.kind === 'regex' && /fault:|\^(fault|interrupted|estop|timeout)/.test(l.text)) found.push(`${where}: a pattern on a stop's text ${l.text}`);
         if (l.kind === 'string' && l.text.startsWith('fault:') && f.name !== STOP_TEXT_FILE) found.push(`${where}: a "fault:" text composed outside describeStop`);
         const call = l.node.parent;
-        if (l.kind === 'string' && /^fault/.test(l.text) && ts.isCallExpression(call) && ts.isPropertyAccessExpression(call.expression) && ['startsWith', 'includes', 'indexOf', 'endsWith'].includes(call.expression.name.text)) {
+        if (l.kind === 'string' && /^(fault|interrupted|estop|timeout)/.test(l.text) && ts.isCallExpression(call) && ts.isPropertyAccessExpression(call.expression) && ['startsWith', 'includes', 'indexOf', 'endsWith'].includes(call.expression.name.text)) {
           found.push(`${where}: ${call.expression.name.text}('${l.text}') on a stop's text`);
         }
       }
