@@ -109,6 +109,8 @@ export { checkImpedance, ImpedanceError, ImpedanceLaw, impedanceSettings, loopPa
 export { designDamping, endpointInertia, forceFromTorque, passiveStiffnessBound, passivityTimeS } from './control/impedance-math.js';
 export type { PhasePlan, PlannedPhase } from './control/events.js';
 export { describeEvent } from './control/events.js';
+export type { Fault, JointTrouble, StopKind, StopNotes, StopReason } from './control/stop.js';
+export { describeStop, FAULT_KINDS, isStopOf, STOP_KINDS, STOP_PATHS, stopPath } from './control/stop.js';
 export type { LoopTiming, RunOptions, RunResult } from './control/runner.js';
 export type { RunTiming } from './run/messages.js';
 export { runLoop } from './control/runner.js';

@@ -4,7 +4,7 @@
  *
  *   import { virtualRun, mockRig } from 'twolink/testing';
  *   const run = await virtualRun({ rig: mockRig(), traj: 'reach', controller: './my-controller.js' });
- *   assert.equal(run.summary.stopReason, 'done');
+ *   assert.equal(run.summary.stop.kind, 'done'); // or e.g. stop.kind === 'fault' && stop.fault.kind === 'link-lost'
  *   assert.ok(run.summary.tracking.rmsDeg.every((e) => e < 1));
  */
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,8 @@ import { virtualRun as runVirtual } from './run/virtual.js';
 
 export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, UserController } from './control/user-controller.js';
 export type { Injection, LoopEvent, PathSpec, Rig, RunSummary, TickObject };
+export type { Fault, StopReason } from './control/stop.js';
+export { describeStop, isStopOf } from './control/stop.js';
 
 /** @deprecated The old name of {@link Injection} (its `kind` is now `name`). */
 export type FaultSpec = Injection;

@@ -22,8 +22,8 @@ describe('the loop behind each adapter (virtual time)', () => {
     const nat = rigWith('native', 1000);
     const a = await virtualRun(u2, reach(u2), { rateHz: 1000, keepRows: false });
     const b = await virtualRun(nat, reach(nat), { rateHz: 1000, keepRows: false });
-    expect(a.summary.stopReason).toBe('done');
-    expect(b.summary.stopReason).toBe('done');
+    expect(a.summary.stop).toEqual({ kind: 'done' });
+    expect(b.summary.stop).toEqual({ kind: 'done' });
     const d = a.result.timing.answerDelaySamples!;
     expect(d).toBeGreaterThanOrEqual(4);
     expect(d).toBeLessThanOrEqual(6);
@@ -35,7 +35,7 @@ describe('the loop behind each adapter (virtual time)', () => {
     const r = rigWith('16u2', 1000);
     const withP = await virtualRun(r, reach(r), { rateHz: 1000, keepRows: false });
     const without = await virtualRun(r, reach(r), { rateHz: 1000, keepRows: false, predict: false });
-    expect(withP.summary.stopReason).toBe('done');
+    expect(withP.summary.stop).toEqual({ kind: 'done' });
     expect(worst(withP.summary.tracking.rmsDeg)).toBeLessThan(worst(without.summary.tracking.rmsDeg));
   });
 
@@ -44,7 +44,7 @@ describe('the loop behind each adapter (virtual time)', () => {
     const fast = rigWith('ftdi', 250, 1);
     const a = await virtualRun(slow, reach(slow), { rateHz: 250, keepRows: false });
     const b = await virtualRun(fast, reach(fast), { rateHz: 250, keepRows: false });
-    expect(a.summary.stopReason).toBe('done');
+    expect(a.summary.stop).toEqual({ kind: 'done' });
     expect(a.result.timing.lostSamples).toBe(0);
     // Bursts of four every 16 ms: a good part of the samples are recorded and not answered.
     expect(a.result.timing.lateSamples / a.result.timing.samples).toBeGreaterThan(0.4);

@@ -118,6 +118,55 @@ const edges = files.flatMap((f) =>
     .map((to) => ({ from: moduleOf(f.path), file: f.name, to })),
 );
 
+/** Where a fault's text is composed: describeStop and describeFault (issue 22: outcomes are values; the text is derived, never parsed). */
+const STOP_TEXT_FILE = 'src/control/stop.ts';
+
+/** String, template and regular-expression literals of a file, with their text and line. */
+function literalsOf(sf: ts.SourceFile): { kind: 'string' | 'regex'; text: string; line: number; node: ts.Node }[] {
+  const out: { kind: 'string' | 'regex'; text: string; line: number; node: ts.Node }[] = [];
+  const visit = (n: ts.Node): void => {
+    const line = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1;
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n)) out.push({ kind: 'string', text: n.text, line, node: n });
+    else if (ts.isRegularExpressionLiteral(n)) out.push({ kind: 'regex', text: n.text, line, node: n });
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return out;
+}
+
+describe('stops are values (issue 22)', () => {
+  it(`a "fault:" text is composed only in ${STOP_TEXT_FILE}, and nothing in src tests a stop's text (fault, interrupted, estop, timeout) by prefix or pattern`, () => {
+    const found: string[] = [];
+    for (const f of files) {
+      for (const l of literalsOf(f.source)) {
+        const where = `${f.name}:${l.line}`;
+        if (l.kind === 'regex' && /fault:|\^(fault|interrupted|estop|timeout)/.test(l.text)) found.push(`${where}: a pattern on a stop's text ${l.text}`);
+        if (l.kind === 'string' && l.text.startsWith('fault:') && f.name !== STOP_TEXT_FILE) found.push(`${where}: a "fault:" text composed outside describeStop`);
+        const call = l.node.parent;
+        if (l.kind === 'string' && /^(fault|interrupted|estop|timeout)/.test(l.text) && ts.isCallExpression(call) && ts.isPropertyAccessExpression(call.expression) && ['startsWith', 'includes', 'indexOf', 'endsWith'].includes(call.expression.name.text)) {
+          found.push(`${where}: ${call.expression.name.text}('${l.text}') on a stop's text`);
+        }
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('no `stopReason: string` in a type but the summary (its words for people, beside `stop`)', () => {
+    const found: string[] = [];
+    for (const f of files) {
+      const visit = (n: ts.Node): void => {
+        if ((ts.isPropertySignature(n) || ts.isPropertyDeclaration(n) || ts.isParameter(n)) && n.name.getText(f.source) === 'stopReason' && n.type?.kind === ts.SyntaxKind.StringKeyword) {
+          const owner = ts.isInterfaceDeclaration(n.parent) ? n.parent.name.text : '(inline)';
+          found.push(`${f.name}: ${owner}.stopReason`);
+        }
+        ts.forEachChild(n, visit);
+      };
+      visit(f.source);
+    }
+    expect(found).toEqual(['src/run/stats.ts: RunSummary.stopReason']);
+  });
+});
+
 describe('architecture', () => {
   it('every module of src is in the table of allowed imports', () => {
     const modules = new Set(files.map((f) => moduleOf(f.path)));

@@ -45,8 +45,20 @@ describe('reading a recording', () => {
     expect(info.header.joints).toBe(2);
     expect(info.header.trajectories[0]!.name).toBe('synthetic');
     expect(info.events.map((e) => e.what)).toEqual(['trajectory']);
+    // The synthetic summary is written as recordings were before `stop`: its words only, accepted.
     expect(info.summary?.stopReason).toBe('done');
+    expect(info.summary?.stop).toBeUndefined();
     expect(info.truncated).toBeUndefined();
+  });
+
+  it('a summary with its stop as a value is read with the stop checked; a bad stop names the line and the field', async () => {
+    const { lines } = writeSynthetic(run);
+    const last = lines.length - 1;
+    const stop = { kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 5.2, limitDeg: 5, t: 1.25, cause: 'jammed' } };
+    const good = rewrite(lines, (l) => (l[last] = JSON.stringify({ kind: 'summary', ticks: 1, stop, stopReason: 'fault:following-error joint 2: ...' })));
+    expect((await readRecording(good)).summary?.stop).toEqual(stop);
+    const bad = rewrite(lines, (l) => (l[last] = JSON.stringify({ kind: 'summary', ticks: 1, stop: { kind: 'fault', fault: { kind: 'following-error', joint: 'two' } }, stopReason: 'x' })));
+    expect((await failure(bad)).message).toMatch(new RegExp(`:${last + 1}: bad summary line: stop\\.fault\\.joint`));
   });
 
   it('tolerates a last line cut short, and says so', async () => {

@@ -39,13 +39,17 @@ const AT_LOAD: [string, RegExp][] = [
   ['leaves-interval', /^started a timer \(setInterval\)/],
 ];
 
-const stopOf = (name: string, what: RegExp): RegExp => new RegExp(`^fault:controller: ${esc(file(name))}: ${what.source.replace(/^\^/, '')}`);
+/** The stop of a controller's fault: its kind, and a message naming the file, then what it did. */
+const stopOf = (name: string, what: RegExp): unknown => ({
+  kind: 'fault',
+  fault: { kind: 'controller', message: expect.stringMatching(new RegExp(`^${esc(file(name))}: ${what.source.replace(/^\^/, '')}`)) },
+});
 
 describe('in virtual time: the loop stops with a fault naming the file, the motors at zero', () => {
   for (const [name, what] of IN_RUN) {
     it(name, async () => {
       const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { controller: file(name), maxSeconds: 30 });
-      expect(r.summary.stopReason).toMatch(stopOf(name, what));
+      expect(r.summary.stop).toEqual(stopOf(name, what));
       expect(r.mock.plant.duty).toEqual([0, 0]);
       const last = r.rows.at(-1)!;
       expect([last[F.duty0], last[F.duty1]]).toEqual([0, 0]);
@@ -56,7 +60,7 @@ describe('in virtual time: the loop stops with a fault naming the file, the moto
     it(`${name} (while loading: a ControllerFault, nothing runs)`, async () => {
       const err = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { controller: file(name), maxSeconds: 30 }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ControllerFault);
-      expect((err as ControllerFault).stopReason).toMatch(stopOf(name, what));
+      expect((err as ControllerFault).stop).toEqual(stopOf(name, what));
     });
   }
 
@@ -64,7 +68,8 @@ describe('in virtual time: the loop stops with a fault naming the file, the moto
     // A following-error limit as wide as the joint's range: the limit guard is what this test is about.
     const free = { ...rig, limits: rig.limits.map((l) => ({ ...l, followingError: 2 * Math.PI })) };
     const r = await virtualRun(free, [builtinPath(free.arm, 'reach')!], { controller: file('update-writes'), maxSeconds: 30 });
-    expect(r.summary.stopReason).toMatch(/^fault:limit joint 1 at 15\d\.\d deg, outside -150\.\.150 deg$/);
+    expect(r.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'limit', joint: 0, deg: expect.any(Number), minDeg: expect.closeTo(-150, 6), maxDeg: expect.closeTo(150, 6) } });
+    expect(r.summary.stopReason).toMatch(/^fault:limit joint 1 at 15\d\.\d deg, outside -150\.\.150 deg$/); // the words people read
     expect(r.mock.plant.duty).toEqual([0, 0]);
     // The stop is the loop's guard on its own copy of the limits: the arm coasts a few degrees, no more.
     const maxDeg = Math.max(...r.rows.map((row) => (row[F.q0]! * 180) / Math.PI));
@@ -120,7 +125,7 @@ describe('twolink run: a controller that faults while loading is a stop, exit co
       expect(r.code).toBe(1);
       expectNoTrace(r);
       const s = lastJson(r);
-      expect(s.stopReason).toMatch(stopOf(name, what));
+      expect(s.stop).toEqual(stopOf(name, what));
       expect(s.ticks).toBe(0);
       expect(r.stderr).toMatch(/\(nothing moved\)\n$/);
     });

@@ -56,7 +56,7 @@ function endsAtZero(res: Awaited<ReturnType<typeof virtualRun>>): void {
 describe('injected into the link and the board', () => {
   it('dropped and corrupted bytes (1%): counted, never applied as data, the run completes', async () => {
     const res = await withInjection('reach', 0.01, ['drop=0.01', 'corrupt=0.01']);
-    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.stop).toEqual({ kind: 'done' });
     expect(res.summary.link.corrupt + res.summary.link.lost).toBeGreaterThan(10);
     for (const row of res.rows) for (let i = 0; i < row.length; i++) expect(Number.isFinite(row[i])).toBe(true);
     // 1% of bytes dropped and 1% corrupted lose ~59% of the 44-byte samples and ~40% of the answers: a
@@ -68,14 +68,14 @@ describe('injected into the link and the board', () => {
   it('a burst of garbage from the board is rejected and counted; the run goes on', async () => {
     // 1000 bytes hold the board's UART for 10 ms (5 ticks): the telemetry arrives late, not lost
     const res = await withInjection('reach', 1.5, ['garbage=1000']);
-    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.stop).toEqual({ kind: 'done' });
     expect(res.summary.link.corrupt).toBeGreaterThan(0);
   });
 
   it('a line of 1 MB that never ends: memory stays bounded, the link is declared lost, the arm stops', async () => {
     const before = process.memoryUsage().heapUsed;
     const res = await withInjection('reach', 1.5, ['longline=1000000']);
-    expect(res.summary.stopReason).toMatch(/^fault:link-lost/);
+    expect(res.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'link-lost' } });
     expect(res.link.counters.overlong).toBeGreaterThanOrEqual(1);
     expect(process.memoryUsage().heapUsed - before).toBeLessThan(64 * 1024 * 1024);
     endsAtZero(res);
@@ -83,21 +83,23 @@ describe('injected into the link and the board', () => {
 
   it('the board stops answering: link lost after the watchdog time (25 ticks at 500 Hz would be sooner); the stop cannot be confirmed but the motors stop', async () => {
     const res = await withInjection('reach', 1.5, ['silent']);
-    expect(res.summary.stopReason).toMatch(/^fault:link-lost \(no telemetry for 50 samples, 100 ms\)/);
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'link-lost', samples: 50, ms: expect.closeTo(100, 0) } });
+    // the words people read
+    expect(res.summary.stopReason).toBe('fault:link-lost (no telemetry for 50 samples, 100 ms)');
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });
 
   it('the cable is pulled (the port vanishes): fault:link-closed, the board watchdog stops the motors', async () => {
     const res = await withInjection('reach', 1.5, ['unplug']);
-    expect(res.summary.stopReason).toBe('fault:link-closed');
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'link-closed' } });
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });
 
   it('the board resets mid-run: fault:board-reset, and it comes back with its motors off', async () => {
     const res = await withInjection('reach', 1.5, ['reset']);
-    expect(res.summary.stopReason).toBe('fault:board-reset');
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'board-reset' } });
     endsAtZero(res);
   });
 
@@ -148,7 +150,7 @@ describe('injected into the arm', () => {
     r.limits = r.limits.map((l) => ({ ...l, followingError: Math.PI }));
     const res = await withInjection('point', 0.5, ['stall=1'], r);
     // The stalled joint cannot move, so it neither reaches a limit nor a speed: its motor saturates.
-    expect(res.summary.stopReason).toMatch(/^fault:saturated joint 1 at its torque limit/);
+    expect(res.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'saturated', joint: 0 } });
     endsAtZero(res);
   });
 
@@ -183,7 +185,7 @@ describe('injected into the arm', () => {
     // (a following-error limit wide enough for the push to reach the limit: this is the limit guard's test)
     r.limits[1] = { ...r.limits[1]!, min: -0.2, max: 1.7, followingError: Math.PI };
     const res = await withInjection('reach', 1.2, ['push=2:3'], r);
-    expect(res.summary.stopReason).toMatch(/^fault:limit joint 2 /);
+    expect(res.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'limit', joint: 1 } });
     endsAtZero(res);
   });
 
@@ -201,7 +203,7 @@ describe('injected into the arm', () => {
     const r = rig();
     r.twin.onAlarm = 'stop';
     const res = await withInjection('reach', 1.5, ['payload=0.3'], r);
-    expect(res.summary.stopReason).toMatch(/^fault:twin-alarm/);
+    expect(res.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'twin-alarm' } });
     endsAtZero(res);
   });
 });
@@ -220,7 +222,7 @@ describe('the host', () => {
     });
     // The board's watchdog (100 ms) cut the motors long before the second ended; its report is what
     // the loop sees first when it runs again.
-    expect(res.summary.stopReason).toBe('fault:watchdog');
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'watchdog' } });
     // The board went on sampling: 500 samples came in a burst after the stall; only the newest was answered.
     expect(res.result.timing.lateSamples).toBeGreaterThanOrEqual(400);
     expect(res.result.timing.maxGap).toBeGreaterThanOrEqual(0.9);
@@ -235,7 +237,7 @@ describe('the host', () => {
         if (core.progress && core.progress.t > 1.5) throw new Error('boom');
       },
     });
-    expect(res.summary.stopReason).toMatch(/^fault:an exception in the loop thread: boom/);
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^an exception in the loop thread: boom/) } });
     endsAtZero(res);
   });
 
@@ -270,16 +272,16 @@ describe('wiring mistakes during a run (the original rig file on a miswired mock
   // What the wiring monitor names first (a reversed encoder 2 also moves joint 1 against its command,
   // through the coupling, so joint 1 is named before joint 2's own diagnosis).
   const named: Record<string, RegExp> = {
-    'reverse-motor=1': /^fault:wiring joint 1: joint 1 moves against its command: its motor is reversed/,
-    'reverse-encoder=2': /^fault:wiring joint 1: joints 1 and 2 move against their commands: .* or else joint 2 moves against its command: its encoder counts backwards/,
-    'swap-motors': /^fault:wiring joint 1: .* or else joint 1 follows motor 2 and joint 2 motor 1: the motors \(or the encoders\) are swapped/,
+    'reverse-motor=1': /^joint 1 moves against its command: its motor is reversed/,
+    'reverse-encoder=2': /^joints 1 and 2 move against their commands: .* or else joint 2 moves against its command: its encoder counts backwards/,
+    'swap-motors': / or else joint 1 follows motor 2 and joint 2 motor 1: the motors \(or the encoders\) are swapped/,
   };
   for (const spec of ['reverse-motor=1', 'reverse-encoder=2', 'swap-motors']) {
     it(`${spec}: the loop stops within the first second of motion with a fault that names the wiring`, async () => {
       const { parseWiring } = await import('../src/mock/wiring.js');
       const r = rig();
       const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { wiring: parseWiring(spec, 2) });
-      expect(res.summary.stopReason).toMatch(named[spec]!);
+      expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'wiring', joint: 0, message: expect.stringMatching(named[spec]!) } });
       const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
       const start = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'track')!;
       expect(stop[F.t]! - start[F.t]!).toBeLessThan(1);

@@ -20,7 +20,7 @@ describe('the Firmata mock rig in virtual time', () => {
   it('the reach: done over johnny-five, one 3 ms report a tick, tracking as in real time', async () => {
     const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
     expect(r.link.constructor.name).toBe('FirmataLink');
-    expect(r.summary.stopReason).toBe('done');
+    expect(r.summary.stop).toEqual({ kind: 'done' });
     expect(r.summary.stopOutcome).toBe('acknowledged');
     expect(r.summary.rateHz).toBe(333);
     expect(r.summary.tracking.covers).toBe('trajectory');
@@ -39,19 +39,19 @@ describe('the Firmata mock rig in virtual time', () => {
     const suite = loadSuite('examples/hil/suite.json');
     const report = await runSuite(suite, virtualEngine, { clock: 'virtual', only: ['reach over Firmata'] });
     expect(report.results.map((x) => [x.name, x.status])).toEqual([['reach over Firmata', 'pass']]);
-    expect(report.results[0]!.summary!.stopReason).toBe('done');
+    expect(report.results[0]!.summary!.stop).toEqual({ kind: 'done' });
   });
 
   it('twolink/testing on the Firmata rig file: done', async () => {
     const r = await testingRun({ rig: FIRMATA_RIG, traj: 'reach' });
-    expect(r.summary.stopReason).toBe('done');
+    expect(r.summary.stop).toEqual({ kind: 'done' });
     expect(r.summary.tracking.rmsDeg[0]!).toBeLessThan(0.13);
   });
 
   it("identify's excitation: the speeds it was designed for, not four times them", async () => {
     const ex = designExcitation(rig, { duration: 8 });
     const r = await virtualRun(rig, [ex.path]);
-    expect(r.summary.stopReason).toBe('done');
+    expect(r.summary.stop).toEqual({ kind: 'done' });
     const measured = [0, 1].map((j) => Math.max(...r.rows.filter((x) => x[F.phase] !== 0).map((x) => Math.abs(x[F.qd0 + j]!))));
     for (let j = 0; j < 2; j++) expect(measured[j]!).toBeLessThan(1.3 * ex.peak.speed[j]!);
   });

@@ -71,7 +71,7 @@ describe('twolink hil', () => {
     const xml = join(dir, 'cut-short.xml');
     const r = await twolink(['hil', 'examples/hil/cut-short.json', '--junit', xml], { timeoutMs: 60_000 });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^cut short\s+FAIL\s+! stop reason: timeout: the run's time limit of 1 s came before its trajectories were done {2}\(starts with done\)$/m);
+    expect(r.stdout).toMatch(/^cut short\s+FAIL\s+! stop reason: timeout: the run's time limit of 1 s came before its trajectories were done {2}\(kind done\)$/m);
     expect(r.stdout).toMatch(/^cut short on purpose\s+PASS\s+stop reason: timeout: /m);
     expect(r.stdout).toMatch(/^1 of 2 scenarios passed; 1 failed$/m);
     const { root } = junit(xml);

@@ -10,6 +10,7 @@ import { evaluate } from '../src/hil/expect.js';
 import { formatTable, junitXml, type ScenarioResult, type SuiteReport } from '../src/hil/report.js';
 import { loadSuite, parseSuite } from '../src/hil/suite.js';
 import type { RunSummary } from '../src/run/stats.js';
+import { describeStop, type StopReason } from '../src/control/stop.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-'));
 const rigPath = relative(dir, 'rigs/mock-arm.json');
@@ -22,7 +23,9 @@ function suiteFile(name: string, content: unknown): string {
 
 const reach = (extra: object = {}): object => ({ name: 'reach', rig: rigPath, traj: 'reach', expect: { maxRmsDeg: 0.5 }, ...extra });
 
+/** A summary as RunStats makes one: its stop a value, its `stopReason` the words for it. */
 function summary(over: Partial<RunSummary> = {}): RunSummary {
+  const stop = over.stop ?? { kind: 'done' };
   return {
     ticks: 2236,
     rateHz: 500,
@@ -31,8 +34,9 @@ function summary(over: Partial<RunSummary> = {}): RunSummary {
     tracking: { rmsDeg: [0.04, 0.15], maxDeg: [0.13, 0.4], samples: 1800 },
     twin: { rmsDeg: [0.32, 0.4], maxDeg: [0.63, 1.1], alarms: 0, tauExtRmsNm: [0.01, 0.01] },
     link: { sent: 2236, received: 2236, lost: 0, corrupt: 0 },
-    stopReason: 'done',
     ...over,
+    stop,
+    stopReason: describeStop(stop),
   };
 }
 
@@ -126,11 +130,33 @@ describe('expectations against measured figures', () => {
     expect(f[1]).toMatchObject({ measured: '0.130, 0.400', limit: '<= 0.100, 1.000', pass: false });
   });
 
-  it('the stop reason: exact or a prefix; anything else fails with what it was', () => {
-    const lost = summary({ stopReason: 'fault:link-lost (no telemetry for 25 ticks, 50 ms)' });
-    expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost })[0]!.pass).toBe(true);
+  const lostStop: StopReason = { kind: 'fault', fault: { kind: 'link-lost', ms: 50, samples: 25 } };
+
+  it('the stop reason by kind path: the kind, a fault of any kind, or one kind of fault; anything else fails with what it was', () => {
+    const lost = summary({ stop: lostStop });
+    for (const path of ['fault', 'fault.link-lost']) expect(evaluate({ stopReason: path }, { summary: lost })[0], path).toMatchObject({ pass: true, limit: `kind ${path}` });
+    for (const path of ['done', 'fault.watchdog', 'estop', 'timeout']) expect(evaluate({ stopReason: path }, { summary: lost })[0]!.pass, path).toBe(false);
     const f = evaluate({ stopReason: 'done' }, { summary: lost })[0]!;
-    expect(f).toMatchObject({ pass: false, measured: 'fault:link-lost (no telemetry for 25 ticks, 50 ms)', limit: 'starts with done' });
+    expect(f).toMatchObject({ pass: false, measured: 'fault:link-lost (no telemetry for 25 samples, 50 ms)', limit: 'kind done' });
+    // the notes after a stop do not change its kind
+    expect(evaluate({ stopReason: 'fault.link-lost' }, { summary: summary({ stop: { ...lostStop, rigStarved: { maxMs: 30, totalMs: 40 } } }) })[0]!.pass).toBe(true);
+    expect(evaluate({ stopReason: 'estop' }, { summary: summary({ stop: { kind: 'estop', by: 'key' } }) })[0]!.pass).toBe(true);
+    expect(evaluate({ stopReason: 'timeout' }, { summary: summary({ stop: { kind: 'timeout', seconds: 1 } }) })[0]!.pass).toBe(true);
+  });
+
+  it('the old form, the start of the stop\'s text, stays an alias: it matches as it did', () => {
+    const lost = summary({ stop: lostStop });
+    expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost })[0]).toMatchObject({ pass: true, limit: 'starts with fault:link-lost' });
+    expect(evaluate({ stopReason: 'fault:' }, { summary: lost })[0]!.pass).toBe(true);
+    expect(evaluate({ stopReason: 'fault:link-lost (no telemetry for 25 samples, 50 ms)' }, { summary: lost })[0]).toMatchObject({ pass: true, limit: '= fault:link-lost (no telemetry for 25 samples, 50 ms)' });
+    expect(evaluate({ stopReason: 'fault:watchdog' }, { summary: lost })[0]!.pass).toBe(false);
+    expect(evaluate({ stopReason: 'interrupted:SIGINT' }, { summary: summary({ stop: { kind: 'interrupted', signal: 'SIGINT' } }) })[0]!.pass).toBe(true);
+  });
+
+  it('a suite that names no stop kind is refused, naming the kinds there are', () => {
+    const f = suiteFile('bad-kind.json', { scenarios: [reach({ expect: { stopReason: 'fault.link-lots' } })] });
+    expect(() => loadSuite(f)).toThrow(/scenarios\[0\] \("reach"\)\.expect\.stopReason: "fault\.link-lots" is no stop kind: give one of done, quit, .*fault\.link-lost/);
+    expect(loadSuite(suiteFile('good-kind.json', { scenarios: [reach({ expect: { stopReason: 'fault.following-error' } })] })).scenarios[0]!.expect.stopReason).toBe('fault.following-error');
   });
 
   it('twin alarms: a count, or a range', () => {
@@ -139,10 +165,10 @@ describe('expectations against measured figures', () => {
   });
 
   it('stopWithinMs: the stop delay the engine measured, or that it never stopped', () => {
-    const lost = summary({ stopReason: 'fault:link-lost' });
-    const ok = evaluate({ stopReason: 'fault:link-lost', stopWithinMs: 100 }, { summary: lost, stopMs: 52.5 });
+    const lost = summary({ stop: lostStop });
+    const ok = evaluate({ stopReason: 'fault.link-lost', stopWithinMs: 100 }, { summary: lost, stopMs: 52.5 });
     expect(ok[1]).toMatchObject({ key: 'stopWithinMs', measured: '52.500', limit: '<= 100', pass: true });
-    const slow = evaluate({ stopReason: 'fault:link-lost', stopWithinMs: 20 }, { summary: lost, stopMs: 52.5 });
+    const slow = evaluate({ stopReason: 'fault.link-lost', stopWithinMs: 20 }, { summary: lost, stopMs: 52.5 });
     expect(slow[1]).toMatchObject({ measured: '52.500', limit: '<= 20.000', pass: false });
     expect(evaluate({ stopReason: 'done', stopWithinMs: 20 }, { summary: summary(), stopMs: 'never' })[1]).toMatchObject({ measured: 'never stopped', pass: false });
   });
@@ -160,7 +186,7 @@ describe('the report: table and JUnit XML', () => {
 
   it('the table has a row per scenario with its figures, and the count', () => {
     const t = formatTable(report);
-    expect(t).toMatch(/^reach\s+PASS\s+stop reason: done {2}\(= done\)$/m);
+    expect(t).toMatch(/^reach\s+PASS\s+stop reason: done {2}\(kind done\)$/m);
     expect(t).toMatch(/^tight <&> "limits"\s+FAIL\s+stop reason/m);
     expect(t).toMatch(/^\s+! tracking RMS \[deg\]: 0\.040, 0\.150 {2}\(<= 0\.010\)$/m);
     expect(t).toMatch(/^broken\s+ERROR\s+link: board said/m);
@@ -189,7 +215,7 @@ describe('the report: table and JUnit XML', () => {
     const failure = cases[1]!.getElementsByTagName('failure')[0]!;
     expect(failure.getAttribute('message')).toBe('maxRmsDeg: 0.040, 0.150 (limit <= 0.010)');
     expect(failure.textContent).toContain('FAIL maxRmsDeg: tracking RMS [deg] 0.040, 0.150 (limit <= 0.010)');
-    expect(failure.textContent).toContain('ok   stopReason: stop reason done (limit = done)');
+    expect(failure.textContent).toContain('ok   stopReason: stop reason done (limit kind done)');
     const error = cases[2]!.getElementsByTagName('error')[0]!;
     // Control characters XML cannot hold are replaced; the rest of the message survives, escaped.
     expect(error.getAttribute('message')).toBe('link: board said \uFFFD\uFFFD garbage & more');

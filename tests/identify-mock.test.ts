@@ -52,7 +52,7 @@ describe('identification on the mock rig with a plant far from the nominal model
   });
 
   it('recovers every base parameter of the plant within a few percent, and within 4 of its reported standard deviations', () => {
-    expect(excitationRun.summary.stopReason).toBe('done');
+    expect(excitationRun.summary.stop).toEqual({ kind: 'done' });
     for (const b of BASE_PARAMETERS) {
       const est = id.fit.parameters[b.key];
       const err = est.value - truth[b.key];

@@ -110,7 +110,7 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
         const rig = fastRig();
         const at = 3;
         const r = await pushed(rig, k, at, forS);
-        expect(r.summary.stopReason).toBe('done');
+        expect(r.summary.stop).toEqual({ kind: 'done' });
         const d = deflection(rig, r, at, at + forS);
         const rest = mean(d.filter((p) => p.t > forS - 0.3).map((p) => p.dx));
         expect(Math.abs(rest - FX / k) / (FX / k)).toBeLessThan(0.1);
@@ -172,7 +172,7 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
           if (t > 4 && t < 5) tail.push(endpoint(rig.arm as TwoLinkParams, mock.plant.q));
         },
       });
-      expect(r.summary.stopReason).toBe('done');
+      expect(r.summary.stop).toEqual({ kind: 'done' });
       expect(tail.length).toBeGreaterThan(500);
       const spread = (i: number): number => Math.max(...tail.map((x) => x[i]!)) - Math.min(...tail.map((x) => x[i]!));
       // Within one count of joint 2's encoder at the endpoint (0.65 mm): what the loop can see at all.
@@ -227,7 +227,7 @@ describe('impedance in joint space (--space joint)', () => {
       const rig = loadRig('rigs/mock-arm.json');
       const k = 5;
       const r = await virtualRun(rig, [hold(8)], { impedance: { space: 'joint', stiffness: k, dampingRatio: 1 }, injections: [parseInjection(`force=${FX},0@4+4`)], park: false, maxSeconds: 14 });
-      expect(r.summary.stopReason).toBe('done');
+      expect(r.summary.stop).toEqual({ kind: 'done' });
       const jointMean = (from: number, to: number, f: number): number => mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
       const J = jacobian(rig.arm as TwoLinkParams, POSE);
       for (const i of [0, 1] as const) {
@@ -347,7 +347,7 @@ describe('impedance: each safety limit', () => {
           if (p && p.t < 0.01 && (starts.length === 0 || core.row[F.t]! - starts.at(-1)! > 0.5)) starts.push(core.row[F.t]!);
         },
       });
-      expect(r.summary.stopReason).toBe('done');
+      expect(r.summary.stop).toEqual({ kind: 'done' });
       expect(starts.length).toBe(2);
       const second = starts[1]!;
       const held = rowAt(r, second - 0.05)[F.tauCmd0]!;
@@ -362,7 +362,7 @@ describe('impedance: each safety limit', () => {
     async () => {
       const rig16 = loadRig('rigs/mock-arm.json');
       const r = await virtualRun(rig16, [hold(1)], { impedance: { space: 'endpoint', stiffness: 2000, dampingRatio: 1 }, park: false, maxSeconds: 3 });
-      expect(r.summary.stopReason).toMatch(/^fault:controller/);
+      expect(r.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'controller' } });
       expect(r.summary.stopReason).toMatch(/more than the loop keeps passive/);
       for (const row of r.rows) expect(row[F.duty0] === 0 && row[F.duty1] === 0).toBe(true);
     },
@@ -391,11 +391,11 @@ describe('impedance: each safety limit', () => {
           if (!stopped && core.row[F.t]! >= 2) {
             stopped = true;
             stepsAtStop = steps;
-            core.command({ kind: 'estop', reason: 'estop:test' });
+            core.command({ kind: 'estop', reason: { kind: 'estop', by: 'test' } });
           }
         },
       });
-      expect(r.summary.stopReason).toMatch(/^estop/);
+      expect(r.summary.stop).toEqual({ kind: 'estop', by: 'test' });
       expect(stepsAtStop).toBeGreaterThan(0);
       expect(steps).toBe(stepsAtStop);
       // The halt's row and the board: zero duty, with the push still on.

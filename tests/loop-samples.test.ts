@@ -18,7 +18,7 @@ describe('the board owns the clock', () => {
   it('on a bare wire each sample is answered and the board applies the answer at its next sample', async () => {
     const r = rigWith('none');
     const res = await virtualRun(r, reach(r));
-    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.stop).toEqual({ kind: 'done' });
     expect(res.result.timing.answerDelaySamples).toBe(1);
     expect(res.result.timing.lateSamples).toBe(0);
     // What crossed the boundary: the board's T of sample k+1 acknowledges (ack = its sequence number)
@@ -42,7 +42,7 @@ describe('the board owns the clock', () => {
   it("behind the Uno's USB chip at 1 kHz the answers apply a few samples later; the loop learns how many, and every sample is recorded", async () => {
     const r = rigWith('16u2', 1000);
     const res = await virtualRun(r, reach(r), { rateHz: 1000 });
-    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.stop).toEqual({ kind: 'done' });
     const d = res.result.timing.answerDelaySamples!;
     // The 16U2 flushes on Timer0 every 4.096 ms or past 96 bytes (src/config/cable.ts): our ~37-byte
     // telemetry lines come about two at a time every ~2 ms;
@@ -87,7 +87,7 @@ describe('stalls of the host', () => {
 
   it("a stall shorter than the watchdog: the plan follows the board's clock (the board kept driving the arm), the first answer after it comes from a fresh sample, the run completes", async () => {
     const { res, before } = await stalled(0.06);
-    expect(res.summary.stopReason).toBe('done');
+    expect(res.summary.stop).toEqual({ kind: 'done' });
     const k = res.rows.findIndex((x) => x[F.i] === before);
     const last = res.rows[k]!;
     // The samples that queued up during the stall are recorded but not answered; the newest is.
@@ -113,7 +113,7 @@ describe('stalls of the host', () => {
 
   it("a stall longer than the watchdog: the board's watchdog has cut the motors, and the run stops with that fault", async () => {
     const { res } = await stalled(0.15);
-    expect(res.summary.stopReason).toBe('fault:watchdog');
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'watchdog' } });
     expect(lineMock(res).board.stats.watchdogTrips).toBe(1);
     expect(res.mock.plant.duty).toEqual([0, 0]);
   });

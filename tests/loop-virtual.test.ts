@@ -29,8 +29,8 @@ describe('tracking the seed reach on a mismatched plant', () => {
     const reach = builtinPath(r.arm, 'reach')!;
     const ff = await virtualRun(r, [reach], { feedforward: 'desired' });
     const pid = await virtualRun(r, [reach], { feedforward: 'none' });
-    expect(ff.summary.stopReason).toBe('done');
-    expect(pid.summary.stopReason).toBe('done');
+    expect(ff.summary.stop).toEqual({ kind: 'done' });
+    expect(pid.summary.stop).toEqual({ kind: 'done' });
     expect(ff.summary.tracking.samples).toBeGreaterThan(400);
     for (let j = 0; j < 2; j++) {
       expect(ff.summary.tracking.rmsDeg[j]).toBeLessThan(0.5);
@@ -131,11 +131,12 @@ describe('safety', () => {
         const p = core.progress;
         if (sentAt < 0 && p && p.phase === 'track' && p.t > 1.6) {
           sentAt = core.row[F.sample]!;
-          core.command({ kind: 'estop', reason: 'estop' });
+          core.command({ kind: 'estop' });
         }
       },
     });
-    expect(res.summary.stopReason).toBe('estop');
+    expect(res.summary.stop).toEqual({ kind: 'estop' });
+    expect(res.summary.stopReason).toBe('estop'); // the words for people
     expect(res.summary.stopOutcome).toBe('acknowledged');
     // Rows are per sample (F.i is the board's sample index); the e-stop between two samples writes its own row.
     const at = res.rows.findIndex((row) => row[F.sample] === sentAt);
@@ -162,7 +163,7 @@ describe('safety', () => {
         }
       },
     });
-    expect(res.summary.stopReason).toMatch(/^fault:link-lost/);
+    expect(res.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'link-lost' } });
     expect(res.summary.stopOutcome).toBe('watchdog');
     const stopRow = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
     expect(stopRow[F.t]! - silencedAt).toBeLessThan(0.1);

@@ -42,7 +42,7 @@ describe('the summary and the recording of the same run', () => {
     const rig: Rig = { ...base, control: { ...base.control, rateHz: 1000 } };
     const file = join(mkdtempSync(join(tmpdir(), 'twolink-figures-')), 'run.ndjson');
     const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { record: file });
-    expect(r.summary.stopReason).toBe('done');
+    expect(r.summary.stop).toEqual({ kind: 'done' });
     const rec = fromRecording(file);
     expect(rec.answered).toBeGreaterThan(1000);
     expect(r.summary.period).toEqual({ p50Us: rec.p50, p99Us: rec.p99, maxUs: rec.max });
@@ -85,7 +85,7 @@ async function pausedBoardRun(rig: Rig, atS: number, pauseS: number): Promise<Fl
       board.advanceTo(toBoard(next));
       await settle();
     }
-    expect((await run).stopReason).toBe('done');
+    expect((await run).stop).toEqual({ kind: 'done' });
   } finally {
     mock.dispose();
   }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { F } from '../src/telemetry/tick.js';
-import { describeStop, stopFromText } from '../src/control/stop.js';
+import { describeStop, type StopReason } from '../src/control/stop.js';
 import { exitCodeOf, trackingLine } from '../src/cli/run-command.js';
 import { evaluate } from '../src/hil/expect.js';
 import { runSuite } from '../src/hil/run.js';
@@ -40,8 +40,10 @@ function honest(r: VirtualRun): void {
 describe('a run cut short by its time limit', () => {
   it('is `timeout`, not `done`: exit code 4, the motors stopped, tracking over the approach it ran', async () => {
     const r = await virtualRun(rig, reach, { maxSeconds: 1 });
+    expect(r.summary.stop).toEqual({ kind: 'timeout', seconds: 1 });
+    // the words for people, beside the value
     expect(r.summary.stopReason).toBe("timeout: the run's time limit of 1 s came before its trajectories were done");
-    expect(exitCodeOf(r.summary.stopReason)).toBe(4);
+    expect(exitCodeOf(r.summary.stop)).toBe(4);
     expect(r.summary.stopOutcome).toBe('acknowledged');
     // The reach's approach lasts longer than 1 s: the trajectory proper never began.
     expect(r.events.some((e) => e.kind === 'trajectory' && e.phase === 'track')).toBe(false);
@@ -56,7 +58,7 @@ describe('a run cut short by its time limit', () => {
     const full = await virtualRun(rig, reach);
     const trackAt = full.events.find((e) => e.kind === 'trajectory' && e.phase === 'track')!.t;
     const r = await virtualRun(rig, reach, { maxSeconds: trackAt + 0.5 });
-    expect(r.summary.stopReason).toMatch(/^timeout: /);
+    expect(r.summary.stop).toEqual({ kind: 'timeout', seconds: trackAt + 0.5 });
     expect(r.summary.tracking.covers).toBe('trajectory');
     expect(r.summary.tracking.samples).toBeGreaterThan(0);
     expect(r.summary.tracking.samples).toBeLessThan(full.summary.tracking.samples);
@@ -65,18 +67,25 @@ describe('a run cut short by its time limit', () => {
 
   it('a limit that comes after the trajectories are done changes nothing: `done`, exit code 0', async () => {
     const r = await virtualRun(rig, reach, { maxSeconds: 60 });
-    expect(r.summary.stopReason).toBe('done');
-    expect(exitCodeOf('done')).toBe(0);
+    expect(r.summary.stop).toEqual({ kind: 'done' });
+    expect(exitCodeOf(r.summary.stop)).toBe(0);
     expect(r.summary.tracking.covers).toBe('trajectory');
     honest(r);
   });
 
-  it('the stop reason travels as text (worker -> summary -> recording) and comes back as the same value', () => {
-    const t = { kind: 'timeout', seconds: 2.5 } as const;
-    expect(stopFromText('stop', describeStop(t))).toEqual(t);
-    expect(exitCodeOf('fault:watchdog')).toBe(1);
-    expect(exitCodeOf('interrupted:SIGINT')).toBe(130);
-    expect(exitCodeOf('quit')).toBe(0);
+  it('the exit code is a switch on the stop\'s kind: done and quit 0, interrupted 130, timeout 4, anything else 1', () => {
+    const codes: [StopReason, number][] = [
+      [{ kind: 'done' }, 0],
+      [{ kind: 'quit' }, 0],
+      [{ kind: 'interrupted', signal: 'SIGINT' }, 130],
+      [{ kind: 'interrupted', signal: 'SIGTERM', threadCut: 'the loop thread did not answer' }, 130],
+      [{ kind: 'timeout', seconds: 2.5 }, 4],
+      [{ kind: 'estop', by: 'key' }, 1],
+      [{ kind: 'requested', text: 'recording stopped' }, 1],
+      [{ kind: 'fault', fault: { kind: 'watchdog' } }, 1],
+      [{ kind: 'fault', fault: { kind: 'host', message: 'timeout: a message that reads like one' } }, 1],
+    ];
+    for (const [stop, code] of codes) expect(exitCodeOf(stop), describeStop(stop)).toBe(code);
   });
 });
 
@@ -96,7 +105,7 @@ describe('tracking of exactly zero on a moving arm', () => {
   });
 
   it('a run stopped before anything moved says so, and a HIL limit on its tracking fails', async () => {
-    const r = await virtualRun(rig, reach, { onReady: ({ send }) => send({ kind: 'stop', reason: 'quit' }) });
+    const r = await virtualRun(rig, reach, { onReady: ({ send }) => send({ kind: 'stop', reason: { kind: 'quit' } }) });
     expect(r.summary.tracking).toMatchObject({ samples: 0, covers: 'none' });
     expect(trackingLine(r.summary.tracking)).toBe('tracking: no sample tracked (the run ended before any trajectory began)');
     const figures = evaluate({ stopReason: 'quit', maxRmsDeg: 0.01, maxErrorDeg: 0.01 }, { summary: r.summary });
@@ -115,7 +124,8 @@ describe('HIL: a scenario cut short by maxSeconds', () => {
     const byName = Object.fromEntries(report.results.map((r) => [r.name, r]));
     const short = byName['cut short']!;
     expect(short.status).toBe('fail');
-    expect(short.figures.find((f) => f.key === 'stopReason')).toMatchObject({ pass: false, measured: expect.stringMatching(/^timeout: /) });
+    expect(short.summary!.stop).toEqual({ kind: 'timeout', seconds: 1 });
+    expect(short.figures.find((f) => f.key === 'stopReason')).toMatchObject({ pass: false, limit: 'kind done' });
     // Its tracking limit holds on what ran (the approach), and says so: the stop reason is what fails.
     expect(short.figures.find((f) => f.key === 'maxRmsDeg')).toMatchObject({ pass: true, label: 'tracking RMS [deg] (approach only)' });
     expect(byName['cut short on purpose']!.status).toBe('pass');

@@ -43,14 +43,14 @@ describe("the runner's board-side half of a lifecycle command", () => {
     expect(states).toEqual(['track']);
     expect(enable).toEqual([]);
     expect(zero).toBe(0);
-    expect(r.summary.stopReason).toBe('done');
+    expect(r.summary.stop).toEqual({ kind: 'done' });
   });
 
   it('disable, zero and enable the loop takes reach the board, in order', async () => {
     const { enable, zero, states } = await run([
       { at: 0.6, send: [{ kind: 'disable' }] },
       { at: 0.7, send: [{ kind: 'zero' }] },
-      { at: 0.8, send: [{ kind: 'enable' }, { kind: 'stop', reason: 'test' }] },
+      { at: 0.8, send: [{ kind: 'enable' }, { kind: 'stop', reason: { kind: 'requested', text: 'test' } }] },
     ]);
     expect(states).toEqual(['track', 'disabled', 'disabled']);
     expect(enable).toEqual([false, true]);

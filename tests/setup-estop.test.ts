@@ -83,17 +83,17 @@ describe('setup: the operator on a terminal', () => {
   }
 
   it.each([
-    [' ', 'estop'],
-    ['\x1b', 'estop'],
-    ['\x03', 'interrupted:SIGINT'],
-  ])('key %j aborts with %s, even while nothing is asked', (key, reason) => {
+    [' ', { kind: 'estop' }],
+    ['\x1b', { kind: 'estop' }],
+    ['\x03', { kind: 'interrupted', signal: 'SIGINT' }],
+  ])('key %j aborts with %o, even while nothing is asked', (key, reason) => {
     const input = fakeTty();
     const err = new PassThrough();
     const op = new TerminalOperator({ yes: true, quiet: true, input: input as unknown as NodeJS.ReadStream, err });
     expect(input.raw).toBe(true);
     input.write(key);
     expect(op.signal.aborted).toBe(true);
-    expect(op.signal.reason).toBe(reason);
+    expect(op.signal.reason).toEqual(reason);
     op.dispose();
     expect(input.raw).toBe(false);
   });

@@ -102,13 +102,13 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     expect(json.steps.at(-1)).toMatchObject({ name: 'first reach', status: 'pass' });
     loadRig(out);
     const after = await virtualRun({ rig: out, traj: 'reach', wiring, maxSeconds: 30 });
-    expect(after.summary.stopReason).toBe('done');
+    expect(after.summary.stop).toEqual({ kind: 'done' });
     expect(Math.max(...after.summary.tracking.rmsDeg)).toBeLessThan(0.5);
     // With the original rig file: a misreported count per revolution is refused at connect, a
     // reversed or swapped motor or encoder runs away and is stopped; an offset runs (off by it).
     const before = await virtualRun({ rig: RIG, traj: 'reach', wiring, maxSeconds: 30 }).catch((e: Error) => e);
     if (wiring.startsWith('cpr')) expect((before as Error).message).toMatch(/counts \d+ per revolution on joint \d, the rig file says/);
-    else if (/swap|reverse/.test(wiring)) expect((before as Awaited<ReturnType<typeof virtualRun>>).summary.stopReason).toMatch(/^fault/);
+    else if (/swap|reverse/.test(wiring)) expect((before as Awaited<ReturnType<typeof virtualRun>>).summary.stop.kind).toBe('fault');
   });
 });
 
@@ -122,7 +122,7 @@ describe('twolink setup --mock: combinations', () => {
     for (const s of failed) expect(s.corrected, s.summary).toBe(true);
     expect(json.steps.at(-1)).toMatchObject({ name: 'first reach', status: 'pass' });
     const after = await virtualRun({ rig: out, traj: 'reach', wiring, maxSeconds: 30 });
-    expect(after.summary.stopReason).toBe('done');
+    expect(after.summary.stop).toEqual({ kind: 'done' });
   });
 });
 

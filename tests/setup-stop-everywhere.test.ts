@@ -3,6 +3,7 @@
 // interruption). Driven in process as a person would: a terminal in raw mode whose keys the person
 // presses when a prompt is on the screen, signals sent when a step's heading appears or while the
 // simulated motors are driven (virtual time, the mock rig; events, never wall-clock windows).
+import type { StopReason } from '../src/control/stop.js';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ let n = 0;
 
 interface Stopped {
   code: number;
-  json: { stopped: string | null; rigFile: string | null; steps: { name: string }[] };
+  json: { stopped: string | null; stop: StopReason | null; rigFile: string | null; steps: { name: string }[] };
   out: string;
   person: Person;
   /** Every simulated rig setup opened, the last one is where the arm was at the end. */
@@ -63,6 +64,8 @@ async function setup(person: Person, extra: string[] = [], moving?: { after: Reg
 function expectEnded(r: Stopped, reason: string, code: number): void {
   expect(r.code, r.person.text).toBe(code);
   expect(r.json.stopped).toBe(reason);
+  // the operator's stop as a value: the e-stop key, or a signal (exit code 130)
+  expect(r.json.stop).toEqual(reason === 'estop' ? { kind: 'estop' } : { kind: 'interrupted', signal: reason.replace('interrupted:', '') });
   expect(r.json.rigFile).toBeNull();
   expect(existsSync(r.out)).toBe(false);
   const last = r.mocks.at(-1)!;

@@ -20,7 +20,7 @@ describe('twolink/testing', () => {
 
   it('virtualRun with a controller: the summary and every tick', async () => {
     const run = await virtualRun({ traj: 'reach', controller: 'examples/controllers/pd-gravity.js' });
-    expect(run.summary.stopReason).toBe('done');
+    expect(run.summary.stop).toEqual({ kind: 'done' });
     expect(run.ticks.length).toBe(run.summary.ticks);
     const tracking = run.ticks.filter((t) => t.phase === 'track');
     expect(tracking.length).toBe(run.summary.tracking.samples);
@@ -33,14 +33,14 @@ describe('twolink/testing', () => {
 
   it('injections as text, as on the command line, or parsed; a silent board ends in the link-lost fault', async () => {
     const run = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], injections: ['silent@0.5'] });
-    expect(run.summary.stopReason).toMatch(/^fault:link-lost/);
+    expect(run.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'link-lost' } });
     const parsed = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], injections: [{ name: 'silent', at: 0.5 }] });
     expect(parsed.summary.ticks).toBe(run.summary.ticks);
   });
 
   it('`faults`, the old name of `injections`, still works; a parsed one is checked as text is', async () => {
     const run = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], faults: ['silent@0.5'] });
-    expect(run.summary.stopReason).toMatch(/^fault:link-lost/);
+    expect(run.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'link-lost' } });
     await expect(virtualRun({ traj: 'point', injections: [{ name: 'stall', value: '5', at: 0 }] })).rejects.toThrow(/^--inject "stall=5@0": the joint "5" must be 1\.\.2/);
   });
 

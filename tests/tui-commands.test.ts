@@ -25,7 +25,7 @@ const KINDS: LoopCommandKind[] = ['start', 'pause', 'resume', 'hold', 'stop', 'e
 
 function commandOf(kind: LoopCommandKind): LoopCommand {
   if (kind === 'start') return { kind, path: reach };
-  if (kind === 'stop') return { kind, reason: 'test' };
+  if (kind === 'stop') return { kind, reason: { kind: 'requested', text: 'test' } };
   return { kind } as LoopCommand;
 }
 
@@ -56,10 +56,10 @@ const INTO: Record<LoopState, (c: LoopCore) => void> = {
   },
   release: (c) => {
     c.command(commandOf('start'));
-    c.command({ kind: 'stop', reason: 'test' });
+    c.command({ kind: 'stop', reason: { kind: 'requested', text: 'test' } });
   },
   disabled: (c) => c.command({ kind: 'disable' }),
-  stopped: (c) => c.command({ kind: 'stop', reason: 'test' }),
+  stopped: (c) => c.command({ kind: 'stop', reason: { kind: 'requested', text: 'test' } }),
   estop: (c) => c.command({ kind: 'estop' }),
   fault: (c) => c.linkLost(100),
 };
@@ -160,7 +160,7 @@ describe("the dashboard's keys read the same table", () => {
     for (const state of LOOP_STATES) {
       const { dash, session } = dashboardIn(state);
       dash.act('estop');
-      expect(session.sent).toEqual([{ kind: 'estop', reason: 'estop:key' }]);
+      expect(session.sent).toEqual([{ kind: 'estop', reason: { kind: 'estop', by: 'key' } }]);
     }
   });
 
@@ -197,7 +197,7 @@ describe("the dashboard's keys read the same table", () => {
 describe("a trajectory phase's event carries its plan", () => {
   it('the phases tile the trajectory, the proper one lasts what the path does, and the paths run where the plan goes', async () => {
     const run = await virtualRun(rig, [reach]);
-    expect(run.summary.stopReason).toBe('done');
+    expect(run.summary.stop).toEqual({ kind: 'done' });
     const phases = run.events.filter((e): e is Extract<LoopEvent, { kind: 'trajectory'; phase: 'approach' | 'track' | 'park' }> => e.kind === 'trajectory' && e.phase !== 'none');
     expect(phases.map((e) => e.phase)).toEqual(['approach', 'track', 'park']);
     const [approach, track, park] = phases.map((e) => e.plan);

@@ -163,7 +163,7 @@ describe('keys', () => {
     session.row = TRACKING;
     term.type('e');
     // synchronously, from the input event itself
-    expect(session.sent).toEqual([{ kind: 'estop', reason: 'estop:key' }]);
+    expect(session.sent).toEqual([{ kind: 'estop', reason: { kind: 'estop', by: 'key' } }]);
     term.type('\x1b');
     expect(session.sent.length).toBe(2);
     expect(session.sent[1]).toMatchObject({ kind: 'estop' });
@@ -180,7 +180,7 @@ describe('keys', () => {
     term.type('e');
     session.row = makeRow({ t: 4.3, i: 2150, state: 'estop' });
     let ended = false;
-    const finished = session.finish('estop:key').then(() => (ended = true));
+    const finished = session.finish({ kind: 'estop', by: 'key' }).then(() => (ended = true));
     dash.frame();
     expect(term.text()[0]).toContain('E-STOPPED');
     expect(term.text()[1]).toContain('E-STOPPED: motors off (estop:key). The run is over: q to exit.');
@@ -198,7 +198,7 @@ describe('keys', () => {
     session.row = TRACKING;
     dash.frame();
     session.row = makeRow({ t: 4.3, i: 2150, state: 'stopped' });
-    void session.finish('done', 4);
+    void session.finish({ kind: 'done' }, 4);
     await new Promise((r) => setTimeout(r, 0));
     dash.frame();
     expect(screenText(term)).toMatch(/the run is over \(done; answers applied 4 sample\(s\) late, learned\)/);
@@ -210,15 +210,15 @@ describe('keys', () => {
     session.row = TRACKING;
     term.type('q');
     expect(onQuit).toHaveBeenCalledTimes(1);
-    expect(onQuit).toHaveBeenLastCalledWith('quit');
+    expect(onQuit).toHaveBeenLastCalledWith({ kind: 'quit' });
     await new Promise((r) => setImmediate(r));
     dash.frame();
     expect(term.text()[1]).toContain('stopping softly: q again to e-stop');
     term.type('\x03');
     expect(onQuit).toHaveBeenCalledTimes(2);
-    expect(onQuit).toHaveBeenLastCalledWith('interrupted:SIGINT');
+    expect(onQuit).toHaveBeenLastCalledWith({ kind: 'interrupted', signal: 'SIGINT' });
     // a quit that ends the run does not wait for another key
-    await session.finish('quit');
+    await session.finish({ kind: 'quit' });
   });
 
   it('after a fault the key bar says that only q works now', async () => {
@@ -227,7 +227,7 @@ describe('keys', () => {
     dash.frame();
     expect(term.text()[39]).toContain('space start/pause');
     session.row = makeRow({ t: 4.3, i: 2150, state: 'fault' });
-    const finished = session.finish('fault:link-lost (no telemetry for 25 ticks, 50 ms)');
+    const finished = session.finish({ kind: 'fault', fault: { kind: 'link-lost', ms: 50, samples: 25 } });
     dash.frame();
     const bar = term.text()[39]!;
     expect(bar).toMatch(/^ q quit \(the run is over: the other keys do nothing now\)\s*$/);
@@ -354,6 +354,7 @@ describe('resize, small terminals and the way out', () => {
     try {
       const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input as never, output: term.output as never });
       expect(onQuit).toHaveBeenCalledTimes(1);
+      expect(onQuit).toHaveBeenLastCalledWith({ kind: 'fault', fault: { kind: 'host', message: 'the dashboard failed: drawing failed' } });
       expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('the dashboard failed, stopping the arm: Error: drawing failed');
       const out = term.written();
       expect(out.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(out.lastIndexOf('\x1b[?1049h'));

@@ -1,5 +1,6 @@
 // A blessed screen on stand-in streams (a fake terminal of a given size) and a stand-in for the
 // session, for the dashboard tests: what the dashboard sends, and what is on the screen.
+import type { StopReason } from '../src/control/stop.js';
 import { PassThrough, Writable } from 'node:stream';
 import blessed from 'blessed';
 import type { LoopCommand, LoopEvent } from '../src/control/loop.js';
@@ -132,7 +133,7 @@ export class FakeSession implements DashboardSession {
   readonly sent: LoopCommand[] = [];
   readonly recordings: string[] = [];
   listeners: ((e: LoopEvent) => void)[] = [];
-  finishHooks: ((s: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void)[] = [];
+  finishHooks: ((s: { stop: StopReason; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void)[] = [];
   recording: { file: string; ticks: number } | undefined;
   describe = 'line protocol to the mock rig';
   stats = { rateHz: 500, period: { quantile: (q: number) => (q < 0.9 ? 7 : 950), max: 1800 } };
@@ -148,7 +149,7 @@ export class FakeSession implements DashboardSession {
       this.listeners = this.listeners.filter((x) => x !== l);
     };
   }
-  onFinish(hook: (s: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void {
+  onFinish(hook: (s: { stop: StopReason; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void {
     this.finishHooks.push(hook);
   }
   startRecording(file: string): void {
@@ -164,7 +165,7 @@ export class FakeSession implements DashboardSession {
     for (const l of this.listeners) l(e);
   }
   /** Ends the run: what Session does when the worker exits. */
-  finish(stopReason: string, answerDelaySamples?: number): Promise<unknown> {
-    return Promise.all(this.finishHooks.map((h) => h({ stopReason, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) })));
+  finish(stop: StopReason, answerDelaySamples?: number): Promise<unknown> {
+    return Promise.all(this.finishHooks.map((h) => h({ stop, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) })));
   }
 }

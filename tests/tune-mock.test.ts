@@ -18,7 +18,7 @@ const PERTURBED = 'tests/fixtures/tune-perturbed-arm.json';
 
 async function reachRms(rig: Parameters<typeof virtualRun>[0]): Promise<number[]> {
   const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
-  expect(r.summary.stopReason).toBe('done');
+  expect(r.summary.stop).toEqual({ kind: 'done' });
   return r.summary.tracking.rmsDeg;
 }
 

@@ -29,14 +29,14 @@ function replay(run: TestRun): { fault: WiringFault; t: number; via: 'update' | 
 
 /** When the run itself stopped on a fault [s], if it did. */
 function faultTime(run: TestRun): number | undefined {
-  const e = run.events.find((x) => x.kind === 'state' && (x.state === 'fault' || x.state === 'stopped') && x.reason?.startsWith('fault'));
+  const e = run.events.find((x) => x.kind === 'state' && (x.state === 'fault' || x.state === 'stopped') && x.stop?.kind === 'fault');
   return e?.t;
 }
 
 describe('wiring monitor: the correct wiring never fires', () => {
   it.each([['reach'], ['circle'], ['point']])('%s on the correctly wired mock', async (traj) => {
     const run = await virtualRun({ rig, traj });
-    expect(run.summary.stopReason).toBe('done');
+    expect(run.summary.stop).toEqual({ kind: 'done' });
     expect(replay(run)).toBeUndefined();
   });
 
@@ -60,9 +60,8 @@ describe('wiring monitor: a miswired arm with the original rig file', () => {
     expect(stop, run.summary.stopReason).toBeDefined();
     // The loop runs the monitor in its safety step: the run stops on its verdict. (A loop without it
     // stops on its limit guard, later: then the verdict is the monitor's on the recorded run.)
-    const v = run.summary.stopReason.startsWith('fault:wiring')
-      ? { fault: { kind: undefined, message: run.summary.stopReason }, t: stop!, via: 'loop' }
-      : replay(run);
+    const s = run.summary.stop;
+    const v = s.kind === 'fault' && s.fault.kind === 'wiring' ? { fault: { kind: undefined, message: s.fault.message }, t: stop!, via: 'loop' } : replay(run);
     expect(v, `no verdict; the run ended ${run.summary.stopReason}`).toBeDefined();
     console.log(`${wiring}: ${v!.via} at ${v!.t.toFixed(3)} s (the run: ${run.summary.stopReason})`);
     expect(v!.t).toBeLessThanOrEqual(stop!);

@@ -6,6 +6,8 @@
  */
 import { loadRig } from '../config/load.js';
 import { runLoop } from '../control/runner.js';
+import type { LoopCommand } from '../control/commands.js';
+import type { StopReason } from '../control/stop.js';
 import { builtinPath } from '../model/builtins.js';
 import { applyInjection, lineMockSite } from '../mock/injections.js';
 import { createMockRig } from '../mock/mock-rig.js';
@@ -38,7 +40,7 @@ async function latency(kind: Scenario): Promise<[number, number]> {
   };
   const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
   const abort = new AbortController();
-  let send: ((c: { kind: 'estop'; reason: string }) => void) | undefined;
+  let send: ((c: LoopCommand) => void) | undefined;
   await runLoop({
     rig,
     link,
@@ -48,15 +50,15 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     paths: [builtinPath(rig.arm, 'reach')!],
     signal: abort.signal,
     sink: () => {},
-    onReady: (c) => (send = c.send as typeof send),
+    onReady: (c) => (send = c.send),
     onTick: (core) => {
       if (faultAt < 0 && core.progress?.phase === 'track') {
         faultAt = clock.now();
         // what a key handler, a signal handler or the cable does, between ticks
         setTimeout(() => {
           faultAt = clock.now();
-          if (kind === 'estop') send?.({ kind: 'estop', reason: 'estop' });
-          else if (kind === 'ctrl-c') abort.abort('interrupted:SIGINT');
+          if (kind === 'estop') send?.({ kind: 'estop' });
+          else if (kind === 'ctrl-c') abort.abort({ kind: 'interrupted', signal: 'SIGINT' } satisfies StopReason);
           else applyInjection(site, { name: kind === 'link-lost' ? 'silent' : 'unplug', at: 0 });
         }, 0);
       }

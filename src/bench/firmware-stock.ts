@@ -7,6 +7,7 @@
  * built from the upstream sources beside the project, ../shared/third_party/firmata-stock); without
  * either the rows say so.
  */
+import { childDone, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,8 @@ export function unoFirmataRig(root: string, watchdogMs?: number): Rig {
 }
 
 export interface StockRun {
-  stopReason: string;
+  /** How the host's run ended (`killed`: the bench killed it, as the watchdog test wants). */
+  end: ChildEnd;
   rmsDeg: number[];
   /** Board time from the host's last byte to zero duty at both motor pins, after the host was killed [s]. */
   watchdogS?: number;
@@ -146,13 +148,10 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   sim.off('outputs-off', onOff!);
   sim.off('behind', onBehind);
   const boardBehindMs = behindS * 1e3;
-  if (killedAt !== undefined) return { stopReason: 'killed', rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
-  try {
-    const s = JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string; tracking?: { rmsDeg?: number[] } };
-    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs };
-  } catch {
-    return { stopReason: 'no summary', rmsDeg: [NaN, NaN], boardBehindMs };
-  }
+  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  const s = lastSummary(out);
+  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs };
 }
 
 /**
@@ -178,11 +177,11 @@ export async function stockFirmataRows(bin: string, root: string, runs = 3): Pro
   for (let i = 0; i < runs; i++) cuts.push(await stockReach(rig, elf, bin, root, 1.0));
   // No cut: the run ended before the host could be killed (its stop reason says why), or the board did not cut.
   const twice = await stockTwice(rig, elf, bin, root);
-  const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.stopReason === 'killed' ? 'NO CUT' : `not killed (${c.stopReason})`));
+  const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.end.kind === 'killed' ? 'NO CUT' : `not killed (${childEndText(c.end)})`));
   return [
-    ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => r.stopReason === 'done').length} / ${runs}`, reaches.map((r) => `${r.stopReason} (simulated board behind the wall clock at most ${r.boardBehindMs.toFixed(0)} ms)`).join(', ')],
+    ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => childDone(r.end)).length} / ${runs}`, reaches.map((r) => `${childEndText(r.end)} (simulated board behind the wall clock at most ${r.boardBehindMs.toFixed(0)} ms)`).join(', ')],
     ['  tracking RMS j1 / j2 per run', '', `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`],
-    ['  two runs on one board, not reset between them (re-attach)', twice.map((r) => r.stopReason).join(', '), 'the second meets the encoders FirmataEncoder still has attached'],
+    ['  two runs on one board, not reset between them (re-attach)', twice.map((r) => childEndText(r.end)).join(', '), 'the second meets the encoders FirmataEncoder still has attached'],
     ['  host killed (SIGKILL) while driving: last host byte to zero duty', `${ms.join(', ')} ms`, `board time; FirmataWatchdog armed by the host with link.watchdogMs = ${rig.link.watchdogMs} ms`],
   ];
 }

@@ -13,6 +13,7 @@
  * In real time the same comparison also carries the machine: each side's spread over its runs, and the
  * slices the harness ran ahead of a slow plant process (encoders frozen), measured in the runs.
  */
+import { childDone, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
 import { spawn } from 'node:child_process';
 import type { Rig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
@@ -21,7 +22,7 @@ import { FirmwareSim, type EncoderPinStats } from '../mock/firmware-sim.js';
 
 /** One reach through the firmware with the harness in host lock-step (board time). */
 export interface LockstepReach {
-  stopReason: string;
+  end: ChildEnd;
   rmsDeg: number[];
   pins: EncoderPinStats;
   /** Wall time the run took [s] (not a figure of the run). */
@@ -52,13 +53,9 @@ export async function lockstepReach(rig: Rig, bin: string, root: string, o: { pr
   await sim.stop();
   const timeouts = Number(/(\d+) went on without it/.exec(lockstep)?.[1] ?? NaN);
   if (err.trim()) lockstep += `; the host said: ${err.trim().split('\n').pop()}`;
-  const last = out.trim().split('\n').pop() ?? '';
-  try {
-    const s = JSON.parse(last) as { stopReason?: string; tracking?: { rmsDeg?: number[] } };
-    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN], pins, wallS, lockstep, timeouts };
-  } catch {
-    return { stopReason: `no summary: ${err.trim().split('\n').pop() ?? ''}`, rmsDeg: [NaN, NaN], pins, wallS, lockstep, timeouts };
-  }
+  const s = lastSummary(out, err);
+  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], pins, wallS, lockstep, timeouts };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], pins, wallS, lockstep, timeouts };
 }
 
 /** The TS mock's reach in virtual time, on the same rig file. */
@@ -80,7 +77,7 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
   const runs = [asIs, lagged, fine];
   // Lock-step held: every run done, and the harness went on without the host at most twice: a T before
   // the host's loop starts (the arm at rest) and the last one, when the host has gone.
-  const ok = runs.every((r) => r.stopReason === 'done' && r.timeouts <= 2);
+  const ok = runs.every((r) => childDone(r.end) && r.timeouts <= 2);
   const diff = asIs.rmsDeg.map((x, j) => Math.abs(x - mock[j]!));
   const lag = asIs.rmsDeg.map((x, j) => Math.abs(lagged.rmsDeg[j]! - x));
   const slice = asIs.rmsDeg.map((x, j) => Math.abs(fine.rmsDeg[j]! - x));
@@ -89,14 +86,14 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
   const deg = (r: LockstepReach): string => pair(r.pins.rmsCounts.map((c, j) => c * quantum[j]!), 4);
   const rows: [string, string, string][] = [
     ['TS mock board, virtual time', `${pair(mock)} deg`, 'tracking RMS j1 / j2, the reach (src/run/virtual.ts)'],
-    ['our firmware, host lock-step, as built', `${pair(asIs.rmsDeg)} deg`, `${asIs.stopReason}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`],
-    ['  the same, pins one slice late (the old harness)', `${pair(lagged.rmsDeg)} deg`, `${lagged.stopReason}; pins vs plant RMS ${deg(lagged)} deg`],
-    ['  the same, slice 50 us', `${pair(fine.rmsDeg)} deg`, `${fine.stopReason}; pins vs plant RMS ${deg(fine)} deg`],
+    ['our firmware, host lock-step, as built', `${pair(asIs.rmsDeg)} deg`, `${childEndText(asIs.end)}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`],
+    ['  the same, pins one slice late (the old harness)', `${pair(lagged.rmsDeg)} deg`, `${childEndText(lagged.end)}; pins vs plant RMS ${deg(lagged)} deg`],
+    ['  the same, slice 50 us', `${pair(fine.rmsDeg)} deg`, `${childEndText(fine.end)}; pins vs plant RMS ${deg(fine)} deg`],
     ['difference firmware - mock, |j1| / |j2|', `${pair(diff)} deg`, ''],
     ['  explained: encoder quantum', `${pair(quantum)} deg`, '360 / counts per revolution'],
     ['  explained: harness encoder lag (one slice)', `${pair(lag)} deg`, 'measured: |late pins - predicted pins|'],
     ['  explained: lock-step slice', `${pair(slice)} deg`, 'measured: |slice 50 us - slice 250 us|'],
-    [`board time: ${pass ? 'PASS' : 'FAIL'}`, `${pair(diff)} <= ${pair(allowed)} deg`, ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${r.stopReason} (${r.lockstep})`).join(', ')}`],
+    [`board time: ${pass ? 'PASS' : 'FAIL'}`, `${pair(diff)} <= ${pair(allowed)} deg`, ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`],
   ];
   const pinsDeg = asIs.pins.rmsCounts.map((c, j) => c * quantum[j]!);
   return { rows, pinsDeg, figures: { lockstepMockRmsDeg: mock, lockstepFirmwareRmsDeg: asIs.rmsDeg, lockstepLaggedRmsDeg: lagged.rmsDeg, lockstepSlice50RmsDeg: fine.rmsDeg, lockstepPass: pass ? 1 : 0 }, pass };

@@ -5,6 +5,7 @@
  * through the real firmware, timed; the stock Firmata image with our watchdog, when its ELF is given
  * (src/bench/firmware-stock.ts); how fast the simulator runs; flash and RAM of both boards.
  */
+import { childDone, childEnd, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ const BIN = join(ROOT, 'bin', 'twolink.js');
 const RIG_FILE = 'rigs/mock-arm.json';
 
 interface ReachFigures {
-  stopReason: string;
+  end: ChildEnd;
   rmsDeg: number[];
   lateSamples: number;
   /** The firmware rig's line on how far it fell behind the wall clock. */
@@ -47,17 +48,12 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
   const run = spawnSync(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', path, '--traj', 'reach', '--json', '--rt'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
   rig.kill('SIGINT');
   await exited;
-  const lines = (run.stdout ?? '').trim().split('\n');
-  let s: { stopReason?: string; tracking?: { rmsDeg?: number[] }; timing?: { lateSamples?: number } };
-  try {
-    s = JSON.parse(lines[lines.length - 1] ?? '{}');
-  } catch {
-    s = { stopReason: `no summary: ${(run.stderr ?? '').trim().split('\n').pop()}` };
-  }
+  const got = lastSummary(run.stdout ?? '', run.stderr ?? '');
+  const s = 'summary' in got ? got.summary : undefined;
   return {
-    stopReason: s.stopReason ?? 'none',
-    rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN],
-    lateSamples: s.timing?.lateSamples ?? NaN,
+    end: s ? { kind: 'stopped', stop: s.stop } : { kind: 'no-summary', why: 'why' in got ? got.why : '' },
+    rmsDeg: s?.tracking?.rmsDeg ?? [NaN, NaN],
+    lateSamples: s?.timing?.lateSamples ?? NaN,
     rigSays: err.split('\n').find((l) => / s of board time in /.test(l) && l.startsWith('twolink rig')) ?? '',
     pins: parsePinsLine(err),
   };
@@ -159,7 +155,7 @@ function untilSlices(sim: FirmwareSim, cond: () => boolean): Promise<void> {
  * A reset of the AVR 0.5 s (board time) into a reach driven by `twolink run --port`: the host's stop
  * reason, and the real time from the reset to the host process's exit [ms].
  */
-async function resetMidRun(rig: Rig): Promise<{ stopReason: string; exitMs: number; code: number | null }> {
+async function resetMidRun(rig: Rig): Promise<{ end: ChildEnd; exitMs: number; code: number | null }> {
   const sim = await FirmwareSim.start({ rig, board: 'uno' });
   let resetWall: number | undefined;
   sim.resetAfterDriving(0.5, () => (resetWall = performance.now()));
@@ -169,13 +165,7 @@ async function resetMidRun(rig: Rig): Promise<{ stopReason: string; exitMs: numb
   const code = await new Promise<number | null>((r) => run.on('exit', (c) => r(c)));
   const exitMs = resetWall === undefined ? NaN : performance.now() - resetWall;
   await sim.stop();
-  let stopReason = 'no summary';
-  try {
-    stopReason = (JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string }).stopReason ?? 'none';
-  } catch {
-    /* stays 'no summary' */
-  }
-  return { stopReason, exitMs, code };
+  return { end: childEnd(out), exitMs, code };
 }
 
 /**
@@ -199,9 +189,9 @@ async function realTimeReaches(runs: number, figures: BenchResult['figures']): P
   for (const [name, fw] of [['TS mock board on a pty', false], ['our firmware in simavr', true]] as const) {
     const rs: ReachFigures[] = [];
     for (let i = 0; i < runs; i++) rs.push(await cliReach(fw));
-    const done = rs.filter((r) => r.stopReason === 'done');
+    const done = rs.filter((r) => childDone(r.end));
     figures[`${fw ? 'firmware' : 'mock'}ReachRmsDeg`] = done.map((r) => r.rmsDeg).flat();
-    rows.push([`real time, ${name}: done / runs`, `${done.length} / ${runs}`, rs.filter((r) => r.stopReason !== 'done').map((r) => r.stopReason).join('; ') || '']);
+    rows.push([`real time, ${name}: done / runs`, `${done.length} / ${runs}`, rs.filter((r) => !childDone(r.end)).map((r) => childEndText(r.end)).join('; ') || '']);
     rows.push([`real time, ${name}: tracking RMS j1 / j2 per run`, '', `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
     if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays.replace(/^twolink rig: /, '')).join(' | ')]);
     sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
@@ -220,7 +210,7 @@ async function faultRows(rig: Rig, figures: BenchResult['figures']): Promise<[st
   return [
     ['host silent: last host line to zero duty at the pins', `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`, 'board time (simulated cycles), firmware watchdog 100 ms'],
     ['bad CRC line: the firmware answers', `${crc.eMs.toFixed(1)} ms`, `real time, write to \`${crc.eLine.trim()}\`; pins ${crc.unchanged ? 'unchanged' : 'CHANGED'} over ${crc.slicesAfter} slices (${(crc.slicesAfter / 4).toFixed(0)} ms of board time) after it`],
-    ['reset mid-run: the host stops', `${reset.exitMs.toFixed(0)} ms`, `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${reset.stopReason}`],
+    ['reset mid-run: the host stops', `${reset.exitMs.toFixed(0)} ms`, `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${childEndText(reset.end)}`],
   ];
 }
 

@@ -6,6 +6,7 @@
  * machine's load cancels out. The clients are other processes (their reading is not this process's
  * CPU). Rows count in the block their loop time falls in.
  */
+import { describeStop, type StopReason } from '../control/stop.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
@@ -68,7 +69,7 @@ interface Measured {
   blocks: Record<Mode, Block>;
   dropped: number;
   sent: number;
-  stopReason: string;
+  stop: StopReason;
   ticks: number;
 }
 
@@ -122,9 +123,9 @@ async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     }
     c?.kill('SIGTERM');
   }
-  session.send({ kind: 'stop', reason: 'done' });
+  session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
-  return { blocks, ...m, stopReason: result.summary.stopReason, ticks: result.summary.ticks };
+  return { blocks, ...m, stop: result.summary.stop, ticks: result.summary.ticks };
 }
 
 /**
@@ -175,12 +176,12 @@ export async function benchFoxglove(): Promise<BenchResult> {
   const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
   let m = await measure(rig, paths);
   // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
-  for (let attempt = 1; attempt < 5 && m.stopReason !== 'done'; attempt++) m = await measure(rig, paths);
+  for (let attempt = 1; attempt < 5 && m.stop.kind !== 'done'; attempt++) m = await measure(rig, paths);
   const line = (b: Block): string => `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  late ${b.overruns} (${b.ticks} ticks; behind the 16U2 model most late samples are superseded in its bursts)`;
   const cpu = (b: Block): number => (100 * b.cpuS) / Math.max(1e-9, b.wallS);
   const seconds = (mode: Mode): number => (SCHEDULE.filter((x) => x === mode).length * BLOCK_MS) / 1000;
   const v = await viewCpu(rig, paths);
-  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: m.stopReason, viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100, viewBaselineCpuPct: Math.round(v.basePct * 100) / 100, viewFrameWarmUs: Math.round(v.warmUs) };
+  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: describeStop(m.stop), viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100, viewBaselineCpuPct: Math.round(v.basePct * 100) / 100, viewFrameWarmUs: Math.round(v.warmUs) };
   for (const mode of ['without', 'reading', 'stalled'] as const) {
     const b = m.blocks[mode];
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
@@ -195,7 +196,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
       ['live view CPU at 1 kHz', `${v.pct.toFixed(2)} % of a core`, `process CPU time feeding ${v.loopS.toFixed(1)} s of a 1 kHz virtual-time run's rows to it at the session's pace, minus the same pacing without it (${v.basePct.toFixed(2)} %), per second of loop time; ${v.sent} frames to a reading client, ${v.dropped} dropped`],
       ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
       ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],
-      ['run', m.stopReason, `${m.ticks} ticks`],
+      ['run', describeStop(m.stop), `${m.ticks} ticks`],
     ],
     figures,
   );

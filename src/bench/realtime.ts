@@ -9,6 +9,7 @@
  * from the board's sample to the answer written, the host's CPU, the longest stall. And the soak: a
  * 10-minute run at 1 kHz with a recording (`--only soak`).
  */
+import { lastSummary } from './child-summary.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
@@ -108,7 +109,7 @@ export function tallyRun(t: RunTally, r: { summary?: RunSummary; code: number; s
     t.faulted.push(`exit ${r.code}: ${r.stderr.trim().split('\n').at(-1) ?? ''}`);
     return undefined;
   }
-  if (s.stopReason === 'done') {
+  if (s.stop.kind === 'done') {
     t.done++;
     t.rms.push(s.tracking.rmsDeg);
   } else t.faulted.push(s.stopReason);
@@ -123,13 +124,9 @@ export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promis
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => {
-      const last = out.trim().split('\n').at(-1);
-      let summary: RunSummary | undefined;
-      try {
-        summary = last ? (JSON.parse(last) as RunSummary) : undefined;
-      } catch {
-        summary = undefined;
-      }
+      // Its stop, stop text and tracking checked (child-summary.ts); the other figures as written.
+      const got = lastSummary(out);
+      const summary = 'summary' in got ? (got.summary as unknown as RunSummary) : undefined;
       resolve({ ...(summary ? { summary } : {}), code: code ?? -1, stderr: err });
     });
   });

@@ -4,6 +4,7 @@
  * 8 s, and off again for 4 s, after a warm-up. Off-on-off keeps a slow drift of the machine's load
  * from looking like the dashboard's doing. Each row is counted in the phase its loop time falls in.
  */
+import { describeStop, type StopReason } from '../control/stop.js';
 import { Writable, PassThrough } from 'node:stream';
 import blessed from 'blessed';
 import { loadRig, type Rig } from '../config/load.js';
@@ -62,7 +63,7 @@ interface Measured extends Drawn {
   stats: Record<'without' | 'with', PhaseStats>;
   /** Process CPU time (all threads: the loop's worker, the main thread, GC) per wall second [s/s]. */
   cpu: Record<'without' | 'with', number>;
-  stopReason: string;
+  stop: StopReason;
   ticks: number;
 }
 
@@ -155,7 +156,7 @@ async function measure(): Promise<Measured> {
   await sleep(WARM_UP_MS);
   const b = await runBlocks(session, rig, paths, phases, () => over);
   phases.push({ name: 'warm-up', from: session.latest()?.[F.t] ?? 0 });
-  session.send({ kind: 'stop', reason: 'done' });
+  session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
   return {
     stats,
@@ -163,7 +164,7 @@ async function measure(): Promise<Measured> {
     frameUs: b.frameUs,
     frames: b.frames,
     bytes: b.bytes,
-    stopReason: result.summary.stopReason,
+    stop: result.summary.stop,
     ticks: result.summary.ticks,
   };
 }
@@ -171,7 +172,7 @@ async function measure(): Promise<Measured> {
 export async function benchTui(): Promise<BenchResult> {
   // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
   let m = await measure();
-  for (let attempt = 1; attempt < 3 && m.stopReason !== 'done'; attempt++) m = await measure();
+  for (let attempt = 1; attempt < 3 && m.stop.kind !== 'done'; attempt++) m = await measure();
   const line = (s: PhaseStats): string =>
     `p50 ${s.hist.quantile(0.5)} us  p99 ${s.hist.quantile(0.99)} us  max ${Math.round(s.hist.max)} us  overruns ${s.overruns} (${s.ticks} ticks)`;
   const w = m.stats.without;
@@ -188,7 +189,7 @@ export async function benchTui(): Promise<BenchResult> {
         `p50 ${(m.frameUs.quantile(0.5) / 1000).toFixed(2)} ms  p99 ${(m.frameUs.quantile(0.99) / 1000).toFixed(2)} ms`,
         `${m.frames} frames, ${Math.round(m.bytes / seconds / 1024)} KiB/s to the terminal, on the main thread`,
       ],
-      ['run', m.stopReason, `${m.ticks} ticks`],
+      ['run', describeStop(m.stop), `${m.ticks} ticks`],
     ],
     {
       withoutP50Us: w.hist.quantile(0.5),
@@ -206,7 +207,7 @@ export async function benchTui(): Promise<BenchResult> {
       frameP50Ms: m.frameUs.quantile(0.5) / 1000,
       frameP99Ms: m.frameUs.quantile(0.99) / 1000,
       frames: m.frames,
-      stopReason: m.stopReason,
+      stopReason: describeStop(m.stop),
     },
   );
 }

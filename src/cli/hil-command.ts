@@ -22,7 +22,9 @@ const EXAMPLE = `Example:
 
 A suite is JSON: { "name"?, "scenarios": [ { "name", "rig", "traj", "rateHz"?, "feedforward"?,
 "controller"?, "injections"?: ["payload=0.25@2.2"] (as --inject), "wiring"?, "maxSeconds"?, "expect": { "stopReason"?
-(default "done"; a prefix matches; a scenario cut short by maxSeconds ends "timeout"), "maxRmsDeg"?, "maxErrorDeg"?, "maxTwinRmsDeg"? (a number for every
+(a kind path: "done" (the default), "timeout" (cut short by maxSeconds), "estop", "fault" (any fault) or
+"fault.KIND" such as "fault.link-lost", "fault.following-error"; the old form, the start of the stop's text
+such as "fault:link-lost", still works), "maxRmsDeg"?, "maxErrorDeg"?, "maxTwinRmsDeg"? (a number for every
 joint or one per joint), "twinAlarms"? (a count or {"min","max"}), "stopWithinMs"? (from the first
 injection) } } ] }. Paths are relative to the suite file. "faults" is the old name of "injections".
 

@@ -21,6 +21,7 @@ import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
 import { buildPath } from '../model/trajectory.js';
+import { describeEvent } from '../control/events.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -117,13 +118,13 @@ function portRunner(target: Target): RunPaths {
       onRow: (row) => rows.push(Float64Array.from(row)),
       onReady: (d) => log(`connected: ${d}`),
       onEvent: (e) => {
-        if (e.kind === 'state' && (e.state === 'fault' || e.state === 'estop')) log(`[${e.t.toFixed(2)} s] ${e.state}${e.reason ? ` (${e.reason})` : ''}`);
+        if (e.kind === 'state' && (e.state === 'fault' || e.state === 'estop')) log(describeEvent(e));
       },
     });
     let interrupts = 0;
     const onSignal = (sig: NodeJS.Signals): void => {
       interrupts++;
-      session.send(interrupts === 1 ? { kind: 'stop', reason: `interrupted:${sig}` } : { kind: 'estop', reason: `estop:${sig}` });
+      session.send(interrupts === 1 ? { kind: 'stop', reason: { kind: 'interrupted', signal: sig } } : { kind: 'estop', reason: { kind: 'estop', by: sig } });
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);

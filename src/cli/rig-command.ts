@@ -7,6 +7,7 @@ import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
 import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../mock/injections.js';
 import { createPtyPair, type PtyPair } from '../mock/pty.js';
+import { rigReportLine, type RigReport } from '../mock/rig-report.js';
 import { starvedLine, watchStarvation } from '../mock/starvation.js';
 import { RealClock } from '../time/clock.js';
 import type { MockWiring } from '../mock/wiring.js';
@@ -17,6 +18,7 @@ import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
+  report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}) instead of the path alone' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: { type: 'boolean', help: "real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway" },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
@@ -158,11 +160,20 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   if (!!v.pty === (typeof v.port === 'string')) throw new UsageError('give exactly one of --pty and --port PATH');
   const wiring = wiringArg(v.wiring, rig.joints, true);
   const injections = injectArgs(v, rig.joints);
-  if (v.firmware || v.board !== undefined) return serveFirmware(rig, v, injections);
+  if (v.firmware || v.board !== undefined) {
+    if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
+    return serveFirmware(rig, v, injections);
+  }
+  const report = (r: RigReport): void => {
+    if (v.report) process.stdout.write(rigReportLine(r));
+  };
   const usable = injections.filter((i) => {
-    // Said on stderr in these words (the HIL suite's real-time engine reads them); the rig serves on.
+    // Said on stderr for people, and (--report) on stdout for a program; the rig serves on.
     const why = refusalIn(MOCK_PARTS[rig.link.transport], 'the pty rig', i.name);
-    if (why) process.stderr.write(`twolink rig: injection ${i.name} is not available on the pty rig: ${why}\n`);
+    if (why) {
+      process.stderr.write(`twolink rig: injection ${i.name} is not available on the pty rig: ${why}\n`);
+      report({ kind: 'refused', injection: i.name, why });
+    }
     return !why;
   });
   let pty: PtyPair | undefined;
@@ -172,7 +183,8 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     pty = await createPtyPair();
     signals = catchSignals();
     boardPath = pty.paths[0];
-    process.stdout.write(`${pty.paths[1]}\n`);
+    if (v.report) report({ kind: 'pty', host: pty.paths[1] });
+    else process.stdout.write(`${pty.paths[1]}\n`);
   } else {
     boardPath = stringArg(v.port, 'port', 'a serial port path');
   }
@@ -202,6 +214,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
+  report({ kind: 'serving', board: boardPath });
   // Scheduled injections, relative to the rig's start (those it cannot take were named above).
   for (const i of usable) setTimeout(() => inject(i), i.at * 1000).unref();
   return serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals());

@@ -8,6 +8,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/injections.js';
 import { describeEvent } from '../control/events.js';
+import { describeStop, type StopReason } from '../control/stop.js';
 import { Session, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
@@ -184,11 +185,21 @@ export function trackingLine(t: RunSummary['tracking']): string {
   return `tracking RMS [deg]${what}: ${f(t.rmsDeg)}   max: ${f(t.maxDeg)}`;
 }
 
-/** The exit code of a run that ended with `reason` (README "Exit codes", `twolink run --help`). */
-export function exitCodeOf(reason: string): number {
-  if (reason === 'done' || reason === 'quit') return 0;
-  if (reason.startsWith('interrupted')) return 130;
-  return reason.startsWith('timeout') ? 4 : 1;
+/** The exit code of a run that ended with `stop` (README "Exit codes", `twolink run --help`). */
+export function exitCodeOf(stop: StopReason): number {
+  switch (stop.kind) {
+    case 'done':
+    case 'quit': // the dashboard's q: a normal end, like `done`
+      return 0;
+    case 'interrupted':
+      return 130;
+    case 'timeout':
+      return 4;
+    case 'requested':
+    case 'estop':
+    case 'fault':
+      return 1;
+  }
 }
 
 /** Loads the run's controller in its thread and ends it: a ControllerError (bad module) is thrown, a fault is returned. */
@@ -213,7 +224,7 @@ async function preflight(p: Plan, v: Parsed, maxSeconds: number): Promise<number
   }
   const fault = p.controller !== undefined ? await checkController(p) : undefined;
   if (!fault) return undefined;
-  const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stopReason);
+  const summary = new RunStats(p.rig.joints, p.rateHz).summary(fault.stop);
   process.stdout.write(`${v.json ? JSON.stringify(summary) : humanSummary(summary, cableOf(p).name)}\n`);
   process.stderr.write(`twolink: ${fault.message} (nothing moved)\n`);
   return 1;
@@ -321,17 +332,18 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
-  const requestStop = (reason: string): void => {
+  const requestStop = (reason: StopReason): void => {
     interrupts++;
+    const by = reason.kind === 'interrupted' ? reason.signal ?? 'signal' : reason.kind;
     // stopNow: if the loop's thread is blocked and does not answer, the main thread ends it.
     if (interrupts === 1) {
-      if (!quiet) log(`${reason.replace(/^interrupted:/, '')}: stopping softly (again to e-stop)`);
+      if (!quiet) log(`${reason.kind === 'interrupted' ? by : describeStop(reason)}: stopping softly (again to e-stop)`);
       session.stopNow({ kind: 'stop', reason });
     } else {
-      session.stopNow({ kind: 'estop', reason: `estop:${reason.replace(/^interrupted:/, '')}` });
+      session.stopNow({ kind: 'estop', reason: { kind: 'estop', by } });
     }
   };
-  const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
+  const onSignal = (sig: NodeJS.Signals): void => requestStop({ kind: 'interrupted', signal: sig });
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
   const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
@@ -346,6 +358,11 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   rtWarning.flush();
   for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
   afterRun(result, p.rateHz);
+  return reportRun(result, v, cable, () => log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${String(v.record)}`));
+}
+
+/** The run's summary on stdout (JSON or for people), its error on stderr, and the exit code of its stop. */
+function reportRun(result: Awaited<ReturnType<Session['run']>>, v: Parsed, cable: ReturnType<typeof cableOf>, logRecorded: () => void): number {
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
@@ -353,9 +370,9 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   }
   if (v.json) process.stdout.write(`${JSON.stringify({ ...result.summary, cable })}\n`);
   else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
-  if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
+  if (typeof v.record === 'string') logRecorded();
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
-  return exitCodeOf(result.summary.stopReason); // `quit` is the dashboard's q: a normal end, like `done`
+  return exitCodeOf(result.summary.stop);
 }
 
 export async function runCommand(argv: readonly string[]): Promise<number> {

@@ -10,8 +10,9 @@ import type { Writable } from 'node:stream';
 import { loadRig, parseJsonText, readConfigText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../mock/wiring.js';
-import { runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
-import { isInterruption, TerminalOperator, PersonHand, type SignalSource } from '../setup/operator.js';
+import { operatorStop, runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
+import { describeStop, type StopReason } from '../control/stop.js';
+import { TerminalOperator, PersonHand, type SignalSource } from '../setup/operator.js';
 import { checkOutFile, writeOutFile, type OutFile } from '../setup/out-file.js';
 import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION } from '../setup/first-reach.js';
 import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/identify-step.js';
@@ -75,7 +76,10 @@ be used), 3 connection problem, 130 Ctrl-C or a signal (SIGINT, SIGTERM, SIGHUP)
 interface SetupJson {
   steps: StepResult[];
   completed: boolean;
+  /** Why setup stopped, in words (null: it was not stopped). */
   stopped: string | null;
+  /** The same as a value, when the operator stopped it (the e-stop, a signal); null otherwise. */
+  stop: StopReason | null;
   changes: RigChange[];
   rigFile: string | null;
   backup: string | null;
@@ -146,15 +150,25 @@ function writeRig(out: OutFile, file: Record<string, unknown>): { path: string; 
 
 /** Throws SetupStopped when the operator's signal has fired (the e-stop, Ctrl-C, a signal): nothing after it may run. */
 function checkStopped(operator: TerminalOperator): void {
-  if (operator.signal.aborted) throw new SetupStopped(String(operator.signal.reason));
+  if (operator.signal.aborted) throw SetupStopped.of(operator.signal.reason);
 }
 
-/** A stop reason in words: `estop` -> "the e-stop (space or Esc)". */
-function stopWords(reason: string): string {
-  if (reason === 'estop') return 'the e-stop (space or Esc)';
-  if (reason === 'interrupted:SIGINT') return 'Ctrl-C (SIGINT)';
-  if (isInterruption(reason)) return reason.replace(/^interrupted:/, 'the signal ');
-  return reason;
+/** Why setup stopped, in words: the e-stop -> "the e-stop (space or Esc)". */
+function stopWords(e: SetupStopped): string {
+  switch (e.stop?.kind) {
+    case 'estop':
+      return 'the e-stop (space or Esc)';
+    case 'interrupted':
+      return e.stop.signal === 'SIGINT' ? 'Ctrl-C (SIGINT)' : `the signal ${e.stop.signal ?? ''}`.trim();
+    default:
+      return e.message;
+  }
+}
+
+/** The e-stop a run gets when the operator stops setup: by the key, or by the signal. */
+function operatorEstop(reason: unknown): StopReason {
+  const stop = operatorStop(reason);
+  return { kind: 'estop', by: stop.kind === 'interrupted' ? stop.signal ?? 'signal' : stop.kind === 'estop' ? 'key' : describeStop(stop) };
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
@@ -166,7 +180,7 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
       let estop: (() => void) | undefined;
       // The e-stop, Ctrl-C or a signal: an e-stop of the loop (zero at once), not its soft stop.
       const onReady = ({ send }: { send: (c: LoopCommand) => void }): void => {
-        estop = () => send({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+        estop = () => send({ kind: 'estop', reason: operatorEstop(operator.signal.reason) });
         if (operator.signal.aborted) estop();
         else operator.signal.addEventListener('abort', estop, { once: true });
       };
@@ -188,7 +202,7 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
     checkStopped(operator);
     const rows: Float64Array[] = [];
     // The e-stop, Ctrl-C or a signal: zero at once; stopNow ends a loop thread that does not answer.
-    const estop = (): void => session.stopNow({ kind: 'estop', reason: `estop:${String(operator.signal.reason)}` });
+    const estop = (): void => session.stopNow({ kind: 'estop', reason: operatorEstop(operator.signal.reason) });
     const session = new Session({ rig, target: { kind: 'port', path: stringArg(v.port, 'port', 'a serial port path'), baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {
@@ -337,7 +351,7 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
   const steps: StepResult[] = [];
   let outcome: SetupOutcome | undefined;
   let done: Written | undefined;
-  let stopped: string | null = null;
+  let stopped: SetupStopped | null = null;
   try {
     outcome = await firstSteps(v, p, operator, steps, io.watch);
     if (outcome?.completed) done = await finishSetup({ v, rig: p.rig, raw: p.raw, out: p.out, outcome, operator, wiring: p.wiring, baudRate: p.baudRate, steps, watch: io.watch });
@@ -349,16 +363,16 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
       return 3;
     }
     if (!(e instanceof SetupStopped)) throw e;
-    stopped = e.message;
-    operator.say(`setup stopped: ${stopWords(e.message)}; the motors are off; no rig file written`);
+    stopped = e;
+    operator.say(`setup stopped: ${stopWords(e)}; the motors are off; no rig file written`);
   } finally {
     operator.dispose();
   }
   if (v.json) {
-    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: p.wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
+    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped: stopped?.message ?? null, stop: stopped?.stop ?? null, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: p.wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
     io.out.write(`${JSON.stringify(j)}\n`);
   }
-  if (stopped !== null && isInterruption(stopped)) return 130;
+  if (stopped?.stop?.kind === 'interrupted') return 130;
   return done && !done.steps.some((s) => s.status === 'fail') && stopped === null ? 0 : 1;
 }
 

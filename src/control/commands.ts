@@ -5,14 +5,17 @@
  */
 import type { PathSpec } from '../model/builtins.js';
 import type { LoopState } from '../telemetry/tick.js';
+import type { StopReason } from './stop.js';
 
 export type LoopCommand =
   | { kind: 'start'; path: PathSpec; park?: boolean }
   | { kind: 'pause' }
   | { kind: 'resume' }
   | { kind: 'hold' }
-  | { kind: 'stop'; reason: string }
-  | { kind: 'estop'; reason?: string }
+  /** A soft stop (the arm released to a hold, then the motors off); `reason` ends the run as. */
+  | { kind: 'stop'; reason: StopReason }
+  /** The motors zeroed at once. @default reason { kind: 'estop' } */
+  | { kind: 'estop'; reason?: StopReason }
   /** Outputs off (the runner also disables the board); the loop keeps reading. */
   | { kind: 'disable' }
   /** Outputs on again, holding where the arm is (with the soft start). */

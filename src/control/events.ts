@@ -9,6 +9,7 @@ import type { Trajectory } from '../model/trajectory.js';
 import { isTwoLink, type ArmParams } from '../model/types.js';
 import type { LinkEvent } from '../transport/link.js';
 import type { LoopState, TrajPhase } from '../telemetry/tick.js';
+import { describeStop, type StopReason } from './stop.js';
 
 /** A phase of a trajectory that the loop plans: the approach, the trajectory proper, the way back. */
 export type PlannedPhase = Exclude<TrajPhase, 'none'>;
@@ -23,7 +24,11 @@ export interface PhasePlan {
 }
 
 export type LoopEvent =
-  | { kind: 'state'; state: LoopState; reason?: string; t: number }
+  /**
+   * A new mode. `stop`: why, when the loop stops (release, stopped, e-stopped, faulted); `held`: why
+   * it holds (its trajectory is done, or `next` gave it up).
+   */
+  | { kind: 'state'; state: LoopState; stop?: StopReason; held?: 'done' | 'next'; t: number }
   | { kind: 'alarm'; joints: number[]; t: number }
   /** A phase begins (with its plan), or (`none`) the trajectory is over. */
   | { kind: 'trajectory'; name: string; phase: PlannedPhase; plan: PhasePlan; t: number }
@@ -64,7 +69,7 @@ export function describeEvent(e: LoopEvent): string {
   const t = `[${e.t.toFixed(2)} s]`;
   switch (e.kind) {
     case 'state':
-      return `${t} ${e.state}${e.reason ? ` (${e.reason})` : ''}`;
+      return `${t} ${e.state}${e.stop ? ` (${describeStop(e.stop)})` : e.held ? ` (${e.held})` : ''}`;
     case 'alarm':
       return `${t} TWIN ALARM: ${e.joints.length === 1 ? `joint ${e.joints[0]! + 1} diverges` : `joints ${e.joints.map((j) => j + 1).join(' and ')} diverge`} from the model`;
     case 'trajectory':

@@ -20,7 +20,7 @@ import { userLaw, type ControlLaw, type LoopLaw } from './law.js';
 import { PlanFollower, type ActiveTrajectory } from './plan-follower.js';
 import { SampleClock } from './sample-clock.js';
 import { SoftRamp } from './soft-ramp.js';
-import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
+import type { Fault, StopReason } from './stop.js';
 
 export interface LoopOptions {
   /** What the loop reads of the rig file (a whole `Rig` is one). */
@@ -112,11 +112,6 @@ export abstract class LoopModes {
     return this.mode.kind;
   }
 
-  /** Why the loop stopped, as text ('done', 'estop', 'fault:...', a stop command's reason). */
-  get stopReason(): string | undefined {
-    return this.reason ? describeStop(this.reason) : undefined;
-  }
-
   /** Why the loop stopped, as a value. */
   get stop(): StopReason | undefined {
     return this.reason;
@@ -150,11 +145,11 @@ export abstract class LoopModes {
     return this.time.now(this.o.clock.now());
   }
 
-  protected setMode(m: Mode, reason?: string): void {
+  protected setMode(m: Mode, why: { stop?: StopReason; held?: 'done' | 'next' } = {}): void {
     const changed = m.kind !== this.mode.kind;
     this.mode = m;
     if (!changed) return;
-    this.emit({ kind: 'state', state: m.kind, ...(reason ? { reason } : {}), t: this.eventTime() });
+    this.emit({ kind: 'state', state: m.kind, ...why, t: this.eventTime() });
     if (this.finished) for (const f of this.finishListeners.splice(0)) f();
   }
 
@@ -163,7 +158,7 @@ export abstract class LoopModes {
     if (this.finished) return;
     this.reason ??= reason;
     this.o.link.writeDuty(this.zeroDuty);
-    this.setMode({ kind, reason: this.reason }, describeStop(this.reason));
+    this.setMode({ kind, reason: this.reason }, { stop: this.reason });
     // Between samples (a link event, a command, the lost-link timer): the row of the halt now, so the
     // recording shows the zero even if no sample comes again.
     if (!this.time.inSample) this.recordHalt();
@@ -227,19 +222,18 @@ export abstract class LoopModes {
         this.setMode({ kind: 'hold' });
         return;
       case 'stop': {
-        const r = stopFromText('stop', c.reason);
         if (m.kind === 'idle' || m.kind === 'disabled') {
-          this.halt('stopped', r);
+          this.halt('stopped', c.reason);
           return;
         }
-        this.reason ??= r;
+        this.reason ??= c.reason;
         this.plan.holdAtPlan();
         this.ramp.begin(this.time.t);
-        this.setMode({ kind: 'release' }, c.reason);
+        this.setMode({ kind: 'release' }, { stop: c.reason });
         return;
       }
       case 'estop':
-        this.halt('estop', stopFromText('estop', c.reason ?? 'estop'));
+        this.halt('estop', c.reason ?? { kind: 'estop' });
         return;
       case 'disable':
         this.o.link.writeDuty(this.zeroDuty);
@@ -260,7 +254,7 @@ export abstract class LoopModes {
         return;
       case 'next':
         this.plan.holdAtPlan();
-        this.setMode({ kind: 'hold' }, 'next');
+        this.setMode({ kind: 'hold' }, { held: 'next' });
         return;
     }
   }

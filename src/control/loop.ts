@@ -200,7 +200,7 @@ export class LoopCore extends LoopModes {
       phase = f.phase;
       if (f.ended) {
         this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.time.t });
-        this.setMode({ kind: 'hold' }, 'done');
+        this.setMode({ kind: 'hold' }, { held: 'done' });
       } else if (f.entered) {
         this.emit({ kind: 'trajectory', name: a.name, phase: f.entered, plan: a.phases[f.entered], t: this.time.t });
       }

@@ -13,7 +13,7 @@ import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/lin
 import type { FeedforwardMode } from './controller.js';
 import { accepts } from './commands.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent, type LoopLaw } from './loop.js';
-import { describeStop } from './stop.js';
+import { hostFault, isStopReason, type StopReason } from './stop.js';
 
 export interface RunOptions {
   /** What the loop reads of the rig file (a whole `Rig` is one). */
@@ -36,7 +36,7 @@ export interface RunOptions {
   onTick?: (core: LoopCore) => void;
   /** Called once the loop exists, before the first sample: commands go through `send`. */
   onReady?: (control: { send: (c: LoopCommand) => void; core: LoopCore; identity: BoardIdentity }) => void;
-  /** Aborting stops the run softly with the signal's reason. */
+  /** Aborting stops the run softly, as the signal's reason says when it is a StopReason (else `interrupted`). */
   signal?: AbortSignal;
   /**
    * Time limit of the run [s]: reached before the trajectories are done, the run stops softly with
@@ -77,7 +77,8 @@ export interface LoopTiming {
 
 export interface RunResult {
   identity: BoardIdentity;
-  stopReason: string;
+  /** Why the run stopped. */
+  stop: StopReason;
   /** Whether the board confirmed the final zero command, or its watchdog had to. */
   stopOutcome: StopOutcome | 'watchdog' | 'unconfirmed-no-watchdog';
   timing: LoopTiming;
@@ -97,8 +98,8 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     const { send, fault } = commandChannel(c, link);
     o.onReady?.({ send, core: c, identity });
     const onAbort = (): void => {
-      const r = o.signal?.reason;
-      send({ kind: 'stop', reason: typeof r === 'string' ? r : 'interrupted' });
+      const r: unknown = o.signal?.reason;
+      send({ kind: 'stop', reason: isStopReason(r) ? r : { kind: 'interrupted' } });
     };
     if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -111,7 +112,7 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     const limitS = o.maxSeconds ?? 3600;
     // The time limit: `done` only if the run did what was asked (every trajectory run, or a cycling
     // run, whose length the limit is); otherwise `timeout`, which is not a success.
-    timers.push(clock.setTimer(limitS, () => c.command({ kind: 'stop', reason: o.cycle || sampler.allDone() ? 'done' : describeStop({ kind: 'timeout', seconds: limitS }) })));
+    timers.push(clock.setTimer(limitS, () => c.command({ kind: 'stop', reason: o.cycle || sampler.allDone() ? { kind: 'done' } : { kind: 'timeout', seconds: limitS } })));
     await finished;
     lost.clear();
     // Wait for the sample that records the stopped state, unless the link is gone.
@@ -122,7 +123,7 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     o.signal?.removeEventListener('abort', onAbort);
     const seconds = clock.now() - t0;
     const stopOutcome = await confirmStop(link, o.rig, clock, boardWatchdog);
-    return { identity, stopReason: c.stopReason ?? 'done', stopOutcome, timing: timingOf(link, c, sampler.samples, seconds), core: c };
+    return { identity, stop: c.stop ?? { kind: 'done' }, stopOutcome, timing: timingOf(link, c, sampler.samples, seconds), core: c };
   } catch (e) {
     // An exception anywhere: the motors go to zero before anything else happens.
     link.writeDuty(new Array(o.rig.joints).fill(0));
@@ -151,7 +152,7 @@ function createCore(o: RunOptions, boardWatchdog: boolean): LoopCore {
 
 /** Commands into the loop, with the board-side halves of disable / enable / zero; an exception is a fault. */
 function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => void; fault: (e: unknown) => void } {
-  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: `fault:${e instanceof Error ? e.message : String(e)}` });
+  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: hostFault(e instanceof Error ? e.message : String(e)) });
   // Asynchronous: samples keep coming meanwhile.
   const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
     try {
@@ -287,7 +288,7 @@ class SampleHandler {
       this.next++;
       if (this.o.cycle && this.next >= paths.length) this.next = 0;
     } else if (this.c.state === 'hold') {
-      this.c.command({ kind: 'stop', reason: 'done' });
+      this.c.command({ kind: 'stop', reason: { kind: 'done' } });
     }
   }
 }

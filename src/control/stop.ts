@@ -1,7 +1,9 @@
 /**
- * Why a run stopped, as values of a closed type (not strings tested by prefix). `describeStop` gives
- * the one-line text that the summary, the recording and the exit code use: "done", "quit",
- * "interrupted:SIGINT", "estop", "timeout: ...", "fault:link-lost (...)".
+ * Why a run stopped, as values of a closed type (not strings tested by prefix). The value crosses the
+ * loop's thread, the session, the events and the summary; the exit code, the dashboard, HIL, setup,
+ * identify and the bench switch on its kind. `describeStop` gives the one line of text for people
+ * (the summary's `stopReason` beside its `stop`): "done", "quit", "interrupted:SIGINT", "estop",
+ * "timeout: ...", "fault:link-lost (...)". Nothing parses that text back.
  */
 
 /** A safety stop: what the loop saw that made it zero the motors. */
@@ -37,14 +39,57 @@ const TROUBLE: Record<JointTrouble, (j: number) => string> = {
   stuck: (j) => `joint ${j} does not move under its motor's torque (its motor gives no torque, or it is jammed)`,
 };
 
-export type StopReason =
+/** Every kind of `Fault` (a record, so that the compiler says when one is missing). */
+const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
+  'link-lost': true,
+  'link-closed': true,
+  'board-reset': true,
+  watchdog: true,
+  limit: true,
+  speed: true,
+  'encoder-jump': true,
+  saturated: true,
+  'non-finite': true,
+  'twin-alarm': true,
+  stall: true,
+  wiring: true,
+  'following-error': true,
+  controller: true,
+  host: true,
+};
+export const FAULT_KINDS = Object.keys(FAULT_KIND_SET) as readonly Fault['kind'][];
+
+/** How a run ended: the outcome proper. */
+export type StopKind =
   | { kind: 'done' }
-  /** A stop asked for from outside (quit, a signal, the end of a recording): its text. */
+  /** The dashboard's q: a normal end, like `done`. */
+  | { kind: 'quit' }
+  /** A signal (Ctrl-C: SIGINT; SIGTERM, SIGHUP) asked for a soft stop. Text: `interrupted:SIGINT`. */
+  | { kind: 'interrupted'; signal?: string }
+  /** Another stop asked for from outside (the end of a live recording, a test): its words. */
   | { kind: 'requested'; text: string }
-  | { kind: 'estop'; text: string }
+  /** An e-stop: the motors zeroed at once. `by`: the key, a second signal, the operator. Text: `estop`, `estop:key`. */
+  | { kind: 'estop'; by?: string }
   /** The run's time limit (--max-seconds, a HIL scenario's maxSeconds) came before its trajectories were done. */
   | { kind: 'timeout'; seconds: number }
   | { kind: 'fault'; fault: Fault };
+
+/** What the host learned about a stop after it happened (said after the outcome's text). */
+export interface StopNotes {
+  /**
+   * The loop's thread did not answer the stop request (blocked by a bug): why, in words. The main
+   * thread ended it; the board's watchdog stopped the motors.
+   */
+  threadCut?: string;
+  /** The simulated board starved before this fault (a busy machine): the test rig's fault, not the host's [ms]. */
+  rigStarved?: { maxMs: number; totalMs: number };
+}
+
+/** Why a run stopped: a value of a closed type, switched on by kind; `describeStop` gives its text. */
+export type StopReason = StopKind & StopNotes;
+
+const STOP_KIND_SET: Readonly<Record<StopKind['kind'], true>> = { done: true, quit: true, interrupted: true, requested: true, estop: true, timeout: true, fault: true };
+export const STOP_KINDS = Object.keys(STOP_KIND_SET) as readonly StopKind['kind'][];
 
 const joints = (js: number[]): string => (js.length === 1 ? `joint ${js[0]! + 1}` : `joints ${js.map((j) => j + 1).join(' and ')}`);
 
@@ -86,14 +131,18 @@ export function describeFault(f: Fault): string {
   }
 }
 
-export function describeStop(r: StopReason): string {
+function describeKind(r: StopKind): string {
   switch (r.kind) {
     case 'done':
       return 'done';
+    case 'quit':
+      return 'quit';
+    case 'interrupted':
+      return r.signal ? `interrupted:${r.signal}` : 'interrupted';
     case 'requested':
       return r.text;
     case 'estop':
-      return r.text;
+      return r.by ? `estop:${r.by}` : 'estop';
     case 'timeout':
       return `timeout: the run's time limit of ${r.seconds} s came before its trajectories were done`;
     case 'fault':
@@ -101,11 +150,44 @@ export function describeStop(r: StopReason): string {
   }
 }
 
-/** A stop reason from the text of a stop or e-stop command ("fault:..." texts are host faults). */
-export function stopFromText(kind: 'stop' | 'estop', text: string): StopReason {
-  if (text.startsWith('fault:')) return { kind: 'fault', fault: { kind: 'host', message: text.slice(6) } };
-  if (text === 'done') return { kind: 'done' };
-  const timeout = /^timeout: the run's time limit of (\S+) s/.exec(text);
-  if (timeout && Number.isFinite(Number(timeout[1]))) return { kind: 'timeout', seconds: Number(timeout[1]) };
-  return kind === 'estop' ? { kind: 'estop', text } : { kind: 'requested', text };
+/**
+ * The one line of text for a stop, for people (the summary's `stopReason`, the console, the
+ * dashboard, the HIL report): "done", "quit", "interrupted:SIGINT", "estop:key", "timeout: ...",
+ * "fault:link-lost (...)". The only place where a `fault:` text is composed; nothing parses it back.
+ */
+export function describeStop(r: StopReason): string {
+  const cut = r.threadCut ? ` (${r.threadCut}: twolink ended it from the main thread; the board's watchdog stops the motors)` : '';
+  const starved = r.rigStarved
+    ? ` (the simulated board starved for ${r.rigStarved.maxMs.toFixed(0)} ms, ${r.rigStarved.totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)`
+    : '';
+  return `${describeKind(r)}${cut}${starved}`;
+}
+
+/** A fault of the host (a full disk, a lifecycle command that failed, the loop's thread gone) as a stop. */
+export function hostFault(message: string): StopReason {
+  return { kind: 'fault', fault: { kind: 'host', message } };
+}
+
+/**
+ * The stop's kind path: its kind, and a fault's kind after a dot: `done`, `estop`, `timeout`,
+ * `fault.link-lost`, `fault.following-error`. What a HIL suite's `expect.stopReason` names.
+ */
+export function stopPath(r: StopReason): string {
+  return r.kind === 'fault' ? `fault.${r.fault.kind}` : r.kind;
+}
+
+/** Every kind path there is: the stop kinds, `fault` and `fault.KIND` for each fault kind. */
+export const STOP_PATHS: readonly string[] = [...STOP_KINDS, ...FAULT_KINDS.map((k) => `fault.${k}`)];
+
+/** Whether `r` is of the kind `path` names: `fault` takes every fault, `fault.watchdog` one kind. */
+export function isStopOf(r: StopReason, path: string): boolean {
+  const p = stopPath(r);
+  return p === path || p.startsWith(`${path}.`);
+}
+
+/** Whether `v` is a stop value (an AbortSignal's reason, say): an object whose `kind` is a stop kind. */
+export function isStopReason(v: unknown): v is StopReason {
+  if (typeof v !== 'object' || v === null) return false;
+  const kind: unknown = (v as { kind?: unknown }).kind;
+  return typeof kind === 'string' && (STOP_KINDS as readonly string[]).includes(kind) && (kind !== 'fault' || typeof (v as { fault?: unknown }).fault === 'object');
 }

@@ -15,6 +15,7 @@ import { pathToFileURL } from 'node:url';
 import type { Rig } from '../config/load.js';
 import type { LoopPart } from '../config/parts.js';
 import type { LawResult, LawSample } from './law.js';
+import type { StopReason } from './stop.js';
 import { controllerModel, type ControllerModel } from './controller-model.js';
 
 export type { ControllerModel, ControllerModelOptions } from './controller-model.js';
@@ -83,9 +84,9 @@ export class ControllerFault extends Error {
   constructor(readonly reason: string) {
     super(`controller: ${reason}`);
   }
-  /** The run's stop reason. */
-  get stopReason(): string {
-    return `fault:controller: ${this.reason}`;
+  /** The run's stop. */
+  get stop(): StopReason {
+    return { kind: 'fault', fault: { kind: 'controller', message: this.reason } };
   }
 }
 
@@ -256,7 +257,7 @@ export class PluggedController {
 
   private fail(out: number[], what: string): LawResult {
     for (let i = 0; i < out.length; i++) out[i] = 0;
-    // The loop's stop reason says `fault:controller: ` before this: the reason starts with the file.
+    // The loop's stop is a controller fault with this reason: it starts with the file.
     return { ok: false, reason: `${this.file}: ${what}` };
   }
 }

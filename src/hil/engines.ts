@@ -5,6 +5,7 @@
  * board on a USB cable would be.
  */
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
@@ -15,6 +16,7 @@ import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
 import { actsOn, formatInjection, type Injection } from '../mock/injections.js';
+import { parseRigReport, type RigReport } from '../mock/rig-report.js';
 import { firstInjectionAt, type Engine, type EngineResult } from './run.js';
 import type { Scenario } from './suite.js';
 
@@ -63,22 +65,31 @@ const PROBE_S = 0.0005;
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 
-/** A `twolink rig --pty` child process and the host end of its pty. */
+/** A `twolink rig --pty --report` child process and the host end of its pty. */
 interface PtyRig {
   path: string;
-  /** performance.now() when the rig said where it serves [ms]: its injection times count from about here. */
+  /** performance.now() when the rig said it serves [ms]: its injection times count from about here. */
   startedMs: number;
+  /** The injections the rig said it cannot take (its `refused` reports), before it served. */
+  refused: Extract<RigReport, { kind: 'refused' }>[];
+  /** Its stderr (words for people: quoted in errors, never parsed). */
   stderr(): string;
   stop(): Promise<void>;
 }
 
+/**
+ * Starts the pty rig with `--report`: its stdout is JSON lines (mock/rig-report.ts), read with the
+ * schema: the host's end of the pty, the injections it refuses, and `serving` once its end is open
+ * (the host must not talk to a closed pty; the rig's injection timers start then).
+ */
 function startPtyRig(s: Scenario, injections: readonly Injection[]): Promise<PtyRig> {
-  const args = [BIN, 'rig', '--rig', s.rig.file, '--pty'];
+  const args = [BIN, 'rig', '--rig', s.rig.file, '--pty', '--report'];
   for (const i of injections) args.push('--inject', formatInjection(i));
   if (s.wiring !== undefined) args.push('--wiring', s.wiring.spec);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
   let err = '';
+  let path: string | undefined;
+  const refused: PtyRig['refused'] = [];
   const stop = (): Promise<void> =>
     new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -89,16 +100,20 @@ function startPtyRig(s: Scenario, injections: readonly Injection[]): Promise<Pty
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving: ${err.trim().split('\n').at(-1) ?? ''}`)));
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      const nl = out.indexOf('\n');
-      if (nl < 0) return;
-      const path = out.slice(0, nl).trim();
-      // The rig opens its end and starts its injection timers right after printing the host's end: wait
-      // for its "serving" line on stderr so the host does not talk to a closed pty.
-      const ready = (): void => resolve({ path, startedMs: performance.now(), stderr: () => err, stop });
-      if (err.includes('serving on')) ready();
-      else child.stderr.on('data', () => err.includes('serving on') && ready());
+    const fail = (e: unknown): void => {
+      void stop();
+      reject(e instanceof Error ? e : new Error(String(e)));
+    };
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      try {
+        const r = parseRigReport(line);
+        if (r.kind === 'pty') path = r.host;
+        else if (r.kind === 'refused') refused.push(r);
+        else if (path === undefined) throw new Error(`twolink rig --report: it serves on ${r.board} before it said the host's end of its pty`);
+        else resolve({ path, startedMs: performance.now(), refused, stderr: () => err, stop });
+      } catch (e) {
+        fail(e);
+      }
     });
   });
 }
@@ -121,6 +136,9 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   const injectedMs = at === undefined ? undefined : rig.startedMs + at * 1000;
   let stopMs: number | undefined;
   try {
+    // The pty rig skips (and reports, before it serves) the injections it cannot take: the scenario would not run as written.
+    const skipped = rig.refused[0];
+    if (skipped) throw new Error(`injection ${skipped.injection} is not available on the pty rig: ${skipped.why}: run this scenario in virtual time`);
     const session = new Session({
       rig: s.rig,
       target: { kind: 'port', path: rig.path },
@@ -140,9 +158,6 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
       },
     });
     const r = await session.run();
-    // The pty rig skips (and says so) the injections it cannot take: the scenario did not run as written.
-    const skipped = /injection (\w+) is not available on the pty rig: .*/.exec(rig.stderr());
-    if (skipped) throw new Error(`${skipped[0]}: run this scenario in virtual time`);
     // (A controller's fault while loading is the run's stop reason, like one in a tick.)
     if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };

@@ -2,6 +2,7 @@
  * A scenario's expectations against what its run measured: one figure per expectation, with the
  * measured value, the limit and whether it holds. Pure: the run's summary and events in, figures out.
  */
+import { describeStop, isStopOf, type StopReason } from '../control/stop.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Expectations } from './suite.js';
 
@@ -49,19 +50,36 @@ function tracking(f: Figure, t: RunSummary['tracking']): Figure {
   return t.covers === 'approach' ? { ...f, label: `${f.label} (approach only)` } : f;
 }
 
+/**
+ * Whether a suite's `expect.stopReason` is written as a kind path (`done`, `fault`, `fault.link-lost`:
+ * words of lower-case letters and hyphens, a dot between them) rather than in the old form, the start
+ * of the stop's text (`fault:link-lost`, with its colon).
+ */
+export function looksLikeStopPath(v: string): boolean {
+  return /^[a-z-]+(\.[a-z-]+)*$/.test(v);
+}
+
+/**
+ * The stop expectation. A kind path compares the stop's value (`fault` takes any fault,
+ * `fault.following-error` one kind); the old form, kept as an alias, compares the start of the
+ * stop's text as people read it (describeStop), as it always did.
+ */
+function stopFigure(expected: string, stop: StopReason): Figure {
+  const text = describeStop(stop);
+  const byKind = looksLikeStopPath(expected);
+  return {
+    key: 'stopReason',
+    label: 'stop reason',
+    measured: text,
+    limit: byKind ? `kind ${expected}` : text === expected ? `= ${expected}` : `starts with ${expected}`,
+    pass: byKind ? isStopOf(stop, expected) : text.startsWith(expected),
+  };
+}
+
 /** Checks every expectation of a scenario; the stop reason always (it defaults to "done"). */
 export function evaluate(expect: Expectations, o: Outcome): Figure[] {
   const s = o.summary;
-  const reason = s.stopReason;
-  const out: Figure[] = [
-    {
-      key: 'stopReason',
-      label: 'stop reason',
-      measured: reason,
-      limit: reason === expect.stopReason ? `= ${expect.stopReason}` : `starts with ${expect.stopReason}`,
-      pass: reason === expect.stopReason || reason.startsWith(expect.stopReason),
-    },
-  ];
+  const out: Figure[] = [stopFigure(expect.stopReason, s.stop)];
   if (expect.maxRmsDeg !== undefined) out.push(tracking(perJoint('maxRmsDeg', 'tracking RMS [deg]', s.tracking.rmsDeg, expect.maxRmsDeg), s.tracking));
   if (expect.maxErrorDeg !== undefined) out.push(tracking(perJoint('maxErrorDeg', 'tracking max [deg]', s.tracking.maxDeg, expect.maxErrorDeg), s.tracking));
   if (expect.maxTwinRmsDeg !== undefined) out.push(perJoint('maxTwinRmsDeg', 'twin residual RMS [deg]', s.twin.rmsDeg, expect.maxTwinRmsDeg));

@@ -50,7 +50,7 @@ export async function runScenario(s: Scenario, engine: Engine): Promise<Scenario
 /** A controller that faulted before the loop ran (it hung or misbehaved while loading): a run of no tick that stopped for it. */
 function controllerFaulted(s: Scenario, e: unknown): EngineResult {
   if (!(e instanceof ControllerFault)) throw e;
-  return { summary: new RunStats(s.rig.joints, s.rateHz).summary(e.stopReason), events: [] };
+  return { summary: new RunStats(s.rig.joints, s.rateHz).summary(e.stop), events: [] };
 }
 
 /** Runs every scenario of `suite` (or those named in `only`) in order. */

@@ -11,6 +11,8 @@ import { loadRig, parseJsonText, readConfigText, type Rig } from '../config/load
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { checkFeasible } from '../control/feasibility.js';
+import { STOP_PATHS } from '../control/stop.js';
+import { looksLikeStopPath } from './expect.js';
 import { parseInjection, type Injection } from '../mock/injections.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
@@ -22,8 +24,18 @@ const positive = z.number().positive().refine(Number.isFinite, 'must be finite')
 const perJoint = z.union([positive, z.array(positive).min(1).max(2)]);
 
 const expectSchema = z.strictObject({
-  /** The stop reason the run must end with, or its beginning (`fault:link-lost`). @default "done" */
-  stopReason: z.string().min(1).default('done'),
+  /**
+   * How the run must stop: a kind path (`done`, `timeout`, `estop`, `fault` for any fault,
+   * `fault.link-lost` for one kind; control/stop.ts STOP_PATHS), or (the old form, an alias) the
+   * start of the stop's text (`fault:link-lost`). @default "done"
+   */
+  stopReason: z
+    .string()
+    .min(1)
+    .default('done')
+    .refine((v) => !looksLikeStopPath(v) || STOP_PATHS.includes(v), {
+      error: (i) => `"${String(i.input)}" is no stop kind: give one of ${STOP_PATHS.join(', ')} (or, the old form, the start of the stop's text with its colon: "fault:link-lost")`,
+    }),
   /** Largest tracking RMS error on the trajectory proper [deg]. */
   maxRmsDeg: perJoint.optional(),
   /** Largest tracking error on the trajectory proper [deg]. */

@@ -14,17 +14,20 @@ import { designExcitation, type Excitation, type ExcitationOptions } from './exc
 import { fitTickFromRow, fitTicks, type FitOptions, type FitResult, type FitTick } from './fit.js';
 import { fromVector, modelBaseParameters, type BaseParameterKey, type BaseParameters } from './regressor.js';
 import { identifiedRigFile } from './rigfile.js';
+import { describeStop, type StopReason } from '../control/stop.js';
 
 /** Drives `rig`'s arm along `paths` (recording to `record` when given) and returns the run's rows. */
 export type RunPaths = (rig: Rig, paths: PathSpec[], record?: string) => Promise<{ summary: RunSummary; rows: Float64Array[] }>;
 
-/** A run that did not end as planned (a fault, a lost link): its stop reason. */
+/** A run that did not end as planned (a fault, a lost link): its stop, in words and (`stop`) as a value. */
 export class RunError extends Error {
   override readonly name = 'RunError';
   constructor(
     message: string,
     /** The link could not be opened or was lost (rather than the loop stopping on a fault). */
     readonly connection = false,
+    /** How the run stopped, when it ran. */
+    readonly stop?: StopReason,
   ) {
     super(message);
   }
@@ -55,7 +58,7 @@ export function validationPath(rig: Rig, o: ExcitationOptions = {}): Excitation 
 /** Runs the excitation and returns its ticks for the fit. */
 export async function runExcitation(rig: Rig, run: RunPaths, ex: Excitation, record?: string): Promise<FitTick[]> {
   const r = await run(rig, [ex.path], record);
-  if (r.summary.stopReason !== 'done') throw new RunError(`the excitation run stopped early: ${r.summary.stopReason}`);
+  if (r.summary.stop.kind !== 'done') throw new RunError(`the excitation run stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
   return r.rows.map(fitTickFromRow);
 }
 
@@ -91,9 +94,9 @@ export async function validate(before: Rig, after: Rig, run: RunPaths, path: Pat
   before = withoutObserver(before);
   after = withoutObserver(after);
   const a = await run(before, [path]);
-  if (a.summary.stopReason !== 'done') throw new RunError(`the validation run with the old rig stopped early: ${a.summary.stopReason}`);
+  if (a.summary.stop.kind !== 'done') throw new RunError(`the validation run with the old rig stopped early: ${describeStop(a.summary.stop)}`, false, a.summary.stop);
   const b = await run(after, [path]);
-  if (b.summary.stopReason !== 'done') throw new RunError(`the validation run with the identified rig stopped early: ${b.summary.stopReason}`);
+  if (b.summary.stop.kind !== 'done') throw new RunError(`the validation run with the identified rig stopped early: ${describeStop(b.summary.stop)}`, false, b.summary.stop);
   return {
     twinRmsDegBefore: a.summary.twin.rmsDeg,
     twinRmsDegAfter: b.summary.twin.rmsDeg,

@@ -12,10 +12,14 @@ export function starvedLine(ms: number, atS: number): string {
   return `twolink rig: the simulated board starved for ${ms.toFixed(1)} ms at ${atS.toFixed(3)} s (a busy machine did not run it): a stop of the host's run now is the test rig's fault, not the host's`;
 }
 
-/** The stop reason of a faulted run whose simulated board starved (`maxMs` at most, `totalMs` in all). */
-export function blameRig(stopReason: string, maxMs: number, totalMs: number): string {
-  if (!stopReason.startsWith('fault:') || !(maxMs >= RIG_STARVED_MS)) return stopReason;
-  return `${stopReason} (the simulated board starved for ${maxMs.toFixed(0)} ms, ${totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)`;
+/**
+ * The stop of a run whose simulated board starved (`maxMs` at most, `totalMs` in all): a fault gets
+ * `rigStarved` (control/stop.ts says it in its text); any other stop, or a board that did not starve,
+ * is given back as it is. Generic in the stop's type: the mock does not import the loop's.
+ */
+export function blameRig<S extends { kind: string; rigStarved?: { maxMs: number; totalMs: number } }>(stop: S, maxMs: number, totalMs: number): S {
+  if (stop.kind !== 'fault' || !(maxMs >= RIG_STARVED_MS)) return stop;
+  return { ...stop, rigStarved: { maxMs, totalMs } };
 }
 
 /**

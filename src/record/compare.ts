@@ -75,7 +75,8 @@ export interface RunDescription {
   /** Loop time of the last tick [s]. */
   durationS: number;
   feedforward?: string;
-  stopReason?: string;
+  /** How the run stopped, in words, as its summary line says (old recordings have no `stop` value: only these). */
+  stopText?: string;
   /** The twin alarm's threshold from the recorded rig file [deg]. */
   alarmDeg?: number;
   /** Set when the last line was cut short. */
@@ -166,7 +167,7 @@ export function describeRun(rec: LoadedRecording, label: string): RunDescription
     ticks: info.ticks,
     durationS: t.length ? t[t.length - 1]! : 0,
     ...(h.feedforward !== undefined ? { feedforward: h.feedforward } : {}),
-    ...(info.summary ? { stopReason: info.summary.stopReason } : {}),
+    ...(info.summary ? { stopText: info.summary.stopReason } : {}),
     ...(alarmDeg !== undefined ? { alarmDeg } : {}),
     ...(info.truncated ? { truncated: info.truncated } : {}),
     complete: info.summary !== undefined,
@@ -378,7 +379,7 @@ export function formatReport(r: CompareReport): string {
   for (const run of r.runs) {
     const ff = run.feedforward === undefined ? '' : run.feedforward === 'none' ? ', PID alone' : `, feedforward ${run.feedforward} + PID`;
     out.push(
-      `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s)${ff}, stop: ${run.stopReason ?? 'unknown (no summary)'}`,
+      `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s)${ff}, stop: ${run.stopText ?? 'unknown (no summary)'}`,
     );
   }
   out.push('');

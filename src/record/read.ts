@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { checkReadableFile, errnoText, FileError, formatBytes } from '../config/files.js';
 import { resolveRig, type Rig } from '../config/load.js';
 import { describeIssues, parseRigFile } from '../config/rig.js';
+import { stopSchema } from '../run/stop-schema.js';
 import { F, TICK_TABLE, TICK_WIDTH, tickRow, type TickField, type TickFieldSpec, type TickObject } from '../telemetry/tick.js';
 
 /** A recording that cannot be read: the message starts with `file:line:` when a line is at fault. */
@@ -116,7 +117,10 @@ function tickSchema(joints: 1 | 2): z.ZodType<TickObject> {
 const summarySchema = z.looseObject({
   kind: z.literal('summary'),
   ticks: z.number(),
+  /** The stop in words (every recording has it). */
   stopReason: z.string(),
+  /** The stop as a value; absent in recordings made before it was written. */
+  stop: stopSchema.optional(),
 });
 
 /** The summary line (RunSummary of stats.ts, plus what the session adds). */

@@ -15,6 +15,7 @@ import type { StallReport } from '../time/stalls.js';
 import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { Target } from './target.js';
+import type { StopReason } from '../control/stop.js';
 
 /** What a run does: the rig, where the arm is, the trajectories and how to drive them. */
 export interface RunPlan {
@@ -92,7 +93,7 @@ export type WorkerMessage =
   | { type: 'event'; event: LoopEvent }
   | {
       type: 'result';
-      stopReason: string;
+      stop: StopReason;
       stopOutcome: StopOutcome | 'watchdog';
       timing: LoopTiming;
       /** Garbage collection and event-loop delay of the loop's thread during the run. */
@@ -103,7 +104,8 @@ export type WorkerMessage =
       /** Injections whose time the run never reached. */
       unapplied: Injection[];
     }
-  | { type: 'error'; name: string; message: string };
+  /** The run ended by an exception: its name and message, and the stop it makes (a controller's fault, else a host fault). */
+  | { type: 'error'; name: string; message: string; stop: StopReason };
 
 /** Messages to the worker: a loop command, or impedance mode's live stiffness change (a factor) or force zero. */
 export type WorkerCommand = { type: 'command'; command: LoopCommand } | { type: 'stiffness'; factor: number } | { type: 'tare' };

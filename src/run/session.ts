@@ -9,6 +9,7 @@ import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
+import { describeStop, hostFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../mock/injections.js';
@@ -49,7 +50,7 @@ export interface SessionResult {
 /** What the end of a run has gathered from the loop's thread so far. */
 interface RunEnd {
   settled: boolean;
-  stopReason: string;
+  stop: StopReason;
   extra: Partial<RunSummary>;
   error?: SessionResult['error'];
   counters?: { dropped: number; duplicate: number; reordered: number; overlong: number };
@@ -99,7 +100,7 @@ export class Session {
   /** Commands sent before the loop's thread was started (a signal during start-up), and a stopNow's grace. */
   private readonly early: LoopCommand[] = [];
   private earlyStopGraceMs: number | undefined;
-  private blockedStop: string | undefined;
+  private blockedStop: StopReason | undefined;
   /** Board and transport, once connected. */
   describe = '';
 
@@ -168,13 +169,13 @@ export class Session {
   }
 
   /** Ends the recording of `startRecording` (summary line, close). Undefined if none was on. */
-  stopRecording(stopReason = 'recording stopped'): LiveRecording | undefined {
+  stopRecording(stop: StopReason = { kind: 'requested', text: 'recording stopped' }): LiveRecording | undefined {
     const live = this.live;
     if (!live) return undefined;
     const info = this.recording!;
     this.live = undefined;
     live.recorder.flush();
-    live.recorder.close({ ...live.stats.summary(stopReason), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message } : {}) });
+    live.recorder.close({ ...live.stats.summary(stop), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message } : {}) });
     return info;
   }
 
@@ -205,7 +206,7 @@ export class Session {
   run(): Promise<SessionResult> {
     this.recorder?.open(this.header());
     return new Promise((resolve) => {
-      const end: RunEnd = { settled: false, stopReason: 'fault:the loop ended without a result', extra: {}, rt: { granted: false } };
+      const end: RunEnd = { settled: false, stop: hostFault('the loop ended without a result'), extra: {}, rt: { granted: false } };
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });
       this.worker = w;
       for (const command of this.early.splice(0)) this.send(command);
@@ -215,14 +216,14 @@ export class Session {
         this.onMessage(m, end, w);
       });
       w.on('error', (e) => {
-        end.stopReason = `fault:the loop thread died: ${e.message}`;
+        end.stop = hostFault(`the loop thread died: ${e.message}`);
         end.error = { name: 'Error', message: e.message };
       });
       w.on('exit', () => {
         if (this.stopWatch) clearInterval(this.stopWatch);
         if (this.blockedStop) {
-          end.stopReason = this.blockedStop;
-          end.error = { name: 'Error', message: this.blockedStop };
+          end.stop = this.blockedStop;
+          end.error = { name: 'Error', message: describeStop(this.blockedStop) };
         }
         this.finish(end, resolve);
       });
@@ -276,14 +277,14 @@ export class Session {
         return;
       case 'result':
         setTimeout(() => void w.terminate(), 2000).unref();
-        end.stopReason = m.stopReason;
+        end.stop = m.stop;
         end.extra = { stopOutcome: m.stopOutcome, cpu: m.cpu.hostPct / 100, missed: m.timing.lostSamples };
         end.counters = m.counters;
         end.unapplied = m.unapplied;
         end.timing = resultTiming(m, o.rateHz);
         return;
       case 'error':
-        end.stopReason = `fault:${m.message}`;
+        end.stop = m.stop;
         end.error = { name: m.name, message: m.message };
         return;
     }
@@ -297,9 +298,9 @@ export class Session {
     this.drain();
     // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
     const m = end.timing?.mock;
-    if (m) end.stopReason = blameRig(end.stopReason, m.maxStarvedMs, m.starvedMs);
+    if (m) end.stop = blameRig(end.stop, m.maxStarvedMs, m.starvedMs);
     const extra = this.reader.lost > 0 ? { ...end.extra, droppedRows: this.reader.lost } : end.extra;
-    const summary = this.stats.summary(end.stopReason, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
+    const summary = this.stats.summary(end.stop, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
     if (end.counters) {
       const { dropped, duplicate, reordered, overlong } = end.counters;
       Object.assign(summary.link, { dropped, duplicate, reordered, overlong });
@@ -309,7 +310,7 @@ export class Session {
       const failure = this.recorder.failure?.message;
       this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
     }
-    this.stopRecording(end.stopReason);
+    this.stopRecording(end.stop);
     const result = { summary, ...(error ? { error } : {}), ...(end.unapplied?.length ? { unapplied: end.unapplied } : {}) };
     const waits = this.finishHooks.map((h) => {
       try {
@@ -373,8 +374,8 @@ export class Session {
       if (!v.cut) return;
       clearInterval(this.stopWatch);
       const c = this.stopCommand!;
-      const why = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? c.reason ?? 'estop' : c.kind;
-      this.blockedStop = `${why} (${v.why}: twolink ended it from the main thread; the board's watchdog stops the motors)`;
+      const asked: StopReason = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? c.reason ?? { kind: 'estop' } : { kind: 'requested', text: c.kind };
+      this.blockedStop = { ...asked, threadCut: v.why };
       void w.terminate();
     }, 50);
     this.stopWatch.unref();
@@ -396,7 +397,7 @@ export class Session {
     if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;
-      this.send({ kind: 'stop', reason: `fault:${this.recorder.failure!.message}` });
+      this.send({ kind: 'stop', reason: hostFault(this.recorder.failure!.message) });
     }
   }
 }

@@ -4,6 +4,7 @@
  * period error percentiles, link counters.
  */
 import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
+import { describeStop, type StopReason } from '../control/stop.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
@@ -99,6 +100,9 @@ export interface RunSummary {
    * known at the end of a session (not per tick).
    */
   link: { sent: number; received: number; lost: number; corrupt: number; dropped?: number; duplicate?: number; reordered?: number; overlong?: number };
+  /** Why the run stopped, as a value (switch on its kind). */
+  stop: StopReason;
+  /** The same in words, for people and for readers of old recordings (describeStop). */
   stopReason: string;
   stopOutcome?: string;
   cpu?: number;
@@ -232,7 +236,7 @@ export class RunStats {
     };
   }
 
-  summary(stopReason: string, extra: Partial<RunSummary> = {}): RunSummary {
+  summary(stop: StopReason, extra: Partial<RunSummary> = {}): RunSummary {
     const r = this.last;
     const rms = (s: number[], n: number): number[] => s.map((v) => (n > 0 ? Math.sqrt(v / n) : 0));
     return {
@@ -243,7 +247,8 @@ export class RunStats {
       tracking: this.tracking(),
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
-      stopReason,
+      stop,
+      stopReason: describeStop(stop),
       ...(this.imp ? { impedance: this.impedance()! } : {}),
       ...extra,
     };

@@ -156,7 +156,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     void plugged?.close();
     dispose();
   }
-  const summary = stats.summary(result.stopReason, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });
+  const summary = stats.summary(result.stop, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });
   recorder?.close({ ...summary });
   if (recorder?.failure) throw recorder.failure;
   return { result, summary, rows, events, mock, link };

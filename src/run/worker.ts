@@ -9,6 +9,8 @@ import { F } from '../telemetry/tick.js';
 import type { ControlLaw, LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
+import { hostFault } from '../control/stop.js';
+import { ControllerFault } from '../control/user-controller.js';
 import { actsOn, applyInjection, type Injection, type InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
@@ -166,7 +168,7 @@ async function main(): Promise<void> {
     mock = undefined;
     post({
       type: 'result',
-      stopReason: result.stopReason,
+      stop: result.stop,
       stopOutcome: result.stopOutcome,
       timing: result.timing,
       stalls: monitor.stop(),
@@ -177,7 +179,7 @@ async function main(): Promise<void> {
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
-    post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err) });
+    post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err), stop: err instanceof ControllerFault ? err.stop : hostFault(errorText(err)) });
   }
   void law?.close();
   await mock?.stop().catch(() => undefined);
@@ -198,7 +200,7 @@ function errorText(e: unknown): string {
 
 // Anything that escapes: say what it was before the thread ends (the main thread reports it).
 process.on('uncaughtException', (e) => {
-  parentPort?.postMessage({ type: 'error', name: e instanceof Error ? e.name : 'Error', message: `the loop thread died: ${errorText(e)}` } satisfies WorkerMessage);
+  parentPort?.postMessage({ type: 'error', name: e instanceof Error ? e.name : 'Error', message: `the loop thread died: ${errorText(e)}`, stop: hostFault(`the loop thread died: ${errorText(e)}`) } satisfies WorkerMessage);
   process.exit(1);
 });
 

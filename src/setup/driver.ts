@@ -6,6 +6,7 @@
  * too fast, or the ramp reaches its cap. The e-stop (the operator's signal) zeroes the motors at once;
  * on every way out the motors get zero and the board confirms the stop.
  */
+import { describeStop, isStopReason, type StopReason } from '../control/stop.js';
 import type { Rig } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, Reading } from '../transport/link.js';
@@ -61,6 +62,24 @@ export class SetupStopped extends Error {
   override readonly name = 'SetupStopped';
   /** The steps that had run when it stopped. */
   steps: StepResult[] = [];
+  constructor(
+    message: string,
+    /** The operator's stop (the e-stop key, a signal), when it was one; absent when no one was left to answer (stdin closed). */
+    readonly stop?: StopReason,
+  ) {
+    super(message);
+  }
+
+  /** Setup stopped by the operator's signal: its reason (a stop value, operator.ts), in words and as the value. */
+  static of(reason: unknown): SetupStopped {
+    const stop = operatorStop(reason);
+    return new SetupStopped(describeStop(stop), stop);
+  }
+}
+
+/** The operator's signal reason as a stop: a StopReason as TerminalOperator gives it, else a requested stop in its words. */
+export function operatorStop(reason: unknown): StopReason {
+  return isStopReason(reason) ? reason : { kind: 'requested', text: String(reason ?? 'stopped') };
 }
 
 /** Bounds of the motion and of the waiting. */
@@ -201,7 +220,7 @@ class SetupRun {
         this.samples.hook = undefined;
         link.writeDuty(this.zeros);
         void link.stop();
-        reject(new SetupStopped(String(operator.signal.reason ?? 'stopped')));
+        reject(SetupStopped.of(operator.signal.reason));
       };
       if (operator.signal.aborted) stop();
       else operator.signal.addEventListener('abort', stop, { once: true });

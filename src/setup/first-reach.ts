@@ -5,6 +5,7 @@
  * Session) is the caller's `RunReach`; this module makes the gentle rig and path and judges the run.
  */
 import { checkFeasible } from '../control/feasibility.js';
+import { isStopOf } from '../control/stop.js';
 import type { Rig } from '../config/load.js';
 import { builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
@@ -48,19 +49,20 @@ export async function firstReach(rig: Rig, run: RunReach): Promise<StepResult> {
   const f = (a: number[]): string => a.map((v) => v.toFixed(2)).join(', ');
   const evidence = {
     trajectory: path.description,
+    stop: s.stop,
     stopReason: s.stopReason,
     trackingRmsDeg: s.tracking.rmsDeg,
     trackingMaxDeg: s.tracking.maxDeg,
     twinRmsDeg: s.twin.rmsDeg,
     twinAlarms: s.twin.alarms,
   };
-  if (s.stopReason !== 'done') {
+  if (s.stop.kind !== 'done') {
     return {
       name: 'first reach',
       status: 'fail',
       summary: `the first reach stopped: ${s.stopReason}`,
       evidence,
-      fix: /wiring/.test(s.stopReason) ? 'the wiring is still wrong: see the stop reason, fix it and run setup again' : 'see the stop reason; run twolink identify (a gentle --amplitude 0.3) if the model is far from the arm, then setup again',
+      fix: isStopOf(s.stop, 'fault.wiring') ? 'the wiring is still wrong: see the stop reason, fix it and run setup again' : 'see the stop reason; run twolink identify (a gentle --amplitude 0.3) if the model is far from the arm, then setup again',
       corrected: false,
     };
   }

@@ -8,6 +8,7 @@
  */
 import type { Writable } from 'node:stream';
 import { SetupStopped, type Hand, type Operator } from './driver.js';
+import type { StopReason } from '../control/stop.js';
 
 /** Where the process's signals come from (`process`; a test passes an EventEmitter). */
 export interface SignalSource {
@@ -17,10 +18,6 @@ export interface SignalSource {
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-/** The operator's signal reason for an interruption (Ctrl-C, SIGTERM, SIGHUP): `interrupted:SIGINT`. */
-export function isInterruption(reason: unknown): boolean {
-  return typeof reason === 'string' && reason.startsWith('interrupted:');
-}
 
 export class TerminalOperator implements Operator {
   private readonly ac = new AbortController();
@@ -37,7 +34,7 @@ export class TerminalOperator implements Operator {
     this.pending?.reject(new SetupStopped('stdin closed while setup was waiting for Enter (give --yes to run without prompts)'));
     this.pending = undefined;
   };
-  private readonly onSignal = (sig: NodeJS.Signals): void => this.stop(`interrupted:${sig}`);
+  private readonly onSignal = (sig: NodeJS.Signals): void => this.stop({ kind: 'interrupted', signal: sig });
 
   constructor(
     private readonly o: { yes: boolean; quiet: boolean; input: NodeJS.ReadStream; err: Writable; signals?: SignalSource },
@@ -53,8 +50,8 @@ export class TerminalOperator implements Operator {
     return !this.o.yes && this.o.input.isTTY === true;
   }
 
-  /** Fires the signal once (the first reason wins) and ends the prompt that waits. */
-  private stop(reason: string): void {
+  /** Fires the signal once (the first reason wins: a stop value) and ends the prompt that waits. */
+  private stop(reason: StopReason): void {
     if (!this.ac.signal.aborted) this.ac.abort(reason);
     const p = this.pending;
     this.pending = undefined;
@@ -62,7 +59,7 @@ export class TerminalOperator implements Operator {
   }
 
   private stopped(): SetupStopped {
-    return new SetupStopped(String(this.ac.signal.reason));
+    return SetupStopped.of(this.ac.signal.reason);
   }
 
   get signal(): AbortSignal {
@@ -124,9 +121,9 @@ export class TerminalOperator implements Operator {
     for (const ch of s) {
       if (this.raw && (ch === ' ' || ch === '\x1b')) {
         this.o.err.write('\nE-STOP\n');
-        this.stop('estop');
+        this.stop({ kind: 'estop' });
       } else if (this.raw && ch === '\x03') {
-        this.stop('interrupted:SIGINT');
+        this.stop({ kind: 'interrupted', signal: 'SIGINT' });
       } else if (this.pending?.yesNo && /^[yYnN]$/.test(ch)) {
         const p = this.pending;
         this.pending = undefined;

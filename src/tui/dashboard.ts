@@ -14,6 +14,7 @@ import blessed from 'blessed';
 import type { DashboardPart } from '../config/parts.js';
 import { accepts, isFinished, refusal, type LoopCommand, type LoopCommandKind, type Refusal } from '../control/commands.js';
 import { describeEvent, type LoopEvent, type PhasePlan } from '../control/events.js';
+import { describeStop, hostFault, type StopReason } from '../control/stop.js';
 import type { LiveRecording } from '../run/session.js';
 import { tickObject, type TickObject, type TrajPhase } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
@@ -55,7 +56,7 @@ export interface DashboardSession {
   /** Loop events; returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void;
   /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
-  onFinish(hook: (summary: { stopReason: string; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void;
+  onFinish(hook: (summary: { stop: StopReason; timing?: { answerDelaySamples: number | null } }) => Promise<void> | void): void;
   startRecording(file: string): void;
   stopRecording(): LiveRecording | undefined;
   readonly recording: LiveRecording | undefined;
@@ -72,11 +73,11 @@ export interface DashboardOptions {
   /** `twolink demo` (else `twolink run`). */
   demo: boolean;
   /**
-   * Stop the arm softly, with the stop reason for the run's summary: `quit` (the q key: a normal
-   * quit), `interrupted:SIGINT` (Ctrl-C), or `fault:...` (the dashboard failed). A second call
-   * e-stops (the CLI counts the calls with its signals).
+   * Stop the arm softly, with the stop for the run's summary: `quit` (the q key: a normal quit),
+   * `interrupted` by SIGINT (Ctrl-C), or a host fault (the dashboard failed). A second call e-stops
+   * (the CLI counts the calls with its signals).
    */
-  onQuit: (reason: string) => void;
+  onQuit: (reason: StopReason) => void;
 }
 
 export interface DashboardViewOptions extends DashboardOptions {
@@ -121,8 +122,15 @@ export function refusalText(r: Refusal): string {
 }
 
 /** Whether the run ended in a way the user must see before the screen goes: an e-stop or a fault. */
-function worthWaiting(stopReason: string): boolean {
-  return stopReason === 'estop' || stopReason === 'estop:key' || stopReason.startsWith('fault');
+function worthWaiting(stop: StopReason): boolean {
+  switch (stop.kind) {
+    case 'fault':
+      return true;
+    case 'estop':
+      return stop.by === undefined || stop.by === 'key'; // not one a second Ctrl-C or q asked for
+    default:
+      return false;
+  }
 }
 
 interface CurrentTrajectory {
@@ -207,7 +215,7 @@ export class Dashboard {
     });
     this.unsubscribe = o.session.subscribe((e) => this.onEvent(e));
     // The end line names the answer delay the loop learned (the cable is in the connected line).
-    o.session.onFinish((s) => this.finished(s.stopReason, s.timing?.answerDelaySamples ? `; answers applied ${s.timing.answerDelaySamples} sample(s) late, learned` : ''));
+    o.session.onFinish((s) => this.finished(s.stop, s.timing?.answerDelaySamples ? `; answers applied ${s.timing.answerDelaySamples} sample(s) late, learned` : ''));
   }
 
   /** Starts drawing at the frame rate. */
@@ -249,7 +257,7 @@ export class Dashboard {
     const s = this.o.session;
     try {
       if (action === 'estop') {
-        s.send({ kind: 'estop', reason: 'estop:key' });
+        s.send({ kind: 'estop', reason: { kind: 'estop', by: 'key' } });
         this.say('E-STOP sent', 'error');
         this.queueRender();
         return;
@@ -261,7 +269,7 @@ export class Dashboard {
         }
         if (this.over) return;
         this.quitPresses++;
-        this.o.onQuit(action === 'quit' ? 'quit' : 'interrupted:SIGINT');
+        this.o.onQuit(action === 'quit' ? { kind: 'quit' } : { kind: 'interrupted', signal: 'SIGINT' });
         this.queueRender();
         return;
       }
@@ -352,11 +360,11 @@ export class Dashboard {
     }
   }
 
-  private finished(stopReason: string, note = ''): Promise<void> | void {
-    this.over = stopReason + note;
+  private finished(stop: StopReason, note = ''): Promise<void> | void {
+    this.over = describeStop(stop) + note;
     if (this.stopped) return;
     this.frame();
-    if (this.quitPresses > 0 || !worthWaiting(stopReason)) return;
+    if (this.quitPresses > 0 || !worthWaiting(stop)) return;
     return new Promise<void>((resolve) => {
       this.release = () => {
         this.release = undefined;
@@ -554,7 +562,7 @@ export function startDashboard(o: StartOptions): { stop(): void; say(text: strin
     restore();
     if (!first) return;
     process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
-    const reason = `fault:the dashboard failed: ${e instanceof Error ? e.message : String(e)}`;
+    const reason = hostFault(`the dashboard failed: ${e instanceof Error ? e.message : String(e)}`);
     o.onQuit(reason);
     setTimeout(() => o.onQuit(reason), 5000).unref();
   };

@@ -77,15 +77,16 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
   const steps: StepResult[] = [];
   const joints: JointTune[] = [];
   const loop = new TuneLoop(rig, link, rig.control.velocityFilterHz, { maxDevDeg: MAX_DEV_DEG, holdKp: rig.control.pid.kp, holdKd: rig.control.pid.kd });
-  let stopped: (reason: string) => void = () => undefined;
+  let stopped: (e: SetupStopped) => void = () => undefined;
   const abort = new Promise<never>((_, reject) => {
-    stopped = (reason) => reject(new SetupStopped(reason));
+    stopped = reject;
   });
   abort.catch(() => undefined);
   const onAbort = (): void => {
-    loop.abort(`stopped: ${String(operator.signal.reason)}`);
+    const e = SetupStopped.of(operator.signal.reason);
+    loop.abort(`stopped: ${e.message}`);
     void link.stop();
-    stopped(String(operator.signal.reason ?? 'stopped'));
+    stopped(e);
   };
   if (operator.signal.aborted) onAbort();
   else operator.signal.addEventListener('abort', onAbort, { once: true });
@@ -131,7 +132,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     }
   } catch (e0) {
     // The e-stop ends the running experiment too (a TuneAbort): it is reported as the stop it is.
-    const e = operator.signal.aborted && !(e0 instanceof SetupStopped) ? new SetupStopped(String(operator.signal.reason ?? 'stopped')) : e0;
+    const e = operator.signal.aborted && !(e0 instanceof SetupStopped) ? SetupStopped.of(operator.signal.reason) : e0;
     if (e instanceof TuneAbort) {
       add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
       completed = false;

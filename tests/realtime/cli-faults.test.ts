@@ -29,10 +29,11 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     const file = `${dir}/throw.ndjson`;
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'throw@1', '--record', file, '--json']);
     expect(r.code).toBe(1);
-    expect(lastJson(r).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/);
+    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^an exception in the loop thread: injected exception \(--inject throw\)/) } });
     const lines = readRecording(file);
     expect(lines.at(-1).kind).toBe('summary');
-    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/);
+    expect(lines.at(-1).stop).toEqual(lastJson(r).stop);
+    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/); // the words, for people
     // the motors were zeroed: the last tick's command is zero
     const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
     expect(ticks.at(-1).duty).toEqual([0, 0]);
@@ -42,7 +43,7 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'busy=1@1.5', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
-    expect(s.stopReason).toBe('fault:watchdog');
+    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'watchdog' } });
     // 500 samples queued up during the second; only the newest was answered.
     expect(s.timing.lateSamples).toBeGreaterThanOrEqual(400);
     expect(s.timing.maxStallMs).toBeGreaterThanOrEqual(900);
@@ -52,7 +53,7 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
-    expect(s.stopReason).toMatch(/^fault:recording \/dev\/full stopped: the disk is full/);
+    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^recording \/dev\/full stopped: the disk is full/) } });
     expect(s.stopOutcome).toBe('acknowledged');
   });
 });

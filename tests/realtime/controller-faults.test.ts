@@ -32,7 +32,7 @@ describe('twolink run --controller (real time): a controller that misbehaves whi
       expect(r.code, r.stderr).toBe(1);
       expectNoTrace(r);
       const s = lastJson(r);
-      expect(s.stopReason).toMatch(new RegExp(`^fault:controller: ${esc(file(name))}: .*${what.source}`));
+      expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: expect.stringMatching(new RegExp(`^${esc(file(name))}: .*${what.source}`)) } });
       // The zero command went out and the board confirmed it (or its watchdog had already stopped the motors).
       expect(['acknowledged', 'watchdog']).toContain(s.stopOutcome);
     });

@@ -12,7 +12,7 @@ describe('twolink run --controller (real time, mock rig in its thread)', () => {
   it('examples/controllers/pd-gravity.js completes the reach', async () => {
     const r = await twolink(['run', '--controller', 'examples/controllers/pd-gravity.js', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe('done');
+    expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
     expect(s.tracking.samples).toBeGreaterThan(100);
     for (const e of s.tracking.rmsDeg) expect(e).toBeLessThan(5);
@@ -23,6 +23,6 @@ describe('twolink run --controller (real time, mock rig in its thread)', () => {
     writeFileSync(file, "export default () => ({ update() { throw new Error('no gains'); } });");
     const r = await twolink(['run', '--controller', file, '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
     expect(r.code).toBe(1);
-    expect(lastJson(r).stopReason).toBe(`fault:controller: ${file}: update threw: no gains`);
+    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: `${file}: update threw: no gains` } });
   });
 });

@@ -65,7 +65,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     await rig.exited;
     expect(r.code, `${r.stdout.trim().split('\n').pop()}\n${r.stderr}\n${rig.stderr()}`).toBe(0);
     const s = lastJson(r);
-    expect(s.stopReason).toBe('done');
+    expect(s.stop).toEqual({ kind: 'done' });
     expect(s.stopOutcome).toBe('acknowledged');
     // The same reach on the TS mock measures 0.04 / 0.15 deg in virtual time; through the firmware,
     // in real time on a shared machine, 0.15-0.35 deg. The bound leaves room for a loaded machine.
@@ -94,7 +94,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     const rig = loadRig(file);
     const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250 });
     const mock = await mockVirtualReach(rig);
-    expect(fw.stopReason).toBe('done');
+    expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
     const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
     for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
     // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
@@ -250,7 +250,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       expect(resetAt, r.stderr).toBeDefined();
       expect(resets).toHaveLength(1);
       expect(r.code, r.stderr).toBe(1);
-      expect(lastJson(r).stopReason).toMatch(/^fault:board-reset/);
+      expect(lastJson(r).stop).toMatchObject({ kind: 'fault', fault: { kind: 'board-reset' } });
     } finally {
       await sim.stop();
     }
@@ -285,13 +285,13 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
   it('two reaches on one board that is not reset between them both complete (FirmataEncoder still has the encoders attached)', async () => {
     needSimavr();
     const runs = await stockTwice(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
-    expect(runs.map((r) => r.stopReason), runs.map(blameOf).join('; ')).toEqual(['done', 'done']);
+    expect(runs.map((r) => r.end), runs.map(blameOf).join('; ')).toEqual([{ kind: 'stopped', stop: { kind: 'done' } }, { kind: 'stopped', stop: { kind: 'done' } }]);
   }, hangGuardMs(180_000));
 
   it('host killed while the motors run: the board zeroes them the watchdog time after its last byte (board time)', async () => {
     needSimavr();
     const r = await stockReach(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT, 1.0);
-    expect(r.stopReason, `the run ended before the host was killed: ${blameOf(r)}`).toBe('killed');
+    expect(r.end, `the run ended before the host was killed: ${blameOf(r)}`).toEqual({ kind: 'killed' });
     // The feature compares millis() (1.024 ms steps, a 2 ms jump every ~42 ms) against the last complete
     // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
     expect(r.watchdogS).toBeGreaterThan(0.299);

@@ -45,7 +45,7 @@ describe('twolink run --foxglove', () => {
     const r = await run.done;
     expect(r.code, r.stderr).toBe(0);
     const s = lastJson(r);
-    expect(s.stopReason).toBe('done');
+    expect(s.stop).toEqual({ kind: 'done' });
     expect(s.droppedRows ?? 0).toBe(0);
     await reader.until(() => reader.closed !== undefined);
     expect(reader.ws.protocol).toBe('foxglove.sdk.v1');

@@ -67,7 +67,7 @@ async function nextRun(file: string, port: string): Promise<{ s: any; text: stri
 
 /** Nothing of the earlier session counted: done, no lost frame or sample, no garbled line. */
 function expectClean(s: any, text: string): void {
-  expect(s.stopReason, text).toBe('done');
+  expect(s.stop, text).toEqual({ kind: 'done' });
   expect(s.link.lost, text).toBe(0);
   expect(s.link.corrupt, text).toBe(0);
   expect(s.timing.lostSamples, text).toBe(0);
@@ -153,11 +153,11 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     // A clean session first, for what this machine's load alone costs: a Firmata board's only clock is
     // its reports, and a starved rig process skips reports as FirmataReporting does (a real board does not).
     const control = await nextRun(file, b);
-    expect(control.s.stopReason, control.text).toBe('done');
+    expect(control.s.stop, control.text).toEqual({ kind: 'done' });
     await killMidReach(file, b);
     const { s, text } = await nextRun(file, b);
     const why = `${text}\n${boardErr()}\nthe clean session before: ${control.s.timing.lostSamples} lost`;
-    expect(s.stopReason, why).toBe('done');
+    expect(s.stop, why).toEqual({ kind: 'done' });
     expect(s.link.corrupt, why).toBe(0);
     // Lost samples are not asserted here: a Firmata board's only clock is its reports, and the mock
     // rig's process skips reports whenever a busy machine starves it (22-102 per clean session measured
@@ -187,7 +187,7 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
     await new Promise<void>((resolve) => other.close(() => resolve()));
     const { s, text } = await nextRun(file, b);
     const why = `${text}\n${boardErr()}`;
-    expect(s.stopReason, why).toBe('done');
+    expect(s.stop, why).toEqual({ kind: 'done' });
     expect(s.link.corrupt, why).toBe(0);
   }, hangGuardMs(60_000));
 });

@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DOMParser } from '@xmldom/xmldom';
 import { describe, expect, it } from 'vitest';
-import { ROOT, twolink } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { BIN, ROOT, twolink } from '../helpers/cli.js';
+import { parseRigReport, type RigReport } from '../../src/mock/rig-report.js';
+import { realtimeEngine } from '../../src/hil/engines.js';
+import { runScenario } from '../../src/hil/run.js';
+import { parseSuite } from '../../src/hil/suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-rt-'));
 
@@ -17,7 +23,7 @@ describe('twolink hil --realtime', () => {
       suite,
       JSON.stringify({
         name: 'rt',
-        scenarios: [{ name: 'lost link', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'point', injections: ['silent@1'], expect: { stopReason: 'fault:', stopWithinMs: 1000 } }],
+        scenarios: [{ name: 'lost link', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'point', injections: ['silent@1'], expect: { stopReason: 'fault', stopWithinMs: 1000 } }],
       }),
     );
     const xml = join(dir, 'rt.xml');
@@ -33,5 +39,31 @@ describe('twolink hil --realtime', () => {
     const props = Array.from(doc.getElementsByTagName('property')).map((p) => [p.getAttribute('name'), p.getAttribute('value')]);
     expect(props).toContainEqual(['clock', 'real']);
     expect(doc.getElementsByTagName('testcase').length).toBe(1);
+  });
+});
+
+describe('the pty rig reports to a program in JSON lines (--report), read with the schema', () => {
+  it('twolink rig --report: the injection it refuses, the host end of its pty, then serving', async () => {
+    // The Firmata mock has no line-protocol wire: `garbage` is refused, and the rig serves on.
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm-firmata.json', '--pty', '--report', '--no-rt', '--inject', 'garbage=10@5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const reports: RigReport[] = [];
+    await new Promise<void>((resolve, reject) => {
+      child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const r = parseRigReport(line);
+        reports.push(r);
+        if (r.kind === 'serving') resolve();
+      });
+    });
+    child.kill('SIGTERM');
+    expect(reports.map((r) => r.kind)).toEqual(['refused', 'pty', 'serving']);
+    expect(reports[0]).toEqual({ kind: 'refused', injection: 'garbage', why: expect.stringMatching(/^garbage acts on .*, which the pty rig does not have$/) });
+    expect(reports[1]).toEqual({ kind: 'pty', host: expect.stringMatching(/^\/dev\/pts\/\d+$|^\//) });
+  });
+
+  it('a HIL scenario with an injection the pty rig refuses is an error before the run, naming it (its report, not its words on stderr)', async () => {
+    const suite = parseSuite({ scenarios: [{ name: 'wire on firmata', rig: join(ROOT, 'rigs/mock-arm-firmata.json'), traj: 'point', injections: ['garbage=10@1'], expect: {} }] }, join(dir, 'refused.json'));
+    const r = await runScenario(suite.scenarios[0]!, realtimeEngine());
+    expect(r).toMatchObject({ status: 'error', error: expect.stringMatching(/^injection garbage is not available on the pty rig: garbage acts on .*: run this scenario in virtual time$/) });
   });
 });

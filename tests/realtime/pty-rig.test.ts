@@ -78,7 +78,7 @@ describe('the mock rig on a pty', () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--rate', '500', '--rt', '--json']);
     expect(r.code, r.stderr).toBe(0);
     const s = lastJson(r);
-    expect(s.stopReason).toBe('done');
+    expect(s.stop).toEqual({ kind: 'done' });
     expect(s.stopOutcome).toBe('acknowledged');
     expect(s.link.lost).toBe(0);
     expect(s.link.corrupt).toBe(0);

@@ -79,7 +79,7 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
       expect(r.sentAt).toBeGreaterThanOrEqual(1.0);
       expect(r.code).toBe(130);
       const s = lastLine(r.stdout);
-      expect(s.stopReason).toBe(`interrupted:${sig}`);
+      expect(s.stop).toEqual({ kind: 'interrupted', signal: sig });
       expect(s.stopOutcome).toBe('acknowledged');
       const { readFileSync } = await import('node:fs');
       const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -100,6 +100,7 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
     const s = lastLine(r.stdout);
     // Either the signal came in before the block (the soft stop's ticks run into it) or during it: the
     // thread is cut once it has spun 250 ms of its own CPU time without a row.
+    expect(s.stop).toEqual({ kind: 'interrupted', signal: 'SIGINT', threadCut: expect.stringMatching(/^the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\)$/) });
     expect(s.stopReason).toMatch(/^interrupted:SIGINT \(the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\): twolink ended it from the main thread/);
   });
 });

@@ -16,7 +16,7 @@ describe('twolink run: the summary and the recording', () => {
     const file = join(dir, 'reach.ndjson');
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--record', file, '--json'], { timeoutMs: 60_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe('done');
+    expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
     const rec = fromRecording(file);
     expect(rec.answered).toBeGreaterThan(1000);
@@ -36,7 +36,7 @@ describe('twolink run: the summary and the recording', () => {
   it('--max-seconds before the trajectory is done: timeout, exit code 4, the motors stopped, tracking over the approach', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '1', '--json'], { timeoutMs: 60_000 });
     const s = lastJson(r);
-    expect(s.stopReason, r.stderr).toBe("timeout: the run's time limit of 1 s came before its trajectories were done");
+    expect(s.stop, r.stderr).toEqual({ kind: 'timeout', seconds: 1 });
     expect(r.code).toBe(4);
     expect(s.stopOutcome).toBe('acknowledged');
     expect(s.tracking.covers).toBe('approach');

@@ -109,7 +109,7 @@ describe('twolink demo in tmux', () => {
     const lines = readFileSync(join(dir, 'estop', files[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     expect(lines[0].kind).toBe('header');
     expect(lines.filter((l) => l.kind === 'tick').length).toBeGreaterThan(100);
-    expect(lines.at(-1)).toMatchObject({ kind: 'summary', stopReason: 'recording stopped' });
+    expect(lines.at(-1)).toMatchObject({ kind: 'summary', stop: { kind: 'requested', text: 'recording stopped' }, stopReason: 'recording stopped' });
     tmux('send-keys', '-t', 'estop', 'e');
     await until('E-STOPPED on the screen', () => /E-STOPPED: motors off \(estop:key(; answers applied \d+ sample\(s\) late, learned)?\)\. The run is over: q to exit\./.test(d.screen()), d.screen);
     expect(d.screen().split('\n')[0]).toContain('E-STOPPED');
@@ -181,7 +181,7 @@ describe('twolink demo in tmux', () => {
     );
     const parsed = lines.map((l) => JSON.parse(l));
     const summary = parsed.at(-1);
-    expect(summary.stopReason).toBe('interrupted:SIGHUP');
+    expect(summary.stop).toEqual({ kind: 'interrupted', signal: 'SIGHUP' });
     expect(summary.stopOutcome).toBe('acknowledged');
     expect(parsed.filter((l) => l.kind === 'tick')).toHaveLength(summary.ticks);
   }, hangGuardMs(90_000));

@@ -1,0 +1,36 @@
+/**
+ * What `twolink rig --report` says on stdout, one JSON object a line, for a program that drives it
+ * (the HIL suite's real-time engine): where the host connects, which injections it cannot take, and
+ * when it serves. Its stderr stays words for people; nothing reads those back. The schema is written
+ * once here for the rig that writes the lines and the program that reads them.
+ */
+import { z } from 'zod';
+
+export const rigReportSchema = z.discriminatedUnion('kind', [
+  /** The pty pair is made: the host opens `host`. */
+  z.strictObject({ kind: z.literal('pty'), host: z.string().min(1) }),
+  /** An injection the rig does not have the part for: it serves on without it. */
+  z.strictObject({ kind: z.literal('refused'), injection: z.string().min(1), why: z.string() }),
+  /** The board serves on `board` (its end open): the host may talk now; injection times count from here. */
+  z.strictObject({ kind: z.literal('serving'), board: z.string().min(1) }),
+]);
+
+export type RigReport = z.infer<typeof rigReportSchema>;
+
+/** One report line (with its newline). */
+export function rigReportLine(r: RigReport): string {
+  return `${JSON.stringify(r)}\n`;
+}
+
+/** A stdout line of `twolink rig --report`, checked; throws naming the line when it is no report. */
+export function parseRigReport(line: string): RigReport {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    throw new Error(`twolink rig --report: a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
+  }
+  const r = rigReportSchema.safeParse(raw);
+  if (!r.success) throw new Error(`twolink rig --report: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`);
+  return r.data;
+}
