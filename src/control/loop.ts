@@ -40,6 +40,7 @@ import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } fr
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
 import { FollowingGuard, followingFault } from './following.js';
+import { SlipGuard } from './slip.js';
 import { createActuatedArmModel } from '../model/actuated.js';
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
@@ -143,6 +144,7 @@ export class LoopCore {
   private readonly predictor: Predictor;
   private readonly wiring: WiringMonitor;
   private readonly following: FollowingGuard;
+  private readonly slip: SlipGuard;
   /** Driven time the wiring monitor has watched [s]. */
   private wiringWatchS = 0;
   private boardT0 = -1;
@@ -190,6 +192,7 @@ export class LoopCore {
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
     this.predictor = new Predictor(o.rig, model);
     this.wiring = new WiringMonitor(model, { encoders: o.rig.encoders });
+    this.slip = new SlipGuard(o.rig.limits.map((l) => l.maxVel), o.rig.encoders.map((e) => e.countsPerRev));
     this.following = new FollowingGuard(o.rig.limits, o.law ? 'user' : o.feedforward === 'none' ? 'pid' : 'model', o.rig.link.transport === 'firmata');
     this.holdQ = new Array(n).fill(0);
     const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
@@ -453,7 +456,8 @@ export class LoopCore {
     }
     // On every sample, answered or superseded (a USB adapter delivers bursts): the next answered one
     // would see the jumped angle as its predecessor's.
-    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? checkJump(prevQ, r.q, bdt, this.o.rig.limits) : undefined;
+    const watch = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished;
+    const jump = watch ? (checkJump(prevQ, r.q, bdt, this.o.rig.limits) ?? (prevQ ? this.slip.check(prevQ, this.estimator.qd, r.q, bdt, this.lt) : undefined)) : undefined;
     if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);
