@@ -79,6 +79,9 @@ export interface StockRun {
    * rig's fault, not the host's.
    */
   boardBehindMs: number;
+  /** The run's corrupt messages and lost samples (its summary's link.corrupt, timing.lostSamples), when it printed one. */
+  corrupt?: number;
+  lost?: number;
 }
 
 /**
@@ -90,6 +93,21 @@ export async function stockReach(rig: Rig, elf: string, bin: string, root: strin
   await requestRealtime(sim.pid, 45);
   try {
     return await reachOn(sim, rig, bin, root, killAfterS);
+  } finally {
+    await sim.stop();
+  }
+}
+
+/**
+ * A run killed with SIGKILL `killAfterS` of board time after the motors first move, then a new run on
+ * the same simulated board (not reset between them: a pty has no DTR): the hand-over.
+ */
+export async function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: string, killAfterS = 1.0): Promise<StockRun[]> {
+  const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
+  await requestRealtime(sim.pid, 45);
+  try {
+    const killed = await reachOn(sim, rig, bin, root, killAfterS);
+    return [killed, await reachOn(sim, rig, bin, root)];
   } finally {
     await sim.stop();
   }
@@ -148,8 +166,9 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   const boardBehindMs = behindS * 1e3;
   if (killedAt !== undefined) return { stopReason: 'killed', rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
   try {
-    const s = JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string; tracking?: { rmsDeg?: number[] } };
-    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs };
+    const s = JSON.parse(out.trim().split('\n').pop() ?? '') as { stopReason?: string; tracking?: { rmsDeg?: number[] }; link?: { corrupt?: number }; timing?: { lostSamples?: number } };
+    const counts = { ...(s.link?.corrupt !== undefined ? { corrupt: s.link.corrupt } : {}), ...(s.timing?.lostSamples !== undefined ? { lost: s.timing.lostSamples } : {}) };
+    return { stopReason: s.stopReason ?? 'none', rmsDeg: s.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, ...counts };
   } catch {
     return { stopReason: 'no summary', rmsDeg: [NaN, NaN], boardBehindMs };
   }
