@@ -102,7 +102,7 @@ function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => P
       if (quitting) return;
       quitting = true;
       void stop()
-        .catch(() => undefined)
+        .catch((e: unknown) => void process.stderr.write(`twolink rig: stopping the simulated board failed (${e instanceof Error ? e.message : String(e)}); ending\n`))
         .then(() => new Promise<void>((r) => (port.isOpen ? port.close(() => r()) : r())))
         .then(() => pty?.close())
         .then(() => resolve(code));
