@@ -187,9 +187,8 @@ export class FirmataLink implements Link {
     this.counters.bytesIn += d.length;
     const stray = this.framer.stray;
     for (const m of this.framer.push(d)) this.onMessage(m);
-    // Counting starts once the link is open (as LineLink's, at the board's answer): before, the port may hold the tail
-    // of a message an earlier session's board was sending when this one opened (a board left streaming,
-    // the stock image in simavr after a SIGKILL: 2-20 such bytes), which is not corruption on the wire.
+    // Counted once open (as LineLink counts from the board's answer): before, the port may hold the tail of a
+    // report a board left streaming was sending (2-20 bytes after a SIGKILL), which is not corruption.
     const counting = this.state.kind === 'open';
     if (counting) this.counters.corrupt += this.framer.stray - stray;
     if (!this.transport.detached) {
