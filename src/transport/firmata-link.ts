@@ -187,8 +187,7 @@ export class FirmataLink implements Link {
     this.counters.bytesIn += d.length;
     const stray = this.framer.stray;
     for (const m of this.framer.push(d)) this.onMessage(m);
-    // Counted once open (as LineLink counts from the board's answer): before, the port may hold the tail of a
-    // report a board left streaming was sending (2-20 bytes after a SIGKILL), which is not corruption.
+    // Counted once open, as LineLink's: before, a board left streaming may have sent the tail of a report.
     const counting = this.state.kind === 'open';
     if (counting) this.counters.corrupt += this.framer.stray - stray;
     if (!this.transport.detached) {
