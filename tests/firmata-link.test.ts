@@ -74,6 +74,19 @@ describe('the handshake', () => {
     expect(r.raw[1]).toBeGreaterThan(100);
   });
 
+  it("the tail of a message from an earlier session, waiting on the port when it opens, is not counted as corrupt", async () => {
+    const s = await setup();
+    open.push(s);
+    const opening = s.link.open();
+    // What a board left streaming had half sent when the host opened: the end of an encoder report.
+    s.stream.emit('data', Buffer.from([0x40, 0x1f, 0x00, 0x00, 0xf7]));
+    await pumpUntil(s.clock, opening);
+    expect(s.link.counters.corrupt).toBe(0);
+    // Once open, stray bytes are corruption again.
+    s.stream.emit('data', Buffer.from([0x40, 0x1f, 0xf7]));
+    expect(s.link.counters.corrupt).toBe(3);
+  });
+
   it('a board that did not reset (a pty) repeats REPORT_VERSION and its name every 250 ms until the host talks', async () => {
     const s = await setup();
     open.push(s);

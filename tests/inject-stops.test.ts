@@ -35,6 +35,10 @@ const CASES: Record<InjectionName, Case[]> = {
     { inject: 'stall=1@0.5', why: 'joint 1 jams', stop: jointTrouble(0, 'jammed', 'stuck') },
   ],
   slip: [{ inject: 'slip=1:200@1.5', why: "encoder 1's count jumps 15 deg in a sample", stop: fault({ kind: 'encoder-jump', joint: 0 }) }],
+  slipping: [
+    { inject: 'slipping=1:20@0.5', why: "encoder 1 slips on its shaft, 20 counts (1.5 deg) back at a time: not a wiring mistake, a load or a following error", stop: fault({ kind: 'encoder-slip', joint: 0, steps: 3 }) },
+    { inject: 'slipping=2:12@1.5', why: 'encoder 2 slips, 12 counts (1.8 deg) at a time', stop: fault({ kind: 'encoder-slip', joint: 1, steps: 3 }) },
+  ],
   reverse: [{ inject: 'reverse=1@1.5', why: "encoder 1's reading flips over its zero in a sample", stop: fault({ kind: 'encoder-jump', joint: 0 }) }],
   dead: [
     { inject: 'dead=2@0.5', why: "motor 2 gives no torque (not a wiring mistake: issue 20's example)", stop: jointTrouble(1, 'dead-motor') },

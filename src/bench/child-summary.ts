@@ -11,7 +11,8 @@ const childSummarySchema = z.looseObject({
   stop: stopSchema,
   stopReason: z.string(),
   tracking: z.looseObject({ rmsDeg: z.array(z.number()) }).optional(),
-  timing: z.looseObject({ lateSamples: z.number() }).optional(),
+  timing: z.looseObject({ lateSamples: z.number(), lostSamples: z.number().optional() }).optional(),
+  link: z.looseObject({ corrupt: z.number().optional() }).optional(),
 });
 
 export type ChildSummary = z.infer<typeof childSummarySchema>;

@@ -81,6 +81,9 @@ export interface StockRun {
    * rig's fault, not the host's.
    */
   boardBehindMs: number;
+  /** The run's corrupt messages and lost samples (its summary's link.corrupt, timing.lostSamples), when it printed one. */
+  corrupt?: number;
+  lost?: number;
 }
 
 /**
@@ -92,6 +95,21 @@ export async function stockReach(rig: Rig, elf: string, bin: string, root: strin
   await requestRealtime(sim.pid, 45);
   try {
     return await reachOn(sim, rig, bin, root, killAfterS);
+  } finally {
+    await sim.stop();
+  }
+}
+
+/**
+ * A run killed with SIGKILL `killAfterS` of board time after the motors first move, then a new run on
+ * the same simulated board (not reset between them: a pty has no DTR): the hand-over.
+ */
+export async function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: string, killAfterS = 1.0): Promise<StockRun[]> {
+  const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
+  await requestRealtime(sim.pid, 45);
+  try {
+    const killed = await reachOn(sim, rig, bin, root, killAfterS);
+    return [killed, await reachOn(sim, rig, bin, root)];
   } finally {
     await sim.stop();
   }
@@ -151,7 +169,8 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
   const s = lastSummary(out);
   if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs };
+  const counts = { ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}), ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}) };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, ...counts };
 }
 
 /**

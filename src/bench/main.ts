@@ -58,7 +58,7 @@ function argValue(name: string): string | undefined {
 
 /**
  * `--runs N` (busy and heavy runs per configuration, default 20), `--quiet-runs N` (default 5),
- * `--conditions quiet,busy,heavy,busy-no-rt` and `--configs pty,firmata,mock,firmata-pty,firmware,demo`
+ * `--conditions quiet,busy,heavy,busy-no-rt` and `--configs pty,firmata,mock,firmata-pty,firmware,stock,demo`
  * (default all; also from TWOLINK_BENCH_CONDITIONS / TWOLINK_BENCH_CONFIGS).
  */
 function runsOption(): RealtimeOptions {

@@ -1,7 +1,9 @@
 /**
  * Real time, as a user runs it: `twolink run ... --json` in its own process against the mock rig
  * (its own thread), the pty rigs (`twolink rig --pty`, line and Firmata, its own process), the Firmata
- * mock, our firmware in simavr (`twolink rig --firmware --pty`) and the demo, on a quiet machine, a busy
+ * mock, our firmware in simavr (`twolink rig --firmware --pty`), the stock ConfigurableFirmata image in
+ * simavr (the same, with `--board uno-firmata --elf`; a row that says why when there is no image) and
+ * the demo, on a quiet machine, a busy
  * one (two CPU hogs at normal priority) and a heavily loaded one (six hogs: load about 8 on 2 cores),
  * printed side by side with the load measured. `--conditions quiet,heavy` and `--configs pty,mock`
  * (or TWOLINK_BENCH_CONDITIONS / TWOLINK_BENCH_CONFIGS) pick rows; `--runs N` sets the count. For each: runs
@@ -18,6 +20,7 @@ import { loadRig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
 import type { RunSummary } from '../run/stats.js';
 import { virtualRun } from '../run/virtual.js';
+import { stockFirmataElf, unoFirmataRig } from './firmware-stock.js';
 import { section, type BenchResult } from './report.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
@@ -30,8 +33,12 @@ interface Config {
   rig: string;
   /** Loop rate [Hz]; the rig file's when absent. */
   rateHz?: number;
-  /** mock: --mock in the host; pty: `twolink rig --pty`; firmware: `twolink rig --firmware --pty`; demo: `twolink demo --headless`. */
-  where: 'mock' | 'pty' | 'firmware' | 'demo';
+  /**
+   * mock: --mock in the host; pty: `twolink rig --pty`; firmware: `twolink rig --firmware --pty`;
+   * stock: the stock ConfigurableFirmata image in simavr (`twolink rig --firmware --board uno-firmata
+   * --elf IMAGE --pty`, on the Uno wiring of docs/firmata.md: firmware-stock.ts); demo: `twolink demo --headless`.
+   */
+  where: 'mock' | 'pty' | 'firmware' | 'stock' | 'demo';
 }
 
 export const CONFIGS: Config[] = [
@@ -40,6 +47,8 @@ export const CONFIGS: Config[] = [
   { key: 'mock', name: '1 kHz line protocol, mock (own thread)', rig: 'rigs/mock-arm.json', rateHz: 1000, where: 'mock' },
   { key: 'firmata-pty', name: '500 Hz Firmata, pty rig', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'pty' },
   { key: 'firmware', name: 'our firmware in simavr (rig --firmware --pty)', rig: 'rigs/mock-arm.json', where: 'firmware' },
+  // The rig: mock-arm-firmata.json on an Uno wired as docs/firmata.md suggests (unoFirmataRig), made when it runs.
+  { key: 'stock', name: 'stock ConfigurableFirmata in simavr (rig --firmware --board uno-firmata --elf)', rig: 'rigs/mock-arm-firmata.json', where: 'stock' },
   { key: 'demo', name: 'the demo (demo --headless --traj reach)', rig: 'rigs/mock-arm.json', where: 'demo' },
 ];
 
@@ -60,10 +69,14 @@ export function startHogs(n = 2): () => void {
   };
 }
 
-/** `twolink rig --pty` (with `--firmware`: simavr) in its own process; resolves with the host's path. */
-export function startPtyRig(rigFile: string, rt: boolean, firmware = false): Promise<{ path: string; stop: () => Promise<string> }> {
+/**
+ * `twolink rig --pty` (with `--firmware`: simavr; with `elf`: that image on the uno-firmata pin map) in
+ * its own process; resolves with the host's path.
+ */
+export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?: string): Promise<{ path: string; stop: () => Promise<string> }> {
   return new Promise((resolve, reject) => {
-    const args = ['rig', '--rig', rigFile, '--pty', ...(firmware ? ['--firmware'] : []), ...(rt ? [] : ['--no-rt'])];
+    const image = elf !== undefined ? ['--board', 'uno-firmata', '--elf', elf] : [];
+    const args = ['rig', '--rig', rigFile, '--pty', ...(firmware || elf !== undefined ? ['--firmware', ...image] : []), ...(rt ? [] : ['--no-rt'])];
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -156,13 +169,14 @@ function rigBehind(stderr: string): number | undefined {
   return all.length ? Math.max(...all) : undefined;
 }
 
-async function runConfig(c: Config, runs: number, rt: boolean): Promise<Agg> {
+async function runConfig(c: Config, runs: number, rt: boolean, elf?: string): Promise<Agg> {
   const agg: Agg = { done: 0, faulted: [], rms: [], late: [], lat50: [], lat99: [], cpu: [], stall: [], mockLate: 0 };
-  const pty = c.where === 'pty' || c.where === 'firmware' ? await startPtyRig(c.rig, rt, c.where === 'firmware') : undefined;
+  const rigFile = c.where === 'stock' ? unoFirmataRig(ROOT).file : c.rig;
+  const pty = c.where === 'pty' || c.where === 'firmware' || c.where === 'stock' ? await startPtyRig(rigFile, rt, c.where === 'firmware', c.where === 'stock' ? elf : undefined) : undefined;
   try {
     for (let i = 0; i < runs; i++) {
       const where = pty ? ['--port', pty.path] : c.where === 'demo' ? [] : ['--mock'];
-      const args = ['--rig', c.rig, ...where, ...(c.rateHz ? ['--rate', String(c.rateHz)] : []), '--traj', 'reach', ...(rt ? ['--rt'] : ['--no-rt'])];
+      const args = ['--rig', rigFile, ...where, ...(c.rateHz ? ['--rate', String(c.rateHz)] : []), '--traj', 'reach', ...(rt ? ['--rt'] : ['--no-rt'])];
       const r = await runOnce(c.where === 'demo' ? [...args, '--headless'] : args, c.where === 'demo' ? 'demo' : 'run');
       const s = tallyRun(agg, r);
       if (!s) continue;
@@ -227,7 +241,16 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
     const stop = cond.hogs ? startHogs(cond.hogs) : () => undefined;
     try {
       for (const c of configs) {
-        const a = await runConfig(c, runs, cond.rt);
+        // The stock image, or one line saying why there is none (firmware-stock.ts).
+        const image = c.where === 'stock' ? stockFirmataElf(ROOT) : undefined;
+        if (image?.why !== undefined) {
+          rows.push([`${c.name} | ${cond.name}`, 'skipped', image.why.split('\n')[0]!]);
+          figures[`${c.name} | ${cond.name}`] = { skipped: image.why } as never;
+          continue;
+        }
+        const started = Date.now();
+        const a = await runConfig(c, runs, cond.rt, image?.elf);
+        const perRunS = (Date.now() - started) / 1000 / runs;
         const load = os.loadavg()[0]!;
         const v = vt.get(c.name)!;
         const rmsMed = [0, 1].map((j) => median(a.rms.map((r) => r[j]!)));
@@ -235,10 +258,10 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
         const key = `${c.name} | ${cond.name}${cond.rt ? ' --rt' : ''}, load ${load.toFixed(1)}`;
         rows.push([
           key,
-          `${a.done}/${runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)})`,
+          `${a.done}/${runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)}); ${perRunS.toFixed(1)} s of real time per run with the rig's start`,
           `late ${median(a.late)}/run, latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${max(a.stall).toFixed(1)} ms${a.mockLate ? `, mock starved in ${a.mockLate}` : ''}${a.rigBehindMs !== undefined ? `, rig behind at most ${a.rigBehindMs.toFixed(1)} ms` : ''}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
         ]);
-        figures[key] = { done: a.done, runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall), load1min: load, hogs: cond.hogs, ...(a.rigBehindMs !== undefined ? { rigBehindMs: a.rigBehindMs } : {}) } as never;
+        figures[key] = { done: a.done, runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall), load1min: load, hogs: cond.hogs, secondsPerRun: perRunS, ...(a.rigBehindMs !== undefined ? { rigBehindMs: a.rigBehindMs } : {}) } as never;
       }
     } finally {
       stop();

@@ -8,6 +8,7 @@ import type { LoopPart } from '../config/parts.js';
 import type { ActuatedArmModel } from '../model/actuated.js';
 import type { Reading } from '../transport/link.js';
 import { FollowingGuard, followingFault, type FollowingLaw } from './following.js';
+import { SlipGuard } from './slip.js';
 import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from './safety.js';
 import type { Fault } from './stop.js';
 import type { Twin } from './twin.js';
@@ -23,6 +24,7 @@ const WIRING_WATCH_S = 1;
 export class LoopGuards {
   private readonly wiring: WiringMonitor;
   private readonly following: FollowingGuard;
+  private readonly slip: SlipGuard;
   /** Driven time the wiring monitor has watched [s]. */
   private wiringWatchS = 0;
   /** Time each joint has spent at its torque limit [s]. */
@@ -39,6 +41,7 @@ export class LoopGuards {
   ) {
     this.wiring = new WiringMonitor(model, { encoders: rig.encoders });
     this.following = new FollowingGuard(rig.limits, law, rig.link.transport === 'firmata');
+    this.slip = new SlipGuard(rig.limits.map((l) => l.maxVel), rig.encoders.map((e) => e.countsPerRev));
     this.satTime = new Array<number>(rig.joints).fill(0);
   }
 
@@ -47,9 +50,12 @@ export class LoopGuards {
     return checkFinite([['measured angle', r.q]], this.rig.joints);
   }
 
-  /** An encoder did not jump since the previous sample `bdt` [s] before (`prev` undefined: none). */
-  jump(prev: readonly number[] | undefined, r: Reading, bdt: number): Fault | undefined {
-    return checkJump(prev, r.q, bdt, this.rig.limits);
+  /**
+   * An encoder did not jump since the previous sample `bdt` [s] before (`prev` undefined: none), nor
+   * step back against the motion as a slipping one does (slip.ts; `qd` the estimate, `t` board time).
+   */
+  jump(prev: readonly number[] | undefined, r: Reading, bdt: number, qd: readonly number[], t: number): Fault | undefined {
+    return checkJump(prev, r.q, bdt, this.rig.limits) ?? (prev ? this.slip.check(prev, qd, r.q, bdt, t) : undefined);
   }
 
   /**

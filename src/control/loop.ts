@@ -112,7 +112,7 @@ export class LoopCore extends LoopModes {
     }
     // On every sample, answered or superseded (a USB adapter delivers bursts): the next answered one
     // would see the jumped angle as its predecessor's.
-    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? this.guards.jump(prevQ, r, bdt) : undefined;
+    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? this.guards.jump(prevQ, r, bdt, this.estimator.qd, this.time.t) : undefined;
     if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);

@@ -16,6 +16,8 @@ export type Fault =
   | { kind: 'speed'; joint: number; degS: number; limitDegS: number }
   /** A measured angle that stepped by `deg` in `ms`, faster than the joint can turn: the encoder jumped. */
   | { kind: 'encoder-jump'; joint: number; deg: number; ms: number }
+  /** A measured angle that stepped back against the motion `steps` times in `seconds`, losing `deg` in all (slip.ts): the encoder slips. */
+  | { kind: 'encoder-slip'; joint: number; steps: number; deg: number; seconds: number }
   | { kind: 'saturated'; joint: number; seconds: number }
   | { kind: 'non-finite'; what: string }
   | { kind: 'twin-alarm'; joints: number[] }
@@ -48,6 +50,7 @@ const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
   limit: true,
   speed: true,
   'encoder-jump': true,
+  'encoder-slip': true,
   saturated: true,
   'non-finite': true,
   'twin-alarm': true,
@@ -110,6 +113,8 @@ export function describeFault(f: Fault): string {
       return `speed joint ${f.joint + 1} at ${f.degS.toFixed(0)} deg/s, limit ${f.limitDegS.toFixed(0)} deg/s`;
     case 'encoder-jump':
       return `encoder-jump joint ${f.joint + 1}: its angle stepped ${f.deg.toFixed(1)} deg in ${f.ms.toFixed(1)} ms, faster than the joint can turn (a slipping encoder or coupling, a miscount, noise on the encoder lines)`;
+    case 'encoder-slip':
+      return `encoder-slip joint ${f.joint + 1}: its angle stepped back against the motion ${f.steps} times in ${f.seconds.toFixed(2)} s (${Math.abs(f.deg).toFixed(1)} deg lost), each faster than the joint can change speed: its encoder slips (a loose coupling or set screw) or misses counts (noise on its lines), and the arm is further along than measured`;
     case 'saturated':
       return `saturated joint ${f.joint + 1} at its torque limit for ${f.seconds} s (jammed, blocked, or a load it cannot carry)`;
     case 'non-finite':

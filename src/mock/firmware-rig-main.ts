@@ -1,6 +1,6 @@
 /**
  * The firmware rig's own process (started by serveFirmwareRig, not through bin/twolink.js, so with
- * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, injections, sliceUs, rt }.
+ * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, elf, injections, sliceUs, rt }.
  * Errors a user can fix (a missing package, a build failure) are one line and exit code 2.
  */
 import { z } from 'zod';
@@ -11,7 +11,8 @@ import { FirmwareSimError } from './firmware-sim.js';
 
 const Args = z.object({
   rigFile: z.string(),
-  board: z.enum(['uno', 'mega']),
+  board: z.enum(['uno', 'mega', 'uno-firmata']),
+  elf: z.string().optional(),
   injections: z.array(injectionSchema),
   sliceUs: z.number().int().min(20).max(10_000).optional(),
   rt: z.boolean().optional(),
@@ -23,6 +24,7 @@ async function main(): Promise<number> {
   try {
     return await runFirmwareRig(rig, {
       board: a.board,
+      ...(a.elf !== undefined ? { elf: a.elf } : {}),
       injections: a.injections,
       ...(a.sliceUs ? { sliceUs: a.sliceUs } : {}),
       ...(a.rt ? { rt: true } : {}),
@@ -38,10 +40,18 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => (process.exitCode = code),
-  (e: unknown) => {
-    process.stderr.write(`twolink rig --firmware: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    process.exitCode = 1;
-  },
-);
+/**
+ * Reports the exit code to the parent (serveFirmwareRig: whatever happens after, that is the answer),
+ * then exits with its signal handlers in place: node's natural exit closes them first, and a signal
+ * in that window (a Ctrl-C that came twice) killed a rig that had stopped cleanly.
+ */
+function finish(code: number): void {
+  process.exitCode = code;
+  if (process.send) process.send({ code }, () => process.exit(code));
+  else process.exit(code);
+}
+
+main().then(finish, (e: unknown) => {
+  process.stderr.write(`twolink rig --firmware: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  finish(1);
+});

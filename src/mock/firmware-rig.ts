@@ -5,15 +5,18 @@
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
  */
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import type { MockPart } from '../config/parts.js';
 import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
 import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId, type RtResult } from '../time/threads.js';
 import { spawnTied } from './tied.js';
 import { RIG_STARVED_MS, starvedLine } from './starvation.js';
-import { FirmwareSim, type FirmwareBoard, type FirmwareSimSummary } from './firmware-sim.js';
+import { FirmwareSim, type FirmwareSimSummary, type HarnessBoard } from './firmware-sim.js';
 
 export interface FirmwareRigOptions {
-  board: FirmwareBoard;
+  board: HarnessBoard;
+  /** A firmware image built elsewhere (a stock Firmata image, with board `uno-firmata`); default: ours, built for the rig. */
+  elf?: string;
   injections: readonly Injection[];
   /** Lock-step slice [us]. @default 250 */
   sliceUs?: number;
@@ -30,27 +33,73 @@ function firmwareSite(sim: FirmwareSim): InjectionSite {
   return { name: 'the firmware rig (the board is the real firmware)', arm: sim.plant, board: { reset: () => sim.reset() } };
 }
 
+/** How the firmware rig's process ended: the code it reported before exiting (over IPC), its exit code or signal, the signal passed on to it. */
+export interface RigProcessEnd {
+  reported: number | undefined;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  passed: NodeJS.Signals | undefined;
+}
+
+/**
+ * The exit code of `twolink rig --firmware` from how its rig process ended, and why when not 0 (one
+ * line for stderr). The code the process reported before it exited is the answer: a signal that
+ * arrives while node exits (after its handlers are gone) kills it, but it had stopped cleanly by then.
+ */
+export function rigProcessExit(e: RigProcessEnd): { code: number; why?: string } {
+  if (e.reported !== undefined) return e.reported === 0 ? { code: 0 } : { code: e.reported, why: `the firmware rig ended with exit code ${e.reported} (its lines above say why)` };
+  if (e.signal) {
+    return { code: 1, why: `the firmware rig's process was ended by ${e.signal}${e.passed ? ` (after ${e.passed} was passed on to it)` : ''} before it had stopped the simulator` };
+  }
+  return e.code === 0 ? { code: 0 } : { code: e.code ?? 1, why: `the firmware rig's process exited with code ${e.code} without saying how it ended` };
+}
+
+/** What the rig process reports before it exits. */
+const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
+
 /**
  * Runs the firmware rig in a process of its own (src/mock/firmware-rig-main.ts), with node's default
  * garbage collector: bin/twolink.js sets V8's --single-threaded-gc at run time, and under this
  * process's load (the plant answers 4000 slices a second) node 20 then aborts in a concurrent-marking
- * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used);
- * SIGINT/SIGTERM are passed on.
+ * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used).
+ *
+ * The first SIGINT/SIGTERM is passed on, once; the child is in a process group of its own, so that a
+ * Ctrl-C reaches it only that way. (It was in this one: a Ctrl-C reached it from the terminal, and
+ * again from here when this process, at normal priority under six CPU hogs, got round to passing it
+ * on after the child, at real-time priority, had stopped; that second SIGINT came while node was
+ * exiting, after its handlers were gone, and killed it: exit 1 after a clean stop.) The child reports
+ * its exit code over IPC before it exits, so a signal in its last moments cannot change the answer.
  */
 export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
-  const args = JSON.stringify({ rigFile: rig.file, board: o.board, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
+  const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
   // Tied (tied.ts): the rig process, and with it the simulator, ends with this one, even on SIGKILL.
-  const child = spawnTied(process.execPath, [main, args], { stdio: 'inherit' });
-  const pass = (sig: NodeJS.Signals) => (): void => void child.kill(sig);
+  const child = spawnTied(process.execPath, [main, args], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], detached: true });
+  let passed: NodeJS.Signals | undefined;
+  const pass = (sig: NodeJS.Signals) => (): void => {
+    if (passed) return;
+    passed = sig;
+    child.kill(sig);
+  };
   process.on('SIGINT', pass('SIGINT'));
   process.on('SIGTERM', pass('SIGTERM'));
-  return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+  let reported: number | undefined;
+  child.on('message', (m) => {
+    const r = Reported.safeParse(m);
+    if (r.success) reported = r.data.code;
+  });
+  return new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      const end = rigProcessExit({ reported, code, signal, passed });
+      if (end.why) process.stderr.write(`twolink rig: ${end.why}\n`);
+      resolve(end.code);
+    }),
+  );
 }
 
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
 export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
-  const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.elf !== undefined ? { elf: o.elf } : {}), ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
   const ended = new Promise<FirmwareSimSummary>((resolve) => {
     // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
@@ -81,7 +130,7 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
     o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant' : noRealtimeLine('twolink rig', `refused: ${r.reason}`));
   } else o.log(noRealtimeLine('twolink rig', 'not asked for: --no-rt'));
   o.log(
-    `twolink rig: ${rig.name}: the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')}) in simavr on ${sim.ptyPath}, ` +
+    `twolink rig: ${rig.name}: ${o.elf !== undefined ? `the image ${o.elf} (${o.board})` : `the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')})`} in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
   sim.on('slice', (s) => {
@@ -93,8 +142,10 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
   });
   sim.on('outputs-off', (e) => {
     // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
-    if (e.sinceLineS > 0.005) {
-      o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(e.sinceLineS * 1e3).toFixed(3)} ms after the last line from the host`);
+    // Firmata (an image given with elf) has no line ends: its silence is from the host's last byte.
+    const [since, what] = o.elf !== undefined ? [e.sinceByteS, 'byte'] : [e.sinceLineS, 'line'];
+    if (since > 0.005) {
+      o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(since * 1e3).toFixed(3)} ms after the last ${what} from the host`);
     }
   });
   sim.on('host', (e) =>
@@ -117,5 +168,7 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
           `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
       : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
   );
-  return summary.code === 0 || summary.code === null ? 0 : 1;
+  if (summary.code === 0 || summary.code === null) return 0;
+  o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
+  return 1;
 }

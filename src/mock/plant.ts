@@ -32,6 +32,11 @@ export interface PlantInjections {
   stalled: boolean[];
   /** Counts added to encoder i (a slipping encoder adds to this). */
   encoderOffset: number[];
+  /**
+   * Encoder i slips on its shaft as the joint turns (`slipping`): it sticks, then jerks back against
+   * the motion by this many counts each time the joint has turned SLIP_EVERY times as many (0: none).
+   */
+  encoderSlip: number[];
   /** Encoder i counts the wrong way. */
   encoderReversed: boolean[];
   /** Motor i produces no torque (a broken wire). */
@@ -104,6 +109,8 @@ export function plantModelSpec(p: PlantParams, arm: ArmParams = p.arm): Actuated
 }
 
 /** A mechanical stop's stiffness [N m/rad] and damping [N m s/rad] (a rubber bumper on a bench arm). */
+/** A slipping encoder (`slipping`) jerks back by its slip each time the joint has turned this many times its slip: it loses a tenth of the motion. */
+export const SLIP_EVERY = 10;
 const STOP_STIFFNESS = 300;
 const STOP_DAMPING = 3;
 
@@ -131,6 +138,9 @@ export class Plant {
     [0, 0],
   ];
   private readonly noise: Noise;
+  /** Per encoder input while it slips: its ideal count at the last reading, and the motion since its last jerk [counts]. */
+  private readonly slipFrom: (number | undefined)[] = [];
+  private readonly slipTurned: number[] = [];
   /** Per joint: the encoder as it really is (sign, zero [rad], counts per revolution). */
   private readonly sensor: { sign: number; zero: number; cpr: number }[];
   private readonly motorChannel: number[];
@@ -158,6 +168,7 @@ export class Plant {
     this.injected = {
       stalled: new Array(n).fill(false),
       encoderOffset: new Array(n).fill(0),
+      encoderSlip: new Array(n).fill(0),
       encoderReversed: new Array(n).fill(false),
       motorDead: new Array(n).fill(false),
       supplyScale: 1,
@@ -301,11 +312,37 @@ export class Plant {
       const e = this.sensor[j]!;
       const ideal = (e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI);
       const noisy = ideal + (this.params.noiseCounts > 0 ? this.params.noiseCounts * this.noise.gaussian() : 0);
+      this.slipAt(i, ideal);
       let c = Math.round(noisy) + this.injected.encoderOffset[i]!;
       if (this.injected.encoderReversed[i]) c = -c;
       out[i] = Math.max(-2147483648, Math.min(2147483647, c));
     }
     return out;
+  }
+
+  /**
+   * A slipping encoder (input i, at `ideal` counts now): after each SLIP_EVERY x its slip of motion
+   * since the last jerk, it jerks back against the motion by its slip. Counted from the motion between
+   * readings, so how often the board reads does not change what is lost.
+   */
+  private slipAt(i: number, ideal: number): void {
+    const slip = this.injected.encoderSlip[i]!;
+    if (!(slip > 0)) {
+      this.slipFrom[i] = undefined;
+      return;
+    }
+    const from = this.slipFrom[i];
+    this.slipFrom[i] = ideal;
+    if (from === undefined) {
+      this.slipTurned[i] = 0;
+      return;
+    }
+    const turned = this.slipTurned[i]! + ideal - from;
+    const way = Math.sign(turned);
+    if (Math.abs(turned) >= SLIP_EVERY * slip) {
+      this.injected.encoderOffset[i]! -= way * slip;
+      this.slipTurned[i] = turned - way * SLIP_EVERY * slip;
+    } else this.slipTurned[i] = turned;
   }
 
   /** Sets the encoders so that they read zero now (the board's `Z`). */

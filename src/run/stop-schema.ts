@@ -17,6 +17,7 @@ const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('limit'), joint, deg: num, minDeg: num, maxDeg: num }),
   z.strictObject({ kind: z.literal('speed'), joint, degS: num, limitDegS: num }),
   z.strictObject({ kind: z.literal('encoder-jump'), joint, deg: num, ms: num }),
+  z.strictObject({ kind: z.literal('encoder-slip'), joint, steps: num, deg: num, seconds: num }),
   z.strictObject({ kind: z.literal('saturated'), joint, seconds: num }),
   z.strictObject({ kind: z.literal('non-finite'), what: z.string() }),
   z.strictObject({ kind: z.literal('twin-alarm'), joints: z.array(joint) }),

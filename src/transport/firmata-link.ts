@@ -187,7 +187,9 @@ export class FirmataLink implements Link {
     this.counters.bytesIn += d.length;
     const stray = this.framer.stray;
     for (const m of this.framer.push(d)) this.onMessage(m);
-    this.counters.corrupt += this.framer.stray - stray;
+    // Counted once open, as LineLink's: before, a board left streaming may have sent the tail of a report.
+    const counting = this.state.kind === 'open';
+    if (counting) this.counters.corrupt += this.framer.stray - stray;
     if (!this.transport.detached) {
       try {
         this.transport.emit('data', d);
@@ -195,7 +197,7 @@ export class FirmataLink implements Link {
         // firmata.js's parser throws on some malformed messages (a PIN_STATE_RESPONSE for a pin it does
         // not know: found by `npm run bench`'s fuzzing). A peer's bytes must never kill the process:
         // count the message as corrupt and let the parser start over.
-        this.counters.corrupt++;
+        if (counting) this.counters.corrupt++;
         const io = this.io as unknown as { buffer?: unknown[] } | undefined;
         if (io && Array.isArray(io.buffer)) io.buffer = [];
         this.listener({ kind: 'board-error', code: 'PARSE', text: `a malformed Firmata message was dropped (${describe(e)})`, ack: null });

@@ -2,6 +2,7 @@
 // `run`, `demo` and `rig` say so at start-up in one line: that a busy machine may stop the arm, and how
 // to get the priority. Refused is tried as user "nobody" (setpriv, util-linux).
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
 
@@ -15,7 +16,7 @@ function rigStderr(prefix: string[], args: string[]): Promise<string> {
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
-      if (/serving on/.test(err)) child.kill('SIGTERM');
+      if (/serving on|in simavr on/.test(err)) child.kill('SIGTERM');
     });
     child.on('close', () => resolve(err));
   });
@@ -38,6 +39,26 @@ describe('one line at start-up without real-time priority', () => {
       child.on('close', () => resolve(err));
     });
     expect(r.match(WARNING)?.length).toBe(1);
+  });
+
+  it('run, refused (user nobody)', async () => {
+    const r = await new Promise<string>((resolve) => {
+      const child = spawn(NOBODY[0]!, [...NOBODY.slice(1), process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '0.3', '--json'], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+      let err = '';
+      child.stdout.resume();
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('close', () => resolve(err));
+    });
+    expect(r.match(WARNING)?.length).toBe(1);
+  });
+
+  it('demo --no-rt', async () => {
+    const r = await twolink(['demo', '--headless', '--traj', 'reach', '--no-rt', '--max-seconds', '0.3', '--json']);
+    expect(r.stderr.match(WARNING)?.length).toBe(1);
+  });
+
+  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))('rig --firmware --no-rt', async () => {
+    expect((await rigStderr([], ['--rig', 'rigs/mock-arm.json', '--pty', '--firmware', '--no-rt'])).match(WARNING)?.length).toBe(1);
   });
 
   it('rig --no-rt, and rig refused (user nobody)', async () => {
