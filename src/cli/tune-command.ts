@@ -47,15 +47,9 @@ Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or
 reach, 3 connection problem.`;
 
 async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
-  const { RealClock } = await import('../time/clock.js');
-  const { openSerialPort } = await import('../transport/open.js');
-  const { LineLink } = await import('../transport/line-link.js');
-  const { boardEncoders, WiredLink } = await import('../transport/wired-link.js');
-  const clock = new RealClock();
-  const stream = await openSerialPort(path, rig.link.baudRate);
-  const line = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
-  return { link, clock: clock as never, drive: (p) => p, close: () => link.close() };
+  const { compose } = await import('../run/compose.js');
+  const c = await compose(rig, { kind: 'port', path });
+  return { link: c.link, clock: c.clock as never, drive: c.drive, close: c.close };
 }
 
 /** Writes the tuned rig file (validated first), after a backup when it replaces an existing file. */

@@ -1,14 +1,12 @@
 /**
- * tune on the rig file's simulated arm in virtual time: the line protocol's mock board and its plant
- * on a VirtualClock, the host's LineLink to it (through the rig's wiring, as the loop sees it), and
- * `drive`, which moves the clock until a promise settles. Figures from it are virtual-time figures.
+ * tune on the rig file's simulated arm in virtual time (run/compose.ts): the mock board of the rig
+ * file's protocol and its plant on a VirtualClock, the host's link to it (through the rig's wiring,
+ * as the loop sees it), and `drive`, which moves the clock until a promise settles. Figures from it are virtual-time figures.
  */
 import type { Rig } from '../config/load.js';
-import { createMockRig } from '../mock/mock-rig.js';
-import { runUntilSettled, VirtualClock } from '../time/clock.js';
-import { LineLink } from '../transport/line-link.js';
+import { compose } from '../run/compose.js';
+import type { VirtualClock } from '../time/clock.js';
 import type { Link } from '../transport/link.js';
-import { boardEncoders, WiredLink } from '../transport/wired-link.js';
 
 export interface OpenedMock {
   link: Link;
@@ -21,20 +19,7 @@ export interface OpenedMock {
 
 export async function openTuneMock(rig: Rig): Promise<OpenedMock> {
   if (!rig.plant) throw new Error(`${rig.file} has no "plant" section: nothing to simulate`);
-  const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
-  const stream = await mock.openStream();
-  const line = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.wiring ? boardEncoders(rig.wiring) : rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const link: Link = rig.wiring ? new WiredLink(line, rig.wiring, rig.encoders) : line;
-  const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.0005, maxS: 3600, maxRealMs: 3_600_000 });
-  return {
-    link,
-    clock,
-    drive,
-    duty: () => mock.plant.duty,
-    close: async () => {
-      await drive(link.close());
-      mock.dispose();
-    },
-  };
+  const c = await compose(rig, { kind: 'mock' }, { time: 'virtual', stepS: 0.0005 });
+  const plant = c.end.local!.mock.plant;
+  return { link: c.link, clock: c.clock as VirtualClock, drive: c.drive, duty: () => plant.duty, close: c.close };
 }
