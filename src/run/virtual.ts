@@ -16,7 +16,7 @@ import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { actsOn, applyInjection, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
+import { actsOn, applyInjection, injectionSchedule, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
 import type { MockRig } from '../mock/mock-rig.js';
 import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
@@ -25,7 +25,7 @@ import { advanceUntil, VirtualClock } from '../time/clock.js';
 import type { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';
 import { linkOver, openEnd } from './compose.js';
-import { PROTOCOL_VERSION, VERSION } from '../version.js';
+import { runHeader } from './header.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 
 export interface VirtualRun {
@@ -109,6 +109,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     dispose();
     throw e;
   }
+  const inject = injectionSchedule(injections, (i) => void applyInjection(site, i));
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
@@ -133,8 +134,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
       recorder?.event({ ...e });
     },
     onTick: (c) => {
-      const t = c.row[F.t]!;
-      while (injections.length && injections[0]!.at <= t) applyInjection(site, injections.shift()!);
+      inject(c.row[F.t]!);
       opts.onTick?.(c, clock, mock);
     },
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -185,20 +185,7 @@ async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undef
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
 function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[]): Recorder {
   const recorder = new Recorder(file, rig.joints);
-  recorder.open({
-    kind: 'header',
-    twolink: VERSION,
-    protocol: PROTOCOL_VERSION,
-    startedAt: new Date().toISOString(),
-    joints: rig.joints,
-    rateHz,
-    feedforward,
-    target: { kind: 'mock' },
-    clock: 'virtual',
-    rig: { file: rig.file, name: rig.name, content: rig.source },
-    trajectories: paths,
-    injections,
-  });
+  recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections }));
   return recorder;
 }
 

@@ -9,7 +9,7 @@ import { F } from '../telemetry/tick.js';
 import type { ControlLaw, LoopCommand } from '../control/loop.js';
 import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
-import { actsOn, applyInjection, type Injection, type InjectionSite } from '../mock/injections.js';
+import { actsOn, applyInjection, injectionSchedule, type Injection, type InjectionSchedule, type InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
@@ -34,19 +34,9 @@ const HOST_SITE: InjectionSite = {
   },
 };
 
-/**
- * The injections of a run, due on the loop's (the board's) time `t` [s]: those on the host act on
- * this thread, the others go to the mock rig's.
- */
-function injector(injections: readonly Injection[], mock: MockHandle | undefined): ((t: number) => void) & { pending: Injection[] } {
-  const pending = injections.slice().sort((a, b) => a.at - b.at);
-  return Object.assign((t: number) => {
-    while (pending.length && pending[0]!.at <= t) {
-      const i = pending.shift()!;
-      if (actsOn(i.name) === 'host') applyInjection(HOST_SITE, i);
-      else mock?.inject(i);
-    }
-  }, { pending });
+/** The injections of a run (mock/injections.ts's scheduler): those on the host act on this thread, the others go to the mock rig's. */
+function injector(injections: readonly Injection[], mock: MockHandle | undefined): InjectionSchedule {
+  return injectionSchedule(injections, (i) => (actsOn(i.name) === 'host' ? applyInjection(HOST_SITE, i) : mock?.inject(i)));
 }
 
 /** Loop commands from the main thread, held until the loop is ready for them. */
