@@ -25,7 +25,7 @@
  */
 import type { LoopPart } from '../config/parts.js';
 import type { PathSpec } from '../model/builtins.js';
-import { buildPath, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
+import type { Trajectory, TrajectorySample } from '../model/trajectory.js';
 import type { Clock } from '../time/clock.js';
 import type { Link, LinkEvent, Reading } from '../transport/link.js';
 import { Controller, type FeedforwardMode } from './controller.js';
@@ -36,6 +36,7 @@ import { checkFinite, checkJump, checkLimits, checkSaturation, checkStall } from
 import { describeStop, stopFromText, type Fault, type StopReason } from './stop.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { planPhases, type LoopEvent, type PhasePlan, type PlannedPhase } from './events.js';
+import { planPath } from './plan.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { Twin } from './twin.js';
 import { WiringMonitor } from './wiring-monitor.js';
@@ -374,32 +375,11 @@ export class LoopCore {
     this.rampFrom = from;
   }
 
-  /** The approach from where the arm is, the path, and (with `park`) the way back. */
+  /** The approach from where the arm is, the path, and (with `park`) the way back (plan.ts, as `preflight` checks it). */
   private plan(spec: PathSpec, park: boolean): ActiveTrajectory {
     const arm = this.o.rig.arm;
-    const q0 = this.reading?.q ?? this.holdQ;
-    const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
-    const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
-    const startQ = spec.start.q ?? probe.sample(0).q;
-    const ta = this.moveTime(q0, startQ);
-    const steps = [{ kind: 'joint' as const, to: startQ, duration: ta }, ...spec.steps];
-    const main = buildPath(arm, { q: startQ, ...elbow }, spec.steps);
-    const endQ = main.sample(main.duration).q;
-    if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
-    const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0, told: 'approach' };
-  }
-
-  /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
-  private moveTime(from: readonly number[], to: readonly number[]): number {
-    let t = 0.5;
-    for (let i = 0; i < this.joints; i++) {
-      const d = Math.abs(to[i]! - from[i]!);
-      const vmax = 0.5 * this.o.rig.limits[i]!.maxVel;
-      // peak speed of a minimum-jerk move is 1.875 d / T; peak acceleration 5.77 d / T^2 (<= 4 rad/s^2 here)
-      t = Math.max(t, (1.875 * d) / vmax, Math.sqrt((5.77 * d) / 4));
-    }
-    return t;
+    const { traj, approachEnd, trackEnd } = planPath(arm, this.o.rig.limits, spec, this.reading?.q ?? this.holdQ, park);
+    return { name: spec.name, traj, approachEnd, trackEnd, phases: planPhases(arm, traj, approachEnd, trackEnd), t: 0, told: 'approach' };
   }
 
   private phaseAt(a: ActiveTrajectory, t: number): PlannedPhase {

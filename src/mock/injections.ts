@@ -312,14 +312,15 @@ export function applyInjection(site: InjectionSite, i: Injection): InjectionResu
 export type InjectionSchedule = ((t: number) => void) & { readonly pending: Injection[] };
 
 /**
- * The one scheduler of a run's injections (the threaded run's loop thread and the virtual run): due
+ * The one scheduler of a run's injections (the threaded run's loop thread, the virtual run, the
+ * firmware rig on the simulated board's time): due
  * on the loop's (the board's) time `t` [s], in the order of their times, each handed to `apply` once.
  */
-export function injectionSchedule(injections: readonly Injection[], apply: (i: Injection) => void): InjectionSchedule {
+export function injectionSchedule(injections: readonly Injection[], apply: (i: Injection, t: number) => void): InjectionSchedule {
   const pending = injections.slice().sort((a, b) => a.at - b.at);
   return Object.assign(
     (t: number): void => {
-      while (pending.length && pending[0]!.at <= t) apply(pending.shift()!);
+      while (pending.length && pending[0]!.at <= t) apply(pending.shift()!, t);
     },
     { pending },
   );
