@@ -2,7 +2,11 @@
 // approach from the start pose and the way back (park) included, as LoopCore plans them (plan.ts).
 // The rig: rigs/mock-arm.json with joint 1's torque limit at 2.0 N m, between the gravity torque of
 // the arm straight out at horizontal (2.37 N m) and folded there (elbow at 150 deg: 1.73 N m).
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { twolink } from './helpers/cli.js';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { checkFeasible, FeasibilityError, preflight, startPose } from '../src/control/feasibility.js';
 import { planPath } from '../src/control/plan.js';
@@ -86,5 +90,18 @@ describe('preflight', () => {
   it("the start pose: the mock rig's power-on pose, else hanging", () => {
     expect(startPose(rig)).toEqual([-90 * D, 0]);
     expect(startPose({ joints: 2 })).toEqual([-Math.PI / 2, 0]);
+  });
+
+  it('twolink run on the mock: the infeasible approach is refused with exit code 2 before the run starts (no summary)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'twolink-preflight-'));
+    const file = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as { limits: { maxTorqueNm: number }[]; plant: { startDeg: number[] } };
+    file.limits[0]!.maxTorqueNm = 2.0;
+    file.plant.startDeg = [60, 0];
+    writeFileSync(join(dir, 'rig.json'), JSON.stringify(file));
+    writeFileSync(join(dir, 'hang.json'), JSON.stringify({ name: 'hang', start: { q: [-90, 0] }, steps: [{ hold: 1 }] }));
+    const r = await twolink(['run', '--rig', join(dir, 'rig.json'), '--mock', '--traj', join(dir, 'hang.json'), '--json']);
+    expect(r.stderr).toMatch(/^twolink: trajectory "hang": its approach from the start pose \(60\.0, 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs/);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
   });
 });
