@@ -81,6 +81,8 @@ export { LineLink } from './transport/line-link.js';
 export type { Target } from './run/target.js';
 export { openSerialPort } from './transport/open.js';
 export { openTarget } from './run/target.js';
+export type { BoardEnd, Composed, ComposedLink, ComposeOptions, LinkOptions, Place, TransportName } from './run/compose.js';
+export { compose, linkOver, openEnd, TRANSPORTS } from './run/compose.js';
 
 // Time (src/time).
 export type { Clock } from './time/clock.js';
@@ -117,9 +119,13 @@ export { runLoop } from './control/runner.js';
 export { Twin } from './control/twin.js';
 export type { WiringFault, WiringMonitorOptions } from './control/wiring-monitor.js';
 export { WiringMonitor } from './control/wiring-monitor.js';
-export { checkFeasible, FeasibilityError } from './control/feasibility.js';
+export type { PreflightOptions } from './control/feasibility.js';
+export { checkFeasible, FeasibilityError, preflight, startPose } from './control/feasibility.js';
+export { planPath, type PlannedPath } from './control/plan.js';
 export { Session } from './run/session.js';
 export { virtualRun } from './run/virtual.js';
+export type { RecordingHeader } from './telemetry/header.js';
+export { recordingHeaderSchema } from './telemetry/header.js';
 export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject, tickRow, type TickFieldSpec } from './telemetry/tick.js';
 
 // Your own controller in the loop (--controller FILE): the contract and the adapter.

@@ -219,6 +219,27 @@ describe('architecture', () => {
     expect(between('config', 'transport')).toEqual([]);
   });
 
+  it('one composition: a link is built at one site in src (run/compose.ts), whatever opens a board', () => {
+    const sites: Record<string, string[]> = { 'new LineLink': [], 'new WiredLink': [], 'createFirmataLink(': [] };
+    for (const f of files) {
+      const visit = (n: ts.Node): void => {
+        const at = `${f.name}:${f.source.getLineAndCharacterOfPosition(n.getStart(f.source)).line + 1}`;
+        if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && `new ${n.expression.text}` in sites) sites[`new ${n.expression.text}`]!.push(at);
+        else if (ts.isNewExpression(n) && ts.isPropertyAccessExpression(n.expression) && `new ${n.expression.name.text}` in sites) sites[`new ${n.expression.name.text}`]!.push(at);
+        else if (ts.isCallExpression(n) && n.expression.getText(f.source).endsWith('createFirmataLink')) sites['createFirmataLink(']!.push(at);
+        ts.forEachChild(n, visit);
+      };
+      visit(f.source);
+    }
+    // WiredLink is kept only as an export for old callers (transport/joints.ts maps the wiring in the link now): built nowhere in src.
+    expect(sites['new WiredLink'], 'new WiredLink').toEqual([]);
+    for (const what of ['new LineLink', 'createFirmataLink(']) {
+      const at = sites[what]!;
+      expect(at, what).toHaveLength(1);
+      expect(at[0], what).toMatch(/^src\/run\/compose\.ts:/);
+    }
+  });
+
   it('model is pure: no node:* import, no clock, no I/O', () => {
     for (const f of files.filter((x) => moduleOf(x.path) === 'model')) {
       const text = f.source.text;

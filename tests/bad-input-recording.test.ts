@@ -81,8 +81,8 @@ describe('output files fail with one line naming the output', () => {
 
   it('a recording that cannot be created: a FileError naming the path', () => {
     const r = new Recorder(`${dir}/no/such/folder/run.ndjson`, 2);
-    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500 })).toThrow(FileError);
-    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500 })).toThrow(/run\.ndjson: cannot create it: its folder does not exist/);
+    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } })).toThrow(FileError);
+    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } })).toThrow(/run\.ndjson: cannot create it: its folder does not exist/);
   });
 });
 

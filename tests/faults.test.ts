@@ -250,7 +250,7 @@ describe('the host', () => {
       budget -= n;
       return writeSync(fd, buf, off, n);
     });
-    rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500 });
+    rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } });
     const row = new Float64Array(64).fill(0.5);
     let ok = true;
     for (let k = 0; k < 200 && ok; k++) {

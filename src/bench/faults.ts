@@ -9,10 +9,8 @@ import { runLoop } from '../control/runner.js';
 import type { LoopCommand } from '../control/commands.js';
 import type { StopReason } from '../control/stop.js';
 import { builtinPath } from '../model/builtins.js';
-import { applyInjection, lineMockSite } from '../mock/injections.js';
-import { createMockRig } from '../mock/mock-rig.js';
-import { RealClock } from '../time/clock.js';
-import { LineLink } from '../transport/line-link.js';
+import { applyInjection } from '../mock/injections.js';
+import { compose } from '../run/compose.js';
 import { fuzzFirmata, fuzzLine } from './fuzz.js';
 import { section, type BenchResult } from './report.js';
 
@@ -21,10 +19,10 @@ type Scenario = 'estop' | 'ctrl-c' | 'link-lost' | 'unplug';
 /** One run: the e-stop, Ctrl-C or injection when the reach starts tracking; returns [ms to the zero command sent, ms to the motors at zero]. */
 async function latency(kind: Scenario): Promise<[number, number]> {
   const rig = loadRig('rigs/mock-arm.json');
-  const clock = new RealClock();
-  const mock = createMockRig(rig, clock);
-  const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: 3000 });
+  // The mock in this thread, in real time (run/compose.ts).
+  const c = await compose(rig, { kind: 'mock' }, { time: 'real', link: { handshakeMs: 3000 } });
+  const { clock, link } = c;
+  const { mock, site } = c.end.local!;
   let faultAt = -1;
   let zeroSent = -1;
   let motorsZero = -1;
@@ -38,7 +36,6 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     setDuty(d);
     if (faultAt >= 0 && motorsZero < 0 && mock.plant.duty.every((x) => x === 0)) motorsZero = clock.now();
   };
-  const site = lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug());
   const abort = new AbortController();
   let send: ((c: LoopCommand) => void) | undefined;
   await runLoop({
@@ -65,7 +62,7 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     },
     maxSeconds: 10,
   });
-  mock.dispose();
+  await c.end.dispose();
   return [(zeroSent - faultAt) * 1000, (motorsZero - faultAt) * 1000];
 }
 

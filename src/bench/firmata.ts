@@ -11,9 +11,10 @@ import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
 import type { RunSummary } from '../run/stats.js';
-import { createFirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import { linkOver, openEnd } from '../run/compose.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
-import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
+import type { FirmataLink } from '../transport/firmata-link.js';
 import { section, type BenchResult } from './report.js';
 
 export const FIRMATA_RIG = 'rigs/mock-arm-firmata.json';
@@ -97,9 +98,10 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
   const virt = real ? undefined : (clock as VirtualClock);
   const run = <T>(p: Promise<T>): Promise<T> => (virt ? pump(virt, p) : p);
   const wait = (s: number): Promise<void> => (virt ? pump(virt, new Promise<void>((r) => virt.setTimer(s, r)), 0.0005) : sleep(s * 1000));
-  const mock = createFirmataMockRig(rig, clock);
-  const stream = await mock.openStream();
-  const link: FirmataLink = createFirmataLink(rig, stream, mock.path, clock, { handshakeMs: 10_000, answerMs: 2000 });
+  // The Firmata mock in this thread on `clock` (run/compose.ts).
+  const end = await openEnd(rig, { kind: 'mock' }, clock);
+  const mock = end.local!.mock as FirmataMockRig;
+  const link = (await linkOver(rig, end, clock, { handshakeMs: 10_000, answerMs: 2000 })).board as FirmataLink;
   try {
     await run(link.open());
     await run(link.enable(true));
@@ -131,8 +133,7 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
   } finally {
     const closing = link.close().catch(() => {});
     await (virt ? pump(virt, closing, 0.001) : closing);
-    mock.dispose();
-    clearFirmataSysexHandlers();
+    await end.dispose();
   }
 }
 

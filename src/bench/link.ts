@@ -6,9 +6,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { loadRig } from '../config/load.js';
-import { RealClock } from '../time/clock.js';
-import { LineLink } from '../transport/line-link.js';
-import { openSerialPort } from '../transport/open.js';
+import { compose } from '../run/compose.js';
 import { section, type BenchResult } from './report.js';
 import { UsHistogram } from '../run/stats.js';
 
@@ -33,10 +31,9 @@ export async function benchLink(): Promise<BenchResult> {
   const rigFile = 'rigs/mock-arm.json';
   const rig = loadRig(rigFile);
   const proc = await startRigProcess(rigFile);
-  const clock = new RealClock();
   try {
-    const stream = await openSerialPort(proc.path, rig.link.baudRate);
-    const link = new LineLink({ stream, name: proc.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 200, handshakeMs: 3000 });
+    const c = await compose(rig, { kind: 'port', path: proc.path }, { link: { watchdogMs: 200, handshakeMs: 3000 } });
+    const { clock, board: link } = c;
     await link.open();
     await link.enable(true);
     // Round trips: one M, wait for the T that acknowledges it.

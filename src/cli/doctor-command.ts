@@ -11,7 +11,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
-import { advanceUntil, RealClock, settle, VirtualClock } from '../time/clock.js';
+import { RealClock, settle, type VirtualClock } from '../time/clock.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, UsageError, type OptionSpecs } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type RealtimeInfo } from './doctor-checks.js';
 
@@ -49,27 +49,20 @@ function summarize(rts: number[], clock: 'real' | 'virtual'): NonNullable<Doctor
 }
 
 
-/** Moves virtual time from timer to timer until `p` settles. */
-async function virtualWait<T>(clock: VirtualClock, p: Promise<T>): Promise<T> {
-  let done = false;
-  p.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await advanceUntil(clock, () => done, 'doctor');
-  return p;
+/** The line protocol's view of `rig`: doctor measures the cable with pings of the line protocol, whatever the rig file's transport. */
+function lineRig(rig: Rig): Rig {
+  return { ...rig, link: { ...rig.link, transport: 'line' } };
 }
 
 /** The mock rig's board behind the adapter model, in virtual time. */
 async function measureMock(rig: Rig, n: number): Promise<number[]> {
-  const { createMockRig } = await import('../mock/mock-rig.js');
-  const { LineLink } = await import('../transport/line-link.js');
-  const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
+  const { compose } = await import('../run/compose.js');
+  // The board's own terms (the rig file's encoders, no wiring): only pings follow.
+  const c = await compose(lineRig(rig), { kind: 'mock' }, { time: 'virtual', link: { encoders: rig.encoders } });
+  const clock = c.clock as VirtualClock;
+  const link = c.board;
   try {
-    const stream = await mock.openStream();
-    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-    await virtualWait(clock, link.open());
+    await c.drive(link.open());
     // Pauses of 0.1..10 ms (a fixed pseudo-random sequence) between pings: they meet the adapter at
     // every phase of its frames and timers. Virtual time moves only while a ping waits for its answer.
     let x = 12345;
@@ -79,28 +72,27 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
       clock.advanceBy(0.0001 + (x / 2147483647) * 0.0099);
       await settle();
       const t0 = clock.now();
-      await virtualWait(clock, link.ping());
+      await c.drive(link.ping());
       rts.push(clock.now() - t0);
     }
-    await virtualWait(clock, link.close());
+    await c.drive(link.close());
     return rts;
   } finally {
-    mock.dispose();
+    await c.end.dispose();
   }
 }
 
 /** A real port (a board, or a pty from twolink rig --pty), in real time. */
 async function measurePort(rig: Rig, path: string, baudRate: number, n: number): Promise<number[]> {
-  const { openSerialPort } = await import('../transport/open.js');
-  const { LineLink } = await import('../transport/line-link.js');
+  const { linkOver, openEnd } = await import('../run/compose.js');
   const { probeLineBoard } = await import('../setup/probe.js');
   const clock = new RealClock();
-  const stream = await openSerialPort(path, baudRate);
+  const end = await openEnd(lineRig(rig), { kind: 'port', path, baudRate }, clock);
   // Only pings follow: the link takes the board's own counts per revolution (whether they match the
   // rig file is twolink setup's question), so a board with other encoders is measured all the same.
-  const info = await probeLineBoard(stream, clock, rig.joints, rig.link.handshakeMs);
+  const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs);
   const encoders = info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders;
-  const link = new LineLink({ stream, name: path, baudRate, clock, encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  const { board: link } = await linkOver(lineRig(rig), end, clock, { encoders });
   try {
     await link.open();
     // The time from writing `P` to its `A` [s], with pauses of 0-2 ms between pings.

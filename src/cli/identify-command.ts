@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig, parseJsonText, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
-import { checkFeasible } from '../control/feasibility.js';
+import { preflight } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
@@ -20,7 +20,6 @@ import { BASE_PARAMETERS, baseParameters, type BaseParameters } from '../identif
 import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
-import { buildPath } from '../model/trajectory.js';
 import { describeEvent } from '../control/events.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
@@ -236,7 +235,7 @@ async function collect(p: Plan, v: Parsed): Promise<{ ticks: FitTick[]; excitati
       return { ticks: rec.ticks, excitation: undefined };
     }
     const excitation = designExcitation(p.rig, p.exOpts);
-    checkFeasible(p.rig, buildPath(p.rig.arm, excitation.path.start, excitation.path.steps), 'the excitation');
+    preflight(p.rig, [excitation.path], { what: () => 'the excitation' });
     log(`excitation: ${describeExcitation(excitation)}`);
     const target = p.target!;
     if (target.kind === 'port' && !v.yes) {
@@ -289,7 +288,7 @@ function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitat
 async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: readonly FitTick[]): Promise<NonNullable<IdentifyJson['validation']>> {
   if (p.run) {
     const vp = validationPath(p.rig, p.exOpts);
-    checkFeasible(p.rig, buildPath(p.rig.arm, vp.path.start, vp.path.steps), 'the validation trajectory');
+    preflight(p.rig, [vp.path], { what: () => 'the validation trajectory' });
     log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
     return { ...(await validate(p.rig, id.rig, p.run, vp.path)), trajectory: vp.path.description };
   }

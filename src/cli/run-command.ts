@@ -5,7 +5,7 @@
 import { adapterName, cableAdvice, cableWarning, runCable } from '../config/cable.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
-import { checkFeasible } from '../control/feasibility.js';
+import { preflight as preflightPaths } from '../control/feasibility.js';
 import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/injections.js';
 import { describeEvent } from '../control/events.js';
 import { describeStop, type StopReason } from '../control/stop.js';
@@ -15,13 +15,13 @@ import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
-import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
 import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
+import { buildPath } from '../model/trajectory.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
@@ -92,8 +92,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   }
   const names = (v.traj as string[] | undefined) ?? defaultTraj;
   const paths = names.map((n) => namedPath(rig, n));
-  // Refuse before anything moves: every trajectory must be buildable and within the limits.
-  for (const p of paths) checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`);
+  // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits.
+  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true });
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   const slow = rateIssue(rig, rateHz);
   if (slow) throw new UsageError(`--rate ${rateHz}: ${rig.file}: ${slow.path}: ${slow.message}`);

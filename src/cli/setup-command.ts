@@ -7,6 +7,7 @@
  * `--wiring`; its "hand" turns the joints when setup asks.
  */
 import type { Writable } from 'node:stream';
+import type { BoardEnd, Place } from '../run/compose.js';
 import { loadRig, parseJsonText, readConfigText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../mock/wiring.js';
@@ -97,28 +98,37 @@ interface Opened {
   close(): Promise<void>;
 }
 
-/** The link for setup: its handshake accepts the board's own counts per revolution, since setup checks them itself. */
-async function makeLink(rig: Rig, stream: import('node:stream').Duplex, name: string, baudRate: number, clock: Clock, drive: <T>(p: Promise<T>) => Promise<T>): Promise<{ link: Link; board: BoardEvidence }> {
-  const info = await drive(probeLineBoard(stream, clock, rig.joints, rig.link.handshakeMs));
-  const { LineLink } = await import('../transport/line-link.js');
-  const cpr = info?.cpr ?? rig.encoders.map((e) => e.countsPerRev);
-  const link = new LineLink({ stream, name, baudRate, clock, encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  const board: BoardEvidence = info
-    ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr }
-    : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
-  return { link, board };
+/**
+ * Setup's board (run/compose.ts): the end of the cable, then the link, whose handshake accepts the
+ * board's own counts per revolution (probed first), since setup checks them itself.
+ */
+async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Promise<T>) => Promise<T>): Promise<{ end: BoardEnd; link: Link; board: BoardEvidence }> {
+  const { linkOver, openEnd } = await import('../run/compose.js');
+  const end = await openEnd(rig, place, clock);
+  try {
+    const info = await drive(probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs));
+    const cpr = info?.cpr ?? rig.encoders.map((e) => e.countsPerRev);
+    const { link } = await linkOver(rig, end, clock, { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })) });
+    const board: BoardEvidence = info
+      ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr }
+      : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
+    return { end, link, board };
+  } catch (e) {
+    await end.dispose();
+    throw e;
+  }
 }
 
 async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {
-  const { VirtualClock, runUntilSettled } = await import('../time/clock.js');
-  const { createMockRig } = await import('../mock/mock-rig.js');
+  const { VirtualClock } = await import('../time/clock.js');
+  const { driver } = await import('../run/compose.js');
   const { MockHand } = await import('../setup/mock-hand.js');
   const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
+  // Fixed steps of virtual time: setup also waits on the operator, not only on timers.
+  const drive = driver(clock, 0.001);
+  const { end, link, board } = await openBoard(rig, { kind: 'mock', ...(wiring ? { wiring } : {}) }, clock, drive);
+  const mock = end.local!.mock as MockRig;
   watch?.(mock, clock);
-  const stream = await mock.openStream();
-  const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS: 3600, maxRealMs: 3_600_000 });
-  const { link, board } = await makeLink(rig, stream, mock.path, rig.link.baudRate, clock, drive);
   return {
     link,
     board,
@@ -127,18 +137,16 @@ async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo
     drive,
     close: async () => {
       await drive(link.close());
-      mock.dispose();
+      await end.dispose();
     },
   };
 }
 
 async function openPort(rig: Rig, path: string, baudRate: number): Promise<Opened> {
   const { RealClock } = await import('../time/clock.js');
-  const { openSerialPort } = await import('../transport/open.js');
   const clock = new RealClock();
-  const stream = await openSerialPort(path, baudRate);
   const drive = <T>(p: Promise<T>): Promise<T> => p;
-  const { link, board } = await makeLink(rig, stream, path, baudRate, clock, drive);
+  const { link, board } = await openBoard(rig, { kind: 'port', path, baudRate }, clock, drive);
   return { link, board, clock, hand: undefined, drive, close: () => link.close() };
 }
 

@@ -49,13 +49,9 @@ Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or
 reach, 3 connection problem.`;
 
 async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
-  const { RealClock } = await import('../time/clock.js');
-  const { openSerialPort } = await import('../transport/open.js');
-  const { LineLink } = await import('../transport/line-link.js');
-  const clock = new RealClock();
-  const stream = await openSerialPort(path, rig.link.baudRate);
-  const link = new LineLink({ stream, name: path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  return { link, clock: clock as never, drive: (p) => p, close: () => link.close() };
+  const { compose } = await import('../run/compose.js');
+  const c = await compose(rig, { kind: 'port', path });
+  return { link: c.link, clock: c.clock as never, drive: c.drive, close: c.close };
 }
 
 /** The rig file's mock: in virtual time, or (`rt`) in real time in its own thread with SCHED_FIFO asked for. */

@@ -5,7 +5,10 @@
  */
 import type { FeasibilityPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
+import type { PathSpec } from '../model/builtins.js';
 import type { Trajectory } from '../model/trajectory.js';
+import type { PlannedPhase } from './events.js';
+import { planPath } from './plan.js';
 
 export class FeasibilityError extends Error {
   override readonly name = 'FeasibilityError';
@@ -15,6 +18,10 @@ export class FeasibilityError extends Error {
     readonly t: number,
     /** 0-based joint */
     readonly joint: number,
+    /** The phase of the run's trajectory (`preflight`): the approach, the path proper, the way back. */
+    readonly phase?: PlannedPhase,
+    /** The path's name (`preflight`). */
+    readonly trajectory?: string,
   ) {
     super(message);
   }
@@ -22,11 +29,15 @@ export class FeasibilityError extends Error {
 
 const DEG = 180 / Math.PI;
 
-/**
- * Throws a FeasibilityError at the first sample (1 kHz) that breaks a limit. The torque needed is the
- * inverse dynamics of `model` (default: the rig's nominal actuated arm, rotors and friction included).
- */
-export function checkFeasible(rig: FeasibilityPart, traj: Trajectory, what = 'the trajectory', model: ActuatedArmModel = createActuatedArmModel(rig)): void {
+/** The first sample that breaks a limit: its time on the trajectory [s], the joint, and what is wrong. */
+interface Breach {
+  t: number;
+  joint: number;
+  detail: string;
+}
+
+/** The first sample (1 kHz) of `traj` that breaks a limit of `rig`, or undefined. */
+function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel): Breach | undefined {
   const n = rig.joints;
   const data = createActuatedArmData(model);
   const steps = Math.max(1, Math.ceil(traj.duration * 1000));
@@ -36,22 +47,83 @@ export function checkFeasible(rig: FeasibilityPart, traj: Trajectory, what = 'th
     const tau = computeInverseDynamics(model, data, s.q, s.qd, s.qdd);
     for (let i = 0; i < n; i++) {
       const lim = rig.limits[i]!;
-      const at = `${what} at t = ${t.toFixed(3)} s, joint ${i + 1}`;
       const q = s.q[i]!;
       if (q < lim.min - 1e-9 || q > lim.max + 1e-9) {
-        throw new FeasibilityError(`${at}: angle ${(q * DEG).toFixed(1)} deg is outside the joint limits ${(lim.min * DEG).toFixed(0)}..${(lim.max * DEG).toFixed(0)} deg`, t, i);
+        return { t, joint: i, detail: `angle ${(q * DEG).toFixed(1)} deg is outside the joint limits ${(lim.min * DEG).toFixed(0)}..${(lim.max * DEG).toFixed(0)} deg` };
       }
       const v = s.qd[i]!;
       if (Math.abs(v) > lim.maxVel + 1e-9) {
-        throw new FeasibilityError(`${at}: speed ${(v * DEG).toFixed(0)} deg/s is beyond the limit ${(lim.maxVel * DEG).toFixed(0)} deg/s (slow it down: a longer duration)`, t, i);
+        return { t, joint: i, detail: `speed ${(v * DEG).toFixed(0)} deg/s is beyond the limit ${(lim.maxVel * DEG).toFixed(0)} deg/s (slow it down: a longer duration)` };
       }
       const need = tau[i]!;
-      const motorMax = motorTorqueLimit(model, i, rig.maxDuty, v, need);
-      const avail = Math.min(lim.maxTorque, motorMax);
-      if (Math.abs(need) > avail) {
-        throw new FeasibilityError(torqueMessage(rig, i, at, need, avail, v), t, i);
-      }
+      const avail = Math.min(lim.maxTorque, motorTorqueLimit(model, i, rig.maxDuty, v, need));
+      if (Math.abs(need) > avail) return { t, joint: i, detail: torqueMessage(rig, i, need, avail, v) };
     }
+  }
+  return undefined;
+}
+
+/**
+ * Throws a FeasibilityError at the first sample (1 kHz) that breaks a limit. The torque needed is the
+ * inverse dynamics of `model` (default: the rig's nominal actuated arm, rotors and friction included).
+ */
+export function checkFeasible(rig: FeasibilityPart, traj: Trajectory, what = 'the trajectory', model: ActuatedArmModel = createActuatedArmModel(rig)): void {
+  const b = firstBreach(rig, traj, model);
+  if (b) throw new FeasibilityError(`${what} at t = ${b.t.toFixed(3)} s, joint ${b.joint + 1}: ${b.detail}`, b.t, b.joint);
+}
+
+/** The rig file's parts `preflight` reads: the feasibility check's, and the mock's power-on pose. */
+export type PreflightPart = FeasibilityPart & { plant?: { start: number[] } };
+
+/**
+ * Where the arm is when a run starts, as far as the host knows before it connects: the mock's
+ * power-on pose (the rig file's `plant.startDeg`), else hanging (joint 1 at -90 deg from horizontal,
+ * the others straight), where an arm whose motors are off comes to rest.
+ */
+export function startPose(rig: Pick<PreflightPart, 'joints' | 'plant'>): number[] {
+  return rig.plant ? rig.plant.start.slice(0, rig.joints) : Array.from({ length: rig.joints }, (_, i) => (i === 0 ? -Math.PI / 2 : 0));
+}
+
+export interface PreflightOptions {
+  /** Where the arm starts [rad]. @default startPose(rig) */
+  from?: readonly number[];
+  /** The way back to the start after each path, as the runner asks for it. @default true */
+  park?: boolean;
+  /** The run starts again with the first path when the last is done (checked once round). */
+  cycle?: boolean;
+  /** What to call a path in a message. @default `trajectory "<name>"` */
+  what?: (path: PathSpec) => string;
+  model?: ActuatedArmModel;
+}
+
+const fmtPose = (q: readonly number[]): string => `${q.map((x) => (x * DEG).toFixed(1)).join(', ')} deg`;
+
+/**
+ * Checks the trajectories the loop will run, before anything moves: each path as LoopCore plans it
+ * (plan.ts), the approach from where the arm is and (with park) the way back included, from the start
+ * pose in turn. Throws a FeasibilityError naming the path, the phase, the time and the joint.
+ */
+export function preflight(rig: PreflightPart, paths: readonly PathSpec[], o: PreflightOptions = {}): void {
+  const model = o.model ?? createActuatedArmModel(rig);
+  const park = o.park ?? true;
+  const what = o.what ?? ((p: PathSpec) => `trajectory "${p.name}"`);
+  let q0 = (o.from ?? startPose(rig)).slice();
+  const order = o.cycle && !park && paths.length ? [...paths, paths[0]!] : paths;
+  for (const spec of order) {
+    const plan = planPath(rig.arm, rig.limits, spec, q0, park);
+    const b = firstBreach(rig, plan.traj, model);
+    if (b) {
+      const phase: PlannedPhase = b.t < plan.approachEnd ? 'approach' : b.t <= plan.trackEnd || !park ? 'track' : 'park';
+      const at = (t: number): string => `at t = ${t.toFixed(3)} s`;
+      const where =
+        phase === 'approach'
+          ? `${what(spec)}: its approach from the start pose (${fmtPose(q0)}) ${at(b.t)} of the approach`
+          : phase === 'park'
+            ? `${what(spec)}: its way back to the start pose (${fmtPose(q0)}, park) ${at(b.t - plan.trackEnd)} of the way back`
+            : `${what(spec)} ${at(b.t - plan.approachEnd)}`;
+      throw new FeasibilityError(`${where}, joint ${b.joint + 1}: ${b.detail}`, b.t - (phase === 'track' ? plan.approachEnd : phase === 'park' ? plan.trackEnd : 0), b.joint, phase, spec.name);
+    }
+    q0 = plan.endQ;
   }
 }
 
@@ -66,17 +138,17 @@ function nm(x: number): string {
  * (`avail` [N m] is the smaller); when the motor gives nothing in that direction (its back-EMF at that
  * speed is above the supply), the joint is faster than the motor's no-load speed, and that is said.
  */
-function torqueMessage(rig: FeasibilityPart, i: number, at: string, need: number, avail: number, v: number): string {
+function torqueMessage(rig: FeasibilityPart, i: number, need: number, avail: number, v: number): string {
   const lim = rig.limits[i]!;
   const dir = need >= 0 ? 'positive' : 'negative';
   if (avail <= 0) {
     const m = rig.motors[i]!;
     const noLoad = (rig.maxDuty * rig.supplyV) / (m.ke * m.gear);
     return (
-      `${at}: needs ${nm(need)} N m (${dir}) at ${(v * DEG).toFixed(0)} deg/s, where the motor gives no ${dir} torque at all: ` +
+      `needs ${nm(need)} N m (${dir}) at ${(v * DEG).toFixed(0)} deg/s, where the motor gives no ${dir} torque at all: ` +
       `the joint moves faster than the motor's no-load speed ${(noLoad * DEG).toFixed(0)} deg/s (maxDuty Vs / (ke N)): slow it down`
     );
   }
   const by = avail < lim.maxTorque ? `the motor at ${(v * DEG).toFixed(0)} deg/s` : `the torque limit limits[${i}].maxTorqueNm`;
-  return `${at}: needs ${nm(need)} N m but only ${nm(avail)} N m is available (${by}; torque limit ${lim.maxTorque} N m): slow it down or lighten the load`;
+  return `needs ${nm(need)} N m but only ${nm(avail)} N m is available (${by}; torque limit ${lim.maxTorque} N m): slow it down or lighten the load`;
 }

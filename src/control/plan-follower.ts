@@ -12,7 +12,8 @@
 import type { ArmPart } from '../config/parts.js';
 import type { Rig } from '../config/load.js';
 import type { PathSpec } from '../model/builtins.js';
-import { buildPath, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
+import type { Trajectory, TrajectorySample } from '../model/trajectory.js';
+import { planPath } from './plan.js';
 import type { TrajPhase } from '../telemetry/tick.js';
 import { planPhases, type PhasePlan, type PlannedPhase } from './events.js';
 
@@ -44,9 +45,6 @@ export interface FollowStep {
 
 /** What following the plan reads of the rig file. */
 export type PlanPart = ArmPart & Pick<Rig, 'limits'>;
-
-/** Peak acceleration of the approach and the way back [rad/s^2]. */
-const MOVE_ACCEL = 4;
 
 export class PlanFollower {
   /** The plan where the answer applies, half a period later, and at the sample (see the top). */
@@ -84,31 +82,10 @@ export class PlanFollower {
     this.holdQ = this.desired.q.slice();
   }
 
-  /** The approach from `q0` [rad] (where the arm is), the path, and (with `park`) the way back. */
+  /** The approach from `q0` [rad] (where the arm is), the path, and (with `park`) the way back: plan.ts, as `preflight` checks it. */
   start(spec: PathSpec, park: boolean, q0: readonly number[]): ActiveTrajectory {
-    const arm = this.rig.arm;
-    const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
-    const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
-    const startQ = spec.start.q ?? probe.sample(0).q;
-    const ta = this.moveTime(q0, startQ);
-    const steps = [{ kind: 'joint' as const, to: startQ, duration: ta }, ...spec.steps];
-    const main = buildPath(arm, { q: startQ, ...elbow }, spec.steps);
-    const endQ = main.sample(main.duration).q;
-    if (park) steps.push({ kind: 'joint', to: q0.slice(), duration: this.moveTime(endQ, q0) });
-    const traj = buildPath(arm, { q: q0.slice(), ...elbow }, steps, spec.description);
-    return { name: spec.name, traj, approachEnd: ta, trackEnd: ta + main.duration, phases: planPhases(arm, traj, ta, ta + main.duration), t: 0, told: 'approach' };
-  }
-
-  /** Minimum-jerk duration for a joint move that keeps the peak speed at half the joint limits. */
-  private moveTime(from: readonly number[], to: readonly number[]): number {
-    let t = 0.5;
-    for (let i = 0; i < this.rig.joints; i++) {
-      const d = Math.abs(to[i]! - from[i]!);
-      const vmax = 0.5 * this.rig.limits[i]!.maxVel;
-      // peak speed of a minimum-jerk move is 1.875 d / T; peak acceleration 5.77 d / T^2 (<= 4 rad/s^2 here)
-      t = Math.max(t, (1.875 * d) / vmax, Math.sqrt((5.77 * d) / MOVE_ACCEL));
-    }
-    return t;
+    const { traj, approachEnd, trackEnd } = planPath(this.rig.arm, this.rig.limits, spec, q0, park);
+    return { name: spec.name, traj, approachEnd, trackEnd, phases: planPhases(this.rig.arm, traj, approachEnd, trackEnd), t: 0, told: 'approach' };
   }
 
   phaseAt(a: ActiveTrajectory, t: number): PlannedPhase {

@@ -10,13 +10,12 @@ import { z } from 'zod';
 import { loadRig, parseJsonText, readConfigText, type Rig } from '../config/load.js';
 import { describeIssues, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
-import { checkFeasible } from '../control/feasibility.js';
 import { STOP_PATHS } from '../control/stop.js';
 import { looksLikeStopPath } from './expect.js';
+import { FeasibilityError, preflight } from '../control/feasibility.js';
 import { parseInjection, type Injection } from '../mock/injections.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
-import { buildPath } from '../model/trajectory.js';
 import { parseWiring, type MockWiring } from '../mock/wiring.js';
 
 const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
@@ -164,7 +163,14 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     const spec = nested(() => loadTrajectoryFile(local(t)), (m) => fail(field, m));
     return spec;
   });
-  paths.forEach((p, k) => nested(() => checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`), (m) => fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, m)));
+  // As the HIL engines run them: in turn from the mock's start pose, each parked back there.
+  try {
+    preflight(rig, paths);
+  } catch (e) {
+    if (!(e instanceof Error) || e.name === 'TypeError' || e.name === 'ReferenceError') throw e;
+    const k = e instanceof FeasibilityError ? Math.max(0, paths.findIndex((p) => p.name === e.trajectory)) : 0;
+    fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, e.message);
+  }
   const key = s.faults !== undefined ? 'faults' : 'injections';
   const injections = (s.injections ?? s.faults ?? []).map((text, k) =>
     nested(

@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { MockPart } from '../config/parts.js';
-import { applyInjection, formatInjection, refusal, type Injection, type InjectionSite } from './injections.js';
+import { applyInjection, formatInjection, injectionSchedule, refusal, type Injection, type InjectionSite } from './injections.js';
 import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId, type RtResult } from '../time/threads.js';
 import { spawnTied } from './tied.js';
 import { RIG_STARVED_MS, starvedLine } from './starvation.js';
@@ -113,12 +113,17 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
     sim.once('exit', resolve);
   });
   const site = firmwareSite(sim);
-  const pending = o.injections.filter((i) => {
-    const why = refusal(site, i.name);
-    if (why) o.log(`twolink rig: injection ${i.name} is not available with --firmware: ${why}`);
-    return !why;
-  });
-  pending.sort((a, b) => a.at - b.at);
+  const inject = injectionSchedule(
+    o.injections.filter((i) => {
+      const why = refusal(site, i.name);
+      if (why) o.log(`twolink rig: injection ${i.name} is not available with --firmware: ${why}`);
+      return !why;
+    }),
+    (i, t) => {
+      const r = applyInjection(site, i);
+      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(3)} s` : `twolink rig: ${r.why}`);
+    },
+  );
   o.out(sim.ptyPath);
   if (o.rt) {
     // The harness (the board) first, then this process, which steps the plant in lock-step with it: a
@@ -133,13 +138,7 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
     `twolink rig: ${rig.name}: ${o.elf !== undefined ? `the image ${o.elf} (${o.board})` : `the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')})`} in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
-  sim.on('slice', (s) => {
-    while (pending.length > 0 && pending[0]!.at <= s.boardTime) {
-      const i = pending.shift()!;
-      const r = applyInjection(site, i);
-      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${s.boardTime.toFixed(3)} s` : `twolink rig: ${r.why}`);
-    }
-  });
+  sim.on('slice', (s) => inject(s.boardTime));
   sim.on('outputs-off', (e) => {
     // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
     // Firmata (an image given with elf) has no line ends: its silence is from the host's last byte.

@@ -351,6 +351,24 @@ export function applyInjection(site: InjectionSite, i: Injection): InjectionResu
   return { ok: true };
 }
 
+/** The injections of a run, applied as the run's time reaches them; `pending` are those not yet due. */
+export type InjectionSchedule = ((t: number) => void) & { readonly pending: Injection[] };
+
+/**
+ * The one scheduler of a run's injections (the threaded run's loop thread, the virtual run, the
+ * firmware rig on the simulated board's time): due
+ * on the loop's (the board's) time `t` [s], in the order of their times, each handed to `apply` once.
+ */
+export function injectionSchedule(injections: readonly Injection[], apply: (i: Injection, t: number) => void): InjectionSchedule {
+  const pending = injections.slice().sort((a, b) => a.at - b.at);
+  return Object.assign(
+    (t: number): void => {
+      while (pending.length && pending[0]!.at <= t) apply(pending.shift()!, t);
+    },
+    { pending },
+  );
+}
+
 /**
  * The parts each mock rig offers (lineMockSite, firmataMockSite: tests/unit-injections.test.ts holds
  * them to it), to refuse an injection before a run rather than when it is due.

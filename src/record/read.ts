@@ -16,6 +16,7 @@ import { checkReadableFile, errnoText, FileError, formatBytes } from '../config/
 import { resolveRig, type Rig } from '../config/load.js';
 import { describeIssues, parseRigFile } from '../config/rig.js';
 import { stopSchema } from '../run/stop-schema.js';
+import { recordingHeaderSchema, type RecordingHeaderLine } from '../telemetry/header.js';
 import { F, TICK_TABLE, TICK_WIDTH, tickRow, type TickField, type TickFieldSpec, type TickObject } from '../telemetry/tick.js';
 
 /** A recording that cannot be read: the message starts with `file:line:` when a line is at fault. */
@@ -79,20 +80,9 @@ async function* boundedLines(file: string, maxBytes: number): AsyncGenerator<str
   }
 }
 
-const headerSchema = z.looseObject({
-  kind: z.literal('header'),
-  twolink: z.string(),
-  protocol: z.number(),
-  startedAt: z.string(),
-  joints: z.union([z.literal(1), z.literal(2)]),
-  rateHz: z.number().positive(),
-  feedforward: z.string().optional(),
-  rig: z.looseObject({ file: z.string(), name: z.string(), content: z.unknown() }),
-  trajectories: z.array(z.looseObject({ name: z.string(), description: z.string().optional() })).default([]),
-});
-
-/** The header line of a recording, validated. `rig.content` is the rig file as the run used it. */
-export type RecordingHeaderLine = z.infer<typeof headerSchema>;
+/** The header line's schema is written once, beside the writer (telemetry/header.ts). */
+const headerSchema = recordingHeaderSchema;
+export type { RecordingHeaderLine };
 
 /**
  * The zod schema of a tick line, generated from the tick table: numbers, per-joint arrays of

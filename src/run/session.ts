@@ -5,9 +5,9 @@
  */
 import { Worker } from 'node:worker_threads';
 import { checkWritablePath } from '../config/files.js';
-import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
+import { Recorder } from '../telemetry/recorder.js';
+import { runHeader } from './header.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { describeStop, hostFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader } from '../control/ring.js';
@@ -163,7 +163,7 @@ export class Session {
     // Never over an existing file (nor the --record recording): the dashboard has no --force.
     checkWritablePath(file, 'recording', { inputs: this.o.record ? [this.o.record] : [] });
     const recorder = new Recorder(file, this.o.rig.joints);
-    recorder.open({ ...this.header(), startedBy: 'dashboard' });
+    recorder.open(runHeader({ ...this.o, startedBy: 'dashboard' }));
     if (this.describe) recorder.event({ event: 'connected', describe: this.describe });
     this.live = { recorder, stats: new RunStats(this.o.rig.joints, this.o.rateHz) };
   }
@@ -185,26 +185,9 @@ export class Session {
     return r ? { file: r.file, ticks: r.ticks, ...(r.failure ? { failure: r.failure.message } : {}) } : undefined;
   }
 
-  private header(): RecordingHeader {
-    const o = this.o;
-    return {
-      kind: 'header',
-      twolink: VERSION,
-      protocol: PROTOCOL_VERSION,
-      startedAt: new Date().toISOString(),
-      joints: o.rig.joints,
-      rateHz: o.rateHz,
-      feedforward: o.feedforward,
-      target: o.target,
-      rig: { file: o.rig.file, name: o.rig.name, content: o.rig.source },
-      trajectories: o.paths,
-      injections: o.injections,
-    };
-  }
-
   /** Starts the run; resolves when it is over (never rejects: failures are in the result). */
   run(): Promise<SessionResult> {
-    this.recorder?.open(this.header());
+    this.recorder?.open(runHeader(this.o));
     return new Promise((resolve) => {
       const end: RunEnd = { settled: false, stop: hostFault('the loop ended without a result'), extra: {}, rt: { granted: false } };
       const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });

@@ -16,14 +16,16 @@ import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { actsOn, applyInjection, firmataMockSite, lineMockSite, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
-import { createMockRig, type MockRig } from '../mock/mock-rig.js';
-import { createFirmataMockRig, type FirmataMockRig } from '../mock/mock-firmata-rig.js';
-import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../transport/firmata-link.js';
+import { actsOn, applyInjection, injectionSchedule, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
+import type { MockRig } from '../mock/mock-rig.js';
+import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { FirmataLink } from '../transport/firmata-link.js';
 import type { MockWiring } from '../mock/wiring.js';
 import { advanceUntil, VirtualClock } from '../time/clock.js';
-import { LineLink } from '../transport/line-link.js';
-import { PROTOCOL_VERSION, VERSION } from '../version.js';
+import type { LineLink } from '../transport/line-link.js';
+import type { Link } from '../transport/link.js';
+import { linkOver, openEnd } from './compose.js';
+import { runHeader } from './header.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import { ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
 
@@ -41,7 +43,7 @@ export interface VirtualRun {
 interface VirtualRig {
   mock: MockRig | FirmataMockRig;
   link: LineLink | FirmataLink;
-  loopLink: LineLink | FirmataLink;
+  loopLink: Link;
   site: InjectionSite;
   boardWatchdog: () => boolean;
   dispose(): void;
@@ -112,6 +114,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     dispose();
     throw e;
   }
+  const inject = injectionSchedule(injections, (i) => void applyInjection(site, i));
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
   let done = false;
@@ -136,8 +139,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
       recorder?.event({ ...e });
     },
     onTick: (c) => {
-      const t = c.row[F.t]!;
-      while (injections.length && injections[0]!.at <= t) applyInjection(site, injections.shift()!);
+      inject(c.row[F.t]!);
       opts.onTick?.(c, clock, mock);
     },
     ...(opts.signal ? { signal: opts.signal } : {}),
@@ -169,45 +171,26 @@ export function lineMock(r: Pick<VirtualRun, 'mock'>): MockRig {
 }
 
 /**
- * The mock of the rig file's protocol and the link to it. The line link: with the rig file's wiring
- * section (twolink setup's) the loop sees the joints, the board its channels. The Firmata link: over
- * johnny-five, as src/run/target.ts opens it for `--mock` in real time.
+ * The mock of the rig file's protocol and the link to it, in this thread on the virtual clock
+ * (compose.ts): the line link through the rig file's wiring section, or Firmata over johnny-five.
  */
 async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undefined): Promise<VirtualRig> {
-  const unplug = (m: { unplug(): void }) => () => m.unplug();
-  if (rig.link.transport === 'firmata') {
-    const mock = createFirmataMockRig(rig, clock, wiring ? { wiring } : {});
-    const stream = await mock.openStream();
-    const link = createFirmataLink(rig, stream, mock.path, clock);
-    const dispose = (): void => {
-      mock.dispose();
-      clearFirmataSysexHandlers();
-    };
-    return { mock, link, loopLink: link, site: firmataMockSite('the Firmata mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => link.hasBoardWatchdog, dispose };
+  const end = await openEnd(rig, { kind: 'mock', ...(wiring ? { wiring } : {}) }, clock);
+  const local = end.local!;
+  let composed;
+  try {
+    composed = await linkOver(rig, end, clock);
+  } catch (e) {
+    await end.dispose();
+    throw e;
   }
-  const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
-  const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, ...(rig.wiring ? { wiring: rig.wiring } : {}), watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
-  return { mock, link, loopLink: link, site: lineMockSite('the mock rig', mock.plant, mock.board, unplug(mock)), boardWatchdog: () => true, dispose: () => mock.dispose() };
+  return { mock: local.mock, link: composed.board, loopLink: composed.link, site: local.site, boardWatchdog: composed.boardWatchdog, dispose: () => void end.dispose() };
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
 function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[]): Recorder {
   const recorder = new Recorder(file, rig.joints);
-  recorder.open({
-    kind: 'header',
-    twolink: VERSION,
-    protocol: PROTOCOL_VERSION,
-    startedAt: new Date().toISOString(),
-    joints: rig.joints,
-    rateHz,
-    feedforward,
-    target: { kind: 'mock' },
-    clock: 'virtual',
-    rig: { file: rig.file, name: rig.name, content: rig.source },
-    trajectories: paths,
-    injections,
-  });
+  recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections }));
   return recorder;
 }
 

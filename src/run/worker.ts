@@ -11,7 +11,7 @@ import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
 import { hostFault } from '../control/stop.js';
 import { ControllerFault } from '../control/user-controller.js';
-import { actsOn, applyInjection, type Injection, type InjectionSite } from '../mock/injections.js';
+import { actsOn, applyInjection, injectionSchedule, type Injection, type InjectionSchedule, type InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
@@ -37,19 +37,9 @@ const HOST_SITE: InjectionSite = {
   },
 };
 
-/**
- * The injections of a run, due on the loop's (the board's) time `t` [s]: those on the host act on
- * this thread, the others go to the mock rig's.
- */
-function injector(injections: readonly Injection[], mock: MockHandle | undefined): ((t: number) => void) & { pending: Injection[] } {
-  const pending = injections.slice().sort((a, b) => a.at - b.at);
-  return Object.assign((t: number) => {
-    while (pending.length && pending[0]!.at <= t) {
-      const i = pending.shift()!;
-      if (actsOn(i.name) === 'host') applyInjection(HOST_SITE, i);
-      else mock?.inject(i);
-    }
-  }, { pending });
+/** The injections of a run (mock/injections.ts's scheduler): those on the host act on this thread, the others go to the mock rig's. */
+function injector(injections: readonly Injection[], mock: MockHandle | undefined): InjectionSchedule {
+  return injectionSchedule(injections, (i) => (actsOn(i.name) === 'host' ? applyInjection(HOST_SITE, i) : mock?.inject(i)));
 }
 
 /** Impedance mode's law, when the run is in it (the main thread's stiffness keys reach it). */

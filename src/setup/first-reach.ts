@@ -4,11 +4,10 @@
  * it if the model is far off. Where the arm is (the mock in virtual time, or the port through a
  * Session) is the caller's `RunReach`; this module makes the gentle rig and path and judges the run.
  */
-import { checkFeasible } from '../control/feasibility.js';
 import { isStopOf } from '../control/stop.js';
+import { preflight } from '../control/feasibility.js';
 import type { Rig } from '../config/load.js';
 import { builtinPath, type PathSpec } from '../model/builtins.js';
-import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { StepResult } from './steps.js';
 
@@ -44,7 +43,7 @@ export function slowReach(rig: Rig): PathSpec {
 export async function firstReach(rig: Rig, run: RunReach): Promise<StepResult> {
   const gentle = gentleRig(rig);
   const path = slowReach(rig);
-  checkFeasible(gentle, buildPath(gentle.arm, path.start, path.steps), 'the first reach');
+  preflight(gentle, [path], { what: () => 'the first reach' });
   const s = await run(gentle, [path]);
   const f = (a: number[]): string => a.map((v) => v.toFixed(2)).join(', ');
   const evidence = {

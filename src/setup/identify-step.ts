@@ -8,14 +8,13 @@
  */
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
-import { checkFeasible } from '../control/feasibility.js';
+import { preflight } from '../control/feasibility.js';
 import { designExcitation, ExcitationError, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, fitTicks, type FitResult } from '../identify/fit.js';
 import { plantParameters, runExcitation, RunError, type RunPaths } from '../identify/pipeline.js';
 import { BASE_PARAMETERS, baseParameters, type BaseParameterKey, type BaseParameters } from '../identify/regressor.js';
 import { identifiedRigFile, RealizationError } from '../identify/rigfile.js';
 import { reflectedInertia } from '../model/motor.js';
-import { buildPath } from '../model/trajectory.js';
 import { isTwoLink } from '../model/types.js';
 import type { StepResult } from './steps.js';
 
@@ -64,7 +63,7 @@ export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: 
   let excitation;
   try {
     excitation = designExcitation(rig, GENTLE_EXCITATION);
-    checkFeasible(rig, buildPath(rig.arm, excitation.path.start, excitation.path.steps), 'the gentle excitation');
+    preflight(rig, [excitation.path], { what: () => 'the gentle excitation' });
   } catch (e) {
     if (e instanceof ExcitationError) return skip(`no gentle excitation fits the rig's limits: ${e.message}`, 'widen limits[].minDeg/maxDeg around hanging, or run twolink identify by hand');
     throw e;

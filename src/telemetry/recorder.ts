@@ -11,16 +11,9 @@
 import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
 import { errnoText, openForWrite } from '../config/files.js';
 import { tickObject } from '../telemetry/tick.js';
+import { recordingHeaderSchema, type RecordingHeader } from './header.js';
 
-export interface RecordingHeader {
-  kind: 'header';
-  twolink: string;
-  protocol: number;
-  startedAt: string;
-  joints: number;
-  rateHz: number;
-  [key: string]: unknown;
-}
+export type { RecordingHeader } from './header.js';
 
 export class Recorder {
   private fd: number | undefined;
@@ -42,9 +35,12 @@ export class Recorder {
 
   /**
    * Creates the file and writes the header. Throws a FileError naming the path (a missing folder, a
-   * directory, no permission) if it cannot be created.
+   * directory, no permission) if it cannot be created; a header the reader would refuse (header.ts)
+   * throws before the file is made.
    */
   open(header: RecordingHeader): void {
+    const checked = recordingHeaderSchema.safeParse(header);
+    if (!checked.success) throw new Error(`recording ${this.file}: its header would not read back: ${checked.error.issues.map((i) => `${i.path.join('.') || '(header)'}: ${i.message}`).join('; ')}`);
     this.fd = openForWrite(this.file);
     this.line(JSON.stringify(header));
     this.flush();

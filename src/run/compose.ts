@@ -1,0 +1,239 @@
+/**
+ * Composing the arm a run (or setup, identify, tune, doctor, the bench) talks to, in one place: the
+ * transport table (the line protocol, Firmata over johnny-five), where the board is (the rig file's
+ * mock in this thread, the mock in a thread of its own, a serial port) and the time it runs in (a
+ * RealClock, or a VirtualClock that `drive` moves from timer to timer). Every link a command opens is
+ * built here: `new LineLink(` has this one site in src (tests/architecture.test.ts counts it).
+ *
+ * The transports and mocks load lazily, so the line path never loads johnny-five and a port never
+ * loads a mock.
+ */
+import type { Duplex } from 'node:stream';
+import type { EncoderParams, Rig } from '../config/load.js';
+import { firmataMockSite, lineMockSite, MOCK_PARTS, type InjectionPart, type InjectionSite } from '../mock/injections.js';
+import type { MockRig } from '../mock/mock-rig.js';
+import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { RemoteMockRig } from '../mock/mock-remote.js';
+import type { MockWiring } from '../mock/wiring.js';
+import { RealClock, VirtualClock, advanceUntil, runUntilSettled, type Clock } from '../time/clock.js';
+import type { FirmataLink } from '../transport/firmata-link.js';
+import type { LineLink } from '../transport/line-link.js';
+import type { Link } from '../transport/link.js';
+
+/** The rig file's `link.transport`. */
+export type TransportName = Rig['link']['transport'];
+
+/**
+ * Where the board is: the rig file's simulated arm in this thread (on the composition's clock, real or
+ * virtual), the same in a thread of its own (real time: a board is another computer), or a serial port.
+ */
+export type Place = { kind: 'mock'; wiring?: MockWiring } | { kind: 'mock-thread'; wiring?: MockWiring } | { kind: 'port'; path: string; baudRate?: number };
+
+/** How the host's link is built; the rig file's values by default. */
+export interface LinkOptions {
+  /**
+   * The board's own encoders, in board order: the link then speaks the board's terms, without the
+   * rig file's wiring (setup and doctor, which check the encoders themselves). The line protocol only.
+   */
+  encoders?: EncoderParams[];
+  watchdogMs?: number;
+  handshakeMs?: number;
+  answerMs?: number;
+}
+
+/** The host's side of a board. */
+export interface ComposedLink {
+  /** The transport's own link (its counters and extras). */
+  board: LineLink | FirmataLink;
+  /** What the loop drives, in joint order (through the rig file's wiring when it has one). */
+  link: Link;
+  /** The board cuts its motors by itself when commands stop (our firmware; Firmata only with the twolink watchdog feature); asked after the handshake. */
+  boardWatchdog: () => boolean;
+}
+
+/** A mock rig in this thread. */
+export interface LocalMock {
+  mock: MockRig | FirmataMockRig;
+  /** Where injections into it act. */
+  site: InjectionSite;
+}
+
+/** The far end of the cable, opened: its stream, and the mock behind it when there is one. */
+export interface BoardEnd {
+  stream: Duplex;
+  name: string;
+  baudRate: number;
+  /** One line for people: what this is (the transport and the place). */
+  describe: string;
+  local?: LocalMock;
+  remote?: RemoteMockRig;
+  /** Ends the mock (a remote one's thread too). */
+  dispose(): Promise<void>;
+}
+
+/** One protocol: its names, the parts its mock has for injections, its mock in this thread and its link. */
+interface Transport {
+  label: string;
+  mockName: string;
+  parts: readonly InjectionPart[];
+  mock(rig: Rig, clock: Clock, wiring: MockWiring | undefined): Promise<LocalMock & { dispose(): void }>;
+  link(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baudRate'>, clock: Clock, o: LinkOptions): Promise<ComposedLink>;
+}
+
+/** The transport table. */
+export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
+  line: {
+    label: 'line protocol',
+    mockName: 'the mock rig',
+    parts: MOCK_PARTS.line,
+    async mock(rig, clock, wiring) {
+      const { createMockRig } = await import('../mock/mock-rig.js');
+      const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
+      return { mock, site: lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug()), dispose: () => mock.dispose() };
+    },
+    async link(rig, end, clock, o) {
+      const { LineLink } = await import('../transport/line-link.js');
+      // A board wired otherwise than the README's table (the rig file's `wiring`, from twolink setup):
+      // the link maps the joints to the board's inputs and outputs (transport/joints.ts). With the
+      // board's own encoders (setup, doctor) it speaks the board's terms, without the wiring.
+      const wiring = o.encoders ? undefined : rig.wiring;
+      const board = new LineLink({
+        stream: end.stream,
+        name: end.name,
+        baudRate: end.baudRate,
+        clock,
+        encoders: o.encoders ?? rig.encoders,
+        ...(wiring ? { wiring } : {}),
+        watchdogMs: o.watchdogMs ?? rig.link.watchdogMs,
+        handshakeMs: o.handshakeMs ?? rig.link.handshakeMs,
+        ...(o.answerMs !== undefined ? { answerMs: o.answerMs } : {}),
+      });
+      const link = board;
+      return { board, link, boardWatchdog: () => true };
+    },
+  },
+  firmata: {
+    label: 'Firmata (johnny-five)',
+    mockName: 'the Firmata mock rig',
+    parts: MOCK_PARTS.firmata,
+    async mock(rig, clock, wiring) {
+      const [{ createFirmataMockRig }, { clearFirmataSysexHandlers }] = await Promise.all([import('../mock/mock-firmata-rig.js'), import('../transport/firmata-link.js')]);
+      const mock = createFirmataMockRig(rig, clock, wiring ? { wiring } : {});
+      const dispose = (): void => {
+        mock.dispose();
+        clearFirmataSysexHandlers();
+      };
+      return { mock, site: firmataMockSite('the Firmata mock rig', mock.plant, mock.board, () => mock.unplug()), dispose };
+    },
+    async link(rig, end, clock, o) {
+      if (o.encoders) throw new Error(`${rig.file}: a Firmata link takes the rig file's encoders (the board's own are a line-protocol handshake)`);
+      const { createFirmataLink } = await import('../transport/firmata-link.js');
+      const board = createFirmataLink(rig, end.stream, end.name, clock, {
+        baudRate: end.baudRate,
+        ...(o.handshakeMs !== undefined ? { handshakeMs: o.handshakeMs } : {}),
+        ...(o.answerMs !== undefined ? { answerMs: o.answerMs } : {}),
+      });
+      return { board, link: board, boardWatchdog: () => board.hasBoardWatchdog };
+    },
+  },
+};
+
+/** The transport of a rig file. */
+export function transportOf(rig: Pick<Rig, 'link'>): Transport {
+  return TRANSPORTS[rig.link.transport];
+}
+
+/** Opens the far end of the cable: the mock of the rig file's protocol (here or in its own thread), or a serial port. */
+export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<BoardEnd> {
+  const tr = transportOf(rig);
+  const adapter = rig.plant?.adapter.kind ?? '16u2';
+  if (place.kind === 'port') {
+    const baudRate = place.baudRate ?? rig.link.baudRate;
+    const [{ openSerialPort }, { adapterName }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    const stream = await openSerialPort(place.path, baudRate);
+    const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
+    return { stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, cable: ${cable} (rig file)`, dispose: async () => undefined };
+  }
+  const baudRate = rig.link.baudRate;
+  if (place.kind === 'mock-thread') {
+    const { startRemoteMockRig } = await import('../mock/mock-remote.js');
+    const remote = await startRemoteMockRig(rig, place.wiring);
+    const stream = await remote.openStream(baudRate);
+    const describe = `${tr.label} to the mock rig ${remote.path} (its own thread, ${adapter} adapter) at ${baudRate} baud`;
+    return { stream, name: remote.path, baudRate, describe, remote, dispose: async () => void (await remote.stop()) };
+  }
+  const { dispose, ...local } = await tr.mock(rig, clock, place.wiring);
+  try {
+    const stream = await local.mock.openStream();
+    const time = clock instanceof VirtualClock ? 'virtual' : 'real';
+    const describe = `${tr.label} to the mock rig ${local.mock.path} (this thread, ${time} time, ${adapter} adapter) at ${baudRate} baud`;
+    return { stream, name: local.mock.path, baudRate, describe, local, dispose: async () => dispose() };
+  } catch (e) {
+    dispose();
+    throw e;
+  }
+}
+
+/** The host's link of the rig file's protocol over an open end. */
+export function linkOver(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baudRate'>, clock: Clock, o: LinkOptions = {}): Promise<ComposedLink> {
+  return transportOf(rig).link(rig, end, clock, o);
+}
+
+export interface ComposeOptions {
+  /** Virtual time (a VirtualClock `drive` moves) or real time. @default virtual for a mock in this thread, real otherwise */
+  time?: 'real' | 'virtual';
+  link?: LinkOptions;
+  /** `drive` moves virtual time in fixed steps of this many seconds (a wait on something other than a timer, as setup's prompts) rather than from timer to timer. */
+  stepS?: number;
+}
+
+/** A board composed: its end, the link to it, the clock, and how to wait on it. */
+export interface Composed extends ComposedLink {
+  end: BoardEnd;
+  clock: Clock;
+  time: 'real' | 'virtual';
+  describe: string;
+  /** Resolves as `p` does, moving virtual time meanwhile (real time: `p` itself). */
+  drive<T>(p: Promise<T>): Promise<T>;
+  /** Closes the link (driven), then ends the mock. */
+  close(): Promise<void>;
+}
+
+/** A waiter that moves virtual time until a promise settles. */
+export function driver(clock: Clock, stepS?: number): <T>(p: Promise<T>) => Promise<T> {
+  if (!(clock instanceof VirtualClock)) return (p) => p;
+  if (stepS !== undefined) return (p) => runUntilSettled(clock, p, { stepS, maxS: 3600, maxRealMs: 3_600_000 });
+  return async (p) => {
+    let done = false;
+    p.then(
+      () => (done = true),
+      () => (done = true),
+    );
+    await advanceUntil(clock, () => done, 'virtual time');
+    return p;
+  };
+}
+
+/** Composes the board of `rig` at `place`: the end, the link, the clock. */
+export async function compose(rig: Rig, place: Place, o: ComposeOptions = {}): Promise<Composed> {
+  const time = o.time ?? (place.kind === 'mock' ? 'virtual' : 'real');
+  if (time === 'virtual' && place.kind !== 'mock') throw new Error(`virtual time needs the mock in this thread, not ${place.kind === 'port' ? 'a serial port' : "the mock's own thread"}`);
+  const clock: Clock = time === 'virtual' ? new VirtualClock() : new RealClock();
+  const end = await openEnd(rig, place, clock);
+  let link: ComposedLink;
+  try {
+    link = await linkOver(rig, end, clock, o.link);
+  } catch (e) {
+    await end.dispose();
+    throw e;
+  }
+  const drive = driver(clock, o.stepS);
+  const close = async (): Promise<void> => {
+    try {
+      await drive(link.link.close());
+    } finally {
+      await end.dispose();
+    }
+  };
+  return { ...link, end, clock, time, describe: end.describe, drive, close };
+}
