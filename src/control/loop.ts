@@ -55,6 +55,8 @@ export interface ControlLaw {
   /** Writes the joint torques [N m] into `out`; a failure is a value, never an exception. */
   step(sample: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string };
   reset(): void;
+  /** False while the law does not mean to follow the plan (float mode): the following-error guard then stands aside. */
+  readonly followsPlan?: boolean;
 }
 
 /**
@@ -375,9 +377,11 @@ export class LoopCore {
   }
 
   /** The approach from where the arm is, the path, and (with `park`) the way back. */
-  private plan(spec: PathSpec, park: boolean): ActiveTrajectory {
+  private plan(given: PathSpec, park: boolean): ActiveTrajectory {
     const arm = this.o.rig.arm;
     const q0 = this.reading?.q ?? this.holdQ;
+    // A path without a start (`--traj hold`) starts where the arm is.
+    const spec = !given.start.q && !given.start.xy ? { ...given, start: { ...given.start, q: q0.slice() } } : given;
     const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
     const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
     const startQ = spec.start.q ?? probe.sample(0).q;
@@ -555,7 +559,7 @@ export class LoopCore {
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan (following.ts), or one that stays at its torque limit (jammed, blocked, overloaded): stop.
-    const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1);
+    const fe = this.following.check(this.atSample.q, r.q, moving && k !== 'release' && this.scale >= 1 && this.o.law?.followsPlan !== false);
     const sf = fe ? followingFault(fe, this.lt, this.wiring, this.wiringWatchS < WIRING_WATCH_S) : checkSaturation(this.satTime, out.sat, moving, this.period, this.o.rig.control.maxSaturationS);
     if (sf && !this.finished) {
       this.fault(sf);
