@@ -103,7 +103,7 @@ export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial
     barrierStiffness: lim.map((l) => l.maxTorque / zone),
     rampS: 0.5,
     startFloating: true,
-    constraintStiffness: 400,
+    constraintStiffness: 1000,
     constraintDampingRatio: 1,
     ...over,
   };
@@ -133,6 +133,9 @@ export class FloatLaw implements ControlLaw {
   /** The reach of each joint's rotor and links about it, for the stiction's damping [kg m^2]. */
   private readonly inertia: number[];
   private t = 0;
+  private dt = 0;
+  /** The locked joint's integral term [N m]. */
+  private lockI = 0;
   /** Samples the law has computed (a test counts them across an e-stop). */
   steps = 0;
 
@@ -175,6 +178,7 @@ export class FloatLaw implements ControlLaw {
   reset(): void {
     this.track.reset();
     this.w = 0;
+    this.t = 0;
     this.floated = false;
     this.phase = 'plan';
     this.target = this.settings.startFloating;
@@ -182,9 +186,13 @@ export class FloatLaw implements ControlLaw {
 
   step(s: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string } {
     this.steps++;
+    // The time since the last call (a link that delivers samples in bursts answers only the newest):
+    // the ramp and the integrals run on it, the sample period at the least, ten at the most.
+    const dt = this.t > 0 && s.t > this.t ? Math.min(10 * periodS, Math.max(periodS, s.t - this.t)) : periodS;
     this.t = s.t;
+    this.dt = dt;
     const n = this.n;
-    this.advance(s, periodS);
+    this.advance(s, dt);
     // Tracking: the loop's plan before the first float, else the pose where float was left.
     let ref: TrajectorySample = this.hold;
     if (this.phase === 'plan') {
@@ -196,7 +204,7 @@ export class FloatLaw implements ControlLaw {
       }
     }
     const w = this.w;
-    const tr = w < 1 ? this.track.update(ref, ref, s.q, s.qd, periodS, 1).out.tauCmd : undefined;
+    const tr = w < 1 ? this.track.update(ref, ref, s.q, s.qd, dt, 1).out.tauCmd : undefined;
     if (w > 0) this.floatTorque(s.q, s.qd, this.tauFloat);
     for (let i = 0; i < n; i++) out[i] = (tr ? (1 - w) * tr[i]! : 0) + (w > 0 ? w * this.tauFloat[i]! : 0);
     for (let i = 0; i < n; i++) if (!Number.isFinite(out[i]!)) return { ok: false, reason: `float: joint ${i + 1} torque is ${out[i]}` };
@@ -215,6 +223,7 @@ export class FloatLaw implements ControlLaw {
           this.lockQ[i] = s.q[i]!;
           this.hold.q[i] = s.q[i]!;
         }
+        this.lockI = 0;
         this.phase = 'float';
         this.floated = true;
       }
@@ -251,7 +260,11 @@ export class FloatLaw implements ControlLaw {
     if (st.lock !== undefined) {
       const j = st.lock;
       const pid = this.rig.control.pid;
-      out[j] = g[j]! + pid.kp[j]! * (this.lockQ[j]! - q[j]!) - pid.kd[j]! * qd[j]!;
+      const e = this.lockQ[j]! - q[j]!;
+      // PID on the locked joint (the rig's gains; the integral clamped to its iLimitNm)
+      const lim = pid.iLimitNm[j]!;
+      this.lockI = Math.max(-lim, Math.min(lim, this.lockI + pid.ki[j]! * e * this.dt));
+      out[j] = g[j]! + pid.kp[j]! * e + this.lockI - pid.kd[j]! * qd[j]!;
     }
     if (st.constraint && this.arm) this.constraintTorque(st.constraint, q, qd, out);
     for (let i = 0; i < this.n; i++) {
