@@ -105,6 +105,7 @@ export class Session {
 
   constructor(private readonly o: SessionOptions) {
     this.stats = new RunStats(o.rig.joints, o.rateHz);
+    if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
     if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
   }

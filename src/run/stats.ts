@@ -4,6 +4,8 @@
  * period error percentiles, link counters.
  */
 import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
+import { endpoint } from '../model/kinematics.js';
+import { isTwoLink, type ArmParams, type TwoLinkParams } from '../model/types.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
@@ -103,6 +105,11 @@ export interface RunSummary {
   stopOutcome?: string;
   cpu?: number;
   missed?: number;
+  /**
+   * How well a taught motion was replayed (a run whose trajectory is a `twolink teach` file): the
+   * tracking error on the trajectory proper per joint [deg] and at the endpoint [mm].
+   */
+  replay?: { rmsDeg: number[]; maxDeg: number[]; endpointRmsMm: number; endpointMaxMm: number; samples: number };
   /** Real-time figures of a live run (the board's clock, latency, late samples, CPU, stalls). */
   timing?: import('./messages.js').RunTiming;
 }
@@ -127,6 +134,11 @@ export class RunStats {
   private lastAnsweredT = -1;
   private maxGapS = 0;
   private last: ArrayLike<number> | undefined;
+  /** The replay's endpoint error (enableReplay): the arm, the sums [m^2] and the largest [m]. */
+  private replayArm: TwoLinkParams | undefined;
+  private readonly replaySums = { n: 0, sq: 0, max: 0 };
+  private readonly pDes = [0, 0];
+  private readonly pMeas = [0, 0];
 
   constructor(
     readonly joints: number,
@@ -152,6 +164,7 @@ export class RunStats {
     }
     const n = this.joints;
     if (r[F.state] === STATE_TRACK) (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
+    if (this.replayArm && r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) this.addEndpoint(r, this.replayArm);
     if (r[F.fresh] === 1 && r[F.state] !== IDLE) {
       this.twinN++;
       for (let i = 0; i < n; i++) {
@@ -165,6 +178,29 @@ export class RunStats {
     if (a & ~this.lastAlarm) this.alarms += countBits(a & ~this.lastAlarm);
     this.lastAlarm = a;
     this.last = r;
+  }
+
+  /** Adds the replay figures (RunSummary.replay) for a two-link arm following a taught motion. */
+  enableReplay(arm: ArmParams): void {
+    if (isTwoLink(arm)) this.replayArm = arm;
+  }
+
+  private addEndpoint(r: ArrayLike<number>, arm: TwoLinkParams): void {
+    endpoint(arm, [r[F.qDes0]!, r[F.qDes1]!], this.pDes);
+    endpoint(arm, [r[F.q0]!, r[F.q1]!], this.pMeas);
+    const e = Math.hypot(this.pDes[0]! - this.pMeas[0]!, this.pDes[1]! - this.pMeas[1]!);
+    const s = this.replaySums;
+    s.n++;
+    s.sq += e * e;
+    s.max = Math.max(s.max, e);
+  }
+
+  /** The replay figures, once a taught trajectory proper has been tracked. */
+  private replay(): RunSummary['replay'] | undefined {
+    const s = this.replaySums;
+    if (!this.replayArm || s.n === 0) return undefined;
+    const t = this.track.figures(this.joints, 'trajectory');
+    return { rmsDeg: t.rmsDeg, maxDeg: t.maxDeg, endpointRmsMm: Math.sqrt(s.sq / s.n) * 1000, endpointMaxMm: s.max * 1000, samples: s.n };
   }
 
   /** The tracking figures: the trajectory proper's, else the approach's, else none (RunSummary.tracking). */
@@ -203,6 +239,7 @@ export class RunStats {
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
       stopReason,
+      ...(this.replay() ? { replay: this.replay()! } : {}),
       ...extra,
     };
   }
