@@ -13,7 +13,11 @@ import { ControllerError, ControllerFault } from '../control/user-controller.js'
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
-import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
+import { floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
+import { RUN_MODES } from '../control/modes.js';
+import { isTwoLink } from '../model/types.js';
+import { z } from 'zod';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
@@ -48,6 +52,10 @@ const RUN_OPTIONS = {
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
+  mode: { type: 'string', arg: 'MODE', help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (not built yet)' },
+  speed: { type: 'string', arg: 'F', help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)' },
+  lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
+  constrain: { type: 'string', arg: 'SHAPE', help: 'float: keep the endpoint on line:x0,y0,x1,y1 or circle:cx,cy,r [m]' },
   force: FORCE_OPTION,
   ...FOXGLOVE_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -62,9 +70,11 @@ interface Plan {
   injections: Injection[];
   /** The user's controller module, as given. */
   controller?: string;
+  /** Float mode's settings (--mode float). */
+  float?: FloatSettings;
 }
 
-function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
+function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
   const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
   const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
@@ -82,9 +92,12 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
   const names = (v.traj as string[] | undefined) ?? defaultTraj;
-  const paths = names.map((n) => namedPath(rig, n));
-  // Refuse before anything moves: every trajectory must be buildable and within the limits.
-  for (const p of paths) checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"`);
+  const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
+  const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
+  // Refuse before anything moves: every trajectory must be buildable and within the limits (at --speed).
+  for (const p of paths) if (p.start.q || p.start.xy) checkFeasible(rig, buildPath(rig.arm, p.start, p.steps), `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}`);
+  const float = floatArgs(v, rig);
+  if (float && typeof v.controller === 'string') throw new UsageError('--mode float drives the arm itself: drop --controller');
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   const slow = rateIssue(rig, rateHz);
   if (slow) throw new UsageError(`--rate ${rateHz}: ${rig.file}: ${slow.path}: ${slow.message}`);
@@ -106,7 +119,42 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
   }
-  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}) };
+  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(float ? { float } : {}) };
+}
+
+/** `--traj hold`: hold where the arm is until shortly before --max-seconds (then stop: `done`). */
+function holdPath(maxSeconds: number): PathSpec {
+  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1) }] };
+}
+
+/** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
+function floatArgs(v: Parsed, rig: Rig): FloatSettings | undefined {
+  const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
+  if (mode === 'impedance') throw new UsageError('--mode impedance: not built in this version yet (issue 23): use --mode track or float');
+  if (mode !== 'float') {
+    if (v.lock !== undefined || v.constrain !== undefined) throw new UsageError('--lock and --constrain are for --mode float');
+    return undefined;
+  }
+  const lock = v.lock !== undefined ? numberArg(v.lock, 'lock', { min: 1, max: rig.joints, integer: true }) - 1 : undefined;
+  const constraint = typeof v.constrain === 'string' ? constraintArg(v.constrain, rig) : undefined;
+  return floatSettings(rig, { ...(lock !== undefined ? { lock } : {}), ...(constraint ? { constraint } : {}) });
+}
+
+const CONSTRAINT = z.union([
+  z.string().regex(/^line:/).transform((t) => t.slice(5).split(',').map(Number)).pipe(z.array(z.number().finite()).length(4)).transform((a) => ({ kind: 'line' as const, from: [a[0]!, a[1]!] as [number, number], to: [a[2]!, a[3]!] as [number, number] })),
+  z.string().regex(/^circle:/).transform((t) => t.slice(7).split(',').map(Number)).pipe(z.array(z.number().finite()).length(3)).transform((a) => ({ kind: 'circle' as const, centre: [a[0]!, a[1]!] as [number, number], radius: a[2]! })),
+]);
+
+/** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */
+function constraintArg(text: string, rig: Rig): FloatConstraint {
+  if (!isTwoLink(rig.arm)) throw new UsageError('--constrain needs a two-link arm');
+  const r = CONSTRAINT.safeParse(text);
+  if (!r.success) throw new UsageError(`--constrain "${text}": write line:x0,y0,x1,y1 or circle:cx,cy,r (metres, finite numbers)`);
+  const c = r.data;
+  const reach = rig.arm.L1 + rig.arm.L2;
+  if (c.kind === 'line' && Math.hypot(c.to[0] - c.from[0], c.to[1] - c.from[1]) < 1e-3) throw new UsageError(`--constrain "${text}": the line's two points are the same`);
+  if (c.kind === 'circle' && !(c.radius > 0 && Math.hypot(...c.centre) - c.radius < reach)) throw new UsageError(`--constrain "${text}": the radius must be > 0 and the circle within the arm's reach ${reach.toFixed(3)} m`);
+  return c;
 }
 
 function humanSummary(s: RunSummary, cable: string): string {
@@ -121,6 +169,7 @@ function humanSummary(s: RunSummary, cable: string): string {
         ]
       : []),
     trackingLine(s.tracking),
+    ...(s.replay ? [replayLine(s.replay)] : []),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
   ].join('\n');
@@ -132,6 +181,12 @@ export function trackingLine(t: RunSummary['tracking']): string {
   if (t.covers === 'none' || t.samples === 0) return 'tracking: no sample tracked (the run ended before any trajectory began)';
   const what = t.covers === 'approach' ? ' on the approach only (the run ended before the trajectory proper)' : '';
   return `tracking RMS [deg]${what}: ${f(t.rmsDeg)}   max: ${f(t.maxDeg)}`;
+}
+
+/** The replay report of a run that followed a taught motion. */
+export function replayLine(r: NonNullable<RunSummary['replay']>): string {
+  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+  return `replay: RMS [deg] ${f(r.rmsDeg)}   max: ${f(r.maxDeg)}   endpoint RMS ${r.endpointRmsMm.toFixed(2)} mm, max ${r.endpointMaxMm.toFixed(2)} mm`;
 }
 
 /** The exit code of a run that ended with `reason` (README "Exit codes", `twolink run --help`). */
@@ -248,6 +303,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     rateHz: p.rateHz,
     injections: p.injections,
     ...(p.controller !== undefined ? { controller: p.controller } : {}),
+    ...(p.float ? { float: p.float } : {}),
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
@@ -282,6 +338,14 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  // SIGUSR1 pauses the trajectory (the arm holds where the plan is) and resumes it.
+  let paused = false;
+  const onPause = (): void => {
+    paused = !paused;
+    session.send({ kind: paused ? 'pause' : 'resume' });
+    if (!quiet) log(paused ? 'SIGUSR1: paused (again to resume)' : 'SIGUSR1: resumed');
+  };
+  process.on('SIGUSR1', onPause);
   const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
@@ -294,6 +358,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   dashboard?.stop();
   rtWarning.flush();
   for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+  process.off('SIGUSR1', onPause);
   afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
@@ -322,8 +387,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  const p = plan(v);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' });
+  const p = plan(v, maxSeconds);
   return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: v.cycle === true, maxSeconds, demo: false }, live));
 }
 
@@ -346,7 +411,18 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   const rig = loadRig(rigFile);
   const names = (v.traj as string[] | undefined) ?? builtinNames(rig.arm);
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
-  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, rigFile, names);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
+  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, maxSeconds, rigFile, names);
   return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: interactive, maxSeconds, demo: true }, live));
+}
+
+/** `twolink replay FILE [run options]`: `twolink run --traj FILE` with the rest of the options. */
+export async function replayCommand(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write('usage: twolink replay FILE --rig F (--port PATH | --mock) [--speed 0.25..2] [run options]: twolink run --traj FILE; see twolink run --help\n');
+    return 0;
+  }
+  const file = argv[0];
+  if (file === undefined || file.startsWith('-') || argv.includes('--traj')) throw new UsageError('give the taught trajectory file first: twolink replay demo.json --rig F (--port PATH | --mock)');
+  return runCommand(['--traj', file, ...argv.slice(1)]);
 }

@@ -4,6 +4,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
+import type { FloatSettings } from '../control/float.js';
 import type { Injection } from '../mock/injections.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
@@ -35,6 +36,8 @@ export interface RunPlan {
   controller?: string;
   /** Compensate the sample-to-command delay with the model. @default true */
   predict?: boolean;
+  /** Float mode (twolink run --mode float, twolink teach): the law of src/control/float.ts with these settings. */
+  float?: FloatSettings;
 }
 
 /** What the main thread gives the worker: the plan, the shared ring, and whether to ask for SCHED_FIFO. */

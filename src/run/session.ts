@@ -233,6 +233,7 @@ export class Session {
       beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
+      ...(o.float ? { float: o.float } : {}),
     };
   }
 

@@ -15,6 +15,7 @@ import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeco
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
+import { FloatLaw } from '../control/float.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
@@ -142,12 +143,13 @@ async function main(): Promise<void> {
     // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
     if (input.rt) await requestRealtime(threadId(), 40);
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
+    const floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
-    const result = await drive(input, law, opened, clock, post, inbox);
+    const result = await drive(input, law ?? floatLaw, opened, clock, post, inbox);
     void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
