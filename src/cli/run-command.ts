@@ -249,6 +249,23 @@ function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latency
 /** The signals that stop the arm softly (a second e-stops). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/** SIGUSR1 pauses the trajectory (the arm holds where the plan is) and resumes it. Returns the listener (to take off). */
+function pauseOnSignal(session: Session, log: (s: string) => void): () => void {
+  let paused = false;
+  const onPause = (): void => {
+    paused = !paused;
+    session.send({ kind: paused ? 'pause' : 'resume' });
+    log(paused ? 'SIGUSR1: paused (again to resume)' : 'SIGUSR1: resumed');
+  };
+  process.on('SIGUSR1', onPause);
+  return onPause;
+}
+
+/** The law of the run, when not twolink's feedforward + PID: the user's controller or float mode. */
+function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
+  return { ...(p.controller !== undefined ? { controller: p.controller } : {}), ...(p.float ? { float: p.float } : {}) };
+}
+
 /** The dashboard as far as notices go. */
 interface Notices {
   stop(): void;
@@ -302,8 +319,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     feedforward: p.feedforward,
     rateHz: p.rateHz,
     injections: p.injections,
-    ...(p.controller !== undefined ? { controller: p.controller } : {}),
-    ...(p.float ? { float: p.float } : {}),
+    ...lawOf(p),
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
@@ -338,14 +354,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop(`interrupted:${sig}`);
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
-  // SIGUSR1 pauses the trajectory (the arm holds where the plan is) and resumes it.
-  let paused = false;
-  const onPause = (): void => {
-    paused = !paused;
-    session.send({ kind: paused ? 'pause' : 'resume' });
-    if (!quiet) log(paused ? 'SIGUSR1: paused (again to resume)' : 'SIGUSR1: resumed');
-  };
-  process.on('SIGUSR1', onPause);
+  const offPause = pauseOnSignal(session, quiet ? () => undefined : log);
   const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
@@ -357,8 +366,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const result = await session.run();
   dashboard?.stop();
   rtWarning.flush();
-  for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
-  process.off('SIGUSR1', onPause);
+  for (const sig of [...STOP_SIGNALS, 'SIGUSR1']) process.off(sig, sig === 'SIGUSR1' ? offPause : onSignal);
   afterRun(result, p.rateHz);
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);

@@ -192,14 +192,20 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
     process.stderr.write(`twolink: nothing recorded (the run ended: ${stop}); press r (or send "record") while you move the arm\n`);
     return 1;
   }
-  const taught = buildTaught(rig, recording.rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, '') });
+  writeTaught(rig, tgt, o, recording.rec, stop);
+  return stop.startsWith('estop') || stop.startsWith('fault') ? 1 : 0;
+}
+
+/** Builds the taught file from the recording, writes it, and says what it is. */
+function writeTaught(rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording, stop: string): void {
+  const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, '') });
   writeFileSync(o.out, `${JSON.stringify(taught.file, null, 1)}\n`);
   const steps = taught.file.steps[0] as { samples: { q: unknown[]; dt: number } };
   const report = {
     out: o.out,
     stopReason: stop,
     recordedS: taught.file.taught!.recordedS,
-    samples: recording.rec.t.length,
+    samples: rec.t.length,
     controlPoints: steps.samples.q.length,
     durationS: (steps.samples.q.length + 1) * steps.samples.dt,
     slowdown: taught.slowdown,
@@ -214,5 +220,4 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
         `replay it: twolink replay ${o.out} --rig ${rig.file} ${tgt.kind === 'mock' ? '--mock' : `--port ${tgt.path}`}\n`,
     );
   }
-  return stop.startsWith('estop') || stop.startsWith('fault') ? 1 : 0;
 }
