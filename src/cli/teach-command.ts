@@ -113,11 +113,20 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   const out = stringArg(v.out, 'out', 'the trajectory file to write, e.g. --out demo.json');
   checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file] });
   if (v.hand !== undefined && tgt.kind !== 'mock') throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
-  const hand = typeof v.hand === 'string' ? handPath(v.hand, rig.arm) : undefined;
+  const hand = typeof v.hand === 'string' ? handArg(v.hand, rig) : undefined;
   const handEnd = hand ? HAND_AT_S + handDuration(hand) + 0.5 : undefined;
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: handEnd ? handEnd + 2 : 600, min: 1, unit: 's' });
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handEnd, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
+}
+
+/** --hand: a built-in path or a file of points within the arm's reach. */
+function handArg(text: string, rig: Rig): ReturnType<typeof handPath> {
+  try {
+    return handPath(text, rig.arm as { L1: number; L2: number });
+  } catch (e) {
+    throw new UsageError(`--hand: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 interface TeachPlan {
