@@ -19,6 +19,7 @@ import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
+import { benchFloat } from './float.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -43,6 +44,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   soak: () => benchSoak(Number(argValue('--soak-seconds') ?? 600)),
   // 18 real-time reaches (6 adapter models x 3 rates) + 2 on the pty rig; --adapter-runs N each.
   adapters: () => benchAdapters(Number(argValue('--adapter-runs') ?? 1)),
+  // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
+  float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
 };
 
 function argValue(name: string): string | undefined {

@@ -73,8 +73,10 @@ export interface FloatSettings {
   barrierStiffness: number[];
   /** Time to blend into and out of float [s]. */
   rampS: number;
-  /** Float from the start of the run (else the law tracks until `setFloat(true)`). */
+  /** Float from the start of the run (else the law tracks until `setFloat(true)`, or `floatFromS`). */
   startFloating: boolean;
+  /** Float from this board time on [s] (a law in another thread: the bench's poses). */
+  floatFromS?: number;
   /** A joint locked at its angle on entry (0-based). */
   lock?: number;
   /** The endpoint kept on a line or a circle. */
@@ -215,6 +217,7 @@ export class FloatLaw implements ControlLaw {
   private advance(s: LawSample, dt: number): void {
     const r = this.settings.rampS;
     const step = r > 0 ? dt / r : 1;
+    if (this.settings.floatFromS !== undefined && s.t >= this.settings.floatFromS && !this.floated) this.target = true;
     if (this.target) {
       if (this.phase !== 'float') {
         // Entering: the stiction anchors, the locked joint and the tracking blended out, where the arm is now.
