@@ -16,7 +16,7 @@ import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { checkFeasible, FeasibilityError } from '../control/feasibility.js';
 import { FloatLaw, floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
-import { handDuration, handPath } from '../mock/hand.js';
+import { handPath, handPathSpan } from '../mock/hand.js';
 import { scalePath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import type { TwoLinkParams } from '../model/types.js';
@@ -84,15 +84,17 @@ async function virtualFloat(rig: Rig): Promise<{ drift: [number, number]; enter:
 /** Virtual time: the scripted hand teaches its circle; the replay at 1x and 2x (or 2x's refusal). */
 async function virtualTeach(rig: Rig): Promise<{ rows: [string, string, string][]; figures: BenchResult['figures'] }> {
   const at = 1;
-  const end = at + handDuration(handPath('circle', rig.arm as TwoLinkParams)) + 0.5;
+  const span = handPathSpan(handPath('circle', rig.arm as TwoLinkParams));
+  const from = at + span.fromS;
+  const end = at + span.toS;
   const rec: TeachRecording = { t: [], q: [], marks: [] };
-  await virtualRun(rig, [{ name: 'hold', description: 'hold', start: {}, steps: [{ kind: 'hold', duration: end + 0.5 }] }], {
+  await virtualRun(rig, [{ name: 'hold', description: 'hold', start: {}, steps: [{ kind: 'hold', duration: end + 1 }] }], {
     controller: new FloatLaw(rig, floatSettings(rig)),
     park: false,
     injections: [{ name: 'hand', value: 'circle', at }],
     onTick: (core) => {
       const t = core.row[F.t]!;
-      if (t < at || t > end) return;
+      if (t < from || t > end) return;
       rec.t.push(t);
       rec.q.push([core.row[F.q0]!, core.row[F.q1]!]);
     },

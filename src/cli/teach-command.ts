@@ -15,7 +15,7 @@ import { checkWritablePath } from '../config/files.js';
 import { loadRig, type Rig } from '../config/load.js';
 import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
-import { handDuration, handPath } from '../mock/hand.js';
+import { handDuration, handPath, handPathSpan } from '../mock/hand.js';
 import { isTwoLink } from '../model/types.js';
 import { Session } from '../run/session.js';
 import type { Target } from '../run/target.js';
@@ -114,10 +114,12 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file] });
   if (v.hand !== undefined && tgt.kind !== 'mock') throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
   const hand = typeof v.hand === 'string' ? handArg(v.hand, rig) : undefined;
-  const handEnd = hand ? HAND_AT_S + handDuration(hand) + 0.5 : undefined;
-  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: handEnd ? handEnd + 2 : 600, min: 1, unit: 's' });
+  // The recording spans the hand's path (it takes the arm to the path's start first, as a person would before pressing r).
+  const span = hand ? handPathSpan(hand) : undefined;
+  const handRec = hand && span ? { from: HAND_AT_S + span.fromS, to: HAND_AT_S + span.toS } : undefined;
+  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: hand ? HAND_AT_S + handDuration(hand) + 2 : 600, min: 1, unit: 's' });
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
-  return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handEnd, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
+  return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handRec, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
 }
 
 /** --hand: a built-in path or a file of points within the arm's reach. */
@@ -132,7 +134,8 @@ function handArg(text: string, rig: Rig): ReturnType<typeof handPath> {
 interface TeachPlan {
   out: string;
   hand: string | undefined;
-  handEnd: number | undefined;
+  /** With the scripted hand: when to record [s of loop time]. */
+  handRec: { from: number; to: number } | undefined;
   maxSeconds: number;
   rateHz: number;
   json: boolean;
@@ -157,9 +160,9 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
     onRow: (row) => {
       const t = row[F.t]!;
       // With the scripted hand: record while it holds the arm, then end.
-      if (o.handEnd !== undefined) {
-        if (!recording.on && t >= HAND_AT_S && t < o.handEnd) act('record');
-        else if (recording.on && t >= o.handEnd) act('quit');
+      if (o.handRec) {
+        if (!recording.on && !ending && t >= o.handRec.from && t < o.handRec.to) act('record');
+        else if (recording.on && t >= o.handRec.to) act('quit');
       }
       recording.row(row);
     },

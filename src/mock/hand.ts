@@ -78,6 +78,11 @@ export function handDuration(path: HandPath): number {
   return HAND_GRIP_S + HAND_REACH_S + path.seconds + HAND_HOLD_S + HAND_GRIP_S;
 }
 
+/** When the hand is on its path, from taking hold [s]: after the reach to its start, until the end of the hold there. */
+export function handPathSpan(path: HandPath): { fromS: number; toS: number } {
+  return { fromS: HAND_GRIP_S + HAND_REACH_S, toS: HAND_GRIP_S + HAND_REACH_S + path.seconds + HAND_HOLD_S };
+}
+
 /** A polyline with its cumulative lengths, sampled by arc length. */
 class Polyline {
   readonly cum: number[] = [0];
