@@ -122,9 +122,9 @@ function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: s
   return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(float ? { float } : {}) };
 }
 
-/** `--traj hold`: hold where the arm is until shortly before --max-seconds (then stop: `done`). */
+/** `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back take 0.5 s each; then stop: `done`). */
 function holdPath(maxSeconds: number): PathSpec {
-  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1) }] };
+  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1.5) }] };
 }
 
 /** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
@@ -157,7 +157,7 @@ function constraintArg(text: string, rig: Rig): FloatConstraint {
   return c;
 }
 
-function humanSummary(s: RunSummary, cable: string): string {
+function humanSummary(s: RunSummary, cable: string, float = false): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
@@ -168,7 +168,7 @@ function humanSummary(s: RunSummary, cable: string): string {
             (s.timing.mock ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})` : ''),
         ]
       : []),
-    trackingLine(s.tracking),
+    float ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here' : trackingLine(s.tracking),
     ...(s.replay ? [replayLine(s.replay)] : []),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
@@ -374,7 +374,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     return 3;
   }
   if (v.json) process.stdout.write(`${JSON.stringify({ ...result.summary, cable })}\n`);
-  else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
+  else process.stdout.write(`${humanSummary(result.summary, cable.name, p.float !== undefined)}\n`);
   if (typeof v.record === 'string') log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${v.record}`);
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   return exitCodeOf(result.summary.stopReason); // `quit` is the dashboard's q: a normal end, like `done`
