@@ -102,7 +102,7 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
         'float the arm and record a motion shown by hand; write a trajectory file that run --traj (or replay) follows',
         'teach --rig F (--port P | --mock [--hand circle|line|FILE]) --out demo.json [--max-seconds S] [--json]',
         TEACH_OPTIONS,
-        'Keys: r record on/off, w mark a waypoint, e e-stop, q quit (off a terminal, stdin lines: record, stop, mark [LABEL], estop, quit).\n\nExit codes: 0 written, 1 stopped by a fault or an e-stop before anything was recorded, 2 bad input, 3 connection problem.',
+        'Keys: r record on/off, w mark a waypoint, e e-stop, q quit (off a terminal, stdin lines: record, stop, mark [LABEL], estop, quit).\n\nExit codes: 0 written, 1 nothing recorded, or the run ended by an e-stop or a fault (what was recorded is still written), 2 bad input, 3 connection problem.',
       ),
     );
     return 0;
