@@ -77,6 +77,8 @@ export interface FloatSettings {
   startFloating: boolean;
   /** Float from this board time on [s] (a law in another thread: the bench's poses). */
   floatFromS?: number;
+  /** ... and hold where the arm is from this board time on [s]. */
+  floatUntilS?: number;
   /** A joint locked at its angle on entry (0-based). */
   lock?: number;
   /** The endpoint kept on a line or a circle. */
@@ -217,7 +219,9 @@ export class FloatLaw implements ControlLaw {
   private advance(s: LawSample, dt: number): void {
     const r = this.settings.rampS;
     const step = r > 0 ? dt / r : 1;
-    if (this.settings.floatFromS !== undefined && s.t >= this.settings.floatFromS && !this.floated) this.target = true;
+    const st = this.settings;
+    if (st.floatFromS !== undefined && s.t >= st.floatFromS && !this.floated) this.target = true;
+    if (st.floatUntilS !== undefined && s.t >= st.floatUntilS && this.phase === 'float') this.target = false;
     if (this.target) {
       if (this.phase !== 'float') {
         // Entering: the stiction anchors, the locked joint and the tracking blended out, where the arm is now.
