@@ -12,7 +12,7 @@ import { loadTrajectoryFile } from '../src/config/trajectory-file.js';
 import { checkFeasible, FeasibilityError } from '../src/control/feasibility.js';
 import { FloatLaw, floatSettings } from '../src/control/float.js';
 import { buildTaught, type TeachRecording } from '../src/identify/taught.js';
-import { handPath, handPathSpan } from '../src/mock/hand.js';
+import { HAND_DAMPING, HAND_STIFFNESS, handPath, handPathSpan } from '../src/mock/hand.js';
 import { scalePath, type PathSpec } from '../src/model/builtins.js';
 import { buildPath } from '../src/model/trajectory.js';
 import type { TwoLinkParams } from '../src/model/types.js';
@@ -53,6 +53,13 @@ async function teach(path: string): Promise<{ rec: TeachRecording; stop: string;
   });
   return { rec, stop: run.summary.stopReason, travelled };
 }
+
+describe('the scripted hand', () => {
+  it('holds like a human hand (Mussa-Ivaldi et al. 1985: 200-700 N/m)', () => {
+    expect(HAND_STIFFNESS).toBe(300);
+    expect(HAND_DAMPING).toBe(25);
+  });
+});
 
 describe('teach with the scripted hand, then replay', () => {
   it(

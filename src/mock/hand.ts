@@ -17,7 +17,12 @@ import { endpoint, jacobian } from '../model/kinematics.js';
 import { minJerkProfile } from '../model/trajectory.js';
 import type { TwoLinkParams } from '../model/types.js';
 
-/** The hand's grip stiffness [N/m] and damping [N s/m]: a firm hold on a 0.5 kg endpoint. */
+/**
+ * The hand's grip stiffness [N/m] and damping [N s/m]: a firm hold on a 0.5 kg endpoint. A human
+ * hand holding a posture is 200-700 N/m stiff (Mussa-Ivaldi, Hogan and Bizzi, "Neural, mechanical,
+ * and geometric factors subserving arm posture in humans", J. Neurosci. 5(10):2732-2743, 1985);
+ * pinned in tests/teach-replay.test.ts.
+ */
 export const HAND_STIFFNESS = 300;
 export const HAND_DAMPING = 25;
 /** Time to take hold and to let go [s]; to lead the endpoint to the path's start [s]; to hold at its end [s]. */
