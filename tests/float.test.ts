@@ -260,3 +260,32 @@ describe('e-stop in float', () => {
     hangGuardMs(10_000),
   );
 });
+
+describe('the end of float', () => {
+  it(
+    'home() takes the arm back to where the run began and holds it there',
+    async () => {
+      let asked = -1;
+      const r = await floatAt([0, 60], {
+        holdS: 8,
+        then: (law, tHold, core, plant) => {
+          // pushed away while floating, let go, then sent home
+          plant.injected.extraTorque[1] = tHold >= 1 && tHold < 1.4 ? 0.3 : 0;
+          if (asked < 0 && tHold >= 3) {
+            law.home();
+            asked = core.row[F.t]!;
+          }
+        },
+      });
+      expect(r.run.summary.stopReason).toBe('done');
+      expect(r.law.atHome).toBe(true);
+      const before = r.truth.find((x) => x[0]! >= asked)!;
+      const end = r.truth.filter((x) => x[0]! < asked + 4).at(-1)!;
+      // it had been pushed away from where float began (the run began hanging: [-90, 0] deg)
+      expect(Math.abs(before[2]! - 60 * DEG)).toBeGreaterThan(5 * DEG);
+      expect(Math.abs(end[1]! + 90 * DEG) / DEG).toBeLessThan(0.5);
+      expect(Math.abs(end[2]!) / DEG).toBeLessThan(0.5);
+    },
+    hangGuardMs(10_000),
+  );
+});

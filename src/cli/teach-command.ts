@@ -122,6 +122,36 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handRec, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
 }
 
+/**
+ * Quitting teach: the law leaves float and takes the arm back to where teach began (FloatLaw.home);
+ * the run stops once the arm is within 0.5 deg of there, a second after it was asked at the least,
+ * or after 15 s of loop time anyway.
+ */
+class WayBack {
+  private first: number[] | undefined;
+  private lastT = -1;
+  private since = -1;
+  /** Starts the way back; false if no sample has come yet (nothing to go back to). */
+  start(): boolean {
+    if (!this.first) return false;
+    this.since = this.lastT;
+    return true;
+  }
+  /** Takes a row; true once, when the way back is done. */
+  row(r: Float64Array): boolean {
+    if (r[F.fresh] !== 1) return false;
+    const t = r[F.t]!;
+    this.first ??= [r[F.q0]!, r[F.q1]!];
+    this.lastT = t;
+    if (this.since < 0) return false;
+    const tol = 0.5 * (Math.PI / 180);
+    const near = Math.abs(r[F.q0]! - this.first[0]!) < tol && Math.abs(r[F.q1]! - this.first[1]!) < tol;
+    if (!((near && t - this.since >= 1) || t - this.since >= 15)) return false;
+    this.since = -1;
+    return true;
+  }
+}
+
 /** --hand: a built-in path or a file of points within the arm's reach. */
 function handArg(text: string, rig: Rig): ReturnType<typeof handPath> {
   try {
@@ -145,6 +175,7 @@ interface TeachPlan {
 async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
   const say = (s: string): void => void (o.json ? undefined : process.stderr.write(`${s}\n`));
   const recording = new Recording();
+  const back = new WayBack();
   const session = new Session({
     rig,
     target: tgt,
@@ -165,6 +196,7 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
         else if (recording.on && t >= o.handRec.to) act('quit');
       }
       recording.row(row);
+      if (back.row(row)) session.stopNow({ kind: 'stop', reason: 'done' });
     },
     onReady: (d) => say(`connected: ${d}; floating: ${o.hand ? `the scripted hand (${o.hand}) shows the motion` : 'move the arm by hand; r record, w waypoint, e e-stop, q quit'}`),
   });
@@ -185,7 +217,11 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
     } else if ((cmd === 'quit' || cmd === 'q') && !ending) {
       ending = true;
       recording.on = false;
-      session.stopNow({ kind: 'stop', reason: 'done' });
+      if (!back.start()) return session.stopNow({ kind: 'stop', reason: 'done' });
+      say('going back to where teach began (q again: e-stop)');
+      session.sendFloat('home');
+    } else if (cmd === 'quit' || cmd === 'q') {
+      act('estop');
     }
   }
   const unlisten = o.hand ? () => undefined : listen(act);

@@ -37,7 +37,7 @@ import {
   type ActuatedArmModel,
 } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
-import type { TrajectorySample } from '../model/trajectory.js';
+import { minJerkProfile, type TrajectorySample } from '../model/trajectory.js';
 import { isTwoLink, type TwoLinkParams } from '../model/types.js';
 import { Controller } from './controller.js';
 import type { ControlLaw, LawSample } from './loop.js';
@@ -113,8 +113,8 @@ export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial
   };
 }
 
-/** What the law is doing: following the loop's plan, floating, or holding where float was left. */
-export type FloatPhase = 'plan' | 'float' | 'hold';
+/** What the law is doing: following the loop's plan, floating, holding where float was left, or going back to where the run began. */
+export type FloatPhase = 'plan' | 'float' | 'hold' | 'home';
 
 export class FloatLaw implements ControlLaw {
   readonly settings: FloatSettings;
@@ -138,6 +138,12 @@ export class FloatLaw implements ControlLaw {
   private readonly inertia: number[];
   private t = 0;
   private dt = 0;
+  /** Where the run began [rad] (the first sample after a reset), and the way back there (`home()`). */
+  private readonly start: number[];
+  private homeFrom: number[] | undefined;
+  private homeT0 = 0;
+  private homeS = 0;
+  private readonly prof = [0, 0, 0, 0];
   /** The locked joint's integral term [N m]. */
   private lockI = 0;
   /** Samples the law has computed (a test counts them across an e-stop). */
@@ -158,6 +164,7 @@ export class FloatLaw implements ControlLaw {
     this.anchor = z();
     this.lockQ = z();
     this.tauFloat = z();
+    this.start = [];
     const s = (): TrajectorySample => ({ t: 0, q: z(), qd: z(), qdd: z(), qddd: z() });
     this.d = s();
     this.hold = s();
@@ -179,7 +186,25 @@ export class FloatLaw implements ControlLaw {
     this.target = on;
   }
 
+  /**
+   * Leave float and go back to where the run began (minimum jerk at a quarter of the speed limits,
+   * 1 s at least), then hold there: the end of a float run, so that the soft stop lets the arm go
+   * where it started (hanging, on the mock) rather than wherever the hand left it.
+   */
+  home(): void {
+    this.target = false;
+    this.homeFrom = undefined;
+    this.phase = 'home';
+  }
+
+  /** True once the way back is done. */
+  get atHome(): boolean {
+    return this.phase === 'home' && this.homeFrom !== undefined && this.t >= this.homeT0 + this.homeS;
+  }
+
   reset(): void {
+    this.start.length = 0;
+    this.homeFrom = undefined;
     this.track.reset();
     this.w = 0;
     this.t = 0;
@@ -196,7 +221,9 @@ export class FloatLaw implements ControlLaw {
     this.t = s.t;
     this.dt = dt;
     const n = this.n;
+    if (this.start.length === 0) this.start.push(...s.q);
     this.advance(s, dt);
+    if (this.phase === 'home') this.homeRef(s);
     // Tracking: the loop's plan before the first float, else the pose where float was left.
     let ref: TrajectorySample = this.hold;
     if (this.phase === 'plan') {
@@ -236,13 +263,35 @@ export class FloatLaw implements ControlLaw {
       }
       this.w = Math.min(1, this.w + step);
     } else {
-      if (this.phase === 'float') {
+      if (this.phase === 'home' && this.homeFrom === undefined) {
+        this.homeFrom = s.q.slice();
+        this.homeT0 = s.t;
+        this.homeS = 1;
+        for (let i = 0; i < this.n; i++) this.homeS = Math.max(this.homeS, (1.875 * Math.abs(this.start[i]! - s.q[i]!)) / (0.25 * this.rig.limits[i]!.maxVel));
+        this.track.reset();
+      } else if (this.phase === 'float') {
         // Leaving: hold where the hand left the arm (a fresh integrator: at rest the feedforward holds it).
         for (let i = 0; i < this.n; i++) this.hold.q[i] = s.q[i]!;
         this.track.reset();
         this.phase = 'hold';
       }
       this.w = Math.max(0, this.w - step);
+    }
+  }
+
+  /** The way back: minimum jerk from where home() was asked to where the run began, into the tracking reference. */
+  private homeRef(s: LawSample): void {
+    const from = this.homeFrom!;
+    const T = this.homeS;
+    const m = minJerkProfile((s.t - this.homeT0) / T, this.prof);
+    const p = m[0]!;
+    const v = m[1]! / T;
+    const a = m[2]! / (T * T);
+    for (let i = 0; i < this.n; i++) {
+      const d = this.start[i]! - from[i]!;
+      this.hold.q[i] = from[i]! + d * p;
+      this.hold.qd[i] = d * v;
+      this.hold.qdd[i] = d * a;
     }
   }
 

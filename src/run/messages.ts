@@ -106,4 +106,7 @@ export type WorkerMessage =
   | { type: 'error'; name: string; message: string };
 
 /** Messages to the worker. */
-export type WorkerCommand = { type: 'command'; command: LoopCommand };
+export type WorkerCommand =
+  | { type: 'command'; command: LoopCommand }
+  /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. */
+  | { type: 'float'; action: 'float' | 'hold' | 'home' };

@@ -120,6 +120,11 @@ export class Session {
     else this.early.push(command);
   }
 
+  /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. Nothing without float. */
+  sendFloat(action: 'float' | 'hold' | 'home'): void {
+    this.worker?.postMessage({ type: 'float', action });
+  }
+
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void {
     this.listeners.add(listener);

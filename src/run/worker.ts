@@ -51,10 +51,16 @@ function injector(injections: readonly Injection[], mock: MockHandle | undefined
 }
 
 /** Loop commands from the main thread, held until the loop is ready for them. */
-function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void): void } {
+function commandInbox(port: MessagePort, float: () => FloatLaw | undefined): { ready(send: (c: LoopCommand) => void): void } {
   let send: ((c: LoopCommand) => void) | undefined;
   const early: LoopCommand[] = [];
   port.on('message', (m: WorkerCommand) => {
+    if (m.type === 'float') {
+      const law = float();
+      if (m.action === 'home') law?.home();
+      else law?.setFloat(m.action === 'float');
+      return;
+    }
     if (m.type !== 'command') return;
     if (send) send(m.command);
     else early.push(m.command);
@@ -131,7 +137,8 @@ async function main(): Promise<void> {
   const input = workerData as WorkerInput;
   const clock = new RealClock();
   const post = (m: WorkerMessage): void => port.postMessage(m);
-  const inbox = commandInbox(port);
+  let floatLaw: FloatLaw | undefined;
+  const inbox = commandInbox(port, () => floatLaw);
   post({ type: 'thread', tid: threadId() });
   // Proof to the main thread that this thread's event loop runs (a starved thread is not a blocked one).
   const beat = new Int32Array(input.beat);
@@ -143,7 +150,7 @@ async function main(): Promise<void> {
     // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
     if (input.rt) await requestRealtime(threadId(), 40);
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
-    const floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
+    floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
