@@ -58,7 +58,7 @@ export { dutyForTorque, reflectedInertia, torqueForDuty } from './model/motor.js
 export type { PathStart, PathStep, Trajectory, TrajectorySample } from './model/trajectory.js';
 export { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, sampleAt, TrajectoryError } from './model/trajectory.js';
 export type { PathSpec } from './model/builtins.js';
-export { builtinNames, builtinPath } from './model/builtins.js';
+export { builtinNames, builtinPath, scalePath } from './model/builtins.js';
 
 // Rig and trajectory files (src/config): zod-validated, errors name the file and the field.
 export type { MotorParams, RigFile } from './config/rig.js';
@@ -104,6 +104,10 @@ export type { FeedforwardMode } from './control/controller.js';
 export { Controller } from './control/controller.js';
 export type { LoopCommand, LoopEvent } from './control/loop.js';
 export { LoopCore } from './control/loop.js';
+export type { FloatConstraint, FloatPhase, FloatSettings } from './control/float.js';
+export { FloatLaw, floatSettings } from './control/float.js';
+export type { Taught, TeachRecording } from './identify/taught.js';
+export { buildTaught } from './identify/taught.js';
 export type { CommandResult, LoopCommandKind, Refusal } from './control/commands.js';
 export { ACCEPTED_COMMANDS, accepts, isFinished, refusal } from './control/commands.js';
 export type { ImpedanceConfig, ImpedanceSettings, ImpedanceSpace, PassivityInputs } from './control/impedance.js';

@@ -52,6 +52,7 @@ const CASES: Record<InjectionName, Case[]> = {
     { inject: 'push=2:1.5@1.5', why: 'a push on joint 2 it cannot hold', stop: jointTrouble(1) },
   ],
   force: [{ inject: 'force=2,0@1.5+0.5', why: 'a hand pushes the endpoint with 2 N for half a second: the controller holds against it, the reach is done', stop: done }],
+  hand: [{ inject: 'hand=circle@1.5', why: 'a hand pulls the tracking arm (not floating) off its plan: the following guard stops it', stop: fault({ kind: 'following-error' }) }],
   drop: [{ inject: 'drop=0.01@0', why: "1% of the bytes lost: counted, the reach is done", stop: done }],
   corrupt: [{ inject: 'corrupt=0.01@0', why: '1% of the bytes with a flipped bit: rejected by the CRC, the reach is done', stop: done }],
   latency: [{ inject: 'latency=5@1', why: 'a 5 ms later command: predicted, the reach is done', stop: done }],

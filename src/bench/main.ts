@@ -21,6 +21,7 @@ import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
 import { benchTune } from './tune.js';
+import { benchFloat } from './float.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -49,6 +50,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   impedance: () => benchImpedance(),
   // twolink tune on the mock in virtual time and in real time with --rt (about 2 minutes of wall time).
   tune: benchTune,
+  // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
+  float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
 };
 
 function argValue(name: string): string | undefined {

@@ -20,6 +20,16 @@ const COMMANDS: Record<string, Command> = {
     example: 'twolink run --rig rigs/mock-arm.json --mock --traj reach --json',
     run: async (a) => (await import('./run-command.js')).runCommand(a),
   },
+  teach: {
+    summary: 'float the arm and record a motion shown by hand; write a trajectory file that run --traj follows',
+    example: 'twolink teach --rig rigs/mock-arm-identified.json --mock --hand circle --out demo.json',
+    run: async (a) => (await import('./teach-command.js')).teachCommand(a),
+  },
+  replay: {
+    summary: 'follow a taught trajectory file (twolink run --traj FILE) and report how closely',
+    example: 'twolink replay demo.json --rig rigs/mock-arm-identified.json --mock --speed 0.5',
+    run: async (a) => (await import('./run-command.js')).replayCommand(a),
+  },
   rig: {
     summary: 'the mock rig on a serial port or a new pty (a simulated arm that speaks the protocol)',
     example: 'twolink rig --rig rigs/mock-arm.json --pty',

@@ -14,20 +14,23 @@ import { ControllerError, ControllerFault } from '../control/user-controller.js'
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
-import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
+import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
+import { floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
+import { RUN_MODES } from '../control/modes.js';
+import { isTwoLink } from '../model/types.js';
+import { z } from 'zod';
+import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
 import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 import { namedPath } from './traj-args.js';
-import { buildPath } from '../model/trajectory.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
 import type { LiveView } from '../viz/live.js';
 import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
-import { RUN_MODES } from '../control/modes.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -50,11 +53,14 @@ const RUN_OPTIONS = {
   rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
-  mode: { type: 'string', arg: 'MODE', help: 'track (feedforward + PID, the default), float or impedance (a spring-damper about the trajectory, see README)' },
   stiffness: { type: 'string', arg: 'K', help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)" },
   'damping-ratio': { type: 'string', arg: 'Z', help: "impedance: damping ratio with the arm's own inertia at the pose, 0.1..3 (default: the rig file's)" },
   space: { type: 'string', arg: 'S', help: "impedance: endpoint (the default) or joint" },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
+  mode: { type: 'string', arg: 'MODE', help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see README)' },
+  speed: { type: 'string', arg: 'F', help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)' },
+  lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
+  constrain: { type: 'string', arg: 'SHAPE', help: 'float: keep the endpoint on line:x0,y0,x1,y1 or circle:cx,cy,r [m]' },
   force: FORCE_OPTION,
   ...FOXGLOVE_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -71,9 +77,11 @@ interface Plan {
   controller?: string;
   /** Impedance mode's spring (--mode impedance). */
   impedance?: ImpedanceSettings;
+  /** Float mode's settings (--mode float). */
+  float?: FloatSettings;
 }
 
-function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
+function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
   const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
   const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
@@ -91,9 +99,12 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
   const names = (v.traj as string[] | undefined) ?? defaultTraj;
-  const paths = names.map((n) => namedPath(rig, n));
-  // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits.
-  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true });
+  const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
+  const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
+  // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
+  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true, what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}` });
+  const float = floatArgs(v, rig);
+  if (float && typeof v.controller === 'string') throw new UsageError('--mode float drives the arm itself: drop --controller');
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   const slow = rateIssue(rig, rateHz);
   if (slow) throw new UsageError(`--rate ${rateHz}: ${rig.file}: ${slow.path}: ${slow.message}`);
@@ -116,7 +127,7 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
   }
   const impedance = impedanceArgs(v, rig, target, paths, rateHz);
-  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(impedance ? { impedance } : {}) };
+  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(impedance ? { impedance } : {}), ...(float ? { float } : {}) };
 }
 
 /**
@@ -153,7 +164,41 @@ function impedanceArgs(v: Parsed, rig: Rig, target: Target, paths: PathSpec[], r
   return s;
 }
 
-function humanSummary(s: RunSummary, cable: string): string {
+/** `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back take 0.5 s each; then stop: `done`). */
+function holdPath(maxSeconds: number): PathSpec {
+  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1.5) }] };
+}
+
+/** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
+function floatArgs(v: Parsed, rig: Rig): FloatSettings | undefined {
+  const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
+  if (mode !== 'float') {
+    if (v.lock !== undefined || v.constrain !== undefined) throw new UsageError('--lock and --constrain are for --mode float');
+    return undefined;
+  }
+  const lock = v.lock !== undefined ? numberArg(v.lock, 'lock', { min: 1, max: rig.joints, integer: true }) - 1 : undefined;
+  const constraint = typeof v.constrain === 'string' ? constraintArg(v.constrain, rig) : undefined;
+  return floatSettings(rig, { ...(lock !== undefined ? { lock } : {}), ...(constraint ? { constraint } : {}) });
+}
+
+const CONSTRAINT = z.union([
+  z.string().regex(/^line:/).transform((t) => t.slice(5).split(',').map(Number)).pipe(z.array(z.number().finite()).length(4)).transform((a) => ({ kind: 'line' as const, from: [a[0]!, a[1]!] as [number, number], to: [a[2]!, a[3]!] as [number, number] })),
+  z.string().regex(/^circle:/).transform((t) => t.slice(7).split(',').map(Number)).pipe(z.array(z.number().finite()).length(3)).transform((a) => ({ kind: 'circle' as const, centre: [a[0]!, a[1]!] as [number, number], radius: a[2]! })),
+]);
+
+/** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */
+function constraintArg(text: string, rig: Rig): FloatConstraint {
+  if (!isTwoLink(rig.arm)) throw new UsageError('--constrain needs a two-link arm');
+  const r = CONSTRAINT.safeParse(text);
+  if (!r.success) throw new UsageError(`--constrain "${text}": write line:x0,y0,x1,y1 or circle:cx,cy,r (metres, finite numbers)`);
+  const c = r.data;
+  const reach = rig.arm.L1 + rig.arm.L2;
+  if (c.kind === 'line' && Math.hypot(c.to[0] - c.from[0], c.to[1] - c.from[1]) < 1e-3) throw new UsageError(`--constrain "${text}": the line's two points are the same`);
+  if (c.kind === 'circle' && !(c.radius > 0 && Math.hypot(...c.centre) - c.radius < reach)) throw new UsageError(`--constrain "${text}": the radius must be > 0 and the circle within the arm's reach ${reach.toFixed(3)} m`);
+  return c;
+}
+
+function humanSummary(s: RunSummary, cable: string, float = false): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
@@ -164,7 +209,8 @@ function humanSummary(s: RunSummary, cable: string): string {
             (s.timing.mock ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})` : ''),
         ]
       : []),
-    trackingLine(s.tracking),
+    float ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here' : trackingLine(s.tracking),
+    ...(s.replay ? [replayLine(s.replay)] : []),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
     ...(s.impedance ? [impedanceLine(s.impedance)] : []),
@@ -183,6 +229,12 @@ export function trackingLine(t: RunSummary['tracking']): string {
   if (t.covers === 'none' || t.samples === 0) return 'tracking: no sample tracked (the run ended before any trajectory began)';
   const what = t.covers === 'approach' ? ' on the approach only (the run ended before the trajectory proper)' : '';
   return `tracking RMS [deg]${what}: ${f(t.rmsDeg)}   max: ${f(t.maxDeg)}`;
+}
+
+/** The replay report of a run that followed a taught motion. */
+export function replayLine(r: NonNullable<RunSummary['replay']>): string {
+  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+  return `replay: RMS [deg] ${f(r.rmsDeg)}   max: ${f(r.maxDeg)}   endpoint RMS ${r.endpointRmsMm.toFixed(2)} mm, max ${r.endpointMaxMm.toFixed(2)} mm`;
 }
 
 /** The exit code of a run that ended with `stop` (README "Exit codes", `twolink run --help`). */
@@ -255,6 +307,23 @@ function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latency
 /** The signals that stop the arm softly (a second e-stops). */
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
+/** SIGUSR1 pauses the trajectory (the arm holds where the plan is) and resumes it. Returns the listener (to take off). */
+function pauseOnSignal(session: Session, log: (s: string) => void): () => void {
+  let paused = false;
+  const onPause = (): void => {
+    paused = !paused;
+    session.send({ kind: paused ? 'pause' : 'resume' });
+    log(paused ? 'SIGUSR1: paused (again to resume)' : 'SIGUSR1: resumed');
+  };
+  process.on('SIGUSR1', onPause);
+  return onPause;
+}
+
+/** The law of the run, when not twolink's feedforward + PID: the user's controller or float mode. */
+function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
+  return { ...(p.controller !== undefined ? { controller: p.controller } : {}), ...(p.float ? { float: p.float } : {}) };
+}
+
 /** The dashboard as far as notices go. */
 interface Notices {
   stop(): void;
@@ -308,7 +377,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     feedforward: p.feedforward,
     rateHz: p.rateHz,
     injections: p.injections,
-    ...(p.controller !== undefined ? { controller: p.controller } : {}),
+    ...lawOf(p),
     ...(p.impedance ? { impedance: p.impedance } : {}),
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
@@ -345,6 +414,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   const onSignal = (sig: NodeJS.Signals): void => requestStop({ kind: 'interrupted', signal: sig });
   for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
+  const offPause = pauseOnSignal(session, quiet ? () => undefined : log);
   const cable = cableOf(p, quiet ? undefined : log);
   if (interactive) {
     const { startDashboard } = await import('../tui/dashboard.js');
@@ -356,20 +426,20 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const result = await session.run();
   dashboard?.stop();
   rtWarning.flush();
-  for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
+  for (const sig of [...STOP_SIGNALS, 'SIGUSR1']) process.off(sig, sig === 'SIGUSR1' ? offPause : onSignal);
   afterRun(result, p.rateHz);
-  return reportRun(result, v, cable, () => log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${String(v.record)}`));
+  return reportRun(result, v, cable, p.float !== undefined, () => log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${String(v.record)}`));
 }
 
 /** The run's summary on stdout (JSON or for people), its error on stderr, and the exit code of its stop. */
-function reportRun(result: Awaited<ReturnType<Session['run']>>, v: Parsed, cable: ReturnType<typeof cableOf>, logRecorded: () => void): number {
+function reportRun(result: Awaited<ReturnType<Session['run']>>, v: Parsed, cable: ReturnType<typeof cableOf>, floating: boolean, logRecorded: () => void): number {
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
     return 3;
   }
   if (v.json) process.stdout.write(`${JSON.stringify({ ...result.summary, cable })}\n`);
-  else process.stdout.write(`${humanSummary(result.summary, cable.name)}\n`);
+  else process.stdout.write(`${humanSummary(result.summary, cable.name, floating)}\n`);
   if (typeof v.record === 'string') logRecorded();
   if (result.error) process.stderr.write(`twolink: ${result.error.message}\n`);
   return exitCodeOf(result.summary.stop);
@@ -390,8 +460,8 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
     );
     return 0;
   }
-  const p = plan(v);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: 600, min: 0.1, unit: 's' });
+  const p = plan(v, maxSeconds);
   return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: v.cycle === true, maxSeconds, demo: false }, live));
 }
 
@@ -414,7 +484,18 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   const rig = loadRig(rigFile);
   const names = (v.traj as string[] | undefined) ?? builtinNames(rig.arm);
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
-  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, rigFile, names);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
+  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, maxSeconds, rigFile, names);
   return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: interactive, maxSeconds, demo: true }, live));
+}
+
+/** `twolink replay FILE [run options]`: `twolink run --traj FILE` with the rest of the options. */
+export async function replayCommand(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write('usage: twolink replay FILE --rig F (--port PATH | --mock) [--speed 0.25..2] [run options]: twolink run --traj FILE; see twolink run --help\n');
+    return 0;
+  }
+  const file = argv[0];
+  if (file === undefined || file.startsWith('-') || argv.includes('--traj')) throw new UsageError('give the taught trajectory file first: twolink replay demo.json --rig F (--port PATH | --mock)');
+  return runCommand(['--traj', file, ...argv.slice(1)]);
 }

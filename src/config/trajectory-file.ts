@@ -20,6 +20,7 @@
 import { z } from 'zod';
 import type { PathSpec } from '../model/builtins.js';
 import type { PathStep } from '../model/trajectory.js';
+import { sampledDuration } from '../model/sampled-path.js';
 import { parseJsonText, readConfigText } from './load.js';
 import { describeIssues, oneLine, RigFileError } from './rig.js';
 
@@ -35,7 +36,12 @@ const stepSchema = z.union([
     duration,
   }),
   z.strictObject({ hold: duration }),
+  // a dense joint path (twolink teach): angles every dt seconds, followed as a cubic B-spline
+  z.strictObject({ samples: z.strictObject({ dt: num.refine((v) => v >= 1e-3 && v <= 1, 'must be 0.001..1 s'), q: z.array(pair).min(2).max(1_000_000) }) }),
 ]);
+
+/** A point marked while teaching: its time on the path [s], the joint angles (in `units`), a label. */
+const waypointSchema = z.strictObject({ t: num.refine((v) => v >= 0, 'must be >= 0 s'), q: pair, label: z.string().max(200).optional() });
 
 export const trajectoryFileSchema = z.strictObject({
   $schema: z.string().optional(),
@@ -45,6 +51,19 @@ export const trajectoryFileSchema = z.strictObject({
   elbow: z.enum(['down', 'up']).default('down'),
   start: z.union([z.strictObject({ q: pair }), z.strictObject({ xy: z.tuple([num, num]) })]),
   steps: z.array(stepSchema).min(1).max(10_000),
+  /** Points marked while teaching (twolink teach). */
+  waypoints: z.array(waypointSchema).max(10_000).optional(),
+  /** How a taught file was made (twolink teach): for people and for the replay report. */
+  taught: z
+    .strictObject({
+      rig: z.string(),
+      target: z.string(),
+      recordedS: num,
+      rateHz: num,
+      smoothingHz: num,
+      slowdown: num,
+    })
+    .optional(),
 });
 
 export type TrajectoryFile = z.infer<typeof trajectoryFileSchema>;
@@ -56,11 +75,12 @@ export function pathFromFile(f: TrajectoryFile, file: string): PathSpec {
     if ('joint' in s) return { kind: 'joint', to: s.joint.map((v) => v * k), duration: s.duration };
     if ('line' in s) return { kind: 'line', to: s.line, duration: s.duration };
     if ('circle' in s) return { kind: 'circle', centre: s.circle.centre, turns: s.circle.turns, duration: s.duration };
+    if ('samples' in s) return { kind: 'samples', dt: s.samples.dt, q: s.samples.q.map((p) => p.map((v) => v * k)), duration: sampledDuration(s.samples.q.length, s.samples.dt) };
     return { kind: 'hold', duration: s.hold };
   });
   const start = 'q' in f.start ? { q: f.start.q.map((v) => v * k), elbow: f.elbow } : { xy: f.start.xy, elbow: f.elbow };
   const name = f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, '');
-  return { name, description: f.description ?? `trajectory file ${file}`, start, steps };
+  return { name, description: f.description ?? `trajectory file ${file}`, start, steps, ...(f.taught ? { taught: true } : {}) };
 }
 
 /** Reads and validates a trajectory file; errors name the file and the field. */

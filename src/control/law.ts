@@ -54,6 +54,8 @@ export interface ControlLaw {
   attach?(twin: Twin): void;
   /** Writes the law's own columns of the tick (impedance mode's fEst, stiffness) into the row. */
   record?(row: Float64Array): void;
+  /** False while the law does not mean to follow the plan (float mode): the following-error guard then stands aside. */
+  readonly followsPlan?: boolean;
 }
 
 /** How the previous command was limited, per joint (what an anti-windup needs). */

@@ -15,7 +15,7 @@
  */
 import type { Reading } from '../transport/link.js';
 import type { ControlOutput } from './controller.js';
-import type { LawInput, LawSample } from './law.js';
+import type { ControlLaw, LawInput, LawSample } from './law.js';
 import { VelocityEstimator } from './estimator.js';
 import { InFlight, Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
@@ -38,6 +38,8 @@ export class LoopCore extends LoopModes {
   private readonly predictor: Predictor;
   /** The guards on a sample (guards.ts). */
   private readonly guards: LoopGuards;
+  /** A ControlLaw given in the options (a user's controller, float, impedance): its optional hooks. */
+  private readonly own: ControlLaw | undefined;
   /** The answers written and where each applies (the twin's duty, the prediction's schedule). */
   private readonly inFlight: InFlight;
   /** Board time where the answer being computed applies [s]. */
@@ -55,6 +57,7 @@ export class LoopCore extends LoopModes {
     this.predictor = new Predictor(o.rig, this.model);
     this.guards = new LoopGuards(o.rig, this.model, this.law.following, o.boardWatchdog ?? true, this.period);
     const own = o.law && !('torques' in o.law) ? o.law : undefined;
+    this.own = own;
     own?.attach?.(this.twin);
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
@@ -176,7 +179,8 @@ export class LoopCore extends LoopModes {
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan, or one that stays at its torque limit (jammed, blocked, overloaded): stop.
-    const sf = this.guards.output(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1, out.sat, moving, this.time.t);
+    const follows = this.own?.followsPlan !== false;
+    const sf = this.guards.output(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1 && follows, out.sat, moving, this.time.t);
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();

@@ -33,7 +33,9 @@ export function moveTime(limits: Rig['limits'], from: readonly number[], to: rea
 }
 
 /** The approach from `q0`, the path, and (with `park`) the way back to `q0`. Throws a TrajectoryError if the path cannot be built. */
-export function planPath(arm: ArmParams, limits: Rig['limits'], spec: PathSpec, q0: readonly number[], park: boolean): PlannedPath {
+export function planPath(arm: ArmParams, limits: Rig['limits'], given: PathSpec, q0: readonly number[], park: boolean): PlannedPath {
+  // A path without a start (`--traj hold`) starts where the arm is.
+  const spec = !given.start.q && !given.start.xy ? { ...given, start: { ...given.start, q: q0.slice() } } : given;
   const elbow = spec.start.elbow ? { elbow: spec.start.elbow } : {};
   const probe = buildPath(arm, spec.start, [{ kind: 'hold', duration: 0 }]);
   const startQ = spec.start.q ?? probe.sample(0).q;

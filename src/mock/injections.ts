@@ -16,6 +16,8 @@ import { z } from 'zod';
 import type { FirmataBoard } from './firmata-board.js';
 import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
+import { handPath } from './hand.js';
+import { isTwoLink } from '../model/types.js';
 
 /** The parts of a rig (and of the host) that injections act on. A mock offers those it has. */
 export interface InjectionParts {
@@ -166,6 +168,21 @@ function jointAnd(label: string, q: Quantity, def: number): ValueParser<{ joint:
   };
 }
 
+/** A scripted hand's path: circle, line or a .json file of points (hand.ts), checked here for its form and at apply for the arm's reach. */
+const handArg: ValueParser<string> = {
+  form: '=circle|line|FILE.json (default circle)',
+  check: (text, joints) => {
+    if (joints !== 2) return { ok: false, why: 'the scripted hand needs a two-link arm' };
+    const name = text ?? 'circle';
+    try {
+      handPath(name, { L1: Number.MAX_VALUE / 4, L2: 0 });
+      return { ok: true, value: name };
+    } catch (e) {
+      return { ok: false, why: e instanceof Error ? e.message : String(e) };
+    }
+  },
+};
+
 /** An entry of the table, type-checked: `apply` gets the part `acts` names and the value `parse` gives. */
 const def = <P extends InjectionPart, T>(d: InjectionDef<P, T>): InjectionDef<P, T> => d;
 
@@ -231,6 +248,15 @@ export const INJECTIONS = {
     parse: endpointForce,
     lasts: true,
     apply: (p, f, durationS) => p.pushEndpoint(f[0], f[1], durationS ?? Infinity),
+  }),
+  hand: def({
+    help: 'a scripted hand takes the endpoint, leads it along a path and lets go (float mode, twolink teach)',
+    example: 'hand=circle@1',
+    acts: 'arm',
+    parse: handArg,
+    apply: (p, name) => {
+      if (isTwoLink(p.params.arm)) p.setHand(handPath(name, p.params.arm));
+    },
   }),
   drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
   corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),

@@ -25,6 +25,7 @@ import { mulberry32 } from '../model/random.js';
 import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
 import { jacobian } from '../model/kinematics.js';
 import { isTwoLink } from '../model/types.js';
+import { Hand, type HandPath } from './hand.js';
 
 /** Injections a test can switch on while the plant runs (src/mock/injections.ts). */
 export interface PlantInjections {
@@ -146,6 +147,9 @@ export class Plant {
   private readonly motorChannel: number[];
   private readonly motorSign: number[];
   private readonly encoderJoint: number[];
+  /** A scripted hand holding the endpoint (hand.ts), and the torques it puts on the joints [N m]. */
+  private hand: Hand | undefined;
+  private readonly handTau: number[];
 
   /**
    * `encoders` are what the board believes per encoder input (it reports their counts per
@@ -165,6 +169,7 @@ export class Plant {
     this.duty = new Array(n).fill(0);
     this.motorTorque = new Array(n).fill(0);
     this.tau = new Array(n).fill(0);
+    this.handTau = new Array(n).fill(0);
     this.injected = {
       stalled: new Array(n).fill(false),
       encoderOffset: new Array(n).fill(0),
@@ -188,7 +193,18 @@ export class Plant {
         ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! }
         : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev },
     );
-    this.integ = new FixedStepIntegrator(n, 'rk4', (_t, q, qd, out) => this.accel(q, qd, out));
+    this.integ = new FixedStepIntegrator(n, 'rk4', (t, q, qd, out) => this.accel(q, qd, out, t));
+  }
+
+  /** A scripted hand takes the endpoint now and leads it along `path` (two links only). */
+  setHand(path: HandPath): void {
+    if (!isTwoLink(this.params.arm)) throw new Error('the scripted hand needs a two-link arm');
+    this.hand = new Hand(this.params.arm, path, this.t, this.q);
+  }
+
+  /** The scripted hand, while it holds the arm. */
+  get handHolding(): Hand | undefined {
+    return this.hand && !this.hand.done(this.t) ? this.hand : undefined;
   }
 
   /** Pushes the endpoint with force (fx, fy) [N] from now for `seconds` (a hand: the force=FX,FY@T+D injection). */
@@ -239,12 +255,13 @@ export class Plant {
   }
 
   /** qdd of the actuated arm under the motors, the pushes and the stops; a jammed joint has qdd = 0. */
-  private accel(q: readonly number[], qd: readonly number[], out: number[]): void {
+  private accel(q: readonly number[], qd: readonly number[], out: number[], t = this.t): void {
     const n = this.joints;
+    if (this.hand) this.hand.torque(t, q, qd, this.handTau);
     for (let i = 0; i < n; i++) {
       const mt = this.motor(i, qd[i]!);
       this.motorTorque[i] = mt;
-      this.tau[i] = mt + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!);
+      this.tau[i] = mt + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!) + (this.hand ? this.handTau[i]! : 0);
     }
     if (n === 2 && this.t < this.injected.endpointForceUntil) this.addEndpointForce(q);
     const s0 = this.injected.stalled[0];

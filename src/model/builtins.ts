@@ -12,6 +12,8 @@ export interface PathSpec {
   description: string;
   start: PathStart;
   steps: PathStep[];
+  /** A taught motion (twolink teach): a run that follows it reports how well it replayed. */
+  taught?: boolean;
 }
 
 const DEG = Math.PI / 180;
@@ -86,4 +88,21 @@ export function builtinPath(arm: ArmParams, name: string): PathSpec | undefined 
     default:
       return undefined;
   }
+}
+
+/**
+ * The same path `speed` times faster (0.5: half as fast): every step's duration divided by it, a
+ * taught path's sample spacing too, and sines' frequencies multiplied by it. The geometry is the
+ * same; velocities scale by `speed`, accelerations by its square.
+ */
+export function scalePath(spec: PathSpec, speed: number): PathSpec {
+  if (!(speed > 0 && Number.isFinite(speed))) throw new RangeError(`speed must be a finite number > 0, got ${speed}`);
+  if (speed === 1) return spec;
+  const steps: PathStep[] = spec.steps.map((s) => {
+    const duration = s.duration / speed;
+    if (s.kind === 'samples') return { ...s, dt: s.dt / speed, duration };
+    if (s.kind === 'sines') return { ...s, duration, ...(s.ramp !== undefined ? { ramp: s.ramp / speed } : {}), sines: s.sines.map((js) => js.map((c) => ({ ...c, frequencyHz: c.frequencyHz * speed }))) };
+    return { ...s, duration };
+  });
+  return { ...spec, name: `${spec.name} x${speed}`, description: `${spec.description} (at ${speed}x speed)`, steps };
 }

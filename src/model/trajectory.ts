@@ -18,6 +18,7 @@
 import { endpoint as fkEndpoint, inverseKinematics, REACH_TOLERANCE, type Elbow } from './kinematics.js';
 import type { ArmParams, TwoLinkParams } from './types.js';
 import { isTwoLink } from './types.js';
+import { SampledSegment, sampledDuration } from './sampled-path.js';
 
 /** The desired state at one instant. Arrays have one entry per joint. */
 export interface TrajectorySample {
@@ -437,7 +438,9 @@ export type PathStep =
    * ramps of `ramp` [s] (default a quarter of the duration, at most 2 s) so that it starts and ends at
    * rest there. Its amplitudes are the caller's to keep within the limits (src/identify/excitation.ts).
    */
-  | { kind: 'sines'; sines: readonly (readonly SineComponent[])[]; ramp?: number; duration: number };
+  | { kind: 'sines'; sines: readonly (readonly SineComponent[])[]; ramp?: number; duration: number }
+  /** A dense joint path: `q` every `dt` [s] from where the step starts (sampled-path.ts); duration (N + 1) dt. */
+  | { kind: 'samples'; dt: number; q: readonly (readonly number[])[]; duration: number };
 
 /** Where a path starts and how it is followed. */
 export interface PathStart {
@@ -502,6 +505,14 @@ function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sin
   return new SinesSegment(q, step.sines, ramp, D);
 }
 
+function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, where: string, t0: number, n: number): Segment {
+  const bad = step.q.findIndex((p) => p.length !== n || !p.every(Number.isFinite));
+  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw new TrajectoryError(`${where}: needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
+  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw new TrajectoryError(`${where}: duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
+  if (!samePose(step.q[0]!, q)) throw new TrajectoryError(`${where}: the first sample must be where the step starts`, t0);
+  return new SampledSegment(step.q, step.dt);
+}
+
 /**
  * Builds a trajectory from a start and a list of steps. Endpoint steps (line, circle) need a two-link
  * arm and begin where the previous step ended; a joint step may go anywhere.
@@ -533,6 +544,8 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
       seg = new JointSegment(q, q, step.duration);
     } else if (step.kind === 'sines') {
       seg = sinesSegment(q, step, where, t0, n);
+    } else if (step.kind === 'samples') {
+      seg = sampledSegment(q, step, where, t0, n);
     } else {
       if (!two) throw new TrajectoryError(`${where}: endpoint steps need a two-link arm`, t0);
       if (step.duration <= 0) throw new TrajectoryError(`${where}: an endpoint step needs a duration > 0 s`, t0);

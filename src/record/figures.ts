@@ -417,12 +417,36 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   const endpointKinds = kinds.map(([, , what, unit]) => [what, unit] as const);
   rows.push(...endpointRows({ curves, keep, keys, styles, bands, xDomain }, endpointKinds, notes));
   rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
+  if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true)) rows.push(replayRow(curves, keep, bands, xDomain));
   const a = rec.info.header;
   const sub = [
     `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? '; B: another run, on this run\'s time by trajectory time (track phase only)' : ''}`,
     `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${(smoothS * 1000).toFixed(0)} ms (jerk: ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
   ];
   return figure(o.title, sub, rows);
+}
+
+/** Styles of the replay's error curves (a taught motion followed by `run --traj`). */
+const REPLAY_SERIES: SeriesStyle[] = [
+  { name: 'joint 1', color: '#1f77b4', dash: [] },
+  { name: 'joint 2', color: '#d62728', dash: [] },
+  { name: 'endpoint', color: '#2ca02c', dash: [] },
+];
+
+/** The replay report as a figure: desired less measured per joint [deg], and the endpoint's distance from where it should be [mm]. */
+function replayRow(curves: RunCurves, keep: number[], bands: { x0: number; x1: number }[], xDomain: [number, number]): Json[] {
+  const d = curves.joint.desired!;
+  const m = curves.joint.measured!;
+  const err = d.map((dj, j) => Float64Array.from(dj.q, (v, k) => v - m[j]!.q[k]!));
+  const ed = curves.endpoint.desired!;
+  const em = curves.endpoint.measured!;
+  const mm = Float64Array.from(ed[0]!, (x, k) => Math.hypot(x - em[0]![k]!, ed[1]![k]! - em[1]![k]!) * 1000);
+  const jp = pointsOf(curves.t, keep, err.map((values, j) => ({ style: REPLAY_SERIES[j]!, values, scale: DEG })));
+  const ep = pointsOf(curves.t, keep, [{ style: REPLAY_SERIES[2]!, values: mm }]);
+  return [
+    panel({ title: 'Replay error per joint [deg]', subtitle: 'desired less measured (the summary\'s replay figures: the shaded part)', xTitle: 'Time [s]', yTitle: '[deg]', points: jp, series: REPLAY_SERIES.slice(0, err.length), legend: true, bands, xDomain, ...robustDomain(jp) }),
+    panel({ title: 'Replay endpoint error [mm]', subtitle: 'distance from the planned endpoint', xTitle: 'Time [s]', yTitle: '[mm]', points: ep, series: [REPLAY_SERIES[2]!], legend: true, bands, xDomain, ...robustDomain(ep) }),
+  ];
 }
 
 /** The rows of the endpoint's x and y: one panel per derivative (`kinds`: what, unit), each series on the run's grid. */

@@ -5,6 +5,7 @@
 import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import type { ImpedanceSettings } from '../control/impedance.js';
+import type { FloatSettings } from '../control/float.js';
 import type { Injection } from '../mock/injections.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import type { RingBuffers } from '../control/ring.js';
@@ -39,6 +40,8 @@ export interface RunPlan {
   predict?: boolean;
   /** Impedance mode (--mode impedance): the spring in place of feedforward + PID. */
   impedance?: ImpedanceSettings;
+  /** Float mode (twolink run --mode float, twolink teach): the law of src/control/float.ts with these settings. */
+  float?: FloatSettings;
 }
 
 /** What the main thread gives the worker: the plan, the shared ring, and whether to ask for SCHED_FIFO. */
@@ -107,5 +110,10 @@ export type WorkerMessage =
   /** The run ended by an exception: its name and message, and the stop it makes (a controller's fault, else a host fault). */
   | { type: 'error'; name: string; message: string; stop: StopReason };
 
-/** Messages to the worker: a loop command, or impedance mode's live stiffness change (a factor) or force zero. */
-export type WorkerCommand = { type: 'command'; command: LoopCommand } | { type: 'stiffness'; factor: number } | { type: 'tare' };
+/** Messages to the worker: a loop command; impedance mode's live stiffness change (a factor) or force zero; float mode's action. */
+export type WorkerCommand =
+  | { type: 'command'; command: LoopCommand }
+  | { type: 'stiffness'; factor: number }
+  | { type: 'tare' }
+  /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. */
+  | { type: 'float'; action: 'float' | 'hold' | 'home' };

@@ -107,6 +107,7 @@ export class Session {
   constructor(private readonly o: SessionOptions) {
     this.stats = new RunStats(o.rig.joints, o.rateHz);
     if (o.impedance) this.stats.trackImpedance(o.impedance.space, o.impedance.stiffness, o.impedance.dampingRatio);
+    if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
     if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
   }
@@ -133,6 +134,11 @@ export class Session {
     if (!this.o.impedance || !this.worker) return false;
     this.worker.postMessage({ type: 'tare' });
     return true;
+  }
+
+  /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. Nothing without float. */
+  sendFloat(action: 'float' | 'hold' | 'home'): void {
+    this.worker?.postMessage({ type: 'float', action });
   }
 
   /** Calls `listener` with every loop event (after `onEvent`). Returns the function that unsubscribes. */
@@ -232,6 +238,7 @@ export class Session {
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
       ...(o.impedance ? { impedance: o.impedance } : {}),
+      ...(o.float ? { float: o.float } : {}),
     };
   }
 

@@ -5,6 +5,8 @@
  */
 import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
 import { describeStop, type StopReason } from '../control/stop.js';
+import { endpoint } from '../model/kinematics.js';
+import { isTwoLink, type ArmParams, type TwoLinkParams } from '../model/types.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
@@ -107,6 +109,11 @@ export interface RunSummary {
   stopOutcome?: string;
   cpu?: number;
   missed?: number;
+  /**
+   * How well a taught motion was replayed (a run whose trajectory is a `twolink teach` file): the
+   * tracking error on the trajectory proper per joint [deg] and at the endpoint [mm].
+   */
+  replay?: { rmsDeg: number[]; maxDeg: number[]; endpointRmsMm: number; endpointMaxMm: number; samples: number };
   /** Real-time figures of a live run (the board's clock, latency, late samples, CPU, stalls). */
   timing?: import('./messages.js').RunTiming;
   /** An impedance run's spring (in force at the last rest) and its force estimate there [N] (issue 23). */
@@ -148,6 +155,11 @@ export class RunStats {
   private maxGapS = 0;
   private last: ArrayLike<number> | undefined;
   private imp: { space: ImpedanceSummary['space']; dampingRatio: number; rest?: [number, number]; k: number; speed: number[] } | undefined;
+  /** The replay's endpoint error (enableReplay): the arm, the sums [m^2] and the largest [m]. */
+  private replayArm: TwoLinkParams | undefined;
+  private readonly replaySums = { n: 0, sq: 0, max: 0 };
+  private readonly pDes = [0, 0];
+  private readonly pMeas = [0, 0];
 
   constructor(
     readonly joints: number,
@@ -173,6 +185,7 @@ export class RunStats {
     }
     const n = this.joints;
     if (r[F.state] === STATE_TRACK) (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
+    if (this.replayArm && r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) this.addEndpoint(r, this.replayArm);
     if (r[F.fresh] === 1 && r[F.state] !== IDLE) {
       this.twinN++;
       for (let i = 0; i < n; i++) {
@@ -210,6 +223,29 @@ export class RunStats {
     if (!i) return undefined;
     const r3 = (v: number): number => Math.round(v * 1000) / 1000;
     return { space: i.space, stiffness: r3(i.k), dampingRatio: i.dampingRatio, forceEstimateN: i.rest ? [r3(i.rest[0]), r3(i.rest[1])] : null };
+  }
+
+  /** Adds the replay figures (RunSummary.replay) for a two-link arm following a taught motion. */
+  enableReplay(arm: ArmParams): void {
+    if (isTwoLink(arm)) this.replayArm = arm;
+  }
+
+  private addEndpoint(r: ArrayLike<number>, arm: TwoLinkParams): void {
+    endpoint(arm, [r[F.qDes0]!, r[F.qDes1]!], this.pDes);
+    endpoint(arm, [r[F.q0]!, r[F.q1]!], this.pMeas);
+    const e = Math.hypot(this.pDes[0]! - this.pMeas[0]!, this.pDes[1]! - this.pMeas[1]!);
+    const s = this.replaySums;
+    s.n++;
+    s.sq += e * e;
+    s.max = Math.max(s.max, e);
+  }
+
+  /** The replay figures, once a taught trajectory proper has been tracked. */
+  private replay(): RunSummary['replay'] | undefined {
+    const s = this.replaySums;
+    if (!this.replayArm || s.n === 0) return undefined;
+    const t = this.track.figures(this.joints, 'trajectory');
+    return { rmsDeg: t.rmsDeg, maxDeg: t.maxDeg, endpointRmsMm: Math.sqrt(s.sq / s.n) * 1000, endpointMaxMm: s.max * 1000, samples: s.n };
   }
 
   /** The tracking figures: the trajectory proper's, else the approach's, else none (RunSummary.tracking). */
@@ -250,6 +286,7 @@ export class RunStats {
       stop,
       stopReason: describeStop(stop),
       ...(this.imp ? { impedance: this.impedance()! } : {}),
+      ...(this.replay() ? { replay: this.replay()! } : {}),
       ...extra,
     };
   }

@@ -88,6 +88,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const clock = new VirtualClock();
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz);
+  if (paths.some((x) => x.taught)) stats.enableReplay(rig.arm);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
   checkInjections(rig, injections);

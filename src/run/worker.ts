@@ -18,6 +18,7 @@ import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import { ImpedanceLaw, loopPassivity } from '../control/impedance.js';
+import { FloatLaw } from '../control/float.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
 
@@ -46,7 +47,7 @@ function injector(injections: readonly Injection[], mock: MockHandle | undefined
 let impedanceLaw: ImpedanceLaw | undefined;
 
 /** Loop commands from the main thread, held until the loop is ready for them. */
-function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void): void } {
+function commandInbox(port: MessagePort, float: () => FloatLaw | undefined): { ready(send: (c: LoopCommand) => void): void } {
   let send: ((c: LoopCommand) => void) | undefined;
   const early: LoopCommand[] = [];
   port.on('message', (m: WorkerCommand) => {
@@ -58,6 +59,13 @@ function commandInbox(port: MessagePort): { ready(send: (c: LoopCommand) => void
       impedanceLaw?.tare();
       return;
     }
+    if (m.type === 'float') {
+      const law = float();
+      if (m.action === 'home') law?.home();
+      else law?.setFloat(m.action === 'float');
+      return;
+    }
+    if (m.type !== 'command') return;
     if (send) send(m.command);
     else early.push(m.command);
   });
@@ -133,7 +141,8 @@ async function main(): Promise<void> {
   const input = workerData as WorkerInput;
   const clock = new RealClock();
   const post = (m: WorkerMessage): void => port.postMessage(m);
-  const inbox = commandInbox(port);
+  let floatLaw: FloatLaw | undefined;
+  const inbox = commandInbox(port, () => floatLaw);
   post({ type: 'thread', tid: threadId() });
   // Proof to the main thread that this thread's event loop runs (a starved thread is not a blocked one).
   const beat = new Int32Array(input.beat);
@@ -146,12 +155,13 @@ async function main(): Promise<void> {
     if (input.rt) await requestRealtime(threadId(), 40);
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
+    floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
-    const result = await drive(input, law ?? impedanceLaw, opened, clock, post, inbox);
+    const result = await drive(input, law ?? impedanceLaw ?? floatLaw, opened, clock, post, inbox);
     void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
