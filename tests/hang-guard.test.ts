@@ -42,7 +42,7 @@ describe('hang guards', () => {
 
   it('npm test runs the realtime half even when the unit half failed, and fails if either did', () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.test).toBe('npm run build && tsc -p tsconfig.test.json && node scripts/test.mjs');
+    expect(pkg.scripts.test).toBe('npm run build && tsc -p tsconfig.test.json && npm run lint && node scripts/test.mjs');
     // A filter that matches no test file: vitest fails the unit half ("no test files"); the realtime half still runs.
     const r = spawnSync(process.execPath, ['scripts/test.mjs', 'no-such-test-file-h3'], { encoding: 'utf8', timeout: hangGuardMs(60_000) });
     expect(r.status, r.stderr).toBe(1);
