@@ -72,7 +72,7 @@ interface Measured {
   ticks: number;
 }
 
-async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
+export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   const fresh = (): Block => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, cpuS: 0, wallS: 0 });
   const blocks: Record<Mode, Block> = { without: fresh(), reading: fresh(), stalled: fresh() };
   let current: Block | undefined;
@@ -132,7 +132,7 @@ async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
  * virtual time fed to it as the session drains them (20 ms of loop time every 20 ms), a client in another process reading everything; the process's CPU time over
  * the feeding per second of loop time fed.
  */
-async function viewCpu(rig: Rig, paths: PathSpec[]): Promise<{ pct: number; basePct: number; loopS: number; sent: number; dropped: number; warmUs: number }> {
+export async function viewCpu(rig: Rig, paths: PathSpec[]): Promise<{ pct: number; basePct: number; loopS: number; sent: number; dropped: number; warmUs: number }> {
   const rows = (await virtualRun(rig, paths, { rateHz: 1000, maxSeconds: 20 })).rows;
   const loopS = rows.at(-1)![F.t]! - rows[0]![F.t]!;
   /** CPU time [s] of handing the rows to `feed` 20 ms of loop time every 20 ms. */
