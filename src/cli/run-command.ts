@@ -33,7 +33,7 @@ const RUN_OPTIONS = {
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
-  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file' },
+  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
   controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see README)' },
@@ -97,8 +97,8 @@ function plan(v: Parsed, rigDefault?: string, defaultTraj: string[] = ['reach'])
     if (why) throw new UsageError(`--inject ${i.name}: ${why}`);
   }
   if (target.kind !== 'mock') wiringArg(v.wiring, rig.joints, false);
-  if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
-    throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
+  if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !/\.(ndjson|mcap)$/.test(v.record)) {
+    throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson or .mcap`);
   }
   const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
   if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
@@ -237,6 +237,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
+  // --record F.mcap: the MCAP writer of compare --export mcap, fed as the rows are drained.
+  const mcap = typeof v.record === 'string' && v.record.endsWith('.mcap') ? new (await import('../record/mcap.js')).McapRecorder(v.record, p.rig) : undefined;
   const session = new Session({
     ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
     rig: p.rig,
@@ -255,7 +257,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
-    ...(typeof v.record === 'string' ? { record: v.record } : {}),
+    ...(mcap ? { recorder: mcap } : typeof v.record === 'string' ? { record: v.record } : {}),
     onEvent: (e) => {
       const s = describeEvent(e);
       if (s && !quiet) log(s);
@@ -291,6 +293,8 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
   const result = await session.run();
+  await mcap?.done;
+  if (mcap?.failure) process.stderr.write(`twolink: the MCAP recording failed: ${mcap.failure.message}\n`);
   dashboard?.stop();
   rtWarning.flush();
   for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
@@ -315,7 +319,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'run',
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
-        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--rt] [--headless] [--json]',
+        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson|out.mcap] [--no-feedforward] [--rt] [--headless] [--json]',
         RUN_OPTIONS,
         `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${injectHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault (or an e-stop), 2 bad input, 3 connection problem, 4 timeout (--max-seconds came before the trajectories were done), 130 interrupted.`,
       ),

@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { checkWritablePath } from '../config/files.js';
-import { Recorder, type RecordingHeader } from '../telemetry/recorder.js';
+import { Recorder, type RecordingHeader, type RunRecorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { PROTOCOL_VERSION, VERSION } from '../version.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
@@ -19,6 +19,8 @@ import { taskCpuSeconds } from '../time/threads.js';
 export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
   record?: string;
+  /** A recorder in another format to use instead of `record`'s NDJSON (the CLI's MCAP, record/mcap.ts). */
+  recorder?: RunRecorder;
   /** Ask Linux for SCHED_FIFO for the loop's thread. */
   rt?: boolean;
   /** Every drained row (a view: copy to keep). */
@@ -81,7 +83,7 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
 
 export class Session {
   readonly stats: RunStats;
-  readonly recorder: Recorder | undefined;
+  readonly recorder: RunRecorder | undefined;
   private readonly ring = createRing();
   private readonly reader: RingReader;
   private worker: Worker | undefined;
@@ -106,7 +108,7 @@ export class Session {
   constructor(private readonly o: SessionOptions) {
     this.stats = new RunStats(o.rig.joints, o.rateHz);
     this.reader = new RingReader(this.ring);
-    if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
+    this.recorder = o.recorder ?? (o.record ? new Recorder(o.record, o.rig.joints) : undefined);
   }
 
   /** The newest row (for the dashboard), a view. */

@@ -164,8 +164,8 @@ export class FoxgloveServer {
    * FIN + opcode 2, an unmasked length of 7, 7+16 or 7+64 bits) carrying the v1 message frame. Sent
    * through ws, the 8 messages of a frame took 16 stream writes and most of the live view's CPU at
    * 60 Hz; this writes whole frames (no compression: perMessageDeflate is off) beside ws's own
-   * control frames, which it also writes whole. A client with more than MAX_BUFFERED_BYTES unread
-   * loses the frame.
+   * control frames, which it also writes whole, and the frames of one event-loop turn in one system
+   * call (hold). A client with more than MAX_BUFFERED_BYTES unread loses the frame.
    */
   publishFrame(msgs: readonly { topic: string; json: string }[], ns: bigint): void {
     if (this.clients.size === 0) return;
@@ -181,7 +181,7 @@ export class FoxgloveServer {
         count++;
       }
       if (count === 0) continue;
-      const socket = (c.ws as unknown as { _socket?: { write(b: Uint8Array): boolean } })._socket;
+      const socket = (c.ws as unknown as { _socket?: { write(b: Uint8Array): boolean; cork?(): void; uncork?(): void } })._socket;
       if (c.ws.readyState !== c.ws.OPEN || !socket || c.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
         this.stats.dropped += count;
         continue;
@@ -198,9 +198,30 @@ export class FoxgloveServer {
         at += 13;
         at += buf.write(msgs[i]!.json, at, 'utf8');
       }
+      this.hold(socket);
       socket.write(buf);
       this.stats.sent += count;
     }
+  }
+
+  /** Sockets corked until the event loop's next turn. */
+  private held: { uncork(): void }[] = [];
+
+  /**
+   * Corks `socket` until the event loop's next turn, so that the frames of one drain of the loop's
+   * rows (the session drains every 20 ms: one or two frames at 60 Hz) leave in one system call.
+   */
+  private hold(socket: { cork?(): void; uncork?(): void }): void {
+    if (!socket.cork || !socket.uncork || this.held.includes(socket as { uncork(): void })) return;
+    socket.cork();
+    if (this.held.length === 0) {
+      setImmediate(() => {
+        const held = this.held;
+        this.held = [];
+        for (const s of held) s.uncork();
+      });
+    }
+    this.held.push(socket as { uncork(): void });
   }
 
   /** Sends a message on `topic` to its subscribers (`latch`: and to every later one). */
