@@ -8,7 +8,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { checkFeasible } from '../control/feasibility.js';
 import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/injections.js';
 import { describeEvent } from '../control/events.js';
-import { Session, type SessionResult } from '../run/session.js';
+import { Session, type SessionOptions, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
@@ -227,6 +227,23 @@ function realtimeWarning(interactive: boolean): { warn(why: string): void; attac
   };
 }
 
+/**
+ * `--record FILE`: NDJSON, or for FILE.mcap the MCAP writer of compare --export mcap (record/mcap.ts)
+ * fed as the rows are drained; `done` waits for the MCAP file to be complete.
+ */
+async function recordingOption(v: Parsed, rig: Rig): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
+  if (typeof v.record !== 'string') return { options: {}, done: async () => undefined };
+  if (!v.record.endsWith('.mcap')) return { options: { record: v.record }, done: async () => undefined };
+  const mcap = new (await import('../record/mcap.js')).McapRecorder(v.record, rig);
+  return {
+    options: { recorder: mcap },
+    done: async () => {
+      await mcap.done;
+      if (mcap.failure) process.stderr.write(`twolink: the MCAP recording failed: ${mcap.failure.message}\n`);
+    },
+  };
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
@@ -237,8 +254,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
-  // --record F.mcap: the MCAP writer of compare --export mcap, fed as the rows are drained.
-  const mcap = typeof v.record === 'string' && v.record.endsWith('.mcap') ? new (await import('../record/mcap.js')).McapRecorder(v.record, p.rig) : undefined;
+  const recording = await recordingOption(v, p.rig);
   const session = new Session({
     ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
     rig: p.rig,
@@ -257,7 +273,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
-    ...(mcap ? { recorder: mcap } : typeof v.record === 'string' ? { record: v.record } : {}),
+    ...recording.options,
     onEvent: (e) => {
       const s = describeEvent(e);
       if (s && !quiet) log(s);
@@ -292,9 +308,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
-  const result = await session.run();
-  await mcap?.done;
-  if (mcap?.failure) process.stderr.write(`twolink: the MCAP recording failed: ${mcap.failure.message}\n`);
+  const result = await session.run().finally(() => recording.done());
   dashboard?.stop();
   rtWarning.flush();
   for (const sig of STOP_SIGNALS) process.off(sig, onSignal);
