@@ -10,7 +10,7 @@
 import { McapWriter, type IWritable } from '@mcap/core';
 import type { Rig } from '../config/load.js';
 import { eventLine, type RecordingHeader, type RunRecorder } from '../telemetry/recorder.js';
-import { F, TICK_GROUPS, TICK_TABLE, tickObject, type TickFieldSpec } from '../telemetry/tick.js';
+import { F, TICK_GROUPS, TICK_TABLE, tickJson, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf } from '../viz/urdf.js';
 import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC } from '../viz/scene.js';
@@ -149,7 +149,7 @@ export class McapRunWriter {
     const t = row[F.t]!;
     const time = logTime(this.startNs, t);
     this.lastT = t;
-    await this.write(MCAP_TOPICS.tick, this.enc.encode(JSON.stringify(tickObject(row, this.header.joints))), time);
+    await this.write(MCAP_TOPICS.tick, this.enc.encode(tickJson(row, this.header.joints)), time);
     this.ticks++;
     if (this.scene.accept(t)) for (const m of this.scene.messages(row, time)) await this.write(m.topic, this.enc.encode(m.json), time);
   }

@@ -16,7 +16,7 @@
  * in maintenance mode, so this speaks the protocol itself on the `ws` package.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
-import { F, tickObject } from '../telemetry/tick.js';
+import { F, tickJson } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf, type UrdfSource } from './urdf.js';
 import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
@@ -300,7 +300,7 @@ export class LiveView {
     this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
     const ns = this.startNs + BigInt(Math.round(t * 1e9));
     const msgs = this.scene.messages(row, ns);
-    msgs.push({ topic: LIVE_TICK_TOPIC, json: JSON.stringify(tickObject(row, this.src.joints)) });
+    msgs.push({ topic: LIVE_TICK_TOPIC, json: tickJson(row, this.src.joints) });
     this.server.publishFrame(msgs, ns);
   }
 
