@@ -25,6 +25,8 @@ import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC, type Scen
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
 /** A client with more than this queued [bytes] gets no new frames until it has read them. */
 export const MAX_BUFFERED_BYTES = 256 * 1024;
+/** Bytes of the pool frames are cut from. */
+const POOL_BYTES = 256 * 1024;
 /**
  * Rate of the live view by the loop's clock [Hz]: what Foxglove draws (it renders at most ~60 frames
  * a second), at the least main-thread CPU; recordings keep SCENE_RATE_HZ.
@@ -165,7 +167,7 @@ export class FoxgloveServer {
    * through ws, the 8 messages of a frame took 16 stream writes and most of the live view's CPU at
    * 60 Hz; this writes whole frames (no compression: perMessageDeflate is off) beside ws's own
    * control frames, which it also writes whole, and the frames of one event-loop turn in one system
-   * call (hold). A client with more than MAX_BUFFERED_BYTES unread loses the frame.
+   * call (queue). A client with more than MAX_BUFFERED_BYTES unread loses the frame.
    */
   publishFrame(msgs: readonly { topic: string; json: string }[], ns: bigint): void {
     if (this.clients.size === 0) return;
@@ -181,12 +183,11 @@ export class FoxgloveServer {
         count++;
       }
       if (count === 0) continue;
-      const socket = (c.ws as unknown as { _socket?: { write(b: Uint8Array): boolean; cork?(): void; uncork?(): void } })._socket;
-      if (c.ws.readyState !== c.ws.OPEN || !socket || c.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      if (c.ws.readyState !== c.ws.OPEN || c.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
         this.stats.dropped += count;
         continue;
       }
-      const buf = Buffer.allocUnsafe(size);
+      const buf = this.take(size);
       let at = 0;
       for (let i = 0; i < msgs.length; i++) {
         const sub = c.subs.get(channels[i]!);
@@ -198,30 +199,47 @@ export class FoxgloveServer {
         at += 13;
         at += buf.write(msgs[i]!.json, at, 'utf8');
       }
-      this.hold(socket);
-      socket.write(buf);
+      this.queue(c, buf);
       this.stats.sent += count;
     }
   }
 
-  /** Sockets corked until the event loop's next turn. */
-  private held: { uncork(): void }[] = [];
+  /** Frames waiting for the end of this event-loop turn, per client. */
+  private pending = new Map<Client, Buffer[]>();
+  private pool = Buffer.allocUnsafe(POOL_BYTES);
+  private poolAt = 0;
+
+  /** `size` bytes from a pool (as Buffer.allocUnsafe does for small ones): a frame is ~6 kB, one ArrayBuffer each was garbage at 60 Hz. */
+  private take(size: number): Buffer {
+    if (size > POOL_BYTES / 8) return Buffer.allocUnsafe(size);
+    if (this.poolAt + size > POOL_BYTES) {
+      this.pool = Buffer.allocUnsafe(POOL_BYTES);
+      this.poolAt = 0;
+    }
+    const b = this.pool.subarray(this.poolAt, this.poolAt + size);
+    this.poolAt += (size + 7) & ~7;
+    return b;
+  }
 
   /**
-   * Corks `socket` until the event loop's next turn, so that the frames of one drain of the loop's
-   * rows (the session drains every 20 ms: one or two frames at 60 Hz) leave in one system call.
+   * Writes `buf` to the client at the end of this event-loop turn, with the other frames of the turn
+   * in one write: the session drains every 20 ms, one or two frames at 60 Hz, in one system call.
    */
-  private hold(socket: { cork?(): void; uncork?(): void }): void {
-    if (!socket.cork || !socket.uncork || this.held.includes(socket as { uncork(): void })) return;
-    socket.cork();
-    if (this.held.length === 0) {
-      setImmediate(() => {
-        const held = this.held;
-        this.held = [];
-        for (const s of held) s.uncork();
-      });
+  private queue(c: Client, buf: Buffer): void {
+    const list = this.pending.get(c);
+    if (list) return void list.push(buf);
+    if (this.pending.size === 0) setImmediate(() => this.flush());
+    this.pending.set(c, [buf]);
+  }
+
+  private flush(): void {
+    const pending = this.pending;
+    this.pending = new Map();
+    for (const [c, list] of pending) {
+      const socket = (c.ws as unknown as { _socket?: { write(b: Uint8Array): boolean } })._socket;
+      if (c.ws.readyState !== c.ws.OPEN || !socket) continue;
+      socket.write(list.length === 1 ? list[0]! : Buffer.concat(list));
     }
-    this.held.push(socket as { uncork(): void });
   }
 
   /** Sends a message on `topic` to its subscribers (`latch`: and to every later one). */
