@@ -99,6 +99,14 @@ export class FoxgloveServer {
     return false;
   }
 
+  /** Whether any client is subscribed to `topic`. */
+  subscribed(topic: string): boolean {
+    const channel = this.ids.get(topic);
+    if (channel === undefined) return false;
+    for (const c of this.clients) if (c.subs.has(channel)) return true;
+    return false;
+  }
+
   private connect(ws: WebSocket): void {
     ws.on('error', () => undefined);
     if (!ws.protocol) {
@@ -293,6 +301,7 @@ export interface LiveSource extends UrdfSource {
  */
 export class LiveView {
   private readonly scene: ArmScene;
+  private readonly subscribed = (topic: string): boolean => this.server.subscribed(topic);
   /** Wall-clock ns of loop time 0 (set at the first row), so stamps follow the loop's clock. */
   private startNs: bigint | undefined;
 
@@ -317,8 +326,9 @@ export class LiveView {
     if (!this.scene.accept(t) || !this.server.wanted) return;
     this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
     const ns = this.startNs + BigInt(Math.round(t * 1e9));
-    const msgs = this.scene.messages(row, ns);
-    msgs.push({ topic: LIVE_TICK_TOPIC, json: tickJson(row, this.src.joints) });
+    // Only what someone reads is built: Foxglove subscribes to the topics its panels show.
+    const msgs = this.scene.messages(row, ns, this.subscribed);
+    if (this.server.subscribed(LIVE_TICK_TOPIC)) msgs.push({ topic: LIVE_TICK_TOPIC, json: tickJson(row, this.src.joints) });
     this.server.publishFrame(msgs, ns);
   }
 

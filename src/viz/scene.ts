@@ -59,6 +59,7 @@ export const TICK_TOPIC = '/twolink/tick';
 
 /** Topic of an arm's joint states. */
 export const jointStatesTopic = (arm: string): string => `/${arm}/joint_states`;
+const JOINT_STATES_TOPICS = Object.fromEntries(SCENE_ARMS.map((a) => [a.name, jointStatesTopic(a.name)])) as Record<(typeof SCENE_ARMS)[number]['name'], string>;
 
 /** Rate of the scene's messages by the run's (board) clock [Hz]: Foxglove draws at most ~60 fps. */
 export const SCENE_RATE_HZ = 100;
@@ -218,20 +219,27 @@ export class ArmScene {
   }
 
   /**
-   * The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row).
+   * The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row),
+   * on the topics `wanted` (the live view: those a client subscribed to; Foxglove subscribes to what
+   * its panels show).
    * The frequent ones (/tf, joint states, the force) are written from templates made once per scene,
    * only the numbers filled in: the live view sends them at 60 Hz beside a 1 kHz loop, and building
    * objects for JSON.stringify was most of a frame's CPU. The text is what JSON.stringify makes of
    * `transforms()`, `jointStates()` and `force()` (tests/viz-scene.test.ts compares them).
    */
-  messages(row: ArrayLike<number>, stampNs: bigint): SceneMessage[] {
+  messages(row: ArrayLike<number>, stampNs: bigint, wanted: (topic: string) => boolean = () => true): SceneMessage[] {
     const ts = fgTime(stampNs);
     const tsJson = `{"sec":${ts.sec},"nsec":${ts.nsec}}`;
-    const out: SceneMessage[] = [{ topic: SCENE_TOPICS.tf, json: this.transformsJson(row, tsJson) }];
-    for (const a of SCENE_ARMS) out.push({ topic: jointStatesTopic(a.name), json: this.jointStatesJson(a, row, tsJson) });
+    const out: SceneMessage[] = [];
+    if (wanted(SCENE_TOPICS.tf)) out.push({ topic: SCENE_TOPICS.tf, json: this.transformsJson(row, tsJson) });
+    for (const a of SCENE_ARMS) {
+      const topic = JOINT_STATES_TOPICS[a.name];
+      if (wanted(topic)) out.push({ topic, json: this.jointStatesJson(a, row, tsJson) });
+    }
+    // The path advances whether or not anyone reads it (a later subscriber gets its next segment).
     const path = this.pathUpdate(row, ts);
-    if (path) out.push({ topic: SCENE_TOPICS.path, json: json(path) });
-    out.push({ topic: SCENE_TOPICS.force, json: this.forceJson(row, tsJson) });
+    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: json(path) });
+    if (wanted(SCENE_TOPICS.force)) out.push({ topic: SCENE_TOPICS.force, json: this.forceJson(row, tsJson) });
     return out;
   }
 
