@@ -26,7 +26,7 @@ const out = join(dist, 'vendor', 'zod.js');
 const bundle = join(dist, 'vendor', 'zod.cjs');
 const cache = join(dist, 'vendor', `zod.${process.versions.v8}.cache`);
 const zodPkg = JSON.parse(readFileSync(join(root, 'node_modules', 'zod', 'package.json'), 'utf8'));
-const stamp = `// zod ${zodPkg.version}, bundled by scripts/vendor-zod.mjs\n`;
+const stamp = `// zod ${zodPkg.version} (English messages only), bundled by scripts/vendor-zod.mjs\n`;
 
 const SHIM = `${stamp}// zod's CommonJS bundle (zod.cjs) run with V8's code cache: see scripts/vendor-zod.mjs.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -53,9 +53,18 @@ let fresh = false;
 if (!existsSync(bundle) || !readFileSync(bundle, 'utf8').startsWith(stamp)) {
   const { build } = await import('rolldown');
   mkdirSync(dirname(bundle), { recursive: true });
-  const result = await build({ input: 'zod', cwd: root, platform: 'node', logLevel: 'warn', write: false, output: { format: 'cjs', exports: 'named', minify: true } });
+  // zod's error messages in its ~50 languages (z.locales) were 44 % of the bundle; twolink's messages
+  // are English and it never calls z.config(z.locales.xx()), so z.locales holds English alone
+  // (the default zod sets itself): a smaller file to read and a smaller code cache to load.
+  const englishOnly = {
+    name: 'zod-english-only',
+    resolveId: (id) => (/[\\/]locales[\\/]index\.js$/.test(id) ? '\0zod-locales-en' : null),
+    load: (id) => (id === '\0zod-locales-en' ? `export { default as en } from ${JSON.stringify(join(root, 'node_modules', 'zod', 'v4', 'locales', 'en.js'))};` : null),
+  };
+  const result = await build({ input: 'zod', cwd: root, platform: 'node', logLevel: 'warn', write: false, plugins: [englishOnly], output: { format: 'cjs', exports: 'named', minify: true } });
   const chunk = result.output.find((o) => o.type === 'chunk');
   if (!chunk || !/\bz\b/.test(chunk.exports.join(' '))) throw new Error(`vendor-zod: rolldown's bundle of zod does not export z (${chunk?.exports.join(', ')})`);
+  if (/Ungültig/.test(chunk.code)) throw new Error("vendor-zod: zod's other languages are still in the bundle (its locales moved?)");
   if (/\brequire\(/.test(chunk.code)) throw new Error('vendor-zod: the bundle of zod calls require(): dist/vendor/zod.js gives it none');
   writeFileSync(bundle, stamp + chunk.code);
   fresh = true;

@@ -3,7 +3,7 @@
 // covering every field of the NDJSON line.
 import { describe, expect, it } from 'vitest';
 import { csvColumns, tickJsonSchema } from '../src/record/export.js';
-import { F, LOOP_STATES, PHASES, TICK_FIELDS, TICK_TABLE, TICK_WIDTH, tickObject, tickRow } from '../src/telemetry/tick.js';
+import { F, LOOP_STATES, PHASES, TICK_FIELDS, TICK_TABLE, TICK_WIDTH, tickJson, tickObject, tickRow } from '../src/telemetry/tick.js';
 import { mulberry32 } from '../src/model/random.js';
 
 const rnd = mulberry32(13);
@@ -82,5 +82,18 @@ describe('the tick table', () => {
       if (v && typeof v === 'object' && !Array.isArray(v)) expect(Object.keys(schema.properties[k]!.properties!)).toEqual(Object.keys(v));
     }
     expect(schema.properties.meas!.properties!.qd!.description).toMatch(/\[rad\/s\]$/);
+  });
+});
+
+describe('tickJson', () => {
+  it('is JSON.stringify(tickObject(row)) at random rows, one joint and two, NaN, infinities, -0 and bad codes included', () => {
+    const odd = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 1e-300, 123456789.123, -2.5];
+    for (let k = 0; k < 300; k++) {
+      const row = Array.from({ length: TICK_WIDTH }, () => (rnd() < 0.1 ? odd[Math.floor(rnd() * odd.length)]! : (rnd() - 0.5) * 10 ** Math.floor(rnd() * 8 - 3)));
+      // Codes: mostly valid, some out of range or fractional.
+      row[F.state] = k % 7 === 0 ? 99 : k % 11 === 0 ? 0.5 : Math.floor(rnd() * 3);
+      row[F.phase] = Math.floor(rnd() * 4);
+      for (const joints of [1, 2]) expect(tickJson(row, joints)).toBe(JSON.stringify(tickObject(row, joints)));
+    }
   });
 });

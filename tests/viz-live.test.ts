@@ -80,6 +80,25 @@ describe('Foxglove live view', () => {
     expect(c.on(LIVE_TICK_TOPIC).length).toBe(tf.length);
   });
 
+  it('builds and sends only the topics a client subscribed to (as Foxglove subscribes to what its panels show)', async () => {
+    const live = await startView();
+    const c = connect(live.server.port, ['foxglove.sdk.v1']);
+    await c.until(() => c.channels.length > 0);
+    c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf, LIVE_TICK_TOPIC]);
+    // The latched description arriving shows the subscription is in place.
+    await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+    const sent0 = live.server.stats.sent;
+    let i = 0;
+    while (i < 2000) {
+      const end = rows[i]![F.t]! + 0.02;
+      while (i < 2000 && rows[i]![F.t]! < end) live.row(rows[i++]!);
+      await c.until(() => c.received.length === 1 + live.server.stats.sent - sent0);
+    }
+    expect(c.on(SCENE_TOPICS.tf).length).toBeGreaterThanOrEqual(60);
+    expect(c.on(LIVE_TICK_TOPIC).length).toBe(c.on(SCENE_TOPICS.tf).length);
+    expect(new Set(c.received.map((m) => m.topic))).toEqual(new Set([SCENE_TOPICS.description, SCENE_TOPICS.tf, LIVE_TICK_TOPIC]));
+  });
+
   it('accepts the older foxglove.websocket.v1 and refuses a client that offers neither', async () => {
     const live = await startView();
     const old = connect(live.server.port, ['foxglove.websocket.v1']);

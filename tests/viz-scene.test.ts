@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { jacobian } from '../src/model/kinematics.js';
 import type { TwoLinkParams } from '../src/model/types.js';
-import { ArmScene, cdrString, endpointForce, readCdrString } from '../src/viz/scene.js';
+import { F } from '../src/telemetry/tick.js';
+import { ArmScene, cdrString, endpointForce, fgTime, jointStatesTopic, readCdrString, SCENE_ARMS, SCENE_TOPICS } from '../src/viz/scene.js';
 import { mulberry32 } from './helpers/random.js';
 
 const arm = loadRig('rigs/mock-arm.json').arm as TwoLinkParams;
@@ -48,5 +49,30 @@ describe('scene', () => {
     expect(drawn).toHaveLength(60);
     expect(drawn.slice(0, 3)).toEqual([0, 0.017, 0.034]);
     expect(s.accept(Number.NaN)).toBe(false);
+  });
+});
+
+describe('scene messages from templates', () => {
+  it('are the JSON of the scene objects (transforms, joint states, force) at random rows, NaN included, two links and one', () => {
+    const rnd = mulberry32(11);
+    const one = { L1: 0.3, d1: 0.1, m1: 0.3, I1: 0.002, g: 9.81 };
+    let arrows = 0;
+    for (const [src, joints] of [[arm, 2], [one, 1]] as const) {
+      const s = new ArmScene({ arm: src, joints }, 60);
+      for (let k = 0; k < 50; k++) {
+        const row = Array.from({ length: F.tauExt1 + 40 }, () => (rnd() < 0.03 ? Number.NaN : rnd() * 6 - 3));
+        // Half the rows with a tiny external torque: no arrow drawn (or none defined).
+        if (k % 2) [row[F.tauExt0], row[F.tauExt1]] = [1e-6, -1e-6];
+        const ns = 1_700_000_000_123_456_789n + BigInt(k) * 16_666_667n;
+        const ts = fgTime(ns);
+        const byTopic = new Map(s.messages(row, ns).map((m) => [m.topic, JSON.parse(m.json) as unknown]));
+        const same = (o: object): unknown => JSON.parse(JSON.stringify(o));
+        expect(byTopic.get(SCENE_TOPICS.tf)).toEqual(same(s.transforms(row, ts)));
+        for (const a of SCENE_ARMS) expect(byTopic.get(jointStatesTopic(a.name))).toEqual(same(s.jointStates(a, row, ts)));
+        expect(byTopic.get(SCENE_TOPICS.force)).toEqual(same(s.force(row, ts)));
+        arrows += (byTopic.get(SCENE_TOPICS.force) as { entities: { arrows: unknown[] }[] }).entities[0]!.arrows.length;
+      }
+    }
+    expect(arrows).toBeGreaterThan(20);
   });
 });

@@ -9,7 +9,7 @@ import { preflight as preflightPaths } from '../control/feasibility.js';
 import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/injections.js';
 import { describeEvent } from '../control/events.js';
 import { describeStop, type StopReason } from '../control/stop.js';
-import { Session, type SessionResult } from '../run/session.js';
+import { Session, type SessionOptions, type SessionResult } from '../run/session.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
@@ -39,7 +39,7 @@ const RUN_OPTIONS = {
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
-  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file' },
+  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
   controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see README)' },
@@ -117,8 +117,8 @@ function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: s
     if (why) throw new UsageError(`--inject ${i.name}: ${why}`);
   }
   if (target.kind !== 'mock') wiringArg(v.wiring, rig.joints, false);
-  if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !v.record.endsWith('.ndjson')) {
-    throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson`);
+  if (typeof v.record === 'string' && existsSync(v.record) && statSync(v.record).isFile() && !/\.(ndjson|mcap)$/.test(v.record)) {
+    throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson or .mcap`);
   }
   const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
   if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
@@ -357,6 +357,23 @@ function realtimeWarning(interactive: boolean): { warn(why: string): void; attac
   };
 }
 
+/**
+ * `--record FILE`: NDJSON, or for FILE.mcap the MCAP writer of compare --export mcap (record/mcap.ts)
+ * fed as the rows are drained; `done` waits for the MCAP file to be complete.
+ */
+async function recordingOption(v: Parsed, rig: Rig): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
+  if (typeof v.record !== 'string') return { options: {}, done: async () => undefined };
+  if (!v.record.endsWith('.mcap')) return { options: { record: v.record }, done: async () => undefined };
+  const mcap = new (await import('../record/mcap.js')).McapRecorder(v.record, rig);
+  return {
+    options: { recorder: mcap },
+    done: async () => {
+      await mcap.done;
+      if (mcap.failure) process.stderr.write(`twolink: the MCAP recording failed: ${mcap.failure.message}\n`);
+    },
+  };
+}
+
 async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
@@ -367,6 +384,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   };
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
+  const recording = await recordingOption(v, p.rig);
   const session = new Session({
     ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
     rig: p.rig,
@@ -386,7 +404,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
-    ...(typeof v.record === 'string' ? { record: v.record } : {}),
+    ...recording.options,
     onEvent: (e) => {
       const s = describeEvent(e);
       if (s && !quiet) log(s);
@@ -423,7 +441,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   } else if (!quiet) {
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
   }
-  const result = await session.run();
+  const result = await session.run().finally(() => recording.done());
   dashboard?.stop();
   rtWarning.flush();
   for (const sig of [...STOP_SIGNALS, 'SIGUSR1']) process.off(sig, sig === 'SIGUSR1' ? offPause : onSignal);
@@ -453,7 +471,7 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'run',
         'drive the arm along trajectories: inverse-dynamics feedforward + PID at a fixed rate, with the twin and a recording',
-        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson] [--no-feedforward] [--rt] [--headless] [--json]',
+        'run --rig F [--port PATH | --mock] [--traj NAME|FILE]... [--rate HZ] [--record out.ndjson|out.mcap] [--no-feedforward] [--rt] [--headless] [--json]',
         RUN_OPTIONS,
         `Examples:\n  twolink run --rig rigs/mock-arm.json --mock --traj reach --json\n  twolink run --rig rigs/bench-arm.json --port /dev/ttyACM0 --traj circle --record circle.ndjson\n\n${injectHelp()}\n\n${wiringHelp()}\n\nExit codes: 0 done (or quit with q), 1 stopped by a fault (or an e-stop), 2 bad input, 3 connection problem, 4 timeout (--max-seconds came before the trajectories were done), 130 interrupted.`,
       ),

@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { checkWritablePath } from '../config/files.js';
-import { Recorder } from '../telemetry/recorder.js';
+import { Recorder, type RunRecorder } from '../telemetry/recorder.js';
 import { runHeader } from './header.js';
 import { RunStats, type RunSummary } from './stats.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
@@ -20,6 +20,8 @@ import { taskCpuSeconds } from '../time/threads.js';
 export interface SessionOptions extends RunPlan {
   /** NDJSON recording path. */
   record?: string;
+  /** A recorder in another format to use instead of `record`'s NDJSON (the CLI's MCAP, record/mcap.ts). */
+  recorder?: RunRecorder;
   /** Ask Linux for SCHED_FIFO for the loop's thread. */
   rt?: boolean;
   /** Every drained row (a view: copy to keep). */
@@ -82,7 +84,7 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
 
 export class Session {
   readonly stats: RunStats;
-  readonly recorder: Recorder | undefined;
+  readonly recorder: RunRecorder | undefined;
   private readonly ring = createRing();
   private readonly reader: RingReader;
   private worker: Worker | undefined;
@@ -109,7 +111,7 @@ export class Session {
     if (o.impedance) this.stats.trackImpedance(o.impedance.space, o.impedance.stiffness, o.impedance.dampingRatio);
     if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
-    if (o.record) this.recorder = new Recorder(o.record, o.rig.joints);
+    this.recorder = o.recorder ?? (o.record ? new Recorder(o.record, o.rig.joints) : undefined);
   }
 
   /** The newest row (for the dashboard), a view. */

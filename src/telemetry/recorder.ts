@@ -15,7 +15,37 @@ import { recordingHeaderSchema, type RecordingHeader } from './header.js';
 
 export type { RecordingHeader } from './header.js';
 
-export class Recorder {
+/**
+ * What a run records into: the NDJSON `Recorder`, or another format given to the session (the CLI's
+ * MCAP recorder, record/mcap.ts). Called from the main thread only; never throws from `tick`/`event`:
+ * a write failure is kept in `failure` and `flush` returns false (the run then stops the arm).
+ */
+export interface RunRecorder {
+  readonly file: string;
+  /** Tick rows taken so far. */
+  readonly ticks: number;
+  readonly failure: Error | undefined;
+  open(header: RecordingHeader): void;
+  /** A row (a view: copied if kept). */
+  tick(row: ArrayLike<number>): void;
+  event(e: Record<string, unknown>): void;
+  /** Writes what is pending; false once the recording has failed. */
+  flush(): boolean;
+  close(summary: Record<string, unknown>): void;
+}
+
+/**
+ * An event line (without `kind`) as recordings hold it: `{"event":"state"|"alarm"|...}`. Loop events
+ * carry a `kind` of their own (state, alarm, trajectory, link): it becomes `event`, and a link
+ * event's own object moves to `link`.
+ */
+export function eventLine(e: Record<string, unknown>): Record<string, unknown> {
+  const { kind, event, ...rest } = e as { kind?: unknown; event?: unknown };
+  const what = typeof event === 'string' ? event : kind;
+  return { event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest };
+}
+
+export class Recorder implements RunRecorder {
   private fd: number | undefined;
   private pending: string[] = [];
   private pendingBytes = 0;
@@ -62,11 +92,7 @@ export class Recorder {
   /** Adds an event line: `{"kind":"event","event":"state"|"alarm"|"trajectory"|"link"|"connected",...}`. */
   event(e: Record<string, unknown>): void {
     if (this.failure || this.fd === undefined) return;
-    // Loop events carry a `kind` of their own (state, alarm, trajectory, link): it becomes `event`,
-    // and a link event's own object moves to `link`.
-    const { kind, event, ...rest } = e as { kind?: unknown; event?: unknown };
-    const what = typeof event === 'string' ? event : kind;
-    this.line(JSON.stringify({ kind: 'event', event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest }));
+    this.line(JSON.stringify({ kind: 'event', ...eventLine(e) }));
   }
 
   /** Writes what is pending. Returns false once the recording has failed. */

@@ -157,6 +157,40 @@ function compileTickObject(): (r: ArrayLike<number>, joints: number) => TickObje
 }
 
 /**
+ * `JSON.stringify(tickObject(r, joints))` written straight from the row, without the object: compiled
+ * from the table once like `tickObject`. The live view and the MCAP writer send a tick as JSON at up
+ * to 1 kHz; tests/tick-table.test.ts checks the text against JSON.stringify at random rows (NaN and
+ * infinities are null, as JSON has them).
+ */
+export const tickJson: (r: ArrayLike<number>, joints: number) => string = compileTickJson();
+
+function compileTickJson(): (r: ArrayLike<number>, joints: number) => string {
+  const codes: string[][] = [];
+  const value = ({ spec, at }: Slot): string => {
+    if (spec.joints) return `"[" + n(r[${at}]) + (joints === 1 ? "]" : "," + n(r[${at + 1}]) + "]")`;
+    if (spec.codes) {
+      const c = codes.push(spec.codes.map((w) => JSON.stringify(w))) - 1;
+      return `(codes[${c}][r[${at}]] ?? codes[${c}][0])`;
+    }
+    return `n(r[${at}])`;
+  };
+  const parts: string[] = [];
+  const key = (name: string): string => JSON.stringify(`${JSON.stringify(name)}:`);
+  let first = true;
+  const sep = (): string => (first ? ((first = false), '') : ',');
+  for (const slot of SLOTS) {
+    const g = slot.spec.group;
+    if (!g) parts.push(`${JSON.stringify(sep())} + ${key(slot.spec.name)} + ${value(slot)}`);
+    else if (SLOTS.find((x) => x.spec.group === g) === slot) {
+      const inner = SLOTS.filter((x) => x.spec.group === g).map((x, i) => `${JSON.stringify(i ? ',' : '')} + ${key(x.spec.name)} + ${value(x)}`);
+      parts.push(`${JSON.stringify(sep())} + ${key(g)} + "{" + ${inner.join(' + ')} + "}"`);
+    }
+  }
+  const n = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
+  return new Function('codes', 'n', `return (r, joints) => "{" + ${parts.join(' + ')} + "}";`)(codes, n) as (r: ArrayLike<number>, joints: number) => string;
+}
+
+/**
  * Writes a tick object (a validated NDJSON line) into a flat row: the inverse of `tickObject`.
  * Fields absent from older recordings get the table's `absent` value; a word that is not one of a
  * field's codes is -1 (the reader's schema refuses such lines first).

@@ -34,10 +34,10 @@ export interface SceneChannel {
   encoding: 'json' | 'cdr';
 }
 
-/** One message of a channel, at a time on the run's clock. */
+/** One message of a JSON channel, at a time on the run's clock: its text (the writer encodes it, UTF-8). */
 export interface SceneMessage {
   topic: string;
-  data: Uint8Array;
+  json: string;
 }
 
 /** The three arms drawn: measured, desired (the plan), the simulated twin; row slots of their angles. */
@@ -59,6 +59,7 @@ export const TICK_TOPIC = '/twolink/tick';
 
 /** Topic of an arm's joint states. */
 export const jointStatesTopic = (arm: string): string => `/${arm}/joint_states`;
+const JOINT_STATES_TOPICS = Object.fromEntries(SCENE_ARMS.map((a) => [a.name, jointStatesTopic(a.name)])) as Record<(typeof SCENE_ARMS)[number]['name'], string>;
 
 /** Rate of the scene's messages by the run's (board) clock [Hz]: Foxglove draws at most ~60 fps. */
 export const SCENE_RATE_HZ = 100;
@@ -146,6 +147,41 @@ export function endpointForce(arm: ArmParams, q: readonly number[], tauExt: read
   return [(J[1][1] * t1 - J[1][0] * t2) / det, (-J[0][1] * t1 + J[0][0] * t2) / det];
 }
 
+/** A number as JSON writes it (a non-finite one is null). */
+const num = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
+const FORCE_COLOR = rgba('#d62728');
+const FORCE_COLOR_JSON = json(FORCE_COLOR);
+/** `rotZ(a)` as JSON text. */
+const rotZJson = (a: number): string => `{"x":0,"y":0,"z":${num(Math.sin(a / 2))},"w":${num(Math.cos(a / 2))}}`;
+
+interface TfTemplate {
+  parent: string;
+  child: string;
+  translation: { x: number; y: number; z: number };
+  /** The row slot of the angle about z, or none: the fixed rotation. */
+  angleAt: number | undefined;
+  fixed: { x: number; y: number; z: number; w: number };
+  /** `"parent_frame_id":...,"child_frame_id":...,"translation":...,` */
+  head: string;
+  fixedJson: string;
+}
+
+/** The transforms of the scene: `world` -> `plane`, then each arm's chain under its prefix. */
+function tfTemplates(arm: ArmParams): TfTemplate[] {
+  const tf = (parent: string, child: string, translation: { x: number; y: number; z: number }, angleAt?: number, fixed = IDENTITY): TfTemplate => ({
+    parent, child, translation, angleAt, fixed, fixedJson: json(fixed),
+    head: `"parent_frame_id":${JSON.stringify(parent)},"child_frame_id":${JSON.stringify(child)},"translation":${json(translation)},`,
+  });
+  const out = [tf('world', 'plane', ORIGIN, undefined, UPRIGHT)];
+  for (const a of SCENE_ARMS) {
+    const p = `${a.name}/`;
+    out.push(tf('plane', `${p}base`, ORIGIN), tf(`${p}base`, `${p}link1`, ORIGIN, a.q));
+    if (isTwoLink(arm)) out.push(tf(`${p}link1`, `${p}link2`, { x: arm.L1, y: 0, z: 0 }, a.q + 1), tf(`${p}link2`, `${p}tip`, { x: arm.L2, y: 0, z: 0 }));
+    else out.push(tf(`${p}link1`, `${p}tip`, { x: arm.L1, y: 0, z: 0 }));
+  }
+  return out;
+}
+
 /** What the scene is made from: the arm and how many joints the rows carry. */
 export interface SceneSource {
   arm: ArmParams;
@@ -162,12 +198,16 @@ export class ArmScene {
   private readonly path: { measured: number[][]; desired: number[][] } = { measured: [], desired: [] };
   private pathStart = Number.NaN;
   private segment = 0;
-  private readonly enc = new TextEncoder();
+
+  /** The transforms drawn, in order: parent, child, translation, and the row slot of the angle about z (none: identity). */
+  private readonly tfTemplates: readonly TfTemplate[];
 
   constructor(
     private readonly src: SceneSource,
     private readonly rateHz = SCENE_RATE_HZ,
-  ) {}
+  ) {
+    this.tfTemplates = tfTemplates(src.arm);
+  }
 
   /** Whether a row at loop time `t` [s] is drawn (call once per row, in order). */
   accept(t: number): boolean {
@@ -178,38 +218,83 @@ export class ArmScene {
     return true;
   }
 
-  /** The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row). */
-  messages(row: ArrayLike<number>, stampNs: bigint): SceneMessage[] {
+  /**
+   * The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row),
+   * on the topics `wanted` (the live view: those a client subscribed to; Foxglove subscribes to what
+   * its panels show).
+   * The frequent ones (/tf, joint states, the force) are written from templates made once per scene,
+   * only the numbers filled in: the live view sends them at 60 Hz beside a 1 kHz loop, and building
+   * objects for JSON.stringify was most of a frame's CPU. The text is what JSON.stringify makes of
+   * `transforms()`, `jointStates()` and `force()` (tests/viz-scene.test.ts compares them).
+   */
+  messages(row: ArrayLike<number>, stampNs: bigint, wanted: (topic: string) => boolean = () => true): SceneMessage[] {
     const ts = fgTime(stampNs);
-    const out: SceneMessage[] = [{ topic: SCENE_TOPICS.tf, data: this.enc.encode(json(this.transforms(row, ts))) }];
-    for (const a of SCENE_ARMS) out.push({ topic: jointStatesTopic(a.name), data: this.enc.encode(json(this.jointStates(a, row, ts))) });
+    const tsJson = `{"sec":${ts.sec},"nsec":${ts.nsec}}`;
+    const out: SceneMessage[] = [];
+    if (wanted(SCENE_TOPICS.tf)) out.push({ topic: SCENE_TOPICS.tf, json: this.transformsJson(row, tsJson) });
+    for (const a of SCENE_ARMS) {
+      const topic = JOINT_STATES_TOPICS[a.name];
+      if (wanted(topic)) out.push({ topic, json: this.jointStatesJson(a, row, tsJson) });
+    }
+    // The path advances whether or not anyone reads it (a later subscriber gets its next segment).
     const path = this.pathUpdate(row, ts);
-    if (path) out.push({ topic: SCENE_TOPICS.path, data: this.enc.encode(json(path)) });
-    out.push({ topic: SCENE_TOPICS.force, data: this.enc.encode(json(this.force(row, ts))) });
+    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: json(path) });
+    if (wanted(SCENE_TOPICS.force)) out.push({ topic: SCENE_TOPICS.force, json: this.forceJson(row, tsJson) });
     return out;
   }
 
-  /** The transforms of the three arms (and the upright `plane`). */
-  transforms(row: ArrayLike<number>, timestamp: { sec: number; nsec: number }): { transforms: object[] } {
-    const arm = this.src.arm;
-    const tf = (parent: string, child: string, translation: object, rotation: object): object => ({ timestamp, parent_frame_id: parent, child_frame_id: child, translation, rotation });
-    const out = [tf('world', 'plane', ORIGIN, UPRIGHT)];
-    for (const a of SCENE_ARMS) {
-      const p = `${a.name}/`;
-      out.push(tf('plane', `${p}base`, ORIGIN, IDENTITY), tf(`${p}base`, `${p}link1`, ORIGIN, rotZ(row[a.q]!)));
-      if (isTwoLink(arm)) {
-        out.push(tf(`${p}link1`, `${p}link2`, { x: arm.L1, y: 0, z: 0 }, rotZ(row[a.q + 1]!)), tf(`${p}link2`, `${p}tip`, { x: arm.L2, y: 0, z: 0 }, IDENTITY));
-      } else out.push(tf(`${p}link1`, `${p}tip`, { x: arm.L1, y: 0, z: 0 }, IDENTITY));
+  /** `transforms()` as JSON text, from the templates. */
+  transformsJson(row: ArrayLike<number>, tsJson: string): string {
+    let out = '{"transforms":[';
+    for (let i = 0; i < this.tfTemplates.length; i++) {
+      const t = this.tfTemplates[i]!;
+      out += `${i ? ',' : ''}{"timestamp":${tsJson},${t.head}"rotation":${t.angleAt === undefined ? t.fixedJson : rotZJson(row[t.angleAt]!)}}`;
     }
-    return { transforms: out };
+    return `${out}]}`;
   }
 
-  private jointStates(a: (typeof SCENE_ARMS)[number], row: ArrayLike<number>, timestamp: object): object {
+  /** `jointStates()` as JSON text. */
+  jointStatesJson(a: (typeof SCENE_ARMS)[number], row: ArrayLike<number>, tsJson: string): string {
+    let out = `{"timestamp":${tsJson},"joints":[`;
+    for (let j = 0; j < this.src.joints; j++) {
+      out += `${j ? ',' : ''}{"name":"joint${j + 1}","position":${num(row[a.q + j])},"velocity":${num(row[a.qd + j])}${a.effort !== undefined ? `,"effort":${num(row[a.effort + j])}` : ''}}`;
+    }
+    return `${out}]}`;
+  }
+
+  /** `force()` as JSON text. */
+  forceJson(row: ArrayLike<number>, tsJson: string): string {
+    const a = this.forceArrow(row);
+    const metadata = a ? `[{"key":"force_N","value":"${a.f[0].toFixed(3)}, ${a.f[1].toFixed(3)}"}]` : '[]';
+    const arrows = a?.len
+      ? `[{"pose":{"position":{"x":${num(a.x)},"y":${num(a.y)},"z":0},"orientation":${rotZJson(a.angle)}},"shaft_length":${num(a.len * 0.8)},"shaft_diameter":0.006,"head_length":${num(a.len * 0.2)},"head_diameter":0.015,"color":${FORCE_COLOR_JSON}}]`
+      : '[]';
+    return `{"deletions":[],"entities":[{"timestamp":${tsJson},"frame_id":"plane","id":"endpoint-force","lifetime":{"sec":0,"nsec":0},"frame_locked":true,"metadata":${metadata},"arrows":${arrows},"cubes":[],"spheres":[],"cylinders":[],"lines":[],"triangles":[],"texts":[],"models":[]}]}`;
+  }
+
+  /** The transforms of the three arms (and the upright `plane`), as objects. */
+  transforms(row: ArrayLike<number>, timestamp: { sec: number; nsec: number }): { transforms: object[] } {
+    return {
+      transforms: this.tfTemplates.map((t) => ({ timestamp, parent_frame_id: t.parent, child_frame_id: t.child, translation: t.translation, rotation: t.angleAt === undefined ? t.fixed : rotZ(row[t.angleAt]!) })),
+    };
+  }
+
+  /** An arm's joint states, as an object. */
+  jointStates(a: (typeof SCENE_ARMS)[number], row: ArrayLike<number>, timestamp: object): object {
     const joints = [];
     for (let j = 0; j < this.src.joints; j++) {
       joints.push({ name: `joint${j + 1}`, position: row[a.q + j], velocity: row[a.qd + j], ...(a.effort !== undefined ? { effort: row[a.effort + j] } : {}) });
     }
     return { timestamp, joints };
+  }
+
+  /** The endpoint force of a row where it is defined and finite: its arrow's start, angle and length (0: too short to draw). */
+  private forceArrow(row: ArrayLike<number>): { f: [number, number]; x: number; y: number; angle: number; len: number } | undefined {
+    const f = endpointForce(this.src.arm, [row[F.q0]!, row[F.q1]!], [row[F.tauExt0]!, row[F.tauExt1]!]);
+    if (!f || !f.every(Number.isFinite)) return undefined;
+    const [x, y] = endpointOf(this.src.arm, row, F.q0);
+    const len = Math.hypot(f[0], f[1]) * ARROW_M_PER_N;
+    return { f, x, y, angle: Math.atan2(f[1], f[0]), len: len > 1e-4 ? len : 0 };
   }
 
   private pathUpdate(row: ArrayLike<number>, timestamp: object): object | undefined {
@@ -232,23 +317,20 @@ export class ArmScene {
     return { deletions: [], entities };
   }
 
-  private force(row: ArrayLike<number>, timestamp: object): object {
-    const q = [row[F.q0]!, row[F.q1]!];
-    const f = endpointForce(this.src.arm, q, [row[F.tauExt0]!, row[F.tauExt1]!]);
+  /** The endpoint force's arrow entity, as an object. */
+  force(row: ArrayLike<number>, timestamp: object): object {
+    const a = this.forceArrow(row);
     const e = entity('endpoint-force', timestamp);
-    if (f && f.every(Number.isFinite)) {
-      const [x, y] = endpointOf(this.src.arm, row, F.q0);
-      const norm = Math.hypot(f[0], f[1]);
-      const len = norm * ARROW_M_PER_N;
-      e.metadata = [{ key: 'force_N', value: `${f[0].toFixed(3)}, ${f[1].toFixed(3)}` }];
-      if (len > 1e-4) {
+    if (a) {
+      e.metadata = [{ key: 'force_N', value: `${a.f[0].toFixed(3)}, ${a.f[1].toFixed(3)}` }];
+      if (a.len) {
         e.arrows = [{
-          pose: { position: { x, y, z: 0 }, orientation: rotZ(Math.atan2(f[1], f[0])) },
-          shaft_length: len * 0.8,
+          pose: { position: { x: a.x, y: a.y, z: 0 }, orientation: rotZ(a.angle) },
+          shaft_length: a.len * 0.8,
           shaft_diameter: 0.006,
-          head_length: len * 0.2,
+          head_length: a.len * 0.2,
           head_diameter: 0.015,
-          color: rgba('#d62728'),
+          color: FORCE_COLOR,
         }];
       }
     }
