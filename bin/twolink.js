@@ -22,7 +22,7 @@ run(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`twolink: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`twolink: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     process.exitCode = 1;
   },
 );

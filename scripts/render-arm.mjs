@@ -76,5 +76,8 @@ r.render(scene, cam);
 const first = tfs[0].transforms[0].timestamp;
 const t = Number(stamp - (BigInt(first.sec) * 1_000_000_000n + BigInt(first.nsec))) / 1e9;
 const svg = r.domElement.outerHTML.replace('<svg ', `<svg xmlns="http://www.w3.org/2000/svg" `);
-writeFileSync(out, `<!-- twolink scripts/render-arm.mjs: rigs/mock-arm.json, reach (virtual time), /tf ${t.toFixed(3)} s after the first; blue measured, green desired, orange twin; three.js SVGRenderer, not a Foxglove screenshot -->\n${svg}\n`);
+writeFileSync(
+  out,
+  `<!-- twolink scripts/render-arm.mjs: rigs/mock-arm.json, reach (virtual time), /tf ${t.toFixed(3)} s after the first; blue measured, green desired, orange twin; three.js SVGRenderer, not a Foxglove screenshot -->\n${svg}\n`,
+);
 process.stdout.write(`wrote ${out}\n`);

@@ -44,22 +44,19 @@ const ALLOWED: Record<string, readonly string[]> = {
 };
 
 /** Imports that break the rules today: `file -> module`, and why it is not fixed yet. */
-const KNOWN: Record<string, string> = {
-};
+const KNOWN: Record<string, string> = {};
 
 /** Longest source file [lines] without a reason at its top ("over 650 lines because ..."). */
 const MAX_FILE_LINES = 650;
 /** Files over it today without that reason, and why they are let be. */
-const LONG_FILES: Record<string, string> = {
-};
+const LONG_FILES: Record<string, string> = {};
 const MAX_FUNCTION_LINES = 80;
 
 /**
  * Functions over 80 lines when this list was written (`file:name`, `(arrow)` for an unnamed one), to
  * split; no new one may come. Their sizes change with the work under way, so only the names are kept.
  */
-const LONG_FUNCTIONS = new Set<string>([
-]);
+const LONG_FUNCTIONS = new Set<string>([]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
@@ -143,7 +140,13 @@ describe('stops are values (issue 22)', () => {
         if (l.kind === 'regex' && /fault:|\^(fault|interrupted|estop|timeout)/.test(l.text)) found.push(`${where}: a pattern on a stop's text ${l.text}`);
         if (l.kind === 'string' && l.text.startsWith('fault:') && f.name !== STOP_TEXT_FILE) found.push(`${where}: a "fault:" text composed outside describeStop`);
         const call = l.node.parent;
-        if (l.kind === 'string' && /^(fault|interrupted|estop|timeout)/.test(l.text) && ts.isCallExpression(call) && ts.isPropertyAccessExpression(call.expression) && ['startsWith', 'includes', 'indexOf', 'endsWith'].includes(call.expression.name.text)) {
+        if (
+          l.kind === 'string' &&
+          /^(fault|interrupted|estop|timeout)/.test(l.text) &&
+          ts.isCallExpression(call) &&
+          ts.isPropertyAccessExpression(call.expression) &&
+          ['startsWith', 'includes', 'indexOf', 'endsWith'].includes(call.expression.name.text)
+        ) {
           found.push(`${where}: ${call.expression.name.text}('${l.text}') on a stop's text`);
         }
       }
@@ -189,8 +192,14 @@ describe('architecture', () => {
 
   it('imports point one way: none outside the table but the listed ones, and every listed one still exists', () => {
     const breaches = edges.filter((e) => !ALLOWED[e.from]!.includes('*') && !ALLOWED[e.from]!.includes(e.to)).map((e) => `${e.file} -> ${e.to}`);
-    expect(breaches.filter((b) => !(b in KNOWN)), 'new imports against the direction').toEqual([]);
-    expect(Object.keys(KNOWN).filter((k) => !breaches.includes(k)), 'fixed: take them off KNOWN').toEqual([]);
+    expect(
+      breaches.filter((b) => !(b in KNOWN)),
+      'new imports against the direction',
+    ).toEqual([]);
+    expect(
+      Object.keys(KNOWN).filter((k) => !breaches.includes(k)),
+      'fixed: take them off KNOWN',
+    ).toEqual([]);
   });
 
   it('no import cycle between the files of a folder (value imports) but the listed ones', () => {
@@ -200,7 +209,13 @@ describe('architecture', () => {
     const visit = (file: string, path: string[]): void => {
       if (state.get(file) === 'done') return;
       if (state.get(file) === 'open') {
-        cycles.add(path.slice(path.indexOf(file)).map((p) => relative(join(SRC, '..'), p)).sort().join(' '));
+        cycles.add(
+          path
+            .slice(path.indexOf(file))
+            .map((p) => relative(join(SRC, '..'), p))
+            .sort()
+            .join(' '),
+        );
         return;
       }
       state.set(file, 'open');
@@ -208,13 +223,25 @@ describe('architecture', () => {
       state.set(file, 'done');
     };
     for (const f of files) visit(f.path, []);
-    expect([...cycles].filter((c) => !(c in KNOWN_FILE_CYCLES)), 'new cycles').toEqual([]);
-    expect(Object.keys(KNOWN_FILE_CYCLES).filter((c) => !cycles.has(c)), 'gone: take them off KNOWN_FILE_CYCLES').toEqual([]);
+    expect(
+      [...cycles].filter((c) => !(c in KNOWN_FILE_CYCLES)),
+      'new cycles',
+    ).toEqual([]);
+    expect(
+      Object.keys(KNOWN_FILE_CYCLES).filter((c) => !cycles.has(c)),
+      'gone: take them off KNOWN_FILE_CYCLES',
+    ).toEqual([]);
   });
 
   it('transport and config do not import each other but for types', () => {
     const between = (from: string, to: string): string[] =>
-      files.filter((f) => moduleOf(f.path) === from).flatMap((f) => valueImportsOf(f).filter((t) => moduleOf(t) === to).map((t) => `${f.name} -> ${relative(join(SRC, '..'), t)}`));
+      files
+        .filter((f) => moduleOf(f.path) === from)
+        .flatMap((f) =>
+          valueImportsOf(f)
+            .filter((t) => moduleOf(t) === to)
+            .map((t) => `${f.name} -> ${relative(join(SRC, '..'), t)}`),
+        );
     expect(between('transport', 'config')).toEqual([]);
     expect(between('config', 'transport')).toEqual([]);
   });
@@ -250,7 +277,8 @@ describe('architecture', () => {
   it(`no source file over ${MAX_FILE_LINES} lines without the reason at its top`, () => {
     for (const f of files) {
       const lines = f.source.getLineAndCharacterOfPosition(f.source.end).line + 1;
-      if (lines > MAX_FILE_LINES && !(f.name in LONG_FILES)) expect(f.source.text.slice(0, 2000), `${f.name} has ${lines} lines: say why at its top ("over ${MAX_FILE_LINES} lines because ...")`).toMatch(new RegExp(`over ${MAX_FILE_LINES} lines`));
+      if (lines > MAX_FILE_LINES && !(f.name in LONG_FILES))
+        expect(f.source.text.slice(0, 2000), `${f.name} has ${lines} lines: say why at its top ("over ${MAX_FILE_LINES} lines because ...")`).toMatch(new RegExp(`over ${MAX_FILE_LINES} lines`));
     }
   });
 

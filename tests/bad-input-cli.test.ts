@@ -40,13 +40,17 @@ describe('output files: one line naming the path', () => {
     expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '--out', '/nonexistent/s.ndjson']), /the folder \/nonexistent does not exist/);
   });
 
-  it('identify --out /dev/full: the fit is done, then the write fails with one line and exit 2', async () => {
-    const r = await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--duration', '5', '--no-validate', '--out', '/dev/full', '--record', `${dir}/id.ndjson`], { timeoutMs: 120_000 });
-    expect(r.code).toBe(2);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^twolink: \/dev\/full: cannot write it: the disk is full/);
-    expectClear(await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']), /the folder \/nonexistent does not exist/);
-  }, hangGuardMs(180_000));
+  it(
+    'identify --out /dev/full: the fit is done, then the write fails with one line and exit 2',
+    async () => {
+      const r = await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--duration', '5', '--no-validate', '--out', '/dev/full', '--record', `${dir}/id.ndjson`], { timeoutMs: 120_000 });
+      expect(r.code).toBe(2);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^twolink: \/dev\/full: cannot write it: the disk is full/);
+      expectClear(await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']), /the folder \/nonexistent does not exist/);
+    },
+    hangGuardMs(180_000),
+  );
 });
 
 describe('input files: bounded, never a hang', () => {
@@ -121,7 +125,7 @@ describe('numbers: finite and in range, or the command says which input', () => 
     );
   });
 
-  it('a --rate too slow for the rig\'s momentum observer is refused naming both', async () => {
+  it("a --rate too slow for the rig's momentum observer is refused naming both", async () => {
     const rig = JSON.parse(readFileSync(MOCK, 'utf8'));
     rig.twin.observerHz = 20;
     const f = `${dir}/observer-20.json`;

@@ -13,34 +13,46 @@ const dir = mkdtempSync(`${tmpdir()}/twolink-bad-fuzz-`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('fuzzing the inputs', () => {
-  it('300 mutated rig files: refused with one line or loaded, computed on and run in virtual time with finite numbers', async () => {
-    const f = await fuzzRigFiles(300, 21, { runs: 2 });
-    expect(f.examples).toEqual([]);
-    expect(f.stackTraces).toBe(0);
-    expect(f.hangs).toBe(0);
-    expect(f.nonFinite).toBe(0);
-    expect(f.clearErrors + f.accepted).toBe(300);
-    expect(f.clearErrors).toBeGreaterThan(100);
-    expect(f.accepted).toBeGreaterThan(5);
-  }, hangGuardMs(240_000));
+  it(
+    '300 mutated rig files: refused with one line or loaded, computed on and run in virtual time with finite numbers',
+    async () => {
+      const f = await fuzzRigFiles(300, 21, { runs: 2 });
+      expect(f.examples).toEqual([]);
+      expect(f.stackTraces).toBe(0);
+      expect(f.hangs).toBe(0);
+      expect(f.nonFinite).toBe(0);
+      expect(f.clearErrors + f.accepted).toBe(300);
+      expect(f.clearErrors).toBeGreaterThan(100);
+      expect(f.accepted).toBeGreaterThan(5);
+    },
+    hangGuardMs(240_000),
+  );
 
-  it('200 mutated recordings: refused naming the line, or compared with finite figures', async () => {
-    const f = await fuzzRecordings(200, REC, 22);
-    expect(f.examples).toEqual([]);
-    expect(f.stackTraces + f.hangs + f.nonFinite).toBe(0);
-    expect(f.clearErrors).toBeGreaterThan(50);
-    expect(f.accepted).toBeGreaterThan(10);
-  }, hangGuardMs(240_000));
+  it(
+    '200 mutated recordings: refused naming the line, or compared with finite figures',
+    async () => {
+      const f = await fuzzRecordings(200, REC, 22);
+      expect(f.examples).toEqual([]);
+      expect(f.stackTraces + f.hangs + f.nonFinite).toBe(0);
+      expect(f.clearErrors).toBeGreaterThan(50);
+      expect(f.accepted).toBeGreaterThan(10);
+    },
+    hangGuardMs(240_000),
+  );
 
-  it('the probe\'s command lines and 12 mutated ones: one line and exit 2, or a run; never a trace, a hang or a null', async () => {
-    const files = await argumentFiles(dir, REC, 9);
-    const cases = argumentCases(12, files, 23);
-    const f = await fuzzArguments(cases, { bin: BIN, cwd: ROOT, parallel: 2, budgetS: 90 });
-    expect(f.examples).toEqual([]);
-    expect(f.stackTraces + f.hangs + f.nonFinite + f.unclear).toBe(0);
-    expect(f.cases).toBe(cases.length);
-    expect(f.clearErrors).toBeGreaterThan(30);
-  }, hangGuardMs(600_000));
+  it(
+    "the probe's command lines and 12 mutated ones: one line and exit 2, or a run; never a trace, a hang or a null",
+    async () => {
+      const files = await argumentFiles(dir, REC, 9);
+      const cases = argumentCases(12, files, 23);
+      const f = await fuzzArguments(cases, { bin: BIN, cwd: ROOT, parallel: 2, budgetS: 90 });
+      expect(f.examples).toEqual([]);
+      expect(f.stackTraces + f.hangs + f.nonFinite + f.unclear).toBe(0);
+      expect(f.cases).toBe(cases.length);
+      expect(f.clearErrors).toBeGreaterThan(30);
+    },
+    hangGuardMs(600_000),
+  );
 
   it('the classifier itself: a stack, a hang, a null and a multi-line error are told apart from a clear error', () => {
     const base = { code: 2, signal: null, stdout: '', stderr: 'twolink: x: bad\n', timedOut: false };

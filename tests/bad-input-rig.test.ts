@@ -77,12 +77,42 @@ describe('Firmata wiring is checked at load from the rig file alone (exit 2 ther
 
   it('a shield preset whose pins the board does not have is refused; one that fits loads', () => {
     const base = JSON.parse(readFileSync('rigs/mock-arm-firmata.json', 'utf8'));
-    const uno = { board: 'uno', sensors: [{ type: 'encoder', pinA: 2, pinB: 12 }, { type: 'encoder', pinA: 3, pinB: 13 }] };
+    const uno = {
+      board: 'uno',
+      sensors: [
+        { type: 'encoder', pinA: 2, pinB: 12 },
+        { type: 'encoder', pinA: 3, pinB: 13 },
+      ],
+    };
     const bad = `${dir}/shield-bad.json`;
-    writeFileSync(bad, JSON.stringify({ ...base, firmata: { ...uno, motors: [{ shield: 'SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK', motor: 'A' }, { pwm: 9, dir: 8 }] } }));
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        ...base,
+        firmata: {
+          ...uno,
+          motors: [
+            { shield: 'SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK', motor: 'A' },
+            { pwm: 9, dir: 8 },
+          ],
+        },
+      }),
+    );
     expect(refusal(bad).message).toMatch(/firmata\.motors\[0\]: shield SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK motor A uses pin \d+ for \w+, which an Uno cannot give it/);
     const ok = `${dir}/shield-ok.json`;
-    writeFileSync(ok, JSON.stringify({ ...base, firmata: { ...uno, motors: [{ shield: 'DF_ROBOT', motor: 'A' }, { pwm: 9, dir: 8 }] } }));
+    writeFileSync(
+      ok,
+      JSON.stringify({
+        ...base,
+        firmata: {
+          ...uno,
+          motors: [
+            { shield: 'DF_ROBOT', motor: 'A' },
+            { pwm: 9, dir: 8 },
+          ],
+        },
+      }),
+    );
     expect(loadRig(ok).firmata?.motors[0]).toEqual({ shield: 'DF_ROBOT', motor: 'A' });
   });
 });
@@ -109,7 +139,7 @@ describe('what is not a rig file is refused before it is read', () => {
     expect(() => loadTrajectoryFile('/dev/zero')).toThrow(/\/dev\/zero: is a character device, not a trajectory file/);
   });
 
-  it('invalid JSON without a position in V8\'s message still names the line and the column, on one line', () => {
+  it("invalid JSON without a position in V8's message still names the line and the column, on one line", () => {
     const f = `${dir}/inf.json`;
     writeFileSync(f, '{\n  "arm": {\n    "L1": Infinity\n  }\n}');
     const e = refusal(f);

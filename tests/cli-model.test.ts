@@ -74,7 +74,11 @@ describe('twolink model', () => {
     const r = await twolink(['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/twolink model/);
-    for (const c of [['model', 'id', '--help'], ['sim', '--help'], ['traj', '--help']]) {
+    for (const c of [
+      ['model', 'id', '--help'],
+      ['sim', '--help'],
+      ['traj', '--help'],
+    ]) {
       const h = await twolink(c);
       expect(h.code).toBe(0);
       expect(h.stdout).toMatch(/usage: twolink/);
@@ -98,7 +102,10 @@ describe('twolink sim and traj', () => {
     const { tmpdir } = await import('node:os');
     const out = `${mkdtempSync(`${tmpdir()}/twolink-`)}/sim.ndjson`;
     const r = await twolink(['sim', '--rig', SEED, '--q0=-1.5,0', '--duration', '0.5', '--torque', '1,0', '--out', out, '--rate', '100']);
-    const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(51);
     expect(lines.at(-1).q).toEqual(lastJson(r).q);
   });
@@ -106,7 +113,10 @@ describe('twolink sim and traj', () => {
   it('traj: one sample per line at the rate, from the start to the end', async () => {
     const r = await twolink(['traj', '--rig', SEED, '--space', 'endpoint', '--from', '0.98,0', '--to', '0.5,0.5', '--duration', '1', '--rate', '50']);
     expect(r.code).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(51);
     expect(lines[0].endpoint[0]).toBeCloseTo(0.98, 12);
     expect(lines[50].endpoint[0]).toBeCloseTo(0.5, 12);
@@ -123,7 +133,10 @@ describe('twolink sim and traj', () => {
 
   it('traj in joint space with via points, degrees', async () => {
     const r = await twolink(['traj', '--rig', SEED, '--space', 'joint', '--from', '0,0', '--via', '30,30', '--to', '60,0', '--duration', '0.5', '--rate', '10', '--deg']);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(11);
     expect(lines[5].q[0]).toBeCloseTo(30, 9);
     expect(lines[5].qd[0]).toBeCloseTo(0, 9);

@@ -73,7 +73,9 @@ function panels(svg: string): Panel[] {
     if (!title.length) continue;
     const sub = elements(cell, (e) => hasClass(e, 'role-title-subtitle')).flatMap((g) => elements(g, (e) => e.tagName === 'text' || e.tagName === 'tspan'));
     const subLines = sub.filter((e) => e.tagName === 'tspan').map((t) => (t.textContent ?? '').replace(/\u00a0/g, '').trim());
-    const axisTitles = elements(cell, (e) => hasClass(e, 'role-axis-title')).flatMap((g) => elements(g, (e) => e.tagName === 'text')).map((t) => t.textContent ?? '');
+    const axisTitles = elements(cell, (e) => hasClass(e, 'role-axis-title'))
+      .flatMap((g) => elements(g, (e) => e.tagName === 'text'))
+      .map((t) => t.textContent ?? '');
     const paths = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'line mark');
     const series = (p: Element): string => /(?:^|; )s: ([^;]+)/.exec(p.getAttribute('aria-label') ?? '')?.[1] ?? '?';
     const lines = paths.map(series);
@@ -265,7 +267,10 @@ describe('the run figure', () => {
     expect(p.markers).toEqual(Array(5).fill(STYLES.measured.color));
     // every point drawn lies within the axis: nothing is cut off at the border
     const cell = (spec as unknown as { concat: { layer: { data?: { values: { y: number | null }[] } }[] }[] }).concat[0]!;
-    const drawn = cell.layer.flatMap((l) => l.data?.values ?? []).map((v) => v.y).filter((y): y is number => typeof y === 'number');
+    const drawn = cell.layer
+      .flatMap((l) => l.data?.values ?? [])
+      .map((v) => v.y)
+      .filter((y): y is number => typeof y === 'number');
     expect(drawn.length).toBe(1005);
     for (const y of drawn) expect(y >= yDomain[0] && y <= yDomain[1]).toBe(true);
     // the smooth curve alone is shown whole: nothing beyond the axis

@@ -66,11 +66,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
   const arm = RIG.arm;
   const main = buildPath(arm, SPEC.start, SPEC.steps);
   const startQ = main.sample(0).q;
-  const whole = buildPath(arm, { q: run.q0 }, [
-    { kind: 'joint', to: startQ, duration: run.approachS },
-    ...SPEC.steps,
-    { kind: 'joint', to: run.q0, duration: run.parkS },
-  ]);
+  const whole = buildPath(arm, { q: run.q0 }, [{ kind: 'joint', to: startQ, duration: run.approachS }, ...SPEC.steps, { kind: 'joint', to: run.q0, duration: run.parkS }]);
   const dt = 1 / run.rateHz;
   const header = {
     kind: 'header',

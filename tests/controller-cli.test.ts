@@ -12,8 +12,7 @@ const write = (name: string, body: string): string => {
   writeFileSync(f, body);
   return f;
 };
-const run = (controller: string, extra: string[] = []) =>
-  twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', controller, ...extra]);
+const run = (controller: string, extra: string[] = []) => twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', controller, ...extra]);
 
 describe('twolink run --controller: bad modules are input errors', () => {
   const cases: [string, () => string, RegExp][] = [

@@ -17,42 +17,50 @@ async function doctorJson(adapter: string, extra: string[] = []): Promise<Record
 }
 
 describe('twolink doctor --mock (virtual time through the adapter model)', () => {
-  it('gives {kernel, realtime, adapter, roundTripUs, recommend, checks} with pass/warn/fail, evidence and fix', async () => {
-    const d = await doctorJson('16u2');
-    for (const k of ['kernel', 'realtime', 'adapter', 'roundTripUs', 'recommend', 'checks']) expect(d).toHaveProperty(k);
-    expect(Object.keys(d.adapter)).toEqual(expect.arrayContaining(['kind', 'vid', 'pid', 'latencyTimerMs', 'flushMs']));
-    expect(Object.keys(d.roundTripUs)).toEqual(expect.arrayContaining(['p50', 'p99', 'p999', 'max']));
-    expect(Object.keys(d.recommend)).toEqual(expect.arrayContaining(['rateHz', 'answerDelaySamples']));
-    expect(typeof d.kernel.version).toBe('string');
-    expect(d.checks.length).toBeGreaterThanOrEqual(6);
-    for (const c of d.checks) {
-      expect(['pass', 'warn', 'fail']).toContain(c.status);
-      expect(typeof c.name).toBe('string');
-      expect(typeof c.evidence).toBe('string');
-      expect(c.fix === null || typeof c.fix === 'string').toBe(true);
-    }
-    expect(d.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'memory locking', 'CPU governor', 'adapter', 'round trip']));
-    // The 16U2 model: Timer0 every 4.096 ms plus a USB frame each way.
-    expect(d.adapter).toMatchObject({ kind: '16u2', flushMs: 4.096 });
-    expect(d.roundTripUs.clock).toBe('virtual');
-    expect(d.roundTripUs.max).toBeGreaterThanOrEqual(4000);
-    expect(d.roundTripUs.max).toBeLessThanOrEqual(7000);
-    expect(d.roundTripUs.p50).toBeGreaterThan(1500);
-    expect(d.recommend.rateHz).toBe(500);
-    expect(d.recommend.answerDelaySamples).toBe(3);
-  }, hangGuardMs(30_000));
+  it(
+    'gives {kernel, realtime, adapter, roundTripUs, recommend, checks} with pass/warn/fail, evidence and fix',
+    async () => {
+      const d = await doctorJson('16u2');
+      for (const k of ['kernel', 'realtime', 'adapter', 'roundTripUs', 'recommend', 'checks']) expect(d).toHaveProperty(k);
+      expect(Object.keys(d.adapter)).toEqual(expect.arrayContaining(['kind', 'vid', 'pid', 'latencyTimerMs', 'flushMs']));
+      expect(Object.keys(d.roundTripUs)).toEqual(expect.arrayContaining(['p50', 'p99', 'p999', 'max']));
+      expect(Object.keys(d.recommend)).toEqual(expect.arrayContaining(['rateHz', 'answerDelaySamples']));
+      expect(typeof d.kernel.version).toBe('string');
+      expect(d.checks.length).toBeGreaterThanOrEqual(6);
+      for (const c of d.checks) {
+        expect(['pass', 'warn', 'fail']).toContain(c.status);
+        expect(typeof c.name).toBe('string');
+        expect(typeof c.evidence).toBe('string');
+        expect(c.fix === null || typeof c.fix === 'string').toBe(true);
+      }
+      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'memory locking', 'CPU governor', 'adapter', 'round trip']));
+      // The 16U2 model: Timer0 every 4.096 ms plus a USB frame each way.
+      expect(d.adapter).toMatchObject({ kind: '16u2', flushMs: 4.096 });
+      expect(d.roundTripUs.clock).toBe('virtual');
+      expect(d.roundTripUs.max).toBeGreaterThanOrEqual(4000);
+      expect(d.roundTripUs.max).toBeLessThanOrEqual(7000);
+      expect(d.roundTripUs.p50).toBeGreaterThan(1500);
+      expect(d.recommend.rateHz).toBe(500);
+      expect(d.recommend.answerDelaySamples).toBe(3);
+    },
+    hangGuardMs(30_000),
+  );
 
-  it('native: p99 at most 2.5 ms and 1 kHz recommended; FTDI at 16 ms: p50 at least 5 ms and 100 Hz', async () => {
-    const n = await doctorJson('native');
-    expect(n.roundTripUs.p99).toBeLessThanOrEqual(2500);
-    expect(n.recommend.rateHz).toBe(1000);
-    const f = await doctorJson('ftdi');
-    expect(f.adapter).toMatchObject({ kind: 'ftdi', latencyTimerMs: 16, flushMs: 16 });
-    expect(f.roundTripUs.p50).toBeGreaterThanOrEqual(5000);
-    expect(f.recommend.rateHz).toBe(100);
-    const tuned = await doctorJson('ftdi', ['--ftdi-latency', '1']);
-    expect(tuned.roundTripUs.p50).toBeLessThan(f.roundTripUs.p50 / 3);
-  }, hangGuardMs(60_000));
+  it(
+    'native: p99 at most 2.5 ms and 1 kHz recommended; FTDI at 16 ms: p50 at least 5 ms and 100 Hz',
+    async () => {
+      const n = await doctorJson('native');
+      expect(n.roundTripUs.p99).toBeLessThanOrEqual(2500);
+      expect(n.recommend.rateHz).toBe(1000);
+      const f = await doctorJson('ftdi');
+      expect(f.adapter).toMatchObject({ kind: 'ftdi', latencyTimerMs: 16, flushMs: 16 });
+      expect(f.roundTripUs.p50).toBeGreaterThanOrEqual(5000);
+      expect(f.recommend.rateHz).toBe(100);
+      const tuned = await doctorJson('ftdi', ['--ftdi-latency', '1']);
+      expect(tuned.roundTripUs.p50).toBeLessThan(f.roundTripUs.p50 / 3);
+    },
+    hangGuardMs(60_000),
+  );
 
   it('refuses --port with --mock, and --adapter with --port', async () => {
     expect((await twolink(['doctor', '--mock', '--port', '/dev/null', '--rig', 'rigs/mock-arm.json'])).code).toBe(2);

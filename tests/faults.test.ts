@@ -157,7 +157,12 @@ describe('injected into the arm', () => {
   it('an encoder reversed (positive feedback): the arm is stopped by a guard within half a second', async () => {
     let at = -1;
     const res = await withAct('reach', 1.5, (m, core) => {
-      expect(applyInjection(lineMockSite('the mock rig', m.plant, m.board, () => m.unplug()), parseInjection('reverse=2'))).toEqual({ ok: true });
+      expect(
+        applyInjection(
+          lineMockSite('the mock rig', m.plant, m.board, () => m.unplug()),
+          parseInjection('reverse=2'),
+        ),
+      ).toEqual({ ok: true });
       at = core.row[F.t]!;
     });
     // Reversing the counts mid-run turns joint 2's angle over about its zero in one sample: not a motion

@@ -56,7 +56,14 @@ describe('the handshake', () => {
 
   it('on an Uno two encoders get one interrupt pin each: the firmware says "Unknown pin mode" for the B pins and attaches them anyway', async () => {
     const rig = firmataRig((r) => {
-      r.firmata = { ...r.firmata!, board: 'uno', sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] };
+      r.firmata = {
+        ...r.firmata!,
+        board: 'uno',
+        sensors: [
+          { type: 'encoder', pinA: 2, pinB: 8 },
+          { type: 'encoder', pinA: 3, pinB: 12 },
+        ],
+      };
     });
     const s = await opened(rig);
     expect(s.link.five?.io.pins).toHaveLength(20);
@@ -74,7 +81,7 @@ describe('the handshake', () => {
     expect(r.raw[1]).toBeGreaterThan(100);
   });
 
-  it("the tail of a message from an earlier session, waiting on the port when it opens, is not counted as corrupt", async () => {
+  it('the tail of a message from an earlier session, waiting on the port when it opens, is not counted as corrupt', async () => {
     const s = await setup();
     open.push(s);
     const opening = s.link.open();
@@ -104,12 +111,16 @@ describe('the handshake', () => {
 
   it('an encoder whose A pin has no interrupt works but is a warning naming the interrupt pins', async () => {
     const rig = firmataRig((r) => {
-      r.firmata = { ...r.firmata!, sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }, { type: 'encoder', pinA: 24, pinB: 25 }] };
+      r.firmata = {
+        ...r.firmata!,
+        sensors: [
+          { type: 'encoder', pinA: 2, pinB: 3 },
+          { type: 'encoder', pinA: 24, pinB: 25 },
+        ],
+      };
     });
     const s = await opened(rig);
-    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual([
-      'joint 2\'s encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed',
-    ]);
+    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual(["joint 2's encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed"]);
     expect(s.link.read()?.raw).toEqual([0, 0]);
   });
 
@@ -141,7 +152,7 @@ describe('motors', () => {
     expect(s.mock.plant.q[1]!).toBeLessThan(q0[1]! - 0.05);
   });
 
-  it('a new speed is one 3-byte analog message per motor; a reversal is johnny-five\'s PWM 0, direction, speed', async () => {
+  it("a new speed is one 3-byte analog message per motor; a reversal is johnny-five's PWM 0, direction, speed", async () => {
     const s = await opened();
     await pumpUntil(s.clock, s.link.enable(true));
     s.link.writeDuty([0.3, 0.3]);
@@ -165,7 +176,18 @@ describe('motors', () => {
   });
 
   it('a PWM pin above 15 (Mega 44) goes through EXTENDED_ANALOG and drives the motor too', async () => {
-    const s = await opened(firmataRig((r) => (r.firmata = { ...r.firmata!, motors: [{ pwm: 44, dir: 42 }, { pwm: 6, dir: 7 }] })));
+    const s = await opened(
+      firmataRig(
+        (r) =>
+          (r.firmata = {
+            ...r.firmata!,
+            motors: [
+              { pwm: 44, dir: 42 },
+              { pwm: 6, dir: 7 },
+            ],
+          }),
+      ),
+    );
     await pumpUntil(s.clock, s.link.enable(true));
     const bytes = s.link.counters.bytesOut;
     s.link.writeDuty([0.5, 0]);
@@ -189,7 +211,7 @@ describe('motors', () => {
 });
 
 describe('encoders', () => {
-  it('counts arrive every sampling interval and decode to the plant\'s angles, negative counts too', async () => {
+  it("counts arrive every sampling interval and decode to the plant's angles, negative counts too", async () => {
     const s = await opened();
     await pumpUntil(s.clock, s.link.enable(true));
     s.link.writeDuty([0.5, -0.5]);
@@ -289,7 +311,18 @@ describe('refusals', () => {
   });
 
   it('a rig file with a motor on a non-PWM pin is refused at open, before anything is sent to that pin', async () => {
-    const s = await setup(firmataRig((r) => (r.firmata = { ...r.firmata!, motors: [{ pwm: 22, dir: 4 }, { pwm: 6, dir: 7 }] })));
+    const s = await setup(
+      firmataRig(
+        (r) =>
+          (r.firmata = {
+            ...r.firmata!,
+            motors: [
+              { pwm: 22, dir: 4 },
+              { pwm: 6, dir: 7 },
+            ],
+          }),
+      ),
+    );
     open.push(s);
     const e = await rejection(s, s.link.open());
     expect(e.reason).toBe('pins');
@@ -337,7 +370,7 @@ describe('stop', () => {
 });
 
 describe('connection problems', () => {
-  it('a wrong baud rate ends in johnny-five\'s handshake timeout, as a LinkError that names the port and the baud rate', async () => {
+  it("a wrong baud rate ends in johnny-five's handshake timeout, as a LinkError that names the port and the baud rate", async () => {
     const s = await setup(firmataRig(), { hostBaud: 115200, handshakeMs: 800 });
     open.push(s);
     const e = await rejection(s, s.link.open());
@@ -381,7 +414,7 @@ describe('connection problems', () => {
 });
 
 describe('the shared sysex table', () => {
-  it('two links at once each get their own encoder replies; a handler someone left in firmata.js\'s static table changes nothing', async () => {
+  it("two links at once each get their own encoder replies; a handler someone left in firmata.js's static table changes nothing", async () => {
     // twolink reads the encoder replies off the stream itself and registers no sysex handler.
     const first = await setup();
     open.push(first);
@@ -432,9 +465,7 @@ describe('the wire budget, on the wire', () => {
     const tooFast = await measure(1);
     const noted = (s: Setup): string[] => s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'));
     expect(noted(open[0]!)).toEqual([]);
-    expect(noted(open[1]!)).toEqual([
-      'firmata.samplingIntervalMs 1 ms is shorter than the 2.26 ms a 13-byte report takes at 57600 baud: reports will queue in the board\'s transmit buffer and arrive up to 13 ms old (0 = automatic: 3 ms)',
-    ]);
+    expect(noted(open[1]!)).toEqual(["firmata.samplingIntervalMs 1 ms is shorter than the 2.26 ms a 13-byte report takes at 57600 baud: reports will queue in the board's transmit buffer and arrive up to 13 ms old (0 = automatic: 3 ms)"]);
     // asked for 1000 reports a second, the wire carries 5760 / 13 = 443
     expect(fits.readings).toBeGreaterThan(320);
     expect(fits.readings).toBeLessThan(340);
@@ -454,14 +485,28 @@ describe('the wire budget, on the wire', () => {
 });
 
 describe('createFirmataLink', () => {
-  it('needs the rig file\'s firmata section', async () => {
+  it("needs the rig file's firmata section", async () => {
     const { createFirmataLink } = await import('../src/transport/firmata-link.js');
     const rig = firmataRig((r) => delete r.firmata);
     const s = await setup();
     open.push(s);
     expect(() => createFirmataLink(rig, {} as never, 'x', s.clock)).toThrow(/no "firmata" section/);
-    expect(() => createFirmataLink(firmataRig((r) => (r.firmata = { ...r.firmata!, motors: [{ shield: 'NOPE', motor: 'A' }, { pwm: 6, dir: 7 }] })), {} as never, 'x', s.clock)).toThrow(
-      /^x: firmata\.motors\[0\]: unknown shield "NOPE"/,
-    );
+    expect(() =>
+      createFirmataLink(
+        firmataRig(
+          (r) =>
+            (r.firmata = {
+              ...r.firmata!,
+              motors: [
+                { shield: 'NOPE', motor: 'A' },
+                { pwm: 6, dir: 7 },
+              ],
+            }),
+        ),
+        {} as never,
+        'x',
+        s.clock,
+      ),
+    ).toThrow(/^x: firmata\.motors\[0\]: unknown shield "NOPE"/);
   });
 });

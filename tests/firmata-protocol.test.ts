@@ -143,21 +143,51 @@ describe('the rig file firmata section', () => {
   });
 
   it('a pin used twice is an error naming both fields', () => {
-    const file = write({ motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 4 }, { type: 'encoder', pinA: 18, pinB: 19 }] });
+    const file = write({
+      motors: [
+        { pwm: 5, dir: 4 },
+        { pwm: 6, dir: 7 },
+      ],
+      sensors: [
+        { type: 'encoder', pinA: 2, pinB: 4 },
+        { type: 'encoder', pinA: 18, pinB: 19 },
+      ],
+    });
     expect(() => loadRig(file)).toThrow(RigFileError);
     expect(() => loadRig(file)).toThrow(/firmata\.sensors\[0\]\.pinB: pin 4 is already used by firmata\.motors\[0\]\.dir/);
   });
 
   it('the board defaults to an Uno, and an unknown board is named', () => {
-    const ok = loadRig(write({ motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] }));
+    const ok = loadRig(
+      write({
+        motors: [
+          { pwm: 5, dir: 4 },
+          { pwm: 6, dir: 7 },
+        ],
+        sensors: [
+          { type: 'encoder', pinA: 2, pinB: 8 },
+          { type: 'encoder', pinA: 3, pinB: 12 },
+        ],
+      }),
+    );
     expect(ok.firmata?.board).toBe('uno');
-    const bad = write({ board: 'due', motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 8 }, { type: 'encoder', pinA: 3, pinB: 12 }] });
+    const bad = write({
+      board: 'due',
+      motors: [
+        { pwm: 5, dir: 4 },
+        { pwm: 6, dir: 7 },
+      ],
+      sensors: [
+        { type: 'encoder', pinA: 2, pinB: 8 },
+        { type: 'encoder', pinA: 3, pinB: 12 },
+      ],
+    });
     expect(() => loadRig(bad)).toThrow(/firmata\.board/);
   });
 });
 
 describe('the framer (one for the host and the emulated board)', () => {
-  it('splits the board\'s bytes: a report, an analog message, a version, with stray bytes counted', () => {
+  it("splits the board's bytes: a report, an analog message, a version, with stray bytes counted", () => {
     const f = new FirmataFramer({ from: 'board' });
     const bytes = [0x12, FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, 0x41, 1, 0, 0, 0, FIRMATA.END_SYSEX, FIRMATA.ANALOG_MESSAGE | 3, 0x7f, 0x07, FIRMATA.REPORT_VERSION, 2, 6];
     // fed one byte at a time or all at once, the same messages
@@ -189,7 +219,7 @@ describe('the framer (one for the host and the emulated board)', () => {
   });
 });
 
-describe('the watchdog feature\'s messages', () => {
+describe("the watchdog feature's messages", () => {
   it('arm carries the timeout in two 7-bit bytes and the pins; status and fired decode back', () => {
     expect(encodeWatchdogArm(100, [5, 6])).toEqual([WATCHDOG.ARM, 100, 0, 5, 6]);
     expect(encodeWatchdogArm(1000, [44])).toEqual([WATCHDOG.ARM, 1000 & 0x7f, 1000 >> 7, 44]);
@@ -200,14 +230,24 @@ describe('the watchdog feature\'s messages', () => {
   });
 });
 
-describe('checkWiring (pure: capabilities and the rig file\'s wiring)', () => {
+describe("checkWiring (pure: capabilities and the rig file's wiring)", () => {
   const wiring = (f: Parameters<typeof resolveWiring>[0]): Wiring => {
     const w = resolveWiring(f, {});
     if (isWiringIssue(w)) throw new Error(w.message);
     return w;
   };
   const mega = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: true })));
-  const good = wiring({ board: 'mega', motors: [{ pwm: 5, dir: 4 }, { pwm: 6, dir: 7 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }, { type: 'encoder', pinA: 18, pinB: 19 }] });
+  const good = wiring({
+    board: 'mega',
+    motors: [
+      { pwm: 5, dir: 4 },
+      { pwm: 6, dir: 7 },
+    ],
+    sensors: [
+      { type: 'encoder', pinA: 2, pinB: 3 },
+      { type: 'encoder', pinA: 18, pinB: 19 },
+    ],
+  });
 
   it('accepts the example wiring on a Mega, encoders numbered in joint order', () => {
     expect(good.sensors).toEqual([

@@ -4,8 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { firmataReach, firmataVariant, lineReach } from '../src/bench/firmata.js';
 import { loadRig } from '../src/config/load.js';
 
-const report = (label: string, rms: number[], max: number[]): void =>
-  console.log(`${label}: tracking RMS ${rms.map((v) => v.toFixed(3)).join(' / ')} deg, max ${max.map((v) => v.toFixed(3)).join(' / ')} deg`);
+const report = (label: string, rms: number[], max: number[]): void => console.log(`${label}: tracking RMS ${rms.map((v) => v.toFixed(3)).join(' / ')} deg, max ${max.map((v) => v.toFixed(3)).join(' / ')} deg`);
 
 describe('the seed reach over Firmata', () => {
   const base = loadRig('rigs/mock-arm-firmata.json');

@@ -101,7 +101,10 @@ describe('samples on the board clock', () => {
     };
     await runFor(s.clock, 1, () => {}, 0.00005);
     // (the first few follow the change of interval)
-    const d = at.slice(1).map((t, i) => (t - at[i]!) * 1000).slice(4);
+    const d = at
+      .slice(1)
+      .map((t, i) => (t - at[i]!) * 1000)
+      .slice(4);
     // 3.072 ms, except the 2.048 ms interval: its report cannot leave before the previous one has
     // (13 bytes at 57600 baud take 2.257 ms), so it leaves 2.257 ms after it and the next 2.863 ms later
     const near = (x: number, v: number): boolean => Math.abs(x - v) < 0.002;

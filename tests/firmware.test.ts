@@ -15,9 +15,7 @@ const arduinoCore = '/usr/share/arduino/hardware/arduino/avr/cores/arduino/Ardui
 // A hang guard (tests/helpers/hang-guard.ts): make runs the compilers, slow on a loaded machine.
 const TIMEOUT_MS = hangGuardMs(180_000);
 
-const INSTALL_AVR =
-  'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' +
-  '(CI installs these packages)';
+const INSTALL_AVR = 'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' + '(CI installs these packages)';
 
 /** Runs make in the firmware folder; the output is returned for the assertion messages. */
 function make(...targets: string[]): { status: number | null; output: string } {
@@ -79,9 +77,7 @@ describe('twolink firmware (firmware-protocol/firmware)', () => {
         const hex = join(firmwareDir, 'build', board, 'twolink_fw.hex');
         expect(existsSync(hex), `${hex} was not written`).toBe(true);
         expect(readFileSync(hex, 'utf8')).toMatch(/^:[0-9A-F]+\r?\n/);
-        const size = new RegExp(`SIZE ${board} \\(\\w+\\): flash (\\d+) of (\\d+) bytes .*RAM (\\d+) of (\\d+) bytes`).exec(
-          output,
-        );
+        const size = new RegExp(`SIZE ${board} \\(\\w+\\): flash (\\d+) of (\\d+) bytes .*RAM (\\d+) of (\\d+) bytes`).exec(output);
         expect(size, output).not.toBeNull();
         const [flash = NaN, flashMax = NaN, ram = NaN, ramMax = NaN] = size!.slice(1, 5).map(Number);
         expect(flashMax).toBe(limits[board].flash);

@@ -25,7 +25,10 @@ interface FloatRun {
   /** The plant's true angles [rad] and speeds [rad/s] at each tick: [t, q1, q2, qd1, qd2]. */
   truth: number[][];
 }
-async function floatAt(pose: [number, number], o: { settings?: Partial<FloatSettings>; floatAt?: number; holdS?: number; then?: (law: FloatLaw, tHold: number, core: LoopCore, plant: Plant) => void; injections?: Injection[] } = {}): Promise<FloatRun> {
+async function floatAt(
+  pose: [number, number],
+  o: { settings?: Partial<FloatSettings>; floatAt?: number; holdS?: number; then?: (law: FloatLaw, tHold: number, core: LoopCore, plant: Plant) => void; injections?: Injection[] } = {},
+): Promise<FloatRun> {
   const truth: number[][] = [];
   const law = new FloatLaw(rig, floatSettings(rig, { startFloating: false, ...o.settings }));
   const path: PathSpec = { name: 'pose', description: 'a pose', start: { q: [pose[0] * DEG, pose[1] * DEG] }, steps: [{ kind: 'hold', duration: o.holdS ?? 5 }] };

@@ -39,7 +39,7 @@ function passing(rows: Float64Array[], j: number, limitDeg: number, windowS: num
   return { t, maxDeg };
 }
 
-describe('a sagging supply, a jam, a dead motor on the reach (the issue\'s three)', () => {
+describe("a sagging supply, a jam, a dead motor on the reach (the issue's three)", () => {
   it.each([
     // [injection, joint (0-based), what the stop says the joint's trouble is (undefined: none named)]
     ['sag=0.3@0.5', 0, undefined],
@@ -72,7 +72,7 @@ describe('a sagging supply, a jam, a dead motor on the reach (the issue\'s three
     expect(run.mock.plant.duty).toEqual([0, 0]);
   });
 
-  it('the rig file\'s limit replaces the default: 2 deg stops the sagging arm sooner, 2-point-something deg from its plan', async () => {
+  it("the rig file's limit replaces the default: 2 deg stops the sagging arm sooner, 2-point-something deg from its plan", async () => {
     const r = rig();
     r.limits = r.limits.map((l) => ({ ...l, followingError: 2 / DEG }));
     const run = await reach(r, ['sag=0.3@0.5']);
@@ -91,7 +91,7 @@ describe('no false stop', () => {
     }
   });
 
-  it('the README\'s endpoint-impedance controller (which lags joint 2 on purpose) runs its reach to the end (30 deg for a user\'s law)', async () => {
+  it("the README's endpoint-impedance controller (which lags joint 2 on purpose) runs its reach to the end (30 deg for a user's law)", async () => {
     const r = rig();
     const run = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { controller: 'examples/controllers/impedance.js' });
     expect(run.result.core.stop).toEqual({ kind: 'done' });
@@ -178,7 +178,7 @@ describe('FollowingGuard', () => {
     expect(g.check([0.15], [0], true)).toEqual({ joint: 0, errorDeg: expect.closeTo(0.15 * DEG, 9), limitDeg: expect.closeTo(0.1 * DEG, 9) });
   });
 
-  it('the default depends on the law: 5 deg (the limit guard\'s margin) with the model, 10 deg PID alone, 30 deg a user\'s controller', () => {
+  it("the default depends on the law: 5 deg (the limit guard's margin) with the model, 10 deg PID alone, 30 deg a user's controller", () => {
     expect([DEFAULT_FOLLOWING_ERROR.model, DEFAULT_FOLLOWING_ERROR.pid, DEFAULT_FOLLOWING_ERROR.user].map((v) => v * DEG)).toEqual([expect.closeTo(5, 9), expect.closeTo(10, 9), expect.closeTo(30, 9)]);
     expect(new FollowingGuard([{}], 'pid').limit).toEqual([DEFAULT_FOLLOWING_ERROR.pid]);
     expect(new FollowingGuard([{ followingError: 0.3 }], 'user').limit).toEqual([0.3]);
@@ -202,7 +202,7 @@ describe('limits[].followingErrorDeg in the rig file', () => {
   };
   const base = { minDeg: -150, maxDeg: 150, maxVelDegS: 360, maxTorqueNm: 4 };
 
-  it('read in degrees, kept in radians; absent: the law\'s default', () => {
+  it("read in degrees, kept in radians; absent: the law's default", () => {
     const r = loadRig(withLimits([{ ...base, followingErrorDeg: 3 }, base]));
     expect(r.limits[0]!.followingError).toBeCloseTo(3 / DEG, 12);
     expect(r.limits[1]!.followingError).toBeUndefined();

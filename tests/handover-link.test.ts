@@ -51,7 +51,7 @@ describe('LineLink: what the port held from an earlier session', () => {
     expect(link.stale.frames).toBe(3);
   });
 
-  it('close() stops the board\'s sample clock first (R 0): the mock board sends nothing more', async () => {
+  it("close() stops the board's sample clock first (R 0): the mock board sends nothing more", async () => {
     const loaded = loadRig('rigs/mock-arm.json');
     const rig = { ...loaded, plant: { ...loaded.plant!, adapter: { kind: 'none' as const, latencyMs: 16 } } };
     const clock = new VirtualClock();

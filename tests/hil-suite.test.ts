@@ -144,7 +144,7 @@ describe('expectations against measured figures', () => {
     expect(evaluate({ stopReason: 'timeout' }, { summary: summary({ stop: { kind: 'timeout', seconds: 1 } }) })[0]!.pass).toBe(true);
   });
 
-  it('the old form, the start of the stop\'s text, stays an alias: it matches as it did', () => {
+  it("the old form, the start of the stop's text, stays an alias: it matches as it did", () => {
     const lost = summary({ stop: lostStop });
     expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost })[0]).toMatchObject({ pass: true, limit: 'starts with fault:link-lost' });
     expect(evaluate({ stopReason: 'fault:' }, { summary: lost })[0]!.pass).toBe(true);

@@ -44,34 +44,42 @@ describe('twolink identify', () => {
     expect(after.arm).not.toEqual(before.arm);
   });
 
-  it('fits from the recording it made, to the same parameters, and replays the twin for the validation', async () => {
-    const r = await twolink(['identify', '--rig', RIG, rec]);
-    expect(r.code, r.stderr).toBe(0);
-    const j = lastJson(r);
-    const first = lastJson(mock);
-    for (const b of BASE_PARAMETERS) expect(j.parameters[b.key].value).toBeCloseTo(first.parameters[b.key].value, 12);
-    expect(j.validation.trackingRmsDegBefore).toBeNull();
-    for (let i = 0; i < 2; i++) expect(j.validation.twinRmsDegAfter[i]).toBeLessThan(j.validation.twinRmsDegBefore[i]);
-  }, hangGuardMs(60_000));
+  it(
+    'fits from the recording it made, to the same parameters, and replays the twin for the validation',
+    async () => {
+      const r = await twolink(['identify', '--rig', RIG, rec]);
+      expect(r.code, r.stderr).toBe(0);
+      const j = lastJson(r);
+      const first = lastJson(mock);
+      for (const b of BASE_PARAMETERS) expect(j.parameters[b.key].value).toBeCloseTo(first.parameters[b.key].value, 12);
+      expect(j.validation.trackingRmsDegBefore).toBeNull();
+      for (let i = 0; i < 2; i++) expect(j.validation.twinRmsDegAfter[i]).toBeLessThan(j.validation.twinRmsDegBefore[i]);
+    },
+    hangGuardMs(60_000),
+  );
 
-  it('refuses bad input with exit code 2 and a message naming the problem', async () => {
-    const cases: [string[], RegExp][] = [
-      [['identify', '--rig', RIG], /--mock.*--port.*recording/],
-      [['identify', '--rig', RIG, '--mock', '--port', '/dev/null'], /either --port or --mock/],
-      [['identify', '--rig', RIG, '--mock', '--amplitude', '3'], /--amplitude: 3 is out of range/],
-      [['identify', '--rig', RIG, '--mock', '--out', RIG], /--out .*new file/],
-      [['identify', '--rig', 'rigs/bench-arm.json', '--mock'], /no "plant" section/],
-      [['identify', '--rig', RIG, join(dir, 'missing.ndjson')], /missing.ndjson: no such file/],
-      [['identify', '--rig', RIG, '--mock', '--centre', '0,x'], /--centre/],
-    ];
-    writeFileSync(join(dir, 'bad.ndjson'), '{"kind":"tick"}\n');
-    cases.push([['identify', '--rig', RIG, join(dir, 'bad.ndjson')], /bad.ndjson:1: the first line is not a header line/]);
-    for (const [args, msg] of cases) {
-      const r = await twolink(args);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(msg);
-    }
-  }, hangGuardMs(60_000));
+  it(
+    'refuses bad input with exit code 2 and a message naming the problem',
+    async () => {
+      const cases: [string[], RegExp][] = [
+        [['identify', '--rig', RIG], /--mock.*--port.*recording/],
+        [['identify', '--rig', RIG, '--mock', '--port', '/dev/null'], /either --port or --mock/],
+        [['identify', '--rig', RIG, '--mock', '--amplitude', '3'], /--amplitude: 3 is out of range/],
+        [['identify', '--rig', RIG, '--mock', '--out', RIG], /--out .*new file/],
+        [['identify', '--rig', 'rigs/bench-arm.json', '--mock'], /no "plant" section/],
+        [['identify', '--rig', RIG, join(dir, 'missing.ndjson')], /missing.ndjson: no such file/],
+        [['identify', '--rig', RIG, '--mock', '--centre', '0,x'], /--centre/],
+      ];
+      writeFileSync(join(dir, 'bad.ndjson'), '{"kind":"tick"}\n');
+      cases.push([['identify', '--rig', RIG, join(dir, 'bad.ndjson')], /bad.ndjson:1: the first line is not a header line/]);
+      for (const [args, msg] of cases) {
+        const r = await twolink(args);
+        expect(r.code, args.join(' ')).toBe(2);
+        expect(r.stderr).toMatch(msg);
+      }
+    },
+    hangGuardMs(60_000),
+  );
 
   it('--help lists the options', async () => {
     const r = await twolink(['identify', '--help']);

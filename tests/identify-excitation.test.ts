@@ -61,9 +61,7 @@ describe('the sines step', () => {
   it('is refused with the step and the joint named when malformed', () => {
     expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!], duration: 5 }])).toThrow(/step 1 \(sines\): expected sines for 2 joint/);
     expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines, ramp: 4, duration: 5 }])).toThrow(TrajectoryError);
-    expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!, [{ amplitude: 0.1, frequencyHz: 0 }]], duration: 5 }])).toThrow(
-      /joint 2, sine 1: frequencyHz/,
-    );
+    expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!, [{ amplitude: 0.1, frequencyHz: 0 }]], duration: 5 }])).toThrow(/joint 2, sine 1: frequencyHz/);
   });
 });
 
@@ -93,7 +91,9 @@ describe('the excitation', () => {
   });
 
   it('uses most of what it may (the scaling is not needlessly timid)', () => {
-    const used = [0, 1].map((i) => Math.max(ex.peak.angle[i]! / (amplitude * (Math.min(ex.centre[i]! - rig.limits[i]!.min, rig.limits[i]!.max - ex.centre[i]!) - (10 * Math.PI) / 180)), ex.peak.speed[i]! / (amplitude * rig.limits[i]!.maxVel)));
+    const used = [0, 1].map((i) =>
+      Math.max(ex.peak.angle[i]! / (amplitude * (Math.min(ex.centre[i]! - rig.limits[i]!.min, rig.limits[i]!.max - ex.centre[i]!) - (10 * Math.PI) / 180)), ex.peak.speed[i]! / (amplitude * rig.limits[i]!.maxVel)),
+    );
     for (const u of used) expect(u).toBeGreaterThan(0.9);
   });
 

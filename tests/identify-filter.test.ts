@@ -86,7 +86,9 @@ describe('non-negative least squares', () => {
     const rnd = mulberry32(4);
     const A = Matrix.rand(200, 5, { random: rnd });
     const xTrue = [1, 2, 0.5, 3, 0.1];
-    const b = A.mmul(Matrix.columnVector(xTrue)).getColumn(0).map((v) => v + 1e-3 * gaussian(rnd));
+    const b = A.mmul(Matrix.columnVector(xTrue))
+      .getColumn(0)
+      .map((v) => v + 1e-3 * gaussian(rnd));
     const r = nnls(A, b);
     const ls = solve(A, Matrix.columnVector(b)).getColumn(0);
     r.x.forEach((v, k) => expect(v).toBeCloseTo(ls[k]!, 10));
@@ -136,7 +138,10 @@ describe('non-negative least squares', () => {
     const draws: number[][] = [];
     let reported: number[] = [];
     for (let d = 0; d < 400; d++) {
-      const r = nnls(A, clean.map((v) => v + sigma * gaussian(rnd)));
+      const r = nnls(
+        A,
+        clean.map((v) => v + sigma * gaussian(rnd)),
+      );
       draws.push(r.x);
       reported = r.covariance.map((row, k) => Math.sqrt(row[k]!));
     }

@@ -57,8 +57,8 @@ function deflection(rig: Rig, r: VirtualRun, at: number, end: number): { t: numb
 describe('impedance: the passivity bound (pinned)', () => {
   it("the mock arm's motors damp its joints by eta N^2 kt ke / R: 0.4 and 0.1 N m s/rad", () => {
     const m = createActuatedArmModel(loadRig('rigs/mock-arm.json'));
-    expect(motorDamping(m, 0)).toBeCloseTo(0.8 * 100 ** 2 * 0.01 * 0.01 / 2, 12);
-    expect(motorDamping(m, 1)).toBeCloseTo(0.8 * 50 ** 2 * 0.01 * 0.01 / 2, 12);
+    expect(motorDamping(m, 0)).toBeCloseTo((0.8 * 100 ** 2 * 0.01 * 0.01) / 2, 12);
+    expect(motorDamping(m, 1)).toBeCloseTo((0.8 * 50 ** 2 * 0.01 * 0.01) / 2, 12);
   });
 
   it('T/2 + t_d: 7 ms at 500 Hz with answers 3 samples late, 1.5 ms at 1 kHz 1 sample late', () => {

@@ -22,8 +22,7 @@ interface Case {
 
 const done = { kind: 'done' };
 const fault = (f: Record<string, unknown>): Record<string, unknown> => ({ kind: 'fault', fault: expect.objectContaining(f) });
-const jointTrouble = (joint: number, ...causes: string[]): Record<string, unknown> =>
-  fault({ kind: 'following-error', joint, ...(causes.length ? { cause: expect.toSatisfy((c: unknown) => causes.includes(c as string)) } : {}) });
+const jointTrouble = (joint: number, ...causes: string[]): Record<string, unknown> => fault({ kind: 'following-error', joint, ...(causes.length ? { cause: expect.toSatisfy((c: unknown) => causes.includes(c as string)) } : {}) });
 
 const CASES: Record<InjectionName, Case[]> = {
   payload: [
@@ -36,7 +35,7 @@ const CASES: Record<InjectionName, Case[]> = {
   ],
   slip: [{ inject: 'slip=1:200@1.5', why: "encoder 1's count jumps 15 deg in a sample", stop: fault({ kind: 'encoder-jump', joint: 0 }) }],
   slipping: [
-    { inject: 'slipping=1:20@0.5', why: "encoder 1 slips on its shaft, 20 counts (1.5 deg) back at a time: not a wiring mistake, a load or a following error", stop: fault({ kind: 'encoder-slip', joint: 0, steps: 3 }) },
+    { inject: 'slipping=1:20@0.5', why: 'encoder 1 slips on its shaft, 20 counts (1.5 deg) back at a time: not a wiring mistake, a load or a following error', stop: fault({ kind: 'encoder-slip', joint: 0, steps: 3 }) },
     { inject: 'slipping=2:12@1.5', why: 'encoder 2 slips, 12 counts (1.8 deg) at a time', stop: fault({ kind: 'encoder-slip', joint: 1, steps: 3 }) },
   ],
   reverse: [{ inject: 'reverse=1@1.5', why: "encoder 1's reading flips over its zero in a sample", stop: fault({ kind: 'encoder-jump', joint: 0 }) }],
@@ -45,7 +44,11 @@ const CASES: Record<InjectionName, Case[]> = {
     { inject: 'dead=1@0.5', why: 'motor 1 gives no torque', stop: jointTrouble(0, 'dead-motor', 'stuck') },
   ],
   sag: [
-    { inject: 'sag=0.3@0.5', why: "the supply at 30%: joint 1 droops from its plan (issue 20's example); not a dead motor nor a jam", stop: { kind: 'fault', fault: { kind: 'following-error', joint: 0, errorDeg: expect.any(Number), limitDeg: expect.any(Number), t: expect.any(Number) } } },
+    {
+      inject: 'sag=0.3@0.5',
+      why: "the supply at 30%: joint 1 droops from its plan (issue 20's example); not a dead motor nor a jam",
+      stop: { kind: 'fault', fault: { kind: 'following-error', joint: 0, errorDeg: expect.any(Number), limitDeg: expect.any(Number), t: expect.any(Number) } },
+    },
   ],
   push: [
     { inject: 'push=1:2@1.5', why: 'a push the controller holds against: the reach is done', stop: done },
@@ -53,7 +56,7 @@ const CASES: Record<InjectionName, Case[]> = {
   ],
   force: [{ inject: 'force=2,0@1.5+0.5', why: 'a hand pushes the endpoint with 2 N for half a second: the controller holds against it, the reach is done', stop: done }],
   hand: [{ inject: 'hand=circle@1.5', why: 'a hand pulls the tracking arm (not floating) off its plan: the following guard stops it', stop: fault({ kind: 'following-error' }) }],
-  drop: [{ inject: 'drop=0.01@0', why: "1% of the bytes lost: counted, the reach is done", stop: done }],
+  drop: [{ inject: 'drop=0.01@0', why: '1% of the bytes lost: counted, the reach is done', stop: done }],
   corrupt: [{ inject: 'corrupt=0.01@0', why: '1% of the bytes with a flipped bit: rejected by the CRC, the reach is done', stop: done }],
   latency: [{ inject: 'latency=5@1', why: 'a 5 ms later command: predicted, the reach is done', stop: done }],
   silent: [{ inject: 'silent@1.5', why: 'the board stops answering', stop: fault({ kind: 'link-lost' }) }],

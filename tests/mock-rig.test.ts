@@ -153,7 +153,12 @@ describe('refusals', () => {
     const clock = new VirtualClock();
     const rig = loadRig('rigs/mock-arm.json');
     // a port where nothing answers (writes go nowhere)
-    const stream = new Duplex({ read() {}, write(_c, _e, cb) { cb(); } });
+    const stream = new Duplex({
+      read() {},
+      write(_c, _e, cb) {
+        cb();
+      },
+    });
     const link = new LineLink({ stream, name: '/dev/ttyACM9', baudRate: 115200, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 1000 });
     const p = link.open();
     p.catch(() => undefined);

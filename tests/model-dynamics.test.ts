@@ -73,8 +73,7 @@ describe('inverse and forward dynamics', () => {
       const T2 = I2 * b12 - d2 * Fr2x * Math.sin(a12) + d2 * Fr2y * Math.cos(a12);
       const Fr1x = m1 * x1dd + Fr2x;
       const Fr1y = m1 * y1dd + Fr2y + m1 * g;
-      const T1 =
-        I1 * b1 + T2 - d1 * Fr1x * Math.sin(a1) + d1 * Fr1y * Math.cos(a1) - (L1 - d1) * Fr2x * Math.sin(a1) + (L1 - d1) * Fr2y * Math.cos(a1);
+      const T1 = I1 * b1 + T2 - d1 * Fr1x * Math.sin(a1) + d1 * Fr1y * Math.cos(a1) - (L1 - d1) * Fr2x * Math.sin(a1) + (L1 - d1) * Fr2y * Math.cos(a1);
       return [T1, T2];
     };
     const rnd = mulberry32(3);
@@ -86,10 +85,7 @@ describe('inverse and forward dynamics', () => {
       const M = massMatrix(p, q);
       const V = velocityTerms(p, q, qd);
       const G = gravityTerms(p, q);
-      const composed = [
-        M[0][0] * qdd[0]! + M[0][1] * qdd[1]! + V[0]! + G[0]!,
-        M[1][0] * qdd[0]! + M[1][1] * qdd[1]! + V[1]! + G[1]!,
-      ];
+      const composed = [M[0][0] * qdd[0]! + M[0][1] * qdd[1]! + V[0]! + G[0]!, M[1][0] * qdd[0]! + M[1][1] * qdd[1]! + V[1]! + G[1]!];
       const id = inverseDynamics(p, q, qd, qdd);
       for (let i = 0; i < 2; i++) {
         expect(composed[i]).toBeCloseTo(ref[i]!, 10);
@@ -118,7 +114,15 @@ describe('inverse and forward dynamics', () => {
 
   it("Drake's acrobot benchmark: M, C(q,v)v, tau_g, damping and energy in the closed form of acrobot.h", () => {
     // Drake measures theta1 from the downward vertical; theta2 is relative, like alpha2.
-    const m1 = 1, m2 = 1, l1 = 1, lc1 = 0.5, lc2 = 0.5, Ic1 = 0.083, Ic2 = 0.33, b = 0.1, g = 9.81;
+    const m1 = 1,
+      m2 = 1,
+      l1 = 1,
+      lc1 = 0.5,
+      lc2 = 0.5,
+      Ic1 = 0.083,
+      Ic2 = 0.33,
+      b = 0.1,
+      g = 9.81;
     const p: TwoLinkParams = { L1: l1, L2: 1, d1: lc1, d2: lc2, m1, m2, I1: Ic1, I2: Ic2, g };
     const rnd = mulberry32(11);
     for (let k = 0; k < 200; k++) {
@@ -131,7 +135,10 @@ describe('inverse and forward dynamics', () => {
       const I1 = Ic1 + m1 * lc1 * lc1;
       const I2 = Ic2 + m2 * lc2 * lc2;
       const m2l1lc2 = m2 * l1 * lc2;
-      const H = [[I1 + I2 + m2 * l1 * l1 + 2 * m2l1lc2 * c2, I2 + m2l1lc2 * c2], [I2 + m2l1lc2 * c2, I2]];
+      const H = [
+        [I1 + I2 + m2 * l1 * l1 + 2 * m2l1lc2 * c2, I2 + m2l1lc2 * c2],
+        [I2 + m2l1lc2 * c2, I2],
+      ];
       const Cv = [-2 * m2l1lc2 * s2 * v[1]! * v[0]! - m2l1lc2 * s2 * v[1]! * v[1]!, m2l1lc2 * s2 * v[0]! * v[0]!];
       const tauG = [-m1 * g * lc1 * s1 - m2 * g * (l1 * s1 + lc2 * s12), -m2 * g * lc2 * s12];
       const q = [th[0]! - Math.PI / 2, th[1]!];
@@ -159,7 +166,7 @@ describe('inverse and forward dynamics', () => {
     }
   });
 
-  it('one-link inverted pendulum: T = Io a\'\' + m g d cos a, from the seed\'s free-body equations', () => {
+  it("one-link inverted pendulum: T = Io a'' + m g d cos a, from the seed's free-body equations", () => {
     const p = { L1: 0.8, d1: 0.3, m1: 1.5, I1: 0.05, g: 9.81 };
     const rnd = mulberry32(5);
     for (let k = 0; k < 100; k++) {
@@ -241,15 +248,19 @@ describe('integration', () => {
 
   it("matches seed 001's printed equations of motion (with m2 l1 g sin th1, not the code's m2 g l2 sin th1)", () => {
     // Seed 001 in its own variables: absolute angles from the downward vertical, thin rods.
-    const l1 = 1, l2 = 0.5, m1 = 1, m2 = 1, g = 9.81;
+    const l1 = 1,
+      l2 = 0.5,
+      m1 = 1,
+      m2 = 1,
+      g = 9.81;
     const seedAccel = (th: number[], om: number[], buggyGravity: boolean): number[] => {
       const dth = th[0]! - th[1]!;
-      const M = [[(m1 * l1 ** 2) / 3 + m2 * l1 ** 2, (m2 * l1 * l2 * Math.cos(dth)) / 2], [(m2 * l1 * l2 * Math.cos(dth)) / 2, (m2 * l2 ** 2) / 3]];
-      const C = [(-m2 * l1 * l2 * Math.sin(dth) * om[1]! ** 2) / 2, (m2 * l1 * l2 * Math.sin(dth) * om[0]! ** 2) / 2];
-      const G = [
-        (-m1 * g * l1 * Math.sin(th[0]!)) / 2 - m2 * g * (buggyGravity ? l2 : l1) * Math.sin(th[0]!),
-        (-m2 * g * l2 * Math.sin(th[1]!)) / 2,
+      const M = [
+        [(m1 * l1 ** 2) / 3 + m2 * l1 ** 2, (m2 * l1 * l2 * Math.cos(dth)) / 2],
+        [(m2 * l1 * l2 * Math.cos(dth)) / 2, (m2 * l2 ** 2) / 3],
       ];
+      const C = [(-m2 * l1 * l2 * Math.sin(dth) * om[1]! ** 2) / 2, (m2 * l1 * l2 * Math.sin(dth) * om[0]! ** 2) / 2];
+      const G = [(-m1 * g * l1 * Math.sin(th[0]!)) / 2 - m2 * g * (buggyGravity ? l2 : l1) * Math.sin(th[0]!), (-m2 * g * l2 * Math.sin(th[1]!)) / 2];
       const r = [C[0]! + G[0]!, C[1]! + G[1]!];
       const det = M[0]![0]! * M[1]![1]! - M[0]![1]! * M[1]![0]!;
       return [(M[1]![1]! * r[0]! - M[0]![1]! * r[1]!) / det, (M[0]![0]! * r[1]! - M[1]![0]! * r[0]!) / det];

@@ -52,7 +52,10 @@ describe("a user's ctx.model is the built-in controller's model", () => {
     expect(controllerModel(mock, { rigid: true }).rigid).toBe(true);
   });
 
-  for (const [name, base] of [['two links', mock], ['one link', onelink]] as [string, Rig][]) {
+  for (const [name, base] of [
+    ['two links', mock],
+    ['one link', onelink],
+  ] as [string, Rig][]) {
     it(`${name}: M, C qd, G, friction, inverse and forward dynamics equal the controller's at random states and frictions`, () => {
       fc.assert(
         fc.property(friction, pair(angle), pair(speed), pair(accel), (f, q2, qd2, qdd2) => {
@@ -142,7 +145,7 @@ describe("the mock's plant is the actuated model plus what a real arm has beyond
     return plant;
   }
 
-  it('with nominal values, its accelerations are the nominal model\'s under the same duty at random states', () => {
+  it("with nominal values, its accelerations are the nominal model's under the same duty at random states", () => {
     fc.assert(
       fc.property(friction, pair(angle), pair(speed), pair(duty), (f, q, qd, u) => {
         const rig: Rig = { ...mock, friction: f };
@@ -181,7 +184,7 @@ describe("the mock's plant is the actuated model plus what a real arm has beyond
     );
   });
 
-  it('a payload, a dead motor and a sagging supply are the plant\'s own: each moves it away from the nominal model', () => {
+  it("a payload, a dead motor and a sagging supply are the plant's own: each moves it away from the nominal model", () => {
     const q = [-0.7, 0.9];
     const qd = [0.5, -0.3];
     const u = [0.4, -0.2];

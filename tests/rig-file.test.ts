@@ -95,7 +95,13 @@ describe('trajectory files', () => {
   });
 
   it('errors name the step and field', () => {
-    const f = write({ start: { q: [0, 90] }, steps: [{ joint: [45, 45], duration: 1 }, { line: [0.3], duration: 1 }] });
+    const f = write({
+      start: { q: [0, 90] },
+      steps: [
+        { joint: [45, 45], duration: 1 },
+        { line: [0.3], duration: 1 },
+      ],
+    });
     expect(errorOf(() => loadTrajectoryFile(f)).message).toMatch(/steps\[1\]\.line/);
     const g = write({ start: { q: [0, 90] }, steps: [{ joint: [45, 45], duration: -1 }] });
     expect(errorOf(() => loadTrajectoryFile(g)).message).toMatch(/steps\[0\]\.duration: must be > 0 s \(got -1\)/);

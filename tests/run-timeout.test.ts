@@ -73,7 +73,7 @@ describe('a run cut short by its time limit', () => {
     honest(r);
   });
 
-  it('the exit code is a switch on the stop\'s kind: done and quit 0, interrupted 130, timeout 4, anything else 1', () => {
+  it("the exit code is a switch on the stop's kind: done and quit 0, interrupted 130, timeout 4, anything else 1", () => {
     const codes: [StopReason, number][] = [
       [{ kind: 'done' }, 0],
       [{ kind: 'quit' }, 0],

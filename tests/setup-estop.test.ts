@@ -189,23 +189,27 @@ const HAND_PROMPTS = [
 ];
 
 describe('setup on a port: the e-stop at each prompt of its steps ends it, motors at zero, the board stopped', () => {
-  it.each(HAND_PROMPTS.map((p, i) => [i + 1, p] as const))('prompt %i (%s): space', async (k, text) => {
-    const { clock, mock, drive, link, info } = await boardOnMock(3600);
-    const person = new Person();
-    // The person answers every prompt before the k-th, and presses space at the k-th.
-    person.answer = (p) => (person.prompts.length === k ? { keys: ' ' } : { keys: /\(y: yes/.test(p) ? 'n' : '\r' });
-    const op = new TerminalOperator({ yes: false, quiet: false, input: person.input as unknown as NodeJS.ReadStream, err: person.err, signals: person.signals });
-    const board = { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr };
-    const outcome = drive(runSetup({ rig, link, board, clock, operator: op, hand: new AskedHand(op, new MockHand(mock.plant, clock)) }));
-    await expect(outcome).rejects.toThrow(SetupStopped);
-    await expect(outcome).rejects.toThrow('estop');
-    op.dispose();
-    expect(person.prompts).toHaveLength(k);
-    expect(person.prompts[k - 1]).toContain(text);
-    expect(mock.plant.duty).toEqual([0, 0]);
-    expect(mock.board.flags() & FLAG.EN).toBe(0);
-    expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
-    expect(person.input.raw).toBe(false);
-    mock.dispose();
-  }, HANG_GUARD_MS);
+  it.each(HAND_PROMPTS.map((p, i) => [i + 1, p] as const))(
+    'prompt %i (%s): space',
+    async (k, text) => {
+      const { clock, mock, drive, link, info } = await boardOnMock(3600);
+      const person = new Person();
+      // The person answers every prompt before the k-th, and presses space at the k-th.
+      person.answer = (p) => (person.prompts.length === k ? { keys: ' ' } : { keys: /\(y: yes/.test(p) ? 'n' : '\r' });
+      const op = new TerminalOperator({ yes: false, quiet: false, input: person.input as unknown as NodeJS.ReadStream, err: person.err, signals: person.signals });
+      const board = { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr };
+      const outcome = drive(runSetup({ rig, link, board, clock, operator: op, hand: new AskedHand(op, new MockHand(mock.plant, clock)) }));
+      await expect(outcome).rejects.toThrow(SetupStopped);
+      await expect(outcome).rejects.toThrow('estop');
+      op.dispose();
+      expect(person.prompts).toHaveLength(k);
+      expect(person.prompts[k - 1]).toContain(text);
+      expect(mock.plant.duty).toEqual([0, 0]);
+      expect(mock.board.flags() & FLAG.EN).toBe(0);
+      expect(mock.board.flags() & FLAG.STOP).not.toBe(0);
+      expect(person.input.raw).toBe(false);
+      mock.dispose();
+    },
+    HANG_GUARD_MS,
+  );
 });

@@ -44,7 +44,7 @@ describe('checkLimits', () => {
     expect(r.evidence.widerDeg).toEqual([-160.5, 160.5]);
     expect(f.limitsDeg[0]).toEqual({ minDeg: -150, maxDeg: 150 });
   });
-  it('widens only when asked (widen: --widen-limits or the person\'s yes)', () => {
+  it("widens only when asked (widen: --widen-limits or the person's yes)", () => {
     const f = believed(rig);
     const r = checkLimits({ joint: 0, startDeg: -90, cwDeg: -165.5, ccwDeg: 165.5 }, rig, f, true);
     expect(r.status).toBe('pass');
@@ -94,7 +94,7 @@ async function setup(rigPath: string, out: string, extra: string[] = []) {
 }
 
 describe('setup --mock: the stops by the mock hand', () => {
-  it('the file\'s narrower limits (+-150, +-160) are kept with a warning, not widened to the stops', async () => {
+  it("the file's narrower limits (+-150, +-160) are kept with a warning, not widened to the stops", async () => {
     const out = join(dir, 'kept.json');
     const { code, stderr, json } = await setup('rigs/mock-arm.json', out);
     expect(code, stderr).toBe(0);
@@ -137,7 +137,13 @@ describe('setup --mock: the stops by the mock hand', () => {
     expect(json.changes.filter((c: { field: string }) => c.field.startsWith('limits'))).toEqual([]);
   });
   it('joint 2 between stops 97 deg apart (room for the 90 deg hand move, not for the reach): fails, no rig file', async () => {
-    const { code, json } = await setup(rigWithStops('narrow', [{ minDeg: -165, maxDeg: 165 }, { minDeg: -2, maxDeg: 95 }]), join(dir, 'narrow-out.json'));
+    const { code, json } = await setup(
+      rigWithStops('narrow', [
+        { minDeg: -165, maxDeg: 165 },
+        { minDeg: -2, maxDeg: 95 },
+      ]),
+      join(dir, 'narrow-out.json'),
+    );
     expect(code).toBe(1);
     expect(json.rigFile).toBeNull();
     expect(json.steps.find((s: { name: string }) => s.name === 'limits 2')).toMatchObject({ status: 'fail' });
@@ -149,22 +155,26 @@ describe('setup at a terminal: the person is asked before a limit is widened', (
     ['y', [-160.5, 160.5], /widened to \[-160.5, 160.5\], as asked/],
     ['n', [-150, 150], /the file's narrower \[-150, 150\] kept/],
     ['Enter', [-150, 150], /the file's narrower \[-150, 150\] kept/],
-  ] as const)('answer %s to joint 1', async (key, limitsDeg, summary) => {
-    const out = join(dir, `asked-${key}.json`);
-    const person = new Person();
-    person.answer = (p) => ({ keys: /> joint 1: the stops allow/.test(`  > ${p}`) ? (key === 'Enter' ? '\r' : key) : /\(y: yes/.test(p) ? 'n' : '\r' });
-    const stdout: string[] = [];
-    const code = await setupCommand(['--rig', 'rigs/mock-arm.json', '--mock', '--json', '--no-identify', '--no-reach', '--out', out], {
-      input: person.input as unknown as NodeJS.ReadStream,
-      err: person.err,
-      out: new Writable({ write: (c: Buffer, _e, cb) => (stdout.push(c.toString()), cb()) }),
-      signals: person.signals,
-    });
-    expect(code, person.text).toBe(0);
-    expect(person.prompts.filter((p) => /the stops allow soft limits/.test(p))).toHaveLength(2);
-    const l = loadRig(out).limits[0]!;
-    expect([Math.round((l.min * 180) / Math.PI * 2) / 2, Math.round((l.max * 180) / Math.PI * 2) / 2]).toEqual(limitsDeg);
-    const json = JSON.parse(stdout.join('').trim().split('\n').at(-1)!);
-    expect(json.steps.find((s: { name: string }) => s.name === 'limits 1').summary).toMatch(summary);
-  }, HANG_GUARD_MS);
+  ] as const)(
+    'answer %s to joint 1',
+    async (key, limitsDeg, summary) => {
+      const out = join(dir, `asked-${key}.json`);
+      const person = new Person();
+      person.answer = (p) => ({ keys: /> joint 1: the stops allow/.test(`  > ${p}`) ? (key === 'Enter' ? '\r' : key) : /\(y: yes/.test(p) ? 'n' : '\r' });
+      const stdout: string[] = [];
+      const code = await setupCommand(['--rig', 'rigs/mock-arm.json', '--mock', '--json', '--no-identify', '--no-reach', '--out', out], {
+        input: person.input as unknown as NodeJS.ReadStream,
+        err: person.err,
+        out: new Writable({ write: (c: Buffer, _e, cb) => (stdout.push(c.toString()), cb()) }),
+        signals: person.signals,
+      });
+      expect(code, person.text).toBe(0);
+      expect(person.prompts.filter((p) => /the stops allow soft limits/.test(p))).toHaveLength(2);
+      const l = loadRig(out).limits[0]!;
+      expect([Math.round(((l.min * 180) / Math.PI) * 2) / 2, Math.round(((l.max * 180) / Math.PI) * 2) / 2]).toEqual(limitsDeg);
+      const json = JSON.parse(stdout.join('').trim().split('\n').at(-1)!);
+      expect(json.steps.find((s: { name: string }) => s.name === 'limits 1').summary).toMatch(summary);
+    },
+    HANG_GUARD_MS,
+  );
 });

@@ -55,7 +55,10 @@ const COMBOS: [string, string[]][] = [
   ['reverse-motor=1,reverse-encoder=1', ['wiring.motorSign', 'encoders[0].sign']],
   ['swap-motors,reverse-motor=2,reverse-encoder=1', ['wiring.motorOutput', 'wiring.motorSign', 'encoders[0].sign']],
   ['swap-encoders,cpr=1:2048,offset=1:20', ['wiring.encoderInput', 'wiring.boardCountsPerRev', 'encoders[0].zeroDeg']],
-  ['swap-motors,swap-encoders,reverse-motor=1,reverse-motor=2,reverse-encoder=1,reverse-encoder=2,offset=2:15', ['wiring.motorOutput', 'wiring.encoderInput', 'wiring.boardCountsPerRev', 'wiring.motorSign', 'encoders[0].sign', 'encoders[1].sign', 'encoders[1].zeroDeg']],
+  [
+    'swap-motors,swap-encoders,reverse-motor=1,reverse-motor=2,reverse-encoder=1,reverse-encoder=2,offset=2:15',
+    ['wiring.motorOutput', 'wiring.encoderInput', 'wiring.boardCountsPerRev', 'wiring.motorSign', 'encoders[0].sign', 'encoders[1].sign', 'encoders[1].zeroDeg'],
+  ],
 ];
 
 /** Runs setup on the mock wired as `wiring`; returns its JSON and the rig file it wrote. */
@@ -74,7 +77,10 @@ function expectFound(wiring: string, json: { steps: Step[]; changes: { field: st
     expect(step!.status, `${wiring}: ${e.step} ${step!.summary}`).not.toBe('pass');
     expect(step!.summary, wiring).toMatch(e.text);
     expect(step!.fix, wiring).toBeTruthy();
-    expect(json.changes.map((c) => c.field), wiring).toContain(e.change);
+    expect(
+      json.changes.map((c) => c.field),
+      wiring,
+    ).toContain(e.change);
   }
 }
 
@@ -83,7 +89,20 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
     const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: CHILD_GUARD_MS });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
-    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual(['board:pass', 'encoder 1:pass', 'encoder 2:pass', 'zero:pass', 'limits 1:warn', 'limits 2:warn', 'motor output 1:pass', 'motor output 2:pass', 'motor 1 constant:pass', 'motor 2 constant:pass', 'identification:pass', 'first reach:pass']);
+    expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual([
+      'board:pass',
+      'encoder 1:pass',
+      'encoder 2:pass',
+      'zero:pass',
+      'limits 1:warn',
+      'limits 2:warn',
+      'motor output 1:pass',
+      'motor output 2:pass',
+      'motor 1 constant:pass',
+      'motor 2 constant:pass',
+      'identification:pass',
+      'first reach:pass',
+    ]);
     // Nothing about the wiring changes; the motor constants and the model measured may (the mock's
     // plant is heavier than the nominal file, with friction the file lacks).
     expect(wiringChanges(j.changes)).toEqual([]);

@@ -37,30 +37,38 @@ describe('setup --out: checked before the arm moves', () => {
     ['a folder that does not exist', join(dir, 'nope', 'x.json'), /the folder .*nope does not exist/],
     // sysfs takes no new file, even from root (a read-only folder for any user)
     ['a folder that takes no file', '/sys/twolink-setup.json', /\/sys\/twolink-setup.json: cannot write in its folder \/sys: permission denied/],
-  ])('%s: exit 2, one line, nothing moved', async (_what, out, msg) => {
-    const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--out', out], { timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(msg);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    // Nothing ran: no step was reported.
-    expect(r.stderr).not.toMatch(/twolink setup:|\[PASS\]/);
-  }, HANG_GUARD_MS);
-
-  it.skipIf(root)('--rig in a read-only folder (no --out: the file would be replaced there): exit 2 before any motion', async () => {
-    const ro = join(dir, 'ro');
-    mkdirSync(ro);
-    const rig = join(ro, 'arm.json');
-    writeFileSync(rig, original);
-    chmodSync(ro, 0o555);
-    try {
-      const r = await twolink(['setup', '--rig', rig, '--mock', '--yes'], { timeoutMs: CHILD_GUARD_MS });
+  ])(
+    '%s: exit 2, one line, nothing moved',
+    async (_what, out, msg) => {
+      const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--out', out], { timeoutMs: CHILD_GUARD_MS });
       expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(/cannot write in its folder .*ro: permission denied/);
-      expect(r.stderr).not.toMatch(/twolink setup:/);
-    } finally {
-      chmodSync(ro, 0o755);
-    }
-  }, HANG_GUARD_MS);
+      expect(r.stderr).toMatch(msg);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      // Nothing ran: no step was reported.
+      expect(r.stderr).not.toMatch(/twolink setup:|\[PASS\]/);
+    },
+    HANG_GUARD_MS,
+  );
+
+  it.skipIf(root)(
+    '--rig in a read-only folder (no --out: the file would be replaced there): exit 2 before any motion',
+    async () => {
+      const ro = join(dir, 'ro');
+      mkdirSync(ro);
+      const rig = join(ro, 'arm.json');
+      writeFileSync(rig, original);
+      chmodSync(ro, 0o555);
+      try {
+        const r = await twolink(['setup', '--rig', rig, '--mock', '--yes'], { timeoutMs: CHILD_GUARD_MS });
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/cannot write in its folder .*ro: permission denied/);
+        expect(r.stderr).not.toMatch(/twolink setup:/);
+      } finally {
+        chmodSync(ro, 0o755);
+      }
+    },
+    HANG_GUARD_MS,
+  );
 
   it('checkOutFile refuses a folder that takes no file with the reason (as root too: sysfs)', () => {
     expect(() => checkOutFile(RIG, '/sys/x.json')).toThrow(FileError);
@@ -68,29 +76,37 @@ describe('setup --out: checked before the arm moves', () => {
 });
 
 describe('setup --out over an existing file: a backup first', () => {
-  it('--out naming another existing file: it is kept as .bak', async () => {
-    const rig = copyRig('in.json');
-    const out = join(dir, 'existing.json');
-    writeFileSync(out, '{"mine": "a file I care about"}\n');
-    const r = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], { timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(0);
-    expect(lastJson(r)).toMatchObject({ rigFile: out, backup: `${out}.bak` });
-    expect(readFileSync(`${out}.bak`, 'utf8')).toBe('{"mine": "a file I care about"}\n');
-    loadRig(out);
-    expect(readFileSync(rig, 'utf8')).toBe(original);
-  }, HANG_GUARD_MS);
+  it(
+    '--out naming another existing file: it is kept as .bak',
+    async () => {
+      const rig = copyRig('in.json');
+      const out = join(dir, 'existing.json');
+      writeFileSync(out, '{"mine": "a file I care about"}\n');
+      const r = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], { timeoutMs: CHILD_GUARD_MS });
+      expect(r.code, r.stderr).toBe(0);
+      expect(lastJson(r)).toMatchObject({ rigFile: out, backup: `${out}.bak` });
+      expect(readFileSync(`${out}.bak`, 'utf8')).toBe('{"mine": "a file I care about"}\n');
+      loadRig(out);
+      expect(readFileSync(rig, 'utf8')).toBe(original);
+    },
+    HANG_GUARD_MS,
+  );
 
-  it('--out a symlink to --rig: the rig file is backed up (not skipped), the link kept', async () => {
-    const rig = copyRig('linked.json');
-    const link = join(dir, 'link-to-rig.json');
-    symlinkSync(rig, link);
-    const r = await twolink(['setup', '--rig', rig, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json', '--no-identify', '--no-reach', '--out', link], { timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(0);
-    expect(lastJson(r)).toMatchObject({ rigFile: link, backup: `${rig}.bak` });
-    expect(readFileSync(`${rig}.bak`, 'utf8')).toBe(original);
-    expect(loadRig(rig).encoders[1]!.sign).toBe(-1);
-    expect(realpathSync(link)).toBe(rig);
-  }, HANG_GUARD_MS);
+  it(
+    '--out a symlink to --rig: the rig file is backed up (not skipped), the link kept',
+    async () => {
+      const rig = copyRig('linked.json');
+      const link = join(dir, 'link-to-rig.json');
+      symlinkSync(rig, link);
+      const r = await twolink(['setup', '--rig', rig, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json', '--no-identify', '--no-reach', '--out', link], { timeoutMs: CHILD_GUARD_MS });
+      expect(r.code, r.stderr).toBe(0);
+      expect(lastJson(r)).toMatchObject({ rigFile: link, backup: `${rig}.bak` });
+      expect(readFileSync(`${rig}.bak`, 'utf8')).toBe(original);
+      expect(loadRig(rig).encoders[1]!.sign).toBe(-1);
+      expect(realpathSync(link)).toBe(rig);
+    },
+    HANG_GUARD_MS,
+  );
 
   it('a second backup does not overwrite the first', () => {
     const target = copyRig('twice.json');

@@ -87,23 +87,31 @@ const PROMPTS: [string, RegExp, string | undefined][] = [
 ];
 
 describe('setup: the e-stop at every prompt ends it (exit 1, motors off, nothing written)', () => {
-  it.each(PROMPTS)('space at the "%s" prompt', async (_which, prompt, lastStep) => {
-    const r = await setup(new Person().on(prompt, { keys: ' ' }));
-    expectEnded(r, 'estop', 1);
-    expect(r.person.text).toMatch(/E-STOP/);
-    expect(r.person.text).toMatch(/setup stopped: the e-stop \(space or Esc\)/);
-    expect(r.json.steps.at(-1)?.name).toBe(lastStep);
-  }, HANG_GUARD_MS);
+  it.each(PROMPTS)(
+    'space at the "%s" prompt',
+    async (_which, prompt, lastStep) => {
+      const r = await setup(new Person().on(prompt, { keys: ' ' }));
+      expectEnded(r, 'estop', 1);
+      expect(r.person.text).toMatch(/E-STOP/);
+      expect(r.person.text).toMatch(/setup stopped: the e-stop \(space or Esc\)/);
+      expect(r.json.steps.at(-1)?.name).toBe(lastStep);
+    },
+    HANG_GUARD_MS,
+  );
 
-  it('Esc at the last prompt: no Enter after it runs the reach', async () => {
-    const person = new Person().on(/> the arm will move over its reach/, { keys: '\x1b' });
-    // A person who, after the e-stop, presses Enter anyway (the bug: the next Enter ran the reach).
-    person.on(/E-STOP/, { keys: '\r\r' });
-    const r = await setup(person);
-    expectEnded(r, 'estop', 1);
-    expect(r.json.steps.map((s) => s.name)).not.toContain('first reach');
-    expect(r.person.text).not.toMatch(/\[(PASS|WARN|FAIL)\] first reach/);
-  }, HANG_GUARD_MS);
+  it(
+    'Esc at the last prompt: no Enter after it runs the reach',
+    async () => {
+      const person = new Person().on(/> the arm will move over its reach/, { keys: '\x1b' });
+      // A person who, after the e-stop, presses Enter anyway (the bug: the next Enter ran the reach).
+      person.on(/E-STOP/, { keys: '\r\r' });
+      const r = await setup(person);
+      expectEnded(r, 'estop', 1);
+      expect(r.json.steps.map((s) => s.name)).not.toContain('first reach');
+      expect(r.person.text).not.toMatch(/\[(PASS|WARN|FAIL)\] first reach/);
+    },
+    HANG_GUARD_MS,
+  );
 });
 
 /** Setup's steps, and a cue that shows each is under way (with --yes nothing waits: the heading is said as the step starts). */
@@ -119,10 +127,14 @@ const STEPS: [string, RegExp][] = [
 ];
 
 describe('setup: Ctrl-C and SIGTERM at every step end it (exit 130, motors off, nothing written)', () => {
-  it.each(STEPS.flatMap(([step, cue]) => [[step, cue, 'Ctrl-C', { keys: '\x03' }] as const, [step, cue, 'SIGTERM', { signal: 'SIGTERM' }] as const]))('%s: %s', async (_step, cue, _how, act) => {
-    const r = await setup(new Person().on(cue, act), ['--yes']);
-    expectEnded(r, 'keys' in act ? 'interrupted:SIGINT' : 'interrupted:SIGTERM', 130);
-  }, HANG_GUARD_MS);
+  it.each(STEPS.flatMap(([step, cue]) => [[step, cue, 'Ctrl-C', { keys: '\x03' }] as const, [step, cue, 'SIGTERM', { signal: 'SIGTERM' }] as const]))(
+    '%s: %s',
+    async (_step, cue, _how, act) => {
+      const r = await setup(new Person().on(cue, act), ['--yes']);
+      expectEnded(r, 'keys' in act ? 'interrupted:SIGINT' : 'interrupted:SIGTERM', 130);
+    },
+    HANG_GUARD_MS,
+  );
 });
 
 describe('setup: stops while the motors are driven', () => {
@@ -133,8 +145,12 @@ describe('setup: stops while the motors are driven', () => {
     ['the identification run', /Identification: a gentle/, 'SIGTERM', { signal: 'SIGTERM' }, 'interrupted:SIGTERM', 130],
     ['the first reach', /First reach: the built-in/, 'Ctrl-C', { keys: '\x03' }, 'interrupted:SIGINT', 130],
     ['the first reach', /First reach: the built-in/, 'SIGINT', { signal: 'SIGINT' }, 'interrupted:SIGINT', 130],
-  ] as const)('during %s: %s', async (_what, after, _how, act, reason, code) => {
-    const r = await setup(new Person(), ['--yes'], { after, act });
-    expectEnded(r, reason, code);
-  }, HANG_GUARD_MS);
+  ] as const)(
+    'during %s: %s',
+    async (_what, after, _how, act, reason, code) => {
+      const r = await setup(new Person(), ['--yes'], { after, act });
+      expectEnded(r, reason, code);
+    },
+    HANG_GUARD_MS,
+  );
 });

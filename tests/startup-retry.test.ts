@@ -30,7 +30,12 @@ function board(answerOn: number) {
       }
     },
   } as unknown as FirmataIO;
-  const wiring = { sensors: [{ type: 'encoder', encoder: 0, pinA: 2, pinB: 8 }, { type: 'encoder', encoder: 1, pinA: 3, pinB: 12 }] } as unknown as Wiring;
+  const wiring = {
+    sensors: [
+      { type: 'encoder', encoder: 0, pinA: 2, pinB: 8 },
+      { type: 'encoder', encoder: 1, pinA: 3, pinB: 12 },
+    ],
+  } as unknown as Wiring;
   const ctx: SetupContext = { name: 'mock', io, clock, wiring, strings: new Waiters<string>(), encoderReplies, watchdogReplies: new Waiters<WatchdogStatus>() };
   return { clock, ctx, sent };
 }
@@ -38,7 +43,10 @@ function board(answerOn: number) {
 /** Runs `p` to its end in virtual time. */
 async function drive<T>(clock: VirtualClock, p: Promise<T>): Promise<{ ok: true; v: T } | { ok: false; e: Error }> {
   let r: { ok: true; v: T } | { ok: false; e: Error } | undefined;
-  p.then((v) => (r = { ok: true, v }), (e: Error) => (r = { ok: false, e }));
+  p.then(
+    (v) => (r = { ok: true, v }),
+    (e: Error) => (r = { ok: false, e }),
+  );
   for (let i = 0; i < 100_000 && !r; i++) {
     await settle();
     clock.advanceBy(0.001);
@@ -65,7 +73,9 @@ describe('FirmataEncoder attach on a busy machine', () => {
     const r = await drive(b.clock, attachEncoders(b.ctx, 'ConfigurableFirmata 2.10', 500));
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      const m = new RegExp(`^mock: ConfigurableFirmata 2\\.10 lists the ENCODER pin mode but sent no encoder position to ${ATTACH_TRIES} attaches over (\\d+) ms .*FirmataEncoder does not answer; check that the sketch registers it`).exec(r.e.message);
+      const m = new RegExp(`^mock: ConfigurableFirmata 2\\.10 lists the ENCODER pin mode but sent no encoder position to ${ATTACH_TRIES} attaches over (\\d+) ms .*FirmataEncoder does not answer; check that the sketch registers it`).exec(
+        r.e.message,
+      );
       expect(m, r.e.message).not.toBeNull();
       // the tries' answer times, to the virtual-time step (1 ms) this test advances by
       expect(Number(m![1])).toBeGreaterThanOrEqual(ATTACH_TRIES * 500);

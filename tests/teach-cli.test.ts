@@ -25,11 +25,15 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
     ['teach without --out', ['teach', ...RIG, '--mock'], /--out/],
     ['replay without a file', ['replay', ...RIG, '--mock'], /give the taught trajectory file first/],
   ];
-  it.each(cases)('%s', async (_what, args, message) => {
-    const r = await twolink(args, { timeoutMs: 10_000 });
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(message);
-  }, hangGuardMs(10_000));
+  it.each(cases)(
+    '%s',
+    async (_what, args, message) => {
+      const r = await twolink(args, { timeoutMs: 10_000 });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(message);
+    },
+    hangGuardMs(10_000),
+  );
 
   it(
     'a taught file too fast for the motors at --speed 2 is refused with the time and the joint',

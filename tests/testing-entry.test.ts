@@ -25,7 +25,7 @@ describe('twolink/testing', () => {
     const tracking = run.ticks.filter((t) => t.phase === 'track');
     expect(tracking.length).toBe(run.summary.tracking.samples);
     // The ticks carry what the summary is computed from: its RMS tracking error, recomputed.
-    const rms = [0, 1].map((j) => Math.sqrt(tracking.reduce((s, t) => s + ((t.des.q[j]! - t.meas.q[j]!) * 180 / Math.PI) ** 2, 0) / tracking.length));
+    const rms = [0, 1].map((j) => Math.sqrt(tracking.reduce((s, t) => s + (((t.des.q[j]! - t.meas.q[j]!) * 180) / Math.PI) ** 2, 0) / tracking.length));
     expect(rms[0]).toBeCloseTo(run.summary.tracking.rmsDeg[0]!, 9);
     expect(rms[1]).toBeCloseTo(run.summary.tracking.rmsDeg[1]!, 9);
     expect(run.events.some((e) => e.kind === 'trajectory' && e.phase === 'track')).toBe(true);

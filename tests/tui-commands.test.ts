@@ -73,7 +73,7 @@ function coreIn(state: LoopState): ReturnType<typeof freshCore> {
   return f;
 }
 
-describe("the loop refuses by the table", () => {
+describe('the loop refuses by the table', () => {
   it('in every state, every command: acted on exactly when the table has it; a refused one changes nothing and says why', () => {
     let refused = 0;
     for (const state of LOOP_STATES) {
@@ -147,7 +147,10 @@ describe("the dashboard's keys read the same table", () => {
         } else {
           // the loop refuses every command of the key, and the status line gives its reason
           const results = key.commands!.map((k) => coreIn(state).core.command(commandOf(k)));
-          expect(results.every((r) => !r.ok), what).toBe(true);
+          expect(
+            results.every((r) => !r.ok),
+            what,
+          ).toBe(true);
           const first = results[0]!;
           if (first.ok) throw new Error('unreachable');
           expect(dash.panelState().message, what).toEqual({ text: refusalText(first.refusal), level: 'warn' });

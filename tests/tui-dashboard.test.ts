@@ -89,7 +89,10 @@ describe('the dashboard on a 120 x 40 terminal', () => {
         dash.frame();
       }
       const rows = term.text();
-      const armRows = rows.slice(3, 24).map((r) => r.slice(65, 119)).join('');
+      const armRows = rows
+        .slice(3, 24)
+        .map((r) => r.slice(65, 119))
+        .join('');
       const chartRows = rows.slice(25, 38).join('');
       if (unicode) {
         expect(armRows).toMatch(/[\u2801-\u28ff]/);
@@ -123,11 +126,37 @@ describe('the dashboard on a 120 x 40 terminal', () => {
 
   it("shows the trajectory's name, phase and progress from the loop's events", () => {
     const { term, session, dash } = setup();
-    session.emit({ kind: 'trajectory', name: 'reach', phase: 'approach', plan: { fromS: 0, toS: 1, path: [[0.3, 0.1], [0.3, 0.2]] }, t: 1.0 });
+    session.emit({
+      kind: 'trajectory',
+      name: 'reach',
+      phase: 'approach',
+      plan: {
+        fromS: 0,
+        toS: 1,
+        path: [
+          [0.3, 0.1],
+          [0.3, 0.2],
+        ],
+      },
+      t: 1.0,
+    });
     session.row = makeRow({ t: 1.5, state: 'track', trajT: 0.5 });
     dash.frame();
     expect(term.text()[0]).toMatch(/reach 1\/3 approach 0\.50 s/);
-    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', plan: { fromS: 1, toS: 2.3, path: [[0.3, 0.2], [0.2, 0.3]] }, t: 2.0 });
+    session.emit({
+      kind: 'trajectory',
+      name: 'reach',
+      phase: 'track',
+      plan: {
+        fromS: 1,
+        toS: 2.3,
+        path: [
+          [0.3, 0.2],
+          [0.2, 0.3],
+        ],
+      },
+      t: 2.0,
+    });
     session.row = makeRow({ t: 2.5, i: 1250, state: 'track', trajT: 1.5 });
     dash.frame();
     // the reach proper lasts 1.3 s (1 s line + 0.3 s hold); 0.5 s into it
@@ -141,7 +170,10 @@ describe('the dashboard on a 120 x 40 terminal', () => {
     const line = (y: number): [number, number][] => Array.from({ length: 41 }, (_, k) => [(-0.6 + (1.2 * k) / 40) * R, y * R]);
     // The rows of the drawing with anything on them, above and below the mount (the middle row).
     const marked = (): { above: boolean; below: boolean } => {
-      const rows = term.text().slice(4, 23).map((r) => r.slice(66, 118));
+      const rows = term
+        .text()
+        .slice(4, 23)
+        .map((r) => r.slice(66, 118));
       const mid = Math.floor(rows.length / 2);
       const has = (rs: string[]): boolean => rs.some((r) => /[^\s\u2800]/.test(r.replace(/x -?\d.*$/, '')));
       return { above: has(rows.slice(0, mid - 2)), below: has(rows.slice(mid + 2)) };
@@ -294,7 +326,17 @@ describe('resize, small terminals and the way out', () => {
     const { term, session, dash } = setup();
     session.row = TRACKING;
     dash.frame();
-    const sizes: [number, number][] = [[80, 24], [60, 20], [40, 10], [30, 6], [20, 3], [10, 2], [1, 1], [200, 60], [120, 40]];
+    const sizes: [number, number][] = [
+      [80, 24],
+      [60, 20],
+      [40, 10],
+      [30, 6],
+      [20, 3],
+      [10, 2],
+      [1, 1],
+      [200, 60],
+      [120, 40],
+    ];
     for (const [c, r] of sizes) {
       expect(() => {
         term.resize(c, r);
@@ -374,7 +416,20 @@ describe("the top line's link description", () => {
     const { term, session, dash } = setup(cols, 40);
     session.describe = LONG;
     session.row = TRACKING;
-    session.emit({ kind: 'trajectory', name: 'reach', phase: 'track', plan: { fromS: 1, toS: 2.3, path: [[0.3, 0.2], [0.2, 0.3]] }, t: 2.0 });
+    session.emit({
+      kind: 'trajectory',
+      name: 'reach',
+      phase: 'track',
+      plan: {
+        fromS: 1,
+        toS: 2.3,
+        path: [
+          [0.3, 0.2],
+          [0.2, 0.3],
+        ],
+      },
+      t: 2.0,
+    });
     dash.frame();
     const top = term.text()[0]!;
     expect(top).toMatch(/ TRACK /);

@@ -19,7 +19,7 @@ describe('DotCanvas', () => {
     a.set(0, 0);
     a.set(0, 1);
     a.set(1, 1);
-    expect(a.plainLines()).toEqual([":."]);
+    expect(a.plainLines()).toEqual([':.']);
   });
 
   it('draws lines end to end, ignores dots off the canvas and non-finite ends', () => {
@@ -164,7 +164,9 @@ describe('the loop panel', () => {
       }
     }
     // with room, everything the README's screenshot shows
-    const wide = loopLines(state(cases[2]![0]), 62, 5).join('\n').replace(/\{[^{}]*\}/g, '');
+    const wide = loopLines(state(cases[2]![0]), 62, 5)
+      .join('\n')
+      .replace(/\{[^{}]*\}/g, '');
     expect(wide).toContain('sample->answer [us] now 2 p50 3 p99 781 max 1818  late 13');
   });
 });

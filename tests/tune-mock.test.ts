@@ -116,9 +116,13 @@ describe('tune on rigs/mock-arm.json (virtual time)', () => {
 
   // Was it.fails: the tuned file widened the velocity estimator to 60 Hz (the encoder's steps in the torque,
   // through the run's prediction) and turned the observer off: 0.128 / 0.223 deg RMS against 0.052 / 0.147.
-  it('the tuned rig file is valid, scheduled, and its reach tracks no worse than with the file it came from', async () => {
-    await tunedTracksNoWorse(run, MOCK);
-  }, hangGuardMs(60_000));
+  it(
+    'the tuned rig file is valid, scheduled, and its reach tracks no worse than with the file it came from',
+    async () => {
+      await tunedTracksNoWorse(run, MOCK);
+    },
+    hangGuardMs(60_000),
+  );
 });
 
 describe('tune on a rig whose plant is 20-30 % off its model (virtual time)', () => {
@@ -140,22 +144,30 @@ describe('tune on a rig whose plant is 20-30 % off its model (virtual time)', ()
     }
   });
 
-  it("the reach with the tuned file tracks no worse than with the file's gains", async () => {
-    await tunedTracksNoWorse(run, PERTURBED);
-  }, hangGuardMs(60_000));
+  it(
+    "the reach with the tuned file tracks no worse than with the file's gains",
+    async () => {
+      await tunedTracksNoWorse(run, PERTURBED);
+    },
+    hangGuardMs(60_000),
+  );
 });
 
 describe('tune refuses a bandwidth out of reach', () => {
-  it('names the bound and does not move the arm', async () => {
-    const run = await tuneOnMock(MOCK, { bandwidthHz: 40 });
-    expect(run.outcome.motionS).toBe(0);
-    expect(run.outcome.completed).toBe(false);
-    const s = run.outcome.steps.find((x) => x.name === 'bandwidth')!;
-    expect(s.status).toBe('fail');
-    const bound = Math.min(...run.outcome.boundHz);
-    expect(bound).toBeGreaterThan(5);
-    expect(bound).toBeLessThan(40);
-    expect(s.summary).toContain(`${Number(bound.toPrecision(3))} Hz on joint`);
-    expect(s.fix).toContain('--bandwidth');
-  }, hangGuardMs(20_000));
+  it(
+    'names the bound and does not move the arm',
+    async () => {
+      const run = await tuneOnMock(MOCK, { bandwidthHz: 40 });
+      expect(run.outcome.motionS).toBe(0);
+      expect(run.outcome.completed).toBe(false);
+      const s = run.outcome.steps.find((x) => x.name === 'bandwidth')!;
+      expect(s.status).toBe('fail');
+      const bound = Math.min(...run.outcome.boundHz);
+      expect(bound).toBeGreaterThan(5);
+      expect(bound).toBeLessThan(40);
+      expect(s.summary).toContain(`${Number(bound.toPrecision(3))} Hz on joint`);
+      expect(s.fix).toContain('--bandwidth');
+    },
+    hangGuardMs(20_000),
+  );
 });

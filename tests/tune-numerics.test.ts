@@ -12,12 +12,15 @@ import { logChirp, welchH1 } from '../src/tune/spectra.js';
 
 const DEG = 180 / Math.PI;
 /** A second-order plant with delay: 1 / (J s^2 + b s) e^{-sT}. */
-const plant = (J: number, b: number, T: number) => (w: number): C => div(expj(-w * T), [-J * w * w, b * w]);
+const plant =
+  (J: number, b: number, T: number) =>
+  (w: number): C =>
+    div(expj(-w * T), [-J * w * w, b * w]);
 
 describe('spectra', () => {
   it('H1 of y_k = 0.5 y_{k-1} + u_{k-1} on white noise is z^-1 / (1 - 0.5 z^-1), coherence 1', () => {
     let seed = 7;
-    const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648 - 0.5;
     const n = 16384;
     const u = Array.from({ length: n }, rnd);
     const y = new Array<number>(n).fill(0);
@@ -59,7 +62,15 @@ describe('margins and synthesis', () => {
       const g = pidForCrossover(wc, P(wc), V(wc), 50)!;
       expect(g.kp).toBeGreaterThan(0);
       const f = logGrid(0.2, 200, 3000);
-      const m = margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), V));
+      const m = margins(
+        f,
+        loopResponse(
+          g,
+          f,
+          f.map((x) => P(2 * Math.PI * x)),
+          V,
+        ),
+      );
       expect(m.crossoverHz).toBeCloseTo(fc, 2);
       expect(m.phaseMarginDeg).toBeCloseTo(50, 1);
       expect(abs(mul(pidResponse(g, wc), P(wc)))).toBeCloseTo(1, 9);
@@ -69,7 +80,16 @@ describe('margins and synthesis', () => {
     const f = logGrid(0.2, 1000, 2000);
     const bound = (T: number): number => {
       const P = plant(0.09, 0.05, T);
-      const gm = (g: Parameters<typeof pidResponse>[0]): number => margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), (w) => [0, w])).gainMarginDb;
+      const gm = (g: Parameters<typeof pidResponse>[0]): number =>
+        margins(
+          f,
+          loopResponse(
+            g,
+            f,
+            f.map((x) => P(2 * Math.PI * x)),
+            (w) => [0, w],
+          ),
+        ).gainMarginDb;
       return maxCrossoverHz(1, 500, 45, 6, P, (w) => [0, w], gm);
     };
     const b1 = bound(0.003);
@@ -81,16 +101,31 @@ describe('margins and synthesis', () => {
     expect(pidForCrossover(w, plant(0.09, 0.05, 0.003)(w), estimatorResponse(w, 25, 0.002), 45)).toBeNull();
   });
   it('gainSpread is the largest relative spread', () => {
-    expect(gainSpread([{ kp: 1, ki: 2, kd: 3 }, { kp: 1.1, ki: 2, kd: 3 }])).toBeCloseTo(0.1 / 1.05, 9);
+    expect(
+      gainSpread([
+        { kp: 1, ki: 2, kd: 3 },
+        { kp: 1.1, ki: 2, kd: 3 },
+      ]),
+    ).toBeCloseTo(0.1 / 1.05, 9);
   });
 });
 
 describe('relay', () => {
-  it("a relay on 1/(J s^2 + b s + k) e^{-sT} oscillates where the phase is -180 deg, with Ku = 1/|P| there", () => {
-    const J = 0.09, b = 0.2, k = 2, T = 0.004, d = 0.5, eps = 0.002, dt = 1e-4;
-    let q = 0, v = 0, sgn = 1;
+  it('a relay on 1/(J s^2 + b s + k) e^{-sT} oscillates where the phase is -180 deg, with Ku = 1/|P| there', () => {
+    const J = 0.09,
+      b = 0.2,
+      k = 2,
+      T = 0.004,
+      d = 0.5,
+      eps = 0.002,
+      dt = 1e-4;
+    let q = 0,
+      v = 0,
+      sgn = 1;
     const hist: number[] = [];
-    const t: number[] = [], y: number[] = [], s: number[] = [];
+    const t: number[] = [],
+      y: number[] = [],
+      s: number[] = [];
     const lag = Math.round(T / dt);
     for (let i = 0; i < 200000; i++) {
       if (q > eps) sgn = -1;
@@ -131,7 +166,13 @@ describe('joint model', () => {
     const V = (w: number): C => estimatorResponse(w, 60, 0.002);
     const f = logGrid(0.5, 40, 60);
     const P = f.map((x) => jointResponse(m, 2 * Math.PI * x, V(2 * Math.PI * x)));
-    const fit = fitJointModel(f, P, f.map(() => 0.99), { B: m.B, delayS: m.delayS }, V);
+    const fit = fitJointModel(
+      f,
+      P,
+      f.map(() => 0.99),
+      { B: m.B, delayS: m.delayS },
+      V,
+    );
     expect(fit.J).toBeCloseTo(m.J, 6);
     expect(fit.b).toBeCloseTo(m.b, 6);
     expect(fit.k).toBeCloseTo(m.k, 6);

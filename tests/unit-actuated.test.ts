@@ -140,7 +140,6 @@ describe('the actuated arm model: mass and Coriolis terms', () => {
       }
     }
   });
-
 });
 
 describe('the actuated arm model: dynamics', () => {
@@ -190,11 +189,16 @@ describe('the actuated arm model: dynamics', () => {
       // An extra (unmodelled) torque adds to the motors'.
       const extra = [rnd() - 0.5, rnd() - 0.5].slice(0, model.joints);
       const c = computeForwardDynamicsUnderDuty(model, data, q, qd, duty, [0, 0], extra).slice();
-      const d = computeForwardDynamics(model, data, q, qd, tm.map((t, i) => t + extra[i]!));
+      const d = computeForwardDynamics(
+        model,
+        data,
+        q,
+        qd,
+        tm.map((t, i) => t + extra[i]!),
+      );
       for (let i = 0; i < model.joints; i++) expect(c[i]).toBeCloseTo(d[i]!, 10);
     }
   });
-
 });
 
 describe('the actuated arm model: motors, friction, momentum', () => {
@@ -250,7 +254,6 @@ describe('the actuated arm model: motors, friction, momentum', () => {
       expect(seen).toBeCloseTo(peak[0]!, 12);
     }
   });
-
 });
 
 describe('the actuated arm model: its users, its data, its errors', () => {

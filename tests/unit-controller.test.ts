@@ -111,7 +111,6 @@ describe('Controller saturation', () => {
       expect(out.duty[0]).toBe(r.maxDuty); // zero torque at this speed needs more than maxDuty
     }
   });
-
 });
 
 describe('Controller.drive (a control law other than ours)', () => {

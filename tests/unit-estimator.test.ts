@@ -57,7 +57,6 @@ describe('VelocityEstimator', () => {
     expect(lag).toBeLessThan(1.2 * ((2 * a) / wn));
     expect(Math.abs(aided.qd[0]! - a * t)).toBeLessThan(1e-9 * a * t);
   });
-
 });
 
 describe('VelocityEstimator on real signals', () => {

@@ -144,7 +144,15 @@ describe('applyInjection', () => {
     applyInjection(site, parseInjection('busy'));
     expect(blocked).toEqual([2.5, 1]);
     expect(actsOn('throw')).toBe('host');
-    const throwing: InjectionSite = { name: 'a test host', host: { block: () => undefined, raise: (m) => { throw new Error(m); } } };
+    const throwing: InjectionSite = {
+      name: 'a test host',
+      host: {
+        block: () => undefined,
+        raise: (m) => {
+          throw new Error(m);
+        },
+      },
+    };
     expect(() => applyInjection(throwing, parseInjection('throw'))).toThrow(/injected exception \(--inject throw\)/);
   });
 
@@ -159,7 +167,10 @@ describe('applyInjection', () => {
     const { mock, site } = lineMock();
     const f = createFirmataMockRig(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
     const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
-    const parts = (s: InjectionSite) => Object.keys(s).filter((k) => k !== 'name').sort();
+    const parts = (s: InjectionSite) =>
+      Object.keys(s)
+        .filter((k) => k !== 'name')
+        .sort();
     expect(parts(site)).toEqual([...MOCK_PARTS.line].sort());
     expect(parts(fs)).toEqual([...MOCK_PARTS.firmata].sort());
     for (const n of INJECTION_NAMES) expect(refusal(fs, n) === undefined).toBe(MOCK_PARTS.firmata.includes(actsOn(n)));

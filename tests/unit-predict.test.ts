@@ -67,7 +67,7 @@ describe('the answers in flight (a 4-5 sample delay behind a 16U2)', () => {
   it('InFlight lists the commands sent after the acknowledged one that apply within the horizon, oldest first', () => {
     const f = new InFlight(2);
     // Answers to samples 10..14 (1 kHz), each applying 4 samples later.
-    for (let k = 0; k < 5; k++) f.sent(100 + k, [0.1 * k, -0.1 * k], 0.010 + k * 0.001 + 0.004);
+    for (let k = 0; k < 5; k++) f.sent(100 + k, [0.1 * k, -0.1 * k], 0.01 + k * 0.001 + 0.004);
     // The sample at 0.015 s acknowledges command 101 (applied at 0.015): 102, 103 apply within 0.004 s.
     const c = f.changesAfter(101, 0.015, 0.004);
     expect(c.map((x) => x.afterS)).toEqual([expect.closeTo(0.001, 12), expect.closeTo(0.002, 12), expect.closeTo(0.003, 12)]);

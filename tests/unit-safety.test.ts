@@ -11,7 +11,15 @@ describe('guards', () => {
   it('a NaN or an infinity in any checked vector is a fault naming the vector and the joint', () => {
     expect(checkFinite([['twin state', [0.1, 0.2]]], 2)).toBeUndefined();
     expect(checkFinite([['twin state', [0.1, Number.NaN]]], 2)).toEqual({ kind: 'non-finite', what: 'twin state (joint 2 is NaN)' });
-    expect(checkFinite([['velocity estimate', [0, 0]], ['twin residual torque', [Infinity, 0]]], 2)).toEqual({ kind: 'non-finite', what: 'twin residual torque (joint 1 is Infinity)' });
+    expect(
+      checkFinite(
+        [
+          ['velocity estimate', [0, 0]],
+          ['twin residual torque', [Infinity, 0]],
+        ],
+        2,
+      ),
+    ).toEqual({ kind: 'non-finite', what: 'twin residual torque (joint 1 is Infinity)' });
   });
 
   it('limits: a NaN angle or speed is outside every limit (a comparison with NaN is false, so it must not pass)', () => {

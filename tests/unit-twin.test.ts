@@ -5,15 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { Twin } from '../src/control/twin.js';
-import {
-  computeForwardDynamicsUnderDuty,
-  computeGravity,
-  computeMassMatrix,
-  createActuatedArmData,
-  createActuatedArmModel,
-  motorDamping,
-  motorDuty,
-} from '../src/model/actuated.js';
+import { computeForwardDynamicsUnderDuty, computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, motorDamping, motorDuty } from '../src/model/actuated.js';
 import { FixedStepIntegrator } from '../src/model/integrate.js';
 
 const DEG = Math.PI / 180;
@@ -80,7 +72,6 @@ describe('Twin', () => {
       expect(Math.abs(twin.residual[i]! - expected)).toBeLessThan(0.15 * Math.abs(expected));
     }
   });
-
 });
 
 describe('Twin alarm and gaps', () => {

@@ -136,7 +136,7 @@ describe('USB-serial adapter models (virtual time)', () => {
     expect(arrivals('ch340', [0.0101], 32)[0]! - 0.0101).toBeLessThanOrEqual(USB_FRAME_S + EPS);
   });
 
-  it('native CDC: every frame goes at the host\'s next poll, within the 1 ms frame', () => {
+  it("native CDC: every frame goes at the host's next poll, within the 1 ms frame", () => {
     const sends = Array.from({ length: 30 }, (_, i) => 0.01 + i * 0.00077);
     const waits = arrivals('native', sends, 20).map((t, i) => t - sends[i]!);
     expect(Math.max(...waits)).toBeLessThanOrEqual(USB_FRAME_S + EPS);

@@ -98,10 +98,7 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
   }
 
   it('an update slower than the period, tick after tick, is a fault with the time it took', async () => {
-    const file = module(
-      'slow.js',
-      `export default () => ({ update() { const end = performance.now() + 3; while (performance.now() < end) {} return [0.1, 0.2]; } });`,
-    );
+    const file = module('slow.js', `export default () => ({ update() { const end = performance.now() + 3; while (performance.now() < end) {} return [0.1, 0.2]; } });`);
     const pc = await PluggedController.load(file, context);
     const out = [0, 0];
     const s = restSample(pc, [-1.2, 0.3]);
@@ -156,7 +153,11 @@ describe('the shipped examples', () => {
   for (const file of examples) {
     it(`${file}: at rest on the plan it holds the arm against gravity, tau = G(q)`, async () => {
       const pc = await PluggedController.load(file, context);
-      for (const q of [[-Math.PI / 2, 0], [-0.4, 1.1], [0.2, -0.7]]) {
+      for (const q of [
+        [-Math.PI / 2, 0],
+        [-0.4, 1.1],
+        [0.2, -0.7],
+      ]) {
         const out = [0, 0];
         expect(pc.step(restSample(pc, q), 0.002, out)).toEqual({ ok: true });
         const g = m.gravityTerms(q);

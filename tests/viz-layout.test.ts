@@ -40,7 +40,9 @@ describe('docs/foxglove-layout.json', () => {
   });
 
   it('the layout names its panels in its tree', () => {
-    const names = JSON.stringify(layout.layout).match(/"[\w]+![\w]+"/g)!.map((s) => JSON.parse(s));
+    const names = JSON.stringify(layout.layout)
+      .match(/"[\w]+![\w]+"/g)!
+      .map((s) => JSON.parse(s));
     expect(names.sort()).toEqual(Object.keys(panels).sort());
   });
 });

@@ -109,31 +109,35 @@ describe('Foxglove live view', () => {
     expect(none.channels).toEqual([]);
   });
 
-  it('drops frames for a client that stops reading; the reading client gets every one; publish never waits', async () => {
-    const server = await FoxgloveServer.start('127.0.0.1', 0, sceneChannels());
-    closers.push(() => server.close());
-    server.publish(SCENE_TOPICS.description, new Uint8Array(8), 0n, true);
-    const good = connect(server.port, ['foxglove.sdk.v1']);
-    const stalled = connect(server.port, ['foxglove.sdk.v1']);
-    for (const c of [good, stalled]) {
-      await c.until(() => c.channels.length > 0);
-      c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
-      // The latched description arriving shows the subscription is in place.
-      await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
-    }
-    // The stalled client reads nothing more: its socket is paused (a frozen Foxglove tab).
-    (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    const sent0 = server.stats.sent;
-    const big = new Uint8Array(MAX_BUFFERED_BYTES);
-    const frames = 200;
-    for (let k = 0; k < frames; k++) {
-      // Sent or dropped, publish returns at once: it never waits for a socket.
-      server.publish(SCENE_TOPICS.tf, big, BigInt(k));
-      await good.until(() => good.on(SCENE_TOPICS.tf).length === k + 1);
-    }
-    expect(good.on(SCENE_TOPICS.tf).map((m) => m.ns)).toEqual(Array.from({ length: frames }, (_, k) => BigInt(k)));
-    // 50 MB for the stalled client: more than the kernel's socket buffers hold, so frames were dropped.
-    expect(server.stats.dropped).toBeGreaterThan(0);
-    expect(server.stats.sent - sent0 + server.stats.dropped).toBe(2 * frames);
-  }, hangGuardMs(30_000));
+  it(
+    'drops frames for a client that stops reading; the reading client gets every one; publish never waits',
+    async () => {
+      const server = await FoxgloveServer.start('127.0.0.1', 0, sceneChannels());
+      closers.push(() => server.close());
+      server.publish(SCENE_TOPICS.description, new Uint8Array(8), 0n, true);
+      const good = connect(server.port, ['foxglove.sdk.v1']);
+      const stalled = connect(server.port, ['foxglove.sdk.v1']);
+      for (const c of [good, stalled]) {
+        await c.until(() => c.channels.length > 0);
+        c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
+        // The latched description arriving shows the subscription is in place.
+        await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+      }
+      // The stalled client reads nothing more: its socket is paused (a frozen Foxglove tab).
+      (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+      const sent0 = server.stats.sent;
+      const big = new Uint8Array(MAX_BUFFERED_BYTES);
+      const frames = 200;
+      for (let k = 0; k < frames; k++) {
+        // Sent or dropped, publish returns at once: it never waits for a socket.
+        server.publish(SCENE_TOPICS.tf, big, BigInt(k));
+        await good.until(() => good.on(SCENE_TOPICS.tf).length === k + 1);
+      }
+      expect(good.on(SCENE_TOPICS.tf).map((m) => m.ns)).toEqual(Array.from({ length: frames }, (_, k) => BigInt(k)));
+      // 50 MB for the stalled client: more than the kernel's socket buffers hold, so frames were dropped.
+      expect(server.stats.dropped).toBeGreaterThan(0);
+      expect(server.stats.sent - sent0 + server.stats.dropped).toBe(2 * frames);
+    },
+    hangGuardMs(30_000),
+  );
 });

@@ -101,7 +101,9 @@ describe('MCAP export: the arm in Foxglove', () => {
     type Q = V & { w: number };
     const rotate = (q: Q, v: V): V => {
       // v' = q v q*, expanded.
-      const tx = 2 * (q.y * v.z - q.z * v.y), ty = 2 * (q.z * v.x - q.x * v.z), tz = 2 * (q.x * v.y - q.y * v.x);
+      const tx = 2 * (q.y * v.z - q.z * v.y),
+        ty = 2 * (q.z * v.x - q.x * v.z),
+        tz = 2 * (q.x * v.y - q.y * v.x);
       return { x: v.x + q.w * tx + (q.y * tz - q.z * ty), y: v.y + q.w * ty + (q.z * tx - q.x * tz), z: v.z + q.w * tz + (q.x * ty - q.y * tx) };
     };
     const ticks = new Map(on(MCAP_TOPICS.tick).map((m) => [m.logTime, parse(m)]));
@@ -113,7 +115,7 @@ describe('MCAP export: the arm in Foxglove', () => {
       for (const a of SCENE_ARMS) {
         // Walk up from the tip to world: p_parent = R p_child + t.
         let p: V = { x: 0, y: 0, z: 0 };
-        for (let f = `${a.name}/tip`; f !== 'world'; ) {
+        for (let f = `${a.name}/tip`; f !== 'world';) {
           const t = byChild.get(f);
           const r = rotate(t.rotation, p);
           p = { x: r.x + t.translation.x, y: r.y + t.translation.y, z: r.z + t.translation.z };

@@ -57,7 +57,10 @@ describe('scene messages from templates', () => {
     const rnd = mulberry32(11);
     const one = { L1: 0.3, d1: 0.1, m1: 0.3, I1: 0.002, g: 9.81 };
     let arrows = 0;
-    for (const [src, joints] of [[arm, 2], [one, 1]] as const) {
+    for (const [src, joints] of [
+      [arm, 2],
+      [one, 1],
+    ] as const) {
       const s = new ArmScene({ arm: src, joints }, 60);
       for (let k = 0; k < 50; k++) {
         const row = Array.from({ length: F.tauExt1 + 40 }, () => (rnd() < 0.03 ? Number.NaN : rnd() * 6 - 3));

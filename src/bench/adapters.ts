@@ -96,7 +96,16 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
         const c = await realRuns(file, rateHz, runs, ['--mock']);
         const key = `${cable.name} @ ${rateHz} Hz, mock`;
         rows.push(row(key, c, v));
-        figures[key] = { done: c.done, runs, rmsDeg: c.rms.length ? [0, 1].map((j) => median(c.rms.map((r) => r[j]!))) : [], virtualRmsDeg: v.rms, delay: median(c.delay), virtualDelay: v.delay ?? NaN, latencyP50Us: median(c.lat50), latencyP99Us: median(c.lat99) } as never;
+        figures[key] = {
+          done: c.done,
+          runs,
+          rmsDeg: c.rms.length ? [0, 1].map((j) => median(c.rms.map((r) => r[j]!))) : [],
+          virtualRmsDeg: v.rms,
+          delay: median(c.delay),
+          virtualDelay: v.delay ?? NaN,
+          latencyP50Us: median(c.lat50),
+          latencyP99Us: median(c.lat99),
+        } as never;
       }
     }
     // The must-show: 1 kHz through the 16u2 and the native models on the pty rig too.

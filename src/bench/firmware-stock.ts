@@ -198,7 +198,11 @@ export async function stockFirmataRows(bin: string, root: string, runs = 3): Pro
   const twice = await stockTwice(rig, elf, bin, root);
   const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.end.kind === 'killed' ? 'NO CUT' : `not killed (${childEndText(c.end)})`));
   return [
-    ['stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs', `${reaches.filter((r) => childDone(r.end)).length} / ${runs}`, reaches.map((r) => `${childEndText(r.end)} (simulated board behind the wall clock at most ${r.boardBehindMs.toFixed(0)} ms)`).join(', ')],
+    [
+      'stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs',
+      `${reaches.filter((r) => childDone(r.end)).length} / ${runs}`,
+      reaches.map((r) => `${childEndText(r.end)} (simulated board behind the wall clock at most ${r.boardBehindMs.toFixed(0)} ms)`).join(', '),
+    ],
     ['  tracking RMS j1 / j2 per run', '', `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`],
     ['  two runs on one board, not reset between them (re-attach)', twice.map((r) => childEndText(r.end)).join(', '), 'the second meets the encoders FirmataEncoder still has attached'],
     ['  host killed (SIGKILL) while driving: last host byte to zero duty', `${ms.join(', ')} ms`, `board time; FirmataWatchdog armed by the host with link.watchdogMs = ${rig.link.watchdogMs} ms`],

@@ -83,7 +83,11 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
   const slice = asIs.rmsDeg.map((x, j) => Math.abs(fine.rmsDeg[j]! - x));
   const allowed = quantum.map((q, j) => q + lag[j]! + slice[j]!);
   const pass = ok && diff.every((d, j) => d <= allowed[j]!);
-  const deg = (r: LockstepReach): string => pair(r.pins.rmsCounts.map((c, j) => c * quantum[j]!), 4);
+  const deg = (r: LockstepReach): string =>
+    pair(
+      r.pins.rmsCounts.map((c, j) => c * quantum[j]!),
+      4,
+    );
   const rows: [string, string, string][] = [
     ['TS mock board, virtual time', `${pair(mock)} deg`, 'tracking RMS j1 / j2, the reach (src/run/virtual.ts)'],
     ['our firmware, host lock-step, as built', `${pair(asIs.rmsDeg)} deg`, `${childEndText(asIs.end)}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`],
@@ -93,7 +97,11 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
     ['  explained: encoder quantum', `${pair(quantum)} deg`, '360 / counts per revolution'],
     ['  explained: harness encoder lag (one slice)', `${pair(lag)} deg`, 'measured: |late pins - predicted pins|'],
     ['  explained: lock-step slice', `${pair(slice)} deg`, 'measured: |slice 50 us - slice 250 us|'],
-    [`board time: ${pass ? 'PASS' : 'FAIL'}`, `${pair(diff)} <= ${pair(allowed)} deg`, ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`],
+    [
+      `board time: ${pass ? 'PASS' : 'FAIL'}`,
+      `${pair(diff)} <= ${pair(allowed)} deg`,
+      ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`,
+    ],
   ];
   const pinsDeg = asIs.pins.rmsCounts.map((c, j) => c * quantum[j]!);
   return { rows, pinsDeg, figures: { lockstepMockRmsDeg: mock, lockstepFirmwareRmsDeg: asIs.rmsDeg, lockstepLaggedRmsDeg: lagged.rmsDeg, lockstepSlice50RmsDeg: fine.rmsDeg, lockstepPass: pass ? 1 : 0 }, pass };

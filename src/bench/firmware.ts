@@ -186,12 +186,22 @@ function lockstepRig(): Rig {
 async function realTimeReaches(runs: number, figures: BenchResult['figures']): Promise<{ rows: [string, string, string][]; mock: RealTimeSide; fw: RealTimeSide }> {
   const rows: [string, string, string][] = [];
   const sides: RealTimeSide[] = [];
-  for (const [name, fw] of [['TS mock board on a pty', false], ['our firmware in simavr', true]] as const) {
+  for (const [name, fw] of [
+    ['TS mock board on a pty', false],
+    ['our firmware in simavr', true],
+  ] as const) {
     const rs: ReachFigures[] = [];
     for (let i = 0; i < runs; i++) rs.push(await cliReach(fw));
     const done = rs.filter((r) => childDone(r.end));
     figures[`${fw ? 'firmware' : 'mock'}ReachRmsDeg`] = done.map((r) => r.rmsDeg).flat();
-    rows.push([`real time, ${name}: done / runs`, `${done.length} / ${runs}`, rs.filter((r) => !childDone(r.end)).map((r) => childEndText(r.end)).join('; ') || '']);
+    rows.push([
+      `real time, ${name}: done / runs`,
+      `${done.length} / ${runs}`,
+      rs
+        .filter((r) => !childDone(r.end))
+        .map((r) => childEndText(r.end))
+        .join('; ') || '',
+    ]);
     rows.push([`real time, ${name}: tracking RMS j1 / j2 per run`, '', `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
     if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays.replace(/^twolink rig: /, '')).join(' | ')]);
     sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
@@ -209,7 +219,11 @@ async function faultRows(rig: Rig, figures: BenchResult['figures']): Promise<[st
   figures.resetToHostExitMs = reset.exitMs;
   return [
     ['host silent: last host line to zero duty at the pins', `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`, 'board time (simulated cycles), firmware watchdog 100 ms'],
-    ['bad CRC line: the firmware answers', `${crc.eMs.toFixed(1)} ms`, `real time, write to \`${crc.eLine.trim()}\`; pins ${crc.unchanged ? 'unchanged' : 'CHANGED'} over ${crc.slicesAfter} slices (${(crc.slicesAfter / 4).toFixed(0)} ms of board time) after it`],
+    [
+      'bad CRC line: the firmware answers',
+      `${crc.eMs.toFixed(1)} ms`,
+      `real time, write to \`${crc.eLine.trim()}\`; pins ${crc.unchanged ? 'unchanged' : 'CHANGED'} over ${crc.slicesAfter} slices (${(crc.slicesAfter / 4).toFixed(0)} ms of board time) after it`,
+    ],
     ['reset mid-run: the host stops', `${reset.exitMs.toFixed(0)} ms`, `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${childEndText(reset.end)}`],
   ];
 }

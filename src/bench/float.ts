@@ -116,7 +116,11 @@ async function virtualTeach(rig: Rig): Promise<{ rows: [string, string, string][
       continue;
     }
     const r = (await virtualRun(rig, [p], { keepRows: false })).summary.replay!;
-    rows.push([`replay x${speed} (virtual)`, `RMS ${r.rmsDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointRmsMm.toFixed(2)} mm`, `max ${r.maxDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointMaxMm.toFixed(2)} mm (target RMS <= 0.3 deg, 2 mm)`]);
+    rows.push([
+      `replay x${speed} (virtual)`,
+      `RMS ${r.rmsDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointRmsMm.toFixed(2)} mm`,
+      `max ${r.maxDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointMaxMm.toFixed(2)} mm (target RMS <= 0.3 deg, 2 mm)`,
+    ]);
     Object.assign(figures, { [`virtualReplayX${speed}RmsDeg`]: r.rmsDeg, [`virtualReplayX${speed}MaxDeg`]: r.maxDeg, [`virtualReplayX${speed}EndpointRmsMm`]: r.endpointRmsMm, [`virtualReplayX${speed}EndpointMaxMm`]: r.endpointMaxMm });
   }
   return { rows, figures };
@@ -137,7 +141,20 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
   const leave: [number, number] = [0, 0];
   for (const pose of POSES.filter((_, k) => k % Math.max(1, Math.floor(POSES.length / n)) === 0).slice(0, n)) {
     const rows: number[][] = [];
-    const s = new Session({ rig, target: { kind: 'mock' }, paths: [posePath(pose, 7)], cycle: false, park: false, feedforward: 'desired', rateHz: rig.control.rateHz, injections: [], maxSeconds: 20, rt: true, float: floatSettings(rig, { startFloating: false, floatFromS: 3, floatUntilS: 6 }), onRow: (r) => rows.push([r[F.t]!, r[F.q0]!, r[F.q1]!]) });
+    const s = new Session({
+      rig,
+      target: { kind: 'mock' },
+      paths: [posePath(pose, 7)],
+      cycle: false,
+      park: false,
+      feedforward: 'desired',
+      rateHz: rig.control.rateHz,
+      injections: [],
+      maxSeconds: 20,
+      rt: true,
+      float: floatSettings(rig, { startFloating: false, floatFromS: 3, floatUntilS: 6 }),
+      onRow: (r) => rows.push([r[F.t]!, r[F.q0]!, r[F.q1]!]),
+    });
     const res = await s.run();
     const t0 = rows[0]?.[0] ?? 0;
     // the angles averaged over 50 ms: the figures are the arm's motion, not its encoders' last count
@@ -191,7 +208,15 @@ export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchRes
     rows.push([`enter float, ${rtPoses} poses (real time)`, `${f(d.enter)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     rows.push([`leave float, ${rtPoses} poses (real time)`, `${f(d.leave)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     rows.push(['replay x1 (real time, CLI)', `RMS ${f(rep.rmsDeg)} deg; ${rep.endpointRmsMm.toFixed(2)} mm`, `max ${f(rep.maxDeg)} deg; ${rep.endpointMaxMm.toFixed(2)} mm`]);
-    Object.assign(figures, { realtimeDriftDeg: d.drift, realtimeEnterDeg: d.enter, realtimeLeaveDeg: d.leave, realtimeReplayRmsDeg: r.rmsDeg, realtimeReplayMaxDeg: r.maxDeg, realtimeReplayEndpointRmsMm: r.endpointRmsMm, realtimeReplayEndpointMaxMm: r.endpointMaxMm });
+    Object.assign(figures, {
+      realtimeDriftDeg: d.drift,
+      realtimeEnterDeg: d.enter,
+      realtimeLeaveDeg: d.leave,
+      realtimeReplayRmsDeg: r.rmsDeg,
+      realtimeReplayMaxDeg: r.maxDeg,
+      realtimeReplayEndpointRmsMm: r.endpointRmsMm,
+      realtimeReplayEndpointMaxMm: r.endpointMaxMm,
+    });
   }
   return section('float, teach, replay (mock rig, identified model)', rows, figures);
 }

@@ -83,7 +83,15 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   let live: LiveView | undefined;
   let prevOverruns = 0;
   const session = new Session({
-    rig, target: { kind: 'mock' }, paths, cycle: true, park: true, feedforward: rig.control.feedforward, rateHz: RATE_HZ, injections: [], maxSeconds: 300,
+    rig,
+    target: { kind: 'mock' },
+    paths,
+    cycle: true,
+    park: true,
+    feedforward: rig.control.feedforward,
+    rateHz: RATE_HZ,
+    injections: [],
+    maxSeconds: 300,
     onRow: (row) => {
       live?.row(row);
       const o = row[F.overruns]!;
@@ -188,12 +196,21 @@ export async function benchFoxglove(): Promise<BenchResult> {
   let m = await measure(rig, paths);
   // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
   for (let attempt = 1; attempt < 5 && m.stop.kind !== 'done'; attempt++) m = await measure(rig, paths);
-  const line = (b: Block): string => `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  late ${b.overruns} (${b.ticks} ticks; behind the 16U2 model most late samples are superseded in its bursts)`;
+  const line = (b: Block): string =>
+    `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  late ${b.overruns} (${b.ticks} ticks; behind the 16U2 model most late samples are superseded in its bursts)`;
   const cpu = (b: Block): number => (100 * b.cpuS) / Math.max(1e-9, b.wallS);
   const seconds = (mode: Mode): number => (SCHEDULE.filter((x) => x === mode).length * BLOCK_MS) / 1000;
   const v = await viewCpu(rig, paths);
   const vl = await viewCpu(rig, paths, LAYOUT_TOPICS);
-  const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: describeStop(m.stop), viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100, viewBaselineCpuPct: Math.round(v.basePct * 100) / 100, viewFrameWarmUs: Math.round(v.warmUs), viewLayoutCpuPctAt1kHz: Math.round(vl.pct * 100) / 100 };
+  const figures: BenchResult['figures'] = {
+    sent: m.sent,
+    dropped: m.dropped,
+    stopReason: describeStop(m.stop),
+    viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100,
+    viewBaselineCpuPct: Math.round(v.basePct * 100) / 100,
+    viewFrameWarmUs: Math.round(v.warmUs),
+    viewLayoutCpuPctAt1kHz: Math.round(vl.pct * 100) / 100,
+  };
   for (const mode of ['without', 'reading', 'stalled'] as const) {
     const b = m.blocks[mode];
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
@@ -204,8 +221,16 @@ export async function benchFoxglove(): Promise<BenchResult> {
       ['latency, without', line(m.blocks.without), `${seconds('without')} s in 2 s blocks, A B C C B A twice`],
       ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],
       ['latency, stalled client', line(m.blocks.stalled), `${seconds('stalled')} s, a client that subscribed, then stopped reading`],
-      ['process CPU', `${cpu(m.blocks.without).toFixed(1)} -> ${cpu(m.blocks.reading).toFixed(1)} / ${cpu(m.blocks.stalled).toFixed(1)} % of a core`, 'all threads of twolink (loop worker, mock rig, main thread with the server), without -> reading / stalled'],
-      ['live view CPU at 1 kHz', `${v.pct.toFixed(2)} % of a core`, `process CPU time per second of loop time while the rows of a 1 kHz virtual-time run (${v.loopS.toFixed(1)} s) are fed to it at the session's pace, minus the blocks with the same pacing without it (${v.basePct.toFixed(2)} %), A B B A; ${v.sent} frames to a reading client, ${v.dropped} dropped`],
+      [
+        'process CPU',
+        `${cpu(m.blocks.without).toFixed(1)} -> ${cpu(m.blocks.reading).toFixed(1)} / ${cpu(m.blocks.stalled).toFixed(1)} % of a core`,
+        'all threads of twolink (loop worker, mock rig, main thread with the server), without -> reading / stalled',
+      ],
+      [
+        'live view CPU at 1 kHz',
+        `${v.pct.toFixed(2)} % of a core`,
+        `process CPU time per second of loop time while the rows of a 1 kHz virtual-time run (${v.loopS.toFixed(1)} s) are fed to it at the session's pace, minus the blocks with the same pacing without it (${v.basePct.toFixed(2)} %), A B B A; ${v.sent} frames to a reading client, ${v.dropped} dropped`,
+      ],
       ['  as Foxglove reads it', `${vl.pct.toFixed(2)} % of a core`, `the same with a client subscribed to what docs/foxglove-layout.json shows (${LAYOUT_TOPICS.join(', ')}): the joint states are not built; ${vl.sent} messages`],
       ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
       ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],

@@ -78,7 +78,10 @@ async function main(): Promise<void> {
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1]!.split(',') : Object.keys(SECTIONS);
   const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
   process.stdout.write(
-    `twolink bench: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}\n`,
+    `twolink bench: node ${process.version}, ${os.cpus().length} x ${os.cpus()[0]?.model ?? 'cpu'}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
   );
   const results: BenchResult[] = [];
   for (const name of only) {

@@ -81,7 +81,7 @@ export function benchModel(): BenchResult {
     ['forward kinematics (endpoint)', `${fk.ns.toFixed(1)} ns/call`, ''],
     ['inverse kinematics (analytic)', `${ik.ns.toFixed(1)} ns/call`, ''],
     ['RK4 step (4 x FD)', `${rk4.ns.toFixed(1)} ns/step`, ''],
-    ["seed 001 scenario, explicit Euler (20 s, dt 1e-4)", `${euler.ms.toFixed(1)} ms`, `energy drift ${(euler.drift * 100).toFixed(2)} %`],
+    ['seed 001 scenario, explicit Euler (20 s, dt 1e-4)', `${euler.ms.toFixed(1)} ms`, `energy drift ${(euler.drift * 100).toFixed(2)} %`],
     ['seed 001 scenario, semi-implicit Euler', `${semi.ms.toFixed(1)} ms`, `energy drift ${(semi.drift * 100).toFixed(4)} %`],
     ['seed 001 scenario, RK4', `${rk.ms.toFixed(1)} ms`, `energy drift ${rk.drift.toExponential(2)} (target < 50 ms)`],
   ];

@@ -261,13 +261,33 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
           `${a.done}/${runs} done, RMS ${f2(rmsMed)} deg (virtual ${f2(v)}, x${ratio.toFixed(2)}); ${perRunS.toFixed(1)} s of real time per run with the rig's start`,
           `late ${median(a.late)}/run, latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${max(a.stall).toFixed(1)} ms${a.mockLate ? `, mock starved in ${a.mockLate}` : ''}${a.rigBehindMs !== undefined ? `, rig behind at most ${a.rigBehindMs.toFixed(1)} ms` : ''}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
         ]);
-        figures[key] = { done: a.done, runs, faulted: a.faulted.length, rmsDeg: rmsMed, virtualRmsDeg: v, ratio, lateMedian: median(a.late), latencyP50Us: median(a.lat50), latencyP99Us: median(a.lat99), hostCpuPct: median(a.cpu), maxStallMs: max(a.stall), load1min: load, hogs: cond.hogs, secondsPerRun: perRunS, ...(a.rigBehindMs !== undefined ? { rigBehindMs: a.rigBehindMs } : {}) } as never;
+        figures[key] = {
+          done: a.done,
+          runs,
+          faulted: a.faulted.length,
+          rmsDeg: rmsMed,
+          virtualRmsDeg: v,
+          ratio,
+          lateMedian: median(a.late),
+          latencyP50Us: median(a.lat50),
+          latencyP99Us: median(a.lat99),
+          hostCpuPct: median(a.cpu),
+          maxStallMs: max(a.stall),
+          load1min: load,
+          hogs: cond.hogs,
+          secondsPerRun: perRunS,
+          ...(a.rigBehindMs !== undefined ? { rigBehindMs: a.rigBehindMs } : {}),
+        } as never;
       }
     } finally {
       stop();
     }
   }
-  return section(`Real time: reach runs per configuration, quiet, busy and heavy (median of runs; load = 1-minute load average after the row; targets: tracking <= 1.3 x virtual, 0 false faults with --rt when busy or heavy, host CPU <= 15 % at 1 kHz)`, rows, figures);
+  return section(
+    `Real time: reach runs per configuration, quiet, busy and heavy (median of runs; load = 1-minute load average after the row; targets: tracking <= 1.3 x virtual, 0 false faults with --rt when busy or heavy, host CPU <= 15 % at 1 kHz)`,
+    rows,
+    figures,
+  );
 }
 
 /** A 10-minute run at 1 kHz with a recording: the soak (`npm run bench -- --only soak`). */

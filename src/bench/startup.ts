@@ -76,7 +76,7 @@ export function benchStartup(runs = 15): BenchResult {
   const base = stats[0]!;
   const rows: [string, string, string][] = COMMANDS.map((c, i) => {
     const s = stats[i]!;
-    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`
+    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`;
     const target = i === COMMANDS.length - 1 ? ` (target +${FK_TARGET_MS} ms)` : '';
     return [c.name, `${s.p50.toFixed(0)} ms`, `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}${target}`];
   });

@@ -93,7 +93,11 @@ function runRows(r: TuneBenchRun, rows: [string, string, string][], figures: Ben
     const id = t.identified;
     const j = `${L}: joint ${t.joint + 1}`;
     if (m) {
-      rows.push([`${j} crossover [Hz], PM [deg], GM [dB]`, `${f3(m.crossoverHz)}, ${f3(m.phaseMarginDeg)}, ${Number.isFinite(m.gainMarginDb) ? f3(m.gainMarginDb) : `>= ${f3(m.gainMarginAtLeastDb)}`}`, `crossover ${((m.crossoverHz / o.bandwidthHz - 1) * 100).toFixed(1)} % off the target (<= 10 %); PM >= 45, GM >= 6`]);
+      rows.push([
+        `${j} crossover [Hz], PM [deg], GM [dB]`,
+        `${f3(m.crossoverHz)}, ${f3(m.phaseMarginDeg)}, ${Number.isFinite(m.gainMarginDb) ? f3(m.gainMarginDb) : `>= ${f3(m.gainMarginAtLeastDb)}`}`,
+        `crossover ${((m.crossoverHz / o.bandwidthHz - 1) * 100).toFixed(1)} % off the target (<= 10 %); PM >= 45, GM >= 6`,
+      ]);
       rows.push([`${j} step: overshoot [%], settling [s]`, `${f3(m.overshootPct)}, ${f3(m.settlingS)}`, `a ${f3((m.stepRad * 180) / Math.PI)} deg step`]);
       figures[`${j} crossoverHz`] = m.crossoverHz;
       figures[`${j} phaseMarginDeg`] = m.phaseMarginDeg;
@@ -117,7 +121,7 @@ export async function benchTune(): Promise<BenchResult> {
   const rows: [string, string, string][] = [];
   const figures: BenchResult['figures'] = {};
   const before = await reachRms(raw);
-  rows.push(['reach with the file\'s gains: RMS [deg]', before.map(f3).join(' / '), `virtual time, mean of ${SEEDS.length} plant seeds`]);
+  rows.push(["reach with the file's gains: RMS [deg]", before.map(f3).join(' / '), `virtual time, mean of ${SEEDS.length} plant seeds`]);
   figures['reach file rmsDeg'] = before;
   for (const realtime of [false, true]) {
     const r = await tuneOnce(rig, realtime);
@@ -125,14 +129,22 @@ export async function benchTune(): Promise<BenchResult> {
     if (!r.outcome.joints.some((t) => t.design && t.measured)) continue;
     const t = tunedRigFile(raw, rig, r.outcome, ((r.pose[1] ?? 0) * 180) / Math.PI);
     const after = await reachRms(t.file);
-    rows.push([`${r.label}: reach with the tuned file: RMS [deg]`, after.map(f3).join(' / '), `virtual time, mean of ${SEEDS.length} plant seeds; no worse than the file's on both joints: ${after.every((a, j) => a <= before[j]!) ? 'yes' : 'NO'}`]);
+    rows.push([
+      `${r.label}: reach with the tuned file: RMS [deg]`,
+      after.map(f3).join(' / '),
+      `virtual time, mean of ${SEEDS.length} plant seeds; no worse than the file's on both joints: ${after.every((a, j) => a <= before[j]!) ? 'yes' : 'NO'}`,
+    ]);
     figures[`${r.label} reach tuned rmsDeg`] = after;
   }
   // A bandwidth out of reach: refused before any motion, with the bound.
   for (const realtime of [false, true]) {
     const r = await tuneOnce(rig, realtime, REFUSED_HZ);
     const s = r.outcome.steps.find((x) => x.name === 'bandwidth');
-    rows.push([`${r.label}: --bandwidth ${REFUSED_HZ}`, s?.status === 'fail' ? `refused, ${r.outcome.motionS.toFixed(1)} s of motion` : 'NOT refused', `the bound ${r.outcome.boundHz.map(f3).join(', ')} Hz (estimator up to ${r.outcome.velocityFilterHz} Hz); fix: ${s?.fix ?? ''}`]);
+    rows.push([
+      `${r.label}: --bandwidth ${REFUSED_HZ}`,
+      s?.status === 'fail' ? `refused, ${r.outcome.motionS.toFixed(1)} s of motion` : 'NOT refused',
+      `the bound ${r.outcome.boundHz.map(f3).join(', ')} Hz (estimator up to ${r.outcome.velocityFilterHz} Hz); fix: ${s?.fix ?? ''}`,
+    ]);
     figures[`${r.label} refused boundHz`] = r.outcome.boundHz;
   }
   return section(`twolink tune on ${RIG} (16U2 cable model): virtual time and real time --rt`, rows, figures);

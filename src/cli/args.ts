@@ -55,9 +55,7 @@ export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, 
   try {
     const r = parseArgs({
       args,
-      options: Object.fromEntries(
-        Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) }]),
-      ),
+      options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) }])),
       allowPositionals: true,
       strict: true,
     });
@@ -139,11 +137,7 @@ export function nonFinitePath(v: unknown, path = ''): string | undefined {
 }
 
 /** Parses one number with optional bounds (inclusive). */
-export function numberArg(
-  value: string | boolean | string[] | undefined,
-  name: string,
-  opts: { default?: number; min?: number; max?: number; integer?: boolean; unit?: string } = {},
-): number {
+export function numberArg(value: string | boolean | string[] | undefined, name: string, opts: { default?: number; min?: number; max?: number; integer?: boolean; unit?: string } = {}): number {
   if (value === undefined) {
     if (opts.default !== undefined) return opts.default;
     throw new UsageError(`--${name} is required`);
@@ -159,12 +153,7 @@ export function numberArg(
   }
   const v = r.data;
   if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
-    const range =
-      opts.min !== undefined && opts.max !== undefined
-        ? `between ${opts.min} and ${opts.max}${unit}`
-        : opts.min !== undefined
-          ? `at least ${opts.min}${unit}`
-          : `at most ${opts.max}${unit}`;
+    const range = opts.min !== undefined && opts.max !== undefined ? `between ${opts.min} and ${opts.max}${unit}` : opts.min !== undefined ? `at least ${opts.min}${unit}` : `at most ${opts.max}${unit}`;
     throw new UsageError(`--${name}: ${v}${unit} is out of range: it must be ${range}`);
   }
   return v;

@@ -200,7 +200,7 @@ function plotHelp(): string {
     'twolink plot: figures (SVG, or an HTML page that needs no network)',
     '',
     '  twolink plot traj --rig F --traj NAME|FILE --out reach.svg',
-    "      a trajectory alone, as seed 002 draws it: endpoint x, y and joint angles with velocity, acceleration and",
+    '      a trajectory alone, as seed 002 draws it: endpoint x, y and joint angles with velocity, acceleration and',
     '      jerk; the endpoint path and the path in joint space',
     '  twolink plot run.ndjson [other.ndjson] --out run.svg',
     '      a recorded run (what twolink compare --plot draws): desired, measured and twin angle, velocity,',

@@ -120,7 +120,10 @@ export function systemChecks(k: KernelInfo, r: RealtimeInfo): DoctorCheck[] {
           name: 'kernel preemption',
           status: 'warn',
           evidence: `${k.release}: ${k.preempt === 'dynamic' ? 'PREEMPT_DYNAMIC, mode not readable (needs root: /sys/kernel/debug/sched/preempt)' : `preemption ${k.preempt}`}: ${k.version}`,
-          fix: k.preempt === 'dynamic' || k.preempt === 'voluntary' ? 'boot with preempt=full on the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then sudo update-grub), or install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64)' : 'install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64)',
+          fix:
+            k.preempt === 'dynamic' || k.preempt === 'voluntary'
+              ? 'boot with preempt=full on the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then sudo update-grub), or install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64)'
+              : 'install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64)',
         },
   );
   const fifo = r.uid === 0 || r.capSysNice || r.rtprio === 'unlimited' || (typeof r.rtprio === 'number' && r.rtprio > 0);
@@ -187,7 +190,7 @@ export function adapterInfo(path: string, root = '/'): AdapterInfo {
     }
   }
   if (vid === null || pid === null) return none(`${path} is not a USB device (driver ${driver ?? 'unknown'})`);
-  const drv = driver === 'ch341-uart' ? 'ch341' : driver ?? undefined;
+  const drv = driver === 'ch341-uart' ? 'ch341' : (driver ?? undefined);
   const hit = adapterOfUsbId(vid, pid, drv);
   const kind = hit?.kind ?? 'none';
   const lat = kind === 'ftdi' ? Number((read(root, `sys/bus/usb-serial/devices/${tty}/latency_timer`) ?? '').trim()) : NaN;
@@ -215,7 +218,12 @@ export function adapterCheck(a: AdapterInfo, path: string): DoctorCheck {
         };
   }
   if (a.kind === '16u2') {
-    return { name: 'adapter', status: 'warn', evidence: `${ids}: arduino-usbserial flushes what the board sends every 4.096 ms (Timer0): samples arrive in bursts above 250 Hz`, fix: 'run at 250-500 Hz, or use a native-USB board (Leonardo/Micro: board "leonardo" in the rig file) for 1 kHz' };
+    return {
+      name: 'adapter',
+      status: 'warn',
+      evidence: `${ids}: arduino-usbserial flushes what the board sends every 4.096 ms (Timer0): samples arrive in bursts above 250 Hz`,
+      fix: 'run at 250-500 Hz, or use a native-USB board (Leonardo/Micro: board "leonardo" in the rig file) for 1 kHz',
+    };
   }
   if (a.kind === 'ch340') return { name: 'adapter', status: 'warn', evidence: `${ids}: no settable latency; about 1 ms hold (estimated)`, fix: 'for 1 kHz, a native-USB board (Leonardo/Micro)' };
   if (a.kind === 'native') return { name: 'adapter', status: 'pass', evidence: `${ids}: native USB CDC, sent at the host's next 1 ms frame`, fix: null };

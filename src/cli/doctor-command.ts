@@ -48,7 +48,6 @@ function summarize(rts: number[], clock: 'real' | 'virtual'): NonNullable<Doctor
   return { p50: r(quantile(s, 0.5)), p99: r(quantile(s, 0.99)), p999: r(quantile(s, 0.999)), max: r(s[s.length - 1]!), n: s.length, clock };
 }
 
-
 /** The line protocol's view of `rig`: doctor measures the cable with pings of the line protocol, whatever the rig file's transport. */
 function lineRig(rig: Rig): Rig {
   return { ...rig, link: { ...rig.link, transport: 'line' } };
@@ -132,7 +131,7 @@ function roundTripCheck(rt: DoctorReport['roundTripUs'], error: string | undefin
   const ev = `${rt.n} pings (${rt.clock} time): p50 ${ms(rt.p50)} ms, p99 ${ms(rt.p99)} ms, p99.9 ${ms(rt.p999)} ms, max ${ms(rt.max)} ms`;
   const fix = usb
     ? 'a faster cable: see the adapter line (FTDI latency_timer 1, or a native-USB board)'
-    : 'not a cable: the machine is busy, or the simulated board behind the port is slow (twolink rig --pty models the adapter in its rig file\'s plant.adapter)';
+    : "not a cable: the machine is busy, or the simulated board behind the port is slow (twolink rig --pty models the adapter in its rig file's plant.adapter)";
   return rt.p99 <= 2500 ? { name: 'round trip', status: 'pass', evidence: ev, fix: null } : { name: 'round trip', status: 'warn', evidence: ev, fix };
 }
 
@@ -146,7 +145,7 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const port = typeof v.port === 'string' ? v.port : undefined;
   if (!port === !v.mock) throw new UsageError('give --port PATH (a board or a pty) or --mock --rig FILE');
   if (v.mock && typeof v.rig !== 'string') throw new UsageError('--mock needs --rig FILE (a rig file with a plant section)');
-  if (!v.mock && v.adapter !== undefined) throw new UsageError('--adapter picks the mock\'s model: with --port the adapter is read from sysfs');
+  if (!v.mock && v.adapter !== undefined) throw new UsageError("--adapter picks the mock's model: with --port the adapter is read from sysfs");
   const rigFile = typeof v.rig === 'string' ? v.rig : fileURLToPath(new URL('../../rigs/mock-arm.json', import.meta.url));
   let rig = loadRig(rigFile);
   const n = numberArg(v.pings, 'pings', { default: 1000, min: 20, max: 100_000, integer: true });
@@ -172,7 +171,11 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const k = kernelInfo();
   const r = realtimeInfo();
   const latency = a.latencyTimerMs ?? FTDI.defaultLatencyMs;
-  const checks = [...systemChecks(k, r), v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!), roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb)];
+  const checks = [
+    ...systemChecks(k, r),
+    v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!),
+    roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb),
+  ];
   const report: DoctorReport = {
     kernel: k,
     realtime: r,

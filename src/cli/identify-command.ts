@@ -159,11 +159,7 @@ function fitOptions(v: Parsed): FitOptions {
 
 function describeExcitation(ex: Excitation): string {
   const f = (a: number[], k: number, d: number): string => a.map((x) => (x * k).toFixed(d)).join(', ');
-  return (
-    `${ex.path.description}\n` +
-    `  reaches +-[${f(ex.peak.angle, DEG, 0)}] deg about [${f(ex.centre, DEG, 0)}] deg, speeds up to [${f(ex.peak.speed, DEG, 0)}] deg/s, ` +
-    `nominal torque up to [${f(ex.peak.torque, 1, 2)}] N m`
-  );
+  return `${ex.path.description}\n` + `  reaches +-[${f(ex.peak.angle, DEG, 0)}] deg about [${f(ex.centre, DEG, 0)}] deg, speeds up to [${f(ex.peak.speed, DEG, 0)}] deg/s, ` + `nominal torque up to [${f(ex.peak.torque, 1, 2)}] N m`;
 }
 
 function parameterTable(fit: ReturnType<typeof identify>['fit'], nominal: BaseParameters, plant: BaseParameters | undefined): string {

@@ -5,16 +5,7 @@
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
 import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
 import { simulate } from '../model/arm.js';
-import {
-  computeEnergy,
-  computeForwardDynamics,
-  computeGravity,
-  computeInverseDynamics,
-  computeMassMatrix,
-  computeVelocityTerms,
-  createActuatedArmData,
-  createRigidArmModel,
-} from '../model/actuated.js';
+import { computeEnergy, computeForwardDynamics, computeGravity, computeInverseDynamics, computeMassMatrix, computeVelocityTerms, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import { externalTorques } from '../model/dynamics.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
@@ -67,7 +58,12 @@ function print(obj: unknown, command: string, inputs: string): void {
 
 /** The arguments a command was given, for its messages. */
 function given(v: Parsed, names: readonly string[]): string {
-  return names.filter((k) => typeof v[k] === 'string').map((k) => `--${k} ${String(v[k])}`).join(' ') || 'these inputs';
+  return (
+    names
+      .filter((k) => typeof v[k] === 'string')
+      .map((k) => `--${k} ${String(v[k])}`)
+      .join(' ') || 'these inputs'
+  );
 }
 
 interface Sub {
@@ -325,10 +321,7 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   // explicit Euler with a large step) stops there, saying so, instead of printing nulls.
   const check = (t: number, q: readonly number[], qd: readonly number[]): void => {
     if (q.every(Number.isFinite) && qd.every(Number.isFinite)) return;
-    throw new UsageError(
-      `sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` +
-        `(a smaller --dt, or --integrator rk4)`,
-    );
+    throw new UsageError(`sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` + `(a smaller --dt, or --integrator rk4)`);
   };
   let res: ReturnType<typeof simulate>;
   try {
@@ -380,8 +373,7 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
         'a minimum-jerk trajectory as NDJSON, one sample per line: {"t","q","qd","qdd","qddd","endpoint"}',
         'traj --rig F --space joint|endpoint --from .. --to .. --duration S --rate HZ [--via ..]... [--elbow down|up]\n       twolink traj --rig F --file path.json --rate HZ',
         TRAJ_OPTIONS,
-        'Joint space takes angles (rad, or deg with --deg); endpoint space takes x,y [m]. --duration is per segment.\n' +
-          'Example: twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
+        'Joint space takes angles (rad, or deg with --deg); endpoint space takes x,y [m]. --duration is per segment.\n' + 'Example: twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
       ),
     );
     return 0;

@@ -22,12 +22,15 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}) instead of the path alone' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
-  rt: { type: 'boolean', help: "real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway" },
+  rt: {
+    type: 'boolean',
+    help: 'real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway',
+  },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   inject: { ...INJECT_OPTION, help: 'inject a test knob into the rig T seconds after its start (see twolink run --help)' },
   fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
-  board: { type: 'string', arg: 'uno|mega|uno-firmata', help: "with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf" },
+  board: { type: 'string', arg: 'uno|mega|uno-firmata', help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf' },
   elf: { type: 'string', arg: 'FILE', help: 'with --firmware: run this firmware image instead of ours (e.g. the stock ConfigurableFirmata image that firmware-protocol/firmata-watchdog/build-stock.sh builds, with --board uno-firmata)' },
   wiring: WIRING_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -44,7 +47,9 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   const { serveFirmwareRig } = await import('../mock/firmware-rig.js');
   const { FirmwareSimError } = await import('../mock/firmware-sim.js');
   try {
-    return endProcess(await serveFirmwareRig(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }));
+    return endProcess(
+      await serveFirmwareRig(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
+    );
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
     throw e;

@@ -55,9 +55,13 @@ const RUN_OPTIONS = {
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   stiffness: { type: 'string', arg: 'K', help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)" },
   'damping-ratio': { type: 'string', arg: 'Z', help: "impedance: damping ratio with the arm's own inertia at the pose, 0.1..3 (default: the rig file's)" },
-  space: { type: 'string', arg: 'S', help: "impedance: endpoint (the default) or joint" },
+  space: { type: 'string', arg: 'S', help: 'impedance: endpoint (the default) or joint' },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
-  mode: { type: 'string', arg: 'MODE', help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see README)' },
+  mode: {
+    type: 'string',
+    arg: 'MODE',
+    help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see README)',
+  },
   speed: { type: 'string', arg: 'F', help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)' },
   lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
   constrain: { type: 'string', arg: 'SHAPE', help: 'float: keep the endpoint on line:x0,y0,x1,y1 or circle:cx,cy,r [m]' },
@@ -124,7 +128,7 @@ function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: s
   if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
-    throw new UsageError('--controller replaces twolink\'s feedforward + PID: drop --feedforward / --no-feedforward');
+    throw new UsageError("--controller replaces twolink's feedforward + PID: drop --feedforward / --no-feedforward");
   }
   const impedance = impedanceArgs(v, rig, target, paths, rateHz);
   return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(impedance ? { impedance } : {}), ...(float ? { float } : {}) };
@@ -143,7 +147,7 @@ function impedanceArgs(v: Parsed, rig: Rig, target: Target, paths: PathSpec[], r
   }
   if (rig.joints !== 2) throw new UsageError(`--mode impedance: ${rig.file} has one joint; impedance mode needs the two-link arm`);
   if (v.controller !== undefined) throw new UsageError('--mode impedance is its own control law: drop --controller');
-  if (v['no-feedforward'] || v.feedforward !== undefined) throw new UsageError('--mode impedance cancels gravity, friction and the plan\'s inertia with the model itself: drop --feedforward / --no-feedforward');
+  if (v['no-feedforward'] || v.feedforward !== undefined) throw new UsageError("--mode impedance cancels gravity, friction and the plan's inertia with the model itself: drop --feedforward / --no-feedforward");
   const space = choiceArg(v.space, 'space', ['endpoint', 'joint'] as const, impedanceConfig(rig).space);
   const unit = stiffnessUnit(space);
   const stiffness = v.stiffness !== undefined ? numberArg(v.stiffness, 'stiffness', { min: space === 'joint' ? 0.01 : 1, max: space === 'joint' ? 1000 : 10_000, unit }) : undefined;
@@ -182,8 +186,18 @@ function floatArgs(v: Parsed, rig: Rig): FloatSettings | undefined {
 }
 
 const CONSTRAINT = z.union([
-  z.string().regex(/^line:/).transform((t) => t.slice(5).split(',').map(Number)).pipe(z.array(z.number().finite()).length(4)).transform((a) => ({ kind: 'line' as const, from: [a[0]!, a[1]!] as [number, number], to: [a[2]!, a[3]!] as [number, number] })),
-  z.string().regex(/^circle:/).transform((t) => t.slice(7).split(',').map(Number)).pipe(z.array(z.number().finite()).length(3)).transform((a) => ({ kind: 'circle' as const, centre: [a[0]!, a[1]!] as [number, number], radius: a[2]! })),
+  z
+    .string()
+    .regex(/^line:/)
+    .transform((t) => t.slice(5).split(',').map(Number))
+    .pipe(z.array(z.number().finite()).length(4))
+    .transform((a) => ({ kind: 'line' as const, from: [a[0]!, a[1]!] as [number, number], to: [a[2]!, a[3]!] as [number, number] })),
+  z
+    .string()
+    .regex(/^circle:/)
+    .transform((t) => t.slice(7).split(',').map(Number))
+    .pipe(z.array(z.number().finite()).length(3))
+    .transform((a) => ({ kind: 'circle' as const, centre: [a[0]!, a[1]!] as [number, number], radius: a[2]! })),
 ]);
 
 /** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */
@@ -206,7 +220,9 @@ function humanSummary(s: RunSummary, cable: string, float = false): string {
     ...(s.timing
       ? [
           `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later (learned; cable: ${cable}), real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
-            (s.timing.mock ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})` : ''),
+            (s.timing.mock
+              ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})`
+              : ''),
         ]
       : []),
     float ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here' : trackingLine(s.tracking),
@@ -300,7 +316,7 @@ function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latency
   if (line) process.stderr.write(`twolink: WARNING: ${line}\n`);
   const expected = cableAdvice(c.kind, c.latencyMs, p.rateHz).answerDelaySamples;
   const name = adapterName(c.kind, c.latencyMs);
-  say?.(`cable: ${name}${p.target.kind === 'mock' ? ' (the mock\'s model)' : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`);
+  say?.(`cable: ${name}${p.target.kind === 'mock' ? " (the mock's model)" : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`);
   return { adapter: c.kind, latencyMs: c.latencyMs, name, expectedAnswerDelaySamples: expected };
 }
 
@@ -421,7 +437,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.
   const requestStop = (reason: StopReason): void => {
     interrupts++;
-    const by = reason.kind === 'interrupted' ? reason.signal ?? 'signal' : reason.kind;
+    const by = reason.kind === 'interrupted' ? (reason.signal ?? 'signal') : reason.kind;
     // stopNow: if the loop's thread is blocked and does not answer, the main thread ends it.
     if (interrupts === 1) {
       if (!quiet) log(`${reason.kind === 'interrupted' ? by : describeStop(reason)}: stopping softly (again to e-stop)`);

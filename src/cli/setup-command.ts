@@ -176,7 +176,7 @@ function stopWords(e: SetupStopped): string {
 /** The e-stop a run gets when the operator stops setup: by the key, or by the signal. */
 function operatorEstop(reason: unknown): StopReason {
   const stop = operatorStop(reason);
-  return { kind: 'estop', by: stop.kind === 'interrupted' ? stop.signal ?? 'signal' : stop.kind === 'estop' ? 'key' : describeStop(stop) };
+  return { kind: 'estop', by: stop.kind === 'interrupted' ? (stop.signal ?? 'signal') : stop.kind === 'estop' ? 'key' : describeStop(stop) };
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
@@ -211,7 +211,19 @@ function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOpe
     const rows: Float64Array[] = [];
     // The e-stop, Ctrl-C or a signal: zero at once; stopNow ends a loop thread that does not answer.
     const estop = (): void => session.stopNow({ kind: 'estop', reason: operatorEstop(operator.signal.reason) });
-    const session = new Session({ rig, target: { kind: 'port', path: stringArg(v.port, 'port', 'a serial port path'), baudRate }, paths, cycle: false, park: true, feedforward: rig.control.feedforward, rateHz: rig.control.rateHz, injections: [], maxSeconds: 120, onRow: (row) => rows.push(Float64Array.from(row)), onReady: () => operator.signal.aborted && estop() });
+    const session = new Session({
+      rig,
+      target: { kind: 'port', path: stringArg(v.port, 'port', 'a serial port path'), baudRate },
+      paths,
+      cycle: false,
+      park: true,
+      feedforward: rig.control.feedforward,
+      rateHz: rig.control.rateHz,
+      injections: [],
+      maxSeconds: 120,
+      onRow: (row) => rows.push(Float64Array.from(row)),
+      onReady: () => operator.signal.aborted && estop(),
+    });
     operator.signal.addEventListener('abort', estop, { once: true });
     try {
       const r = await session.run();
@@ -268,7 +280,9 @@ function reportStep(operator: TerminalOperator, step: StepResult): void {
 /** Step 7: the gentle identification with the corrected rig; a stop during it ends setup (SetupStopped). */
 async function identifyPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
   const { operator } = ctx;
-  operator.say(`Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`);
+  operator.say(
+    `Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`,
+  );
   await operator.confirm('the arm will move about hanging: clear it and press Enter');
   const id = await identifyStep(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), file, run);
   ctx.steps.push(id.step);
@@ -350,7 +364,15 @@ function prepare(v: Parsed) {
 export async function setupCommand(argv: readonly string[], io: SetupIo = PROCESS_IO): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
   if (v.help) {
-    io.out.write(formatHelp('setup', 'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm', 'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--widen-limits] [--no-identify] [--no-reach] [--json]', OPTIONS, HELP_MORE));
+    io.out.write(
+      formatHelp(
+        'setup',
+        'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm',
+        'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--widen-limits] [--no-identify] [--no-reach] [--json]',
+        OPTIONS,
+        HELP_MORE,
+      ),
+    );
     return 0;
   }
   if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
@@ -377,7 +399,17 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
     operator.dispose();
   }
   if (v.json) {
-    const j: SetupJson = { steps, completed: outcome?.completed ?? false, stopped: stopped?.message ?? null, stop: stopped?.stop ?? null, changes: done?.changes ?? [], rigFile: done?.written.path ?? null, backup: done?.written.backup ?? null, wiring: p.wiring?.spec ?? null, clock: v.mock ? 'virtual' : 'real' };
+    const j: SetupJson = {
+      steps,
+      completed: outcome?.completed ?? false,
+      stopped: stopped?.message ?? null,
+      stop: stopped?.stop ?? null,
+      changes: done?.changes ?? [],
+      rigFile: done?.written.path ?? null,
+      backup: done?.written.backup ?? null,
+      wiring: p.wiring?.spec ?? null,
+      clock: v.mock ? 'virtual' : 'real',
+    };
     io.out.write(`${JSON.stringify(j)}\n`);
   }
   if (stopped?.stop?.kind === 'interrupted') return 130;

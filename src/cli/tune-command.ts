@@ -22,10 +22,10 @@ const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (with --rt: in real time)" },
-  rt: { type: 'boolean', help: "with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)" },
+  rt: { type: 'boolean', help: 'with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)' },
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
   bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)" },
-  out: { type: 'string', arg: 'FILE', help: 'write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file\'s; a file replaced keeps a backup FILE.bak)' },
+  out: { type: 'string', arg: 'FILE', help: "write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file's; a file replaced keeps a backup FILE.bak)" },
   yes: { type: 'boolean', help: 'answer the prompt before motion' },
   json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
   plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR' },
@@ -106,7 +106,15 @@ function parseJoints(v: unknown, n: number): number[] {
 export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
   if (v.help) {
-    process.stdout.write(formatHelp('tune', "measure each joint's response and set the PID gains for a bandwidth, with the margins measured", 'tune --rig F (--port P | --mock [--rt]) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]', OPTIONS, HELP_MORE));
+    process.stdout.write(
+      formatHelp(
+        'tune',
+        "measure each joint's response and set the PID gains for a bandwidth, with the margins measured",
+        'tune --rig F (--port P | --mock [--rt]) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]',
+        OPTIONS,
+        HELP_MORE,
+      ),
+    );
     return 0;
   }
   if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
@@ -134,7 +142,16 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
-    outcome = await opened.drive(runTune({ rig, link: opened.link, operator, options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) }, onPose: (q) => (pose = q.slice()), ...(v.mock && !v.rt ? {} : { pause: () => new Promise<void>((r) => setImmediate(r)) }) }));
+    outcome = await opened.drive(
+      runTune({
+        rig,
+        link: opened.link,
+        operator,
+        options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) },
+        onPose: (q) => (pose = q.slice()),
+        ...(v.mock && !v.rt ? {} : { pause: () => new Promise<void>((r) => setImmediate(r)) }),
+      }),
+    );
   } catch (e) {
     if (e instanceof LinkError) {
       process.stderr.write(`twolink: ${e.message}\n`);
@@ -164,4 +181,3 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   if (outcome?.steps.some((s) => s.name === 'bandwidth' && s.status === 'fail')) return 2;
   return outcome?.completed && !stopped ? 0 : 1;
 }
-

@@ -19,7 +19,7 @@ export function urdfCommand(argv: readonly string[]): number {
     process.stdout.write(
       formatHelp(
         'urdf',
-        "the arm as a URDF: boxes and cylinders of the rig's lengths, its masses, centres of mass and inertias, revolute joints with its soft limits; frame \"base\" in the seeds' convention (x along alpha1 = 0, y up, gravity -y, joint axes z). See docs/foxglove.md.",
+        'the arm as a URDF: boxes and cylinders of the rig\'s lengths, its masses, centres of mass and inertias, revolute joints with its soft limits; frame "base" in the seeds\' convention (x along alpha1 = 0, y up, gravity -y, joint axes z). See docs/foxglove.md.',
         'urdf --rig F [--out arm.urdf]',
         URDF_OPTIONS,
         'Example: twolink urdf --rig rigs/mock-arm.json --out arm.urdf',

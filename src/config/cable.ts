@@ -108,7 +108,6 @@ export function adapterName(kind: AdapterKind, latencyMs: number = FTDI.defaultL
   }
 }
 
-
 /** Boards a rig file can name, and the USB path each has by default. */
 export const BOARD_KINDS = ['uno', 'mega', 'leonardo', 'micro', 'nano', 'nano-ch340', 'other'] as const;
 export type BoardKind = (typeof BOARD_KINDS)[number];

@@ -136,22 +136,45 @@ function round3(v: number): number {
 const DEFAULT_MOTOR: MotorParams = { kt: 0.01, ke: 0.01, R: 2, gear: 100, efficiency: 0.8, rotorInertia: 1e-6 };
 
 /** Resolves a validated rig file. */
+/** The rig file's `plant` section (the mock's arm: what differs from the model, the adapter, the start pose) in SI units. */
+function resolvePlant(f: RigFile, p: NonNullable<RigFile['plant']>, rig: Rig, cable: Rig['cable'], zeros: () => number[]): NonNullable<Rig['plant']> {
+  const arm = { ...f.arm, ...stripUndefined(p.arm) } as ArmParams;
+  return {
+    arm,
+    viscous: p.viscous ?? zeros(),
+    coulomb: p.coulomb ?? zeros(),
+    coulombVelocity: p.coulombVelocity,
+    motors: rig.motors.map((m, i) => ({ ...m, ...stripUndefined(p.motors?.[i] ?? {}) })),
+    supplyV: p.supplyV ?? f.supplyV,
+    noiseCounts: p.noiseCounts,
+    latency: p.latencyMs / 1000,
+    adapter: { kind: p.adapter.kind ?? cable.adapter, latencyMs: p.adapter.latencyMs ?? cable.latencyMs },
+    payloadKg: p.payloadKg,
+    step: p.stepS,
+    seed: p.seed,
+    start: (p.startDeg ?? zeros()).map((d) => d * DEG),
+    ...(p.stops ? { stops: p.stops.map((s) => ({ min: s.minDeg * DEG, max: s.maxDeg * DEG })) } : {}),
+  };
+}
+
 export function resolveRig(f: RigFile, file: string): Rig {
   const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
   const zeros = (): number[] => new Array<number>(joints).fill(0);
   const motors = f.motors ?? new Array(joints).fill(DEFAULT_MOTOR);
-  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map(
-    (e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number }) => ({ countsPerRev: e.countsPerRev, sign: e.sign, zero: e.zeroDeg * DEG }),
-  );
-  const limits: JointLimits[] = (
-    f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })
-  ).map((l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
-    min: l.minDeg * DEG,
-    max: l.maxDeg * DEG,
-    maxVel: l.maxVelDegS * DEG,
-    maxTorque: l.maxTorqueNm,
-    ...(l.followingErrorDeg !== undefined ? { followingError: l.followingErrorDeg * DEG } : {}),
+  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map((e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number }) => ({
+    countsPerRev: e.countsPerRev,
+    sign: e.sign,
+    zero: e.zeroDeg * DEG,
   }));
+  const limits: JointLimits[] = (f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })).map(
+    (l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
+      min: l.minDeg * DEG,
+      max: l.maxDeg * DEG,
+      maxVel: l.maxVelDegS * DEG,
+      maxTorque: l.maxTorqueNm,
+      ...(l.followingErrorDeg !== undefined ? { followingError: l.followingErrorDeg * DEG } : {}),
+    }),
+  );
   const pid = f.control.pid;
   const auto = defaultGains(f.arm as ArmParams, motors, limits);
   const cable = {
@@ -187,29 +210,19 @@ export function resolveRig(f: RigFile, file: string): Rig {
     impedance: { ...f.impedance },
     link: { ...f.link, baudRate: f.link.baudRate ?? (f.link.transport === 'firmata' ? 57600 : 1_000_000) },
     ...(f.firmata ? { firmata: f.firmata } : {}),
-    ...(f.wiring ? { wiring: resolveWiring(f.wiring, joints, encoders.map((e) => e.countsPerRev), file) } : {}),
+    ...(f.wiring
+      ? {
+          wiring: resolveWiring(
+            f.wiring,
+            joints,
+            encoders.map((e) => e.countsPerRev),
+            file,
+          ),
+        }
+      : {}),
     source: f,
   };
-  if (f.plant) {
-    const p = f.plant;
-    const arm = { ...f.arm, ...stripUndefined(p.arm) } as ArmParams;
-    rig.plant = {
-      arm,
-      viscous: p.viscous ?? zeros(),
-      coulomb: p.coulomb ?? zeros(),
-      coulombVelocity: p.coulombVelocity,
-      motors: rig.motors.map((m, i) => ({ ...m, ...stripUndefined(p.motors?.[i] ?? {}) })),
-      supplyV: p.supplyV ?? f.supplyV,
-      noiseCounts: p.noiseCounts,
-      latency: p.latencyMs / 1000,
-      adapter: { kind: p.adapter.kind ?? cable.adapter, latencyMs: p.adapter.latencyMs ?? cable.latencyMs },
-      payloadKg: p.payloadKg,
-      step: p.stepS,
-      seed: p.seed,
-      start: (p.startDeg ?? zeros()).map((d) => d * DEG),
-      ...(p.stops ? { stops: p.stops.map((s) => ({ min: s.minDeg * DEG, max: s.maxDeg * DEG })) } : {}),
-    };
-  }
+  if (f.plant) rig.plant = resolvePlant(f, f.plant, rig, cable, zeros);
   return rig;
 }
 

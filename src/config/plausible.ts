@@ -113,8 +113,7 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
       out.push({
         path: `${at}.kt`,
         message:
-          `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` +
-          `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
+          `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` + `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
       });
       continue;
     }

@@ -23,10 +23,8 @@ const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
  * so they are refused here, with the range and its unit. The bounds are wide (a bench-top arm sits far
  * inside them); the relations between fields (can the motor hold the arm?) are checked in plausible.ts.
  */
-const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T =>
-  s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
-const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T =>
-  s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
+const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T => s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
+const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T => s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
 const within = <T extends z.ZodType<number>>(s: T, min: number, max: number, unit: string, why = ''): T => atMost(atLeast(s, min, unit, why), max, unit, why);
 
 const BENCH = 'a bench-top arm';
@@ -214,7 +212,10 @@ export const impedanceSchema = z.strictObject({
    */
   torqueRateNmPerS: atMost(pos, 1e6, 'N m/s').optional(),
   /** The box the endpoint is kept in [m] (default: the arm's reach, a square around joint 1). */
-  workspace: z.strictObject({ xMin: num, xMax: num, yMin: num, yMax: num }).refine((w) => w.xMin < w.xMax && w.yMin < w.yMax, 'needs xMin < xMax and yMin < yMax').optional(),
+  workspace: z
+    .strictObject({ xMin: num, xMax: num, yMin: num, yMax: num })
+    .refine((w) => w.xMin < w.xMax && w.yMin < w.yMax, 'needs xMin < xMax and yMin < yMax')
+    .optional(),
   /** Depth of the soft barrier inside the box's walls [m]: the push back grows over it to maxForceN. */
   barrierM: within(pos, 0.001, 1, 'm').default(0.02),
   /** Below this elbow angle (from straight) the stiffness is scaled down, to 10 % at a straight elbow [deg]. */
@@ -245,10 +246,7 @@ const encoderSchema = z.strictObject({
   zeroDeg: angleDeg.default(0),
 });
 
-const firmataMotorSchema = z.union([
-  z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }),
-  z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) }),
-]);
+const firmataMotorSchema = z.union([z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }), z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) })]);
 const firmataSensorSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('encoder'), pinA: z.number().int().min(0), pinB: z.number().int().min(0) }),
   z.strictObject({
@@ -326,10 +324,19 @@ const firmataSchema = z
 
 const plantSchema = z.strictObject({
   /** The true arm, overriding the nominal one key by key. */
-  arm: z.strictObject({
-    L1: length.optional(), L2: length.optional(), d1: offset.optional(), d2: offset.optional(),
-    m1: mass.optional(), m2: mass.optional(), I1: inertia.optional(), I2: inertia.optional(), g: gravity.optional(),
-  }).default({}),
+  arm: z
+    .strictObject({
+      L1: length.optional(),
+      L2: length.optional(),
+      d1: offset.optional(),
+      d2: offset.optional(),
+      m1: mass.optional(),
+      m2: mass.optional(),
+      I1: inertia.optional(),
+      I2: inertia.optional(),
+      g: gravity.optional(),
+    })
+    .default({}),
   /** True viscous friction per joint [N m s/rad]. */
   viscous: perJoint(viscous).optional(),
   /** True Coulomb friction per joint [N m]. */
@@ -375,9 +382,19 @@ const plantSchema = z.strictObject({
   /** Payload at the endpoint [kg]. */
   payloadKg: atMost(nonneg, 1000, 'kg', BENCH).default(0),
   /** Integration step of the plant [s]. */
-  stepS: atLeast(pos.refine((v) => v <= 1e-3, 'must be <= 0.001 s'), 1e-6, 's', 'smaller steps only take longer').default(2e-4),
+  stepS: atLeast(
+    pos.refine((v) => v <= 1e-3, 'must be <= 0.001 s'),
+    1e-6,
+    's',
+    'smaller steps only take longer',
+  ).default(2e-4),
   /** Seed of the noise generator. */
-  seed: z.number().int().min(-(2 ** 31)).max(2 ** 32).default(1),
+  seed: z
+    .number()
+    .int()
+    .min(-(2 ** 31))
+    .max(2 ** 32)
+    .default(1),
   /** Joint angles at power-on [deg]; the encoders read zero there. */
   startDeg: perJoint(angleDeg).optional(),
   /** The joints' mechanical stops [deg] (the arm cannot pass them); none when left out. */
@@ -395,9 +412,7 @@ export const rigFileSchema = z
     description: z.string().optional(),
     arm: armSchema,
     /** Nominal friction the host compensates for. */
-    friction: z
-      .strictObject({ viscous: perJoint(viscous).optional(), coulomb: perJoint(coulomb).optional() })
-      .default({}),
+    friction: z.strictObject({ viscous: perJoint(viscous).optional(), coulomb: perJoint(coulomb).optional() }).default({}),
     /** Supply voltage of the H-bridge [V]. */
     supplyV: supply.default(12),
     /** Largest duty the host commands, 0..1. */

@@ -27,15 +27,7 @@
  * nothing. The e-stop and the faults are the loop's: they zero the motors without calling the law.
  */
 import type { ControllerPart } from '../config/parts.js';
-import {
-  computeGravity,
-  computeMassMatrix,
-  createActuatedArmData,
-  createActuatedArmModel,
-  maxMassMatrixDiagonal,
-  type ActuatedArmData,
-  type ActuatedArmModel,
-} from '../model/actuated.js';
+import { computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, maxMassMatrixDiagonal, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
 import { minJerkProfile, type TrajectorySample } from '../model/trajectory.js';
 import { isTwoLink, type TwoLinkParams } from '../model/types.js';

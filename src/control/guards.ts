@@ -41,7 +41,10 @@ export class LoopGuards {
   ) {
     this.wiring = new WiringMonitor(model, { encoders: rig.encoders });
     this.following = new FollowingGuard(rig.limits, law, rig.link.transport === 'firmata');
-    this.slip = new SlipGuard(rig.limits.map((l) => l.maxVel), rig.encoders.map((e) => e.countsPerRev));
+    this.slip = new SlipGuard(
+      rig.limits.map((l) => l.maxVel),
+      rig.encoders.map((e) => e.countsPerRev),
+    );
     this.satTime = new Array<number>(rig.joints).fill(0);
   }
 

@@ -43,13 +43,7 @@ export interface LoopOptions {
 
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
 export type Mode =
-  | { kind: 'idle' }
-  | { kind: 'track'; a: ActiveTrajectory }
-  | { kind: 'paused'; a: ActiveTrajectory }
-  | { kind: 'hold' }
-  | { kind: 'release' }
-  | { kind: 'disabled' }
-  | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
+  { kind: 'idle' } | { kind: 'track'; a: ActiveTrajectory } | { kind: 'paused'; a: ActiveTrajectory } | { kind: 'hold' } | { kind: 'release' } | { kind: 'disabled' } | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
 
 export abstract class LoopModes {
   protected mode: Mode = { kind: 'idle' };
@@ -218,7 +212,7 @@ export abstract class LoopModes {
         if (m.kind === 'paused') this.setMode({ kind: 'track', a: m.a });
         return;
       case 'hold':
-        this.plan.holdAt(m.kind === 'idle' ? this.reading?.q ?? this.plan.hold : this.plan.desired.q);
+        this.plan.holdAt(m.kind === 'idle' ? (this.reading?.q ?? this.plan.hold) : this.plan.desired.q);
         this.setMode({ kind: 'hold' });
         return;
       case 'stop': {

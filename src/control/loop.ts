@@ -80,7 +80,6 @@ export class LoopCore extends LoopModes {
     return this.inFlight.duty(seq, this.zeroDuty);
   }
 
-
   // ------------------------------------------------------------------ one sample
 
   /** A sample from the board: read -> update -> write, then the row. */
@@ -262,4 +261,3 @@ export class LoopCore extends LoopModes {
     this.rows.write({ r, reading: this.reading, state: this.mode.kind, wallStart, out, answered: answer !== undefined, trajT, phase, dutyIn });
   }
 }
-

@@ -89,7 +89,7 @@ export interface RunResult {
 export async function runLoop(o: RunOptions): Promise<RunResult> {
   const { link, clock } = o;
   const identity = await link.open();
-  const boardWatchdog = typeof o.boardWatchdog === 'function' ? o.boardWatchdog() : o.boardWatchdog ?? true;
+  const boardWatchdog = typeof o.boardWatchdog === 'function' ? o.boardWatchdog() : (o.boardWatchdog ?? true);
   const timers: (TimerHandle | undefined)[] = [];
   try {
     await link.enable(true);

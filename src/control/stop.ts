@@ -162,9 +162,7 @@ function describeKind(r: StopKind): string {
  */
 export function describeStop(r: StopReason): string {
   const cut = r.threadCut ? ` (${r.threadCut}: twolink ended it from the main thread; the board's watchdog stops the motors)` : '';
-  const starved = r.rigStarved
-    ? ` (the simulated board starved for ${r.rigStarved.maxMs.toFixed(0)} ms, ${r.rigStarved.totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)`
-    : '';
+  const starved = r.rigStarved ? ` (the simulated board starved for ${r.rigStarved.maxMs.toFixed(0)} ms, ${r.rigStarved.totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)` : '';
   return `${describeKind(r)}${cut}${starved}`;
 }
 

@@ -130,7 +130,10 @@ export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
 
 async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   const onHost = s.injections.filter((i) => actsOn(i.name) === 'host');
-  const rig = await startPtyRig(s, s.injections.filter((i) => actsOn(i.name) !== 'host'));
+  const rig = await startPtyRig(
+    s,
+    s.injections.filter((i) => actsOn(i.name) !== 'host'),
+  );
   const events: LoopEvent[] = [];
   const at = firstInjectionAt(s);
   const injectedMs = at === undefined ? undefined : rig.startedMs + at * 1000;

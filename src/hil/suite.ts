@@ -40,9 +40,7 @@ const expectSchema = z.strictObject({
   /** Largest tracking error on the trajectory proper [deg]. */
   maxErrorDeg: perJoint.optional(),
   /** Twin alarms: exactly this many, or within { min, max }. */
-  twinAlarms: z
-    .union([z.number().int().nonnegative(), z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() })])
-    .optional(),
+  twinAlarms: z.union([z.number().int().nonnegative(), z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() })]).optional(),
   /** Largest RMS of the twin's residual [deg]. */
   maxTwinRmsDeg: perJoint.optional(),
   /** The loop must have left tracking within this long after the first injection [ms]. */
@@ -146,13 +144,28 @@ function nameScenario(line: string, raw: unknown): string {
   return typeof s?.name === 'string' ? line.replace(m[0], `${m[0]} ("${s.name}")`) : line;
 }
 
+/** A scenario's expectations against its arm and injections: one limit per joint, min <= max, stopWithinMs only with an injection. */
+function checkExpect(e: z.infer<typeof scenarioSchema>['expect'], joints: number, injections: number, fail: (field: string, detail: string) => never): void {
+  for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
+    const v = e[key];
+    if (Array.isArray(v) && v.length !== joints) fail(`expect.${key}`, `${v.length} limits for a ${joints}-joint arm (give one number for every joint, or one per joint)`);
+  }
+  if (typeof e.twinAlarms === 'object' && e.twinAlarms.min !== undefined && e.twinAlarms.max !== undefined && e.twinAlarms.min > e.twinAlarms.max) {
+    fail('expect.twinAlarms', `min ${e.twinAlarms.min} is above max ${e.twinAlarms.max}`);
+  }
+  if (e.stopWithinMs !== undefined && injections === 0) fail('expect.stopWithinMs', 'is measured from the first injection: give "injections"');
+}
+
 function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file: string, where: string): Scenario {
   const base = dirname(file);
   const local = (p: string): string => (isAbsolute(p) ? p : relative(process.cwd(), join(base, p)) || '.');
   const fail = (field: string, detail: string): never => {
     throw new RigFileError(file, `${where}.${field}: ${detail}`, `scenarios[${index}].${field}`);
   };
-  const rig = nested(() => loadRig(local(s.rig)), (m) => fail('rig', m));
+  const rig = nested(
+    () => loadRig(local(s.rig)),
+    (m) => fail('rig', m),
+  );
   if (!rig.plant) fail('rig', `${local(s.rig)} has no "plant" section: HIL scenarios run on the mock rig (use rigs/mock-arm.json or a copy)`);
   const trajs = typeof s.traj === 'string' ? [s.traj] : s.traj;
   const paths = trajs.map((t, k) => {
@@ -160,7 +173,10 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     const builtin = builtinPath(rig.arm, t);
     if (builtin) return builtin;
     if (!t.endsWith('.json')) fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
-    const spec = nested(() => loadTrajectoryFile(local(t)), (m) => fail(field, m));
+    const spec = nested(
+      () => loadTrajectoryFile(local(t)),
+      (m) => fail(field, m),
+    );
     return spec;
   });
   // As the HIL engines run them: in turn from the mock's start pose, each parked back there.
@@ -168,7 +184,13 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     preflight(rig, paths);
   } catch (e) {
     if (!(e instanceof Error) || e.name === 'TypeError' || e.name === 'ReferenceError') throw e;
-    const k = e instanceof FeasibilityError ? Math.max(0, paths.findIndex((p) => p.name === e.trajectory)) : 0;
+    const k =
+      e instanceof FeasibilityError
+        ? Math.max(
+            0,
+            paths.findIndex((p) => p.name === e.trajectory),
+          )
+        : 0;
     fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, e.message);
   }
   const key = s.faults !== undefined ? 'faults' : 'injections';
@@ -182,16 +204,15 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
   injections.forEach((inj, k) => {
     if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
   });
-  const wiring = s.wiring === undefined ? undefined : nested(() => parseWiring(s.wiring!, rig.joints), (m) => fail('wiring', m));
+  const wiring =
+    s.wiring === undefined
+      ? undefined
+      : nested(
+          () => parseWiring(s.wiring!, rig.joints),
+          (m) => fail('wiring', m),
+        );
   const e = s.expect;
-  for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
-    const v = e[key];
-    if (Array.isArray(v) && v.length !== rig.joints) fail(`expect.${key}`, `${v.length} limits for a ${rig.joints}-joint arm (give one number for every joint, or one per joint)`);
-  }
-  if (typeof e.twinAlarms === 'object' && e.twinAlarms.min !== undefined && e.twinAlarms.max !== undefined && e.twinAlarms.min > e.twinAlarms.max) {
-    fail('expect.twinAlarms', `min ${e.twinAlarms.min} is above max ${e.twinAlarms.max}`);
-  }
-  if (e.stopWithinMs !== undefined && injections.length === 0) fail('expect.stopWithinMs', 'is measured from the first injection: give "injections"');
+  checkExpect(e, rig.joints, injections.length, fail);
   let controller: string | undefined;
   if (s.controller !== undefined) {
     controller = local(s.controller);

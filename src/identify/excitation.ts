@@ -70,7 +70,6 @@ export class ExcitationError extends Error {
 
 const MARGIN = 10 * DEG;
 
-
 /** The default centre: joint 1 as near hanging as leaves a quarter turn of room each way, joint 2 straight; both inside the limits. */
 export function defaultCentre(rig: Rig): number[] {
   const want = [-90 * DEG, 0];
@@ -165,8 +164,7 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   // 2H frequencies, log-spaced from fmax / 12 to fmax, dealt alternately to the joints.
   const freqs = Array.from({ length: 2 * H }, (_, k) => fmax * Math.pow(12, (k - (2 * H - 1)) / (2 * H - 1)));
   const perJoint = [freqs.filter((_, k) => k % 2 === 0), freqs.filter((_, k) => k % 2 === 1)];
-  const build = (sines: SineComponent[][], name: string): Trajectory =>
-    buildPath(arm, { q: centre }, [{ kind: 'sines', sines, ramp, duration }], name);
+  const build = (sines: SineComponent[][], name: string): Trajectory => buildPath(arm, { q: centre }, [{ kind: 'sines', sines, ramp, duration }], name);
   const rate = Math.max(100, 20 * fmax);
   let best: { sines: SineComponent[][]; condition: number; e: Evaluated } | undefined;
   const tries = o.candidates ?? 48;

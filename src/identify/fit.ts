@@ -352,7 +352,11 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     }
     // A joint's rows near its velocity reversals are left out (see the module comment): where |qd| is
     // below `reversal`, widened by half the filter's reach.
-    const near = nearReversals(dv.map((d) => d.d1), reversal, Math.ceil((0.5 * fs) / cutoffHz));
+    const near = nearReversals(
+      dv.map((d) => d.d1),
+      reversal,
+      Math.ceil((0.5 * fs) / cutoffHz),
+    );
     const colsF = cols.map(lowpass);
     const instF = inst.map(lowpass);
     const tqF = tq.map(lowpass);
@@ -375,10 +379,7 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     eq.seconds += (n - 2 * edge) * h;
   }
   if (eq.samples < 4 * P) {
-    throw new FitError(
-      `only ${eq.samples} usable samples after filtering (${eq.seconds.toFixed(1)} s of data): record a longer run ` +
-        `(at least ${Math.ceil((4 * P) / (4 * cutoffHz) + 6 / cutoffHz)} s of motion along a trajectory)`,
-    );
+    throw new FitError(`only ${eq.samples} usable samples after filtering (${eq.seconds.toFixed(1)} s of data): record a longer run ` + `(at least ${Math.ceil((4 * P) / (4 * cutoffHz) + 6 / cutoffHz)} s of motion along a trajectory)`);
   }
   return eq;
 }
@@ -396,10 +397,11 @@ function jointRms(x: readonly number[], joint: readonly number[]): number[] {
   return [0, 1].map((j) => {
     let s = 0;
     let n = 0;
-    for (let r = 0; r < x.length; r++) if (joint[r] === j) {
-      s += x[r]! ** 2;
-      n++;
-    }
+    for (let r = 0; r < x.length; r++)
+      if (joint[r] === j) {
+        s += x[r]! ** 2;
+        n++;
+      }
     return Math.sqrt(s / Math.max(1, n));
   });
 }

@@ -86,7 +86,8 @@ export function nnls(A: Matrix, b: readonly number[], nonneg?: readonly boolean[
     const w = gradient();
     let t = -1;
     let best = tol;
-    for (let k = 0; k < p; k++) if (!passive[k] && w[k]! > best) {
+    for (let k = 0; k < p; k++)
+      if (!passive[k] && w[k]! > best) {
         best = w[k]!;
         t = k;
       }

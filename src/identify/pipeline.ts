@@ -115,8 +115,5 @@ export function plantParameters(rig: Rig): BaseParameters | undefined {
 
 /** Relative error of each estimate against the truth (fraction). */
 export function relativeErrors(est: BaseParameters, truth: BaseParameters): Record<BaseParameterKey, number> {
-  return Object.fromEntries(Object.entries(truth).map(([k, v]) => [k, v !== 0 ? (est[k as BaseParameterKey] - v) / Math.abs(v) : est[k as BaseParameterKey]])) as Record<
-    BaseParameterKey,
-    number
-  >;
+  return Object.fromEntries(Object.entries(truth).map(([k, v]) => [k, v !== 0 ? (est[k as BaseParameterKey] - v) / Math.abs(v) : est[k as BaseParameterKey]])) as Record<BaseParameterKey, number>;
 }

@@ -82,13 +82,7 @@ export function regressorConstants(model: ActuatedArmModel): RegressorConstants 
  * Writes the two rows of Y at (q, qd, qdd) into `out` (row-major, 2 x P: joint 1's row then joint
  * 2's), so that tau = Y theta with theta in BASE_PARAMETERS order. Allocates nothing.
  */
-export function regressorRows(
-  c: RegressorConstants,
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-  out: number[] = new Array<number>(2 * P).fill(0),
-): number[] {
+export function regressorRows(c: RegressorConstants, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = new Array<number>(2 * P).fill(0)): number[] {
   const a1 = q[0]!;
   const a2 = q[1]!;
   const w1 = qd[0]!;
@@ -137,11 +131,7 @@ export function fromVector(v: readonly number[]): BaseParameters {
  * The base parameters of an arm with its reflected rotor inertias N^2 Jrotor [kg m^2] per joint and
  * its friction (viscous [N m s/rad], Coulomb [N m] per joint).
  */
-export function baseParameters(
-  arm: TwoLinkParams,
-  rotor: readonly number[],
-  friction: { viscous: readonly number[]; coulomb: readonly number[] },
-): BaseParameters {
+export function baseParameters(arm: TwoLinkParams, rotor: readonly number[], friction: { viscous: readonly number[]; coulomb: readonly number[] }): BaseParameters {
   return {
     J1: arm.I1 + arm.m1 * arm.d1 * arm.d1 + arm.m2 * arm.L1 * arm.L1 + rotor[0]!,
     J2: arm.I2 + arm.m2 * arm.d2 * arm.d2,
@@ -166,15 +156,7 @@ export function modelBaseParameters(model: ActuatedArmModel): BaseParameters {
 }
 
 /** tau = Y theta at one state [N m], per joint. */
-export function predictTorque(
-  c: RegressorConstants,
-  theta: readonly number[],
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-  out: number[] = [0, 0],
-  rows: number[] = new Array<number>(2 * P).fill(0),
-): number[] {
+export function predictTorque(c: RegressorConstants, theta: readonly number[], q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = [0, 0], rows: number[] = new Array<number>(2 * P).fill(0)): number[] {
   regressorRows(c, q, qd, qdd, rows);
   for (let j = 0; j < 2; j++) {
     let s = 0;

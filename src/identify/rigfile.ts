@@ -27,13 +27,7 @@ export class RealizationError extends Error {
 const MARGIN = 1e-5;
 
 /** Splits a link's (m d, J about the joint) into m, d, I with d as near `dNominal` as keeps it physical. */
-function splitLink(
-  md: number,
-  J: number,
-  L: number,
-  dNominal: number,
-  ok: (m: number, d: number, I: number) => boolean,
-): { m: number; d: number; I: number } | undefined {
+function splitLink(md: number, J: number, L: number, dNominal: number, ok: (m: number, d: number, I: number) => boolean): { m: number; d: number; I: number } | undefined {
   const at = (d: number): { m: number; d: number; I: number } => ({ m: md / d, d, I: J - md * d });
   const fits = (d: number): boolean => {
     if (!(d > 0 && d <= L)) return false;

@@ -74,7 +74,17 @@ export function buildTaught(rig: FeasibilityPart & Pick<Rig, 'file'>, rec: Teach
   const rateHz = (rec.t.length - 1) / span;
   // Zero-phase low-pass per joint (at least 3 samples per cutoff period), then resampled every dt.
   const cut = Math.min(fc, rateHz / 6);
-  const joint = Array.from({ length: n }, (_, i) => resample(rec.t, zeroPhaseLowpass(rec.q.map((row) => row[i]!), cut, rateHz), dt));
+  const joint = Array.from({ length: n }, (_, i) =>
+    resample(
+      rec.t,
+      zeroPhaseLowpass(
+        rec.q.map((row) => row[i]!),
+        cut,
+        rateHz,
+      ),
+      dt,
+    ),
+  );
   const samples = joint[0]!.map((_, k) => joint.map((j) => round(j[k]!)));
   let why: string | undefined;
   for (const slowdown of SLOWDOWNS) {

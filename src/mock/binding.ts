@@ -19,7 +19,6 @@ export interface RigEnd {
   hostBaudRate?: number | undefined;
 }
 
-
 /** One open port on a rig. */
 export class RigPort implements BindingPortInterface {
   isOpen = true;

@@ -58,4 +58,3 @@ export interface RefusedMode {
   /** Board time [s]. */
   at: number;
 }
-

@@ -616,4 +616,3 @@ export class FirmataBoard implements RigEnd {
     this.write([FIRMATA.START_SYSEX, FIRMATA.STRING_DATA, ...encodeString7(s), FIRMATA.END_SYSEX]);
   }
 }
-

@@ -10,17 +10,7 @@
  *   and PWM pins, it writes 0 to those pins when no Firmata message arrived for the timeout, and says
  *   so once.
  */
-import {
-  ENCODER,
-  encodeEncoderPositions,
-  encodeWatchdogStatus,
-  FIRMATA,
-  MAX_ENCODERS,
-  MODE,
-  WATCHDOG,
-  WATCHDOG_VERSION,
-  type WatchdogStatus,
-} from '../protocol/firmata.js';
+import { ENCODER, encodeEncoderPositions, encodeWatchdogStatus, FIRMATA, MAX_ENCODERS, MODE, WATCHDOG, WATCHDOG_VERSION, type WatchdogStatus } from '../protocol/firmata.js';
 import type { BoardLayout } from '../protocol/firmata.js';
 import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Noise } from './plant.js';

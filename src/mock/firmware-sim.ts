@@ -226,7 +226,10 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     } else if (board === 'uno-firmata') {
       throw new FirmwareSimError('the uno-firmata pin map is for a stock Firmata image: give its ELF (firmware-protocol/firmata-watchdog/build-stock.sh)');
     } else {
-      files = buildFirmwareSim(board, opts.rig.encoders.map((e) => e.countsPerRev));
+      files = buildFirmwareSim(
+        board,
+        opts.rig.encoders.map((e) => e.countsPerRev),
+      );
     }
     const sim = new FirmwareSim({ ...opts, board }, files);
     await new Promise<void>((resolve, reject) => {
@@ -284,8 +287,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       const p = PtyLine.safeParse(f);
       if (p.success) this.ptyPath = p.data[1];
       else this.emit('log', `firmware-sim: the harness did not name its pty: ${line}`);
-    }
-    else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
+    } else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
     else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'H') this.emit('host', { open: f[1] === '1', boardTime: Number(f[2]) / 1e6, discardedBytes: Number(f[3]) });
     else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
@@ -342,10 +344,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   encoderStatsLine(): string {
     const st = this.encoderStats();
     const deg = (c: readonly number[]): string => c.map((x, j) => ((x * 360) / this.sensor[j]!.cpr).toFixed(4)).join(' / ');
-    return (
-      `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsCounts)} deg; ` +
-      `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsCounts)} deg`
-    );
+    return `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsCounts)} deg; ` + `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsCounts)} deg`;
   }
 
   /** Process id of the harness. */

@@ -41,7 +41,10 @@ export interface HandPath {
 }
 
 const handFileSchema = z.strictObject({
-  points: z.array(z.tuple([z.number().finite(), z.number().finite()])).min(2).max(100_000),
+  points: z
+    .array(z.tuple([z.number().finite(), z.number().finite()]))
+    .min(2)
+    .max(100_000),
   seconds: z.number().finite().positive().max(3600),
 });
 

@@ -233,7 +233,13 @@ export const INJECTIONS = {
   }),
   reverse: def({ help: "the joint's encoder counts backwards", example: 'reverse=1@1', acts: 'encoders', parse: joint, apply: (p, j) => void (p.injected.encoderReversed[j] = true) }),
   dead: def({ help: "the joint's motor gives no torque", example: 'dead=1@1', acts: 'arm', parse: joint, apply: (p, j) => void (p.injected.motorDead[j] = true) }),
-  sag: def({ help: 'the supply drops to a fraction of nominal', example: 'sag=0.6@1', acts: 'arm', parse: quantity('FRACTION', { what: 'the supply fraction', unit: '', min: 0, max: 1 }, 0.6), apply: (p, f) => void (p.injected.supplyScale = f) }),
+  sag: def({
+    help: 'the supply drops to a fraction of nominal',
+    example: 'sag=0.6@1',
+    acts: 'arm',
+    parse: quantity('FRACTION', { what: 'the supply fraction', unit: '', min: 0, max: 1 }, 0.6),
+    apply: (p, f) => void (p.injected.supplyScale = f),
+  }),
   push: def({
     help: 'an external torque on the joint (someone pushes the arm)',
     example: 'push=1:2@1',
@@ -260,7 +266,13 @@ export const INJECTIONS = {
   }),
   drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
   corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),
-  latency: def({ help: "extra delay before the board's commands apply", example: 'latency=5@1', acts: 'wire', parse: quantity('MS', { what: 'the latency', unit: 'ms', min: 0, max: 1000 }, 5), apply: (w, ms) => void (w.injected.extraLatency = ms / 1000) }),
+  latency: def({
+    help: "extra delay before the board's commands apply",
+    example: 'latency=5@1',
+    acts: 'wire',
+    parse: quantity('MS', { what: 'the latency', unit: 'ms', min: 0, max: 1000 }, 5),
+    apply: (w, ms) => void (w.injected.extraLatency = ms / 1000),
+  }),
   silent: def({ help: 'the board stops answering (hung firmware, a cable cut on the TX line)', example: 'silent@1', acts: 'uart', parse: none, apply: (u) => u.silence() }),
   unplug: def({ help: 'the USB cable is pulled: the port vanishes', example: 'unplug@1', acts: 'cable', parse: none, apply: (c) => c.unplug() }),
   reset: def({ help: 'the board resets', example: 'reset@1', acts: 'board', parse: none, apply: (b) => b.reset() }),
@@ -357,7 +369,11 @@ export function refusalIn(parts: readonly InjectionPart[], where: string, name: 
 
 /** Why `site` cannot take this injection, or undefined if it can. */
 export function refusal(site: InjectionSite, name: InjectionName): string | undefined {
-  return refusalIn((Object.keys(site) as (InjectionPart | 'name')[]).filter((k): k is InjectionPart => k !== 'name' && site[k] !== undefined), site.name, name);
+  return refusalIn(
+    (Object.keys(site) as (InjectionPart | 'name')[]).filter((k): k is InjectionPart => k !== 'name' && site[k] !== undefined),
+    site.name,
+    name,
+  );
 }
 
 /** What applying an injection came to: done, or why not (the site lacks the part it acts on). */

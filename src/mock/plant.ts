@@ -188,11 +188,7 @@ export class Plant {
     this.motorChannel = wiring?.motorChannel.slice(0, n) ?? ids;
     this.motorSign = wiring?.motorSign.slice(0, n) ?? ids.map(() => 1);
     this.encoderJoint = wiring?.encoderJoint.slice(0, n) ?? ids;
-    this.sensor = ids.map((j) =>
-      wiring
-        ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! }
-        : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev },
-    );
+    this.sensor = ids.map((j) => (wiring ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! } : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev }));
     this.integ = new FixedStepIntegrator(n, 'rk4', (t, q, qd, out) => this.accel(q, qd, out, t));
   }
 

@@ -14,9 +14,11 @@ import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/bind
 const RING = 1 << 16;
 
 /** Atomics.waitAsync (Node >= 16; typed in lib es2024, which this project does not target yet). */
-const waitAsync = (Atomics as unknown as {
-  waitAsync(a: Int32Array, i: number, v: number, t?: number): { async: false; value: string } | { async: true; value: Promise<string> };
-}).waitAsync;
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(a: Int32Array, i: number, v: number, t?: number): { async: false; value: string } | { async: true; value: Promise<string> };
+  }
+).waitAsync;
 /** Control words: [0..1] down ring head/tail, [2..3] up ring head/tail, [4] down signal, [5] up signal, [6] flags, [7] host baud, [8] board heartbeat [ms]. */
 const CTRL = 12;
 const DOWN_SIGNAL = 4;
@@ -133,7 +135,6 @@ export class BoardWireEnd {
   }
 }
 
-
 /** The host's end of the cable, as a serialport binding port. */
 export class WirePort implements BindingPortInterface {
   isOpen = true;
@@ -204,7 +205,7 @@ export class WirePort implements BindingPortInterface {
 export function boardSilentS(w: WireBuffers): number {
   const hb = Atomics.load(new Int32Array(w.ctrl), HEARTBEAT);
   if (hb === 0) return 0;
-  return (((wallMs() - hb) % 2147483648) + 2147483648) % 2147483648 / 1000;
+  return ((((wallMs() - hb) % 2147483648) + 2147483648) % 2147483648) / 1000;
 }
 
 /** A binding with one cable at one path. */

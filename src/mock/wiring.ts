@@ -22,12 +22,7 @@ import { Plant, type PlantWiring } from './plant.js';
 
 /** One wiring mistake (joints 0-based). */
 export type WiringMistake =
-  | { kind: 'swap-motors' }
-  | { kind: 'swap-encoders' }
-  | { kind: 'reverse-motor'; joint: number }
-  | { kind: 'reverse-encoder'; joint: number }
-  | { kind: 'cpr'; joint: number; counts: number }
-  | { kind: 'offset'; joint: number; deg: number };
+  { kind: 'swap-motors' } | { kind: 'swap-encoders' } | { kind: 'reverse-motor'; joint: number } | { kind: 'reverse-encoder'; joint: number } | { kind: 'cpr'; joint: number; counts: number } | { kind: 'offset'; joint: number; deg: number };
 
 /** A parsed `--wiring` list: plain data (it crosses into the loop's worker with the target). */
 export interface MockWiring {
@@ -46,7 +41,7 @@ export const WIRING_KINDS = {
   'swap-encoders': "encoder input 1 reads joint 2's encoder and input 2 joint 1's",
   'reverse-motor=J': "joint J's motor leads are swapped (a positive duty turns it clockwise)",
   'reverse-encoder=J': "joint J's encoder counts backwards (A and B swapped)",
-  'cpr=J:N': 'the board reports N counts per revolution on input J (the encoder really has the rig file\'s)',
+  'cpr=J:N': "the board reports N counts per revolution on input J (the encoder really has the rig file's)",
   'offset=J:DEG': 'the board was powered on with joint J DEG degrees away from zeroDeg',
 } as const;
 
@@ -65,7 +60,13 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
     'reverse-motor': jointNo,
     'reverse-encoder': jointNo,
     cpr: z.tuple([jointNo, z.coerce.number({ error: 'counts must be a whole number' }).int('counts must be a whole number').min(1, 'counts must be at least 1').max(100_000_000, 'counts must be at most 1e8')]),
-    offset: z.tuple([jointNo, z.coerce.number({ error: 'degrees must be a finite number' }).refine(Number.isFinite, 'degrees must be a finite number').refine((d) => Math.abs(d) <= 180, 'degrees must be within -180..180')]),
+    offset: z.tuple([
+      jointNo,
+      z.coerce
+        .number({ error: 'degrees must be a finite number' })
+        .refine(Number.isFinite, 'degrees must be a finite number')
+        .refine((d) => Math.abs(d) <= 180, 'degrees must be within -180..180'),
+    ]),
   } as const;
   const mistakes: WiringMistake[] = [];
   const seen = new Set<string>();

@@ -321,27 +321,14 @@ export function motorTorqueLimit(model: ActuatedArmModel, joint: number, maxDuty
 }
 
 /** tau_i = tm_i(duty_i, qd_i) - f_i(qd_i) [N m], into `out` (default `data.tau`): what the motors leave to move the arm. */
-export function computeActuatorTorques(
-  model: ActuatedArmModel,
-  data: ActuatedArmData,
-  qd: readonly number[],
-  duty: readonly number[],
-  out: number[] = data.tau,
-): number[] {
+export function computeActuatorTorques(model: ActuatedArmModel, data: ActuatedArmData, qd: readonly number[], duty: readonly number[], out: number[] = data.tau): number[] {
   const f = computeFriction(model, data, qd);
   for (let i = 0; i < model.joints; i++) out[i] = motorTorque(model, i, duty[i]!, qd[i]!) - f[i]!;
   return out;
 }
 
 /** Inverse dynamics of the actuated arm, tau = M_a(q) qdd + V(q, qd) + G(q) + f(qd) [N m], into `out` (default `data.tau`). */
-export function computeInverseDynamics(
-  model: ActuatedArmModel,
-  data: ActuatedArmData,
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-  out: number[] = data.tau,
-): number[] {
+export function computeInverseDynamics(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = data.tau): number[] {
   if (model.two) model.two.inverseDynamics(q, qd, qdd, out);
   else out[0] = model.io1 * qdd[0]! + model.mgd1 * Math.cos(q[0]!);
   const f = computeFriction(model, data, qd);
@@ -358,14 +345,7 @@ function solve(model: ActuatedArmModel, data: ActuatedArmData, q: readonly numbe
 }
 
 /** Forward dynamics of the actuated arm under joint torques: qdd = M_a(q)^-1 (tau - V - G - f) [rad/s^2], into `out` (default `data.qdd`). */
-export function computeForwardDynamics(
-  model: ActuatedArmModel,
-  data: ActuatedArmData,
-  q: readonly number[],
-  qd: readonly number[],
-  tau: readonly number[],
-  out: number[] = data.qdd,
-): number[] {
+export function computeForwardDynamics(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], tau: readonly number[], out: number[] = data.qdd): number[] {
   const f = computeFriction(model, data, qd);
   for (let i = 0; i < model.joints; i++) data.net[i] = tau[i]! - f[i]!;
   return solve(model, data, q, qd, out);
@@ -376,15 +356,7 @@ export function computeForwardDynamics(
  * - G - f) [rad/s^2], into `out` (default `data.qdd`); `extra` [N m] is a joint torque the model does
  * not explain (a disturbance estimate), none if omitted.
  */
-export function computeForwardDynamicsUnderDuty(
-  model: ActuatedArmModel,
-  data: ActuatedArmData,
-  q: readonly number[],
-  qd: readonly number[],
-  duty: readonly number[],
-  out: number[] = data.qdd,
-  extra?: readonly number[],
-): number[] {
+export function computeForwardDynamicsUnderDuty(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], duty: readonly number[], out: number[] = data.qdd, extra?: readonly number[]): number[] {
   const net = computeActuatorTorques(model, data, qd, duty, data.net);
   if (extra) for (let i = 0; i < model.joints; i++) net[i]! += extra[i]!;
   return solve(model, data, q, qd, out);

@@ -50,9 +50,7 @@ export function builtinPath(arm: ArmParams, name: string): PathSpec | undefined 
     case 'reach':
       return {
         name,
-        description:
-          `seed 002's reach scaled to the arm: the endpoint from (${(REACH_START_FRACTION * R).toFixed(3)}, 0) to ` +
-          `(${(R / 2).toFixed(3)}, ${(R / 2).toFixed(3)}) m in 1 s, minimum jerk, elbow down`,
+        description: `seed 002's reach scaled to the arm: the endpoint from (${(REACH_START_FRACTION * R).toFixed(3)}, 0) to ` + `(${(R / 2).toFixed(3)}, ${(R / 2).toFixed(3)}) m in 1 s, minimum jerk, elbow down`,
         start: { xy: [REACH_START_FRACTION * R, 0], elbow: 'down' },
         steps: [
           { kind: 'line', to: [R / 2, R / 2], duration: 1 },

@@ -59,7 +59,13 @@ export class TwoLinkDynamics {
     return s[0] === p.L1 && s[1] === p.L2 && s[2] === p.d1 && s[3] === p.d2 && s[4] === p.m1 && s[5] === p.m2 && s[6] === p.I1 && s[7] === p.I2 && s[8] === p.g;
   }
 
-  massMatrix(q: readonly number[], out: Mat2 = [[0, 0], [0, 0]]): Mat2 {
+  massMatrix(
+    q: readonly number[],
+    out: Mat2 = [
+      [0, 0],
+      [0, 0],
+    ],
+  ): Mat2 {
     const kc = this.k * Math.cos(q[1]!);
     out[0][0] = this.m11c + 2 * kc;
     out[0][1] = this.m22 + kc;
@@ -99,13 +105,7 @@ export class TwoLinkDynamics {
     return out;
   }
 
-  forwardDynamics(
-    q: readonly number[],
-    qd: readonly number[],
-    tau: readonly number[],
-    out: number[] = [0, 0],
-    rotorInertia?: readonly number[],
-  ): number[] {
+  forwardDynamics(q: readonly number[], qd: readonly number[], tau: readonly number[], out: number[] = [0, 0], rotorInertia?: readonly number[]): number[] {
     const q1 = q[0]!;
     const q2 = q[1]!;
     const w1 = qd[0]!;
@@ -169,13 +169,7 @@ export function gravityTerms(p: TwoLinkParams, q: readonly number[], out?: numbe
 }
 
 /** Inverse dynamics: the joint torques [N m] that produce qdd at (q, qd). */
-export function inverseDynamics(
-  p: TwoLinkParams,
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-  out?: number[],
-): number[] {
+export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], out?: number[]): number[] {
   return twoLinkDynamics(p).inverseDynamics(q, qd, qdd, out);
 }
 
@@ -184,14 +178,7 @@ export function inverseDynamics(
  * `rotorInertia` [kg m^2 at the joint] is added to the diagonal of M (a geared motor's reflected
  * rotor inertia, N^2 J_rotor); omit it for the bare arm.
  */
-export function forwardDynamics(
-  p: TwoLinkParams,
-  q: readonly number[],
-  qd: readonly number[],
-  tau: readonly number[],
-  out?: number[],
-  rotorInertia?: readonly number[],
-): number[] {
+export function forwardDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], tau: readonly number[], out?: number[], rotorInertia?: readonly number[]): number[] {
   return twoLinkDynamics(p).forwardDynamics(q, qd, tau, out, rotorInertia);
 }
 
@@ -199,13 +186,7 @@ export function forwardDynamics(
  * The joint torques [N m] of the external loads E at (q, qd): extra torques, J^T F of an endpoint
  * force, viscous and Coulomb friction and springs. Works for one or two joints (`L2` absent = one).
  */
-export function externalTorques(
-  p: TwoLinkParams | OneLinkParams,
-  q: readonly number[],
-  qd: readonly number[],
-  ext: ExternalLoads,
-  out: number[],
-): number[] {
+export function externalTorques(p: TwoLinkParams | OneLinkParams, q: readonly number[], qd: readonly number[], ext: ExternalLoads, out: number[]): number[] {
   const n = (p as TwoLinkParams).L2 === undefined ? 1 : 2;
   const vs = ext.coulombVelocity ?? 0;
   for (let i = 0; i < n; i++) {

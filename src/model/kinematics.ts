@@ -77,12 +77,7 @@ export interface ForwardKinematics {
 }
 
 /** Kinematics of a point at distance `r` along a chain of rotating vectors. */
-function chainPoint(
-  lengths: readonly number[],
-  theta: readonly number[],
-  thetaD: readonly number[],
-  thetaDD: readonly number[],
-): PointKinematics {
+function chainPoint(lengths: readonly number[], theta: readonly number[], thetaD: readonly number[], thetaDD: readonly number[]): PointKinematics {
   const k: PointKinematics = { position: [0, 0], velocity: [0, 0], acceleration: [0, 0] };
   for (let i = 0; i < lengths.length; i++) {
     const l = lengths[i]!;
@@ -104,12 +99,7 @@ function chainPoint(
  * Forward kinematics of a one- or two-link arm: elbow, endpoint and centres of mass with their
  * velocities and accelerations (zero rates when qd, qdd are omitted).
  */
-export function forwardKinematics(
-  p: OneLinkParams | TwoLinkParams,
-  q: readonly number[],
-  qd?: readonly number[],
-  qdd?: readonly number[],
-): ForwardKinematics {
+export function forwardKinematics(p: OneLinkParams | TwoLinkParams, q: readonly number[], qd?: readonly number[], qdd?: readonly number[]): ForwardKinematics {
   const n = q.length;
   const zero = n === 1 ? [0] : [0, 0];
   const th = segmentAngles(q);
@@ -132,7 +122,14 @@ export function forwardKinematics(
 }
 
 /** Endpoint Jacobian J = d(x, y)/d(alpha1, alpha2) of the two-link arm [m/rad]. */
-export function jacobian(p: TwoLinkParams, q: readonly number[], out: Mat2 = [[0, 0], [0, 0]]): Mat2 {
+export function jacobian(
+  p: TwoLinkParams,
+  q: readonly number[],
+  out: Mat2 = [
+    [0, 0],
+    [0, 0],
+  ],
+): Mat2 {
   const a1 = q[0]!;
   const a12 = a1 + q[1]!;
   const l2s = p.L2 * Math.sin(a12);
@@ -149,7 +146,10 @@ export function jacobianDot(
   p: TwoLinkParams,
   q: readonly number[],
   qd: readonly number[],
-  out: Mat2 = [[0, 0], [0, 0]],
+  out: Mat2 = [
+    [0, 0],
+    [0, 0],
+  ],
 ): Mat2 {
   const a1 = q[0]!;
   const a12 = a1 + q[1]!;
@@ -175,12 +175,7 @@ export function endpointVelocity(p: TwoLinkParams, q: readonly number[], qd: rea
  * terms in alpha''), centripetal (in alpha1'^2 and alpha2'^2) and Coriolis (in alpha1' alpha2').
  * total = tangential + centripetal + coriolis.
  */
-export function endpointAcceleration(
-  p: TwoLinkParams,
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-): { total: Vec2; tangential: Vec2; centripetal: Vec2; coriolis: Vec2 } {
+export function endpointAcceleration(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[]): { total: Vec2; tangential: Vec2; centripetal: Vec2; coriolis: Vec2 } {
   const a1 = q[0]!;
   const a12 = a1 + q[1]!;
   const c1 = p.L1 * Math.cos(a1);
@@ -217,10 +212,7 @@ export class ReachError extends Error {
     /** Largest reachable distance L1 + L2 [m]. */
     readonly outerReach: number,
   ) {
-    super(
-      `point (${fmt(point[0]!)}, ${fmt(point[1]!)}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` +
-        `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`,
-    );
+    super(`point (${fmt(point[0]!)}, ${fmt(point[1]!)}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` + `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`);
   }
 }
 

@@ -157,14 +157,23 @@ class SinesSegment implements Segment {
     const r1 = 1 / R;
     const r2 = r1 * r1;
     const r3 = r2 * r1;
-    const u0 = a[0]!, u1 = a[1]! * r1, u2 = a[2]! * r2, u3 = a[3]! * r3;
-    const d0 = b[0]!, d1 = -b[1]! * r1, d2 = b[2]! * r2, d3 = -b[3]! * r3;
+    const u0 = a[0]!,
+      u1 = a[1]! * r1,
+      u2 = a[2]! * r2,
+      u3 = a[3]! * r3;
+    const d0 = b[0]!,
+      d1 = -b[1]! * r1,
+      d2 = b[2]! * r2,
+      d3 = -b[3]! * r3;
     const w0 = u0 * d0;
     const w1 = u1 * d0 + u0 * d1;
     const w2 = u2 * d0 + 2 * u1 * d1 + u0 * d2;
     const w3 = u3 * d0 + 3 * u2 * d1 + 3 * u1 * d2 + u0 * d3;
     for (let i = 0; i < this.qStart.length; i++) {
-      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      let s0 = 0,
+        s1 = 0,
+        s2 = 0,
+        s3 = 0;
       for (const c of this.sines[i] ?? []) {
         const w = 2 * Math.PI * c.frequencyHz;
         const ph = w * tc + (c.phase ?? 0);
@@ -336,21 +345,12 @@ class EndpointSegment implements Segment {
     const { min, tMin, max, tMax } = this.curve.distanceRange();
     const at = (t: number): string => `t = ${(t0 + t).toFixed(3)} s`;
     if (max > outer + tol) {
-      throw new TrajectoryError(
-        `the ${this.what} leaves the workspace at ${at(tMax)}: it reaches ${max.toFixed(4)} m from joint 1, ` +
-          `beyond the arm's reach L1 + L2 = ${outer.toFixed(4)} m`,
-        t0 + tMax,
-      );
+      throw new TrajectoryError(`the ${this.what} leaves the workspace at ${at(tMax)}: it reaches ${max.toFixed(4)} m from joint 1, ` + `beyond the arm's reach L1 + L2 = ${outer.toFixed(4)} m`, t0 + tMax);
     }
     if (min < inner - tol) {
-      throw new TrajectoryError(
-        `the ${this.what} enters the unreachable disc at ${at(tMin)}: it comes within ${min.toFixed(4)} m of ` +
-          `joint 1, closer than |L1 - L2| = ${inner.toFixed(4)} m`,
-        t0 + tMin,
-      );
+      throw new TrajectoryError(`the ${this.what} enters the unreachable disc at ${at(tMin)}: it comes within ${min.toFixed(4)} m of ` + `joint 1, closer than |L1 - L2| = ${inner.toFixed(4)} m`, t0 + tMin);
     }
-    const moves = Math.hypot(this.curve.end[0]! - this.curve.start[0]!, this.curve.end[1]! - this.curve.start[1]!) > tol ||
-      this.curve instanceof CircleCurve;
+    const moves = Math.hypot(this.curve.end[0]! - this.curve.start[0]!, this.curve.end[1]! - this.curve.start[1]!) > tol || this.curve instanceof CircleCurve;
     if (!moves) return;
     if (max >= outer - tol) {
       throw new TrajectoryError(
@@ -363,8 +363,7 @@ class EndpointSegment implements Segment {
     }
     if (min <= inner + tol) {
       throw new TrajectoryError(
-        `folded-elbow singularity at ${at(tMin)}: the ${this.what} passes ${min.toFixed(4)} m from joint 1 ` +
-          `(|L1 - L2| = ${inner.toFixed(4)} m), where the Jacobian is singular; keep the path away from joint 1`,
+        `folded-elbow singularity at ${at(tMin)}: the ${this.what} passes ${min.toFixed(4)} m from joint 1 ` + `(|L1 - L2| = ${inner.toFixed(4)} m), where the Jacobian is singular; keep the path away from joint 1`,
         t0 + tMin,
       );
     }
@@ -411,11 +410,7 @@ class EndpointSegment implements Segment {
     const c2 = 3 * w12 * b12;
     const e1 = w1 * w1 * w1;
     const e2 = w12 * w12 * w12;
-    solve(
-      k[6]! + c1 * r1x + c2 * r2x - e1 * r1y - e2 * r2y,
-      k[7]! + c1 * r1y + c2 * r2y + e1 * r1x + e2 * r2x,
-      out.qddd,
-    );
+    solve(k[6]! + c1 * r1x + c2 * r2x - e1 * r1y - e2 * r2y, k[7]! + c1 * r1y + c2 * r2y + e1 * r1x + e2 * r2x, out.qddd);
     for (let i = 0; i < 2; i++) {
       if (!Number.isFinite(out.qd[i]!) || !Number.isFinite(out.qdd[i]!) || !Number.isFinite(out.qddd[i]!)) {
         throw new TrajectoryError(`elbow singularity at t = ${(t0 + t).toFixed(3)} s: joint ${i + 1} rates are not finite`, t0 + t, i);
@@ -553,16 +548,11 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
         throw new TrajectoryError(`${where}: turns must be a whole number >= 1, got ${step.turns}`, t0);
       }
       const from = fkEndpoint(arm, q);
-      const curve: EndpointCurve =
-        step.kind === 'line'
-          ? new LineCurve(from, step.to, step.duration)
-          : new CircleCurve(step.centre, from, step.turns ?? 1, step.duration);
+      const curve: EndpointCurve = step.kind === 'line' ? new LineCurve(from, step.to, step.duration) : new CircleCurve(step.centre, from, step.turns ?? 1, step.duration);
       const es = new EndpointSegment(arm, curve, elbow, t0);
       if (!samePose(es.qStart, q)) {
         throw new TrajectoryError(
-          `${where}: the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` +
-            `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` +
-            `add a joint step to change elbow first`,
+          `${where}: the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` + `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` + `add a joint step to change elbow first`,
           t0,
         );
       }
@@ -582,13 +572,7 @@ export function jointMinJerk(arm: ArmParams, from: readonly number[], to: readon
 }
 
 /** Minimum-jerk straight line of the endpoint from one point to another [m] over `duration` [s]. */
-export function endpointMinJerk(
-  arm: TwoLinkParams,
-  from: readonly number[],
-  to: readonly number[],
-  duration: number,
-  elbow: Elbow = 'down',
-): Trajectory {
+export function endpointMinJerk(arm: TwoLinkParams, from: readonly number[], to: readonly number[], duration: number, elbow: Elbow = 'down'): Trajectory {
   return buildPath(arm, { xy: from, elbow }, [{ kind: 'line', to, duration }]);
 }
 

@@ -190,8 +190,7 @@ export function decodeHostFrame(line: string, joints: number): Decoded<HostFrame
   if (!s.ok) return s;
   const seq = s.v;
   const f = t.slice(2);
-  const need = (n: number, what: string): Rejection | undefined =>
-    f.length === n ? undefined : reject('FIELDS', `${type} needs ${what} (${n} field${n === 1 ? '' : 's'}), got ${f.length}`);
+  const need = (n: number, what: string): Rejection | undefined => (f.length === n ? undefined : reject('FIELDS', `${type} needs ${what} (${n} field${n === 1 ? '' : 's'}), got ${f.length}`));
   switch (type) {
     case 'H': {
       const e = need(1, 'the protocol version');
@@ -354,7 +353,16 @@ export const hostFrameSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('H'), seq: seqSchema, proto: z.number().int().min(1).max(65535) }),
   z.object({ type: z.literal('M'), seq: seqSchema, duty: z.array(dutySchema).min(1).max(2) }),
   z.object({ type: z.literal('Q'), seq: seqSchema, torque: z.array(z.number().int().min(-100000).max(100000)).min(1).max(2) }),
-  z.object({ type: z.literal('R'), seq: seqSchema, hz: z.number().int().min(0).max(1000).refine((v) => v === 0 || v >= 10) }),
+  z.object({
+    type: z.literal('R'),
+    seq: seqSchema,
+    hz: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .refine((v) => v === 0 || v >= 10),
+  }),
   z.object({ type: z.literal('N'), seq: seqSchema, enable: z.boolean() }),
   z.object({ type: z.literal('Z'), seq: seqSchema, mask: z.number().int().min(1).max(3) }),
   z.object({ type: z.literal('S'), seq: seqSchema }),

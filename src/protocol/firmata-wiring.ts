@@ -8,7 +8,6 @@
  */
 import { BOARDS, MODE, type BoardLayout, type BoardName } from './firmata.js';
 
-
 /** The pins of one H-bridge channel, as johnny-five's Motor takes them. */
 export interface MotorPins {
   pwm: number;
@@ -75,9 +74,7 @@ export function motorPinList(m: MotorPins): { role: keyof MotorPins; pin: number
 // ------------------------------------------------------------------ the wiring of a rig
 
 /** A sensor as the rig file gives it (`firmata.sensors[]`). */
-export type SensorSpec =
-  | { type: 'encoder'; pinA: number; pinB: number }
-  | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
+export type SensorSpec = { type: 'encoder'; pinA: number; pinB: number } | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
 
 /** A rig file's `firmata` section, as far as the wiring goes. */
 export interface WiringSpec {
@@ -87,9 +84,7 @@ export interface WiringSpec {
 }
 
 /** One joint's sensor, resolved: an encoder has its FirmataEncoder number (0, 1, ... in joint order). */
-export type JointSensor =
-  | { type: 'encoder'; encoder: number; pinA: number; pinB: number }
-  | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
+export type JointSensor = { type: 'encoder'; encoder: number; pinA: number; pinB: number } | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
 
 /** The wiring of a rig: what every joint's motor and sensor are connected to. */
 export interface Wiring {

@@ -196,7 +196,7 @@ export function encodeCapabilities(caps: readonly (readonly [number, number])[][
 export function parseCapabilities(body: readonly number[]): Map<number, number>[] {
   const pins: Map<number, number>[] = [];
   let cur = new Map<number, number>();
-  for (let i = 0; i < body.length; ) {
+  for (let i = 0; i < body.length;) {
     if (body[i] === 0x7f) {
       pins.push(cur);
       cur = new Map();
@@ -511,10 +511,7 @@ export function encodeWatchdogStatus(sub: number, s: WatchdogStatus): number[] {
 }
 
 /** Decodes a WATCHDOG_DATA body from the board; undefined when malformed. */
-export function decodeWatchdog(body: readonly number[]):
-  | { kind: 'status'; status: WatchdogStatus }
-  | { kind: 'fired'; zeroed: number; silentMs: number }
-  | undefined {
+export function decodeWatchdog(body: readonly number[]): { kind: 'status'; status: WatchdogStatus } | { kind: 'fired'; zeroed: number; silentMs: number } | undefined {
   if (body.some((b) => b > 0x7f)) return undefined;
   const [sub, a, b, c] = body;
   if ((sub === WATCHDOG.QUERY || sub === WATCHDOG.ARM) && a !== undefined && b !== undefined && c !== undefined) {

@@ -18,9 +18,7 @@ import { interpAt } from './signal.js';
 const DEG = 180 / Math.PI;
 
 /** The tick fields compare needs (what `loadRecording` should keep). */
-export const COMPARE_FIELDS: readonly TickField[] = [
-  't', 'trajT', 'state', 'phase', 'fresh', 'alarm', 'qDes0', 'qDes1', 'qdDes0', 'qdDes1', 'q0', 'q1', 'res0', 'res1',
-];
+export const COMPARE_FIELDS: readonly TickField[] = ['t', 'trajT', 'state', 'phase', 'fresh', 'alarm', 'qDes0', 'qDes1', 'qdDes0', 'qdDes1', 'q0', 'q1', 'res0', 'res1'];
 
 const STATE_TRACK = LOOP_STATES.indexOf('track');
 const STATE_IDLE = LOOP_STATES.indexOf('idle');
@@ -273,8 +271,7 @@ export function alignRuns(a: LoadedRecording, b: LoadedRecording): RunAlignment 
   const tA = a.columns.get('t');
   const trajA = a.columns.get('trajT');
   const summary: AlignmentSummary = {
-    method:
-      "trajectory time of each reading, solved from the plan in the header (plan(tau) = desired); the trajectory proper only (track phase), trajectories matched in order",
+    method: 'trajectory time of each reading, solved from the plan in the header (plan(tau) = desired); the trajectory proper only (track phase), trajectories matched in order',
     stepS: step,
     segments: [],
     unmatched: Math.abs(ca.length - cb.length),
@@ -378,9 +375,7 @@ export function formatReport(r: CompareReport): string {
   const out: string[] = [];
   for (const run of r.runs) {
     const ff = run.feedforward === undefined ? '' : run.feedforward === 'none' ? ', PID alone' : `, feedforward ${run.feedforward} + PID`;
-    out.push(
-      `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s)${ff}, stop: ${run.stopText ?? 'unknown (no summary)'}`,
-    );
+    out.push(`${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s)${ff}, stop: ${run.stopText ?? 'unknown (no summary)'}`);
   }
   out.push('');
   out.push('Errors in degrees. max: the largest |error|, with the loop time, phase and trajectory time where it occurs.');
@@ -389,11 +384,7 @@ export function formatReport(r: CompareReport): string {
   const w = [26, 8, 7, 8, 8, 9, 9, 9, 0];
   for (let j = 0; j < joints; j++) {
     out.push('');
-    out.push(
-      head
-        .map((h, k) => (k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === head.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6)))
-        .join(' '),
-    );
+    out.push(head.map((h, k) => (k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === head.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6))).join(' '));
     for (const c of r.comparisons) {
       const s = c.joints[j];
       if (!s) continue;
@@ -432,7 +423,7 @@ export function formatReport(r: CompareReport): string {
     out.push(
       "Run vs run: both runs' measured angles at the same time on the trajectory proper (track phase),",
       `linearly interpolated between readings onto a ${f(r.alignment.stepS * 1000)} ms grid. Each reading's trajectory time is solved from`,
-      "the plan in the header (plan(tau) = the recorded desired angle); where the plan rests, trajT minus the",
+      'the plan in the header (plan(tau) = the recorded desired angle); where the plan rests, trajT minus the',
       "median offset. t above is A's loop time.",
     );
     for (const s of r.alignment.segments) {

@@ -33,10 +33,34 @@ export const JERK_WINDOW_FACTOR = 2;
 
 /** The tick fields a run figure needs. */
 export const PLOT_FIELDS: readonly TickField[] = [
-  't', 'trajT', 'state', 'phase', 'fresh', 'boardT',
-  'qDes0', 'qDes1', 'qdDes0', 'qdDes1', 'qddDes0', 'qddDes1',
-  'q0', 'q1', 'qd0', 'qd1', 'twinQ0', 'twinQ1', 'twinQd0', 'twinQd1', 'res0', 'res1',
-  'tauFf0', 'tauFf1', 'tauPid0', 'tauPid1', 'tauCmd0', 'tauCmd1',
+  't',
+  'trajT',
+  'state',
+  'phase',
+  'fresh',
+  'boardT',
+  'qDes0',
+  'qDes1',
+  'qdDes0',
+  'qdDes1',
+  'qddDes0',
+  'qddDes1',
+  'q0',
+  'q1',
+  'qd0',
+  'qd1',
+  'twinQ0',
+  'twinQ1',
+  'twinQd0',
+  'twinQd1',
+  'res0',
+  'res1',
+  'tauFf0',
+  'tauFf1',
+  'tauPid0',
+  'tauPid1',
+  'tauCmd0',
+  'tauCmd1',
 ];
 
 /** The run figure's series styles (see plot-panels.ts STYLES: one colour per meaning). */
@@ -141,11 +165,11 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
       xDomain,
     }),
   );
-  return figure(o.title, [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`], [
-    endpointRow,
-    jointRow,
-    pathPanels(keep, cols, traj.joints === 2 ? q : undefined),
-  ]);
+  return figure(
+    o.title,
+    [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`],
+    [endpointRow, jointRow, pathPanels(keep, cols, traj.joints === 2 ? q : undefined)],
+  );
 }
 
 /** The plan sampled at `rate` [Hz] (the end included): times, the endpoint's 8 derivatives (endpointDerivatives), and per joint q, qd, qdd, qddd. */
@@ -171,8 +195,7 @@ function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: 
 
 /** The endpoint's path (x, y in cols 0, 1) and, for two joints (`q`), the path in joint space. */
 function pathPanels(keep: readonly number[], cols: Float64Array[], q: Float64Array[] | undefined): Json[] {
-  const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] =>
-    keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
+  const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] => keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
   const EP: SeriesStyle = STYLES.endpointPath;
   const JS: SeriesStyle = STYLES.jointPath;
   const [ex, ey] = equalDomains(cols[0]!, cols[1]!);
@@ -191,7 +214,10 @@ function pathPanels(keep: readonly number[], cols: Float64Array[], q: Float64Arr
     }),
   ];
   if (q) {
-    const [jx, jy] = equalDomains(q[0]!.map((v) => v * DEG), q[1]!.map((v) => v * DEG));
+    const [jx, jy] = equalDomains(
+      q[0]!.map((v) => v * DEG),
+      q[1]!.map((v) => v * DEG),
+    );
     paths.push(
       panel({
         title: 'Joint space',
@@ -228,7 +254,11 @@ function equalDomains(xs: ArrayLike<number>, ys: ArrayLike<number>): [[number, n
       y1 = Math.max(y1, y);
     }
   }
-  if (!Number.isFinite(x0) || !Number.isFinite(y0)) return [[0, 1], [0, 1]];
+  if (!Number.isFinite(x0) || !Number.isFinite(y0))
+    return [
+      [0, 1],
+      [0, 1],
+    ];
   const span = Math.max(x1 - x0, y1 - y0, 1e-6) * 1.1;
   const cx = (x0 + x1) / 2;
   const cy = (y0 + y1) / 2;
@@ -304,8 +334,7 @@ export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number,
   const live = (i: number): boolean => state[i] !== IDLE;
   const win = Math.max(5, Math.round(smoothS / dt) | 1);
   // A third derivative amplifies noise far more than a second: its window is JERK_WINDOW_FACTOR times longer.
-  const sg = (y: Float64Array, deriv: number): Float64Array =>
-    savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
+  const sg = (y: Float64Array, deriv: number): Float64Array => savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
   const joint: RunCurves['joint'] = { desired: [], measured: [], twin: [] };
   for (let j = 0; j < n; j++) {
     const f = (name: string): Float64Array => c.get(`${name}${j}` as TickField);
@@ -330,7 +359,11 @@ export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number,
       idx.push(i);
     }
     joint.measuredB = other.q.slice(0, n).map((q) => {
-      const qb = onGrid(xs, Float64Array.from(idx, (i) => (i < 0 ? Number.NaN : q[i]!)), grid);
+      const qb = onGrid(
+        xs,
+        Float64Array.from(idx, (i) => (i < 0 ? Number.NaN : q[i]!)),
+        grid,
+      );
       return { q: qb, qd: sg(qb, 1), qdd: sg(qb, 2), qddd: sg(qb, 3) };
     });
   }
@@ -339,8 +372,9 @@ export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number,
   for (const [key, curves] of Object.entries(joint)) {
     const cols = Array.from({ length: 8 }, () => new Float64Array(grid.length));
     const at = (a: Float64Array[], k: number): number[] => a.map((x) => x[k]!);
+    const [q, qd, qdd, qddd] = (['q', 'qd', 'qdd', 'qddd'] as const).map((name) => curves.map((s) => s[name]));
     for (let k = 0; k < grid.length; k++) {
-      const e = endpointDerivatives(arm, at(curves.map((s) => s.q), k), at(curves.map((s) => s.qd), k), at(curves.map((s) => s.qdd), k), at(curves.map((s) => s.qddd), k));
+      const e = endpointDerivatives(arm, at(q!, k), at(qd!, k), at(qdd!, k), at(qddd!, k));
       for (let m = 0; m < 8; m++) cols[m]![k] = e[m]!;
     }
     endpoint[key] = cols;
@@ -380,12 +414,7 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   ] as const;
   const ms = (smoothS * 1000).toFixed(0);
   // What each column's measured and twin curves are: as recorded, or derivatives by the filter.
-  const notes = [
-    'as recorded',
-    'measured: the estimator, as recorded',
-    `measured, twin: filtered (S-G ${ms} ms)`,
-    `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`,
-  ];
+  const notes = ['as recorded', 'measured: the estimator, as recorded', `measured, twin: filtered (S-G ${ms} ms)`, `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`];
   const rows: Json[][] = [];
   let legend = true;
   for (let j = 0; j < n; j++) {
@@ -420,7 +449,7 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true)) rows.push(replayRow(curves, keep, bands, xDomain));
   const a = rec.info.header;
   const sub = [
-    `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? '; B: another run, on this run\'s time by trajectory time (track phase only)' : ''}`,
+    `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? "; B: another run, on this run's time by trajectory time (track phase only)" : ''}`,
     `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${(smoothS * 1000).toFixed(0)} ms (jerk: ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
   ];
   return figure(o.title, sub, rows);
@@ -441,10 +470,25 @@ function replayRow(curves: RunCurves, keep: number[], bands: { x0: number; x1: n
   const ed = curves.endpoint.desired!;
   const em = curves.endpoint.measured!;
   const mm = Float64Array.from(ed[0]!, (x, k) => Math.hypot(x - em[0]![k]!, ed[1]![k]! - em[1]![k]!) * 1000);
-  const jp = pointsOf(curves.t, keep, err.map((values, j) => ({ style: REPLAY_SERIES[j]!, values, scale: DEG })));
+  const jp = pointsOf(
+    curves.t,
+    keep,
+    err.map((values, j) => ({ style: REPLAY_SERIES[j]!, values, scale: DEG })),
+  );
   const ep = pointsOf(curves.t, keep, [{ style: REPLAY_SERIES[2]!, values: mm }]);
   return [
-    panel({ title: 'Replay error per joint [deg]', subtitle: 'desired less measured (the summary\'s replay figures: the shaded part)', xTitle: 'Time [s]', yTitle: '[deg]', points: jp, series: REPLAY_SERIES.slice(0, err.length), legend: true, bands, xDomain, ...robustDomain(jp) }),
+    panel({
+      title: 'Replay error per joint [deg]',
+      subtitle: "desired less measured (the summary's replay figures: the shaded part)",
+      xTitle: 'Time [s]',
+      yTitle: '[deg]',
+      points: jp,
+      series: REPLAY_SERIES.slice(0, err.length),
+      legend: true,
+      bands,
+      xDomain,
+      ...robustDomain(jp),
+    }),
     panel({ title: 'Replay endpoint error [mm]', subtitle: 'distance from the planned endpoint', xTitle: 'Time [s]', yTitle: '[mm]', points: ep, series: [REPLAY_SERIES[2]!], legend: true, bands, xDomain, ...robustDomain(ep) }),
   ];
 }
@@ -516,16 +560,7 @@ function endpointPanel(curves: RunCurves, keys: string[], styles: SeriesStyle[],
   return panel({ title: 'Endpoint path', subtitle: 'equal scales on x and y', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy });
 }
 
-function bottomRow(
-  rec: LoadedRecording,
-  rig: Rig,
-  curves: RunCurves,
-  keys: string[],
-  styles: SeriesStyle[],
-  keep: number[],
-  bands: { x0: number; x1: number }[],
-  xDomain: [number, number],
-): Json[] {
+function bottomRow(rec: LoadedRecording, rig: Rig, curves: RunCurves, keys: string[], styles: SeriesStyle[], keep: number[], bands: { x0: number; x1: number }[], xDomain: [number, number]): Json[] {
   const c = rec.columns;
   const n = rec.info.header.joints;
   const t = c.get('t');

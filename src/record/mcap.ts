@@ -23,11 +23,7 @@ export function tickJsonSchema(joints: number): object {
   const properties: Record<string, object> = {};
   for (const spec of TICK_TABLE as readonly TickFieldSpec[]) {
     const description = `${spec.description}${spec.unit ? ` [${spec.unit}]` : ''}`;
-    const leaf = spec.codes
-      ? { type: 'string', enum: [...spec.codes], description }
-      : spec.joints
-        ? vec(joints, description)
-        : { type: 'number', description };
+    const leaf = spec.codes ? { type: 'string', enum: [...spec.codes], description } : spec.joints ? vec(joints, description) : { type: 'number', description };
     if (!spec.group) properties[spec.name] = leaf;
     else {
       const g = (properties[spec.group] ??= { type: 'object', description: TICK_GROUPS[spec.group], properties: {} }) as { properties: Record<string, object> };
@@ -196,10 +192,12 @@ export class McapRecorder implements RunRecorder {
   ) {}
 
   private then(step: () => Promise<void> | void): void {
-    this.chain = this.chain.then(() => (this.failure ? undefined : step())).catch((e: unknown) => {
-      this.failure ??= e instanceof Error ? e : new Error(String(e));
-      this.writer?.abandon();
-    });
+    this.chain = this.chain
+      .then(() => (this.failure ? undefined : step()))
+      .catch((e: unknown) => {
+        this.failure ??= e instanceof Error ? e : new Error(String(e));
+        this.writer?.abandon();
+      });
   }
 
   open(header: RecordingHeader): void {

@@ -220,7 +220,10 @@ export function panel(o: PanelOptions): Json {
     });
   });
   // Triangles on the edge for the values beyond it, drawn inside the plot (see clampToDomain).
-  for (const [side, shape, yOffset] of [['above', 'triangle-up', 4], ['below', 'triangle-down', -4]] as const) {
+  for (const [side, shape, yOffset] of [
+    ['above', 'triangle-up', 4],
+    ['below', 'triangle-down', -4],
+  ] as const) {
     const marks = clamped?.beyond.filter((p) => p.side === side) ?? [];
     if (!marks.length) continue;
     layers.push({

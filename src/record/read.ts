@@ -38,8 +38,7 @@ export class RecordingError extends Error {
  * statistic over it would be wrong (a NaN is a fault wherever it appears).
  */
 const num = z.number({
-  error: (iss) =>
-    iss.input === null ? 'a non-finite number: the run wrote a NaN or an Infinity here (JSON null), so no statistic over it can be trusted' : undefined,
+  error: (iss) => (iss.input === null ? 'a non-finite number: the run wrote a NaN or an Infinity here (JSON null), so no statistic over it can be trusted' : undefined),
 });
 
 /** Longest line read [bytes]: a header carries the rig file and the trajectories; a tick is ~1 kB. */
@@ -279,11 +278,7 @@ class LineVisitor {
     const { i, t } = r.data;
     const last = this.last;
     if (last && (i <= last.i || t < last.t)) {
-      throw new RecordingError(
-        this.file,
-        `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`,
-        n,
-      );
+      throw new RecordingError(this.file, `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`, n);
     }
     this.last = { i, t, line: n };
     tickRow(r.data, this.row);

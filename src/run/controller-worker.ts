@@ -47,8 +47,7 @@ function guardTimers(): void {
   const timers = require('node:timers') as Record<string, unknown>;
   const promises = require('node:timers/promises') as Record<string, unknown>;
   const inert = { ref: () => inert, unref: () => inert, hasRef: () => false, refresh: () => inert, close: () => inert, [Symbol.toPrimitive]: () => 0 };
-  const said = (name: string): void =>
-    fault(`started a timer (${name}): a controller runs only when the loop calls createController(context), update(sample) and reset(); its timers and callbacks would never run`);
+  const said = (name: string): void => fault(`started a timer (${name}): a controller runs only when the loop calls createController(context), update(sample) and reset(); its timers and callbacks would never run`);
   for (const name of ['setTimeout', 'setInterval', 'setImmediate']) {
     const refuse = (): typeof inert => {
       said(name);

@@ -366,7 +366,7 @@ export class Session {
       if (!v.cut) return;
       clearInterval(this.stopWatch);
       const c = this.stopCommand!;
-      const asked: StopReason = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? c.reason ?? { kind: 'estop' } : { kind: 'requested', text: c.kind };
+      const asked: StopReason = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? (c.reason ?? { kind: 'estop' }) : { kind: 'requested', text: c.kind };
       this.blockedStop = { ...asked, threadCut: v.why };
       void w.terminate();
     }, 50);

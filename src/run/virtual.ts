@@ -93,8 +93,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
   checkInjections(rig, injections);
   // The controller is loaded in its thread before the rig opens (nothing to dispose of when it fails).
-  const plugged: PluggedLaw | undefined =
-    typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
+  const plugged: PluggedLaw | undefined = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
   const imp = opts.impedance instanceof ImpedanceLaw ? opts.impedance : opts.impedance ? new ImpedanceLaw(rig, opts.impedance, loopPassivity(rig, true, rateHz)) : undefined;
   if (imp) stats.trackImpedance(imp.settings.space, imp.settings.stiffness, imp.settings.dampingRatio);
   const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller) ?? imp;
@@ -194,4 +193,3 @@ function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: Feedf
   recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections }));
   return recorder;
 }
-

@@ -13,20 +13,7 @@ import type { Link, Reading } from '../transport/link.js';
 import { checkLimits, type StopEvidence } from './limits.js';
 import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
 import { jointAngles, speedTest } from './speed-test.js';
-import {
-  believed,
-  checkBoard,
-  checkEncoder,
-  checkMotor,
-  checkMotorsDistinct,
-  checkZero,
-  responseDirections,
-  type BoardEvidence,
-  type Findings,
-  type PulseEvidence,
-  type RestEvidence,
-  type StepResult,
-} from './steps.js';
+import { believed, checkBoard, checkEncoder, checkMotor, checkMotorsDistinct, checkZero, responseDirections, type BoardEvidence, type Findings, type PulseEvidence, type RestEvidence, type StepResult } from './steps.js';
 
 /** Whoever moves the joints by hand: a person (who is asked, and presses Enter), or the mock's hand. */
 export interface Hand {
@@ -340,7 +327,9 @@ class SetupRun {
   async motorConstants(): Promise<boolean> {
     const { operator, link, rig } = this.ctx;
     const o = this.o;
-    operator.say(`Motor constants: each joint in turn moves back and forth through +-${WINDOW_DEG} deg about hanging at ${TEST_SPEEDS_DEG_S.join(', ')} deg/s (duty at most ${o.pulseMaxDuty}), the other held by its motor. Space or Esc stops.`);
+    operator.say(
+      `Motor constants: each joint in turn moves back and forth through +-${WINDOW_DEG} deg about hanging at ${TEST_SPEEDS_DEG_S.join(', ')} deg/s (duty at most ${o.pulseMaxDuty}), the other held by its motor. Space or Esc stops.`,
+    );
     await this.guard(operator.confirm('the arm will move: clear it and press Enter'));
     for (let j = 0; j < rig.joints; j++) {
       await this.rest();

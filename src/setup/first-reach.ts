@@ -61,7 +61,9 @@ export async function firstReach(rig: Rig, run: RunReach): Promise<StepResult> {
       status: 'fail',
       summary: `the first reach stopped: ${s.stopReason}`,
       evidence,
-      fix: isStopOf(s.stop, 'fault.wiring') ? 'the wiring is still wrong: see the stop reason, fix it and run setup again' : 'see the stop reason; run twolink identify (a gentle --amplitude 0.3) if the model is far from the arm, then setup again',
+      fix: isStopOf(s.stop, 'fault.wiring')
+        ? 'the wiring is still wrong: see the stop reason, fix it and run setup again'
+        : 'see the stop reason; run twolink identify (a gentle --amplitude 0.3) if the model is far from the arm, then setup again',
       corrected: false,
     };
   }

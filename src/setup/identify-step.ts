@@ -56,6 +56,38 @@ export interface IdentifyOutcome {
 }
 
 /** Runs the gentle excitation with `rig` (the file `raw`, corrected), fits, and takes in what it identified well. */
+/** The evidence of the identification step: the excitation, the fit's figures, and each parameter against the nominal (and the mock's plant). */
+function fitEvidence(
+  excitation: ReturnType<typeof designExcitation>,
+  fit: FitResult,
+  nominal: ReturnType<typeof baseParameters>,
+  used: readonly string[],
+  why: Readonly<Record<string, string>>,
+  truth: ReturnType<typeof plantParameters>,
+): Record<string, unknown> {
+  return {
+    excitation: excitation.path.description,
+    peakDeg: excitation.peak.angle.map((a) => Math.round((a * 180) / Math.PI)),
+    seconds: sig4(fit.seconds),
+    condition: sig4(fit.condition),
+    residualRmsNm: fit.residualRmsNm.map(sig4),
+    parameters: Object.fromEntries(
+      BASE_PARAMETERS.map(({ key, unit }) => [
+        key,
+        {
+          estimate: sig4(fit.parameters[key].value),
+          std: sig4(fit.parameters[key].std),
+          nominal: sig4(nominal[key]),
+          unit,
+          written: used.includes(key),
+          ...(why[key] ? { kept: why[key] } : {}),
+          ...(truth ? { plant: sig4(truth[key]) } : {}),
+        },
+      ]),
+    ),
+  };
+}
+
 export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: RunPaths): Promise<IdentifyOutcome> {
   const name = 'identification';
   const skip = (summary: string, fix: string | null): IdentifyOutcome => ({ step: { name, status: 'warn', summary, evidence: {}, fix, corrected: false }, file: raw, stopped: false });
@@ -74,7 +106,14 @@ export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: 
   } catch (e) {
     if (e instanceof RunError) {
       return {
-        step: { name, status: 'fail', summary: `the gentle excitation stopped: ${e.message}`, evidence: { excitation: excitation.path.description }, fix: 'see the stop reason; the first reach is not run. Fix it and run setup again', corrected: false },
+        step: {
+          name,
+          status: 'fail',
+          summary: `the gentle excitation stopped: ${e.message}`,
+          evidence: { excitation: excitation.path.description },
+          fix: 'see the stop reason; the first reach is not run. Fix it and run setup again',
+          corrected: false,
+        },
         file: raw,
         stopped: true,
       };
@@ -85,26 +124,24 @@ export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: 
   const arm = twoLinkArm(rig);
   const nominal = baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction);
   const { chosen, used, why } = chooseParameters(fit, nominal);
-  const truth = plantParameters(rig);
-  const evidence: Record<string, unknown> = {
-    excitation: excitation.path.description,
-    peakDeg: excitation.peak.angle.map((a) => Math.round((a * 180) / Math.PI)),
-    seconds: sig4(fit.seconds),
-    condition: sig4(fit.condition),
-    residualRmsNm: fit.residualRmsNm.map(sig4),
-    parameters: Object.fromEntries(
-      BASE_PARAMETERS.map(({ key, unit }) => [
-        key,
-        { estimate: sig4(fit.parameters[key].value), std: sig4(fit.parameters[key].std), nominal: sig4(nominal[key]), unit, written: used.includes(key), ...(why[key] ? { kept: why[key] } : {}), ...(truth ? { plant: sig4(truth[key]) } : {}) },
-      ]),
-    ),
-  };
+  const evidence = fitEvidence(excitation, fit, nominal, used, why, plantParameters(rig));
   let file = raw;
   try {
     if (used.length) file = identifiedRigFile(raw, rig, chosen);
   } catch (e) {
     if (!(e instanceof RealizationError)) throw e;
-    return { step: { name, status: 'warn', summary: `the well identified parameters (${used.join(', ')}) give no physical arm: ${e.message}; the nominal model is kept`, evidence, fix: 'run twolink identify by hand with a larger --amplitude', corrected: false }, file: raw, stopped: false };
+    return {
+      step: {
+        name,
+        status: 'warn',
+        summary: `the well identified parameters (${used.join(', ')}) give no physical arm: ${e.message}; the nominal model is kept`,
+        evidence,
+        fix: 'run twolink identify by hand with a larger --amplitude',
+        corrected: false,
+      },
+      file: raw,
+      stopped: false,
+    };
   }
   const kept = Object.entries(why).map(([k, w]) => `${k} (${w})`);
   const summary = used.length

@@ -85,7 +85,9 @@ export function checkLimits(e: StopEvidence, rig: Rig, f: Findings, widen = fals
     return { name, status: 'pass', summary: `${stops}; the file's ${was} widened to ${now}, as asked`, evidence, fix, corrected: true };
   }
   if (wider) {
-    const keptWhat = narrowed ? `written ${now}: the file's ${was} narrowed where it ${outside ? 'let the controller drive the joint into a stop' : 'came within the margin of a stop'}, kept where narrower` : `the file's narrower ${was} kept`;
+    const keptWhat = narrowed
+      ? `written ${now}: the file's ${was} narrowed where it ${outside ? 'let the controller drive the joint into a stop' : 'came within the margin of a stop'}, kept where narrower`
+      : `the file's narrower ${was} kept`;
     return {
       name,
       status: 'warn',

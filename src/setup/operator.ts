@@ -18,7 +18,6 @@ export interface SignalSource {
 
 const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
-
 export class TerminalOperator implements Operator {
   private readonly ac = new AbortController();
   private pending: { resolve: () => void; reject: (e: Error) => void; yesNo?: (yes: boolean) => void } | undefined;
@@ -36,9 +35,7 @@ export class TerminalOperator implements Operator {
   };
   private readonly onSignal = (sig: NodeJS.Signals): void => this.stop({ kind: 'interrupted', signal: sig });
 
-  constructor(
-    private readonly o: { yes: boolean; quiet: boolean; input: NodeJS.ReadStream; err: Writable; signals?: SignalSource },
-  ) {
+  constructor(private readonly o: { yes: boolean; quiet: boolean; input: NodeJS.ReadStream; err: Writable; signals?: SignalSource }) {
     this.signals = o.signals ?? process;
     for (const s of SIGNALS) this.signals.on(s, this.onSignal);
     // A terminal always listens, for the e-stop key; piped input only when a prompt needs it.

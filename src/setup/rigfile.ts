@@ -90,7 +90,7 @@ function writeLimits(out: Record<string, unknown>, rig: Rig, f: Findings, change
   out.limits = rawLimits.map((l, j) => {
     const p = f.limitsDeg[j];
     if (!p) return l;
-    const was = { minDeg: Math.round((rig.limits[j]!.min * 180) / Math.PI * 2) / 2, maxDeg: Math.round((rig.limits[j]!.max * 180) / Math.PI * 2) / 2 };
+    const was = { minDeg: Math.round(((rig.limits[j]!.min * 180) / Math.PI) * 2) / 2, maxDeg: Math.round(((rig.limits[j]!.max * 180) / Math.PI) * 2) / 2 };
     for (const k of ['minDeg', 'maxDeg'] as const) if (was[k] !== p[k]) changes.push({ field: `limits[${j}].${k}`, from: was[k], to: p[k], step: `limits ${j + 1}` });
     return { ...l, minDeg: p.minDeg, maxDeg: p.maxDeg };
   });

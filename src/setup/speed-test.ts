@@ -84,6 +84,18 @@ export function reference(s: Segment, tIn: number): { q: number; w: number; acc:
   return { q: s.from + dir * Math.min(x, D), w: dir * w, acc: dir * acc, steady: tIn >= RAMP_S + STEADY_AFTER_S && tIn < RAMP_S + cruise, done: tIn >= end + DWELL_S };
 }
 
+/** The interval that ended at `t` with joint j at `qj` into the evidence, with the duty `d` the board applied at its start. */
+function pushInterval(ev: SpeedEvidence, prev: { t: number; q: number; pass: number; tIn: number; clamped: boolean; refW: number }, qj: number, t: number, d: number[] | undefined, f: Findings, j: number): void {
+  // An interval whose duty was clamped is not steady (the joint decelerates): out of the estimate.
+  ev.pass.push(prev.clamped ? -1 : prev.pass);
+  ev.tInPass.push(prev.tIn);
+  ev.q.push(prev.q);
+  ev.refW.push(prev.refW);
+  ev.dq.push(qj - prev.q);
+  ev.dt.push(t - prev.t);
+  ev.duty.push(d ? f.motorSign[j]! * d[f.motorOutput[j]!]! : 0);
+}
+
 /** Runs joint `j`'s speed test; resolves with the evidence (the caller zeroes the motors after). */
 export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings, j: number, limits: SpeedTestLimits): Promise<SpeedEvidence> {
   const n = rig.joints;
@@ -121,17 +133,7 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
         segT0 = t;
       }
       // The interval since the last sample, with the duty the board applied at its start.
-      if (prev) {
-        const d = prev.ack !== null ? sent.get(prev.ack) : undefined;
-        // An interval whose duty was clamped is not steady (the joint decelerates): out of the estimate.
-        ev.pass.push(prev.clamped ? -1 : prev.pass);
-        ev.tInPass.push(prev.tIn);
-        ev.q.push(prev.q);
-        ev.refW.push(prev.refW);
-        ev.dq.push(q[j]! - prev.q);
-        ev.dt.push(t - prev.t);
-        ev.duty.push(d ? f.motorSign[j]! * d[f.motorOutput[j]!]! : 0);
-      }
+      if (prev) pushInterval(ev, prev, q[j]!, t, prev.ack !== null ? sent.get(prev.ack) : undefined, f, j);
       let s = segs[seg]!;
       let tIn = t - segT0;
       let ref = reference(s, tIn);
@@ -159,7 +161,8 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
       }
       // The board applies per-mille duties: remember what it will apply.
       const id = link.writeDuty(out);
-      sent.set(id, out.map((d) => Math.round(d * 1000) / 1000));
+      const applied = out.map((d) => Math.round(d * 1000) / 1000);
+      sent.set(id, applied);
       if (sent.size > 64) sent.delete(sent.keys().next().value!);
       prev = { t, q: q[j]!, ack: r.ack, pass: ref.steady ? s.pass : -1, tIn, clamped, refW: ref.w };
     };

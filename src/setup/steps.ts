@@ -150,7 +150,9 @@ function judgeCountsPerRev(measured: number, C: number, N: number, input: number
   }
   f.countsPerRev[j] = Math.round(measured);
   problems.push(`it gives about ${Math.round(measured)} counts per revolution: neither the rig file's ${C} nor the board's ${N}`);
-  fixes.push(`work out lines x 4 x gear ratio of joint ${j + 1}'s encoder, put it in encoders[${j}].countsPerRev and TL_CPR_${input + 1} (config.h), and run setup again (the measured figure is written, but a hand move is only good to ~10%)`);
+  fixes.push(
+    `work out lines x 4 x gear ratio of joint ${j + 1}'s encoder, put it in encoders[${j}].countsPerRev and TL_CPR_${input + 1} (config.h), and run setup again (the measured figure is written, but a hand move is only good to ~10%)`,
+  );
   return { status: 'fail', problems, fixes, correctable: false };
 }
 
@@ -257,7 +259,14 @@ export function checkZero(r: RestEvidence, rig: Rig, f: Findings): StepResult {
   }
   const settle = Number.isFinite(r.settledS) ? '' : '; the arm did not come to rest (is something pushing it, or a motor held on?)';
   if (bad.length === 0) {
-    return { name: 'zero', status: Number.isFinite(r.settledS) ? 'pass' : 'warn', summary: `the hanging arm reads [${readDeg.join(', ')}] deg (hanging is [${hang.join(', ')}])${settle}`, evidence, fix: settle ? 'let the arm hang freely and run setup again' : null, corrected: false };
+    return {
+      name: 'zero',
+      status: Number.isFinite(r.settledS) ? 'pass' : 'warn',
+      summary: `the hanging arm reads [${readDeg.join(', ')}] deg (hanging is [${hang.join(', ')}])${settle}`,
+      evidence,
+      fix: settle ? 'let the arm hang freely and run setup again' : null,
+      corrected: false,
+    };
   }
   return {
     name: 'zero',

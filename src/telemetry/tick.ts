@@ -101,9 +101,7 @@ type RowNames<S> = S extends { row: infer R extends string; joints: true } ? `${
 export type TickField = RowNames<Spec>;
 
 /** Slot names of the row, in order. */
-export const TICK_FIELDS: readonly TickField[] = TICK_TABLE.flatMap((s) =>
-  'joints' in s ? Array.from({ length: ROW_JOINTS }, (_, j) => `${s.row}${j}`) : [s.row],
-) as TickField[];
+export const TICK_FIELDS: readonly TickField[] = TICK_TABLE.flatMap((s) => ('joints' in s ? Array.from({ length: ROW_JOINTS }, (_, j) => `${s.row}${j}`) : [s.row])) as TickField[];
 
 /** Width of a row. */
 export const TICK_WIDTH = TICK_FIELDS.length;
@@ -151,7 +149,12 @@ function compileTickObject(): (r: ArrayLike<number>, joints: number) => TickObje
   for (const slot of SLOTS) {
     const g = slot.spec.group;
     if (!g) top.push(entry(slot));
-    else if (SLOTS.find((x) => x.spec.group === g) === slot) top.push(`${g}: { ${SLOTS.filter((x) => x.spec.group === g).map(entry).join(', ')} }`);
+    else if (SLOTS.find((x) => x.spec.group === g) === slot)
+      top.push(
+        `${g}: { ${SLOTS.filter((x) => x.spec.group === g)
+          .map(entry)
+          .join(', ')} }`,
+      );
   }
   return new Function('codes', `return (r, joints) => ({ ${top.join(', ')} });`)(codes) as (r: ArrayLike<number>, joints: number) => TickObject;
 }

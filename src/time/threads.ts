@@ -72,9 +72,7 @@ export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
       const text = String(stderr).trim() || err.message;
       resolve({
         granted: false,
-        reason: missing
-          ? 'chrt (util-linux) is not installed'
-          : `${text}`,
+        reason: missing ? 'chrt (util-linux) is not installed' : `${text}`,
       });
     });
   });
@@ -83,7 +81,9 @@ export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
 /** Linux task ids of this process's threads (from /proc/self/task), the main thread included. */
 export function processThreads(): number[] {
   try {
-    return readdirSync('/proc/self/task').map(Number).filter((t) => Number.isInteger(t));
+    return readdirSync('/proc/self/task')
+      .map(Number)
+      .filter((t) => Number.isInteger(t));
   } catch {
     return [];
   }

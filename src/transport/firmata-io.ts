@@ -87,8 +87,7 @@ export function handshakeError(name: string, e: unknown, io: FirmataIO | undefin
   // another major is a REPORT_VERSION byte made up by a wrong baud rate, not a version.
   else if (!io?.versionReceived || io.version?.major !== 2) {
     hint =
-      `${bytesIn} bytes came back but no Firmata version: wrong baud rate (ConfigurableFirmata runs at 57600 unless rebuilt: set link.baudRate), ` +
-      'or the board runs other firmware (twolink\'s own? set "link": {"transport": "line"})';
+      `${bytesIn} bytes came back but no Firmata version: wrong baud rate (ConfigurableFirmata runs at 57600 unless rebuilt: set link.baudRate), ` + 'or the board runs other firmware (twolink\'s own? set "link": {"transport": "line"})';
   } else if (!io.firmware?.name) hint = 'the board sent its Firmata version but never its firmware name';
   else hint = `${io.firmware.name} answered but did not finish the capability and analog mapping queries`;
   const why = describe(e).split('\n')[0]!.trim();

@@ -27,22 +27,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { FirmataLinkPart } from '../config/parts.js';
-import {
-  chooseInterval,
-  cycleBudget,
-  decodeString7,
-  decodeWatchdog,
-  ENCODER,
-  FIRMATA,
-  FirmataFramer,
-  MODE,
-  modeName,
-  parseCapabilities,
-  wireTime,
-  type CycleBudget,
-  type FirmataMessage,
-  type WatchdogStatus,
-} from '../protocol/firmata.js';
+import { chooseInterval, cycleBudget, decodeString7, decodeWatchdog, ENCODER, FIRMATA, FirmataFramer, MODE, modeName, parseCapabilities, wireTime, type CycleBudget, type FirmataMessage, type WatchdogStatus } from '../protocol/firmata.js';
 import { checkWiring, isWiringIssue, motorPinList, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
@@ -58,13 +43,7 @@ import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounte
 export { clearFirmataSysexHandlers, type FirmataConfig, type FirmataLinkOptions };
 
 /** The link's lifecycle. */
-type Lifecycle =
-  | { kind: 'new' }
-  | { kind: 'handshake'; fail: (e: LinkError) => void }
-  | { kind: 'configuring' }
-  | { kind: 'open'; outputs: 'enabled' | 'disabled' }
-  | { kind: 'closing' }
-  | { kind: 'closed'; reason: string };
+type Lifecycle = { kind: 'new' } | { kind: 'handshake'; fail: (e: LinkError) => void } | { kind: 'configuring' } | { kind: 'open'; outputs: 'enabled' | 'disabled' } | { kind: 'closing' } | { kind: 'closed'; reason: string };
 
 export class FirmataLink implements Link {
   readonly name: string;
@@ -625,13 +604,7 @@ export class FirmataLink implements Link {
 }
 
 /** The Link of a rig file whose `link.transport` is `firmata`, on an open stream. */
-export function createFirmataLink(
-  rig: FirmataLinkPart,
-  stream: Duplex,
-  name: string,
-  clock: Clock,
-  opts: { answerMs?: number; handshakeMs?: number; baudRate?: number } = {},
-): FirmataLink {
+export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: string, clock: Clock, opts: { answerMs?: number; handshakeMs?: number; baudRate?: number } = {}): FirmataLink {
   if (!rig.firmata) {
     throw new LinkError(`${rig.file}: link.transport is "firmata" but the rig file has no "firmata" section (motors and sensors per joint: see rigs/mock-arm-firmata.json)`, 'config');
   }

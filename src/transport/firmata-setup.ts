@@ -90,7 +90,13 @@ export async function setUpWatchdog(c: SetupContext, watchdogMs: number, ms: num
   if (c.wiring.motors.some((m) => m.invertPWM)) return none('a motor shield with inverted PWM would run at full speed on a zeroed pin, so the FirmataWatchdog is not armed');
   const armMs = Math.min(WATCHDOG_MAX_MS, watchdogMs);
   const armed = c.watchdogReplies.next((s) => s.timeoutMs === armMs);
-  c.io.sysexCommand([FIRMATA.WATCHDOG_DATA, ...encodeWatchdogArm(armMs, c.wiring.motors.map((m) => m.pwm))]);
+  c.io.sysexCommand([
+    FIRMATA.WATCHDOG_DATA,
+    ...encodeWatchdogArm(
+      armMs,
+      c.wiring.motors.map((m) => m.pwm),
+    ),
+  ]);
   const status = await race(c.clock, armed.promise, new Promise<never>(() => {}), ms);
   armed.cancel();
   if (status === 'timeout') return none(`the FirmataWatchdog answered the query but did not confirm being armed within ${ms} ms`);

@@ -9,21 +9,9 @@ import { ReadlineParser } from '@serialport/parser-readline';
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
 import { JointSpace } from './joints.js';
-import {
-  decodeBoardFrame,
-  FLAG,
-  frameLine,
-  hostBody,
-  MAX_LINE,
-  PROTOCOL,
-  SequenceTracker,
-  type BoardFrame,
-  type BoardInfo,
-  type HostFrame,
-} from '../protocol/codec.js';
+import { decodeBoardFrame, FLAG, frameLine, hostBody, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
 import type { Clock } from '../time/clock.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
-
 
 /** Hellos sent before the handshake is given up, whatever the clock says (each waits 250 ms for an answer). */
 export const HELLO_TRIES = 4;
@@ -336,7 +324,7 @@ export class LineLink implements Link {
       const slot = k & (ANSWER_SLOTS - 1);
       if (this.answerIdx[slot] !== k) continue;
       const seq = this.answerSeq[slot]!;
-      const applied = ack !== null && ((ack - seq + 65536) % 65536) < 32768; // this answer or a newer one
+      const applied = ack !== null && (ack - seq + 65536) % 65536 < 32768; // this answer or a newer one
       if (ack === seq || applied) {
         this.answerIdx[slot] = -1;
         if (ack === seq && contiguous) this.recordDelay(d);
@@ -509,10 +497,7 @@ export class LineLink implements Link {
         if (f.type === 'I') info = f.info;
         else if (f.type === 'E') {
           if (f.code === 'VERSION') {
-            throw new LinkError(
-              `${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see README) or update twolink`,
-              'version',
-            );
+            throw new LinkError(`${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see README) or update twolink`, 'version');
           }
           lastError = `${f.code} ${f.text}`;
         }
@@ -532,10 +517,7 @@ export class LineLink implements Link {
       throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint} (waited ${waitedMs} ms, ${hellos} hellos)`, 'no-answer');
     }
     if (info.proto !== PROTOCOL) {
-      throw new LinkError(
-        `board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see README) or update twolink`,
-        'version',
-      );
+      throw new LinkError(`board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see README) or update twolink`, 'version');
     }
     if (info.joints !== this.joints) {
       throw new LinkError(`board on ${this.name} has ${info.joints} joint(s), the rig file describes ${this.joints}`, 'mismatch');
@@ -543,8 +525,7 @@ export class LineLink implements Link {
     for (let i = 0; i < this.joints; i++) {
       if (info.cpr[i] !== this.space.boardCountsPerRev[i]) {
         throw new LinkError(
-          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${this.space.boardCountsPerRev[i]}: ` +
-            'fix encoders[].countsPerRev in the rig file or CPR in the firmware config.h',
+          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${this.space.boardCountsPerRev[i]}: ` + 'fix encoders[].countsPerRev in the rig file or CPR in the firmware config.h',
           'mismatch',
         );
       }

@@ -123,12 +123,7 @@ export function zeroCounters(): LinkCounters {
 }
 
 /** Something the board or the port reported outside the request/answer flow. */
-export type LinkEvent =
-  | { kind: 'closed'; reason: string }
-  | { kind: 'board-reset' }
-  | { kind: 'watchdog'; text: string }
-  | { kind: 'board-error'; code: string; text: string; ack: number | null }
-  | { kind: 'error'; message: string };
+export type LinkEvent = { kind: 'closed'; reason: string } | { kind: 'board-reset' } | { kind: 'watchdog'; text: string } | { kind: 'board-error'; code: string; text: string; ack: number | null } | { kind: 'error'; message: string };
 
 /**
  * How a stop ended: the board confirmed the zero command; or it did not and its watchdog will cut the

@@ -33,4 +33,3 @@ export async function openSerialPort(path: string, baudRate: number): Promise<Du
     });
   });
 }
-

@@ -22,7 +22,6 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, Por
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open-error.js';
 
-
 function stty(path: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     execFile('stty', ['-F', path, ...args], (err, _out, stderr) => {

@@ -25,22 +25,7 @@ import { canvasBox } from './canvas-box.js';
 import { History } from './history.js';
 import { estopInInput, helpText, HIDDEN_KEYS, KEYS, STIFFNESS_STEP, type KeyAction } from './keys.js';
 import { layout, type Layout, type Rect } from './layout.js';
-import {
-  armCanvas,
-  armLabel,
-  ASCII_GLYPHS,
-  chartCanvas,
-  chartLabel,
-  chartSpecs,
-  headerLine,
-  jointLines,
-  loopLines,
-  messageLine,
-  UNICODE_GLYPHS,
-  type ChartSpec,
-  type PanelState,
-  type Progress,
-} from './panels.js';
+import { armCanvas, armLabel, ASCII_GLYPHS, chartCanvas, chartLabel, chartSpecs, headerLine, jointLines, loopLines, messageLine, UNICODE_GLYPHS, type ChartSpec, type PanelState, type Progress } from './panels.js';
 
 const DEG = 180 / Math.PI;
 
@@ -180,8 +165,7 @@ export class Dashboard {
     const tput = (this.screen.program as unknown as { tput: unknown }).tput as { unicode?: boolean; numbers?: { U8?: number } };
     this.mode = o.canvas ?? (tput.unicode || tput.numbers?.U8 === 1 ? 'braille' : 'ascii');
     this.charts = chartSpecs(o.rig.joints);
-    const box = (extra: blessed.Widgets.BoxOptions): Box =>
-      blessed.box({ parent: this.screen, tags: true, wrap: false, ...extra } as blessed.Widgets.BoxOptions);
+    const box = (extra: blessed.Widgets.BoxOptions): Box => blessed.box({ parent: this.screen, tags: true, wrap: false, ...extra } as blessed.Widgets.BoxOptions);
     const framed = (label: string): Box => box({ border: { type: 'line' }, label, style: { border: { fg: 'gray' } } });
     this.boxes = {
       header: box({ height: 1 }),
@@ -561,7 +545,7 @@ export function startDashboard(o: StartOptions): { stop(): void; say(text: strin
     const first = !stopped;
     restore();
     if (!first) return;
-    process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+    process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     const reason = hostFault(`the dashboard failed: ${e instanceof Error ? e.message : String(e)}`);
     o.onQuit(reason);
     setTimeout(() => o.onQuit(reason), 5000).unref();

@@ -6,13 +6,20 @@
 
 /** Channels of a history sample. Angles and errors in degrees, torques in N m, positions in m. */
 export const CHANNELS = [
-  'qDes0', 'qDes1', // [deg]
-  'q0', 'q1', // [deg]
-  'err0', 'err1', // desired - measured [deg]
-  'res0', 'res1', // measured - twin [deg]
-  'tau0', 'tau1', // commanded [N m]
-  'ff0', 'ff1', // feedforward [N m]
-  'x', 'y', // measured endpoint [m]
+  'qDes0',
+  'qDes1', // [deg]
+  'q0',
+  'q1', // [deg]
+  'err0',
+  'err1', // desired - measured [deg]
+  'res0',
+  'res1', // measured - twin [deg]
+  'tau0',
+  'tau1', // commanded [N m]
+  'ff0',
+  'ff1', // feedforward [N m]
+  'x',
+  'y', // measured endpoint [m]
 ] as const;
 
 export type Channel = (typeof CHANNELS)[number];

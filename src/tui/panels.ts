@@ -265,12 +265,7 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       ]
     : ['link -'];
   const lines = [
-    fit(width, [
-      `state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${work} us`,
-      `state ${state}  rate ${rate} Hz (set ${p.rateHz})  work ${work} us`,
-      `state ${state}  rate ${rate} Hz`,
-      `${state} ${rate} Hz`,
-    ]),
+    fit(width, [`state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${work} us`, `state ${state}  rate ${rate} Hz (set ${p.rateHz})  work ${work} us`, `state ${state}  rate ${rate} Hz`, `${state} ${rate} Hz`]),
     fit(width, [
       `sample->answer [us] now ${now} p50 ${p50Us} p99 ${p99Us} max ${maxUs}  ${overruns}`,
       `latency [us] now ${now} p99 ${p99Us} max ${maxUs}  ${overruns}`,
@@ -279,11 +274,7 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       overruns,
     ]),
     fit(width, link),
-    p.recording
-      ? p.recording.failure
-        ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}`
-        : `{red-fg}${g.dot} rec{/red-fg} ${esc(p.recording.file)}  ${p.recording.ticks} ticks  (r to stop)`
-      : 'rec off (r to record)',
+    p.recording ? (p.recording.failure ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}` : `{red-fg}${g.dot} rec{/red-fg} ${esc(p.recording.file)}  ${p.recording.ticks} ticks  (r to stop)`) : 'rec off (r to record)',
   ];
   const room = Math.max(1, height - lines.length);
   if (room === 1) {

@@ -75,7 +75,17 @@ export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: num
  * to it (mass scale, viscous friction, delay from 0.5 periods to twice the nominal model's, at least 4).
  * `pause`: awaited now and then during the fit (fitCoupled), for a loop answering samples in real time.
  */
-export async function identify(e: { r: readonly number[]; u: readonly number[]; y: readonly number[] }, fs: number, band: [number, number], nominal: CoupledModel, j: number, V: (w: number) => C, Ch: ((w: number) => C) | null, belowHz: number, pause?: () => Promise<void>): Promise<Identified> {
+export async function identify(
+  e: { r: readonly number[]; u: readonly number[]; y: readonly number[] },
+  fs: number,
+  band: [number, number],
+  nominal: CoupledModel,
+  j: number,
+  V: (w: number) => C,
+  Ch: ((w: number) => C) | null,
+  belowHz: number,
+  pause?: () => Promise<void>,
+): Promise<Identified> {
   const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
   const bands = logBands(trusted(raw, MIN_COHERENCE, band[0], band[1]), BANDS_PER_DECADE);
   if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
@@ -115,7 +125,15 @@ const gridFor = (dt: number): number[] => logGrid(0.1, 0.5 / dt, 600);
 function marginsOn(P: (w: number) => C, g: PidGainsNm, fHz: number, dt: number): Margins {
   const f = gridFor(dt);
   const V = (w: number): C => estimatorResponse(w, fHz, dt);
-  return margins(f, loopResponse(g, f, f.map((x) => P(2 * Math.PI * x)), V));
+  return margins(
+    f,
+    loopResponse(
+      g,
+      f,
+      f.map((x) => P(2 * Math.PI * x)),
+      V,
+    ),
+  );
 }
 
 /** The highest crossover [Hz] plant P reaches with the design's margins, the estimator at `fHz`. */
@@ -214,5 +232,9 @@ export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) =
 
 /** Gains at `elbowDeg` from the schedule, interpolated as the controller does (control/pid.ts scheduledGains). */
 export function interpolateGains(s: readonly (PidGainsNm & { elbowDeg: number })[], elbowDeg: number): PidGainsNm {
-  return scheduledGains(s.map((p) => ({ elbowDeg: p.elbowDeg, kp: [p.kp], ki: [p.ki], kd: [p.kd] })), 0, elbowDeg);
+  return scheduledGains(
+    s.map((p) => ({ elbowDeg: p.elbowDeg, kp: [p.kp], ki: [p.ki], kd: [p.kd] })),
+    0,
+    elbowDeg,
+  );
 }

@@ -72,6 +72,51 @@ export interface TuneOutcome {
 }
 
 /** Runs tune's steps on the link (opened here); the caller closes it. */
+/**
+ * The plan at the bandwidth asked for (the default lowered, and said, when beyond what the rig's model
+ * reaches with the loop's delay), with the estimator and the hold gains set; or, refused, the bounds (the step added).
+ */
+function planBandwidth(
+  rig: TuneContext['rig'],
+  loop: TuneLoop,
+  options: TuneContext['options'],
+  operator: TuneContext['operator'],
+  add: (r: StepResult) => StepResult,
+): Exclude<ReturnType<typeof planTune>, { refused: unknown }> | { refused: number[] } {
+  let plan = planTune(rig, loop, options);
+  const delayMs = (nominalDelayPeriods(rig, options) * 1000) / options.rateHz;
+  const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
+  if (!options.explicit && options.bandwidthHz > lower) {
+    operator.say(
+      `the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz) with the loop's delay of ${r3(delayMs)} ms (${delayWhy(rig, options)}) and the rig's velocity estimator (${rig.control.velocityFilterHz} Hz: a wider one lets the encoder's steps into the torque): tuning for ${lower} Hz instead`,
+    );
+    options.bandwidthHz = lower;
+    plan = planTune(rig, loop, options);
+  }
+  if ('refused' in plan) {
+    const worst = Math.min(...plan.boundHz);
+    add({
+      name: 'bandwidth',
+      status: 'fail',
+      summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(delayMs)} ms: ${delayWhy(rig, options)}) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the model (${MIN_GM_DB} required of the measured loop)`,
+      evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, delayMs: r3(delayMs), velocityFilterHz: plan.velocityFilterHz },
+      fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`,
+      corrected: false,
+    });
+    return { refused: plan.boundHz };
+  }
+  if (plan.velocityFilterHz !== rig.control.velocityFilterHz)
+    operator.say(
+      `a ${r3(options.bandwidthHz)} Hz crossover needs the velocity estimator at ${plan.velocityFilterHz} Hz (the rig's ${rig.control.velocityFilterHz} Hz lags too much with this delay): the tuned file sets it, and the wider estimator lets more of the encoder's steps into the torque (the reach may track worse than with a lower --bandwidth)`,
+    );
+  loop.setVelocityFilter(plan.velocityFilterHz);
+  loop.setHold(
+    plan.nominal.map((g) => g.kp),
+    plan.nominal.map((g) => g.kd),
+  );
+  return plan;
+}
+
 export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
   const { rig, link, operator, options } = ctx;
   const steps: StepResult[] = [];
@@ -103,24 +148,12 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([link.startSampling(options.rateHz), abort]);
     await Promise.race([loop.posed(), abort]);
     ctx.onPose?.(loop.pose);
-    let plan = planTune(rig, loop, options);
-    const delayMs = (nominalDelayPeriods(rig, options) * 1000) / options.rateHz;
-    const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
-    if (!options.explicit && options.bandwidthHz > lower) {
-      operator.say(`the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz) with the loop's delay of ${r3(delayMs)} ms (${delayWhy(rig, options)}) and the rig's velocity estimator (${rig.control.velocityFilterHz} Hz: a wider one lets the encoder's steps into the torque): tuning for ${lower} Hz instead`);
-      options.bandwidthHz = lower;
-      plan = planTune(rig, loop, options);
-    }
-    if ('refused' in plan) {
-      const worst = Math.min(...plan.boundHz);
-      add({ name: 'bandwidth', status: 'fail', summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(delayMs)} ms: ${delayWhy(rig, options)}) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the model (${MIN_GM_DB} required of the measured loop)`, evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, delayMs: r3(delayMs), velocityFilterHz: plan.velocityFilterHz }, fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`, corrected: false });
-      return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.boundHz, bandwidthHz: options.bandwidthHz };
-    }
+    const plan = planBandwidth(rig, loop, options, operator, add);
+    if ('refused' in plan) return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.refused, bandwidthHz: options.bandwidthHz };
     boundHz = plan.boundHz;
-    if (plan.velocityFilterHz !== rig.control.velocityFilterHz) operator.say(`a ${r3(options.bandwidthHz)} Hz crossover needs the velocity estimator at ${plan.velocityFilterHz} Hz (the rig's ${rig.control.velocityFilterHz} Hz lags too much with this delay): the tuned file sets it, and the wider estimator lets more of the encoder's steps into the torque (the reach may track worse than with a lower --bandwidth)`);
-    loop.setVelocityFilter(plan.velocityFilterHz);
-    loop.setHold(plan.nominal.map((g) => g.kp), plan.nominal.map((g) => g.kd));
-    operator.say(`Tune: per joint a relay test, a chirp, the gains for a ${options.bandwidthHz.toFixed(2)} Hz crossover, a step and a chirp with them; within ${MAX_DEV_DEG} deg of where the arm is, the other joint held. Space or Esc stops.`);
+    operator.say(
+      `Tune: per joint a relay test, a chirp, the gains for a ${options.bandwidthHz.toFixed(2)} Hz crossover, a step and a chirp with them; within ${MAX_DEV_DEG} deg of where the arm is, the other joint held. Space or Esc stops.`,
+    );
     await Promise.race([operator.confirm('the arm will move a little about its pose: clear it and press Enter'), abort]);
     await Promise.race([link.enable(true), abort]);
     loop.holding = true;

@@ -25,10 +25,19 @@ export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
   const id = t.identified!;
   const m = t.measured;
   const data = [...rows(id.bands.freqHz, id.bands.h, 'plant, measured'), ...rows(id.bands.freqHz, id.modelH, 'plant, model'), ...(m ? rows(m.loop.freqHz, m.loop.h, 'loop C P, measured') : [])];
-  const gmText = m ? (Number.isFinite(m.phaseCrossoverHz) ? `phase crossover ${m.phaseCrossoverHz.toFixed(1)} Hz, GM ${m.gainMarginDb.toFixed(1)} dB` : `GM >= ${m.gainMarginAtLeastDb.toFixed(1)} dB (no phase crossover up to ${(m.loop.freqHz[m.loop.freqHz.length - 1] ?? 0).toFixed(1)} Hz)`) : '';
+  const gmText = m
+    ? Number.isFinite(m.phaseCrossoverHz)
+      ? `phase crossover ${m.phaseCrossoverHz.toFixed(1)} Hz, GM ${m.gainMarginDb.toFixed(1)} dB`
+      : `GM >= ${m.gainMarginAtLeastDb.toFixed(1)} dB (no phase crossover up to ${(m.loop.freqHz[m.loop.freqHz.length - 1] ?? 0).toFixed(1)} Hz)`
+    : '';
   const lastHz = m ? (m.loop.freqHz[m.loop.freqHz.length - 1] ?? m.crossoverHz) : 0;
   // Each label on a line of its own at the top of the panel (ypx: pixels from the top), left of its rule when it is the higher frequency.
-  const marks = m ? [{ f: m.crossoverHz, label: `crossover ${m.crossoverHz.toFixed(2)} Hz, PM ${m.phaseMarginDeg.toFixed(1)} deg`, ypx: 10 }, { f: Number.isFinite(m.phaseCrossoverHz) ? m.phaseCrossoverHz : lastHz, label: gmText, ypx: 24 }] : [];
+  const marks = m
+    ? [
+        { f: m.crossoverHz, label: `crossover ${m.crossoverHz.toFixed(2)} Hz, PM ${m.phaseMarginDeg.toFixed(1)} deg`, ypx: 10 },
+        { f: Number.isFinite(m.phaseCrossoverHz) ? m.phaseCrossoverHz : lastHz, label: gmText, ypx: 24 },
+      ]
+    : [];
   const x = { field: 'f', type: 'quantitative', scale: { type: 'log' }, title: 'frequency [Hz]' } as const;
   const color = { field: 'series', type: 'nominal', title: null } as const;
   const rule = (y: number): object => ({ data: { values: [{ y }] }, mark: { type: 'rule', color: 'black', opacity: 0.4 }, encoding: { y: { field: 'y', type: 'quantitative' } } });

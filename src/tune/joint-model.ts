@@ -61,7 +61,13 @@ export function jointResponse(m: JointModel, w: number, V: C): C {
  */
 export function fitJointModel(freqHz: readonly number[], P: readonly C[], coherence: readonly number[], known: { B: number; delayS: number }, V: (w: number) => C): JointModel {
   // Real parts: k - J w^2 = Re z, weighted least squares in (k, J); imaginary: b = Im z / w - 0.
-  let s11 = 0, s12 = 0, s22 = 0, r1 = 0, r2 = 0, bw = 0, bs = 0;
+  let s11 = 0,
+    s12 = 0,
+    s22 = 0,
+    r1 = 0,
+    r2 = 0,
+    bw = 0,
+    bs = 0;
   for (let i = 0; i < freqHz.length; i++) {
     const w = 2 * Math.PI * freqHz[i]!;
     const c = coherence[i]!;
@@ -139,7 +145,18 @@ export function scaledModel(m: CoupledModel, j: number, mass: number, b: number,
  * grid (a millisecond or so of work): in real time the loop's samples are answered meanwhile (the
  * whole search takes 1.5-2.5 s, past the board's 100 ms watchdog).
  */
-export async function fitCoupled(nominal: CoupledModel, j: number, freqHz: readonly number[], P: readonly C[], coherence: readonly number[], delays: readonly number[], V: (w: number) => C, Ch: ((w: number) => C) | null, weight: (fHz: number) => number = () => 1, pause?: () => Promise<void>): Promise<{ model: CoupledModel; mass: number; b: number; cost: number }> {
+export async function fitCoupled(
+  nominal: CoupledModel,
+  j: number,
+  freqHz: readonly number[],
+  P: readonly C[],
+  coherence: readonly number[],
+  delays: readonly number[],
+  V: (w: number) => C,
+  Ch: ((w: number) => C) | null,
+  weight: (fHz: number) => number = () => 1,
+  pause?: () => Promise<void>,
+): Promise<{ model: CoupledModel; mass: number; b: number; cost: number }> {
   const ws = freqHz.map((f) => 2 * Math.PI * f);
   const Vs = ws.map(V);
   const Chs = ws.map((w) => (Ch ? Ch(w) : null));

@@ -156,7 +156,14 @@ async function relayStep(x: JointStepsContext): Promise<RelayAnalysis | null> {
   const r = analyzeRelay(tr.t, tr.q, tr.c, d, eps, 4);
   const name = `relay ${j + 1}`;
   if (!r) {
-    x.add({ name, status: 'warn', summary: `joint ${j + 1} did not oscillate steadily under a relay of +-${r3(d)} N m in ${r3(tr.t[tr.t.length - 1] ?? 0)} s`, evidence: { relayNm: d }, fix: 'check that the joint moves freely (friction, a stop); the frequency response does not need the relay', corrected: false });
+    x.add({
+      name,
+      status: 'warn',
+      summary: `joint ${j + 1} did not oscillate steadily under a relay of +-${r3(d)} N m in ${r3(tr.t[tr.t.length - 1] ?? 0)} s`,
+      evidence: { relayNm: d },
+      fix: 'check that the joint moves freely (friction, a stop); the frequency response does not need the relay',
+      corrected: false,
+    });
     return null;
   }
   const k = gravityStiffness(loop, j);
@@ -168,7 +175,20 @@ async function relayStep(x: JointStepsContext): Promise<RelayAnalysis | null> {
     name,
     status: r.periodSpread < 0.2 ? 'pass' : 'warn',
     summary: `Ku ${r3(r.ku)} N m/rad, Tu ${r3(r.tu)} s (amplitude ${r3(r.amplitudeRad * DEG)} deg, relay +-${r3(d)} N m, bias ${r3(bias())} N m, high ${Math.round(r.dutyHigh * 100)} % of each period); Ziegler-Nichols kp ${r3(zn.kp)}, ki ${r3(zn.ki)}, kd ${r3(zn.kd)}`,
-    evidence: { ku: r3(r.ku), tu: r3(r.tu), amplitudeDeg: r3(r.amplitudeRad * DEG), phaseDeg: r3(r.phaseDeg), relayNm: r3(d), biasNm: r3(bias()), dutyHigh: r3(r.dutyHigh), periodSpread: r3(r.periodSpread), zieglerNichols: g(zn), tyreusLuyben: g(tl), cohenCoon: cc ? { ...(g(cc) as object), tauS: r3(cc.tau), thetaS: r3(cc.theta) } : null, cohenCoonNote: cc ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose' : 'no self-regulating first-order model here (no gravity stiffness at the pose)' },
+    evidence: {
+      ku: r3(r.ku),
+      tu: r3(r.tu),
+      amplitudeDeg: r3(r.amplitudeRad * DEG),
+      phaseDeg: r3(r.phaseDeg),
+      relayNm: r3(d),
+      biasNm: r3(bias()),
+      dutyHigh: r3(r.dutyHigh),
+      periodSpread: r3(r.periodSpread),
+      zieglerNichols: g(zn),
+      tyreusLuyben: g(tl),
+      cohenCoon: cc ? { ...(g(cc) as object), tauS: r3(cc.tau), thetaS: r3(cc.theta) } : null,
+      cohenCoonNote: cc ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose' : 'no self-regulating first-order model here (no gravity stiffness at the pose)',
+    },
     fix: r.periodSpread < 0.2 ? null : 'the periods varied by more than 20 %: friction or a loose coupling; the frequency response below decides the gains',
     corrected: false,
   });
@@ -213,7 +233,16 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
       name,
       status: ok ? 'pass' : 'warn',
       summary: `${id.bands.freqHz.length} bands ${r3(id.bands.freqHz[0]!)}-${r3(id.bands.freqHz[id.bands.freqHz.length - 1]!)} Hz with coherence >= 0.8; masses x${r3(id.mass)} the rig's (J ${r3(m.M[j]![j]!)} kg m^2, rig ${r3(J0)}), b ${r3(id.b)} N m s/rad (rig ${r3(nominal.b[j]!)}), delay ${r3(m.delayS * 1000)} ms; model vs measured below ${r3(options.bandwidthHz)} Hz within ${r3(id.fitErrorDb)} dB, ${r3(id.fitErrorDeg)} deg`,
-      evidence: { chirpHz: [f0, f1], chirpS: CHIRP_S, lightPd: { kp: r3(kp), kd: r3(kd) }, model: { massScale: r3(id.mass), J: r3(m.M[j]![j]!), b: r3(id.b), B: r3(m.B[j]!), k: r3(kj), delayMs: r3(m.delayS * 1000) }, nominal: { J: r3(J0), b: nominal.b[j]!, k: r3(nominal.K[j]![j]!) }, fitErrorDb: r3(id.fitErrorDb), fitErrorDeg: r3(id.fitErrorDeg), otherJointDevDeg: r3(tr.otherDev * DEG) },
+      evidence: {
+        chirpHz: [f0, f1],
+        chirpS: CHIRP_S,
+        lightPd: { kp: r3(kp), kd: r3(kd) },
+        model: { massScale: r3(id.mass), J: r3(m.M[j]![j]!), b: r3(id.b), B: r3(m.B[j]!), k: r3(kj), delayMs: r3(m.delayS * 1000) },
+        nominal: { J: r3(J0), b: nominal.b[j]!, k: r3(nominal.K[j]![j]!) },
+        fitErrorDb: r3(id.fitErrorDb),
+        fitErrorDeg: r3(id.fitErrorDeg),
+        otherJointDevDeg: r3(tr.otherDev * DEG),
+      },
       fix: ok ? null : 'the joint does not behave like inertia, friction and delay about this pose (backlash, a loose coupling, a stop): check the mechanics, then tune again',
       corrected: false,
     });
@@ -244,10 +273,26 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
   const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, 0).M[j]![j]!;
-  const d = designGains((e, f) => plantAtElbow(x, id, f)(e), (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0, loop.pose[1] ?? 0, options.bandwidthHz, dt, fHz, id.bands, designChoices(observerOn(rig)));
+  const d = designGains(
+    (e, f) => plantAtElbow(x, id, f)(e),
+    (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0,
+    loop.pose[1] ?? 0,
+    options.bandwidthHz,
+    dt,
+    fHz,
+    id.bands,
+    designChoices(observerOn(rig)),
+  );
   const name = `gains ${j + 1}`;
   if (!d) {
-    x.add({ name, status: 'fail', summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`, evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) }, fix: `ask for a lower --bandwidth, or raise control.rateHz`, corrected: false });
+    x.add({
+      name,
+      status: 'fail',
+      summary: `no PID reaches a ${r3(options.bandwidthHz)} Hz crossover with ${ACCEPT_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the measured joint ${j + 1} (delay ${r3(id.model.delayS * 1000)} ms, masses x${r3(id.mass)} the rig's); the rig's model allowed up to ${r3(x.plan.boundHz[j]!)} Hz`,
+      evidence: { targetHz: options.bandwidthHz, delayMs: r3(id.model.delayS * 1000), boundHzModel: r3(x.plan.boundHz[j]!) },
+      fix: `ask for a lower --bandwidth, or raise control.rateHz`,
+      corrected: false,
+    });
     return null;
   }
   const p = d.predicted;
@@ -255,7 +300,16 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
     name,
     status: 'pass',
     summary: `for ${r3(options.bandwidthHz)} Hz: ${d.gains.map((g) => `elbow ${g.elbowDeg} deg kp ${r3(g.kp)} ki ${r3(g.ki)} kd ${r3(g.kd)}`).join('; ')}; predicted crossover ${r3(p.crossoverHz)} Hz, PM ${r3(p.phaseMarginDeg)} deg, GM ${r3(p.gainMarginDb)} dB (on the measured response: ${r3(d.predictedMeasured.crossoverHz)} Hz, ${r3(d.predictedMeasured.phaseMarginDeg)} deg); velocity estimator ${d.velocityFilterHz} Hz; the rig's model reaches up to ${r3(x.plan.boundHz[j]!)} Hz`,
-    evidence: { targetHz: options.bandwidthHz, designPmDeg: d.pmDeg, integratorCornerFactor: d.alpha, gains: d.gains.map((g) => ({ elbowDeg: g.elbowDeg, kp: r3(g.kp), ki: r3(g.ki), kd: r3(g.kd) })), predicted: roundMargins(p), predictedOnMeasured: roundMargins(d.predictedMeasured), velocityFilterHz: d.velocityFilterHz, boundHz: r3(x.plan.boundHz[j]!) },
+    evidence: {
+      targetHz: options.bandwidthHz,
+      designPmDeg: d.pmDeg,
+      integratorCornerFactor: d.alpha,
+      gains: d.gains.map((g) => ({ elbowDeg: g.elbowDeg, kp: r3(g.kp), ki: r3(g.ki), kd: r3(g.kd) })),
+      predicted: roundMargins(p),
+      predictedOnMeasured: roundMargins(d.predictedMeasured),
+      velocityFilterHz: d.velocityFilterHz,
+      boundHz: r3(x.plan.boundHz[j]!),
+    },
     fix: null,
     corrected: true,
   });
@@ -326,8 +380,24 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean, i
     name: `validation ${j + 1}`,
     status: ok ? 'pass' : final ? 'fail' : 'warn',
     summary: `measured crossover ${r3(m.crossoverHz)} Hz (target ${r3(target)}, predicted ${r3(d.predicted.crossoverHz)}), PM ${r3(m.phaseMarginDeg)} deg (predicted ${r3(d.predicted.phaseMarginDeg)}), GM ${gmText} (predicted ${r3(d.predicted.gainMarginDb)} dB); a ${r3(stepRad * DEG)} deg step overshoots ${r3(sf.overshootPct)} % and settles in ${r3(sf.settlingS)} s`,
-    evidence: { measured: roundMargins(m), predicted: roundMargins(d.predicted), overshootPct: r3(sf.overshootPct), settlingS: r3(sf.settlingS), stepDeg: r3(stepRad * DEG), settleBandDeg: r3(band * DEG), chirpHz: [r3(chirp.f0), r3(chirp.f1)], chirpNm: r3(amp), bands: L.freqHz.length },
-    fix: ok ? null : !final ? 'tune redesigns on the loop just measured and validates again' : within ? 'the margins fell short of the design: the joint is not what the model says above the crossover (resonance, backlash); ask for a lower --bandwidth' : 'the crossover missed the target by more than 10 %: the response changed between the chirp and the validation (the pose, a load); run tune again',
+    evidence: {
+      measured: roundMargins(m),
+      predicted: roundMargins(d.predicted),
+      overshootPct: r3(sf.overshootPct),
+      settlingS: r3(sf.settlingS),
+      stepDeg: r3(stepRad * DEG),
+      settleBandDeg: r3(band * DEG),
+      chirpHz: [r3(chirp.f0), r3(chirp.f1)],
+      chirpNm: r3(amp),
+      bands: L.freqHz.length,
+    },
+    fix: ok
+      ? null
+      : !final
+        ? 'tune redesigns on the loop just measured and validates again'
+        : within
+          ? 'the margins fell short of the design: the joint is not what the model says above the crossover (resonance, backlash); ask for a lower --bandwidth'
+          : 'the crossover missed the target by more than 10 %: the response changed between the chirp and the validation (the pose, a load); run tune again',
     corrected: false,
   });
   return { ...measured, ok };
@@ -350,15 +420,23 @@ function redesign(x: JointStepsContext, d: Design, m: Measured): Design | null {
   const s = Math.log(x.options.bandwidthHz / m.loop.freqHz[k - 1]!) / Math.log(m.loop.freqHz[k]! / m.loop.freqHz[k - 1]!);
   const Pc: C = [P[k - 1]![0] + s * (P[k]![0] - P[k - 1]![0]), P[k - 1]![1] + s * (P[k]![1] - P[k - 1]![1])];
   // The estimator's bandwidth may change too (the plant measured keeps the old one's back-EMF term: small).
-  for (const f of [d.velocityFilterHz, ...FILTER_CANDIDATES_HZ.filter((v) => v !== d.velocityFilterHz)]) for (const c of designChoices(observerOn(x.rig))) {
-    const V = (w: number): C => estimatorResponse(w, f, dt);
-    const g = pidForCrossover(wc, Pc, V(wc), c.pm, c.alpha);
-    if (!g) continue;
-    const mm = margins(m.loop.freqHz, loopResponse(g, m.loop.freqHz, P, V));
-    if (!(mm.phaseMarginDeg >= ACCEPT_PM_DEG && mm.gainMarginDb >= ACCEPT_GM_DB + 0.3)) continue;
-    const gains = d.gains.map((p) => ({ elbowDeg: p.elbowDeg, kp: (p.kp * g.kp) / at.kp, ki: (p.ki * g.ki) / at.ki, kd: (p.kd * g.kd) / at.kd }));
-    x.add({ name: `gains ${x.joint + 1} (second design)`, status: 'pass', summary: `on the loop just measured, velocity estimator ${f} Hz: kp ${r3(g.kp)} ki ${r3(g.ki)} kd ${r3(g.kd)} at the pose (PM aimed ${c.pm} deg, integrator corner /${c.alpha}); predicted there crossover ${r3(mm.crossoverHz)} Hz, PM ${r3(mm.phaseMarginDeg)} deg, GM ${r3(mm.gainMarginDb)} dB`, evidence: { predictedOnMeasured: roundMargins(mm), pmDeg: c.pm, alpha: c.alpha }, fix: null, corrected: true });
-    return { ...d, velocityFilterHz: f, gains, predicted: mm, predictedMeasured: mm, pmDeg: c.pm, alpha: c.alpha };
-  }
+  for (const f of [d.velocityFilterHz, ...FILTER_CANDIDATES_HZ.filter((v) => v !== d.velocityFilterHz)])
+    for (const c of designChoices(observerOn(x.rig))) {
+      const V = (w: number): C => estimatorResponse(w, f, dt);
+      const g = pidForCrossover(wc, Pc, V(wc), c.pm, c.alpha);
+      if (!g) continue;
+      const mm = margins(m.loop.freqHz, loopResponse(g, m.loop.freqHz, P, V));
+      if (!(mm.phaseMarginDeg >= ACCEPT_PM_DEG && mm.gainMarginDb >= ACCEPT_GM_DB + 0.3)) continue;
+      const gains = d.gains.map((p) => ({ elbowDeg: p.elbowDeg, kp: (p.kp * g.kp) / at.kp, ki: (p.ki * g.ki) / at.ki, kd: (p.kd * g.kd) / at.kd }));
+      x.add({
+        name: `gains ${x.joint + 1} (second design)`,
+        status: 'pass',
+        summary: `on the loop just measured, velocity estimator ${f} Hz: kp ${r3(g.kp)} ki ${r3(g.ki)} kd ${r3(g.kd)} at the pose (PM aimed ${c.pm} deg, integrator corner /${c.alpha}); predicted there crossover ${r3(mm.crossoverHz)} Hz, PM ${r3(mm.phaseMarginDeg)} deg, GM ${r3(mm.gainMarginDb)} dB`,
+        evidence: { predictedOnMeasured: roundMargins(mm), pmDeg: c.pm, alpha: c.alpha },
+        fix: null,
+        corrected: true,
+      });
+      return { ...d, velocityFilterHz: f, gains, predicted: mm, predictedMeasured: mm, pmDeg: c.pm, alpha: c.alpha };
+    }
   return null;
 }

@@ -77,4 +77,3 @@ export function gainSpread(gs: readonly PidGainsNm[]): number {
   }
   return worst;
 }
-

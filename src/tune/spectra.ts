@@ -137,7 +137,12 @@ export function logBands(r: FrequencyResponse, perDecade: number): FrequencyResp
   let i = 0;
   while (i < r.freqHz.length) {
     const b = band(r.freqHz[i]!);
-    let w = 0, re = 0, im = 0, lf = 0, coh = 0, n = 0;
+    let w = 0,
+      re = 0,
+      im = 0,
+      lf = 0,
+      coh = 0,
+      n = 0;
     for (; i < r.freqHz.length && band(r.freqHz[i]!) === b; i++) {
       const c = r.coherence[i]!;
       const wi = c / Math.max(1e-6, 1 - c);

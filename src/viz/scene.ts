@@ -169,7 +169,12 @@ interface TfTemplate {
 /** The transforms of the scene: `world` -> `plane`, then each arm's chain under its prefix. */
 function tfTemplates(arm: ArmParams): TfTemplate[] {
   const tf = (parent: string, child: string, translation: { x: number; y: number; z: number }, angleAt?: number, fixed = IDENTITY): TfTemplate => ({
-    parent, child, translation, angleAt, fixed, fixedJson: json(fixed),
+    parent,
+    child,
+    translation,
+    angleAt,
+    fixed,
+    fixedJson: json(fixed),
     head: `"parent_frame_id":${JSON.stringify(parent)},"child_frame_id":${JSON.stringify(child)},"translation":${json(translation)},`,
   });
   const out = [tf('world', 'plane', ORIGIN, undefined, UPRIGHT)];
@@ -324,14 +329,16 @@ export class ArmScene {
     if (a) {
       e.metadata = [{ key: 'force_N', value: `${a.f[0].toFixed(3)}, ${a.f[1].toFixed(3)}` }];
       if (a.len) {
-        e.arrows = [{
-          pose: { position: { x: a.x, y: a.y, z: 0 }, orientation: rotZ(a.angle) },
-          shaft_length: a.len * 0.8,
-          shaft_diameter: 0.006,
-          head_length: a.len * 0.2,
-          head_diameter: 0.015,
-          color: FORCE_COLOR,
-        }];
+        e.arrows = [
+          {
+            pose: { position: { x: a.x, y: a.y, z: 0 }, orientation: rotZ(a.angle) },
+            shaft_length: a.len * 0.8,
+            shaft_diameter: 0.006,
+            head_length: a.len * 0.2,
+            head_diameter: 0.015,
+            color: FORCE_COLOR,
+          },
+        ];
       }
     }
     return { deletions: [], entities: [e] };

@@ -46,10 +46,7 @@ export interface Setup {
 }
 
 /** A mock rig and a link on it (not opened). */
-export async function setup(
-  rig: Rig = firmataRig(),
-  opts: FirmataMockRigOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {},
-): Promise<Setup> {
+export async function setup(rig: Rig = firmataRig(), opts: FirmataMockRigOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {}): Promise<Setup> {
   const clock = new VirtualClock();
   const mock = createFirmataMockRig(rig, clock, opts);
   const stream = await mock.openStream(opts.hostBaud ?? rig.link.baudRate);

@@ -32,4 +32,3 @@ export function fromRecording(file: string): RecordedFigures {
   for (let i = 1; i < answered.length; i++) gap = Math.max(gap, answered[i]!.boardT - answered[i - 1]!.boardT);
   return { p50: rank(lat, 0.5), p99: rank(lat, 0.99), max: Math.floor(lat.at(-1)!), periodP99: rank(periods, 0.99), stallMs: Math.round(gap * 1e4) / 10, answered: answered.length };
 }
-

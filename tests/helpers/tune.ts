@@ -26,7 +26,13 @@ export async function tuneOnMock(file: string, opts: { bandwidthHz?: number; see
   let pose: number[] = [];
   try {
     const outcome = await m.drive(
-      runTune({ rig, link: m.link, operator, options: { joints: opts.joints ?? [...Array(rig.joints).keys()], bandwidthHz: opts.bandwidthHz ?? rig.control.rateHz / 40, explicit: opts.bandwidthHz !== undefined, rateHz: rig.control.rateHz }, onPose: (q) => (pose = q.slice()) }),
+      runTune({
+        rig,
+        link: m.link,
+        operator,
+        options: { joints: opts.joints ?? [...Array(rig.joints).keys()], bandwidthHz: opts.bandwidthHz ?? rig.control.rateHz / 40, explicit: opts.bandwidthHz !== undefined, rateHz: rig.control.rateHz },
+        onPose: (q) => (pose = q.slice()),
+      }),
     );
     return { rig, outcome, pose, said };
   } finally {

@@ -12,9 +12,7 @@ export interface Vector {
 
 /** Undoes the C escapes of a vector line (\r \t \\ \xHH). */
 export function unescape(s: string): string {
-  return s.replace(/\\(x[0-9A-Fa-f]{2}|r|t|\\)/g, (_m, e: string) =>
-    e === 'r' ? '\r' : e === 't' ? '\t' : e === '\\' ? '\\' : String.fromCharCode(parseInt(e.slice(1), 16)),
-  );
+  return s.replace(/\\(x[0-9A-Fa-f]{2}|r|t|\\)/g, (_m, e: string) => (e === 'r' ? '\r' : e === 't' ? '\t' : e === '\\' ? '\\' : String.fromCharCode(parseInt(e.slice(1), 16))));
 }
 
 export function readVectors(file: string): Vector[] {

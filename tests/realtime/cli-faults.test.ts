@@ -14,13 +14,16 @@ const dir = mkdtempSync(`${tmpdir()}/twolink-faults-`);
 function readRecording(file: string): any[] {
   const text = readFileSync(file, 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  return text.trim().split('\n').map((l, i) => {
-    try {
-      return JSON.parse(l);
-    } catch {
-      throw new Error(`${file}:${i + 1} is not JSON`);
-    }
-  });
+  return text
+    .trim()
+    .split('\n')
+    .map((l, i) => {
+      try {
+        return JSON.parse(l);
+      } catch {
+        throw new Error(`${file}:${i + 1} is not JSON`);
+      }
+    });
 }
 
 describe('the host: signals, injections on the loop thread, a full disk', () => {
@@ -75,7 +78,10 @@ describe('ports', () => {
     const rig = await startPtyRig();
     try {
       // run as "nobody": the pty belongs to root
-      const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach'], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+      const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach'], {
+        cwd: ROOT,
+        env: { ...process.env, HOME: '/tmp' },
+      });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const code = await new Promise<number | null>((res) => child.on('close', res));
@@ -98,7 +104,16 @@ describe('ports', () => {
 describe('input', () => {
   it('a trajectory file with an unreachable point is refused before the arm moves, with the time', async () => {
     const f = `${dir}/far.json`;
-    writeFileSync(f, JSON.stringify({ start: { q: [0, 90] }, steps: [{ joint: [10, 80], duration: 1 }, { line: [0.6, 0.2], duration: 1 }] }));
+    writeFileSync(
+      f,
+      JSON.stringify({
+        start: { q: [0, 90] },
+        steps: [
+          { joint: [10, 80], duration: 1 },
+          { line: [0.6, 0.2], duration: 1 },
+        ],
+      }),
+    );
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', f]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/leaves the workspace at t = 2.000 s/);

@@ -50,59 +50,67 @@ const ackOf = (l: string): string => l.split(' ')[2]!;
 const stopped = (l: string): boolean => l.startsWith('T ') && (Number.parseInt(l.split(' ')[6]!.slice(0, 2), 16) & 0x04) !== 0;
 
 describe('the twolink firmware in simavr, closing the loop with the mock plant', () => {
-  it('twolink run completes the reach through it (twolink rig --firmware --pty)', async () => {
-    needSimavr();
-    const rig = await startFirmwareRig();
-    // The simulated AVR runs in a simulator that a busy CI machine can hold up for ~100 ms, which the
-    // host would rightly call a lost link: the host side gets a 300 ms watchdog here (the firmware's
-    // own 100 ms watchdog is tested below, in board time).
-    const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-300ms.json');
-    const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number } };
-    spec.link.watchdogMs = 300;
-    writeFileSync(file, JSON.stringify(spec));
-    const r = await twolink(['run', '--rig', file, '--port', rig.path, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
-    rig.child.kill('SIGINT');
-    await rig.exited;
-    expect(r.code, `${r.stdout.trim().split('\n').pop()}\n${r.stderr}\n${rig.stderr()}`).toBe(0);
-    const s = lastJson(r);
-    expect(s.stop).toEqual({ kind: 'done' });
-    expect(s.stopOutcome).toBe('acknowledged');
-    // The same reach on the TS mock measures 0.04 / 0.15 deg in virtual time; through the firmware,
-    // in real time on a shared machine, 0.15-0.35 deg. The bound leaves room for a loaded machine.
-    for (const rms of s.tracking.rmsDeg) expect(rms).toBeLessThan(1.5);
-    expect(s.tracking.samples).toBeGreaterThan(100);
-    expect(rig.stderr()).toMatch(/s of board time in [\d.]+ s; behind the wall clock at most/);
-    // The encoder pins against the plant (board time, every slice): quantization (0.29 counts RMS) and
-    // the plant's noise (0.3) give 0.42 counts; the pins go on at the plant's velocity while this
-    // machine holds the plant process up. Frozen pins (the old harness) measured 0.8 counts on joint 1.
-    const pins = /encoder pins vs the plant over (\d+) slices: RMS ([\d.]+) \/ ([\d.]+) deg/.exec(rig.stderr());
-    expect(pins, rig.stderr()).not.toBeNull();
-    expect(Number(pins![1])).toBeGreaterThan(4000);
-    expect(Number(pins![2]) / (360 / 4800)).toBeLessThan(1);
-    expect(Number(pins![3]) / (360 / 2400)).toBeLessThan(1);
-  }, hangGuardMs(120_000));
+  it(
+    'twolink run completes the reach through it (twolink rig --firmware --pty)',
+    async () => {
+      needSimavr();
+      const rig = await startFirmwareRig();
+      // The simulated AVR runs in a simulator that a busy CI machine can hold up for ~100 ms, which the
+      // host would rightly call a lost link: the host side gets a 300 ms watchdog here (the firmware's
+      // own 100 ms watchdog is tested below, in board time).
+      const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-300ms.json');
+      const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number } };
+      spec.link.watchdogMs = 300;
+      writeFileSync(file, JSON.stringify(spec));
+      const r = await twolink(['run', '--rig', file, '--port', rig.path, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
+      rig.child.kill('SIGINT');
+      await rig.exited;
+      expect(r.code, `${r.stdout.trim().split('\n').pop()}\n${r.stderr}\n${rig.stderr()}`).toBe(0);
+      const s = lastJson(r);
+      expect(s.stop).toEqual({ kind: 'done' });
+      expect(s.stopOutcome).toBe('acknowledged');
+      // The same reach on the TS mock measures 0.04 / 0.15 deg in virtual time; through the firmware,
+      // in real time on a shared machine, 0.15-0.35 deg. The bound leaves room for a loaded machine.
+      for (const rms of s.tracking.rmsDeg) expect(rms).toBeLessThan(1.5);
+      expect(s.tracking.samples).toBeGreaterThan(100);
+      expect(rig.stderr()).toMatch(/s of board time in [\d.]+ s; behind the wall clock at most/);
+      // The encoder pins against the plant (board time, every slice): quantization (0.29 counts RMS) and
+      // the plant's noise (0.3) give 0.42 counts; the pins go on at the plant's velocity while this
+      // machine holds the plant process up. Frozen pins (the old harness) measured 0.8 counts on joint 1.
+      const pins = /encoder pins vs the plant over (\d+) slices: RMS ([\d.]+) \/ ([\d.]+) deg/.exec(rig.stderr());
+      expect(pins, rig.stderr()).not.toBeNull();
+      expect(Number(pins![1])).toBeGreaterThan(4000);
+      expect(Number(pins![2]) / (360 / 4800)).toBeLessThan(1);
+      expect(Number(pins![3]) / (360 / 2400)).toBeLessThan(1);
+    },
+    hangGuardMs(120_000),
+  );
 
-  it('in board time (host lock-step) the reach tracks as on the TS mock in virtual time, within the encoder quantum', async () => {
-    needSimavr();
-    // In lock-step the board waits for the host (up to 1 s for an answer the host may never send), and
-    // the host's lost-link timer is wall time: a 1 s watchdog, 5 s of samples before the link is lost.
-    const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-lockstep.json');
-    const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number; lostAfterTicks?: number } };
-    spec.link.watchdogMs = 1000;
-    spec.link.lostAfterTicks = 2500;
-    writeFileSync(file, JSON.stringify(spec));
-    const rig = loadRig(file);
-    const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250 });
-    const mock = await mockVirtualReach(rig);
-    expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
-    const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
-    for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
-    // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
-    // and the last one: lock-step held.
-    expect(fw.pins.staleSlices).toBe(0);
-    expect(fw.timeouts, fw.lockstep).toBeLessThanOrEqual(2);
-    expect(fw.pins.slices).toBeGreaterThan(4000);
-  }, hangGuardMs(120_000));
+  it(
+    'in board time (host lock-step) the reach tracks as on the TS mock in virtual time, within the encoder quantum',
+    async () => {
+      needSimavr();
+      // In lock-step the board waits for the host (up to 1 s for an answer the host may never send), and
+      // the host's lost-link timer is wall time: a 1 s watchdog, 5 s of samples before the link is lost.
+      const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-lockstep.json');
+      const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number; lostAfterTicks?: number } };
+      spec.link.watchdogMs = 1000;
+      spec.link.lostAfterTicks = 2500;
+      writeFileSync(file, JSON.stringify(spec));
+      const rig = loadRig(file);
+      const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250 });
+      const mock = await mockVirtualReach(rig);
+      expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
+      const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
+      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
+      // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
+      // and the last one: lock-step held.
+      expect(fw.pins.staleSlices).toBe(0);
+      expect(fw.timeouts, fw.lockstep).toBeLessThanOrEqual(2);
+      expect(fw.pins.slices).toBeGreaterThan(4000);
+    },
+    hangGuardMs(120_000),
+  );
 
   describe('faults through the real firmware', () => {
     let sim: FirmwareSim;
@@ -132,129 +140,145 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       await sim?.stop();
     });
 
-    it('the firmware counts the quadrature edges it is given: the counts in T are the encoder pins\' at that board time, no ENC flag; the pins follow the plant', async () => {
-      host.send('W', 1000);
-      host.send('N', 1);
-      host.send('R', 500);
-      const ts: string[] = [];
-      for (let k = 0; k < 300; k++) {
-        ts.push(await host.next((l) => l.startsWith('T ')));
-        host.send('M', k < 150 ? 900 : -900, k < 150 ? -700 : 700); // fast, then reversing
-      }
-      host.send('S');
-      await host.next(stopped);
-      let compared = 0;
-      for (const t of ts.slice(20)) {
-        const f = t.split(' ');
-        expect(Number.parseInt(f[6]!.slice(0, 2), 16) & 0x20, t).toBe(0); // no illegal transition
-        // t_us is micros() since the AVR's power-on, which is the simulation's start give or take the
-        // Arduino core's start-up and simavr's 1.024 ms Timer0 steps: compare with the pins the harness
-        // drove from 1.5 ms before to 1.5 ms after (board time on both sides, so how late this process
-        // runs does not enter).
-        const at = Number(f[3]) / 1e6;
-        const near = slices.filter((x) => x.boardTime >= at - 0.0015 && x.boardTime <= at + 0.0015);
-        if (near.length < 4) continue;
-        for (const j of [0, 1]) {
-          const c = Number(f[4 + j]);
-          const lo = Math.min(...near.map((x) => x.pins[j]!));
-          const hi = Math.max(...near.map((x) => x.pins[j]!));
-          expect(c, `${t} joint ${j + 1} vs pins ${lo}..${hi}`).toBeGreaterThanOrEqual(lo);
-          expect(c, `${t} joint ${j + 1} vs pins ${lo}..${hi}`).toBeLessThanOrEqual(hi);
+    it(
+      "the firmware counts the quadrature edges it is given: the counts in T are the encoder pins' at that board time, no ENC flag; the pins follow the plant",
+      async () => {
+        host.send('W', 1000);
+        host.send('N', 1);
+        host.send('R', 500);
+        const ts: string[] = [];
+        for (let k = 0; k < 300; k++) {
+          ts.push(await host.next((l) => l.startsWith('T ')));
+          host.send('M', k < 150 ? 900 : -900, k < 150 ? -700 : 700); // fast, then reversing
         }
-        compared++;
-      }
-      expect(compared).toBeGreaterThan(100);
-      // The pins follow the plant: within a count on the slices whose answer came in time (the plant
-      // predicts one slice ahead; when this process answers late the pins go on at its last velocity).
-      const onTime = slices.filter((x) => x.stale === 0 && x.boardTime > 0.05);
-      expect(onTime.length).toBeGreaterThan(100);
-      for (const j of [0, 1]) {
-        const rms = Math.sqrt(onTime.reduce((a, x) => a + (x.pins[j]! - x.counts[j]!) ** 2, 0) / onTime.length);
-        expect(rms, `joint ${j + 1}: pins vs plant`).toBeLessThan(1.5);
-      }
-      const c0 = Number(ts[0]!.split(' ')[4]);
-      const moved = Math.max(...ts.map((t) => Math.abs(Number(t.split(' ')[4]) - c0)));
-      expect(moved).toBeGreaterThan(100); // it did move, both ways: hundreds of edges
-    }, hangGuardMs(60_000));
+        host.send('S');
+        await host.next(stopped);
+        let compared = 0;
+        for (const t of ts.slice(20)) {
+          const f = t.split(' ');
+          expect(Number.parseInt(f[6]!.slice(0, 2), 16) & 0x20, t).toBe(0); // no illegal transition
+          // t_us is micros() since the AVR's power-on, which is the simulation's start give or take the
+          // Arduino core's start-up and simavr's 1.024 ms Timer0 steps: compare with the pins the harness
+          // drove from 1.5 ms before to 1.5 ms after (board time on both sides, so how late this process
+          // runs does not enter).
+          const at = Number(f[3]) / 1e6;
+          const near = slices.filter((x) => x.boardTime >= at - 0.0015 && x.boardTime <= at + 0.0015);
+          if (near.length < 4) continue;
+          for (const j of [0, 1]) {
+            const c = Number(f[4 + j]);
+            const lo = Math.min(...near.map((x) => x.pins[j]!));
+            const hi = Math.max(...near.map((x) => x.pins[j]!));
+            expect(c, `${t} joint ${j + 1} vs pins ${lo}..${hi}`).toBeGreaterThanOrEqual(lo);
+            expect(c, `${t} joint ${j + 1} vs pins ${lo}..${hi}`).toBeLessThanOrEqual(hi);
+          }
+          compared++;
+        }
+        expect(compared).toBeGreaterThan(100);
+        // The pins follow the plant: within a count on the slices whose answer came in time (the plant
+        // predicts one slice ahead; when this process answers late the pins go on at its last velocity).
+        const onTime = slices.filter((x) => x.stale === 0 && x.boardTime > 0.05);
+        expect(onTime.length).toBeGreaterThan(100);
+        for (const j of [0, 1]) {
+          const rms = Math.sqrt(onTime.reduce((a, x) => a + (x.pins[j]! - x.counts[j]!) ** 2, 0) / onTime.length);
+          expect(rms, `joint ${j + 1}: pins vs plant`).toBeLessThan(1.5);
+        }
+        const c0 = Number(ts[0]!.split(' ')[4]);
+        const moved = Math.max(...ts.map((t) => Math.abs(Number(t.split(' ')[4]) - c0)));
+        expect(moved).toBeGreaterThan(100); // it did move, both ways: hundreds of edges
+      },
+      hangGuardMs(60_000),
+    );
 
-    it('host silent: the watchdog zeroes the motor pins 100 ms (board time) after the last command', async () => {
-      host.send('W', 1000); // while the host drives: a slow test process must not meet the watchdog
-      host.send('N', 1);
-      host.send('R', 500);
-      await host.next((l) => l.startsWith('T '));
-      for (let k = 0; k < 20; k++) {
+    it(
+      'host silent: the watchdog zeroes the motor pins 100 ms (board time) after the last command',
+      async () => {
+        host.send('W', 1000); // while the host drives: a slow test process must not meet the watchdog
+        host.send('N', 1);
+        host.send('R', 500);
         await host.next((l) => l.startsWith('T '));
-        host.send('M', 500, -300);
-      }
-      // Driving (whatever became of a line lost on a busy machine): whole slices at the commanded duty.
-      expect(await until(() => slices.length > 4 && slices.slice(-4).every((x) => x.duty[0] === 0.5 && x.duty[1] === -0.3))).toBe(true);
-      const off = new Promise<{ boardTime: number; sinceLineS: number }>((r) => sim.once('outputs-off', r));
-      host.skip();
-      host.send('W', 100); // the last line; then silence
-      const cut = await off;
-      // The 100 ms one: an E of the 1000 ms watchdog from the silence between two tests may still be
-      // on its way when skip() runs on a busy machine (seen once under load 8).
-      const wdt = await host.next((l) => l.startsWith('E ') && l.includes(' WDT ') && !l.includes('for 1000 ms'));
-      expect(wdt).toMatch(/WDT no command for 100 ms/);
-      // PROTOCOL.md section 5: more than the timeout after the last valid frame, on the board's clock
-      // (micros()); the main loop sleeps between interrupts, so the check runs within Timer0's 1.024 ms.
-      // Measured here in simulated cycles, where simavr 1.6's Timer0 lets micros() step by one overflow
-      // (1.024 ms) now and then (make sim-test): within +-1.5 ms of 100 ms.
-      // The timeout runs from when the main loop accepts the frame, which can be a few ms after its LF
-      // reached the UART when the loop still works through the M lines before it (measured 99.96 to
-      // 104.6 ms here).
-      expect(cut.sinceLineS).toBeGreaterThan(0.0985);
-      expect(cut.sinceLineS).toBeLessThan(0.108);
-      // Until the cut the pins drove the last command, whole slices of it.
-      const before = slices.filter((x) => x.boardTime > cut.boardTime - 0.05 && x.boardTime < cut.boardTime - 0.001);
-      expect(before.length).toBeGreaterThan(190);
-      for (const x of before) expect([x.duty[0], x.duty[1]]).toEqual([0.5, -0.3]);
-      expect(slices.at(-1)!.duty).toEqual([0, 0]);
-      const t = await host.next((l) => l.startsWith('T '));
-      expect(t.split(' ')[6]!.slice(0, 2)).toBe('02'); // WDT set, EN clear
-    }, hangGuardMs(60_000));
+        for (let k = 0; k < 20; k++) {
+          await host.next((l) => l.startsWith('T '));
+          host.send('M', 500, -300);
+        }
+        // Driving (whatever became of a line lost on a busy machine): whole slices at the commanded duty.
+        expect(await until(() => slices.length > 4 && slices.slice(-4).every((x) => x.duty[0] === 0.5 && x.duty[1] === -0.3))).toBe(true);
+        const off = new Promise<{ boardTime: number; sinceLineS: number }>((r) => sim.once('outputs-off', r));
+        host.skip();
+        host.send('W', 100); // the last line; then silence
+        const cut = await off;
+        // The 100 ms one: an E of the 1000 ms watchdog from the silence between two tests may still be
+        // on its way when skip() runs on a busy machine (seen once under load 8).
+        const wdt = await host.next((l) => l.startsWith('E ') && l.includes(' WDT ') && !l.includes('for 1000 ms'));
+        expect(wdt).toMatch(/WDT no command for 100 ms/);
+        // PROTOCOL.md section 5: more than the timeout after the last valid frame, on the board's clock
+        // (micros()); the main loop sleeps between interrupts, so the check runs within Timer0's 1.024 ms.
+        // Measured here in simulated cycles, where simavr 1.6's Timer0 lets micros() step by one overflow
+        // (1.024 ms) now and then (make sim-test): within +-1.5 ms of 100 ms.
+        // The timeout runs from when the main loop accepts the frame, which can be a few ms after its LF
+        // reached the UART when the loop still works through the M lines before it (measured 99.96 to
+        // 104.6 ms here).
+        expect(cut.sinceLineS).toBeGreaterThan(0.0985);
+        expect(cut.sinceLineS).toBeLessThan(0.108);
+        // Until the cut the pins drove the last command, whole slices of it.
+        const before = slices.filter((x) => x.boardTime > cut.boardTime - 0.05 && x.boardTime < cut.boardTime - 0.001);
+        expect(before.length).toBeGreaterThan(190);
+        for (const x of before) expect([x.duty[0], x.duty[1]]).toEqual([0.5, -0.3]);
+        expect(slices.at(-1)!.duty).toEqual([0, 0]);
+        const t = await host.next((l) => l.startsWith('T '));
+        expect(t.split(' ')[6]!.slice(0, 2)).toBe('02'); // WDT set, EN clear
+      },
+      hangGuardMs(60_000),
+    );
 
-    it('a line with a bad CRC gets E CRC and changes nothing at the pins', async () => {
-      host.send('W', 1000);
-      host.send('N', 1);
-      const good = host.send('M', 200, 100);
-      await host.next((l) => l.startsWith('T ') && ackOf(l) === String(good));
-      const steady = await until(() => slices.length > 8 && slices.slice(-8).every((x) => x.duty[0] === 0.2 && x.duty[1] === 0.1));
-      expect(steady).toBe(true);
-      const mark = slices.length;
-      host.skip();
-      host.raw('M 999 900 900*0000\n');
-      const e = await host.next((l) => l.startsWith('E '));
-      expect(e).toMatch(/^E \d+ - CRC /);
-      host.send('P');
-      const t = await host.next((l) => l.startsWith('T ') && (Number.parseInt(l.split(' ')[6]!.slice(0, 2), 16) & 0x08) !== 0);
-      expect(ackOf(t)).toBe(String(good)); // RXERR reported, the applied command unchanged
-      await until(() => slices.length > mark + 80); // 20 ms of board time after the bad line
-      for (const x of slices.slice(mark)) expect([x.duty[0], x.duty[1]]).toEqual([0.2, 0.1]);
-      host.send('S');
-      await host.next(stopped);
-    }, hangGuardMs(60_000));
+    it(
+      'a line with a bad CRC gets E CRC and changes nothing at the pins',
+      async () => {
+        host.send('W', 1000);
+        host.send('N', 1);
+        const good = host.send('M', 200, 100);
+        await host.next((l) => l.startsWith('T ') && ackOf(l) === String(good));
+        const steady = await until(() => slices.length > 8 && slices.slice(-8).every((x) => x.duty[0] === 0.2 && x.duty[1] === 0.1));
+        expect(steady).toBe(true);
+        const mark = slices.length;
+        host.skip();
+        host.raw('M 999 900 900*0000\n');
+        const e = await host.next((l) => l.startsWith('E '));
+        expect(e).toMatch(/^E \d+ - CRC /);
+        host.send('P');
+        const t = await host.next((l) => l.startsWith('T ') && (Number.parseInt(l.split(' ')[6]!.slice(0, 2), 16) & 0x08) !== 0);
+        expect(ackOf(t)).toBe(String(good)); // RXERR reported, the applied command unchanged
+        await until(() => slices.length > mark + 80); // 20 ms of board time after the bad line
+        for (const x of slices.slice(mark)) expect([x.duty[0], x.duty[1]]).toEqual([0.2, 0.1]);
+        host.send('S');
+        await host.next(stopped);
+      },
+      hangGuardMs(60_000),
+    );
   });
 
-  it('a reset mid-run: the host sees the banner and stops with fault:board-reset', async () => {
-    needSimavr();
-    const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
-    await requestRealtime(sim.pid, 45); // the board keeps real time on a busy machine (if Linux allows)
-    try {
-      // Reset once the arm has been driven for 0.5 s of board time.
-      let resetAt: number | undefined;
-      sim.resetAfterDriving(0.5, (t) => (resetAt = t));
-      const resets: number[] = [];
-      sim.on('reset', (e) => resets.push(e.boardTime));
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
-      expect(resetAt, r.stderr).toBeDefined();
-      expect(resets).toHaveLength(1);
-      expect(r.code, r.stderr).toBe(1);
-      expect(lastJson(r).stop).toMatchObject({ kind: 'fault', fault: { kind: 'board-reset' } });
-    } finally {
-      await sim.stop();
-    }
-  }, hangGuardMs(120_000));
+  it(
+    'a reset mid-run: the host sees the banner and stops with fault:board-reset',
+    async () => {
+      needSimavr();
+      const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
+      await requestRealtime(sim.pid, 45); // the board keeps real time on a busy machine (if Linux allows)
+      try {
+        // Reset once the arm has been driven for 0.5 s of board time.
+        let resetAt: number | undefined;
+        sim.resetAfterDriving(0.5, (t) => (resetAt = t));
+        const resets: number[] = [];
+        sim.on('reset', (e) => resets.push(e.boardTime));
+        const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
+        expect(resetAt, r.stderr).toBeDefined();
+        expect(resets).toHaveLength(1);
+        expect(r.code, r.stderr).toBe(1);
+        expect(lastJson(r).stop).toMatchObject({ kind: 'fault', fault: { kind: 'board-reset' } });
+      } finally {
+        await sim.stop();
+      }
+    },
+    hangGuardMs(120_000),
+  );
 });
 
 // The stock ConfigurableFirmata 2.10 image with FirmataEncoder, PJRC Encoder and our FirmataWatchdog,
@@ -282,30 +306,48 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
     writeFileSync(join(dir, 'tests-took.txt'), `the stock ConfigurableFirmata tests took ${s.toFixed(1)} s (real time, load ${loadavg()[0]!.toFixed(1)} at the end)\n`);
   });
 
-  it('two reaches on one board that is not reset between them both complete (FirmataEncoder still has the encoders attached)', async () => {
-    needSimavr();
-    const runs = await stockTwice(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
-    expect(runs.map((r) => r.end), runs.map(blameOf).join('; ')).toEqual([{ kind: 'stopped', stop: { kind: 'done' } }, { kind: 'stopped', stop: { kind: 'done' } }]);
-  }, hangGuardMs(180_000));
+  it(
+    'two reaches on one board that is not reset between them both complete (FirmataEncoder still has the encoders attached)',
+    async () => {
+      needSimavr();
+      const runs = await stockTwice(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
+      expect(
+        runs.map((r) => r.end),
+        runs.map(blameOf).join('; '),
+      ).toEqual([
+        { kind: 'stopped', stop: { kind: 'done' } },
+        { kind: 'stopped', stop: { kind: 'done' } },
+      ]);
+    },
+    hangGuardMs(180_000),
+  );
 
-  it('a run killed with SIGKILL mid-reach, then a new run on the same board: done, nothing corrupt', async () => {
-    needSimavr();
-    const [killed, next] = await stockKilledThenRun(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
-    expect(killed!.end, `the first run ended before it was killed: ${blameOf(killed!)}`).toEqual({ kind: 'killed' });
-    expect(next!.end, blameOf(next!)).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
-    // The tail of the report the board was sending when the new session opened is not corruption
-    // (firmata-link.ts counts from the board's answer). Lost samples are not asserted: a clean run on
-    // this image loses 10-20 at load 14-21 too (the host's report clock, measured with no kill).
-    expect(next!.corrupt, blameOf(next!)).toBe(0);
-  }, hangGuardMs(180_000));
+  it(
+    'a run killed with SIGKILL mid-reach, then a new run on the same board: done, nothing corrupt',
+    async () => {
+      needSimavr();
+      const [killed, next] = await stockKilledThenRun(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
+      expect(killed!.end, `the first run ended before it was killed: ${blameOf(killed!)}`).toEqual({ kind: 'killed' });
+      expect(next!.end, blameOf(next!)).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
+      // The tail of the report the board was sending when the new session opened is not corruption
+      // (firmata-link.ts counts from the board's answer). Lost samples are not asserted: a clean run on
+      // this image loses 10-20 at load 14-21 too (the host's report clock, measured with no kill).
+      expect(next!.corrupt, blameOf(next!)).toBe(0);
+    },
+    hangGuardMs(180_000),
+  );
 
-  it('host killed while the motors run: the board zeroes them the watchdog time after its last byte (board time)', async () => {
-    needSimavr();
-    const r = await stockReach(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT, 1.0);
-    expect(r.end, `the run ended before the host was killed: ${blameOf(r)}`).toEqual({ kind: 'killed' });
-    // The feature compares millis() (1.024 ms steps, a 2 ms jump every ~42 ms) against the last complete
-    // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
-    expect(r.watchdogS).toBeGreaterThan(0.299);
-    expect(r.watchdogS).toBeLessThan(0.3025);
-  }, hangGuardMs(180_000));
+  it(
+    'host killed while the motors run: the board zeroes them the watchdog time after its last byte (board time)',
+    async () => {
+      needSimavr();
+      const r = await stockReach(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT, 1.0);
+      expect(r.end, `the run ended before the host was killed: ${blameOf(r)}`).toEqual({ kind: 'killed' });
+      // The feature compares millis() (1.024 ms steps, a 2 ms jump every ~42 ms) against the last complete
+      // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
+      expect(r.watchdogS).toBeGreaterThan(0.299);
+      expect(r.watchdogS).toBeLessThan(0.3025);
+    },
+    hangGuardMs(180_000),
+  );
 });

@@ -77,119 +77,135 @@ const hasSocat = spawnSync('socat', ['-V']).status === 0;
 const SOCAT = 'socat is not installed: sudo apt-get install socat (.ci/run installs it)';
 
 describe('a session killed with SIGKILL, then a new one on the same rig', () => {
-  it('the pty rig (line protocol): the board was left streaming; the next run is done with 0 lost', async () => {
-    if (!hasSocat) throw new Error(SOCAT);
-    const file = rigFile('rigs/mock-arm.json');
-    const rig = await startPtyRig(file, ['--rt']);
-    children.push(rig.child);
-    try {
-      await killMidReach(file, rig.path);
-      const { s, text } = await nextRun(file, rig.path);
-      expectClean(s, `${text}\n${rig.stderr()}`);
-    } finally {
-      await rig.stop();
-    }
-  }, hangGuardMs(60_000));
+  it(
+    'the pty rig (line protocol): the board was left streaming; the next run is done with 0 lost',
+    async () => {
+      if (!hasSocat) throw new Error(SOCAT);
+      const file = rigFile('rigs/mock-arm.json');
+      const rig = await startPtyRig(file, ['--rt']);
+      children.push(rig.child);
+      try {
+        await killMidReach(file, rig.path);
+        const { s, text } = await nextRun(file, rig.path);
+        expectClean(s, `${text}\n${rig.stderr()}`);
+      } finally {
+        await rig.stop();
+      }
+    },
+    hangGuardMs(60_000),
+  );
 
-  it('our firmware in simavr: the harness discards what the board sends while no host has the port, and the next run is done with 0 lost', async () => {
-    if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new Error('simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)');
-    const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json') });
-    await requestRealtime(sim.pid, 45);
-    type Host = { open: boolean; boardTime: number; discardedBytes: number };
-    const hosts: Host[] = [];
-    sim.on('host', (h) => hosts.push(h));
-    /** The first host event from `from` on that is an open (or a close). */
-    const hostEvent = (open: boolean, from: number): Promise<Host> =>
-      new Promise((resolve) => {
-        const look = (): void => {
-          const h = hosts.slice(from).find((e) => e.open === open);
-          if (h) {
-            sim.off('host', look);
-            resolve(h);
-          }
-        };
-        sim.on('host', look);
-        look();
-      });
-    /** Resolves when the simulated board's clock passes `t` [s]. */
-    const boardTime = (t: number): Promise<void> =>
-      new Promise((resolve) => {
-        const tick = (e: { boardTime: number }): void => {
-          if (e.boardTime >= t) {
-            sim.off('slice', tick);
-            resolve();
-          }
-        };
-        sim.on('slice', tick);
-      });
-    const file = rigFile('rigs/mock-arm.json');
-    try {
-      await killMidReach(file, sim.ptyPath);
-      const closed = await hostEvent(false, 0);
-      // Two seconds of board time with the board streaming and nobody reading (500 Hz: ~45 kB, more
-      // than a pty holds): before the harness discarded it, the next run counted thousands lost.
-      await boardTime(closed.boardTime + 2);
-      const n = hosts.length;
-      const { s, text } = await nextRun(file, sim.ptyPath);
-      expectClean(s, text);
-      // The board went on streaming into the closed port (SIGKILL stopped nothing) and that was discarded.
-      const reopened = await hostEvent(true, n);
-      expect(reopened.discardedBytes, JSON.stringify(hosts)).toBeGreaterThan(20_000);
-      // The second session stopped the board's stream when it closed: a second later nothing was sent.
-      const closedAgain = await hostEvent(false, n);
-      await boardTime(closedAgain.boardTime + 1);
-      const m = hosts.length;
-      const fd = openSync(sim.ptyPath, constants.O_RDWR | constants.O_NOCTTY);
-      const quiet = await hostEvent(true, m);
-      closeSync(fd);
-      expect(quiet.discardedBytes, JSON.stringify(hosts)).toBe(0);
-    } finally {
-      await sim.stop();
-    }
-  }, hangGuardMs(60_000));
+  it(
+    'our firmware in simavr: the harness discards what the board sends while no host has the port, and the next run is done with 0 lost',
+    async () => {
+      if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new Error('simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)');
+      const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json') });
+      await requestRealtime(sim.pid, 45);
+      type Host = { open: boolean; boardTime: number; discardedBytes: number };
+      const hosts: Host[] = [];
+      sim.on('host', (h) => hosts.push(h));
+      /** The first host event from `from` on that is an open (or a close). */
+      const hostEvent = (open: boolean, from: number): Promise<Host> =>
+        new Promise((resolve) => {
+          const look = (): void => {
+            const h = hosts.slice(from).find((e) => e.open === open);
+            if (h) {
+              sim.off('host', look);
+              resolve(h);
+            }
+          };
+          sim.on('host', look);
+          look();
+        });
+      /** Resolves when the simulated board's clock passes `t` [s]. */
+      const boardTime = (t: number): Promise<void> =>
+        new Promise((resolve) => {
+          const tick = (e: { boardTime: number }): void => {
+            if (e.boardTime >= t) {
+              sim.off('slice', tick);
+              resolve();
+            }
+          };
+          sim.on('slice', tick);
+        });
+      const file = rigFile('rigs/mock-arm.json');
+      try {
+        await killMidReach(file, sim.ptyPath);
+        const closed = await hostEvent(false, 0);
+        // Two seconds of board time with the board streaming and nobody reading (500 Hz: ~45 kB, more
+        // than a pty holds): before the harness discarded it, the next run counted thousands lost.
+        await boardTime(closed.boardTime + 2);
+        const n = hosts.length;
+        const { s, text } = await nextRun(file, sim.ptyPath);
+        expectClean(s, text);
+        // The board went on streaming into the closed port (SIGKILL stopped nothing) and that was discarded.
+        const reopened = await hostEvent(true, n);
+        expect(reopened.discardedBytes, JSON.stringify(hosts)).toBeGreaterThan(20_000);
+        // The second session stopped the board's stream when it closed: a second later nothing was sent.
+        const closedAgain = await hostEvent(false, n);
+        await boardTime(closedAgain.boardTime + 1);
+        const m = hosts.length;
+        const fd = openSync(sim.ptyPath, constants.O_RDWR | constants.O_NOCTTY);
+        const quiet = await hostEvent(true, m);
+        closeSync(fd);
+        expect(quiet.discardedBytes, JSON.stringify(hosts)).toBe(0);
+      } finally {
+        await sim.stop();
+      }
+    },
+    hangGuardMs(60_000),
+  );
 
-  it('the Firmata rig (stock ConfigurableFirmata + FirmataEncoder + FirmataWatchdog, left reporting encoders): the next run is done, nothing corrupt', async () => {
-    const { file, b, boardErr } = await firmataRig();
-    // A clean session first, for what this machine's load alone costs: a Firmata board's only clock is
-    // its reports, and a starved rig process skips reports as FirmataReporting does (a real board does not).
-    const control = await nextRun(file, b);
-    expect(control.s.stop, control.text).toEqual({ kind: 'done' });
-    await killMidReach(file, b);
-    const { s, text } = await nextRun(file, b);
-    const why = `${text}\n${boardErr()}\nthe clean session before: ${control.s.timing.lostSamples} lost`;
-    expect(s.stop, why).toEqual({ kind: 'done' });
-    expect(s.link.corrupt, why).toBe(0);
-    // Lost samples are not asserted here: a Firmata board's only clock is its reports, and the mock
-    // rig's process skips reports whenever a busy machine starves it (22-102 per clean session measured
-    // at load 14-18, and now and then a few at load 9), which says nothing of the hand-over. The
-    // hand-over's own failure was a stop (fault:speed, link-lost): see the next test.
-  }, hangGuardMs(60_000));
+  it(
+    'the Firmata rig (stock ConfigurableFirmata + FirmataEncoder + FirmataWatchdog, left reporting encoders): the next run is done, nothing corrupt',
+    async () => {
+      const { file, b, boardErr } = await firmataRig();
+      // A clean session first, for what this machine's load alone costs: a Firmata board's only clock is
+      // its reports, and a starved rig process skips reports as FirmataReporting does (a real board does not).
+      const control = await nextRun(file, b);
+      expect(control.s.stop, control.text).toEqual({ kind: 'done' });
+      await killMidReach(file, b);
+      const { s, text } = await nextRun(file, b);
+      const why = `${text}\n${boardErr()}\nthe clean session before: ${control.s.timing.lostSamples} lost`;
+      expect(s.stop, why).toEqual({ kind: 'done' });
+      expect(s.link.corrupt, why).toBe(0);
+      // Lost samples are not asserted here: a Firmata board's only clock is its reports, and the mock
+      // rig's process skips reports whenever a busy machine starves it (22-102 per clean session measured
+      // at load 14-18, and now and then a few at load 9), which says nothing of the hand-over. The
+      // hand-over's own failure was a stop (fault:speed, link-lost): see the next test.
+    },
+    hangGuardMs(60_000),
+  );
 
-  it('the Firmata rig after another program left it reporting every analog channel and digital port every 1 ms: twolink quiets it and the run is done', async () => {
-    const { file, b, boardErr } = await firmataRig();
-    // The other program: sampling interval 1 ms, every channel and port reporting, then gone. At
-    // 57600 baud that is more than the wire carries (16 channels x 3 bytes a millisecond).
-    const other = await new Promise<SerialPort>((resolve, reject) => {
-      const p = new SerialPort({ path: b, baudRate: 57600, autoOpen: false });
-      p.open((e) => (e ? reject(e) : resolve(p)));
-    });
-    const on: number[] = [0xf0, 0x7a, 1, 0, 0xf7];
-    for (let i = 0; i < 16; i++) on.push(0xc0 | i, 1, 0xd0 | i, 1);
-    await new Promise<void>((resolve, reject) => other.write(Buffer.from(on), (e) => (e ? reject(e) : other.drain(() => resolve()))));
-    // Left when the board's reports fill the port (an event: bytes arrive).
-    await new Promise<void>((resolve) => {
-      let n = 0;
-      other.on('data', (d: Buffer) => {
-        n += d.length;
-        if (n > 2000) resolve();
+  it(
+    'the Firmata rig after another program left it reporting every analog channel and digital port every 1 ms: twolink quiets it and the run is done',
+    async () => {
+      const { file, b, boardErr } = await firmataRig();
+      // The other program: sampling interval 1 ms, every channel and port reporting, then gone. At
+      // 57600 baud that is more than the wire carries (16 channels x 3 bytes a millisecond).
+      const other = await new Promise<SerialPort>((resolve, reject) => {
+        const p = new SerialPort({ path: b, baudRate: 57600, autoOpen: false });
+        p.open((e) => (e ? reject(e) : resolve(p)));
       });
-    });
-    await new Promise<void>((resolve) => other.close(() => resolve()));
-    const { s, text } = await nextRun(file, b);
-    const why = `${text}\n${boardErr()}`;
-    expect(s.stop, why).toEqual({ kind: 'done' });
-    expect(s.link.corrupt, why).toBe(0);
-  }, hangGuardMs(60_000));
+      const on: number[] = [0xf0, 0x7a, 1, 0, 0xf7];
+      for (let i = 0; i < 16; i++) on.push(0xc0 | i, 1, 0xd0 | i, 1);
+      await new Promise<void>((resolve, reject) => other.write(Buffer.from(on), (e) => (e ? reject(e) : other.drain(() => resolve()))));
+      // Left when the board's reports fill the port (an event: bytes arrive).
+      await new Promise<void>((resolve) => {
+        let n = 0;
+        other.on('data', (d: Buffer) => {
+          n += d.length;
+          if (n > 2000) resolve();
+        });
+      });
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+      const { s, text } = await nextRun(file, b);
+      const why = `${text}\n${boardErr()}`;
+      expect(s.stop, why).toEqual({ kind: 'done' });
+      expect(s.link.corrupt, why).toBe(0);
+    },
+    hangGuardMs(60_000),
+  );
 });
 
 /**

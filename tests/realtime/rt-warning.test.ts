@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
 
-const WARNING = /^twolink( rig)?: WARNING: no real-time priority \((not asked for: --no-rt|refused: [^\n]*Operation not permitted[^\n]*)\): a busy machine may stop the arm \(fault:watchdog or link-lost\); to get it, allow it with an rtprio limit[^\n]*CAP_SYS_NICE[^\n]*chrt -f 40 as root$/gm;
+const WARNING =
+  /^twolink( rig)?: WARNING: no real-time priority \((not asked for: --no-rt|refused: [^\n]*Operation not permitted[^\n]*)\): a busy machine may stop the arm \(fault:watchdog or link-lost\); to get it, allow it with an rtprio limit[^\n]*CAP_SYS_NICE[^\n]*chrt -f 40 as root$/gm;
 
 /** `twolink rig ... --pty` until it serves; then SIGTERM; resolves with its stderr. */
 function rigStderr(prefix: string[], args: string[]): Promise<string> {

@@ -46,16 +46,37 @@ const REACH = /> the arm will move over its reach/;
 describe('twolink setup: signals from outside', () => {
   it.each([
     ['SIGINT', 'the motors prompt', [{ when: MOTORS, signal: 'SIGINT' as const }]],
-    ['SIGTERM', 'the identification prompt', [{ when: MOTORS, line: '\n' }, { when: CONSTANTS, line: '\n' }, { when: IDENTIFY, signal: 'SIGTERM' as const }]],
-    ['SIGTERM', 'the first reach prompt', [{ when: MOTORS, line: '\n' }, { when: CONSTANTS, line: '\n' }, { when: IDENTIFY, line: '\n' }, { when: REACH, signal: 'SIGTERM' as const }]],
-  ])('%s at %s: exit 130, the motors off, no rig file', async (sig, _where, answers) => {
-    const out = join(dir, `${sig}-${answers.length}.json`);
-    const r = await setup(out, answers);
-    expect(r.code, r.stderr).toBe(130);
-    expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
-    expect(r.stderr).not.toMatch(/^\s+at /m);
-    expect(existsSync(out)).toBe(false);
-  }, HANG_GUARD_MS);
+    [
+      'SIGTERM',
+      'the identification prompt',
+      [
+        { when: MOTORS, line: '\n' },
+        { when: CONSTANTS, line: '\n' },
+        { when: IDENTIFY, signal: 'SIGTERM' as const },
+      ],
+    ],
+    [
+      'SIGTERM',
+      'the first reach prompt',
+      [
+        { when: MOTORS, line: '\n' },
+        { when: CONSTANTS, line: '\n' },
+        { when: IDENTIFY, line: '\n' },
+        { when: REACH, signal: 'SIGTERM' as const },
+      ],
+    ],
+  ])(
+    '%s at %s: exit 130, the motors off, no rig file',
+    async (sig, _where, answers) => {
+      const out = join(dir, `${sig}-${answers.length}.json`);
+      const r = await setup(out, answers);
+      expect(r.code, r.stderr).toBe(130);
+      expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(out)).toBe(false);
+    },
+    HANG_GUARD_MS,
+  );
 });
 
 describe('twolink setup: stdin closed at a prompt', () => {
@@ -63,13 +84,17 @@ describe('twolink setup: stdin closed at a prompt', () => {
     ['the motors prompt', ''],
     ['the identification prompt (after two Enters)', '\n\n'],
     ['the first reach prompt (after three Enters)', '\n\n\n'],
-  ])('%s: exit 1 with a message, the motors off, no rig file', async (_where, input) => {
-    const out = join(dir, `stdin-${input.length}.json`);
-    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
-    expect(existsSync(out)).toBe(false);
-  }, HANG_GUARD_MS);
+  ])(
+    '%s: exit 1 with a message, the motors off, no rig file',
+    async (_where, input) => {
+      const out = join(dir, `stdin-${input.length}.json`);
+      const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: CHILD_GUARD_MS });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
+      expect(existsSync(out)).toBe(false);
+    },
+    HANG_GUARD_MS,
+  );
 });
 
 /**

@@ -82,7 +82,10 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
       expect(s.stop).toEqual({ kind: 'interrupted', signal: sig });
       expect(s.stopOutcome).toBe('acknowledged');
       const { readFileSync } = await import('node:fs');
-      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const lines = readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       const ticks = lines.filter((l) => l.kind === 'tick');
       expect(lines.at(-1).kind).toBe('summary');
       expect(ticks.length).toBe(lines.at(-1).ticks);
