@@ -6,6 +6,7 @@
  * recording, and how the run ended. The mock runs at 1 kHz with no USB adapter (answers one sample late): the
  * default 16U2 mock at 500 Hz keeps only 170 N/m passive at this pose and refuses 500.
  */
+import { loadavg } from 'node:os';
 import { loadRig, type Rig } from '../config/load.js';
 import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
@@ -111,7 +112,7 @@ async function realtimePush(rig: Rig, k: number, rows: [string, string, string][
   rows.push([
     `K = ${k} N/m, 2 N push`,
     `deflection ${(fin * 1000).toFixed(2)} mm (F/K ${((FX / k) * 1000).toFixed(2)}, ${(((fin - FX / k) / (FX / k)) * 100).toFixed(1)} %)`,
-    `half-deflection time ${(half * 1000).toFixed(0)} ms (ideal ${(idealHalfTime(rig, k) * 1000).toFixed(0)} ms); force estimate ${f.toFixed(3)} N; REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason} (shared machine under load)`,
+    `half-deflection time ${(half * 1000).toFixed(0)} ms (ideal ${(idealHalfTime(rig, k) * 1000).toFixed(0)} ms); force estimate ${f.toFixed(3)} N; REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason}, load ${loadavg()[0]!.toFixed(2)}`,
   ]);
   figures[`rtDeflectionMm_${k}`] = fin * 1000;
   figures[`rtHalfTimeMs_${k}`] = half * 1000;
