@@ -74,6 +74,8 @@ interface Measured {
   sent: number;
   stop: StopReason;
   ticks: number;
+  /** SCHED_FIFO for the loop thread: granted, or why not (the summary's timing). */
+  rt: string;
 }
 
 export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
@@ -85,6 +87,8 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   const session = new Session({
     rig,
     target: { kind: 'mock' },
+    // As `twolink run` runs by default: the loop thread and the mock at SCHED_FIFO, the live view on the main thread below them.
+    rt: true,
     paths,
     cycle: true,
     park: true,
@@ -136,7 +140,8 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   }
   session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
-  return { blocks, ...m, stop: result.summary.stop, ticks: result.summary.ticks };
+  const rt = result.summary.timing?.rt;
+  return { blocks, ...m, stop: result.summary.stop, ticks: result.summary.ticks, rt: rt === undefined ? 'unknown' : rt ? 'SCHED_FIFO granted' : 'SCHED_FIFO refused' };
 }
 
 /** Blocks of the live view's CPU measure: without the view (the same pacing) and with it, A B B A. */
@@ -216,7 +221,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
   }
   return section(
-    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time)`,
+    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default)`,
     [
       ['latency, without', line(m.blocks.without), `${seconds('without')} s in 2 s blocks, A B C C B A twice`],
       ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],
@@ -234,7 +239,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
       ['  as Foxglove reads it', `${vl.pct.toFixed(2)} % of a core`, `the same with a client subscribed to what docs/foxglove-layout.json shows (${LAYOUT_TOPICS.join(', ')}): the joint states are not built; ${vl.sent} messages`],
       ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
       ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],
-      ['run', describeStop(m.stop), `${m.ticks} ticks`],
+      ['run', describeStop(m.stop), `${m.ticks} ticks; loop thread: ${m.rt}`],
     ],
     figures,
   );
