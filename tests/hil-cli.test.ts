@@ -92,4 +92,17 @@ describe('twolink hil', () => {
     expect(r.stderr).toMatch(/^twolink: --junit .*out\.xml: the folder .*no\/such\/dir does not exist\n$/);
     expect(r.stdout).toBe('');
   });
+
+  it('--rt and --no-rt: only with --realtime, and not both (real time asks for SCHED_FIFO by default, as run and rig do)', async () => {
+    for (const [args, why] of [
+      [['--no-rt'], /^twolink: --no-rt needs --realtime /],
+      [['--rt'], /^twolink: --rt needs --realtime /],
+      [['--realtime', '--rt', '--no-rt'], /^twolink: --rt and --no-rt: give one /],
+    ] as const) {
+      const r = await twolink(['hil', 'examples/hil/suite.json', ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(why);
+      expect(r.stdout).toBe('');
+    }
+  });
 });

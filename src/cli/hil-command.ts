@@ -11,7 +11,11 @@ import { FORCE_OPTION, formatHelp, parse, UsageError, type OptionSpecs } from '.
 const OPTIONS = {
   junit: { type: 'string', arg: 'FILE', help: 'write JUnit XML here (one testcase per scenario)' },
   realtime: { type: 'boolean', help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)' },
-  rt: { type: 'boolean', help: 'with --realtime: ask Linux for SCHED_FIFO for the loop (root, CAP_SYS_NICE or an rtprio limit)' },
+  rt: {
+    type: 'boolean',
+    help: 'with --realtime: real-time scheduling (SCHED_FIFO) for the loop and the pty rig, as twolink run and twolink rig ask: the default (root, CAP_SYS_NICE or an rtprio limit; else said, and the suite runs without)',
+  },
+  'no-rt': { type: 'boolean', help: 'with --realtime: do not ask for real-time scheduling, for the loop nor for the rig' },
   only: { type: 'string', arg: 'NAME', multiple: true, help: 'run only this scenario (repeat for more)' },
   force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -33,7 +37,9 @@ Exit codes: 0 every scenario passed, 1 one or more failed, 2 bad input.`;
 export async function hilCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'hil');
   if (v.help) {
-    process.stdout.write(formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime [--rt]] [--only NAME]...', OPTIONS, EXAMPLE));
+    process.stdout.write(
+      formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime [--no-rt]] [--only NAME]...', OPTIONS, EXAMPLE),
+    );
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
@@ -53,14 +59,15 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
     if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
   }
   const realtime = v.realtime === true;
-  if (v.rt && !realtime) throw new UsageError('--rt needs --realtime (virtual time has no scheduling to ask for)');
+  if ((v.rt || v['no-rt']) && !realtime) throw new UsageError(`--${v.rt ? 'rt' : 'no-rt'} needs --realtime (virtual time has no scheduling to ask for)`);
+  if (v.rt && v['no-rt']) throw new UsageError('--rt and --no-rt: give one (--rt is the default with --realtime)');
   const engines = await import('../hil/engines.js');
   let done = 0;
   const progress = (r: ScenarioResult, of: number): void => {
     done++;
     process.stderr.write(`[${done}/${of}] ${r.name}: ${r.status}${r.status === 'error' ? ` (${r.error})` : ''} in ${r.seconds.toFixed(1)} s\n`);
   };
-  const report = await runSuite(suite, realtime ? engines.realtimeEngine({ rt: v.rt === true }) : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
+  const report = await runSuite(suite, realtime ? engines.realtimeEngine({ rt: v['no-rt'] !== true }) : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
   process.stdout.write(formatTable(report));
   if (junit !== undefined) {
     try {

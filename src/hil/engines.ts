@@ -82,8 +82,10 @@ interface PtyRig {
  * schema: the host's end of the pty, the injections it refuses, and `serving` once its end is open
  * (the host must not talk to a closed pty; the rig's injection timers start then).
  */
-function startPtyRig(s: Scenario, injections: readonly Injection[]): Promise<PtyRig> {
-  const args = [BIN, 'rig', '--rig', s.rig.file, '--pty', '--report'];
+function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean): Promise<PtyRig> {
+  // The rig asks for SCHED_FIFO by default; it gets the host's choice: a rig at real-time priority beside
+  // a starved host (or the reverse) is not the bench a user has.
+  const args = [BIN, 'rig', '--rig', s.rig.file, '--pty', '--report', ...(rt ? [] : ['--no-rt'])];
   for (const i of injections) args.push('--inject', formatInjection(i));
   if (s.wiring !== undefined) args.push('--wiring', s.wiring.spec);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -125,7 +127,7 @@ function startPtyRig(s: Scenario, injections: readonly Injection[]): Promise<Pty
  * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
  */
 export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
-  return (s) => runRealtime(s, opts.rt === true);
+  return (s) => runRealtime(s, opts.rt !== false);
 }
 
 async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
@@ -133,6 +135,7 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   const rig = await startPtyRig(
     s,
     s.injections.filter((i) => actsOn(i.name) !== 'host'),
+    rt,
   );
   const events: LoopEvent[] = [];
   const at = firstInjectionAt(s);

@@ -40,10 +40,18 @@ function figureLine(f: Figure): string {
   return `${f.pass ? 'ok  ' : 'FAIL'} ${f.key}: ${f.label} ${f.measured} (limit ${f.limit})`;
 }
 
+/** Real time: whether the loops ran with SCHED_FIFO (a starved host's figures are the machine's, not the controller's). */
+function realtimeLine(results: readonly ScenarioResult[]): string {
+  const ran = results.filter((x) => x.summary?.timing !== undefined);
+  const granted = ran.filter((x) => x.summary!.timing!.rt).length;
+  if (ran.length === 0) return 'real-time scheduling: no scenario ran';
+  return granted === ran.length ? 'real-time scheduling (SCHED_FIFO) on' : granted === 0 ? 'real-time scheduling off' : `real-time scheduling on in ${granted} of ${ran.length} scenarios`;
+}
+
 /** The table: one row per scenario, one line per figure under it. */
 export function formatTable(r: SuiteReport): string {
   const w = Math.max(8, ...r.results.map((x) => x.name.length));
-  const lines = [`${r.name} (${r.file}), ${r.clock} time`, `${'scenario'.padEnd(w)}  result  figures (measured, limit)`];
+  const lines = [`${r.name} (${r.file}), ${r.clock} time${r.clock === 'real' ? `, ${realtimeLine(r.results)}` : ''}`, `${'scenario'.padEnd(w)}  result  figures (measured, limit)`];
   for (const x of r.results) {
     const head = `${x.name.padEnd(w)}  ${x.status.toUpperCase().padEnd(6)}  `;
     if (x.status === 'error') {

@@ -28,7 +28,8 @@ describe('twolink hil --realtime', () => {
     );
     const xml = join(dir, 'rt.xml');
     const r = await twolink(['hil', suite, '--realtime', '--junit', xml], { timeoutMs: 120_000 });
-    expect(r.stdout).toMatch(/^rt \(.*rt\.json\), real time$/m);
+    expect(r.stdout).toMatch(/^rt \(.*rt\.json\), real time, real-time scheduling (\(SCHED_FIFO\) on|off)$/m);
+    if (process.getuid?.() === 0) expect(r.stdout).toMatch(/, real time, real-time scheduling \(SCHED_FIFO\) on$/m);
     const row = /^lost link\s+(PASS|FAIL)\s+stop reason: (fault:\S+)/m.exec(r.stdout);
     expect(row, `stdout:\n${r.stdout}\nstderr:\n${r.stderr}`).not.toBeNull();
     expect(r.code).toBe(row![1] === 'PASS' ? 0 : 1);
