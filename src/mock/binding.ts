@@ -6,8 +6,8 @@
  * Unlike MockBinding, the far end answers: bytes the host writes go to the rig's board, and the board's
  * bytes come back through `read()` when its UART has sent them (in real or virtual time).
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
-import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface';
+import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 /** The far end of the wire: what the rig exposes to a binding. */
 export interface RigEnd {
@@ -20,9 +20,8 @@ export interface RigEnd {
 }
 
 /** One open port on a rig. */
-export class RigPort implements BindingPortInterface {
+export class RigPort extends SimulatedPortBase implements BindingPortInterface {
   isOpen = true;
-  readonly openOptions: Required<OpenOptions>;
   private queue: Buffer[] = [];
   private waiting: { resolve: () => void; reject: (e: Error) => void } | undefined;
   private unplugged = false;
@@ -33,7 +32,7 @@ export class RigPort implements BindingPortInterface {
     private readonly end: RigEnd,
     options: OpenOptions,
   ) {
-    this.openOptions = fullOpenOptions(options);
+    super(options);
     end.hostBaudRate = options.baudRate;
     end.onTransmit = (bytes) => {
       if (!this.isOpen) return;
@@ -85,38 +84,17 @@ export class RigPort implements BindingPortInterface {
     w?.reject(new CanceledError('Port is closed'));
   }
 
-  async update(options: UpdateOptions): Promise<void> {
-    (this.openOptions as { baudRate: number }).baudRate = options.baudRate;
-    this.end.hostBaudRate = options.baudRate;
+  protected onBaud(baudRate: number): void {
+    this.end.hostBaudRate = baudRate;
   }
-  async set(_options: SetOptions): Promise<void> {}
-  async get(): Promise<PortStatus> {
-    return { cts: true, dsr: true, dcd: true };
-  }
-  async getBaudRate(): Promise<{ baudRate: number }> {
-    return { baudRate: this.openOptions.baudRate };
-  }
-  async flush(): Promise<void> {
+  override async flush(): Promise<void> {
     this.queue = [];
   }
-  async drain(): Promise<void> {}
 }
 
 /** A binding with one rig at one path. Opening another path fails as a missing device would. */
 export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort> & { current(): RigPort | undefined } {
-  let open: RigPort | undefined;
-  return {
-    current: () => open,
-    async list(): Promise<PortInfo[]> {
-      return [{ path, manufacturer: 'twolink mock rig', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }];
-    },
-    async open(options: OpenOptions): Promise<RigPort> {
-      if (options.path !== path) throw new Error(`Error: No such file or directory, cannot open ${options.path}`);
-      if (open?.isOpen) throw new Error(`Error: Resource temporarily unavailable, cannot open ${path}: the port is in use`);
-      open = new RigPort(end, options);
-      return open;
-    },
-  };
+  return onePortBinding(path, (options) => new RigPort(end, options));
 }
 
 /**

@@ -8,8 +8,8 @@
  * `WirePort` is a serialport binding port over the host's end: `new SerialPortStream({ binding })`
  * over it is a real serialport stream.
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
-import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface';
+import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 const RING = 1 << 16;
 
@@ -136,15 +136,14 @@ export class BoardWireEnd {
 }
 
 /** The host's end of the cable, as a serialport binding port. */
-export class WirePort implements BindingPortInterface {
+export class WirePort extends SimulatedPortBase implements BindingPortInterface {
   isOpen = true;
-  readonly openOptions: Required<OpenOptions>;
   private readonly ctrl: Int32Array;
   private readonly up: Ring;
   private readonly down: Ring;
 
   constructor(w: WireBuffers, options: OpenOptions) {
-    this.openOptions = fullOpenOptions(options);
+    super(options);
     this.ctrl = new Int32Array(w.ctrl);
     this.up = new Ring(this.ctrl, w.up, 2, UP_SIGNAL);
     this.down = new Ring(this.ctrl, w.down, 0, DOWN_SIGNAL);
@@ -183,19 +182,9 @@ export class WirePort implements BindingPortInterface {
     Atomics.notify(this.ctrl, DOWN_SIGNAL);
   }
 
-  async update(options: UpdateOptions): Promise<void> {
-    (this.openOptions as { baudRate: number }).baudRate = options.baudRate;
-    Atomics.store(this.ctrl, BAUD, options.baudRate);
+  protected onBaud(baudRate: number): void {
+    Atomics.store(this.ctrl, BAUD, baudRate);
   }
-  async set(_options: SetOptions): Promise<void> {}
-  async get(): Promise<PortStatus> {
-    return { cts: true, dsr: true, dcd: true };
-  }
-  async getBaudRate(): Promise<{ baudRate: number }> {
-    return { baudRate: this.openOptions.baudRate };
-  }
-  async flush(): Promise<void> {}
-  async drain(): Promise<void> {}
 }
 
 /**
@@ -210,16 +199,5 @@ export function boardSilentS(w: WireBuffers): number {
 
 /** A binding with one cable at one path. */
 export function wireBinding(path: string, w: WireBuffers): BindingInterface<WirePort> {
-  let open: WirePort | undefined;
-  return {
-    async list(): Promise<PortInfo[]> {
-      return [{ path, manufacturer: 'twolink mock rig', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }];
-    },
-    async open(options: OpenOptions): Promise<WirePort> {
-      if (options.path !== path) throw new Error(`Error: No such file or directory, cannot open ${options.path}`);
-      if (open?.isOpen) throw new Error(`Error: Resource temporarily unavailable, cannot open ${path}: the port is in use`);
-      open = new WirePort(w, options);
-      return open;
-    },
-  };
+  return onePortBinding(path, (options) => new WirePort(w, options));
 }
