@@ -76,14 +76,7 @@ export function errnoText(e: unknown, writing: boolean): string {
  * file larger than `maxBytes`. `what` says what the file is for ("rig file"), for the messages.
  */
 export function readTextFile(file: string, maxBytes: number, what = 'file'): string {
-  let st: Stats;
-  try {
-    st = statSync(file);
-  } catch (e) {
-    throw new FileError(file, errnoText(e, false), (e as NodeJS.ErrnoException).code);
-  }
-  const bad = kindOf(st);
-  if (bad) throw new FileError(file, `is ${bad}, not a ${what} (give the path of a regular file)`);
+  const st = checkReadableFile(file, what);
   let fd: number;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);

@@ -38,29 +38,16 @@ import { twoLinkArm } from '../config/load.js';
 import { createActuatedArmModel, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
 import { F, LOOP_STATES, type LoopState, type TickObject } from '../telemetry/tick.js';
 import { derivatives, zeroPhaseLowpass } from './filter.js';
+import type { ReplayTick } from './replay.js';
 import { conditionNumber, nnls } from './lsq.js';
 import { BASE_PARAMETERS, modelBaseParameters, P, regressorConstants, regressorRows, toVector, type BaseParameterKey, type RegressorConstants } from './regressor.js';
 
-/** What the fit needs of one tick. */
-export interface FitTick {
-  /** Tick index. */
-  i: number;
-  state: LoopState;
-  /** A new reading arrived this tick. */
-  fresh: boolean;
-  /** Board time of the reading [s]. */
-  boardT: number;
-  /** Measured angles [rad]. */
-  q: readonly number[];
-  /** The loop's velocity estimates [rad/s] (the twin's replay uses them; the fit does not). */
-  qd: readonly number[];
-  /** Duty sent this tick, -1..1 per joint. */
-  duty: readonly number[];
-  /**
-   * Duty the board applied at this reading, in force until the next (recordings since the loop runs
-   * on the board's samples): when present it is used instead of `duty` `commandLag` ticks before.
-   */
-  dutyIn?: readonly number[];
+/**
+ * What the fit needs of one tick: what the twin's replay needs (the reading, the loop's velocity
+ * estimates, which the fit does not use, and the duty sent; `dutyIn`, when present, is used instead of
+ * `duty` `commandLag` ticks before), and the plan at the reading's time.
+ */
+export interface FitTick extends ReplayTick {
   /** The plan at the reading's time: angles [rad], velocities [rad/s], accelerations [rad/s^2]. */
   des: { q: readonly number[]; qd: readonly number[]; qdd: readonly number[] };
 }
