@@ -8,7 +8,7 @@ import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, 
 import type { PathSpec } from '../model/builtins.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { PlannedPhase } from './events.js';
-import { planPath } from './plan.js';
+import { planPath, type PlannedPath } from './plan.js';
 
 export class FeasibilityError extends Error {
   override readonly name = 'FeasibilityError';
@@ -36,14 +36,15 @@ interface Breach {
   detail: string;
 }
 
-/** The first sample (1 kHz) of `traj` that breaks a limit of `rig`, or undefined. */
-function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel): Breach | undefined {
+/** The first sample (every `stepS`, 1 kHz by default) of `traj` in [from, to] [s] that breaks a limit of `rig`, or undefined. */
+function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel, from = 0, to = traj.duration, stepS = 0.001): Breach | undefined {
   const n = rig.joints;
   const data = createActuatedArmData(model);
-  const steps = Math.max(1, Math.ceil(traj.duration * 1000));
+  const steps = Math.max(1, Math.ceil((to - from) / stepS));
+  const s = { t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) };
   for (let k = 0; k <= steps; k++) {
-    const t = (k / steps) * traj.duration;
-    const s = traj.sample(t);
+    const t = from + (k / steps) * (to - from);
+    traj.sample(t, s);
     const tau = computeInverseDynamics(model, data, s.q, s.qd, s.qdd);
     for (let i = 0; i < n; i++) {
       const lim = rig.limits[i]!;
@@ -112,19 +113,42 @@ export function preflight(rig: PreflightPart, paths: readonly PathSpec[], o: Pre
   for (const spec of order) {
     const plan = planPath(rig.arm, rig.limits, spec, q0, park);
     const b = firstBreach(rig, plan.traj, model);
-    if (b) {
-      const phase: PlannedPhase = b.t < plan.approachEnd ? 'approach' : b.t <= plan.trackEnd || !park ? 'track' : 'park';
-      const at = (t: number): string => `at t = ${t.toFixed(3)} s`;
-      const where =
-        phase === 'approach'
-          ? `${what(spec)}: its approach from the start pose (${fmtPose(q0)}) ${at(b.t)} of the approach`
-          : phase === 'park'
-            ? `${what(spec)}: its way back to the start pose (${fmtPose(q0)}, park) ${at(b.t - plan.trackEnd)} of the way back`
-            : `${what(spec)} ${at(b.t - plan.approachEnd)}`;
-      throw new FeasibilityError(`${where}, joint ${b.joint + 1}: ${b.detail}`, b.t - (phase === 'track' ? plan.approachEnd : phase === 'park' ? plan.trackEnd : 0), b.joint, phase, spec.name);
-    }
+    if (b) throw breachError(b, plan, spec.name, what(spec), q0, park, 'the start pose');
     q0 = plan.endQ;
   }
+}
+
+/** A planned path's trajectory and where its phases end. */
+type PlannedSpan = Pick<PlannedPath, 'traj' | 'approachEnd' | 'trackEnd'>;
+
+/** The FeasibilityError of breach `b` of `plan`: the path, its phase, the time in the phase, the joint. */
+function breachError(b: Breach, plan: PlannedSpan, name: string, what: string, q0: readonly number[], park: boolean, from: string): FeasibilityError {
+  const phase: PlannedPhase = b.t < plan.approachEnd ? 'approach' : b.t <= plan.trackEnd || !park ? 'track' : 'park';
+  const at = (t: number): string => `at t = ${t.toFixed(3)} s`;
+  const where =
+    phase === 'approach'
+      ? `${what}: its approach from ${from} (${fmtPose(q0)}) ${at(b.t)} of the approach`
+      : phase === 'park'
+        ? `${what}: its way back to ${from} (${fmtPose(q0)}, park) ${at(b.t - plan.trackEnd)} of the way back`
+        : `${what} ${at(b.t - plan.approachEnd)}`;
+  return new FeasibilityError(`${where}, joint ${b.joint + 1}: ${b.detail}`, b.t - (phase === 'track' ? plan.approachEnd : phase === 'park' ? plan.trackEnd : 0), b.joint, phase, name);
+}
+
+/**
+ * At a trajectory's start in the loop: the parts of `plan` that depend on where the arm really is
+ * (the approach from the measured pose `q0`, and with park the way back to it), which `preflight`
+ * checked from the pose it assumed (on a port, before the board said where the arm is). Every 10 ms:
+ * the approach and the way back are minimum-jerk moves of 0.5 s or more (plan.ts moveTime), smooth
+ * enough that a 100 Hz sampling meets their peak torque within about 0.1 %, and the loop's thread
+ * spends well under a millisecond on it, not the tens a 1 kHz check of a whole path takes. Throws a
+ * FeasibilityError naming the phase and the joint.
+ */
+export function checkFromPose(rig: FeasibilityPart, plan: PlannedSpan, name: string, q0: readonly number[], park: boolean, model: ActuatedArmModel): void {
+  const what = `trajectory "${name}"`;
+  const a = plan.approachEnd > 0 ? firstBreach(rig, plan.traj, model, 0, plan.approachEnd, 0.01) : undefined;
+  if (a) throw breachError(a, plan, name, what, q0, park, 'where the arm is');
+  const p = park && plan.trackEnd < plan.traj.duration ? firstBreach(rig, plan.traj, model, plan.trackEnd, plan.traj.duration, 0.01) : undefined;
+  if (p) throw breachError(p, plan, name, what, q0, park, 'where the arm was');
 }
 
 /** A torque for a message: two decimals, or two significant digits below 0.01 N m (never "0.00"). */
@@ -149,6 +173,10 @@ function torqueMessage(rig: FeasibilityPart, i: number, need: number, avail: num
       `the joint moves faster than the motor's no-load speed ${(noLoad * DEG).toFixed(0)} deg/s (maxDuty Vs / (ke N)): slow it down`
     );
   }
+  // Enough digits that what is needed and what is available never read the same.
+  let digits = 2;
+  while (digits < 6 && Math.abs(need).toFixed(digits) === avail.toFixed(digits)) digits++;
+  const show = (x: number): string => (digits === 2 ? nm(x) : Math.abs(x).toFixed(digits));
   const by = avail < lim.maxTorque ? `the motor at ${(v * DEG).toFixed(0)} deg/s` : `the torque limit limits[${i}].maxTorqueNm`;
-  return `needs ${nm(need)} N m but only ${nm(avail)} N m is available (${by}; torque limit ${lim.maxTorque} N m): slow it down or lighten the load`;
+  return `needs ${show(need)} N m but only ${show(avail)} N m is available (${by}; torque limit ${lim.maxTorque} N m): slow it down or lighten the load`;
 }

@@ -17,6 +17,7 @@ import { isFinished, refusal, type CommandResult, type LoopCommand } from './com
 import { Controller, type FeedforwardMode } from './controller.js';
 import type { LoopEvent } from './events.js';
 import { userLaw, type ControlLaw, type LoopLaw } from './law.js';
+import { checkFromPose } from './feasibility.js';
 import { PlanFollower, type ActiveTrajectory } from './plan-follower.js';
 import { SampleClock } from './sample-clock.js';
 import { SoftRamp } from './soft-ramp.js';
@@ -194,7 +195,10 @@ export abstract class LoopModes {
     const m = this.mode;
     switch (c.kind) {
       case 'start': {
-        const a = this.plan.start(c.path, c.park ?? false, this.reading?.q ?? this.plan.hold);
+        const q0 = this.reading?.q ?? this.plan.hold;
+        const a = this.plan.start(c.path, c.park ?? false, q0);
+        // preflight checked the approach from where it assumed the arm was; this is where it is.
+        checkFromPose(this.o.rig, a, c.path.name, q0, c.park ?? false, this.model);
         this.setMode({ kind: 'track', a });
         this.controller.resetOutput();
         this.law.reset('start');

@@ -13,6 +13,7 @@ import type { BoardIdentity, Link, Reading, StopOutcome } from '../transport/lin
 import type { FeedforwardMode } from './controller.js';
 import { accepts } from './commands.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent, type LoopLaw } from './loop.js';
+import { FeasibilityError } from './feasibility.js';
 import { hostFault, isStopReason, type StopReason } from './stop.js';
 
 export interface RunOptions {
@@ -152,7 +153,7 @@ function createCore(o: RunOptions, boardWatchdog: boolean): LoopCore {
 
 /** Commands into the loop, with the board-side halves of disable / enable / zero; an exception is a fault. */
 function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => void; fault: (e: unknown) => void } {
-  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: hostFault(e instanceof Error ? e.message : String(e)) });
+  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: e instanceof FeasibilityError ? { kind: 'fault', fault: { kind: 'infeasible', message: e.message } } : hostFault(e instanceof Error ? e.message : String(e)) });
   // Asynchronous: samples keep coming meanwhile.
   const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
     try {

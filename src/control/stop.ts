@@ -29,6 +29,8 @@ export type Fault =
    */
   | { kind: 'following-error'; joint: number; errorDeg: number; limitDeg: number; t: number; cause?: JointTrouble }
   | { kind: 'controller'; message: string }
+  /** A trajectory the rig cannot follow from where the arm really is, refused as it was to start. */
+  | { kind: 'infeasible'; message: string }
   /** A fault reported from outside the loop (a full disk, a lifecycle command that failed). */
   | { kind: 'host'; message: string };
 
@@ -58,6 +60,7 @@ const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
   wiring: true,
   'following-error': true,
   controller: true,
+  infeasible: true,
   host: true,
 };
 export const FAULT_KINDS = Object.keys(FAULT_KIND_SET) as readonly Fault['kind'][];
@@ -131,6 +134,8 @@ export function describeFault(f: Fault): string {
       return `following-error joint ${f.joint + 1}: ${Math.abs(f.errorDeg).toFixed(1)} deg from its plan at ${f.t.toFixed(3)} s, limit ${f.limitDeg.toFixed(1)} deg${f.cause ? `: ${TROUBLE[f.cause](f.joint + 1)}` : ' (a load or a push it cannot hold, a sagging supply, a collision?)'}`;
     case 'controller':
       return `controller: ${f.message}`;
+    case 'infeasible':
+      return `infeasible: ${f.message} (refused before it started)`;
     case 'host':
       return f.message;
   }
