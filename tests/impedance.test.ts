@@ -131,7 +131,8 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
       // The plant as rigs/mock-arm.json has it (friction, heavier links, encoder noise, the 16U2 at 500 Hz),
       // the law on its identified model. 200 N/m is within the bound only with the elbow past 110 deg.
       // Pushed along the arm's light direction at (-60, 120) deg, 200 N/m settles 23 % faster than the
-      // ideal (the bench's row says so); these two push along directions where it matches.
+      // ideal (the bench's row says so: joint 2's encoder counts 12 ms into the push, and the 25 Hz velocity
+      // tracker lags it; the sensing, not the law); these two push along directions where it matches.
       const rig = loadRig('rigs/mock-arm-identified.json');
       expect(rig.plant!.adapter.kind).toBe('16u2');
       expect(rig.control.rateHz).toBe(500);
