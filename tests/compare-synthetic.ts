@@ -141,6 +141,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       dutyIn: [0.01 * k, -0.01 * k],
       fEst: [0, 0],
       stiffness: 0,
+      float: 0,
     };
     lines.push(JSON.stringify(tick));
     ticks.push({ t, state, phase, trajT, tau: state === 'track' ? reading.tau : Number.NaN, fresh: !stale, des: reading.des, meas: reading.q, res });

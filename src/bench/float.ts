@@ -4,13 +4,14 @@
  * transient of entering and leaving float, and a teach with the scripted hand along its 10 s circle
  * replayed at 1x and 2x (per-joint and endpoint error). Virtual time always; with `--rt` also real
  * time (the mock in its own thread, the loop in its worker): drift at `--float-rt-poses N` poses
- * (default 4) and teach + replay through the `twolink` command.
+ * (default 4) and teach + replay through the `twolink` command at 1x and 2x, and a quick swing
+ * taught by a hand file whose 2x replay is refused beforehand (the motors cannot follow it).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadavg, tmpdir } from 'node:os';
 import { loadRig, type Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { checkFeasible, FeasibilityError } from '../control/feasibility.js';
@@ -172,20 +173,58 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
   return { drift: worst, enter, leave };
 }
 
-/** Real time: `twolink teach --mock --hand circle`, then `twolink replay --json` at 1x. */
-async function realtimeTeach(): Promise<{ rmsDeg: number[]; maxDeg: number[]; endpointRmsMm: number; endpointMaxMm: number }> {
+/** A replay's report (the summary JSON's `replay`). */
+interface ReplayReport {
+  rmsDeg: number[];
+  maxDeg: number[];
+  endpointRmsMm: number;
+  endpointMaxMm: number;
+}
+
+/** What `twolink ARGS` gave: its exit code, its last stdout line and its stderr. */
+function twolink(args: string[]): Promise<{ code: number | null; last: string; err: string }> {
   const bin = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
-  const out = join(mkdtempSync(join(tmpdir(), 'twolink-bench-teach-')), 'demo.json');
-  const run = (args: string[]): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const c = spawn(process.execPath, [bin, ...args]);
-      let so = '';
-      c.stdout.on('data', (d: Buffer) => (so += d.toString()));
-      c.on('error', reject);
-      c.on('close', (code) => (code === 0 ? resolve(so.trim().split('\n').at(-1)!) : reject(new Error(`twolink ${args[0]} exited ${code}`))));
-    });
-  await run(['teach', '--rig', RIG, '--mock', '--hand', 'circle', '--out', out, '--json']);
-  return JSON.parse(await run(['replay', out, '--rig', RIG, '--mock', '--json'])).replay as { rmsDeg: number[]; maxDeg: number[]; endpointRmsMm: number; endpointMaxMm: number };
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [bin, ...args]);
+    let so = '';
+    let se = '';
+    c.stdout.on('data', (d: Buffer) => (so += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (se += d.toString()));
+    c.on('error', reject);
+    c.on('close', (code) => resolve({ code, last: so.trim().split('\n').at(-1) ?? '', err: se.trim() }));
+  });
+}
+
+async function ok(args: string[]): Promise<string> {
+  const r = await twolink(args);
+  if (r.code !== 0) throw new Error(`twolink ${args.join(' ')} exited ${r.code}: ${r.err}`);
+  return r.last;
+}
+
+/**
+ * Real time (the CLI, --rt by default): `twolink teach --mock --hand circle`, then `twolink replay
+ * --json` at 1x and 2x; and a quick swing taught by a hand file (the line there and back twice in
+ * 2 s), whose 2x the motors cannot follow: the replay is refused before anything moves, with the time
+ * and the joint (exit code 2).
+ */
+async function realtimeTeach(rig: Rig): Promise<{ replay: Record<'x1' | 'x2', ReplayReport>; swing: { x1: ReplayReport; x2Code: number | null; x2Refusal: string } }> {
+  const dir = mkdtempSync(join(tmpdir(), 'twolink-bench-teach-'));
+  const out = join(dir, 'demo.json');
+  await ok(['teach', '--rig', RIG, '--mock', '--hand', 'circle', '--out', out, '--json']);
+  const replay = async (file: string, speed: number): Promise<ReplayReport> => JSON.parse(await ok(['replay', file, '--rig', RIG, '--mock', '--speed', String(speed), '--json'])).replay as ReplayReport;
+  const x1 = await replay(out, 1);
+  const x2 = await replay(out, 2);
+  const arm = rig.arm as TwoLinkParams;
+  const R = arm.L1 + arm.L2;
+  const a = [0.25 * R, -0.65 * R];
+  const b = [0.65 * R, -0.1 * R];
+  const hand = join(dir, 'swing.json');
+  writeFileSync(hand, JSON.stringify({ points: [a, b, a, b, a], seconds: 2 }));
+  const swing = join(dir, 'swing-demo.json');
+  await ok(['teach', '--rig', RIG, '--mock', '--hand', hand, '--out', swing, '--json']);
+  const s1 = await replay(swing, 1);
+  const refused = await twolink(['replay', swing, '--rig', RIG, '--mock', '--speed', '2', '--json']);
+  return { replay: { x1, x2 }, swing: { x1: s1, x2Code: refused.code, x2Refusal: refused.err.replace(/^twolink: /, '') } };
 }
 
 export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchResult> {
@@ -202,20 +241,32 @@ export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchRes
   const figures: BenchResult['figures'] = { virtualDriftDeg: v.drift, virtualEnterDeg: v.enter, virtualLeaveDeg: v.leave, ...teach.figures };
   if (rt) {
     const d = await realtimeDrift(rig, rtPoses);
-    const r = await realtimeTeach();
-    const rep = r;
+    const r = await realtimeTeach(rig);
+    const load = `load ${loadavg()[0]!.toFixed(2)}`;
     rows.push([`drift, ${rtPoses} poses, 2 s (real time)`, `${f(d.drift)} deg`, 'worst per joint, the encoders averaged over 50 ms (a count: 0.075 / 0.15 deg)']);
     rows.push([`enter float, ${rtPoses} poses (real time)`, `${f(d.enter)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     rows.push([`leave float, ${rtPoses} poses (real time)`, `${f(d.leave)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
-    rows.push(['replay x1 (real time, CLI)', `RMS ${f(rep.rmsDeg)} deg; ${rep.endpointRmsMm.toFixed(2)} mm`, `max ${f(rep.maxDeg)} deg; ${rep.endpointMaxMm.toFixed(2)} mm`]);
+    for (const [k, rep] of [
+      ['x1', r.replay.x1],
+      ['x2', r.replay.x2],
+      ['x1 of the quick swing', r.swing.x1],
+    ] as const) {
+      rows.push([`replay ${k} (real time, CLI)`, `RMS ${f(rep.rmsDeg)} deg; ${rep.endpointRmsMm.toFixed(2)} mm`, `max ${f(rep.maxDeg)} deg; ${rep.endpointMaxMm.toFixed(2)} mm; mock (16U2, ${rig.control.rateHz} Hz), --rt, ${load}`]);
+    }
+    rows.push(['replay x2 of the quick swing (real time, CLI)', `exit ${r.swing.x2Code}`, `refused beforehand: ${r.swing.x2Refusal}`]);
     Object.assign(figures, {
       realtimeDriftDeg: d.drift,
       realtimeEnterDeg: d.enter,
       realtimeLeaveDeg: d.leave,
-      realtimeReplayRmsDeg: r.rmsDeg,
-      realtimeReplayMaxDeg: r.maxDeg,
-      realtimeReplayEndpointRmsMm: r.endpointRmsMm,
-      realtimeReplayEndpointMaxMm: r.endpointMaxMm,
+      realtimeReplayRmsDeg: r.replay.x1.rmsDeg,
+      realtimeReplayMaxDeg: r.replay.x1.maxDeg,
+      realtimeReplayEndpointRmsMm: r.replay.x1.endpointRmsMm,
+      realtimeReplayEndpointMaxMm: r.replay.x1.endpointMaxMm,
+      realtimeReplayX2RmsDeg: r.replay.x2.rmsDeg,
+      realtimeReplayX2MaxDeg: r.replay.x2.maxDeg,
+      realtimeReplayX2EndpointRmsMm: r.replay.x2.endpointRmsMm,
+      realtimeReplayX2EndpointMaxMm: r.replay.x2.endpointMaxMm,
+      realtimeSwingX2Refusal: r.swing.x2Refusal,
     });
   }
   return section('float, teach, replay (mock rig, identified model)', rows, figures);

@@ -33,6 +33,7 @@ import { minJerkProfile, type TrajectorySample } from '../model/trajectory.js';
 import { isTwoLink, type TwoLinkParams } from '../model/types.js';
 import { Controller } from './controller.js';
 import type { ControlLaw, LawSample } from './loop.js';
+import { F } from '../telemetry/tick.js';
 
 const DEG = Math.PI / 180;
 
@@ -171,6 +172,11 @@ export class FloatLaw implements ControlLaw {
   /** Plan, float or hold, and the blend weight of the float torque (0..1). */
   get state(): { phase: FloatPhase; weight: number } {
     return { phase: this.phase, weight: this.w };
+  }
+
+  /** The law's column of the tick: the float blend weight (0 held, 1 floating). */
+  record(row: Float64Array): void {
+    row[F.float] = this.w;
   }
 
   /** Float (true) or hold where the arm is (false), blended over `rampS`. */

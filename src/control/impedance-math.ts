@@ -121,6 +121,15 @@ export function jointDamping(model: ActuatedArmModel): number[] {
  * (b > K T/2 without delay), with the delay term of Diolaiti, Niemeyer, Barbagli and Salisbury,
  * "Stability of haptic rendering: discretization, quantization, time delay, and Coulomb effects",
  * IEEE Trans. Robotics 22(2), 2006.
+ *
+ * What the bound leaves out (checked for issue 23; it makes the bound optimistic, not conservative):
+ * Colgate and Schenkel's condition for a virtual wall K + B (backward-difference damper) is
+ * b > K T/2 + |B|: the rendered damper counts against the device's damping too. Here the law's damper
+ * D (J^T D J in joint space, larger than b at every stiffness with zeta = 1) and the duty's back-EMF
+ * term (motor.ts dutyForTorque adds ke N qd at the predicted speed, a rendered damper of -b) are not
+ * counted, so strictly no stiffness is passive by that condition. The mock at the accepted stiffnesses
+ * shows no limit cycle (tests/impedance.test.ts); a stiffness above this bound is beyond what the
+ * delay keeps passive even so (K (T/2 + t_d) alone exceeds b), which is why refusing it is sound.
  */
 export function passivityTimeS(rateHz: number, answerDelaySamples: number): number {
   const T = 1 / rateHz;

@@ -138,6 +138,18 @@ export class Session {
     return true;
   }
 
+  /** True in float mode (--mode float, teach): the dashboard's float key works. */
+  get floatMode(): boolean {
+    return this.o.float !== undefined;
+  }
+
+  /** Float mode: enter float (true) or leave it and hold where the arm is (false), blended over the law's rampS (the dashboard's g key). False in another mode. */
+  setFloat(on: boolean): boolean {
+    if (!this.o.float || !this.worker) return false;
+    this.sendFloat(on ? 'float' : 'hold');
+    return true;
+  }
+
   /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. Nothing without float. */
   sendFloat(action: 'float' | 'hold' | 'home'): void {
     this.worker?.postMessage({ type: 'float', action });

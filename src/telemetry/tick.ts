@@ -92,6 +92,8 @@ export const TICK_TABLE = [
   // Impedance mode (issue 23): zero under other laws.
   { name: 'fEst', row: 'fEst', joints: true, unit: 'N', csv: 'f_est', absent: 0, description: "contact force at the endpoint (x, y) from the twin's momentum observer, J^-T tauExt, tared at rest (impedance mode)" },
   { name: 'stiffness', row: 'stiffness', unit: '', absent: 0, description: 'stiffness in force [N/m at the endpoint, N m/rad in joint space] (impedance mode)' },
+  // Float mode (issue 23): zero under other laws.
+  { name: 'float', row: 'float', unit: '', absent: 0, description: "float mode's blend weight: 0 tracking or holding, 1 floating, between while entering or leaving (float mode)" },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];

@@ -38,6 +38,10 @@ export interface DashboardSession {
   scaleStiffness?(factor: number): boolean;
   /** Impedance mode: zero the force estimate now; false in another mode. Optional (fakes). */
   tareForce?(): boolean;
+  /** Float mode: enter float (true) or leave it and hold where the arm is (false); false in another mode. Optional (fakes). */
+  setFloat?(on: boolean): boolean;
+  /** True in float mode (the dashboard shows float's state). Optional (fakes). */
+  readonly floatMode?: boolean;
   /** Loop events; returns the function that unsubscribes. */
   subscribe(listener: (e: LoopEvent) => void): () => void;
   /** Called when the loop has ended; the run's result waits for the promise the hook returns. */
@@ -265,6 +269,11 @@ export class Dashboard {
         this.queueRender();
         return;
       }
+      if (action === 'float') {
+        this.toggleFloat();
+        this.queueRender();
+        return;
+      }
       if (action === 'tare') {
         if (s.tareForce?.()) this.say('force estimate zeroed here (f)');
         else this.say('f zeroes the force estimate in impedance mode (--mode impedance)', 'warn');
@@ -433,6 +442,15 @@ export class Dashboard {
   }
 
   /** What the text panels show now. */
+  /** The float key: leave float when it is (mostly) in, else enter it; the tick's blend weight says which. */
+  private toggleFloat(): void {
+    const s = this.o.session;
+    const on = (this.tick?.float ?? 0) < 0.5;
+    if (this.tick && isFinished(this.tick.state)) this.say(`the run is over (${this.over ?? this.tick.state}): q to exit`, 'warn');
+    else if (s.setFloat?.(on)) this.say(on ? 'entering float: gravity and friction cancelled, the arm goes where the hand takes it (g holds)' : 'leaving float: holding where the arm is (g floats again)');
+    else this.say('g enters and leaves float in float mode (--mode float)', 'warn');
+  }
+
   panelState(): PanelState {
     const s = this.o.session;
     const rec = s.recording;
@@ -444,6 +462,7 @@ export class Dashboard {
       describe: s.describe,
       joints: this.o.rig.joints,
       ...(this.tick ? { tick: this.tick } : {}),
+      ...(s.floatMode ? { floatMode: true } : {}),
       alarmDeg: this.o.rig.twin.alarmDeg,
       rateHz: s.stats.rateHz,
       ...(this.measuredHz !== undefined ? { measuredHz: this.measuredHz } : {}),

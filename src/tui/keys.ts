@@ -7,7 +7,7 @@
 import type { LoopCommandKind } from '../control/commands.js';
 
 /** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
-export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare';
+export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare' | 'float';
 
 export interface KeyBinding {
   /** blessed key names. */
@@ -44,6 +44,8 @@ export const HIDDEN_KEYS: readonly Pick<KeyBinding, 'keys' | 'action'>[] = [
   { keys: ['-', '['], action: 'softer' },
   // Impedance mode: the force estimate's zero, here and now (as a force sensor is zeroed before contact).
   { keys: ['f', 'S-f'], action: 'tare' },
+  // Float mode (--mode float): enter or leave float, blended over the law's rampS (no jump either way).
+  { keys: ['g', 'S-g'], action: 'float' },
 ];
 
 /** The factor one press of + or - changes impedance mode's stiffness by. */

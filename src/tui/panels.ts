@@ -54,6 +54,8 @@ export interface PanelState {
   joints: 1 | 2;
   /** The newest tick, undefined before the first. */
   tick?: TickObject;
+  /** A float-mode run: the header and the joints panel show float's state. */
+  floatMode?: boolean;
   /** The twin's alarm threshold [deg]. */
   alarmDeg: number;
   /** The loop's set rate [Hz]. */
@@ -110,6 +112,18 @@ function statePill(p: PanelState): string {
   return `{${STATE_STYLE[p.tick.state]}} ${stateName(p.tick.state)} {/}`;
 }
 
+/** Float mode's state in a word: FLOAT, HELD, or the blend on the way (e.g. "FLOAT 40%"). */
+export function floatState(p: PanelState): string | undefined {
+  if (!p.floatMode || !p.tick) return undefined;
+  const w = p.tick.float ?? 0;
+  return w >= 0.999 ? 'FLOAT' : w <= 0.001 ? 'HELD' : `FLOAT ${(w * 100).toFixed(0)}%`;
+}
+
+function floatPill(p: PanelState): string {
+  const f = floatState(p);
+  return f ? ` {black-fg}{${f === 'HELD' ? 'white' : 'magenta'}-bg} ${f} {/}` : '';
+}
+
 function bar(fraction: number, width: number, g: Glyphs): string {
   const f = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
   const n = Math.round(f * width);
@@ -149,7 +163,7 @@ function elideMiddle(s: string, n: number, g: Glyphs): string {
  */
 export function headerLine(p: PanelState, width = Infinity): string {
   const g = p.glyphs;
-  const head = `${statePill(p)} {bold}${progressText(p.progress, g)}{/bold}`;
+  const head = `${statePill(p)}${floatPill(p)} {bold}${progressText(p.progress, g)}{/bold}`;
   const rec = p.recording ? ` ${g.sep} {red-fg}${g.dot} rec{/red-fg}` : '';
   const rig = ` ${g.sep} ${esc(p.rigName)}`;
   const title = ` ${g.sep} ${esc(p.title)}`;
@@ -223,7 +237,8 @@ export function jointLines(p: PanelState): string[] {
     row('', 'pid', cols(u(t?.tau.pid), 3, false)),
     row('', 'total', `{bold}${cols(u(t?.tau.cmd), 3, false)}{/bold}`, sat.length ? `{yellow-fg}saturated ${sat.join(' ')}{/yellow-fg}` : ''),
     row('motor duty [%]', '', cols(u(t?.duty.map((d) => d * 100)), 1, false)),
-    row('error [deg]', 'track', cols(u(err), 3)),
+    // Float mode: what the law is doing (g enters and leaves float), beside the error it makes moot (the panel has no row to spare).
+    row('error [deg]', 'track', cols(u(err), 3), p.floatMode && t ? `float {bold}${floatState(p)}{/bold} (g)` : ''),
     row('residual [deg]', 'twin', residual, alarm),
     // Impedance mode: the contact force the observer explains, and the spring in force (+/- change it).
     ...(t?.stiffness ? [row('contact [N]', 'x, y', cols(u(t.fEst), 2, false), `stiffness ${t.stiffness.toFixed(0)} (+/-, f zeroes)`)] : []),
