@@ -132,20 +132,74 @@ describe('clock recovery: board time from the report count', () => {
     expect(index).toEqual(taken.map((_, i) => i));
   });
 
-  it('reports lost on the wire show as a gap: the index advances past them', () => {
+  it('reports the board skipped show as a gap that stays: once 32 reports have kept it, the index advances past them', () => {
     const taken = reportTimes(3, 1000, 0);
     const kept = taken.filter((_, i) => i < 500 || i >= 505);
     const clock = new ReportClock(P);
     const got: number[] = [];
     let lost = 0;
+    let countedAt = -1;
     for (const [t, k] of arrivals(kept, 5, 0.0008)) {
       const a = clock.arrive(t, k);
+      if (a.lost > 0 && countedAt < 0) countedAt = got.length;
       lost += a.lost;
       got.push(a.first);
     }
     expect(lost).toBe(5);
-    expect(got[500]).toBe(505);
+    // confirmed 32-34 reports after the gap; from then on every index is the board's
+    expect(countedAt).toBeGreaterThanOrEqual(532);
+    expect(countedAt).toBeLessThanOrEqual(534);
+    for (let i = countedAt; i < got.length; i++) expect(got[i]).toBe(i + 5);
     expect(got.at(-1)).toBe(999);
+    expect(clock.lateNotLost).toBe(0);
+  });
+
+  it('the stock firmware skipping as FirmataReporting::elapsed() does after a loop() held up 20 ms: the reports it never sent are counted', () => {
+    // ConfigurableFirmata 2.10.1 src/FirmataReporting.cpp elapsed(): `previousMillis += samplingInterval;
+    // if (currentMillis - previousMillis > samplingInterval) previousMillis = currentMillis - samplingInterval;`
+    const taken: number[] = [];
+    let prev = 0;
+    for (let n = 0; taken.length < 1200; n++) {
+      const blocked = n >= 980 && n < 1000; // loop() held up for 20 overflows (20.5 ms)
+      const ms = avrMillis(n);
+      if (!blocked && ms - prev > 3) {
+        prev += 3;
+        if (ms - prev > 3) prev = ms - 3;
+        taken.push(n * TIMER0_OVERFLOW_S);
+      }
+    }
+    const { index, lost } = recover(arrivals(taken, 8, 0.0008), P);
+    // what the board skipped: how far its reports moved off the n P grid across the gap, in whole
+    // periods (the clamp moves the grid by a fraction of a period too: 19.2 ms here, 6.4 periods)
+    const gap = taken.findIndex((t, i) => i > 0 && t - taken[i - 1]! > 10e-3);
+    const off = (i: number): number => taken[i]! - i * P;
+    const skipped = Math.round((off(taken.length - 1) - off(gap - 1)) / P);
+    expect(skipped).toBe(6);
+    expect(lost).toBe(skipped);
+    expect(index.at(-1)).toBe(taken.length - 1 + skipped);
+  });
+
+  it('reports held up on their way (a starved simulator or rig, a USB adapter) and then drained at the wire rate are late, not lost: none counted, the index stays the count', () => {
+    const taken = reportTimes(3, 3000, 2);
+    for (const heldMs of [6, 10, 25, 60]) {
+      const at = taken.map((t) => t + 0.0035);
+      // every 500th report the path stalls `heldMs`, and again 12 reports later (a hold that builds up);
+      // what piled up then leaves at 57600 baud (2.26 ms a report)
+      for (const s of [500, 512, 1000, 1012, 1500, 2000, 2500]) {
+        let free = at[s]! + heldMs / 1000;
+        for (let i = s; i < at.length && at[i]! < free; i++) {
+          at[i] = free;
+          free += 0.00226;
+        }
+      }
+      const { index, lost, clock } = recover(
+        at.map((t) => [t, 1]),
+        P,
+      );
+      expect(lost, `held ${heldMs} ms`).toBe(0);
+      expect(index).toEqual(taken.map((_, i) => i));
+      expect(clock.lateNotLost, `held ${heldMs} ms`).toBeGreaterThanOrEqual(5);
+    }
   });
 
   it("follows a board whose resonator runs 0.3 % slow: the period is the board's, not the nominal one", () => {

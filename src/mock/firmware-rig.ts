@@ -99,6 +99,12 @@ export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<
 
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
 export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
+  // --rt before the simulator starts: the harness then inherits SCHED_FIFO from its first slice. Asked
+  // for after (as it was), the harness paced its first slices at normal priority and, under six CPU
+  // hogs, started 100 ms behind the wall clock and skipped ahead (the realtime bench's heavy row said
+  // "rig behind at most 108 ms" for the stock image, all of it before any host had opened the port).
+  const own: RtResult | undefined = o.rt ? await requestRealtimeProcess(44) : undefined;
+  const mine = own?.granted ? await requestRealtime(threadId(), 44) : own;
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.elf !== undefined ? { elf: o.elf } : {}), ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
   const ended = new Promise<FirmwareSimSummary>((resolve) => {
@@ -125,13 +131,11 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
     },
   );
   o.out(sim.ptyPath);
-  if (o.rt) {
-    // The harness (the board) first, then this process, which steps the plant in lock-step with it: a
-    // plant that starves holds the board up as surely as a starved harness (the harness's 10 ms lead
-    // covers only short pauses). This process runs with V8's default GC (see serveFirmwareRig).
-    const a: RtResult = await requestRealtime(sim.pid, 45);
-    const b = a.granted ? await requestRealtimeProcess(44) : a;
-    const r = b.granted ? await requestRealtime(threadId(), 44) : b;
+  if (mine) {
+    // This process steps the plant in lock-step with the harness: a plant that starves holds the board
+    // up as surely as a starved harness (the harness's 10 ms lead covers only short pauses). It runs
+    // with V8's default GC (see serveFirmwareRig). The harness (the board) one above it.
+    const r = mine.granted ? await requestRealtime(sim.pid, 45) : mine;
     o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant' : noRealtimeLine('twolink rig', `refused: ${r.reason}`));
   } else o.log(noRealtimeLine('twolink rig', 'not asked for: --no-rt'));
   o.log(

@@ -13,9 +13,19 @@
  * - Reports that arrive together (one chunk of bytes) are consecutive: a host stall delivers its
  *   backlog in one chunk, whose last report is the newest.
  * - A chunk whose last report arrives more than 1.5 P after the line's prediction, beyond the jitter
- *   seen lately (the 10th to 90th percentile spread of the same window), means reports were lost on
- *   the wire: the index advances past them. On a quiet link the jitter is the USB frame (1 ms), so a
- *   single lost report is seen; a late report on a jittery link is not mistaken for a loss.
+ *   seen lately (the 10th to 90th percentile spread of the same window), is late: either reports are
+ *   missing before it (the board skipped them: ConfigurableFirmata's FirmataReporting::elapsed() drops
+ *   the reports of a loop() held up for more than an interval, `previousMillis = currentMillis -
+ *   samplingInterval`) or everything between the board and the host was held up (a USB adapter, a pty,
+ *   a starved simulator or rig) and the reports come, all of them, late. Only what follows tells the
+ *   two apart: reports held up come in faster than P until they are back on the line; after a skip they
+ *   go on at P, a whole number of periods behind it. So a late chunk is only a suspicion; the index
+ *   advances past the missing reports once CONFIRM reports in a row have stayed that late without
+ *   draining (the loss is then counted), and a suspicion is dropped, with nothing lost, when an arrival
+ *   is back on the line. (Counted at once, as before, a board held up 10 ms by a starved simulator was
+ *   counted 3 reports lost, and the host's board time and plan jumped 9 ms ahead of the arm: measured
+ *   on the stock image in simavr, where the encoder counts across such a "gap" moved by one report's
+ *   step, not four.)
  * - P starts at the nominal interval and is then fitted (least squares) through the minimum arrival of
  *   each block of reports over the last ~20 blocks: it follows the board's crystal or resonator error
  *   (an Uno's resonator: up to +-0.5 %), not jitter. On a 16 MHz AVR, millis() steps 1.024 ms with a
@@ -34,6 +44,30 @@ const BLOCKS = 24;
 const WARMUP = 8;
 /** Chunks whose arrivals place the line (and measure the jitter). */
 const WINDOW = 128;
+/**
+ * Reports that must arrive in a row as late as a suspected gap, its lateness neither draining nor
+ * growing by P / 2, before it counts as lost: 96 ms at 3 ms. A skip is one step, then flat; a path held
+ * up grows, then drains: a backlog at 57600 baud drains 0.74 ms a report (a 13-byte report is 2.26 ms
+ * of wire for each 3 ms), P / 2 within 3 reports. (With 16, a stock image in simavr held up ~15 ms
+ * for 50 ms at load 19 was once counted 3 lost while its encoder counts moved one report's step.)
+ */
+const CONFIRM = 32;
+
+/** A late chunk not yet known to be a loss. */
+interface Suspect {
+  /** The line's offset when it came [s]: lateness is measured against the line before the gap. */
+  offset: number;
+  /** How late an arrival must still be to keep the suspicion [s]. */
+  threshold: number;
+  /** The least lateness since the suspicion began [s]. */
+  minLate: number;
+  /** The lateness when it last drained by P / 2 (or began) [s]. */
+  drainedTo: number;
+  /** Reports since the lateness last drained by P / 2. */
+  steady: number;
+  /** Window entries written since the suspicion began (shifted by the loss when it is confirmed). */
+  entries: number;
+}
 
 export interface Assigned {
   /** Index of the first report of the chunk. */
@@ -61,6 +95,9 @@ export class ReportClock {
   private winLen = 0;
   private winAt = 0;
   private jitter = 0;
+  private suspect: Suspect | undefined;
+  /** Late chunks that turned out to be late, not lost (the reports came; the index did not move). */
+  lateNotLost = 0;
 
   /** `periodS`: the nominal sampling interval [s]. */
   constructor(periodS: number) {
@@ -97,18 +134,52 @@ export class ReportClock {
       return { first: 0, lost: 0 };
     }
     let last = this.n + k;
-    const late = t - this.line(last);
-    let lost = 0;
-    if (this.assigned >= WARMUP && late > 1.5 * this.p + this.jitter) {
-      lost = Math.round(late / this.p);
-      last += lost;
-    }
+    const lost = this.judge(t, last, k);
+    last += lost;
     const first = last - k + 1;
     this.bt += (last - this.n) * this.p;
     this.n = last;
     this.assigned += k;
     this.follow(t, last);
     return { first, lost };
+  }
+
+  /**
+   * Whether reports are missing before the chunk whose last report is `last` (arrived at `t`): 0, or
+   * the count once a suspected gap is confirmed (see the file's comment).
+   */
+  private judge(t: number, last: number, k: number): number {
+    const s = this.suspect;
+    if (!s) {
+      const threshold = 1.5 * this.p + this.jitter;
+      const late = t - this.line(last);
+      if (this.assigned >= WARMUP && late > threshold) this.suspect = { offset: this.offset, threshold, minLate: late, drainedTo: late, steady: 0, entries: 0 };
+      return 0;
+    }
+    const late = t - (s.offset + last * this.p);
+    if (late <= s.threshold) {
+      // Back on the line: the reports were held up, none is missing.
+      this.suspect = undefined;
+      this.lateNotLost++;
+      return 0;
+    }
+    s.minLate = Math.min(s.minLate, late);
+    if (Math.abs(late - s.drainedTo) > this.p / 2) {
+      // Draining (a backlog leaving) or growing (a path still held up): not the step of a skip.
+      s.drainedTo = late;
+      s.steady = 0;
+      return 0;
+    }
+    s.steady += k;
+    if (s.steady < CONFIRM) return 0;
+    // As late as the gap for CONFIRM reports in a row: the board skipped them.
+    this.suspect = undefined;
+    const lost = Math.max(1, Math.round(s.minLate / this.p));
+    for (let j = 0; j < Math.min(s.entries, this.winLen); j++) {
+      const at = (this.winAt - 1 - j + WINDOW) % WINDOW;
+      this.winN[at] = this.winN[at]! + lost;
+    }
+    return lost;
   }
 
   /** Board time of report `i` [s since the first report] (i <= the newest index). */
@@ -123,6 +194,7 @@ export class ReportClock {
 
   /** Keeps the line on the lower envelope and fits the period through block minima. */
   private follow(t: number, i: number): void {
+    if (this.suspect) this.suspect.entries++;
     this.winN[this.winAt] = i;
     this.winT[this.winAt] = t;
     this.winAt = (this.winAt + 1) % WINDOW;

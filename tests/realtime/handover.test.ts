@@ -157,22 +157,18 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
   );
 
   it(
-    'the Firmata rig (stock ConfigurableFirmata + FirmataEncoder + FirmataWatchdog, left reporting encoders): the next run is done, nothing corrupt',
+    'the Firmata rig (stock ConfigurableFirmata + FirmataEncoder + FirmataWatchdog, left reporting encoders): the next run is done, nothing corrupt, 0 lost samples',
     async () => {
       const { file, b, boardErr } = await firmataRig();
-      // A clean session first, for what this machine's load alone costs: a Firmata board's only clock is
-      // its reports, and a starved rig process skips reports as FirmataReporting does (a real board does not).
-      const control = await nextRun(file, b);
-      expect(control.s.stop, control.text).toEqual({ kind: 'done' });
       await killMidReach(file, b);
       const { s, text } = await nextRun(file, b);
-      const why = `${text}\n${boardErr()}\nthe clean session before: ${control.s.timing.lostSamples} lost`;
-      expect(s.stop, why).toEqual({ kind: 'done' });
-      expect(s.link.corrupt, why).toBe(0);
-      // Lost samples are not asserted here: a Firmata board's only clock is its reports, and the mock
-      // rig's process skips reports whenever a busy machine starves it (22-102 per clean session measured
-      // at load 14-18, and now and then a few at load 9), which says nothing of the hand-over. The
-      // hand-over's own failure was a stop (fault:speed, link-lost): see the next test.
+      const why = `${text}\n${boardErr()}`;
+      // A Firmata board's only clock is its reports: the host counts a report lost only when the gap
+      // before it stays (firmata-clock.ts); reports held up on their way (a busy machine, socat, the
+      // rig's process) come late, not lost. The board at real-time priority skips none.
+      expectClean(s, why);
+      // What the killed session left streaming was quieted, not counted: the second session is as clean.
+      expect(s.link.received, why).toBeGreaterThan(1000);
     },
     hangGuardMs(60_000),
   );
