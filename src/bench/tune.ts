@@ -170,10 +170,11 @@ export async function benchTuneRepeats(n: number, realtime: boolean, file = RIG)
     const r = await tuneOnce(rig, realtime);
     runs.push(r);
     const g = r.outcome.joints.map((t) => (t.design ? t.design.gains.map((x) => `${f3(x.kp)}/${f3(x.ki)}/${f3(x.kd)}`).join('; ') : 'none')).join(' | ');
+    const failed = r.outcome.steps.find((x) => x.status === 'fail');
     rows.push([
       `${r.label} repeat ${i + 1}: completed, motion [s]`,
       `${r.outcome.completed ? 'yes' : 'NO'}, ${r.outcome.motionS.toFixed(1)}`,
-      `${r.note}; load ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)}; kp/ki/kd at elbow -120; 0; 120 deg per joint: ${g}`,
+      `${r.note}; load ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)}; kp/ki/kd at elbow -120; 0; 120 deg per joint: ${g}${failed ? `; stopped at ${failed.name}: ${failed.summary}` : ''}`,
     ]);
   }
   const done = runs.filter((r) => r.outcome.completed && r.outcome.joints.every((t) => t.design));

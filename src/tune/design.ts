@@ -1,5 +1,5 @@
 /**
- * From the experiments to the gains: the measured response (Welch H1 of the chirp), the joint
+ * From the experiments to the gains: the measured response (the chirp's whole record, spectra.ts sweptBands), the joint
  * model fitted to it (joint-model.ts, its delay found on a grid), the velocity estimator's bandwidth
  * and the PID for the target crossover at three elbow angles (joint 1's inertia follows the elbow:
  * the fitted inertia is scaled by the model's M_jj(elbow) / M_jj(pose)), the margins the design
