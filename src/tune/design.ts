@@ -99,9 +99,12 @@ export async function identify(
   belowHz: number,
   pause?: () => Promise<void>,
 ): Promise<Identified> {
+  // In real time the loop answers the board's samples between the pieces of work (`pause`).
   const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
+  if (pause) await pause();
   // The response from the whole record (spectra.ts sweptBands), Welch's segments for the coherence only.
   const bands = sweptBands(e.r, e.u, e.y, fs, raw, MIN_COHERENCE, band[0], band[1], BANDS_PER_DECADE);
+  if (pause) await pause();
   if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
   // The delay from half a period to twice the cable's expected one (nominal.delayS), at least 4 periods.
   const top = Math.max(4, 2 * nominal.delayS * fs);
