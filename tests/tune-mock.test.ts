@@ -144,6 +144,17 @@ describe('tune on a rig whose plant is 20-30 % off its model (virtual time)', ()
     }
   });
 
+  it('the identified model matches the measured response within 1 dB and 5 deg below the crossover', () => {
+    // Joint 1 was 5.4 deg off on every seed while the response came from Welch's 2 s segments (a ripple
+    // about any model, spectra.ts sweptBands); from the whole record, fitted up to 4x the crossover:
+    // 0.28 dB, 3.0 deg (joint 2 0.45 dB, 2.6 deg), virtual time, 16U2 model.
+    for (const j of run.outcome.joints) {
+      const id = j.identified!;
+      expect(id.fitErrorDb).toBeLessThanOrEqual(1);
+      expect(id.fitErrorDeg).toBeLessThanOrEqual(5);
+    }
+  });
+
   it(
     "the reach with the tuned file tracks no worse than with the file's gains",
     async () => {

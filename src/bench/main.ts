@@ -20,7 +20,7 @@ import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
-import { benchTune } from './tune.js';
+import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
 import { printSection, type BenchResult } from './report.js';
 
@@ -50,6 +50,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   impedance: () => benchImpedance(),
   // twolink tune on the mock in virtual time and in real time with --rt (about 2 minutes of wall time).
   tune: benchTune,
+  // Issue 24: --tune-repeats N tunes (real time with --rt) and the spread of their gains; --tune-rig F (default rigs/mock-arm.json).
+  'tune-repeats': () => benchTuneRepeats(Number(argValue('--tune-repeats') ?? 5), process.argv.includes('--rt'), argValue('--tune-rig')),
   // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
 };
@@ -73,8 +75,19 @@ function runsOption(): RealtimeOptions {
   return { ...(busy ? { runsBusy: Number(busy) } : {}), ...(quiet ? { runsQuiet: Number(quiet) } : {}), ...(conditions ? { conditions } : {}), ...(configs ? { configs } : {}) };
 }
 
+const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and timing figures, printed (never asserted).
+sections run by default: ${Object.keys(SECTIONS).join(', ')}
+sections run only with --only: ${Object.keys(EXTRA).join(', ')}
+options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
+  --adapter-runs N (adapters); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+`;
+
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(HELP);
+    return;
+  }
   const only = args.includes('--only') ? args[args.indexOf('--only') + 1]!.split(',') : Object.keys(SECTIONS);
   const jsonOut = args.includes('--json') ? args[args.indexOf('--json') + 1] : undefined;
   process.stdout.write(
