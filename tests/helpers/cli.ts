@@ -34,6 +34,19 @@ export function twolink(args: readonly string[], opts: { input?: string; env?: N
 }
 
 /** The last non-empty stdout line, parsed as JSON. */
+/** For a failed exit code's message: stderr, and the stop the summary (the last stdout line) gives, if any. */
+export function whyExit(r: Pick<CliResult, 'stderr'> & { stdout?: string }): string {
+  const last = (r.stdout ?? '').trim().split('\n').at(-1) ?? '';
+  let stop = '';
+  try {
+    const j = JSON.parse(last) as { stopReason?: unknown };
+    if (typeof j.stopReason === 'string') stop = `stop: ${j.stopReason}\n`;
+  } catch {
+    stop = last ? `stdout: ${last.slice(0, 400)}\n` : '';
+  }
+  return `${stop}${r.stderr}`;
+}
+
 export function lastJson(r: CliResult): any {
   const lines = r.stdout.trim().split('\n');
   return JSON.parse(lines[lines.length - 1]!);

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lastJson, twolink, type CliResult } from '../helpers/cli.js';
+import { lastJson, twolink, type CliResult, whyExit } from '../helpers/cli.js';
 
 const DIR = 'tests/fixtures/controllers';
 const file = (name: string): string => `${DIR}/${name}.js`;
@@ -29,7 +29,7 @@ describe('twolink run --controller (real time): a controller that misbehaves whi
     it(name, async () => {
       const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', file(name)], { timeoutMs: 120_000 });
       expect(r.signal, 'the process ended by itself').toBeNull();
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, whyExit(r)).toBe(1);
       expectNoTrace(r);
       const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: expect.stringMatching(new RegExp(`^${esc(file(name))}: .*${what.source}`)) } });

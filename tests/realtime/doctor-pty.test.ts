@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { twolink } from '../helpers/cli.js';
+import { twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 
@@ -20,7 +20,7 @@ describe('twolink doctor --port on a pty', () => {
     async () => {
       rig = await startPtyRig();
       const r = await twolink(['doctor', '--port', rig.path, '--pings', '200', '--json'], { timeoutMs: 120_000 });
-      expect(r.code, r.stderr).toBe(0);
+      expect(r.code, whyExit(r)).toBe(0);
       const d = JSON.parse(r.stdout.trim().split('\n').pop()!);
       expect(d.adapter).toMatchObject({ kind: 'none', vid: null, pid: null });
       const a = d.checks.find((c: { name: string }) => c.name === 'adapter');
@@ -49,7 +49,7 @@ describe('twolink doctor --port on a pty', () => {
       writeFileSync(file, JSON.stringify(raw));
       rig = await startPtyRig(file);
       const r = await twolink(['doctor', '--port', rig.path, '--pings', '50', '--json'], { timeoutMs: 120_000 });
-      expect(r.code, r.stderr).toBe(0);
+      expect(r.code, whyExit(r)).toBe(0);
       expect(JSON.parse(r.stdout.trim().split('\n').pop()!).roundTripUs).toMatchObject({ n: 50, clock: 'real' });
     },
     hangGuardMs(48_000),

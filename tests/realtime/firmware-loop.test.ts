@@ -15,7 +15,7 @@ import { FrameHost } from '../../src/mock/frame-host.js';
 import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
 import { blameOf, stockFirmataElf, stockKilledThenRun, stockReach, stockTwice, unoFirmataRig } from '../../src/bench/firmware-stock.js';
 import { requestRealtime } from '../../src/time/threads.js';
-import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
+import { BIN, lastJson, ROOT, twolink, whyExit } from '../helpers/cli.js';
 
 const INSTALL = 'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
 const needSimavr = (): void => {
@@ -297,7 +297,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
         const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
         expect(resetAt, r.stderr).toBeDefined();
         expect(resets).toHaveLength(1);
-        expect(r.code, r.stderr).toBe(1);
+        expect(r.code, whyExit(r)).toBe(1);
         expect(lastJson(r).stop).toMatchObject({ kind: 'fault', fault: { kind: 'board-reset' } });
       } finally {
         await sim.stop();

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { BIN, lastJson, ROOT, twolink, type CliResult } from '../helpers/cli.js';
+import { BIN, lastJson, ROOT, twolink, type CliResult, whyExit } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
 
 function start(args: string[]): { port: Promise<number>; done: Promise<CliResult> } {
@@ -43,7 +43,7 @@ describe('twolink run --foxglove', () => {
     await quitter.until(() => quitter.on('/tf').length >= 5 || quitter.closed !== undefined);
     quitter.ws.terminate();
     const r = await run.done;
-    expect(r.code, r.stderr).toBe(0);
+    expect(r.code, whyExit(r)).toBe(0);
     const s = lastJson(r);
     expect(s.stop).toEqual({ kind: 'done' });
     expect(s.droppedRows ?? 0).toBe(0);

@@ -8,7 +8,7 @@ import { Plant } from '../../src/mock/plant.js';
 import { RealClock } from '../../src/time/clock.js';
 import { closeStream, LineLink } from '../../src/transport/line-link.js';
 import { openSerialPort } from '../../src/transport/open.js';
-import { lastJson, twolink } from '../helpers/cli.js';
+import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
 
 describe('the mock rig on a pty', () => {
@@ -82,7 +82,7 @@ describe('the mock rig on a pty', () => {
     'twolink run on the pty at 500 Hz: the reach, no lost frames, overruns counted, zero acknowledged',
     async () => {
       const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--rate', '500', '--rt', '--json']);
-      expect(r.code, r.stderr).toBe(0);
+      expect(r.code, whyExit(r)).toBe(0);
       const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'done' });
       expect(s.stopOutcome).toBe('acknowledged');

@@ -6,7 +6,7 @@ import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { lastJson, twolink } from '../helpers/cli.js';
+import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
 import { CHILD_GUARD_MS, HANG_GUARD_MS } from '../helpers/setup-person.js';
 
@@ -25,7 +25,7 @@ describe('twolink setup --port on the pty rig', () => {
     const out = join(mkdtempSync(join(tmpdir(), 'twolink-setup-pty-')), 'my-arm.json');
     // Two Enters: "turn joint 1 ... and press Enter", "let the arm hang freely again ... press Enter".
     const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out], { input: '\n\n', timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(1);
+    expect(r.code, whyExit(r)).toBe(1);
     const j = lastJson(r);
     expect(j.clock).toBe('real');
     expect(j.steps[0]).toMatchObject({ name: 'board', status: 'warn' });

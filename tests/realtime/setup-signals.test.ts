@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { BIN, ROOT, twolink } from '../helpers/cli.js';
+import { BIN, ROOT, twolink, whyExit } from '../helpers/cli.js';
 import { CHILD_GUARD_MS, HANG_GUARD_MS } from '../helpers/setup-person.js';
 
 // Hang guards only: the tests wait for events.
@@ -70,7 +70,7 @@ describe('twolink setup: signals from outside', () => {
     async (sig, _where, answers) => {
       const out = join(dir, `${sig}-${answers.length}.json`);
       const r = await setup(out, answers);
-      expect(r.code, r.stderr).toBe(130);
+      expect(r.code, whyExit(r)).toBe(130);
       expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
       expect(r.stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(out)).toBe(false);
@@ -89,7 +89,7 @@ describe('twolink setup: stdin closed at a prompt', () => {
     async (_where, input) => {
       const out = join(dir, `stdin-${input.length}.json`);
       const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: CHILD_GUARD_MS });
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, whyExit(r)).toBe(1);
       expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
       expect(existsSync(out)).toBe(false);
     },

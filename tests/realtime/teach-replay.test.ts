@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lastJson, twolink } from '../helpers/cli.js';
+import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-teach-rt-'));
@@ -24,7 +24,7 @@ describe('teach and replay on the mock rig (real time)', () => {
       const file = JSON.parse(readFileSync(out, 'utf8'));
       expect(file.taught.target).toBe('mock');
       const r = await twolink(['replay', out, ...RIG, '--mock', '--json', '--no-park'], { timeoutMs: 40_000 });
-      expect(r.code, r.stderr).toBe(0);
+      expect(r.code, whyExit(r)).toBe(0);
       const s = lastJson(r);
       expect(s.replay.rmsDeg).toHaveLength(2);
       expect(s.replay.endpointRmsMm).toBeGreaterThan(0);
