@@ -170,11 +170,12 @@ export function computeMassMatrix(model: ActuatedArmModel, data: ActuatedArmData
   const r = model.rotorInertia;
   const two = model.two;
   if (two) {
-    const kc = two.k * Math.cos(q[1]!);
-    M[0]![0] = two.m11c + 2 * kc + r[0]!;
+    const ri = asPair(r);
+    const kc = two.k * Math.cos(asPair(q)[1]);
+    M[0]![0] = two.m11c + 2 * kc + ri[0];
     M[0]![1] = two.m22 + kc;
     M[1]![0] = M[0]![1]!;
-    M[1]![1] = two.m22 + r[1]!;
+    M[1]![1] = two.m22 + ri[1];
   } else {
     M[0]![0] = model.io1 + r[0]!;
   }
@@ -189,8 +190,9 @@ export function maxMassMatrixDiagonal(model: ActuatedArmModel, out: number[] = n
   const r = model.rotorInertia;
   const two = model.two;
   if (two) {
-    out[0] = two.m11c + 2 * Math.abs(two.k) + r[0]!;
-    out[1] = two.m22 + r[1]!;
+    const ri = asPair(r);
+    out[0] = two.m11c + 2 * Math.abs(two.k) + ri[0];
+    out[1] = two.m22 + ri[1];
   } else {
     out[0] = model.io1 + r[0]!;
   }
