@@ -36,6 +36,8 @@ function freshCore(): { core: LoopCore; events: LoopEvent[]; duties: number[][] 
   const link = {
     counters: zeroCounters(),
     writeDuty: (d: readonly number[]) => duties.push(d.slice()) - 1,
+    appliedDuty: () => [0, 0],
+    dutyChanges: () => [],
     onEvent: () => undefined,
   } as unknown as Link;
   const core = new LoopCore({ rig, link, clock: new VirtualClock(), rateHz: 500, feedforward: 'desired', sink: () => undefined, onEvent: (e) => events.push(e) });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, resolveRig } from '../src/config/load.js';
 import { parseRigFile, RigFileError } from '../src/config/rig.js';
 import { boardEncoders, WiredLink } from '../src/transport/wired-link.js';
-import type { BoardIdentity, Link, LinkEvent, Reading, StopOutcome } from '../src/transport/link.js';
+import type { BoardIdentity, DutyChange, Link, LinkEvent, Reading, StopOutcome } from '../src/transport/link.js';
 import { zeroCounters } from '../src/transport/link.js';
 
 const base = loadRig('rigs/mock-arm.json').source as unknown as Record<string, unknown>;
@@ -59,6 +59,12 @@ class FakeLink implements Link {
   writeDuty(duty: readonly number[]): number {
     this.duties.push(duty.slice());
     return 0;
+  }
+  appliedDuty(): readonly number[] {
+    return [0, 0];
+  }
+  dutyChanges(): readonly DutyChange[] {
+    return [];
   }
   enable(): Promise<void> {
     return Promise.resolve();

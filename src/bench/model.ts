@@ -13,6 +13,7 @@ import {
   TwoLinkDynamics,
   type TwoLinkParams,
 } from '../model/index.js';
+import { asOutPair, asPair, type Pair } from '../model/types.js';
 import { section, type BenchResult } from './report.js';
 
 function nsPerCall(n: number, fn: (i: number) => number): { ns: number; sink: number } {
@@ -30,9 +31,9 @@ function nsPerCall(n: number, fn: (i: number) => number): { ns: number; sink: nu
 
 export function benchModel(): BenchResult {
   const p: TwoLinkParams = { L1: 0.3, L2: 0.25, d1: 0.17, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 };
-  const qs: number[][] = [];
+  const qs: Pair[] = [];
   for (let i = 0; i < 1024; i++) qs.push([Math.sin(i) * 2, Math.cos(i * 1.3) * 2]);
-  const out = [0, 0];
+  const out: Pair = [0, 0];
   const N = 2_000_000;
   const d = new TwoLinkDynamics(p);
   const id = nsPerCall(N, (i) => d.inverseDynamics(qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]!);
@@ -42,8 +43,8 @@ export function benchModel(): BenchResult {
   const fk = nsPerCall(N, (i) => endpoint(p, qs[i & 1023]!, out)[0]!);
   const pts = qs.map((q) => endpoint(p, [q[0]!, 0.2 + Math.abs(q[1]!)]));
   const ik = nsPerCall(N, (i) => inverseKinematics(p, pts[i & 1023]!)[0]);
-  const zero = [0, 0];
-  const integ = new FixedStepIntegrator(2, 'rk4', (_t, q, qd, o) => void d.forwardDynamics(q, qd, zero, o));
+  const zero: Pair = [0, 0];
+  const integ = new FixedStepIntegrator(2, 'rk4', (_t, q, qd, o) => void d.forwardDynamics(asPair(q), asPair(qd), zero, asOutPair(o)));
   const q = [0.1, 0.2];
   const qd = [0, 0];
   const rk4 = nsPerCall(500_000, () => {

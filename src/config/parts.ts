@@ -27,8 +27,8 @@ export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAft
  */
 export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & SafetyTimingPart;
 
-/** The Firmata link (transport/firmata-link.ts `createFirmataLink`): the wiring, the encoders and the link's timing. */
-export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders'> & { link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'> };
+/** The Firmata link (transport/firmata-link.ts `createFirmataLink`): the pins, the encoders, the wiring section and the link's timing. */
+export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders' | 'wiring'> & { link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'> };
 
 /** The simulated arm (rig/plant.ts): the true arm of the `plant` section and the encoders the board counts with. */
 export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Rig['plant']> };

@@ -1,7 +1,8 @@
 /**
  * The rig file's `wiring` section: how the arm's motors and encoders are connected to the board when
  * that is not "output i drives joint i, input i reads joint i", as `twolink setup` finds it. The host
- * maps joints to the board's outputs and inputs (src/transport/wired-link.ts), so an arm wired
+ * maps joints to the board's outputs and inputs (src/transport/joints.ts, for the line protocol and
+ * Firmata alike: there, output and input i are `firmata.motors[i]` and `firmata.sensors[i]`), so an arm wired
  * differently from the README's table runs as it is; rewiring it and deleting the section is better.
  *
  * Encoder direction, resolution and zero stay in `encoders[]` (`sign`, `countsPerRev`, `zeroDeg`).

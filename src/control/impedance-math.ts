@@ -5,7 +5,7 @@
  */
 import { computeMassMatrix, motorDamping, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { jacobian } from '../model/kinematics.js';
-import type { Mat2, TwoLinkParams } from '../model/types.js';
+import { asPair, type Mat2, type TwoLinkParams } from '../model/types.js';
 
 /** A 2x2 matrix, row-major. */
 export type M2 = Mat2;
@@ -148,8 +148,9 @@ export function passiveStiffnessBound(arm: TwoLinkParams, b: readonly number[], 
   const jtj00 = J[0][0] * J[0][0] + J[1][0] * J[1][0];
   const jtj01 = J[0][0] * J[0][1] + J[1][0] * J[1][1];
   const jtj11 = J[0][1] * J[0][1] + J[1][1] * J[1][1];
-  const s0 = 1 / Math.sqrt(b[0]!);
-  const s1 = 1 / Math.sqrt(b[1]!);
+  const bj = asPair(b);
+  const s0 = 1 / Math.sqrt(bj[0]);
+  const s1 = 1 / Math.sqrt(bj[1]);
   const S: M2 = [
     [jtj00 * s0 * s0, jtj01 * s0 * s1],
     [jtj01 * s0 * s1, jtj11 * s1 * s1],
@@ -167,8 +168,9 @@ export function forceFromTorque(J: M2, tau: readonly number[], out: number[] = [
   const a01 = J[0][0] * J[0][1] + J[1][0] * J[1][1];
   const a11 = J[0][1] * J[0][1] + J[1][1] * J[1][1] + mu2;
   const det = a00 * a11 - a01 * a01;
-  const y0 = (a11 * tau[0]! - a01 * tau[1]!) / det;
-  const y1 = (-a01 * tau[0]! + a00 * tau[1]!) / det;
+  const t = asPair(tau);
+  const y0 = (a11 * t[0] - a01 * t[1]) / det;
+  const y1 = (-a01 * t[0] + a00 * t[1]) / det;
   out[0] = J[0][0] * y0 + J[0][1] * y1;
   out[1] = J[1][0] * y0 + J[1][1] * y1;
   return out;

@@ -17,7 +17,7 @@ import type { Reading } from '../transport/link.js';
 import type { ControlOutput } from './controller.js';
 import type { ControlLaw, LawInput, LawSample } from './law.js';
 import { VelocityEstimator } from './estimator.js';
-import { InFlight, Predictor } from './predict.js';
+import { Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
 import type { TrajPhase } from '../telemetry/tick.js';
 import { RowWriter } from './row-writer.js';
@@ -40,10 +40,6 @@ export class LoopCore extends LoopModes {
   private readonly guards: LoopGuards;
   /** A ControlLaw given in the options (a user's controller, float, impedance): its optional hooks. */
   private readonly own: ControlLaw | undefined;
-  /** The answers written and where each applies (the twin's duty, the prediction's schedule). */
-  private readonly inFlight: InFlight;
-  /** Board time where the answer being computed applies [s]. */
-  private applyAt = 0;
   /** What the law is given each answered sample (reused). */
   private readonly lawInput: { -readonly [K in keyof LawInput]: LawInput[K] };
   private readonly alarms: AlarmEdges;
@@ -61,7 +57,6 @@ export class LoopCore extends LoopModes {
     own?.attach?.(this.twin);
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
-    this.inFlight = new InFlight(n);
     this.alarms = new AlarmEdges(n);
     const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
@@ -74,10 +69,13 @@ export class LoopCore extends LoopModes {
     return this.rows.row;
   }
 
-  /** Duty in force after command `seq` (for the twin and the prediction); zero once disabled or halted (the board need not ack it). */
+  /**
+   * Duty in force after command `seq` (for the twin and the prediction), as the link reports what the
+   * board applied (transport/joints.ts); zero once disabled or halted (the board need not ack it).
+   */
   private dutyOf(seq: number | null): readonly number[] {
     if (seq === null || this.mode.kind === 'disabled' || this.finished) return this.zeroDuty;
-    return this.inFlight.duty(seq, this.zeroDuty);
+    return this.o.link.appliedDuty(seq);
   }
 
   // ------------------------------------------------------------------ one sample
@@ -171,7 +169,6 @@ export class LoopCore extends LoopModes {
   /** Update: the plan at the instant the answer applies, the predicted state there, the control law. */
   private update(r: Reading): { out: ControlOutput; trajT: number; phase: TrajPhase } {
     const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, MAX_DELAY_SAMPLES * this.period));
-    this.applyAt = r.applyAt;
     const { trajT, phase } = this.planAt(horizon);
     const k = this.mode.kind;
     const scale = this.ramp.at(this.time.t, k === 'release' ? 'release' : k === 'track' || k === 'hold' || k === 'paused' ? 'driven' : 'off');
@@ -220,7 +217,7 @@ export class LoopCore extends LoopModes {
    */
   private drive(r: Reading, horizon: number, k: Mode['kind']): ControlOutput {
     const c = this.o.rig.control;
-    const changes = this.inFlight.changesAfter(r.ack, r.boardTime, horizon);
+    const changes = this.o.link.dutyChanges(r.ack, r.boardTime, horizon);
     if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
       this.fault({ kind: 'non-finite', what: 'predicted state' });
       return this.controller.idle();
@@ -246,7 +243,7 @@ export class LoopCore extends LoopModes {
   /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */
   private write(out: ControlOutput): void {
     if (this.finished || this.mode.kind === 'disabled') return;
-    this.inFlight.sent(this.o.link.writeDuty(out.duty), out.duty, this.applyAt);
+    this.o.link.writeDuty(out.duty);
   }
 
   protected recordHalt(): void {

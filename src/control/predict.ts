@@ -4,70 +4,15 @@
  * sample, so the controller computes the command for the state the arm will be in then. This steps
  * the nominal actuated arm (the rig's arm, motors and friction) from the measured state over that
  * horizon with the duties in force meanwhile: the one the sample says was applied, then each answer
- * already sent and not yet applied, from the sample where it is expected to apply (`InFlight`).
+ * already sent and not yet applied, from the sample where it is expected to apply (the link keeps
+ * both: `Link.appliedDuty`, `Link.dutyChanges`, transport/joints.ts).
  */
 import type { ArmPart } from '../config/parts.js';
 import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
+import type { DutyChange } from '../transport/link.js';
 
-/** A command that changes the duty `afterS` [s] into the horizon. */
-export interface DutyChange {
-  afterS: number;
-  duty: readonly number[];
-}
-
-/**
- * The answers written to the board and where each is expected to apply (board time [s]), by
- * sequence number; `changesAfter` lists those sent after the one a sample acknowledges that apply
- * within the horizon, without allocating (the loop runs it every sample).
- */
-export class InFlight {
-  private readonly ring: { seq: number; applyAt: number; duty: number[] }[];
-  private newest = -1;
-  private readonly out: DutyChange[] = [];
-
-  constructor(
-    joints: number,
-    private readonly size = 256,
-  ) {
-    this.ring = Array.from({ length: size }, () => ({ seq: -1, applyAt: 0, duty: new Array<number>(joints).fill(0) }));
-  }
-
-  /** Command `seq` with `duty`, expected to apply at board time `applyAt` [s]. */
-  sent(seq: number, duty: readonly number[], applyAt: number): void {
-    const e = this.ring[seq % this.size]!;
-    e.seq = seq;
-    e.applyAt = applyAt;
-    for (let i = 0; i < e.duty.length; i++) e.duty[i] = duty[i]!;
-    this.newest = seq;
-  }
-
-  /** Duty in force after command `seq` (zero duty if unknown). */
-  duty(seq: number | null, zero: readonly number[]): readonly number[] {
-    if (seq === null) return zero;
-    const e = this.ring[seq % this.size]!;
-    return e.seq === seq ? e.duty : zero;
-  }
-
-  /**
-   * The commands sent after `ack` (the newest the board had applied at the sample taken at board time
-   * `t` [s]) that apply before `t + horizon`, oldest first, as offsets from `t`. At most 32.
-   */
-  changesAfter(ack: number | null, t: number, horizon: number): readonly DutyChange[] {
-    this.out.length = 0;
-    if (this.newest < 0) return this.out;
-    const from = ack === null ? this.newest - 32 : ack;
-    const n = Math.min(32, (((this.newest - from) % 65536) + 65536) % 65536);
-    for (let j = n - 1; j >= 0; j--) {
-      const seq = (((this.newest - j) % 65536) + 65536) % 65536;
-      const e = this.ring[seq % this.size]!;
-      if (e.seq !== seq) continue;
-      const after = e.applyAt - t;
-      if (after > 0 && after < horizon) this.out.push({ afterS: after, duty: e.duty });
-    }
-    return this.out;
-  }
-}
+export type { DutyChange };
 
 export class Predictor {
   /** Predicted angles [rad] and velocities [rad/s] after the last `predict`. */

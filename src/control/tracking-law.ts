@@ -14,6 +14,7 @@
  */
 import type { ControllerPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import { asPair } from '../model/types.js';
 import type { LawInput, LawResult, LoopLaw } from './law.js';
 import { Pid, scheduledGains } from './pid.js';
 
@@ -72,9 +73,10 @@ export class TrackingLaw implements LoopLaw {
       if (dist) for (let i = 0; i < n; i++) ff[i]! -= dist[i]!;
     }
     const schedule = this.rig.control.pid.schedule;
-    if (schedule && n === 2 && Number.isFinite(q[1]!)) {
+    const elbowRad = n === 2 ? asPair(q)[1] : NaN;
+    if (schedule && Number.isFinite(elbowRad)) {
       // The gains of the rig file's schedule at the measured elbow (twolink tune writes it).
-      const elbowDeg = (q[1]! * 180) / Math.PI;
+      const elbowDeg = (elbowRad * 180) / Math.PI;
       for (let i = 0; i < n; i++) Object.assign(this.pid[i]!.gains, scheduledGains(schedule, i, elbowDeg));
     }
     for (let i = 0; i < n; i++) fb[i] = this.pid[i]!.update(s.qDesired[i]! - q[i]!, s.qdDesired[i]! - qd[i]!, input.dtS, sat.sign[i]!, sat.excess[i]!);

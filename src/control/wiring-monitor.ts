@@ -44,6 +44,7 @@ import {
   type ActuatedArmData,
   type ActuatedArmModel,
 } from '../model/actuated.js';
+import { asOutPair, asPair } from '../model/types.js';
 import type { JointTrouble } from './stop.js';
 
 /** A wiring mistake the monitor concluded. */
@@ -266,10 +267,14 @@ export class WiringMonitor {
     // encoders exchange the joints, each read with the other's counts per revolution.
     const z = this.zero;
     if (h.encSwap) {
-      this.qt[0] = z[0]! + (q[1]! - z[1]!) / this.scale;
-      this.qt[1] = z[1]! + (q[0]! - z[0]!) * this.scale;
-      this.qdt[0] = qd[1]! / this.scale;
-      this.qdt[1] = qd[0]! * this.scale;
+      // (only a two-joint arm has this hypothesis)
+      const zp = asPair(z);
+      const qp = asPair(q);
+      const qdp = asPair(qd);
+      this.qt[0] = zp[0] + (qp[1] - zp[1]) / this.scale;
+      this.qt[1] = zp[1] + (qp[0] - zp[0]) * this.scale;
+      this.qdt[0] = qdp[1] / this.scale;
+      this.qdt[1] = qdp[0] * this.scale;
     } else {
       for (let i = 0; i < n; i++) {
         const s = h.encFlip & (1 << i) ? -1 : 1;
@@ -279,9 +284,10 @@ export class WiringMonitor {
     }
     computeForwardDynamicsUnderDuty(this.model, this.data, this.qt, this.qdt, this.duty, this.raw);
     if (h.encSwap) {
-      const a0 = this.raw[0]!;
-      this.raw[0] = this.raw[1]! * this.scale;
-      this.raw[1] = a0 / this.scale;
+      const raw = asOutPair(this.raw);
+      const a0 = raw[0];
+      raw[0] = raw[1] * this.scale;
+      raw[1] = a0 / this.scale;
     } else {
       for (let i = 0; i < n; i++) if (h.encFlip & (1 << i)) this.raw[i] = -this.raw[i]!;
     }

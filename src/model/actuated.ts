@@ -25,7 +25,7 @@
  */
 import { TwoLinkDynamics } from './dynamics.js';
 import { dutyForTorque, reflectedInertia, torqueForDuty, type MotorParams } from './motor.js';
-import { isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
+import { asOutPair, asPair, isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
 
 /**
  * The velocity v_c [rad/s] below which the nominal model smooths Coulomb friction, c tanh(qd / v_c):
@@ -170,11 +170,12 @@ export function computeMassMatrix(model: ActuatedArmModel, data: ActuatedArmData
   const r = model.rotorInertia;
   const two = model.two;
   if (two) {
-    const kc = two.k * Math.cos(q[1]!);
-    M[0]![0] = two.m11c + 2 * kc + r[0]!;
+    const ri = asPair(r);
+    const kc = two.k * Math.cos(asPair(q)[1]);
+    M[0]![0] = two.m11c + 2 * kc + ri[0];
     M[0]![1] = two.m22 + kc;
     M[1]![0] = M[0]![1]!;
-    M[1]![1] = two.m22 + r[1]!;
+    M[1]![1] = two.m22 + ri[1];
   } else {
     M[0]![0] = model.io1 + r[0]!;
   }
@@ -189,8 +190,9 @@ export function maxMassMatrixDiagonal(model: ActuatedArmModel, out: number[] = n
   const r = model.rotorInertia;
   const two = model.two;
   if (two) {
-    out[0] = two.m11c + 2 * Math.abs(two.k) + r[0]!;
-    out[1] = two.m22 + r[1]!;
+    const ri = asPair(r);
+    out[0] = two.m11c + 2 * Math.abs(two.k) + ri[0];
+    out[1] = two.m22 + ri[1];
   } else {
     out[0] = model.io1 + r[0]!;
   }
@@ -206,10 +208,11 @@ export function computeCoriolisMatrix(model: ActuatedArmModel, data: ActuatedArm
   const C = data.C;
   const two = model.two;
   if (two) {
-    const h = two.k * Math.sin(q[1]!);
-    C[0]![0] = -h * qd[1]!;
-    C[0]![1] = -h * (qd[0]! + qd[1]!);
-    C[1]![0] = h * qd[0]!;
+    const w = asPair(qd);
+    const h = two.k * Math.sin(asPair(q)[1]);
+    C[0]![0] = -h * w[1];
+    C[0]![1] = -h * (w[0] + w[1]);
+    C[1]![0] = h * w[0];
     C[1]![1] = 0;
   } else {
     C[0]![0] = 0;
@@ -219,7 +222,7 @@ export function computeCoriolisMatrix(model: ActuatedArmModel, data: ActuatedArm
 
 /** V(q, qd) = C(q, qd) qd [N m], into `data.V`: V1 = -h (2 qd1 qd2 + qd2^2), V2 = h qd1^2, h = m2 L1 d2 sin a2. */
 export function computeVelocityTerms(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[]): number[] {
-  if (model.two) model.two.velocityTerms(q, qd, data.V);
+  if (model.two) model.two.velocityTerms(asPair(q), asPair(qd), asOutPair(data.V));
   else data.V[0] = 0;
   return data.V;
 }
@@ -232,15 +235,16 @@ export function computeCoriolisTransposeVelocity(model: ActuatedArmModel, data: 
   const out = data.ctq;
   out[0] = 0;
   if (model.two) {
-    const h = model.two.k * Math.sin(q[1]!);
-    out[1] = -h * qd[0]! * (qd[0]! + qd[1]!);
+    const w = asPair(qd);
+    const h = model.two.k * Math.sin(asPair(q)[1]);
+    out[1] = -h * w[0] * (w[0] + w[1]);
   }
   return out;
 }
 
 /** G(q) [N m], into `data.G`: G1 = g ((m1 d1 + m2 L1) cos a1 + m2 d2 cos(a1 + a2)), G2 = g m2 d2 cos(a1 + a2). */
 export function computeGravity(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[]): number[] {
-  if (model.two) model.two.gravityTerms(q, data.G);
+  if (model.two) model.two.gravityTerms(asPair(q), asOutPair(data.G));
   else data.G[0] = model.mgd1 * Math.cos(q[0]!);
   return data.G;
 }
@@ -267,12 +271,12 @@ export function computeMomentum(model: ActuatedArmModel, data: ActuatedArmData, 
   const r = model.rotorInertia;
   const two = model.two;
   if (two) {
-    const w1 = qd[0]!;
-    const w2 = qd[1]!;
-    const kc = two.k * Math.cos(q[1]!);
+    const w = asPair(qd);
+    const ri = asPair(r);
+    const kc = two.k * Math.cos(asPair(q)[1]);
     const m12 = two.m22 + kc;
-    p[0] = r[0]! * w1 + (two.m11c + 2 * kc) * w1 + m12 * w2;
-    p[1] = r[1]! * w2 + m12 * w1 + two.m22 * w2;
+    p[0] = ri[0] * w[0] + (two.m11c + 2 * kc) * w[0] + m12 * w[1];
+    p[1] = ri[1] * w[1] + m12 * w[0] + two.m22 * w[1];
   } else {
     p[0] = r[0]! * qd[0]! + model.io1 * qd[0]!;
   }
@@ -288,7 +292,11 @@ export function computeEnergy(model: ActuatedArmModel, data: ActuatedArmData, q:
   let kinetic = 0;
   for (let i = 0; i < model.joints; i++) kinetic += 0.5 * p[i]! * qd[i]!;
   const two = model.two;
-  const potential = two ? two.g1c * Math.sin(q[0]!) + two.g2c * Math.sin(q[0]! + q[1]!) : model.mgd1 * Math.sin(q[0]!);
+  let potential = model.mgd1 * Math.sin(q[0]!);
+  if (two) {
+    const a = asPair(q);
+    potential = two.g1c * Math.sin(a[0]) + two.g2c * Math.sin(a[0] + a[1]);
+  }
   return { kinetic, potential, total: kinetic + potential };
 }
 
@@ -329,7 +337,7 @@ export function computeActuatorTorques(model: ActuatedArmModel, data: ActuatedAr
 
 /** Inverse dynamics of the actuated arm, tau = M_a(q) qdd + V(q, qd) + G(q) + f(qd) [N m], into `out` (default `data.tau`). */
 export function computeInverseDynamics(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = data.tau): number[] {
-  if (model.two) model.two.inverseDynamics(q, qd, qdd, out);
+  if (model.two) model.two.inverseDynamics(asPair(q), asPair(qd), asPair(qdd), asOutPair(out));
   else out[0] = model.io1 * qdd[0]! + model.mgd1 * Math.cos(q[0]!);
   const f = computeFriction(model, data, qd);
   const r = model.rotorInertia;
@@ -339,7 +347,7 @@ export function computeInverseDynamics(model: ActuatedArmModel, data: ActuatedAr
 
 /** qdd = M_a^-1 (net - V - G) with `data.net` already holding the net torque. */
 function solve(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], out: number[]): number[] {
-  if (model.two) return model.two.forwardDynamics(q, qd, data.net, out, model.rotorInertia);
+  if (model.two) return model.two.forwardDynamics(asPair(q), asPair(qd), asPair(data.net), asOutPair(out), asPair(model.rotorInertia));
   out[0] = (data.net[0]! - model.mgd1 * Math.cos(q[0]!)) / (model.io1 + model.rotorInertia[0]!);
   return out;
 }

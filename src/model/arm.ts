@@ -6,7 +6,7 @@
 import { computeForwardDynamics, createActuatedArmData, type ActuatedArmModel } from './actuated.js';
 import { externalTorques } from './dynamics.js';
 import { FixedStepIntegrator, type AccelerationFn, type IntegratorName } from './integrate.js';
-import type { ExternalLoads } from './types.js';
+import { asOutPair, asPair, type ExternalLoads } from './types.js';
 
 /** Options of {@link simulate}. */
 export interface SimulateOptions {
@@ -56,7 +56,7 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
   const two = model.two;
   const rotor = model.rotorInertia;
   if (fixed && two && [...model.viscous, ...model.coulomb].every((c) => c === 0)) {
-    return integrate(model, o, (_t, q, qd, out) => void two.forwardDynamics(q, qd, tau, out, rotor));
+    return integrate(model, o, (_t, q, qd, out) => void two.forwardDynamics(asPair(q), asPair(qd), asPair(tau), asOutPair(out), asPair(rotor)));
   }
   const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
     if (!fixed) {

@@ -20,7 +20,7 @@
  * Every function writes into an optional `out` and allocates nothing when it is given: they run
  * thousands of times a second in the control loop, the twin and the mock rig's plant.
  */
-import type { Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams } from './types.js';
+import { asOutPair, asPair, type Energy, type ExternalLoads, type Mat2, type OneLinkParams, type Pair, type ReadonlyPair, type TwoLinkParams } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Two links
@@ -60,13 +60,13 @@ export class TwoLinkDynamics {
   }
 
   massMatrix(
-    q: readonly number[],
+    q: ReadonlyPair,
     out: Mat2 = [
       [0, 0],
       [0, 0],
     ],
   ): Mat2 {
-    const kc = this.k * Math.cos(q[1]!);
+    const kc = this.k * Math.cos(q[1]);
     out[0][0] = this.m11c + 2 * kc;
     out[0][1] = this.m22 + kc;
     out[1][0] = out[0][1];
@@ -74,28 +74,28 @@ export class TwoLinkDynamics {
     return out;
   }
 
-  velocityTerms(q: readonly number[], qd: readonly number[], out: number[] = [0, 0]): number[] {
-    const h = this.k * Math.sin(q[1]!);
-    const w1 = qd[0]!;
-    const w2 = qd[1]!;
+  velocityTerms(q: ReadonlyPair, qd: ReadonlyPair, out: Pair = [0, 0]): Pair {
+    const h = this.k * Math.sin(q[1]);
+    const w1 = qd[0];
+    const w2 = qd[1];
     out[0] = -h * (2 * w1 * w2 + w2 * w2);
     out[1] = h * w1 * w1;
     return out;
   }
 
-  gravityTerms(q: readonly number[], out: number[] = [0, 0]): number[] {
-    out[1] = this.g2c * Math.cos(q[0]! + q[1]!);
-    out[0] = this.g1c * Math.cos(q[0]!) + out[1];
+  gravityTerms(q: ReadonlyPair, out: Pair = [0, 0]): Pair {
+    out[1] = this.g2c * Math.cos(q[0] + q[1]);
+    out[0] = this.g1c * Math.cos(q[0]) + out[1];
     return out;
   }
 
-  inverseDynamics(q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = [0, 0]): number[] {
-    const q1 = q[0]!;
-    const q2 = q[1]!;
-    const w1 = qd[0]!;
-    const w2 = qd[1]!;
-    const a1 = qdd[0]!;
-    const a2 = qdd[1]!;
+  inverseDynamics(q: ReadonlyPair, qd: ReadonlyPair, qdd: ReadonlyPair, out: Pair = [0, 0]): Pair {
+    const q1 = q[0];
+    const q2 = q[1];
+    const w1 = qd[0];
+    const w2 = qd[1];
+    const a1 = qdd[0];
+    const a2 = qdd[1];
     const kc = this.k * Math.cos(q2);
     const ks = this.k * Math.sin(q2);
     const m12 = this.m22 + kc;
@@ -105,38 +105,38 @@ export class TwoLinkDynamics {
     return out;
   }
 
-  forwardDynamics(q: readonly number[], qd: readonly number[], tau: readonly number[], out: number[] = [0, 0], rotorInertia?: readonly number[]): number[] {
-    const q1 = q[0]!;
-    const q2 = q[1]!;
-    const w1 = qd[0]!;
-    const w2 = qd[1]!;
+  forwardDynamics(q: ReadonlyPair, qd: ReadonlyPair, tau: ReadonlyPair, out: Pair = [0, 0], rotorInertia?: ReadonlyPair): Pair {
+    const q1 = q[0];
+    const q2 = q[1];
+    const w1 = qd[0];
+    const w2 = qd[1];
     const kc = this.k * Math.cos(q2);
     const ks = this.k * Math.sin(q2);
     const m12 = this.m22 + kc;
     let m11 = this.m11c + 2 * kc;
     let m22 = this.m22;
     if (rotorInertia !== undefined) {
-      m11 += rotorInertia[0]!;
-      m22 += rotorInertia[1]!;
+      m11 += rotorInertia[0];
+      m22 += rotorInertia[1];
     }
     const g2 = this.g2c * Math.cos(q1 + q2);
     // Right-hand side tau - V - G, then a 2x2 solve by Cramer's rule (M is symmetric positive definite).
-    const r1 = tau[0]! + ks * (2 * w1 * w2 + w2 * w2) - this.g1c * Math.cos(q1) - g2;
-    const r2 = tau[1]! - ks * w1 * w1 - g2;
+    const r1 = tau[0] + ks * (2 * w1 * w2 + w2 * w2) - this.g1c * Math.cos(q1) - g2;
+    const r2 = tau[1] - ks * w1 * w1 - g2;
     const det = m11 * m22 - m12 * m12;
     out[0] = (m22 * r1 - m12 * r2) / det;
     out[1] = (m11 * r2 - m12 * r1) / det;
     return out;
   }
 
-  energy(q: readonly number[], qd: readonly number[]): Energy {
-    const kc = this.k * Math.cos(q[1]!);
-    const w1 = qd[0]!;
-    const w2 = qd[1]!;
+  energy(q: ReadonlyPair, qd: ReadonlyPair): Energy {
+    const kc = this.k * Math.cos(q[1]);
+    const w1 = qd[0];
+    const w2 = qd[1];
     const kinetic = 0.5 * ((this.m11c + 2 * kc) * w1 * w1 + 2 * (this.m22 + kc) * w1 * w2 + this.m22 * w2 * w2);
     const p = this.p;
-    const s1 = Math.sin(q[0]!);
-    const potential = p.g * (p.m1 * p.d1 * s1 + p.m2 * (p.L1 * s1 + p.d2 * Math.sin(q[0]! + q[1]!)));
+    const s1 = Math.sin(q[0]);
+    const potential = p.g * (p.m1 * p.d1 * s1 + p.m2 * (p.L1 * s1 + p.d2 * Math.sin(q[0] + q[1])));
     return { kinetic, potential, total: kinetic + potential };
   }
 }
@@ -155,22 +155,22 @@ export function twoLinkDynamics(p: TwoLinkParams): TwoLinkDynamics {
 
 /** Inertia matrix M(alpha) [kg m^2]. */
 export function massMatrix(p: TwoLinkParams, q: readonly number[], out?: Mat2): Mat2 {
-  return twoLinkDynamics(p).massMatrix(q, out);
+  return twoLinkDynamics(p).massMatrix(asPair(q), out);
 }
 
 /** Centripetal and Coriolis torques V(alpha, alpha') [N m]. */
-export function velocityTerms(p: TwoLinkParams, q: readonly number[], qd: readonly number[], out?: number[]): number[] {
-  return twoLinkDynamics(p).velocityTerms(q, qd, out);
+export function velocityTerms(p: TwoLinkParams, q: readonly number[], qd: readonly number[], out?: number[]): Pair {
+  return twoLinkDynamics(p).velocityTerms(asPair(q), asPair(qd), out && asOutPair(out));
 }
 
 /** Gravitational torques G(alpha) [N m]. */
-export function gravityTerms(p: TwoLinkParams, q: readonly number[], out?: number[]): number[] {
-  return twoLinkDynamics(p).gravityTerms(q, out);
+export function gravityTerms(p: TwoLinkParams, q: readonly number[], out?: number[]): Pair {
+  return twoLinkDynamics(p).gravityTerms(asPair(q), out && asOutPair(out));
 }
 
 /** Inverse dynamics: the joint torques [N m] that produce qdd at (q, qd). */
-export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], out?: number[]): number[] {
-  return twoLinkDynamics(p).inverseDynamics(q, qd, qdd, out);
+export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], out?: number[]): Pair {
+  return twoLinkDynamics(p).inverseDynamics(asPair(q), asPair(qd), asPair(qdd), out && asOutPair(out));
 }
 
 /**
@@ -178,8 +178,8 @@ export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: read
  * `rotorInertia` [kg m^2 at the joint] is added to the diagonal of M (a geared motor's reflected
  * rotor inertia, N^2 J_rotor); omit it for the bare arm.
  */
-export function forwardDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], tau: readonly number[], out?: number[], rotorInertia?: readonly number[]): number[] {
-  return twoLinkDynamics(p).forwardDynamics(q, qd, tau, out, rotorInertia);
+export function forwardDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], tau: readonly number[], out?: number[], rotorInertia?: readonly number[]): Pair {
+  return twoLinkDynamics(p).forwardDynamics(asPair(q), asPair(qd), asPair(tau), out && asOutPair(out), rotorInertia && asPair(rotorInertia));
 }
 
 /**
@@ -207,14 +207,16 @@ export function externalTorques(p: TwoLinkParams | OneLinkParams, q: readonly nu
       out[0]! += p.L1 * (-Math.sin(a) * fx + Math.cos(a) * fy);
     } else {
       const t = p as TwoLinkParams;
-      const a1 = q[0]!;
-      const a12 = a1 + q[1]!;
+      const a = asPair(q);
+      const a1 = a[0];
+      const a12 = a1 + a[1];
       const s12 = Math.sin(a12);
       const c12 = Math.cos(a12);
       const j21x = -t.L2 * s12; // dx/da2
       const j21y = t.L2 * c12; // dy/da2
-      out[0]! += (-t.L1 * Math.sin(a1) + j21x) * fx + (t.L1 * Math.cos(a1) + j21y) * fy;
-      out[1]! += j21x * fx + j21y * fy;
+      const o = asOutPair(out);
+      o[0] += (-t.L1 * Math.sin(a1) + j21x) * fx + (t.L1 * Math.cos(a1) + j21y) * fy;
+      o[1] += j21x * fx + j21y * fy;
     }
   }
   return out;
@@ -222,7 +224,7 @@ export function externalTorques(p: TwoLinkParams | OneLinkParams, q: readonly nu
 
 /** Kinetic and potential energy of the two-link arm [J]. */
 export function energy(p: TwoLinkParams, q: readonly number[], qd: readonly number[]): Energy {
-  return twoLinkDynamics(p).energy(q, qd);
+  return twoLinkDynamics(p).energy(asPair(q), asPair(qd));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
  *
  * The integrator owns its scratch arrays, so a step allocates nothing.
  */
+import { asPair } from './types.js';
 
 export type IntegratorName = 'rk4' | 'semi-implicit' | 'euler';
 
@@ -106,13 +107,19 @@ export class FixedStepIntegrator {
     const f = this.f;
     const { k1a, k2a, k3a, k4a, qt, qdt } = this;
     const h = dt / 2;
-    const q0 = q[0]!;
-    const q1 = q[1]!;
-    const v0 = qd[0]!;
-    const v1 = qd[1]!;
+    const qP = asPair(q);
+    const qdP = asPair(qd);
+    const k1aP = asPair(k1a);
+    const k2aP = asPair(k2a);
+    const k3aP = asPair(k3a);
+    const k4aP = asPair(k4a);
+    const q0 = qP[0];
+    const q1 = qP[1];
+    const v0 = qdP[0];
+    const v1 = qdP[1];
     f(t, q, qd, k1a);
-    const a10 = k1a[0]!;
-    const a11 = k1a[1]!;
+    const a10 = k1aP[0];
+    const a11 = k1aP[1];
     const v20 = v0 + h * a10;
     const v21 = v1 + h * a11;
     qt[0] = q0 + h * v0;
@@ -120,8 +127,8 @@ export class FixedStepIntegrator {
     qdt[0] = v20;
     qdt[1] = v21;
     f(t + h, qt, qdt, k2a);
-    const a20 = k2a[0]!;
-    const a21 = k2a[1]!;
+    const a20 = k2aP[0];
+    const a21 = k2aP[1];
     const v30 = v0 + h * a20;
     const v31 = v1 + h * a21;
     qt[0] = q0 + h * v20;
@@ -129,8 +136,8 @@ export class FixedStepIntegrator {
     qdt[0] = v30;
     qdt[1] = v31;
     f(t + h, qt, qdt, k3a);
-    const a30 = k3a[0]!;
-    const a31 = k3a[1]!;
+    const a30 = k3aP[0];
+    const a31 = k3aP[1];
     const v40 = v0 + dt * a30;
     const v41 = v1 + dt * a31;
     qt[0] = q0 + dt * v30;
@@ -141,7 +148,7 @@ export class FixedStepIntegrator {
     const s = dt / 6;
     q[0] = q0 + s * (v0 + 2 * v20 + 2 * v30 + v40);
     q[1] = q1 + s * (v1 + 2 * v21 + 2 * v31 + v41);
-    qd[0] = v0 + s * (a10 + 2 * a20 + 2 * a30 + k4a[0]!);
-    qd[1] = v1 + s * (a11 + 2 * a21 + 2 * a31 + k4a[1]!);
+    qd[0] = v0 + s * (a10 + 2 * a20 + 2 * a30 + k4aP[0]);
+    qd[1] = v1 + s * (a11 + 2 * a21 + 2 * a31 + k4aP[1]);
   }
 }

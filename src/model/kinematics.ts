@@ -9,7 +9,7 @@
  * without symbolic algebra: r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r.
  */
-import { isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type TwoLinkParams, type Vec2 } from './types.js';
+import { asPair, isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type TwoLinkParams, type Vec2 } from './types.js';
 
 /** Segment angles theta (from the horizontal) from joint angles alpha: th1 = a1, th2 = a1 + a2. */
 export function segmentAngles(alpha: readonly number[]): number[] {
@@ -39,8 +39,9 @@ export function toDownwardVertical(alpha: readonly number[], isRate = false): nu
 
 /** Endpoint position [m] of the two-link arm, allocation-free with `out`. */
 export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[] = [0, 0]): number[] {
-  const a1 = q[0]!;
-  const a12 = a1 + q[1]!;
+  const qP = asPair(q);
+  const a1 = qP[0];
+  const a12 = a1 + qP[1];
   out[0] = p.L1 * Math.cos(a1) + p.L2 * Math.cos(a12);
   out[1] = p.L1 * Math.sin(a1) + p.L2 * Math.sin(a12);
   return out;
@@ -130,8 +131,9 @@ export function jacobian(
     [0, 0],
   ],
 ): Mat2 {
-  const a1 = q[0]!;
-  const a12 = a1 + q[1]!;
+  const qP = asPair(q);
+  const a1 = qP[0];
+  const a12 = a1 + qP[1];
   const l2s = p.L2 * Math.sin(a12);
   const l2c = p.L2 * Math.cos(a12);
   out[0][0] = -p.L1 * Math.sin(a1) - l2s;
@@ -151,10 +153,12 @@ export function jacobianDot(
     [0, 0],
   ],
 ): Mat2 {
-  const a1 = q[0]!;
-  const a12 = a1 + q[1]!;
-  const w1 = qd[0]!;
-  const w12 = w1 + qd[1]!;
+  const qP = asPair(q);
+  const qdP = asPair(qd);
+  const a1 = qP[0];
+  const a12 = a1 + qP[1];
+  const w1 = qdP[0];
+  const w12 = w1 + qdP[1];
   const l2cw = p.L2 * Math.cos(a12) * w12;
   const l2sw = p.L2 * Math.sin(a12) * w12;
   out[0][0] = -p.L1 * Math.cos(a1) * w1 - l2cw;
@@ -166,8 +170,9 @@ export function jacobianDot(
 
 /** Endpoint velocity v = J qd [m/s]. */
 export function endpointVelocity(p: TwoLinkParams, q: readonly number[], qd: readonly number[]): Vec2 {
+  const qdP = asPair(qd);
   const j = jacobian(p, q);
-  return [j[0][0] * qd[0]! + j[0][1] * qd[1]!, j[1][0] * qd[0]! + j[1][1] * qd[1]!];
+  return [j[0][0] * qdP[0] + j[0][1] * qdP[1], j[1][0] * qdP[0] + j[1][1] * qdP[1]];
 }
 
 /**
@@ -176,16 +181,19 @@ export function endpointVelocity(p: TwoLinkParams, q: readonly number[], qd: rea
  * total = tangential + centripetal + coriolis.
  */
 export function endpointAcceleration(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[]): { total: Vec2; tangential: Vec2; centripetal: Vec2; coriolis: Vec2 } {
-  const a1 = q[0]!;
-  const a12 = a1 + q[1]!;
+  const qP = asPair(q);
+  const qdP = asPair(qd);
+  const qddP = asPair(qdd);
+  const a1 = qP[0];
+  const a12 = a1 + qP[1];
   const c1 = p.L1 * Math.cos(a1);
   const s1 = p.L1 * Math.sin(a1);
   const c12 = p.L2 * Math.cos(a12);
   const s12 = p.L2 * Math.sin(a12);
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  const b1 = qdd[0]!;
-  const b2 = qdd[1]!;
+  const w1 = qdP[0];
+  const w2 = qdP[1];
+  const b1 = qddP[0];
+  const b2 = qddP[1];
   const tangential: Vec2 = [(-s1 - s12) * b1 - s12 * b2, (c1 + c12) * b1 + c12 * b2];
   const centripetal: Vec2 = [(-c1 - c12) * w1 * w1 - c12 * w2 * w2, (-s1 - s12) * w1 * w1 - s12 * w2 * w2];
   const coriolis: Vec2 = [-2 * c12 * w1 * w2, -2 * s12 * w1 * w2];
@@ -243,8 +251,9 @@ export function elbowCosine(p: TwoLinkParams, x: number, y: number): number {
  * and 0 is returned.
  */
 export function inverseKinematics(p: TwoLinkParams, xy: readonly number[], elbow: Elbow = 'down'): Vec2 {
-  const x = xy[0]!;
-  const y = xy[1]!;
+  const xyP = asPair(xy);
+  const x = xyP[0];
+  const y = xyP[1];
   const c2 = elbowCosine(p, x, y);
   const a2 = elbow === 'down' ? Math.acos(c2) : -Math.acos(c2);
   const a1 = Math.atan2(y, x) - Math.atan2(p.L2 * Math.sin(a2), p.L1 + p.L2 * c2);
@@ -253,9 +262,10 @@ export function inverseKinematics(p: TwoLinkParams, xy: readonly number[], elbow
 
 /** One-link inverse kinematics: the angle of a point at distance L1 [rad]. */
 export function inverseKinematics1(p: OneLinkParams, xy: readonly number[]): number {
-  const r = Math.hypot(xy[0]!, xy[1]!);
+  const xyP = asPair(xy);
+  const r = Math.hypot(xyP[0], xyP[1]);
   if (Math.abs(r - p.L1) > REACH_TOLERANCE * p.L1) throw new ReachError(xy, r, p.L1, p.L1);
-  return Math.atan2(xy[1]!, xy[0]!);
+  return Math.atan2(xyP[1], xyP[0]);
 }
 
 /** Wraps an angle to (-pi, pi]. */

@@ -16,8 +16,7 @@
  * only rests on the boundary (a hold) has the finite limit qd = qdd = 0.
  */
 import { endpoint as fkEndpoint, inverseKinematics, REACH_TOLERANCE, type Elbow } from './kinematics.js';
-import type { ArmParams, TwoLinkParams } from './types.js';
-import { isTwoLink } from './types.js';
+import { asPair, isTwoLink, J, type ArmParams, type ReadonlyPair, type TwoLinkParams } from './types.js';
 import { SampledSegment, sampledDuration } from './sampled-path.js';
 
 /** The desired state at one instant. Arrays have one entry per joint. */
@@ -195,8 +194,8 @@ class SinesSegment implements Segment {
 /** A curve in the plane, rest to rest: position and its first three time derivatives. */
 interface EndpointCurve {
   readonly duration: number;
-  readonly start: readonly number[];
-  readonly end: readonly number[];
+  readonly start: ReadonlyPair;
+  readonly end: ReadonlyPair;
   /** Writes [x, y, vx, vy, ax, ay, jx, jy] at local time t. */
   at(t: number, out: number[]): void;
   /** Smallest and largest distance from joint 1 along the curve, with the local times they occur. */
@@ -209,29 +208,29 @@ class LineCurve implements EndpointCurve {
   private readonly s = [0, 0, 0, 0];
   readonly what: string;
   constructor(
-    readonly start: readonly number[],
-    readonly end: readonly number[],
+    readonly start: ReadonlyPair,
+    readonly end: ReadonlyPair,
     readonly duration: number,
   ) {
-    this.what = `line to (${end[0]!.toFixed(3)}, ${end[1]!.toFixed(3)}) m`;
+    this.what = `line to (${end[0].toFixed(3)}, ${end[1].toFixed(3)}) m`;
   }
   at(t: number, out: number[]): void {
     const D = this.duration;
     const s = minJerkProfile(t / D, this.s);
-    for (let i = 0; i < 2; i++) {
-      const d = this.end[i]! - this.start[i]!;
-      out[i] = this.start[i]! + d * s[0]!;
+    for (const i of J) {
+      const d = this.end[i] - this.start[i];
+      out[i] = this.start[i] + d * s[0]!;
       out[2 + i] = (d * s[1]!) / D;
       out[4 + i] = (d * s[2]!) / (D * D);
       out[6 + i] = (d * s[3]!) / (D * D * D);
     }
   }
   distanceRange(): { min: number; tMin: number; max: number; tMax: number } {
-    const [x0, y0] = this.start as [number, number];
-    const dx = this.end[0]! - x0;
-    const dy = this.end[1]! - y0;
+    const [x0, y0] = this.start;
+    const dx = this.end[0] - x0;
+    const dy = this.end[1] - y0;
     const r0 = Math.hypot(x0, y0);
-    const r1 = Math.hypot(this.end[0]!, this.end[1]!);
+    const r1 = Math.hypot(this.end[0], this.end[1]);
     const len2 = dx * dx + dy * dy;
     // Closest point of the segment to the origin, as a fraction u of the way along it.
     const u = len2 > 0 ? Math.min(1, Math.max(0, -(x0 * dx + y0 * dy) / len2)) : 0;
@@ -250,18 +249,18 @@ class CircleCurve implements EndpointCurve {
   private readonly s = [0, 0, 0, 0];
   private readonly r: number;
   private readonly phi0: number;
-  readonly end: readonly number[];
+  readonly end: ReadonlyPair;
   readonly what: string;
   constructor(
-    readonly centre: readonly number[],
-    readonly start: readonly number[],
+    readonly centre: ReadonlyPair,
+    readonly start: ReadonlyPair,
     readonly turns: number,
     readonly duration: number,
   ) {
-    this.r = Math.hypot(start[0]! - centre[0]!, start[1]! - centre[1]!);
-    this.phi0 = Math.atan2(start[1]! - centre[1]!, start[0]! - centre[0]!);
+    this.r = Math.hypot(start[0] - centre[0], start[1] - centre[1]);
+    this.phi0 = Math.atan2(start[1] - centre[1], start[0] - centre[0]);
     this.end = start;
-    this.what = `circle of radius ${this.r.toFixed(3)} m about (${centre[0]!.toFixed(3)}, ${centre[1]!.toFixed(3)}) m`;
+    this.what = `circle of radius ${this.r.toFixed(3)} m about (${centre[0].toFixed(3)}, ${centre[1].toFixed(3)}) m`;
   }
   at(t: number, out: number[]): void {
     const D = this.duration;
@@ -275,8 +274,8 @@ class CircleCurve implements EndpointCurve {
     const sn = this.r * Math.sin(phi);
     // Rotating vector u = r (cos phi, sin phi): u' = w R90 u, u'' = b R90 u - w^2 u,
     // u''' = j R90 u - 3 w b u - w^3 R90 u, with R90 (c, s) = (-s, c).
-    out[0] = this.centre[0]! + c;
-    out[1] = this.centre[1]! + sn;
+    out[0] = this.centre[0] + c;
+    out[1] = this.centre[1] + sn;
     out[2] = -w * sn;
     out[3] = w * c;
     out[4] = -b * sn - w * w * c;
@@ -285,8 +284,8 @@ class CircleCurve implements EndpointCurve {
     out[7] = j * c - 3 * w * b * sn - w * w * w * c;
   }
   distanceRange(): { min: number; tMin: number; max: number; tMax: number } {
-    const dc = Math.hypot(this.centre[0]!, this.centre[1]!);
-    const toward = Math.atan2(-this.centre[1]!, -this.centre[0]!);
+    const dc = Math.hypot(this.centre[0], this.centre[1]);
+    const toward = Math.atan2(-this.centre[1], -this.centre[0]);
     const tAt = (angle: number): number => {
       const span = 2 * Math.PI * this.turns;
       let d = (angle - this.phi0) % (2 * Math.PI);
@@ -548,7 +547,7 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
         throw new TrajectoryError(`${where}: turns must be a whole number >= 1, got ${step.turns}`, t0);
       }
       const from = fkEndpoint(arm, q);
-      const curve: EndpointCurve = step.kind === 'line' ? new LineCurve(from, step.to, step.duration) : new CircleCurve(step.centre, from, step.turns ?? 1, step.duration);
+      const curve: EndpointCurve = step.kind === 'line' ? new LineCurve(asPair(from), asPair(step.to), step.duration) : new CircleCurve(asPair(step.centre), asPair(from), step.turns ?? 1, step.duration);
       const es = new EndpointSegment(arm, curve, elbow, t0);
       if (!samePose(es.qStart, q)) {
         throw new TrajectoryError(

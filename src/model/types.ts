@@ -11,6 +11,30 @@
 /** A 2-vector: [x, y] or [joint 1, joint 2]. */
 export type Vec2 = [number, number];
 
+/**
+ * A value per joint of a two-link arm, [joint 1, joint 2] (angles, velocities, torques, duties): a
+ * tuple, so that `p[0]` and `p[1]` need no `!`. Loop over both joints with `for (const j of J)`.
+ */
+export type Pair = [number, number];
+/** A Pair that is only read. */
+export type ReadonlyPair = readonly [number, number];
+/** The joints of a two-link arm, for loops over a Pair (`j` is 0 | 1: indexing a Pair needs no `!`). */
+export const J = [0, 1] as const;
+
+/**
+ * A per-joint array of an arm known to have two joints (a TwoLinkParams, `joints === 2`: its arrays
+ * are built with two entries) as a Pair: the one place that tells the type checker so, in place of a
+ * `!` on every `[0]` and `[1]`.
+ */
+export function asPair(v: readonly number[]): ReadonlyPair {
+  return v as ReadonlyPair;
+}
+
+/** `asPair` for an array written to. */
+export function asOutPair(v: number[]): Pair {
+  return v as Pair;
+}
+
 /** A 2x2 matrix, row-major: m[row][col]. */
 export type Mat2 = [[number, number], [number, number]];
 

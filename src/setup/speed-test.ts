@@ -8,6 +8,7 @@
  */
 import type { Rig } from '../config/load.js';
 import { computeGravity, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
+import { countsToAngle } from '../transport/joints.js';
 import type { Link, Reading } from '../transport/link.js';
 import { servoDuty, servoGains, speedPlan, type SpeedEvidence } from './motor-constant.js';
 import type { Findings } from './steps.js';
@@ -17,9 +18,9 @@ export interface SampleHook {
   hook: ((r: Reading) => void) | undefined;
 }
 
-/** Joint angles [rad] from the raw counts, with the encoders as found so far. */
+/** Joint angles [rad] from the raw counts (board order), with the encoders and inputs as found so far (the joint layer's units, transport/joints.ts). */
 export function jointAngles(raw: readonly number[], f: Findings, out: number[]): number[] {
-  for (let j = 0; j < out.length; j++) out[j] = (f.zeroDeg[j]! * Math.PI) / 180 + (f.encoderSign[j]! * raw[f.encoderInput[j]!]! * 2 * Math.PI) / f.countsPerRev[j]!;
+  for (let j = 0; j < out.length; j++) out[j] = countsToAngle({ countsPerRev: f.countsPerRev[j]!, sign: f.encoderSign[j]!, zero: (f.zeroDeg[j]! * Math.PI) / 180 }, raw[f.encoderInput[j]!]!);
   return out;
 }
 

@@ -6,6 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
+import type { HostWiring } from '../config/wiring.js';
 import type { EncoderParams, Rig } from '../config/load.js';
 import { FIRMATA, wireTime } from '../protocol/firmata.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
@@ -23,10 +24,12 @@ export interface FirmataLinkOptions {
   /** Baud rate the stream is set to (for messages, wire timing and the sampling interval). */
   baudRate: number;
   clock: Clock;
-  /** The wiring: motors and sensors per joint, the board's pin set. */
+  /** The pins: motors and sensors per board output and input (per joint without a `wiring`), the board's pin set. */
   firmata: FirmataConfig;
   /** The rig's encoders (counts per revolution, sign, zero) for the encoder joints. */
   encoders: EncoderParams[];
+  /** The rig file's wiring section, when joint j is not driven and read on firmata.motors[j] and sensors[j] (transport/joints.ts). */
+  wiring?: HostWiring;
   /** How long johnny-five may take to reach `ready` [ms] (its `timeout` option). */
   handshakeMs: number;
   /**

@@ -35,7 +35,8 @@ import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, rac
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
 import { attachEncoders, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
 import { FirmataMotors } from './firmata-motors.js';
-import { SampleAssembler } from './firmata-samples.js';
+import { jointUnits, SampleAssembler } from './firmata-samples.js';
+import { JointSpace, type DutyChange } from './joints.js';
 import { closeStream } from './stream.js';
 import { johnnyFive, type FiveBoard, type FiveMotor, type FiveSensor, type FirmataIO } from './johnny-five.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
@@ -65,6 +66,8 @@ export class FirmataLink implements Link {
 
   private readonly o: FirmataLinkOptions;
   private readonly wiring: Wiring;
+  /** The joint layer (joints.ts): the inputs' raw values as angles, joint duties to the board's outputs, what the board applied. */
+  private readonly space: JointSpace;
   private readonly watchdogMs: number;
   private readonly transport: Transport;
   private readonly framer = new FirmataFramer({ from: 'board' });
@@ -81,6 +84,8 @@ export class FirmataLink implements Link {
   private sampleListener: ((r: Reading) => void) | undefined;
   /** The sample the loop answers next (the newest handed out), and whether it was answered. */
   private answering: { index: number; answered: boolean } | undefined;
+  /** Where the answer to the sample being handed out applies [s, board time] (NaN outside the listener). */
+  private answeringAt = NaN;
   private probeTimer: TimerHandle | undefined;
   private feedTimer: TimerHandle | undefined;
   private listener: (e: LinkEvent) => void = () => {};
@@ -107,12 +112,8 @@ export class FirmataLink implements Link {
     this.name = o.name;
     const w = resolveFirmataWiring(o.firmata as WiringSpec);
     if (isWiringIssue(w)) throw new LinkError(`${o.name}: ${w.field}: ${w.message}`, 'config');
-    w.sensors.forEach((s, j) => {
-      if (s.type === 'encoder' && !o.encoders[j]) {
-        throw new LinkError(`${o.name}: joint ${j + 1} has an encoder but the rig file has no encoders[${j}] (counts per revolution)`, 'config');
-      }
-    });
     this.wiring = w;
+    this.space = new JointSpace(jointUnits(o.name, w.sensors, o.encoders, o.wiring), o.wiring);
     this.watchdogMs = o.watchdogMs ?? 100;
     this.transport = new Transport(o.name, o.stream, this.counters, o.clock, o.baudRate);
     o.stream.on('data', this.onData);
@@ -217,7 +218,12 @@ export class FirmataLink implements Link {
       this.readings.emit(r);
       if (this.sampling) {
         this.answering = { index: r.index, answered: false };
-        this.sampleListener?.(r);
+        this.answeringAt = r.superseded ? NaN : r.applyAt;
+        try {
+          this.sampleListener?.(r);
+        } finally {
+          this.answeringAt = NaN;
+        }
       }
     }
   }
@@ -350,7 +356,7 @@ export class FirmataLink implements Link {
 
     this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers, o.baudRate, o.load ?? 0.8);
     this.samplingIntervalMs = this.intervalFor(undefined);
-    this.samples = new SampleAssembler({ sensors: w.sensors, encoders: o.encoders, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
+    this.samples = new SampleAssembler({ sensors: w.sensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
 
     const setup: SetupContext = { name: this.name, io, clock: o.clock, wiring: w, strings: this.strings, encoderReplies: this.encoderReplies, watchdogReplies: this.watchdogReplies };
     const wd = await setUpWatchdog(setup, this.watchdogMs, ms);
@@ -486,6 +492,13 @@ export class FirmataLink implements Link {
   // ------------------------------------------------------------------ sending
 
   writeDuty(duty: readonly number[]): number {
+    const seq = this.write(duty);
+    this.space.duties.sent(seq, duty, this.answeringAt);
+    return seq;
+  }
+
+  /** Joint duties to the board's outputs (joints.ts); returns the command id. */
+  private write(duty: readonly number[]): number {
     const m = this.motors;
     if (!m || !this.live) return m?.skip() ?? 0;
     this.watchdogCut = false;
@@ -494,7 +507,15 @@ export class FirmataLink implements Link {
       a.answered = true;
       if (this.o.clock.now() > this.samples!.nextDue(a.index)) this.counters.late++;
     }
-    return m.write(duty, this.enabled, this.counters);
+    return m.write(this.space.toBoard(duty), this.enabled, this.counters);
+  }
+
+  appliedDuty(ack: number | null): readonly number[] {
+    return this.space.duties.duty(ack);
+  }
+
+  dutyChanges(ack: number | null, t: number, horizon: number): readonly DutyChange[] {
+    return this.space.duties.changesAfter(ack, t, horizon);
   }
 
   async enable(on: boolean): Promise<void> {
@@ -539,8 +560,9 @@ export class FirmataLink implements Link {
     if (this.state.kind !== 'open') throw new LinkError(`${this.name}: the link is not open`, 'closed');
     const io = this.io!;
     let any = false;
-    this.wiring.sensors.forEach((s, j) => {
-      if (s.type === 'encoder' && mask & (1 << j)) {
+    const inputs = this.space.boardMask(mask);
+    this.wiring.sensors.forEach((s, i) => {
+      if (s.type === 'encoder' && inputs & (1 << i)) {
         io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.RESET_POSITION, s.encoder]);
         any = true;
       }
@@ -615,6 +637,7 @@ export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: st
     clock,
     firmata: rig.firmata,
     encoders: rig.encoders,
+    ...(rig.wiring ? { wiring: rig.wiring } : {}),
     handshakeMs: opts.handshakeMs ?? rig.link.handshakeMs,
     watchdogMs: rig.link.watchdogMs,
     ...(opts.answerMs !== undefined ? { answerMs: opts.answerMs } : {}),

@@ -1,20 +1,25 @@
 /**
  * Turns the board's Firmata reports into Readings on the board's clock. One sampling pass of
  * ConfigurableFirmata sends an ANALOG_MESSAGE per reporting channel, then one ENCODER_DATA reply: a
- * sample is complete when every joint has a new value. Samples are timed by the report count
- * (src/transport/firmata-clock.ts), never by when they arrived.
+ * sample is complete when every board input has a new value. Samples are timed by the report count
+ * (src/transport/firmata-clock.ts), never by when they arrived. The raw values, in the order of the
+ * board's inputs (`firmata.sensors[]`), go to the joint layer (transport/joints.ts) for units and
+ * wiring, as the line protocol's counts do.
  */
-import type { EncoderParams } from '../config/load.js';
 import { decodeEncoderPositions, FIRMATA, wireTime, type FirmataMessage } from '../protocol/firmata.js';
 import type { JointSensor } from '../protocol/firmata-wiring.js';
-import { countsToAngle } from './joints.js';
+import type { EncoderParams } from '../config/load.js';
+import type { HostWiring } from '../config/wiring.js';
+import type { JointSpace, JointUnits } from './joints.js';
+import { LinkError } from './link.js';
 import { ReportClock } from './firmata-clock.js';
 import type { Reading } from './link.js';
 
 export interface SampleOptions {
+  /** The board's inputs: `firmata.sensors[]`, resolved. */
   sensors: readonly JointSensor[];
-  /** The rig's encoders (counts per revolution, sign, zero) for the encoder joints. */
-  encoders: readonly EncoderParams[];
+  /** The joint layer: the inputs' raw values as joint angles. */
+  space: JointSpace;
   baudRate: number;
   /** Board -> host bytes of one sampling pass (for the time on the wire). */
   upBytes: number;
@@ -43,8 +48,9 @@ export class SampleAssembler {
   private readonly raw: number[];
   private pending = 0;
   private readonly full: number;
-  private readonly jointOfEncoder = new Map<number, number>();
-  private readonly jointOfChannel = new Map<number, number>();
+  /** The board input of an encoder number, of an analog channel. */
+  private readonly inputOfEncoder = new Map<number, number>();
+  private readonly inputOfChannel = new Map<number, number>();
   private chunk: number[][] = [];
 
   constructor(
@@ -53,9 +59,9 @@ export class SampleAssembler {
   ) {
     this.raw = new Array<number>(o.sensors.length).fill(0);
     this.full = (1 << o.sensors.length) - 1;
-    o.sensors.forEach((s, j) => {
-      if (s.type === 'encoder') this.jointOfEncoder.set(s.encoder, j);
-      else this.jointOfChannel.set(s.channel, j);
+    o.sensors.forEach((s, i) => {
+      if (s.type === 'encoder') this.inputOfEncoder.set(s.encoder, i);
+      else this.inputOfChannel.set(s.channel, i);
     });
     this.clock = new ReportClock(periodS);
   }
@@ -90,8 +96,8 @@ export class SampleAssembler {
   /** A message of the current chunk; complete samples wait for `finish`. */
   take(m: FirmataMessage): void {
     if (m.kind === 'command' && m.cmd === FIRMATA.ANALOG_MESSAGE) {
-      const j = this.jointOfChannel.get(m.channel);
-      if (j !== undefined) this.set(j, (m.data[0] ?? 0) | ((m.data[1] ?? 0) << 7));
+      const i = this.inputOfChannel.get(m.channel);
+      if (i !== undefined) this.set(i, (m.data[0] ?? 0) | ((m.data[1] ?? 0) << 7));
       return;
     }
     if (m.kind !== 'sysex' || m.cmd !== FIRMATA.ENCODER_DATA) return;
@@ -101,14 +107,14 @@ export class SampleAssembler {
       return;
     }
     for (const { encoder, count } of list) {
-      const j = this.jointOfEncoder.get(encoder);
-      if (j !== undefined) this.set(j, count);
+      const i = this.inputOfEncoder.get(encoder);
+      if (i !== undefined) this.set(i, count);
     }
   }
 
-  private set(j: number, value: number): void {
-    this.raw[j] = value;
-    this.pending |= 1 << j;
+  private set(i: number, value: number): void {
+    this.raw[i] = value;
+    this.pending |= 1 << i;
     if (this.pending !== this.full) return;
     this.pending = 0;
     this.chunk.push(this.raw.slice());
@@ -129,8 +135,7 @@ export class SampleAssembler {
       // The board took the sample one report's wire time before the report's earliest arrival.
       const sampleTime = Math.min(ctx.now, this.clock.line(index)) - up;
       return {
-        q: raw.map((r, j) => this.angle(j, r)),
-        raw,
+        ...this.o.space.fromBoard(raw),
         boardTime: this.clock.boardTime(index),
         index,
         applyAt: 0, // set when handed out (it depends on when the answer is written)
@@ -144,13 +149,20 @@ export class SampleAssembler {
       };
     });
   }
+}
 
-  private angle(j: number, raw: number): number {
-    const s = this.o.sensors[j]!;
-    if (s.type === 'encoder') {
-      return countsToAngle(this.o.encoders[j]!, raw);
-    }
-    const deg = s.minDeg + ((raw - s.rawAtMin) / (s.rawAtMax - s.rawAtMin)) * (s.maxDeg - s.minDeg);
-    return (deg * Math.PI) / 180;
-  }
+/**
+ * Per joint, how its input's raw value becomes an angle (for the joint layer): joint j is read on
+ * board input `wiring.encoderInput[j]` (input j without a wiring section); an encoder there counts
+ * with the joint's `encoders[j]`, a potentiometer there reads with its own calibration
+ * (`firmata.sensors[]`).
+ */
+export function jointUnits(name: string, sensors: readonly JointSensor[], encoders: readonly EncoderParams[], wiring: HostWiring | undefined): JointUnits[] {
+  return sensors.map((_, j) => {
+    const s = sensors[wiring?.encoderInput[j] ?? j]!;
+    if (s.type !== 'encoder') return s;
+    const e = encoders[j];
+    if (!e) throw new LinkError(`${name}: joint ${j + 1} has an encoder but the rig file has no encoders[${j}] (counts per revolution)`, 'config');
+    return e;
+  });
 }

@@ -8,7 +8,7 @@ import { closeStream } from './stream.js';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
-import { JointSpace } from './joints.js';
+import { JointSpace, type DutyChange } from './joints.js';
 import { decodeBoardFrame, FLAG, frameLine, hostBody, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
 import type { Clock } from '../time/clock.js';
 import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
@@ -117,8 +117,9 @@ export class LineLink implements Link {
   /** Samples from a sample to the one that applies its answer: 1 on a fast link, more behind USB. */
   private delaySamples = 1;
   private lastIndex = -2;
-  /** The sample the loop is answering now (set while the listener runs). */
+  /** The sample the loop is answering now, and where its answer applies [s, board time] (set while the listener runs). */
   private answering = -1;
+  private answeringAt = NaN;
   /**
    * Host clock minus board clock [s]: the minimum of (arrival - wire time - board time) over a sliding
    * window of 512 samples (16 blocks of 32), so it follows a crystal's drift and a board whose
@@ -372,10 +373,12 @@ export class LineLink implements Link {
       const r = b[i]!;
       r.superseded = i < b.length - 1;
       this.answering = r.superseded ? -1 : r.index;
+      this.answeringAt = r.superseded ? NaN : r.applyAt;
       try {
         this.sampleListener(r);
       } finally {
         this.answering = -1;
+        this.answeringAt = NaN;
       }
     }
   }
@@ -472,12 +475,21 @@ export class LineLink implements Link {
       body += ` ${pm === 0 ? 0 : pm}`; // never "-0"
     }
     this.sendBody(body);
+    this.space.duties.sent(seq, jointDuty, this.answeringAt);
     if (this.answering >= 0) {
       const slot = this.answering & (ANSWER_SLOTS - 1);
       this.answerIdx[slot] = this.answering;
       this.answerSeq[slot] = seq;
     }
     return seq;
+  }
+
+  appliedDuty(ack: number | null): readonly number[] {
+    return this.space.duties.duty(ack);
+  }
+
+  dutyChanges(ack: number | null, t: number, horizon: number): readonly DutyChange[] {
+    return this.space.duties.changesAfter(ack, t, horizon);
   }
 
   async open(): Promise<BoardIdentity> {

@@ -17,7 +17,13 @@
  * - `stop()` zeroes the motors at once and resolves when the board has confirmed it (or says it
  *   could not). It is safe to call in any state, more than once.
  * - Faults the board or the port report arrive as events (`onEvent`); the loop decides what to do.
+ * - The link keeps what the board applied (transport/joints.ts, the joint layer): `appliedDuty(ack)` is
+ *   the duty per joint a sample's `ack` names, as written; `dutyChanges` the commands written after it
+ *   and still on their way. The loop reads both here rather than keeping its own record.
  */
+import type { DutyChange } from './joints.js';
+
+export type { DutyChange };
 
 /** What the board said about itself at connect. */
 export interface BoardIdentity {
@@ -141,6 +147,18 @@ export interface Link {
   read(): Reading | undefined;
   /** Queues motor duties (-1..1 per joint, fraction of the supply); returns the command's id. Never throws. */
   writeDuty(duty: readonly number[]): number;
+  /**
+   * The duty per joint in force on the board after command `ack` (a Reading's `ack`): the command as
+   * written (before the board's rounding). Zeros for null or a command the link no longer knows.
+   */
+  appliedDuty(ack: number | null): readonly number[];
+  /**
+   * The commands written after `ack` (the newest the board had applied at the sample taken at board
+   * time `t` [s]) that apply before `t + horizon`, oldest first, as offsets [s] from `t` (the
+   * prediction's schedule; a buffer reused from call to call). A command written outside a sample's
+   * answer has no known instant and is never listed.
+   */
+  dutyChanges(ack: number | null, t: number, horizon: number): readonly DutyChange[];
   /** Enables or disables the motor outputs; resolves when the board confirmed. */
   enable(on: boolean): Promise<void>;
   /** Sets the encoder counts to zero (mask: bit 0 = joint 1). */

@@ -15,7 +15,7 @@
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
 import { JointSpace } from './joints.js';
-import type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './link.js';
+import type { BoardIdentity, DutyChange, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './link.js';
 
 /** The encoders to give the inner link, per board input: what the board reports there, unconverted. */
 export function boardEncoders(w: HostWiring): EncoderParams[] {
@@ -27,6 +27,8 @@ export function boardEncoders(w: HostWiring): EncoderParams[] {
 export class WiredLink implements Link {
   readonly name: string;
   private readonly space: JointSpace;
+  /** Where the answer to the sample being handed out applies [s, board time] (NaN outside one). */
+  private answeringAt = NaN;
 
   constructor(
     private readonly inner: Link,
@@ -62,11 +64,29 @@ export class WiredLink implements Link {
   }
 
   onSample(listener: (r: Reading) => void): void {
-    this.inner.onSample((r) => listener(this.map(r)));
+    this.inner.onSample((r) => {
+      const m = this.map(r);
+      this.answeringAt = m.superseded ? NaN : m.applyAt;
+      try {
+        listener(m);
+      } finally {
+        this.answeringAt = NaN;
+      }
+    });
   }
 
   writeDuty(duty: readonly number[]): number {
-    return this.inner.writeDuty(this.space.toBoard(duty));
+    const seq = this.inner.writeDuty(this.space.toBoard(duty));
+    this.space.duties.sent(seq, duty, this.answeringAt);
+    return seq;
+  }
+
+  appliedDuty(ack: number | null): readonly number[] {
+    return this.space.duties.duty(ack);
+  }
+
+  dutyChanges(ack: number | null, t: number, horizon: number): readonly DutyChange[] {
+    return this.space.duties.changesAfter(ack, t, horizon);
   }
 
   enable(on: boolean): Promise<void> {

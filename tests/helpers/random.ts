@@ -1,5 +1,5 @@
 // Deterministic random numbers for property tests (so a failure is reproducible).
-import type { TwoLinkParams } from '../../src/model/index.js';
+import type { Pair, TwoLinkParams } from '../../src/model/index.js';
 
 export { mulberry32 } from '../../src/model/random.js';
 
@@ -15,6 +15,6 @@ export function randomArm(rnd: () => number): TwoLinkParams {
 }
 
 /** A random joint state. */
-export function randomState(rnd: () => number): { q: number[]; qd: number[] } {
+export function randomState(rnd: () => number): { q: Pair; qd: Pair } {
   return { q: [rnd() * 6 - 3, rnd() * 6 - 3], qd: [rnd() * 10 - 5, rnd() * 10 - 5] };
 }
