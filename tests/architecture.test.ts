@@ -30,7 +30,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   mock: ['protocol', 'model', 'config', 'time'],
   control: ['transport', 'model', 'config', 'time', 'telemetry'],
   run: ['control', 'mock', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  viz: ['model', 'config', 'telemetry', 'version'],
+  viz: ['control', 'model', 'config', 'time', 'telemetry', 'version'],
   record: ['viz', 'run', 'model', 'config', 'time', 'telemetry', 'version'],
   identify: ['record', 'run', 'control', 'model', 'config', 'time', 'telemetry'],
   tui: ['run', 'control', 'model', 'config', 'time', 'telemetry'],

@@ -76,4 +76,27 @@ describe('the tick ring', () => {
       expect(r.latest()![0]).toBe(k * 1000);
     }
   });
+
+  it('drainAt hands the offsets of the same rows as drain, across the wrap; two readers read on their own; skip passes over what was written', () => {
+    const ring = createRing(8);
+    const w = new RingWriter(ring);
+    const a = new RingReader(ring);
+    const b = new RingReader(ring);
+    for (let k = 0; k < 6; k++) w.write(row(k));
+    expect(drained(a)).toEqual([0, 1, 2, 3, 4, 5]);
+    for (let k = 6; k < 11; k++) w.write(row(k));
+    const got: number[] = [];
+    const n = a.drainAt((data, at) => {
+      const k = Math.floor(data[at]! / 1000);
+      for (let j = 0; j < TICK_WIDTH; j++) expect(data[at + j]).toBe(k * 1000 + j);
+      got.push(k);
+    });
+    expect([n, got]).toEqual([5, [6, 7, 8, 9, 10]]);
+    // b has read nothing yet: skip passes over rows 0-10 (none counted lost); a is not touched.
+    b.skip();
+    w.write(row(11));
+    expect(drained(b)).toEqual([11]);
+    expect(drained(a)).toEqual([11]);
+    expect(b.lost).toBe(0);
+  });
 });

@@ -1,14 +1,18 @@
-// The live view (src/viz/live.ts) with a client speaking Foxglove's WebSocket protocol v1: server
+// The live view (src/viz/live-view.ts) with a client speaking Foxglove's WebSocket protocol v1: server
 // info, the advertised channels, a subscription, the description latched for late subscribers, and
 // /tf at 60 Hz of the loop's clock, counted over the rows' board time (rows of a virtual-time run
-// fed as the session drains them, 20 ms of loop time at a time). A client that stops reading loses
-// frames and nobody else does; publish never waits for a client.
+// written to a shared ring as the loop writes them, 20 ms of loop time at a time), in its own thread
+// and on the main thread. A channel nobody subscribed to costs nothing: the view reads no row of the
+// ring. A client that stops reading loses frames and nobody else does; publish never waits for a client.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { builtinPath } from '../src/model/builtins.js';
+import { createRing, RingWriter } from '../src/control/ring.js';
 import { tickJsonSchema } from '../src/record/export.js';
 import { F } from '../src/telemetry/tick.js';
-import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC, LiveView, MAX_BUFFERED_BYTES } from '../src/viz/live.js';
+import { processThreads } from '../src/time/threads.js';
+import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC, MAX_BUFFERED_BYTES } from '../src/viz/live.js';
+import { startLiveView, type LivePlacement, type LiveView } from '../src/viz/live-view.js';
 import { readCdrString, SCENE_TOPICS, sceneChannels } from '../src/viz/scene.js';
 import { armUrdf } from '../src/viz/urdf.js';
 import { FoxgloveTestClient } from './helpers/foxglove-client.js';
@@ -27,10 +31,29 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function startView(): Promise<LiveView> {
-  const live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
+async function startView(placement: LivePlacement = 'thread'): Promise<LiveView> {
+  const live = await startLiveView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, placement);
   closers.push(() => live.close());
   return live;
+}
+
+/** A ring the test writes rows to as the loop would, attached to the view. */
+function feeder(live: LiveView): { write(upTo: number): Promise<void>; at: number } {
+  const ring = createRing();
+  const w = new RingWriter(ring);
+  live.attach(ring);
+  const f = {
+    at: 0,
+    /** Writes rows up to index `upTo` (20 ms of loop time), then waits until the view has read them (on the main thread: polls it, as the session's drain does). */
+    async write(upTo: number): Promise<void> {
+      const read0 = live.rowsRead;
+      const n = upTo - f.at;
+      while (f.at < upTo) w.write(rows[f.at++]!);
+      live.poll();
+      await live.until(() => live.rowsRead - read0 >= n);
+    },
+  };
+  return f;
 }
 
 function connect(port: number, protocols: string[]): FoxgloveTestClient {
@@ -40,9 +63,9 @@ function connect(port: number, protocols: string[]): FoxgloveTestClient {
 }
 
 describe('Foxglove live view', () => {
-  it('speaks v1 under foxglove.sdk.v1: server info, channels, subscription, /tf at >= 60 Hz of board time', async () => {
-    const live = await startView();
-    const c = connect(live.server.port, ['foxglove.sdk.v1']);
+  it.each(['thread', 'main'] as const)('speaks v1 under foxglove.sdk.v1: server info, channels, subscription, /tf at >= 60 Hz of board time (view on the %s thread)', async (placement) => {
+    const live = await startView(placement);
+    const c = connect(live.port, ['foxglove.sdk.v1']);
     await c.until(() => c.channels.length > 0);
     expect(c.ws.protocol).toBe('foxglove.sdk.v1');
     expect(c.serverInfo).toMatchObject({ op: 'serverInfo', capabilities: [] });
@@ -55,18 +78,21 @@ describe('Foxglove live view', () => {
     await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
     expect(readCdrString(c.on(SCENE_TOPICS.description)[0]!.data)).toBe(armUrdf(rig));
 
-    // Feed the rows as the session drains them: 20 ms of loop time per drain; wait for the client.
+    // The view reads from the first row written after the subscription: write rows as the loop does, 20 ms of loop time at a time; wait for the view, then the client.
+    const feed = feeder(live);
+    await live.until(() => live.streaming);
     const t0 = rows[0]![F.t]!;
-    let i = 0;
-    while (i < rows.length) {
-      const end = rows[i]![F.t]! + 0.02;
-      while (i < rows.length && rows[i]![F.t]! < end) live.row(rows[i++]!);
-      await c.until(() => c.received.length === live.server.stats.sent);
+    while (feed.at < rows.length) {
+      const end = rows[feed.at]![F.t]! + 0.02;
+      let upTo = feed.at;
+      while (upTo < rows.length && rows[upTo]![F.t]! < end) upTo++;
+      await feed.write(upTo);
+      await c.until(() => c.received.length === live.stats.sent);
     }
     const board = rows.at(-1)![F.t]! - t0;
     expect(board).toBeGreaterThan(2);
     const tf = c.on(SCENE_TOPICS.tf);
-    expect(live.server.stats.dropped).toBe(0);
+    expect(live.stats.dropped).toBe(0);
     expect(tf.length / board).toBeGreaterThanOrEqual(60);
     // One per 1/60 s slot of the loop's clock.
     expect(tf.length).toBeGreaterThanOrEqual(Math.floor(board * LIVE_RATE_HZ));
@@ -82,29 +108,73 @@ describe('Foxglove live view', () => {
 
   it('builds and sends only the topics a client subscribed to (as Foxglove subscribes to what its panels show)', async () => {
     const live = await startView();
-    const c = connect(live.server.port, ['foxglove.sdk.v1']);
+    const c = connect(live.port, ['foxglove.sdk.v1']);
     await c.until(() => c.channels.length > 0);
     c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf, LIVE_TICK_TOPIC]);
     // The latched description arriving shows the subscription is in place.
     await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
-    const sent0 = live.server.stats.sent;
-    let i = 0;
-    while (i < 2000) {
-      const end = rows[i]![F.t]! + 0.02;
-      while (i < 2000 && rows[i]![F.t]! < end) live.row(rows[i++]!);
-      await c.until(() => c.received.length === 1 + live.server.stats.sent - sent0);
+    const feed = feeder(live);
+    await live.until(() => live.streaming);
+    const sent0 = live.stats.sent;
+    while (feed.at < 2000) {
+      const end = rows[feed.at]![F.t]! + 0.02;
+      let upTo = feed.at;
+      while (upTo < 2000 && rows[upTo]![F.t]! < end) upTo++;
+      await feed.write(upTo);
+      await c.until(() => c.received.length === 1 + live.stats.sent - sent0);
     }
     expect(c.on(SCENE_TOPICS.tf).length).toBeGreaterThanOrEqual(60);
     expect(c.on(LIVE_TICK_TOPIC).length).toBe(c.on(SCENE_TOPICS.tf).length);
     expect(new Set(c.received.map((m) => m.topic))).toEqual(new Set([SCENE_TOPICS.description, SCENE_TOPICS.tf, LIVE_TICK_TOPIC]));
   });
 
+  it.each(['thread', 'main'] as const)('reads no row of the ring while nobody is subscribed to a channel that changes; starts at the newest row when someone is (view on the %s thread)', async (placement) => {
+    const live = await startView(placement);
+    const ring = createRing();
+    const w = new RingWriter(ring);
+    live.attach(ring);
+    const c = connect(live.port, ['foxglove.sdk.v1']);
+    await c.until(() => c.channels.length > 0);
+    // The description alone (latched, sent once): nothing to build per frame.
+    c.subscribe([SCENE_TOPICS.description]);
+    await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+    await live.until(() => live.stats.clients === 1 && live.stats.sent === 1);
+    for (let i = 0; i < 1000; i++) w.write(rows[i]!);
+    live.poll();
+    expect(live.streaming).toBe(false);
+    expect(live.rowsRead).toBe(0);
+    // Someone wants /tf: the rows written meanwhile are passed over, the view reads from the next one on.
+    c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
+    await live.until(() => live.streaming);
+    for (let i = 1000; i < 1100; i++) w.write(rows[i]!);
+    live.poll();
+    await live.until(() => live.rowsRead === 100);
+    await c.until(() => c.on(SCENE_TOPICS.tf).length >= 5);
+    const q = JSON.parse(String(c.on(SCENE_TOPICS.tf)[0]!.data)).transforms.find((t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1').rotation;
+    expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(rows[1000]![F.q0]!, 12);
+    // The client goes: nothing is read again.
+    c.ws.close();
+    await live.until(() => live.stats.clients === 0);
+    expect(live.streaming).toBe(false);
+    for (let i = 1100; i < 1500; i++) w.write(rows[i]!);
+    live.poll();
+    expect(live.rowsRead).toBe(100);
+  });
+
+  it('runs the view in a thread of its own (not the main thread), with the task id the run leaves at normal priority', async () => {
+    const live = await startView('thread');
+    if (process.platform !== 'linux') return;
+    expect(live.tid).toBeGreaterThan(0);
+    expect(live.tid).not.toBe(process.pid);
+    expect(processThreads()).toContain(live.tid);
+  });
+
   it('accepts the older foxglove.websocket.v1 and refuses a client that offers neither', async () => {
     const live = await startView();
-    const old = connect(live.server.port, ['foxglove.websocket.v1']);
+    const old = connect(live.port, ['foxglove.websocket.v1']);
     await old.until(() => old.channels.length > 0);
     expect(old.ws.protocol).toBe('foxglove.websocket.v1');
-    const none = connect(live.server.port, ['something.else']);
+    const none = connect(live.port, ['something.else']);
     await none.until(() => none.closed !== undefined);
     expect(none.channels).toEqual([]);
   });

@@ -1,5 +1,5 @@
 /**
- * The live view's cost to the loop (viz/live.ts): the loop (the Session: worker thread, the mock rig,
+ * The live view's cost to the loop (viz/live-view.ts: a thread of its own reading the loop's ring): the loop (the Session: worker thread, the mock rig,
  * real time) at 1 kHz runs once, in 2 s blocks without the live view, with it and a client that reads
  * everything, and with it and a client that has stopped reading (its socket paused: the server's
  * frames pile up until it drops them), in the order A B C C B A twice so that a drift of the
@@ -8,6 +8,7 @@
  */
 import { describeStop, type StopReason } from '../control/stop.js';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
@@ -15,7 +16,10 @@ import { tickJsonSchema } from '../record/export.js';
 import { Session } from '../run/session.js';
 import { answeredRow, UsHistogram } from '../run/stats.js';
 import { F } from '../telemetry/tick.js';
-import { LIVE_RATE_HZ, LIVE_TICK_TOPIC, LiveView } from '../viz/live.js';
+import { createRing, RingWriter } from '../control/ring.js';
+import { LIVE_RATE_HZ, LIVE_TICK_TOPIC } from '../viz/live.js';
+import { LIVE_PLACEMENT, startLiveView, type LivePlacement, type LiveView } from '../viz/live-view.js';
+import { POLL_MS } from '../viz/live-worker.js';
 import { SCENE_TOPICS } from '../viz/scene.js';
 import { virtualRun } from '../run/virtual.js';
 import { section, type BenchResult } from './report.js';
@@ -24,6 +28,8 @@ const RIG = 'rigs/mock-arm.json';
 /** Loop rate [Hz]: 1 kHz, or `--foxglove-rate HZ` (a loaded machine may not hold 1 kHz in real time). */
 const RATE_HZ = process.argv.includes('--foxglove-rate') ? Number(process.argv[process.argv.indexOf('--foxglove-rate') + 1]) : 1000;
 type Mode = 'without' | 'reading' | 'stalled';
+/** Where the view runs: as `twolink run` runs it, or `--foxglove-placement main|thread`. */
+const PLACEMENT = (process.argv.includes('--foxglove-placement') ? process.argv[process.argv.indexOf('--foxglove-placement') + 1] : LIVE_PLACEMENT) as LivePlacement;
 const SCHEDULE: Mode[] = ['without', 'reading', 'stalled', 'stalled', 'reading', 'without', 'without', 'reading', 'stalled', 'stalled', 'reading', 'without'];
 const BLOCK_MS = 2000;
 /** The topics Foxglove subscribes to with docs/foxglove-layout.json (its 3D panel and plots). */
@@ -60,12 +66,10 @@ function client(port: number, mode: 'read' | 'stall', topics?: readonly string[]
 async function fill(live: LiveView): Promise<void> {
   // The client's subscription may still be on its way: until it is, nothing is sent or dropped.
   const chunk = new Uint8Array(1 << 20);
-  for (let i = 0; i < 200 && live.server.stats.dropped === 0; i++) {
-    live.server.publish(LIVE_TICK_TOPIC, chunk, 0n);
+  for (let i = 0; i < 200 && live.stats.dropped === 0; i++) {
+    live.publish(LIVE_TICK_TOPIC, chunk);
     await sleep(10);
   }
-  live.server.stats.sent = 0;
-  live.server.stats.dropped = 0;
 }
 
 interface Measured {
@@ -96,8 +100,8 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     rateHz: RATE_HZ,
     injections: [],
     maxSeconds: 300,
+    onDrained: () => live?.poll(),
     onRow: (row) => {
-      live?.row(row);
       const o = row[F.overruns]!;
       if (current) {
         // Latency as the summary defines it (stats.ts, TimingFigures): answered samples only, not the zeros of superseded ones.
@@ -115,10 +119,15 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   for (const mode of SCHEDULE) {
     if (over) break;
     let c: ChildProcess | undefined;
+    let before = { sent: 0, dropped: 0 };
     if (mode !== 'without') {
-      live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
-      c = await client(live.server.port, mode === 'reading' ? 'read' : 'stall');
-      if (mode === 'stalled') await fill(live);
+      // Started by the main thread (normal priority), after the loop's threads were given SCHED_FIFO: the view's thread stays at normal priority.
+      const view = await startLiveView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, PLACEMENT);
+      view.attach(session.ringBuffers);
+      live = view;
+      c = await client(view.port, mode === 'reading' ? 'read' : 'stall');
+      if (mode === 'stalled') await fill(view);
+      before = view.stats;
     }
     session.drain();
     current = blocks[mode];
@@ -131,8 +140,8 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     current.wallS += (performance.now() - wall0) / 1000;
     current = undefined;
     if (live) {
-      m.sent += live.server.stats.sent;
-      m.dropped += live.server.stats.dropped;
+      m.sent += live.stats.sent - before.sent;
+      m.dropped += live.stats.dropped - before.dropped;
       await live.close();
       live = undefined;
     }
@@ -144,55 +153,74 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   return { blocks, ...m, stop: result.summary.stop, ticks: result.summary.ticks, rt: rt === undefined ? 'unknown' : rt ? 'SCHED_FIFO granted' : 'SCHED_FIFO refused' };
 }
 
-/** Blocks of the live view's CPU measure: without the view (the same pacing) and with it, A B B A. */
+/** Blocks of the live view's CPU measure: the view not reading the ring (detached) and reading it, A B B A. */
 const CPU_SCHEDULE: ('base' | 'view')[] = ['base', 'view', 'view', 'base', 'base', 'view', 'view', 'base'];
+
+export interface ViewCpu {
+  /** Process CPU with the view reading minus without, per second of loop time [% of a core]. */
+  pct: number;
+  /** The view thread's own CPU while it reads, per second of loop time [% of a core] (NaN off Linux). */
+  threadPct: number;
+  basePct: number;
+  loopS: number;
+  sent: number;
+  dropped: number;
+  /** The view thread's CPU for one frame drawn and sent, warm [us]. */
+  warmUs: number;
+}
 
 /**
  * The live view's own CPU at 1 kHz, which a loaded machine does not blur: the rows of a 1 kHz run in
- * virtual time fed as the session drains them (20 ms of loop time every 20 ms), in blocks that hand
- * them to the view or not, A B B A (a client in another process reading everything all along), so
- * that a drift of the machine's load or a collection of the process's heap falls on both alike; the
- * process's CPU time with the view minus without it, per second of loop time fed.
+ * virtual time written to a ring as the loop writes them (20 ms of loop time every 20 ms, by the main
+ * thread here, in every block alike), in blocks where the view's thread reads that ring or is
+ * detached from it (its timer stopped: it does nothing), A B B A (a client in another process
+ * reading everything all along), so that a drift of the machine's load or a collection of the heap
+ * falls on both alike. Two figures: the whole process's CPU time (all threads: the view's, V8's
+ * helpers, the main thread's messages) with the view reading minus without it, per second of loop
+ * time fed; and the view thread's own (Linux /proc/thread-self/schedstat: time on a CPU, user and
+ * system, the loopback TCP it drives included) over the same blocks.
  */
-export async function viewCpu(rig: Rig, paths: PathSpec[], topics?: readonly string[]): Promise<{ pct: number; basePct: number; loopS: number; sent: number; dropped: number; warmUs: number }> {
+export async function viewCpu(rig: Rig, paths: PathSpec[], topics?: readonly string[], placement: LivePlacement = PLACEMENT): Promise<ViewCpu> {
   const rows = (await virtualRun(rig, paths, { rateHz: 1000, maxSeconds: 20 })).rows;
   const loopS = rows.at(-1)![F.t]! - rows[0]![F.t]!;
-  const live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0);
-  const c = await client(live.server.port, 'read', topics);
+  const ring = createRing();
+  const writer = new RingWriter(ring);
+  const live = await startLiveView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, placement);
+  const c = await client(live.port, 'read', topics);
   const cpuS = { base: 0, view: 0 };
   const fedS = { base: 0, view: 0 };
+  let threadNs = 0;
   const blockRows = Math.ceil(rows.length / CPU_SCHEDULE.length);
   let i = 0;
   for (const mode of CPU_SCHEDULE) {
+    if (mode === 'view') live.attach(ring);
     const last = Math.min(rows.length, i + blockRows);
     const t0 = rows[i]![F.t]!;
+    const thread0 = mode === 'view' ? await live.threadCpuNs() : 0;
     const cpu0 = process.cpuUsage();
     while (i < last) {
       const end = rows[i]![F.t]! + 0.02;
-      if (mode === 'view') while (i < last && rows[i]![F.t]! < end) live.row(rows[i++]!);
-      else while (i < last && rows[i]![F.t]! < end) i++;
-      // As fast as the session drains: faster, the reading client could not keep up and lose frames.
+      while (i < last && rows[i]![F.t]! < end) writer.write(rows[i++]!);
+      // On the main thread the view reads the ring when the session has drained it (detached: nothing).
+      live.poll();
+      // As fast as the loop writes: faster, the reading client could not keep up and lose frames.
       await sleep(20);
     }
     const cpu = process.cpuUsage(cpu0);
+    if (mode === 'view') {
+      threadNs += (await live.threadCpuNs()) - thread0;
+      live.detach();
+    }
     cpuS[mode] += (cpu.user + cpu.system) / 1e6;
     fedS[mode] += rows[i - 1]![F.t]! - t0;
   }
-  const { sent, dropped } = live.server.stats;
-  // Warm: 3000 frames back to back (the event loop turning between them), the cost of one frame.
-  const row = Float64Array.from(rows.at(-1)!);
-  const cpu0 = process.cpuUsage();
-  for (let k = 0; k < 3000; k++) {
-    row[F.t] = row[F.t]! + 1 / LIVE_RATE_HZ;
-    live.row(row);
-    await new Promise((r) => setImmediate(r));
-  }
-  const cpu = process.cpuUsage(cpu0);
-  const warmUs = (cpu.user + cpu.system) / 3000;
+  const { sent, dropped } = live.stats;
+  // Warm: 3000 frames back to back in the view's thread (its event loop turning between them), the cost of one frame.
+  const warmUs = (await live.warm(Float64Array.from(rows.at(-1)!), 3000)) / 3000 / 1000;
   await live.close();
   c.kill('SIGTERM');
   const basePct = (100 * cpuS.base) / fedS.base;
-  return { pct: (100 * cpuS.view) / fedS.view - basePct, basePct, loopS, sent, dropped, warmUs };
+  return { pct: (100 * cpuS.view) / fedS.view - basePct, threadPct: placement === 'thread' ? threadNs / 1e7 / fedS.view : Number.NaN, basePct, loopS, sent, dropped, warmUs };
 }
 
 export async function benchFoxglove(): Promise<BenchResult> {
@@ -212,6 +240,8 @@ export async function benchFoxglove(): Promise<BenchResult> {
     dropped: m.dropped,
     stopReason: describeStop(m.stop),
     viewCpuPctAt1kHz: Math.round(v.pct * 100) / 100,
+    viewThreadCpuPctAt1kHz: Math.round(v.threadPct * 100) / 100,
+    viewLayoutThreadCpuPctAt1kHz: Math.round(vl.threadPct * 100) / 100,
     viewBaselineCpuPct: Math.round(v.basePct * 100) / 100,
     viewFrameWarmUs: Math.round(v.warmUs),
     viewLayoutCpuPctAt1kHz: Math.round(vl.pct * 100) / 100,
@@ -221,7 +251,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
   }
   return section(
-    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default)`,
+    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default; the view on ${PLACEMENT === 'thread' ? 'a thread of its own' : 'the main thread'}; load ${loadavg()[0]!.toFixed(1)} at the end, machine shared)`,
     [
       ['latency, without', line(m.blocks.without), `${seconds('without')} s in 2 s blocks, A B C C B A twice`],
       ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],
@@ -229,15 +259,32 @@ export async function benchFoxglove(): Promise<BenchResult> {
       [
         'process CPU',
         `${cpu(m.blocks.without).toFixed(1)} -> ${cpu(m.blocks.reading).toFixed(1)} / ${cpu(m.blocks.stalled).toFixed(1)} % of a core`,
-        'all threads of twolink (loop worker, mock rig, main thread with the server), without -> reading / stalled',
+        `all threads of twolink (loop worker, mock rig, main thread${PLACEMENT === 'thread' ? ", the view's thread" : ' with the view'}), without -> reading / stalled`,
       ],
       [
         'live view CPU at 1 kHz',
         `${v.pct.toFixed(2)} % of a core`,
-        `process CPU time per second of loop time while the rows of a 1 kHz virtual-time run (${v.loopS.toFixed(1)} s) are fed to it at the session's pace, minus the blocks with the same pacing without it (${v.basePct.toFixed(2)} %), A B B A; ${v.sent} frames to a reading client, ${v.dropped} dropped`,
+        `process CPU time (all threads) per second of loop time while the view reads a ring the rows of a 1 kHz virtual-time run (${v.loopS.toFixed(1)} s) are written to at the loop's pace, minus the blocks with the view detached (on the main thread: polled after each 20 ms of rows, as the session's drain does) (${v.basePct.toFixed(2)} %), A B B A; ${v.sent} messages to a client reading every channel, ${v.dropped} dropped`,
       ],
-      ['  as Foxglove reads it', `${vl.pct.toFixed(2)} % of a core`, `the same with a client subscribed to what docs/foxglove-layout.json shows (${LAYOUT_TOPICS.join(', ')}): the joint states are not built; ${vl.sent} messages`],
-      ['live view frame, warm', `${v.warmUs.toFixed(0)} us CPU`, `one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`],
+      ...(PLACEMENT === 'thread'
+        ? [
+            [
+              "  the view's thread alone",
+              `${v.threadPct.toFixed(2)} % of a core`,
+              `its own CPU time (Linux schedstat of the thread: user, system, the loopback TCP it drives) in the same blocks, per second of loop time; polls every ${POLL_MS} ms`,
+            ] as [string, string, string],
+          ]
+        : []),
+      [
+        '  as Foxglove reads it',
+        `${vl.pct.toFixed(2)} % of a core`,
+        `${PLACEMENT === 'thread' ? `(the view's thread alone ${vl.threadPct.toFixed(2)} %) ` : ''}the same with a client subscribed to what docs/foxglove-layout.json shows (${LAYOUT_TOPICS.join(', ')}): the joint states are not built; ${vl.sent} messages`,
+      ],
+      [
+        'live view frame, warm',
+        `${v.warmUs.toFixed(0)} us CPU`,
+        `${PLACEMENT === 'thread' ? "the view thread's" : "the main thread's"} CPU for one row drawn and sent (8 messages), 3000 back to back: ${((v.warmUs * LIVE_RATE_HZ) / 1e4).toFixed(2)} % of a core at ${LIVE_RATE_HZ} Hz`,
+      ],
       ['frames', `${m.sent} sent, ${m.dropped} dropped`, 'dropped: for the stalled client, once 256 KB waited unread'],
       ['run', describeStop(m.stop), `${m.ticks} ticks; loop thread: ${m.rt}`],
     ],

@@ -3,7 +3,7 @@
  * in Foxglove (src/viz/live.ts). Loopback only unless another address is given, with a warning.
  */
 import type { Rig } from '../config/load.js';
-import type { LiveView } from '../viz/live.js';
+import type { LiveView } from '../viz/live-view.js';
 import { numberArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
 
 export const FOXGLOVE_OPTIONS = {
@@ -39,16 +39,16 @@ export async function startLiveView(v: Parsed, rig: Rig): Promise<LiveView | und
   }
   const port = numberArg(v.foxglove, 'foxglove', { min: 0, max: 65535, integer: true });
   const host = typeof v['foxglove-host'] === 'string' ? v['foxglove-host'] : '127.0.0.1';
-  const { LiveView } = await import('../viz/live.js');
+  const { LIVE_PLACEMENT, startLiveView: startView } = await import('../viz/live-view.js');
   const { tickJsonSchema } = await import('../record/export.js');
   let live: LiveView;
   try {
-    live = await LiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port);
+    live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT);
   } catch (e) {
     throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${(e as Error).message}`);
   }
   if (!loopback(host)) process.stderr.write(`twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`);
-  process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.server.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
+  process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
   return live;
 }
 

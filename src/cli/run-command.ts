@@ -29,7 +29,7 @@ import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
-import type { LiveView } from '../viz/live.js';
+import type { LiveView } from '../viz/live-view.js';
 import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
 
 const RUN_OPTIONS = {
@@ -402,7 +402,9 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
   const rtWarning = realtimeWarning(interactive);
   const recording = await recordingOption(v, p.rig);
   const session = new Session({
-    ...(live ? { onRow: (row: Float64Array) => live.row(row) } : {}),
+    // The live view's thread reads the loop's ring itself, at normal priority (--rt or not).
+    ...(live && live.tid > 0 ? { normalTids: [live.tid] } : {}),
+    ...(live?.placement === 'main' ? { onDrained: () => live.poll() } : {}),
     rig: p.rig,
     target: p.target,
     paths: p.paths,
@@ -432,6 +434,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
       if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
     },
   });
+  live?.attach(session.ringBuffers);
   if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;
   // The first request stops softly with its reason (a signal, or the dashboard's `quit`); a second e-stops.

@@ -71,6 +71,28 @@ export class RingReader {
     this.read = written;
     return pending;
   }
+  /**
+   * Calls `fn` with the ring's array and the offset of every row written since the last drain, without
+   * a view per row (a reader that looks at a few fields of each row, e.g. the live view's clock).
+   */
+  drainAt(fn: (data: Float64Array, at: number) => void): number {
+    const written = Atomics.load(this.count, 0);
+    let pending = (written - this.read) | 0;
+    if (pending > this.capacity) {
+      this.lost += pending - this.capacity;
+      this.read = (written - this.capacity) | 0;
+      pending = this.capacity;
+    }
+    for (let k = 0; k < pending; k++) fn(this.data, ((this.read + k) & (this.capacity - 1)) * TICK_WIDTH);
+    this.read = written;
+    return pending;
+  }
+
+  /** Passes over every row written so far (a reader that starts late, or was not reading). */
+  skip(): void {
+    this.read = Atomics.load(this.count, 0);
+  }
+
   /** The newest row, or undefined before the first (a view). */
   latest(): Float64Array | undefined {
     const written = Atomics.load(this.count, 0);

@@ -49,6 +49,8 @@ export interface WorkerInput extends RunPlan {
   ring: RingBuffers;
   /** Ask Linux for SCHED_FIFO for the loop's thread (and the mock's). */
   rt: boolean;
+  /** Threads left at normal priority under `rt` (the live view's). */
+  normalTids?: number[];
   /** Int32 [0]: the loop thread's heartbeat, counted up while its event loop runs (stop-watch.ts). */
   beat: SharedArrayBuffer;
 }

@@ -10,7 +10,7 @@ import { runHeader } from './header.js';
 import { RunStats, type RunSummary } from './stats.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { describeStop, hostFault, type StopReason } from '../control/stop.js';
-import { createRing, RingReader } from '../control/ring.js';
+import { createRing, RingReader, type RingBuffers } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../mock/injections.js';
 import { StopWatch } from './stop-watch.js';
@@ -24,8 +24,12 @@ export interface SessionOptions extends RunPlan {
   recorder?: RunRecorder;
   /** Ask Linux for SCHED_FIFO for the loop's thread. */
   rt?: boolean;
+  /** Threads of this process (Linux task ids) that stay at normal priority under `rt`: the live view's. */
+  normalTids?: readonly number[];
   /** Every drained row (a view: copy to keep). */
   onRow?: (row: Float64Array) => void;
+  /** After each drain (every 20 ms): the live view on the main thread reads the ring then, without a wake-up of its own. */
+  onDrained?: () => void;
   onEvent?: (e: LoopEvent) => void;
   onReady?: (describe: string, identity: unknown) => void;
   /** Whether Linux granted real-time scheduling (with `rt`), and why not. */
@@ -112,6 +116,11 @@ export class Session {
     if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
     this.recorder = o.recorder ?? (o.record ? new Recorder(o.record, o.rig.joints) : undefined);
+  }
+
+  /** The shared ring the loop writes its rows to: another reader (the live view's thread) reads it on its own. */
+  get ringBuffers(): RingBuffers {
+    return this.ring;
   }
 
   /** The newest row (for the dashboard), a view. */
@@ -248,6 +257,7 @@ export class Session {
       injections: o.injections,
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
+      ...(o.normalTids?.length ? { normalTids: [...o.normalTids] } : {}),
       beat: this.beat.buffer as SharedArrayBuffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
@@ -398,6 +408,7 @@ export class Session {
       this.o.onRow?.(row);
     });
     live?.recorder.flush();
+    this.o.onDrained?.();
     if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;

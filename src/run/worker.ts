@@ -101,10 +101,10 @@ function cpuMeter(mockTid: number): () => { hostPct: number; mockPct: number | n
 }
 
 /** --rt: every thread but the main one (the loop's, its I/O and GC helpers) and the mock's, a board being another computer with a priority of its own. */
-async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage) => void): Promise<void> {
+async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage) => void, normal: readonly number[] = []): Promise<void> {
   const prio = new Map<number, number>([[threadId(), 40]]);
   if (mock && mock.tid > 0) prio.set(mock.tid, 45);
-  post({ type: 'rt', result: await requestRealtimeProcess(39, prio) });
+  post({ type: 'rt', result: await requestRealtimeProcess(39, prio, new Set(normal)) });
 }
 
 /** Runs the loop on the opened target. */
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
     mock = opened.mock;
-    if (input.rt) await askRealtime(mock, post);
+    if (input.rt) await askRealtime(mock, post, input.normalTids);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
     const result = await drive(input, law ?? impedanceLaw ?? floatLaw, opened, clock, post, inbox);

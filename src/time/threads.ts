@@ -93,11 +93,11 @@ export function processThreads(): number[] {
  * SCHED_FIFO for every thread of this process but the main one (the loop's thread, the mock's, the
  * I/O threads that read the serial port, the garbage collector's helpers: a real-time thread that waits
  * for a normal one gains nothing), with `priorities` per task id where given and `priority` elsewhere.
- * The main thread (the dashboard, the disk) stays at normal priority. Resolves with the first refusal,
+ * The main thread (the dashboard, the disk) and the threads in `normal` (the live view's) stay at normal priority. Resolves with the first refusal,
  * or granted.
  */
-export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map()): Promise<RtResult> {
-  const tasks = processThreads().filter((t) => t !== process.pid);
+export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map(), normal: ReadonlySet<number> = new Set()): Promise<RtResult> {
+  const tasks = processThreads().filter((t) => t !== process.pid && !normal.has(t));
   if (tasks.length === 0) return requestRealtime(-1, priority);
   for (const t of tasks) {
     const r = await requestRealtime(t, priorities.get(t) ?? priority);

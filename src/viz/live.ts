@@ -1,8 +1,9 @@
 /**
- * The live view: a Foxglove WebSocket server (protocol v1) on the main thread, fed with the tick rows
- * the session drains from the loop's worker. The loop never waits for it: the loop thread only writes
- * the shared ring; this server sees copies of rows afterwards, decimated to LIVE_RATE_HZ of the
- * loop's clock, and a client that reads too slowly loses frames (never the run's ticks).
+ * The live view's Foxglove WebSocket server (protocol v1). It runs in a thread of its own at normal
+ * priority (viz/live-worker.ts, started by viz/live-view.ts), which reads the loop's shared ring as the
+ * main thread does for the dashboard: the loop never waits for it (the loop thread only writes the
+ * ring), the main thread (dashboard, recording) does none of its work, the rows are decimated to
+ * LIVE_RATE_HZ of the loop's clock, and a client that reads too slowly loses frames (never the run's ticks).
  *
  * The wire format, from foxglove/ws-protocol docs/spec.md (v1): the client offers subprotocols in
  * the handshake and the server picks one it speaks; the older clients offer `foxglove.websocket.v1`,
@@ -16,10 +17,8 @@
  * in maintenance mode, so this speaks the protocol itself on the `ws` package.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
-import { F, tickJson } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
-import { armUrdf, type UrdfSource } from './urdf.js';
-import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC, type SceneChannel } from './scene.js';
+import { TICK_TOPIC, type SceneChannel } from './scene.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
@@ -55,13 +54,22 @@ export class FoxgloveServer {
   private readonly clients = new Set<Client>();
   private readonly ids = new Map<string, number>();
   private readonly latched = new Map<number, { data: Uint8Array; ns: bigint }>();
+  /** Subscribers per channel id (index 0 unused), counted when subscriptions change, not per frame. */
+  private readonly counts: Int32Array;
+  /** Subscriptions to channels that are not latched (those that need frames built). */
+  private streaming = 0;
   readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0 };
+  /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
+  onSubscriptions: () => void = () => undefined;
+  /** Frames are written at the end of the event-loop turn (setImmediate), or when the owner calls flush() ('manual'). */
+  flushing: 'turn' | 'manual' = 'turn';
 
   private constructor(
     private readonly wss: WebSocketServer,
     private readonly channels: readonly SceneChannel[],
   ) {
     channels.forEach((c, i) => this.ids.set(c.topic, i + 1));
+    this.counts = new Int32Array(channels.length + 1);
     wss.on('connection', (ws) => this.connect(ws));
   }
 
@@ -93,18 +101,28 @@ export class FoxgloveServer {
     return typeof a === 'object' && a ? a.port : 0;
   }
 
-  /** Whether any client is subscribed to anything (else there is nothing to build). */
+  /** Whether any client is subscribed to a channel that is not latched (else there is nothing to build). */
   get wanted(): boolean {
-    for (const c of this.clients) if (c.subs.size) return true;
-    return false;
+    return this.streaming > 0;
   }
 
   /** Whether any client is subscribed to `topic`. */
   subscribed(topic: string): boolean {
     const channel = this.ids.get(topic);
-    if (channel === undefined) return false;
-    for (const c of this.clients) if (c.subs.has(channel)) return true;
-    return false;
+    return channel !== undefined && this.counts[channel]! > 0;
+  }
+
+  /** Recounts the subscriptions (on a change, never per frame) and tells the owner. */
+  private recount(): void {
+    this.counts.fill(0);
+    this.streaming = 0;
+    for (const c of this.clients) {
+      for (const ch of c.subs.keys()) {
+        this.counts[ch]!++;
+        if (!this.latched.has(ch)) this.streaming++;
+      }
+    }
+    this.onSubscriptions();
   }
 
   private connect(ws: WebSocket): void {
@@ -119,6 +137,7 @@ export class FoxgloveServer {
     ws.on('close', () => {
       this.clients.delete(client);
       this.stats.clients = this.clients.size;
+      this.recount();
     });
     ws.on('message', (data, isBinary) => {
       if (!isBinary) this.onText(client, String(data));
@@ -147,8 +166,10 @@ export class FoxgloveServer {
         const l = this.latched.get(s.channelId);
         if (l) this.sendTo(client, s.channelId, l.data, l.ns);
       }
+      this.recount();
     } else if (m.op === 'unsubscribe' && Array.isArray(m.subscriptionIds)) {
       for (const id of m.subscriptionIds) for (const [ch, sid] of client.subs) if (sid === id) client.subs.delete(ch);
+      this.recount();
     }
   }
 
@@ -178,9 +199,13 @@ export class FoxgloveServer {
    * call (queue). A client with more than MAX_BUFFERED_BYTES unread loses the frame.
    */
   publishFrame(msgs: readonly { topic: string; json: string }[], ns: bigint): void {
-    if (this.clients.size === 0) return;
-    const lengths = msgs.map((m) => Buffer.byteLength(m.json));
-    const channels = msgs.map((m) => this.ids.get(m.topic) ?? 0);
+    if (this.clients.size === 0 || msgs.length === 0) return;
+    const lengths = this.lengths;
+    const channels = this.channelOf;
+    for (let i = 0; i < msgs.length; i++) {
+      lengths[i] = Buffer.byteLength(msgs[i]!.json);
+      channels[i] = this.ids.get(msgs[i]!.topic) ?? 0;
+    }
     for (const c of this.clients) {
       let size = 0;
       let count = 0;
@@ -212,6 +237,10 @@ export class FoxgloveServer {
     }
   }
 
+  /** Per message of a frame: its UTF-8 length and channel (reused: no arrays per frame). */
+  private readonly lengths: number[] = [];
+  private readonly channelOf: number[] = [];
+
   /** Frames waiting for the end of this event-loop turn, per client. */
   private pending = new Map<Client, Buffer[]>();
   private pool = Buffer.allocUnsafe(POOL_BYTES);
@@ -236,11 +265,13 @@ export class FoxgloveServer {
   private queue(c: Client, buf: Buffer): void {
     const list = this.pending.get(c);
     if (list) return void list.push(buf);
-    if (this.pending.size === 0) setImmediate(() => this.flush());
+    if (this.pending.size === 0 && this.flushing === 'turn') setImmediate(() => this.flush());
     this.pending.set(c, [buf]);
   }
 
-  private flush(): void {
+  /** Writes the frames waiting, one write per client. */
+  flush(): void {
+    if (this.pending.size === 0) return;
     const pending = this.pending;
     this.pending = new Map();
     for (const [c, list] of pending) {
@@ -285,54 +316,4 @@ function writeWsHeader(buf: Buffer, at: number, n: number): number {
   buf[at + 1] = 127;
   buf.writeBigUInt64BE(BigInt(n), at + 2);
   return at + 10;
-}
-
-/** What the live view shows: the arm (URDF, scene) and the tick channel's JSON schema. */
-export interface LiveSource extends UrdfSource {
-  joints: number;
-  /** JSON schema of a tick (record/export.ts tickJsonSchema), as text. */
-  tickSchema: string;
-}
-
-/**
- * The live view of a run: the scene (viz/scene.ts) and the decimated ticks from the rows the session
- * drains. `row` is what the session's onRow calls; it costs a comparison per row unless a client
- * is subscribed.
- */
-export class LiveView {
-  private readonly scene: ArmScene;
-  private readonly subscribed = (topic: string): boolean => this.server.subscribed(topic);
-  /** Wall-clock ns of loop time 0 (set at the first row), so stamps follow the loop's clock. */
-  private startNs: bigint | undefined;
-
-  private constructor(
-    readonly server: FoxgloveServer,
-    private readonly src: LiveSource,
-  ) {
-    this.scene = new ArmScene(src, LIVE_RATE_HZ);
-  }
-
-  static async start(src: LiveSource, host: string, port: number): Promise<LiveView> {
-    const channels: SceneChannel[] = [...sceneChannels(), { topic: LIVE_TICK_TOPIC, schemaName: 'twolink.Tick', schemaEncoding: 'jsonschema', schema: src.tickSchema, encoding: 'json' }];
-    const server = await FoxgloveServer.start(host, port, channels);
-    const view = new LiveView(server, src);
-    server.publish(SCENE_TOPICS.description, cdrString(armUrdf(src)), BigInt(Date.now()) * 1_000_000n, true);
-    return view;
-  }
-
-  /** One drained row (a view: used at once, not kept). */
-  row(row: Float64Array): void {
-    const t = row[F.t]!;
-    if (!this.scene.accept(t) || !this.server.wanted) return;
-    this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
-    const ns = this.startNs + BigInt(Math.round(t * 1e9));
-    // Only what someone reads is built: Foxglove subscribes to the topics its panels show.
-    const msgs = this.scene.messages(row, ns, this.subscribed);
-    if (this.server.subscribed(LIVE_TICK_TOPIC)) msgs.push({ topic: LIVE_TICK_TOPIC, json: tickJson(row, this.src.joints) });
-    this.server.publishFrame(msgs, ns);
-  }
-
-  close(): Promise<void> {
-    return this.server.close();
-  }
 }

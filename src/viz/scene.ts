@@ -302,6 +302,13 @@ export class ArmScene {
     return { f, x, y, angle: Math.atan2(f[1], f[0]), len: len > 1e-4 ? len : 0 };
   }
 
+  /** Forgets the path not yet sent (the live view, after nobody watched): the next segment starts at the next drawn row. */
+  restartPath(): void {
+    this.path.measured = [];
+    this.path.desired = [];
+    this.pathStart = Number.NaN;
+  }
+
   private pathUpdate(row: ArrayLike<number>, timestamp: object): object | undefined {
     const t = row[F.t]!;
     this.path.measured.push(endpointOf(this.src.arm, row, F.q0));
