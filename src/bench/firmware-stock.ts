@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../mock/firmware-sim.js';
-import { requestRealtime } from '../time/threads.js';
+import { leaveRealtime, requestRealtime, threadId } from '../time/threads.js';
 
 /** Where the stock image is, or why there is none. */
 export type StockImage = { elf: string; why?: undefined } | { elf?: undefined; why: string };
@@ -87,47 +87,49 @@ export interface StockRun {
 }
 
 /**
+ * The stock image in simavr, at real-time priority as `twolink rig --firmware --rt` runs it: the harness
+ * (the board) at 45 and this thread, which steps the plant in lock-step with it, at 44 (a plant that
+ * starves holds the board's encoder pins on old counts: under six CPU hogs a reach stopped with a
+ * following error while the board itself kept time). `f` runs on it; the thread is normal again after.
+ */
+async function onStockSim<T>(rig: Rig, elf: string, f: (sim: FirmwareSim) => Promise<T>): Promise<T> {
+  const me = threadId();
+  const plant = await requestRealtime(me, 44); // first: the harness started below inherits it
+  try {
+    const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
+    await requestRealtime(sim.pid, 45);
+    try {
+      return await f(sim);
+    } finally {
+      await sim.stop();
+    }
+  } finally {
+    if (plant.granted) await leaveRealtime(me);
+  }
+}
+
+/**
  * One reach through the stock image; with `killAfterS`, the host is killed with SIGKILL that long
  * (board time) after the motors first move, and the watchdog's cut is timed.
  */
-export async function stockReach(rig: Rig, elf: string, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
-  const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
-  await requestRealtime(sim.pid, 45);
-  try {
-    return await reachOn(sim, rig, bin, root, killAfterS);
-  } finally {
-    await sim.stop();
-  }
+export function stockReach(rig: Rig, elf: string, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
+  return onStockSim(rig, elf, (sim) => reachOn(sim, rig, bin, root, killAfterS));
 }
 
 /**
  * A run killed with SIGKILL `killAfterS` of board time after the motors first move, then a new run on
  * the same simulated board (not reset between them: a pty has no DTR): the hand-over.
  */
-export async function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: string, killAfterS = 1.0): Promise<StockRun[]> {
-  const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
-  await requestRealtime(sim.pid, 45);
-  try {
-    const killed = await reachOn(sim, rig, bin, root, killAfterS);
-    return [killed, await reachOn(sim, rig, bin, root)];
-  } finally {
-    await sim.stop();
-  }
+export function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: string, killAfterS = 1.0): Promise<StockRun[]> {
+  return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root, killAfterS), await reachOn(sim, rig, bin, root)]);
 }
 
 /**
  * Two reaches one after the other on the same simulated board, which is not reset between them (a pty
  * has no DTR): the second meets encoders FirmataEncoder still has attached (the re-attach case).
  */
-export async function stockTwice(rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
-  const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
-  await requestRealtime(sim.pid, 45);
-  try {
-    const first = await reachOn(sim, rig, bin, root);
-    return [first, await reachOn(sim, rig, bin, root)];
-  } finally {
-    await sim.stop();
-  }
+export function stockTwice(rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
+  return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root), await reachOn(sim, rig, bin, root)]);
 }
 
 async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, killAfterS?: number): Promise<StockRun> {

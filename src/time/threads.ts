@@ -78,6 +78,12 @@ export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
   });
 }
 
+/** Puts task `tid` back to normal scheduling (SCHED_OTHER), after `requestRealtime`. Never throws. */
+export function leaveRealtime(tid: number): Promise<void> {
+  if (process.platform !== 'linux' || tid < 0) return Promise.resolve();
+  return new Promise((resolve) => execFile('chrt', ['-o', '-p', '0', String(tid)], () => resolve()));
+}
+
 /** Linux task ids of this process's threads (from /proc/self/task), the main thread included. */
 export function processThreads(): number[] {
   try {
