@@ -57,19 +57,7 @@ export class RingReader {
 
   /** Calls `fn` with every row written since the last drain (a view: copy to keep). */
   drain(fn: (row: Float64Array) => void): number {
-    const written = Atomics.load(this.count, 0);
-    let pending = (written - this.read) | 0;
-    if (pending > this.capacity) {
-      this.lost += pending - this.capacity;
-      this.read = (written - this.capacity) | 0;
-      pending = this.capacity;
-    }
-    for (let k = 0; k < pending; k++) {
-      const i = (this.read + k) & (this.capacity - 1);
-      fn(this.data.subarray(i * TICK_WIDTH, (i + 1) * TICK_WIDTH));
-    }
-    this.read = written;
-    return pending;
+    return this.drainAt((data, at) => fn(data.subarray(at, at + TICK_WIDTH)));
   }
   /**
    * Calls `fn` with the ring's array and the offset of every row written since the last drain, without
