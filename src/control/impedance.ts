@@ -165,9 +165,11 @@ function twoLink(rig: ArmPart): TwoLinkParams {
   return rig.arm;
 }
 
-/** The twin's observer as the law reads it. */
+/** The twin as the law reads it: its momentum observer, and its velocity (the rest test's). */
 export interface TorqueObserver {
   readonly tauExt: readonly number[];
+  /** The twin's joint speeds [rad/s]: the model stepped with the duties, anchored to the loop's tracker. */
+  readonly qd: readonly number[];
 }
 
 /**
@@ -215,6 +217,8 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly speed = [0, 0];
   private readonly ext = [0, 0];
   private readonly passivity: PassivityInputs;
+  /** The damper's velocity comes from the loop's model-aided estimator at this bandwidth (law.ts). */
+  readonly velocityObserverHz: number;
 
   constructor(rig: ImpedancePart, settings: ImpedanceSettings, passivity: PassivityInputs) {
     this.settings = { ...settings };
@@ -229,6 +233,7 @@ export class ImpedanceLaw implements ControlLaw {
     this.target = settings.stiffness;
     this.k = settings.stiffness;
     this.passivity = passivity;
+    this.velocityObserverHz = this.config.velocityObserverHz;
   }
 
   /** The twin whose momentum observer gives the force estimate (the loop calls it once). */
@@ -417,7 +422,8 @@ export class ImpedanceLaw implements ControlLaw {
     if (!o) return;
     const a = 1 - Math.exp(-periodS / REST_FILTER_S);
     for (let i = 0; i < 2; i++) {
-      this.speed[i]! += a * (s.qd[i]! - this.speed[i]!);
+      // The twin's speed: the law's own (the model-aided estimate) finds a hand's push fast, and so its noise too.
+      this.speed[i]! += a * (o.qd[i]! - this.speed[i]!);
       this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
     }
     const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;

@@ -56,6 +56,13 @@ export interface ControlLaw {
   record?(row: Float64Array): void;
   /** False while the law does not mean to follow the plan (float mode): the following-error guard then stands aside. */
   readonly followsPlan?: boolean;
+  /**
+   * When set, the state the law is given is carried forward from the model-aided estimator at this
+   * bandwidth [Hz] (estimator.ts ModelAidedEstimator: the model's acceleration under the duty plus an
+   * estimated unmodelled one) instead of the loop's tracker; the twin and the guards keep the tracker.
+   * Impedance mode's damper asks for it: the tracker's lag is a negative mass against the damper.
+   */
+  readonly velocityObserverHz?: number;
 }
 
 /** How the previous command was limited, per joint (what an anti-windup needs). */
