@@ -56,7 +56,8 @@ export class VelocityEstimator {
 }
 
 /**
- * Joint velocity from encoder angles with the arm's model: a per-joint extended state observer
+ * Joint velocity from angles with the arm's model (the loop feeds it the tracker's angle: loop.ts says
+ * why): a per-joint extended state observer
  * (Han's ESO; in discrete time an alpha-beta-gamma tracker whose acceleration is the model's under
  * the duty in force, plus an estimated unmodelled acceleration `disturbance` held constant between
  * samples). What the model explains (the motors' torque, back-EMF, gravity, friction: the law's own
@@ -68,7 +69,9 @@ export class VelocityEstimator {
  *
  * Impedance mode's damper reads it (impedance.ts): behind the 25 Hz tracker above, a push at 200 N/m
  * along the standard mock's light direction settled 23 % faster than its damping ratio asks (the
- * tracker's velocity lags 2 / wn = 12.7 ms, a negative mass D 2 / wn against the damper).
+ * tracker's velocity lags 2 / wn = 12.7 ms, a negative mass D 2 / wn against the damper: a continuous
+ * spring-damper whose damper reads the velocity 12.7 ms late reaches half its deflection in 45 ms
+ * against 57); on this estimate at 30 Hz, 13 % (virtual time, bench `--only impedance`).
  */
 export class ModelAidedEstimator {
   readonly q: number[];

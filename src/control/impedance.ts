@@ -165,11 +165,9 @@ function twoLink(rig: ArmPart): TwoLinkParams {
   return rig.arm;
 }
 
-/** The twin as the law reads it: its momentum observer, and its velocity (the rest test's). */
+/** The twin's observer as the law reads it. */
 export interface TorqueObserver {
   readonly tauExt: readonly number[];
-  /** The twin's joint speeds [rad/s]: the model stepped with the duties, anchored to the loop's tracker. */
-  readonly qd: readonly number[];
 }
 
 /**
@@ -187,6 +185,8 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly box: { xMin: number; xMax: number; yMin: number; yMax: number };
   private readonly rate: number[];
   private observer: TorqueObserver | undefined;
+  /** The loop's tracker velocity [rad/s], for the rest test (law.ts attach); the sample's own without it. */
+  private restQd: readonly number[] | undefined;
   /** The stiffness asked for, and the filtered one in force before the pose's scaling [N/m or N m/rad]. */
   private target: number;
   private k: number;
@@ -237,8 +237,9 @@ export class ImpedanceLaw implements ControlLaw {
   }
 
   /** The twin whose momentum observer gives the force estimate (the loop calls it once). */
-  attach(observer: TorqueObserver): void {
+  attach(observer: TorqueObserver, trackerQd?: readonly number[]): void {
     this.observer = observer;
+    this.restQd = trackerQd;
   }
 
   /**
@@ -422,8 +423,8 @@ export class ImpedanceLaw implements ControlLaw {
     if (!o) return;
     const a = 1 - Math.exp(-periodS / REST_FILTER_S);
     for (let i = 0; i < 2; i++) {
-      // The twin's speed: the law's own (the model-aided estimate) finds a hand's push fast, and so its noise too.
-      this.speed[i]! += a * (o.qd[i]! - this.speed[i]!);
+      // The tracker's speed: the sample's (the model-aided estimate) carries the model's error at rest.
+      this.speed[i]! += a * ((this.restQd ?? s.qd)[i]! - this.speed[i]!);
       this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
     }
     const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;

@@ -59,7 +59,7 @@ export class LoopCore extends LoopModes {
     this.guards = new LoopGuards(o.rig, this.model, this.law.following, o.boardWatchdog ?? true, this.period);
     const own = o.law && !('torques' in o.law) ? o.law : undefined;
     this.own = own;
-    own?.attach?.(this.twin);
+    own?.attach?.(this.twin, this.estimator.qd);
     this.aidedData = createActuatedArmData(this.model);
     this.aidedTorque = new Array<number>(n).fill(0);
     const hz = own?.velocityObserverHz;
@@ -131,7 +131,10 @@ export class LoopCore extends LoopModes {
       this.plan.holdAt(r.q);
     } else {
       this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.plan.ref.qdd : undefined);
-      this.aided?.update(r.q, bdt, this.dutyOf(prevAck));
+      // Fed with the tracker's angle, not the count: the tracker's angle follows a ramp without lag (its
+      // velocity is what lags), and the encoder's flicker between two counts is filtered before the
+      // observer differentiates it (the damper's torque noise at rest: a third less, on the mock).
+      this.aided?.update(this.estimator.q, bdt, this.dutyOf(prevAck));
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
