@@ -130,9 +130,9 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
     async () => {
       // The plant as rigs/mock-arm.json has it (friction, heavier links, encoder noise, the 16U2 at 500 Hz),
       // the law on its identified model. 200 N/m is within the bound only with the elbow past 110 deg.
-      // Pushed along the arm's light direction at (-60, 120) deg, 200 N/m settles 23 % faster than the
-      // ideal (the bench's row says so: joint 2's encoder counts 12 ms into the push, and the 25 Hz velocity
-      // tracker lags it; the sensing, not the law); these two push along directions where it matches.
+      // At (-60, 120) deg the push runs along the arm's light direction (4.7 Hz at 200 N/m): with the
+      // damper on the loop's 25 Hz tracker (a 12.7 ms lag, a negative mass against the damper) it settled
+      // 23 % faster than the ideal; on the model-aided estimate (impedance.velocityObserverHz) 13 %.
       const rig = loadRig('rigs/mock-arm-identified.json');
       expect(rig.plant!.adapter.kind).toBe('16u2');
       expect(rig.control.rateHz).toBe(500);
@@ -141,6 +141,7 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
         [50, 1, POSE, 4],
         [50, 0.5, POSE, 4],
         [200, 1, [-90 * D, 120 * D], 2],
+        [200, 1, [-60 * D, 120 * D], 2],
       ] as const) {
         const J = jacobian(rig.arm as TwoLinkParams, pose);
         const lambda = endpointInertia(model, createActuatedArmData(model), pose, J);
@@ -152,13 +153,15 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
         const measured = d.find((p) => p.dx >= fin / 2)!.t;
         const ideal = idealHalfTime(lambda, k, zeta);
         expect(Math.abs(measured - ideal) / ideal).toBeLessThan(0.2);
+        // The light direction: 50 ms against 57.4 (-12.9 %); it was 44 (-23.4 %) behind the tracker.
+        if (pose[0] === -60 * D && pose[1] === 120 * D) expect(Math.abs(measured - ideal) / ideal).toBeLessThan(0.15);
         // Overshoot as the ratio says: little at 1, some at 0.5.
         const peak = Math.max(...d.map((p) => p.dx));
         if (zeta === 1) expect(peak / fin).toBeLessThan(1.08);
         else expect(peak / fin).toBeGreaterThan(1.05);
       }
     },
-    hangGuardMs(60_000),
+    hangGuardMs(80_000),
   );
 
   it('the standard mock (16U2, 500 Hz) refuses 500 N/m at every pose of the soft range clear of the straight elbow: its largest bound, 228.5 N/m, is near a 150 deg elbow', () => {
@@ -374,7 +377,10 @@ describe('impedance: each safety limit', () => {
       const second = starts[1]!;
       const held = rowAt(r, second - 0.05)[F.tauCmd0]!;
       expect(Math.abs(held)).toBeGreaterThan(0.5);
-      for (const row of r.rows.filter((w) => w[F.t]! > second && w[F.t]! < second + 0.3)) expect(Math.abs(row[F.tauCmd0]! - held)).toBeLessThan(0.2 * Math.abs(held));
+      // A start from zero would take the whole held torque away for the first few ms. The band is the
+      // damper's noise at rest: on the model-aided velocity (estimator.ts) joint 1's torque varies by
+      // up to 0.3 N m at rest on this mock at 1 kHz (quantized, noisy encoders), against under 0.28 on the 25 Hz tracker.
+      for (const row of r.rows.filter((w) => w[F.t]! > second && w[F.t]! < second + 0.3)) expect(Math.abs(row[F.tauCmd0]! - held)).toBeLessThan(0.35 * Math.abs(held));
     },
     hangGuardMs(10_000),
   );

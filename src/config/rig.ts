@@ -222,6 +222,11 @@ export const impedanceSchema = z.strictObject({
   singularElbowDeg: within(pos, 1, 60, 'deg').default(15),
   /** Time constant of a live stiffness change [s] (Franka's example: 0.2 s). */
   stiffnessFilterS: within(pos, 0.01, 5, 's').default(0.2),
+  /**
+   * Bandwidth of the model-aided velocity estimate the damper reads [Hz] (control/estimator.ts
+   * ModelAidedEstimator, in place of the loop's 25 Hz tracker, whose lag is a negative mass against the damper).
+   */
+  velocityObserverHz: within(pos, 1, 200, 'Hz').default(30),
 });
 
 const linkSchema = z.strictObject({

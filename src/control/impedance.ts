@@ -185,6 +185,8 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly box: { xMin: number; xMax: number; yMin: number; yMax: number };
   private readonly rate: number[];
   private observer: TorqueObserver | undefined;
+  /** The loop's tracker velocity [rad/s], for the rest test (law.ts attach); the sample's own without it. */
+  private restQd: readonly number[] | undefined;
   /** The stiffness asked for, and the filtered one in force before the pose's scaling [N/m or N m/rad]. */
   private target: number;
   private k: number;
@@ -215,6 +217,8 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly speed = [0, 0];
   private readonly ext = [0, 0];
   private readonly passivity: PassivityInputs;
+  /** The damper's velocity comes from the loop's model-aided estimator at this bandwidth (law.ts). */
+  readonly velocityObserverHz: number;
 
   constructor(rig: ImpedancePart, settings: ImpedanceSettings, passivity: PassivityInputs) {
     this.settings = { ...settings };
@@ -229,11 +233,13 @@ export class ImpedanceLaw implements ControlLaw {
     this.target = settings.stiffness;
     this.k = settings.stiffness;
     this.passivity = passivity;
+    this.velocityObserverHz = this.config.velocityObserverHz;
   }
 
   /** The twin whose momentum observer gives the force estimate (the loop calls it once). */
-  attach(observer: TorqueObserver): void {
+  attach(observer: TorqueObserver, trackerQd?: readonly number[]): void {
     this.observer = observer;
+    this.restQd = trackerQd;
   }
 
   /**
@@ -417,7 +423,8 @@ export class ImpedanceLaw implements ControlLaw {
     if (!o) return;
     const a = 1 - Math.exp(-periodS / REST_FILTER_S);
     for (let i = 0; i < 2; i++) {
-      this.speed[i]! += a * (s.qd[i]! - this.speed[i]!);
+      // The tracker's speed: the sample's (the model-aided estimate) carries the model's error at rest.
+      this.speed[i]! += a * ((this.restQd ?? s.qd)[i]! - this.speed[i]!);
       this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
     }
     const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;

@@ -50,12 +50,23 @@ export interface ControlLaw {
   /** Writes the joint torques [N m] into `out`; a failure is a value, never an exception. */
   step(sample: LawSample, periodS: number, out: number[]): LawResult;
   reset(): void;
-  /** Given the twin once, when the loop is built (its momentum observer's tauExt: the force estimate of impedance mode). */
-  attach?(twin: Twin): void;
+  /**
+   * Given the twin once, when the loop is built (its momentum observer's tauExt: the force estimate of
+   * impedance mode), and the loop's tracker velocity [rad/s] (estimator.ts; the array is updated in place
+   * each sample: quiet at rest, where a model-aided estimate carries the model's error).
+   */
+  attach?(twin: Twin, trackerQd: readonly number[]): void;
   /** Writes the law's own columns of the tick (impedance mode's fEst, stiffness) into the row. */
   record?(row: Float64Array): void;
   /** False while the law does not mean to follow the plan (float mode): the following-error guard then stands aside. */
   readonly followsPlan?: boolean;
+  /**
+   * When set, the state the law is given is carried forward from the model-aided estimator at this
+   * bandwidth [Hz] (estimator.ts ModelAidedEstimator: the model's acceleration under the duty plus an
+   * estimated unmodelled one) instead of the loop's tracker; the twin and the guards keep the tracker.
+   * Impedance mode's damper asks for it: the tracker's lag is a negative mass against the damper.
+   */
+  readonly velocityObserverHz?: number;
 }
 
 /** How the previous command was limited, per joint (what an anti-windup needs). */

@@ -16,7 +16,8 @@
 import type { Reading } from '../transport/link.js';
 import type { ControlOutput } from './controller.js';
 import type { ControlLaw, LawInput, LawSample } from './law.js';
-import { VelocityEstimator } from './estimator.js';
+import { ModelAidedEstimator, VelocityEstimator } from './estimator.js';
+import { computeForwardDynamicsUnderDuty, computeMassMatrix, createActuatedArmData } from '../model/actuated.js';
 import { Predictor } from './predict.js';
 import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
 import type { TrajPhase } from '../telemetry/tick.js';
@@ -36,6 +37,10 @@ export class LoopCore extends LoopModes {
   readonly twin: Twin;
   readonly estimator: VelocityEstimator;
   private readonly predictor: Predictor;
+  /** The law's own estimate, when it asks for one (law.ts `velocityObserverHz`), and its disturbance as a torque [N m]. */
+  private readonly aided: ModelAidedEstimator | undefined;
+  private readonly aidedTorque: number[];
+  private readonly aidedData: ReturnType<typeof createActuatedArmData>;
   /** The guards on a sample (guards.ts). */
   private readonly guards: LoopGuards;
   /** A ControlLaw given in the options (a user's controller, float, impedance): its optional hooks. */
@@ -54,7 +59,12 @@ export class LoopCore extends LoopModes {
     this.guards = new LoopGuards(o.rig, this.model, this.law.following, o.boardWatchdog ?? true, this.period);
     const own = o.law && !('torques' in o.law) ? o.law : undefined;
     this.own = own;
-    own?.attach?.(this.twin);
+    own?.attach?.(this.twin, this.estimator.qd);
+    this.aidedData = createActuatedArmData(this.model);
+    this.aidedTorque = new Array<number>(n).fill(0);
+    const hz = own?.velocityObserverHz;
+    const data = this.aidedData;
+    this.aided = hz === undefined ? undefined : new ModelAidedEstimator(n, hz, (q, qd, duty, out) => void computeForwardDynamicsUnderDuty(this.model, data, q, qd, duty, out));
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
     this.alarms = new AlarmEdges(n);
@@ -116,10 +126,15 @@ export class LoopCore extends LoopModes {
     if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);
+      this.aided?.reset(r.q, this.estimator.qd);
       this.twin.reset(r.q, this.estimator.qd);
       this.plan.holdAt(r.q);
     } else {
       this.estimator.update(r.q, bdt, this.mode.kind === 'track' ? this.plan.ref.qdd : undefined);
+      // Fed with the tracker's angle, not the count: the tracker's angle follows a ramp without lag (its
+      // velocity is what lags), and the encoder's flicker between two counts is filtered before the
+      // observer differentiates it (the damper's torque noise at rest: a third less, on the mock).
+      this.aided?.update(this.estimator.q, bdt, this.dutyOf(prevAck));
       this.twin.step(this.dutyOf(prevAck), bdt, r.q, this.estimator.qd);
       this.checkTwinAlarm();
       // The arm moving as a miswired arm would under the duties it was given: stop and say which wire.
@@ -218,7 +233,8 @@ export class LoopCore extends LoopModes {
   private drive(r: Reading, horizon: number, k: Mode['kind']): ControlOutput {
     const c = this.o.rig.control;
     const changes = this.o.link.dutyChanges(r.ack, r.boardTime, horizon);
-    if (!this.predictor.predict(this.estimator.q, this.estimator.qd, this.dutyOf(r.ack), horizon, c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
+    const from = this.aided ?? this.estimator;
+    if (!this.predictor.predict(from.q, from.qd, this.dutyOf(r.ack), horizon, this.aided ? this.aidedDisturbance() : c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
       this.fault({ kind: 'non-finite', what: 'predicted state' });
       return this.controller.idle();
     }
@@ -238,6 +254,18 @@ export class LoopCore extends LoopModes {
       return this.controller.idle();
     }
     return res.out;
+  }
+
+  /** The model-aided estimator's unmodelled acceleration as a joint torque, M_a(q) d [N m], for the prediction. */
+  private aidedDisturbance(): readonly number[] {
+    const a = this.aided!;
+    const M = computeMassMatrix(this.model, this.aidedData, a.q);
+    for (let i = 0; i < this.joints; i++) {
+      let t = 0;
+      for (let j = 0; j < this.joints; j++) t += M[i]![j]! * a.disturbance[j]!;
+      this.aidedTorque[i] = t;
+    }
+    return this.aidedTorque;
   }
 
   /** Write: the answer to the board (nothing once finished or disabled: the halt wrote the zero). */
