@@ -51,15 +51,15 @@ export class PairLengthError extends RangeError {
  * `what` (one comparison, cheap enough for the loop's hot path; values are not inspected here, see
  * `finitePair`).
  */
-export function asPair(v: readonly number[], what = 'a per-joint array'): ReadonlyPair {
+export function asPair<T = number>(v: readonly T[], what = 'a per-joint array'): readonly [T, T] {
   if (v.length !== 2) throw new PairLengthError(what, v.length);
-  return v as ReadonlyPair;
+  return v as readonly [T, T];
 }
 
 /** `asPair` for an array written to. */
-export function asOutPair(v: number[], what = 'a per-joint output array'): Pair {
+export function asOutPair<T = number>(v: T[], what = 'a per-joint output array'): PairOf<T> {
   if (v.length !== 2) throw new PairLengthError(what, v.length);
-  return v as Pair;
+  return v as PairOf<T>;
 }
 
 /**
