@@ -38,6 +38,8 @@ export function toDownwardVertical(alpha: readonly number[], isRate = false): nu
 }
 
 /** Endpoint position [m] of the two-link arm, allocation-free with `out`. */
+export function endpoint(p: TwoLinkParams, q: readonly number[], out?: Vec2): Vec2;
+export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[]): number[];
 export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[] = [0, 0]): number[] {
   const qP = asPair(q);
   const a1 = qP[0];

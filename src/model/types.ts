@@ -75,6 +75,14 @@ export function finitePair(v: readonly number[], what: string): ReadonlyPair {
 /** A 2x2 matrix, row-major: m[row][col]. */
 export type Mat2 = [[number, number], [number, number]];
 
+/** A 2x2 matrix of a two-link arm built as number[][] (rows of two) as a Mat2, checked like `asPair`. */
+export function asMat2(m: number[][], what = 'a 2x2 matrix'): Mat2 {
+  const [r0, r1] = asOutPair(m, `${what}'s rows`);
+  asOutPair(r0, `${what}'s row 1`);
+  asOutPair(r1, `${what}'s row 2`);
+  return m as Mat2;
+}
+
 /** Parameters of a planar two-link arm (seed 000, "double inverted pendulum"). */
 export interface TwoLinkParams {
   /** Length of link 1, joint 1 to joint 2 [m]. */
