@@ -16,6 +16,7 @@ import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
 import { createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
 import type { PathSpec } from '../model/builtins.js';
+import { asOutPair, asPair, J, mapPair, pairOf, type Pair, type PairOf, type ReadonlyPair } from '../model/types.js';
 import { buildPath, type SineComponent, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
 import { conditionNumber } from './lsq.js';
 import { modelBaseParameters, P, predictTorque, regressorConstants, regressorRows, toVector, type RegressorConstants } from './regressor.js';
@@ -72,40 +73,42 @@ const MARGIN = 10 * DEG;
 
 /** The default centre: joint 1 as near hanging as leaves a quarter turn of room each way, joint 2 straight; both inside the limits. */
 export function defaultCentre(rig: Rig): number[] {
-  const want = [-90 * DEG, 0];
   return rig.limits.slice(0, 2).map((l, i) => {
     const lo = l.min + MARGIN;
     const hi = l.max - MARGIN;
     const room = Math.min(90 * DEG, (hi - lo) / 2);
-    return Math.min(Math.max(want[i]!, lo + room), hi - room);
+    return Math.min(Math.max(i === 0 ? -90 * DEG : 0, lo + room), hi - room);
   });
 }
 
 interface Evaluated {
-  angle: number[];
-  speed: number[];
+  angle: Pair;
+  speed: Pair;
   /** Largest |tau| / available torque over the trajectory, per joint. */
-  load: number[];
-  torque: number[];
+  load: Pair;
+  torque: Pair;
 }
 
 /** Samples a trajectory at `rateHz` and measures what the nominal model says it needs. */
-function evaluate(rig: Rig, model: ActuatedArmModel, traj: Trajectory, centre: readonly number[], theta: readonly number[], c: RegressorConstants, rateHz: number): Evaluated {
+function evaluate(rig: Rig, model: ActuatedArmModel, traj: Trajectory, centre: ReadonlyPair, theta: readonly number[], c: RegressorConstants, rateHz: number): Evaluated {
   const e: Evaluated = { angle: [0, 0], speed: [0, 0], load: [0, 0], torque: [0, 0] };
-  const s: TrajectorySample = { t: 0, q: [0, 0], qd: [0, 0], qdd: [0, 0], qddd: [0, 0] };
-  const tau = [0, 0];
+  const q: Pair = [0, 0];
+  const qd: Pair = [0, 0];
+  const s: TrajectorySample = { t: 0, q, qd, qdd: [0, 0], qddd: [0, 0] };
+  const tau: Pair = [0, 0];
+  const limits = asPair(rig.limits, `${rig.file}: limits`);
   const rows = new Array<number>(2 * P).fill(0);
   const n = Math.ceil(traj.duration * rateHz);
   for (let k = 0; k <= n; k++) {
     traj.sample((k / n) * traj.duration, s);
     predictTorque(c, theta, s.q, s.qd, s.qdd, tau, rows);
-    for (let i = 0; i < 2; i++) {
-      e.angle[i] = Math.max(e.angle[i]!, Math.abs(s.q[i]! - centre[i]!));
-      e.speed[i] = Math.max(e.speed[i]!, Math.abs(s.qd[i]!));
-      e.torque[i] = Math.max(e.torque[i]!, Math.abs(tau[i]!));
-      const motor = motorTorqueLimit(model, i, rig.maxDuty, s.qd[i]!, tau[i]!);
-      const avail = Math.max(1e-9, Math.min(rig.limits[i]!.maxTorque, motor));
-      e.load[i] = Math.max(e.load[i]!, Math.abs(tau[i]!) / avail);
+    for (const i of J) {
+      e.angle[i] = Math.max(e.angle[i], Math.abs(q[i] - centre[i]));
+      e.speed[i] = Math.max(e.speed[i], Math.abs(qd[i]));
+      e.torque[i] = Math.max(e.torque[i], Math.abs(tau[i]));
+      const motor = motorTorqueLimit(model, i, rig.maxDuty, qd[i], tau[i]);
+      const avail = Math.max(1e-9, Math.min(limits[i].maxTorque, motor));
+      e.load[i] = Math.max(e.load[i], Math.abs(tau[i]) / avail);
     }
   }
   return e;
@@ -120,7 +123,7 @@ export function trajectoryCondition(traj: Trajectory, c: RegressorConstants, rat
   for (let k = 0; k <= n; k++) {
     traj.sample((k / n) * traj.duration, s);
     regressorRows(c, s.q, s.qd, s.qdd, rows);
-    for (let j = 0; j < 2; j++) for (let p = 0; p < P; p++) A.set(2 * k + j, p, rows[j * P + p]!);
+    for (const j of J) for (let p = 0; p < P; p++) A.set(2 * k + j, p, rows[j * P + p]!);
   }
   for (let p = 0; p < P; p++) {
     const norm = Math.hypot(...A.getColumn(p));
@@ -130,13 +133,14 @@ export function trajectoryCondition(traj: Trajectory, c: RegressorConstants, rat
 }
 
 /** Room [rad] each joint has about `centre` inside its limits less the margin; none is an ExcitationError. */
-function roomAbout(rig: Rig, centre: readonly number[]): number[] {
-  const room = centre.map((q, i) => Math.min(q - (rig.limits[i]!.min + MARGIN), rig.limits[i]!.max - MARGIN - q));
-  room.forEach((r, i) => {
-    if (!(r > 2 * DEG)) {
-      throw new ExcitationError(`joint ${i + 1}: the centre ${(centre[i]! / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`);
+function roomAbout(rig: Rig, centre: ReadonlyPair): Pair {
+  const limits = asPair(rig.limits, `${rig.file}: limits`);
+  const room = mapPair(centre, (q, i) => Math.min(q - (limits[i].min + MARGIN), limits[i].max - MARGIN - q));
+  for (const i of J) {
+    if (!(room[i] > 2 * DEG)) {
+      throw new ExcitationError(`joint ${i + 1}: the centre ${(centre[i] / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`);
     }
-  });
+  }
   return room;
 }
 
@@ -155,7 +159,7 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   const ramp = Math.min(o.ramp ?? 2, duration / 4);
   const fmax = o.maxFrequencyHz ?? 1.5;
   const H = o.harmonics ?? 5;
-  const centre = (o.centre ?? defaultCentre(rig)).slice(0, 2);
+  const centre = asOutPair((o.centre ?? defaultCentre(rig)).slice(0, 2), 'the excitation centre');
   const rnd = prng(o.seed ?? 1);
   const model = createActuatedArmModel(rig);
   const c = regressorConstants(model);
@@ -163,25 +167,26 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   const room = roomAbout(rig, centre);
   // 2H frequencies, log-spaced from fmax / 12 to fmax, dealt alternately to the joints.
   const freqs = Array.from({ length: 2 * H }, (_, k) => fmax * Math.pow(12, (k - (2 * H - 1)) / (2 * H - 1)));
-  const perJoint = [freqs.filter((_, k) => k % 2 === 0), freqs.filter((_, k) => k % 2 === 1)];
+  const perJoint = pairOf((j) => freqs.filter((_, k) => k % 2 === j));
   const build = (sines: SineComponent[][], name: string): Trajectory => buildPath(arm, { q: centre }, [{ kind: 'sines', sines, ramp, duration }], name);
   const rate = Math.max(100, 20 * fmax);
   let best: { sines: SineComponent[][]; condition: number; e: Evaluated } | undefined;
   const tries = o.candidates ?? 48;
   for (let cand = 0; cand < tries; cand++) {
-    const shape = perJoint.map((fs) => fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })));
+    const shape = mapPair(perJoint, (fs) => fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })));
     // Scale each joint so that its angle and speed use the allowed fraction of the limits...
     const unit = evaluate(rig, model, build(shape, 'probe'), centre, theta, c, rate);
-    let scale = [0, 1].map((i) => Math.min((f * room[i]!) / unit.angle[i]!, (f * rig.limits[i]!.maxVel) / unit.speed[i]!));
-    const scaled = (k: number): SineComponent[][] => shape.map((js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i]! * k })));
+    const limits = asPair(rig.limits, `${rig.file}: limits`);
+    let scale = pairOf((i) => Math.min((f * room[i]) / unit.angle[i], (f * limits[i].maxVel) / unit.speed[i]));
+    const scaled = (k: number): PairOf<SineComponent[]> => mapPair(shape, (js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i] * k })));
     // ... then shrink both (bisection) until the torque fits too.
     let e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
     if (Math.max(...e.load) > ft) {
       const still = evaluate(rig, model, build(scaled(0), 'probe'), centre, theta, c, rate);
       if (Math.max(...still.load) > ft) {
-        const j = still.load[0]! > ft ? 0 : 1;
+        const j = still.load[0] > ft ? 0 : 1;
         throw new ExcitationError(
-          `joint ${j + 1}: holding the centre pose [${centre.map((v) => (v / DEG).toFixed(0)).join(', ')}] deg takes ${(still.load[j]! * 100).toFixed(0)}% of the torque available, more than the ${(ft * 100).toFixed(0)}% allowed: choose another centre (nearer hanging)`,
+          `joint ${j + 1}: holding the centre pose [${centre.map((v) => (v / DEG).toFixed(0)).join(', ')}] deg takes ${(still.load[j] * 100).toFixed(0)}% of the torque available, more than the ${(ft * 100).toFixed(0)}% allowed: choose another centre (nearer hanging)`,
         );
       }
       let lo = 0;
@@ -191,7 +196,7 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
         if (Math.max(...evaluate(rig, model, build(scaled(mid), 'probe'), centre, theta, c, rate).load) > ft) hi = mid;
         else lo = mid;
       }
-      scale = scale.map((s) => s * lo);
+      scale = mapPair(scale, (s) => s * lo);
       e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
     }
     const sines = scaled(1);

@@ -36,6 +36,7 @@ import { Matrix, QrDecomposition } from 'ml-matrix';
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
 import { createActuatedArmModel, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
+import { asPair, J, mapPair, pairOf, type Joint, type Pair, type PairOf, type ReadonlyPair } from '../model/types.js';
 import { F, LOOP_STATES, type LoopState, type TickObject } from '../telemetry/tick.js';
 import { derivatives, zeroPhaseLowpass } from './filter.js';
 import type { ReplayTick } from './replay.js';
@@ -48,8 +49,12 @@ import { BASE_PARAMETERS, modelBaseParameters, P, regressorConstants, regressorR
  * `duty` `commandLag` ticks before), and the plan at the reading's time.
  */
 export interface FitTick extends ReplayTick {
+  q: ReadonlyPair;
+  qd: ReadonlyPair;
+  duty: ReadonlyPair;
+  dutyIn?: ReadonlyPair;
   /** The plan at the reading's time: angles [rad], velocities [rad/s], accelerations [rad/s^2]. */
-  des: { q: readonly number[]; qd: readonly number[]; qdd: readonly number[] };
+  des: { q: ReadonlyPair; qd: ReadonlyPair; qdd: ReadonlyPair };
 }
 
 /** A loop row (the Float64Array layout of src/telemetry/tick.ts) as a FitTick. */
@@ -69,8 +74,10 @@ export function fitTickFromRow(r: ArrayLike<number>): FitTick {
 
 /** A recorded tick (an NDJSON tick line) as a FitTick. */
 export function fitTickFromObject(o: Pick<TickObject, 'i' | 'state' | 'fresh' | 'boardT' | 'meas' | 'duty' | 'des' | 'sample' | 'dutyIn'>): FitTick {
-  const din = o.dutyIn && (o.sample ?? -1) >= 0 ? { dutyIn: o.dutyIn } : {};
-  return { i: o.i, state: o.state, fresh: o.fresh === 1, boardT: o.boardT, q: o.meas.q, qd: o.meas.qd, duty: o.duty, ...din, des: o.des };
+  const din = o.dutyIn && (o.sample ?? -1) >= 0 ? { dutyIn: asPair(o.dutyIn, `tick ${o.i}: dutyIn`) } : {};
+  const pair = (v: readonly number[], what: string): ReadonlyPair => asPair(v, `tick ${o.i}: ${what}`);
+  const des = { q: pair(o.des.q, 'des.q'), qd: pair(o.des.qd, 'des.qd'), qdd: pair(o.des.qdd, 'des.qdd') };
+  return { i: o.i, state: o.state, fresh: o.fresh === 1, boardT: o.boardT, q: pair(o.meas.q, 'meas.q'), qd: pair(o.meas.qd, 'meas.qd'), duty: pair(o.duty, 'duty'), ...din, des };
 }
 
 export interface FitOptions {
@@ -143,14 +150,14 @@ const DRIVEN: ReadonlySet<LoopState> = new Set(['hold', 'track', 'paused', 'rele
 interface Segment {
   /** Reading times [s] and angles per joint. */
   t: number[];
-  q: number[][];
+  q: PairOf<number[]>;
   /** The plan at t[k]: angles, velocities, accelerations per joint. */
-  dq: number[][];
-  dqd: number[][];
-  dqdd: number[][];
+  dq: PairOf<number[]>;
+  dqd: PairOf<number[]>;
+  dqdd: PairOf<number[]>;
   /** The duty per joint in force from sw[k] to sw[k + 1]. */
   sw: number[];
-  duty: number[][];
+  duty: PairOf<number[]>;
   /** Row of the newest reading, and the rows since without one. */
   lastRow: number;
   missing: number;
@@ -195,18 +202,18 @@ function segments(ticks: readonly FitTick[], lag: number): Segment[] {
       for (let p = 1; p < m; p++) {
         cur.sw.push(lastT + ((k.boardT - lastT) * p) / m);
         const d = ticks[cur.lastRow + p - lag]!.duty;
-        for (let j = 0; j < 2; j++) cur.duty[j]!.push(d[j]!);
+        for (const j of J) cur.duty[j].push(d[j]);
       }
     }
     if (!cur) cur = { t: [], q: [[], []], dq: [[], []], dqd: [[], []], dqdd: [[], []], sw: [], duty: [[], []], lastRow: r, missing: 0 };
     cur.t.push(k.boardT);
     cur.sw.push(k.boardT);
-    for (let j = 0; j < 2; j++) {
-      cur.q[j]!.push(k.q[j]!);
-      cur.duty[j]!.push((k.dutyIn ?? src!.duty)[j]!);
-      cur.dq[j]!.push(k.des.q[j]!);
-      cur.dqd[j]!.push(k.des.qd[j]!);
-      cur.dqdd[j]!.push(k.des.qdd[j]!);
+    for (const j of J) {
+      cur.q[j].push(k.q[j]);
+      cur.duty[j].push((k.dutyIn ?? src!.duty)[j]);
+      cur.dq[j].push(k.des.q[j]);
+      cur.dqd[j].push(k.des.qd[j]);
+      cur.dqdd[j].push(k.des.qdd[j]);
     }
     cur.lastRow = r;
     cur.missing = 0;
@@ -251,7 +258,7 @@ interface Equations {
   Y: number[][];
   Z: number[][];
   tau: number[];
-  joint: number[];
+  joint: Joint[];
   samples: number;
   seconds: number;
   segments: number;
@@ -259,8 +266,10 @@ interface Equations {
 }
 
 /** A segment's angles and plan (angles, speeds, accelerations) linearly interpolated on the grid t0 + j h, j < n. */
-function onUniformGrid(s: Segment, h: number, n: number): { qg: Float64Array[]; pq: Float64Array[]; pqd: Float64Array[]; pqdd: Float64Array[] } {
-  const grid = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
+type Grid = PairOf<Float64Array>;
+
+function onUniformGrid(s: Segment, h: number, n: number): { qg: Grid; pq: Grid; pqd: Grid; pqdd: Grid } {
+  const grid = (): Grid => [new Float64Array(n), new Float64Array(n)];
   const out = { qg: grid(), pq: grid(), pqd: grid(), pqdd: grid() };
   let k = 0;
   for (let j = 0; j < n; j++) {
@@ -269,20 +278,20 @@ function onUniformGrid(s: Segment, h: number, n: number): { qg: Float64Array[]; 
     const t0 = s.t[k]!;
     const t1 = s.t[k + 1]!;
     const u = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
-    for (let i = 0; i < 2; i++) {
+    for (const i of J) {
       const lerp = (a: number[]): number => a[k]! + u * (a[k + 1]! - a[k]!);
-      out.qg[i]![j] = lerp(s.q[i]!);
-      out.pq[i]![j] = lerp(s.dq[i]!);
-      out.pqd[i]![j] = lerp(s.dqd[i]!);
-      out.pqdd[i]![j] = lerp(s.dqdd[i]!);
+      out.qg[i][j] = lerp(s.q[i]);
+      out.pq[i][j] = lerp(s.dq[i]);
+      out.pqd[i][j] = lerp(s.dqd[i]);
+      out.pqdd[i][j] = lerp(s.dqdd[i]);
     }
   }
   return out;
 }
 
 /** Per joint, 1 where its speed [rad/s] is below `reversal`, widened by `reach` grid points each side. */
-function nearReversals(speeds: readonly Float64Array[], reversal: number, reach: number): Uint8Array[] {
-  return speeds.map((v) => {
+function nearReversals(speeds: Readonly<Grid>, reversal: number, reach: number): PairOf<Uint8Array> {
+  return mapPair(speeds, (v) => {
     const n = v.length;
     const near = new Uint8Array(n);
     for (let j = 0; j < n; j++) {
@@ -310,46 +319,47 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     if (n <= 2 * edge + 4 * decim) continue;
     eq.segments++;
     // Uniform grid: angles and the plan interpolated, duty averaged.
-    const grid = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
+    const grid = (): Grid => [new Float64Array(n), new Float64Array(n)];
     const { qg, pq, pqd, pqdd } = onUniformGrid(s, h, n);
     const dg = grid();
     // The duty is piecewise constant, switching at the readings: its value for grid point j is its
     // mean over [t_j - h/2, t_j + h/2] (taking the value just after t_j would lead by half a step).
-    for (let i = 0; i < 2; i++) dg[i]!.set(zohMeans(s.sw, s.duty[i]!, s.t[0]!, h, n));
-    const qf = qg.map(lowpass);
-    const dv = qf.map((x) => derivatives(x, h));
+    for (const i of J) dg[i].set(zohMeans(s.sw, s.duty[i], s.t[0]!, h, n));
+    const qf = mapPair(qg, lowpass);
+    const dv = mapPair(qf, (x) => derivatives(x, h));
     // Regressor, instruments and torque on the grid, then all through the same filter.
     const cols = Array.from({ length: 2 * P }, () => new Float64Array(n));
     const inst = Array.from({ length: 2 * P }, () => new Float64Array(n));
     const tq = grid();
-    const q = [0, 0];
-    const qd = [0, 0];
-    const qdd = [0, 0];
+    const q: Pair = [0, 0];
+    const qd: Pair = [0, 0];
+    const qdd: Pair = [0, 0];
     for (let j = 0; j < n; j++) {
-      for (let i = 0; i < 2; i++) {
-        q[i] = qf[i]![j]!;
-        qd[i] = dv[i]!.d1[j]!;
-        qdd[i] = dv[i]!.d2[j]!;
-        tq[i]![j] = motorTorque(model, i, dg[i]![j]!, qd[i]!);
+      for (const i of J) {
+        q[i] = qf[i][j]!;
+        qd[i] = dv[i].d1[j]!;
+        qdd[i] = dv[i].d2[j]!;
+        tq[i][j] = motorTorque(model, i, dg[i][j]!, qd[i]);
       }
       regressorRows(c, q, qd, qdd, rows);
       for (let r = 0; r < 2 * P; r++) cols[r]![j] = rows[r]!;
-      regressorRows(c, [pq[0]![j]!, pq[1]![j]!], [pqd[0]![j]!, pqd[1]![j]!], [pqdd[0]![j]!, pqdd[1]![j]!], rows);
+      const at = (g: Grid): Pair => pairOf((i) => g[i][j]!);
+      regressorRows(c, at(pq), at(pqd), at(pqdd), rows);
       for (let r = 0; r < 2 * P; r++) inst[r]![j] = rows[r]!;
     }
     // A joint's rows near its velocity reversals are left out (see the module comment): where |qd| is
     // below `reversal`, widened by half the filter's reach.
     const near = nearReversals(
-      dv.map((d) => d.d1),
+      mapPair(dv, (d) => d.d1),
       reversal,
       Math.ceil((0.5 * fs) / cutoffHz),
     );
     const colsF = cols.map(lowpass);
     const instF = inst.map(lowpass);
-    const tqF = tq.map(lowpass);
+    const tqF = mapPair(tq, lowpass);
     for (let j = edge; j < n - edge; j += decim) {
-      for (let i = 0; i < 2; i++) {
-        if (near[i]![j]) continue;
+      for (const i of J) {
+        if (near[i][j]) continue;
         const y = new Array<number>(P);
         const z = new Array<number>(P);
         for (let p = 0; p < P; p++) {
@@ -358,7 +368,7 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
         }
         eq.Y.push(y);
         eq.Z.push(z);
-        eq.tau.push(tqF[i]![j]!);
+        eq.tau.push(tqF[i][j]!);
         eq.joint.push(i);
       }
       eq.samples++;
@@ -380,8 +390,8 @@ type Solved = Omit<FitResult, 'commandLag' | 'sampleHz' | 'cutoffHz' | 'paramete
  * it do not reach, then the constrained fit is made on the projection.
  */
 /** RMS of `x` over the rows of each of the two joints (`joint[r]` is row r's joint). */
-function jointRms(x: readonly number[], joint: readonly number[]): number[] {
-  return [0, 1].map((j) => {
+function jointRms(x: readonly number[], joint: readonly Joint[]): Pair {
+  return pairOf((j) => {
     let s = 0;
     let n = 0;
     for (let r = 0; r < x.length; r++)
@@ -402,12 +412,12 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
   const free = fixed.flatMap((f, p) => (f ? [] : [p]));
   const nf = free.length;
   const b0 = eq.tau.map((t, r) => t - fixed.reduce((s, f, p) => (f ? s + eq.Y[r]![p]! * thetaNominal[p]! : s), 0));
-  const fitWith = (w: number[]): { x: number[]; atBound: boolean[]; cov: number[][]; condition: number } => {
+  const fitWith = (w: ReadonlyPair): { x: number[]; atBound: boolean[]; cov: number[][]; condition: number } => {
     const A = new Matrix(m, nf);
     const Zm = new Matrix(m, nf);
     const b = new Array<number>(m);
     for (let r = 0; r < m; r++) {
-      const wr = w[eq.joint[r]!]!;
+      const wr = w[eq.joint[r]!];
       free.forEach((p, a) => {
         A.set(r, a, wr * eq.Y[r]![p]!);
         Zm.set(r, a, wr * eq.Z[r]![p]!);
@@ -435,21 +445,21 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
       condition,
     };
   };
-  const residualRms = (x: number[]): number[] => {
-    const ss = [0, 0];
-    const nn = [0, 0];
+  const residualRms = (x: number[]): Pair => {
+    const ss: Pair = [0, 0];
+    const nn: Pair = [0, 0];
     for (let r = 0; r < m; r++) {
       let pred = 0;
       free.forEach((p, a) => (pred += eq.Y[r]![p]! * x[a]!));
       const j = eq.joint[r]!;
-      ss[j]! += (b0[r]! - pred) ** 2;
-      nn[j]!++;
+      ss[j] += (b0[r]! - pred) ** 2;
+      nn[j]++;
     }
-    return ss.map((s, j) => Math.sqrt(s / Math.max(1, nn[j]!)));
+    return mapPair(ss, (s, j) => Math.sqrt(s / Math.max(1, nn[j])));
   };
   // First pass unweighted, for each joint's residual level; then weighted by its inverse.
-  const sigma = residualRms(fitWith([1, 1]).x).map((s) => Math.max(s, 1e-9));
-  const second = fitWith(sigma.map((s) => 1 / s));
+  const sigma = mapPair(residualRms(fitWith([1, 1]).x), (s) => Math.max(s, 1e-9));
+  const second = fitWith(mapPair(sigma, (s) => 1 / s));
   const theta = thetaNominal.slice();
   free.forEach((p, a) => (theta[p] = second.x[a]!));
   const covariance = Array.from({ length: P }, () => new Array<number>(P).fill(0));

@@ -31,7 +31,7 @@
  * Pure math: no I/O, no clock.
  */
 import { NOMINAL_COULOMB_VELOCITY, type ActuatedArmModel } from '../model/actuated.js';
-import { isTwoLink, type TwoLinkParams } from '../model/types.js';
+import { asPair, isTwoLink, J, type TwoLinkParams } from '../model/types.js';
 
 /** One base parameter: its key, unit and what it is. */
 export interface BaseParameterInfo {
@@ -83,12 +83,9 @@ export function regressorConstants(model: ActuatedArmModel): RegressorConstants 
  * 2's), so that tau = Y theta with theta in BASE_PARAMETERS order. Allocates nothing.
  */
 export function regressorRows(c: RegressorConstants, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = new Array<number>(2 * P).fill(0)): number[] {
-  const a1 = q[0]!;
-  const a2 = q[1]!;
-  const w1 = qd[0]!;
-  const w2 = qd[1]!;
-  const b1 = qdd[0]!;
-  const b2 = qdd[1]!;
+  const [a1, a2] = asPair(q, 'q');
+  const [w1, w2] = asPair(qd, 'qd');
+  const [b1, b2] = asPair(qdd, 'qdd');
   const c2 = Math.cos(a2);
   const s2 = Math.sin(a2);
   const g12 = c.g * Math.cos(a1 + a2);
@@ -132,16 +129,19 @@ export function fromVector(v: readonly number[]): BaseParameters {
  * its friction (viscous [N m s/rad], Coulomb [N m] per joint).
  */
 export function baseParameters(arm: TwoLinkParams, rotor: readonly number[], friction: { viscous: readonly number[]; coulomb: readonly number[] }): BaseParameters {
+  const r = asPair(rotor, 'the rotor inertias');
+  const fv = asPair(friction.viscous, 'the viscous friction');
+  const fc = asPair(friction.coulomb, 'the Coulomb friction');
   return {
-    J1: arm.I1 + arm.m1 * arm.d1 * arm.d1 + arm.m2 * arm.L1 * arm.L1 + rotor[0]!,
+    J1: arm.I1 + arm.m1 * arm.d1 * arm.d1 + arm.m2 * arm.L1 * arm.L1 + r[0],
     J2: arm.I2 + arm.m2 * arm.d2 * arm.d2,
     mL: arm.m2 * arm.d2,
     mG: arm.m1 * arm.d1 + arm.m2 * arm.L1,
-    Jm2: rotor[1]!,
-    fv1: friction.viscous[0]!,
-    fv2: friction.viscous[1]!,
-    fc1: friction.coulomb[0]!,
-    fc2: friction.coulomb[1]!,
+    Jm2: r[1],
+    fv1: fv[0],
+    fv2: fv[1],
+    fc1: fc[0],
+    fc2: fc[1],
   };
 }
 
@@ -158,7 +158,7 @@ export function modelBaseParameters(model: ActuatedArmModel): BaseParameters {
 /** tau = Y theta at one state [N m], per joint. */
 export function predictTorque(c: RegressorConstants, theta: readonly number[], q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = [0, 0], rows: number[] = new Array<number>(2 * P).fill(0)): number[] {
   regressorRows(c, q, qd, qdd, rows);
-  for (let j = 0; j < 2; j++) {
+  for (const j of J) {
     let s = 0;
     for (let k = 0; k < P; k++) s += rows[j * P + k]! * theta[k]!;
     out[j] = s;

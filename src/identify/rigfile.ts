@@ -15,7 +15,7 @@
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
 import { reflectedInertia } from '../model/motor.js';
-import type { TwoLinkParams } from '../model/types.js';
+import { asPair, type TwoLinkParams } from '../model/types.js';
 import type { BaseParameters } from './regressor.js';
 
 /** The identified parameters cannot be a physical arm (the message says why). */
@@ -95,13 +95,13 @@ function r6(v: number): number {
  */
 export function identifiedRigFile(raw: Record<string, unknown>, rig: Rig, p: BaseParameters): Record<string, unknown> {
   const nominal = twoLinkArm(rig);
-  const motors = rig.motors.slice(0, 2);
-  const rotor1 = reflectedInertia(motors[0]!);
+  const motors = asPair(rig.motors.slice(0, 2), `${rig.file}: motors`);
+  const rotor1 = reflectedInertia(motors[0]);
   const arm = realizeArm(nominal, p, rotor1);
   const out: Record<string, unknown> = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
   out.arm = Object.fromEntries(Object.entries(arm).map(([k, v]) => [k, r6(v)]));
   out.friction = { viscous: [r6(p.fv1), r6(p.fv2)], coulomb: [r6(p.fc1), r6(p.fc2)] };
-  const gear2 = motors[1]!.gear;
+  const gear2 = motors[1].gear;
   const rawMotors = (out.motors as Record<string, unknown>[] | undefined) ?? motors.map((m) => ({ ...m }));
   out.motors = rawMotors.map((m, i) => (i === 1 ? { ...m, rotorInertia: r6(p.Jm2 / (gear2 * gear2)) } : m));
   if (rig.plant && out.plant && typeof out.plant === 'object') {

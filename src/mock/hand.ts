@@ -14,8 +14,13 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { endpoint, jacobian } from '../model/kinematics.js';
-import { minJerkProfile } from '../model/trajectory.js';
-import type { TwoLinkParams } from '../model/types.js';
+import { minJerkProfile, type MinJerk } from '../model/trajectory.js';
+import { asPair, type TwoLinkParams, type Vec2 } from '../model/types.js';
+
+/** A point on a polyline and the unit tangent there: [x, y, tx, ty]. */
+type PointTangent = [number, number, number, number];
+/** The hand's position and velocity: [x, y, vx, vy] [m, m/s]. */
+type HandState = [number, number, number, number];
 
 /**
  * The hand's grip stiffness [N/m] and damping [N s/m]: a firm hold on a 0.5 kg endpoint. A human
@@ -52,10 +57,10 @@ const handFileSchema = z.strictObject({
 export function handPath(name: string, arm: Pick<TwoLinkParams, 'L1' | 'L2'>): HandPath {
   const R = arm.L1 + arm.L2;
   if (name === 'circle') {
-    const c = [0.35 * R, -0.35 * R];
+    const c: Vec2 = [0.35 * R, -0.35 * R];
     const r = 0.15 * R;
     const points: [number, number][] = [];
-    for (let k = 0; k <= 360; k++) points.push([c[0]! + r * Math.cos((k * Math.PI) / 180), c[1]! + r * Math.sin((k * Math.PI) / 180)]);
+    for (let k = 0; k <= 360; k++) points.push([c[0] + r * Math.cos((k * Math.PI) / 180), c[1] + r * Math.sin((k * Math.PI) / 180)]);
     return { name, points, seconds: HAND_PATH_S };
   }
   if (name === 'line') {
@@ -101,7 +106,7 @@ class Polyline {
     return this.cum.at(-1)!;
   }
   /** The point at arc length `s` and the unit tangent, into out = [x, y, tx, ty]. */
-  at(s: number, out: number[]): void {
+  at(s: number, out: PointTangent): void {
     const c = this.cum;
     let k = 1;
     while (k < c.length - 1 && c[k]! < s) k++;
@@ -120,10 +125,10 @@ class Polyline {
 export class Hand {
   private readonly line: Polyline;
   private readonly reach: Polyline;
-  private readonly prof = [0, 0, 0, 0];
-  private readonly pt = [0, 0, 0, 0];
-  private readonly p = [0, 0];
-  private readonly h = [0, 0, 0, 0];
+  private readonly prof: MinJerk = [0, 0, 0, 0];
+  private readonly pt: PointTangent = [0, 0, 0, 0];
+  private readonly p: Vec2 = [0, 0];
+  private readonly h: HandState = [0, 0, 0, 0];
 
   /** `q0`: the joint angles where the hand takes hold [rad]. */
   constructor(
@@ -134,7 +139,7 @@ export class Hand {
   ) {
     this.line = new Polyline(path.points);
     const grab = endpoint(arm, q0);
-    this.reach = new Polyline([[grab[0]!, grab[1]!], path.points[0]!]);
+    this.reach = new Polyline([grab, path.points[0]!]);
   }
 
   /** True once the hand has let go. */
@@ -143,16 +148,16 @@ export class Hand {
   }
 
   /** The hand's position and velocity at time t [m, m/s] into out = [x, y, vx, vy]. */
-  where(t: number, out: number[]): void {
+  where(t: number, out: HandState): void {
     const s = t - this.t0 - HAND_GRIP_S;
     const on = (pl: Polyline, u: number, T: number): void => {
       minJerkProfile(Math.max(0, Math.min(1, u / T)), this.prof);
-      const v = u > 0 && u < T ? (this.prof[1]! * pl.length) / T : 0;
-      pl.at(this.prof[0]! * pl.length, this.pt);
-      out[0] = this.pt[0]!;
-      out[1] = this.pt[1]!;
-      out[2] = v * this.pt[2]!;
-      out[3] = v * this.pt[3]!;
+      const v = u > 0 && u < T ? (this.prof[1] * pl.length) / T : 0;
+      pl.at(this.prof[0] * pl.length, this.pt);
+      out[0] = this.pt[0];
+      out[1] = this.pt[1];
+      out[2] = v * this.pt[2];
+      out[3] = v * this.pt[3];
     };
     if (s < HAND_REACH_S) on(this.reach, s, HAND_REACH_S);
     else on(this.line, s - HAND_REACH_S, this.path.seconds);
@@ -178,10 +183,11 @@ export class Hand {
     this.where(t, h);
     const x = endpoint(this.arm, q, this.p);
     const J = jacobian(this.arm, q);
-    const vx = J[0][0] * qd[0]! + J[0][1] * qd[1]!;
-    const vy = J[1][0] * qd[0]! + J[1][1] * qd[1]!;
-    const fx = g * (HAND_STIFFNESS * (h[0]! - x[0]!) + HAND_DAMPING * (h[2]! - vx));
-    const fy = g * (HAND_STIFFNESS * (h[1]! - x[1]!) + HAND_DAMPING * (h[3]! - vy));
+    const w = asPair(qd, 'qd');
+    const vx = J[0][0] * w[0] + J[0][1] * w[1];
+    const vy = J[1][0] * w[0] + J[1][1] * w[1];
+    const fx = g * (HAND_STIFFNESS * (h[0] - x[0]) + HAND_DAMPING * (h[2] - vx));
+    const fy = g * (HAND_STIFFNESS * (h[1] - x[1]) + HAND_DAMPING * (h[3] - vy));
     out[0] = J[0][0] * fx + J[1][0] * fy;
     out[1] = J[0][1] * fx + J[1][1] * fy;
   }

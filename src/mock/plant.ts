@@ -24,7 +24,7 @@ import { FixedStepIntegrator } from '../model/integrate.js';
 import { mulberry32 } from '../model/random.js';
 import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
 import { jacobian } from '../model/kinematics.js';
-import { isTwoLink } from '../model/types.js';
+import { asOutPair, isTwoLink } from '../model/types.js';
 import { Hand, type HandPath } from './hand.js';
 
 /** Injections a test can switch on while the plant runs (src/mock/injections.ts). */
@@ -282,8 +282,9 @@ export class Plant {
   private addEndpointForce(q: readonly number[]): void {
     const J = jacobian(this.params.arm as TwoLinkParams, q, this.jac);
     const [fx, fy] = this.injected.endpointForce;
-    this.tau[0]! += J[0][0] * fx + J[1][0] * fy;
-    this.tau[1]! += J[0][1] * fx + J[1][1] * fy;
+    const tau = asOutPair(this.tau, 'the plant torque');
+    tau[0] += J[0][0] * fx + J[1][0] * fy;
+    tau[1] += J[0][1] * fx + J[1][1] * fy;
   }
 
   /**

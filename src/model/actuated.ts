@@ -25,7 +25,7 @@
  */
 import { TwoLinkDynamics } from './dynamics.js';
 import { dutyForTorque, reflectedInertia, torqueForDuty, type MotorParams } from './motor.js';
-import { asOutPair, asPair, isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
+import { asMat2, asOutPair, asPair, isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
 
 /**
  * The velocity v_c [rad/s] below which the nominal model smooths Coulomb friction, c tanh(qd / v_c):
@@ -172,10 +172,11 @@ export function computeMassMatrix(model: ActuatedArmModel, data: ActuatedArmData
   if (two) {
     const ri = asPair(r);
     const kc = two.k * Math.cos(asPair(q)[1]);
-    M[0]![0] = two.m11c + 2 * kc + ri[0];
-    M[0]![1] = two.m22 + kc;
-    M[1]![0] = M[0]![1]!;
-    M[1]![1] = two.m22 + ri[1];
+    const m = asMat2(M, 'M');
+    m[0][0] = two.m11c + 2 * kc + ri[0];
+    m[0][1] = two.m22 + kc;
+    m[1][0] = m[0][1];
+    m[1][1] = two.m22 + ri[1];
   } else {
     M[0]![0] = model.io1 + r[0]!;
   }
@@ -210,10 +211,11 @@ export function computeCoriolisMatrix(model: ActuatedArmModel, data: ActuatedArm
   if (two) {
     const w = asPair(qd);
     const h = two.k * Math.sin(asPair(q)[1]);
-    C[0]![0] = -h * w[1];
-    C[0]![1] = -h * (w[0] + w[1]);
-    C[1]![0] = h * w[0];
-    C[1]![1] = 0;
+    const c = asMat2(C, 'C');
+    c[0][0] = -h * w[1];
+    c[0][1] = -h * (w[0] + w[1]);
+    c[1][0] = h * w[0];
+    c[1][1] = 0;
   } else {
     C[0]![0] = 0;
   }

@@ -200,8 +200,7 @@ export function externalTorques(p: TwoLinkParams | OneLinkParams, q: readonly nu
     out[i] = e;
   }
   if (ext.endpointForce) {
-    const fx = ext.endpointForce[0]!;
-    const fy = ext.endpointForce[1]!;
+    const [fx, fy] = asPair(ext.endpointForce, 'the endpoint force');
     if (n === 1) {
       const a = q[0]!;
       out[0]! += p.L1 * (-Math.sin(a) * fx + Math.cos(a) * fy);

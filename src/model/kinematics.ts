@@ -9,7 +9,7 @@
  * without symbolic algebra: r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r.
  */
-import { asPair, isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type TwoLinkParams, type Vec2 } from './types.js';
+import { asPair, isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type ReadonlyPair, type TwoLinkParams, type Vec2 } from './types.js';
 
 /** Segment angles theta (from the horizontal) from joint angles alpha: th1 = a1, th2 = a1 + a2. */
 export function segmentAngles(alpha: readonly number[]): number[] {
@@ -38,6 +38,8 @@ export function toDownwardVertical(alpha: readonly number[], isRate = false): nu
 }
 
 /** Endpoint position [m] of the two-link arm, allocation-free with `out`. */
+export function endpoint(p: TwoLinkParams, q: readonly number[], out?: Vec2): Vec2;
+export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[]): number[];
 export function endpoint(p: TwoLinkParams, q: readonly number[], out: number[] = [0, 0]): number[] {
   const qP = asPair(q);
   const a1 = qP[0];
@@ -212,7 +214,7 @@ export type Elbow = 'up' | 'down';
 export class ReachError extends Error {
   override readonly name = 'ReachError';
   constructor(
-    readonly point: readonly number[],
+    readonly point: ReadonlyPair,
     /** Distance of the point from joint 1 [m]. */
     readonly distance: number,
     /** Smallest reachable distance |L1 - L2| [m]. */
@@ -220,7 +222,7 @@ export class ReachError extends Error {
     /** Largest reachable distance L1 + L2 [m]. */
     readonly outerReach: number,
   ) {
-    super(`point (${fmt(point[0]!)}, ${fmt(point[1]!)}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` + `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`);
+    super(`point (${fmt(point[0])}, ${fmt(point[1])}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` + `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`);
   }
 }
 
@@ -264,7 +266,7 @@ export function inverseKinematics(p: TwoLinkParams, xy: readonly number[], elbow
 export function inverseKinematics1(p: OneLinkParams, xy: readonly number[]): number {
   const xyP = asPair(xy);
   const r = Math.hypot(xyP[0], xyP[1]);
-  if (Math.abs(r - p.L1) > REACH_TOLERANCE * p.L1) throw new ReachError(xy, r, p.L1, p.L1);
+  if (Math.abs(r - p.L1) > REACH_TOLERANCE * p.L1) throw new ReachError(xyP, r, p.L1, p.L1);
   return Math.atan2(xyP[1], xyP[0]);
 }
 

@@ -16,7 +16,7 @@
  * only rests on the boundary (a hold) has the finite limit qd = qdd = 0.
  */
 import { endpoint as fkEndpoint, inverseKinematics, REACH_TOLERANCE, type Elbow } from './kinematics.js';
-import { asPair, isTwoLink, J, type ArmParams, type ReadonlyPair, type TwoLinkParams } from './types.js';
+import { asOutPair, asPair, isTwoLink, J, type ArmParams, type Pair, type ReadonlyPair, type TwoLinkParams } from './types.js';
 import { SampledSegment, sampledDuration } from './sampled-path.js';
 
 /** The desired state at one instant. Arrays have one entry per joint. */
@@ -58,7 +58,15 @@ export class TrajectoryError extends Error {
   }
 }
 
+/** A minimum-jerk profile's value and its first three derivatives, [s, s', s'', s''']. */
+export type MinJerk = [number, number, number, number];
+
+/** An endpoint's state on a curve: [x, y, vx, vy, ax, ay, jx, jy] [m, m/s, m/s^2, m/s^3]. */
+export type EndpointState = [number, number, number, number, number, number, number, number];
+
 /** Normalised minimum-jerk profile at tau in [0, 1]: s and its derivatives with respect to tau. */
+export function minJerkProfile(tau: number, out?: MinJerk): MinJerk;
+export function minJerkProfile(tau: number, out: number[]): number[];
 export function minJerkProfile(tau: number, out: number[] = [0, 0, 0, 0]): number[] {
   const x = tau <= 0 ? 0 : tau >= 1 ? 1 : tau;
   const x2 = x * x;
@@ -93,7 +101,7 @@ interface Segment {
 }
 
 class JointSegment implements Segment {
-  private readonly s = [0, 0, 0, 0];
+  private readonly s: MinJerk = [0, 0, 0, 0];
   readonly what: string;
   constructor(
     readonly qStart: readonly number[],
@@ -104,13 +112,13 @@ class JointSegment implements Segment {
   }
   sample(t: number, _t0: number, out: TrajectorySample): void {
     const D = this.duration;
-    const s = D > 0 ? minJerkProfile(t / D, this.s) : [1, 0, 0, 0];
+    const s: MinJerk = D > 0 ? minJerkProfile(t / D, this.s) : [1, 0, 0, 0];
     for (let i = 0; i < this.qStart.length; i++) {
       const dq = this.qEnd[i]! - this.qStart[i]!;
-      out.q[i] = this.qStart[i]! + dq * s[0]!;
-      out.qd[i] = D > 0 ? (dq * s[1]!) / D : 0;
-      out.qdd[i] = D > 0 ? (dq * s[2]!) / (D * D) : 0;
-      out.qddd[i] = D > 0 ? (dq * s[3]!) / (D * D * D) : 0;
+      out.q[i] = this.qStart[i]! + dq * s[0];
+      out.qd[i] = D > 0 ? (dq * s[1]) / D : 0;
+      out.qdd[i] = D > 0 ? (dq * s[2]) / (D * D) : 0;
+      out.qddd[i] = D > 0 ? (dq * s[3]) / (D * D * D) : 0;
     }
   }
 }
@@ -132,8 +140,8 @@ export interface SineComponent {
  * is the excitation of identification (src/identify): many frequencies per joint, bounded amplitude.
  */
 class SinesSegment implements Segment {
-  private readonly up = [0, 0, 0, 0];
-  private readonly down = [0, 0, 0, 0];
+  private readonly up: MinJerk = [0, 0, 0, 0];
+  private readonly down: MinJerk = [0, 0, 0, 0];
   readonly qEnd: readonly number[];
   readonly what: string;
   constructor(
@@ -156,14 +164,14 @@ class SinesSegment implements Segment {
     const r1 = 1 / R;
     const r2 = r1 * r1;
     const r3 = r2 * r1;
-    const u0 = a[0]!,
-      u1 = a[1]! * r1,
-      u2 = a[2]! * r2,
-      u3 = a[3]! * r3;
-    const d0 = b[0]!,
-      d1 = -b[1]! * r1,
-      d2 = b[2]! * r2,
-      d3 = -b[3]! * r3;
+    const u0 = a[0],
+      u1 = a[1] * r1,
+      u2 = a[2] * r2,
+      u3 = a[3] * r3;
+    const d0 = b[0],
+      d1 = -b[1] * r1,
+      d2 = b[2] * r2,
+      d3 = -b[3] * r3;
     const w0 = u0 * d0;
     const w1 = u1 * d0 + u0 * d1;
     const w2 = u2 * d0 + 2 * u1 * d1 + u0 * d2;
@@ -197,7 +205,7 @@ interface EndpointCurve {
   readonly start: ReadonlyPair;
   readonly end: ReadonlyPair;
   /** Writes [x, y, vx, vy, ax, ay, jx, jy] at local time t. */
-  at(t: number, out: number[]): void;
+  at(t: number, out: EndpointState): void;
   /** Smallest and largest distance from joint 1 along the curve, with the local times they occur. */
   distanceRange(): { min: number; tMin: number; max: number; tMax: number };
   readonly what: string;
@@ -205,7 +213,7 @@ interface EndpointCurve {
 
 /** A straight line with minimum-jerk timing (seed 002's reach). */
 class LineCurve implements EndpointCurve {
-  private readonly s = [0, 0, 0, 0];
+  private readonly s: MinJerk = [0, 0, 0, 0];
   readonly what: string;
   constructor(
     readonly start: ReadonlyPair,
@@ -214,15 +222,15 @@ class LineCurve implements EndpointCurve {
   ) {
     this.what = `line to (${end[0].toFixed(3)}, ${end[1].toFixed(3)}) m`;
   }
-  at(t: number, out: number[]): void {
+  at(t: number, out: EndpointState): void {
     const D = this.duration;
     const s = minJerkProfile(t / D, this.s);
     for (const i of J) {
       const d = this.end[i] - this.start[i];
-      out[i] = this.start[i] + d * s[0]!;
-      out[2 + i] = (d * s[1]!) / D;
-      out[4 + i] = (d * s[2]!) / (D * D);
-      out[6 + i] = (d * s[3]!) / (D * D * D);
+      out[i] = this.start[i] + d * s[0];
+      out[2 + i] = (d * s[1]) / D;
+      out[4 + i] = (d * s[2]) / (D * D);
+      out[6 + i] = (d * s[3]) / (D * D * D);
     }
   }
   distanceRange(): { min: number; tMin: number; max: number; tMax: number } {
@@ -246,7 +254,7 @@ class LineCurve implements EndpointCurve {
 
 /** A full circle (or several turns) about `centre`, starting and ending at `start`, min-jerk in angle. */
 class CircleCurve implements EndpointCurve {
-  private readonly s = [0, 0, 0, 0];
+  private readonly s: MinJerk = [0, 0, 0, 0];
   private readonly r: number;
   private readonly phi0: number;
   readonly end: ReadonlyPair;
@@ -262,14 +270,14 @@ class CircleCurve implements EndpointCurve {
     this.end = start;
     this.what = `circle of radius ${this.r.toFixed(3)} m about (${centre[0].toFixed(3)}, ${centre[1].toFixed(3)}) m`;
   }
-  at(t: number, out: number[]): void {
+  at(t: number, out: EndpointState): void {
     const D = this.duration;
     const s = minJerkProfile(t / D, this.s);
     const span = 2 * Math.PI * this.turns;
-    const phi = this.phi0 + span * s[0]!;
-    const w = (span * s[1]!) / D;
-    const b = (span * s[2]!) / (D * D);
-    const j = (span * s[3]!) / (D * D * D);
+    const phi = this.phi0 + span * s[0];
+    const w = (span * s[1]) / D;
+    const b = (span * s[2]) / (D * D);
+    const j = (span * s[3]) / (D * D * D);
     const c = this.r * Math.cos(phi);
     const sn = this.r * Math.sin(phi);
     // Rotating vector u = r (cos phi, sin phi): u' = w R90 u, u'' = b R90 u - w^2 u,
@@ -305,10 +313,10 @@ class CircleCurve implements EndpointCurve {
 function timeAtFraction(u: number, duration: number): number {
   let lo = 0;
   let hi = 1;
-  const s = [0, 0, 0, 0];
+  const s: MinJerk = [0, 0, 0, 0];
   for (let i = 0; i < 60; i++) {
     const mid = (lo + hi) / 2;
-    if (minJerkProfile(mid, s)[0]! < u) lo = mid;
+    if (minJerkProfile(mid, s)[0] < u) lo = mid;
     else hi = mid;
   }
   return ((lo + hi) / 2) * duration;
@@ -316,7 +324,7 @@ function timeAtFraction(u: number, duration: number): number {
 
 /** An endpoint-space segment: the curve, followed through IK and the Jacobian. */
 class EndpointSegment implements Segment {
-  private readonly k = [0, 0, 0, 0, 0, 0, 0, 0];
+  private readonly k: EndpointState = [0, 0, 0, 0, 0, 0, 0, 0];
   readonly qStart: readonly number[];
   readonly qEnd: readonly number[];
   readonly duration: number;
@@ -349,7 +357,7 @@ class EndpointSegment implements Segment {
     if (min < inner - tol) {
       throw new TrajectoryError(`the ${this.what} enters the unreachable disc at ${at(tMin)}: it comes within ${min.toFixed(4)} m of ` + `joint 1, closer than |L1 - L2| = ${inner.toFixed(4)} m`, t0 + tMin);
     }
-    const moves = Math.hypot(this.curve.end[0]! - this.curve.start[0]!, this.curve.end[1]! - this.curve.start[1]!) > tol || this.curve instanceof CircleCurve;
+    const moves = Math.hypot(this.curve.end[0] - this.curve.start[0], this.curve.end[1] - this.curve.start[1]) > tol || this.curve instanceof CircleCurve;
     if (!moves) return;
     if (max >= outer - tol) {
       throw new TrajectoryError(
@@ -372,7 +380,7 @@ class EndpointSegment implements Segment {
     const p = this.p;
     const k = this.k;
     this.curve.at(Math.min(Math.max(t, 0), this.duration), k);
-    const q = inverseKinematics(p, [k[0]!, k[1]!], this.elbow);
+    const q = inverseKinematics(p, [k[0], k[1]], this.elbow);
     const a1 = q[0];
     const a12 = q[0] + q[1];
     // Rotating link vectors r1, r2 and J = [R90(r1 + r2), R90 r2].
@@ -385,33 +393,36 @@ class EndpointSegment implements Segment {
     const j10 = r1x + r2x;
     const j11 = r2x;
     const det = j00 * j11 - j01 * j10; // = L1 L2 sin(alpha2)
+    const qd = asOutPair(out.qd, "the sample's qd");
+    const qdd = asOutPair(out.qdd, "the sample's qdd");
+    const qddd = asOutPair(out.qddd, "the sample's qddd");
     out.q[0] = q[0];
     out.q[1] = q[1];
     if (Math.abs(det) <= 1e-12 * p.L1 * p.L2) {
       // Only a resting point can be here (validate() refuses moving curves on the boundary): the
       // limit of every rate is zero.
-      for (let i = 0; i < 2; i++) out.qd[i] = out.qdd[i] = out.qddd[i] = 0;
+      for (const i of J) qd[i] = qdd[i] = qddd[i] = 0;
       return;
     }
-    const solve = (bx: number, by: number, o: number[]): void => {
+    const solve = (bx: number, by: number, o: Pair): void => {
       o[0] = (j11 * bx - j01 * by) / det;
       o[1] = (j00 * by - j10 * bx) / det;
     };
-    solve(k[2]!, k[3]!, out.qd);
-    const w1 = out.qd[0]!;
-    const w12 = w1 + out.qd[1]!;
+    solve(k[2], k[3], qd);
+    const w1 = qd[0];
+    const w12 = w1 + qd[1];
     // J qdd = a - Jdot qd = a + sum th'^2 r
-    solve(k[4]! + w1 * w1 * r1x + w12 * w12 * r2x, k[5]! + w1 * w1 * r1y + w12 * w12 * r2y, out.qdd);
-    const b1 = out.qdd[0]!;
-    const b12 = b1 + out.qdd[1]!;
+    solve(k[4] + w1 * w1 * r1x + w12 * w12 * r2x, k[5] + w1 * w1 * r1y + w12 * w12 * r2y, qdd);
+    const b1 = qdd[0];
+    const b12 = b1 + qdd[1];
     // J qddd = j + sum (3 th' th'' r + th'^3 R90 r)
     const c1 = 3 * w1 * b1;
     const c2 = 3 * w12 * b12;
     const e1 = w1 * w1 * w1;
     const e2 = w12 * w12 * w12;
-    solve(k[6]! + c1 * r1x + c2 * r2x - e1 * r1y - e2 * r2y, k[7]! + c1 * r1y + c2 * r2y + e1 * r1x + e2 * r2x, out.qddd);
-    for (let i = 0; i < 2; i++) {
-      if (!Number.isFinite(out.qd[i]!) || !Number.isFinite(out.qdd[i]!) || !Number.isFinite(out.qddd[i]!)) {
+    solve(k[6] + c1 * r1x + c2 * r2x - e1 * r1y - e2 * r2y, k[7] + c1 * r1y + c2 * r2y + e1 * r1x + e2 * r2x, qddd);
+    for (const i of J) {
+      if (!Number.isFinite(qd[i]) || !Number.isFinite(qdd[i]) || !Number.isFinite(qddd[i])) {
         throw new TrajectoryError(`elbow singularity at t = ${(t0 + t).toFixed(3)} s: joint ${i + 1} rates are not finite`, t0 + t, i);
       }
     }

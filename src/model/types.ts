@@ -18,25 +18,70 @@ export type Vec2 = [number, number];
 export type Pair = [number, number];
 /** A Pair that is only read. */
 export type ReadonlyPair = readonly [number, number];
-/** The joints of a two-link arm, for loops over a Pair (`j` is 0 | 1: indexing a Pair needs no `!`). */
-export const J = [0, 1] as const;
+/** A joint index of a two-link arm: indexing a Pair with it needs no `!`. */
+export type Joint = 0 | 1;
+/** The joints of a two-link arm, for loops over a Pair (`for (const j of J)`: `j` is a Joint). */
+export const J = [0, 1] as const satisfies readonly Joint[];
+
+/** A value of any type per joint, [joint 1, joint 2]. */
+export type PairOf<T> = [T, T];
+
+/** [f(0), f(1)]: a Pair (or a PairOf) built joint by joint. */
+export function pairOf<T>(f: (j: Joint) => T): PairOf<T> {
+  return [f(0), f(1)];
+}
+
+/** `pairOf(j => f(a[j], j))`: a Pair mapped joint by joint. */
+export function mapPair<A, T>(a: readonly [A, A], f: (v: A, j: Joint) => T): PairOf<T> {
+  return [f(a[0], 0), f(a[1], 1)];
+}
+
+/** Thrown when an array given as a per-joint pair does not have two entries. */
+export class PairLengthError extends RangeError {
+  constructor(what: string, length: number) {
+    super(`${what} has ${length} ${length === 1 ? 'entry' : 'entries'}; a two-link arm needs exactly 2 (joint 1, joint 2)`);
+    this.name = 'PairLengthError';
+  }
+}
 
 /**
  * A per-joint array of an arm known to have two joints (a TwoLinkParams, `joints === 2`: its arrays
  * are built with two entries) as a Pair: the one place that tells the type checker so, in place of a
- * `!` on every `[0]` and `[1]`.
+ * `!` on every `[0]` and `[1]`. Checked: an array of any other length throws a PairLengthError naming
+ * `what` (one comparison, cheap enough for the loop's hot path; values are not inspected here, see
+ * `finitePair`).
  */
-export function asPair(v: readonly number[]): ReadonlyPair {
-  return v as ReadonlyPair;
+export function asPair<T = number>(v: readonly T[], what = 'a per-joint array'): readonly [T, T] {
+  if (v.length !== 2) throw new PairLengthError(what, v.length);
+  return v as readonly [T, T];
 }
 
 /** `asPair` for an array written to. */
-export function asOutPair(v: number[]): Pair {
-  return v as Pair;
+export function asOutPair<T = number>(v: T[], what = 'a per-joint output array'): PairOf<T> {
+  if (v.length !== 2) throw new PairLengthError(what, v.length);
+  return v as PairOf<T>;
+}
+
+/**
+ * `asPair` that also requires both values to be finite (for values from outside: a non-finite number
+ * is a fault wherever it appears). Throws a RangeError naming `what` and the joint.
+ */
+export function finitePair(v: readonly number[], what: string): ReadonlyPair {
+  const p = asPair(v, what);
+  for (const j of J) if (!Number.isFinite(p[j])) throw new RangeError(`${what}: joint ${j + 1} is ${p[j]}, not a finite number`);
+  return p;
 }
 
 /** A 2x2 matrix, row-major: m[row][col]. */
 export type Mat2 = [[number, number], [number, number]];
+
+/** A 2x2 matrix of a two-link arm built as number[][] (rows of two) as a Mat2, checked like `asPair`. */
+export function asMat2(m: number[][], what = 'a 2x2 matrix'): Mat2 {
+  const [r0, r1] = asOutPair(m, `${what}'s rows`);
+  asOutPair(r0, `${what}'s row 1`);
+  asOutPair(r1, `${what}'s row 2`);
+  return m as Mat2;
+}
 
 /** Parameters of a planar two-link arm (seed 000, "double inverted pendulum"). */
 export interface TwoLinkParams {

@@ -333,18 +333,20 @@ export interface CompareReport {
 
 /** Compares one run with its plan and its twin, and with another run when given (`al`: their alignment, if already made). */
 export function compareRecordings(a: LoadedRecording, b?: LoadedRecording, al0?: RunAlignment): CompareReport {
-  const runs = [describeRun(a, 'A')];
+  const runA = describeRun(a, 'A');
+  const runs = [runA];
   const comparisons = compareRun(a, 'A');
   const notes: string[] = [];
   let alignment: AlignmentSummary | undefined;
   if (b) {
-    runs.push(describeRun(b, 'B'));
+    const runB = describeRun(b, 'B');
+    runs.push(runB);
     comparisons.push(...compareRun(b, 'B'));
     const al = al0 ?? alignRuns(a, b);
     alignment = al.summary;
     comparisons.push(al.comparison);
-    const ta = runs[0]!.trajectories.join(', ');
-    const tb = runs[1]!.trajectories.join(', ');
+    const ta = runA.trajectories.join(', ');
+    const tb = runB.trajectories.join(', ');
     if (ta !== tb) notes.push(`the runs followed different trajectories (A: ${ta}; B: ${tb}): run vs run compares unlike motions`);
     if (al.summary.segments.some((s) => s.method === 'trajT')) {
       notes.push("a plan could not be rebuilt from a header: run vs run aligned those trajectories on trajT from the track phase's first tick (to within a period)");

@@ -19,9 +19,8 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Rig } from '../config/load.js';
 import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
-import type { Trajectory } from '../model/trajectory.js';
-import type { ArmParams } from '../model/types.js';
-import { isTwoLink } from '../model/types.js';
+import type { EndpointState, Trajectory } from '../model/trajectory.js';
+import { isTwoLink, J, type ArmParams, type PairOf } from '../model/types.js';
 import type { LoadedRecording } from './read.js';
 import { ALARM_COLOR, figure, panel, pointsOf, renderHtml, renderSvg, robustRange, round, STYLES, type Json, type Point, type SeriesStyle } from './plot-panels.js';
 import { readingTimes, resampleLinear, savitzkyGolay, strideIndices, uniformGrid } from './signal.js';
@@ -78,9 +77,9 @@ export { renderHtml, renderSvg };
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r (R90 (x, y) = (-y, x)).
  * Returns [x, y, vx, vy, ax, ay, jx, jy].
  */
-export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], qddd: readonly number[]): number[] {
+export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], qddd: readonly number[]): EndpointState {
   const links = isTwoLink(arm) ? [arm.L1, arm.L2] : [arm.L1];
-  const out = [0, 0, 0, 0, 0, 0, 0, 0];
+  const out: EndpointState = [0, 0, 0, 0, 0, 0, 0, 0];
   let th = 0;
   let w = 0;
   let b = 0;
@@ -92,16 +91,24 @@ export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: re
     j += qddd[i]!;
     const x = L * Math.cos(th);
     const y = L * Math.sin(th);
-    out[0]! += x;
-    out[1]! += y;
-    out[2]! += -w * y;
-    out[3]! += w * x;
-    out[4]! += -b * y - w * w * x;
-    out[5]! += b * x - w * w * y;
-    out[6]! += -j * y - 3 * w * b * x + w * w * w * y;
-    out[7]! += j * x - 3 * w * b * y - w * w * w * x;
+    out[0] += x;
+    out[1] += y;
+    out[2] += -w * y;
+    out[3] += w * x;
+    out[4] += -b * y - w * w * x;
+    out[5] += b * x - w * w * y;
+    out[6] += -j * y - 3 * w * b * x + w * w * w * y;
+    out[7] += j * x - 3 * w * b * y - w * w * w * x;
   });
   return out;
+}
+
+/** One column per entry of an EndpointState (x, y, vx, vy, ax, ay, jx, jy), one row per sample. */
+export type EndpointColumns = [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+
+function endpointColumns(n: number): EndpointColumns {
+  const c = (): Float64Array => new Float64Array(n);
+  return [c(), c(), c(), c(), c(), c(), c(), c()];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,38 +180,38 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
 }
 
 /** The plan sampled at `rate` [Hz] (the end included): times, the endpoint's 8 derivatives (endpointDerivatives), and per joint q, qd, qdd, qddd. */
-function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: Float64Array; cols: Float64Array[]; q: Float64Array[]; qd: Float64Array[]; qdd: Float64Array[]; qddd: Float64Array[] } {
+function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: Float64Array; cols: EndpointColumns; q: PairOf<Float64Array>; qd: PairOf<Float64Array>; qdd: PairOf<Float64Array>; qddd: PairOf<Float64Array> } {
   const n = Math.max(2, Math.round(traj.duration * rate) + 1);
   const t = Float64Array.from({ length: n }, (_, k) => (k === n - 1 ? traj.duration : k / rate));
-  const cols = Array.from({ length: 8 }, () => new Float64Array(n));
-  const pair = (): Float64Array[] => [new Float64Array(n), new Float64Array(n)];
+  const cols = endpointColumns(n);
+  const pair = (): PairOf<Float64Array> => [new Float64Array(n), new Float64Array(n)];
   const out = { t, cols, q: pair(), qd: pair(), qdd: pair(), qddd: pair() };
   for (let k = 0; k < n; k++) {
     const s = traj.sample(t[k]!);
     const e = endpointDerivatives(arm, s.q, s.qd, s.qdd, s.qddd);
     for (let c = 0; c < 8; c++) cols[c]![k] = e[c]!;
-    for (let j = 0; j < traj.joints; j++) {
-      out.q[j]![k] = s.q[j]!;
-      out.qd[j]![k] = s.qd[j]!;
-      out.qdd[j]![k] = s.qdd[j]!;
-      out.qddd[j]![k] = s.qddd[j]!;
+    for (const j of J.slice(0, traj.joints)) {
+      out.q[j][k] = s.q[j]!;
+      out.qd[j][k] = s.qd[j]!;
+      out.qdd[j][k] = s.qdd[j]!;
+      out.qddd[j][k] = s.qddd[j]!;
     }
   }
   return out;
 }
 
 /** The endpoint's path (x, y in cols 0, 1) and, for two joints (`q`), the path in joint space. */
-function pathPanels(keep: readonly number[], cols: Float64Array[], q: Float64Array[] | undefined): Json[] {
+function pathPanels(keep: readonly number[], cols: EndpointColumns, q: PairOf<Float64Array> | undefined): Json[] {
   const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] => keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
   const EP: SeriesStyle = STYLES.endpointPath;
   const JS: SeriesStyle = STYLES.jointPath;
-  const [ex, ey] = equalDomains(cols[0]!, cols[1]!);
+  const [ex, ey] = equalDomains(cols[0], cols[1]);
   const paths = [
     panel({
       title: 'Endpoint space',
       xTitle: 'x [m]',
       yTitle: 'y [m]',
-      points: pathPoints(cols[0]!, cols[1]!, EP.name),
+      points: pathPoints(cols[0], cols[1], EP.name),
       series: [EP],
       path: true,
       width: 210,
@@ -215,15 +222,15 @@ function pathPanels(keep: readonly number[], cols: Float64Array[], q: Float64Arr
   ];
   if (q) {
     const [jx, jy] = equalDomains(
-      q[0]!.map((v) => v * DEG),
-      q[1]!.map((v) => v * DEG),
+      q[0].map((v) => v * DEG),
+      q[1].map((v) => v * DEG),
     );
     paths.push(
       panel({
         title: 'Joint space',
         xTitle: 'joint 1 [deg]',
         yTitle: 'joint 2 [deg]',
-        points: pathPoints(q[0]!, q[1]!, JS.name, DEG),
+        points: pathPoints(q[0], q[1], JS.name, DEG),
         series: [JS],
         path: true,
         width: 210,
@@ -292,7 +299,7 @@ export interface RunCurves {
   /** Per series, per joint: angle, velocity, acceleration, jerk. */
   joint: Record<string, { q: Float64Array; qd: Float64Array; qdd: Float64Array; qddd: Float64Array }[]>;
   /** Per series: x, y and their three derivatives [m, m/s, m/s², m/s³]. */
-  endpoint: Record<string, Float64Array[]>;
+  endpoint: Record<string, EndpointColumns>;
 }
 
 const PLAN_STATES = new Set(['track', 'hold', 'paused'].map((s) => LOOP_STATES.indexOf(s as (typeof LOOP_STATES)[number])));
@@ -370,7 +377,7 @@ export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number,
   // The endpoint by the chain rule from each curve's joint angle and its derivatives.
   const endpoint: RunCurves['endpoint'] = {};
   for (const [key, curves] of Object.entries(joint)) {
-    const cols = Array.from({ length: 8 }, () => new Float64Array(grid.length));
+    const cols = endpointColumns(grid.length);
     const at = (a: Float64Array[], k: number): number[] => a.map((x) => x[k]!);
     const [q, qd, qdd, qddd] = (['q', 'qd', 'qdd', 'qddd'] as const).map((name) => curves.map((s) => s[name]));
     for (let k = 0; k < grid.length; k++) {
@@ -469,7 +476,7 @@ function replayRow(curves: RunCurves, keep: number[], bands: { x0: number; x1: n
   const err = d.map((dj, j) => Float64Array.from(dj.q, (v, k) => v - m[j]!.q[k]!));
   const ed = curves.endpoint.desired!;
   const em = curves.endpoint.measured!;
-  const mm = Float64Array.from(ed[0]!, (x, k) => Math.hypot(x - em[0]![k]!, ed[1]![k]! - em[1]![k]!) * 1000);
+  const mm = Float64Array.from(ed[0], (x, k) => Math.hypot(x - em[0][k]!, ed[1][k]! - em[1][k]!) * 1000);
   const jp = pointsOf(
     curves.t,
     keep,
@@ -552,7 +559,7 @@ function endpointPanel(curves: RunCurves, keys: string[], styles: SeriesStyle[],
   const pts: Point[] = [];
   keys.forEach((k, m) => {
     const e = curves.endpoint[k]!;
-    keep.forEach((i, order) => pts.push({ x: round(e[0]![i]!), y: round(e[1]![i]!), s: styles[m]!.name, k: order }));
+    keep.forEach((i, order) => pts.push({ x: round(e[0][i]!), y: round(e[1][i]!), s: styles[m]!.name, k: order }));
   });
   const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
   const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));

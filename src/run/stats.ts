@@ -6,7 +6,7 @@
 import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
 import { describeStop, type StopReason } from '../control/stop.js';
 import { endpoint } from '../model/kinematics.js';
-import { isTwoLink, type ArmParams, type TwoLinkParams } from '../model/types.js';
+import { isTwoLink, type ArmParams, type Pair, type TwoLinkParams, type Vec2 } from '../model/types.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
@@ -154,12 +154,12 @@ export class RunStats {
   private lastAnsweredT = -1;
   private maxGapS = 0;
   private last: ArrayLike<number> | undefined;
-  private imp: { space: ImpedanceSummary['space']; dampingRatio: number; rest?: [number, number]; k: number; speed: number[] } | undefined;
+  private imp: { space: ImpedanceSummary['space']; dampingRatio: number; rest?: [number, number]; k: number; speed: Pair } | undefined;
   /** The replay's endpoint error (enableReplay): the arm, the sums [m^2] and the largest [m]. */
   private replayArm: TwoLinkParams | undefined;
   private readonly replaySums = { n: 0, sq: 0, max: 0 };
-  private readonly pDes = [0, 0];
-  private readonly pMeas = [0, 0];
+  private readonly pDes: Vec2 = [0, 0];
+  private readonly pMeas: Vec2 = [0, 0];
 
   constructor(
     readonly joints: number,
@@ -203,10 +203,10 @@ export class RunStats {
     if (imp && r[F.fresh] === 1) {
       // The speeds low-passed over 0.1 s: the velocity estimate's noise alone reaches 0.13 rad/s on the mock.
       const a = 1 - Math.exp(-1 / (0.1 * this.rateHz));
-      imp.speed[0]! += a * (r[F.qd0]! - imp.speed[0]!);
-      imp.speed[1]! += a * (r[F.qd1]! - imp.speed[1]!);
+      imp.speed[0] += a * (r[F.qd0]! - imp.speed[0]);
+      imp.speed[1] += a * (r[F.qd1]! - imp.speed[1]);
     }
-    if (imp && r[F.fresh] === 1 && HOLDING.includes(r[F.state]!) && Math.abs(imp.speed[0]!) < REST_SPEED && Math.abs(imp.speed[1]!) < REST_SPEED) {
+    if (imp && r[F.fresh] === 1 && HOLDING.includes(r[F.state]!) && Math.abs(imp.speed[0]) < REST_SPEED && Math.abs(imp.speed[1]) < REST_SPEED) {
       imp.rest = [r[F.fEst0]!, r[F.fEst1]!];
       imp.k = r[F.stiffness]!;
     }
@@ -233,7 +233,7 @@ export class RunStats {
   private addEndpoint(r: ArrayLike<number>, arm: TwoLinkParams): void {
     endpoint(arm, [r[F.qDes0]!, r[F.qDes1]!], this.pDes);
     endpoint(arm, [r[F.q0]!, r[F.q1]!], this.pMeas);
-    const e = Math.hypot(this.pDes[0]! - this.pMeas[0]!, this.pDes[1]! - this.pMeas[1]!);
+    const e = Math.hypot(this.pDes[0] - this.pMeas[0], this.pDes[1] - this.pMeas[1]);
     const s = this.replaySums;
     s.n++;
     s.sq += e * e;

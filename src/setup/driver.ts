@@ -272,19 +272,19 @@ class SetupRun {
     const q = (): number[] => jointAngles(this.samples.latest!.raw, this.f, new Array<number>(rig.joints).fill(0)).map((x) => (x * 180) / Math.PI);
     let ok = true;
     for (let j = 0; j < rig.joints; j++) {
-      const read: number[] = [];
+      const read = { cw: 0, ccw: 0 };
       let startDeg = 0;
       for (const dir of [-1, 1] as const) {
         await this.rest();
         startDeg = dir < 0 ? q()[j]! : startDeg;
         operator.say(`  joint ${j + 1}: ${dir < 0 ? 'clockwise' : 'counter-clockwise'} to its stop${j === 1 ? ', link 1 held hanging' : ', the elbow held straight'}, and hold it`);
         await this.guard(hand.toStop(j, dir));
-        read.push(q()[j]!);
+        read[dir < 0 ? 'cw' : 'ccw'] = q()[j]!;
         // Past the top a released arm rests against its stop: it is lowered to hanging first.
         await this.guard(hand.lower());
         await this.guard(hand.release());
       }
-      const r = this.add(await this.limitsOf({ joint: j, startDeg, cwDeg: read[0]!, ccwDeg: read[1]! }));
+      const r = this.add(await this.limitsOf({ joint: j, startDeg, cwDeg: read.cw, ccwDeg: read.ccw }));
       if (r.status === 'fail' && !r.corrected) ok = false;
     }
     await this.rest();

@@ -166,28 +166,39 @@ function localAcceleration(ev: SpeedEvidence, T: readonly number[], k: number): 
   for (let i = lo; i <= hi; i++) if (ev.pass[i] !== ev.pass[k]) return undefined;
   const m = T[k]! + ev.dt[k]! / 2;
   // Normal equations of q = c0 + c1 x + c2 x^2, x = t - m; the acceleration is 2 c2.
-  const S = [0, 0, 0, 0, 0];
-  const R = [0, 0, 0];
+  // S[e] = sum x^e (e = 0..4), R[e] = sum q x^e (e = 0..2).
+  const S: [number, number, number, number, number] = [0, 0, 0, 0, 0];
+  const R: Vec3 = [0, 0, 0];
   for (let i = lo; i <= hi; i++) {
     const x = T[i]! - m;
-    let p = 1;
-    for (let e = 0; e < 5; e++, p *= x) S[e]! += p;
-    R[0]! += ev.q[i]!;
-    R[1]! += ev.q[i]! * x;
-    R[2]! += ev.q[i]! * x * x;
+    const x2 = x * x;
+    const x3 = x2 * x;
+    S[0] += 1;
+    S[1] += x;
+    S[2] += x2;
+    S[3] += x3;
+    S[4] += x3 * x;
+    const q = ev.q[i]!;
+    R[0] += q;
+    R[1] += q * x;
+    R[2] += q * x * x;
   }
-  const M = [
-    [S[0]!, S[1]!, S[2]!],
-    [S[1]!, S[2]!, S[3]!],
-    [S[2]!, S[3]!, S[4]!],
+  const M: Mat3 = [
+    [S[0], S[1], S[2]],
+    [S[1], S[2], S[3]],
+    [S[2], S[3], S[4]],
   ];
   const d = det3(M);
   if (!(Math.abs(d) > 0)) return undefined;
-  return (2 * det3(M.map((row, i) => [row[0]!, row[1]!, R[i]!]))) / d;
+  const col = ([a, b]: Vec3, r: number): Vec3 => [a, b, r];
+  return (2 * det3([col(M[0], R[0]), col(M[1], R[1]), col(M[2], R[2])])) / d;
 }
 
-function det3(m: number[][]): number {
-  return m[0]![0]! * (m[1]![1]! * m[2]![2]! - m[1]![2]! * m[2]![1]!) - m[0]![1]! * (m[1]![0]! * m[2]![2]! - m[1]![2]! * m[2]![0]!) + m[0]![2]! * (m[1]![0]! * m[2]![1]! - m[1]![1]! * m[2]![0]!);
+type Vec3 = [number, number, number];
+type Mat3 = [Vec3, Vec3, Vec3];
+
+function det3(m: Mat3): number {
+  return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
 }
 
 /**

@@ -9,8 +9,7 @@
  */
 import type { Rig } from '../config/load.js';
 import { gravityTerms } from '../model/dynamics.js';
-import type { TwoLinkParams } from '../model/types.js';
-import { isTwoLink } from '../model/types.js';
+import { asPair, isTwoLink, J, pairOf, type Mat2, type Pair, type TwoLinkParams } from '../model/types.js';
 
 export type StepStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
@@ -303,26 +302,29 @@ export function responseDirections(rig: Rig): number[][] {
   if (!isTwoLink(rig.arm)) return [[1]];
   const arm = rig.arm as TwoLinkParams;
   const h = 1e-6;
-  const q0 = hangingDeg(2).map((d) => d / DEG);
-  const K: number[][] = [
+  const q0 = asPair(
+    hangingDeg(2).map((d) => d / DEG),
+    'the hanging pose',
+  );
+  const K: Mat2 = [
     [0, 0],
     [0, 0],
   ];
-  for (let c = 0; c < 2; c++) {
-    const qp = q0.slice();
-    const qm = q0.slice();
-    qp[c]! += h;
-    qm[c]! -= h;
-    const gp = gravityTerms(arm, qp);
-    const gm = gravityTerms(arm, qm);
-    for (let r = 0; r < 2; r++) K[r]![c] = (gp[r]! - gm[r]!) / (2 * h);
+  for (const c of J) {
+    const qp: Pair = [q0[0], q0[1]];
+    const qm: Pair = [q0[0], q0[1]];
+    qp[c] += h;
+    qm[c] -= h;
+    const gp = asPair(gravityTerms(arm, qp));
+    const gm = asPair(gravityTerms(arm, qm));
+    for (const r of J) K[r][c] = (gp[r] - gm[r]) / (2 * h);
   }
-  const det = K[0]![0]! * K[1]![1]! - K[0]![1]! * K[1]![0]!;
-  const inv = [
-    [K[1]![1]! / det, -K[0]![1]! / det],
-    [-K[1]![0]! / det, K[0]![0]! / det],
+  const det = K[0][0] * K[1][1] - K[0][1] * K[1][0];
+  const inv: Mat2 = [
+    [K[1][1] / det, -K[0][1] / det],
+    [-K[1][0] / det, K[0][0] / det],
   ];
-  return [0, 1].map((j) => [inv[0]![j]!, inv[1]![j]!]);
+  return pairOf((j) => [inv[0][j], inv[1][j]]);
 }
 
 /** Which joint output `p.output` turns, which way, and from what duty. */
