@@ -150,11 +150,11 @@ export function endpointForce(arm: ArmParams, q: readonly number[], tauExt: read
 /** A number as JSON writes it (a non-finite one is null). */
 const num = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
 const FORCE_COLOR = rgba('#d62728');
-const FORCE_COLOR_JSON = json(FORCE_COLOR);
+export const FORCE_COLOR_JSON = json(FORCE_COLOR);
 /** `rotZ(a)` as JSON text. */
 const rotZJson = (a: number): string => `{"x":0,"y":0,"z":${num(Math.sin(a / 2))},"w":${num(Math.cos(a / 2))}}`;
 
-interface TfTemplate {
+export interface TfTemplate {
   parent: string;
   child: string;
   translation: { x: number; y: number; z: number };
@@ -167,7 +167,7 @@ interface TfTemplate {
 }
 
 /** The transforms of the scene: `world` -> `plane`, then each arm's chain under its prefix. */
-function tfTemplates(arm: ArmParams): TfTemplate[] {
+export function tfTemplates(arm: ArmParams): TfTemplate[] {
   const tf = (parent: string, child: string, translation: { x: number; y: number; z: number }, angleAt?: number, fixed = IDENTITY): TfTemplate => ({
     parent,
     child,
@@ -242,8 +242,8 @@ export class ArmScene {
       if (wanted(topic)) out.push({ topic, json: this.jointStatesJson(a, row, tsJson) });
     }
     // The path advances whether or not anyone reads it (a later subscriber gets its next segment).
-    const path = this.pathUpdate(row, ts);
-    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: json(path) });
+    const path = this.pathJson(row, ts);
+    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: path });
     if (wanted(SCENE_TOPICS.force)) out.push({ topic: SCENE_TOPICS.force, json: this.forceJson(row, tsJson) });
     return out;
   }
@@ -294,7 +294,7 @@ export class ArmScene {
   }
 
   /** The endpoint force of a row where it is defined and finite: its arrow's start, angle and length (0: too short to draw). */
-  private forceArrow(row: ArrayLike<number>): { f: [number, number]; x: number; y: number; angle: number; len: number } | undefined {
+  forceArrow(row: ArrayLike<number>): { f: [number, number]; x: number; y: number; angle: number; len: number } | undefined {
     const f = endpointForce(this.src.arm, [row[F.q0]!, row[F.q1]!], [row[F.tauExt0]!, row[F.tauExt1]!]);
     if (!f || !f.every(Number.isFinite)) return undefined;
     const [x, y] = endpointOf(this.src.arm, row, F.q0);
@@ -307,6 +307,12 @@ export class ArmScene {
     this.path.measured = [];
     this.path.desired = [];
     this.pathStart = Number.NaN;
+  }
+
+  /** Adds a drawn row's endpoints to the paths; every PATH_SEGMENT_S of loop time, the segment's /endpoint/path message (JSON text). */
+  pathJson(row: ArrayLike<number>, timestamp: { sec: number; nsec: number }): string | undefined {
+    const path = this.pathUpdate(row, timestamp);
+    return path && json(path);
   }
 
   private pathUpdate(row: ArrayLike<number>, timestamp: object): object | undefined {
