@@ -125,6 +125,6 @@ describe('live frame bytes', () => {
       expect(Math.abs(JSON.parse(text(x)) - x)).toBeLessThanOrEqual(Math.abs(x) < 1e6 ? 5e-10 + Math.abs(x) * 2 ** -51 : 0);
     }
     // The buffer grew from 8 bytes as it had to.
-    expect(w.buf.length).toBeGreaterThanOrEqual(40);
+    expect(w.buf.length).toBeGreaterThan(8);
   });
 });

@@ -15,6 +15,9 @@
 /** How a hole is written: a JSON number, `toFixed(3)` (inside a JSON string), or one of a table's quoted words. */
 export type Hole = { from: number; as: 'num' | 'fixed3' } | { from: number; as: 'code'; words: readonly string[] };
 
+/** The most bytes `num` writes: a sign, 6 + 1 + 9 digits, or what String prints (at most 25 bytes, as -1.2345678901234567e+300). */
+const NUM_BYTES = 32;
+
 /** A growing byte buffer, reused from message to message. */
 export class JsonBytes {
   buf: Buffer;
@@ -46,7 +49,12 @@ export class JsonBytes {
 
   /** `x` as a JSON number (see the file's comment). */
   num(x: number): void {
-    this.room(40);
+    this.room(NUM_BYTES);
+    this.putNum(x);
+  }
+
+  /** `num` where room for it was made (NUM_BYTES). */
+  putNum(x: number): void {
     const b = this.buf;
     if ((x | 0) === x) {
       let at = this.at;
@@ -100,35 +108,53 @@ function writeDigits(b: Buffer, at: number, u: number, len: number): number {
 
 /** A JSON text with holes, made once; `write` fills the holes from an array of numbers. */
 export class JsonTemplate {
-  private readonly parts: Uint8Array[];
+  /** The constant text, all parts one after the other (one array: copied by a loop, no call per part). */
+  private readonly text: Uint8Array;
+  /** Where part k ends in `text`. */
+  private readonly cuts: Int32Array;
   private readonly from: Int32Array;
   private readonly as: Uint8Array;
   private readonly words: (Uint8Array[] | undefined)[];
+  /** Bytes to make room for before writing: the text, and the most each hole writes. */
+  private readonly most: number;
 
   /** `parts` around the holes: one more part than holes. */
   constructor(parts: readonly string[], holes: readonly Hole[]) {
     if (parts.length !== holes.length + 1) throw new Error(`a template of ${holes.length} holes needs ${holes.length + 1} parts, not ${parts.length}`);
-    this.parts = parts.map((p) => Buffer.from(p, 'utf8'));
+    const bytes = parts.map((p) => Buffer.from(p, 'utf8'));
+    this.text = Buffer.concat(bytes);
+    let end = 0;
+    this.cuts = Int32Array.from(bytes, (b) => (end += b.length));
     this.from = Int32Array.from(holes, (h) => h.from);
     this.as = Uint8Array.from(holes, (h) => (h.as === 'num' ? 0 : h.as === 'fixed3' ? 1 : 2));
     this.words = holes.map((h) => (h.as === 'code' ? h.words.map((w) => Buffer.from(JSON.stringify(w), 'utf8')) : undefined));
+    const longest = Math.max(NUM_BYTES, ...this.words.flatMap((w) => (w ? w.map((x) => x.length) : [])));
+    this.most = this.text.length + holes.length * longest;
   }
 
   /** Writes the text with hole k filled from `v[from_k]`. */
   write(w: JsonBytes, v: ArrayLike<number>): void {
+    w.room(this.most);
+    const text = this.text;
     const n = this.from.length;
-    for (let k = 0; k < n; k++) {
-      w.raw(this.parts[k]!);
+    let start = 0;
+    for (let k = 0; k <= n; k++) {
+      const end = this.cuts[k]!;
+      const b = w.buf;
+      let at = w.at;
+      for (let i = start; i < end; i++) b[at++] = text[i]!;
+      w.at = at;
+      start = end;
+      if (k === n) break;
       const x = v[this.from[k]!]!;
       const as = this.as[k]!;
-      if (as === 0) w.num(x);
+      if (as === 0) w.putNum(x);
       else if (as === 1) w.text(x.toFixed(3));
       else {
         const words = this.words[k]!;
         w.raw(words[x] ?? words[0]!);
       }
     }
-    w.raw(this.parts[n]!);
   }
 }
 
