@@ -1,7 +1,8 @@
 /**
  * What Foxglove needs to draw the arm, from tick rows: the channels (topics, schemas, encodings) and
- * their messages. The MCAP export (record/export.ts) and the live view (viz/live.ts) both write
- * these, so the two show the same thing.
+ * their messages. The MCAP export (record/export.ts) writes these; the live view writes the same
+ * JSON as bytes from templates (viz/live-frame.ts, compared in tests/viz-live-frame.test.ts), so the
+ * two show the same thing.
  *
  * Facts this follows, checked in Foxglove's public sources and docs:
  * - The 3D panel poses a URDF from transforms (`foxglove.FrameTransforms` on /tf), each link drawn in
@@ -224,12 +225,11 @@ export class ArmScene {
   }
 
   /**
-   * The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row),
-   * on the topics `wanted` (the live view: those a client subscribed to; Foxglove subscribes to what
-   * its panels show).
+   * The messages of one drawn row, stamped `stampNs` (the recording's time of the row), on the
+   * topics `wanted`.
    * The frequent ones (/tf, joint states, the force) are written from templates made once per scene,
-   * only the numbers filled in: the live view sends them at 60 Hz beside a 1 kHz loop, and building
-   * objects for JSON.stringify was most of a frame's CPU. The text is what JSON.stringify makes of
+   * only the numbers filled in: a recording has one per 10 ms of the run, and building objects for
+   * JSON.stringify was most of a message's CPU. The text is what JSON.stringify makes of
    * `transforms()`, `jointStates()` and `force()` (tests/viz-scene.test.ts compares them).
    */
   messages(row: ArrayLike<number>, stampNs: bigint, wanted: (topic: string) => boolean = () => true): SceneMessage[] {
