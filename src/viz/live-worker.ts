@@ -14,10 +14,11 @@
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { RingReader, type RingBuffers } from '../control/ring.js';
-import { F, TICK_WIDTH, tickJson } from '../telemetry/tick.js';
+import { F, TICK_WIDTH } from '../telemetry/tick.js';
 import { threadId } from '../time/threads.js';
 import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC } from './live.js';
-import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, type SceneChannel } from './scene.js';
+import { FRAME_MESSAGES, LiveFrame, type FrameMessage } from './live-frame.js';
+import { ArmScene, cdrString, jointStatesTopic, sceneChannels, SCENE_TOPICS, type SceneChannel } from './scene.js';
 import { armUrdf, type UrdfSource } from './urdf.js';
 
 /** Slots of the shared statistics. */
@@ -69,31 +70,52 @@ export function liveChannels(tickSchema: string): SceneChannel[] {
 /** The view in its thread: reads the ring, draws the slots' first rows, sends them. */
 export class LiveEngine {
   private readonly scene: ArmScene;
-  private readonly subscribed = (topic: string): boolean => this.server.subscribed(topic);
+  /** The frame's messages as bytes, written once for all clients. */
+  private readonly frame: LiveFrame;
+  /** The channel of each of the frame's messages (FRAME_MESSAGES order). */
+  private readonly channels: Int32Array;
+  /** Per message of the frame, whether some client is subscribed to it (set when subscriptions change). */
+  private readonly wanted = new Uint8Array(FRAME_MESSAGES.length);
   private reader: RingReader | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Polled from outside and someone watches. */
   private polling = false;
   /** Wall-clock ns of loop time 0 (set at the first drawn row), so stamps follow the loop's clock. */
   private startNs: bigint | undefined;
-  /** The drawn row, copied out of the ring (one buffer, reused). */
-  private readonly row = new Float64Array(TICK_WIDTH);
   private readonly onRow = (data: Float64Array, at: number): void => {
     if (!this.scene.accept(data[at + F.t]!)) return;
-    for (let k = 0; k < TICK_WIDTH; k++) this.row[k] = data[at + k]!;
-    this.draw(this.row);
+    // The drawn row, copied out of the ring into the frame's values (one buffer, reused).
+    const v = this.frame.v;
+    for (let k = 0; k < TICK_WIDTH; k++) v[k] = data[at + k]!;
+    this.drawFrame();
   };
 
   constructor(
     readonly server: FoxgloveServer,
-    private readonly src: LiveSource,
+    src: LiveSource,
     private readonly stats: Int32Array,
     /** Whether it polls the ring on its own timer (its thread), or is polled (the main thread's drain). */
     private readonly ownTimer = true,
   ) {
     this.scene = new ArmScene(src, LIVE_RATE_HZ);
+    this.frame = new LiveFrame(src, this.scene, LIVE_RATE_HZ);
+    const topics: Record<FrameMessage, string> = {
+      tf: SCENE_TOPICS.tf,
+      measured: jointStatesTopic('measured'),
+      desired: jointStatesTopic('desired'),
+      twin: jointStatesTopic('twin'),
+      path: SCENE_TOPICS.path,
+      force: SCENE_TOPICS.force,
+      tick: LIVE_TICK_TOPIC,
+    };
+    this.channels = Int32Array.from(FRAME_MESSAGES, (m) => server.channelId(topics[m]));
     server.flushing = 'manual';
-    server.onSubscriptions = () => this.update();
+    server.onSubscriptions = () => {
+      for (let k = 0; k < FRAME_MESSAGES.length; k++) this.wanted[k] = server.subscribedId(this.channels[k]!) ? 1 : 0;
+      // A new subscriber to /tf gets the fixed transforms with the next frame.
+      this.frame.resendFixed();
+      this.update();
+    };
     server.publish(SCENE_TOPICS.description, cdrString(armUrdf(src)), BigInt(Date.now()) * 1_000_000n, true);
   }
 
@@ -162,15 +184,14 @@ export class LiveEngine {
     Atomics.notify(this.stats, LIVE_STAT.polls);
   }
 
-  /** One drawn row: the subscribed topics' messages, in one write per client at the end of the poll. */
-  draw(row: Float64Array): void {
-    const t = row[F.t]!;
+  /** One drawn row (in the frame's values): the subscribed topics' messages, in one write per client at the end of the poll. */
+  private drawFrame(): void {
+    const t = this.frame.v[F.t]!;
     this.startNs ??= BigInt(Date.now()) * 1_000_000n - BigInt(Math.round(t * 1e9));
     const ns = this.startNs + BigInt(Math.round(t * 1e9));
     // Only what someone reads is built: Foxglove subscribes to the topics its panels show.
-    const msgs = this.scene.messages(row, ns, this.subscribed);
-    if (this.server.subscribed(LIVE_TICK_TOPIC)) msgs.push({ topic: LIVE_TICK_TOPIC, json: tickJson(row, this.src.joints) });
-    this.server.publishFrame(msgs, ns);
+    this.frame.write(Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n), this.wanted);
+    this.server.publishEncoded(this.frame.out.buf, this.frame.ends, this.channels, ns);
   }
 
   /** `frames` rows drawn and sent back to back (the event loop turning between them), for the bench: this thread's CPU [ns]. */
@@ -180,7 +201,8 @@ export class LiveEngine {
     for (let k = 0; k < frames; k++) {
       r[F.t] = r[F.t]! + 1 / LIVE_RATE_HZ;
       this.scene.accept(r[F.t]!);
-      this.draw(r);
+      this.frame.v.set(r);
+      this.drawFrame();
       this.server.flush();
       await new Promise((resolve) => setImmediate(resolve));
     }

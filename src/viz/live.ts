@@ -38,6 +38,8 @@ interface Client {
   ws: WebSocket;
   /** channel id -> subscription id */
   subs: Map<number, number>;
+  /** The same per channel id (-1: none), rebuilt when subscriptions change: what a frame reads. */
+  subIds: Float64Array;
 }
 
 /** What the server has done, for the bench and the tests. */
@@ -117,6 +119,8 @@ export class FoxgloveServer {
     this.counts.fill(0);
     this.streaming = 0;
     for (const c of this.clients) {
+      c.subIds.fill(-1);
+      for (const [ch, id] of c.subs) c.subIds[ch] = id;
       for (const ch of c.subs.keys()) {
         this.counts[ch]!++;
         if (!this.latched.has(ch)) this.streaming++;
@@ -131,7 +135,7 @@ export class FoxgloveServer {
       ws.close(1002, `offer the subprotocol ${FOXGLOVE_SUBPROTOCOLS.join(' or ')}`);
       return;
     }
-    const client: Client = { ws, subs: new Map() };
+    const client: Client = { ws, subs: new Map(), subIds: new Float64Array(this.channels.length + 1).fill(-1) };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
     ws.on('close', () => {
@@ -189,31 +193,46 @@ export class FoxgloveServer {
     this.stats.sent++;
   }
 
+  /** The id of `topic`'s channel (0: none). */
+  channelId(topic: string): number {
+    return this.ids.get(topic) ?? 0;
+  }
+
+  /** Whether any client is subscribed to the channel `id` (counted when subscriptions change). */
+  subscribedId(id: number): boolean {
+    return this.counts[id]! > 0;
+  }
+
   /**
-   * Sends one drawn row's messages (JSON text) to their subscribers: for each client, all of them in
-   * one buffer and one write to its socket, each as its own WebSocket binary message (RFC 6455 5.2:
-   * FIN + opcode 2, an unmasked length of 7, 7+16 or 7+64 bits) carrying the v1 message frame. Sent
-   * through ws, the 8 messages of a frame took 16 stream writes and most of the live view's CPU at
-   * 60 Hz; this writes whole frames (no compression: perMessageDeflate is off) beside ws's own
-   * control frames, which it also writes whole, and the frames of one event-loop turn in one system
-   * call (queue). A client with more than MAX_BUFFERED_BYTES unread loses the frame.
+   * Sends one drawn row's messages, encoded once for all clients (viz/live-frame.ts): message k is
+   * `bytes` from the previous message's end to `ends[k]` (-1: not in this frame), on channel
+   * `channels[k]`. For each client, its messages go in one buffer and one write to its socket, each
+   * as its own WebSocket binary message (RFC 6455 5.2: FIN + opcode 2, an unmasked length of 7,
+   * 7+16 or 7+64 bits) carrying the v1 message frame. Sent through ws, the 8 messages of a frame took
+   * 16 stream writes and most of the live view's CPU at 60 Hz; this writes whole frames (no
+   * compression: perMessageDeflate is off) beside ws's own control frames, which it also writes
+   * whole, and the frames of one poll in one system call (queue). A client with more than
+   * MAX_BUFFERED_BYTES unread loses the frame.
    */
-  publishFrame(msgs: readonly { topic: string; json: string }[], ns: bigint): void {
-    if (this.clients.size === 0 || msgs.length === 0) return;
-    const lengths = this.lengths;
-    const channels = this.channelOf;
-    for (let i = 0; i < msgs.length; i++) {
-      lengths[i] = Buffer.byteLength(msgs[i]!.json);
-      channels[i] = this.ids.get(msgs[i]!.topic) ?? 0;
-    }
+  publishEncoded(bytes: Buffer, ends: Int32Array, channels: Int32Array, ns: bigint): void {
+    if (this.clients.size === 0) return;
+    // The stamp's two 32-bit halves, once per frame (writeBigUInt64LE makes BigInts per call).
+    const nsLo = Number(ns & 0xffffffffn);
+    const nsHi = Number(ns >> 32n);
     for (const c of this.clients) {
+      const subIds = c.subIds;
       let size = 0;
       let count = 0;
-      for (let i = 0; i < msgs.length; i++) {
-        if (!c.subs.has(channels[i]!)) continue;
-        const payload = 13 + lengths[i]!;
-        size += wsHeaderBytes(payload) + payload;
-        count++;
+      let start = 0;
+      for (let i = 0; i < ends.length; i++) {
+        const end = ends[i]!;
+        if (end < 0) continue;
+        if (subIds[channels[i]!]! >= 0) {
+          const payload = 13 + end - start;
+          size += wsHeaderBytes(payload) + payload;
+          count++;
+        }
+        start = end;
       }
       if (count === 0) continue;
       if (c.ws.readyState !== c.ws.OPEN || c.ws.bufferedAmount > MAX_BUFFERED_BYTES) {
@@ -222,24 +241,26 @@ export class FoxgloveServer {
       }
       const buf = this.take(size);
       let at = 0;
-      for (let i = 0; i < msgs.length; i++) {
-        const sub = c.subs.get(channels[i]!);
-        if (sub === undefined) continue;
-        at = writeWsHeader(buf, at, 13 + lengths[i]!);
-        buf[at] = 0x01;
-        buf.writeUInt32LE(sub, at + 1);
-        buf.writeBigUInt64LE(ns, at + 5);
-        at += 13;
-        at += buf.write(msgs[i]!.json, at, 'utf8');
+      start = 0;
+      for (let i = 0; i < ends.length; i++) {
+        const end = ends[i]!;
+        if (end < 0) continue;
+        const sub = subIds[channels[i]!]!;
+        if (sub >= 0) {
+          at = writeWsHeader(buf, at, 13 + end - start);
+          buf[at] = 0x01;
+          buf.writeUInt32LE(sub, at + 1);
+          buf.writeUInt32LE(nsLo, at + 5);
+          buf.writeUInt32LE(nsHi, at + 9);
+          at += 13;
+          at += bytes.copy(buf, at, start, end);
+        }
+        start = end;
       }
       this.queue(c, buf);
       this.stats.sent += count;
     }
   }
-
-  /** Per message of a frame: its UTF-8 length and channel (reused: no arrays per frame). */
-  private readonly lengths: number[] = [];
-  private readonly channelOf: number[] = [];
 
   /** Frames waiting for the end of this event-loop turn, per client. */
   private pending = new Map<Client, Buffer[]>();

@@ -1,7 +1,8 @@
 /**
  * What Foxglove needs to draw the arm, from tick rows: the channels (topics, schemas, encodings) and
- * their messages. The MCAP export (record/export.ts) and the live view (viz/live.ts) both write
- * these, so the two show the same thing.
+ * their messages. The MCAP export (record/export.ts) writes these; the live view writes the same
+ * JSON as bytes from templates (viz/live-frame.ts, compared in tests/viz-live-frame.test.ts), so the
+ * two show the same thing.
  *
  * Facts this follows, checked in Foxglove's public sources and docs:
  * - The 3D panel poses a URDF from transforms (`foxglove.FrameTransforms` on /tf), each link drawn in
@@ -150,11 +151,11 @@ export function endpointForce(arm: ArmParams, q: readonly number[], tauExt: read
 /** A number as JSON writes it (a non-finite one is null). */
 const num = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
 const FORCE_COLOR = rgba('#d62728');
-const FORCE_COLOR_JSON = json(FORCE_COLOR);
+export const FORCE_COLOR_JSON = json(FORCE_COLOR);
 /** `rotZ(a)` as JSON text. */
 const rotZJson = (a: number): string => `{"x":0,"y":0,"z":${num(Math.sin(a / 2))},"w":${num(Math.cos(a / 2))}}`;
 
-interface TfTemplate {
+export interface TfTemplate {
   parent: string;
   child: string;
   translation: { x: number; y: number; z: number };
@@ -167,7 +168,7 @@ interface TfTemplate {
 }
 
 /** The transforms of the scene: `world` -> `plane`, then each arm's chain under its prefix. */
-function tfTemplates(arm: ArmParams): TfTemplate[] {
+export function tfTemplates(arm: ArmParams): TfTemplate[] {
   const tf = (parent: string, child: string, translation: { x: number; y: number; z: number }, angleAt?: number, fixed = IDENTITY): TfTemplate => ({
     parent,
     child,
@@ -224,12 +225,11 @@ export class ArmScene {
   }
 
   /**
-   * The messages of one drawn row, stamped `stampNs` (the recording's or the host's time of the row),
-   * on the topics `wanted` (the live view: those a client subscribed to; Foxglove subscribes to what
-   * its panels show).
+   * The messages of one drawn row, stamped `stampNs` (the recording's time of the row), on the
+   * topics `wanted`.
    * The frequent ones (/tf, joint states, the force) are written from templates made once per scene,
-   * only the numbers filled in: the live view sends them at 60 Hz beside a 1 kHz loop, and building
-   * objects for JSON.stringify was most of a frame's CPU. The text is what JSON.stringify makes of
+   * only the numbers filled in: a recording has one per 10 ms of the run, and building objects for
+   * JSON.stringify was most of a message's CPU. The text is what JSON.stringify makes of
    * `transforms()`, `jointStates()` and `force()` (tests/viz-scene.test.ts compares them).
    */
   messages(row: ArrayLike<number>, stampNs: bigint, wanted: (topic: string) => boolean = () => true): SceneMessage[] {
@@ -242,8 +242,8 @@ export class ArmScene {
       if (wanted(topic)) out.push({ topic, json: this.jointStatesJson(a, row, tsJson) });
     }
     // The path advances whether or not anyone reads it (a later subscriber gets its next segment).
-    const path = this.pathUpdate(row, ts);
-    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: json(path) });
+    const path = this.pathJson(row, ts);
+    if (path && wanted(SCENE_TOPICS.path)) out.push({ topic: SCENE_TOPICS.path, json: path });
     if (wanted(SCENE_TOPICS.force)) out.push({ topic: SCENE_TOPICS.force, json: this.forceJson(row, tsJson) });
     return out;
   }
@@ -294,7 +294,7 @@ export class ArmScene {
   }
 
   /** The endpoint force of a row where it is defined and finite: its arrow's start, angle and length (0: too short to draw). */
-  private forceArrow(row: ArrayLike<number>): { f: [number, number]; x: number; y: number; angle: number; len: number } | undefined {
+  forceArrow(row: ArrayLike<number>): { f: [number, number]; x: number; y: number; angle: number; len: number } | undefined {
     const f = endpointForce(this.src.arm, [row[F.q0]!, row[F.q1]!], [row[F.tauExt0]!, row[F.tauExt1]!]);
     if (!f || !f.every(Number.isFinite)) return undefined;
     const [x, y] = endpointOf(this.src.arm, row, F.q0);
@@ -307,6 +307,12 @@ export class ArmScene {
     this.path.measured = [];
     this.path.desired = [];
     this.pathStart = Number.NaN;
+  }
+
+  /** Adds a drawn row's endpoints to the paths; every PATH_SEGMENT_S of loop time, the segment's /endpoint/path message (JSON text). */
+  pathJson(row: ArrayLike<number>, timestamp: { sec: number; nsec: number }): string | undefined {
+    const path = this.pathUpdate(row, timestamp);
+    return path && json(path);
   }
 
   private pathUpdate(row: ArrayLike<number>, timestamp: object): object | undefined {
