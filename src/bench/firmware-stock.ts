@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../mock/firmware-sim.js';
-import { leaveRealtime, requestRealtime, threadId } from '../time/threads.js';
+import { leaveRealtime, processThreads, requestRealtime } from '../time/threads.js';
 
 /** Where the stock image is, or why there is none. */
 export type StockImage = { elf: string; why?: undefined } | { elf?: undefined; why: string };
@@ -81,30 +81,55 @@ export interface StockRun {
    * rig's fault, not the host's.
    */
   boardBehindMs: number;
+  /**
+   * The plant during the run (board time): slices the harness simulated, those whose encoder counts from
+   * the plant came late (the harness ran ahead on the plant's last velocity: the pins did not follow the
+   * plant), the most slices one answer was late, and the board time the late slices covered [ms]. A
+   * plant that keeps up is late 0 slices; a starved one is the rig's fault as much as a stalled board.
+   */
+  plant: { slices: number; lateSlices: number; maxLate: number; lateMs: number };
+  /**
+   * The board's clock against the wall clock as the plant receives its slices [ms]: how much later than
+   * at its earliest a slice arrived (board time vs the wall clock), the most over the run (`peak`) and
+   * the most that held for 100 ms of board time (`held`: the least lag within a 100 ms window, the
+   * largest over windows). A real board's reports keep its crystal's time; a simulated board that lags
+   * for a while hands the host reports that all seem that much older (its latency, its delay
+   * compensation), which a real board never does: the rig's fault.
+   */
+  lagMs: { peak: number; held: number };
   /** The run's corrupt messages and lost samples (its summary's link.corrupt, timing.lostSamples), when it printed one. */
   corrupt?: number;
   lost?: number;
+  /** The host's summary line as printed (for a diagnosis), when it printed one. */
+  summaryLine?: string;
 }
 
 /**
  * The stock image in simavr, at real-time priority as `twolink rig --firmware --rt` runs it: the harness
- * (the board) at 45 and this thread, which steps the plant in lock-step with it, at 44 (a plant that
- * starves holds the board's encoder pins on old counts: under six CPU hogs a reach stopped with a
- * following error while the board itself kept time). `f` runs on it; the thread is normal again after.
+ * (the board) at 45 and this process, whose main thread steps the plant in lock-step with it, at 44,
+ * every thread of it (the garbage collector's helpers too: a real-time thread that waits for a normal
+ * one gains nothing), with SCHED_RESET_ON_FORK: what it starts begins at normal priority. The host
+ * (`twolink run --rt`) then takes its own priorities, below the rig's, as on a bench where the board is
+ * another computer; before, it inherited 44 from this thread and its main thread stood level with the
+ * plant (a plant that starves holds the board's encoder pins on old counts, then the board itself).
+ * `f` runs on it; the threads are normal again after.
  */
 async function onStockSim<T>(rig: Rig, elf: string, f: (sim: FirmwareSim) => Promise<T>): Promise<T> {
-  const me = threadId();
-  const plant = await requestRealtime(me, 44); // first: the harness started below inherits it
+  const raised: number[] = [];
+  for (const t of processThreads()) {
+    if (!(await requestRealtime(t, 44, { resetOnFork: true })).granted) break;
+    raised.push(t);
+  }
   try {
     const sim = await FirmwareSim.start({ rig, board: 'uno-firmata', elf });
-    await requestRealtime(sim.pid, 45);
+    if (raised.length > 0) await requestRealtime(sim.pid, 45);
     try {
       return await f(sim);
     } finally {
       await sim.stop();
     }
   } finally {
-    if (plant.granted) await leaveRealtime(me);
+    for (const t of raised) await leaveRealtime(t);
   }
 }
 
@@ -148,6 +173,20 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
     }
   };
   sim.on('slice', onSlice);
+  const plant = { slices: 0, lateSlices: 0, maxLate: 0, lateMs: 0 };
+  let lastBoard: number | undefined;
+  const lag = new LagTracker();
+  const onPlant = (s: { boardTime: number; stale: number }): void => {
+    lag.add(s.boardTime, performance.now() / 1e3);
+    plant.slices++;
+    if (s.stale > 0) {
+      plant.lateSlices++;
+      plant.maxLate = Math.max(plant.maxLate, s.stale);
+      if (lastBoard !== undefined) plant.lateMs += (s.boardTime - lastBoard) * 1e3;
+    }
+    lastBoard = s.boardTime;
+  };
+  sim.on('slice', onPlant);
   let behindS = 0;
   const onBehind = (e: { behindS: number }): void => void (behindS = Math.max(behindS, e.behindS));
   sim.on('behind', onBehind);
@@ -165,14 +204,51 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   await new Promise<void>((r) => run.on('exit', () => r()));
   if (killedAt !== undefined) await Promise.race([cut, new Promise((r) => setTimeout(r, 2000))]);
   sim.off('slice', onSlice);
+  sim.off('slice', onPlant);
   sim.off('outputs-off', onOff!);
   sim.off('behind', onBehind);
   const boardBehindMs = behindS * 1e3;
-  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  const lagMs = lag.result();
+  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
   const s = lastSummary(out);
-  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs };
+  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs };
+  const summaryLine = out.trim().split('\n').pop();
   const counts = { ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}), ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}) };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, ...counts };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, plant, lagMs, ...counts, ...(summaryLine ? { summaryLine } : {}) };
+}
+
+/**
+ * The lag of a simulated board's clock behind the wall clock, from its slices as they arrive: board
+ * time against wall time, relative to the earliest arrival so far (the lag's floor); `held` is the
+ * least lag within each `windowS` of board time, the largest such [ms].
+ */
+export class LagTracker {
+  private floor = Infinity;
+  private peak = 0;
+  private held = 0;
+  private windowStart = NaN;
+  private windowMin = Infinity;
+
+  constructor(private readonly windowS = 0.1) {}
+
+  /** A slice that ended at `boardS` [s] arrived at `wallS` [s]. */
+  add(boardS: number, wallS: number): void {
+    const d = wallS - boardS;
+    if (!Number.isFinite(d)) return;
+    if (d < this.floor) this.floor = d;
+    const lag = d - this.floor;
+    if (lag > this.peak) this.peak = lag;
+    if (!(boardS - this.windowStart < this.windowS)) {
+      if (Number.isFinite(this.windowMin) && this.windowMin > this.held) this.held = this.windowMin;
+      this.windowStart = boardS;
+      this.windowMin = Infinity;
+    }
+    if (lag < this.windowMin) this.windowMin = lag;
+  }
+
+  result(): { peak: number; held: number } {
+    return { peak: this.peak * 1e3, held: this.held * 1e3 };
+  }
 }
 
 /**
