@@ -337,6 +337,11 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
     async () => {
       needSimavr();
       const runs = await stockTwice(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT);
+      // The rig's figures that blameOf weighs were measured on every slice of both runs.
+      for (const r of runs) {
+        expect(r.plant.slices, blameOf(r)).toBeGreaterThan(1000);
+        expect(Number.isFinite(r.lagMs.held) && r.lagMs.held <= r.lagMs.peak, blameOf(r)).toBe(true);
+      }
       expect(
         runs.map((r) => r.end),
         runs.map(blameOf).join('; '),
