@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../mock/firmware-sim.js';
-import { leaveRealtime, processThreads, requestRealtime } from '../time/threads.js';
+import { leaveRealtime, processThreads, requestRealtime, threadId } from '../time/threads.js';
 
 /** Where the stock image is, or why there is none. */
 export type StockImage = { elf: string; why?: undefined } | { elf?: undefined; why: string };
@@ -106,18 +106,22 @@ export interface StockRun {
 
 /**
  * The stock image in simavr, at real-time priority as `twolink rig --firmware --rt` runs it: the harness
- * (the board) at 45 and this process, whose main thread steps the plant in lock-step with it, at 44,
- * every thread of it (the garbage collector's helpers too: a real-time thread that waits for a normal
- * one gains nothing), with SCHED_RESET_ON_FORK: what it starts begins at normal priority. The host
- * (`twolink run --rt`) then takes its own priorities, below the rig's, as on a bench where the board is
- * another computer; before, it inherited 44 from this thread and its main thread stood level with the
- * plant (a plant that starves holds the board's encoder pins on old counts, then the board itself).
- * `f` runs on it; the threads are normal again after.
+ * (the board) at 45, this thread, which steps the plant in lock-step with it, at 44, and the other
+ * threads of this process (the garbage collector's and the compiler's helpers: a real-time thread that
+ * waits for a normal one gains nothing) at 43, below the plant (SCHED_FIFO does not share the CPU
+ * between equals: a helper compiling for 10 ms at 44 would hold the plant up as long); all with
+ * SCHED_RESET_ON_FORK, so that what they start begins at normal priority. The host (`twolink run --rt`)
+ * then takes its own priorities, below the rig's, as on a bench where the board is another computer;
+ * before, it inherited 44 from this thread and its main thread stood level with the plant (a plant that
+ * starves holds the board's encoder pins on old counts, then the board itself: measured, real time,
+ * six hogs, load 15-19, shared machine: the plant late on 10-55 % of slices, 11 of 40 reaches stopped
+ * with a following error; after, 1-2 %). `f` runs on it; the threads are normal again after.
  */
 async function onStockSim<T>(rig: Rig, elf: string, f: (sim: FirmwareSim) => Promise<T>): Promise<T> {
+  const me = threadId();
   const raised: number[] = [];
-  for (const t of processThreads()) {
-    if (!(await requestRealtime(t, 44, { resetOnFork: true })).granted) break;
+  for (const t of [me, ...processThreads().filter((t) => t !== me)]) {
+    if (!(await requestRealtime(t, t === me ? 44 : 43, { resetOnFork: true })).granted) break;
     raised.push(t);
   }
   try {
