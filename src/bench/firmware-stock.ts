@@ -261,8 +261,9 @@ export const RIG_BEHIND_MS = 100;
  * A board clock that lags this much [ms] for 100 ms of board time (LagTracker's `held`) is the rig's
  * fault: six report periods at 333 Hz, every report that much older than its clock says for that long
  * (the host's latency and its delay compensation take it for the link's), where a real board keeps its
- * crystal's time. Measured (real time, six hogs, load 19-20, shared machine): 0-14 ms held in the runs
- * that completed, 69 ms in one that stopped with a following error while the plant kept up.
+ * crystal's time. Measured (real time, six hogs, load 15-22, shared machine): 0-26 ms held in 36 runs
+ * that completed; 59 and 69 ms in two that stopped with a following error while the plant kept up
+ * (its thread's helpers then stood level with it at 44; at 43, 20 of 20 reaches completed).
  */
 export const RIG_LAG_MS = 20;
 /**
