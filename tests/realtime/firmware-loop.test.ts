@@ -156,6 +156,10 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     afterAll(async () => {
       await host?.close();
       await sim?.stop();
+      // Let the slices go: this process steps the stock image's plant below, where a larger heap means
+      // longer garbage-collector pauses of the plant's thread (a plant late past the harness's lead
+      // stalls the simulated board).
+      slices.length = 0;
     });
 
     it(
