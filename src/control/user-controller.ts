@@ -17,6 +17,7 @@ import type { LoopPart } from '../config/parts.js';
 import type { LawResult, LawSample } from './law.js';
 import type { StopReason } from './stop.js';
 import { controllerModel, type ControllerModel } from './controller-model.js';
+import { stolenClockMs } from '../time/threads.js';
 
 export type { ControllerModel, ControllerModelOptions } from './controller-model.js';
 
@@ -119,6 +120,13 @@ export interface PluggedOptions {
   slowTicks?: number;
   /** The clock that times `update` [ms] (injected in tests). @default performance.now */
   now?: () => number;
+  /**
+   * The time the operating system kept this thread waiting to run, cumulative [ms]: it is taken off
+   * `update`'s time, so that a starved machine (no real-time priority, a busy CPU) is not blamed on the
+   * controller. `null`: none taken off. @default the thread's run-queue delay (time/threads.ts
+   * stolenClockMs), where Linux keeps it; with an injected `now`, none
+   */
+  stolenMs?: (() => number) | null;
 }
 
 const OK: LawResult = Object.freeze({ ok: true });
@@ -128,6 +136,7 @@ export class PluggedController {
   private slow = 0;
   private readonly slowTicks: number;
   private readonly now: () => number;
+  private readonly stolen: (() => number) | undefined;
 
   private constructor(
     /** The file as the user gave it (named in every message). */
@@ -138,6 +147,7 @@ export class PluggedController {
   ) {
     this.slowTicks = Math.max(1, Math.floor(opts.slowTicks ?? 3));
     this.now = opts.now ?? (() => performance.now());
+    this.stolen = opts.stolenMs === null ? undefined : (opts.stolenMs ?? (opts.now ? undefined : stolenClockMs()));
   }
 
   /**
@@ -200,6 +210,7 @@ export class PluggedController {
    * throws.
    */
   step(sample: ControllerSample, periodS: number, out: number[]): LawResult {
+    const s0 = this.stolen?.() ?? 0;
     const t0 = this.now();
     let tau: unknown;
     try {
@@ -207,17 +218,23 @@ export class PluggedController {
     } catch (e) {
       return this.fail(out, isReadOnlyWrite(e) ? `update wrote to its sample or context, which are read-only: ${describe(e)}` : `update threw: ${describe(e)}`);
     }
-    const tookMs = this.now() - t0;
+    const wallMs = this.now() - t0;
+    // What the OS took (the thread was runnable and not running) is not the controller's; an unreadable clock takes nothing off.
+    const stolenMs = this.stolen ? this.stolen() - s0 : 0;
+    const tookMs = Number.isFinite(stolenMs) && stolenMs > 0 ? Math.max(0, wallMs - stolenMs) : wallMs;
     try {
-      return this.accept(tau, tookMs, periodS * 1000, out);
+      return this.accept(tau, tookMs, periodS * 1000, out, wallMs - tookMs);
     } catch (e) {
       // A getter or a Proxy in what update returned threw while it was read.
       return this.fail(out, `update returned something that cannot be read: ${describe(e)}`);
     }
   }
 
-  /** Checks what `update` returned and how long it took [ms]; copies the torques into `out` first, so each is read once. */
-  private accept(tau: unknown, tookMs: number, periodMs: number, out: number[]): LawResult {
+  /**
+   * Checks what `update` returned and how long it took [ms] (`stolenMs` taken off already); copies the
+   * torques into `out` first, so each is read once.
+   */
+  private accept(tau: unknown, tookMs: number, periodMs: number, out: number[], stolenMs: number): LawResult {
     const n = this.context.rig.joints;
     if (tau !== null && typeof (tau as { then?: unknown } | undefined)?.then === 'function') {
       return this.fail(out, 'update returned a Promise; it must return the torques synchronously (it runs inside the loop tick)');
@@ -235,7 +252,8 @@ export class PluggedController {
     if (tookMs > periodMs) {
       this.slow++;
       if (this.slow >= this.slowTicks) {
-        return this.fail(out, `update took ${tookMs.toFixed(2)} ms, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`);
+        const os = stolenMs > 0 ? ` (not counting ${stolenMs.toFixed(2)} ms the operating system kept its thread waiting)` : '';
+        return this.fail(out, `update took ${tookMs.toFixed(2)} ms${os}, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`);
       }
     } else {
       this.slow = 0;

@@ -3,7 +3,7 @@
  * scheduling (SCHED_FIFO) for one thread. Everything here degrades to "unknown" off Linux.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 
 /** This thread's Linux task id (from /proc/thread-self), or -1 where there is none. */
 export function threadId(): number {
@@ -24,6 +24,38 @@ export function taskCpuSeconds(tid: number): number {
   } catch {
     return NaN;
   }
+}
+
+/**
+ * A clock of the time the operating system kept the calling thread waiting while it could run [ms,
+ * cumulative]: the run-queue delay Linux's scheduler keeps per thread (the second field of
+ * /proc/thread-self/schedstat, ns; Documentation/scheduler/sched-stats.rst). Time between two readings
+ * of the wall clock minus the growth of this clock is what the thread itself had of the CPU (or spent
+ * blocked on its own account). The file is opened once, in the thread that calls this, and re-read
+ * from its start (one pread) on each call; undefined where there is no such file (not Linux, or a
+ * kernel without scheduler statistics).
+ */
+export function stolenClockMs(): (() => number) | undefined {
+  let fd: number;
+  try {
+    fd = openSync('/proc/thread-self/schedstat', 'r');
+  } catch {
+    return undefined;
+  }
+  const buf = Buffer.alloc(96);
+  const read = (): number => {
+    try {
+      const n = readSync(fd, buf, 0, buf.length, 0);
+      const text = buf.toString('latin1', 0, n);
+      const a = text.indexOf(' ');
+      const b = text.indexOf(' ', a + 1);
+      const ns = Number(text.slice(a + 1, b < 0 ? undefined : b));
+      return Number.isFinite(ns) && ns >= 0 ? ns / 1e6 : NaN;
+    } catch {
+      return NaN;
+    }
+  };
+  return Number.isFinite(read()) ? read : undefined;
 }
 
 /** CPU time of this whole process, all threads [s] (from /proc/self/stat), or NaN. */
@@ -60,10 +92,12 @@ export type RtResult = { granted: true; priority: number } | { granted: false; r
  * Asks Linux for SCHED_FIFO at `priority` for task `tid` (with util-linux's `chrt`). Needs
  * CAP_SYS_NICE or an `rtprio` limit (ulimit -r) of at least `priority`; the reason says how to allow it.
  */
-export function requestRealtime(tid: number, priority = 40): Promise<RtResult> {
+export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean } = {}): Promise<RtResult> {
   if (process.platform !== 'linux' || tid < 0) return Promise.resolve({ granted: false, reason: 'real-time scheduling is only offered on Linux' });
+  // -R (SCHED_RESET_ON_FORK): what the thread starts (a process, a thread) begins at normal priority.
+  const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), '-p', String(priority), String(tid)];
   return new Promise((resolve) => {
-    execFile('chrt', ['-f', '-p', String(priority), String(tid)], (err, _out, stderr) => {
+    execFile('chrt', args, (err, _out, stderr) => {
       if (!err) {
         resolve({ granted: true, priority });
         return;
@@ -84,6 +118,21 @@ export function leaveRealtime(tid: number): Promise<void> {
   return new Promise((resolve) => execFile('chrt', ['-o', '-p', '0', String(tid)], () => resolve()));
 }
 
+/**
+ * The scheduling policy of task `tid` of this process (Linux's number: 0 SCHED_OTHER, 1 SCHED_FIFO,
+ * 2 SCHED_RR, ...; field 41 of /proc/self/task/<tid>/stat, proc(5)), or -1 if unknown.
+ */
+export function schedPolicy(tid: number): number {
+  try {
+    const s = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    const p = Number(f[38]);
+    return Number.isInteger(p) ? p : -1;
+  } catch {
+    return -1;
+  }
+}
+
 /** Linux task ids of this process's threads (from /proc/self/task), the main thread included. */
 export function processThreads(): number[] {
   try {
@@ -101,8 +150,15 @@ export function processThreads(): number[] {
  * for a normal one gains nothing), with `priorities` per task id where given and `priority` elsewhere.
  * The main thread (the dashboard, the disk) and the threads in `normal` (the live view's) stay at normal priority. Resolves with the first refusal,
  * or granted.
+ *
+ * A main thread that inherited a real-time policy (started by a real-time thread: `chrt -f 40 twolink
+ * ...`, or a test whose plant thread runs at 44) is put back to normal first: at its inherited
+ * priority it would outrank the loop's thread, and at the same priority as a simulated rig's thread
+ * (SCHED_FIFO does not share the CPU between equals) hold it up (measured: a stock Firmata reach
+ * under load 16-20 whose host had inherited 44 from the test's plant thread).
  */
 export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map(), normal: ReadonlySet<number> = new Set()): Promise<RtResult> {
+  if (schedPolicy(process.pid) > 0) await leaveRealtime(process.pid);
   const tasks = processThreads().filter((t) => t !== process.pid && !normal.has(t));
   if (tasks.length === 0) return requestRealtime(-1, priority);
   for (const t of tasks) {
