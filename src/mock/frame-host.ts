@@ -11,12 +11,17 @@ export class FrameHost {
   private seq = 0;
   private cursor = 0;
   private waiter: (() => void) | undefined;
+  private closed = false;
   /** Every line received, without its LF (CRC not checked: the caller reads what the board sent). */
   readonly lines: string[] = [];
 
   private constructor(readonly port: SerialPort) {
     port.pipe(new ReadlineParser({ delimiter: '\n' })).on('data', (l: string) => {
       this.lines.push(l);
+      this.waiter?.();
+    });
+    port.on('close', () => {
+      this.closed = true;
       this.waiter?.();
     });
   }
@@ -57,6 +62,7 @@ export class FrameHost {
         const l = this.lines[this.cursor++]!;
         if (test(l)) return l;
       }
+      if (this.closed) throw new Error(`${this.port.path}: the port closed while waiting for a line (${this.lines.length} read, the last: ${JSON.stringify(this.lines.at(-1) ?? '')})`);
       await new Promise<void>((r) => (this.waiter = r));
     }
   }

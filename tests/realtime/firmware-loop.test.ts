@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/mock/firmware-sim.js';
@@ -135,6 +135,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     let host: FrameHost;
     // Every slice the harness simulated: board time and the mean duty at the motor pins.
     const slices: { boardTime: number; duty: [number, number]; counts: number[]; pins: [number, number]; stale: number }[] = [];
+    const simEvents: string[] = [];
     /** Resolves true once `cond` holds after a slice (false if the harness ends first). */
     const until = (cond: () => boolean): Promise<boolean> =>
       new Promise((resolve) => {
@@ -150,9 +151,25 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       needSimavr();
       sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
       sim.on('slice', (x) => slices.push({ boardTime: x.boardTime, duty: x.duty, counts: sim.plant.counts(), pins: x.pins, stale: x.stale }));
+      for (const kind of ['log', 'host', 'reset', 'exit'] as const) sim.on(kind, (e: unknown) => simEvents.push(`${kind} ${JSON.stringify(e)}`));
       host = await FrameHost.open(sim.ptyPath);
       await host.handshake();
     }, hangGuardMs(60_000));
+    // A failure (a hang guard's too) says where the board and the link stood: the last lines the host
+    // read, the last slice the harness simulated, and what the harness said (a reset, a host seen
+    // closed, its exit). A hang once seen under load left nothing else to go on.
+    beforeEach(() => {
+      onTestFailed(() => {
+        const last = slices.at(-1);
+        console.error(
+          [
+            `firmware-loop: ${host?.lines.length ?? 0} lines read, the last: ${JSON.stringify(host?.lines.slice(-5) ?? [])}`,
+            `${slices.length} slices kept, the last at board time ${last?.boardTime.toFixed(4) ?? '-'} s; load ${loadavg()[0]!.toFixed(1)}`,
+            `harness events: ${simEvents.slice(-10).join(' | ') || 'none'}`,
+          ].join('\n'),
+        );
+      });
+    });
     afterAll(async () => {
       await host?.close();
       await sim?.stop();
