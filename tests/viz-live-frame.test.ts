@@ -3,15 +3,14 @@
 // (NaN and infinities included), two links and one; /tf with the moving transforms only, and all
 // of them once per `fixedEvery` frames and after resendFixed; the numbers' text.
 import { describe, expect, it } from 'vitest';
-import { loadRig } from '../src/config/load.js';
-import type { TwoLinkParams } from '../src/model/types.js';
 import { F, TICK_WIDTH, tickJson } from '../src/telemetry/tick.js';
 import { JsonBytes } from '../src/viz/json-bytes.js';
 import { FRAME_MESSAGES, LiveFrame } from '../src/viz/live-frame.js';
 import { ArmScene, fgTime, jointStatesTopic, SCENE_ARMS, SCENE_TOPICS } from '../src/viz/scene.js';
 import { mulberry32 } from './helpers/random.js';
+import { MOCK_ARM, randomRow, SCENE_ARM_CASES } from './helpers/scene-arms.js';
 
-const arm = loadRig('rigs/mock-arm.json').arm as TwoLinkParams;
+const arm = MOCK_ARM;
 
 /** `a` and `b` equal as JSON values, numbers within `tol` (absolute). */
 function near(a: unknown, b: unknown, tol: number, path = '$'): void {
@@ -48,19 +47,15 @@ function messages(f: LiveFrame): Map<string, unknown> {
 describe('live frame bytes', () => {
   it('are the recording JSON (transforms, joint states, force, path, tick) to 9 decimals at random rows, NaN included, two links and one', () => {
     const rnd = mulberry32(5);
-    const one = { L1: 0.3, d1: 0.1, m1: 0.3, I1: 0.002, g: 9.81 };
     const all = new Uint8Array(FRAME_MESSAGES.length).fill(1);
     let arrows = 0;
     let paths = 0;
-    for (const [src, joints] of [
-      [arm, 2],
-      [one, 1],
-    ] as const) {
+    for (const [src, joints] of SCENE_ARM_CASES) {
       // Two scenes fed the same rows: one for the recording's text, one behind the frame.
       const ref = new ArmScene({ arm: src, joints }, 60);
       const frame = new LiveFrame({ arm: src, joints }, new ArmScene({ arm: src, joints }, 60), 1);
       for (let k = 0; k < 80; k++) {
-        const row = Array.from({ length: TICK_WIDTH }, () => (rnd() < 0.03 ? Number.NaN : (rnd() * 6 - 3) * 10 ** Math.floor(rnd() * 8 - 4)));
+        const row = randomRow(rnd, TICK_WIDTH, true);
         row[F.t] = k / 60;
         row[F.i] = k;
         row[F.state] = k % 12;

@@ -2,14 +2,13 @@
 // observer's (J^T F = tauExt), at random poses away from the singular ones; none at a stretched arm;
 // the description's CDR bytes as ROS 2 lays out a std_msgs/String; decimation by the loop's clock.
 import { describe, expect, it } from 'vitest';
-import { loadRig } from '../src/config/load.js';
 import { jacobian } from '../src/model/kinematics.js';
-import type { TwoLinkParams } from '../src/model/types.js';
 import { F } from '../src/telemetry/tick.js';
 import { ArmScene, cdrString, endpointForce, fgTime, jointStatesTopic, readCdrString, SCENE_ARMS, SCENE_TOPICS } from '../src/viz/scene.js';
 import { mulberry32 } from './helpers/random.js';
+import { MOCK_ARM, ONE_LINK, randomRow, SCENE_ARM_CASES } from './helpers/scene-arms.js';
 
-const arm = loadRig('rigs/mock-arm.json').arm as TwoLinkParams;
+const arm = MOCK_ARM;
 
 describe('scene', () => {
   it('the endpoint force satisfies J^T F = tauExt (two links) and is absent at a stretched arm', () => {
@@ -31,7 +30,7 @@ describe('scene', () => {
   });
 
   it('a one-link arm: the force across the link end whose torque is tauExt', () => {
-    const one = { L1: 0.3, d1: 0.1, m1: 0.3, I1: 0.002, g: 9.81 };
+    const one = ONE_LINK;
     const f = endpointForce(one, [0.7], [0.6])!;
     // tau = r x F with r = L (cos q, sin q)
     expect(one.L1 * Math.cos(0.7) * f[1] - one.L1 * Math.sin(0.7) * f[0]).toBeCloseTo(0.6, 12);
@@ -55,15 +54,11 @@ describe('scene', () => {
 describe('scene messages from templates', () => {
   it('are the JSON of the scene objects (transforms, joint states, force) at random rows, NaN included, two links and one', () => {
     const rnd = mulberry32(11);
-    const one = { L1: 0.3, d1: 0.1, m1: 0.3, I1: 0.002, g: 9.81 };
     let arrows = 0;
-    for (const [src, joints] of [
-      [arm, 2],
-      [one, 1],
-    ] as const) {
+    for (const [src, joints] of SCENE_ARM_CASES) {
       const s = new ArmScene({ arm: src, joints }, 60);
       for (let k = 0; k < 50; k++) {
-        const row = Array.from({ length: F.tauExt1 + 40 }, () => (rnd() < 0.03 ? Number.NaN : rnd() * 6 - 3));
+        const row = randomRow(rnd, F.tauExt1 + 40);
         // Half the rows with a tiny external torque: no arrow drawn (or none defined).
         if (k % 2) [row[F.tauExt0], row[F.tauExt1]] = [1e-6, -1e-6];
         const ns = 1_700_000_000_123_456_789n + BigInt(k) * 16_666_667n;
