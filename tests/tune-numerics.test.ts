@@ -4,7 +4,7 @@
 // relay loop, and the joint-model fit recovering the parameters it was generated with.
 import { describe, expect, it } from 'vitest';
 import { abs, arg, type C, div, expj, mul } from '../src/tune/complex.js';
-import { estimatorResponse, fitJointModel, jointResponse, type JointModel } from '../src/tune/joint-model.js';
+import { diag, estimatorResponse, fitJointModel, jointResponse, type JointModel } from '../src/tune/joint-model.js';
 import { logGrid, margins } from '../src/tune/margins.js';
 import { gainSpread, loopResponse, maxCrossoverHz, pidForCrossover, pidResponse } from '../src/tune/pid-design.js';
 import { analyzeRelay, cohenCoon, zieglerNichols } from '../src/tune/relay.js';
@@ -236,5 +236,14 @@ describe('joint model', () => {
     const w = 2 * Math.PI * 0.5;
     const V = estimatorResponse(w, 25, 0.002);
     expect(V[1] / w).toBeCloseTo(1, 2);
+  });
+  it('diag reads a joint of a 1x1 or 2x2 model matrix, and names a joint the matrix does not have', () => {
+    const M2 = [
+      [0.09, 0.01],
+      [0.01, 0.02],
+    ];
+    expect([diag(M2, 0), diag(M2, 1)]).toEqual([0.09, 0.02]);
+    expect(diag([[0.05]], 0)).toBe(0.05);
+    expect(() => diag([[0.05]], 1, "the rig's mass matrix")).toThrow("the rig's mass matrix is 1x1: it has no joint 2");
   });
 });

@@ -28,9 +28,9 @@ export const db = (a: C): number => 20 * Math.log10(abs(a));
 export function unwrapDeg(h: readonly C[], startNegative = true): number[] {
   const out: number[] = [];
   let prev = 0;
-  for (let i = 0; i < h.length; i++) {
-    let p = (arg(h[i]!) * 180) / Math.PI;
-    if (i === 0) {
+  for (const z of h) {
+    let p = (arg(z) * 180) / Math.PI;
+    if (out.length === 0) {
       if (startNegative && p > 0) p -= 360;
     } else {
       while (p - prev > 180) p -= 360;

@@ -207,10 +207,11 @@ function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions): ReturnType<typeof p
     const l = lockedModel(m, j);
     return (w: number) => coupledResponse(l, 0, w, estimatorResponse(w, rig.control.velocityFilterHz, dt), null);
   });
+  // The preferred choice: designChoices's list is never empty.
   return preflight(locked, o.bandwidthHz, dt, rig.control.velocityFilterHz, { widen: o.explicit, alpha: designChoices(observerOn(rig))[0]!.alpha });
 }
 
-/** The gravity stiffness dG_j/dq_j of the model at the pose [N m/rad] (a central difference). */
+/** The gravity stiffness dG_j/dq_j of the model at the pose [N m/rad] (a central difference). `j` indexes per-joint arrays of one or two entries (Rig.joints). */
 export function gravityStiffness(loop: TuneLoop, j: number): number {
   const data = createActuatedArmData(loop.model);
   const h = 1e-4;
@@ -222,7 +223,7 @@ export function gravityStiffness(loop: TuneLoop, j: number): number {
   return (a - b) / (2 * h);
 }
 
-/** The torque a joint's motor gives at rest at `fraction` of the duty cap [N m]. */
+/** The torque a joint's motor gives at rest at `fraction` of the duty cap [N m] (`j` as in gravityStiffness). */
 export function torqueAtDuty(loop: TuneLoop, rig: Rig, j: number, fraction: number): number {
   return Math.min(rig.limits[j]!.maxTorque, motorTorque(loop.model, j, fraction * rig.maxDuty, 0));
 }

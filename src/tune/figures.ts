@@ -2,7 +2,8 @@
  * tune's figures as vega-lite specs (rendered to SVG by record/plot-panels.ts renderSvg, as the
  * run figures are): per joint a Bode plot of the measured plant with its coherence, the identified
  * model's response overlaid, and the measured loop with its crossover and phase crossover marked;
- * and the validation's step response. Each title says virtual or real time.
+ * and the validation's step response. Each title says virtual or real time. Indices into bins and
+ * samples keep their `!`.
  */
 import type { TopLevelSpec } from 'vega-lite';
 import { abs, type C, unwrapDeg } from './complex.js';

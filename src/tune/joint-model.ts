@@ -60,7 +60,7 @@ export function jointResponse(m: JointModel, w: number, V: C): C {
  * Each frequency weighted by its coherence / (1 - coherence), relative to the size of the term.
  */
 export function fitJointModel(freqHz: readonly number[], P: readonly C[], coherence: readonly number[], known: { B: number; delayS: number }, V: (w: number) => C): JointModel {
-  // Real parts: k - J w^2 = Re z, weighted least squares in (k, J); imaginary: b = Im z / w - 0.
+  // Real parts: k - J w^2 = Re z, weighted least squares in (k, J); imaginary: b = Im z / w - 0. i indexes the bins.
   let s11 = 0,
     s12 = 0,
     s22 = 0,
@@ -113,8 +113,19 @@ export interface CoupledModel {
   delayS: number;
 }
 
+/**
+ * Joint j's diagonal entry of a CoupledModel's M or K (1x1 on a one-joint rig, 2x2 on a two-link arm):
+ * checked, a joint the matrix does not have throws a RangeError naming it.
+ */
+export function diag(a: readonly (readonly number[])[], j: number, what = "the joint model's matrix"): number {
+  const v = a[j]?.[j];
+  if (v === undefined) throw new RangeError(`${what} is ${a.length}x${a.length}: it has no joint ${j + 1}`);
+  return v;
+}
+
 /** P_jj(j w) with the estimator response V and the held joint's controller Ch (null: one joint). */
 export function coupledResponse(m: CoupledModel, j: number, w: number, V: C, Ch: C | null): C {
+  // M, K, b and B have a row per joint, one or two (Rig.joints): their indices keep a `!`.
   const s: C = [0, w];
   const d = expj(-w * m.delayS);
   const n = m.M.length;
@@ -157,6 +168,7 @@ export async function fitCoupled(
   weight: (fHz: number) => number = () => 1,
   pause?: () => Promise<void>,
 ): Promise<{ model: CoupledModel; mass: number; b: number; cost: number }> {
+  // i indexes the frequency bins (and the arrays mapped from them), j the model's joints (one or two).
   const ws = freqHz.map((f) => 2 * Math.PI * f);
   const Vs = ws.map(V);
   const Chs = ws.map((w) => (Ch ? Ch(w) : null));

@@ -2,16 +2,20 @@
  * tune's four steps on one joint (driver.ts runs them in turn): the relay, the response, the gains,
  * the validation. Each runs its experiment through the loop, analyses it with the pure numerics and
  * adds a StepResult with its evidence and fix.
+ *
+ * Tune works joint by joint, on one-joint rigs too: `j` indexes the rig's per-joint arrays (one or two
+ * entries, Rig.joints), and traces and bands are samples and frequency bins; those indices keep their `!`.
  */
 import { adapterFlushS, cableAdvice, runCable } from '../config/cable.js';
 import type { Rig } from '../config/load.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, motorDamping } from '../model/actuated.js';
+import { asPair } from '../model/types.js';
 import type { StepResult } from '../setup/steps.js';
 import { add, type C, div, mul } from './complex.js';
 import { ACCEPT_GM_DB, ACCEPT_PM_DEG, designChoices, designGains, FILTER_CANDIDATES_HZ, identify, interpolateGains, MIN_GM_DB, MIN_PM_DEG, nfftFor, type Design, type Identified, type Plan } from './design.js';
 import { gravityStiffness, torqueAtDuty, type TuneOptions } from './driver.js';
 import { pdChirpLaw, pidLaw, relayLaw, type ChirpOptions } from './experiments.js';
-import { coupledResponse, estimatorResponse, scaledModel, type CoupledModel } from './joint-model.js';
+import { coupledResponse, diag, estimatorResponse, scaledModel, type CoupledModel } from './joint-model.js';
 import type { Trace, TuneLoop } from './loop.js';
 import { closedLoopResponse, logBands, trusted, type FrequencyResponse } from './spectra.js';
 import { margins, type Margins } from './margins.js';
@@ -114,13 +118,15 @@ export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, delayS: num
 
 /** The joint alone (the other locked), no gravity: for the preflight's bound. */
 export function lockedModel(m: CoupledModel, j: number): CoupledModel {
-  return { M: [[m.M[j]![j]!]], K: [[0]], b: [m.b[j]!], B: [m.B[j]!], delayS: m.delayS };
+  return { M: [[diag(m.M, j)]], K: [[0]], b: [m.b[j]!], B: [m.B[j]!], delayS: m.delayS };
 }
 
 /** The held joint's PD as the tested joint sees it (null with one joint). */
 function holdResponse(x: JointStepsContext, fHz: number): ((w: number) => C) | null {
   if (x.rig.joints < 2) return null;
-  const g = x.plan.nominal[1 - x.joint]!;
+  // A two-link arm from here: the plan's gains are a pair, and the held joint is the other one.
+  const held = asPair(x.plan.nominal, "the plan's nominal gains");
+  const g = held[x.joint === 0 ? 1 : 0];
   const dt = 1 / x.options.rateHz;
   return (w) => add([g.kp, 0], mul([g.kd, 0], estimatorResponse(w, fHz, dt)));
 }
@@ -204,7 +210,7 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
   const nominal = rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, options) * dt);
-  const J0 = nominal.M[j]![j]!;
+  const J0 = diag(nominal.M, j);
   const w0 = 2 * Math.PI * LIGHT_HZ;
   const kp = J0 * w0 * w0;
   const kd = 1.4 * J0 * w0;
@@ -227,18 +233,19 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   try {
     const id = await identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz, x.pause);
     const m = id.model;
-    const kj = m.K[j]![j]!;
+    const kj = diag(m.K, j);
+    const Jj = diag(m.M, j);
     const ok = id.fitErrorDb <= 1 && id.fitErrorDeg <= 5;
     x.add({
       name,
       status: ok ? 'pass' : 'warn',
-      summary: `${id.bands.freqHz.length} bands ${r3(id.bands.freqHz[0]!)}-${r3(id.bands.freqHz[id.bands.freqHz.length - 1]!)} Hz with coherence >= 0.8; masses x${r3(id.mass)} the rig's (J ${r3(m.M[j]![j]!)} kg m^2, rig ${r3(J0)}), b ${r3(id.b)} N m s/rad (rig ${r3(nominal.b[j]!)}), delay ${r3(m.delayS * 1000)} ms; model vs measured below ${r3(options.bandwidthHz)} Hz within ${r3(id.fitErrorDb)} dB, ${r3(id.fitErrorDeg)} deg`,
+      summary: `${id.bands.freqHz.length} bands ${r3(id.bands.freqHz[0]!)}-${r3(id.bands.freqHz[id.bands.freqHz.length - 1]!)} Hz with coherence >= 0.8; masses x${r3(id.mass)} the rig's (J ${r3(Jj)} kg m^2, rig ${r3(J0)}), b ${r3(id.b)} N m s/rad (rig ${r3(nominal.b[j]!)}), delay ${r3(m.delayS * 1000)} ms; model vs measured below ${r3(options.bandwidthHz)} Hz within ${r3(id.fitErrorDb)} dB, ${r3(id.fitErrorDeg)} deg`,
       evidence: {
         chirpHz: [f0, f1],
         chirpS: CHIRP_S,
         lightPd: { kp: r3(kp), kd: r3(kd) },
-        model: { massScale: r3(id.mass), J: r3(m.M[j]![j]!), b: r3(id.b), B: r3(m.B[j]!), k: r3(kj), delayMs: r3(m.delayS * 1000) },
-        nominal: { J: r3(J0), b: nominal.b[j]!, k: r3(nominal.K[j]![j]!) },
+        model: { massScale: r3(id.mass), J: r3(Jj), b: r3(id.b), B: r3(m.B[j]!), k: r3(kj), delayMs: r3(m.delayS * 1000) },
+        nominal: { J: r3(J0), b: nominal.b[j]!, k: r3(diag(nominal.K, j)) },
         fitErrorDb: r3(id.fitErrorDb),
         fitErrorDeg: r3(id.fitErrorDeg),
         otherJointDevDeg: r3(tr.otherDev * DEG),
@@ -272,10 +279,10 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
   const { loop, joint: j, rig, options } = x;
   const dt = 1 / options.rateHz;
   const fHz = x.plan.velocityFilterHz;
-  const M0 = rigModel(loop, rig, loop.pose[1] ?? 0, 0).M[j]![j]!;
+  const M0 = diag(rigModel(loop, rig, loop.pose[1] ?? 0, 0).M, j);
   const d = designGains(
     (e, f) => plantAtElbow(x, id, f)(e),
-    (e) => rigModel(loop, rig, e, 0).M[j]![j]! / M0,
+    (e) => diag(rigModel(loop, rig, e, 0).M, j) / M0,
     loop.pose[1] ?? 0,
     options.bandwidthHz,
     dt,
@@ -366,13 +373,14 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean, i
   const cl = await x.guard(loop.run(j, pidLaw({ ...common, stepRad: 0, stepAtS: 0, durationS: CL_CHIRP_S, chirp })));
   // L = -C P: c = -L u, with the excitation as the instrument.
   const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
-  const L = logBands(trusted({ ...h, h: h.h.map((z) => [-z[0], -z[1]] as C) }, 0.6, chirp.f0, chirp.f1), 20);
+  const L = logBands(trusted({ ...h, h: h.h.map((z): C => [-z[0], -z[1]]) }, 0.6, chirp.f0, chirp.f1), 20);
   const m = margins(L.freqHz, L.h);
   const measured: Measured = { ...m, ...sf, loop: L, step, stepRad, gainMarginAtLeastDb: 0 };
   const within = Math.abs(m.crossoverHz / target - 1) <= 0.1;
   // No phase crossover in the coherent bands: the gain margin is at least -|L| at the highest band (the phase stays above -180 deg up to there).
   const lastHz = L.freqHz[L.freqHz.length - 1] ?? 0;
-  const gmAtLeast = Number.isFinite(m.gainMarginDb) ? m.gainMarginDb : L.h.length ? -20 * Math.log10(Math.hypot(...L.h[L.h.length - 1]!)) : -Infinity;
+  const lastH = L.h.at(-1);
+  const gmAtLeast = Number.isFinite(m.gainMarginDb) ? m.gainMarginDb : lastH ? -20 * Math.log10(Math.hypot(...lastH)) : -Infinity;
   measured.gainMarginAtLeastDb = gmAtLeast;
   const ok = within && m.phaseMarginDeg >= MIN_PM_DEG && gmAtLeast >= MIN_GM_DB;
   const gmText = Number.isFinite(m.gainMarginDb) ? `${r3(m.gainMarginDb)} dB at ${r3(m.phaseCrossoverHz)} Hz` : `at least ${r3(gmAtLeast)} dB (no phase crossover up to ${r3(lastHz)} Hz, the last band with coherence >= 0.6)`;
@@ -416,9 +424,10 @@ function redesign(x: JointStepsContext, d: Design, m: Measured): Design | null {
   const wc = 2 * Math.PI * x.options.bandwidthHz;
   // The plant at the target crossover, interpolated in log frequency between the measured bands.
   const k = m.loop.freqHz.findIndex((fq) => fq >= x.options.bandwidthHz);
-  if (k <= 0) return null;
-  const s = Math.log(x.options.bandwidthHz / m.loop.freqHz[k - 1]!) / Math.log(m.loop.freqHz[k]! / m.loop.freqHz[k - 1]!);
-  const Pc: C = [P[k - 1]![0] + s * (P[k]![0] - P[k - 1]![0]), P[k - 1]![1] + s * (P[k]![1] - P[k - 1]![1])];
+  const [fa, fb, pa, pb] = [m.loop.freqHz[k - 1], m.loop.freqHz[k], P[k - 1], P[k]];
+  if (k <= 0 || fa === undefined || fb === undefined || !pa || !pb) return null;
+  const s = Math.log(x.options.bandwidthHz / fa) / Math.log(fb / fa);
+  const Pc: C = [pa[0] + s * (pb[0] - pa[0]), pa[1] + s * (pb[1] - pa[1])];
   // The estimator's bandwidth may change too (the plant measured keeps the old one's back-EMF term: small).
   for (const f of [d.velocityFilterHz, ...FILTER_CANDIDATES_HZ.filter((v) => v !== d.velocityFilterHz)])
     for (const c of designChoices(observerOn(x.rig))) {

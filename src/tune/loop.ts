@@ -174,6 +174,8 @@ export class TuneLoop {
     // law and is recorded, unwritten: the trace keeps one entry per board sample, so the spectra's
     // sample rate is the loop's (dropping them halved the rate behind a 16U2 and scaled the frequencies).
     if (!p && (r.superseded || !this.holding)) return;
+    // One or two joints (Rig.joints): q, qd, the pose, the limits and the hold gains have an entry per
+    // joint, and p.joint is one of them; those indices keep their `!`.
     const n = this.rig.joints;
     const q = r.q;
     const qd = this.est.qd;

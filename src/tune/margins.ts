@@ -3,7 +3,8 @@
  * gain crossover (|L| = 1, the first from below), the phase margin there (180 deg + the unwrapped
  * phase), the phase crossover (phase = -180 deg, the first above the gain crossover) and the gain
  * margin there (-20 log10 |L|). Between grid points the crossing is interpolated in log frequency.
- * Pure. Infinity when a crossing is not on the grid.
+ * Pure. Infinity when a crossing is not on the grid. The loops walk neighbouring grid points (i, i + 1):
+ * those indices into the grid's arrays keep their `!`.
  */
 import { abs, type C, unwrapDeg } from './complex.js';
 

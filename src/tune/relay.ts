@@ -29,7 +29,8 @@ export interface RelayAnalysis {
 
 /**
  * Ku and Tu from a recording: times `t` [s], the joint's deviation `y` [rad] from the pose and the
- * relay's sign `s` (+1 high, -1 low), over the last `use` full periods (rising edges of s).
+ * relay's sign `s` (+1 high, -1 low), over the last `use` full periods (rising edges of s). Indices
+ * into the samples and the edges keep their `!`.
  */
 export function analyzeRelay(t: readonly number[], y: readonly number[], s: readonly number[], d: number, eps: number, use: number): RelayAnalysis | null {
   const rises: number[] = [];

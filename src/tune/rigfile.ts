@@ -25,7 +25,8 @@ export function tunedRigFile(raw: Record<string, unknown>, rig: Rig, outcome: Tu
   const ki = rig.control.pid.ki.slice();
   const kd = rig.control.pid.kd.slice();
   const tuned = outcome.joints.filter((t) => t.design && t.measured);
-  if (!tuned.length) return { file, changes };
+  const [first] = tuned;
+  if (!first) return { file, changes };
   for (const t of tuned) {
     const g = interpolateGains(t.design!.gains, poseElbowDeg);
     const m = t.measured!;
@@ -43,7 +44,8 @@ export function tunedRigFile(raw: Record<string, unknown>, rig: Rig, outcome: Tu
   pid.ki = ki;
   pid.kd = kd;
   if (rig.joints === 2) {
-    const elbows = tuned[0]!.design!.gains.map((g) => g.elbowDeg);
+    const elbows = first.design!.gains.map((g) => g.elbowDeg);
+    // Row i of the schedule: every tuned joint's design has the same elbow angles (design.ts SCHEDULE_ELBOW_DEG).
     const schedule = elbows.map((e, i) => {
       const at = (k: 'kp' | 'ki' | 'kd', base: number[]): number[] =>
         base.map((v, j) => {

@@ -2,6 +2,7 @@
  * Frequency response from an experiment: the excitation (a logarithmic chirp) and Welch's averaged
  * cross and auto spectra, the H1 estimate P = S_uy / S_uu and the coherence
  * gamma^2 = |S_uy|^2 / (S_uu S_yy) (Bendat & Piersol, Random Data, ch. 9). Pure: arrays in, arrays out.
+ * Every index here is a sample or a frequency bin (any number of them): those keep their `!`.
  */
 import { abs, type C, div } from './complex.js';
 
