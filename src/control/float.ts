@@ -29,8 +29,8 @@
 import type { ControllerPart } from '../config/parts.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, maxMassMatrixDiagonal, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
-import { minJerkProfile, type TrajectorySample } from '../model/trajectory.js';
-import { isTwoLink, type TwoLinkParams } from '../model/types.js';
+import { minJerkProfile, type MinJerk, type TrajectorySample } from '../model/trajectory.js';
+import { asMat2, asOutPair, asPair, isTwoLink, type Mat2, type TwoLinkParams, type Vec2 } from '../model/types.js';
 import { Controller } from './controller.js';
 import type { ControlLaw, LawSample } from './loop.js';
 import { F } from '../telemetry/tick.js';
@@ -38,7 +38,7 @@ import { F } from '../telemetry/tick.js';
 const DEG = Math.PI / 180;
 
 /** Where float mode keeps the endpoint: on a line through two points, or on a circle [m]. */
-export type FloatConstraint = { kind: 'line'; from: [number, number]; to: [number, number] } | { kind: 'circle'; centre: [number, number]; radius: number };
+export type FloatConstraint = { kind: 'line'; from: Vec2; to: Vec2 } | { kind: 'circle'; centre: Vec2; radius: number };
 
 /** Float mode's settings (defaults from the rig: `floatSettings`). Arrays per joint. */
 export interface FloatSettings {
@@ -109,6 +109,9 @@ export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial
 /** What the law is doing: following the loop's plan, floating, holding where float was left, or going back to where the run began. */
 export type FloatPhase = 'plan' | 'float' | 'hold' | 'home';
 
+// Float mode runs on one-joint rigs too: the per-joint arrays (settings, anchors, the samples' q and qd,
+// `out`) have `rig.joints` entries, 1 or 2, and are indexed with a `!` in loops to `this.n`. Only the
+// endpoint constraint, which needs two links, reads its values as pairs (asPair, Mat2).
 export class FloatLaw implements ControlLaw {
   readonly settings: FloatSettings;
   private readonly n: number;
@@ -136,7 +139,7 @@ export class FloatLaw implements ControlLaw {
   private homeFrom: number[] | undefined;
   private homeT0 = 0;
   private homeS = 0;
-  private readonly prof = [0, 0, 0, 0];
+  private readonly prof: MinJerk = [0, 0, 0, 0];
   /** The locked joint's integral term [N m]. */
   private lockI = 0;
   /** Samples the law has computed (a test counts them across an e-stop). */
@@ -282,9 +285,9 @@ export class FloatLaw implements ControlLaw {
     const from = this.homeFrom!;
     const T = this.homeS;
     const m = minJerkProfile((s.t - this.homeT0) / T, this.prof);
-    const p = m[0]!;
-    const v = m[1]! / T;
-    const a = m[2]! / (T * T);
+    const p = m[0];
+    const v = m[1] / T;
+    const a = m[2] / (T * T);
     for (let i = 0; i < this.n; i++) {
       const d = this.start[i]! - from[i]!;
       this.hold.q[i] = from[i]! + d * p;
@@ -367,8 +370,9 @@ export class FloatLaw implements ControlLaw {
     const arm = this.arm!;
     const p = endpoint(arm, q);
     const J = jacobian(arm, q);
-    const vx = J[0][0] * qd[0]! + J[0][1] * qd[1]!;
-    const vy = J[1][0] * qd[0]! + J[1][1] * qd[1]!;
+    const v = asPair(qd, 'float: the joint velocities');
+    const vx = J[0][0] * v[0] + J[0][1] * v[1];
+    const vy = J[1][0] * v[0] + J[1][1] * v[1];
     let nx: number;
     let ny: number;
     let e: number;
@@ -378,10 +382,10 @@ export class FloatLaw implements ControlLaw {
       const len = Math.hypot(dx, dy);
       nx = -dy / len;
       ny = dx / len;
-      e = (p[0]! - c.from[0]) * nx + (p[1]! - c.from[1]) * ny;
+      e = (p[0] - c.from[0]) * nx + (p[1] - c.from[1]) * ny;
     } else {
-      const rx = p[0]! - c.centre[0];
-      const ry = p[1]! - c.centre[1];
+      const rx = p[0] - c.centre[0];
+      const ry = p[1] - c.centre[1];
       const rho = Math.hypot(rx, ry) || 1e-9;
       nx = rx / rho;
       ny = ry / rho;
@@ -390,20 +394,21 @@ export class FloatLaw implements ControlLaw {
     const K = this.settings.constraintStiffness;
     const D = 2 * this.settings.constraintDampingRatio * Math.sqrt(K * this.normalMass(q, J, nx, ny));
     const f = -(K * e + D * (vx * nx + vy * ny));
-    out[0]! += (J[0][0] * nx + J[1][0] * ny) * f;
-    out[1]! += (J[0][1] * nx + J[1][1] * ny) * f;
+    const tau = asOutPair(out, 'float: the joint torques');
+    tau[0] += (J[0][0] * nx + J[1][0] * ny) * f;
+    tau[1] += (J[0][1] * nx + J[1][1] * ny) * f;
   }
 
   /** The endpoint's inertia along (nx, ny): 1 / (n^T J M^-1 J^T n) [kg]. */
-  private normalMass(q: readonly number[], J: number[][], nx: number, ny: number): number {
-    const M = computeMassMatrix(this.model, this.data, q);
-    const a = M[0]![0]!;
-    const b = M[0]![1]!;
-    const d = M[1]![1]!;
+  private normalMass(q: readonly number[], J: Mat2, nx: number, ny: number): number {
+    const M = asMat2(computeMassMatrix(this.model, this.data, q), 'float: the mass matrix');
+    const a = M[0][0];
+    const b = M[0][1];
+    const d = M[1][1];
     const det = a * d - b * b;
     // u = J^T n; n^T J M^-1 J^T n = u^T M^-1 u
-    const u0 = J[0]![0]! * nx + J[1]![0]! * ny;
-    const u1 = J[0]![1]! * nx + J[1]![1]! * ny;
+    const u0 = J[0][0] * nx + J[1][0] * ny;
+    const u1 = J[0][1] * nx + J[1][1] * ny;
     const s = (d * u0 * u0 - 2 * b * u0 * u1 + a * u1 * u1) / det;
     return s > 1e-9 ? 1 / s : 1e9;
   }

@@ -44,7 +44,7 @@ import {
   type ActuatedArmData,
   type ActuatedArmModel,
 } from '../model/actuated.js';
-import { asOutPair, asPair } from '../model/types.js';
+import { asMat2, asOutPair, asPair, type Joint } from '../model/types.js';
 import type { JointTrouble } from './stop.js';
 
 /** A wiring mistake the monitor concluded. */
@@ -98,6 +98,10 @@ interface Hypothesis {
   trouble?: { kind: 'dead-motor' | 'jammed'; joint: number };
 }
 
+// Most index `!`s here are honest: the joints' arrays have `model.joints` entries (1 or 2: a one-joint rig
+// has its wiring checked too), and the per-hypothesis arrays (`pred`, `err`, `fitS`, ...) one entry per
+// hypothesis in `hyp` (5 for one joint, 16 for two), indexed in loops to their length. The two-joint
+// cases (swapped encoders, a jam's other joint) read their values as pairs.
 export class WiringMonitor {
   private readonly o: WiringMonitorOptions;
   private readonly n: number;
@@ -157,7 +161,8 @@ export class WiringMonitor {
     const enc = this.o.encoders;
     this.zero = [...Array(this.n).keys()].map((i) => enc?.[i]?.zero ?? 0);
     // Measured over true, for swapped encoders: input 1 reads joint 2 with joint 1's counts per revolution.
-    this.scale = this.n === 2 && enc ? enc[1]!.countsPerRev / enc[0]!.countsPerRev : 1;
+    const encPair = this.n === 2 && enc ? asPair(enc, "the rig's encoders") : undefined;
+    this.scale = encPair ? encPair[1].countsPerRev / encPair[0].countsPerRev : 1;
     this.qt = new Array<number>(this.n).fill(0);
     this.qdt = new Array<number>(this.n).fill(0);
     this.data = createActuatedArmData(model);
@@ -308,12 +313,13 @@ export class WiringMonitor {
     for (let i = 0; i < this.n; i++) this.duty[i] = duty[i]!;
     this.raw.fill(0);
     if (this.n === 1) return;
-    const j = 1 - t.joint;
-    const tau = computeActuatorTorques(this.model, this.data, qd, this.duty);
-    const V = computeVelocityTerms(this.model, this.data, q, qd);
-    const G = computeGravity(this.model, this.data, q);
-    const M = computeMassMatrix(this.model, this.data, q);
-    this.raw[j] = (tau[j]! - V[j]! - G[j]!) / M[j]![j]!;
+    // Two joints: j is the one that is not jammed.
+    const j: Joint = t.joint === 0 ? 1 : 0;
+    const tau = asPair(computeActuatorTorques(this.model, this.data, qd, this.duty));
+    const V = asPair(computeVelocityTerms(this.model, this.data, q, qd));
+    const G = asPair(computeGravity(this.model, this.data, q));
+    const M = asMat2(computeMassMatrix(this.model, this.data, q));
+    this.raw[j] = (tau[j] - V[j] - G[j]) / M[j][j];
   }
 
   /**

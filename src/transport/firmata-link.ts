@@ -66,6 +66,7 @@ export class FirmataLink implements Link {
 
   private readonly o: FirmataLinkOptions;
   private readonly wiring: Wiring;
+  private readonly probePin: number; // motor 1's PWM pin: its state query says the board answers, its mode (still PWM) that it was not reset
   /** The joint layer (joints.ts): the inputs' raw values as angles, joint duties to the board's outputs, what the board applied. */
   private readonly space: JointSpace;
   private readonly watchdogMs: number;
@@ -113,6 +114,9 @@ export class FirmataLink implements Link {
     const w = resolveFirmataWiring(o.firmata as WiringSpec);
     if (isWiringIssue(w)) throw new LinkError(`${o.name}: ${w.field}: ${w.message}`, 'config');
     this.wiring = w;
+    const probe = w.motors[0]?.pwm;
+    if (probe === undefined) throw new LinkError(`${o.name}: firmata.motors: a Firmata rig needs at least one motor`, 'config');
+    this.probePin = probe;
     this.space = new JointSpace(jointUnits(o.name, w.sensors, o.encoders, o.wiring), o.wiring);
     this.watchdogMs = o.watchdogMs ?? 100;
     this.transport = new Transport(o.name, o.stream, this.counters, o.clock, o.baudRate);
@@ -424,7 +428,7 @@ export class FirmataLink implements Link {
     this.sendInterval(ms);
     if (this.wiring.encoderJoints.length > 0) this.io!.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.REPORT_AUTO, 1]);
     const answer = this.o.answerMs ?? 500;
-    if (!(await this.pinState(this.wiring.motors[0]!.pwm, answer))) {
+    if (!(await this.pinState(this.probePin, answer))) {
       throw new LinkError(`${this.name}: the board did not answer after the sampling interval was set within ${answer} ms`, 'no-answer');
     }
     this.samples!.restart(this.keptPeriod(ms));
@@ -444,7 +448,7 @@ export class FirmataLink implements Link {
     const tick = (): void => {
       if (!this.live) return;
       if (this.counters.bytesIn === heard) {
-        void this.pinState(this.wiring.motors[0]!.pwm, everyS * 1000).then((st) => {
+        void this.pinState(this.probePin, everyS * 1000).then((st) => {
           if (!st && !reported && this.live) {
             reported = true;
             this.listener({ kind: 'error', message: `${this.name}: the board has sent nothing for ${Math.round(everyS * 2000)} ms and does not answer` });
@@ -483,7 +487,7 @@ export class FirmataLink implements Link {
    */
   private checkReset(): void {
     if (this.resetCheck) return;
-    this.resetCheck = this.pinState(this.wiring.motors[0]!.pwm, this.o.answerMs ?? 500).then((st) => {
+    this.resetCheck = this.pinState(this.probePin, this.o.answerMs ?? 500).then((st) => {
       this.resetCheck = undefined;
       if (st && st.mode !== MODE.PWM && this.live) this.listener({ kind: 'board-reset' });
     });
@@ -525,7 +529,7 @@ export class FirmataLink implements Link {
     if (on) {
       motors.enableAll(true);
       // Firmata has nothing to enable: make sure the board is there and its motor pins are still ours.
-      const st = await this.pinState(this.wiring.motors[0]!.pwm, ms);
+      const st = await this.pinState(this.probePin, ms);
       if (!st) throw new LinkError(`${this.name}: the board did not answer a pin state query within ${ms} ms`, 'no-answer');
       if (st.mode !== MODE.PWM) throw new LinkError(`${this.name}: motor 1's PWM pin is in ${modeName(st.mode)} mode: the board was reset; reconnect`, 'board-reset');
       if (this.state.kind === 'open') this.state = { kind: 'open', outputs: 'enabled' };
@@ -571,7 +575,7 @@ export class FirmataLink implements Link {
     // The board handles messages in order: once it answers a query sent after the resets, every
     // report that follows was taken after them.
     const ms = this.o.answerMs ?? 500;
-    const st = await this.pinState(this.wiring.motors[0]!.pwm, ms);
+    const st = await this.pinState(this.probePin, ms);
     if (!st) throw new LinkError(`${this.name}: the board did not answer after the encoder reset within ${ms} ms`, 'no-answer');
     this.fresh = false;
     this.samples?.dropPartial();
@@ -579,7 +583,7 @@ export class FirmataLink implements Link {
 
   /** Asks for motor 1's PWM pin; rejects with a LinkError when no answer comes within `timeoutMs`. */
   async ping(timeoutMs = this.o.answerMs ?? 500): Promise<void> {
-    if (!(await this.pinState(this.wiring.motors[0]!.pwm, timeoutMs))) {
+    if (!(await this.pinState(this.probePin, timeoutMs))) {
       throw new LinkError(`${this.name}: the board did not answer a pin state query within ${timeoutMs} ms`, 'no-answer');
     }
   }

@@ -8,6 +8,7 @@ import type { Transport } from './firmata-io.js';
 import type { FiveMotor } from './johnny-five.js';
 import type { LinkCounters } from './link.js';
 
+// One motor per joint (1 or 2): `five`, `lastSpeed` and `lastDir` have that many entries, indexed by joint.
 export class FirmataMotors {
   /** Host time of the last writeDuty [s, link clock]. */
   lastCommandAt = -Infinity;

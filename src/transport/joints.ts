@@ -105,6 +105,8 @@ export class SentDuties {
   }
 }
 
+// One or two joints: the per-joint arrays (units, the wiring's, duties) have `joints` entries, and the
+// wiring's board indices are checked against them when the rig file is read (config/wiring.ts).
 export class JointSpace {
   readonly joints: number;
   /** Per board input: the counts per revolution its firmware should report (0 for a potentiometer). */

@@ -51,8 +51,8 @@ export class History {
     if (this.n > 0 && t < this.time(this.n - 1)) this.clear();
     const k = this.head;
     this.t[k] = t;
-    const base = k * CHANNELS.length;
-    for (let c = 0; c < CHANNELS.length; c++) this.data[base + c] = values[CHANNELS[c]!];
+    let at = k * CHANNELS.length;
+    for (const c of CHANNELS) this.data[at++] = values[c];
     this.head = (this.head + 1) % this.capacity;
     if (this.n < this.capacity) this.n++;
   }

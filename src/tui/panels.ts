@@ -5,7 +5,7 @@
  */
 import type { LoopState, TickObject, TrajPhase } from '../telemetry/tick.js';
 import { forwardKinematics } from '../model/kinematics.js';
-import type { ArmParams, OneLinkParams, TwoLinkParams } from '../model/types.js';
+import type { ArmParams, OneLinkParams, TwoLinkParams, Vec2 } from '../model/types.js';
 import { DotCanvas, type CanvasMode } from './canvas.js';
 import type { Channel, History } from './history.js';
 
@@ -444,7 +444,7 @@ export interface ArmPoses {
  * (white) poses as stick figures over the planned endpoint path (gray) and the measured endpoint's
  * trail (green). Joint 1 is at the centre; +x right, +y up.
  */
-export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: readonly (readonly number[])[] | undefined, cols: number, rows: number, mode: CanvasMode, now: number, trailS = 3): DotCanvas {
+export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: readonly Readonly<Vec2>[] | undefined, cols: number, rows: number, mode: CanvasMode, now: number, trailS = 3): DotCanvas {
   const canvas = new DotCanvas(Math.max(0, cols), Math.max(0, rows), mode);
   if (cols < 1 || rows < 1) return canvas;
   const two = 'L2' in arm;
@@ -456,14 +456,8 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   const Y = (y: number): number => cy - y * s;
   // the mount
   canvas.line(X(-0.08 * R), Y(-0.03 * R), X(0.08 * R), Y(-0.03 * R), C.dim);
-  if (planned) {
-    for (let i = 1; i < planned.length; i++) {
-      const a = planned[i - 1]!;
-      const b = planned[i]!;
-      canvas.set(X(b[0]!), Y(b[1]!), C.dim);
-      if (i === 1) canvas.set(X(a[0]!), Y(a[1]!), C.dim);
-    }
-  }
+  // the plan's points (x, y [m]; a plan of one point draws nothing)
+  if (planned && planned.length > 1) for (const [x, y] of planned) canvas.set(X(x), Y(y), C.dim);
   let px = NaN;
   let py = NaN;
   for (let i = h.since(now - trailS); i < h.length; i++) {
@@ -476,16 +470,19 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   const pose = (q: number[] | undefined, colour: number, marks: boolean): void => {
     if (!q || !q.every(Number.isFinite)) return;
     const fk = forwardKinematics(arm as OneLinkParams | TwoLinkParams, q);
-    const pts = [[0, 0], ...(fk.elbow ? [fk.elbow.position] : []), fk.endpoint.position];
+    // the base, the elbow of a two-link arm, the endpoint: one link between each two [m]
+    const pts: Vec2[] = [[0, 0], ...(fk.elbow ? [fk.elbow.position] : []), fk.endpoint.position];
     for (let i = 1; i < pts.length; i++) {
-      canvas.line(X(pts[i - 1]![0]!), Y(pts[i - 1]![1]!), X(pts[i]![0]!), Y(pts[i]![1]!), colour);
+      const [ax, ay] = pts[i - 1]!;
+      const [bx, by] = pts[i]!;
+      canvas.line(X(ax), Y(ay), X(bx), Y(by), colour);
       // the measured arm two dots thick, so that it reads as the arm over the thin plan and twin
-      if (marks) canvas.line(X(pts[i - 1]![0]!) + 1, Y(pts[i - 1]![1]!), X(pts[i]![0]!) + 1, Y(pts[i]![1]!), colour);
+      if (marks) canvas.line(X(ax) + 1, Y(ay), X(bx) + 1, Y(by), colour);
     }
     if (marks) {
-      for (const p of pts) {
-        const x = X(p[0]!);
-        const y = Y(p[1]!);
+      for (const [x0, y0] of pts) {
+        const x = X(x0);
+        const y = Y(y0);
         canvas.set(x + 1, y, colour);
         canvas.set(x, y + 1, colour);
         canvas.set(x - 1, y, colour);
