@@ -2,7 +2,7 @@
 // known functions: measured - desired, measured - twin (with where the largest error occurs), and run
 // vs run aligned on trajectory time although the two runs' approaches and reading ages differ.
 import { describe, expect, it } from 'vitest';
-import { alignRuns, COMPARE_FIELDS, compareRecordings, formatReport } from '../src/record/compare.js';
+import { alignRuns, COMPARE_FIELDS, compareRecordings, describeRun, formatReport } from '../src/record/compare.js';
 import { trajectoryClock } from '../src/record/align.js';
 import { loadRecording } from '../src/record/read.js';
 import { DEG, plainStats, RIG, writeSynthetic, type SyntheticRun } from './compare-synthetic.js';
@@ -135,5 +135,19 @@ describe('compare: run vs run', () => {
     const m = Math.floor(al.bOnA.t.length / 2);
     expect(al.bOnA.t.length).toBeGreaterThan(80);
     expect(al.bOnA.q[0]![m]).toBeTypeOf('number');
+  });
+});
+
+describe('compare: how each run stopped', () => {
+  it("carries the summary line's stop as a value beside its text, and only the text for a recording made before the value was written", async () => {
+    const stop = { kind: 'fault', fault: { kind: 'link-lost', ms: 120, samples: 60 } };
+    const withValue = writeSynthetic(base, { stop, stopReason: 'fault:link-lost (no sample for 120 ms)' });
+    const d = describeRun(await loadRecording(withValue.file, COMPARE_FIELDS), 'A');
+    expect(d.stop).toEqual(stop);
+    expect(d.stopText).toBe('fault:link-lost (no sample for 120 ms)');
+    const old = writeSynthetic(base);
+    const o = describeRun(await loadRecording(old.file, COMPARE_FIELDS), 'B');
+    expect(o.stop).toBeUndefined();
+    expect(o.stopText).toBe('done');
   });
 });

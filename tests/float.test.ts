@@ -251,7 +251,7 @@ describe('e-stop in float', () => {
           }
         },
       });
-      expect(r.run.summary.stopReason).toMatch(/^estop/);
+      expect(r.run.summary.stop.kind).toBe('estop');
       expect(r.law.steps).toBe(stepsAtStop);
       const after = r.run.rows.filter((row) => row[F.state] === 6);
       expect(after.length).toBeGreaterThan(0);

@@ -161,7 +161,7 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
     // the angles averaged over 50 ms: the figures are the arm's motion, not its encoders' last count
     const avg = meanOver(rows, Math.round(0.05 * rig.control.rateHz));
     const d = moved(avg, t0 + 3.5, t0 + 5.5);
-    if (!res.summary.stopReason.startsWith('done')) throw new Error(`float pose ${pose}: ${res.summary.stopReason}`);
+    if (res.summary.stop.kind !== 'done') throw new Error(`float pose ${pose}: ${res.summary.stopReason}`);
     const e = moved(avg, t0 + 3, t0 + 4.5);
     const l = moved(avg, t0 + 6, t0 + 7.5);
     for (let i = 0; i < 2; i++) {

@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
-import type { LoadedRecording, RecordingInfo } from './read.js';
+import type { LoadedRecording, RecordingInfo, RecordingSummaryLine } from './read.js';
 import { trajectoryClock, type SegmentClock } from './align.js';
 import { interpAt } from './signal.js';
 
@@ -75,6 +75,8 @@ export interface RunDescription {
   feedforward?: string;
   /** How the run stopped, in words, as its summary line says (old recordings have no `stop` value: only these). */
   stopText?: string;
+  /** How the run stopped, as a value (switch on its kind); absent in recordings made before it was written. */
+  stop?: RecordingSummaryLine['stop'];
   /** The twin alarm's threshold from the recorded rig file [deg]. */
   alarmDeg?: number;
   /** Set when the last line was cut short. */
@@ -166,6 +168,7 @@ export function describeRun(rec: LoadedRecording, label: string): RunDescription
     durationS: t.length ? t[t.length - 1]! : 0,
     ...(h.feedforward !== undefined ? { feedforward: h.feedforward } : {}),
     ...(info.summary ? { stopText: info.summary.stopReason } : {}),
+    ...(info.summary?.stop ? { stop: info.summary.stop } : {}),
     ...(alarmDeg !== undefined ? { alarmDeg } : {}),
     ...(info.truncated ? { truncated: info.truncated } : {}),
     complete: info.summary !== undefined,
