@@ -58,7 +58,7 @@ export interface ControllerModel {
   friction(qd: ArrayLike<number>, out?: number[]): number[];
   /** Endpoint position [x, y] [m]. */
   endpoint(q: ArrayLike<number>, out?: number[]): number[];
-  /** Endpoint Jacobian d(x, y)/dq [m/rad]: 2 rows (x, y), one column per joint. */
+  /** Endpoint Jacobian d(x, y)/dq [m/rad]: 2 rows (x, y), one column per joint (an `out` of another shape than 2 rows, 2 x 2 for two links, throws a PairLengthError). */
   jacobian(q: ArrayLike<number>, out?: number[][]): number[][];
   /** Time derivative of the Jacobian at (q, qd) [m/(rad s)], same shape. */
   jacobianDot(q: ArrayLike<number>, qd: ArrayLike<number>, out?: number[][]): number[][];
