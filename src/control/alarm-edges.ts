@@ -2,6 +2,8 @@
  * The twin's alarm as events: the twin (twin.ts) holds an alarm level per joint on every sample; the
  * run is told once when a joint's alarm rises after it has been quiet for half a second, not on
  * every sample it stays up, nor on every flicker across the threshold.
+ *
+ * One- and two-link rigs alike (`joints`): an index into the per-joint times keeps its `!`.
  */
 
 /** A joint counts as alarmed from its rise until it has been clear for this long [s, loop time]. */

@@ -6,6 +6,9 @@
  * Built from plain data, so a controller's worker builds its own. Every function writes into an
  * optional `out` so that a controller's `update` can run without allocating. One- and two-link arms
  * alike; the Jacobian of a one-link arm is 2 x 1.
+ *
+ * Per-joint arrays have one entry per joint (1 or 2) and are indexed in loops, so an index keeps
+ * its `!` (they are not Pairs).
  */
 import {
   computeForwardDynamics,
@@ -20,7 +23,7 @@ import {
   type ActuatedArmSpec,
 } from '../model/actuated.js';
 import { armEndpoint, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot, type Elbow, type ForwardKinematics } from '../model/kinematics.js';
-import { isTwoLink, type ArmParams, type Mat2 } from '../model/types.js';
+import { asMat2, asOutPair, isTwoLink, type ArmParams, type PairOf } from '../model/types.js';
 
 /**
  * The nominal actuated arm's dynamics and kinematics, in the seed notebooks' notation (joint 1 from
@@ -55,7 +58,7 @@ export interface ControllerModel {
   friction(qd: ArrayLike<number>, out?: number[]): number[];
   /** Endpoint position [x, y] [m]. */
   endpoint(q: ArrayLike<number>, out?: number[]): number[];
-  /** Endpoint Jacobian d(x, y)/dq [m/rad]: 2 rows (x, y), one column per joint. */
+  /** Endpoint Jacobian d(x, y)/dq [m/rad]: 2 rows (x, y), one column per joint (an `out` of another shape than 2 rows, 2 x 2 for two links, throws a PairLengthError). */
   jacobian(q: ArrayLike<number>, out?: number[][]): number[][];
   /** Time derivative of the Jacobian at (q, qd) [m/(rad s)], same shape. */
   jacobianDot(q: ArrayLike<number>, qd: ArrayLike<number>, out?: number[][]): number[][];
@@ -119,8 +122,8 @@ export function controllerModel(spec: ActuatedArmSpec, opts: ControllerModelOpti
       out[0] = 0;
       out[1] = 0;
       for (let i = 0; i < n; i++) {
-        out[0] += j[0]![i]! * qd[i]!;
-        out[1] += j[1]![i]! * qd[i]!;
+        out[0] += j[0][i]! * qd[i]!;
+        out[1] += j[1][i]! * qd[i]!;
       }
       return out;
     },
@@ -131,18 +134,20 @@ export function controllerModel(spec: ActuatedArmSpec, opts: ControllerModelOpti
   return view;
 }
 
-/** d(x, y)/dq [m/rad], 2 x joints, into `out`. */
-function jacobianOf(p: ArmParams, q: readonly number[], out: number[][]): number[][] {
-  if (isTwoLink(p)) return jacobian(p, q, out as Mat2);
-  out[0]![0] = -p.L1 * Math.sin(q[0]!);
-  out[1]![0] = p.L1 * Math.cos(q[0]!);
-  return out;
+/** d(x, y)/dq [m/rad], 2 x joints, into `out` (its rows checked: x and y). */
+function jacobianOf(p: ArmParams, q: readonly number[], out: number[][]): PairOf<number[]> {
+  if (isTwoLink(p)) return jacobian(p, q, asMat2(out, "the Jacobian's out"));
+  const o = asOutPair(out, "the Jacobian's out rows");
+  o[0][0] = -p.L1 * Math.sin(q[0]!);
+  o[1][0] = p.L1 * Math.cos(q[0]!);
+  return o;
 }
 
-/** dJ/dt [m/(rad s)], 2 x joints, into `out`. */
-function jacobianDotOf(p: ArmParams, q: readonly number[], qd: readonly number[], out: number[][]): number[][] {
-  if (isTwoLink(p)) return jacobianDot(p, q, qd, out as Mat2);
-  out[0]![0] = -p.L1 * Math.cos(q[0]!) * qd[0]!;
-  out[1]![0] = -p.L1 * Math.sin(q[0]!) * qd[0]!;
-  return out;
+/** dJ/dt [m/(rad s)], 2 x joints, into `out` (its rows checked: x and y). */
+function jacobianDotOf(p: ArmParams, q: readonly number[], qd: readonly number[], out: number[][]): PairOf<number[]> {
+  if (isTwoLink(p)) return jacobianDot(p, q, qd, asMat2(out, "the Jacobian's out"));
+  const o = asOutPair(out, "the Jacobian's out rows");
+  o[0][0] = -p.L1 * Math.cos(q[0]!) * qd[0]!;
+  o[1][0] = -p.L1 * Math.sin(q[0]!) * qd[0]!;
+  return o;
 }

@@ -4,6 +4,9 @@
  * turned into duty with the motor model (src/model/actuated.ts). It keeps how each joint was limited,
  * for the law's anti-windup. `Controller` also carries twolink's own law (tracking-law.ts: feedforward
  * + PID), and `update` runs the two in one call for callers without a loop (tests, tools).
+ *
+ * One- and two-link rigs alike (`joints`): torques and limits are indexed in loops over the joints,
+ * so an index keeps its `!` (they are not Pairs).
  */
 import type { ControllerPart } from '../config/parts.js';
 import { createActuatedArmModel, motorDuty, motorTorque, type ActuatedArmModel } from '../model/actuated.js';

@@ -7,6 +7,9 @@
  * The prediction uses the planned acceleration when it is given (an alpha-beta-gamma filter whose
  * acceleration is known rather than estimated): a plain tracker lags an accelerating joint by
  * acceleration / wn^2, and that lag, times the D gain, would be a torque error of its own.
+ *
+ * One- and two-link rigs alike (`joints`): the per-joint arrays are indexed in loops over the joints,
+ * so an index keeps its `!` (they are not Pairs).
  */
 export class VelocityEstimator {
   readonly q: number[];

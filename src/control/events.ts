@@ -6,10 +6,10 @@
  */
 import { endpoint, forwardKinematics } from '../model/kinematics.js';
 import type { Trajectory } from '../model/trajectory.js';
-import { isTwoLink, type ArmParams } from '../model/types.js';
+import { isTwoLink, type ArmParams, type Vec2 } from '../model/types.js';
 import type { LinkEvent } from '../transport/link.js';
 import type { LoopState, TrajPhase } from '../telemetry/tick.js';
-import { describeStop, type StopReason } from './stop.js';
+import { describeStop, jointsText, type StopReason } from './stop.js';
 
 /** A phase of a trajectory that the loop plans: the approach, the trajectory proper, the way back. */
 export type PlannedPhase = Exclude<TrajPhase, 'none'>;
@@ -50,14 +50,14 @@ const round4 = (v: number): number => Math.round(v * 1e4) / 1e4;
  */
 export function planPhases(arm: ArmParams, traj: Trajectory, approachEnd: number, trackEnd: number): Record<PlannedPhase, PhasePlan> {
   const scratch = traj.sample(0);
-  const xy = [0, 0];
+  const xy: Vec2 = [0, 0];
   const plan = (phase: PlannedPhase, fromS: number, toS: number): PhasePlan => {
     const path: [number, number][] = [];
     const n = toS > fromS ? PLAN_POINTS[phase] : 0;
     for (let k = 0; k <= n; k++) {
       const s = traj.sample(n === 0 ? fromS : fromS + ((toS - fromS) * k) / n, scratch);
       const p = isTwoLink(arm) ? endpoint(arm, s.q, xy) : forwardKinematics(arm, s.q).endpoint.position;
-      path.push([round4(p[0]!), round4(p[1]!)]);
+      path.push([round4(p[0]), round4(p[1])]);
     }
     return { fromS, toS, path };
   };
@@ -71,7 +71,7 @@ export function describeEvent(e: LoopEvent): string {
     case 'state':
       return `${t} ${e.state}${e.stop ? ` (${describeStop(e.stop)})` : e.held ? ` (${e.held})` : ''}`;
     case 'alarm':
-      return `${t} TWIN ALARM: ${e.joints.length === 1 ? `joint ${e.joints[0]! + 1} diverges` : `joints ${e.joints.map((j) => j + 1).join(' and ')} diverge`} from the model`;
+      return `${t} TWIN ALARM: ${jointsText(e.joints)} ${e.joints.length === 1 ? 'diverges' : 'diverge'} from the model`;
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
     case 'link':

@@ -2,6 +2,9 @@
  * Checks a trajectory against the rig before the arm moves: joint limits, speed limits, and the
  * torque the nominal model says it needs against the torque limit and what the motor can give at that
  * speed. A trajectory that fails is refused with the time and the joint.
+ *
+ * One- and two-link rigs alike (`rig.joints`): samples, torques, limits and motors are indexed per
+ * joint, so an index keeps its `!` (they are not Pairs).
  */
 import type { FeasibilityPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';

@@ -37,6 +37,9 @@
  *
  * The trip is at the first sample past the limit: the error a fault can build in the time to the
  * stop is one sample's growth (2 ms at 500 Hz), well inside the 150 ms the issue allows.
+ *
+ * One- and two-link rigs alike: the per-joint arrays are indexed in loops over the joints, so an
+ * index keeps its `!` (they are not Pairs).
  */
 import type { JointLimits } from '../config/load.js';
 import { LIMIT_MARGIN } from './safety.js';

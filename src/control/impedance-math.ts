@@ -5,7 +5,7 @@
  */
 import { computeMassMatrix, motorDamping, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { jacobian } from '../model/kinematics.js';
-import { asPair, type Mat2, type TwoLinkParams } from '../model/types.js';
+import { asMat2, asPair, type Mat2, type TwoLinkParams } from '../model/types.js';
 
 /** A 2x2 matrix, row-major. */
 export type M2 = Mat2;
@@ -67,10 +67,10 @@ export function maxEig2(a: M2): number {
  * trace, which caps Lambda at about 1000 times its lighter direction.
  */
 export function endpointInertia(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], J: M2, out: M2 = zero2()): M2 {
-  const M = computeMassMatrix(model, data, q);
+  const M = asMat2(computeMassMatrix(model, data, q), 'the mass matrix');
   const Minv = inv2([
-    [M[0]![0]!, M[0]![1]!],
-    [M[1]![0]!, M[1]![1]!],
+    [M[0][0], M[0][1]],
+    [M[1][0], M[1][1]],
   ]);
   // J Minv J^T
   const JM = mul2(J, Minv);

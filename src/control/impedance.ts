@@ -32,11 +32,11 @@ import type { RigFile } from '../config/rig.js';
 import type { JointLimits } from '../config/load.js';
 import { computeFriction, computeGravity, computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
-import type { TwoLinkParams } from '../model/types.js';
+import { asMat2, asPair, J as JOINTS, type Joint, type Pair, type ReadonlyPair, type TwoLinkParams, type Vec2 } from '../model/types.js';
 import { designDamping, endpointInertia, forceFromTorque, jointDamping, passiveStiffnessBound, passivityTimeS, zero2, type M2 } from './impedance-math.js';
 import { impedanceSchema } from '../config/rig.js';
 import { cableAdvice, runCable } from '../config/cable.js';
-import type { ControlLaw, LawSample } from './loop.js';
+import type { ControlLaw, LawResult, LawSample } from './law.js';
 import { F } from '../telemetry/tick.js';
 
 export type ImpedanceConfig = RigFile['impedance'];
@@ -129,12 +129,12 @@ export class ImpedanceError extends Error {
 }
 
 /** The sentence of a refusal: the stiffness, the bound, the pose and where the bound comes from. */
-function refusalText(s: ImpedanceSettings, asked: number, bound: number, q: readonly number[], p: PassivityInputs, b: readonly number[]): string {
+function refusalText(s: ImpedanceSettings, asked: number, bound: number, q: ReadonlyPair, p: PassivityInputs, b: ReadonlyPair): string {
   const u = stiffnessUnit(s.space);
   const deg = (v: number): string => ((v * 180) / Math.PI).toFixed(1);
   const tau = passivityTimeS(p.rateHz, p.answerDelaySamples);
   return (
-    `stiffness ${asked.toFixed(1)} ${u} is more than the loop keeps passive at alpha = (${deg(q[0]!)}, ${deg(q[1]!)}) deg: at most ${bound.toFixed(1)} ${u} there ` +
+    `stiffness ${asked.toFixed(1)} ${u} is more than the loop keeps passive at alpha = (${deg(q[0])}, ${deg(q[1])}) deg: at most ${bound.toFixed(1)} ${u} there ` +
     `(${p.rateHz} Hz, answers ${p.answerDelaySamples} sample(s) late: T/2 + t_d = ${(tau * 1000).toFixed(2)} ms; joint damping ${b.map((v) => v.toFixed(3)).join(', ')} N m s/rad; ` +
     `b > K (T/2 + t_d), Colgate and Schenkel 1997, Diolaiti et al. 2006): lower --stiffness, or a loop with T/2 + t_d <= ${((tau * bound * 1000) / asked).toFixed(2)} ms (a faster rate, a cable with less delay)`
   );
@@ -148,13 +148,14 @@ function refusalText(s: ImpedanceSettings, asked: number, bound: number, q: read
 export function checkImpedance(rig: ImpedancePart, s: ImpedanceSettings, p: PassivityInputs, poses: readonly (readonly number[])[]): void {
   const model = createActuatedArmModel(rig);
   const arm = twoLink(rig);
-  const b = jointDamping(model);
+  const b = asPair(jointDamping(model), 'the joint damping');
   const tau = passivityTimeS(p.rateHz, p.answerDelaySamples);
   const c = impedanceConfig(rig);
-  let worst: { ratio: number; q: readonly number[]; bound: number; asked: number } | undefined;
-  for (const q of poses) {
-    const asked = s.stiffness * (s.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1);
-    const bound = passiveStiffnessBound(arm, b, q[1]!, tau, s.space);
+  let worst: { ratio: number; q: ReadonlyPair; bound: number; asked: number } | undefined;
+  for (const pose of poses) {
+    const q = asPair(pose, 'a planned pose');
+    const asked = s.stiffness * (s.space === 'endpoint' ? singularScale(q[1], c.singularElbowDeg) : 1);
+    const bound = passiveStiffnessBound(arm, b, q[1], tau, s.space);
     if (!worst || asked / bound > worst.ratio) worst = { ratio: asked / bound, q, bound, asked };
   }
   if (worst && worst.ratio > 1) throw new ImpedanceError(refusalText(s, worst.asked, worst.bound, worst.q, p, b), worst.bound);
@@ -164,6 +165,26 @@ function twoLink(rig: ArmPart): TwoLinkParams {
   if (!('L2' in rig.arm)) throw new RangeError('impedance mode needs a two-link arm');
   return rig.arm;
 }
+
+/** A LawSample of the two-link arm: its per-joint arrays as pairs. */
+interface PairSample {
+  readonly q: ReadonlyPair;
+  readonly qd: ReadonlyPair;
+  readonly qDesired: ReadonlyPair;
+  readonly qdDesired: ReadonlyPair;
+  readonly qddDesired: ReadonlyPair;
+}
+
+/**
+ * True when the loop's sample has two entries in each per-joint array (the loop builds them with one
+ * entry per joint, and the law is only built for a two-link arm), so that they are read as pairs.
+ */
+function isPairSample(s: LawSample): s is LawSample & PairSample {
+  return s.q.length === 2 && s.qd.length === 2 && s.qDesired.length === 2 && s.qdDesired.length === 2 && s.qddDesired.length === 2;
+}
+
+/** True when the law's output array has two entries (one per joint of a two-link arm). */
+const isOutPair = (out: number[]): out is Pair => out.length === 2;
 
 /** The twin's observer as the law reads it. */
 export interface TorqueObserver {
@@ -180,13 +201,14 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly arm: TwoLinkParams;
   private readonly model: ActuatedArmModel;
   private readonly data: ActuatedArmData;
-  private readonly b: number[];
+  private readonly b: ReadonlyPair;
   private readonly tauS: number;
   private readonly box: { xMin: number; xMax: number; yMin: number; yMax: number };
-  private readonly rate: number[];
-  private observer: TorqueObserver | undefined;
+  private readonly rate: ReadonlyPair;
+  /** The twin's observer torque [N m] (its tauExt, updated in place), once attached. */
+  private observed: ReadonlyPair | undefined;
   /** The loop's tracker velocity [rad/s], for the rest test (law.ts attach); the sample's own without it. */
-  private restQd: readonly number[] | undefined;
+  private restQd: ReadonlyPair | undefined;
   /** The stiffness asked for, and the filtered one in force before the pose's scaling [N/m or N m/rad]. */
   private target: number;
   private k: number;
@@ -195,27 +217,27 @@ export class ImpedanceLaw implements ControlLaw {
   /** Steps at which the passivity bound capped the stiffness. */
   capped = 0;
   /** The endpoint force estimate [N] (tared). */
-  readonly force = [0, 0];
+  readonly force: Vec2 = [0, 0];
   /** The observer's joint torque taken as zero force where its joint's gravity is too small to scale [N m]. */
-  private readonly bias = [0, 0];
+  private readonly bias: Pair = [0, 0];
   /** The observer's torque at the tare as a share of the model's gravity there, per joint. */
-  private readonly gravityShare = [0, 0];
-  private readonly lastQ = [0, 0];
+  private readonly gravityShare: Pair = [0, 0];
+  private readonly lastQ: Pair = [0, 0];
   private tared = false;
   private restS = 0;
-  private readonly prevTau = [0, 0];
+  private readonly prevTau: Pair = [0, 0];
   private started = false;
   private readonly J: M2 = zero2();
   private readonly Jd: M2 = zero2();
   private readonly lambda: M2 = zero2();
   private readonly D: M2 = zero2();
-  private readonly ff = [0, 0];
-  private readonly x = [0, 0];
-  private readonly xd = [0, 0];
-  private readonly scratch = [0, 0];
+  private readonly ff: Pair = [0, 0];
+  private readonly x: Vec2 = [0, 0];
+  private readonly xd: Vec2 = [0, 0];
+  private readonly scratch: Pair = [0, 0];
   /** Low-passed joint speeds [rad/s] and observer torques [N m]. */
-  private readonly speed = [0, 0];
-  private readonly ext = [0, 0];
+  private readonly speed: Pair = [0, 0];
+  private readonly ext: Pair = [0, 0];
   private readonly passivity: PassivityInputs;
   /** The damper's velocity comes from the loop's model-aided estimator at this bandwidth (law.ts). */
   readonly velocityObserverHz: number;
@@ -226,10 +248,13 @@ export class ImpedanceLaw implements ControlLaw {
     this.arm = twoLink(rig);
     this.model = createActuatedArmModel(rig);
     this.data = createActuatedArmData(this.model);
-    this.b = jointDamping(this.model);
+    this.b = asPair(jointDamping(this.model), 'the joint damping');
     this.tauS = passivityTimeS(passivity.rateHz, passivity.answerDelaySamples);
     this.box = workspaceBox(this.arm, this.config);
-    this.rate = rig.limits.map((l) => this.config.torqueRateNmPerS ?? l.maxTorque / FULL_TORQUE_S);
+    this.rate = asPair(
+      rig.limits.map((l) => this.config.torqueRateNmPerS ?? l.maxTorque / FULL_TORQUE_S),
+      "the rig's joint limits",
+    );
     this.target = settings.stiffness;
     this.k = settings.stiffness;
     this.passivity = passivity;
@@ -238,8 +263,8 @@ export class ImpedanceLaw implements ControlLaw {
 
   /** The twin whose momentum observer gives the force estimate (the loop calls it once). */
   attach(observer: TorqueObserver, trackerQd?: readonly number[]): void {
-    this.observer = observer;
-    this.restQd = trackerQd;
+    this.observed = asPair(observer.tauExt, "the twin's tauExt");
+    this.restQd = trackerQd && asPair(trackerQd, "the loop's tracker qd");
   }
 
   /**
@@ -271,13 +296,13 @@ export class ImpedanceLaw implements ControlLaw {
 
   /** Takes the force estimate's zero here (as a force sensor is zeroed before contact). */
   tare(): void {
-    if (!this.observer) return;
+    if (!this.observed) return;
     // As a share of the model's gravity where it is large enough (a mass error scales gravity), else as a torque.
-    const g = computeGravity(this.model, this.data, this.lastQ);
-    for (let i = 0; i < 2; i++) {
-      const big = Math.abs(g[i]!) > GRAVITY_TARE_NM;
-      this.gravityShare[i] = big ? this.ext[i]! / g[i]! : 0;
-      this.bias[i] = big ? 0 : this.ext[i]!;
+    const g = asPair(computeGravity(this.model, this.data, this.lastQ));
+    for (const j of JOINTS) {
+      const big = Math.abs(g[j]) > GRAVITY_TARE_NM;
+      this.gravityShare[j] = big ? this.ext[j] / g[j] : 0;
+      this.bias[j] = big ? 0 : this.ext[j];
     }
     this.tared = true;
   }
@@ -287,12 +312,14 @@ export class ImpedanceLaw implements ControlLaw {
     return this.tared;
   }
 
-  step(s: LawSample, periodS: number, out: number[]): { ok: true } | { ok: false; reason: string } {
+  step(s: LawSample, periodS: number, out: number[]): LawResult {
+    // Not reached (the loop's arrays have one entry per joint): a failure value, as the loop wants, not a throw.
+    if (!isPairSample(s) || !isOutPair(out)) return { ok: false, reason: 'impedance: the sample or the output is not of a two-link arm' };
     const q = s.q;
     const c = this.config;
     // The straight elbow is the endpoint spring's trouble only (J loses a direction); a joint spring does not mind.
-    const scale = this.settings.space === 'endpoint' ? singularScale(q[1]!, c.singularElbowDeg) : 1;
-    const bound = passiveStiffnessBound(this.arm, this.b, q[1]!, this.tauS, this.settings.space);
+    const scale = this.settings.space === 'endpoint' ? singularScale(q[1], c.singularElbowDeg) : 1;
+    const bound = passiveStiffnessBound(this.arm, this.b, q[1], this.tauS, this.settings.space);
     if (!this.started) {
       // The first step, before any torque: a pose the plan could not know (a hold where the arm is).
       if (this.target * scale > bound) return { ok: false, reason: refusalText(this.settings, this.target * scale, bound, q, this.passivity, this.b) };
@@ -311,14 +338,14 @@ export class ImpedanceLaw implements ControlLaw {
     if (this.settings.space === 'endpoint') this.endpointTorque(s, k, out);
     else this.jointTorque(s, k, out);
     this.estimateForce(s, periodS);
-    for (let i = 0; i < 2; i++) {
-      let t = this.ff[i]! + out[i]!;
-      const d = this.rate[i]! * periodS;
-      if (t > this.prevTau[i]! + d) t = this.prevTau[i]! + d;
-      else if (t < this.prevTau[i]! - d) t = this.prevTau[i]! - d;
-      if (!Number.isFinite(t)) return { ok: false, reason: `impedance: a non-finite torque on joint ${i + 1}` };
-      out[i] = t;
-      this.prevTau[i] = t;
+    for (const j of JOINTS) {
+      let t = this.ff[j] + out[j];
+      const d = this.rate[j] * periodS;
+      if (t > this.prevTau[j] + d) t = this.prevTau[j] + d;
+      else if (t < this.prevTau[j] - d) t = this.prevTau[j] - d;
+      if (!Number.isFinite(t)) return { ok: false, reason: `impedance: a non-finite torque on joint ${j + 1}` };
+      out[j] = t;
+      this.prevTau[j] = t;
     }
     return { ok: true };
   }
@@ -331,31 +358,31 @@ export class ImpedanceLaw implements ControlLaw {
    * which counts the motors' back-EMF damping only (impedance-math.ts jointDamping); the Coulomb part
    * is the model's tanh (coulombVelocity), smooth through zero.
    */
-  private frictionAtMeasured(s: LawSample): void {
-    const fp = computeFriction(this.model, this.data, s.qdDesired);
-    const p0 = fp[0]!;
-    const p1 = fp[1]!;
-    const fm = computeFriction(this.model, this.data, s.qd);
-    this.ff[0]! += fm[0]! - p0;
-    this.ff[1]! += fm[1]! - p1;
+  private frictionAtMeasured(s: PairSample): void {
+    const fp = asPair(computeFriction(this.model, this.data, s.qdDesired));
+    const p0 = fp[0];
+    const p1 = fp[1];
+    const fm = asPair(computeFriction(this.model, this.data, s.qd));
+    this.ff[0] += fm[0] - p0;
+    this.ff[1] += fm[1] - p1;
   }
 
   /** J^T F into `out`: the spring and damper at the endpoint, the workspace barrier, the force cap. */
-  private endpointTorque(s: LawSample, k: number, out: number[]): void {
+  private endpointTorque(s: PairSample, k: number, out: Pair): void {
     const c = this.config;
     const J = this.J;
     const x = endpoint(this.arm, s.q, this.x);
     const xd = endpoint(this.arm, s.qDesired, this.xd);
     const Jd = jacobian(this.arm, s.qDesired, this.Jd);
-    const vx = J[0][0] * s.qd[0]! + J[0][1] * s.qd[1]!;
-    const vy = J[1][0] * s.qd[0]! + J[1][1] * s.qd[1]!;
-    const vdx = Jd[0][0] * s.qdDesired[0]! + Jd[0][1] * s.qdDesired[1]!;
-    const vdy = Jd[1][0] * s.qdDesired[0]! + Jd[1][1] * s.qdDesired[1]!;
+    const vx = J[0][0] * s.qd[0] + J[0][1] * s.qd[1];
+    const vy = J[1][0] * s.qd[0] + J[1][1] * s.qd[1];
+    const vdx = Jd[0][0] * s.qdDesired[0] + Jd[0][1] * s.qdDesired[1];
+    const vdy = Jd[1][0] * s.qdDesired[0] + Jd[1][1] * s.qdDesired[1];
     const box = this.box;
     const m = c.barrierM;
     // The equilibrium inside the box, clear of the barrier.
-    const ex = Math.min(box.xMax - m, Math.max(box.xMin + m, xd[0]!)) - x[0]!;
-    const ey = Math.min(box.yMax - m, Math.max(box.yMin + m, xd[1]!)) - x[1]!;
+    const ex = Math.min(box.xMax - m, Math.max(box.xMin + m, xd[0])) - x[0];
+    const ey = Math.min(box.yMax - m, Math.max(box.yMin + m, xd[1])) - x[1];
     endpointInertia(this.model, this.data, s.q, J, this.lambda);
     const D = designDamping(this.lambda, k, k, this.settings.dampingRatio, this.D);
     let fx = k * ex + D[0][0] * (vdx - vx) + D[0][1] * (vdy - vy);
@@ -376,40 +403,40 @@ export class ImpedanceLaw implements ControlLaw {
    * The soft barrier: inside `barrierM` of a wall, a push back that grows linearly to maxForceN at the
    * wall (its stiffness maxForceN / barrierM, capped at the passivity bound), and more beyond it.
    */
-  private barrier(x: readonly number[]): [number, number] {
+  private barrier(x: Readonly<Vec2>): Vec2 {
     const c = this.config;
     const box = this.box;
     const m = c.barrierM;
     const kb = Math.min(c.maxForceN / m, passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'));
     const push = (v: number, lo: number, hi: number): number => (v < lo + m ? kb * (lo + m - v) : v > hi - m ? -kb * (v - (hi - m)) : 0);
-    return [push(x[0]!, box.xMin, box.xMax), push(x[1]!, box.yMin, box.yMax)];
+    return [push(x[0], box.xMin, box.xMax), push(x[1], box.yMin, box.yMax)];
   }
 
   /** K_q (q_des - q) + D_q (qd_des - qd) into `out`, each joint's torque capped at maxForceN times its reach. */
-  private jointTorque(s: LawSample, k: number, out: number[]): void {
+  private jointTorque(s: PairSample, k: number, out: Pair): void {
     const c = this.config;
     const mm = this.massAt(s.q, this.lambda);
     const D = designDamping(mm, k, k, this.settings.dampingRatio, this.D);
-    const e0 = s.qDesired[0]! - s.q[0]!;
-    const e1 = s.qDesired[1]! - s.q[1]!;
-    const w0 = s.qdDesired[0]! - s.qd[0]!;
-    const w1 = s.qdDesired[1]! - s.qd[1]!;
+    const e0 = s.qDesired[0] - s.q[0];
+    const e1 = s.qDesired[1] - s.q[1];
+    const w0 = s.qdDesired[0] - s.qd[0];
+    const w1 = s.qdDesired[1] - s.qd[1];
     const [bx, by] = this.barrier(endpoint(this.arm, s.q, this.x));
     const J = this.J;
-    const reach = [this.arm.L1 + this.arm.L2, this.arm.L2];
+    const reach: ReadonlyPair = [this.arm.L1 + this.arm.L2, this.arm.L2];
     const t0 = k * e0 + D[0][0] * w0 + D[0][1] * w1 + J[0][0] * bx + J[1][0] * by;
     const t1 = k * e1 + D[1][0] * w0 + D[1][1] * w1 + J[0][1] * bx + J[1][1] * by;
-    const cap = (t: number, i: number): number => Math.max(-c.maxForceN * reach[i]!, Math.min(c.maxForceN * reach[i]!, t));
+    const cap = (t: number, j: Joint): number => Math.max(-c.maxForceN * reach[j], Math.min(c.maxForceN * reach[j], t));
     out[0] = cap(t0, 0);
     out[1] = cap(t1, 1);
   }
 
-  private massAt(q: readonly number[], out: M2): M2 {
-    const M = computeMassMatrix(this.model, this.data, q);
-    out[0][0] = M[0]![0]!;
-    out[0][1] = M[0]![1]!;
-    out[1][0] = M[1]![0]!;
-    out[1][1] = M[1]![1]!;
+  private massAt(q: ReadonlyPair, out: M2): M2 {
+    const M = asMat2(computeMassMatrix(this.model, this.data, q));
+    out[0][0] = M[0][0];
+    out[0][1] = M[0][1];
+    out[1][0] = M[1][0];
+    out[1][1] = M[1][1];
     return out;
   }
 
@@ -418,30 +445,30 @@ export class ImpedanceLaw implements ControlLaw {
    * estimate's noise: +-0.4 N at the endpoint unfiltered on the mock); the bias is taken the first time
    * the arm rests with the plan still after the start.
    */
-  private estimateForce(s: LawSample, periodS: number): void {
-    const o = this.observer;
-    if (!o) return;
+  private estimateForce(s: PairSample, periodS: number): void {
+    const tauExt = this.observed;
+    if (!tauExt) return;
     const a = 1 - Math.exp(-periodS / REST_FILTER_S);
-    for (let i = 0; i < 2; i++) {
+    for (const j of JOINTS) {
       // The tracker's speed: the sample's (the model-aided estimate) carries the model's error at rest.
-      this.speed[i]! += a * ((this.restQd ?? s.qd)[i]! - this.speed[i]!);
-      this.ext[i]! += a * (o.tauExt[i]! - this.ext[i]!);
+      this.speed[j] += a * ((this.restQd ?? s.qd)[j] - this.speed[j]);
+      this.ext[j] += a * (tauExt[j] - this.ext[j]);
     }
-    const still = Math.abs(this.speed[0]!) < REST_SPEED && Math.abs(this.speed[1]!) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
+    const still = Math.abs(this.speed[0]) < REST_SPEED && Math.abs(this.speed[1]) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
     this.restS = still ? this.restS + periodS : 0;
-    this.lastQ[0] = s.q[0]!;
-    this.lastQ[1] = s.q[1]!;
+    this.lastQ[0] = s.q[0];
+    this.lastQ[1] = s.q[1];
     if (!this.tared && this.restS >= REST_S) this.tare();
-    const g = computeGravity(this.model, this.data, s.q);
-    this.scratch[0] = this.ext[0]! - this.bias[0]! - this.gravityShare[0]! * g[0]!;
-    this.scratch[1] = this.ext[1]! - this.bias[1]! - this.gravityShare[1]! * g[1]!;
+    const g = asPair(computeGravity(this.model, this.data, s.q));
+    this.scratch[0] = this.ext[0] - this.bias[0] - this.gravityShare[0] * g[0];
+    this.scratch[1] = this.ext[1] - this.bias[1] - this.gravityShare[1] * g[1];
     forceFromTorque(this.J, this.scratch, this.force);
   }
 
   /** The law's columns of the tick: the force estimate and the stiffness in force. */
   record(row: Float64Array): void {
-    row[F.fEst0] = this.force[0]!;
-    row[F.fEst1] = this.force[1]!;
+    row[F.fEst0] = this.force[0];
+    row[F.fEst1] = this.force[1];
     row[F.stiffness] = this.kEff;
   }
 }

@@ -6,6 +6,9 @@
  * - integrator limits, and anti-windup by clamping (stop integrating while the output is saturated
  *   in the error's direction) or back-calculation (bleed the integrator by the saturation excess);
  * - dt is passed in: the PID never reads a clock (see SimpleFOC's `dt = 1e-3 // quick fix`).
+ *
+ * A schedule is a list of 2 to 16 points, and `scheduledGains` reads gains of any length (tune's
+ * interpolateGains passes one joint's): their indices keep their `!`.
  */
 
 export interface PidGains {

@@ -3,6 +3,8 @@
  * the path, and (with `park`) the way back to where the arm was. LoopCore plans with it when a
  * trajectory starts; `preflight` (feasibility.ts) plans the same before anything moves, so what is
  * checked is what runs.
+ *
+ * One- and two-link rigs alike: poses and limits are indexed per joint, so an index keeps its `!`.
  */
 import type { Rig } from '../config/load.js';
 import type { PathSpec } from '../model/builtins.js';

@@ -6,6 +6,9 @@
  * horizon with the duties in force meanwhile: the one the sample says was applied, then each answer
  * already sent and not yet applied, from the sample where it is expected to apply (the link keeps
  * both: `Link.appliedDuty`, `Link.dutyChanges`, transport/joints.ts).
+ *
+ * One- and two-link rigs alike (`rig.joints`): the per-joint arrays are indexed in loops over the
+ * joints, so an index keeps its `!` (they are not Pairs).
  */
 import type { ArmPart } from '../config/parts.js';
 import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
@@ -62,7 +65,7 @@ export class Predictor {
     }
     this.advance(horizon - t);
     for (let i = 0; i < n; i++) {
-      if (!Number.isFinite(this.q[i]!) || !Number.isFinite(this.qd[i]!)) {
+      if (!Number.isFinite(this.q[i]) || !Number.isFinite(this.qd[i])) {
         for (let j = 0; j < n; j++) {
           this.q[j] = q[j]!;
           this.qd[j] = qd[j]!;

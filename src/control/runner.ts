@@ -280,9 +280,10 @@ class SampleHandler {
 
   private startNext(): void {
     const { paths } = this.o;
-    if (this.next < paths.length) {
+    const path = paths[this.next];
+    if (path) {
       try {
-        this.c.command({ kind: 'start', path: paths[this.next]!, park: this.o.park ?? true });
+        this.c.command({ kind: 'start', path, park: this.o.park ?? true });
       } catch (e) {
         this.fault(e);
       }

@@ -2,6 +2,9 @@
  * The loop's guards as pure functions: each looks at numbers and says whether they are a fault.
  * A non-finite value is a violation wherever it appears (NaN compares false with every limit, so a
  * guard written as `x > limit` would let it through).
+ *
+ * One- and two-link rigs alike: measurements and limits are indexed in loops over the rig's joints,
+ * so an index keeps its `!` (they are not Pairs).
  */
 import type { JointLimits } from '../config/load.js';
 import type { Fault } from './stop.js';
@@ -15,7 +18,7 @@ const DEG = 180 / Math.PI;
 
 /** The first non-finite entry of `v`, or -1. */
 export function firstNonFinite(v: ArrayLike<number>, n = v.length): number {
-  for (let i = 0; i < n; i++) if (!Number.isFinite(v[i]!)) return i;
+  for (let i = 0; i < n; i++) if (!Number.isFinite(v[i])) return i;
   return -1;
 }
 

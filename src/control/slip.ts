@@ -13,6 +13,9 @@
  *
  * Pure: `check` per sample (answered or not), with the previous sample's angles and the velocity the
  * loop estimated at it.
+ *
+ * One- and two-link rigs alike: the per-joint arrays are indexed in loops over the joints, so an index
+ * keeps its `!` (they are not Pairs); a joint's steps are a list of any length.
  */
 import type { Fault } from './stop.js';
 

@@ -97,7 +97,8 @@ export type StopReason = StopKind & StopNotes;
 const STOP_KIND_SET: Readonly<Record<StopKind['kind'], true>> = { done: true, quit: true, interrupted: true, requested: true, estop: true, timeout: true, fault: true };
 export const STOP_KINDS = Object.keys(STOP_KIND_SET) as readonly StopKind['kind'][];
 
-const joints = (js: number[]): string => (js.length === 1 ? `joint ${js[0]! + 1}` : `joints ${js.map((j) => j + 1).join(' and ')}`);
+/** "joint 2", "joints 1 and 2": joints named from their 0-based indices. */
+export const jointsText = (js: readonly number[]): string => `${js.length === 1 ? 'joint' : 'joints'} ${js.map((j) => j + 1).join(' and ')}`;
 
 /** The fault's text after "fault:". */
 export function describeFault(f: Fault): string {
@@ -123,7 +124,7 @@ export function describeFault(f: Fault): string {
     case 'non-finite':
       return `non-finite ${f.what} (the motors were zeroed)`;
     case 'twin-alarm':
-      return `twin-alarm ${joints(f.joints)} ${f.joints.length === 1 ? 'diverges' : 'diverge'} from the model (a collision, a jam, a load?)`;
+      return `twin-alarm ${jointsText(f.joints)} ${f.joints.length === 1 ? 'diverges' : 'diverge'} from the model (a collision, a jam, a load?)`;
     case 'stall':
       return f.boardWatchdog
         ? `stall: the host answered no sample for ${f.ms.toFixed(0)} ms, longer than the board's ${f.watchdogMs} ms watchdog`

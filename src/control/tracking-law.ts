@@ -11,6 +11,9 @@
  * - `none`: PID alone.
  * The plan for the feedforward is `LawInput.ahead` (the middle of the period the answer holds); the
  * PID's error is taken where the answer applies (`LawInput.sample`).
+ *
+ * One- and two-link rigs alike (`rig.joints`): gains, PIDs and the sample's arrays are indexed in
+ * loops over the joints, so an index keeps its `!` (they are not Pairs).
  */
 import type { ControllerPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';

@@ -19,6 +19,9 @@
  * Residual torque. A generalized-momentum observer (De Luca and Mattone, 2005) on the same nominal
  * model estimates the joint torque the model does not explain (payload, contact, friction error), at
  * the observer's bandwidth, without differentiating velocities.
+ *
+ * One- and two-link rigs alike (`rig.joints`): the per-joint arrays are indexed in loops over the
+ * joints, so an index keeps its `!` (they are not Pairs).
  */
 import type { TwinPart } from '../config/parts.js';
 import {
