@@ -126,7 +126,7 @@ const MODEL: Record<string, Sub> = {
       const total = tau.slice();
       if (Object.keys(ext).length) {
         const e = externalTorquesOf(rig, q, qd, ext);
-        for (let i = 0; i < total.length; i++) total[i]! += e[i]!;
+        for (let i = 0; i < total.length; i++) total[i]! += e[i]!; // one or two joints (m.joints)
       }
       print({ qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },

@@ -17,7 +17,7 @@ import { noRealtimeLine } from '../time/threads.js';
 import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
 import { floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
 import { RUN_MODES } from '../control/modes.js';
-import { isTwoLink, type Vec2 } from '../model/types.js';
+import { isTwoLink } from '../model/types.js';
 import { z } from 'zod';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
@@ -192,13 +192,13 @@ const CONSTRAINT = z.union([
     .regex(/^line:/)
     .transform((t) => t.slice(5).split(',').map(Number))
     .pipe(z.tuple([METRES, METRES, METRES, METRES]))
-    .transform(([x0, y0, x1, y1]) => ({ kind: 'line' as const, from: [x0, y0] as Vec2, to: [x1, y1] as Vec2 })),
+    .transform(([x0, y0, x1, y1]): FloatConstraint => ({ kind: 'line', from: [x0, y0], to: [x1, y1] })),
   z
     .string()
     .regex(/^circle:/)
     .transform((t) => t.slice(7).split(',').map(Number))
     .pipe(z.tuple([METRES, METRES, METRES]))
-    .transform(([cx, cy, radius]) => ({ kind: 'circle' as const, centre: [cx, cy] as Vec2, radius })),
+    .transform(([cx, cy, radius]): FloatConstraint => ({ kind: 'circle', centre: [cx, cy], radius })),
 ]);
 
 /** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */
