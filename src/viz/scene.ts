@@ -251,9 +251,10 @@ export class ArmScene {
   /** `transforms()` as JSON text, from the templates. */
   transformsJson(row: ArrayLike<number>, tsJson: string): string {
     let out = '{"transforms":[';
-    for (let i = 0; i < this.tfTemplates.length; i++) {
-      const t = this.tfTemplates[i]!;
-      out += `${i ? ',' : ''}{"timestamp":${tsJson},${t.head}"rotation":${t.angleAt === undefined ? t.fixedJson : rotZJson(row[t.angleAt]!)}}`;
+    let sep = '';
+    for (const t of this.tfTemplates) {
+      out += `${sep}{"timestamp":${tsJson},${t.head}"rotation":${t.angleAt === undefined ? t.fixedJson : rotZJson(row[t.angleAt]!)}}`;
+      sep = ',';
     }
     return `${out}]}`;
   }
