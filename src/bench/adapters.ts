@@ -16,6 +16,7 @@ import { builtinPath } from '../model/builtins.js';
 import { virtualRun } from '../run/virtual.js';
 import { runOnce, startPtyRig, tallyRun, type RunTally } from './realtime.js';
 import { section, type BenchResult } from './report.js';
+import { pairOf, type Pair } from '../model/types.js';
 
 interface Cable {
   name: string;
@@ -73,8 +74,11 @@ async function realRuns(rigFile: string, rateHz: number, runs: number, where: st
   return c;
 }
 
-function row(key: string, c: Cell, v: { rms: number[]; delay: number | null }): [string, string, string] {
-  const rms = [0, 1].map((j) => median(c.rms.map((r) => r[j]!)));
+/** The median per joint of a cell's tracking RMS [deg]. */
+const medianRms = (c: Cell): Pair => pairOf((j) => median(c.rms.map((r) => r[j])));
+
+function row(key: string, c: Cell, v: { rms: readonly number[]; delay: number | null }): [string, string, string] {
+  const rms = medianRms(c);
   return [
     key,
     `${c.done}/${c.runs} done, RMS real ${f3(rms)} deg, virtual ${f3(v.rms)}`,
@@ -99,7 +103,7 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
         figures[key] = {
           done: c.done,
           runs,
-          rmsDeg: c.rms.length ? [0, 1].map((j) => median(c.rms.map((r) => r[j]!))) : [],
+          rmsDeg: c.rms.length ? medianRms(c) : [],
           virtualRmsDeg: v.rms,
           delay: median(c.delay),
           virtualDelay: v.delay ?? NaN,
@@ -118,7 +122,7 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
         const c = await realRuns(file, 1000, runs, ['--port', pty.path]);
         const key = `${cable.name} @ 1000 Hz, pty rig`;
         rows.push(row(key, c, { rms: vr.summary.tracking.rmsDeg, delay: vr.result.timing.answerDelaySamples ?? null }));
-        figures[key] = { done: c.done, runs, rmsDeg: c.rms.length ? [0, 1].map((j) => median(c.rms.map((r) => r[j]!))) : [], delay: median(c.delay), latencyP50Us: median(c.lat50), latencyP99Us: median(c.lat99) } as never;
+        figures[key] = { done: c.done, runs, rmsDeg: c.rms.length ? medianRms(c) : [], delay: median(c.delay), latencyP50Us: median(c.lat50), latencyP99Us: median(c.lat99) } as never;
       } finally {
         await pty.stop();
       }

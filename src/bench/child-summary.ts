@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { describeStop, type StopReason } from '../control/stop.js';
 import { stopSchema } from '../run/stop-schema.js';
+import { asPair, type ReadonlyPair } from '../model/types.js';
 
 const childSummarySchema = z.looseObject({
   stop: stopSchema,
@@ -19,6 +20,11 @@ export type ChildSummary = z.infer<typeof childSummarySchema>;
 
 /** How a child run ended: its stop, killed (the bench ended it on purpose), or no summary (and why). */
 export type ChildEnd = { kind: 'stopped'; stop: StopReason } | { kind: 'killed' } | { kind: 'no-summary'; why: string };
+
+/** A two-link child run's tracking RMS per joint [deg] (NaN, NaN when the summary has none): checked as a pair. */
+export function trackingRmsDeg(s: ChildSummary | undefined): ReadonlyPair {
+  return s?.tracking ? asPair(s.tracking.rmsDeg, "a child run's tracking.rmsDeg") : [NaN, NaN];
+}
 
 /** The summary on the last line of `stdout`, or why there is none (`stderr`'s last line says more). */
 export function lastSummary(stdout: string, stderr = ''): { summary: ChildSummary } | { why: string } {

@@ -5,12 +5,11 @@
  * back (the thread is awake), and paced at 1 kHz (the thread sleeps in Atomics.wait between ticks,
  * as in a run: each tick pays a wake-up). Real time; the machine's load is printed with the figures.
  */
-import os from 'node:os';
 import { loadRig } from '../config/load.js';
 import { controllerContext, PluggedController } from '../control/user-controller.js';
 import type { LawSample } from '../control/loop.js';
 import { ControllerThread } from '../run/controller-thread.js';
-import { section, type BenchResult } from './report.js';
+import { load1, section, type BenchResult } from './report.js';
 
 const FILE = 'examples/controllers/pd-gravity.js';
 
@@ -44,7 +43,7 @@ export async function benchController(): Promise<BenchResult> {
   const out = [0, 0];
   const thread = await ControllerThread.start(FILE, rig, rateHz, { deadlineMs: 1000 });
   const inThread = await PluggedController.load(FILE, controllerContext(rig, rateHz));
-  const load = os.loadavg()[0]!.toFixed(2);
+  const load = load1().toFixed(2);
   try {
     await time(() => thread.step(sample, 1 / rateHz, out), 2000, 0); // warm-up
     const hot = await time(() => thread.step(sample, 1 / rateHz, out), 20_000, 0);

@@ -12,18 +12,20 @@
  *   a slice 5x shorter.
  * In real time the same comparison also carries the machine: each side's spread over its runs, and the
  * slices the harness ran ahead of a slow plant process (encoders frozen), measured in the runs.
+ * All of it is on two-link rigs: the per-joint figures are pairs.
  */
-import { childDone, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
+import { childDone, childEndText, lastSummary, trackingRmsDeg, type ChildEnd } from './child-summary.js';
 import { spawn } from 'node:child_process';
 import type { Rig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
 import { virtualRun } from '../run/virtual.js';
 import { FirmwareSim, type EncoderPinStats } from '../mock/firmware-sim.js';
+import { asPair, J, mapPair, pairOf, type Joint, type Pair, type ReadonlyPair } from '../model/types.js';
 
 /** One reach through the firmware with the harness in host lock-step (board time). */
 export interface LockstepReach {
   end: ChildEnd;
-  rmsDeg: number[];
+  rmsDeg: ReadonlyPair;
   pins: EncoderPinStats;
   /** Wall time the run took [s] (not a figure of the run). */
   wallS: number;
@@ -55,21 +57,28 @@ export async function lockstepReach(rig: Rig, bin: string, root: string, o: { pr
   if (err.trim()) lockstep += `; the host said: ${err.trim().split('\n').pop()}`;
   const s = lastSummary(out, err);
   if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], pins, wallS, lockstep, timeouts };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], pins, wallS, lockstep, timeouts };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: trackingRmsDeg(s.summary), pins, wallS, lockstep, timeouts };
 }
 
 /** The TS mock's reach in virtual time, on the same rig file. */
-export async function mockVirtualReach(rig: Rig): Promise<number[]> {
+export async function mockVirtualReach(rig: Rig): Promise<ReadonlyPair> {
   const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
-  return r.summary.tracking.rmsDeg;
+  return asPair(r.summary.tracking.rmsDeg, "the mock's tracking RMS");
 }
+
+/** One encoder count of each joint [deg]. */
+const countDeg = (rig: Rig): ReadonlyPair =>
+  asPair(
+    rig.encoders.map((e) => 360 / e.countsPerRev),
+    "the rig's encoders",
+  );
 
 const spread = (xs: number[]): number => (xs.length ? Math.max(...xs) - Math.min(...xs) : NaN);
 const pair = (xs: readonly number[], digits = 3): string => xs.map((x) => x.toFixed(digits)).join(' / ');
 
 /** The board-time comparison: rows, figures and whether the difference is within what is explained. */
-export async function boardTimeComparison(rig: Rig, bin: string, root: string): Promise<{ rows: [string, string, string][]; figures: Record<string, number[] | number>; pass: boolean; pinsDeg: number[] }> {
-  const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
+export async function boardTimeComparison(rig: Rig, bin: string, root: string): Promise<{ rows: [string, string, string][]; figures: Record<string, readonly number[] | number>; pass: boolean; pinsDeg: Pair }> {
+  const quantum = countDeg(rig);
   const mock = await mockVirtualReach(rig);
   const asIs = await lockstepReach(rig, bin, root, { predict: true, sliceUs: 250 });
   const lagged = await lockstepReach(rig, bin, root, { predict: false, sliceUs: 250 });
@@ -78,16 +87,13 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
   // Lock-step held: every run done, and the harness went on without the host at most twice: a T before
   // the host's loop starts (the arm at rest) and the last one, when the host has gone.
   const ok = runs.every((r) => childDone(r.end) && r.timeouts <= 2);
-  const diff = asIs.rmsDeg.map((x, j) => Math.abs(x - mock[j]!));
-  const lag = asIs.rmsDeg.map((x, j) => Math.abs(lagged.rmsDeg[j]! - x));
-  const slice = asIs.rmsDeg.map((x, j) => Math.abs(fine.rmsDeg[j]! - x));
-  const allowed = quantum.map((q, j) => q + lag[j]! + slice[j]!);
-  const pass = ok && diff.every((d, j) => d <= allowed[j]!);
-  const deg = (r: LockstepReach): string =>
-    pair(
-      r.pins.rmsCounts.map((c, j) => c * quantum[j]!),
-      4,
-    );
+  const diff = mapPair(asIs.rmsDeg, (x, j) => Math.abs(x - mock[j]));
+  const lag = mapPair(asIs.rmsDeg, (x, j) => Math.abs(lagged.rmsDeg[j] - x));
+  const slice = mapPair(asIs.rmsDeg, (x, j) => Math.abs(fine.rmsDeg[j] - x));
+  const allowed = mapPair(quantum, (q, j) => q + lag[j] + slice[j]);
+  const pass = ok && J.every((j) => diff[j] <= allowed[j]);
+  const pinsDeg = (r: LockstepReach): Pair => mapPair(asPair(r.pins.rmsCounts, 'the encoder pins vs plant RMS'), (c, j) => c * quantum[j]);
+  const deg = (r: LockstepReach): string => pair(pinsDeg(r), 4);
   const rows: [string, string, string][] = [
     ['TS mock board, virtual time', `${pair(mock)} deg`, 'tracking RMS j1 / j2, the reach (src/run/virtual.ts)'],
     ['our firmware, host lock-step, as built', `${pair(asIs.rmsDeg)} deg`, `${childEndText(asIs.end)}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`],
@@ -103,45 +109,44 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
       ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`,
     ],
   ];
-  const pinsDeg = asIs.pins.rmsCounts.map((c, j) => c * quantum[j]!);
-  return { rows, pinsDeg, figures: { lockstepMockRmsDeg: mock, lockstepFirmwareRmsDeg: asIs.rmsDeg, lockstepLaggedRmsDeg: lagged.rmsDeg, lockstepSlice50RmsDeg: fine.rmsDeg, lockstepPass: pass ? 1 : 0 }, pass };
+  return { rows, pinsDeg: pinsDeg(asIs), figures: { lockstepMockRmsDeg: mock, lockstepFirmwareRmsDeg: asIs.rmsDeg, lockstepLaggedRmsDeg: lagged.rmsDeg, lockstepSlice50RmsDeg: fine.rmsDeg, lockstepPass: pass ? 1 : 0 }, pass };
 }
 
 /** Per side of the real-time comparison: the runs' tracking RMS per joint [deg], and the pins (firmware). */
 export interface RealTimeSide {
-  rmsDeg: number[][];
+  rmsDeg: ReadonlyPair[];
   /** The firmware rig's pins-vs-plant line per run (empty for the mock). */
-  pinsDeg: number[][];
+  pinsDeg: ReadonlyPair[];
   staleSlices: number[];
 }
 
 /** Parses the firmware rig's `encoder pins vs the plant` line (src/mock/firmware-rig.ts, encoderStatsLine). */
-export function parsePinsLine(stderr: string): { rmsDeg: number[]; stale: number } | undefined {
+export function parsePinsLine(stderr: string): { rmsDeg: Pair; stale: number } | undefined {
   const m = /encoder pins vs the plant over \d+ slices: RMS ([\d.]+) \/ ([\d.]+) deg; (\d+) slices ran ahead/.exec(stderr);
   return m ? { rmsDeg: [Number(m[1]), Number(m[2])], stale: Number(m[3]) } : undefined;
 }
 
 /** The real-time comparison: medians, each side's run-to-run spread, the pins; PASS against all of it. */
-export function realTimeComparison(rig: Rig, mock: RealTimeSide, fw: RealTimeSide, pinsLockstepDeg: readonly number[]): { rows: [string, string, string][]; pass: boolean } {
-  const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
+export function realTimeComparison(rig: Rig, mock: RealTimeSide, fw: RealTimeSide, pinsLockstepDeg: ReadonlyPair): { rows: [string, string, string][]; pass: boolean } {
+  const quantum = countDeg(rig);
   const med = (xs: number[]): number => {
     const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
     return s.length ? s[Math.floor(s.length / 2)]! : NaN;
   };
-  const col = (side: RealTimeSide, j: number): number[] => side.rmsDeg.map((r) => r[j]!);
-  const diff = [0, 1].map((j) => Math.abs(med(col(fw, j)) - med(col(mock, j))));
-  const machine = [0, 1].map((j) => Math.max(spread(col(mock, j)), spread(col(fw, j))));
+  const col = (side: RealTimeSide, j: Joint): number[] => side.rmsDeg.map((r) => r[j]);
+  const diff = pairOf((j) => Math.abs(med(col(fw, j)) - med(col(mock, j))));
+  const machine = pairOf((j) => Math.max(spread(col(mock, j)), spread(col(fw, j))));
   // What the pins lost in real time over the lock-step run (the same noise and quantization): the slices
   // the harness ran ahead of a slow plant process, with frozen encoders. RMS adds in squares.
-  const pins = [0, 1].map((j) => Math.sqrt(Math.max(0, Math.max(...fw.pinsDeg.map((p) => p[j]!), 0) ** 2 - pinsLockstepDeg[j]! ** 2)));
-  const allowed = [0, 1].map((j) => quantum[j]! + machine[j]! + pins[j]!);
-  const pass = diff.every((d, j) => Number.isFinite(d) && d <= allowed[j]!);
+  const pins = pairOf((j) => Math.sqrt(Math.max(0, Math.max(...fw.pinsDeg.map((p) => p[j]), 0) ** 2 - pinsLockstepDeg[j] ** 2)));
+  const allowed = pairOf((j) => quantum[j] + machine[j] + pins[j]);
+  const pass = J.every((j) => Number.isFinite(diff[j]) && diff[j] <= allowed[j]);
   return {
     pass,
     rows: [
       ['difference firmware - mock (medians), |j1| / |j2|', `${pair(diff)} deg`, ''],
       ['  explained: encoder quantum', `${pair(quantum)} deg`, ''],
-      ['  explained: the machine (largest run-to-run spread of one side)', `${pair(machine)} deg`, `mock ${pair([0, 1].map((j) => spread(col(mock, j))))}, firmware ${pair([0, 1].map((j) => spread(col(fw, j))))}`],
+      ['  explained: the machine (largest run-to-run spread of one side)', `${pair(machine)} deg`, `mock ${pair(pairOf((j) => spread(col(mock, j))))}, firmware ${pair(pairOf((j) => spread(col(fw, j))))}`],
       ['  explained: frozen encoder pins (worst run, over lock-step)', `${pair(pins, 4)} deg`, `pins vs plant RMS ${fw.pinsDeg.map((p) => pair(p, 4)).join(', ')} deg; slices run ahead of the plant process: ${fw.staleSlices.join(', ')}`],
       [`real time: ${pass ? 'PASS' : 'FAIL'}`, `${pair(diff)} <= ${pair(allowed)} deg`, 'difference within quantum + explained'],
     ],

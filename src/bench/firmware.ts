@@ -5,7 +5,7 @@
  * through the real firmware, timed; the stock Firmata image with our watchdog, when its ELF is given
  * (src/bench/firmware-stock.ts); how fast the simulator runs; flash and RAM of both boards.
  */
-import { childDone, childEnd, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
+import { childDone, childEnd, childEndText, lastSummary, trackingRmsDeg, type ChildEnd } from './child-summary.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { field, FrameHost } from '../mock/frame-host.js';
 import { stockFirmataRows } from './firmware-stock.js';
 import { boardTimeComparison, parsePinsLine, realTimeComparison, type RealTimeSide } from './firmware-tracking.js';
 import { printSection, section, type BenchResult } from './report.js';
+import { asPair, type Pair, type ReadonlyPair } from '../model/types.js';
 
 const ROOT = join(FIRMWARE_DIR, '..', '..');
 const BIN = join(ROOT, 'bin', 'twolink.js');
@@ -23,12 +24,12 @@ const RIG_FILE = 'rigs/mock-arm.json';
 
 interface ReachFigures {
   end: ChildEnd;
-  rmsDeg: number[];
+  rmsDeg: ReadonlyPair;
   lateSamples: number;
   /** The firmware rig's line on how far it fell behind the wall clock. */
   rigSays: string;
   /** The firmware rig's encoder pins vs the plant. */
-  pins: { rmsDeg: number[]; stale: number } | undefined;
+  pins: { rmsDeg: Pair; stale: number } | undefined;
 }
 
 /** `twolink rig [--firmware] --pty --rt` + `twolink run --port ... --traj reach --json --rt`, once. */
@@ -52,7 +53,7 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
   const s = 'summary' in got ? got.summary : undefined;
   return {
     end: s ? { kind: 'stopped', stop: s.stop } : { kind: 'no-summary', why: 'why' in got ? got.why : '' },
-    rmsDeg: s?.tracking?.rmsDeg ?? [NaN, NaN],
+    rmsDeg: trackingRmsDeg(s),
     lateSamples: s?.timing?.lateSamples ?? NaN,
     rigSays: err.split('\n').find((l) => / s of board time in /.test(l) && l.startsWith('twolink rig')) ?? '',
     pins: parsePinsLine(err),
@@ -206,7 +207,8 @@ async function realTimeReaches(runs: number, figures: BenchResult['figures']): P
     if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays.replace(/^twolink rig: /, '')).join(' | ')]);
     sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
   }
-  return { rows, mock: sides[0]!, fw: sides[1]! };
+  const [mock, fw] = asPair(sides, 'the real-time sides (mock, firmware)');
+  return { rows, mock, fw };
 }
 
 /** The fault cases through the real firmware, timed. */

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { loadRig, type Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { checkFeasible, FeasibilityError } from '../control/feasibility.js';
@@ -20,11 +20,11 @@ import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handPath, handPathSpan } from '../mock/hand.js';
 import { scalePath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
-import type { TwoLinkParams } from '../model/types.js';
+import { asPair, J, type Pair, type TwoLinkParams } from '../model/types.js';
 import { Session } from '../run/session.js';
 import { virtualRun } from '../run/virtual.js';
 import { F } from '../telemetry/tick.js';
-import { section, type BenchResult } from './report.js';
+import { load1, section, type BenchResult } from './report.js';
 
 const RIG = 'rigs/mock-arm-identified.json';
 const DEG = Math.PI / 180;
@@ -34,12 +34,19 @@ for (const a1 of [-120, -60, 0, 60, 120]) for (const a2 of [-120, -40, 40, 120])
 
 const posePath = (p: [number, number], holdS: number): PathSpec => ({ name: 'pose', description: 'a pose', start: { q: [p[0] * DEG, p[1] * DEG] }, steps: [{ kind: 'hold', duration: holdS }] });
 
-/** Largest move per joint [deg] of the angles in `rows` ([t, q1, q2]) over [t0, t1] from their value at t0. */
-function moved(rows: number[][], t0: number, t1: number): [number, number] {
-  const at = rows.find((x) => x[0]! >= t0);
+/** A time [s] and the two joint angles then [rad]. */
+type AngleRow = [t: number, q1: number, q2: number];
+
+/** Largest move per joint [deg] of the angles in `rows` over [t0, t1] from their value at t0. */
+function moved(rows: readonly AngleRow[], t0: number, t1: number): Pair {
+  const at = rows.find(([t]) => t >= t0);
   if (!at) return [NaN, NaN];
-  const d: [number, number] = [0, 0];
-  for (const x of rows) if (x[0]! >= t0 && x[0]! <= t1) for (let i = 0; i < 2; i++) d[i] = Math.max(d[i]!, Math.abs(x[i + 1]! - at[i + 1]!) / DEG);
+  const d: Pair = [0, 0];
+  for (const [t, q1, q2] of rows) {
+    if (!(t >= t0 && t <= t1)) continue;
+    d[0] = Math.max(d[0], Math.abs(q1 - at[1]) / DEG);
+    d[1] = Math.max(d[1], Math.abs(q2 - at[2]) / DEG);
+  }
   return d;
 }
 
@@ -50,7 +57,7 @@ async function virtualFloat(rig: Rig): Promise<{ drift: [number, number]; enter:
   const leave: [number, number] = [0, 0];
   for (const pose of POSES) {
     const law = new FloatLaw(rig, floatSettings(rig, { startFloating: false }));
-    const truth: number[][] = [];
+    const truth: AngleRow[] = [];
     let on = -1;
     let off = -1;
     await virtualRun(rig, [posePath(pose, 6)], {
@@ -58,7 +65,8 @@ async function virtualFloat(rig: Rig): Promise<{ drift: [number, number]; enter:
       park: false,
       onTick: (core, _c, mock) => {
         const t = core.row[F.t]!;
-        truth.push([t, ...mock.plant.q]);
+        const [q1, q2] = asPair(mock.plant.q, "the mock plant's angles");
+        truth.push([t, q1, q2]);
         const p = core.progress;
         if (!p || p.phase !== 'track') return;
         if (on < 0) {
@@ -73,10 +81,10 @@ async function virtualFloat(rig: Rig): Promise<{ drift: [number, number]; enter:
     const d = moved(truth, on + 0.5, on + 2.5);
     const e = moved(truth, on, on + 1.5);
     const l = moved(truth, off, off + 1.5);
-    for (let i = 0; i < 2; i++) {
-      drift[i] = Math.max(drift[i]!, d[i]!);
-      enter[i] = Math.max(enter[i]!, e[i]!);
-      leave[i] = Math.max(leave[i]!, l[i]!);
+    for (const j of J) {
+      drift[j] = Math.max(drift[j], d[j]);
+      enter[j] = Math.max(enter[j], e[j]);
+      leave[j] = Math.max(leave[j], l[j]);
     }
   }
   return { drift, enter, leave };
@@ -128,10 +136,11 @@ async function virtualTeach(rig: Rig): Promise<{ rows: [string, string, string][
 }
 
 /** A moving mean over `k` rows of the angles (the encoders' step and noise: 1 count is 0.15 deg on joint 2). */
-function meanOver(rows: number[][], k: number): number[][] {
-  return rows.map((r, i) => {
+function meanOver(rows: readonly AngleRow[], k: number): AngleRow[] {
+  return rows.map((r, i): AngleRow => {
     const w = rows.slice(Math.max(0, i - k + 1), i + 1);
-    return [r[0]!, ...[1, 2].map((c) => w.reduce((a, x) => a + x[c]!, 0) / w.length)];
+    const meanOf = (c: 1 | 2): number => w.reduce((a, x) => a + x[c], 0) / w.length;
+    return [r[0], meanOf(1), meanOf(2)];
   });
 }
 
@@ -141,7 +150,7 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
   const enter: [number, number] = [0, 0];
   const leave: [number, number] = [0, 0];
   for (const pose of POSES.filter((_, k) => k % Math.max(1, Math.floor(POSES.length / n)) === 0).slice(0, n)) {
-    const rows: number[][] = [];
+    const rows: AngleRow[] = [];
     const s = new Session({
       rig,
       target: { kind: 'mock' },
@@ -164,10 +173,10 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
     if (res.summary.stop.kind !== 'done') throw new Error(`float pose ${pose}: ${res.summary.stopReason}`);
     const e = moved(avg, t0 + 3, t0 + 4.5);
     const l = moved(avg, t0 + 6, t0 + 7.5);
-    for (let i = 0; i < 2; i++) {
-      worst[i] = Math.max(worst[i]!, d[i]!);
-      enter[i] = Math.max(enter[i]!, e[i]!);
-      leave[i] = Math.max(leave[i]!, l[i]!);
+    for (const j of J) {
+      worst[j] = Math.max(worst[j], d[j]);
+      enter[j] = Math.max(enter[j], e[j]);
+      leave[j] = Math.max(leave[j], l[j]);
     }
   }
   return { drift: worst, enter, leave };
@@ -242,7 +251,7 @@ export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchRes
   if (rt) {
     const d = await realtimeDrift(rig, rtPoses);
     const r = await realtimeTeach(rig);
-    const load = `load ${loadavg()[0]!.toFixed(2)}`;
+    const load = `load ${load1().toFixed(2)}`;
     rows.push([`drift, ${rtPoses} poses, 2 s (real time)`, `${f(d.drift)} deg`, 'worst per joint, the encoders averaged over 50 ms (a count: 0.075 / 0.15 deg)']);
     rows.push([`enter float, ${rtPoses} poses (real time)`, `${f(d.enter)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     rows.push([`leave float, ${rtPoses} poses (real time)`, `${f(d.leave)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);

@@ -8,7 +8,6 @@
  */
 import { describeStop, type StopReason } from '../control/stop.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
@@ -22,7 +21,7 @@ import { LIVE_PLACEMENT, startLiveView, type LivePlacement, type LiveView } from
 import { POLL_MS } from '../viz/live-worker.js';
 import { SCENE_TOPICS } from '../viz/scene.js';
 import { virtualRun } from '../run/virtual.js';
-import { section, type BenchResult } from './report.js';
+import { load1, section, type BenchResult } from './report.js';
 
 const RIG = 'rigs/mock-arm.json';
 /** Loop rate [Hz]: 1 kHz, or `--foxglove-rate HZ` (a loaded machine may not hold 1 kHz in real time). */
@@ -321,7 +320,7 @@ function viewFigures(v: ViewCpu, vl: ViewCpu): BenchResult['figures'] {
 }
 
 export async function benchFoxglove(): Promise<BenchResult> {
-  const load0 = loadavg()[0]!;
+  const load0 = load1();
   const rig = loadRig(RIG);
   const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
   let m = await measure(rig, paths);
@@ -339,7 +338,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
     Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
   }
   return section(
-    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default; the view on ${PLACEMENT === 'thread' ? 'a thread of its own' : 'the main thread'}; load ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end, machine shared)`,
+    `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default; the view on ${PLACEMENT === 'thread' ? 'a thread of its own' : 'the main thread'}; load ${load0.toFixed(1)} at the start, ${load1().toFixed(1)} at the end, machine shared)`,
     [
       ['latency, without', line(m.blocks.without), `${seconds('without')} s in 2 s blocks, A B C C B A twice`],
       ['latency, reading client', line(m.blocks.reading), `${seconds('reading')} s, a client in another process reading every channel`],

@@ -11,6 +11,7 @@ import { identify, plantParameters, runExcitation, validate, validationPath, typ
 import { BASE_PARAMETERS } from '../identify/regressor.js';
 import { virtualRun } from '../identify/virtual.js';
 import { section, type BenchResult } from './report.js';
+import { asPair, mapPair } from '../model/types.js';
 
 const RIG = 'rigs/mock-arm-far.json';
 
@@ -30,8 +31,9 @@ export async function benchIdentify(): Promise<BenchResult> {
   const v = await validate(rig, id.rig, run, vp.path);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const pct = (x: number): string => `${(100 * x).toFixed(2)} %`;
-  const pair = (a: number[]): string => a.map((x) => x.toFixed(3)).join(', ');
+  const pair = (a: readonly number[]): string => a.map((x) => x.toFixed(3)).join(', ');
   const errors: Record<string, number> = {};
+  const twinAfter = asPair(v.twinRmsDegAfter, 'the twin residual RMS after');
   const rows: [string, string, string][] = BASE_PARAMETERS.map((b) => {
     const e = id.fit.parameters[b.key];
     const err = (e.value - truth[b.key]) / truth[b.key];
@@ -42,7 +44,7 @@ export async function benchIdentify(): Promise<BenchResult> {
   rows.push(
     ['largest parameter error', pct(worst), 'target: a few percent'],
     ['condition number (fit, columns scaled)', id.fit.condition.toFixed(2), `excitation by design ${ex.condition.toFixed(2)}; ${id.fit.conditionRaw.toFixed(0)} in SI units`],
-    ['twin residual RMS before -> after [deg]', `${pair(v.twinRmsDegBefore)} -> ${pair(v.twinRmsDegAfter)}`, `falls ${pair(v.twinRmsDegBefore.map((b, i) => b / v.twinRmsDegAfter[i]!))} x (target >= 5)`],
+    ['twin residual RMS before -> after [deg]', `${pair(v.twinRmsDegBefore)} -> ${pair(v.twinRmsDegAfter)}`, `falls ${pair(mapPair(asPair(v.twinRmsDegBefore, 'the twin residual RMS before'), (b, j) => b / twinAfter[j]))} x (target >= 5)`],
     ['tracking RMS before -> after [deg]', `${pair(v.trackingRmsDegBefore)} -> ${pair(v.trackingRmsDegAfter)}`, 'feedforward + PID, no disturbance observer'],
     ['whole identification (virtual time)', `${seconds.toFixed(1)} s`, `${ticks.length} ticks of excitation, ${id.fit.samples} samples fitted`],
   );

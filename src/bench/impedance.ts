@@ -10,7 +10,6 @@
  * the arm's light direction, at (-60, 120). 500 N/m is refused on it at every pose (the row says so
  * with the bound) and runs on the mock at 1 kHz with no USB adapter (answers one sample late).
  */
-import { loadavg } from 'node:os';
 import { loadRig, type Rig } from '../config/load.js';
 import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
@@ -21,8 +20,8 @@ import { createActuatedArmData, createActuatedArmModel } from '../model/actuated
 import { designDamping, endpointInertia, jointDamping, passiveStiffnessBound, passivityTimeS } from '../control/impedance-math.js';
 import { checkImpedance, ImpedanceError, loopPassivity } from '../control/impedance.js';
 import type { PathSpec } from '../model/builtins.js';
-import type { TwoLinkParams } from '../model/types.js';
-import { section, type BenchResult } from './report.js';
+import type { TwoLinkParams, Vec2 } from '../model/types.js';
+import { load1, section, type BenchResult } from './report.js';
 import { loadRecording } from '../record/read.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,23 +58,23 @@ function idealHalfTime(rig: Rig, k: number, pose: number[]): number {
   const L = endpointInertia(model, createActuatedArmData(model), pose, jacobian(rig.arm as TwoLinkParams, pose));
   const Dm = designDamping(L, k, k, 1);
   const det = L[0][0] * L[1][1] - L[0][1] * L[1][0];
-  let x = [0, 0];
-  let v = [0, 0];
+  let x: Vec2 = [0, 0];
+  let v: Vec2 = [0, 0];
   const h = 1e-5;
   for (let t = 0; t < 5; t += h) {
-    const f = [FX - k * x[0]! - Dm[0][0] * v[0]! - Dm[0][1] * v[1]!, -k * x[1]! - Dm[1][0] * v[0]! - Dm[1][1] * v[1]!];
-    const a = [(L[1][1] * f[0]! - L[0][1] * f[1]!) / det, (-L[1][0] * f[0]! + L[0][0] * f[1]!) / det];
-    v = [v[0]! + h * a[0]!, v[1]! + h * a[1]!];
-    x = [x[0]! + h * v[0]!, x[1]! + h * v[1]!];
-    if (x[0]! >= FX / k / 2) return t;
+    const f: Vec2 = [FX - k * x[0] - Dm[0][0] * v[0] - Dm[0][1] * v[1], -k * x[1] - Dm[1][0] * v[0] - Dm[1][1] * v[1]];
+    const a: Vec2 = [(L[1][1] * f[0] - L[0][1] * f[1]) / det, (-L[1][0] * f[0] + L[0][0] * f[1]) / det];
+    v = [v[0] + h * a[0], v[1] + h * a[1]];
+    x = [x[0] + h * v[0], x[1] + h * v[1]];
+    if (x[0] >= FX / k / 2) return t;
   }
   return NaN;
 }
 
 /** The deflection along x at rest under the push (its last 0.3 s) and the time from `at` to half of it [m, s], from [t, x] pairs. */
-function halfDeflection(xs: readonly (readonly [number, number])[] | number[][], at: number, forS: number): { fin: number; half: number } {
-  const x0 = mean(xs.filter((p) => p[0]! > at - 0.3 && p[0]! < at).map((p) => p[1]!));
-  const d = xs.filter((p) => p[0]! >= at && p[0]! < at + forS).map((p) => ({ t: p[0]! - at, dx: p[1]! - x0 }));
+function halfDeflection(xs: readonly (readonly [number, number])[], at: number, forS: number): { fin: number; half: number } {
+  const x0 = mean(xs.filter((p) => p[0] > at - 0.3 && p[0] < at).map((p) => p[1]));
+  const d = xs.filter((p) => p[0] >= at && p[0] < at + forS).map((p) => ({ t: p[0] - at, dx: p[1] - x0 }));
   const fin = mean(d.filter((p) => p.t > forS - 0.3).map((p) => p.dx));
   return { fin, half: d.find((p) => p.dx >= fin / 2)?.t ?? NaN };
 }
@@ -91,11 +90,11 @@ async function virtualPush(p: Push, rows: [string, string, string][], figures: B
     injections: [parseInjection(`force=${FX},0@${at}+${forS}`)],
     park: false,
     maxSeconds: at + forS + 6,
-    onTick: (core, _clock, mock) => void truth.push([core.row[F.t]!, endpoint(rig.arm as TwoLinkParams, mock.plant.q)[0]!]),
+    onTick: (core, _clock, mock) => void truth.push([core.row[F.t]!, endpoint(rig.arm as TwoLinkParams, mock.plant.q)[0]]),
   });
-  const x = (row: Float64Array): number => endpoint(rig.arm as TwoLinkParams, [row[F.q0]!, row[F.q1]!])[0]!;
+  const x = (row: Float64Array): number => endpoint(rig.arm as TwoLinkParams, [row[F.q0]!, row[F.q1]!])[0];
   const { fin, half } = halfDeflection(
-    r.rows.map((w) => [w[F.t]!, x(w)]),
+    r.rows.map((w): [number, number] => [w[F.t]!, x(w)]),
     at,
     forS,
   );
@@ -142,7 +141,7 @@ async function realtimePush(p: Push, rows: [string, string, string][], figures: 
   rmSync(dir, { recursive: true, force: true });
   const t = columns.get('t');
   const x: number[] = [];
-  for (let i = 0; i < t.length; i++) x.push(endpoint(rig.arm as TwoLinkParams, [columns.get('q0')[i]!, columns.get('q1')[i]!])[0]!);
+  for (let i = 0; i < t.length; i++) x.push(endpoint(rig.arm as TwoLinkParams, [columns.get('q0')[i]!, columns.get('q1')[i]!])[0]);
   const ideal = idealHalfTime(rig, k, pose);
   const within = (from: number, to: number, v: ArrayLike<number>): number[] => Array.from(t).flatMap((ti, i) => (ti > from && ti < to ? [v[i]!] : []));
   const x0 = mean(within(at - 0.3, at, x));
@@ -153,7 +152,7 @@ async function realtimePush(p: Push, rows: [string, string, string][], figures: 
   rows.push([
     `K = ${k} N/m at ${deg(pose)}, ${p.label}`,
     `deflection ${(fin * 1000).toFixed(2)} mm (F/K ${((FX / k) * 1000).toFixed(2)}, ${(((fin - FX / k) / (FX / k)) * 100).toFixed(1)} %)`,
-    `half-deflection time ${(half * 1000).toFixed(0)} ms (ideal ${(ideal * 1000).toFixed(0)} ms, ${(((half - ideal) / ideal) * 100).toFixed(1)} %); force estimate ${f.toFixed(3)} N; REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason}, load ${loadavg()[0]!.toFixed(2)}`,
+    `half-deflection time ${(half * 1000).toFixed(0)} ms (ideal ${(ideal * 1000).toFixed(0)} ms, ${(((half - ideal) / ideal) * 100).toFixed(1)} %); force estimate ${f.toFixed(3)} N; REAL time, threaded mock, rt ${s.timing?.rt ? 'on' : 'off'}, late ${s.overruns}, ${s.stopReason}, load ${load1().toFixed(2)}`,
   ]);
   const key = `${k}_${pose.map((v) => Math.round(v / D)).join('_')}`;
   figures[`rtDeflectionMm_${key}`] = fin * 1000;
@@ -191,7 +190,7 @@ export async function benchImpedance(): Promise<BenchResult> {
   const standard = loadRig(STANDARD);
   const fast = fastRig();
   const label = `standard mock (16U2, ${standard.control.rateHz} Hz)`;
-  const pushes: Push[] = [
+  const pushes: [Push, Push, Push, Push] = [
     { rig: standard, label, pose: [-60 * D, 90 * D], k: 50 },
     { rig: standard, label, pose: [-90 * D, 120 * D], k: 200 },
     { rig: standard, label: `${label}, the arm's light direction`, pose: [-60 * D, 120 * D], k: 200 },
@@ -199,6 +198,6 @@ export async function benchImpedance(): Promise<BenchResult> {
   ];
   refusalRow(standard, rows, figures);
   for (const p of pushes) await virtualPush(p, rows, figures);
-  for (const p of [pushes[1]!, pushes[3]!]) await realtimePush(p, rows, figures);
+  for (const p of [pushes[1], pushes[3]]) await realtimePush(p, rows, figures);
   return section('Impedance mode: a 2 N push along x (identified model, damping ratio 1)', rows, figures);
 }

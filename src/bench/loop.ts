@@ -6,6 +6,7 @@ import { loadRig } from '../config/load.js';
 import { virtualRun } from '../run/virtual.js';
 import { builtinPath } from '../model/builtins.js';
 import { section, type BenchResult } from './report.js';
+import { asPair, J } from '../model/types.js';
 
 export async function benchLoop(): Promise<BenchResult> {
   const rows: [string, string, string][] = [];
@@ -20,8 +21,8 @@ export async function benchLoop(): Promise<BenchResult> {
       `RMS ${t.rmsDeg.map((v) => v.toFixed(3)).join(' / ')} deg`,
       `max ${t.maxDeg.map((v) => v.toFixed(3)).join(' / ')} deg (virtual time, 500 Hz, mismatched plant)`,
     ]);
-    figures[`reachRms_${ff}_0`] = t.rmsDeg[0]!;
-    figures[`reachRms_${ff}_1`] = t.rmsDeg[1]!;
+    const rms = asPair(t.rmsDeg, "the reach's tracking.rmsDeg");
+    for (const j of J) figures[`reachRms_${ff}_${j}`] = rms[j];
   }
   return section('Control loop tracking (VIRTUAL time, 500 Hz, mismatched plant, 16U2 adapter model)', rows, figures);
 }

@@ -36,20 +36,20 @@ export function benchModel(): BenchResult {
   const out: Pair = [0, 0];
   const N = 2_000_000;
   const d = new TwoLinkDynamics(p);
-  const id = nsPerCall(N, (i) => d.inverseDynamics(qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]!);
-  const fd = nsPerCall(N, (i) => d.forwardDynamics(qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]!);
-  const idFree = nsPerCall(N, (i) => inverseDynamics(p, qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]!);
-  const fdFree = nsPerCall(N, (i) => forwardDynamics(p, qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]!);
-  const fk = nsPerCall(N, (i) => endpoint(p, qs[i & 1023]!, out)[0]!);
-  const pts = qs.map((q) => endpoint(p, [q[0]!, 0.2 + Math.abs(q[1]!)]));
+  const id = nsPerCall(N, (i) => d.inverseDynamics(qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]);
+  const fd = nsPerCall(N, (i) => d.forwardDynamics(qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]);
+  const idFree = nsPerCall(N, (i) => inverseDynamics(p, qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]);
+  const fdFree = nsPerCall(N, (i) => forwardDynamics(p, qs[i & 1023]!, qs[(i + 1) & 1023]!, qs[(i + 2) & 1023]!, out)[0]);
+  const fk = nsPerCall(N, (i) => endpoint(p, qs[i & 1023]!, out)[0]);
+  const pts = qs.map((q) => endpoint(p, [q[0], 0.2 + Math.abs(q[1])]));
   const ik = nsPerCall(N, (i) => inverseKinematics(p, pts[i & 1023]!)[0]);
   const zero: Pair = [0, 0];
   const integ = new FixedStepIntegrator(2, 'rk4', (_t, q, qd, o) => void d.forwardDynamics(asPair(q), asPair(qd), zero, asOutPair(o)));
-  const q = [0.1, 0.2];
-  const qd = [0, 0];
+  const q: Pair = [0.1, 0.2];
+  const qd: Pair = [0, 0];
   const rk4 = nsPerCall(500_000, () => {
     integ.step(0, q, qd, 1e-4);
-    return q[0]!;
+    return q[0];
   });
 
   // Seed 001: thin rods, l1 = 1, l2 = 0.5, m = 1, absolute angles from the vertical, 20 s at 1e-4.

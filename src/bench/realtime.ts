@@ -14,14 +14,14 @@
 import { lastSummary } from './child-summary.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadRig } from '../config/load.js';
 import { builtinPath } from '../model/builtins.js';
 import type { RunSummary } from '../run/stats.js';
 import { virtualRun } from '../run/virtual.js';
 import { stockFirmataElf, unoFirmataRig } from './firmware-stock.js';
-import { section, type BenchResult } from './report.js';
+import { load1, section, type BenchResult } from './report.js';
+import { asPair, pairOf, type ReadonlyPair } from '../model/types.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -104,11 +104,11 @@ export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?
 }
 
 /** One `twolink run ... --json` (or `demo`); resolves with its summary (or the error it printed). */
-/** Done runs, the faults of the others, and the tracking of the done ones. */
+/** Done runs, the faults of the others, and the tracking of the done ones (RMS per joint of the two-link mock arm [deg]). */
 export interface RunTally {
   done: number;
   faulted: string[];
-  rms: number[][];
+  rms: ReadonlyPair[];
 }
 
 /**
@@ -124,7 +124,7 @@ export function tallyRun(t: RunTally, r: { summary?: RunSummary; code: number; s
   }
   if (s.stop.kind === 'done') {
     t.done++;
-    t.rms.push(s.tracking.rmsDeg);
+    t.rms.push(asPair(s.tracking.rmsDeg, "a run's tracking.rmsDeg"));
   } else t.faulted.push(s.stopReason);
   return s;
 }
@@ -199,18 +199,18 @@ async function runConfig(c: Config, runs: number, rt: boolean, elf?: string): Pr
 }
 
 /** Tracking of the same reach in virtual time, at the same rate (the line-protocol mock). */
-async function virtualRms(rigFile: string, rateHz: number): Promise<number[]> {
+async function virtualRms(rigFile: string, rateHz: number): Promise<ReadonlyPair> {
   const rig = loadRig(rigFile);
   const line = rig.link.transport === 'firmata' ? undefined : rig;
   if (!line) {
     const { firmataReach } = await import('./firmata.js');
-    return (await firmataReach(rig, rateHz)).summary.tracking.rmsDeg;
+    return asPair((await firmataReach(rig, rateHz)).summary.tracking.rmsDeg, "the virtual Firmata reach's tracking.rmsDeg");
   }
   const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 60 });
-  return r.summary.tracking.rmsDeg;
+  return asPair(r.summary.tracking.rmsDeg, "the virtual reach's tracking.rmsDeg");
 }
 
-const f2 = (a: number[]): string => a.map((v) => v.toFixed(3)).join('/');
+const f2 = (a: readonly number[]): string => a.map((v) => v.toFixed(3)).join('/');
 
 /** What to run: counts, and which conditions and configurations (keys; all when absent). */
 export interface RealtimeOptions {
@@ -234,7 +234,7 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
   const configs = pick(CONFIGS, opts.configs, 'configuration');
   const rows: [string, string, string][] = [];
   const figures: Record<string, number | string | number[]> = {};
-  const vt = new Map<string, number[]>();
+  const vt = new Map<string, ReadonlyPair>();
   for (const c of configs) vt.set(c.name, await virtualRms(c.rig, c.rateHz ?? loadRig(c.rig).control.rateHz));
   for (const cond of pick(CONDITIONS, opts.conditions, 'condition')) {
     const runs = cond.key === 'quiet' ? runsQuiet : cond.key === 'busy-no-rt' ? Math.min(runsQuiet, runsBusy) : runsBusy;
@@ -251,10 +251,10 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
         const started = Date.now();
         const a = await runConfig(c, runs, cond.rt, image?.elf);
         const perRunS = (Date.now() - started) / 1000 / runs;
-        const load = os.loadavg()[0]!;
+        const load = load1();
         const v = vt.get(c.name)!;
-        const rmsMed = [0, 1].map((j) => median(a.rms.map((r) => r[j]!)));
-        const ratio = Math.max(...rmsMed.map((x, j) => x / v[j]!));
+        const rmsMed = pairOf((j) => median(a.rms.map((r) => r[j])));
+        const ratio = Math.max(...pairOf((j) => rmsMed[j] / v[j]));
         const key = `${c.name} | ${cond.name}${cond.rt ? ' --rt' : ''}, load ${load.toFixed(1)}`;
         rows.push([
           key,

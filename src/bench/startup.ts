@@ -14,9 +14,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { printSection, section, type BenchResult } from './report.js';
+import { load1, printSection, section, type BenchResult } from './report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = `${ROOT}bin/twolink.js`;
@@ -57,40 +56,40 @@ function zodBundled(): boolean {
 
 /** Start-up times [ms] of Node, `twolink --help` and `twolink model fk`, `runs` of each, interleaved. */
 export function benchStartup(runs = 15): BenchResult {
-  const wall = COMMANDS.map(() => [] as number[]);
-  const cpu = COMMANDS.map(() => [] as number[]);
+  // each command with its wall and CPU times [ms], one per run
+  const timed = COMMANDS.map((c) => ({ ...c, wall: [] as number[], cpu: [] as number[] }));
   for (const c of COMMANDS) once(c.args); // warm the file cache
   for (let k = 0; k < runs; k++) {
-    COMMANDS.forEach((c, i) => {
+    for (const c of timed) {
       const r = once(c.args);
-      wall[i]!.push(r.wallMs);
-      cpu[i]!.push(r.cpuMs);
-    });
+      c.wall.push(r.wallMs);
+      c.cpu.push(r.cpuMs);
+    }
   }
   const sorted = (t: number[]): number[] => [...t].sort((a, b) => a - b);
-  const stats = COMMANDS.map((_, i) => {
-    const w = sorted(wall[i]!);
-    const c = sorted(cpu[i]!);
-    return { p50: quantile(w, 0.5), p90: quantile(w, 0.9), min: w[0]!, cpu: quantile(c, 0.5) };
+  const stats = timed.map((t) => {
+    const w = sorted(t.wall);
+    const c = sorted(t.cpu);
+    return { name: t.name, p50: quantile(w, 0.5), p90: quantile(w, 0.9), min: w[0]!, cpu: quantile(c, 0.5) };
   });
-  const base = stats[0]!;
-  const rows: [string, string, string][] = COMMANDS.map((c, i) => {
-    const s = stats[i]!;
+  const [base, help, fk] = stats;
+  if (!base || !help || !fk) throw new Error(`start-up: ${stats.length} commands timed, not node, help and model fk`);
+  const rows: [string, string, string][] = stats.map((s, i) => {
     const over = i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`;
     const target = i === COMMANDS.length - 1 ? ` (target +${FK_TARGET_MS} ms)` : '';
-    return [c.name, `${s.p50.toFixed(0)} ms`, `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}${target}`];
+    return [s.name, `${s.p50.toFixed(0)} ms`, `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}${target}`];
   });
   const bundled = zodBundled();
   rows.push(['zod', bundled ? 'one file' : '95 modules', bundled ? 'dist/vendor/zod.js (npm run build)' : 'dist/ built by plain tsc: run npm run build for the bundled zod']);
-  rows.push(['machine load', os.loadavg()[0]!.toFixed(2), 'one-minute load average at the end (2 cores shared: medians, not means)']);
+  rows.push(['machine load', load1().toFixed(2), 'one-minute load average at the end (2 cores shared: medians, not means)']);
   return section('start-up (real time)', rows, {
     nodeP50Ms: Number(base.p50.toFixed(1)),
     nodeCpuMs: Number(base.cpu.toFixed(1)),
-    helpP50Ms: Number(stats[1]!.p50.toFixed(1)),
-    modelFkP50Ms: Number(stats[2]!.p50.toFixed(1)),
-    modelFkP90Ms: Number(stats[2]!.p90.toFixed(1)),
-    modelFkCpuMs: Number(stats[2]!.cpu.toFixed(1)),
-    modelFkOverNodeMs: Number((stats[2]!.p50 - base.p50).toFixed(1)),
+    helpP50Ms: Number(help.p50.toFixed(1)),
+    modelFkP50Ms: Number(fk.p50.toFixed(1)),
+    modelFkP90Ms: Number(fk.p90.toFixed(1)),
+    modelFkCpuMs: Number(fk.cpu.toFixed(1)),
+    modelFkOverNodeMs: Number((fk.p50 - base.p50).toFixed(1)),
     zodBundled: bundled ? 'yes' : 'no',
   });
 }

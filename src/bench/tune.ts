@@ -8,7 +8,6 @@
  * says which clock it was measured on and the machine's load.
  */
 import { readFileSync } from 'node:fs';
-import os from 'node:os';
 import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { builtinPath } from '../model/builtins.js';
@@ -17,7 +16,8 @@ import { runTune, type TuneOutcome } from '../tune/driver.js';
 import { openTuneMock, openTuneMockRealtime } from '../tune/mock.js';
 import { gainSpread } from '../tune/pid-design.js';
 import { tunedRigFile } from '../tune/rigfile.js';
-import { section, type BenchResult } from './report.js';
+import { load1, section, type BenchResult } from './report.js';
+import { asPair, J, type Pair } from '../model/types.js';
 
 const RIG = 'rigs/mock-arm.json';
 const SEEDS = [1, 2, 3, 4, 5];
@@ -36,7 +36,7 @@ interface TuneBenchRun {
 async function tuneOnce(rig: Rig, realtime: boolean, bandwidthHz?: number): Promise<TuneBenchRun> {
   const said: string[] = [];
   const operator = { say: (s: string) => void said.push(s), confirm: async () => undefined, ask: async () => undefined, signal: new AbortController().signal };
-  const load0 = os.loadavg()[0]!;
+  const load0 = load1();
   const t0 = process.hrtime.bigint();
   let pose: number[] = [];
   const options = { joints: [...Array(rig.joints).keys()], bandwidthHz: bandwidthHz ?? rig.control.rateHz / 40, explicit: bandwidthHz !== undefined, rateHz: rig.control.rateHz };
@@ -63,17 +63,18 @@ async function tuneOnce(rig: Rig, realtime: boolean, bandwidthHz?: number): Prom
     note = 'virtual time';
   }
   const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { label: realtime ? 'real time --rt' : 'virtual time', outcome, pose, wallS, load: [load0, os.loadavg()[0]!], note };
+  return { label: realtime ? 'real time --rt' : 'virtual time', outcome, pose, wallS, load: [load0, load1()], note };
 }
 
 /** The reach's tracking RMS per joint [deg], the mean over the plant seeds (virtual time). */
-async function reachRms(raw: Record<string, unknown>): Promise<number[]> {
-  const sum = [0, 0];
+async function reachRms(raw: Record<string, unknown>): Promise<Pair> {
+  const sum: Pair = [0, 0];
   for (const seed of SEEDS) {
     const f = { ...raw, plant: { ...(raw.plant as object), seed } };
     const rig = resolveRig(parseRigFile(f, 'seeded.json'), 'seeded.json');
     const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
-    r.summary.tracking.rmsDeg.forEach((v, j) => (sum[j]! += v / SEEDS.length));
+    const rms = asPair(r.summary.tracking.rmsDeg, "the reach's tracking.rmsDeg");
+    for (const j of J) sum[j] += rms[j] / SEEDS.length;
   }
   return sum;
 }
@@ -133,7 +134,7 @@ export async function benchTune(): Promise<BenchResult> {
     rows.push([
       `${r.label}: reach with the tuned file: RMS [deg]`,
       after.map(f3).join(' / '),
-      `virtual time, mean of ${SEEDS.length} plant seeds; no worse than the file's on both joints: ${after.every((a, j) => a <= before[j]!) ? 'yes' : 'NO'}`,
+      `virtual time, mean of ${SEEDS.length} plant seeds; no worse than the file's on both joints: ${J.every((j) => after[j] <= before[j]) ? 'yes' : 'NO'}`,
     ]);
     figures[`${r.label} reach tuned rmsDeg`] = after;
   }

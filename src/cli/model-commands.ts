@@ -9,7 +9,7 @@ import { computeEnergy, computeForwardDynamics, computeGravity, computeInverseDy
 import { externalTorques } from '../model/dynamics.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
-import type { ExternalLoads, TwoLinkParams } from '../model/types.js';
+import { asPair, type ExternalLoads, type TwoLinkParams } from '../model/types.js';
 import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed, type ParsedOf } from './args.js';
 import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
@@ -126,7 +126,7 @@ const MODEL: Record<string, Sub> = {
       const total = tau.slice();
       if (Object.keys(ext).length) {
         const e = externalTorquesOf(rig, q, qd, ext);
-        for (let i = 0; i < total.length; i++) total[i]! += e[i]!;
+        for (let i = 0; i < total.length; i++) total[i]! += e[i]!; // one or two joints (m.joints)
       }
       print({ qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
     },
@@ -212,11 +212,11 @@ const MODEL: Record<string, Sub> = {
       const J = jacobian(p, q);
       const out: Record<string, unknown> = { J, det: J[0][0] * J[1][1] - J[0][1] * J[1][0] };
       if (v.qd !== undefined) {
-        const qd = a.inp(numberList(v.qd, 'qd', 2, a.range.qd));
+        const qd = asPair(a.inp(numberList(v.qd, 'qd', 2, a.range.qd)), '--qd');
         const Jd = jacobianDot(p, q, qd);
         out.Jdot = Jd;
-        out.endpointVelocity = [J[0][0] * qd[0]! + J[0][1] * qd[1]!, J[1][0] * qd[0]! + J[1][1] * qd[1]!];
-        out.JdotQd = [Jd[0][0] * qd[0]! + Jd[0][1] * qd[1]!, Jd[1][0] * qd[0]! + Jd[1][1] * qd[1]!];
+        out.endpointVelocity = [J[0][0] * qd[0] + J[0][1] * qd[1], J[1][0] * qd[0] + J[1][1] * qd[1]];
+        out.JdotQd = [Jd[0][0] * qd[0] + Jd[0][1] * qd[1], Jd[1][0] * qd[0] + Jd[1][1] * qd[1]];
       }
       print(out, 'model jacobian', given(v, ['q', 'qd']));
     },
@@ -233,7 +233,9 @@ export function modelCommand(argv: readonly string[]): number {
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     process.stdout.write(
       `twolink model: the arm's physics from a rig file, as one JSON object on stdout\n\n` +
-        names.map((k) => `  twolink ${MODEL[k]!.usage}\n      ${MODEL[k]!.summary}`).join('\n') +
+        Object.values(MODEL)
+          .map((s) => `  twolink ${s.usage}\n      ${s.summary}`)
+          .join('\n') +
         `\n\nAngles in radians (or degrees with --deg), lengths in m, torques in N m. twolink model SUB --help for details.\n`,
     );
     return sub === undefined ? 2 : 0;

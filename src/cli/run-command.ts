@@ -185,19 +185,20 @@ function floatArgs(v: Parsed, rig: Rig): FloatSettings | undefined {
   return floatSettings(rig, { ...(lock !== undefined ? { lock } : {}), ...(constraint ? { constraint } : {}) });
 }
 
+const METRES = z.number().finite();
 const CONSTRAINT = z.union([
   z
     .string()
     .regex(/^line:/)
     .transform((t) => t.slice(5).split(',').map(Number))
-    .pipe(z.array(z.number().finite()).length(4))
-    .transform((a) => ({ kind: 'line' as const, from: [a[0]!, a[1]!] as [number, number], to: [a[2]!, a[3]!] as [number, number] })),
+    .pipe(z.tuple([METRES, METRES, METRES, METRES]))
+    .transform(([x0, y0, x1, y1]): FloatConstraint => ({ kind: 'line', from: [x0, y0], to: [x1, y1] })),
   z
     .string()
     .regex(/^circle:/)
     .transform((t) => t.slice(7).split(',').map(Number))
-    .pipe(z.array(z.number().finite()).length(3))
-    .transform((a) => ({ kind: 'circle' as const, centre: [a[0]!, a[1]!] as [number, number], radius: a[2]! })),
+    .pipe(z.tuple([METRES, METRES, METRES]))
+    .transform(([cx, cy, radius]): FloatConstraint => ({ kind: 'circle', centre: [cx, cy], radius })),
 ]);
 
 /** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */

@@ -16,7 +16,7 @@ import { loadRig, type Rig } from '../config/load.js';
 import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handDuration, handPath, handPathSpan } from '../mock/hand.js';
-import { isTwoLink } from '../model/types.js';
+import { isTwoLink, type Pair } from '../model/types.js';
 import { Session } from '../run/session.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
@@ -128,7 +128,7 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
  * or after 15 s of loop time anyway.
  */
 class WayBack {
-  private first: number[] | undefined;
+  private first: Pair | undefined;
   private lastT = -1;
   private since = -1;
   /** Starts the way back; false if no sample has come yet (nothing to go back to). */
@@ -145,7 +145,7 @@ class WayBack {
     this.lastT = t;
     if (this.since < 0) return false;
     const tol = 0.5 * (Math.PI / 180);
-    const near = Math.abs(r[F.q0]! - this.first[0]!) < tol && Math.abs(r[F.q1]! - this.first[1]!) < tol;
+    const near = Math.abs(r[F.q0]! - this.first[0]) < tol && Math.abs(r[F.q1]! - this.first[1]) < tol;
     if (!((near && t - this.since >= 1) || t - this.since >= 15)) return false;
     this.since = -1;
     return true;

@@ -34,6 +34,7 @@ export const STOPPING: ReadonlySet<string> = new Set(['release', 'stopped', 'est
 
 const fmt = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
 
+/** A per-joint figure of a one- or two-joint rig: `measured` has an entry per joint, an array `limit` too. */
 function perJoint(key: 'maxRmsDeg' | 'maxErrorDeg' | 'maxTwinRmsDeg', label: string, measured: number[], limit: number | number[]): Figure {
   const limits = measured.map((_, i) => (Array.isArray(limit) ? limit[i]! : limit));
   const pass = measured.every((v, i) => v <= limits[i]!);

@@ -22,7 +22,7 @@
  */
 import { FrameTransforms, JointStates, SceneUpdate } from '@foxglove/schemas/jsonschema.js';
 import { jacobian } from '../model/kinematics.js';
-import { isTwoLink, type ArmParams, type Mat2 } from '../model/types.js';
+import { asPair, isTwoLink, type ArmParams, type Mat2 } from '../model/types.js';
 import { F } from '../telemetry/tick.js';
 
 /** One channel as both MCAP and the WebSocket protocol describe it. */
@@ -144,7 +144,7 @@ export function endpointForce(arm: ArmParams, q: readonly number[], tauExt: read
   const det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
   if (!(Math.abs(det) >= MIN_DET_M2)) return undefined;
   // Solve J^T F = tau: J^T = [[J00, J10], [J01, J11]].
-  const [t1, t2] = [tauExt[0]!, tauExt[1]!];
+  const [t1, t2] = asPair(tauExt, 'the external joint torques');
   return [(J[1][1] * t1 - J[1][0] * t2) / det, (-J[0][1] * t1 + J[0][0] * t2) / det];
 }
 
@@ -251,9 +251,10 @@ export class ArmScene {
   /** `transforms()` as JSON text, from the templates. */
   transformsJson(row: ArrayLike<number>, tsJson: string): string {
     let out = '{"transforms":[';
-    for (let i = 0; i < this.tfTemplates.length; i++) {
-      const t = this.tfTemplates[i]!;
-      out += `${i ? ',' : ''}{"timestamp":${tsJson},${t.head}"rotation":${t.angleAt === undefined ? t.fixedJson : rotZJson(row[t.angleAt]!)}}`;
+    let sep = '';
+    for (const t of this.tfTemplates) {
+      out += `${sep}{"timestamp":${tsJson},${t.head}"rotation":${t.angleAt === undefined ? t.fixedJson : rotZJson(row[t.angleAt]!)}}`;
+      sep = ',';
     }
     return `${out}]}`;
   }
