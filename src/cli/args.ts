@@ -26,9 +26,6 @@ export interface OptionSpec {
 
 export type OptionSpecs = Record<string, OptionSpec>;
 
-/** Parsed options: strings, booleans or arrays of strings, by name. */
-export type Parsed = Record<string, string | boolean | string[] | undefined>;
-
 /** The value one declared option parses to: a boolean flag, a list (`multiple`) or a string. */
 type ValueOf<S extends OptionSpec> = S['type'] extends 'boolean' ? boolean : S extends { multiple: true } ? string[] : string;
 
@@ -61,9 +58,14 @@ export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, 
     });
     return { values: r.values as ParsedOf<S>, positionals: r.positionals };
   } catch (e) {
-    const msg = (e as Error).message.split('\n')[0]!;
+    const msg = errorMessage(e).split('\n')[0]!;
     throw new UsageError(`${command}: ${msg} (see twolink ${command} --help)`);
   }
+}
+
+/** The message of a caught value: an Error's, or the value in words (a throw of something else). */
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 const finite = z.number().refine(Number.isFinite, 'not a finite number');
@@ -91,7 +93,7 @@ function decimal(text: string): number {
 }
 
 /** `--port ''` and `--baud` without `--port` are refused (the mock's line runs at the rig file's link.baudRate). */
-export function checkPortArgs(v: Parsed): void {
+export function checkPortArgs(v: { port?: string; baud?: string }): void {
   if (v.port === '') throw new UsageError("--port: an empty path: give the board's serial port, e.g. /dev/ttyACM0 (twolink ports lists them)");
   if (v.baud !== undefined && typeof v.port !== 'string') {
     throw new UsageError(`--baud ${String(v.baud)} goes with --port: the mock rig's serial line runs at the rig file's link.baudRate`);
@@ -162,7 +164,7 @@ export function numberArg(value: string | boolean | string[] | undefined, name: 
 /** Parses one of a fixed set of words. */
 export function choiceArg<T extends string>(value: string | boolean | string[] | undefined, name: string, choices: readonly T[], def: T): T {
   if (value === undefined) return def;
-  const r = z.enum(choices as [T, ...T[]]).safeParse(value);
+  const r = z.enum(choices).safeParse(value);
   if (!r.success) throw new UsageError(`--${name}: "${String(value)}" is not one of ${choices.join(', ')}`);
   return r.data;
 }

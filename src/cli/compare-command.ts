@@ -10,7 +10,7 @@ import { buildPath } from '../model/trajectory.js';
 import { alignRuns, COMPARE_FIELDS, compareRecordings, formatReport, type RunAlignment } from '../record/compare.js';
 import { loadRecording, recordedRig, RecordingError, type LoadedRecording } from '../record/read.js';
 import { resolve } from 'node:path';
-import { choiceArg, FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { choiceArg, FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { namedPath, pathSpecFromArgs, TRAJECTORY_OPTIONS } from './traj-args.js';
 
 const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
@@ -59,7 +59,7 @@ interface FigureArgs {
   title?: string;
 }
 
-function figureArgs(v: Parsed): FigureArgs {
+function figureArgs(v: ParsedOf<typeof FIGURE_OPTIONS>): FigureArgs {
   const from = numberArg(v.from, 'from', { default: Number.NEGATIVE_INFINITY, unit: 's' });
   const to = numberArg(v.to, 'to', { default: Number.POSITIVE_INFINITY, unit: 's' });
   if (!(to > from)) throw new UsageError(`--to (${to} s) must be later than --from (${from} s)`);

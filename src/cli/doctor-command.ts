@@ -11,7 +11,7 @@
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
-import { RealClock, settle, type VirtualClock } from '../time/clock.js';
+import { RealClock, settle } from '../time/clock.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, UsageError, type OptionSpecs } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type RealtimeInfo } from './doctor-checks.js';
 
@@ -58,7 +58,7 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
   const { compose } = await import('../run/compose.js');
   // The board's own terms (the rig file's encoders, no wiring): only pings follow.
   const c = await compose(lineRig(rig), { kind: 'mock' }, { time: 'virtual', link: { encoders: rig.encoders } });
-  const clock = c.clock as VirtualClock;
+  const clock = c.clock;
   const link = c.board;
   try {
     await c.drive(link.open());

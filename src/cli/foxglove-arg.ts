@@ -4,7 +4,7 @@
  */
 import type { Rig } from '../config/load.js';
 import type { LiveView } from '../viz/live-view.js';
-import { numberArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { errorMessage, numberArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 
 export const FOXGLOVE_OPTIONS = {
   foxglove: {
@@ -32,7 +32,7 @@ export function foxgloveArgv(argv: readonly string[], defaultPort: number): stri
 }
 
 /** Starts the live view when asked (before the run: a taken port is a usage error, nothing moved yet). */
-export async function startLiveView(v: Parsed, rig: Rig): Promise<LiveView | undefined> {
+export async function startLiveView(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: Rig): Promise<LiveView | undefined> {
   if (v.foxglove === undefined) {
     if (v['foxglove-host'] !== undefined) throw new UsageError('--foxglove-host goes with --foxglove [PORT]');
     return undefined;
@@ -45,7 +45,7 @@ export async function startLiveView(v: Parsed, rig: Rig): Promise<LiveView | und
   try {
     live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT);
   } catch (e) {
-    throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${(e as Error).message}`);
+    throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${errorMessage(e)}`);
   }
   if (!loopback(host)) process.stderr.write(`twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`);
   process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
@@ -53,7 +53,7 @@ export async function startLiveView(v: Parsed, rig: Rig): Promise<LiveView | und
 }
 
 /** Runs `f` with the live view when asked (--foxglove), and closes the view when `f` is done or fails. */
-export async function withLiveView<T>(v: Parsed, rig: Rig, f: (live: LiveView | undefined) => Promise<T>): Promise<T> {
+export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: Rig, f: (live: LiveView | undefined) => Promise<T>): Promise<T> {
   const live = await startLiveView(v, rig);
   try {
     return await f(live);

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { checkWritablePath, writeTextFile } from '../config/files.js';
-import { loadRig, parseJsonText, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
+import { loadRig, parseJsonObject, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
 import { preflight } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
@@ -24,7 +24,7 @@ import { describeEvent } from '../control/events.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type Parsed, type ParsedOf } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type ParsedOf } from './args.js';
 
 const DEG = 180 / Math.PI;
 
@@ -49,6 +49,8 @@ const OPTIONS = {
   force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
+
+type IdentifyArgs = ParsedOf<typeof OPTIONS>;
 
 const HELP_MORE = `Examples:
   twolink identify --rig rigs/mock-arm-far.json --mock --out identified.json
@@ -138,7 +140,7 @@ function portRunner(target: Target): RunPaths {
   };
 }
 
-function excitationOptions(v: ParsedOf<typeof OPTIONS>): ExcitationOptions {
+function excitationOptions(v: IdentifyArgs): ExcitationOptions {
   const o: ExcitationOptions = {
     amplitude: numberArg(v.amplitude, 'amplitude', { default: 0.6, min: 0.05, max: 1 }),
     duration: numberArg(v.duration, 'duration', { default: 30, min: 5, max: 600, unit: 's' }),
@@ -149,7 +151,7 @@ function excitationOptions(v: ParsedOf<typeof OPTIONS>): ExcitationOptions {
   return o;
 }
 
-function fitOptions(v: Parsed): FitOptions {
+function fitOptions(v: IdentifyArgs): FitOptions {
   return {
     cutoffHz: numberArg(v.cutoff, 'cutoff', { default: 10, min: 1, max: 100, unit: 'Hz' }),
     commandLag: numberArg(v['command-lag'], 'command-lag', { default: 1, min: 1, max: 10, integer: true }),
@@ -190,11 +192,11 @@ interface Plan {
   clock: 'virtual' | 'real' | null;
 }
 
-function plan(v: Parsed, positionals: readonly string[]): Plan {
+function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
   const rig = loadRig(rigPath);
   twoLinkArm(rig);
-  const raw = parseJsonText(readConfigText(rigPath), rigPath) as Record<string, unknown>;
+  const raw = parseJsonObject(readConfigText(rigPath), rigPath);
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
@@ -223,7 +225,7 @@ function plan(v: Parsed, positionals: readonly string[]): Plan {
 }
 
 /** The data: the excitation run on the arm, or the recording given. */
-async function collect(p: Plan, v: Parsed): Promise<{ ticks: FitTick[]; excitation: Excitation | undefined }> {
+async function collect(p: Plan, v: IdentifyArgs): Promise<{ ticks: FitTick[]; excitation: Excitation | undefined }> {
   try {
     if (p.recordingIn) {
       const rec = await readRecording(p.recordingIn);

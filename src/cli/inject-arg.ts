@@ -3,7 +3,7 @@
  * `--fault` is its old name, still accepted with a one-line notice.
  */
 import { INJECTION_NAMES, injectionHelp, InjectionError, parseInjection, type Injection } from '../mock/injections.js';
-import { UsageError, type OptionSpec, type Parsed } from './args.js';
+import { UsageError, type OptionSpec, type ParsedOf } from './args.js';
 
 export const INJECT_OPTION = {
   type: 'string',
@@ -32,9 +32,10 @@ export function injectionNames(): string {
  * The injections of `--inject` and its deprecated alias `--fault` for an arm of `joints` joints. Bad
  * text is a UsageError naming the option, the argument, the value and what is allowed.
  */
-export function injectArgs(v: Parsed, joints: number, notice: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Injection[] {
-  const given = (k: string): string[] => (v[k] as string[] | undefined) ?? [];
-  if (given('fault').length) notice(FAULT_ALIAS_NOTICE);
+export function injectArgs(v: ParsedOf<{ inject: typeof INJECT_OPTION; fault: typeof FAULT_ALIAS_OPTION }>, joints: number, notice: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Injection[] {
+  const inject = v.inject ?? [];
+  const fault = v.fault ?? [];
+  if (fault.length) notice(FAULT_ALIAS_NOTICE);
   const parse = (text: string, flag: string): Injection => {
     try {
       return parseInjection(text, joints, flag);
@@ -43,5 +44,5 @@ export function injectArgs(v: Parsed, joints: number, notice: (line: string) => 
       throw e;
     }
   };
-  return [...given('inject').map((t) => parse(t, '--inject')), ...given('fault').map((t) => parse(t, '--fault'))];
+  return [...inject.map((t) => parse(t, '--inject')), ...fault.map((t) => parse(t, '--fault'))];
 }

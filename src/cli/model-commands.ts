@@ -9,8 +9,8 @@ import { computeEnergy, computeForwardDynamics, computeGravity, computeInverseDy
 import { externalTorques } from '../model/dynamics.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
-import { asPair, type ExternalLoads, type TwoLinkParams } from '../model/types.js';
-import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type Parsed, type ParsedOf } from './args.js';
+import { asPair, type ExternalLoads } from '../model/types.js';
+import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type ParsedOf } from './args.js';
 import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
@@ -19,14 +19,14 @@ const rigOpt = { rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.jso
 const degOpt = { deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' } } as const satisfies OptionSpecs;
 const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
 
-function rigOf(v: Parsed): Rig {
+function rigOf(v: ParsedOf<typeof rigOpt>): Rig {
   return loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/bench-arm.json'));
 }
 
 /**
  * Angles in and out: radians, or degrees with --deg; `range` bounds what the arguments may be ( 10^4 rad/s, 10^6 rad/s^2: far beyond any arm, short of where the model's numbers overflow).
  */
-function angles(v: Parsed): {
+function angles(v: ParsedOf<typeof degOpt>): {
   inp: (a: number[]) => number[];
   out: (a: readonly number[]) => number[];
   range: { q: ListRange; qd: ListRange; qdd: ListRange };
@@ -57,7 +57,7 @@ function print(obj: unknown, command: string, inputs: string): void {
 }
 
 /** The arguments a command was given, for its messages. */
-function given(v: Parsed, names: readonly string[]): string {
+function given<V extends object>(v: V, names: readonly (keyof V & string)[]): string {
   return (
     names
       .filter((k) => typeof v[k] === 'string')
@@ -69,13 +69,27 @@ function given(v: Parsed, names: readonly string[]): string {
 interface Sub {
   summary: string;
   usage: string;
-  options: OptionSpecs;
-  run(v: Parsed): void;
+  /** Parses the subcommand's arguments (its options and --help) and runs it; the exit code. */
+  main(argv: readonly string[], command: string): number;
 }
 
-/** A subcommand whose `run` sees its own options typed (`v.q` is `string | undefined`). */
+/** A subcommand whose `run` sees its own options typed (`v.q` is `string | undefined`), parsed against them. */
 function sub<const S extends OptionSpecs>(s: { summary: string; usage: string; options: S; run(v: ParsedOf<S>): void }): Sub {
-  return { summary: s.summary, usage: s.usage, options: s.options, run: (v) => s.run(v as ParsedOf<S>) };
+  return {
+    summary: s.summary,
+    usage: s.usage,
+    main(argv, command) {
+      const specs = { ...s.options, ...helpOpt };
+      const { values, positionals } = parse(argv, specs, command);
+      if (values.help) {
+        process.stdout.write(formatHelp(command, s.summary, s.usage, specs));
+        return 0;
+      }
+      noPositionals(positionals, command, 'every value goes with its option, e.g. --q 0.1,0.2');
+      s.run(values);
+      return 0;
+    },
+  };
 }
 
 const MODEL: Record<string, Sub> = {
@@ -161,7 +175,7 @@ const MODEL: Record<string, Sub> = {
         com: fk.com.map((c) => c.acceleration),
       };
       if (n === 2) {
-        const t = endpointAcceleration(rig.arm as TwoLinkParams, q, qd, qdd);
+        const t = endpointAcceleration(twoLinkArm(rig), q, qd, qdd);
         out.endpointAccelerationTerms = { tangential: t.tangential, centripetal: t.centripetal, coriolis: t.coriolis };
       }
       const rigid = createRigidArmModel(rig.arm);
@@ -189,7 +203,7 @@ const MODEL: Record<string, Sub> = {
         return;
       }
       // Both elbow solutions (they coincide on the boundary of the workspace); `q` is the --elbow one.
-      const p = rig.arm as TwoLinkParams;
+      const p = twoLinkArm(rig);
       const down = a.out(inverseKinematics(p, xy, 'down'));
       const up = a.out(inverseKinematics(p, xy, 'up'));
       print({ q: elbow === 'down' ? down : up, elbow, solutions: { down, up } }, 'model ik', inputs);
@@ -242,15 +256,7 @@ export function modelCommand(argv: readonly string[]): number {
   }
   const cmd = MODEL[sub];
   if (!cmd) throw new UsageError(`model: unknown subcommand "${sub}" (one of ${names.join(', ')})`);
-  const specs = { ...cmd.options, ...helpOpt };
-  const { values, positionals } = parse(argv.slice(1), specs, `model ${sub}`);
-  if (values.help) {
-    process.stdout.write(formatHelp(`model ${sub}`, cmd.summary, cmd.usage, specs));
-    return 0;
-  }
-  noPositionals(positionals, `model ${sub}`, 'every value goes with its option, e.g. --q 0.1,0.2');
-  cmd.run(values);
-  return 0;
+  return cmd.main(argv.slice(1), `model ${sub}`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,8 +302,8 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   const md = createActuatedArmData(m);
   const n = m.joints;
   const a = angles(v);
-  const q0 = a.inp(numberList(v.q0 as string, 'q0', n, a.range.q));
-  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0 as string, 'qd0', n, a.range.qd)) : new Array(n).fill(0);
+  const q0 = a.inp(numberList(v.q0, 'q0', n, a.range.q));
+  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0, 'qd0', n, a.range.qd)) : new Array(n).fill(0);
   const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
   const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
   if (duration / dt > MAX_SIM_STEPS) {

@@ -4,7 +4,7 @@
  * to looking at /dev itself and says so.
  */
 import { readdirSync, realpathSync } from 'node:fs';
-import { formatHelp, parse, type OptionSpecs } from './args.js';
+import { errorMessage, formatHelp, parse, type OptionSpecs } from './args.js';
 
 const OPTIONS = {
   json: { type: 'boolean', help: 'one JSON object: {"ports":[...],"source":...}' },
@@ -57,7 +57,8 @@ export async function portsCommand(argv: readonly string[]): Promise<number> {
     source = 'udev';
   } catch (e) {
     ports = scanDev();
-    const why = (e as Error).message.includes('udevadm') ? 'udev is not available here (no udevadm)' : (e as Error).message;
+    const msg = errorMessage(e);
+    const why = msg.includes('udevadm') ? 'udev is not available here (no udevadm)' : msg;
     source = `/dev scan (${why})`;
   }
   if (v.json) {

@@ -24,7 +24,7 @@ import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -70,6 +70,9 @@ const RUN_OPTIONS = {
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
+/** `twolink run`'s (and demo's) parsed options. */
+type RunArgs = ParsedOf<typeof RUN_OPTIONS>;
+
 interface Plan {
   rig: Rig;
   target: Target;
@@ -85,7 +88,7 @@ interface Plan {
   float?: FloatSettings;
 }
 
-function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
+function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: string[] = ['reach']): Plan {
   const rigFile = typeof v.rig === 'string' ? v.rig : rigDefault;
   const rig = loadRig(stringArg(rigFile, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
@@ -102,7 +105,7 @@ function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: s
   if (target.kind === 'mock' && !rig.plant) {
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
-  const names = (v.traj as string[] | undefined) ?? defaultTraj;
+  const names = v.traj ?? defaultTraj;
   const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
   const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
   // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
@@ -138,7 +141,7 @@ function plan(v: Parsed, maxSeconds: number, rigDefault?: string, defaultTraj: s
  * --mode impedance and its options: the spring over the rig file's defaults, refused before anything
  * moves when the loop's delay does not keep it passive on the planned poses (control/impedance.ts).
  */
-function impedanceArgs(v: Parsed, rig: Rig, target: Target, paths: PathSpec[], rateHz: number): ImpedanceSettings | undefined {
+function impedanceArgs(v: RunArgs, rig: Rig, target: Target, paths: PathSpec[], rateHz: number): ImpedanceSettings | undefined {
   const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
   const given = v.stiffness !== undefined || v['damping-ratio'] !== undefined || v.space !== undefined;
   if (mode !== 'impedance') {
@@ -174,7 +177,7 @@ function holdPath(maxSeconds: number): PathSpec {
 }
 
 /** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
-function floatArgs(v: Parsed, rig: Rig): FloatSettings | undefined {
+function floatArgs(v: RunArgs, rig: Rig): FloatSettings | undefined {
   const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
   if (mode !== 'float') {
     if (v.lock !== undefined || v.constrain !== undefined) throw new UsageError('--lock and --constrain are for --mode float');
@@ -287,7 +290,7 @@ async function checkController(p: Plan): Promise<ControllerFault | undefined> {
  * loaded in its own thread so that a bad module is one line and exit code 2 before anything moves,
  * and one that hangs or misbehaves while loading is a stop (its summary printed): exit code 1.
  */
-async function preflight(p: Plan, v: Parsed, maxSeconds: number): Promise<number | undefined> {
+async function preflight(p: Plan, v: RunArgs, maxSeconds: number): Promise<number | undefined> {
   for (const i of p.injections) {
     if (i.at >= maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${maxSeconds}): it would never happen`);
   }
@@ -378,7 +381,7 @@ function realtimeWarning(interactive: boolean): { warn(why: string): void; attac
  * `--record FILE`: NDJSON, or for FILE.mcap the MCAP writer of compare --export mcap (record/mcap.ts)
  * fed as the rows are drained; `done` waits for the MCAP file to be complete.
  */
-async function recordingOption(v: Parsed, rig: Rig): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
+async function recordingOption(v: RunArgs, rig: Rig): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
   if (typeof v.record !== 'string') return { options: {}, done: async () => undefined };
   if (!v.record.endsWith('.mcap')) return { options: { record: v.record }, done: async () => undefined };
   const mcap = new (await import('../record/mcap.js')).McapRecorder(v.record, rig);
@@ -391,7 +394,7 @@ async function recordingOption(v: Parsed, rig: Rig): Promise<{ options: Pick<Ses
   };
 }
 
-async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
+async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
@@ -431,8 +434,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
     onReady: (d, identity) => {
       if (!quiet) log(`connected: ${d}`);
       // What the board lacks (stock Firmata: no watchdog) is said at start-up, also with --json (stderr).
-      const warnings = (identity as { warnings?: unknown } | undefined)?.warnings;
-      if (!interactive && Array.isArray(warnings)) for (const w of warnings) process.stderr.write(`twolink: WARNING: ${String(w)}\n`);
+      if (!interactive) for (const w of identity.warnings ?? []) process.stderr.write(`twolink: WARNING: ${w}\n`);
     },
   });
   live?.attach(session.ringBuffers);
@@ -470,7 +472,7 @@ async function execute(p: Plan, v: Parsed, opts: { cycle: boolean; maxSeconds: n
 }
 
 /** The run's summary on stdout (JSON or for people), its error on stderr, and the exit code of its stop. */
-function reportRun(result: Awaited<ReturnType<Session['run']>>, v: Parsed, cable: ReturnType<typeof cableOf>, floating: boolean, logRecorded: () => void): number {
+function reportRun(result: Awaited<ReturnType<Session['run']>>, v: RunArgs, cable: ReturnType<typeof cableOf>, floating: boolean, logRecorded: () => void): number {
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
@@ -520,7 +522,7 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   const rigFile = typeof v.rig === 'string' ? v.rig : 'rigs/mock-arm.json';
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const rig = loadRig(rigFile);
-  const names = (v.traj as string[] | undefined) ?? builtinNames(rig.arm);
+  const names = v.traj ?? builtinNames(rig.arm);
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
   const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, maxSeconds, rigFile, names);

@@ -8,7 +8,7 @@
  */
 import type { Writable } from 'node:stream';
 import type { BoardEnd, Place } from '../run/compose.js';
-import { loadRig, parseJsonText, readConfigText, resolveRig, type Rig } from '../config/load.js';
+import { loadRig, parseJsonObject, readConfigText, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import type { MockWiring } from '../mock/wiring.js';
 import { operatorStop, runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
@@ -26,7 +26,7 @@ import type { MockRig } from '../mock/mock-rig.js';
 import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
-import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 
 const OPTIONS = {
@@ -44,6 +44,8 @@ const OPTIONS = {
   json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
+
+type SetupArgs = ParsedOf<typeof OPTIONS>;
 
 const HELP_MORE = `Before you start: power the board on with the arm hanging (joint 1 at -90 deg, joint 2 at 0 deg):
 that is the pose the rig file's zeroDeg says the counts are zero in. Keep a hand near the power switch.
@@ -121,13 +123,13 @@ async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Pro
 
 async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {
   const { VirtualClock } = await import('../time/clock.js');
-  const { driver } = await import('../run/compose.js');
+  const { driver, lineMockOf } = await import('../run/compose.js');
   const { MockHand } = await import('../setup/mock-hand.js');
   const clock = new VirtualClock();
   // Fixed steps of virtual time: setup also waits on the operator, not only on timers.
   const drive = driver(clock, 0.001);
   const { end, link, board } = await openBoard(rig, { kind: 'mock', ...(wiring ? { wiring } : {}) }, clock, drive);
-  const mock = end.local!.mock as MockRig;
+  const mock = lineMockOf(end);
   watch?.(mock, clock);
   return {
     link,
@@ -180,7 +182,7 @@ function operatorEstop(reason: unknown): StopReason {
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
-function runner(v: Parsed, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number, watch: SetupIo['watch']): RunPaths {
+function runner(v: SetupArgs, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number, watch: SetupIo['watch']): RunPaths {
   if (v.mock) {
     return async (rig, paths) => {
       const { virtualRun, lineMock } = await import('../run/virtual.js');
@@ -259,7 +261,7 @@ interface Written {
 }
 
 interface Finish {
-  v: Parsed;
+  v: SetupArgs;
   rig: Rig;
   raw: Record<string, unknown>;
   out: OutFile;
@@ -345,10 +347,10 @@ export interface SetupIo {
 const PROCESS_IO: SetupIo = { input: process.stdin, err: process.stderr, out: process.stdout };
 
 /** The arguments, read and checked before anything is opened: the rig file (bounded read) and where the result goes. */
-function prepare(v: Parsed) {
+function prepare(v: SetupArgs) {
   const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json (a copy of rigs/bench-arm.json)');
   const rig = loadRig(rigPath);
-  const raw = parseJsonText(readConfigText(rigPath), rigPath) as Record<string, unknown>;
+  const raw = parseJsonObject(readConfigText(rigPath), rigPath);
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
@@ -417,7 +419,7 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
 }
 
 /** Steps 1-6 on the board (or the mock): the link opened, the steps run, the link closed with the motors at zero. */
-async function firstSteps(v: Parsed, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
+async function firstSteps(v: SetupArgs, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
     opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);

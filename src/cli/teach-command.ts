@@ -16,11 +16,11 @@ import { loadRig, type Rig } from '../config/load.js';
 import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handDuration, handPath, handPathSpan } from '../mock/hand.js';
-import { isTwoLink, type Pair } from '../model/types.js';
+import { isTwoLink, type Pair, type TwoLinkParams } from '../model/types.js';
 import { Session } from '../run/session.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
-import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type Parsed } from './args.js';
+import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 
 const TEACH_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json); float needs an identified model (twolink identify)' },
@@ -57,7 +57,7 @@ class Recording {
   }
 }
 
-function target(v: Parsed, rig: Rig): Target {
+function target(v: ParsedOf<typeof TEACH_OPTIONS>, rig: Rig): Target {
   checkPortArgs(v);
   if (typeof v.port === 'string' && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (typeof v.port === 'string') return { kind: 'port', path: v.port };
@@ -113,7 +113,7 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   const out = stringArg(v.out, 'out', 'the trajectory file to write, e.g. --out demo.json');
   checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file] });
   if (v.hand !== undefined && tgt.kind !== 'mock') throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
-  const hand = typeof v.hand === 'string' ? handArg(v.hand, rig) : undefined;
+  const hand = typeof v.hand === 'string' ? handArg(v.hand, rig.arm) : undefined;
   // The recording spans the hand's path (it takes the arm to the path's start first, as a person would before pressing r).
   const span = hand ? handPathSpan(hand) : undefined;
   const handRec = hand && span ? { from: HAND_AT_S + span.fromS, to: HAND_AT_S + span.toS } : undefined;
@@ -153,9 +153,9 @@ class WayBack {
 }
 
 /** --hand: a built-in path or a file of points within the arm's reach. */
-function handArg(text: string, rig: Rig): ReturnType<typeof handPath> {
+function handArg(text: string, arm: TwoLinkParams): ReturnType<typeof handPath> {
   try {
-    return handPath(text, rig.arm as { L1: number; L2: number });
+    return handPath(text, arm);
   } catch (e) {
     throw new UsageError(`--hand: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -249,14 +249,15 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
 function writeTaught(rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording, stop: string): void {
   const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, '') });
   writeFileSync(o.out, `${JSON.stringify(taught.file, null, 1)}\n`);
-  const steps = taught.file.steps[0] as { samples: { q: unknown[]; dt: number } };
+  const [step] = taught.file.steps;
+  if (!step || !('samples' in step)) throw new Error('teach: the taught file has no sampled step (identify/taught.ts writes one)');
   const report = {
     out: o.out,
     stopReason: stop,
     recordedS: taught.file.taught!.recordedS,
     samples: rec.t.length,
-    controlPoints: steps.samples.q.length,
-    durationS: (steps.samples.q.length + 1) * steps.samples.dt,
+    controlPoints: step.samples.q.length,
+    durationS: (step.samples.q.length + 1) * step.samples.dt,
     slowdown: taught.slowdown,
     waypoints: taught.file.waypoints?.length ?? 0,
     ...(taught.why ? { slowedBecause: taught.why } : {}),

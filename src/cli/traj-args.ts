@@ -3,12 +3,16 @@ import type { Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { buildPath, type PathStep, type Trajectory } from '../model/trajectory.js';
-import { choiceArg, numberArg, numberList, UsageError, type ListRange, type Parsed } from './args.js';
+import { choiceArg, numberArg, numberList, UsageError, type ListRange, type ParsedOf } from './args.js';
+import type { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 export { TRAJECTORY_OPTIONS } from './traj-options.js';
 
+/** What the trajectory options parse to, with `--deg` (each command that takes them declares its own, with its own help). */
+export type TrajectoryArgs = ParsedOf<typeof TRAJECTORY_OPTIONS> & { deg?: boolean };
+
 /** A path from --name, --file, or --space/--from/--to/--via. */
-export function pathSpecFromArgs(rig: Rig, v: Parsed): PathSpec {
+export function pathSpecFromArgs(rig: Rig, v: TrajectoryArgs): PathSpec {
   if (typeof v.name === 'string') return namedPath(rig, v.name);
   if (typeof v.file === 'string') return loadTrajectoryFile(v.file);
   const space = choiceArg(v.space, 'space', ['joint', 'endpoint'] as const, 'joint');
@@ -18,9 +22,9 @@ export function pathSpecFromArgs(rig: Rig, v: Parsed): PathSpec {
   const conv = (a: number[]): number[] => a.map((x) => x * k);
   // Joint angles within two turns, endpoint positions within 100 m: beyond any arm, short of overflow.
   const range: ListRange = space === 'endpoint' ? { maxAbs: 100, unit: 'm' } : v.deg ? { maxAbs: 720, unit: 'deg' } : { maxAbs: 12.6, unit: 'rad' };
-  const from = conv(numberList(v.from as string | undefined, 'from', n, range));
-  const to = conv(numberList(v.to as string | undefined, 'to', n, range));
-  const via = ((v.via as string[] | undefined) ?? []).map((s) => conv(numberList(s, 'via', n, range)));
+  const from = conv(numberList(v.from, 'from', n, range));
+  const to = conv(numberList(v.to, 'to', n, range));
+  const via = (v.via ?? []).map((s) => conv(numberList(s, 'via', n, range)));
   const duration = numberArg(v.duration, 'duration', { min: 1e-3, max: 1e5, unit: 's' });
   const elbow = choiceArg(v.elbow, 'elbow', ['down', 'up'] as const, 'down');
   const points = [...via, to];
@@ -42,7 +46,7 @@ export function namedPath(rig: Rig, name: string): PathSpec {
 }
 
 /** Builds the trajectory the arguments describe. */
-export function loadTrajectoryArg(rig: Rig, v: Parsed): Trajectory {
+export function loadTrajectoryArg(rig: Rig, v: TrajectoryArgs): Trajectory {
   const spec = pathSpecFromArgs(rig, v);
   return buildPath(rig.arm, spec.start, spec.steps, spec.description);
 }

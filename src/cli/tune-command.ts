@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { runCable } from '../config/cable.js';
-import { loadRig, parseJsonText, resolveRig, type Rig } from '../config/load.js';
+import { loadRig, parseJsonObject, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { SetupStopped } from '../setup/driver.js';
 import { TerminalOperator } from '../setup/operator.js';
@@ -48,19 +48,22 @@ Examples:
 Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or a bandwidth out of
 reach, 3 connection problem.`;
 
-async function openPort(rig: Rig, path: string): Promise<OpenedMock> {
+/** What tune drives: the link, how to wait on it, and how to close it (the mock's clock and duties are the tests' and the bench's). */
+type Opened = Pick<OpenedMock, 'link' | 'drive' | 'close'>;
+
+async function openPort(rig: Rig, path: string): Promise<Opened> {
   const { compose } = await import('../run/compose.js');
   const c = await compose(rig, { kind: 'port', path });
-  return { link: c.link, clock: c.clock as never, drive: c.drive, close: c.close };
+  return { link: c.link, drive: c.drive, close: c.close };
 }
 
 /** The rig file's mock: in virtual time, or (`rt`) in real time in its own thread with SCHED_FIFO asked for. */
-async function openMock(rig: Rig, rt: boolean, operator: { say(s: string): void }): Promise<OpenedMock> {
+async function openMock(rig: Rig, rt: boolean, operator: { say(s: string): void }): Promise<Opened> {
   const m = await import('../tune/mock.js');
   if (!rt) return m.openTuneMock(rig);
   const r = await m.openTuneMockRealtime(rig, true);
   for (const [who, g] of Object.entries(r.rt ?? {})) operator.say(`real-time scheduling for the ${who}'s thread: ${g.granted ? `SCHED_FIFO ${g.priority}` : `not granted (${g.reason}); running without`}`);
-  return { ...r, clock: undefined as never };
+  return r;
 }
 
 /** Writes the tuned rig file (validated first), after a backup when it replaces an existing file. */
@@ -120,7 +123,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
   const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json');
   const rig = loadRig(rigPath);
-  const raw = parseJsonText(readFileSync(rigPath, 'utf8'), rigPath) as Record<string, unknown>;
+  const raw = parseJsonObject(readFileSync(rigPath, 'utf8'), rigPath);
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
@@ -134,7 +137,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const out = typeof v.out === 'string' ? v.out : join(process.cwd(), `${basename(rigPath, '.json')}.tuned.json`);
   const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
   const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
-  let opened: OpenedMock | undefined;
+  let opened: Opened | undefined;
   let outcome: TuneOutcome | undefined;
   let stopped: string | null = null;
   let pose: number[] = [];

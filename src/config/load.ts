@@ -247,6 +247,17 @@ export function parseJsonText(text: string, file: string): unknown {
   }
 }
 
+/** A JSON file whose top level is an object (a rig file kept as written, to be edited and written back): its fields, or a RigFileError naming the file. */
+export function parseJsonObject(text: string, file: string): Record<string, unknown> {
+  const raw = parseJsonText(text, file);
+  if (!isJsonObject(raw)) throw new RigFileError(file, `(top level): must be a JSON object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : `a ${typeof raw}`}`);
+  return raw;
+}
+
+function isJsonObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /**
  * Where V8's JSON.parse failed: "at position N", or, for "Unexpected token 'x', ..."context"... is
  * not valid JSON" (which gives no position), where that context and its token are in the text.

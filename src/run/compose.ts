@@ -174,24 +174,40 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   }
 }
 
+/** The line protocol's mock rig of an end opened on the mock in this thread; throws for a port, the mock's own thread or the Firmata mock. */
+export function lineMockOf(end: Pick<BoardEnd, 'local' | 'describe'>): MockRig {
+  const mock = end.local?.mock;
+  if (!mock || 'motors' in mock) throw new Error(`not the line protocol's mock rig in this thread: ${end.describe}`);
+  return mock;
+}
+
 /** The host's link of the rig file's protocol over an open end. */
 export function linkOver(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baudRate'>, clock: Clock, o: LinkOptions = {}): Promise<ComposedLink> {
   return transportOf(rig).link(rig, end, clock, o);
 }
 
+/** The clock of each time a composition can run in. */
+interface Clocks {
+  real: RealClock;
+  virtual: VirtualClock;
+}
+
+/** Real or virtual time. */
+export type TimeName = keyof Clocks;
+
 export interface ComposeOptions {
   /** Virtual time (a VirtualClock `drive` moves) or real time. @default virtual for a mock in this thread, real otherwise */
-  time?: 'real' | 'virtual';
+  time?: TimeName;
   link?: LinkOptions;
   /** `drive` moves virtual time in fixed steps of this many seconds (a wait on something other than a timer, as setup's prompts) rather than from timer to timer. */
   stepS?: number;
 }
 
-/** A board composed: its end, the link to it, the clock, and how to wait on it. */
-export interface Composed extends ComposedLink {
+/** A board composed: its end, the link to it, the clock (a VirtualClock in virtual time), and how to wait on it. */
+export interface Composed<T extends TimeName = TimeName> extends ComposedLink {
   end: BoardEnd;
-  clock: Clock;
-  time: 'real' | 'virtual';
+  clock: Clocks[T];
+  time: T;
   describe: string;
   /** Resolves as `p` does, moving virtual time meanwhile (real time: `p` itself). */
   drive<T>(p: Promise<T>): Promise<T>;
@@ -214,11 +230,14 @@ export function driver(clock: Clock, stepS?: number): <T>(p: Promise<T>) => Prom
   };
 }
 
-/** Composes the board of `rig` at `place`: the end, the link, the clock. */
+/** Composes the board of `rig` at `place`: the end, the link, the clock (typed by `o.time`: virtual time's is a VirtualClock). */
+export async function compose(rig: Rig, place: Place, o: ComposeOptions & { time: 'virtual' }): Promise<Composed<'virtual'>>;
+export async function compose(rig: Rig, place: Place, o: ComposeOptions & { time: 'real' }): Promise<Composed<'real'>>;
+export async function compose(rig: Rig, place: Place, o?: ComposeOptions): Promise<Composed>;
 export async function compose(rig: Rig, place: Place, o: ComposeOptions = {}): Promise<Composed> {
   const time = o.time ?? (place.kind === 'mock' ? 'virtual' : 'real');
   if (time === 'virtual' && place.kind !== 'mock') throw new Error(`virtual time needs the mock in this thread, not ${place.kind === 'port' ? 'a serial port' : "the mock's own thread"}`);
-  const clock: Clock = time === 'virtual' ? new VirtualClock() : new RealClock();
+  const clock = time === 'virtual' ? new VirtualClock() : new RealClock();
   const end = await openEnd(rig, place, clock);
   let link: ComposedLink;
   try {

@@ -13,6 +13,7 @@ import { describeStop, hostFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader, type RingBuffers } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../mock/injections.js';
+import type { BoardIdentity } from '../transport/link.js';
 import { StopWatch } from './stop-watch.js';
 import { blameRig } from '../mock/starvation.js';
 import { taskCpuSeconds } from '../time/threads.js';
@@ -31,7 +32,7 @@ export interface SessionOptions extends RunPlan {
   /** After each drain (every 20 ms): the live view on the main thread reads the ring then, without a wake-up of its own. */
   onDrained?: () => void;
   onEvent?: (e: LoopEvent) => void;
-  onReady?: (describe: string, identity: unknown) => void;
+  onReady?: (describe: string, identity: BoardIdentity) => void;
   /** Whether Linux granted real-time scheduling (with `rt`), and why not. */
   onRealtime?: (granted: boolean, reason?: string) => void;
 }

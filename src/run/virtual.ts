@@ -166,8 +166,9 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
 
 /** The line protocol's mock of a run (a test of the line board's own counters); throws for a Firmata rig's run. */
 export function lineMock(r: Pick<VirtualRun, 'mock'>): MockRig {
-  if (!('lines' in r.mock.board)) throw new Error("this run was on the Firmata mock rig, not the line protocol's");
-  return r.mock as MockRig;
+  const mock = r.mock;
+  if ('motors' in mock) throw new Error("this run was on the Firmata mock rig, not the line protocol's");
+  return mock;
 }
 
 /**

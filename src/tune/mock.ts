@@ -24,7 +24,7 @@ export async function openTuneMock(rig: Rig): Promise<OpenedMock> {
   if (!rig.plant) throw new Error(`${rig.file} has no "plant" section: nothing to simulate`);
   const c = await compose(rig, { kind: 'mock' }, { time: 'virtual', stepS: 0.0005 });
   const plant = c.end.local!.mock.plant;
-  return { link: c.link, clock: c.clock as VirtualClock, drive: c.drive, duty: () => plant.duty, close: c.close };
+  return { link: c.link, clock: c.clock, drive: c.drive, duty: () => plant.duty, close: c.close };
 }
 
 /** What the real-time mock ran with: SCHED_FIFO asked for and granted (or why not) for the host's and the mock's threads. */
