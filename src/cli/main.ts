@@ -43,7 +43,7 @@ const COMMANDS: Record<string, Command> = {
   sim: {
     summary: 'simulate the arm at a fixed step (RK4, semi-implicit or explicit Euler)',
     example: 'twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5',
-    run: async (a) => (await import('./model-commands.js')).simCommand(a),
+    run: async (a) => (await import('./sim-command.js')).simCommand(a),
   },
   traj: {
     summary: 'sample a minimum-jerk trajectory (joint or endpoint space) as NDJSON',

@@ -1,32 +1,30 @@
 /**
- * The calculator: `twolink model id|fd|fk|ik|jacobian`, `twolink sim` and `twolink traj`. These load
- * only the model and the rig file (no serial, johnny-five or blessed), so they start fast.
+ * The calculator: `twolink model id|fd|fk|ik|jacobian` and `twolink traj`, and the argument helpers
+ * they share with `twolink sim` (sim-command.ts, which alone loads the integrators). These load only
+ * the model and the rig file (no serial, johnny-five or blessed), so they start fast.
  */
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
-import { checkWritablePath, closeFile, openForWrite, writeAll } from '../config/files.js';
-import { simulate } from '../model/arm.js';
 import { computeEnergy, computeForwardDynamics, computeGravity, computeInverseDynamics, computeMassMatrix, computeVelocityTerms, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import { externalTorques } from '../model/dynamics.js';
-import { INTEGRATORS } from '../model/integrate.js';
 import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
 import { asPair, type ExternalLoads } from '../model/types.js';
-import { choiceArg, FORCE_OPTION, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type ParsedOf } from './args.js';
+import { choiceArg, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type ParsedOf } from './args.js';
 import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
 
-const rigOpt = { rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' } } as const satisfies OptionSpecs;
-const degOpt = { deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' } } as const satisfies OptionSpecs;
-const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
+export const rigOpt = { rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' } } as const satisfies OptionSpecs;
+export const degOpt = { deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' } } as const satisfies OptionSpecs;
+export const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
 
-function rigOf(v: ParsedOf<typeof rigOpt>): Rig {
+export function rigOf(v: ParsedOf<typeof rigOpt>): Rig {
   return loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/bench-arm.json'));
 }
 
 /**
  * Angles in and out: radians, or degrees with --deg; `range` bounds what the arguments may be ( 10^4 rad/s, 10^6 rad/s^2: far beyond any arm, short of where the model's numbers overflow).
  */
-function angles(v: ParsedOf<typeof degOpt>): {
+export function angles(v: ParsedOf<typeof degOpt>): {
   inp: (a: number[]) => number[];
   out: (a: readonly number[]) => number[];
   range: { q: ListRange; qd: ListRange; qdd: ListRange };
@@ -42,22 +40,22 @@ function angles(v: ParsedOf<typeof degOpt>): {
 }
 
 /** Joint torques [N m], endpoint forces [N], endpoint positions [m]. */
-const TORQUE: ListRange = { maxAbs: 1e5, unit: 'N m' };
-const FORCE: ListRange = { maxAbs: 1e5, unit: 'N' };
+export const TORQUE: ListRange = { maxAbs: 1e5, unit: 'N m' };
+export const FORCE: ListRange = { maxAbs: 1e5, unit: 'N' };
 const POSITION: ListRange = { maxAbs: 100, unit: 'm' };
 
 /**
  * Prints one JSON object, but only if every number in it is finite: JSON would write NaN and
  * Infinity as null. Otherwise the command says which inputs made it so.
  */
-function print(obj: unknown, command: string, inputs: string): void {
+export function print(obj: unknown, command: string, inputs: string): void {
   const bad = nonFinitePath(obj);
   if (bad) throw new UsageError(`${command}: ${bad} is not a finite number for ${inputs}: the inputs are beyond what the model can compute`);
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
 
 /** The arguments a command was given, for its messages. */
-function given<V extends object>(v: V, names: readonly (keyof V & string)[]): string {
+export function given<V extends object>(v: V, names: readonly (keyof V & string)[]): string {
   return (
     names
       .filter((k) => typeof v[k] === 'string')
@@ -257,106 +255,6 @@ export function modelCommand(argv: readonly string[]): number {
   const cmd = MODEL[sub];
   if (!cmd) throw new UsageError(`model: unknown subcommand "${sub}" (one of ${names.join(', ')})`);
   return cmd.main(argv.slice(1), `model ${sub}`);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-const SIM_OPTIONS = {
-  ...rigOpt,
-  q0: { type: 'string', arg: 'a,b', help: 'initial joint angles' },
-  qd0: { type: 'string', arg: 'a,b', help: 'initial joint velocities (default 0)' },
-  duration: { type: 'string', arg: 'S', help: 'simulated time [s]' },
-  dt: { type: 'string', arg: 'S', help: 'integration step [s] (default 1e-4)' },
-  integrator: { type: 'string', arg: 'NAME', help: `${INTEGRATORS.join(' | ')} (default rk4)` },
-  torque: { type: 'string', arg: 'a,b', help: 'constant joint torques [N m] (default 0)' },
-  force: { type: 'string', arg: 'fx,fy', help: 'constant force at the endpoint [N]' },
-  friction: { type: 'boolean', help: "include the rig's nominal friction" },
-  out: { type: 'string', arg: 'FILE', help: 'write the trajectory as NDJSON (t, q, qd, energy)' },
-  rate: { type: 'string', arg: 'HZ', help: 'sample rate of --out (default 1000)' },
-  // --force is the endpoint force here: the option to write over an existing --out has its own name.
-  overwrite: FORCE_OPTION,
-  ...degOpt,
-  ...helpOpt,
-} as const satisfies OptionSpecs;
-
-/** Most integration steps one `sim` takes (--duration / --dt): about a minute of RK4. */
-const MAX_SIM_STEPS = 50_000_000;
-
-export async function simCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, SIM_OPTIONS, 'sim');
-  if (v.help) {
-    process.stdout.write(
-      formatHelp(
-        'sim',
-        'simulate the arm (forward dynamics, fixed-step integration); the last stdout line is the final state',
-        'sim --rig F --q0 a,b [--qd0 a,b] --duration S [--dt S] [--integrator rk4|semi-implicit|euler] [--torque a,b] [--out run.ndjson]',
-        SIM_OPTIONS,
-        'Example: twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5 --integrator rk4',
-      ),
-    );
-    return 0;
-  }
-  noPositionals(positionals, 'sim', 'every value goes with its option, e.g. --duration 5');
-  const rig = rigOf(v);
-  const m = createRigidArmModel(rig.arm);
-  const md = createActuatedArmData(m);
-  const n = m.joints;
-  const a = angles(v);
-  const q0 = a.inp(numberList(v.q0, 'q0', n, a.range.q));
-  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0, 'qd0', n, a.range.qd)) : new Array(n).fill(0);
-  const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
-  const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
-  if (duration / dt > MAX_SIM_STEPS) {
-    throw new UsageError(`--duration ${duration} s at --dt ${dt} s is ${Math.round(duration / dt)} steps: at most ${MAX_SIM_STEPS} (a larger --dt or a shorter --duration)`);
-  }
-  const integrator = choiceArg(v.integrator, 'integrator', INTEGRATORS, 'rk4');
-  const torque = v.torque !== undefined ? numberList(v.torque, 'torque', n, TORQUE) : undefined;
-  const external: ExternalLoads = {};
-  if (v.force !== undefined) external.endpointForce = numberList(v.force, 'force', 2, FORCE);
-  if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
-  const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
-  const out = typeof v.out === 'string' ? v.out : undefined;
-  if (out !== undefined) checkWritablePath(out, 'simulation output', { force: v.overwrite === true, forceFlag: '--overwrite', inputs: typeof v.rig === 'string' ? [v.rig] : [] });
-  const every = Math.max(1, Math.round(1 / (rate * dt)));
-  const inputs = given(v, ['q0', 'qd0', 'torque', 'force', 'integrator', 'dt']);
-  const fd = out !== undefined ? openForWrite(out) : undefined;
-  const lines: string[] = [];
-  const flush = (): void => {
-    if (fd !== undefined && lines.length) writeAll(fd, Buffer.from(`${lines.splice(0).join('\n')}\n`), out!);
-  };
-  if (fd !== undefined) lines.push(JSON.stringify({ t: 0, q: a.out(q0), qd: a.out(qd0), energy: computeEnergy(m, md, q0, qd0).total }));
-  // Every sample (or every 1000 steps without --out) is checked: an integration that diverges (the
-  // explicit Euler with a large step) stops there, saying so, instead of printing nulls.
-  const check = (t: number, q: readonly number[], qd: readonly number[]): void => {
-    if (q.every(Number.isFinite) && qd.every(Number.isFinite)) return;
-    throw new UsageError(`sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` + `(a smaller --dt, or --integrator rk4)`);
-  };
-  let res: ReturnType<typeof simulate>;
-  try {
-    res = simulate(m, {
-      q0,
-      qd0,
-      duration,
-      dt,
-      integrator,
-      ...(torque ? { torque } : {}),
-      ...(Object.keys(external).length ? { external } : {}),
-      every: fd !== undefined ? every : 1000,
-      onSample: (t: number, q: readonly number[], qd: readonly number[]) => {
-        check(t, q, qd);
-        if (fd === undefined) return;
-        lines.push(JSON.stringify({ t, q: a.out(q), qd: a.out(qd), energy: computeEnergy(m, md, q, qd).total }));
-        if (lines.length >= 4096) flush();
-      },
-    });
-    flush();
-  } finally {
-    if (fd !== undefined) closeFile(fd, out!);
-  }
-  check(res.t, res.q, res.qd);
-  const e = computeEnergy(m, md, res.q, res.qd);
-  print({ t: res.t, q: a.out(res.q), qd: a.out(res.qd), energy: e.total, kinetic: e.kinetic, potential: e.potential }, 'sim', inputs);
-  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
