@@ -55,13 +55,6 @@ export function sqrtm2(a: M2, out: M2 = zero2()): M2 {
   return out;
 }
 
-/** The largest eigenvalue of a symmetric 2x2 matrix. */
-export function maxEig2(a: M2): number {
-  const m = 0.5 * (a[0][0] + a[1][1]);
-  const d = 0.5 * (a[0][0] - a[1][1]);
-  return m + Math.sqrt(d * d + a[0][1] * a[1][0]);
-}
-
 /** The scratch of {@link endpointInertia}: M_a^-1, J M_a^-1, J^T and J M_a^-1 J^T. */
 export interface InertiaScratch {
   readonly minv: M2;
@@ -195,7 +188,7 @@ export function writeStiffnessBound(arm: TwoLinkParams, b: readonly number[], q2
   const bj = asPair(b);
   const s0 = 1 / Math.sqrt(bj[0]);
   const s1 = 1 / Math.sqrt(bj[1]);
-  // S = B^-1/2 J^T J B^-1/2, and its largest eigenvalue as maxEig2 takes it.
+  // S = B^-1/2 J^T J B^-1/2 (symmetric), and its largest eigenvalue m + sqrt(d^2 + s01^2).
   const s00 = jtj00 * s0 * s0;
   const s01 = jtj01 * s0 * s1;
   const s11 = jtj11 * s1 * s1;
