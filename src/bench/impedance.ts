@@ -18,7 +18,8 @@ import { F } from '../telemetry/tick.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
 import { createActuatedArmData, createActuatedArmModel } from '../model/actuated.js';
 import { designDamping, endpointInertia, jointDamping, passiveStiffnessBound, passivityTimeS } from '../control/impedance-math.js';
-import { checkImpedance, ImpedanceError, loopPassivity } from '../control/impedance.js';
+import { checkImpedance, ImpedanceError, ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
+import { allocationPerCall } from './alloc.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { TwoLinkParams, Vec2 } from '../model/types.js';
 import { load1, section, type BenchResult } from './report.js';
@@ -160,6 +161,50 @@ async function realtimePush(p: Push, rows: [string, string, string][], figures: 
   figures[`rtForceEstimateN_${key}`] = f;
 }
 
+/**
+ * One tick of the law after another, as the loop calls it (one sample object, its arrays rewritten in
+ * place), through four poses: two at rest on the plan, one moving, one 0.6 rad off the plan (the force
+ * cap) near the straight elbow; the twin's observer attached. Throws if a step fails.
+ */
+export function impedanceTicks(rig: Rig, settings: ImpedanceSettings): () => void {
+  const law = new ImpedanceLaw(rig, settings, loopPassivity(rig, true, rig.control.rateHz));
+  law.attach({ tauExt: [0.05, -0.02] });
+  const poses = [
+    [-60 * D, 90 * D, 0, 0],
+    [-20 * D, 30 * D, 0.01, 0.3],
+    [10 * D, 5 * D, 0.6, 0],
+    [-100 * D, 120 * D, -0.02, 0],
+  ] as const;
+  const s = { t: 0, q: [0, 0], qd: [0, 0], qDesired: [0, 0], qdDesired: [0, 0], qddDesired: [0.1, -0.1] };
+  const out = [0, 0];
+  const periodS = 1 / rig.control.rateHz;
+  let i = 0;
+  return () => {
+    const p = poses[i++ & 3]!;
+    s.q[0] = p[0];
+    s.q[1] = p[1];
+    s.qDesired[0] = p[0] + p[2];
+    s.qDesired[1] = p[1] - p[2];
+    s.qd[0] = p[3];
+    s.qdDesired[0] = p[3];
+    const r = law.step(s, periodS, out);
+    if (!r.ok) throw new Error(r.reason);
+  };
+}
+
+/** What the law's tick allocates, counted (bench/alloc.ts): none of its own, V8's boxed numbers only. */
+function allocationRow(rig: Rig, rows: [string, string, string][], figures: BenchResult['figures']): void {
+  const endpointSpace = allocationPerCall(impedanceTicks(rig, { space: 'endpoint', stiffness: 50, dampingRatio: 1 }));
+  const jointSpace = allocationPerCall(impedanceTicks(rig, { space: 'joint', stiffness: 1, dampingRatio: 1 }));
+  rows.push([
+    "the law's tick: bytes allocated (counted, not timed)",
+    `endpoint space ${endpointSpace.bytesPerCall.toFixed(1)} B, joint space ${jointSpace.bytesPerCall.toFixed(1)} B per tick`,
+    `least of 20 windows of 10 000 ticks after 50 000 (V8's heap, its GC profiler); what remains is V8 boxing numbers across calls it did not inline (16 B each), not the law's arrays; Node ${process.version}, load ${load1().toFixed(2)}`,
+  ]);
+  figures['allocBytesPerTick_endpoint'] = endpointSpace.bytesPerCall;
+  figures['allocBytesPerTick_joint'] = jointSpace.bytesPerCall;
+}
+
 /** The standard mock's refusal of 500 N/m, with its bound (the largest over the soft range). */
 function refusalRow(rig: Rig, rows: [string, string, string][], figures: BenchResult['figures']): void {
   const p = loopPassivity(rig, true, rig.control.rateHz);
@@ -196,6 +241,7 @@ export async function benchImpedance(): Promise<BenchResult> {
     { rig: standard, label: `${label}, the arm's light direction`, pose: [-60 * D, 120 * D], k: 200 },
     { rig: fast, label: 'mock at 1 kHz, no USB adapter', pose: [-60 * D, 90 * D], k: 500 },
   ];
+  allocationRow(fast, rows, figures);
   refusalRow(standard, rows, figures);
   for (const p of pushes) await virtualPush(p, rows, figures);
   for (const p of [pushes[1], pushes[3]]) await realtimePush(p, rows, figures);

@@ -1,11 +1,13 @@
 /**
  * The arithmetic of impedance mode (impedance.ts) on 2x2 matrices: the endpoint inertia at a pose,
  * the damping that gives a spring a damping ratio with that inertia, the stiffness the loop's delay
- * keeps passive, and the force estimate from joint torques. Plain numbers, no state.
+ * keeps passive, and the force estimate from joint torques. Plain numbers, no state: each function
+ * writes into an `out` (and scratch) its caller owns, as the model does (actuated.ts), so that the
+ * law's tick allocates nothing; left out, they are allocated for the call.
  */
 import { computeMassMatrix, motorDamping, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { jacobian } from '../model/kinematics.js';
-import { asMat2, asPair, type Mat2, type TwoLinkParams } from '../model/types.js';
+import { asMat2, asPair, type Mat2, type Pair, type TwoLinkParams, type Vec2 } from '../model/types.js';
 
 /** A 2x2 matrix, row-major. */
 export type M2 = Mat2;
@@ -53,32 +55,40 @@ export function sqrtm2(a: M2, out: M2 = zero2()): M2 {
   return out;
 }
 
-/** The largest eigenvalue of a symmetric 2x2 matrix. */
-export function maxEig2(a: M2): number {
-  const m = 0.5 * (a[0][0] + a[1][1]);
-  const d = 0.5 * (a[0][0] - a[1][1]);
-  return m + Math.sqrt(d * d + a[0][1] * a[1][0]);
+/** The scratch of {@link endpointInertia}: M_a^-1, J M_a^-1, J^T and J M_a^-1 J^T. */
+export interface InertiaScratch {
+  readonly minv: M2;
+  readonly jm: M2;
+  readonly jt: M2;
+  readonly li: M2;
+}
+
+/** A fresh InertiaScratch (a law keeps one, so that its tick allocates nothing). */
+export const inertiaScratch = (): InertiaScratch => ({ minv: zero2(), jm: zero2(), jt: zero2(), li: zero2() });
+
+/** out = a^T. */
+export function transpose2(a: M2, out: M2 = zero2()): M2 {
+  const a01 = a[0][1];
+  out[0][0] = a[0][0];
+  out[0][1] = a[1][0];
+  out[1][0] = a01;
+  out[1][1] = a[1][1];
+  return out;
 }
 
 /**
  * The endpoint inertia Lambda = (J M_a^-1 J^T)^-1 [kg] at pose q, the arm's real inertia as a push
  * at the endpoint feels it (rotor inertia included). Near the straight elbow J M^-1 J^T is nearly
  * singular and Lambda grows without bound along the arm: its inverse is regularized by 1e-3 of its
- * trace, which caps Lambda at about 1000 times its lighter direction.
+ * trace, which caps Lambda at about 1000 times its lighter direction. Into `out`, with `work` as
+ * scratch: allocation-free when both are given.
  */
-export function endpointInertia(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], J: M2, out: M2 = zero2()): M2 {
+export function endpointInertia(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], J: M2, out: M2 = zero2(), work: InertiaScratch = inertiaScratch()): M2 {
   const M = asMat2(computeMassMatrix(model, data, q), 'the mass matrix');
-  const Minv = inv2([
-    [M[0][0], M[0][1]],
-    [M[1][0], M[1][1]],
-  ]);
+  const Minv = inv2(M, work.minv);
   // J Minv J^T
-  const JM = mul2(J, Minv);
-  const Jt: M2 = [
-    [J[0][0], J[1][0]],
-    [J[0][1], J[1][1]],
-  ];
-  const li = mul2(JM, Jt);
+  const JM = mul2(J, Minv, work.jm);
+  const li = mul2(JM, transpose2(J, work.jt), work.li);
   const eps = 1e-3 * (li[0][0] + li[1][1]);
   li[0][0] += eps;
   li[1][1] += eps;
@@ -91,10 +101,11 @@ export function endpointInertia(model: ActuatedArmModel, data: ActuatedArmData, 
  * redundant robots: recent results with the DLR-light-weight-arms", ICRA 2003, eq. (13):
  * D = zeta (A K1 + K1 A), A = sqrt(Lambda), K1 = sqrt(K). For K = k I it is 2 zeta sqrt(k) sqrt(Lambda):
  * each principal direction of Lambda is then a mass-spring-damper with exactly that ratio. The same
- * formula gives the joint-space damping with M_a in place of Lambda.
+ * formula gives the joint-space damping with M_a in place of Lambda. `sqrtOut` is the scratch for
+ * sqrt(Lambda): allocation-free with `out` and `sqrtOut` given.
  */
-export function designDamping(lambda: M2, kx: number, ky: number, zeta: number, out: M2 = zero2()): M2 {
-  const A = sqrtm2(lambda);
+export function designDamping(lambda: M2, kx: number, ky: number, zeta: number, out: M2 = zero2(), sqrtOut: M2 = zero2()): M2 {
+  const A = sqrtm2(lambda, sqrtOut);
   const s0 = Math.sqrt(kx);
   const s1 = Math.sqrt(ky);
   out[0][0] = zeta * 2 * A[0][0] * s0;
@@ -136,6 +147,17 @@ export function passivityTimeS(rateHz: number, answerDelaySamples: number): numb
   return T / 2 + answerDelaySamples * T;
 }
 
+/** Where {@link writeStiffnessBound} works: the pose (0, q2) and its Jacobian; and its answer. */
+export interface BoundScratch {
+  readonly q: Pair;
+  readonly J: M2;
+  /** The bound last written [N/m or N m/rad]. */
+  bound: number;
+}
+
+/** A fresh BoundScratch. */
+export const boundScratch = (): BoundScratch => ({ q: [0, 0], J: zero2(), bound: 0 });
+
 /**
  * The largest stiffness the loop keeps passive at elbow angle q2 (the bound depends on the pose only
  * through J^T J, a function of q2): in joint space min_i b_i / tau [N m/rad]; at the endpoint, for
@@ -143,19 +165,71 @@ export function passivityTimeS(rateHz: number, answerDelaySamples: number): numb
  * k <= 1 / (tau lambda_max(B^-1/2 J^T J B^-1/2)) [N/m]. `tau` from passivityTimeS.
  */
 export function passiveStiffnessBound(arm: TwoLinkParams, b: readonly number[], q2: number, tauS: number, space: 'endpoint' | 'joint'): number {
-  if (space === 'joint') return Math.min(...b) / tauS;
-  const J = jacobian(arm, [0, q2]);
+  return writeStiffnessBound(arm, b, q2, tauS, space, boundScratch()).bound;
+}
+
+/**
+ * passiveStiffnessBound into `work.bound`, allocation-free: the law's tick calls this one (a number
+ * returned from a call V8 does not inline is a new heap number; one written into a field is not).
+ */
+export function writeStiffnessBound(arm: TwoLinkParams, b: readonly number[], q2: number, tauS: number, space: 'endpoint' | 'joint', work: BoundScratch): BoundScratch {
+  if (space === 'joint') {
+    // Math.min(...b), without the spread.
+    let min = Infinity;
+    for (let i = 0; i < b.length; i++) min = Math.min(min, b[i]!);
+    work.bound = min / tauS;
+    return work;
+  }
+  work.q[1] = q2;
+  const J = jacobian(arm, work.q, work.J);
   const jtj00 = J[0][0] * J[0][0] + J[1][0] * J[1][0];
   const jtj01 = J[0][0] * J[0][1] + J[1][0] * J[1][1];
   const jtj11 = J[0][1] * J[0][1] + J[1][1] * J[1][1];
   const bj = asPair(b);
   const s0 = 1 / Math.sqrt(bj[0]);
   const s1 = 1 / Math.sqrt(bj[1]);
-  const S: M2 = [
-    [jtj00 * s0 * s0, jtj01 * s0 * s1],
-    [jtj01 * s0 * s1, jtj11 * s1 * s1],
-  ];
-  return 1 / (tauS * maxEig2(S));
+  // S = B^-1/2 J^T J B^-1/2 (symmetric), and its largest eigenvalue m + sqrt(d^2 + s01^2).
+  const s00 = jtj00 * s0 * s0;
+  const s01 = jtj01 * s0 * s1;
+  const s11 = jtj11 * s1 * s1;
+  const m = 0.5 * (s00 + s11);
+  const d = 0.5 * (s00 - s11);
+  work.bound = 1 / (tauS * (m + Math.sqrt(d * d + s01 * s01)));
+  return work;
+}
+
+/**
+ * Scales `v` in place to |v| <= max, with |v| exactly as Math.hypot(v[0], v[1]) gives it, without
+ * the builtin's allocation: V8's (v8/src/builtins/math.tq, MathHypot) copies its arguments' absolute
+ * values into a new array and returns a new number at every call. Its algorithm for two arguments:
+ * Infinity if either is infinite, NaN if either is NaN, 0 if both are zero, else
+ * max sqrt(sum (|v_i| / max)^2) with the sum taken by Kahan summation in argument order. Returns `v`.
+ * tests/impedance-alloc.test.ts checks it against Math.hypot.
+ */
+export function capNorm(v: Vec2, max: number): Vec2 {
+  const ax = Math.abs(v[0]);
+  const ay = Math.abs(v[1]);
+  let mag: number;
+  if (ax === Infinity || ay === Infinity) mag = Infinity;
+  else if (Number.isNaN(ax) || Number.isNaN(ay)) mag = NaN;
+  else {
+    const top = ax > ay ? ax : ay;
+    let sum = 0;
+    let compensation = 0;
+    for (let i = 0; i < 2; i++) {
+      const n = (i === 0 ? ax : ay) / top;
+      const summand = n * n - compensation;
+      const preliminary = sum + summand;
+      compensation = preliminary - sum - summand;
+      sum = preliminary;
+    }
+    mag = top === 0 ? 0 : Math.sqrt(sum) * top;
+  }
+  if (mag > max) {
+    v[0] *= max / mag;
+    v[1] *= max / mag;
+  }
+  return v;
 }
 
 /**

@@ -32,8 +32,8 @@ import type { RigFile } from '../config/rig.js';
 import type { JointLimits } from '../config/load.js';
 import { computeFriction, computeGravity, computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
-import { asMat2, asPair, J as JOINTS, type Joint, type Pair, type ReadonlyPair, type TwoLinkParams, type Vec2 } from '../model/types.js';
-import { designDamping, endpointInertia, forceFromTorque, jointDamping, passiveStiffnessBound, passivityTimeS, zero2, type M2 } from './impedance-math.js';
+import { asMat2, asPair, J as JOINTS, type Pair, type ReadonlyPair, type TwoLinkParams, type Vec2 } from '../model/types.js';
+import { boundScratch, capNorm, designDamping, endpointInertia, forceFromTorque, inertiaScratch, jointDamping, passiveStiffnessBound, passivityTimeS, writeStiffnessBound, zero2, type M2 } from './impedance-math.js';
 import { impedanceSchema } from '../config/rig.js';
 import { cableAdvice, runCable } from '../config/cable.js';
 import type { ControlLaw, LawResult, LawSample } from './law.js';
@@ -186,6 +186,17 @@ function isPairSample(s: LawSample): s is LawSample & PairSample {
 /** True when the law's output array has two entries (one per joint of a two-link arm). */
 const isOutPair = (out: number[]): out is Pair => out.length === 2;
 
+/** A step's success: one value for every tick (the tick allocates nothing). */
+const OK: LawResult = Object.freeze({ ok: true });
+
+/** The barrier's push along axis i into out[i], at coordinate v [m] between walls lo and hi: band m [m], stiffness kb [N/m]. */
+function barrierPush(out: Vec2, i: 0 | 1, v: number, lo: number, hi: number, m: number, kb: number): void {
+  out[i] = v < lo + m ? kb * (lo + m - v) : v > hi - m ? -kb * (v - (hi - m)) : 0;
+}
+
+/** t within +-limit. */
+const capTorque = (t: number, limit: number): number => Math.max(-limit, Math.min(limit, t));
+
 /** The twin's observer as the law reads it. */
 export interface TorqueObserver {
   readonly tauExt: readonly number[];
@@ -193,7 +204,9 @@ export interface TorqueObserver {
 
 /**
  * The law. `step` writes joint torques; `record` writes the force estimate and the stiffness in
- * force into the tick; `setStiffness` / `scaleStiffness` are the live change (filtered).
+ * force into the tick; `setStiffness` / `scaleStiffness` are the live change (filtered). `step` runs
+ * once a tick (500-1000 Hz) and allocates nothing: every vector and matrix it works on is a field
+ * below, written in place (tests/impedance-alloc.test.ts).
  */
 export class ImpedanceLaw implements ControlLaw {
   readonly settings: ImpedanceSettings;
@@ -204,6 +217,10 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly b: ReadonlyPair;
   private readonly tauS: number;
   private readonly box: { xMin: number; xMax: number; yMin: number; yMax: number };
+  /** The barrier's stiffness: maxForceN over its band, capped at the passivity bound at a right-angle elbow [N/m]. */
+  private readonly kb: number;
+  /** Each joint's lever for the joint-space force cap: L1 + L2, L2 [m]. */
+  private readonly reach: ReadonlyPair;
   private readonly rate: ReadonlyPair;
   /** The twin's observer torque [N m] (its tauExt, updated in place), once attached. */
   private observed: ReadonlyPair | undefined;
@@ -235,6 +252,12 @@ export class ImpedanceLaw implements ControlLaw {
   private readonly x: Vec2 = [0, 0];
   private readonly xd: Vec2 = [0, 0];
   private readonly scratch: Pair = [0, 0];
+  /** The barrier's push and the endpoint force [N]. */
+  private readonly push: Vec2 = [0, 0];
+  private readonly f: Vec2 = [0, 0];
+  private readonly inertiaWork = inertiaScratch();
+  private readonly sqrtWork: M2 = zero2();
+  private readonly boundWork = boundScratch();
   /** Low-passed joint speeds [rad/s] and observer torques [N m]. */
   private readonly speed: Pair = [0, 0];
   private readonly ext: Pair = [0, 0];
@@ -251,6 +274,8 @@ export class ImpedanceLaw implements ControlLaw {
     this.b = asPair(jointDamping(this.model), 'the joint damping');
     this.tauS = passivityTimeS(passivity.rateHz, passivity.answerDelaySamples);
     this.box = workspaceBox(this.arm, this.config);
+    this.kb = Math.min(this.config.maxForceN / this.config.barrierM, passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'));
+    this.reach = [this.arm.L1 + this.arm.L2, this.arm.L2];
     this.rate = asPair(
       rig.limits.map((l) => this.config.torqueRateNmPerS ?? l.maxTorque / FULL_TORQUE_S),
       "the rig's joint limits",
@@ -319,7 +344,7 @@ export class ImpedanceLaw implements ControlLaw {
     const c = this.config;
     // The straight elbow is the endpoint spring's trouble only (J loses a direction); a joint spring does not mind.
     const scale = this.settings.space === 'endpoint' ? singularScale(q[1], c.singularElbowDeg) : 1;
-    const bound = passiveStiffnessBound(this.arm, this.b, q[1], this.tauS, this.settings.space);
+    const bound = writeStiffnessBound(this.arm, this.b, q[1], this.tauS, this.settings.space, this.boundWork).bound;
     if (!this.started) {
       // The first step, before any torque: a pose the plan could not know (a hold where the arm is).
       if (this.target * scale > bound) return { ok: false, reason: refusalText(this.settings, this.target * scale, bound, q, this.passivity, this.b) };
@@ -335,8 +360,8 @@ export class ImpedanceLaw implements ControlLaw {
     computeInverseDynamics(this.model, this.data, q, s.qdDesired, s.qddDesired, this.ff);
     this.frictionAtMeasured(s);
     jacobian(this.arm, q, this.J);
-    if (this.settings.space === 'endpoint') this.endpointTorque(s, k, out);
-    else this.jointTorque(s, k, out);
+    if (this.settings.space === 'endpoint') this.endpointTorque(s, out);
+    else this.jointTorque(s, out);
     this.estimateForce(s, periodS);
     for (const j of JOINTS) {
       let t = this.ff[j] + out[j];
@@ -347,7 +372,7 @@ export class ImpedanceLaw implements ControlLaw {
       out[j] = t;
       this.prevTau[j] = t;
     }
-    return { ok: true };
+    return OK;
   }
 
   /**
@@ -368,8 +393,9 @@ export class ImpedanceLaw implements ControlLaw {
   }
 
   /** J^T F into `out`: the spring and damper at the endpoint, the workspace barrier, the force cap. */
-  private endpointTorque(s: PairSample, k: number, out: Pair): void {
+  private endpointTorque(s: PairSample, out: Pair): void {
     const c = this.config;
+    const k = this.kEff;
     const J = this.J;
     const x = endpoint(this.arm, s.q, this.x);
     const xd = endpoint(this.arm, s.qDesired, this.xd);
@@ -383,52 +409,48 @@ export class ImpedanceLaw implements ControlLaw {
     // The equilibrium inside the box, clear of the barrier.
     const ex = Math.min(box.xMax - m, Math.max(box.xMin + m, xd[0])) - x[0];
     const ey = Math.min(box.yMax - m, Math.max(box.yMin + m, xd[1])) - x[1];
-    endpointInertia(this.model, this.data, s.q, J, this.lambda);
-    const D = designDamping(this.lambda, k, k, this.settings.dampingRatio, this.D);
-    let fx = k * ex + D[0][0] * (vdx - vx) + D[0][1] * (vdy - vy);
-    let fy = k * ey + D[1][0] * (vdx - vx) + D[1][1] * (vdy - vy);
-    const [bx, by] = this.barrier(x);
-    fx += bx;
-    fy += by;
-    const mag = Math.hypot(fx, fy);
-    if (mag > c.maxForceN) {
-      fx *= c.maxForceN / mag;
-      fy *= c.maxForceN / mag;
-    }
-    out[0] = J[0][0] * fx + J[1][0] * fy;
-    out[1] = J[0][1] * fx + J[1][1] * fy;
+    endpointInertia(this.model, this.data, s.q, J, this.lambda, this.inertiaWork);
+    const D = designDamping(this.lambda, k, k, this.settings.dampingRatio, this.D, this.sqrtWork);
+    const push = this.barrier(x);
+    const f = this.f;
+    f[0] = k * ex + D[0][0] * (vdx - vx) + D[0][1] * (vdy - vy) + push[0];
+    f[1] = k * ey + D[1][0] * (vdx - vx) + D[1][1] * (vdy - vy) + push[1];
+    capNorm(f, c.maxForceN);
+    out[0] = J[0][0] * f[0] + J[1][0] * f[1];
+    out[1] = J[0][1] * f[0] + J[1][1] * f[1];
   }
 
   /**
    * The soft barrier: inside `barrierM` of a wall, a push back that grows linearly to maxForceN at the
-   * wall (its stiffness maxForceN / barrierM, capped at the passivity bound), and more beyond it.
+   * wall (its stiffness `kb`: maxForceN / barrierM, capped at the passivity bound), and more beyond
+   * it. Into `this.push`, which it returns.
    */
-  private barrier(x: Readonly<Vec2>): Vec2 {
-    const c = this.config;
+  private barrier(x: Readonly<Vec2>): Readonly<Vec2> {
     const box = this.box;
-    const m = c.barrierM;
-    const kb = Math.min(c.maxForceN / m, passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'));
-    const push = (v: number, lo: number, hi: number): number => (v < lo + m ? kb * (lo + m - v) : v > hi - m ? -kb * (v - (hi - m)) : 0);
-    return [push(x[0], box.xMin, box.xMax), push(x[1], box.yMin, box.yMax)];
+    const m = this.config.barrierM;
+    barrierPush(this.push, 0, x[0], box.xMin, box.xMax, m, this.kb);
+    barrierPush(this.push, 1, x[1], box.yMin, box.yMax, m, this.kb);
+    return this.push;
   }
 
   /** K_q (q_des - q) + D_q (qd_des - qd) into `out`, each joint's torque capped at maxForceN times its reach. */
-  private jointTorque(s: PairSample, k: number, out: Pair): void {
+  private jointTorque(s: PairSample, out: Pair): void {
     const c = this.config;
+    const k = this.kEff;
     const mm = this.massAt(s.q, this.lambda);
-    const D = designDamping(mm, k, k, this.settings.dampingRatio, this.D);
+    const D = designDamping(mm, k, k, this.settings.dampingRatio, this.D, this.sqrtWork);
     const e0 = s.qDesired[0] - s.q[0];
     const e1 = s.qDesired[1] - s.q[1];
     const w0 = s.qdDesired[0] - s.qd[0];
     const w1 = s.qdDesired[1] - s.qd[1];
-    const [bx, by] = this.barrier(endpoint(this.arm, s.q, this.x));
+    const push = this.barrier(endpoint(this.arm, s.q, this.x));
+    const bx = push[0];
+    const by = push[1];
     const J = this.J;
-    const reach: ReadonlyPair = [this.arm.L1 + this.arm.L2, this.arm.L2];
     const t0 = k * e0 + D[0][0] * w0 + D[0][1] * w1 + J[0][0] * bx + J[1][0] * by;
     const t1 = k * e1 + D[1][0] * w0 + D[1][1] * w1 + J[0][1] * bx + J[1][1] * by;
-    const cap = (t: number, j: Joint): number => Math.max(-c.maxForceN * reach[j], Math.min(c.maxForceN * reach[j], t));
-    out[0] = cap(t0, 0);
-    out[1] = cap(t1, 1);
+    out[0] = capTorque(t0, c.maxForceN * this.reach[0]);
+    out[1] = capTorque(t1, c.maxForceN * this.reach[1]);
   }
 
   private massAt(q: ReadonlyPair, out: M2): M2 {

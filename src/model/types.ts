@@ -77,6 +77,8 @@ export type Mat2 = [[number, number], [number, number]];
 
 /** A 2x2 matrix of a two-link arm built as number[][] (rows of two) as a Mat2, checked like `asPair`. */
 export function asMat2(m: number[][], what = 'a 2x2 matrix'): Mat2 {
+  // The shape first, the messages only for a bad one: this runs on the loop's tick, and a template string allocates.
+  if (m.length === 2 && m[0]?.length === 2 && m[1]?.length === 2) return m as Mat2;
   const [r0, r1] = asOutPair(m, `${what}'s rows`);
   asOutPair(r0, `${what}'s row 1`);
   asOutPair(r1, `${what}'s row 2`);
