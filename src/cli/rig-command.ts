@@ -60,12 +60,13 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
 interface Serving {
   stop: () => Promise<void>;
   /**
-   * Starts `injections` on the simulated arm's time (injectOnPlantTime), counted from now: the rig's
-   * start, when it says it serves (the plant's own zero, its creation, comes before the pty is open
-   * and real-time scheduling asked for, by a time that varies; the host and the HIL engine count from
-   * `serving`). `onApplied` hears each applied, with the arm's time since then [s].
+   * Starts `injections` on the simulated arm's time (injectOnPlantTime), counted from the board's time
+   * now; resolves once they are on (on the board's thread), and the rig then says it serves: its start,
+   * the zero of its injections as before (the plant's own zero, its creation, comes before the pty is
+   * open and real-time scheduling asked for, by a time that varies; the host and the HIL engine count
+   * from `serving`). `onApplied` hears each applied, with the arm's time and the wall's since then [s].
    */
-  schedule: (injections: readonly Injection[], onApplied: (i: Injection, plantS: number) => void) => void;
+  schedule: (injections: readonly Injection[], onApplied: (i: Injection, plantS: number, wallS: number) => void) => Promise<void>;
   boardTid: number;
 }
 
@@ -118,11 +119,13 @@ async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: 
       unwatch();
       s.stop();
     },
-    schedule: (list, onApplied) => {
+    schedule: async (list, onApplied) => {
       injecting?.stop();
-      injecting = injectOnPlantTime(clock, s.plant, clock.now(), list, (i, t) => {
+      const zero = clock.now();
+      injecting = injectOnPlantTime(clock, s.plant, zero, list, (i, t) => {
         const r = applyInjection(site, i);
-        if (r.ok) onApplied(i, t);
+        if (r.ok)
+          onApplied(i, t, clock.now() - zero); // (a RealClock: the wall's time)
         else process.stderr.write(`twolink rig: ${r.why}\n`);
       });
     },
@@ -246,15 +249,15 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere : serveLineRemote)(rig, wiring, port);
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
-  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
-  report({ kind: 'serving', board: boardPath });
-  // The injections (those it cannot take were named above), on the simulated arm's time from now.
+  // The injections (those it cannot take were named above), on the simulated arm's time from here.
   if (usable.length > 0) {
-    schedule(usable, (i, plantS) => {
-      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from serving\n`);
-      report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS });
+    await schedule(usable, (i, plantS, wallS) => {
+      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from serving (the wall's ${wallS.toFixed(4)} s)\n`);
+      report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS, wallS });
     });
   }
+  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
+  report({ kind: 'serving', board: boardPath });
   return endProcess(await serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals()));
 }
 

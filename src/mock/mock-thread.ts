@@ -66,8 +66,13 @@ export type MockThreadMessage =
   | { type: 'error'; message: string }
   /** An injection this mock cannot take (it lacks the part it acts on), and why. */
   | { type: 'refused'; why: string }
-  /** A scheduled injection was applied at `plantS`, the arm's time since the schedule came [s]. */
-  | { type: 'injected'; injection: Injection; plantS: number }
+  /**
+   * A scheduled injection was applied at `plantS`, the arm's time since the schedule came [s], when the
+   * wall clock said `wallS` since then (the board's time stands still while its thread is starved).
+   */
+  | { type: 'injected'; injection: Injection; plantS: number; wallS: number }
+  /** The injections of a `schedule` are on: their time counts from the board's time now. */
+  | { type: 'scheduled' }
   /** The board's time stood still for `ms` at board time `atS` (starvation.ts: RIG_STARVED_MS or more). */
   | { type: 'starved'; ms: number; atS: number };
 
@@ -117,14 +122,16 @@ const STARVED_S = 0.002;
 const CATCH_UP_S = 0.02;
 
 /**
- * The pty rig's injections on this thread's simulated arm: its time counts from now (when the rig said
- * it serves, a message's way later), each applied on the arm's time and said to the host.
+ * The pty rig's injections on this thread's simulated arm: their time counts from the board's time now
+ * (the rig says it serves once this thread says they are on), each applied on the arm's time and said
+ * to the host.
  */
 function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: RigInjections | undefined): RigInjections {
   before?.stop();
+  const wall0 = performance.now();
   return injectOnPlantTime(clock, mock.plant, clock.now(), injections, (i, t) => {
     const r = applyInjection(site, i);
-    port.postMessage((r.ok ? { type: 'injected', injection: i, plantS: t } : { type: 'refused', why: r.why }) satisfies MockThreadMessage);
+    port.postMessage((r.ok ? { type: 'injected', injection: i, plantS: t, wallS: (performance.now() - wall0) / 1000 } : { type: 'refused', why: r.why }) satisfies MockThreadMessage);
   });
 }
 
@@ -157,7 +164,10 @@ async function main(): Promise<void> {
     } else if (m.type === 'schedule') {
       const all = injectionSchema.array().safeParse(m.injections);
       if (!all.success) port.postMessage({ type: 'refused', why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}` } satisfies MockThreadMessage);
-      else scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
+      else {
+        scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
+        port.postMessage({ type: 'scheduled' } satisfies MockThreadMessage);
+      }
     }
   });
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);

@@ -15,10 +15,10 @@ export const rigReportSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('serving'), board: z.string().min(1) }),
   /**
    * An injection was applied: `injection` as written (NAME[=VALUE]@T[+D]), `at` its time T, `plantS` the
-   * simulated arm's time when it was applied, both from `serving` [s] (the arm's time, not the wall's:
-   * on a starved machine the two part).
+   * simulated arm's time when it was applied and `wallS` the wall clock's, all from `serving` [s]. The
+   * rig applies it on the arm's time; on a starved machine the wall's runs ahead of it.
    */
-  z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite() }),
+  z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
 ]);
 
 export type RigReport = z.infer<typeof rigReportSchema>;
