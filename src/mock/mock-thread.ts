@@ -135,6 +135,31 @@ function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadRig, 
   });
 }
 
+/**
+ * The host's messages: an injection now, injections on the arm's time (`schedule`), `stop`. Returns
+ * what stops the scheduled injections.
+ */
+function listen(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, stop: () => void): () => void {
+  let scheduled: RigInjections | undefined;
+  port.on('message', (m: MockThreadCommand) => {
+    if (m.type === 'stop') stop();
+    else if (m.type === 'inject') {
+      // Checked again: it crossed a thread boundary.
+      const i = injectionSchema.safeParse(m.injection);
+      const r = i.success ? applyInjection(site, i.data) : { ok: false as const, why: `not an injection: ${JSON.stringify(m.injection)}` };
+      if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
+    } else if (m.type === 'schedule') {
+      const all = injectionSchema.array().safeParse(m.injections);
+      if (!all.success) port.postMessage({ type: 'refused', why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}` } satisfies MockThreadMessage);
+      else {
+        scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
+        port.postMessage({ type: 'scheduled' } satisfies MockThreadMessage);
+      }
+    }
+  });
+  return () => scheduled?.stop();
+}
+
 async function main(): Promise<void> {
   const port = parentPort!;
   const input = workerData as MockThreadInput;
@@ -153,23 +178,7 @@ async function main(): Promise<void> {
   const monitor = new StallMonitor();
   const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
   const site = mock.site(() => wire.unplug());
-  let scheduled: RigInjections | undefined;
-  port.on('message', (m: MockThreadCommand) => {
-    if (m.type === 'stop') running = false;
-    else if (m.type === 'inject') {
-      // Checked again: it crossed a thread boundary.
-      const i = injectionSchema.safeParse(m.injection);
-      const r = i.success ? applyInjection(site, i.data) : { ok: false as const, why: `not an injection: ${JSON.stringify(m.injection)}` };
-      if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
-    } else if (m.type === 'schedule') {
-      const all = injectionSchema.array().safeParse(m.injections);
-      if (!all.success) port.postMessage({ type: 'refused', why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}` } satisfies MockThreadMessage);
-      else {
-        scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
-        port.postMessage({ type: 'scheduled' } satisfies MockThreadMessage);
-      }
-    }
-  });
+  const unschedule = listen(port, mock, site, clock, () => (running = false));
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);
   const yieldToMessages = (): Promise<void> => new Promise((r) => setImmediate(r));
   let lastYield = clock.now();
@@ -213,7 +222,7 @@ async function main(): Promise<void> {
     const waitMs = Math.min(5, (clock.nextTimerAt() - clock.now()) * 1000);
     wire.sleep(seen, waitMs);
   }
-  scheduled?.stop();
+  unschedule();
   mock.dispose();
   const wall = clock.now() - wall0;
   stats.cpu = wall > 0 ? (taskCpuSeconds(tid) - cpu0) / wall : 0;
