@@ -20,14 +20,14 @@ import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
-  report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}) instead of the path alone' },
+  report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone' },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
     type: 'boolean',
     help: 'real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway',
   },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
-  inject: { ...INJECT_OPTION, help: 'inject a test knob into the rig T seconds after its start (see twolink run --help)' },
+  inject: { ...INJECT_OPTION, help: "inject a test knob into the rig when its simulated arm's time reaches T seconds from its start ('serving'; see twolink run --help)" },
   fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
   board: { type: 'string', arg: 'uno|mega|uno-firmata', help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf' },
