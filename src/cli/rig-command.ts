@@ -20,7 +20,10 @@ import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
-  report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone' },
+  report: {
+    type: 'boolean',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone',
+  },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
     type: 'boolean',
