@@ -9,6 +9,7 @@ describe('the pty rig report', () => {
       { kind: 'pty', host: '/dev/pts/7' },
       { kind: 'refused', injection: 'garbage', why: 'garbage acts on the wire, which the pty rig does not have' },
       { kind: 'serving', board: '/dev/pts/6' },
+      { kind: 'injected', injection: 'stall=2@1', at: 1, plantS: 1.0002, wallS: 1.35 },
     ];
     for (const r of all) {
       const line = rigReportLine(r);
@@ -22,5 +23,6 @@ describe('the pty rig report', () => {
     expect(() => parseRigReport('{"kind":"serving"}')).toThrow(/a line that is no report \(board: /);
     expect(() => parseRigReport('{"kind":"pty","host":"/dev/pts/7","extra":1}')).toThrow(/no report/);
     expect(() => parseRigReport('{"kind":"ready"}')).toThrow(/no report \(kind: /);
+    expect(() => parseRigReport('{"kind":"injected","injection":"stall=2@1","at":1,"plantS":1}')).toThrow(/no report \(wallS: /);
   });
 });

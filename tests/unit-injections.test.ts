@@ -15,11 +15,13 @@ import {
   injectionSchema,
   INJECTION_NAMES,
   INJECTIONS,
+  injectOnPlantTime,
   lineMockSite,
   MAX_INJECTION_TIME_S,
   MOCK_PARTS,
   parseInjection,
   refusal,
+  type Injection,
   type InjectionSite,
 } from '../src/mock/injections.js';
 import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
@@ -176,5 +178,71 @@ describe('applyInjection', () => {
     for (const n of INJECTION_NAMES) expect(refusal(fs, n) === undefined).toBe(MOCK_PARTS.firmata.includes(actsOn(n)));
     mock.dispose();
     f.dispose();
+  });
+});
+
+describe("injectOnPlantTime: the pty rig's injections on its simulated arm's time", () => {
+  const step = rig.plant!.step;
+  /** A line mock on a virtual clock at 0.5 s, its injections' zero there; each applied: [as written, the time it says, the plant's own time since zero]. */
+  function scheduled(texts: string[]) {
+    const clock = new VirtualClock();
+    clock.advanceTo(0.5);
+    const mock = createMockRig(rig, clock);
+    const zero = clock.now();
+    const applied: [string, number, number][] = [];
+    const site = lineMockSite('the mock rig', mock.plant, mock.board, () => undefined);
+    const injections = texts.map((t) => parseInjection(t));
+    const s = injectOnPlantTime(clock, mock.plant, zero, injections, (i: Injection, t) => {
+      expect(applyInjection(site, i)).toEqual({ ok: true });
+      applied.push([formatInjection(i), t, mock.plant.t - zero]);
+    });
+    return { clock, mock, zero, applied, s };
+  }
+
+  it("what acts on the arm lands within one plant step of its time however late the board advances the plant (a starved board's one long advance)", () => {
+    const { clock, mock, zero, applied, s } = scheduled(['stall=2@0.3', 'payload=0.1@0.3001', 'reset@0.2', 'slip=1:50@0.7']);
+    mock.plant.duty[1] = 0.8; // joint 2 driven: it moves until it jams
+    // The board's time has not reached any of them (its clock stands at zero): the plant is advanced by 1 s in one call.
+    mock.plant.advance(zero + 1);
+    expect(applied.map((a) => a[0])).toEqual(['stall=2@0.3', 'payload=0.1@0.3001', 'slip=1:50@0.7']);
+    for (const [text, t, plantT] of applied) {
+      const at = parseInjection(text).at;
+      expect(t, text).toBeGreaterThanOrEqual(at - 1e-9);
+      expect(t, text).toBeLessThanOrEqual(at + step + 1e-9);
+      expect(t, text).toBeCloseTo(plantT, 9); // the time it says is the arm's own
+    }
+    expect(mock.plant.qd[1]).toBe(0); // jammed since 0.3 s
+    expect(mock.plant.payloadKg).toBe(0.1);
+    // The board's reset is the board's event, on the board's clock: not before its time there.
+    expect(mock.board.stats.resets).toBe(0);
+    clock.advanceTo(zero + 0.2);
+    expect(mock.board.stats.resets).toBe(1);
+    expect(applied.at(-1)).toEqual(['reset@0.2', expect.closeTo(0.2, 9), expect.closeTo(1, 9)]);
+    expect(s.pending).toEqual([]);
+    mock.dispose();
+  });
+
+  it('an arm nobody advances (no host yet) is brought to each due time by the board clock: applied at its time exactly', () => {
+    const { clock, mock, zero, applied, s } = scheduled(['push=1:0.5@0.25', 'dead=2@0.4']);
+    clock.advanceTo(zero + 0.3);
+    expect(applied).toEqual([['push=1:0.5@0.25', expect.closeTo(0.25, 9), expect.closeTo(0.25, 9)]]);
+    expect(mock.plant.injected.extraTorque).toEqual([0.5, 0]);
+    expect(s.pending.map(formatInjection)).toEqual(['dead=2@0.4']);
+    clock.advanceTo(zero + 0.5);
+    expect(applied.map((a) => a[0])).toEqual(['push=1:0.5@0.25', 'dead=2@0.4']);
+    expect(applied[1]![1]).toBeCloseTo(0.4, 9);
+    mock.dispose();
+  });
+
+  it('stopped (the rig ends), it applies no more and leaves the plant without its hook', () => {
+    const { clock, mock, zero, applied, s } = scheduled(['stall=1@0.1', 'reset@0.1']);
+    s.stop();
+    expect(mock.plant.onStep).toBeUndefined();
+    clock.advanceTo(zero + 1);
+    mock.plant.advance(zero + 2);
+    expect(applied).toEqual([]);
+    expect(mock.plant.injected.stalled).toEqual([false, false]);
+    expect(mock.board.stats.resets).toBe(0);
+    mock.dispose();
   });
 });

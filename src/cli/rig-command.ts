@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { firmataMockSite, MOCK_PARTS, applyInjection, refusalIn, type Injection } from '../mock/injections.js';
+import { firmataMockSite, formatInjection, injectOnPlantTime, MOCK_PARTS, applyInjection, refusalIn, type Injection, type RigInjections } from '../mock/injections.js';
 import { createPtyPair, type PtyPair } from '../mock/pty.js';
 import { rigReportLine, type RigReport } from '../mock/rig-report.js';
 import { starvedLine, watchStarvation } from '../mock/starvation.js';
@@ -20,14 +20,17 @@ import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file with a plant section (rigs/mock-arm.json, rigs/mock-arm-firmata.json)' },
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
-  report: { type: 'boolean', help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}) instead of the path alone' },
+  report: {
+    type: 'boolean',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone',
+  },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
     type: 'boolean',
     help: 'real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway',
   },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
-  inject: { ...INJECT_OPTION, help: 'inject a test knob into the rig T seconds after its start (see twolink run --help)' },
+  inject: { ...INJECT_OPTION, help: "inject a test knob into the rig when its simulated arm's time reaches T seconds from its start ('serving'; see twolink run --help)" },
   fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
   board: { type: 'string', arg: 'uno|mega|uno-firmata', help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf' },
@@ -56,11 +59,26 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   }
 }
 
+/** A mock board serving: how to stop it, how to start its injections, the Linux task id of its thread. */
+interface Serving {
+  stop: () => Promise<void>;
+  /**
+   * Starts `injections` on the simulated arm's time (injectOnPlantTime), counted from the board's time
+   * now; resolves once they are on (on the board's thread), and the rig then says it serves: its start,
+   * the zero of its injections as before (the plant's own zero, its creation, comes before the pty is
+   * open and real-time scheduling asked for, by a time that varies; the host and the HIL engine count
+   * from `serving`). `onApplied` hears each applied, with the arm's time and the wall's since then [s].
+   */
+  schedule: (injections: readonly Injection[], onApplied: (i: Injection, plantS: number, wallS: number) => void) => Promise<void>;
+  boardTid: number;
+}
+
 /**
  * The line-protocol mock rig behind `port`. The board is another computer: the mock rig runs in a
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
+ * Its injections are applied there, on its arm's time (mock-thread.ts).
  */
-async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<{ stop: () => Promise<void>; inject: (i: Injection) => void; boardTid: number }> {
+async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
   const { startRemoteMockRig } = await import('../mock/mock-remote.js');
   const mock = await startRemoteMockRig(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
@@ -84,7 +102,38 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
       );
     }
   };
-  return { stop, inject: (i) => mock.inject(i), boardTid: mock.tid };
+  return { stop, schedule: (list, onApplied) => mock.schedule(list, onApplied), boardTid: mock.tid };
+}
+
+/**
+ * The Firmata mock rig behind `port`, on this thread's timers (this thread starving is the board
+ * starving); its injections on its arm's time, that of the board's clock.
+ */
+async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
+  const { serveFirmataRig } = await import('../mock/mock-firmata-rig.js');
+  const clock = new RealClock();
+  const s = serveFirmataRig(rig, port, clock, wiring ? { wiring } : {});
+  const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
+  const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
+  let injecting: RigInjections | undefined;
+  return {
+    stop: async () => {
+      injecting?.stop();
+      unwatch();
+      s.stop();
+    },
+    schedule: async (list, onApplied) => {
+      injecting?.stop();
+      const zero = clock.now();
+      injecting = injectOnPlantTime(clock, s.plant, zero, list, (i, t) => {
+        const r = applyInjection(site, i);
+        if (r.ok)
+          onApplied(i, t, clock.now() - zero); // (a RealClock: the wall's time)
+        else process.stderr.write(`twolink rig: ${r.why}\n`);
+      });
+    },
+    boardTid: (await import('../time/threads.js')).threadId(), // the Firmata board runs on this thread
+  };
 }
 
 /**
@@ -200,33 +249,18 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   }
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
-  let stop: () => Promise<void>;
-  let inject: (i: Injection) => void;
-  let boardTid: number;
-  if (rig.link.transport === 'firmata') {
-    const { serveFirmataRig } = await import('../mock/mock-firmata-rig.js');
-    const s = serveFirmataRig(rig, port, new RealClock(), wiring ? { wiring } : {});
-    // The Firmata board runs on this thread's timers: this thread starving is the board starving.
-    const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
-    stop = async () => {
-      unwatch();
-      s.stop();
-    };
-    const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
-    inject = (i) => {
-      const r = applyInjection(site, i);
-      if (!r.ok) process.stderr.write(`twolink rig: ${r.why}\n`);
-    };
-    boardTid = (await import('../time/threads.js')).threadId(); // the Firmata board runs on this thread
-  } else {
-    ({ stop, inject, boardTid } = await serveLineRemote(rig, wiring, port));
-  }
+  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere : serveLineRemote)(rig, wiring, port);
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
+  // The injections (those it cannot take were named above), on the simulated arm's time from here.
+  if (usable.length > 0) {
+    await schedule(usable, (i, plantS, wallS) => {
+      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from serving (the wall's ${wallS.toFixed(4)} s)\n`);
+      report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS, wallS });
+    });
+  }
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   report({ kind: 'serving', board: boardPath });
-  // Scheduled injections, relative to the rig's start (those it cannot take were named above).
-  for (const i of usable) setTimeout(() => inject(i), i.at * 1000).unref();
   return endProcess(await serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals()));
 }
 

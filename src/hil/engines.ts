@@ -111,8 +111,12 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
         const r = parseRigReport(line);
         if (r.kind === 'pty') path = r.host;
         else if (r.kind === 'refused') refused.push(r);
-        else if (path === undefined) throw new Error(`twolink rig --report: it serves on ${r.board} before it said the host's end of its pty`);
-        else resolve({ path, startedMs: performance.now(), refused, stderr: () => err, stop });
+        else if (r.kind === 'serving') {
+          if (path === undefined) throw new Error(`twolink rig --report: it serves on ${r.board} before it said the host's end of its pty`);
+          resolve({ path, startedMs: performance.now(), refused, stderr: () => err, stop });
+        }
+        // (`injected`: when the rig applied an injection, on its simulated arm's time; the engine times
+        // the stop on this host's wall clock from the rig's start plus `at`, as it did.)
       } catch (e) {
         fail(e);
       }
@@ -122,8 +126,8 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
 
 /**
  * The scenario against the pty rig in real time. With injections, "stopped" is measured on this
- * host's wall clock: from the injection (the rig's start plus its time: the rig times its injections
- * from its start; those on the host's loop thread, busy and throw, go to the loop, on loop time) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
+ * host's wall clock: from the injection (the rig's start plus its time: the rig applies its injections
+ * on its simulated arm's time from its start, which a starved rig lets fall behind the wall's; those on the host's loop thread, busy and throw, go to the loop, on loop time) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
  * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
  */
 export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {

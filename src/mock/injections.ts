@@ -16,6 +16,7 @@ import { z } from 'zod';
 import type { FirmataBoard } from './firmata-board.js';
 import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
+import type { Clock, TimerHandle } from '../time/clock.js';
 import { handPath } from './hand.js';
 import { isTwoLink } from '../model/types.js';
 
@@ -398,7 +399,7 @@ export type InjectionSchedule = ((t: number) => void) & { readonly pending: Inje
 
 /**
  * The one scheduler of a run's injections (the threaded run's loop thread, the virtual run, the
- * firmware rig on the simulated board's time): due
+ * firmware rig on the simulated board's time, the pty rig on its plant's time: injectOnPlantTime): due
  * on the loop's (the board's) time `t` [s], in the order of their times, each handed to `apply` once.
  */
 export function injectionSchedule(injections: readonly Injection[], apply: (i: Injection, t: number) => void): InjectionSchedule {
@@ -428,4 +429,68 @@ export function lineMockSite(name: string, plant: Plant, board: Pick<LineBoard, 
 /** The Firmata mock board's parts: not the line protocol's bytes, nor the host's. */
 export function firmataMockSite(name: string, plant: Plant, board: Pick<FirmataBoard, 'injected' | 'reset'>, unplug: () => void): InjectionSite {
   return { name, arm: plant, encoders: plant, uart: { silence: () => void (board.injected.silent = true) }, board, cable: { unplug } };
+}
+
+/** An injection counts as due this little before its time [s] (the plant's time is a sum of steps). */
+const DUE_SLACK_S = 1e-9;
+
+/** The injections of a mock rig on its plant's time (injectOnPlantTime). */
+export interface RigInjections {
+  /** Those not applied yet. */
+  readonly pending: readonly Injection[];
+  /** Applies no more (the rig stops). */
+  stop(): void;
+}
+
+/**
+ * A mock rig's injections (those its site can take), applied with `injectionSchedule` on the time of
+ * its simulated arm: `t` = the plant's time [s] minus `zero`, its time when the injections' clock
+ * starts. What acts on the arm or its encoders is polled at each step of the plant (Plant.onStep), so
+ * that `stall=2@1` jams the joint within one plant step of the arm's 1 s, however late the board's
+ * timers ran (a starved thread: the board's time stands still, or catches up, but each step of the
+ * arm still passes `at` once); the rest (the wire, the UART, the board's reset, the cable) are the
+ * board's events, on a timer of the board's own `clock` (the plant's time is on it: createPlant
+ * starts the plant at clock.now()). A timer at each due time also advances the plant to it, so that an
+ * arm nobody reads (no host yet) still reaches its injections. `apply` gets the time (since `zero`) it was applied at.
+ */
+export function injectOnPlantTime(clock: Clock, plant: Plant, zero: number, injections: readonly Injection[], apply: (i: Injection, t: number) => void): RigInjections {
+  const onArm = (i: Injection): boolean => TABLE[i.name].acts === 'arm' || TABLE[i.name].acts === 'encoders';
+  const applyAt = (i: Injection, t: number): void => apply(i, t - DUE_SLACK_S);
+  const arm = injectionSchedule(injections.filter(onArm), applyAt);
+  const board = injectionSchedule(
+    injections.filter((i) => !onArm(i)),
+    applyAt,
+  );
+  let timer: TimerHandle | undefined;
+  let stopped = false;
+  const arming = (): void => {
+    clock.clearTimer(timer);
+    timer = undefined;
+    const next = Math.min(arm.pending[0]?.at ?? Infinity, board.pending[0]?.at ?? Infinity);
+    if (stopped || next === Infinity) return;
+    const due = zero + next;
+    timer = clock.setTimer(due - clock.now(), () => {
+      timer = undefined;
+      // The board's time before the plant's catching up takes (wall) time. A real clock runs a timer
+      // up to a millisecond early (RealClock): it is due now all the same.
+      const now = Math.max(clock.now(), due);
+      plant.advance(due); // (never backwards: a board that advanced it further already polled it)
+      board(now - zero + DUE_SLACK_S);
+      arming();
+    });
+  };
+  plant.onStep = (t) => {
+    if (arm.pending.length > 0) arm(t - zero + DUE_SLACK_S);
+  };
+  arming();
+  return {
+    get pending() {
+      return [...arm.pending, ...board.pending].sort((a, b) => a.at - b.at);
+    },
+    stop: () => {
+      stopped = true;
+      clock.clearTimer(timer);
+      plant.onStep = undefined;
+    },
+  };
 }

@@ -19,6 +19,12 @@ export interface RemoteMockRig {
   silentS(): number;
   /** Applies an injection that acts on the rig now (the thread says if this mock cannot take it). */
   inject(i: Injection): void;
+  /**
+   * Schedules injections on the simulated arm's time, counted from the board's time when the thread
+   * hears of them (mock-thread.ts scheduleOnPlant); resolves once they are on there. `onApplied` hears
+   * each one applied, with the arm's time and the wall's (as the thread saw it) since then [s].
+   */
+  schedule(injections: readonly Injection[], onApplied: (i: Injection, plantS: number, wallS: number) => void): Promise<void>;
   /** Stops the mock's thread and resolves with how it fared. */
   stop(): Promise<MockThreadStats | undefined>;
 }
@@ -30,6 +36,8 @@ export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring, onStarved
   const binding = wireBinding(path, wire);
   const worker = new Worker(new URL('./mock-thread.js', import.meta.url), { workerData: { rig, wire, ...(wiring ? { wiring } : {}) } satisfies MockThreadInput });
   let stats: MockThreadStats | undefined;
+  let onApplied: ((i: Injection, plantS: number, wallS: number) => void) | undefined;
+  let onScheduled: (() => void) | undefined;
   let ended: Promise<void> | undefined;
   return new Promise((resolve, reject) => {
     const onEarly = (e: Error): void => reject(new Error(`the mock rig's thread failed to start: ${e.message}`));
@@ -38,6 +46,8 @@ export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring, onStarved
       if (m.type === 'stats') stats = m.stats;
       else if (m.type === 'starved') onStarved?.(m.ms, m.atS);
       else if (m.type === 'refused') process.stderr.write(`twolink: the mock rig refused an injection: ${m.why}\n`);
+      else if (m.type === 'injected') onApplied?.(m.injection, m.plantS, m.wallS);
+      else if (m.type === 'scheduled') onScheduled?.();
       else if (m.type === 'error') reject(new Error(`the mock rig's thread failed: ${m.message}`));
       else if (m.type === 'ready') {
         worker.off('error', onEarly);
@@ -53,6 +63,12 @@ export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring, onStarved
             }),
           silentS: () => boardSilentS(wire),
           inject: (i) => worker.postMessage({ type: 'inject', injection: i } satisfies MockThreadCommand),
+          schedule: (injections, fn) =>
+            new Promise<void>((on) => {
+              onApplied = fn;
+              onScheduled = on;
+              worker.postMessage({ type: 'schedule', injections: [...injections] } satisfies MockThreadCommand);
+            }),
           stop: async () => {
             worker.postMessage({ type: 'stop' } satisfies MockThreadCommand);
             const t = setTimeout(() => void worker.terminate(), 2000);

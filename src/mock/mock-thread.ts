@@ -11,7 +11,8 @@ import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
-import { applyInjection, firmataMockSite, injectionSchema, lineMockSite, type Injection, type InjectionSite } from './injections.js';
+import { applyInjection, firmataMockSite, injectionSchema, injectOnPlantTime, lineMockSite, type Injection, type InjectionSite, type RigInjections } from './injections.js';
+import type { Plant } from './plant.js';
 import { AdaptedEnd, buildLineRig } from './mock-rig.js';
 import type { RigEnd } from './binding.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
@@ -27,8 +28,11 @@ export interface MockThreadInput {
   wiring?: MockWiring;
 }
 
-/** Messages to the mock's thread. */
-export type MockThreadCommand = { type: 'inject'; injection: Injection } | { type: 'stop' };
+/**
+ * Messages to the mock's thread: an injection now, or (`schedule`) injections on the simulated arm's
+ * time counted from the board's time when the message arrives (injectOnPlantTime).
+ */
+export type MockThreadCommand = { type: 'inject'; injection: Injection } | { type: 'schedule'; injections: Injection[] } | { type: 'stop' };
 
 /** How the mock's own thread fared. */
 export interface MockThreadStats {
@@ -62,6 +66,13 @@ export type MockThreadMessage =
   | { type: 'error'; message: string }
   /** An injection this mock cannot take (it lacks the part it acts on), and why. */
   | { type: 'refused'; why: string }
+  /**
+   * A scheduled injection was applied at `plantS`, the arm's time since the schedule came [s], when the
+   * wall clock said `wallS` since then (the board's time stands still while its thread is starved).
+   */
+  | { type: 'injected'; injection: Injection; plantS: number; wallS: number }
+  /** The injections of a `schedule` are on: their time counts from the board's time now. */
+  | { type: 'scheduled' }
   /** The board's time stood still for `ms` at board time `atS` (starvation.ts: RIG_STARVED_MS or more). */
   | { type: 'starved'; ms: number; atS: number };
 
@@ -69,6 +80,8 @@ export type MockThreadMessage =
 interface ThreadRig {
   /** What injections act on; `unplug` is the cable to the host (this thread's end of the wire). */
   site(unplug: () => void): InjectionSite;
+  /** The simulated arm (on the thread's clock). */
+  plant: Plant;
   end: RigEnd;
   samples(): number;
   dispose(): void;
@@ -82,6 +95,7 @@ async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<Thr
     const adapter = new UsbSerialAdapter(clock, { kind: input.rig.plant!.adapter.kind, latencyMs: input.rig.plant!.adapter.latencyMs });
     return {
       site: (unplug) => firmataMockSite('the Firmata mock rig', f.plant, f.board, unplug),
+      plant: f.plant,
       end: new AdaptedEnd(f.board, adapter),
       samples: () => f.board.stats.txBytes, // (bytes: Firmata has no sample frames)
       dispose: () => {
@@ -91,7 +105,7 @@ async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<Thr
     };
   }
   const l = buildLineRig(input.rig, clock, opts);
-  return { site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug), end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
+  return { site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug), plant: l.plant, end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
 }
 
 /** A timer this late [s] means the board's thread was not running: the board's time stands still. */
@@ -106,6 +120,45 @@ const STARVED_S = 0.002;
  * commands that wait in the cable meanwhile.
  */
 const CATCH_UP_S = 0.02;
+
+/**
+ * The pty rig's injections on this thread's simulated arm: their time counts from the board's time now
+ * (the rig says it serves once this thread says they are on), each applied on the arm's time and said
+ * to the host.
+ */
+function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: RigInjections | undefined): RigInjections {
+  before?.stop();
+  const wall0 = performance.now();
+  return injectOnPlantTime(clock, mock.plant, clock.now(), injections, (i, t) => {
+    const r = applyInjection(site, i);
+    port.postMessage((r.ok ? { type: 'injected', injection: i, plantS: t, wallS: (performance.now() - wall0) / 1000 } : { type: 'refused', why: r.why }) satisfies MockThreadMessage);
+  });
+}
+
+/**
+ * The host's messages: an injection now, injections on the arm's time (`schedule`), `stop`. Returns
+ * what stops the scheduled injections.
+ */
+function listen(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, stop: () => void): () => void {
+  let scheduled: RigInjections | undefined;
+  port.on('message', (m: MockThreadCommand) => {
+    if (m.type === 'stop') stop();
+    else if (m.type === 'inject') {
+      // Checked again: it crossed a thread boundary.
+      const i = injectionSchema.safeParse(m.injection);
+      const r = i.success ? applyInjection(site, i.data) : { ok: false as const, why: `not an injection: ${JSON.stringify(m.injection)}` };
+      if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
+    } else if (m.type === 'schedule') {
+      const all = injectionSchema.array().safeParse(m.injections);
+      if (!all.success) port.postMessage({ type: 'refused', why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}` } satisfies MockThreadMessage);
+      else {
+        scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
+        port.postMessage({ type: 'scheduled' } satisfies MockThreadMessage);
+      }
+    }
+  });
+  return () => scheduled?.stop();
+}
 
 async function main(): Promise<void> {
   const port = parentPort!;
@@ -125,15 +178,7 @@ async function main(): Promise<void> {
   const monitor = new StallMonitor();
   const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
   const site = mock.site(() => wire.unplug());
-  port.on('message', (m: MockThreadCommand) => {
-    if (m.type === 'stop') running = false;
-    else if (m.type === 'inject') {
-      // Checked again: it crossed a thread boundary.
-      const i = injectionSchema.safeParse(m.injection);
-      const r = i.success ? applyInjection(site, i.data) : { ok: false as const, why: `not an injection: ${JSON.stringify(m.injection)}` };
-      if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
-    }
-  });
+  const unschedule = listen(port, mock, site, clock, () => (running = false));
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);
   const yieldToMessages = (): Promise<void> => new Promise((r) => setImmediate(r));
   let lastYield = clock.now();
@@ -177,6 +222,7 @@ async function main(): Promise<void> {
     const waitMs = Math.min(5, (clock.nextTimerAt() - clock.now()) * 1000);
     wire.sleep(seen, waitMs);
   }
+  unschedule();
   mock.dispose();
   const wall = clock.now() - wall0;
   stats.cpu = wall > 0 ? (taskCpuSeconds(tid) - cpu0) / wall : 0;

@@ -299,6 +299,13 @@ export class Plant {
     return 0;
   }
 
+  /**
+   * Called after each integration step with the plant's time [s]: what must happen at a moment of the
+   * arm's motion (the pty rig's injections, injections.ts `injectOnPlantTime`) is polled here, on the
+   * arm's own time, whoever advances it and however late.
+   */
+  onStep: ((t: number) => void) | undefined;
+
   /** Integrates up to time `t` [s] at the plant's step (never backwards). */
   advance(t: number): void {
     const h = this.params.step;
@@ -306,12 +313,14 @@ export class Plant {
       this.integ.step(this.t, this.q, this.qd, h);
       this.enforceStall();
       this.t += h;
+      this.onStep?.(this.t);
     }
     const rest = t - this.t;
     if (rest > 1e-12) {
       this.integ.step(this.t, this.q, this.qd, rest);
       this.enforceStall();
       this.t = t;
+      this.onStep?.(this.t);
     }
   }
 

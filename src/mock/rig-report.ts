@@ -1,7 +1,7 @@
 /**
  * What `twolink rig --report` says on stdout, one JSON object a line, for a program that drives it
  * (the HIL suite's real-time engine): where the host connects, which injections it cannot take, and
- * when it serves. Its stderr stays words for people; nothing reads those back. The schema is written
+ * when it serves, and when each injection was applied on the simulated arm's time. Its stderr stays words for people; nothing reads those back. The schema is written
  * once here for the rig that writes the lines and the program that reads them.
  */
 import { z } from 'zod';
@@ -13,6 +13,12 @@ export const rigReportSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('refused'), injection: z.string().min(1), why: z.string() }),
   /** The board serves on `board` (its end open): the host may talk now; injection times count from here. */
   z.strictObject({ kind: z.literal('serving'), board: z.string().min(1) }),
+  /**
+   * An injection was applied: `injection` as written (NAME[=VALUE]@T[+D]), `at` its time T, `plantS` the
+   * simulated arm's time when it was applied and `wallS` the wall clock's, all from `serving` [s]. The
+   * rig applies it on the arm's time; on a starved machine the wall's runs ahead of it.
+   */
+  z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
 ]);
 
 export type RigReport = z.infer<typeof rigReportSchema>;

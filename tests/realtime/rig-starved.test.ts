@@ -2,8 +2,13 @@
 // machine would starve it) while a host runs on it says so on its stderr, with how long: a host's stop
 // then is the rig's fault.
 // The stop lasts at least 300 ms; the test waits for the rig's line (an event), not for a time window.
+// Its injections (--inject) land on its simulated arm's time, not the wall's: a rig stopped across an
+// injection's time applies it when its arm reaches that time (its --report says both times).
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { createInterface } from 'node:readline';
+import { loadRig } from '../../src/config/load.js';
+import { parseRigReport, type RigReport } from '../../src/mock/rig-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 
 function waitFor(get: () => string, stream: NodeJS.ReadableStream, re: RegExp): Promise<RegExpExecArray> {
@@ -48,6 +53,55 @@ describe('a starved pty rig says so', () => {
         expect(Number(m[1])).toBeGreaterThanOrEqual(250);
       } finally {
         host?.kill('SIGKILL');
+        rig.kill('SIGCONT');
+        rig.kill('SIGTERM');
+        await new Promise((r) => (rig.exitCode !== null ? r(undefined) : rig.once('exit', r)));
+      }
+    });
+  }
+});
+
+describe("a starved pty rig's injections land on its arm's time, not the wall's", () => {
+  for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
+    it(`${rigFile}: stopped from its start for 5 s, stall=2@3 jams the arm within one plant step of the arm's 3 s, the wall's being 1 s or more ahead`, async () => {
+      const step = loadRig(rigFile).plant!.step;
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report', '--no-rt', '--inject', 'stall=2@3', '--inject', 'reset@3.5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const injected: Extract<RigReport, { kind: 'injected' }>[] = [];
+      let stoppedAt: number | undefined;
+      try {
+        await new Promise<void>((resolve, reject) => {
+          rig.once('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
+          createInterface({ input: rig.stdout! }).on('line', (line) => {
+            const r = parseRigReport(line);
+            if (r.kind === 'serving') {
+              // Held from its start (its injections' zero) past their times: a wall-timed injection
+              // would land when the rig runs again, at the arm's time it stood still at.
+              rig.kill('SIGSTOP');
+              stoppedAt = injected.length;
+              setTimeout(() => rig.kill('SIGCONT'), 5000); // how long the rig is held, not a window for a result
+            } else if (r.kind === 'injected') {
+              injected.push(r);
+              if (injected.length === 2) resolve();
+            }
+          });
+        });
+        expect(stoppedAt, 'the rig applied an injection before it was stopped').toBe(0);
+        expect(injected.map((r) => [r.injection, r.at])).toEqual([
+          ['stall=2@3', 3],
+          ['reset@3.5', 3.5],
+        ]);
+        const [stall, reset] = injected as [(typeof injected)[0], (typeof injected)[0]];
+        // On the arm, polled at each plant step: within one of its time.
+        expect(stall.plantS).toBeGreaterThanOrEqual(3 - 1e-9);
+        expect(stall.plantS).toBeLessThanOrEqual(3 + step + 1e-9);
+        // The board's reset on the board's time: not before it.
+        expect(reset.plantS).toBeGreaterThanOrEqual(3.5 - 1e-9);
+        // The rig was held across both times: the wall's time ran on (at least 5 s of it) while the arm's stood at most at 3.
+        expect(stall.wallS - stall.plantS).toBeGreaterThanOrEqual(1);
+        expect(err).toMatch(/twolink rig: injected stall=2@3 at the arm's time 3\.\d{4} s from serving \(the wall's \d+\.\d{4} s\)/);
+      } finally {
         rig.kill('SIGCONT');
         rig.kill('SIGTERM');
         await new Promise((r) => (rig.exitCode !== null ? r(undefined) : rig.once('exit', r)));
