@@ -55,4 +55,27 @@ describe('the mock board thread clock over a starvation', () => {
     expect(taken).toHaveLength(1);
     expect(taken[0]! - t0).toBeGreaterThan(4 * PERIOD_S);
   });
+
+  it('a thread held up while it runs its due timers stops there when asked (starvedAfter), leaving the missed ones to its starvation check', () => {
+    // The line mock's thread (mock-thread.ts) asks it with STARVED_S: a SIGSTOP or a busy machine in the
+    // middle of its timers used to run every sample it missed in one burst, and say nothing of it.
+    const limitS = 0.05;
+    for (const starvedAfter of [limitS, Infinity]) {
+      const clock = new DrivenClock();
+      const ran: string[] = [];
+      clock.setTimer(0, () => {
+        ran.push('a');
+        starve(clock, 6 * limitS);
+      });
+      clock.setTimer(0, () => ran.push('b'));
+      clock.setTimer(0, () => ran.push('c'));
+      clock.runDue(false, starvedAfter);
+      if (starvedAfter === Infinity) expect(ran).toEqual(['a', 'b', 'c']);
+      else {
+        expect(ran).toEqual(['a']);
+        // b and c wait, late by the hold: what the caller's check measures and holds the board's time for
+        expect(clock.now() - clock.nextTimerAt()).toBeGreaterThanOrEqual(6 * limitS);
+      }
+    }
+  });
 });

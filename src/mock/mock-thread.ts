@@ -207,7 +207,9 @@ async function main(): Promise<void> {
       }
     }
     for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
-    late = Math.max(late, clock.runDue());
+    // Not past a starvation: a thread held up while it ran the timers due (a busy machine, a SIGSTOP) goes
+    // back to the check above, which holds the board's time still, rather than run every timer it missed.
+    late = Math.max(late, clock.runDue(false, STARVED_S));
     if (late > 0.0005) stats.lateTimers++;
     if (late * 1000 > stats.maxLateMs) {
       stats.maxLateMs = late * 1000;

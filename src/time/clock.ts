@@ -104,14 +104,17 @@ export class DrivenClock implements Clock {
    * Runs every timer that is due, in order; returns the largest lateness among them [s] (0 if none ran).
    * `catchUp`: each late timer runs at its due time (`now()` reads it, and timers it sets count from
    * it), as if its owner had not been held up: a board's samples keep their grid.
+   * `starvedAfter` [s]: returns, leaving them due, at a timer later than this (its owner was held up
+   * while it ran the timers before: the caller's starvation check, not a burst of every timer missed,
+   * is what should answer that).
    */
-  runDue(catchUp = false): number {
+  runDue(catchUp = false, starvedAfter = Infinity): number {
     let late = 0;
     try {
       for (;;) {
         const at = this.queue.nextAt();
         const now = this.wallNow();
-        if (at > now) break;
+        if (at > now || now - at > starvedAfter) break;
         late = Math.max(late, now - at);
         if (catchUp) this.catchingUp = Math.max(at, this.catchingUp ?? at);
         this.queue.pop()!.fn();

@@ -5,22 +5,32 @@
 // Its injections (--inject) land on its simulated arm's time, not the wall's: a rig stopped across an
 // injection's time applies it when its arm reaches that time (its --report says both times).
 import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFailed } from 'vitest';
 import { createInterface } from 'node:readline';
 import { loadRig } from '../../src/config/load.js';
 import { parseRigReport, type RigReport } from '../../src/mock/rig-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 
+/** The first match of `re` in what `get` returns as `stream` brings more; fails with the text so far if the stream ends first (its process died). */
 function waitFor(get: () => string, stream: NodeJS.ReadableStream, re: RegExp): Promise<RegExpExecArray> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      stream.off('data', look);
+      stream.off('end', ended);
+    };
     const look = (): void => {
       const m = re.exec(get());
       if (m) {
-        stream.off('data', look);
+        done();
         resolve(m);
       }
     };
+    const ended = (): void => {
+      done();
+      reject(new Error(`the stream ended before ${re}; it said:\n${get()}`));
+    };
     stream.on('data', look);
+    stream.once('end', ended);
     look();
   });
 }
@@ -34,20 +44,27 @@ describe('a starved pty rig says so', () => {
       let out = '';
       rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       let host: ReturnType<typeof spawn> | undefined;
+      let hostErr = '';
+      let step = 'waiting for the rig to serve';
+      onTestFailed(() => console.error(`rig-starved, ${rigFile}: failed while ${step}\n--- the rig's stderr:\n${err}\n--- the host's stderr:\n${hostErr}\n--- host exit: ${host?.exitCode ?? 'running'} ${host?.signalCode ?? ''}`));
       try {
         await waitFor(() => err, rig.stderr!, /serving on/);
         const path = (await waitFor(() => out, rig.stdout!, /^(\S+)\n/))[1]!;
         // a host, so that the board samples (an idle board has no timers to be late)
         host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', path, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-        let hostErr = '';
         host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
+        step = "waiting for the host's tracking";
         host.stdout!.resume();
-        // the loop tracking: the board samples every few ms (a board with no timer due is not starved)
-        await waitFor(() => hostErr, host.stderr!, /\] reach: approach/);
+        // The loop past its approach, which it ends on the board's samples: the board samples every few ms
+        // (a board with no timer due is not starved). Not the approach's start: the loop says it at its
+        // tick 0, maybe before the board has its command to stream (seen: the rig stopped then had no
+        // timer due, said nothing, and the test waited for ever).
+        await waitFor(() => hostErr, host.stderr!, /\] reach: track/);
         rig.kill('SIGSTOP');
         await new Promise((r) => setTimeout(r, 300)); // how long the board is held, not a window for a result
         const from = err.length;
         rig.kill('SIGCONT');
+        step = "waiting for the rig's starved line";
         // the first line after the stop that says so (earlier ones: the machine was busy at start-up)
         const m = await waitFor(() => err.slice(from), rig.stderr!, /the simulated board starved for ([\d.]+) ms at [\d.]+ s \(a busy machine did not run it\): a stop of the host's run now is the test rig's fault, not the host's/);
         expect(Number(m[1])).toBeGreaterThanOrEqual(250);
