@@ -88,9 +88,13 @@ export { compose, linkOver, openEnd, TRANSPORTS } from './run/compose.js';
 export type { Clock } from './time/clock.js';
 export { RealClock, VirtualClock } from './time/clock.js';
 
-// The mock rig (src/rig).
-export type { MockRig } from './mock/mock-rig.js';
-export { createMockRig } from './mock/mock-rig.js';
+// The mock (src/mock): a simulated arm and board that speak the board's protocols.
+export type { LineMock } from './mock/line-mock.js';
+export { createLineMock } from './mock/line-mock.js';
+/** @deprecated The old name of LineMock (src/rig became src/mock, issue 22). */
+export type { LineMock as MockRig } from './mock/line-mock.js';
+/** @deprecated The old name of createLineMock. */
+export { createLineMock as createMockRig } from './mock/line-mock.js';
 export { Plant } from './mock/plant.js';
 export type { HostWiring } from './config/wiring.js';
 export { WiredLink } from './transport/wired-link.js';

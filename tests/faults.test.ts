@@ -8,19 +8,19 @@ import { loadRig, type Rig } from '../src/config/load.js';
 import { F, LOOP_STATES } from '../src/telemetry/tick.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { Recorder } from '../src/telemetry/recorder.js';
-import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
+import { createFirmataMock } from '../src/mock/firmata-mock.js';
 import { applyInjection, lineMockSite, parseInjection } from '../src/mock/injections.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { settle, VirtualClock } from '../src/time/clock.js';
 import { LineLink } from '../src/transport/line-link.js';
 import { lineMock, virtualRun } from './helpers/virtual-run.js';
-import type { MockRig } from '../src/mock/mock-rig.js';
+import type { LineMock } from '../src/mock/line-mock.js';
 import type { LoopCore } from '../src/control/loop.js';
 
 const rig = (): Rig => loadRig('rigs/mock-arm.json');
 
 /** Runs a trajectory and does `act` once, when the trajectory proper has run for `at` seconds. */
-async function withAct(path: string, at: number, act: (mock: MockRig, core: LoopCore) => void, r: Rig = rig()) {
+async function withAct(path: string, at: number, act: (mock: LineMock, core: LoopCore) => void, r: Rig = rig()) {
   let done = false;
   return virtualRun(r, [builtinPath(r.arm, path)!], {
     onTick: (core, _clock, mock) => {
@@ -106,7 +106,7 @@ describe('injected into the link and the board', () => {
   it('the wrong baud rate: the handshake fails and says so', async () => {
     const r = rig();
     const clock = new VirtualClock();
-    const mock = createMockRig(r, clock);
+    const mock = createLineMock(r, clock);
     const stream = await mock.openStream(115200);
     const link = new LineLink({ stream, name: mock.path, baudRate: 115200, clock, encoders: r.encoders, watchdogMs: 100, handshakeMs: 1500 });
     const p = link.open();
@@ -122,7 +122,7 @@ describe('injected into the link and the board', () => {
   it('the wrong firmware (Firmata on a line-protocol rig file): the handshake fails and suggests the Firmata transport', async () => {
     const r = loadRig('rigs/mock-arm-firmata.json');
     const clock = new VirtualClock();
-    const mock = createFirmataMockRig(r, clock);
+    const mock = createFirmataMock(r, clock);
     const stream = await mock.openStream(r.link.baudRate);
     const line = { ...r, link: { ...r.link, transport: 'line' as const } };
     const link = new LineLink({ stream, name: mock.path, baudRate: r.link.baudRate, clock, encoders: line.encoders, watchdogMs: 100, handshakeMs: 1500 });

@@ -1,7 +1,7 @@
 // `--baud` (issue 13, item 3): the stream opens at the override and the Firmata link times the wire
 // with it too (the sampling interval it can keep, the ack inference), not with the rig file's baud.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
+import { createFirmataMock } from '../src/mock/firmata-mock.js';
 import { VirtualClock } from '../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink, type FirmataLink } from '../src/transport/firmata-link.js';
 import { firmataRig, pumpUntil } from './helpers/firmata.js';
@@ -22,7 +22,7 @@ afterEach(async () => {
 async function linkAt(baud: number | undefined): Promise<FirmataLink> {
   const rig = firmataRig();
   const clock = new VirtualClock();
-  const mock = createFirmataMockRig(rig, clock, baud === undefined ? {} : { boardBaudRate: baud });
+  const mock = createFirmataMock(rig, clock, baud === undefined ? {} : { boardBaudRate: baud });
   const stream = await mock.openStream(baud ?? rig.link.baudRate);
   const link = createFirmataLink(rig, stream, mock.path, clock, baud === undefined ? {} : { baudRate: baud });
   opened.push({ link, clock, dispose: () => mock.dispose() });

@@ -6,7 +6,7 @@ import { stopPath } from '../src/control/stop.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLoop } from '../src/control/runner.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
+import { createFirmataMock } from '../src/mock/firmata-mock.js';
 import { runUntilSettled, VirtualClock } from '../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink } from '../src/transport/firmata-link.js';
 import { firmataRig } from './helpers/firmata.js';
@@ -18,7 +18,7 @@ afterEach(() => clearFirmataSysexHandlers());
 async function stalledReach(stallS: number, watchdogFeature: boolean) {
   const rig = firmataRig();
   const clock = new VirtualClock();
-  const mock = createFirmataMockRig(rig, clock, { features: { encoder: true, watchdog: watchdogFeature } });
+  const mock = createFirmataMock(rig, clock, { features: { encoder: true, watchdog: watchdogFeature } });
   const link = createFirmataLink(rig, await mock.openStream(), mock.path, clock, { handshakeMs: 3000 });
   let samples = 0;
   let dutyAtStall: number[] = [];

@@ -5,7 +5,7 @@ import { Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { encodeBoardFrame, type BoardInfo } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { quietBoard } from '../src/transport/firmata-setup.js';
 import { LineLink } from '../src/transport/line-link.js';
@@ -55,7 +55,7 @@ describe('LineLink: what the port held from an earlier session', () => {
     const loaded = loadRig('rigs/mock-arm.json');
     const rig = { ...loaded, plant: { ...loaded.plant!, adapter: { kind: 'none' as const, latencyMs: 16 } } };
     const clock = new VirtualClock();
-    const mock = createMockRig(rig, clock);
+    const mock = createLineMock(rig, clock);
     const stream = await mock.openStream();
     const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
     await runUntilSettled(clock, link.open());

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { runLoop } from '../src/control/runner.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { nearestRankUs, RunStats, UsHistogram } from '../src/run/stats.js';
 import { F } from '../src/telemetry/tick.js';
 import { settle, VirtualClock, type Clock } from '../src/time/clock.js';
@@ -67,7 +67,7 @@ async function pausedBoardRun(rig: Rig, atS: number, pauseS: number): Promise<Fl
   const toBoard = (h: number): number => (h < atS ? h : h < atS + pauseS ? atS : h - pauseS);
   const toHost = (b: number): number => (b < atS ? b : b + pauseS);
   const boardClock: Clock = board;
-  const mock = createMockRig(rig, boardClock);
+  const mock = createLineMock(rig, boardClock);
   const stream = await mock.openStream();
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock: host, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
   const rows: Float64Array[] = [];

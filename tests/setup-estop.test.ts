@@ -4,7 +4,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { FLAG } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { runSetup, SetupStopped, type Hand, type Operator } from '../src/setup/driver.js';
 import { MockHand } from '../src/setup/mock-hand.js';
 import { PersonHand, TerminalOperator } from '../src/setup/operator.js';
@@ -21,7 +21,7 @@ const rig = loadRig('rigs/mock-arm.json');
 /** The mock board in virtual time, probed as setup probes a port, and the line link to it; `drive` runs a promise for up to `maxS` of board time. */
 async function boardOnMock(maxS: number) {
   const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
+  const mock = createLineMock(rig, clock);
   const stream = await mock.openStream();
   const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS, maxRealMs: CHILD_GUARD_MS });
   const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { setupCommand } from '../src/cli/setup-command.js';
 import { FLAG } from '../src/protocol/codec.js';
-import type { MockRig } from '../src/mock/mock-rig.js';
+import type { LineMock } from '../src/mock/line-mock.js';
 import type { VirtualClock } from '../src/time/clock.js';
 import { Person, type Act, HANG_GUARD_MS } from './helpers/setup-person.js';
 
@@ -26,15 +26,15 @@ interface Stopped {
   out: string;
   person: Person;
   /** Every simulated rig setup opened, the last one is where the arm was at the end. */
-  mocks: MockRig[];
+  mocks: LineMock[];
 }
 
 /** Runs setup on the mock rig as `person` does it; `moving` acts once when a run's motors are driven after `after` appeared. */
 async function setup(person: Person, extra: string[] = [], moving?: { after: RegExp; act: Act }): Promise<Stopped> {
   const out = join(dir, `out-${n++}.json`);
-  const mocks: MockRig[] = [];
+  const mocks: LineMock[] = [];
   let acted = false;
-  const watch = (mock: MockRig, clock: VirtualClock): void => {
+  const watch = (mock: LineMock, clock: VirtualClock): void => {
     mocks.push(mock);
     if (!moving) return;
     const look = (): void => {

@@ -24,15 +24,15 @@ import {
   type Injection,
   type InjectionSite,
 } from '../src/mock/injections.js';
-import { createFirmataMockRig } from '../src/mock/mock-firmata-rig.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createFirmataMock } from '../src/mock/firmata-mock.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { VirtualClock } from '../src/time/clock.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 
 /** A fresh line-protocol mock and its site. */
 function lineMock() {
-  const mock = createMockRig(rig, new VirtualClock());
+  const mock = createLineMock(rig, new VirtualClock());
   let unplugged = 0;
   const site = lineMockSite('the mock rig', mock.plant, mock.board, () => void unplugged++);
   return { mock, site, unplugged: () => unplugged };
@@ -130,7 +130,7 @@ describe('applyInjection', () => {
   it('a site without the part says so and changes nothing (the host is not the mock; the Firmata board has no line bytes)', () => {
     const { mock, site } = lineMock();
     expect(applyInjection(site, parseInjection('busy=1'))).toEqual({ ok: false, why: "busy acts on the host's loop thread, which the mock rig does not have" });
-    const f = createFirmataMockRig(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
+    const f = createFirmataMock(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
     const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
     expect(applyInjection(fs, parseInjection('drop=0.5'))).toEqual({ ok: false, why: "drop acts on the line protocol's bytes, which the Firmata mock rig does not have" });
     expect(applyInjection(fs, parseInjection('silent'))).toEqual({ ok: true });
@@ -167,7 +167,7 @@ describe('applyInjection', () => {
 
   it('the mocks offer the parts MOCK_PARTS says (what the CLI refuses up front)', () => {
     const { mock, site } = lineMock();
-    const f = createFirmataMockRig(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
+    const f = createFirmataMock(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
     const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
     const parts = (s: InjectionSite) =>
       Object.keys(s)
@@ -187,7 +187,7 @@ describe("injectOnPlantTime: the pty rig's injections on its simulated arm's tim
   function scheduled(texts: string[]) {
     const clock = new VirtualClock();
     clock.advanceTo(0.5);
-    const mock = createMockRig(rig, clock);
+    const mock = createLineMock(rig, clock);
     const zero = clock.now();
     const applied: [string, number, number][] = [];
     const site = lineMockSite('the mock rig', mock.plant, mock.board, () => undefined);

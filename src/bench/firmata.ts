@@ -11,7 +11,7 @@ import { builtinPath } from '../model/builtins.js';
 import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
 import type { RunSummary } from '../run/stats.js';
-import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { FirmataMock } from '../mock/firmata-mock.js';
 import { linkOver, openEnd } from '../run/compose.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
@@ -100,7 +100,7 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
   const wait = (s: number): Promise<void> => (virt ? pump(virt, new Promise<void>((r) => virt.setTimer(s, r)), 0.0005) : sleep(s * 1000));
   // The Firmata mock in this thread on `clock` (run/compose.ts).
   const end = await openEnd(rig, { kind: 'mock' }, clock);
-  const mock = end.local!.mock as FirmataMockRig;
+  const mock = end.local!.mock as FirmataMock;
   const link = (await linkOver(rig, end, clock, { handshakeMs: 10_000, answerMs: 2000 })).board as FirmataLink;
   try {
     await run(link.open());

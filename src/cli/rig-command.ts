@@ -7,9 +7,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { firmataMockSite, formatInjection, injectOnPlantTime, MOCK_PARTS, applyInjection, refusalIn, type Injection, type RigInjections } from '../mock/injections.js';
+import { firmataMockSite, formatInjection, injectOnPlantTime, MOCK_PARTS, applyInjection, refusalIn, type Injection, type ScheduledInjections } from '../mock/injections.js';
 import { createPtyPair, type PtyPair } from '../mock/pty.js';
-import { rigReportLine, type RigReport } from '../mock/rig-report.js';
+import { mockReportLine, type MockReport } from '../mock/mock-report.js';
 import { starvedLine, watchStarvation } from '../mock/starvation.js';
 import { RealClock } from '../time/clock.js';
 import type { MockWiring } from '../mock/wiring.js';
@@ -47,11 +47,11 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   if (board !== 'uno' && board !== 'mega' && board !== 'uno-firmata') throw new UsageError(`--board: "${board}" is not a board: uno, mega or uno-firmata`);
   if (board === 'uno-firmata' && v.elf === undefined) throw new UsageError('--board uno-firmata is for a stock Firmata image: give it with --elf FILE (firmware-protocol/firmata-watchdog/build-stock.sh builds one)');
   if (v.elf !== undefined && !existsSync(v.elf)) throw new UsageError(`--elf: no firmware image at ${v.elf}`);
-  const { serveFirmwareRig } = await import('../mock/firmware-rig.js');
+  const { serveFirmwareMock } = await import('../mock/firmware-mock.js');
   const { FirmwareSimError } = await import('../mock/firmware-sim.js');
   try {
     return endProcess(
-      await serveFirmwareRig(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
+      await serveFirmwareMock(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
     );
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
@@ -79,8 +79,8 @@ interface Serving {
  * Its injections are applied there, on its arm's time (mock-thread.ts).
  */
 async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
-  const { startRemoteMockRig } = await import('../mock/mock-remote.js');
-  const mock = await startRemoteMockRig(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
+  const { startRemoteMock } = await import('../mock/mock-remote.js');
+  const mock = await startRemoteMock(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
   port.on('data', (d: Buffer) => wire.write(d));
   // A host that does not read (none has the port open, or it was killed): what the board sends is
@@ -110,12 +110,12 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
  * starving); its injections on its arm's time, that of the board's clock.
  */
 async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
-  const { serveFirmataRig } = await import('../mock/mock-firmata-rig.js');
+  const { serveFirmataMock } = await import('../mock/firmata-mock.js');
   const clock = new RealClock();
-  const s = serveFirmataRig(rig, port, clock, wiring ? { wiring } : {});
+  const s = serveFirmataMock(rig, port, clock, wiring ? { wiring } : {});
   const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
-  let injecting: RigInjections | undefined;
+  let injecting: ScheduledInjections | undefined;
   return {
     stop: async () => {
       injecting?.stop();
@@ -223,8 +223,8 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
     return serveFirmware(rig, v, injections);
   }
-  const report = (r: RigReport): void => {
-    if (v.report) process.stdout.write(rigReportLine(r));
+  const report = (r: MockReport): void => {
+    if (v.report) process.stdout.write(mockReportLine(r));
   };
   const usable = injections.filter((i) => {
     // Said on stderr for people, and (--report) on stdout for a program; the rig serves on.

@@ -22,8 +22,8 @@ import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigf
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
 import { probeLineBoard } from '../setup/probe.js';
 import type { LoopCommand } from '../control/commands.js';
-import type { MockRig } from '../mock/mock-rig.js';
-import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { LineMock } from '../mock/line-mock.js';
+import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
@@ -196,7 +196,7 @@ function runner(v: SetupArgs, wiring: MockWiring | undefined, operator: Terminal
       };
       try {
         let seen = false;
-        const onTick = (_c: unknown, clock: VirtualClock, mock: MockRig | FirmataMockRig): void => {
+        const onTick = (_c: unknown, clock: VirtualClock, mock: LineMock | FirmataMock): void => {
           if (!seen) watch?.(lineMock({ mock }), clock);
           seen = true;
         };
@@ -341,7 +341,7 @@ export interface SetupIo {
   out: Writable;
   signals?: SignalSource;
   /** Shown each simulated rig `--mock` opens (setup's own, then each run's), with its clock: how a test watches the motors. */
-  watch?: (mock: MockRig, clock: VirtualClock) => void;
+  watch?: (mock: LineMock, clock: VirtualClock) => void;
 }
 
 const PROCESS_IO: SetupIo = { input: process.stdin, err: process.stderr, out: process.stdout };

@@ -34,7 +34,7 @@ export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders' | 'wirin
 export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Rig['plant']> };
 
 /**
- * A mock board and its arm (rig/mock-rig.ts, mock-firmata-rig.ts, mock-thread.ts): the plant (which
+ * A mock board and its arm (rig/line-mock.ts, mock-firmata-rig.ts, mock-thread.ts): the plant (which
  * the rig file may lack: the mock says so), the board's wiring and its serial line.
  */
 export type MockPart = Pick<Rig, 'name' | 'file' | 'encoders' | 'plant' | 'firmata'> & { link: Pick<Rig['link'], 'baudRate' | 'transport'> };

@@ -11,12 +11,12 @@ import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
 import type { LoopCore, LoopEvent } from '../control/loop.js';
 import { F } from '../telemetry/tick.js';
-import type { MockRig } from '../mock/mock-rig.js';
-import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { LineMock } from '../mock/line-mock.js';
+import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { VirtualClock } from '../time/clock.js';
 import { STOPPING } from './expect.js';
 import { actsOn, formatInjection, type Injection } from '../mock/injections.js';
-import { parseRigReport, type RigReport } from '../mock/rig-report.js';
+import { parseMockReport, type MockReport } from '../mock/mock-report.js';
 import { firstInjectionAt, type Engine, type EngineResult } from './run.js';
 import type { Scenario } from './suite.js';
 
@@ -32,7 +32,7 @@ export const virtualEngine: Engine = async (s) => {
   let injectedT: number | undefined; // [s, virtual host clock]
   let stopT: number | undefined;
   let armed = false;
-  const onTick = (core: LoopCore, clock: VirtualClock, mock: MockRig | FirmataMockRig): void => {
+  const onTick = (core: LoopCore, clock: VirtualClock, mock: LineMock | FirmataMock): void => {
     if (at === undefined) return;
     if (!armed) {
       armed = true;
@@ -71,14 +71,14 @@ interface PtyRig {
   /** performance.now() when the rig said it serves [ms]: its injection times count from about here. */
   startedMs: number;
   /** The injections the rig said it cannot take (its `refused` reports), before it served. */
-  refused: Extract<RigReport, { kind: 'refused' }>[];
+  refused: Extract<MockReport, { kind: 'refused' }>[];
   /** Its stderr (words for people: quoted in errors, never parsed). */
   stderr(): string;
   stop(): Promise<void>;
 }
 
 /**
- * Starts the pty rig with `--report`: its stdout is JSON lines (mock/rig-report.ts), read with the
+ * Starts the pty rig with `--report`: its stdout is JSON lines (mock/mock-report.ts), read with the
  * schema: the host's end of the pty, the injections it refuses, and `serving` once its end is open
  * (the host must not talk to a closed pty; the rig's injection timers start then).
  */
@@ -108,7 +108,7 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
     };
     createInterface({ input: child.stdout }).on('line', (line) => {
       try {
-        const r = parseRigReport(line);
+        const r = parseMockReport(line);
         if (r.kind === 'pty') path = r.host;
         else if (r.kind === 'refused') refused.push(r);
         else if (r.kind === 'serving') {

@@ -10,7 +10,7 @@ import type { BindingInterface, BindingPortInterface, OpenOptions } from '@seria
 import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 /** The far end of the wire: what the rig exposes to a binding. */
-export interface RigEnd {
+export interface MockEnd {
   /** Bytes from the host. */
   receive(bytes: Uint8Array): void;
   /** Set by the binding: called with the board's bytes. */
@@ -20,7 +20,7 @@ export interface RigEnd {
 }
 
 /** One open port on a rig. */
-export class RigPort extends SimulatedPortBase implements BindingPortInterface {
+export class MockPort extends SimulatedPortBase implements BindingPortInterface {
   isOpen = true;
   private queue: Buffer[] = [];
   private waiting: { resolve: () => void; reject: (e: Error) => void } | undefined;
@@ -29,7 +29,7 @@ export class RigPort extends SimulatedPortBase implements BindingPortInterface {
   bytesWritten = 0;
 
   constructor(
-    private readonly end: RigEnd,
+    private readonly end: MockEnd,
     options: OpenOptions,
   ) {
     super(options);
@@ -93,15 +93,15 @@ export class RigPort extends SimulatedPortBase implements BindingPortInterface {
 }
 
 /** A binding with one rig at one path. Opening another path fails as a missing device would. */
-export function rigBinding(path: string, end: RigEnd): BindingInterface<RigPort> & { current(): RigPort | undefined } {
-  return onePortBinding(path, (options) => new RigPort(end, options));
+export function mockBinding(path: string, end: MockEnd): BindingInterface<MockPort> & { current(): MockPort | undefined } {
+  return onePortBinding(path, (options) => new MockPort(end, options));
 }
 
 /**
  * Puts a rig's far end on a byte stream instead of a binding (a pty's far end, in real time): the
  * stream's bytes go to the board, the board's bytes to the stream. Returns the function that detaches.
  */
-export function serveOnStream(end: RigEnd, stream: import('node:stream').Duplex, onDropped: (bytes: number) => void = () => {}): () => void {
+export function serveOnStream(end: MockEnd, stream: import('node:stream').Duplex, onDropped: (bytes: number) => void = () => {}): () => void {
   const onData = (d: Buffer): void => end.receive(d);
   stream.on('data', onData);
   // A host that does not read (none has the port open, or it was killed): once 4 kB wait, what the

@@ -47,7 +47,7 @@ import {
   type FirmwareFeatures,
 } from '../protocol/firmata.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
-import type { RigEnd } from './binding.js';
+import type { MockEnd } from './binding.js';
 import { AnalogInputFeature, bridgeDuty, EncoderFeature, WatchdogFeature, type FeatureBoard } from './firmata-features.js';
 import { CONFIGURABLE_FIRMATA, type FirmataBoardOptions, type FirmwareId, type RefusedMode } from './firmata-board-options.js';
 import { Noise, type Plant } from './plant.js';
@@ -62,7 +62,7 @@ interface PinState {
 
 const EPS = 1e-12;
 
-export class FirmataBoard implements RigEnd {
+export class FirmataBoard implements MockEnd {
   /** Called with bytes as they finish leaving the UART. */
   onTransmit: (bytes: Buffer) => void = () => {};
   /** Switchable injections: `silent` = the board sends and applies nothing (a hung board, or not Firmata at all). */

@@ -14,7 +14,7 @@
 import { SerialPort } from 'serialport';
 import { loadRig } from '../config/load.js';
 import { RealClock } from '../time/clock.js';
-import { serveFirmataRig } from './mock-firmata-rig.js';
+import { serveFirmataMock } from './firmata-mock.js';
 import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId } from '../time/threads.js';
 
 /** --rt: the board's thread (this one) at 45, the I/O and GC helpers at 44; one line if refused. */
@@ -54,7 +54,7 @@ export function main(argv: readonly string[]): void {
   let stop = (): void => {};
   port.on('open', () => {
     if (argv.includes('--rt')) void realtime();
-    const served = serveFirmataRig(rig, port, new RealClock(), { bootDelayS, features: { encoder: true, watchdog } });
+    const served = serveFirmataMock(rig, port, new RealClock(), { bootDelayS, features: { encoder: true, watchdog } });
     stop = served.stop;
     const f = rig.firmata!;
     process.stdout.write(`firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder${watchdog ? ' + FirmataWatchdog' : ' (stock: no watchdog)'} at ${rig.link.baudRate} baud\n`);

@@ -435,7 +435,7 @@ export function firmataMockSite(name: string, plant: Plant, board: Pick<FirmataB
 const DUE_SLACK_S = 1e-9;
 
 /** The injections of a mock rig on its plant's time (injectOnPlantTime). */
-export interface RigInjections {
+export interface ScheduledInjections {
   /** Those not applied yet. */
   readonly pending: readonly Injection[];
   /** Applies no more (the rig stops). */
@@ -453,7 +453,7 @@ export interface RigInjections {
  * starts the plant at clock.now()). A timer at each due time also advances the plant to it, so that an
  * arm nobody reads (no host yet) still reaches its injections. `apply` gets the time (since `zero`) it was applied at.
  */
-export function injectOnPlantTime(clock: Clock, plant: Plant, zero: number, injections: readonly Injection[], apply: (i: Injection, t: number) => void): RigInjections {
+export function injectOnPlantTime(clock: Clock, plant: Plant, zero: number, injections: readonly Injection[], apply: (i: Injection, t: number) => void): ScheduledInjections {
   const onArm = (i: Injection): boolean => TABLE[i.name].acts === 'arm' || TABLE[i.name].acts === 'encoders';
   const applyAt = (i: Injection, t: number): void => apply(i, t - DUE_SLACK_S);
   const arm = injectionSchedule(injections.filter(onArm), applyAt);

@@ -10,7 +10,7 @@ import type { MockThreadCommand, MockThreadInput, MockThreadMessage, MockThreadS
 import { boardSilentS, createWire, wireBinding } from './wire.js';
 import type { MockWiring } from './wiring.js';
 
-export interface RemoteMockRig {
+export interface RemoteMock {
   readonly path: string;
   /** The mock thread's Linux task id (-1 if unknown). */
   readonly tid: number;
@@ -30,7 +30,7 @@ export interface RemoteMockRig {
 }
 
 /** Starts the line-protocol mock rig of `rig` in a thread of its own; `onStarved` hears when its board stood still (starvation.ts). */
-export function startRemoteMockRig(rig: MockPart, wiring?: MockWiring, onStarved?: (ms: number, atS: number) => void): Promise<RemoteMockRig> {
+export function startRemoteMock(rig: MockPart, wiring?: MockWiring, onStarved?: (ms: number, atS: number) => void): Promise<RemoteMock> {
   const wire = createWire();
   const path = `mock:${rig.name}`;
   const binding = wireBinding(path, wire);

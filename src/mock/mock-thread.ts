@@ -11,10 +11,10 @@ import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
-import { applyInjection, firmataMockSite, injectionSchema, injectOnPlantTime, lineMockSite, type Injection, type InjectionSite, type RigInjections } from './injections.js';
+import { applyInjection, firmataMockSite, injectionSchema, injectOnPlantTime, lineMockSite, type Injection, type InjectionSite, type ScheduledInjections } from './injections.js';
 import type { Plant } from './plant.js';
-import { AdaptedEnd, buildLineRig } from './mock-rig.js';
-import type { RigEnd } from './binding.js';
+import { AdaptedEnd, buildLineMock } from './line-mock.js';
+import type { MockEnd } from './binding.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
 import { RIG_STARVED_MS } from './starvation.js';
 import { BoardWireEnd, type WireBuffers } from './wire.js';
@@ -77,20 +77,20 @@ export type MockThreadMessage =
   | { type: 'starved'; ms: number; atS: number };
 
 /** The mock of either protocol, as this thread drives it. */
-interface ThreadRig {
+interface ThreadMock {
   /** What injections act on; `unplug` is the cable to the host (this thread's end of the wire). */
   site(unplug: () => void): InjectionSite;
   /** The simulated arm (on the thread's clock). */
   plant: Plant;
-  end: RigEnd;
+  end: MockEnd;
   samples(): number;
   dispose(): void;
 }
 
-async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<ThreadRig> {
+async function buildMock(input: MockThreadInput, clock: DrivenClock): Promise<ThreadMock> {
   const opts = input.wiring ? { wiring: input.wiring } : {};
   if (input.rig.link.transport === 'firmata') {
-    const { createFirmataBoard } = await import('./mock-firmata-rig.js');
+    const { createFirmataBoard } = await import('./firmata-mock.js');
     const f = createFirmataBoard(input.rig, clock, opts);
     const adapter = new UsbSerialAdapter(clock, { kind: input.rig.plant!.adapter.kind, latencyMs: input.rig.plant!.adapter.latencyMs });
     return {
@@ -104,7 +104,7 @@ async function buildRig(input: MockThreadInput, clock: DrivenClock): Promise<Thr
       },
     };
   }
-  const l = buildLineRig(input.rig, clock, opts);
+  const l = buildLineMock(input.rig, clock, opts);
   return { site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug), plant: l.plant, end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
 }
 
@@ -126,7 +126,7 @@ const CATCH_UP_S = 0.02;
  * (the rig says it serves once this thread says they are on), each applied on the arm's time and said
  * to the host.
  */
-function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: RigInjections | undefined): RigInjections {
+function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: ScheduledInjections | undefined): ScheduledInjections {
   before?.stop();
   const wall0 = performance.now();
   return injectOnPlantTime(clock, mock.plant, clock.now(), injections, (i, t) => {
@@ -139,8 +139,8 @@ function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadRig, 
  * The host's messages: an injection now, injections on the arm's time (`schedule`), `stop`. Returns
  * what stops the scheduled injections.
  */
-function listen(port: NonNullable<typeof parentPort>, mock: ThreadRig, site: InjectionSite, clock: DrivenClock, stop: () => void): () => void {
-  let scheduled: RigInjections | undefined;
+function listen(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: InjectionSite, clock: DrivenClock, stop: () => void): () => void {
+  let scheduled: ScheduledInjections | undefined;
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') stop();
     else if (m.type === 'inject') {
@@ -166,7 +166,7 @@ async function main(): Promise<void> {
   const clock = new DrivenClock();
   const catchUp = input.rig.link.transport === 'firmata';
   const wire = new BoardWireEnd(input.wire);
-  const mock = await buildRig(input, clock);
+  const mock = await buildMock(input, clock);
   // While the board catches up, what it sends leaves in one write, as the host would find it: the bytes of
   // those few ms were all on their way already (sent one by one, the host took the first, late, for a loss).
   let outbox: Uint8Array[] | undefined;

@@ -11,9 +11,9 @@
 import type { Duplex } from 'node:stream';
 import type { EncoderParams, Rig } from '../config/load.js';
 import { firmataMockSite, lineMockSite, MOCK_PARTS, type InjectionPart, type InjectionSite } from '../mock/injections.js';
-import type { MockRig } from '../mock/mock-rig.js';
-import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
-import type { RemoteMockRig } from '../mock/mock-remote.js';
+import type { LineMock } from '../mock/line-mock.js';
+import type { FirmataMock } from '../mock/firmata-mock.js';
+import type { RemoteMock } from '../mock/mock-remote.js';
 import type { MockWiring } from '../mock/wiring.js';
 import { RealClock, VirtualClock, advanceUntil, runUntilSettled, type Clock } from '../time/clock.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
@@ -53,7 +53,7 @@ export interface ComposedLink {
 
 /** A mock rig in this thread. */
 export interface LocalMock {
-  mock: MockRig | FirmataMockRig;
+  mock: LineMock | FirmataMock;
   /** Where injections into it act. */
   site: InjectionSite;
 }
@@ -66,7 +66,7 @@ export interface BoardEnd {
   /** One line for people: what this is (the transport and the place). */
   describe: string;
   local?: LocalMock;
-  remote?: RemoteMockRig;
+  remote?: RemoteMock;
   /** Ends the mock (a remote one's thread too). */
   dispose(): Promise<void>;
 }
@@ -87,8 +87,8 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
     mockName: 'the mock rig',
     parts: MOCK_PARTS.line,
     async mock(rig, clock, wiring) {
-      const { createMockRig } = await import('../mock/mock-rig.js');
-      const mock = createMockRig(rig, clock, wiring ? { wiring } : {});
+      const { createLineMock } = await import('../mock/line-mock.js');
+      const mock = createLineMock(rig, clock, wiring ? { wiring } : {});
       return { mock, site: lineMockSite('the mock rig', mock.plant, mock.board, () => mock.unplug()), dispose: () => mock.dispose() };
     },
     async link(rig, end, clock, o) {
@@ -117,8 +117,8 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
     mockName: 'the Firmata mock rig',
     parts: MOCK_PARTS.firmata,
     async mock(rig, clock, wiring) {
-      const [{ createFirmataMockRig }, { clearFirmataSysexHandlers }] = await Promise.all([import('../mock/mock-firmata-rig.js'), import('../transport/firmata-link.js')]);
-      const mock = createFirmataMockRig(rig, clock, wiring ? { wiring } : {});
+      const [{ createFirmataMock }, { clearFirmataSysexHandlers }] = await Promise.all([import('../mock/firmata-mock.js'), import('../transport/firmata-link.js')]);
+      const mock = createFirmataMock(rig, clock, wiring ? { wiring } : {});
       const dispose = (): void => {
         mock.dispose();
         clearFirmataSysexHandlers();
@@ -156,8 +156,8 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   }
   const baudRate = rig.link.baudRate;
   if (place.kind === 'mock-thread') {
-    const { startRemoteMockRig } = await import('../mock/mock-remote.js');
-    const remote = await startRemoteMockRig(rig, place.wiring);
+    const { startRemoteMock } = await import('../mock/mock-remote.js');
+    const remote = await startRemoteMock(rig, place.wiring);
     const stream = await remote.openStream(baudRate);
     const describe = `${tr.label} to the mock rig ${remote.path} (its own thread, ${adapter} adapter) at ${baudRate} baud`;
     return { stream, name: remote.path, baudRate, describe, remote, dispose: async () => void (await remote.stop()) };
@@ -175,7 +175,7 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
 }
 
 /** The line protocol's mock rig of an end opened on the mock in this thread; throws for a port, the mock's own thread or the Firmata mock. */
-export function lineMockOf(end: Pick<BoardEnd, 'local' | 'describe'>): MockRig {
+export function lineMockOf(end: Pick<BoardEnd, 'local' | 'describe'>): LineMock {
   const mock = end.local?.mock;
   if (!mock || 'motors' in mock) throw new Error(`not the line protocol's mock rig in this thread: ${end.describe}`);
   return mock;

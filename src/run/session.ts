@@ -15,7 +15,7 @@ import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.
 import type { Injection } from '../mock/injections.js';
 import type { BoardIdentity } from '../transport/link.js';
 import { StopWatch } from './stop-watch.js';
-import { blameRig } from '../mock/starvation.js';
+import { blameMock } from '../mock/starvation.js';
 import { taskCpuSeconds } from '../time/threads.js';
 
 export interface SessionOptions extends RunPlan {
@@ -313,7 +313,7 @@ export class Session {
     this.drain();
     // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
     const m = end.timing?.mock;
-    if (m) end.stop = blameRig(end.stop, m.maxStarvedMs, m.starvedMs);
+    if (m) end.stop = blameMock(end.stop, m.maxStarvedMs, m.starvedMs);
     const extra = this.reader.lost > 0 ? { ...end.extra, droppedRows: this.reader.lost } : end.extra;
     const summary = this.stats.summary(end.stop, { ...extra, ...(end.timing ? { timing: this.finishTiming(end.timing, end.rt) } : {}) });
     if (end.counters) {

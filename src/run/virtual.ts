@@ -17,8 +17,8 @@ import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
 import { actsOn, applyInjection, injectionSchedule, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
-import type { MockRig } from '../mock/mock-rig.js';
-import type { FirmataMockRig } from '../mock/mock-firmata-rig.js';
+import type { LineMock } from '../mock/line-mock.js';
+import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
 import type { MockWiring } from '../mock/wiring.js';
 import { advanceUntil, VirtualClock } from '../time/clock.js';
@@ -35,13 +35,13 @@ export interface VirtualRun {
   rows: Float64Array[];
   events: LoopEvent[];
   /** The mock rig: the line protocol's board, or (a rig whose link.transport is "firmata") the Firmata board. */
-  mock: MockRig | FirmataMockRig;
+  mock: LineMock | FirmataMock;
   link: LineLink | FirmataLink;
 }
 
 /** The mock rig of the rig file's protocol, the host's link to it, and where injections act. */
 interface VirtualRig {
-  mock: MockRig | FirmataMockRig;
+  mock: LineMock | FirmataMock;
   link: LineLink | FirmataLink;
   loopLink: Link;
   site: InjectionSite;
@@ -53,7 +53,7 @@ export interface VirtualRunOptions {
   feedforward?: FeedforwardMode;
   rateHz?: number;
   park?: boolean;
-  onTick?: (core: LoopCore, clock: VirtualClock, mock: MockRig | FirmataMockRig) => void;
+  onTick?: (core: LoopCore, clock: VirtualClock, mock: LineMock | FirmataMock) => void;
   maxSeconds?: number;
   signal?: AbortSignal;
   /** Keep every row (memory: 45 numbers a sample). @default true */
@@ -165,7 +165,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
 }
 
 /** The line protocol's mock of a run (a test of the line board's own counters); throws for a Firmata rig's run. */
-export function lineMock(r: Pick<VirtualRun, 'mock'>): MockRig {
+export function lineMock(r: Pick<VirtualRun, 'mock'>): LineMock {
   const mock = r.mock;
   if ('motors' in mock) throw new Error("this run was on the Firmata mock rig, not the line protocol's");
   return mock;

@@ -1,7 +1,7 @@
 // The Firmata mock rig and a FirmataLink on it, in virtual time: helpers shared by tests/firmata-*.test.ts.
 import type { SerialPortStream } from '@serialport/stream';
 import { loadRig, type Rig } from '../../src/config/load.js';
-import { createFirmataMockRig, type FirmataMockRig, type FirmataMockRigOptions } from '../../src/mock/mock-firmata-rig.js';
+import { createFirmataMock, type FirmataMock, type FirmataMockOptions } from '../../src/mock/firmata-mock.js';
 import { runUntilSettled, settle, VirtualClock } from '../../src/time/clock.js';
 import { FirmataLink } from '../../src/transport/firmata-link.js';
 import { hangGuardMs } from './hang-guard.js';
@@ -41,14 +41,14 @@ export interface Setup {
   /** The host's end of the cable, under the link. */
   stream: SerialPortStream;
   rig: Rig;
-  mock: FirmataMockRig;
+  mock: FirmataMock;
   link: FirmataLink;
 }
 
 /** A mock rig and a link on it (not opened). */
-export async function setup(rig: Rig = firmataRig(), opts: FirmataMockRigOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {}): Promise<Setup> {
+export async function setup(rig: Rig = firmataRig(), opts: FirmataMockOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {}): Promise<Setup> {
   const clock = new VirtualClock();
-  const mock = createFirmataMockRig(rig, clock, opts);
+  const mock = createFirmataMock(rig, clock, opts);
   const stream = await mock.openStream(opts.hostBaud ?? rig.link.baudRate);
   const link = new FirmataLink({
     stream,

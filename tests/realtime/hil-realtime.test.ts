@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
-import { parseRigReport, type RigReport } from '../../src/mock/rig-report.js';
+import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { realtimeEngine } from '../../src/hil/engines.js';
 import { runScenario } from '../../src/hil/run.js';
 import { parseSuite } from '../../src/hil/suite.js';
@@ -47,11 +47,11 @@ describe('the pty rig reports to a program in JSON lines (--report), read with t
   it('twolink rig --report: the injection it refuses, the host end of its pty, then serving', async () => {
     // The Firmata mock has no line-protocol wire: `garbage` is refused, and the rig serves on.
     const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm-firmata.json', '--pty', '--report', '--no-rt', '--inject', 'garbage=10@5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    const reports: RigReport[] = [];
+    const reports: MockReport[] = [];
     await new Promise<void>((resolve, reject) => {
       child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving`)));
       createInterface({ input: child.stdout }).on('line', (line) => {
-        const r = parseRigReport(line);
+        const r = parseMockReport(line);
         reports.push(r);
         if (r.kind === 'serving') resolve();
       });

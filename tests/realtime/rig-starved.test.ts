@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { createInterface } from 'node:readline';
 import { loadRig } from '../../src/config/load.js';
-import { parseRigReport, type RigReport } from '../../src/mock/rig-report.js';
+import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 
 /** The first match of `re` in what `get` returns as `stream` brings more; fails with the text so far if the stream ends first (its process died). */
@@ -85,13 +85,13 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report', '--no-rt', '--inject', 'stall=2@3', '--inject', 'reset@3.5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      const injected: Extract<RigReport, { kind: 'injected' }>[] = [];
+      const injected: Extract<MockReport, { kind: 'injected' }>[] = [];
       let stoppedAt: number | undefined;
       try {
         await new Promise<void>((resolve, reject) => {
           rig.once('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
           createInterface({ input: rig.stdout! }).on('line', (line) => {
-            const r = parseRigReport(line);
+            const r = parseMockReport(line);
             if (r.kind === 'serving') {
               // Held from its start (its injections' zero) past their times: a wall-timed injection
               // would land when the rig runs again, at the arm's time it stood still at.

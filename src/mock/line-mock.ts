@@ -9,13 +9,13 @@ import { SerialPortStream } from '@serialport/stream';
 import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
 import type { Clock } from '../time/clock.js';
-import { rigBinding, type RigEnd } from './binding.js';
+import { mockBinding, type MockEnd } from './binding.js';
 import { LineBoard } from './line-board.js';
 import { Noise, type Plant } from './plant.js';
 import { createPlant, type MockWiring } from './wiring.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
 
-export interface MockRig {
+export interface LineMock {
   readonly plant: Plant;
   readonly board: LineBoard;
   /** The path the binding answers to. */
@@ -28,9 +28,9 @@ export interface MockRig {
 }
 
 /** The host-facing end of a board (either protocol) behind its USB-serial adapter. */
-export class AdaptedEnd implements RigEnd {
+export class AdaptedEnd implements MockEnd {
   constructor(
-    private readonly board: RigEnd,
+    private readonly board: MockEnd,
     private readonly adapter: UsbSerialAdapter,
   ) {
     adapter.onDown = (b) => board.receive(b);
@@ -54,17 +54,17 @@ export class AdaptedEnd implements RigEnd {
 }
 
 /** The parts of a line-protocol mock rig, not yet connected to a host. */
-export interface LineRigParts {
+export interface LineMockParts {
   plant: Plant;
   board: LineBoard;
   adapter: UsbSerialAdapter;
   /** What the host's side connects to. */
-  end: RigEnd;
+  end: MockEnd;
   dispose(): void;
 }
 
 /** Builds the plant, the board and the adapter of `rig` (which must have a `plant` section) on `clock`. */
-export function buildLineRig(rig: MockPart, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineRigParts {
+export function buildLineMock(rig: MockPart, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineMockParts {
   if (!rig.plant) {
     throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm.json)', 'plant');
   }
@@ -93,10 +93,10 @@ export function buildLineRig(rig: MockPart, clock: Clock, opts: { board?: string
 }
 
 /** The mock rig of a rig file in this thread, behind a serialport binding (virtual time, tests). */
-export function createMockRig(rig: MockPart, clock: Clock, opts: { path?: string; board?: string; wiring?: MockWiring } = {}): MockRig {
-  const parts = buildLineRig(rig, clock, opts);
+export function createLineMock(rig: MockPart, clock: Clock, opts: { path?: string; board?: string; wiring?: MockWiring } = {}): LineMock {
+  const parts = buildLineMock(rig, clock, opts);
   const path = opts.path ?? `mock:${rig.name}`;
-  const binding = rigBinding(path, parts.end);
+  const binding = mockBinding(path, parts.end);
   return {
     plant: parts.plant,
     board: parts.board,

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 
-export const rigReportSchema = z.discriminatedUnion('kind', [
+export const mockReportSchema = z.discriminatedUnion('kind', [
   /** The pty pair is made: the host opens `host`. */
   z.strictObject({ kind: z.literal('pty'), host: z.string().min(1) }),
   /** An injection the rig does not have the part for: it serves on without it. */
@@ -21,22 +21,22 @@ export const rigReportSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
 ]);
 
-export type RigReport = z.infer<typeof rigReportSchema>;
+export type MockReport = z.infer<typeof mockReportSchema>;
 
 /** One report line (with its newline). */
-export function rigReportLine(r: RigReport): string {
+export function mockReportLine(r: MockReport): string {
   return `${JSON.stringify(r)}\n`;
 }
 
 /** A stdout line of `twolink rig --report`, checked; throws naming the line when it is no report. */
-export function parseRigReport(line: string): RigReport {
+export function parseMockReport(line: string): MockReport {
   let raw: unknown;
   try {
     raw = JSON.parse(line);
   } catch {
     throw new Error(`twolink rig --report: a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
   }
-  const r = rigReportSchema.safeParse(raw);
+  const r = mockReportSchema.safeParse(raw);
   if (!r.success) throw new Error(`twolink rig --report: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`);
   return r.data;
 }

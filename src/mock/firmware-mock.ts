@@ -13,7 +13,7 @@ import { spawnTied } from './tied.js';
 import { RIG_STARVED_MS, starvedLine } from './starvation.js';
 import { FirmwareSim, type FirmwareSimSummary, type HarnessBoard } from './firmware-sim.js';
 
-export interface FirmwareRigOptions {
+export interface FirmwareMockOptions {
   board: HarnessBoard;
   /** A firmware image built elsewhere (a stock Firmata image, with board `uno-firmata`); default: ours, built for the rig. */
   elf?: string;
@@ -34,7 +34,7 @@ function firmwareSite(sim: FirmwareSim): InjectionSite {
 }
 
 /** How the firmware rig's process ended: the code it reported before exiting (over IPC), its exit code or signal, the signal passed on to it. */
-export interface RigProcessEnd {
+export interface MockProcessEnd {
   reported: number | undefined;
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -46,7 +46,7 @@ export interface RigProcessEnd {
  * line for stderr). The code the process reported before it exited is the answer: a signal that
  * arrives while node exits (after its handlers are gone) kills it, but it had stopped cleanly by then.
  */
-export function rigProcessExit(e: RigProcessEnd): { code: number; why?: string } {
+export function mockProcessExit(e: MockProcessEnd): { code: number; why?: string } {
   if (e.reported !== undefined) return e.reported === 0 ? { code: 0 } : { code: e.reported, why: `the firmware rig ended with exit code ${e.reported} (its lines above say why)` };
   if (e.signal) {
     return { code: 1, why: `the firmware rig's process was ended by ${e.signal}${e.passed ? ` (after ${e.passed} was passed on to it)` : ''} before it had stopped the simulator` };
@@ -58,7 +58,7 @@ export function rigProcessExit(e: RigProcessEnd): { code: number; why?: string }
 const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
 
 /**
- * Runs the firmware rig in a process of its own (src/mock/firmware-rig-main.ts), with node's default
+ * Runs the firmware rig in a process of its own (src/mock/firmware-mock-main.ts), with node's default
  * garbage collector: bin/twolink.js sets V8's --single-threaded-gc at run time, and under this
  * process's load (the plant answers 4000 slices a second) node 20 then aborts in a concurrent-marking
  * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used).
@@ -70,8 +70,8 @@ const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
  * exiting, after its handlers were gone, and killed it: exit 1 after a clean stop.) The child reports
  * its exit code over IPC before it exits, so a signal in its last moments cannot change the answer.
  */
-export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
-  const main = fileURLToPath(new URL('./firmware-rig-main.js', import.meta.url));
+export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
+  const main = fileURLToPath(new URL('./firmware-mock-main.js', import.meta.url));
   const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
   // Tied (tied.ts): the rig process, and with it the simulator, ends with this one, even on SIGKILL.
   const child = spawnTied(process.execPath, [main, args], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], detached: true });
@@ -90,7 +90,7 @@ export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<
   });
   return new Promise((resolve) =>
     child.on('exit', (code, signal) => {
-      const end = rigProcessExit({ reported, code, signal, passed });
+      const end = mockProcessExit({ reported, code, signal, passed });
       if (end.why) process.stderr.write(`twolink rig: ${end.why}\n`);
       resolve(end.code);
     }),
@@ -98,7 +98,7 @@ export function serveFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<
 }
 
 /** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
-export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Promise<number> {
+export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   // --rt before the simulator starts: the harness then inherits SCHED_FIFO from its first slice. Asked
   // for after (as it was), the harness paced its first slices at normal priority and, under six CPU
   // hogs, started 100 ms behind the wall clock and skipped ahead (the realtime bench's heavy row said
@@ -134,7 +134,7 @@ export async function runFirmwareRig(rig: MockPart, o: FirmwareRigOptions): Prom
   if (mine) {
     // This process steps the plant in lock-step with the harness: a plant that starves holds the board
     // up as surely as a starved harness (the harness's 10 ms lead covers only short pauses). It runs
-    // with V8's default GC (see serveFirmwareRig). The harness (the board) one above it.
+    // with V8's default GC (see serveFirmwareMock). The harness (the board) one above it.
     const r = mine.granted ? await requestRealtime(sim.pid, 45) : mine;
     o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant' : noRealtimeLine('twolink rig', `refused: ${r.reason}`));
   } else o.log(noRealtimeLine('twolink rig', 'not asked for: --no-rt'));

@@ -1,7 +1,7 @@
 /**
  * The mock rig with stock firmware: the plant of a rig file's `plant` section, a board that speaks
  * Firmata (ConfigurableFirmata + FirmataEncoder, wired as the rig file's `firmata` section says), and
- * a serialport stream to it in the same thread, all on one clock. `serveFirmataRig` puts the same
+ * a serialport stream to it in the same thread, all on one clock. `serveFirmataMock` puts the same
  * board on any stream instead (a pty, for the rig in its own process).
  *
  * The binding here adds to src/mock/binding.ts what a USB cable does: the board sees the baud rate the
@@ -16,14 +16,14 @@ import type { FirmwareFeatures } from '../protocol/firmata.js';
 import { isWiringIssue, type MotorPins, type WiringSpec } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock } from '../time/clock.js';
-import { rigBinding, serveOnStream } from './binding.js';
+import { mockBinding, serveOnStream } from './binding.js';
 import { FirmataBoard, type FirmwareId } from './firmata-board.js';
 import { Noise, type Plant } from './plant.js';
 import { createPlant, type MockWiring } from './wiring.js';
-import { AdaptedEnd } from './mock-rig.js';
+import { AdaptedEnd } from './line-mock.js';
 import { UsbSerialAdapter } from './usb-adapter.js';
 
-export interface FirmataMockRigOptions {
+export interface FirmataMockOptions {
   /** Path the binding answers to. @default `mock:<rig name>` */
   path?: string;
   /** The board's baud rate when it differs from the rig file's (to test a mismatch). */
@@ -41,7 +41,7 @@ export interface FirmataMockRigOptions {
   wiring?: MockWiring;
 }
 
-export interface FirmataMockRig {
+export interface FirmataMock {
   readonly plant: Plant;
   readonly board: FirmataBoard;
   /** The motor pins per joint, resolved (shield presets expanded). */
@@ -55,7 +55,7 @@ export interface FirmataMockRig {
 }
 
 /** Builds the board of a rig file (which must have `plant` and `firmata` sections). */
-export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
+export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMockOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
   if (!rig.plant) {
     throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm-firmata.json)', 'plant');
   }
@@ -143,12 +143,12 @@ class CablePort implements BindingPortInterface {
 }
 
 /** Builds the Firmata mock rig of a rig file, reachable in-process through a serialport stream. */
-export function createFirmataMockRig(rig: MockPart, clock: Clock, opts: FirmataMockRigOptions = {}): FirmataMockRig {
+export function createFirmataMock(rig: MockPart, clock: Clock, opts: FirmataMockOptions = {}): FirmataMock {
   const { plant, board, motors } = createFirmataBoard(rig, clock, opts);
   const path = opts.path ?? `mock:${rig.name}`;
   // Behind the same USB-serial adapter model as the line-protocol mock (the rig file's plant.adapter).
   const adapter = new UsbSerialAdapter(clock, { kind: rig.plant!.adapter.kind, latencyMs: rig.plant!.adapter.latencyMs });
-  const inner = rigBinding(path, new AdaptedEnd(board, adapter));
+  const inner = mockBinding(path, new AdaptedEnd(board, adapter));
   let current: CablePort | undefined;
   const binding: BindingInterface<CablePort> = {
     list: () => inner.list(),
@@ -180,7 +180,7 @@ export function createFirmataMockRig(rig: MockPart, clock: Clock, opts: FirmataM
  * board's bytes are written to the stream, the stream's bytes go to the board. Returns a function
  * that stops it.
  */
-export function serveFirmataRig(rig: MockPart, stream: Duplex, clock: Clock, opts: FirmataMockRigOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
+export function serveFirmataMock(rig: MockPart, stream: Duplex, clock: Clock, opts: FirmataMockOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
   const { plant, board } = createFirmataBoard(rig, clock, opts);
   const detach = serveOnStream(board, stream, (n) => process.stderr.write(`twolink rig: the host reads again; ${n} bytes the board sent meanwhile were dropped\n`));
   return {

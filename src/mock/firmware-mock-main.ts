@@ -1,11 +1,11 @@
 /**
- * The firmware rig's own process (started by serveFirmwareRig, not through bin/twolink.js, so with
+ * The firmware rig's own process (started by serveFirmwareMock, not through bin/twolink.js, so with
  * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, elf, injections, sliceUs, rt }.
  * Errors a user can fix (a missing package, a build failure) are one line and exit code 2.
  */
 import { z } from 'zod';
 import { loadRig } from '../config/load.js';
-import { runFirmwareRig } from './firmware-rig.js';
+import { runFirmwareMock } from './firmware-mock.js';
 import { injectionSchema } from './injections.js';
 import { FirmwareSimError } from './firmware-sim.js';
 
@@ -22,7 +22,7 @@ async function main(): Promise<number> {
   const a = Args.parse(JSON.parse(process.argv[2] ?? '{}'));
   const rig = loadRig(a.rigFile);
   try {
-    return await runFirmwareRig(rig, {
+    return await runFirmwareMock(rig, {
       board: a.board,
       ...(a.elf !== undefined ? { elf: a.elf } : {}),
       injections: a.injections,
@@ -41,7 +41,7 @@ async function main(): Promise<number> {
 }
 
 /**
- * Reports the exit code to the parent (serveFirmwareRig: whatever happens after, that is the answer),
+ * Reports the exit code to the parent (serveFirmwareMock: whatever happens after, that is the answer),
  * then exits with its signal handlers in place: node's natural exit closes them first, and a signal
  * in that window (a Ctrl-C that came twice) killed a rig that had stopped cleanly.
  */

@@ -3,7 +3,7 @@ import { Duplex, PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { encodeBoardFrame, FLAG } from '../src/protocol/codec.js';
-import { createMockRig } from '../src/mock/mock-rig.js';
+import { createLineMock } from '../src/mock/line-mock.js';
 import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { LinkError, type LinkEvent } from '../src/transport/link.js';
 import { LineLink } from '../src/transport/line-link.js';
@@ -14,7 +14,7 @@ async function connect(rigFile = 'rigs/mock-arm.json') {
   const loaded = loadRig(rigFile);
   const rig = { ...loaded, plant: { ...loaded.plant!, adapter: { kind: 'none' as const, latencyMs: 16 } } };
   const clock = new VirtualClock();
-  const mock = createMockRig(rig, clock);
+  const mock = createLineMock(rig, clock);
   const stream = await mock.openStream();
   const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
   const events: LinkEvent[] = [];

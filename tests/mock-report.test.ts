@@ -1,0 +1,28 @@
+// What `twolink rig --report` writes and the HIL engine reads (src/mock/mock-report.ts): one JSON object
+// a line, checked with one schema on both sides; anything else is an error that quotes the line.
+import { describe, expect, it } from 'vitest';
+import { parseMockReport, mockReportLine, type MockReport } from '../src/mock/mock-report.js';
+
+describe('the pty rig report', () => {
+  it('every report survives its line', () => {
+    const all: MockReport[] = [
+      { kind: 'pty', host: '/dev/pts/7' },
+      { kind: 'refused', injection: 'garbage', why: 'garbage acts on the wire, which the pty rig does not have' },
+      { kind: 'serving', board: '/dev/pts/6' },
+      { kind: 'injected', injection: 'stall=2@1', at: 1, plantS: 1.0002, wallS: 1.35 },
+    ];
+    for (const r of all) {
+      const line = mockReportLine(r);
+      expect(line.endsWith('\n')).toBe(true);
+      expect(parseMockReport(line.trimEnd())).toEqual(r);
+    }
+  });
+
+  it('a line that is no report is refused, naming what is wrong', () => {
+    expect(() => parseMockReport('/dev/pts/7')).toThrow(/^twolink rig --report: a line that is not JSON: "\/dev\/pts\/7"$/);
+    expect(() => parseMockReport('{"kind":"serving"}')).toThrow(/a line that is no report \(board: /);
+    expect(() => parseMockReport('{"kind":"pty","host":"/dev/pts/7","extra":1}')).toThrow(/no report/);
+    expect(() => parseMockReport('{"kind":"ready"}')).toThrow(/no report \(kind: /);
+    expect(() => parseMockReport('{"kind":"injected","injection":"stall=2@1","at":1,"plantS":1}')).toThrow(/no report \(wallS: /);
+  });
+});
