@@ -72,6 +72,8 @@ interface PtyRig {
   startedMs: number;
   /** The injections the rig said it cannot take (its `refused` reports), before it served. */
   refused: Extract<MockReport, { kind: 'refused' }>[];
+  /** The injections it applied (its `injected` reports, as they arrive), on its arm's time and its wall's since `startedMs`. */
+  injected: Extract<MockReport, { kind: 'injected' }>[];
   /** Its stderr (words for people: quoted in errors, never parsed). */
   stderr(): string;
   stop(): Promise<void>;
@@ -92,6 +94,7 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
   let err = '';
   let path: string | undefined;
   const refused: PtyRig['refused'] = [];
+  const injected: PtyRig['injected'] = [];
   const stop = (): Promise<void> =>
     new Promise((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -113,10 +116,8 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
         else if (r.kind === 'refused') refused.push(r);
         else if (r.kind === 'serving') {
           if (path === undefined) throw new Error(`twolink rig --report: it serves on ${r.board} before it said the host's end of its pty`);
-          resolve({ path, startedMs: performance.now(), refused, stderr: () => err, stop });
-        }
-        // (`injected`: when the rig applied an injection, on its simulated arm's time; the engine times
-        // the stop on this host's wall clock from the rig's start plus `at`, as it did.)
+          resolve({ path, startedMs: performance.now(), refused, injected, stderr: () => err, stop });
+        } else if (r.kind === 'injected') injected.push(r);
       } catch (e) {
         fail(e);
       }
@@ -125,10 +126,24 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
 }
 
 /**
+ * When the scenario's first injection happened on this host's wall clock [ms, performance.now()]: one the
+ * rig applied, when it says it did (its `injected` report: its wall time since it served; a starved rig
+ * applies it late, on its arm's time); one on the host's loop thread (busy, throw), or one the rig has not
+ * reported, the rig's start plus its time.
+ */
+export function injectionWallMs(injections: readonly Injection[], rig: Pick<PtyRig, 'startedMs' | 'injected'>, at: number): number {
+  const first = injections.find((i) => i.at === at);
+  const report = first && actsOn(first.name) !== 'host' ? rig.injected.find((r) => r.injection === formatInjection(first)) : undefined;
+  return rig.startedMs + (report ? report.wallS : at) * 1000;
+}
+
+/**
  * The scenario against the pty rig in real time. With injections, "stopped" is measured on this
- * host's wall clock: from the injection (the rig's start plus its time: the rig applies its injections
- * on its simulated arm's time from its start, which a starved rig lets fall behind the wall's; those on the host's loop thread, busy and throw, go to the loop, on loop time) to the arrival of the loop's first event saying it stopped tracking (the motors are at zero
- * by then, or a watchdog period later). The rig's start is known to a few milliseconds.
+ * host's wall clock: from the injection (injectionWallMs: when the rig says it applied it, on its
+ * simulated arm's time, which a starved rig lets fall behind the wall's; those on the host's loop thread,
+ * busy and throw, at the rig's start plus their time) to the arrival of the loop's first event saying it
+ * stopped tracking (the motors are at zero by then, or a watchdog period later). The rig's start is known
+ * to a few milliseconds.
  */
 export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
   return (s) => runRealtime(s, opts.rt !== false);
@@ -143,8 +158,7 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   );
   const events: LoopEvent[] = [];
   const at = firstInjectionAt(s);
-  const injectedMs = at === undefined ? undefined : rig.startedMs + at * 1000;
-  let stopMs: number | undefined;
+  const stopping: number[] = []; // performance.now() of the loop's events saying it stopped tracking [ms]
   try {
     // The pty rig skips (and reports, before it serves) the injections it cannot take: the scenario would not run as written.
     const skipped = rig.refused[0];
@@ -163,15 +177,18 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
       ...(s.controller !== undefined ? { controller: s.controller } : {}),
       onEvent: (e) => {
         events.push(e);
-        const now = performance.now();
-        if (injectedMs !== undefined && stopMs === undefined && now >= injectedMs && e.kind === 'state' && STOPPING.has(e.state)) stopMs = now - injectedMs;
+        if (e.kind === 'state' && STOPPING.has(e.state)) stopping.push(performance.now());
       },
     });
     const r = await session.run();
     // (A controller's fault while loading is the run's stop reason, like one in a tick.)
     if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };
-    if (at !== undefined) result.stopMs = stopMs ?? 'never';
+    if (at !== undefined) {
+      const injectedMs = injectionWallMs(s.injections, rig, at);
+      const stoppedMs = stopping.find((t) => t >= injectedMs);
+      result.stopMs = stoppedMs === undefined ? 'never' : stoppedMs - injectedMs;
+    }
     return result;
   } finally {
     await rig.stop();
