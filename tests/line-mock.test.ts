@@ -134,7 +134,8 @@ describe('mock rig: handshake and commands', () => {
 });
 
 describe('refusals', () => {
-  it('a board that speaks another protocol version is refused with a clear message', async () => {
+  /** A link opening on /dev/fake that the board answers, once, with `info` in place of its identity: the open's promise. */
+  async function answeredWith(info: Partial<{ proto: number; cpr: [number, number] }>): Promise<{ opened: Promise<unknown> }> {
     const clock = new VirtualClock();
     const rig = loadRig('rigs/mock-arm.json');
     const stream = new PassThrough();
@@ -142,9 +143,14 @@ describe('refusals', () => {
     const p = link.open();
     p.catch(() => undefined);
     await settle();
-    // the board answers the first H with its identity, protocol 2
-    stream.write(encodeBoardFrame({ type: 'I', seq: 0, ack: 0, info: { fw: 'x', proto: 2, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100 } }));
+    stream.write(encodeBoardFrame({ type: 'I', seq: 0, ack: 0, info: { fw: 'x', proto: 1, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100, ...info } }));
     await settle();
+    return { opened: p }; // (an async function's own promise would take on p's rejection)
+  }
+
+  it('a board that speaks another protocol version is refused with a clear message', async () => {
+    // the board answers the first H with its identity, protocol 2
+    const p = (await answeredWith({ proto: 2 })).opened;
     await expect(p).rejects.toThrow(LinkError);
     await expect(p).rejects.toThrow(/board on \/dev\/fake speaks twolink protocol 2, this host speaks 1/);
   });
@@ -170,15 +176,7 @@ describe('refusals', () => {
   });
 
   it('a board with other encoders than the rig file is refused, naming the joint and both numbers', async () => {
-    const clock = new VirtualClock();
-    const rig = loadRig('rigs/mock-arm.json');
-    const stream = new PassThrough();
-    const link = new LineLink({ stream, name: '/dev/fake', baudRate: 1e6, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 1000 });
-    const p = link.open();
-    p.catch(() => undefined);
-    await settle();
-    stream.write(encodeBoardFrame({ type: 'I', seq: 0, ack: 0, info: { fw: 'x', proto: 1, board: 'uno', joints: 2, cpr: [2048, 2048], pwm: 400, torque: false, maxrate: 1000, wdt: 100 } }));
-    await settle();
+    const p = (await answeredWith({ cpr: [2048, 2048] })).opened;
     await expect(p).rejects.toThrow(/counts 2048 per revolution on joint 1, the rig file says 4800/);
   });
 });
