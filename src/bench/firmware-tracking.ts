@@ -36,8 +36,8 @@ export interface LockstepReach {
 }
 
 /** `twolink run --port` against the firmware in host lock-step; this process steps the plant. */
-export async function lockstepReach(rig: Rig, bin: string, root: string, o: { predict: boolean; sliceUs: number }): Promise<LockstepReach> {
-  const sim = await FirmwareSim.start({ rig, board: 'uno', hostLockstep: true, predict: o.predict, sliceUs: o.sliceUs, lead: 0 });
+export async function lockstepReach(rig: Rig, bin: string, root: string, o: { predict: boolean; sliceUs: number; hostWaitMs?: number }): Promise<LockstepReach> {
+  const sim = await FirmwareSim.start({ rig, board: 'uno', hostLockstep: true, predict: o.predict, sliceUs: o.sliceUs, lead: 0, ...(o.hostWaitMs !== undefined ? { hostWaitMs: o.hostWaitMs } : {}) });
   let lockstep = 'no lock-step line from the harness';
   sim.on('log', (l) => {
     const m = /host lock-step: (.*)$/.exec(l);

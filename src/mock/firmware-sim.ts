@@ -94,6 +94,12 @@ export interface FirmwareSimOptions {
    * @default false
    */
   hostLockstep?: boolean;
+  /**
+   * With `hostLockstep`: how long a slice waits for the host's answer before it goes on without it [ms]
+   * (a host held up longer by a busy machine would otherwise leave lock-step).
+   * @default 1000
+   */
+  hostWaitMs?: number;
 }
 
 /**
@@ -183,7 +189,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     this.predictS = opts.predict === false ? 0 : this.sliceS;
     const args = [opts.board ?? 'uno', files.elf, '--slice-us', String(opts.sliceUs ?? 250), '--lead', String(opts.lead ?? 40)];
     if (opts.realtime === false || opts.hostLockstep) args.push('--no-realtime');
-    if (opts.hostLockstep) args.push('--host-lockstep');
+    if (opts.hostLockstep) args.push('--host-lockstep', '--host-wait-ms', String(opts.hostWaitMs ?? 1000));
     this.child = spawnTied(files.harness, args, { stdio: ['pipe', 'pipe', 'pipe'] }); // ends with this process (tied.ts)
     this.exited = new Promise((resolve) => {
       this.child.on('exit', (code) => {

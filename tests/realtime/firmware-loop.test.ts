@@ -116,7 +116,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       spec.link.lostAfterTicks = 2500;
       writeFileSync(file, JSON.stringify(spec));
       const rig = loadRig(file);
-      const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250 });
+      // The harness waits for the host's answers up to 30 s (not 1 s): a six-hog CI run once held the host
+      // (at normal priority, --no-rt) past 1 s, and the harness went on without it, out of lock-step.
+      const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250, hostWaitMs: 30_000 });
       const mock = await mockVirtualReach(rig);
       expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
       const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);

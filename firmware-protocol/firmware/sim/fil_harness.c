@@ -36,8 +36,8 @@
 // (src/mock/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
 // wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
 // --host-lockstep (with --no-realtime): a slice does not start while a T frame the firmware sent has had
-// no line back from the host yet (at most 1 s of wall time, then it goes on until the host writes
-// again): the host's answer then reaches the AVR at the next slice boundary whatever the machine does,
+// no line back from the host yet (at most --host-wait-ms of wall time, default 1000, then it goes on
+// until the host writes again; not at all once the host has closed the port): the host's answer then reaches the AVR at the next slice boundary whatever the machine does,
 // so runs compare in board time, without wall-clock effects.
 //
 // simavr 1.6 facts applied here (each cost a day): its sleep callback usleep()s (replaced: pace() keeps
@@ -124,10 +124,11 @@ static int realtime = 1;
 static int lead = 0;
 static int hostLockstep = 0;
 static int hostOwes;          // a T frame went out and no LF came back from the host since
-static int hostAway;          // the host did not answer within 1 s: no waiting until it writes again
+static int hostAway;          // the host did not answer within hostWaitMs: no waiting until it writes again
+static double hostWaitS = 1.0; // --host-wait-ms: how long a slice waits for the host's answer [s]
 static int uartAtLineStart = 1, tLine;
 static unsigned long long hostWaits;  // slices that waited for the host
-static unsigned long long hostTimeouts;  // ... and went on without it after 1 s
+static unsigned long long hostTimeouts;  // ... and went on without it after hostWaitS
 
 // ---- motor outputs: the duty the pins apply, integrated over the slice -----------------------------
 static double dutyNow[2];            // -1..1
@@ -326,7 +327,7 @@ static void waitForHost(void) {
     if (!owes) break;
     if (!waited) ++hostWaits;
     waited = 1;
-    const double left = 1.0 - (wallS() - start);
+    const double left = hostWaitS - (wallS() - start);
     if (left <= 0) {
       hostAway = 1;
       ++hostTimeouts;
@@ -338,6 +339,11 @@ static void waitForHost(void) {
     if (inLen < sizeof inBuf) {
       const ssize_t n = read(ptyMaster, inBuf + inLen, sizeof inBuf - inLen);
       if (n > 0) inLen += (size_t)n;
+      // The host closed the port (EIO while nobody has the slave open): it will not answer; no waiting.
+      if (n < 0 && errno == EIO) {
+        hostSeen(0);
+        break;
+      }
     }
   }
 }
@@ -539,7 +545,7 @@ static avr_cycle_count_t sliceEnd(avr_t* a, avr_cycle_count_t when, void* param)
 }
 
 static void usage(void) {
-  fprintf(stderr, "usage: fil_harness uno|mega|uno-firmata ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep]\n");
+  fprintf(stderr, "usage: fil_harness uno|mega|uno-firmata ELF [--slice-us N] [--lead N] [--no-realtime] [--host-lockstep [--host-wait-ms N]]\n");
   exit(2);
 }
 
@@ -610,9 +616,10 @@ int main(int argc, char** argv) {
     else if (strcmp(argv[i], "--lead") == 0 && i + 1 < argc) lead = atoi(argv[++i]);
     else if (strcmp(argv[i], "--no-realtime") == 0) realtime = 0;
     else if (strcmp(argv[i], "--host-lockstep") == 0) hostLockstep = 1;
+    else if (strcmp(argv[i], "--host-wait-ms") == 0 && i + 1 < argc) hostWaitS = strtod(argv[++i], NULL) / 1e3;
     else usage();
   }
-  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 400 || (hostLockstep && realtime)) usage();
+  if (sliceUs < 20 || sliceUs > 10000 || lead < 0 || lead > 400 || (hostLockstep && realtime) || !(hostWaitS > 0 && hostWaitS <= 600)) usage();
   sliceCycles = sliceUs * CYCLES_PER_US;
   // Ctrl-C on a terminal (and `timeout`, `kill -- -PGID`) reach the whole process group: the plant
   // process decides when this ends (Q, or the end of stdin), so that the totals still come out.
@@ -679,8 +686,8 @@ int main(int argc, char** argv) {
           sim, wall, maxBehindS * 1e3, behindEvents, reanchors, behindTotalS * 1e3, outDropped, closedTotal + closedDropped,
           hostLockstep ? "; host lock-step" : "");
   if (hostLockstep)
-    fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer, %llu went on without it after 1 s\n", hostWaits,
-            hostTimeouts);
+    fprintf(stderr, "fil_harness: host lock-step: %llu slices waited for the host's answer, %llu went on without it after %g s\n", hostWaits,
+            hostTimeouts, hostWaitS);
   emit("E %.6f %.6f %.3f %lu %llu\n", sim, wall, maxBehindS * 1e3, reanchors, outDropped);
   fflush(stdout);
   return 0;
