@@ -46,4 +46,32 @@ describe('twolink run --mode impedance', () => {
     },
     hangGuardMs(60_000),
   );
+
+  it(
+    '--traj hold (a spring about the pose the arm starts in) runs on the mock and ends done with the zero acknowledged',
+    async () => {
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '3', '--no-rt', '--mode', 'impedance', '--json'], { timeoutMs: 60_000 });
+      const s = lastJson(r);
+      expect(r.code).toBe(0);
+      expect(s.stop).toEqual({ kind: 'done' });
+      expect(s.impedance).toMatchObject({ space: 'endpoint' });
+    },
+    hangGuardMs(60_000),
+  );
+
+  it(
+    "--traj hold on a real port is checked at every elbow angle the arm may start in: a stiffness passive at the mock's start but not everywhere is refused",
+    async () => {
+      // On the mock only the plant's start pose is checked (200 N/m is passive there); on a port the
+      // arm may start anywhere, and at a straighter elbow 200 N/m is not.
+      const mock = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '1', '--no-rt', '--mode', 'impedance', '--stiffness', '200', '--json'], { timeoutMs: 60_000 });
+      expect(mock.stderr).not.toMatch(/more than the loop keeps passive/);
+      expect(mock.code).toBe(0);
+      expect(lastJson(mock).impedance).toMatchObject({ space: 'endpoint' });
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--traj', 'hold', '--no-rt', '--mode', 'impedance', '--stiffness', '200']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/--mode impedance: stiffness 200\.0 N\/m is more than the loop keeps passive at alpha = \(0\.0, -?\d+\.\d\) deg/);
+    },
+    hangGuardMs(20_000),
+  );
 });

@@ -159,6 +159,12 @@ function impedanceArgs(v: RunArgs, rig: Rig, target: Target, paths: PathSpec[], 
   // The planned poses, every 10 ms of each trajectory (and where the mock's arm starts).
   const poses: number[][] = target.kind === 'mock' && rig.plant ? [rig.plant.start.slice()] : [];
   for (const p of paths) {
+    if (!p.start.q && !p.start.xy) {
+      // A path that starts where the arm is (`--traj hold`): its poses are known only at the start, so
+      // the spring must be passive wherever the arm may be. The bound depends on the elbow alone.
+      poses.push(...startPoses(rig, target));
+      continue;
+    }
     const traj = buildPath(rig.arm, p.start, p.steps);
     for (let t = 0; t <= traj.duration; t += 0.01) poses.push(traj.sample(t).q.slice());
   }
@@ -169,6 +175,19 @@ function impedanceArgs(v: RunArgs, rig: Rig, target: Target, paths: PathSpec[], 
     throw e;
   }
   return s;
+}
+
+/**
+ * The poses a run that starts where the arm is may start in: the mock's start pose, or on a real arm
+ * every elbow angle within joint 2's limits (every 1 deg, and both ends).
+ */
+function startPoses(rig: Rig, target: Target): number[][] {
+  if (target.kind === 'mock' && rig.plant) return [rig.plant.start.slice()];
+  const lim = rig.limits[1];
+  const lo = lim?.min ?? -Math.PI; // [rad]
+  const hi = lim?.max ?? Math.PI; // [rad]
+  const n = Math.max(1, Math.ceil(((hi - lo) * 180) / Math.PI));
+  return Array.from({ length: n + 1 }, (_, i) => [0, lo + ((hi - lo) * i) / n]);
 }
 
 /** `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back take 0.5 s each; then stop: `done`). */
