@@ -50,7 +50,7 @@ describe('twolink run --mode impedance', () => {
   it(
     '--traj hold (a spring about the pose the arm starts in) runs on the mock and ends done with the zero acknowledged',
     async () => {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '3', '--no-rt', '--mode', 'impedance', '--json'], { timeoutMs: 60_000 });
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '5', '--no-rt', '--mode', 'impedance', '--json'], { timeoutMs: 60_000 });
       const s = lastJson(r);
       expect(r.code).toBe(0);
       expect(s.stop).toEqual({ kind: 'done' });
@@ -64,7 +64,7 @@ describe('twolink run --mode impedance', () => {
     async () => {
       // On the mock only the plant's start pose is checked (200 N/m is passive there); on a port the
       // arm may start anywhere, and at a straighter elbow 200 N/m is not.
-      const mock = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '3', '--no-rt', '--mode', 'impedance', '--stiffness', '200', '--json'], { timeoutMs: 60_000 });
+      const mock = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '5', '--no-rt', '--mode', 'impedance', '--stiffness', '200', '--json'], { timeoutMs: 60_000 });
       expect(mock.stderr).not.toMatch(/more than the loop keeps passive/);
       expect(mock.code).toBe(0);
       expect(lastJson(mock).impedance).toMatchObject({ space: 'endpoint' });
