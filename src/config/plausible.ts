@@ -11,6 +11,7 @@ import { computeGravity, computeMassMatrix, createActuatedArmData, createRigidAr
 import type { ArmParams } from '../model/types.js';
 import type { JointLimits, Rig } from './load.js';
 import type { MotorParams } from './rig.js';
+import { outsideText } from '../model/beyond.js';
 
 /** One implausible field: its dotted path and why. */
 export interface PlausibilityIssue {
@@ -219,7 +220,8 @@ export function plausibilityIssues(rig: Rig): PlausibilityIssue[] {
     p.start.forEach((a, i) => {
       const lim = rig.limits[i]!;
       if (a < lim.min - 1e-9 || a > lim.max + 1e-9) {
-        out.push({ path: `plant.startDeg[${i}]`, message: `${fmt(a * DEG)} deg is outside the joint limits ${fmt(lim.min * DEG)}..${fmt(lim.max * DEG)} deg (limits[${i}])` });
+        const o = outsideText(a * DEG, lim.min * DEG, lim.max * DEG, 0);
+        out.push({ path: `plant.startDeg[${i}]`, message: `${o.value} deg is outside the joint limits ${o.range} deg (limits[${i}])` });
       }
     });
   }

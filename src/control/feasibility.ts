@@ -12,6 +12,7 @@ import type { PathSpec } from '../model/builtins.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { PlannedPhase } from './events.js';
 import { planPath, type PlannedPath } from './plan.js';
+import { beyondText, boundText, outsideText } from '../model/beyond.js';
 
 export class FeasibilityError extends Error {
   override readonly name = 'FeasibilityError';
@@ -53,11 +54,12 @@ function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmM
       const lim = rig.limits[i]!;
       const q = s.q[i]!;
       if (q < lim.min - 1e-9 || q > lim.max + 1e-9) {
-        return { t, joint: i, detail: `angle ${(q * DEG).toFixed(1)} deg is outside the joint limits ${(lim.min * DEG).toFixed(0)}..${(lim.max * DEG).toFixed(0)} deg` };
+        const o = outsideText(q * DEG, lim.min * DEG, lim.max * DEG);
+        return { t, joint: i, detail: `angle ${o.value} deg is outside the joint limits ${o.range} deg` };
       }
       const v = s.qd[i]!;
       if (Math.abs(v) > lim.maxVel + 1e-9) {
-        return { t, joint: i, detail: `speed ${(v * DEG).toFixed(0)} deg/s is beyond the limit ${(lim.maxVel * DEG).toFixed(0)} deg/s (slow it down: a longer duration)` };
+        return { t, joint: i, detail: `speed ${beyondText(Math.abs(v) * DEG, lim.maxVel * DEG, 'above', 0)} deg/s is beyond the limit ${boundText(lim.maxVel * DEG)} deg/s (slow it down: a longer duration)` };
       }
       const need = tau[i]!;
       const avail = Math.min(lim.maxTorque, motorTorqueLimit(model, i, rig.maxDuty, v, need));

@@ -6,6 +6,8 @@
  * "timeout: ...", "fault:link-lost (...)". Nothing parses that text back.
  */
 
+import { beyondText, boundText, outsideText } from '../model/beyond.js';
+
 /** A safety stop: what the loop saw that made it zero the motors. */
 export type Fault =
   | { kind: 'link-lost'; ms: number; samples: number }
@@ -111,10 +113,12 @@ export function describeFault(f: Fault): string {
       return 'board-reset';
     case 'watchdog':
       return 'watchdog';
-    case 'limit':
-      return `limit joint ${f.joint + 1} at ${f.deg.toFixed(1)} deg, outside ${f.minDeg.toFixed(0)}..${f.maxDeg.toFixed(0)} deg`;
+    case 'limit': {
+      const o = outsideText(f.deg, f.minDeg, f.maxDeg);
+      return `limit joint ${f.joint + 1} at ${o.value} deg, outside ${o.range} deg`;
+    }
     case 'speed':
-      return `speed joint ${f.joint + 1} at ${f.degS.toFixed(0)} deg/s, limit ${f.limitDegS.toFixed(0)} deg/s`;
+      return `speed joint ${f.joint + 1} at ${beyondText(Math.abs(f.degS), f.limitDegS, 'above', 0)} deg/s, limit ${boundText(f.limitDegS)} deg/s`;
     case 'encoder-jump':
       return `encoder-jump joint ${f.joint + 1}: its angle stepped ${f.deg.toFixed(1)} deg in ${f.ms.toFixed(1)} ms, faster than the joint can turn (a slipping encoder or coupling, a miscount, noise on the encoder lines)`;
     case 'encoder-slip':
