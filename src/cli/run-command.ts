@@ -235,6 +235,14 @@ function constraintArg(text: string, rig: Rig): FloatConstraint {
   return c;
 }
 
+/**
+ * How late the board applied the host's answers: learned on the line protocol (its telemetry names the
+ * sample each command came back with); unknown where the board's reports carry no sample number (Firmata).
+ */
+function answerDelayText(samples: number | null, cable: string): string {
+  return samples === null ? `answers' delay not measured (this link's reports carry no sample number; cable: ${cable})` : `answers apply ${samples} sample(s) later (learned; cable: ${cable})`;
+}
+
 function humanSummary(s: RunSummary, cable: string, float = false): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
@@ -242,7 +250,7 @@ function humanSummary(s: RunSummary, cable: string, float = false): string {
     `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); latency (sample -> command written, answered samples) p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
     ...(s.timing
       ? [
-          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), answers apply ${s.timing.answerDelaySamples ?? '?'} sample(s) later (learned; cable: ${cable}), real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
+          `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), ${answerDelayText(s.timing.answerDelaySamples, cable)}, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +
             (s.timing.mock
               ? `; the simulated board fell behind at most ${s.timing.mock.maxStarvedMs.toFixed(1)} ms (${s.timing.mock.lateTimers} late timers, up to ${s.timing.mock.maxLateMs.toFixed(1)} ms${s.timing.mock.lateTimers > 0 ? ": its own thread was starved, not the host's fault" : ''})`
               : ''),
