@@ -73,6 +73,18 @@ const RUN_OPTIONS = {
 /** `twolink run`'s (and demo's) parsed options. */
 type RunArgs = ParsedOf<typeof RUN_OPTIONS>;
 
+/** `twolink demo`'s options: the simulated rig's run, so none of a port's, a controller's or a mode's. */
+const DEMO_OPTIONS = {
+  ...pick(RUN_OPTIONS, ['rig', 'traj', 'rate', 'record', 'no-feedforward', 'feedforward', 'cycle', 'headless', 'json', 'inject', 'rt', 'no-rt', 'speed', 'force']),
+  'max-seconds': { ...RUN_OPTIONS['max-seconds'], help: 'stop after this long (default: with the dashboard or --foxglove, cycle until quit; else once through the trajectories)' },
+  ...FOXGLOVE_OPTIONS,
+  help: RUN_OPTIONS.help,
+} as const satisfies OptionSpecs;
+
+function pick<T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+}
+
 interface Plan {
   rig: Rig;
   target: Target;
@@ -533,7 +545,9 @@ export async function runCommand(argv: readonly string[]): Promise<number> {
 }
 
 export async function demoCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(foxgloveArgv(argv, FOXGLOVE_PORT), RUN_OPTIONS, 'demo');
+  const parsed = parse(foxgloveArgv(argv, FOXGLOVE_PORT), DEMO_OPTIONS, 'demo');
+  const v: RunArgs = parsed.values;
+  const positionals = parsed.positionals;
   noPositionals(positionals, 'demo', 'give trajectories with --traj');
   if (v.help) {
     process.stdout.write(
@@ -541,19 +555,24 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
         'demo',
         'the whole stack on the built-in simulated rig (rigs/mock-arm.json), in real time, no hardware: it cycles through the built-in trajectories; on a terminal with the dashboard, otherwise once through with a summary',
         'demo [--rig rigs/mock-arm.json] [--headless] [--json] [--record demo.ndjson]',
-        RUN_OPTIONS,
+        DEMO_OPTIONS,
       ),
     );
     return 0;
   }
   const rigFile = typeof v.rig === 'string' ? v.rig : 'rigs/mock-arm.json';
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
+  // With the dashboard or a live view someone is watching: cycle until quit (a headless run with
+  // --foxglove that ended after one pass left no time to connect Foxglove).
+  const watched = interactive || v.foxglove !== undefined;
   const rig = loadRig(rigFile);
   const names = v.traj ?? builtinNames(rig.arm);
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
-  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: interactive ? 24 * 3600 : 600, min: 0.1, unit: 's' });
-  const p = plan({ ...v, rig: rigFile, mock: v.port === undefined, traj: names }, maxSeconds, rigFile, names);
-  return withLiveView(v, p.rig, (live) => execute(p, v, { cycle: interactive, maxSeconds, demo: true }, live));
+  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: watched ? 24 * 3600 : 600, min: 0.1, unit: 's' });
+  const cycle = watched || v.cycle === true;
+  if (cycle && !interactive) process.stderr.write(`twolink demo: cycling through ${names.join(', ')} until Ctrl-C${v['max-seconds'] !== undefined ? ` or ${maxSeconds} s` : ''}\n`);
+  const p = plan({ ...v, rig: rigFile, mock: true, traj: names }, maxSeconds, rigFile, names);
+  return withLiveView(v, p.rig, (live) => execute(p, v, { cycle, maxSeconds, demo: true }, live));
 }
 
 /** `twolink replay FILE [run options]`: `twolink run --traj FILE` with the rest of the options. */
