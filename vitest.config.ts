@@ -11,6 +11,10 @@ const unitMs = hangGuardMs(150_000);
 const realtimeMs = hangGuardMs(240_000);
 
 export default defineConfig({
+  // Vite's cache out of node_modules: a new file there makes npm's hidden lockfile
+  // (node_modules/.package-lock.json) out of date, and every `npx twolink` then reads the whole tree
+  // again (17-32 s seen after the tests had run, issue 35).
+  cacheDir: '.vitest-cache',
   test: {
     testTimeout: unitMs,
     hookTimeout: unitMs,
