@@ -80,7 +80,7 @@ describe('twolink urdf', () => {
     }
   });
 
-  it("carries the rig's masses, centres of mass, inertias (izz = I) and soft limits, joint axes z", () => {
+  it("carries the rig's masses, centres of mass, inertias (izz = I, every principal moment positive) and soft limits, joint axes z", () => {
     const rig = loadRig('rigs/mock-arm.json');
     const robot = parseUrdf(armUrdf(rig));
     const a = rig.arm as unknown as Record<string, number>;
@@ -89,6 +89,13 @@ describe('twolink urdf', () => {
       expect(inertial.mass).toBe(a[`m${i}`]);
       expect(inertial.origin.xyz).toEqual([a[`d${i}`], 0, 0]);
       expect(inertial.inertia.izz).toBe(a[`I${i}`]);
+      // Every principal moment positive (a zero ixx is refused by simulators that load URDF), and
+      // the triangle inequalities of a physical body hold.
+      const { ixx, iyy, izz } = inertial.inertia as { ixx: number; iyy: number; izz: number };
+      expect(ixx).toBeGreaterThan(0);
+      expect(ixx + iyy).toBeGreaterThanOrEqual(izz);
+      expect(iyy + izz).toBeGreaterThanOrEqual(ixx);
+      expect(ixx + izz).toBeGreaterThanOrEqual(iyy);
       const j = robot.joints[`joint${i}`]!;
       expect(j.jointType).toBe('revolute');
       expect(j.axis.toArray()).toEqual([0, 0, 1]);

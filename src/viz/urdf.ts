@@ -15,8 +15,10 @@
  *
  * Inertias. The planar model knows each link's inertia about the axis normal to the plane through
  * its centre of mass (I1, I2): that is izz. A slender link's inertia about the other axis across it
- * is the same (iyy = izz); about its own long axis the planar model says nothing and the URDF gives 0
- * (ixx), which keeps the triangle inequalities of a physical body (ixx + iyy >= izz, ...). The rig's
+ * is the same (iyy = izz); about its own long axis the planar model says nothing, and the URDF gives
+ * that of the drawn cross-section (a solid bar w x t: ixx = m (w^2 + t^2) / 12): positive, as simulators
+ * and dynamics libraries that load a URDF require of every principal moment, and small enough to keep
+ * the triangle inequalities of a physical body (ixx + iyy >= izz, iyy + izz >= ixx). The rig's
  * `arm` section is the one `twolink identify` writes, so an identified rig file gives the identified
  * masses, centres of mass and inertias; the motors' rotor inertia (reflected through the gears) is a
  * property of the drive, not of the link, and is not in the URDF.
@@ -67,6 +69,11 @@ function xmlAttr(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** A link's inertia about its own long axis [kg m^2]: a solid bar of the drawn cross-section. */
+export function axialInertia(massKg: number): number {
+  return (massKg * (LINK_SECTION_M.width ** 2 + LINK_SECTION_M.thickness ** 2)) / 12;
+}
+
 /** One link: the box along x from its joint, the housing of its joint, and its inertial. */
 function link(name: string, L: number, d: number, m: number, I: number): string {
   const box = `<box size="${n(L)} ${n(LINK_SECTION_M.width)} ${n(LINK_SECTION_M.thickness)}"/>`;
@@ -76,7 +83,7 @@ function link(name: string, L: number, d: number, m: number, I: number): string 
     '    <inertial>',
     `      <origin xyz="${n(d)} 0 0" rpy="0 0 0"/>`,
     `      <mass value="${n(m)}"/>`,
-    `      <inertia ixx="0" ixy="0" ixz="0" iyy="${n(I)}" iyz="0" izz="${n(I)}"/>`,
+    `      <inertia ixx="${n(axialInertia(m))}" ixy="0" ixz="0" iyy="${n(I)}" iyz="0" izz="${n(I)}"/>`,
     '    </inertial>',
     `    <visual name="${name}_body">`,
     `      <origin xyz="${n(L / 2)} 0 0" rpy="0 0 0"/>`,
