@@ -6,7 +6,7 @@
  * Unlike MockBinding, the far end answers: bytes the host writes go to the rig's board, and the board's
  * bytes come back through `read()` when its UART has sent them (in real or virtual time).
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface';
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 /** The far end of the wire: what the rig exposes to a binding. */

@@ -8,7 +8,7 @@
  * host opened the port at (a mismatch garbles the bytes), and `unplug()` makes the port vanish.
  */
 import type { Duplex } from 'node:stream';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { SerialPortStream } from '@serialport/stream';
 import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';

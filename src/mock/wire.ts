@@ -8,7 +8,7 @@
  * `WirePort` is a serialport binding port over the host's end: `new SerialPortStream({ binding })`
  * over it is a real serialport stream.
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface';
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 const RING = 1 << 16;

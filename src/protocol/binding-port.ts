@@ -3,7 +3,7 @@
  * cable to the mock's thread): the open options filled with serialport's defaults, and the two errors
  * serialport tells apart (a canceled read on a closed port; a device that vanished).
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 
 /** `options` with serialport's defaults for what it leaves out (8N1, locked, no flow control). */
 export function fullOpenOptions(options: OpenOptions): Required<OpenOptions> {

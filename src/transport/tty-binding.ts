@@ -18,7 +18,7 @@
 import { execFile } from 'node:child_process';
 import { closeSync, constants, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
 import { isatty } from 'node:tty';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
+import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open-error.js';
 
