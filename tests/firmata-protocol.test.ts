@@ -259,7 +259,14 @@ describe("checkWiring (pure: capabilities and the rig file's wiring)", () => {
 
   it('names what is wrong: another board, a motor pin without PWM, firmware without encoders, an encoder pin without interrupt', () => {
     const uno = parseCapabilities(encodeCapabilities(capabilities(BOARDS.uno, { encoder: true })));
-    expect(checkWiring(uno, good, 'fw', 6).error).toEqual({ reason: 'mismatch', message: expect.stringMatching(/^the board reports 20 pins, the rig file says firmata.board "mega"/) });
+    expect(checkWiring(uno, good, 'fw', 6).error).toEqual({
+      reason: 'mismatch',
+      message: expect.stringMatching(/^the board reports 20 pins, the rig file says firmata.board "mega" \(70 pins\): it is an Uno; set firmata.board to "uno" .*rigs\/mock-arm-firmata-uno.json/),
+    });
+    // The shipped Uno rig file is what the hint says: it loads, and its wiring passes on an Uno's pins.
+    const unoRig = loadRig('rigs/mock-arm-firmata-uno.json');
+    expect(unoRig.firmata?.board).toBe('uno');
+    expect(checkWiring(uno, wiring(unoRig.firmata!), 'fw', 6)).toEqual({ warnings: expect.any(Array), boardName: 'uno' });
     const noPwm = wiring({ board: 'mega', motors: [{ pwm: 22, dir: 4 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }] });
     expect(checkWiring(mega, noPwm, 'fw', 16).error?.message).toMatch(/^motor 1's PWM pin 22 cannot do PWM on this mega/);
     const plain = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: false })));

@@ -49,20 +49,10 @@ export function stockFirmataElf(root: string): StockImage {
   return { elf };
 }
 
-/** The Firmata example rig, on an Uno wired as docs/firmata.md section 2 suggests; `watchdogMs` as given. */
+/** The Firmata example rig on an Uno (rigs/mock-arm-firmata-uno.json, wired as docs/firmata.md section 2 suggests); `watchdogMs` as given. */
 export function unoFirmataRig(root: string, watchdogMs?: number): Rig {
-  const spec = JSON.parse(readFileSync(join(root, 'rigs/mock-arm-firmata.json'), 'utf8')) as {
-    name: string;
-    link: { watchdogMs?: number };
-    firmata: { board: string; sensors: unknown[] };
-  };
+  const spec = JSON.parse(readFileSync(join(root, 'rigs/mock-arm-firmata-uno.json'), 'utf8')) as { link: { watchdogMs?: number } };
   if (watchdogMs !== undefined) spec.link.watchdogMs = watchdogMs;
-  spec.name = 'mock-arm-firmata-uno';
-  spec.firmata.board = 'uno';
-  spec.firmata.sensors = [
-    { type: 'encoder', pinA: 2, pinB: 8 },
-    { type: 'encoder', pinA: 3, pinB: 12 },
-  ];
   const file = join(mkdtempSync(join(tmpdir(), 'twolink-stock-')), 'mock-arm-firmata-uno.json');
   writeFileSync(file, JSON.stringify(spec));
   return loadRig(file);

@@ -164,7 +164,11 @@ export function checkWiring(caps: Capabilities, w: Wiring, firmware: string, ana
   const warnings: string[] = [];
   const fail = (reason: 'mismatch' | 'pins' | 'no-encoder', message: string): WiringCheck => ({ error: { reason, message }, warnings, boardName });
   if (caps.length !== w.layout.totalPins) {
-    return fail('mismatch', `the board reports ${caps.length} pins, the rig file says firmata.board "${w.board}" (${w.layout.totalPins} pins): fix firmata.board`);
+    const known = boardName === 'uno' || boardName === 'mega';
+    const fix = known
+      ? `: it is ${boardName === 'uno' ? 'an Uno' : 'a Mega'}; set firmata.board to "${boardName}" and its motors and encoders to that board's pins${boardName === 'uno' ? ' (rigs/mock-arm-firmata-uno.json is an Uno wired for twolink)' : ''}`
+      : ': fix firmata.board (uno: 20 pins, mega: 70)';
+    return fail('mismatch', `the board reports ${caps.length} pins, the rig file says firmata.board "${w.board}" (${w.layout.totalPins} pins)${fix}`);
   }
   const pwmPins = caps.flatMap((c, p) => (c.has(MODE.PWM) ? [p] : []));
   for (let j = 0; j < w.motors.length; j++) {
