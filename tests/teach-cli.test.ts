@@ -1,9 +1,10 @@
 // The float, teach and replay interface refuses what it cannot do before anything moves: exit code 2
 // and a line that names the argument (or the trajectory's time and joint).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { rigFileSha256 } from '../src/config/rig-hash.js';
 import { twolink } from './helpers/cli.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
 
@@ -49,4 +50,54 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
     },
     hangGuardMs(10_000),
   );
+
+  describe('replay checks the rig the file was taught on (its content hash)', () => {
+    /** A slow taught motion whose `taught` section says `rig` and, when given, its hash. */
+    const taughtFile = (name: string, taught: Record<string, unknown>): string => {
+      const q = Array.from({ length: 11 }, (_, k) => [-90 + k, 0]);
+      const file = join(dir, name);
+      writeFileSync(file, JSON.stringify({ name, start: { q: q[0] }, steps: [{ samples: { dt: 0.05, q } }], taught: { target: 'mock', recordedS: 0.5, rateHz: 500, smoothingHz: 4, slowdown: 1, ...taught } }));
+      return file;
+    };
+    // --speed 3 is refused after the rig check and before anything moves: a run that gets to it passed the check.
+    const replay = (file: string, rig: string, ...extra: string[]) => twolink(['replay', file, '--rig', rig, '--mock', '--speed', '3', ...extra], { timeoutMs: 10_000 });
+
+    it(
+      'a file taught on another rig is refused before motion, naming both rigs, unless --any-rig',
+      async () => {
+        const file = taughtFile('other.json', { rig: 'rigs/mock-arm-identified.json', rigSha256: rigFileSha256('rigs/mock-arm-identified.json') });
+        const r = await replay(file, 'rigs/mock-arm.json');
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(/other\.json was taught on rigs\/mock-arm-identified\.json \(rig hash [0-9a-f]{12}\), and rigs\/mock-arm\.json is another rig \(hash [0-9a-f]{12}\).*give --any-rig/);
+        const any = await replay(file, 'rigs/mock-arm.json', '--any-rig');
+        expect(any.stderr).toMatch(/--any-rig: .*replaying it on rigs\/mock-arm\.json as asked/);
+        expect(any.stderr).toMatch(/--speed/); // past the check, stopped by the next argument
+        const same = await replay(file, 'rigs/mock-arm-identified.json');
+        expect(same.stderr).not.toMatch(/taught on/);
+        expect(same.stderr).toMatch(/--speed/);
+      },
+      hangGuardMs(30_000),
+    );
+
+    it(
+      'a file taught before the hash was written replays with a warning that it cannot tell',
+      async () => {
+        const r = await replay(taughtFile('old.json', { rig: 'rigs/mock-arm-identified.json' }), 'rigs/mock-arm.json');
+        expect(r.stderr).toMatch(/WARNING: .*old\.json was taught on rigs\/mock-arm-identified\.json before twolink wrote the rig's hash/);
+        expect(r.stderr).toMatch(/--speed/);
+      },
+      hangGuardMs(10_000),
+    );
+
+    it('the hash ignores the name, the description and formatting, and sees any number', () => {
+      const base = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as Record<string, unknown> & { arm: { L1: number } };
+      const a = join(dir, 'a-rig.json');
+      const b = join(dir, 'b-rig.json');
+      writeFileSync(a, JSON.stringify(base));
+      writeFileSync(b, JSON.stringify({ ...base, name: 'renamed', description: 'other words' }, null, 4));
+      expect(rigFileSha256(a)).toBe(rigFileSha256(b));
+      writeFileSync(b, JSON.stringify({ ...base, arm: { ...base.arm, L1: base.arm.L1 + 0.001 } }));
+      expect(rigFileSha256(a)).not.toBe(rigFileSha256(b));
+    });
+  });
 });

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { loadTrajectoryFile } from '../src/config/trajectory-file.js';
+import { loadTrajectoryFile, taughtOrigin } from '../src/config/trajectory-file.js';
+import { rigFileSha256 } from '../src/config/rig-hash.js';
 import { checkFeasible, FeasibilityError } from '../src/control/feasibility.js';
 import { FloatLaw, floatSettings } from '../src/control/float.js';
 import { buildTaught, type TeachRecording } from '../src/identify/taught.js';
@@ -68,12 +69,14 @@ describe('teach with the scripted hand, then replay', () => {
       const { rec, stop, travelled } = await teach('circle');
       expect(stop).toBe('done');
       expect(travelled).toBeGreaterThan(0.3); // the hand moved the arm (joint 1 over 17 deg)
-      const taught = buildTaught(rig, rec, { target: 'mock', name: 'circle-taught' });
+      const taught = buildTaught(rig, rec, { target: 'mock', name: 'circle-taught', rigSha256: rigFileSha256(rig.file) });
       expect(taught.file.waypoints).toHaveLength(1);
       const file = join(dir, 'demo.json');
       writeFileSync(file, `${JSON.stringify(taught.file, null, 1)}\n`);
       const spec = loadTrajectoryFile(file);
       expect(spec.taught).toBe(true);
+      // the file says where it was taught, by the rig file's content hash (replay checks it)
+      expect(taughtOrigin(file)).toEqual({ rig: rig.file, rigSha256: rigFileSha256(rig.file) });
       const r = await virtualRun(rig, [spec], { maxSeconds: 60 });
       expect(r.summary.stopReason).toBe('done');
       const rep = r.summary.replay!;

@@ -31,6 +31,8 @@ import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS, FOXGLOVE_PORT, foxgloveArgv, withLiveView } from './foxglove-arg.js';
 import type { LiveView } from '../viz/live-view.js';
 import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
+import { rigFileSha256 } from '../config/rig-hash.js';
+import { taughtOrigin } from '../config/trajectory-file.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -66,6 +68,7 @@ const RUN_OPTIONS = {
   lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
   constrain: { type: 'string', arg: 'SHAPE', help: 'float: keep the endpoint on line:x0,y0,x1,y1 or circle:cx,cy,r [m]' },
   force: FORCE_OPTION,
+  'any-rig': { type: 'boolean', help: "replay a taught file on a rig other than the one it was taught on (by the rig file's content hash; refused without it)" },
   ...FOXGLOVE_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -118,6 +121,7 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
   const names = v.traj ?? defaultTraj;
+  for (const n of names) checkTaughtRig(n, rig.file, v['any-rig'] === true);
   const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
   const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
   // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
@@ -200,6 +204,26 @@ function startPoses(rig: Rig, target: Target): number[][] {
   const hi = lim?.max ?? Math.PI; // [rad]
   const n = Math.max(1, Math.ceil(((hi - lo) * 180) / Math.PI));
   return Array.from({ length: n + 1 }, (_, i) => [0, lo + ((hi - lo) * i) / n]);
+}
+
+/**
+ * A taught file (twolink teach) replays only on the rig it was taught on, by the rig file's content hash
+ * (config/rig-hash.ts), unless --any-rig: another rig's lengths, limits or encoder zeros make the same
+ * joint angles another motion. A file taught before the hash was written is replayed with a warning.
+ */
+function checkTaughtRig(traj: string, rigFile: string, anyRig: boolean): void {
+  if (!traj.endsWith('.json') || !existsSync(traj)) return;
+  const origin = taughtOrigin(traj);
+  if (!origin) return;
+  if (origin.rigSha256 === undefined) {
+    process.stderr.write(`twolink: WARNING: ${traj} was taught on ${origin.rig} before twolink wrote the rig's hash into taught files: it cannot tell whether ${rigFile} is the same arm\n`);
+    return;
+  }
+  const here = rigFileSha256(rigFile);
+  if (here === origin.rigSha256) return;
+  const why = `${traj} was taught on ${origin.rig} (rig hash ${origin.rigSha256.slice(0, 12)}), and ${rigFile} is another rig (hash ${here.slice(0, 12)}): its lengths, limits, encoder zeros or wiring differ, so the same joint angles are another motion`;
+  if (!anyRig) throw new UsageError(`${why}. Replay it with the rig it was taught on, or give --any-rig to replay it on this one anyway (still checked against this rig's limits before anything moves)`);
+  process.stderr.write(`twolink: --any-rig: ${why}; replaying it on ${rigFile} as asked\n`);
 }
 
 /** `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back take 0.5 s each; then stop: `done`). */

@@ -21,6 +21,7 @@ import { Session } from '../run/session.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
 import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { rigFileSha256 } from '../config/rig-hash.js';
 
 const TEACH_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json); float needs an identified model (twolink identify)' },
@@ -247,7 +248,7 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
 
 /** Builds the taught file from the recording, writes it, and says what it is. */
 function writeTaught(rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording, stop: string): void {
-  const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, '') });
+  const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, ''), rigSha256: rigFileSha256(rig.file) });
   writeFileSync(o.out, `${JSON.stringify(taught.file, null, 1)}\n`);
   const [step] = taught.file.steps;
   if (!step || !('samples' in step)) throw new Error('teach: the taught file has no sampled step (identify/taught.ts writes one)');

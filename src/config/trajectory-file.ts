@@ -57,6 +57,11 @@ export const trajectoryFileSchema = z.strictObject({
   taught: z
     .strictObject({
       rig: z.string(),
+      /** The rig file's content hash when it was taught (config/rig-hash.ts); replay refuses another rig's. */
+      rigSha256: z
+        .string()
+        .regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex (64 characters 0-9 a-f)')
+        .optional(),
       target: z.string(),
       recordedS: num,
       rateHz: num,
@@ -81,6 +86,13 @@ export function pathFromFile(f: TrajectoryFile, file: string): PathSpec {
   const start = 'q' in f.start ? { q: f.start.q.map((v) => v * k), elbow: f.elbow } : { xy: f.start.xy, elbow: f.elbow };
   const name = f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, '');
   return { name, description: f.description ?? `trajectory file ${file}`, start, steps, ...(f.taught ? { taught: true } : {}) };
+}
+
+/** Where a trajectory file was taught (its `taught` section's rig and hash), or undefined for a file not taught. */
+export function taughtOrigin(file: string): { rig: string; rigSha256?: string } | undefined {
+  const r = trajectoryFileSchema.safeParse(parseJsonText(readConfigText(file, 'trajectory file'), file));
+  const t = r.success ? r.data.taught : undefined;
+  return t ? { rig: t.rig, ...(t.rigSha256 ? { rigSha256: t.rigSha256 } : {}) } : undefined;
 }
 
 /** Reads and validates a trajectory file; errors name the file and the field. */

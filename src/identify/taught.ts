@@ -33,6 +33,8 @@ export interface TaughtOptions {
   name?: string;
   /** Where it was recorded, for the file ("mock", a port). */
   target: string;
+  /** The rig file's content hash (config/rig-hash.ts), written so that replay can refuse another rig. */
+  rigSha256?: string;
 }
 
 /** Slow-down factors tried, in order, when the motion as shown is beyond the motors. */
@@ -119,6 +121,6 @@ function taughtFile(rig: Pick<Rig, 'file'>, rec: TeachRecording, samples: number
     start: { q: samples[0]! },
     steps: [{ samples: { dt, q: samples } }],
     ...(waypoints.length ? { waypoints } : {}),
-    taught: { rig: rig.file, target: o.target, recordedS: o.span, rateHz: o.rateHz, smoothingHz: o.smoothingHz, slowdown },
+    taught: { rig: rig.file, ...(o.rigSha256 ? { rigSha256: o.rigSha256 } : {}), target: o.target, recordedS: o.span, rateHz: o.rateHz, smoothingHz: o.smoothingHz, slowdown },
   };
 }
