@@ -100,4 +100,38 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
       expect(rigFileSha256(a)).not.toBe(rigFileSha256(b));
     });
   });
+
+  it(
+    "a trajectory file the path cannot be built from is refused naming the file and the step's field (not the builder's 'step 2')",
+    async () => {
+      const samples = join(dir, 'samples-off.json');
+      writeFileSync(
+        samples,
+        JSON.stringify({
+          start: { q: [0, 0] },
+          steps: [
+            { hold: 1 },
+            {
+              samples: {
+                dt: 0.02,
+                q: [
+                  [5, 0],
+                  [1, 1],
+                ],
+              },
+            },
+          ],
+        }),
+      );
+      const a = await twolink(['replay', samples, ...RIG, '--mock'], { timeoutMs: 10_000 });
+      expect(a.code, a.stderr).toBe(2);
+      expect(a.stderr).toMatch(/samples-off\.json: steps\[1\]\.samples: the first sample must be where the step starts/);
+      const line = join(dir, 'line-far.json');
+      writeFileSync(line, JSON.stringify({ start: { q: [0, 0] }, steps: [{ hold: 1 }, { line: [5, 5], duration: 1 }] }));
+      const b = await twolink(['run', '--traj', line, ...RIG, '--mock'], { timeoutMs: 10_000 });
+      expect(b.code, b.stderr).toBe(2);
+      expect(b.stderr).toMatch(/line-far\.json: steps\[1\]\.line: the line to \(5\.000, 5\.000\) m leaves the workspace/);
+    },
+    hangGuardMs(20_000),
+  );
 });

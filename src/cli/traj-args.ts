@@ -2,7 +2,8 @@
 import type { Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
-import { buildPath, type PathStep, type Trajectory } from '../model/trajectory.js';
+import { buildPath, TrajectoryError, type PathStep, type Trajectory } from '../model/trajectory.js';
+import { RigFileError } from '../config/rig.js';
 import { choiceArg, numberArg, numberList, UsageError, type ListRange, type ParsedOf } from './args.js';
 import type { TRAJECTORY_OPTIONS } from './traj-options.js';
 
@@ -14,7 +15,7 @@ export type TrajectoryArgs = ParsedOf<typeof TRAJECTORY_OPTIONS> & { deg?: boole
 /** A path from --name, --file, or --space/--from/--to/--via. */
 export function pathSpecFromArgs(rig: Rig, v: TrajectoryArgs): PathSpec {
   if (typeof v.name === 'string') return namedPath(rig, v.name);
-  if (typeof v.file === 'string') return loadTrajectoryFile(v.file);
+  if (typeof v.file === 'string') return trajectoryFileFor(rig, v.file);
   const space = choiceArg(v.space, 'space', ['joint', 'endpoint'] as const, 'joint');
   const n = space === 'endpoint' ? 2 : rig.joints;
   if (space === 'endpoint' && rig.joints !== 2) throw new UsageError('--space endpoint needs a two-link arm');
@@ -37,11 +38,40 @@ export function pathSpecFromArgs(rig: Rig, v: TrajectoryArgs): PathSpec {
   };
 }
 
+/**
+ * A trajectory file, checked against the arm: what the path cannot be built from is said with the file
+ * and the field (`steps[0].samples`), not the path builder's "step 1 (samples)".
+ */
+export function trajectoryFileFor(rig: Rig, file: string): PathSpec {
+  const spec = loadTrajectoryFile(file);
+  try {
+    buildPath(rig.arm, spec.start, spec.steps);
+  } catch (e) {
+    if (!(e instanceof TrajectoryError)) throw e;
+    const m = /^step (\d+) \((\w+)\): ([\s\S]*)$/.exec(e.message);
+    const field = m ? `steps[${Number(m[1]) - 1}].${m[2]}` : /^start: /.test(e.message) ? 'start' : stepAt(spec.steps, e.t);
+    const text = m ? m[3]! : e.message.replace(/^start: /, '');
+    throw new RigFileError(file, field ? `${field}: ${text}` : text, field);
+  }
+  return spec;
+}
+
+/** The field of the step that runs at time `t` [s] of the path (`steps[2].line`), if there is one. */
+function stepAt(steps: readonly PathStep[], t: number | undefined): string | undefined {
+  if (t === undefined) return undefined;
+  let end = 0;
+  for (const [k, step] of steps.entries()) {
+    end += step.duration;
+    if (t <= end + 1e-9) return `steps[${k}].${step.kind}`;
+  }
+  return undefined;
+}
+
 /** A built-in trajectory or a file path. */
 export function namedPath(rig: Rig, name: string): PathSpec {
   const b = builtinPath(rig.arm, name);
   if (b) return b;
-  if (name.endsWith('.json') || name.includes('/')) return loadTrajectoryFile(name);
+  if (name.endsWith('.json') || name.includes('/')) return trajectoryFileFor(rig, name);
   throw new UsageError(`unknown trajectory "${name}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
 }
 
