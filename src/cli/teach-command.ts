@@ -53,8 +53,11 @@ class Recording {
     this.rec.t.push(t);
     this.rec.q.push([r[F.q0]!, r[F.q1]!]);
   }
-  mark(label?: string): void {
-    if (this.lastT >= 0) this.rec.marks.push({ t: this.lastT, ...(label ? { label } : {}) });
+  /** Marks a waypoint at the last recorded sample; false (nothing marked) while not recording. */
+  mark(label?: string): boolean {
+    if (!this.on || this.lastT < 0) return false;
+    this.rec.marks.push({ t: this.lastT, ...(label ? { label } : {}) });
+    return true;
   }
 }
 
@@ -210,10 +213,12 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
       recording.on = false;
       say('recording stopped');
     } else if (cmd === 'mark' || cmd === 'w') {
-      recording.mark(arg);
-      say(`waypoint ${recording.rec.marks.length}${arg ? ` (${arg})` : ''}`);
+      if (recording.mark(arg)) say(`waypoint ${recording.rec.marks.length}${arg ? ` (${arg})` : ''}`);
+      else say(`no waypoint: a waypoint marks a point of the motion being recorded, and nothing is${o.hand ? ' yet (the scripted hand starts recording when it begins the motion)' : ' (r starts recording)'}`);
     } else if (cmd === 'estop' || cmd === 'e') {
+      ending = true;
       recording.on = false;
+      say('e-stop: the motors are off (what was recorded is still written)');
       session.stopNow({ kind: 'estop', reason: { kind: 'estop', by: 'teach' } });
     } else if ((cmd === 'quit' || cmd === 'q') && !ending) {
       ending = true;
@@ -225,7 +230,8 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
       act('estop');
     }
   }
-  const unlisten = o.hand ? () => undefined : listen(act);
+  // Keys work with the scripted hand too: it only shows the motion (w, e and q are still the operator's).
+  const unlisten = listen(act);
   const onSig = (): void => act('quit');
   process.on('SIGINT', onSig);
   const result = await session.run().finally(() => {
