@@ -25,6 +25,8 @@ import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type ParsedOf } from './args.js';
+import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
+import { noRealtimeLine } from '../time/threads.js';
 
 const DEG = 180 / Math.PI;
 
@@ -46,6 +48,7 @@ const OPTIONS = {
   'no-validate': { type: 'boolean', help: 'skip the before/after validation runs' },
   wiring: WIRING_OPTION,
   yes: { type: 'boolean', help: 'with --port: start without the 5 s countdown' },
+  'no-rt': NO_RT_OPTION,
   force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -102,7 +105,7 @@ function mockRunner(wiring: MockWiring | undefined): RunPaths {
 }
 
 /** Drives the real arm in real time through a Session (the loop in a worker), stopping softly on Ctrl-C. */
-function portRunner(target: Target): RunPaths {
+function portRunner(target: Target, rt: boolean): RunPaths {
   return async (rig, paths, record) => {
     const rows: Float64Array[] = [];
     const session = new Session({
@@ -115,6 +118,8 @@ function portRunner(target: Target): RunPaths {
       rateHz: rig.control.rateHz,
       injections: [],
       maxSeconds: 3600,
+      rt,
+      onRealtime: (granted, reason) => log(granted ? "real-time scheduling: SCHED_FIFO granted to the loop's thread" : noRealtimeLine('twolink identify', `refused: ${reason ?? 'unknown'}`)),
       ...(record ? { record } : {}),
       onRow: (row) => rows.push(Float64Array.from(row)),
       onReady: (d) => log(`connected: ${d}`),
@@ -219,7 +224,7 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   if (out !== undefined) checkWritablePath(out, 'identified rig file', rules);
   if (record !== undefined) checkWritablePath(record, 'recording', rules);
   if (out !== undefined && record !== undefined && resolve(out) === resolve(record)) throw new UsageError(`--out and --record name the same file (${out}): give two files`);
-  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target)) : undefined;
+  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target, v['no-rt'] !== true)) : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
   return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts: excitationOptions(v), fitOpts: fitOptions(v), run, clock };
 }
@@ -336,6 +341,7 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
     return 0;
   }
   const p = plan(v, positionals);
+  if (p.target?.kind === 'port') await realtimeMainThread('twolink identify', v['no-rt'] === true, log);
   try {
     const { ticks, excitation } = await collect(p, v);
     const id = fit(p, ticks);

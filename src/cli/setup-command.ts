@@ -28,6 +28,7 @@ import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
+import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file to check (a copy of rigs/bench-arm.json for a new arm)' },
@@ -41,6 +42,7 @@ const OPTIONS = {
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
   'no-identify': { type: 'boolean', help: 'skip the gentle identification (the rig file keeps its masses and friction)' },
   'no-reach': { type: 'boolean', help: 'do not run the first slow reach with the rig file written' },
+  'no-rt': NO_RT_OPTION,
   json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -223,6 +225,7 @@ function runner(v: SetupArgs, wiring: MockWiring | undefined, operator: Terminal
       rateHz: rig.control.rateHz,
       injections: [],
       maxSeconds: 120,
+      rt: v['no-rt'] !== true,
       onRow: (row) => rows.push(Float64Array.from(row)),
       onReady: () => operator.signal.aborted && estop(),
     });
@@ -422,6 +425,8 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
 async function firstSteps(v: SetupArgs, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
+    // On a port setup's steps drive the arm from this thread: real-time priority for it, as run asks for its loop's.
+    if (!v.mock) await realtimeMainThread('twolink setup', v['no-rt'] === true, (s) => operator.say(s));
     opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
     operator.say(`twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
     const hand = opened.hand ?? new PersonHand(operator);

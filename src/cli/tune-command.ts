@@ -17,12 +17,14 @@ import type { OpenedMock } from '../tune/mock.js';
 import type { TuneOutcome } from '../tune/driver.js';
 import { tuneJson, type TuneJson } from '../tune/summary.js';
 import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (with --rt: in real time)" },
   rt: { type: 'boolean', help: 'with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)' },
+  'no-rt': NO_RT_OPTION,
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
   bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)" },
   out: { type: 'string', arg: 'FILE', help: "write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file's; a file replaced keeps a backup FILE.bak)" },
@@ -141,7 +143,10 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   let outcome: TuneOutcome | undefined;
   let stopped: string | null = null;
   let pose: number[] = [];
+  if (v['no-rt'] && v.mock) throw new UsageError('--no-rt goes with --port (the mock is tuned in virtual time unless --rt)');
   try {
+    // On a port tune's loop runs on this thread: real-time priority for it, as run asks for its loop's.
+    if (!v.mock) await realtimeMainThread('twolink tune', v['no-rt'] === true, (s) => operator.say(s));
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
     operator.say(`twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`);
     const { runTune } = await import('../tune/driver.js');
