@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { FoxgloveServer } from './live.js';
 import type { RingBuffers } from '../control/ring.js';
-import type { LiveStats } from './live.js';
+import type { LiveAccess, LiveStats } from './live.js';
 import { LIVE_STAT, LIVE_STAT_SLOTS, LiveEngine, liveChannels, threadCpuNs, type LiveCommand, type LiveReply, type LiveSource, type LiveWorkerInput } from './live-worker.js';
 
 export type { LiveSource } from './live-worker.js';
@@ -36,9 +36,10 @@ abstract class LiveCounts {
     this.stat = new Int32Array(stats);
   }
 
-  /** Clients, messages sent and dropped (as the view last counted them). */
+  /** Clients, messages sent and dropped, connections refused and clients closed (as the view last counted them). */
   get stats(): LiveStats {
-    return { clients: Atomics.load(this.stat, LIVE_STAT.clients), sent: Atomics.load(this.stat, LIVE_STAT.sent), dropped: Atomics.load(this.stat, LIVE_STAT.dropped) };
+    const at = (k: keyof typeof LIVE_STAT): number => Atomics.load(this.stat, LIVE_STAT[k]);
+    return { clients: at('clients'), sent: at('sent'), dropped: at('dropped'), refused: at('refused'), closed: at('closed') };
   }
 
   /** Rows the view has read from the ring (modulo 2^31). */
@@ -76,9 +77,9 @@ export class MainLiveView extends LiveCounts {
     super(stats);
   }
 
-  static async start(src: LiveSource, host: string, port: number): Promise<MainLiveView> {
+  static async start(src: LiveSource, host: string, port: number, access: LiveAccess = {}): Promise<MainLiveView> {
     const stats = new SharedArrayBuffer(4 * LIVE_STAT_SLOTS);
-    const server = await FoxgloveServer.start(host, port, liveChannels(src.tickSchema));
+    const server = await FoxgloveServer.start(host, port, liveChannels(src.tickSchema), access);
     return new MainLiveView(new LiveEngine(server, src, new Int32Array(stats), false), stats);
   }
 
@@ -142,9 +143,16 @@ export class ThreadLiveView extends LiveCounts {
   }
 
   /** Starts the thread and its server on host:port (0: any free port); rejects if it cannot listen. */
-  static start(src: LiveSource, host: string, port: number): Promise<ThreadLiveView> {
+  static start(src: LiveSource, host: string, port: number, access: Omit<LiveAccess, 'say'> = {}): Promise<ThreadLiveView> {
     const stats = new SharedArrayBuffer(4 * LIVE_STAT_SLOTS);
-    const input: LiveWorkerInput = { src, host, port, stats, liveView: true };
+    const input: LiveWorkerInput = {
+      src,
+      host,
+      port,
+      stats,
+      access: { ...(access.allowOrigins ? { allowOrigins: [...access.allowOrigins] } : {}), ...(access.maxClients !== undefined ? { maxClients: access.maxClients } : {}) },
+      liveView: true,
+    };
     const worker = new Worker(workerUrl(), { workerData: input });
     return new Promise((resolve, reject) => {
       const fail = (e: Error): void => reject(e);
@@ -219,6 +227,6 @@ export class ThreadLiveView extends LiveCounts {
 export type LiveView = MainLiveView | ThreadLiveView;
 
 /** Starts the live view where `placement` says. */
-export function startLiveView(src: LiveSource, host: string, port: number, placement: LivePlacement): Promise<LiveView> {
-  return placement === 'main' ? MainLiveView.start(src, host, port) : ThreadLiveView.start(src, host, port);
+export function startLiveView(src: LiveSource, host: string, port: number, placement: LivePlacement, access: LiveAccess = {}): Promise<LiveView> {
+  return placement === 'main' ? MainLiveView.start(src, host, port, access) : ThreadLiveView.start(src, host, port, access);
 }
