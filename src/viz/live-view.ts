@@ -36,10 +36,10 @@ abstract class LiveCounts {
     this.stat = new Int32Array(stats);
   }
 
-  /** Clients, messages sent and dropped, connections refused and clients closed (as the view last counted them). */
+  /** Clients, messages sent and dropped, connections refused, clients closed and client messages read (as the view last counted them). */
   get stats(): LiveStats {
     const at = (k: keyof typeof LIVE_STAT): number => Atomics.load(this.stat, LIVE_STAT[k]);
-    return { clients: at('clients'), sent: at('sent'), dropped: at('dropped'), refused: at('refused'), closed: at('closed') };
+    return { clients: at('clients'), sent: at('sent'), dropped: at('dropped'), refused: at('refused'), closed: at('closed'), requests: at('requests') };
   }
 
   /** Rows the view has read from the ring (modulo 2^31). */

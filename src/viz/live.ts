@@ -66,6 +66,8 @@ export interface LiveStats {
   refused: number;
   /** Clients closed for a message that is not a client operation of the protocol. */
   closed: number;
+  /** Client messages read (valid or not). */
+  requests: number;
 }
 
 /** Who may connect, and where the server says what it refused. */
@@ -87,7 +89,7 @@ export class FoxgloveServer {
   private readonly counts: Int32Array;
   /** Subscriptions to channels that are not latched (those that need frames built). */
   private streaming = 0;
-  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0 };
+  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0 };
   /** Lines said per kind (NOTES_PER_KIND each). */
   private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
@@ -232,6 +234,7 @@ export class FoxgloveServer {
     });
     ws.on('message', (data, isBinary) => {
       if (client.closing) return;
+      this.stats.requests++;
       try {
         const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
         this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
@@ -289,7 +292,9 @@ export class FoxgloveServer {
       if (problems.length > 0) this.status(client, 1, 'unsubscribe', problems);
     } else {
       // A valid request for what this server does not offer (it declares no capability).
-      this.status(client, 2, r.op, [`needs the capability ${OP_CAPABILITY[r.op]}, which this server does not declare (capabilities: [])`]);
+      // The request's own id, when it has one, names it in the reply (spec.md's status has no id field).
+      const id = 'id' in r && r.id !== undefined ? ` (id ${JSON.stringify(utf8Cut(r.id, 64))})` : 'requestId' in r ? ` (requestId ${r.requestId})` : '';
+      this.status(client, 2, `${r.op}${id}`, [`needs the capability ${OP_CAPABILITY[r.op]}, which this server does not declare (capabilities: [])`]);
     }
   }
 
@@ -331,6 +336,11 @@ export class FoxgloveServer {
     frame.set(data, 13);
     client.ws.send(frame);
     this.stats.sent++;
+  }
+
+  /** Bytes queued unread for each client (what MAX_BUFFERED_BYTES bounds), for the tests and the bench. */
+  bufferedBytes(): number[] {
+    return [...this.clients].map((c) => c.ws.bufferedAmount);
   }
 
   /** The id of `topic`'s channel (0: none). */
