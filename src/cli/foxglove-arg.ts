@@ -72,6 +72,8 @@ export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig:
   try {
     return await f(live);
   } finally {
+    const s = live?.stats;
+    if (s && s.requests + s.refused > 0) process.stderr.write(`twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused\n`);
     await live?.close();
   }
 }

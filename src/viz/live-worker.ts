@@ -118,6 +118,7 @@ export class LiveEngine {
       this.frame.resendFixed();
       this.update();
     };
+    server.onCounts = () => this.publishStats();
     server.publish(SCENE_TOPICS.description, cdrString(armUrdf(src)), BigInt(Date.now()) * 1_000_000n, true);
   }
 

@@ -66,7 +66,7 @@ export interface LiveStats {
   refused: number;
   /** Clients closed for a message that is not a client operation of the protocol. */
   closed: number;
-  /** Client messages read (valid or not). */
+  /** Client messages read (valid or not, pings included). */
   requests: number;
 }
 
@@ -94,6 +94,8 @@ export class FoxgloveServer {
   private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
   onSubscriptions: () => void = () => undefined;
+  /** Called when the counts of refusals, closures and client messages change (the owner publishes them). */
+  onCounts: () => void = () => undefined;
   /** Frames are written at the end of the event-loop turn (setImmediate), or when the owner calls flush() ('manual'). */
   flushing: 'turn' | 'manual' = 'turn';
 
@@ -159,12 +161,14 @@ export class FoxgloveServer {
   private refusal(origin: string | undefined): { status: number; reason: string } | undefined {
     if (origin !== undefined && !this.origins.has(origin.toLowerCase())) {
       this.stats.refused++;
+      this.onCounts();
       const shown = JSON.stringify(utf8Cut(origin, 100));
       this.note('origin', `refused a connection from origin ${shown} (allowed: no Origin header, ${[...this.origins].join(', ')}; add one with --foxglove-allow-origin)`);
       return { status: 403, reason: `origin ${shown} is not allowed (twolink --foxglove-allow-origin adds one)` };
     }
     if (this.clients.size >= this.maxClients) {
       this.stats.refused++;
+      this.onCounts();
       this.note('full', `refused a connection: ${this.maxClients} clients are connected (the most at once)`);
       return { status: 503, reason: `${this.maxClients} clients are connected, the most at once` };
     }
@@ -220,6 +224,7 @@ export class FoxgloveServer {
     if (this.clients.size >= this.maxClients) {
       // Handshakes that passed the check together: the first ones in are served.
       this.stats.refused++;
+      this.onCounts();
       this.note('full', `refused a connection: ${this.maxClients} clients are connected (the most at once)`);
       ws.close(CLOSE_TRY_LATER, `${this.maxClients} clients are connected, the most at once`);
       return;
@@ -242,9 +247,11 @@ export class FoxgloveServer {
         // A fault of ours with one client's message closes that client, never the run.
         this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
       }
+      this.onCounts();
     });
     ws.on('ping', (data) => {
       if (client.closing) return;
+      this.stats.requests++;
       if (ws.bufferedAmount + data.length > MAX_BUFFERED_BYTES) this.stats.dropped++;
       else ws.pong(data);
     });
