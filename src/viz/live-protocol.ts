@@ -124,9 +124,11 @@ export function parseClientBinary(b: Uint8Array): ClientMessage {
 /**
  * The origins of Foxglove's own apps, allowed by default beside clients that send no Origin header
  * (every non-browser client: the `ws` package, Python's websockets, foxglove_bridge's tools):
- * - `https://app.foxglove.dev`: Foxglove's web app (where foxglove.dev's "Open web app" and its docs point).
+ * - `https://app.foxglove.dev`: Foxglove's web app (the README of @foxglove/ws-protocol-examples
+ *   0.10.0 on npm opens `https://app.foxglove.dev/~/view?ds=foxglove-websocket&ds.url=ws://localhost:8765/`).
  * - `https://studio.foxglove.dev`: the web app's earlier address (foxglove/ws-protocol's
- *   typescript/ws-protocol-examples/README.md opens it with `?ds=foxglove-websocket&ds.url=ws://localhost:8765/`).
+ *   typescript/ws-protocol-examples/README.md in earlier versions, and foxglove-websocket 0.0.4's
+ *   README on PyPI, open it to connect to `ws://localhost:8765/`).
  * - `file://`: the desktop app. It is Electron, and its window loads the app from file:// URLs in
  *   production (foxglove/studio desktop/main/StudioWindow.ts, the webSecurity comment; index.ts's
  *   CSP allows `connect-src ws:`); a WebSocket opened by a page of an Electron BrowserWindow loaded

@@ -25,7 +25,7 @@ import { FOXGLOVE_APP_ORIGINS, OP_CAPABILITY, parseClientBinary, parseClientText
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
 /** A client with more than this queued [bytes] gets no new frames, status replies or pongs until it has read them. */
 export const MAX_BUFFERED_BYTES = 256 * 1024;
-/** Clients connected at once, at most (Foxglove opens one connection per window); the next is refused with HTTP 503 and a reason. */
+/** Clients connected at once, at most (a few Foxglove windows and tools, with room to spare); the next is refused with HTTP 503 and a reason. */
 export const MAX_CLIENTS = 8;
 /** The largest message a client may send [bytes]: its requests are small JSON; a larger one closes it (1009). */
 export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
