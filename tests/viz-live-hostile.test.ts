@@ -15,7 +15,7 @@ import { loadRig } from '../src/config/load.js';
 import { createRing, RingWriter } from '../src/control/ring.js';
 import type { PathSpec } from '../src/model/builtins.js';
 import { tickJsonSchema } from '../src/record/export.js';
-import { F } from '../src/telemetry/tick.js';
+import { F, TICK_WIDTH } from '../src/telemetry/tick.js';
 import { checkOrigin, FOXGLOVE_APP_ORIGINS, parseClientBinary, parseClientText, utf8Cut } from '../src/viz/live-protocol.js';
 import { FoxgloveServer, MAX_BUFFERED_BYTES } from '../src/viz/live.js';
 import { MainLiveView } from '../src/viz/live-view.js';
@@ -234,6 +234,33 @@ describe('the live view server against hostile clients', () => {
     },
     hangGuardMs(60_000),
   );
+});
+
+describe('the live view on the main thread', () => {
+  it('stops itself, said in one line, when it fails while polled in the drain; the poll never throws into the run', async () => {
+    const said: string[] = [];
+    const live = await MainLiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, { say: (l) => said.push(l) });
+    closers.push(() => live.close());
+    const ring = createRing();
+    const w = new RingWriter(ring);
+    live.attach(ring);
+    const c = client(live.port);
+    await c.until(() => c.channels.length > 0);
+    c.subscribe([SCENE_TOPICS.tf]);
+    await live.until(() => live.streaming);
+    // A fault inside the view (here: its server's frame writer breaks).
+    (live as unknown as { engine: { server: { publishEncoded(): void } } }).engine.server.publishEncoded = () => {
+      throw new Error('broken writer');
+    };
+    const row = new Float64Array(TICK_WIDTH);
+    for (let k = 0; k < 50; k++) {
+      row[F.t] = k * 0.002;
+      w.write(row);
+    }
+    expect(() => live.poll()).not.toThrow();
+    expect(() => live.poll()).not.toThrow();
+    expect(said).toEqual(['twolink: the Foxglove live view stopped: broken writer']);
+  });
 });
 
 /** A path that holds the start for `s` seconds of loop time (the property test's run). */

@@ -70,9 +70,12 @@ export class MainLiveView extends LiveCounts {
   readonly placement = 'main';
   /** No thread of its own. */
   readonly tid = -1;
+  /** Set when the view failed: it reads and sends nothing more (the run goes on). */
+  private failed = false;
   private constructor(
     private readonly engine: LiveEngine,
     stats: SharedArrayBuffer,
+    private readonly say: (line: string) => void,
   ) {
     super(stats);
   }
@@ -80,7 +83,8 @@ export class MainLiveView extends LiveCounts {
   static async start(src: LiveSource, host: string, port: number, access: LiveAccess = {}): Promise<MainLiveView> {
     const stats = new SharedArrayBuffer(4 * LIVE_STAT_SLOTS);
     const server = await FoxgloveServer.start(host, port, liveChannels(src.tickSchema), access);
-    return new MainLiveView(new LiveEngine(server, src, new Int32Array(stats), false), stats);
+    const say = access.say ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    return new MainLiveView(new LiveEngine(server, src, new Int32Array(stats), false), stats, say);
   }
 
   get port(): number {
@@ -95,9 +99,24 @@ export class MainLiveView extends LiveCounts {
     this.engine.detach();
   }
 
-  /** Reads the rows written since the last poll (nothing unless someone watches), draws and sends. */
+  /**
+   * Reads the rows written since the last poll (nothing unless someone watches), draws and sends. It
+   * runs in the session's drain: a failure of the view stops the view, said in one line, never the
+   * run (as the view's thread does in the other placement).
+   */
   poll(): void {
-    this.engine.poll();
+    if (this.failed) return;
+    try {
+      this.engine.poll();
+    } catch (e) {
+      this.failed = true;
+      this.say(`twolink: the Foxglove live view stopped: ${e instanceof Error ? e.message : String(e)}`);
+      try {
+        this.engine.detach();
+      } catch {
+        // it reads nothing more either way (failed)
+      }
+    }
   }
 
   publish(topic: string, data: Uint8Array): void {
