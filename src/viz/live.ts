@@ -253,7 +253,12 @@ export class FoxgloveServer {
       if (client.closing) return;
       this.stats.requests++;
       if (ws.bufferedAmount + data.length > MAX_BUFFERED_BYTES) this.stats.dropped++;
-      else ws.pong(data);
+      else
+        try {
+          ws.pong(data);
+        } catch (e) {
+          this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its ping: ${(e as Error).message}`);
+        }
     });
     ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }));
     ws.send(
