@@ -20,6 +20,7 @@ import { benchModel } from './model.js';
 import { benchStartup } from './startup.js';
 import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
+import { benchFoxgloveFuzz } from './foxglove-fuzz.js';
 import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
 import { printSection, type BenchResult } from './report.js';
@@ -54,6 +55,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   'tune-repeats': () => benchTuneRepeats(Number(argValue('--tune-repeats') ?? 5), process.argv.includes('--rt'), argValue('--tune-rig')),
   // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
+  // Issue 32: >= 10,000 random client messages against a real-time run with the live view (--foxglove-fuzz-messages N, --foxglove-fuzz-seconds S).
+  'foxglove-fuzz': () => benchFoxgloveFuzz(Number(argValue('--foxglove-fuzz-messages') ?? 10_000), Number(argValue('--foxglove-fuzz-seconds') ?? 60)),
 };
 
 function argValue(name: string): string | undefined {
@@ -79,7 +82,7 @@ const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and t
 sections run by default: ${Object.keys(SECTIONS).join(', ')}
 sections run only with --only: ${Object.keys(EXTRA).join(', ')}
 options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
-  --adapter-runs N (adapters); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
 `;
 
 async function main(): Promise<void> {

@@ -1,9 +1,11 @@
 /**
  * `--foxglove [PORT]` and `--foxglove-host ADDR` of `twolink run` and `twolink demo`: the live view
- * in Foxglove (src/viz/live.ts). Loopback only unless another address is given, with a warning.
+ * in Foxglove (src/viz/live.ts). Loopback only unless another address is given, with a warning;
+ * browsers' connections only from Foxglove's apps unless `--foxglove-allow-origin` adds an origin.
  */
 import type { Rig } from '../config/load.js';
 import type { LiveView } from '../viz/live-view.js';
+import { checkOrigin, FOXGLOVE_APP_ORIGINS } from '../viz/live-protocol.js';
 import { errorMessage, numberArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 
 export const FOXGLOVE_OPTIONS = {
@@ -13,6 +15,12 @@ export const FOXGLOVE_OPTIONS = {
     help: 'serve the live view to Foxglove on ws://127.0.0.1:PORT (default 8765; 0: any free port): the measured, desired and twin arms in 3D, the endpoint path and force, the ticks, at 60 Hz of the loop clock (docs/foxglove.md)',
   },
   'foxglove-host': { type: 'string', arg: 'ADDR', help: 'with --foxglove: listen on ADDR instead of 127.0.0.1 (anyone who reaches it sees the run; twolink warns)' },
+  'foxglove-allow-origin': {
+    type: 'string',
+    arg: 'ORIGIN',
+    multiple: true,
+    help: `with --foxglove: also let browser pages from ORIGIN (scheme://host[:port]) connect; by default only clients that send no Origin and Foxglove's apps (${FOXGLOVE_APP_ORIGINS.join(', ')}) may (repeat for more; docs/foxglove.md)`,
+  },
 } as const satisfies OptionSpecs;
 
 /** Default port of Foxglove's WebSocket connections (the one its "Open connection" dialog and ws-protocol's examples use). */
@@ -35,15 +43,21 @@ export function foxgloveArgv(argv: readonly string[], defaultPort: number): stri
 export async function startLiveView(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: Rig): Promise<LiveView | undefined> {
   if (v.foxglove === undefined) {
     if (v['foxglove-host'] !== undefined) throw new UsageError('--foxglove-host goes with --foxglove [PORT]');
+    if (v['foxglove-allow-origin'] !== undefined) throw new UsageError('--foxglove-allow-origin goes with --foxglove [PORT]');
     return undefined;
   }
+  const allowOrigins = (v['foxglove-allow-origin'] ?? []).map((o) => {
+    const r = checkOrigin(o);
+    if (!r.ok) throw new UsageError(`--foxglove-allow-origin ${JSON.stringify(o)}: ${r.reason}`);
+    return r.origin;
+  });
   const port = numberArg(v.foxglove, 'foxglove', { min: 0, max: 65535, integer: true });
   const host = typeof v['foxglove-host'] === 'string' ? v['foxglove-host'] : '127.0.0.1';
   const { LIVE_PLACEMENT, startLiveView: startView } = await import('../viz/live-view.js');
   const { tickJsonSchema } = await import('../record/export.js');
   let live: LiveView;
   try {
-    live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT);
+    live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT, { allowOrigins });
   } catch (e) {
     throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${errorMessage(e)}`);
   }
@@ -58,6 +72,8 @@ export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig:
   try {
     return await f(live);
   } finally {
+    const s = live?.stats;
+    if (s && s.requests + s.refused > 0) process.stderr.write(`twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused\n`);
     await live?.close();
   }
 }

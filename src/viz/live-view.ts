@@ -7,7 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { FoxgloveServer } from './live.js';
 import type { RingBuffers } from '../control/ring.js';
-import type { LiveStats } from './live.js';
+import type { LiveAccess, LiveStats } from './live.js';
 import { LIVE_STAT, LIVE_STAT_SLOTS, LiveEngine, liveChannels, threadCpuNs, type LiveCommand, type LiveReply, type LiveSource, type LiveWorkerInput } from './live-worker.js';
 
 export type { LiveSource } from './live-worker.js';
@@ -36,9 +36,10 @@ abstract class LiveCounts {
     this.stat = new Int32Array(stats);
   }
 
-  /** Clients, messages sent and dropped (as the view last counted them). */
+  /** Clients, messages sent and dropped, connections refused, clients closed and client messages read (as the view last counted them). */
   get stats(): LiveStats {
-    return { clients: Atomics.load(this.stat, LIVE_STAT.clients), sent: Atomics.load(this.stat, LIVE_STAT.sent), dropped: Atomics.load(this.stat, LIVE_STAT.dropped) };
+    const at = (k: keyof typeof LIVE_STAT): number => Atomics.load(this.stat, LIVE_STAT[k]);
+    return { clients: at('clients'), sent: at('sent'), dropped: at('dropped'), refused: at('refused'), closed: at('closed'), requests: at('requests') };
   }
 
   /** Rows the view has read from the ring (modulo 2^31). */
@@ -69,17 +70,21 @@ export class MainLiveView extends LiveCounts {
   readonly placement = 'main';
   /** No thread of its own. */
   readonly tid = -1;
+  /** Set when the view failed: it reads and sends nothing more (the run goes on). */
+  private failed = false;
   private constructor(
     private readonly engine: LiveEngine,
     stats: SharedArrayBuffer,
+    private readonly say: (line: string) => void,
   ) {
     super(stats);
   }
 
-  static async start(src: LiveSource, host: string, port: number): Promise<MainLiveView> {
+  static async start(src: LiveSource, host: string, port: number, access: LiveAccess = {}): Promise<MainLiveView> {
     const stats = new SharedArrayBuffer(4 * LIVE_STAT_SLOTS);
-    const server = await FoxgloveServer.start(host, port, liveChannels(src.tickSchema));
-    return new MainLiveView(new LiveEngine(server, src, new Int32Array(stats), false), stats);
+    const server = await FoxgloveServer.start(host, port, liveChannels(src.tickSchema), access);
+    const say = access.say ?? ((line: string) => void process.stderr.write(`${line}\n`));
+    return new MainLiveView(new LiveEngine(server, src, new Int32Array(stats), false), stats, say);
   }
 
   get port(): number {
@@ -94,9 +99,24 @@ export class MainLiveView extends LiveCounts {
     this.engine.detach();
   }
 
-  /** Reads the rows written since the last poll (nothing unless someone watches), draws and sends. */
+  /**
+   * Reads the rows written since the last poll (nothing unless someone watches), draws and sends. It
+   * runs in the session's drain: a failure of the view stops the view, said in one line, never the
+   * run (as the view's thread does in the other placement).
+   */
   poll(): void {
-    this.engine.poll();
+    if (this.failed) return;
+    try {
+      this.engine.poll();
+    } catch (e) {
+      this.failed = true;
+      this.say(`twolink: the Foxglove live view stopped: ${e instanceof Error ? e.message : String(e)}`);
+      try {
+        this.engine.detach();
+      } catch {
+        // it reads nothing more either way (failed)
+      }
+    }
   }
 
   publish(topic: string, data: Uint8Array): void {
@@ -142,9 +162,16 @@ export class ThreadLiveView extends LiveCounts {
   }
 
   /** Starts the thread and its server on host:port (0: any free port); rejects if it cannot listen. */
-  static start(src: LiveSource, host: string, port: number): Promise<ThreadLiveView> {
+  static start(src: LiveSource, host: string, port: number, access: Omit<LiveAccess, 'say'> = {}): Promise<ThreadLiveView> {
     const stats = new SharedArrayBuffer(4 * LIVE_STAT_SLOTS);
-    const input: LiveWorkerInput = { src, host, port, stats, liveView: true };
+    const input: LiveWorkerInput = {
+      src,
+      host,
+      port,
+      stats,
+      access: { ...(access.allowOrigins ? { allowOrigins: [...access.allowOrigins] } : {}), ...(access.maxClients !== undefined ? { maxClients: access.maxClients } : {}) },
+      liveView: true,
+    };
     const worker = new Worker(workerUrl(), { workerData: input });
     return new Promise((resolve, reject) => {
       const fail = (e: Error): void => reject(e);
@@ -219,6 +246,6 @@ export class ThreadLiveView extends LiveCounts {
 export type LiveView = MainLiveView | ThreadLiveView;
 
 /** Starts the live view where `placement` says. */
-export function startLiveView(src: LiveSource, host: string, port: number, placement: LivePlacement): Promise<LiveView> {
-  return placement === 'main' ? MainLiveView.start(src, host, port) : ThreadLiveView.start(src, host, port);
+export function startLiveView(src: LiveSource, host: string, port: number, placement: LivePlacement, access: LiveAccess = {}): Promise<LiveView> {
+  return placement === 'main' ? MainLiveView.start(src, host, port, access) : ThreadLiveView.start(src, host, port, access);
 }

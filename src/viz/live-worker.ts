@@ -16,14 +16,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { RingReader, type RingBuffers } from '../control/ring.js';
 import { F, TICK_WIDTH } from '../telemetry/tick.js';
 import { threadId } from '../time/threads.js';
-import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC } from './live.js';
+import { FoxgloveServer, LIVE_RATE_HZ, LIVE_TICK_TOPIC, type LiveAccess } from './live.js';
 import { FRAME_MESSAGES, LiveFrame, type FrameMessage } from './live-frame.js';
 import { ArmScene, cdrString, jointStatesTopic, sceneChannels, SCENE_TOPICS, type SceneChannel } from './scene.js';
 import { armUrdf, type UrdfSource } from './urdf.js';
 
 /** Slots of the shared statistics. */
-export const LIVE_STAT = { clients: 0, sent: 1, dropped: 2, rowsRead: 3, polls: 4, streaming: 5 } as const;
-export const LIVE_STAT_SLOTS = 6;
+export const LIVE_STAT = { clients: 0, sent: 1, dropped: 2, rowsRead: 3, polls: 4, streaming: 5, refused: 6, closed: 7, requests: 8 } as const;
+export const LIVE_STAT_SLOTS = 9;
 /**
  * How often the thread reads the ring while someone watches [ms]: as often as the session drains it
  * for the dashboard, one or two frames per poll in one write per client.
@@ -42,6 +42,8 @@ export interface LiveWorkerInput {
   host: string;
   port: number;
   stats: SharedArrayBuffer;
+  /** Who may connect (the thread says its refusals on stderr). */
+  access: Omit<LiveAccess, 'say'>;
   /** Marks the thread's data (this module is also imported where it must not start a server). */
   liveView: true;
 }
@@ -116,6 +118,7 @@ export class LiveEngine {
       this.frame.resendFixed();
       this.update();
     };
+    server.onCounts = () => this.publishStats();
     server.publish(SCENE_TOPICS.description, cdrString(armUrdf(src)), BigInt(Date.now()) * 1_000_000n, true);
   }
 
@@ -180,6 +183,9 @@ export class LiveEngine {
     const s = this.server.stats;
     Atomics.store(this.stats, LIVE_STAT.sent, s.sent);
     Atomics.store(this.stats, LIVE_STAT.dropped, s.dropped);
+    Atomics.store(this.stats, LIVE_STAT.refused, s.refused);
+    Atomics.store(this.stats, LIVE_STAT.closed, s.closed);
+    Atomics.store(this.stats, LIVE_STAT.requests, s.requests);
     Atomics.add(this.stats, LIVE_STAT.polls, 1);
     Atomics.notify(this.stats, LIVE_STAT.polls);
   }
@@ -223,7 +229,7 @@ async function main(): Promise<void> {
   const post = (m: LiveReply): void => port.postMessage(m);
   let server: FoxgloveServer;
   try {
-    server = await FoxgloveServer.start(input.host, input.port, liveChannels(input.src.tickSchema));
+    server = await FoxgloveServer.start(input.host, input.port, liveChannels(input.src.tickSchema), input.access);
   } catch (e) {
     post({ type: 'failed', message: (e as Error).message });
     return;

@@ -19,11 +19,22 @@
 import { WebSocketServer, type WebSocket } from 'ws';
 import { VERSION } from '../version.js';
 import { TICK_TOPIC, type SceneChannel } from './scene.js';
+import { FOXGLOVE_APP_ORIGINS, OP_CAPABILITY, parseClientBinary, parseClientText, utf8Cut, type ClientMessage } from './live-protocol.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
-/** A client with more than this queued [bytes] gets no new frames until it has read them. */
+/** A client with more than this queued [bytes] gets no new frames, status replies or pongs until it has read them. */
 export const MAX_BUFFERED_BYTES = 256 * 1024;
+/** Clients connected at once, at most (a few Foxglove windows and tools, with room to spare); the next is refused with HTTP 503 and a reason. */
+export const MAX_CLIENTS = 8;
+/** The largest message a client may send [bytes]: its requests are small JSON; a larger one closes it (1009). */
+export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/** Lines of each kind the server says on stderr (refused origins, closed clients); past that it counts them, and says so once. */
+const NOTES_PER_KIND = 20;
+/** WebSocket close codes (RFC 6455 7.4.1): a message that violates the policy (the protocol's schema); the server is full. */
+const CLOSE_POLICY = 1008;
+const CLOSE_INTERNAL = 1011;
+const CLOSE_TRY_LATER = 1013;
 /** Bytes of the pool frames are cut from. */
 const POOL_BYTES = 256 * 1024;
 /**
@@ -36,6 +47,8 @@ export const LIVE_TICK_TOPIC = TICK_TOPIC;
 
 interface Client {
   ws: WebSocket;
+  /** Closed by the server for a bad message (its later messages are not read). */
+  closing: boolean;
   /** channel id -> subscription id */
   subs: Map<number, number>;
   /** The same per channel id (-1: none), rebuilt when subscriptions change: what a frame reads. */
@@ -47,8 +60,24 @@ export interface LiveStats {
   clients: number;
   /** Messages sent to clients. */
   sent: number;
-  /** Messages not sent because a client had not read the earlier ones. */
+  /** Messages not sent because a client had not read the earlier ones (frames, status replies, pongs). */
   dropped: number;
+  /** Connections refused at the handshake (an origin not allowed, too many clients). */
+  refused: number;
+  /** Clients closed for a message that is not a client operation of the protocol. */
+  closed: number;
+  /** Client messages read (valid or not, pings included). */
+  requests: number;
+}
+
+/** Who may connect, and where the server says what it refused. */
+export interface LiveAccess {
+  /** Origins allowed beside FOXGLOVE_APP_ORIGINS and clients that send none (checked: viz/live-protocol.ts checkOrigin). */
+  allowOrigins?: readonly string[];
+  /** @default MAX_CLIENTS */
+  maxClients?: number;
+  /** One line for the operator (no newline). @default a line on stderr */
+  say?: (line: string) => void;
 }
 
 /** A Foxglove WebSocket server with fixed channels; `latched` messages go to every new subscriber. */
@@ -60,24 +89,45 @@ export class FoxgloveServer {
   private readonly counts: Int32Array;
   /** Subscriptions to channels that are not latched (those that need frames built). */
   private streaming = 0;
-  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0 };
+  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0 };
+  /** Lines said per kind (NOTES_PER_KIND each). */
+  private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
   onSubscriptions: () => void = () => undefined;
+  /** Called when the counts of refusals, closures and client messages change (the owner publishes them). */
+  onCounts: () => void = () => undefined;
   /** Frames are written at the end of the event-loop turn (setImmediate), or when the owner calls flush() ('manual'). */
   flushing: 'turn' | 'manual' = 'turn';
+
+  private readonly origins: ReadonlySet<string>;
+  private readonly maxClients: number;
+  private readonly say: (line: string) => void;
 
   private constructor(
     private readonly wss: WebSocketServer,
     private readonly channels: readonly SceneChannel[],
+    access: LiveAccess,
   ) {
     channels.forEach((c, i) => this.ids.set(c.topic, i + 1));
     this.counts = new Int32Array(channels.length + 1);
-    wss.on('connection', (ws) => this.connect(ws));
+    this.origins = new Set([...FOXGLOVE_APP_ORIGINS, ...(access.allowOrigins ?? []).map((o) => o.toLowerCase())]);
+    this.maxClients = access.maxClients ?? MAX_CLIENTS;
+    this.say = access.say ?? ((line) => void process.stderr.write(`${line}\n`));
+    wss.on('connection', (ws) => {
+      try {
+        this.connect(ws);
+      } catch (e) {
+        // Whatever goes wrong with one client is that client's, never the run's.
+        this.note('internal', `closed a client: ${(e as Error).message}`);
+        ws.terminate();
+      }
+    });
   }
 
   /** Listens on host:port (0: any free port); rejects if it cannot (the port is taken). */
-  static start(host: string, port: number, channels: readonly SceneChannel[]): Promise<FoxgloveServer> {
+  static start(host: string, port: number, channels: readonly SceneChannel[], access: LiveAccess = {}): Promise<FoxgloveServer> {
     return new Promise((resolve, reject) => {
+      let server: FoxgloveServer | undefined;
       const wss = new WebSocketServer({
         host,
         port,
@@ -85,16 +135,52 @@ export class FoxgloveServer {
         // Frames are small JSON; compressing them costs CPU on the main thread for little.
         perMessageDeflate: false,
         // Clients send only small JSON requests: a larger frame closes their connection.
-        maxPayload: 64 * 1024,
+        maxPayload: MAX_CLIENT_MESSAGE_BYTES,
+        // Pongs are replies too: answered only while the client reads (onPing), never queued without bound.
+        autoPong: false,
+        // Origin and the client cap, before the upgrade (refused with an HTTP status and a reason).
+        verifyClient: (info, done) => {
+          // (The server exists once listening: no handshake comes before.)
+          const why = server ? server.refusal(info.origin as string | undefined) : { status: 503, reason: 'starting' };
+          if (why === undefined) return done(true);
+          done(false, why.status, why.reason);
+        },
       });
       wss.once('error', reject);
       wss.once('listening', () => {
         wss.off('error', reject);
         // A failure after start (a client's broken socket) is that client's, never the run's.
         wss.on('error', () => undefined);
-        resolve(new FoxgloveServer(wss, channels));
+        server = new FoxgloveServer(wss, channels, access);
+        resolve(server);
       });
     });
+  }
+
+  /** Why a handshake from `origin` (undefined: no Origin header) is refused now, or undefined. */
+  private refusal(origin: string | undefined): { status: number; reason: string } | undefined {
+    if (origin !== undefined && !this.origins.has(origin.toLowerCase())) {
+      this.stats.refused++;
+      this.onCounts();
+      const shown = JSON.stringify(utf8Cut(origin, 100));
+      this.note('origin', `refused a connection from origin ${shown} (allowed: no Origin header, ${[...this.origins].join(', ')}; add one with --foxglove-allow-origin)`);
+      return { status: 403, reason: `origin ${shown} is not allowed (twolink --foxglove-allow-origin adds one)` };
+    }
+    if (this.clients.size >= this.maxClients) {
+      this.stats.refused++;
+      this.onCounts();
+      this.note('full', `refused a connection: ${this.maxClients} clients are connected (the most at once)`);
+      return { status: 503, reason: `${this.maxClients} clients are connected, the most at once` };
+    }
+    return undefined;
+  }
+
+  /** Says `line` on stderr (prefixed), at most NOTES_PER_KIND times per kind, then once that it stops saying them. */
+  private note(kind: string, line: string): void {
+    const n = (this.notes.get(kind) ?? 0) + 1;
+    this.notes.set(kind, n);
+    if (n <= NOTES_PER_KIND) this.say(`twolink: Foxglove live view: ${line}`);
+    else if (n === NOTES_PER_KIND + 1) this.say(`twolink: Foxglove live view: more of these (${kind}) are counted, not said`);
   }
 
   /** The port it listens on. */
@@ -135,7 +221,15 @@ export class FoxgloveServer {
       ws.close(1002, `offer the subprotocol ${FOXGLOVE_SUBPROTOCOLS.join(' or ')}`);
       return;
     }
-    const client: Client = { ws, subs: new Map(), subIds: new Float64Array(this.channels.length + 1).fill(-1) };
+    if (this.clients.size >= this.maxClients) {
+      // Handshakes that passed the check together: the first ones in are served.
+      this.stats.refused++;
+      this.onCounts();
+      this.note('full', `refused a connection: ${this.maxClients} clients are connected (the most at once)`);
+      ws.close(CLOSE_TRY_LATER, `${this.maxClients} clients are connected, the most at once`);
+      return;
+    }
+    const client: Client = { ws, closing: false, subs: new Map(), subIds: new Float64Array(this.channels.length + 1).fill(-1) };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
     ws.on('close', () => {
@@ -144,7 +238,27 @@ export class FoxgloveServer {
       this.recount();
     });
     ws.on('message', (data, isBinary) => {
-      if (!isBinary) this.onText(client, String(data));
+      if (client.closing) return;
+      this.stats.requests++;
+      try {
+        const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
+        this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
+      } catch (e) {
+        // A fault of ours with one client's message closes that client, never the run.
+        this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
+      }
+      this.onCounts();
+    });
+    ws.on('ping', (data) => {
+      if (client.closing) return;
+      this.stats.requests++;
+      if (ws.bufferedAmount + data.length > MAX_BUFFERED_BYTES) this.stats.dropped++;
+      else
+        try {
+          ws.pong(data);
+        } catch (e) {
+          this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its ping: ${(e as Error).message}`);
+        }
     });
     ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }));
     ws.send(
@@ -155,26 +269,69 @@ export class FoxgloveServer {
     );
   }
 
-  private onText(client: Client, text: string): void {
-    let m: { op?: unknown; subscriptions?: unknown; subscriptionIds?: unknown };
-    try {
-      m = JSON.parse(text) as typeof m;
-    } catch {
-      client.ws.send(JSON.stringify({ op: 'status', level: 2, message: 'not JSON' }));
-      return;
-    }
-    if (m.op === 'subscribe' && Array.isArray(m.subscriptions)) {
-      for (const s of m.subscriptions as { id?: unknown; channelId?: unknown }[]) {
-        if (typeof s.id !== 'number' || typeof s.channelId !== 'number' || !(s.channelId >= 1 && s.channelId <= this.channels.length)) continue;
-        client.subs.set(s.channelId, s.id);
-        const l = this.latched.get(s.channelId);
-        if (l) this.sendTo(client, s.channelId, l.data, l.ns);
+  /** Acts on one parsed client message; a message that is not a client operation closes the client. */
+  private onMessage(client: Client, m: ClientMessage): void {
+    if (!m.ok) return this.drop(client, CLOSE_POLICY, 'bad', m.reason);
+    const r = m.request;
+    if (r.op === 'subscribe') {
+      const problems: string[] = [];
+      const used = new Set(client.subs.values());
+      for (const s of r.subscriptions) {
+        if (!(s.channelId >= 1 && s.channelId <= this.channels.length)) problems.push(`channel ${s.channelId} is not advertised`);
+        else if (client.subs.has(s.channelId)) problems.push(`channel ${s.channelId} is already subscribed (one subscription per channel)`);
+        else if (used.has(s.id)) problems.push(`subscription id ${s.id} is in use`);
+        else {
+          client.subs.set(s.channelId, s.id);
+          used.add(s.id);
+          const l = this.latched.get(s.channelId);
+          if (l) this.sendTo(client, s.channelId, l.data, l.ns);
+        }
       }
       this.recount();
-    } else if (m.op === 'unsubscribe' && Array.isArray(m.subscriptionIds)) {
-      for (const id of m.subscriptionIds) for (const [ch, sid] of client.subs) if (sid === id) client.subs.delete(ch);
+      if (problems.length > 0) this.status(client, 2, 'subscribe', problems);
+    } else if (r.op === 'unsubscribe') {
+      const problems: string[] = [];
+      for (const id of r.subscriptionIds) {
+        let found = false;
+        for (const [ch, sid] of client.subs)
+          if (sid === id) {
+            client.subs.delete(ch);
+            found = true;
+          }
+        if (!found) problems.push(`no subscription ${id}`);
+      }
       this.recount();
+      if (problems.length > 0) this.status(client, 1, 'unsubscribe', problems);
+    } else {
+      // A valid request for what this server does not offer (it declares no capability).
+      // The request's own id, when it has one, names it in the reply (spec.md's status has no id field).
+      const id = 'id' in r && r.id !== undefined ? ` (id ${JSON.stringify(utf8Cut(r.id, 64))})` : 'requestId' in r ? ` (requestId ${r.requestId})` : '';
+      this.status(client, 2, `${r.op}${id}`, [`needs the capability ${OP_CAPABILITY[r.op]}, which this server does not declare (capabilities: [])`]);
     }
+  }
+
+  /** A status message (0 info, 1 warning, 2 error) to `client` about its `op`, the first problems named; dropped while the client has not read MAX_BUFFERED_BYTES. */
+  private status(client: Client, level: 0 | 1 | 2, op: string, problems: readonly string[]): void {
+    const shown = problems.slice(0, 4).join('; ') + (problems.length > 4 ? `; and ${problems.length - 4} more` : '');
+    const text = JSON.stringify({ op: 'status', level, message: `${op}: ${shown}` });
+    const ws = client.ws;
+    if (ws.readyState !== ws.OPEN || ws.bufferedAmount + text.length > MAX_BUFFERED_BYTES) {
+      this.stats.dropped++;
+      return;
+    }
+    ws.send(text);
+  }
+
+  /** Closes `client` for what it sent (`why`, cut to a close frame's 123 bytes), says so in one line, and reads nothing more from it. */
+  private drop(client: Client, code: number, kind: string, why: string): void {
+    if (client.closing) return;
+    client.closing = true;
+    this.stats.closed++;
+    this.note(kind, `closed a client (${code}): ${why}`);
+    client.ws.close(code, utf8Cut(why, 123));
+    // Its subscriptions end now (the close handshake may take a while).
+    client.subs.clear();
+    this.recount();
   }
 
   private sendTo(client: Client, channel: number, data: Uint8Array, ns: bigint): void {
@@ -191,6 +348,11 @@ export class FoxgloveServer {
     frame.set(data, 13);
     client.ws.send(frame);
     this.stats.sent++;
+  }
+
+  /** Bytes queued unread for each client (what MAX_BUFFERED_BYTES bounds), for the tests and the bench. */
+  bufferedBytes(): number[] {
+    return [...this.clients].map((c) => c.ws.bufferedAmount);
   }
 
   /** The id of `topic`'s channel (0: none). */
