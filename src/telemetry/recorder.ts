@@ -6,7 +6,10 @@
  * its last line at any moment.
  *
  * If the disk fills up, the recorder stops writing, keeps the file valid up to the last complete line,
- * and reports the failure; the run decides what to do (twolink stops the arm).
+ * and reports the failure; the run decides what to do (twolink stops the arm). At `close` it still
+ * tries to add the summary line (the space the cut line took may hold it); if that fails too, the
+ * file ends at its last complete tick line. `ticks` counts the tick lines the file holds, never the
+ * ones handed over but lost.
  */
 import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
 import { errnoText, openForWrite } from '../config/files.js';
@@ -22,7 +25,7 @@ export type { RecordingHeader } from './header.js';
  */
 export interface RunRecorder {
   readonly file: string;
-  /** Tick rows taken so far. */
+  /** Tick rows the file holds so far (written and complete: a reader gets every one of them). */
   readonly ticks: number;
   readonly failure: Error | undefined;
   open(header: RecordingHeader): void;
@@ -31,6 +34,7 @@ export interface RunRecorder {
   event(e: Record<string, unknown>): void;
   /** Writes what is pending; false once the recording has failed. */
   flush(): boolean;
+  /** Adds the summary (after a failure too, if the file can still take it) and closes the file. */
   close(summary: Record<string, unknown>): void;
 }
 
@@ -49,9 +53,13 @@ export class Recorder implements RunRecorder {
   private fd: number | undefined;
   private pending: string[] = [];
   private pendingBytes = 0;
+  /** Tick lines among `pending`. */
+  private pendingTicks = 0;
   /** Bytes in the file that end with a complete line. */
   private offset = 0;
-  /** Tick lines written so far. */
+  /** Set once the file was cut back to `offset`: writes then say where they go. */
+  private wasCut = false;
+  /** Tick lines the file holds. */
   ticks = 0;
   /** The write error that stopped the recording, if any. */
   failure: Error | undefined;
@@ -59,8 +67,12 @@ export class Recorder implements RunRecorder {
   constructor(
     readonly file: string,
     readonly joints: number,
-    /** The write call (fs.writeSync); tests put a failing one here to play a full disk. */
-    private readonly writeFn: (fd: number, buf: Buffer, off: number) => number = (fd, buf, off) => writeSync(fd, buf, off),
+    /**
+     * The write call (fs.writeSync at the file's byte `position`, or where the last write ended when
+     * null; after a cut the position is given, so that the summary line lands at the cut); tests put
+     * a failing one here to play a full disk.
+     */
+    private readonly writeFn: (fd: number, buf: Buffer, off: number, position: number | null) => number = (fd, buf, off, position) => writeSync(fd, buf, off, buf.length - off, position),
   ) {}
 
   /**
@@ -85,7 +97,7 @@ export class Recorder implements RunRecorder {
   tick(row: ArrayLike<number>): void {
     if (this.failure || this.fd === undefined) return;
     this.line(JSON.stringify({ kind: 'tick', ...tickObject(row, this.joints) }));
-    this.ticks++;
+    this.pendingTicks++;
     if (this.pendingBytes > 64 * 1024) this.flush();
   }
 
@@ -100,33 +112,48 @@ export class Recorder implements RunRecorder {
     if (this.fd === undefined || this.failure) return !this.failure;
     if (this.pending.length === 0) return true;
     const text = `${this.pending.join('\n')}\n`;
+    const ticks = this.pendingTicks;
     this.pending = [];
     this.pendingBytes = 0;
-    try {
-      const buf = Buffer.from(text);
-      let off = 0;
-      while (off < buf.length) off += this.writeFn(this.fd, buf, off);
-      this.offset += buf.length;
-    } catch (e) {
-      // Cut a half-written line so that the file stays valid NDJSON up to its last line.
-      try {
-        ftruncateSync(this.fd, this.offset);
-      } catch {
-        // nothing more can be done on this descriptor
-      }
-      this.failure = new Error(`recording ${this.file} stopped: ${errnoText(e, true)}`);
+    this.pendingTicks = 0;
+    const e = this.append(text);
+    if (e !== undefined) {
+      this.failure = new Error(`${this.file}: ${errnoText(e, true)}`);
       return false;
     }
+    this.ticks += ticks;
     return true;
   }
 
-  /** Writes the summary line and closes the file (fsync first). */
+  /** Writes `text` whole, or cuts what it wrote of it (the file stays valid NDJSON up to its last line) and returns the error. */
+  private append(text: string): unknown {
+    const buf = Buffer.from(text);
+    try {
+      let off = 0;
+      while (off < buf.length) off += this.writeFn(this.fd!, buf, off, this.wasCut ? this.offset + off : null);
+      this.offset += buf.length;
+      return undefined;
+    } catch (e) {
+      this.wasCut = true;
+      try {
+        ftruncateSync(this.fd!, this.offset);
+      } catch {
+        // nothing more can be done on this descriptor
+      }
+      return e;
+    }
+  }
+
+  /**
+   * Writes the summary line and closes the file (fsync first). After a failure the summary line is
+   * still tried (the space of the cut batch may hold it): the file then ends with it, else at its last
+   * complete line.
+   */
   close(summary: Record<string, unknown>): void {
     if (this.fd === undefined) return;
-    if (!this.failure) {
-      this.line(JSON.stringify({ kind: 'summary', ...summary }));
-      this.flush();
-    }
+    this.flush();
+    const e = this.append(`${JSON.stringify({ kind: 'summary', ...summary })}\n`);
+    if (e !== undefined) this.failure ??= new Error(`${this.file}: ${errnoText(e, true)}`);
     try {
       fsyncSync(this.fd);
     } catch {
