@@ -154,13 +154,43 @@ describe('MCAP on a full disk', () => {
   );
 });
 
+describe('the reserve: a recording stops 16 kB short of a full disk, so that its summary fits', () => {
+  it('NDJSON: stopped by the free space statfs gives, the summary in full after it', async () => {
+    const file = join(dir, 'reserve.ndjson');
+    // A disk with 120 kB free when the recording starts: what the file takes comes off it.
+    const rec = new Recorder(file, rig.joints, undefined, () => 120_000 - statSync(file).size);
+    feed(rec);
+    expect(rec.failure?.message).toMatch(/the disk is nearly full \(\d+ kB free; twolink keeps 16 kB to close the recording\)/);
+    const { t, info } = await readBack(file);
+    expect(t).toEqual(runT().slice(0, rec.ticks));
+    expect(statSync(file).size).toBeLessThan(120_000);
+    expect(info.summary?.stopReason).toBe(run.summary.stopReason);
+    expect(info.summary?.tracking).toEqual(JSON.parse(JSON.stringify(run.summary.tracking)));
+  });
+
+  it('MCAP: the same, with the summary and a footer', async () => {
+    const file = join(dir, 'reserve.mcap');
+    const rec = new McapRecorder(file, rig, { free: () => 300_000 - statSync(file).size });
+    await feedMcap(rec);
+    expect(rec.failure?.message).toMatch(/cannot write it: the disk is nearly full/);
+    const { t, info } = await readBack(file);
+    expect(t).toEqual(runT().slice(0, rec.ticks));
+    expect(rec.ticks).toBeGreaterThan(0);
+    expect(info.truncated).toBeUndefined();
+    expect(info.summary?.recordedTicks).toBe(rec.ticks);
+  });
+});
+
 describe('MCAP cut short (a crash while writing): the recovering read', () => {
   let whole: string;
   let size: number;
   let chunkEnds: number;
   beforeAll(async () => {
     whole = join(dir, 'whole.mcap');
-    const w = await McapRunWriter.open(whole, rig, runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }), { chunkBytes: 64 * 1024, bufferBytes: 0 });
+    const w = await McapRunWriter.open(whole, rig, runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }), {
+      chunkBytes: 64 * 1024,
+      bufferBytes: 0,
+    });
     for (const row of run.rows) await w.tick(row);
     await w.end({ kind: 'summary', ...run.summary });
     size = statSync(whole).size;

@@ -188,7 +188,10 @@ export function lawText(law: RunLaw | { kind: string } | undefined, feedforward?
       const f = l.settings as Record<string, unknown>;
       const lock = typeof f.lock === 'number' ? `; joint ${f.lock + 1} locked` : '';
       const c = f.constraint as { kind?: string } | undefined;
-      return `float (friction assist ${l.settings.frictionAssist}, torque cap ${list(l.settings.torqueCapNm)} N m, speed cap ${list(l.settings.speedCapRadS.map((v) => v * DEG_PER_RAD), 0)} deg/s${lock}${c?.kind ? `; endpoint kept on a ${c.kind}` : ''})`;
+      return `float (friction assist ${l.settings.frictionAssist}, torque cap ${list(l.settings.torqueCapNm)} N m, speed cap ${list(
+        l.settings.speedCapRadS.map((v) => v * DEG_PER_RAD),
+        0,
+      )} deg/s${lock}${c?.kind ? `; endpoint kept on a ${c.kind}` : ''})`;
     }
     case 'impedance':
       return `impedance (${l.space} space, stiffness ${l.stiffness} ${l.space === 'joint' ? 'N m/rad' : 'N/m'}, damping ratio ${l.dampingRatio})`;
@@ -410,8 +413,7 @@ export function compareRecordings(a: LoadedRecording, b?: LoadedRecording, al0?:
   }
   for (const r of runs) {
     if (r.recordingFailure) notes.push(`${r.label}: the recording stopped before the run did (${r.recordingFailure.message}): it holds ${r.ticks} of the run's ${r.recordingFailure.runTicks} ticks`);
-    if (r.truncated && r.format === 'mcap')
-      notes.push(`${r.label}: the MCAP was cut short (no footer: a crash or a full disk while writing): read up to its last whole chunk, ${r.ticks} ticks${mcapRest(r.truncated.bytes)}`);
+    if (r.truncated && r.format === 'mcap') notes.push(`${r.label}: the MCAP was cut short (no footer: a crash or a full disk while writing): read up to its last whole chunk, ${r.ticks} ticks${mcapRest(r.truncated.bytes)}`);
     else if (r.truncated) notes.push(`${r.label}: the last line (line ${r.truncated.line}, ${r.truncated.bytes} bytes) was cut short, a crash while writing: ignored`);
     else if (!r.complete) notes.push(`${r.label}: no summary${r.format === 'mcap' ? ' (metadata "twolink.summary")' : ' line'}: the run did not end cleanly`);
   }

@@ -1,6 +1,7 @@
 /** A file written in blocks (the CSV and MCAP writers, record/export.ts and record/mcap.ts). */
 import { closeSync, ftruncateSync, writeSync } from 'node:fs';
 import { closeFile, errnoText, FileError, openForWrite } from '../config/files.js';
+import { freeBytes, reserveRefusal } from '../telemetry/recorder.js';
 
 /**
  * The write call of a sink (fs.writeSync's shape): writes `buf` from `off` at the file's byte
@@ -15,6 +16,13 @@ export interface FileSinkOptions {
   bufferBytes?: number;
   /** The write call (fs.writeSync); tests put one here that fails with ENOSPC to play a full disk. */
   writeFn?: WriteFn;
+  /**
+   * Keep telemetry/recorder.ts RESERVE_BYTES free on the disk: a block that would leave less fails as
+   * on a full disk (a live recording, which must be able to close itself); `tryWrite` may use the
+   * reserve. `free`: the disk's free space [bytes] (statfs by default; tests play a nearly full disk).
+   */
+  reserve?: boolean;
+  free?: () => number | undefined;
 }
 
 /**
@@ -29,6 +37,7 @@ export class FileSink {
   private size = 0;
   private readonly bufferBytes: number;
   private readonly writeFn: WriteFn;
+  private readonly free: (() => number | undefined) | undefined;
   /** Bytes in the file: blocks written whole. */
   bytes = 0;
   /** Set once the file was cut back: writes then say where they go. */
@@ -39,6 +48,7 @@ export class FileSink {
   ) {
     this.bufferBytes = o.bufferBytes ?? 1 << 20;
     this.writeFn = o.writeFn ?? ((fd, buf, off, position) => writeSync(fd, buf, off, buf.length - off, position));
+    this.free = o.reserve ? (o.free ?? (() => freeBytes(file))) : undefined;
     this.fd = openForWrite(file);
   }
   write(data: string | Uint8Array): void {
@@ -52,7 +62,10 @@ export class FileSink {
     this.parts = [];
     this.size = 0;
     for (const p of parts) {
-      const e = this.append(typeof p === 'string' ? Buffer.from(p) : p);
+      const buf = typeof p === 'string' ? Buffer.from(p) : p;
+      const refused = this.free && reserveRefusal(buf.length, this.free());
+      if (refused) throw new FileError(this.file, `cannot write it: ${refused.message}`, 'ENOSPC');
+      const e = this.append(buf);
       if (e !== undefined) throw new FileError(this.file, `cannot write it: ${errnoText(e, true)}`, (e as NodeJS.ErrnoException).code);
     }
   }

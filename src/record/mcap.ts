@@ -9,7 +9,7 @@
  */
 import { McapRecordBuilder, McapWriter, Opcode, type IWritable } from '@mcap/core';
 import type { Rig } from '../config/load.js';
-import { eventLine, type RecordingHeader, type RunRecorder } from '../telemetry/recorder.js';
+import { compactSummary, eventLine, type RecordingHeader, type RunRecorder } from '../telemetry/recorder.js';
 import { F, TICK_GROUPS, TICK_TABLE, tickJson, type TickFieldSpec } from '../telemetry/tick.js';
 import { VERSION } from '../version.js';
 import { armUrdf } from '../viz/urdf.js';
@@ -53,10 +53,9 @@ class FileWritable implements IWritable {
   private pos = 0n;
   /** Where the DataEnd record starts, once the writer has begun its end. */
   dataEndAt: number | undefined;
-  constructor(
-    private readonly sink: FileSink,
-    private readonly onChunk: () => void,
-  ) {}
+  /** Called after a chunk record was handed to the sink. */
+  onChunk: () => void = () => undefined;
+  constructor(private readonly sink: FileSink) {}
   write(buffer: Uint8Array): Promise<void> {
     if (buffer[0] === Opcode.DATA_END) this.dataEndAt ??= this.sink.bytes;
     this.sink.write(buffer);
@@ -94,6 +93,9 @@ export interface McapWriteOptions {
   bufferBytes?: number;
   /** The write call (fs.writeSync); tests play a full disk with it. */
   writeFn?: WriteFn;
+  /** Keep RESERVE_BYTES free to end the file (file-sink.ts), with the disk's free space from `free` (statfs by default). */
+  reserve?: boolean;
+  free?: () => number | undefined;
 }
 
 /** The size of a live recording's chunks [bytes]: ~50 ms of a 1 kHz run, the most a full disk or a crash loses. */
@@ -134,11 +136,13 @@ export class McapRunWriter {
    * `rig` (the first message) and the header as metadata "twolink.header".
    */
   static async open(out: string, rig: Rig, header: McapHeader, o: McapWriteOptions = {}): Promise<McapRunWriter> {
-    const sink = new FileSink(out, { ...(o.bufferBytes !== undefined ? { bufferBytes: o.bufferBytes } : {}), ...(o.writeFn ? { writeFn: o.writeFn } : {}) });
-    let w: McapRunWriter | undefined;
-    const writable = new FileWritable(sink, () => {
-      if (w) w.ticks = w.added;
+    const sink = new FileSink(out, {
+      ...(o.bufferBytes !== undefined ? { bufferBytes: o.bufferBytes } : {}),
+      ...(o.writeFn ? { writeFn: o.writeFn } : {}),
+      ...(o.reserve ? { reserve: true } : {}),
+      ...(o.free ? { free: o.free } : {}),
     });
+    const writable = new FileWritable(sink);
     const writer = new McapWriter({
       writable,
       useStatistics: true,
@@ -149,7 +153,10 @@ export class McapRunWriter {
       useSummaryOffsets: true,
       ...(o.chunkBytes !== undefined ? { chunkSize: o.chunkBytes } : {}),
     });
-    w = new McapRunWriter(sink, writable, writer, rig, header);
+    const w = new McapRunWriter(sink, writable, writer, rig, header);
+    writable.onChunk = () => {
+      w.ticks = w.added;
+    };
     try {
       await writer.start({ profile: '', library: `twolink ${VERSION}` });
       const channels = [
@@ -212,15 +219,15 @@ export class McapRunWriter {
    * After a failed write (a full disk; the file cut back to its last whole record by the sink): ends
    * the file as an MCAP that a streaming reader takes to its end, if the disk still takes the few
    * bytes: the summary as metadata, then DataEnd and a Footer without a summary section (no index:
-   * the writer's own index would name the chunk that failed). Failing that, only DataEnd and the
-   * Footer; failing that, the file ends at its last whole chunk. Closes the file. True if a footer
+   * the writer's own index would name the chunk that failed). Failing that, the same with the
+   * summary's short form (compactSummary), then without it; failing that, the file ends at its last whole chunk. Closes the file. True if a footer
    * was written.
    */
   endAfterFailure(summary: Record<string, unknown> | undefined): boolean {
-    const tail = (withSummary: boolean): Uint8Array => {
+    const tail = (s: Record<string, unknown> | undefined): Uint8Array => {
       const b = new McapRecordBuilder();
-      if (withSummary && summary) {
-        const { kind: _kind, ...rest } = summary;
+      if (s) {
+        const { kind: _kind, ...rest } = s;
         b.writeMetadata({ name: 'twolink.summary', metadata: stringMap(rest) });
       }
       b.writeDataEnd({ dataSectionCrc: 0 });
@@ -230,7 +237,8 @@ export class McapRunWriter {
     };
     // A failure inside the writer's end: drop its DataEnd and the part of its summary section written.
     if (this.writable.dataEndAt !== undefined) this.sink.cut(this.writable.dataEndAt);
-    const ok = this.sink.tryWrite(tail(true)) === undefined || this.sink.tryWrite(tail(false)) === undefined;
+    const tails = summary ? [summary, compactSummary(summary), undefined] : [undefined];
+    const ok = tails.some((x) => this.sink.tryWrite(tail(x)) === undefined);
     this.sink.abandon();
     return ok;
   }
@@ -273,7 +281,7 @@ export class McapRecorder implements RunRecorder {
 
   open(header: RecordingHeader): void {
     this.then(async () => {
-      this.writer = await McapRunWriter.open(this.file, this.rig, header, { chunkBytes: LIVE_CHUNK_BYTES, bufferBytes: 0, ...this.o });
+      this.writer = await McapRunWriter.open(this.file, this.rig, header, { chunkBytes: LIVE_CHUNK_BYTES, bufferBytes: 0, reserve: true, ...this.o });
     });
   }
 

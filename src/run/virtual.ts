@@ -108,13 +108,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const { mock, link, loopLink, site, boardWatchdog, dispose } = opened;
   let recorder: Recorder | undefined;
   try {
-    // The law as the header records it: the controller's file, a ControlLaw's class, impedance's spring, or feedforward + PID.
-    const recorded: LawParts = {
-      ...(typeof opts.controller === 'string' ? { controller: opts.controller } : opts.controller ? { controller: { code: opts.controller.constructor.name } } : {}),
-      ...(imp && !opts.controller ? { impedance: imp.settings } : {}),
-      ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
-    };
-    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, recorded) : undefined;
+    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, imp)) : undefined;
   } catch (e) {
     void plugged?.close();
     dispose();
@@ -196,6 +190,15 @@ async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undef
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
 type LawParts = Pick<HeaderParts, 'controller' | 'impedance' | 'predict'>;
+
+/** The law as the header records it: the controller's file, a ControlLaw's class, impedance's spring, or feedforward + PID. */
+function lawParts(opts: VirtualRunOptions, imp: ImpedanceLaw | undefined): LawParts {
+  return {
+    ...(typeof opts.controller === 'string' ? { controller: opts.controller } : opts.controller ? { controller: { code: opts.controller.constructor.name } } : {}),
+    ...(imp && !opts.controller ? { impedance: imp.settings } : {}),
+    ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
+  };
+}
 
 function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[], law: LawParts): Recorder {
   const recorder = new Recorder(file, rig.joints);

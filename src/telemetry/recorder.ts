@@ -11,7 +11,7 @@
  * file ends at its last complete tick line. `ticks` counts the tick lines the file holds, never the
  * ones handed over but lost.
  */
-import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, statfsSync, writeSync } from 'node:fs';
 import { errnoText, openForWrite } from '../config/files.js';
 import { tickObject } from '../telemetry/tick.js';
 import { recordingHeaderSchema, type RecordingHeader } from './header.js';
@@ -49,6 +49,38 @@ export function eventLine(e: Record<string, unknown>): Record<string, unknown> {
   return { event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest };
 }
 
+/**
+ * Free space a recording leaves on its disk to close itself [bytes]: its summary (a few kB) and an
+ * MCAP's end. A write that would leave less stops the recording as a full disk does, so that the
+ * summary always fits; another program filling the disk first still gives ENOSPC, handled as before.
+ */
+export const RESERVE_BYTES = 16 * 1024;
+
+/** Free bytes for this user on the disk that holds `file` (statfs), or undefined when it cannot be told. */
+export function freeBytes(file: string): number | undefined {
+  try {
+    const s = statfsSync(file);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a write of `bytes` is refused by the reserve, or undefined if it may go (`free`: freeBytes). */
+export function reserveRefusal(bytes: number, free: number | undefined): Error | undefined {
+  if (free === undefined || free - bytes >= RESERVE_BYTES) return undefined;
+  return Object.assign(new Error(`the disk is nearly full (${Math.floor(free / 1024)} kB free; twolink keeps ${RESERVE_BYTES / 1024} kB to close the recording)`), { code: 'ENOSPC' });
+}
+
+/**
+ * The few fields of a summary a recording keeps when the disk is too full for all of it: how many
+ * ticks and how the run stopped (in words and as a value), and why the recording stopped.
+ */
+export function compactSummary(summary: Record<string, unknown>): Record<string, unknown> {
+  const keep = ['kind', 'ticks', 'stopReason', 'stop', 'recordingFailure', 'recordedTicks'];
+  return Object.fromEntries(Object.entries(summary).filter(([k]) => keep.includes(k)));
+}
+
 export class Recorder implements RunRecorder {
   private fd: number | undefined;
   private pending: string[] = [];
@@ -73,6 +105,8 @@ export class Recorder implements RunRecorder {
      * a failing one here to play a full disk.
      */
     private readonly writeFn: (fd: number, buf: Buffer, off: number, position: number | null) => number = (fd, buf, off, position) => writeSync(fd, buf, off, buf.length - off, position),
+    /** The disk's free space [bytes] (statfs; tests play a nearly full disk with it). */
+    private readonly free: () => number | undefined = () => freeBytes(file),
   ) {}
 
   /**
@@ -116,9 +150,10 @@ export class Recorder implements RunRecorder {
     this.pending = [];
     this.pendingBytes = 0;
     this.pendingTicks = 0;
-    const e = this.append(text);
+    const refused = reserveRefusal(text.length, this.free());
+    const e = refused ?? this.append(text);
     if (e !== undefined) {
-      this.failure = new Error(`${this.file}: ${errnoText(e, true)}`);
+      this.failure = new Error(`${this.file}: ${refused ? refused.message : errnoText(e, true)}`);
       return false;
     }
     this.ticks += ticks;
@@ -146,14 +181,19 @@ export class Recorder implements RunRecorder {
 
   /**
    * Writes the summary line and closes the file (fsync first). After a failure the summary line is
-   * still tried (the space of the cut batch may hold it): the file then ends with it, else at its last
-   * complete line.
+   * still tried (the space of the cut batch may hold it): the file then ends with it (or with its
+   * short form, compactSummary), else at its last complete line.
    */
   close(summary: Record<string, unknown>): void {
     if (this.fd === undefined) return;
     this.flush();
-    const e = this.append(`${JSON.stringify({ kind: 'summary', ...summary })}\n`);
-    if (e !== undefined) this.failure ??= new Error(`${this.file}: ${errnoText(e, true)}`);
+    const line = { kind: 'summary', ...summary };
+    const e = this.append(`${JSON.stringify(line)}\n`);
+    if (e !== undefined) {
+      this.failure ??= new Error(`${this.file}: ${errnoText(e, true)}`);
+      // A full disk: the short form may still fit.
+      this.append(`${JSON.stringify(compactSummary(line))}\n`);
+    }
     try {
       fsyncSync(this.fd);
     } catch {
