@@ -219,9 +219,9 @@ export class McapRunWriter {
    * After a failed write (a full disk; the file cut back to its last whole record by the sink): ends
    * the file as an MCAP that a streaming reader takes to its end, if the disk still takes the few
    * bytes: the summary as metadata, then DataEnd and a Footer without a summary section (no index:
-   * the writer's own index would name the chunk that failed). Failing that, the same with the
-   * summary's short form (compactSummary), then without it; failing that, the file ends at its last whole chunk. Closes the file. True if a footer
-   * was written.
+   * the writer's own index would name the chunk that failed, and the schemas it repeats take ~55 kB).
+   * Failing that, the same with the summary's short form (compactSummary), then without it; failing
+   * that, the file ends at its last whole chunk. Closes the file. True if a footer was written.
    */
   endAfterFailure(summary: Record<string, unknown> | undefined): boolean {
     const tail = (s: Record<string, unknown> | undefined): Uint8Array => {
