@@ -249,11 +249,11 @@ describe('the host', () => {
   it('the disk fills up: the recording stops at the last complete line and says why', () => {
     const dir = mkdtempSync(`${tmpdir()}/twolink-full-`);
     let budget = 5000; // bytes the "disk" takes
-    const rec = new Recorder(`${dir}/run.ndjson`, 2, (fd, buf, off) => {
+    const rec = new Recorder(`${dir}/run.ndjson`, 2, (fd, buf, off, position) => {
       const n = Math.min(budget, buf.length - off);
       if (n <= 0) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
       budget -= n;
-      return writeSync(fd, buf, off, n);
+      return writeSync(fd, buf, off, n, position);
     });
     rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } });
     const row = new Float64Array(64).fill(0.5);

@@ -74,7 +74,7 @@ function figureArgs(v: ParsedOf<typeof FIGURE_OPTIONS>): FigureArgs {
 
 function recordings(positionals: string[], command: string): string[] {
   if (positionals.length < 1 || positionals.length > 2) {
-    throw new UsageError(`${command}: give one or two recordings: run.ndjson [other.ndjson] (got ${positionals.length}; see twolink ${command} --help)`);
+    throw new UsageError(`${command}: give one or two recordings: run.ndjson|run.mcap [other.ndjson|other.mcap] (got ${positionals.length}; see twolink ${command} --help)`);
   }
   return positionals;
 }
@@ -125,7 +125,7 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       formatHelp(
         'compare',
         'errors of a recorded run against its plan and its twin, and against another run, per joint: RMS, mean, max and where they occur',
-        'compare run.ndjson [other.ndjson] [--json] [--plot out.svg|out.html] [--export csv|mcap --out FILE]',
+        'compare run.ndjson|run.mcap [other.ndjson|other.mcap] [--json] [--plot out.svg|out.html] [--export csv|mcap --out FILE]',
         COMPARE_OPTIONS,
         'Examples:\n' +
           '  twolink compare reach.ndjson\n' +
@@ -202,7 +202,7 @@ function plotHelp(): string {
     '  twolink plot traj --rig F --traj NAME|FILE --out reach.svg',
     '      a trajectory alone, as seed 002 draws it: endpoint x, y and joint angles with velocity, acceleration and',
     '      jerk; the endpoint path and the path in joint space',
-    '  twolink plot run.ndjson [other.ndjson] --out run.svg',
+    '  twolink plot run.ndjson|run.mcap [other.ndjson|other.mcap] --out run.svg',
     '      a recorded run (what twolink compare --plot draws): desired, measured and twin angle, velocity,',
     '      acceleration and jerk per joint and for the endpoint; the endpoint path; the twin residual with the',
     '      alarm threshold; the torques',
@@ -253,7 +253,7 @@ async function plotRun(argv: readonly string[]): Promise<number> {
       formatHelp(
         'plot run',
         "a recorded run's figure (the same as twolink compare --plot): with a second recording, its measured angles too",
-        'plot [run] run.ndjson [other.ndjson] --out FILE.svg|FILE.html [--smooth S] [--from S] [--to S]',
+        'plot [run] run.ndjson|run.mcap [other.ndjson|other.mcap] --out FILE.svg|FILE.html [--smooth S] [--from S] [--to S]',
         PLOT_RUN_OPTIONS,
         'Example: twolink plot reach.ndjson --out reach-run.svg',
       ),
@@ -279,6 +279,6 @@ export async function plotCommand(argv: readonly string[]): Promise<number> {
   }
   if (sub === 'traj') return plotTraj(argv.slice(1));
   if (sub === 'run') return plotRun(argv.slice(1));
-  if (sub.endsWith('.ndjson')) return plotRun(argv);
-  throw new UsageError(`plot: "${sub}" is neither "traj", "run" nor a recording (.ndjson); see twolink plot --help`);
+  if (sub.endsWith('.ndjson') || sub.endsWith('.mcap')) return plotRun(argv);
+  throw new UsageError(`plot: "${sub}" is neither "traj", "run" nor a recording (.ndjson or .mcap); see twolink plot --help`);
 }

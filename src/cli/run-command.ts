@@ -407,6 +407,13 @@ function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
   return { ...(p.controller !== undefined ? { controller: p.controller } : {}), ...(p.float ? { float: p.float } : {}) };
 }
 
+/** The run's law for its first line: feedforward + PID in short, another law as compare labels it (the recording's header names the same). */
+async function lawWords(p: Plan): Promise<string> {
+  if (p.controller === undefined && !p.float && !p.impedance) return ` (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`;
+  const [{ runLaw }, { lawText }] = await Promise.all([import('../run/header.js'), import('../record/compare.js')]);
+  return `, law: ${lawText(runLaw({ rig: p.rig, feedforward: p.feedforward, ...lawOf(p), ...(p.impedance ? { impedance: p.impedance } : {}) }))}`;
+}
+
 /** The dashboard as far as notices go. */
 interface Notices {
   stop(): void;
@@ -524,7 +531,7 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
     rtWarning.attach(dashboard);
   } else if (!quiet) {
-    log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`);
+    log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz${await lawWords(p)}`);
   }
   const result = await session.run().finally(() => recording.done());
   dashboard?.stop();

@@ -33,8 +33,10 @@ export type Fault =
   | { kind: 'controller'; message: string }
   /** A trajectory the rig cannot follow from where the arm really is, refused as it was to start. */
   | { kind: 'infeasible'; message: string }
-  /** A fault reported from outside the loop (a full disk, a lifecycle command that failed). */
-  | { kind: 'host'; message: string };
+  /** A fault reported from outside the loop (a lifecycle command that failed, the loop's thread gone). */
+  | { kind: 'host'; message: string }
+  /** The run's recording could not be written (a full disk, a lost drive): the arm stops rather than run unrecorded. */
+  | { kind: 'recording'; file: string; message: string };
 
 /** What a joint's motion says is wrong with it (the wiring monitor's diagnoses that are not wiring). */
 export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck';
@@ -64,6 +66,7 @@ const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
   controller: true,
   infeasible: true,
   host: true,
+  recording: true,
 };
 export const FAULT_KINDS = Object.keys(FAULT_KIND_SET) as readonly Fault['kind'][];
 
@@ -143,6 +146,8 @@ export function describeFault(f: Fault): string {
       return `infeasible: ${f.message} (refused before it started)`;
     case 'host':
       return f.message;
+    case 'recording':
+      return `recording ${f.message}`;
   }
 }
 

@@ -10,6 +10,7 @@
  * - run vs run: see `alignRuns`.
  */
 import { z } from 'zod';
+import { knownLawSchema, type RunLaw } from '../telemetry/header.js';
 import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
 import type { LoadedRecording, RecordingInfo, RecordingSummaryLine } from './read.js';
 import { trajectoryClock, type SegmentClock } from './align.js';
@@ -73,6 +74,12 @@ export interface RunDescription {
   /** Loop time of the last tick [s]. */
   durationS: number;
   feedforward?: string;
+  /** The control law as the header records it; absent in recordings made before it was. */
+  law?: RunLaw | { kind: string };
+  /** The law in words: "feedforward desired + PID (...)", "controller FILE (sha256 ...)", "float (...)", "impedance (...)", or "law not recorded". */
+  lawText: string;
+  /** The file's format. */
+  format: 'ndjson' | 'mcap';
   /** How the run stopped, in words, as its summary line says (old recordings have no `stop` value: only these). */
   stopText?: string;
   /** How the run stopped, as a value (switch on its kind); absent in recordings made before it was written. */
@@ -83,6 +90,8 @@ export interface RunDescription {
   truncated?: { line: number; bytes: number };
   /** False when the run did not write its summary line (it crashed or was killed). */
   complete: boolean;
+  /** Why the recording stopped before the run did (a full disk), as its summary says, and the ticks the run had. */
+  recordingFailure?: { message: string; runTicks: number };
 }
 
 class Accumulator {
@@ -153,6 +162,44 @@ export function alarmThresholdDeg(info: RecordingInfo): number | undefined {
   return r.success ? r.data.twin.alarmDeg : undefined;
 }
 
+const DEG_PER_RAD = 180 / Math.PI;
+const list = (xs: readonly number[], d = 3): string => xs.map((x) => String(Number(x.toFixed(d)))).join('/');
+
+/**
+ * A recorded law in words (compare's label of a run). `feedforward`: the header's older field, said
+ * beside "law not recorded" for a recording made before the law was (it did not say whether a
+ * controller or a mode replaced the feedforward + PID it names).
+ */
+export function lawText(law: RunLaw | { kind: string } | undefined, feedforward?: string): string {
+  if (!law) return `law not recorded${feedforward !== undefined ? ` (an older recording; its header names feedforward ${feedforward})` : ''}`;
+  const r = knownLawSchema.safeParse(law);
+  if (!r.success) return `law "${law.kind}" (not known to this version of twolink)`;
+  const l = r.data;
+  switch (l.kind) {
+    case 'pid': {
+      const p = l.pid;
+      const gains = p.schedule ? `gains scheduled on the elbow angle at ${p.schedule.length} points` : `kp ${list(p.kp)} N m/rad, ki ${list(p.ki)} N m/(rad s), kd ${list(p.kd)} N m s/rad`;
+      const extra = [...(l.feedforward !== 'none' && !l.disturbanceObserver ? ['no disturbance observer'] : []), ...(l.predict ? [] : ['no delay compensation'])];
+      return `${l.feedforward === 'none' ? 'PID alone' : `feedforward ${l.feedforward} + PID`} (${[gains, ...extra].join('; ')})`;
+    }
+    case 'controller':
+      return `controller ${l.file} (sha256 ${l.sha256.slice(0, 12)})`;
+    case 'float': {
+      const f = l.settings as Record<string, unknown>;
+      const lock = typeof f.lock === 'number' ? `; joint ${f.lock + 1} locked` : '';
+      const c = f.constraint as { kind?: string } | undefined;
+      return `float (friction assist ${l.settings.frictionAssist}, torque cap ${list(l.settings.torqueCapNm)} N m, speed cap ${list(
+        l.settings.speedCapRadS.map((v) => v * DEG_PER_RAD),
+        0,
+      )} deg/s${lock}${c?.kind ? `; endpoint kept on a ${c.kind}` : ''})`;
+    }
+    case 'impedance':
+      return `impedance (${l.space} space, stiffness ${l.stiffness} ${l.space === 'joint' ? 'N m/rad' : 'N/m'}, damping ratio ${l.dampingRatio})`;
+    case 'code':
+      return `a ControlLaw given in code (${l.name})`;
+  }
+}
+
 export function describeRun(rec: LoadedRecording, label: string): RunDescription {
   const { info, columns } = rec;
   const h = info.header;
@@ -167,11 +214,15 @@ export function describeRun(rec: LoadedRecording, label: string): RunDescription
     ticks: info.ticks,
     durationS: t.length ? t[t.length - 1]! : 0,
     ...(h.feedforward !== undefined ? { feedforward: h.feedforward } : {}),
+    ...(h.law ? { law: h.law } : {}),
+    lawText: lawText(h.law, h.feedforward),
+    format: info.format,
     ...(info.summary ? { stopText: info.summary.stopReason } : {}),
     ...(info.summary?.stop ? { stop: info.summary.stop } : {}),
     ...(alarmDeg !== undefined ? { alarmDeg } : {}),
     ...(info.truncated ? { truncated: info.truncated } : {}),
     complete: info.summary !== undefined,
+    ...(typeof info.summary?.recordingFailure === 'string' ? { recordingFailure: { message: info.summary.recordingFailure, runTicks: info.summary.ticks } } : {}),
   };
 }
 
@@ -334,6 +385,9 @@ export interface CompareReport {
   notes: string[];
 }
 
+/** What follows an MCAP's last whole record, for the note. */
+const mcapRest = (bytes: number): string => (bytes ? `; the ${bytes} bytes after its last whole record (a cut chunk) were ignored` : '');
+
 /** Compares one run with its plan and its twin, and with another run when given (`al`: their alignment, if already made). */
 export function compareRecordings(a: LoadedRecording, b?: LoadedRecording, al0?: RunAlignment): CompareReport {
   const runA = describeRun(a, 'A');
@@ -358,8 +412,10 @@ export function compareRecordings(a: LoadedRecording, b?: LoadedRecording, al0?:
     if (a.info.header.joints !== b.info.header.joints) notes.push('the runs have different numbers of joints: run vs run compares the joints both have');
   }
   for (const r of runs) {
-    if (r.truncated) notes.push(`${r.label}: the last line (line ${r.truncated.line}, ${r.truncated.bytes} bytes) was cut short, a crash while writing: ignored`);
-    else if (!r.complete) notes.push(`${r.label}: no summary line: the run did not end cleanly`);
+    if (r.recordingFailure) notes.push(`${r.label}: the recording stopped before the run did (${r.recordingFailure.message}): it holds ${r.ticks} of the run's ${r.recordingFailure.runTicks} ticks`);
+    if (r.truncated && r.format === 'mcap') notes.push(`${r.label}: the MCAP was cut short (no footer: a crash or a full disk while writing): read up to its last whole chunk, ${r.ticks} ticks${mcapRest(r.truncated.bytes)}`);
+    else if (r.truncated) notes.push(`${r.label}: the last line (line ${r.truncated.line}, ${r.truncated.bytes} bytes) was cut short, a crash while writing: ignored`);
+    else if (!r.complete) notes.push(`${r.label}: no summary${r.format === 'mcap' ? ' (metadata "twolink.summary")' : ' line'}: the run did not end cleanly`);
   }
   return { runs, comparisons, ...(alignment ? { alignment } : {}), notes };
 }
@@ -379,8 +435,7 @@ function pad(s: string, w: number, right = true): string {
 export function formatReport(r: CompareReport): string {
   const out: string[] = [];
   for (const run of r.runs) {
-    const ff = run.feedforward === undefined ? '' : run.feedforward === 'none' ? ', PID alone' : `, feedforward ${run.feedforward} + PID`;
-    out.push(`${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s)${ff}, stop: ${run.stopText ?? 'unknown (no summary)'}`);
+    out.push(`${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s), law: ${run.lawText}, stop: ${run.stopText ?? 'unknown (no summary)'}`);
   }
   out.push('');
   out.push('Errors in degrees. max: the largest |error|, with the loop time, phase and trajectory time where it occurs.');

@@ -114,7 +114,8 @@ export async function exportMcap(recording: string, out: string): Promise<Export
         await w!.event(e.data, e.t);
       },
     });
-    const extra: Record<string, Record<string, unknown>> = info.truncated ? { 'twolink.recording': { truncated: `line ${info.truncated.line} was cut short and left out` } } : {};
+    const cut = info.truncated && (info.format === 'mcap' ? `the MCAP was cut short: read to its last whole chunk (${info.truncated.bytes} bytes after it left out)` : `line ${info.truncated.line} was cut short and left out`);
+    const extra: Record<string, Record<string, unknown>> = cut ? { 'twolink.recording': { truncated: cut } } : {};
     await w!.end(info.summary, extra);
     return { file: out, ticks: w!.ticks, bytes: w!.bytes, info };
   } catch (e) {

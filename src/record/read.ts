@@ -1,6 +1,9 @@
 /**
- * Reading a recording back (the NDJSON that recorder.ts writes): a header line, tick lines, event
- * lines, and a summary line when the run ended cleanly.
+ * Reading a recording back: the NDJSON that recorder.ts writes (a header line, tick lines, event
+ * lines, and a summary line when the run ended cleanly), or the MCAP of `run --record F.mcap` and
+ * `compare --export mcap` (record/mcap.ts: the header and summary as metadata, the ticks and events as
+ * JSON messages), told apart by the MCAP magic at the file's start. Both go through the same
+ * validation, so an MCAP reads back as the NDJSON of the same run does.
  *
  * The file is streamed line by line and every line is validated with zod, so a ten-minute run at
  * 1 kHz is never held as text or as objects: each tick is turned into the loop's flat row
@@ -8,9 +11,12 @@
  *
  * A crash can leave the last line cut short: that line is ignored and reported in
  * `RecordingInfo.truncated`. A bad line anywhere else is a `RecordingError` naming the file and the
- * line number.
+ * line number. An MCAP is read with @mcap/core's streaming reader, which takes a file cut short (a
+ * crash, a full disk: no footer) up to its last whole record (chunk CRCs checked); what follows it is
+ * reported in `RecordingInfo.truncated`.
  */
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { MCAP_MAGIC, McapStreamReader } from '@mcap/core';
 import { z } from 'zod';
 import { checkReadableFile, errnoText, FileError, formatBytes } from '../config/files.js';
 import { resolveRig, type Rig } from '../config/load.js';
@@ -119,7 +125,7 @@ const otherSchema = z.looseObject({ kind: z.string(), t: z.number().optional() }
 
 /** An event line: a connection, a state change, an alarm, a trajectory phase, a link event. */
 export interface RecordingEvent {
-  /** 1-based line number. */
+  /** 1-based line number (in an MCAP: the message's number among twolink's ticks and events). */
   line: number;
   /** What happened: 'connected', 'state', 'trajectory', 'alarm', 'link', ... */
   what: string;
@@ -132,6 +138,8 @@ export interface RecordingEvent {
 /** What a read found besides the ticks. */
 export interface RecordingInfo {
   file: string;
+  /** The file's format (told by its first bytes). */
+  format: 'ndjson' | 'mcap';
   header: RecordingHeaderLine;
   /** Tick lines read. */
   ticks: number;
@@ -140,7 +148,11 @@ export interface RecordingInfo {
   eventCount: number;
   /** Absent when the run did not end cleanly (a crash, a kill, a full disk). */
   summary?: RecordingSummaryLine;
-  /** Set when the last line was cut short (a crash while writing): it was ignored. */
+  /**
+   * Set when the file was cut short (a crash while writing, a full disk). NDJSON: the last line, cut,
+   * was ignored (`line`: its number, `bytes`: its length). MCAP: the file has no footer; `line` is the
+   * number of messages read, `bytes` what follows the last whole record (0 when the file ends at one).
+   */
   truncated?: { line: number; bytes: number };
 }
 
@@ -176,7 +188,8 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
     if (e instanceof FileError) throw new RecordingError(file, e.message.slice(file.length + 2));
     throw e;
   }
-  const lines = new LineVisitor(file, visitor);
+  if (startsWithMcapMagic(file)) return readMcapRecording(file, visitor);
+  const lines = new LineVisitor(file, visitor, 'line');
   // A line that is not JSON is an error only once another line follows it.
   let broken: { line: number; bytes: number; why: string } | undefined;
   let n = 0;
@@ -209,6 +222,7 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
   if (ticks === 0) throw new RecordingError(file, 'no tick lines: the run recorded nothing');
   return {
     file,
+    format: 'ndjson',
     header,
     ticks,
     events,
@@ -216,6 +230,117 @@ export async function readRecording(file: string, visitor: RecordingVisitor = {}
     ...(summary ? { summary } : {}),
     ...(broken ? { truncated: { line: broken.line, bytes: broken.bytes } } : {}),
   };
+}
+
+/** Whether `file` starts with the MCAP magic (record/mcap.ts writes it; NDJSON starts with `{`). */
+function startsWithMcapMagic(file: string): boolean {
+  const head = Buffer.alloc(MCAP_MAGIC.length);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const n = readSync(fd, head, 0, head.length, 0);
+    return n === head.length && MCAP_MAGIC.every((b, k) => head[k] === b);
+  } catch {
+    return false; // the NDJSON reader names the problem
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The MCAP topics that hold a recording's lines (record/mcap.ts MCAP_TOPICS; kept apart to spare the reader the scene). */
+const MCAP_TICK_TOPIC = '/twolink/tick';
+const MCAP_EVENT_TOPIC = '/twolink/event';
+
+/** Header and summary fields that are words: kept as written, never JSON-parsed (a version "1" stays a string). */
+const WORD_FIELDS = new Set(['twolink', 'startedAt', 'feedforward', 'clock', 'startedBy', 'stopReason', 'recordingFailure']);
+
+/** An MCAP metadata record as the line it stands for: its values are JSON text or words (record/mcap.ts stringMap). */
+function metadataLine(kind: string, m: ReadonlyMap<string, string>): Record<string, unknown> {
+  const o: Record<string, unknown> = { kind };
+  for (const [k, v] of m) {
+    if (WORD_FIELDS.has(k)) o[k] = v;
+    else {
+      try {
+        o[k] = JSON.parse(v);
+      } catch {
+        o[k] = v;
+      }
+    }
+  }
+  return o;
+}
+
+/**
+ * Streams an MCAP recording (record/mcap.ts) through `visitor`: the "twolink.header" metadata as the
+ * header, the /twolink/tick and /twolink/event messages as tick and event lines, "twolink.summary" as
+ * the summary (handed over last: the writer puts it before its last chunk). A file cut short is read
+ * to its last whole record and reported in `truncated`.
+ */
+async function readMcapRecording(file: string, visitor: RecordingVisitor): Promise<RecordingInfo> {
+  const lines = new LineVisitor(file, visitor, 'message');
+  const reader = new McapStreamReader({ validateCrcs: true });
+  const topics = new Map<number, string>();
+  const dec = new TextDecoder();
+  let summary: Record<string, unknown> | undefined;
+  let n = 0;
+  const json = (data: Uint8Array, what: string): Record<string, unknown> => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(dec.decode(data));
+    } catch (e) {
+      throw new RecordingError(file, `MCAP message ${n} (${what}): not JSON (${(e as Error).message})`);
+    }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RecordingError(file, `MCAP message ${n} (${what}): not a JSON object`);
+    return raw as Record<string, unknown>;
+  };
+  const stream = createReadStream(file, { highWaterMark: 1 << 20 });
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      reader.append(chunk);
+      for (let r = next(reader, file); r; r = next(reader, file)) {
+        if (r.type === 'Channel') topics.set(r.id, r.topic);
+        else if (r.type === 'Metadata') {
+          if (r.name === 'twolink.header') await lines.line(metadataLine('header', r.metadata), 0);
+          else if (r.name === 'twolink.summary') summary = metadataLine('summary', r.metadata);
+        } else if (r.type === 'Message') {
+          const topic = topics.get(r.channelId);
+          if (topic !== MCAP_TICK_TOPIC && topic !== MCAP_EVENT_TOPIC) continue;
+          n++;
+          if (!lines.header) throw new RecordingError(file, `MCAP message ${n} on ${topic} comes before twolink's header (the metadata "twolink.header"): not a twolink recording`);
+          await lines.line(topic === MCAP_TICK_TOPIC ? { kind: 'tick', ...json(r.data, topic) } : json(r.data, topic), n);
+        }
+      }
+    }
+  } catch (e) {
+    if (e instanceof RecordingError || e instanceof FileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new RecordingError(file, code ? errnoText(e, false) : (e as Error).message);
+  } finally {
+    stream.destroy();
+  }
+  if (summary) await lines.line(summary, n + 1);
+  const { header, ticks, events, eventCount } = lines;
+  if (!header) throw new RecordingError(file, 'an MCAP without the metadata "twolink.header" (or cut short before it): not a twolink recording');
+  if (ticks === 0) throw new RecordingError(file, `no messages on ${MCAP_TICK_TOPIC}: the run recorded nothing${reader.done() ? '' : ' (the file is cut short before its first whole chunk)'}`);
+  return {
+    file,
+    format: 'mcap',
+    header,
+    ticks,
+    events,
+    eventCount,
+    ...(lines.summary ? { summary: lines.summary } : {}),
+    ...(reader.done() ? {} : { truncated: { line: n, bytes: reader.bytesRemaining() } }),
+  };
+}
+
+/** The next record of an MCAP stream; a record the reader refuses (a bad CRC, a bad length) is a RecordingError. */
+function next(reader: McapStreamReader, file: string): ReturnType<McapStreamReader['nextRecord']> {
+  try {
+    return reader.nextRecord();
+  } catch (e) {
+    throw new RecordingError(file, `not a valid MCAP: ${(e as Error).message}`);
+  }
 }
 
 /** The lines of a recording after the JSON parse: validated in order and handed to the visitor. */
@@ -234,34 +359,40 @@ class LineVisitor {
   constructor(
     private readonly file: string,
     private readonly visitor: RecordingVisitor,
+    /** What `n` counts: NDJSON lines, or an MCAP's messages (ticks and events). */
+    private readonly unit: 'line' | 'message',
   ) {}
 
+  /** A RecordingError at line (or MCAP message) `n`. */
+  private err(detail: string, n: number): RecordingError {
+    return this.unit === 'line' ? new RecordingError(this.file, detail, n) : new RecordingError(this.file, `MCAP message ${n}: ${detail}`);
+  }
+
   async line(raw: Record<string, unknown>, n: number): Promise<void> {
-    const file = this.file;
     const kind = raw.kind;
     if (!this.header) {
       const r = headerSchema.safeParse(raw);
       if (!r.success) {
         const why = kind === 'header' ? message(r.error.issues, raw, 'header') : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?';
-        throw new RecordingError(file, why, n);
+        throw this.err(why, n);
       }
       this.header = r.data;
       this.schema = tickSchema(r.data.joints);
       await this.visitor.header?.(r.data);
       return;
     }
-    if (this.summary) throw new RecordingError(file, `a line after the summary line (line ${this.summaryLine})`, n);
+    if (this.summary) throw this.err(`a line after the summary line (line ${this.summaryLine})`, n);
     if (kind === 'tick') return this.tick(raw, n);
-    if (kind === 'header') throw new RecordingError(file, 'a second header line', n);
+    if (kind === 'header') throw this.err('a second header line', n);
     if (kind === 'summary') {
       const r = summarySchema.safeParse(raw);
-      if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'summary'), n);
+      if (!r.success) throw this.err(message(r.error.issues, raw, 'summary'), n);
       this.summary = r.data;
       this.summaryLine = n;
       return;
     }
     const r = otherSchema.safeParse(raw);
-    if (!r.success) throw new RecordingError(file, message(r.error.issues, raw, 'event'), n);
+    if (!r.success) throw this.err(message(r.error.issues, raw, 'event'), n);
     // Event lines: {"kind":"event","event":"state"|"alarm"|...}; older recordings wrote
     // {"kind": <the loop event's kind>, "event": "loop", ...}.
     const d = r.data as Record<string, unknown>;
@@ -274,11 +405,11 @@ class LineVisitor {
 
   private async tick(raw: Record<string, unknown>, n: number): Promise<void> {
     const r = this.schema!.safeParse(raw);
-    if (!r.success) throw new RecordingError(this.file, message(r.error.issues, raw, 'tick'), n);
+    if (!r.success) throw this.err(message(r.error.issues, raw, 'tick'), n);
     const { i, t } = r.data;
     const last = this.last;
     if (last && (i <= last.i || t < last.t)) {
-      throw new RecordingError(this.file, `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (line ${last.line}): the tick lines are out of order or repeated`, n);
+      throw this.err(`tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (${this.unit} ${last.line}): the ${this.unit === 'line' ? 'tick lines' : 'ticks'} are out of order or repeated`, n);
     }
     this.last = { i, t, line: n };
     tickRow(r.data, this.row);

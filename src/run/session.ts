@@ -202,10 +202,10 @@ export class Session {
   stopRecording(stop: StopReason = { kind: 'requested', text: 'recording stopped' }): LiveRecording | undefined {
     const live = this.live;
     if (!live) return undefined;
+    live.recorder.flush();
     const info = this.recording!;
     this.live = undefined;
-    live.recorder.flush();
-    live.recorder.close({ ...live.stats.summary(stop), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message } : {}) });
+    live.recorder.close({ ...live.stats.summary(stop), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message, recordedTicks: live.recorder.ticks } : {}) });
     return info;
   }
 
@@ -322,8 +322,9 @@ export class Session {
     }
     const error = end.error;
     if (this.recorder) {
+      // After a failure the recording holds fewer ticks than the run had: the summary says how many.
       const failure = this.recorder.failure?.message;
-      this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
+      this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure, recordedTicks: this.recorder.ticks } : {}), ...(error ? { error } : {}) });
     }
     this.stopRecording(end.stop);
     const result = { summary, ...(error ? { error } : {}), ...(end.unapplied?.length ? { unapplied: end.unapplied } : {}) };
@@ -413,7 +414,7 @@ export class Session {
     if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;
-      this.send({ kind: 'stop', reason: hostFault(this.recorder.failure!.message) });
+      this.send({ kind: 'stop', reason: { kind: 'fault', fault: { kind: 'recording', file: this.recorder.file, message: this.recorder.failure!.message } } });
     }
   }
 }

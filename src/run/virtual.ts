@@ -25,7 +25,7 @@ import { advanceUntil, VirtualClock } from '../time/clock.js';
 import type { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';
 import { linkOver, openEnd } from './compose.js';
-import { runHeader } from './header.js';
+import { runHeader, type HeaderParts } from './header.js';
 import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
 import { ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
 
@@ -108,7 +108,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const { mock, link, loopLink, site, boardWatchdog, dispose } = opened;
   let recorder: Recorder | undefined;
   try {
-    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections) : undefined;
+    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, imp)) : undefined;
   } catch (e) {
     void plugged?.close();
     dispose();
@@ -189,8 +189,19 @@ async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undef
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */
-function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[]): Recorder {
+type LawParts = Pick<HeaderParts, 'controller' | 'impedance' | 'predict'>;
+
+/** The law as the header records it: the controller's file, a ControlLaw's class, impedance's spring, or feedforward + PID. */
+function lawParts(opts: VirtualRunOptions, imp: ImpedanceLaw | undefined): LawParts {
+  return {
+    ...(typeof opts.controller === 'string' ? { controller: opts.controller } : opts.controller ? { controller: { code: opts.controller.constructor.name } } : {}),
+    ...(imp && !opts.controller ? { impedance: imp.settings } : {}),
+    ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
+  };
+}
+
+function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[], law: LawParts): Recorder {
   const recorder = new Recorder(file, rig.joints);
-  recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections }));
+  recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections, ...law }));
   return recorder;
 }

@@ -6,9 +6,12 @@
  * its last line at any moment.
  *
  * If the disk fills up, the recorder stops writing, keeps the file valid up to the last complete line,
- * and reports the failure; the run decides what to do (twolink stops the arm).
+ * and reports the failure; the run decides what to do (twolink stops the arm). At `close` it still
+ * tries to add the summary line (the space the cut line took may hold it); if that fails too, the
+ * file ends at its last complete tick line. `ticks` counts the tick lines the file holds, never the
+ * ones handed over but lost.
  */
-import { closeSync, fsyncSync, ftruncateSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, statfsSync, writeSync } from 'node:fs';
 import { errnoText, openForWrite } from '../config/files.js';
 import { tickObject } from '../telemetry/tick.js';
 import { recordingHeaderSchema, type RecordingHeader } from './header.js';
@@ -22,7 +25,7 @@ export type { RecordingHeader } from './header.js';
  */
 export interface RunRecorder {
   readonly file: string;
-  /** Tick rows taken so far. */
+  /** Tick rows the file holds so far (written and complete: a reader gets every one of them). */
   readonly ticks: number;
   readonly failure: Error | undefined;
   open(header: RecordingHeader): void;
@@ -31,6 +34,7 @@ export interface RunRecorder {
   event(e: Record<string, unknown>): void;
   /** Writes what is pending; false once the recording has failed. */
   flush(): boolean;
+  /** Adds the summary (after a failure too, if the file can still take it) and closes the file. */
   close(summary: Record<string, unknown>): void;
 }
 
@@ -45,13 +49,49 @@ export function eventLine(e: Record<string, unknown>): Record<string, unknown> {
   return { event: what, ...(event !== undefined && typeof event !== 'string' ? { link: event } : {}), ...rest };
 }
 
+/**
+ * Free space a recording leaves on its disk to close itself [bytes]: its summary (a few kB) and an
+ * MCAP's end. A write that would leave less stops the recording as a full disk does, so that the
+ * summary always fits; another program filling the disk first still gives ENOSPC, handled as before.
+ */
+export const RESERVE_BYTES = 16 * 1024;
+
+/** Free bytes for this user on the disk that holds `file` (statfs), or undefined when it cannot be told. */
+export function freeBytes(file: string): number | undefined {
+  try {
+    const s = statfsSync(file);
+    return s.bavail * s.bsize;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Why a write of `bytes` is refused by the reserve, or undefined if it may go (`free`: freeBytes). */
+export function reserveRefusal(bytes: number, free: number | undefined): Error | undefined {
+  if (free === undefined || free - bytes >= RESERVE_BYTES) return undefined;
+  return Object.assign(new Error(`the disk is nearly full (${Math.floor(free / 1024)} kB free; twolink keeps ${RESERVE_BYTES / 1024} kB to close the recording)`), { code: 'ENOSPC' });
+}
+
+/**
+ * The few fields of a summary a recording keeps when the disk is too full for all of it: how many
+ * ticks and how the run stopped (in words and as a value), and why the recording stopped.
+ */
+export function compactSummary(summary: Record<string, unknown>): Record<string, unknown> {
+  const keep = ['kind', 'ticks', 'stopReason', 'stop', 'recordingFailure', 'recordedTicks'];
+  return Object.fromEntries(Object.entries(summary).filter(([k]) => keep.includes(k)));
+}
+
 export class Recorder implements RunRecorder {
   private fd: number | undefined;
   private pending: string[] = [];
   private pendingBytes = 0;
+  /** Tick lines among `pending`. */
+  private pendingTicks = 0;
   /** Bytes in the file that end with a complete line. */
   private offset = 0;
-  /** Tick lines written so far. */
+  /** Set once the file was cut back to `offset`: writes then say where they go. */
+  private wasCut = false;
+  /** Tick lines the file holds. */
   ticks = 0;
   /** The write error that stopped the recording, if any. */
   failure: Error | undefined;
@@ -59,8 +99,14 @@ export class Recorder implements RunRecorder {
   constructor(
     readonly file: string,
     readonly joints: number,
-    /** The write call (fs.writeSync); tests put a failing one here to play a full disk. */
-    private readonly writeFn: (fd: number, buf: Buffer, off: number) => number = (fd, buf, off) => writeSync(fd, buf, off),
+    /**
+     * The write call (fs.writeSync at the file's byte `position`, or where the last write ended when
+     * null; after a cut the position is given, so that the summary line lands at the cut); tests put
+     * a failing one here to play a full disk.
+     */
+    private readonly writeFn: (fd: number, buf: Buffer, off: number, position: number | null) => number = (fd, buf, off, position) => writeSync(fd, buf, off, buf.length - off, position),
+    /** The disk's free space [bytes] (statfs; tests play a nearly full disk with it). */
+    private readonly free: () => number | undefined = () => freeBytes(file),
   ) {}
 
   /**
@@ -85,7 +131,7 @@ export class Recorder implements RunRecorder {
   tick(row: ArrayLike<number>): void {
     if (this.failure || this.fd === undefined) return;
     this.line(JSON.stringify({ kind: 'tick', ...tickObject(row, this.joints) }));
-    this.ticks++;
+    this.pendingTicks++;
     if (this.pendingBytes > 64 * 1024) this.flush();
   }
 
@@ -100,32 +146,53 @@ export class Recorder implements RunRecorder {
     if (this.fd === undefined || this.failure) return !this.failure;
     if (this.pending.length === 0) return true;
     const text = `${this.pending.join('\n')}\n`;
+    const ticks = this.pendingTicks;
     this.pending = [];
     this.pendingBytes = 0;
-    try {
-      const buf = Buffer.from(text);
-      let off = 0;
-      while (off < buf.length) off += this.writeFn(this.fd, buf, off);
-      this.offset += buf.length;
-    } catch (e) {
-      // Cut a half-written line so that the file stays valid NDJSON up to its last line.
-      try {
-        ftruncateSync(this.fd, this.offset);
-      } catch {
-        // nothing more can be done on this descriptor
-      }
-      this.failure = new Error(`recording ${this.file} stopped: ${errnoText(e, true)}`);
+    this.pendingTicks = 0;
+    const refused = reserveRefusal(text.length, this.free());
+    const e = refused ?? this.append(text);
+    if (e !== undefined) {
+      this.failure = new Error(`${this.file}: ${refused ? refused.message : errnoText(e, true)}`);
       return false;
     }
+    this.ticks += ticks;
     return true;
   }
 
-  /** Writes the summary line and closes the file (fsync first). */
+  /** Writes `text` whole, or cuts what it wrote of it (the file stays valid NDJSON up to its last line) and returns the error. */
+  private append(text: string): unknown {
+    const buf = Buffer.from(text);
+    try {
+      let off = 0;
+      while (off < buf.length) off += this.writeFn(this.fd!, buf, off, this.wasCut ? this.offset + off : null);
+      this.offset += buf.length;
+      return undefined;
+    } catch (e) {
+      this.wasCut = true;
+      try {
+        ftruncateSync(this.fd!, this.offset);
+      } catch {
+        // nothing more can be done on this descriptor
+      }
+      return e;
+    }
+  }
+
+  /**
+   * Writes the summary line and closes the file (fsync first). After a failure the summary line is
+   * still tried (the space of the cut batch may hold it): the file then ends with it (or with its
+   * short form, compactSummary), else at its last complete line.
+   */
   close(summary: Record<string, unknown>): void {
     if (this.fd === undefined) return;
-    if (!this.failure) {
-      this.line(JSON.stringify({ kind: 'summary', ...summary }));
-      this.flush();
+    this.flush();
+    const line = { kind: 'summary', ...summary };
+    const e = this.append(`${JSON.stringify(line)}\n`);
+    if (e !== undefined) {
+      this.failure ??= new Error(`${this.file}: ${errnoText(e, true)}`);
+      // A full disk: the short form may still fit.
+      this.append(`${JSON.stringify(compactSummary(line))}\n`);
     }
     try {
       fsyncSync(this.fd);

@@ -52,11 +52,12 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     expect(s.timing.maxStallMs).toBeGreaterThanOrEqual(900);
   });
 
-  it('the disk is full: the run stops the arm and says the recording failed', async () => {
+  it('the disk is full: the run stops the arm with fault:recording, and says it recorded nothing', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
     expect(r.code).toBe(1);
     const s = lastJson(r);
-    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^recording \/dev\/full stopped: the disk is full/) } });
+    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'recording', file: '/dev/full', message: expect.stringMatching(/^\/dev\/full: the disk is full/) } });
+    expect(r.stderr).toContain('recorded 0 ticks to /dev/full');
     expect(s.stopOutcome).toBe('acknowledged');
   });
 });
