@@ -119,7 +119,9 @@ const driverNumbersSchema = z.strictObject({
 });
 export const driverSchema = z.union([z.enum(DRIVER_PRESET_NAMES), driverNumbersSchema]).transform((d): DriverParams => {
   if (typeof d === 'string') return { ...DRIVER_PRESETS[d] };
-  const base = DRIVER_PRESETS[d.preset ?? 'ideal'];
+  const { preset: _ideal, ...ideal } = DRIVER_PRESETS.ideal;
+  // Numbers without a preset start from the ideal bridge's, and are no preset's.
+  const base = d.preset ? DRIVER_PRESETS[d.preset] : ideal;
   return { ...base, ...Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) } as DriverParams;
 });
 
