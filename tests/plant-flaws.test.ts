@@ -181,6 +181,21 @@ describe('with every flaw off', () => {
 });
 
 describe("the recording carries the link's true angle (virtual time)", () => {
+  it("without flaws it is the encoder's reading of the same sample, to the encoder's count (the line protocol's mock)", async () => {
+    const r = await virtualRun({ ...rig, plant: quiet }, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
+    const sq = [0, 0];
+    let n = 0;
+    for (const row of r.rows) {
+      if (row[F.phase] !== 2) continue;
+      n++;
+      sq[0]! += (row[F.q0]! - row[F.plantQ0]!) ** 2;
+      sq[1]! += (row[F.q1]! - row[F.plantQ1]!) ** 2;
+    }
+    // A count's rounding is uniform: RMS count / sqrt(12), 0.022 deg at 4800 counts per turn, 0.043 at 2400.
+    expect(Math.sqrt(sq[0]! / n) / DEG).toBeLessThan(0.03);
+    expect(Math.sqrt(sq[1]! / n) / DEG).toBeLessThan(0.05);
+  }, 120_000);
+
   it('with 1.5 deg of play the encoder tracks the reach and the link, which it cannot see, does not', async () => {
     const flawed = { ...rig, control: { ...rig.control, disturbanceObserver: false }, plant: { ...rig.plant!, backlash: [1.5 * DEG, 1.5 * DEG] } };
     const r = await virtualRun(flawed, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });

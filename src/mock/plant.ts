@@ -95,6 +95,8 @@ const FLAW_DEFAULTS = { gearStiffness: DEFAULT_GEAR_STIFFNESS, gearDamping: DEFA
 
 /** The motor side's inertia when the rig gives the rotor none [kg m^2 at the joint]: the split needs one. */
 const MIN_MOTOR_INERTIA = 1e-4;
+/** Encoder readings the plant remembers the links' angles at (linkAtReading): 64 covers 60 ms of Firmata's per-joint reads at 1 kHz. */
+const READINGS = 64;
 /** A motor side slower than this is at rest for the stick test [rad/s]. */
 const REST_SPEED = 1e-6;
 /** The mesh's fastest mode times a sub-step stays below this [rad] (RK4 is accurate well inside its limit of 2.8). */
@@ -225,6 +227,10 @@ export class Plant {
   private substeps = 1;
   /** The link's true angles at the last encoder reading [rad] (counts()): what the encoders would read without play. */
   readonly linkAtSample: number[];
+  /** The last READINGS encoder readings: plant time [s] and the links' true angles [rad], a ring. */
+  private readonly readingT = new Float64Array(READINGS).fill(-Infinity);
+  private readonly readingQ = new Float64Array(2 * READINGS);
+  private readingAt = 0;
 
   /**
    * `encoders` are what the board believes per encoder input (it reports their counts per
@@ -646,6 +652,10 @@ export class Plant {
   counts(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     const at = this.encoderQ;
     for (let j = 0; j < this.joints; j++) this.linkAtSample[j] = this.q[j]!;
+    const k = this.readingAt++ % READINGS;
+    this.readingT[k] = this.t;
+    this.readingQ[2 * k] = this.q[0]!;
+    this.readingQ[2 * k + 1] = this.joints > 1 ? this.q[1]! : 0;
     for (let i = 0; i < this.joints; i++) {
       const j = this.encoderJoint[i]!;
       const e = this.sensor[j]!;
@@ -682,6 +692,22 @@ export class Plant {
       this.injected.encoderOffset[i]! -= way * slip;
       this.slipTurned[i] = turned - way * SLIP_EVERY * slip;
     } else this.slipTurned[i] = turned;
+  }
+
+  /**
+   * The links' true angles [rad] at the last encoder reading at or before plant time `t` [s] (of the
+   * last READINGS), into `out`; its plant time [s], or NaN when none is that old (`out` untouched).
+   */
+  linkAtReading(t: number, out: number[]): number {
+    let best = -1;
+    for (let k = 0; k < READINGS; k++) {
+      const tk = this.readingT[k]!;
+      if (tk <= t + 1e-9 && (best < 0 || tk > this.readingT[best]!)) best = k;
+    }
+    if (best < 0) return Number.NaN;
+    out[0] = this.readingQ[2 * best]!;
+    out[1] = this.readingQ[2 * best + 1]!;
+    return this.readingT[best]!;
   }
 
   /** Sets the encoders so that they read zero now (the board's `Z`). */
