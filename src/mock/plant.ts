@@ -358,7 +358,8 @@ export class Plant {
 
   /**
    * The joint accelerations [rad/s^2] the plant integrates at its state (q, qd) under the duty now,
-   * after the wiring, the injections and the stops, into `out`.
+   * after the wiring, the injections and the stops, into `out`: the rigid arm's (with play or
+   * stiction the joints are split and integrated apart: this is then what the rigid arm would do).
    */
   accelerations(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     this.accel(this.q, this.qd, out);
