@@ -12,6 +12,7 @@ import { wiringSchema } from './wiring.js';
 import { RigFileError } from './rig-error.js';
 import { BOARDS } from '../protocol/firmata.js';
 import { ADAPTER_KINDS, BOARD_KINDS } from './cable.js';
+import { driverSchema } from './driver-schema.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const pos = num.refine((v) => v > 0, 'must be > 0');
@@ -105,6 +106,8 @@ const motorSchema = z.strictObject({
   efficiency: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
   /** Rotor inertia at the motor shaft [kg m^2]; it appears at the joint times gear^2. */
   rotorInertia: rotorInertia.default(0),
+  /** The H-bridge that drives it (a preset or its numbers); none: an ideal bridge, as before drivers were declared. */
+  driver: driverSchema.optional(),
 });
 export type MotorParams = z.infer<typeof motorSchema>;
 
@@ -361,10 +364,26 @@ const plantSchema = z.strictObject({
         gear: gearRatio.optional(),
         efficiency: pos.refine((v) => v <= 1, 'must be <= 1').optional(),
         rotorInertia: rotorInertia.optional(),
+        /** The H-bridge as it really is (its drop, resistance, dead time, PWM); by default the nominal motor's. */
+        driver: driverSchema.optional(),
       }),
     )
     .max(2)
     .optional(),
+  /**
+   * Gearbox play at the output per joint [deg] (0: none). The encoder sits on the motor shaft, before
+   * the gearbox: it cannot see the play. With play or stiction the plant splits each joint into the
+   * motor side (the rotor, reflected, with the friction) and the link, joined by the gear's stiffness.
+   */
+  backlashDeg: perJoint(atMost(nonneg, 30, 'deg', 'a gearbox, not a free joint')).optional(),
+  /** Stiffness of the gear mesh per joint, at the joint, once the play is taken up [N m/rad]. */
+  gearStiffnessNmPerRad: perJoint(within(pos, 1, 1e5, 'N m/rad')).optional(),
+  /** Damping of the gear mesh per joint while in contact [N m s/rad]. */
+  gearDampingNmsPerRad: perJoint(atMost(nonneg, 100, 'N m s/rad')).optional(),
+  /** Breakaway (static) friction per joint [N m]: the torque it takes to start from rest, at least the Coulomb level. */
+  breakawayNm: perJoint(coulomb).optional(),
+  /** Stribeck velocity per joint: friction falls from breakaway to Coulomb over about this speed [rad/s]. */
+  stribeckVelocityRadS: perJoint(within(pos, 1e-4, 10, 'rad/s')).optional(),
   /** Supply voltage of the plant when it differs from motors' (a sagging supply) [V]. */
   supplyV: supply.optional(),
   /** Standard deviation of the encoder noise [counts]. */
@@ -476,6 +495,16 @@ export const rigFileSchema = z
       check(['plant', 'coulomb'], rig.plant.coulomb);
       check(['plant', 'startDeg'], rig.plant.startDeg);
       check(['plant', 'stops'], rig.plant.stops);
+      for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const) check(['plant', k], rig.plant[k]);
+      rig.plant.breakawayNm?.forEach((b, i) => {
+        const c = rig.plant?.coulomb?.[i] ?? 0;
+        if (b < c)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['plant', 'breakawayNm', i],
+            message: `the breakaway friction (${b} N m) is below the Coulomb level plant.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
+          });
+      });
       if (rig.plant.motors) check(['plant', 'motors'], rig.plant.motors);
       if (n === 1 && Object.keys(rig.plant.arm).some((k) => k.endsWith('2'))) {
         ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });

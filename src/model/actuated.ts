@@ -107,9 +107,14 @@ function check(ok: boolean, what: string, v: unknown): void {
 export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel {
   const joints: 1 | 2 = isTwoLink(spec.arm) ? 2 : 1;
   check(spec.motors.length >= joints, `needs ${joints} motors`, spec.motors.length);
-  const motors = spec.motors.slice(0, joints).map((m) => ({ ...m }));
+  const motors = spec.motors.slice(0, joints).map((m) => (m.driver ? { ...m, driver: { ...m.driver } } : { ...m }));
   motors.forEach((m, i) => {
-    for (const [k, v] of Object.entries(m)) check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
+    for (const [k, v] of Object.entries(m)) if (k !== 'driver') check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
+    const d = m.driver;
+    if (d) {
+      for (const [k, v] of Object.entries(d)) if (k !== 'preset') check(Number.isFinite(v), `motors[${i}].driver.${k} must be a finite number`, v);
+      check(d.dropV < spec.supplyV, `motors[${i}].driver.dropV must be below the supply (${spec.supplyV} V)`, d.dropV);
+    }
   });
   check(Number.isFinite(spec.supplyV) && spec.supplyV > 0, 'supplyV must be a finite number > 0', spec.supplyV);
   return build(spec, motors);
@@ -314,10 +319,12 @@ export function motorDuty(model: ActuatedArmModel, joint: number, tau: number, q
 
 /**
  * The back-EMF damping of motor `joint` at its joint, B = -d tm / d qd = eta N^2 kt ke / R
- * [N m s/rad]: at a fixed duty the motor acts as this viscous friction on top of its torque.
+ * (R + the H-bridge's series resistance with a driver) [N m s/rad]: at a fixed duty the motor acts as this viscous friction on top of its torque.
  */
 export function motorDamping(model: ActuatedArmModel, joint: number): number {
   const m = model.motors[joint]!;
+  // (through an H-bridge the back-EMF's current also crosses its switches' resistance)
+  if (m.driver) return (m.efficiency * m.gear * m.gear * m.kt * m.ke) / (m.R + m.driver.seriesOhm);
   return (m.efficiency * m.gear * m.gear * m.kt * m.ke) / m.R;
 }
 
