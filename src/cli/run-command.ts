@@ -133,7 +133,7 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson or .mcap`);
   }
   const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
-  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
+  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs, motion: true });
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError("--controller replaces twolink's feedforward + PID: drop --feedforward / --no-feedforward");

@@ -52,12 +52,11 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     expect(s.timing.maxStallMs).toBeGreaterThanOrEqual(900);
   });
 
-  it('the disk is full: the run stops the arm and says the recording failed', async () => {
+  it('--record /dev/full: refused before anything moves (issue 32; a disk that fills during the run: tests/faults.test.ts)', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
-    expect(r.code).toBe(1);
-    const s = lastJson(r);
-    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^recording \/dev\/full stopped: the disk is full/) } });
-    expect(s.stopOutcome).toBe('acknowledged');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion; give a file\n$/);
+    expect(r.stdout).toBe('');
   });
 });
 
