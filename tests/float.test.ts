@@ -6,7 +6,8 @@ import { loadRig } from '../src/config/load.js';
 import { FloatLaw, floatSettings, type FloatSettings } from '../src/control/float.js';
 import type { PathSpec } from '../src/model/builtins.js';
 import { virtualRun, type VirtualRun } from '../src/run/virtual.js';
-import { F, LOOP_STATES } from '../src/telemetry/tick.js';
+import { F } from '../src/telemetry/tick.js';
+import { expectSpeedCapHeld } from './helpers/float-speed.js';
 import type { Injection } from '../src/mock/injections.js';
 import type { LoopCore } from '../src/control/loop.js';
 import type { Plant } from '../src/mock/plant.js';
@@ -50,25 +51,8 @@ async function floatAt(
       o.then?.(law, tHold, core, mock.plant);
     },
   });
-  expectSpeedCapHeld(run, law);
+  expectSpeedCapHeld(run.rows, law); // every float run: no joint above its speed cap + 10 %
   return { run, law, floatStart, truth };
-}
-
-/**
- * Every float run: while the law drives the arm (the loop tracking, the float blended in), no joint's
- * recorded speed is above its speed cap + 10 % (README, "Float": 270 deg/s on joint 2 by default).
- */
-function expectSpeedCapHeld(run: VirtualRun, law: FloatLaw): void {
-  const track = LOOP_STATES.indexOf('track');
-  const cap = law.settings.speedCapRadS;
-  const worst = [0, 0];
-  for (const row of run.rows) {
-    if (row[F.state] !== track || !(row[F.float]! > 0)) continue;
-    worst[0] = Math.max(worst[0]!, Math.abs(row[F.qd0]!) / cap[0]!);
-    worst[1] = Math.max(worst[1]!, Math.abs(row[F.qd1]!) / cap[1]!);
-  }
-  expect(worst[0], `joint 1 at ${(worst[0]! * 100).toFixed(0)} % of its float speed cap`).toBeLessThanOrEqual(1.1);
-  expect(worst[1], `joint 2 at ${(worst[1]! * 100).toFixed(0)} % of its float speed cap`).toBeLessThanOrEqual(1.1);
 }
 
 /** Rows with loop time in [t0, t1]. */
