@@ -135,3 +135,12 @@ describe('hil suites: no number without a bound, no field that another makes mea
     expect(loadSuite(join(ROOT, 'examples/hil/suite.json')).scenarios.length).toBeGreaterThan(1);
   });
 });
+
+describe('trajectory files: a step of 1e308 s is a typo, not a plan', () => {
+  it('a step longer than a day is refused, naming the file and the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'twolink-nonsense-'));
+    const file = join(dir, 'long.json');
+    writeFileSync(file, JSON.stringify({ start: { q: [-90, 0] }, steps: [{ hold: 1e308 }] }));
+    await refused(['run', '--rig', join(ROOT, 'rigs/mock-arm.json'), '--mock', '--traj', file], /long\.json: steps\[0\]\.hold: must be at most 86400 s \(a day; --cycle repeats a trajectory\)/);
+  });
+});
