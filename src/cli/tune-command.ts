@@ -123,6 +123,55 @@ function defaultOut(rigPath: string): string {
   return existsSync(runs) && statSync(runs).isDirectory() ? join(runs, name) : join(process.cwd(), name);
 }
 
+/** What tune writes after the run. */
+interface Results {
+  out: string;
+  plot: string | undefined;
+  json: boolean;
+  raw: Record<string, unknown>;
+  rig: Rig;
+  outcome: TuneOutcome;
+  pose: number[];
+  clockName: string;
+  operator: TerminalOperator;
+}
+
+/**
+ * The tuned rig file and the figures, after the run (their paths were checked before it). A write that
+ * fails after all (the disk filled meanwhile) is said, and the gains still printed (--json): not lost.
+ */
+async function writeResults(r: Results): Promise<{ written: string | null; writeFailed: boolean }> {
+  const { outcome, operator } = r;
+  let written: string | null = null;
+  let writeFailed = false;
+  const said = (e: unknown): void => {
+    if (!(e instanceof FileError)) throw e;
+    writeFailed = true;
+    process.stderr.write(`twolink: ${e.message}${r.json ? ' (the gains are in the JSON line)' : ''}\n`);
+  };
+  if (outcome.joints.some((t) => t.design && t.measured)) {
+    const { tunedRigFile } = await import('../tune/rigfile.js');
+    const { file, changes } = tunedRigFile(r.raw, r.rig, outcome, r.rig.joints > 1 ? ((r.pose[1] ?? 0) * 180) / Math.PI : 0);
+    try {
+      const backup = writeRig(r.out, file);
+      written = r.out;
+      operator.say(`wrote ${r.out}${backup ? ` (the old one is ${backup})` : ''}; changed:`);
+    } catch (e) {
+      said(e);
+      operator.say('the tuned rig file was not written; the changes it holds:');
+    }
+    for (const c of changes) operator.say(`  ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.why})`);
+  }
+  if (r.plot !== undefined) {
+    try {
+      for (const f of await writeFigures(r.plot, outcome, r.pose, r.clockName)) operator.say(`figure: ${f}`);
+    } catch (e) {
+      said(e);
+    }
+  }
+  return { written, writeFailed };
+}
+
 function parseJoints(v: unknown, n: number): number[] {
   if (v === undefined || v === 'both') return [...Array(n).keys()];
   const j = typeof v === 'string' ? decimal(v) : NaN;
@@ -194,34 +243,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     if (opened) await opened.close().catch(() => undefined);
     operator.dispose();
   }
-  let written: string | null = null;
-  // A write that fails after all (the disk filled during the run) is said, and the gains still printed (--json): not lost.
-  let writeFailed = false;
-  const said = (e: unknown): void => {
-    if (!(e instanceof FileError)) throw e;
-    writeFailed = true;
-    process.stderr.write(`twolink: ${e.message}${v.json ? ' (the gains are in the JSON line)' : ''}\n`);
-  };
-  if (outcome && outcome.joints.some((t) => t.design && t.measured)) {
-    const { tunedRigFile } = await import('../tune/rigfile.js');
-    const { file, changes } = tunedRigFile(raw, rig, outcome, rig.joints > 1 ? ((pose[1] ?? 0) * 180) / Math.PI : 0);
-    try {
-      const backup = writeRig(out, file);
-      written = out;
-      operator.say(`wrote ${out}${backup ? ` (the old one is ${backup})` : ''}; changed:`);
-    } catch (e) {
-      said(e);
-      operator.say('the tuned rig file was not written; the changes it holds:');
-    }
-    for (const c of changes) operator.say(`  ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.why})`);
-  }
-  if (outcome && typeof v.plot === 'string') {
-    try {
-      for (const f of await writeFigures(v.plot, outcome, pose, clockName)) operator.say(`figure: ${f}`);
-    } catch (e) {
-      said(e);
-    }
-  }
+  const { written, writeFailed } = outcome ? await writeResults({ out, plot: typeof v.plot === 'string' ? v.plot : undefined, json: v.json === true, raw, rig, outcome, pose, clockName, operator }) : { written: null, writeFailed: false };
   if (v.json) {
     const j: TuneJson = outcome ? tuneJson(outcome, written) : { motionSeconds: 0, joints: [], out: null };
     process.stdout.write(`${JSON.stringify(j)}\n`);
