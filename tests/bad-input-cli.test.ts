@@ -41,12 +41,11 @@ describe('output files: one line naming the path', () => {
   });
 
   it(
-    'identify --out /dev/full: the fit is done, then the write fails with one line and exit 2',
+    'identify --out /dev/full: refused before the arm moves (issue 32: the fit is not lost to it), one line and exit 2',
     async () => {
       const r = await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--duration', '5', '--no-validate', '--out', '/dev/full', '--record', `${dir}/id.ndjson`], { timeoutMs: 120_000 });
-      expect(r.code).toBe(2);
-      expect(r.stderr).not.toMatch(/\n\s+at /);
-      expect(r.stderr.trim().split('\n').at(-1)).toMatch(/^twolink: \/dev\/full: cannot write it: the disk is full/);
+      expectClear(r, /^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the identified rig file would be lost after the motion; give a file\n$/);
+      expect(r.stderr).not.toMatch(/excitation/);
       expectClear(await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']), /the folder \/nonexistent does not exist/);
     },
     hangGuardMs(180_000),

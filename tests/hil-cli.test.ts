@@ -97,7 +97,7 @@ describe('twolink hil', () => {
     for (const [args, why] of [
       [['--no-rt'], /^twolink: --no-rt needs --realtime /],
       [['--rt'], /^twolink: --rt needs --realtime /],
-      [['--realtime', '--rt', '--no-rt'], /^twolink: --rt and --no-rt: give one /],
+      [['--realtime', '--rt', '--no-rt'], /^twolink: hil: --rt and --no-rt contradict each other: give one of them/],
     ] as const) {
       const r = await twolink(['hil', 'examples/hil/suite.json', ...args]);
       expect(r.code, args.join(' ')).toBe(2);

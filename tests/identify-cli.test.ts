@@ -1,15 +1,22 @@
 // `twolink identify` as a user runs it: on the mock rig (virtual time), then from the recording it
 // made; what it prints last, the rig file it writes, and its refusals of bad input (exit code 2).
-import { mkdtempSync, writeFileSync } from 'node:fs';
+// Every run is in a fresh working folder of its own (issue 35: the test once failed because the
+// README's tour had left identify-excitation.ndjson in the repo root): nothing here depends on what
+// the repo's folder holds, and what identify writes by default is looked for there.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hangGuardMs } from './helpers/hang-guard.js';
 import { loadRig } from '../src/config/load.js';
 import { BASE_PARAMETERS } from '../src/identify/regressor.js';
-import { lastJson, twolink, type CliResult } from './helpers/cli.js';
+import { lastJson, ROOT, twolink as twolinkIn, type CliResult } from './helpers/cli.js';
 
-const RIG = 'rigs/mock-arm-far.json';
+const RIG = join(ROOT, 'rigs/mock-arm-far.json');
+/** A fresh, empty working folder. */
+const fresh = (): string => mkdtempSync(join(tmpdir(), 'twolink-identify-cwd-'));
+/** twolink in a working folder of its own (default: a fresh one). */
+const twolink = (args: readonly string[], cwd = fresh()): Promise<CliResult> => twolinkIn(args, { cwd });
 
 describe('twolink identify', () => {
   const dir = mkdtempSync(join(tmpdir(), 'twolink-identify-cli-'));
@@ -66,19 +73,75 @@ describe('twolink identify', () => {
         [['identify', '--rig', RIG, '--mock', '--port', '/dev/null'], /either --port or --mock/],
         [['identify', '--rig', RIG, '--mock', '--amplitude', '3'], /--amplitude: 3 is out of range/],
         [['identify', '--rig', RIG, '--mock', '--out', RIG], /--out .*new file/],
-        [['identify', '--rig', 'rigs/bench-arm.json', '--mock'], /no "plant" section/],
+        [['identify', '--rig', join(ROOT, 'rigs/bench-arm.json'), '--mock'], /no "plant" section/],
         [['identify', '--rig', RIG, join(dir, 'missing.ndjson')], /missing.ndjson: no such file/],
         [['identify', '--rig', RIG, '--mock', '--centre', '0,x'], /--centre/],
       ];
       writeFileSync(join(dir, 'bad.ndjson'), '{"kind":"tick"}\n');
       cases.push([['identify', '--rig', RIG, join(dir, 'bad.ndjson')], /bad.ndjson:1: the first line is not a header line/]);
       for (const [args, msg] of cases) {
-        const r = await twolink(args);
+        const cwd = fresh();
+        const r = await twolink(args, cwd);
         expect(r.code, args.join(' ')).toBe(2);
         expect(r.stderr).toMatch(msg);
+        expect(readdirSync(cwd), args.join(' ')).toEqual([]); // refused: nothing written
       }
     },
     hangGuardMs(60_000),
+  );
+
+  it(
+    'bad arguments are refused before any file is looked at: a recording left by an earlier run changes nothing',
+    async () => {
+      const cwd = fresh();
+      mkdirSync(join(cwd, 'runs'));
+      writeFileSync(join(cwd, 'runs', 'identify-excitation.ndjson'), 'left by an earlier run\n');
+      writeFileSync(join(cwd, 'old.json'), '{}\n');
+      for (const [args, msg] of [
+        [['--amplitude', '3'], /--amplitude: 3 is out of range/],
+        [['--duration', '0x10'], /--duration: "0x10" is not a number \(write it in decimal\)/],
+        [['--estimator', 'nope', '--out', 'old.json'], /--estimator: "nope" is not one of iv, ls/],
+        [['--record', 'x.csv'], /--record x\.csv: the excitation is recorded as NDJSON/],
+      ] as const) {
+        const r = await twolink(['identify', '--rig', RIG, '--mock', ...args], cwd);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(msg);
+        expect(r.stderr).not.toMatch(/exists/);
+      }
+      // and the output check itself, with good arguments: the old recording is not written over without --force
+      const r = await twolink(['identify', '--rig', RIG, '--mock'], cwd);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/runs\/identify-excitation\.ndjson: exists: the recording would replace it; give --force/);
+    },
+    hangGuardMs(60_000),
+  );
+
+  it(
+    'by default the excitation is recorded beside --out, or in runs/, never loose in the working folder',
+    async () => {
+      const beside = fresh();
+      mkdirSync(join(beside, 'out'));
+      const a = await twolink(['identify', '--rig', RIG, '--mock', '--duration', '5', '--no-validate', '--out', 'out/id.json'], beside);
+      expect(a.code, a.stderr).toBe(0);
+      expect(readdirSync(beside)).toEqual(['out']);
+      expect(readdirSync(join(beside, 'out')).sort()).toEqual(['id.excitation.ndjson', 'id.json']);
+      expect(lastJson(a).recording).toBe('out/id.excitation.ndjson');
+
+      const repo = fresh();
+      mkdirSync(join(repo, 'runs'));
+      const b = await twolink(['identify', '--rig', RIG, '--mock', '--duration', '5', '--no-validate'], repo);
+      expect(b.code, b.stderr).toBe(0);
+      expect(readdirSync(repo)).toEqual(['runs']);
+      expect(existsSync(join(repo, 'runs', 'identify-excitation.ndjson'))).toBe(true);
+
+      const bare = fresh();
+      const c = await twolink(['identify', '--rig', RIG, '--mock', '--duration', '5', '--no-validate'], bare);
+      expect(c.code, c.stderr).toBe(0);
+      expect(readdirSync(bare)).toEqual([]);
+      expect(c.stderr).toMatch(/not recorded \(give --record FILE\.ndjson, or --out/);
+      expect(lastJson(c).recording).toBeNull();
+    },
+    hangGuardMs(120_000),
   );
 
   it('--help lists the options', async () => {

@@ -77,12 +77,17 @@ describe('setup --out: checked before the arm moves', () => {
 
 describe('setup --out over an existing file: a backup first', () => {
   it(
-    '--out naming another existing file: it is kept as .bak',
+    '--out naming another existing file: refused without --force (before the arm moves); with it, kept as .bak',
     async () => {
       const rig = copyRig('in.json');
       const out = join(dir, 'existing.json');
       writeFileSync(out, '{"mine": "a file I care about"}\n');
-      const r = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], { timeoutMs: CHILD_GUARD_MS });
+      const no = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], { timeoutMs: CHILD_GUARD_MS });
+      expect(no.code).toBe(2);
+      expect(no.stderr).toMatch(/existing\.json: exists: the rig file setup writes would replace it; give --force/);
+      expect(no.stdout).toBe('');
+      expect(readFileSync(out, 'utf8')).toBe('{"mine": "a file I care about"}\n');
+      const r = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, '--force'], { timeoutMs: CHILD_GUARD_MS });
       expect(r.code, r.stderr).toBe(0);
       expect(lastJson(r)).toMatchObject({ rigFile: out, backup: `${out}.bak` });
       expect(readFileSync(`${out}.bak`, 'utf8')).toBe('{"mine": "a file I care about"}\n');

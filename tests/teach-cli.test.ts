@@ -19,7 +19,7 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
     ['--lock without float', ['run', ...RIG, '--mock', '--lock', '1'], /--lock and --constrain are for --mode float/],
     ['a joint the arm lacks', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--lock', '3'], /--lock/],
     ['a constraint that is not one', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:0.3,x,0.1'], /--constrain "circle:0.3,x,0.1": write line/],
-    ['a circle out of reach', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:2,0,0.1'], /within the arm's reach/],
+    ['a circle out of reach', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:2,0,0.1'], /beyond the reach: the arm reaches from/],
     ['float with a controller', ['run', ...RIG, '--mock', '--mode', 'float', '--controller', 'examples/controllers/pd-gravity.js'], /drop --controller/],
     ['a hand without the mock', ['teach', ...RIG, '--port', '/dev/null', '--hand', 'circle', '--out', join(dir, 'a.json')], /--hand needs --mock/],
     ['an unknown hand path', ['teach', ...RIG, '--mock', '--hand', 'spiral', '--out', join(dir, 'b.json')], /hand path "spiral"/],

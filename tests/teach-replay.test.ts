@@ -12,6 +12,7 @@ import { loadTrajectoryFile, taughtOrigin } from '../src/config/trajectory-file.
 import { rigFileSha256 } from '../src/config/rig-hash.js';
 import { checkFeasible, FeasibilityError } from '../src/control/feasibility.js';
 import { FloatLaw, floatSettings } from '../src/control/float.js';
+import { expectSpeedCapHeld } from './helpers/float-speed.js';
 import { buildTaught, type TeachRecording } from '../src/identify/taught.js';
 import { HAND_DAMPING, HAND_STIFFNESS, handPath, handPathSpan } from '../src/mock/hand.js';
 import { scalePath, type PathSpec } from '../src/model/builtins.js';
@@ -52,6 +53,7 @@ async function teach(path: string): Promise<{ rec: TeachRecording; stop: string;
       if (rec.marks.length === 0 && t >= (from + end) / 2) rec.marks.push({ t, label: 'half-way' });
     },
   });
+  expectSpeedCapHeld(run.rows, law); // the hand leads the arm in float: within its speed cap + 10 %
   return { rec, stop: run.summary.stopReason, travelled };
 }
 

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { FloatLaw, floatSettings } from '../src/control/float.js';
+import { expectSpeedCapHeld } from './helpers/float-speed.js';
 import type { PathSpec } from '../src/model/builtins.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { F } from '../src/telemetry/tick.js';
@@ -132,6 +133,7 @@ describe('the float key in the real loop (virtual time, the mock)', () => {
         },
       });
       expect(r.summary.stop).toEqual({ kind: 'done' });
+      expectSpeedCapHeld(r.rows, law);
       expect(asked).toEqual([true, false]);
       expect(seen).toHaveLength(2);
       expect(seen[0]).toMatch(/ FLOAT /);

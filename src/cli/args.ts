@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { baseHint, decimal } from '../config/decimal.js';
 
 /** A usage error: the message names the argument; the CLI prints it and exits with code 2. */
 /** `--force`: the one option that lets a command write over an existing file (never over its input). */
@@ -49,17 +50,48 @@ export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, 
       args.push(a);
     }
   }
+  let r;
   try {
-    const r = parseArgs({
+    r = parseArgs({
       args,
       options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) }])),
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
-    return { values: r.values as ParsedOf<S>, positionals: r.positionals };
   } catch (e) {
     const msg = errorMessage(e).split('\n')[0]!;
     throw new UsageError(`${command}: ${msg} (see twolink ${command} --help)`);
+  }
+  checkGivenOnce(r.tokens, specs, command);
+  return { values: r.values as ParsedOf<S>, positionals: r.positionals };
+}
+
+/**
+ * Nonsense that parseArgs takes silently, refused: a single-valued option given twice (parseArgs
+ * keeps the last: `--q 0,0 --q 1,1` would run with 1,1) and a flag given with its negation
+ * (`--rt --no-rt`, `--feedforward measured --no-feedforward`). Options declared `multiple` repeat;
+ * a flag said twice (`--json --json`) says one thing and is let through.
+ */
+function checkGivenOnce(tokens: readonly { kind: string; name?: string; value?: string | undefined }[], specs: OptionSpecs, command: string): void {
+  const given = new Map<string, string[]>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined) continue;
+    const values = given.get(t.name) ?? [];
+    values.push(t.value ?? '');
+    given.set(t.name, values);
+  }
+  for (const [name, values] of given) {
+    const spec = specs[name];
+    if (spec?.type === 'string' && !spec.multiple && values.length > 1) {
+      const repeatable = Object.entries(specs)
+        .filter(([, s]) => s.multiple)
+        .map(([k]) => `--${k}`);
+      throw new UsageError(`${command}: --${name} given ${values.length} times (${values.map((x) => `"${x}"`).join(', ')}): give it once${repeatable.length ? ` (only ${repeatable.join(', ')} may be repeated)` : ''}`);
+    }
+    if (name.startsWith('no-') && given.has(name.slice(3))) {
+      throw new UsageError(`${command}: --${name.slice(3)} and --${name} contradict each other: give one of them`);
+    }
   }
 }
 
@@ -84,13 +116,6 @@ export interface ListRange {
 }
 
 /** Parses "a,b" into numbers; `n` fixes the count; `range` bounds their magnitude. */
-/** A number as a person writes it: decimal, optionally signed, with an optional exponent (no 0x, 0b, Infinity or blanks). */
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-
-/** The number a decimal text says, or NaN for any other text (hex, binary, empty, words). */
-function decimal(text: string): number {
-  return DECIMAL.test(text) ? Number(text) : NaN;
-}
 
 /** `--port ''` and `--baud` without `--port` are refused (the mock's line runs at the rig file's link.baudRate). */
 export function checkPortArgs(v: { port?: string; baud?: string }): void {
@@ -150,7 +175,7 @@ export function numberArg(value: string | boolean | string[] | undefined, name: 
   const r = s.safeParse(decimal(value.trim()));
   const unit = opts.unit ? ` ${opts.unit}` : '';
   if (!r.success) {
-    const hint = /^[+-]?0[xXbBoO]/.test(value.trim()) ? ' (write it in decimal)' : '';
+    const hint = baseHint(value);
     throw new UsageError(`--${name}: "${value}" is ${opts.integer ? 'not an integer' : 'not a number'}${hint}`);
   }
   const v = r.data;

@@ -43,12 +43,18 @@ async function asInput<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-function figureFile(value: string | boolean | string[] | undefined, name: string, rules: OutputRules): { file: string; kind: 'svg' | 'html' } {
+/** The figure's file name and kind (its extension); whether it can be written is checked after every argument ({@link checkFigure}). */
+function figureFile(value: string | boolean | string[] | undefined, name: string): { file: string; kind: 'svg' | 'html' } {
   const file = stringArg(value, name, 'a file ending in .svg or .html');
   const m = /\.(svg|html?)$/i.exec(file);
   if (!m) throw new UsageError(`--${name}: "${file}" must end in .svg (a picture) or .html (a page)`);
-  checkWritablePath(file, 'figure', rules);
   return { file, kind: m[1]!.toLowerCase() === 'svg' ? 'svg' : 'html' };
+}
+
+/** The figure's file can be written (after the arguments: a bad one is never reported as an output that exists). */
+function checkFigure<T extends { file: string }>(out: T, rules: OutputRules): T {
+  checkWritablePath(out.file, 'figure', rules);
+  return out;
 }
 
 interface FigureArgs {
@@ -139,17 +145,19 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   }
   const files = recordings(positionals, 'compare');
   const rules: OutputRules = { force: v.force === true, inputs: files };
-  const plot = v.plot !== undefined ? figureFile(v.plot, 'plot', rules) : undefined;
+  const plot = v.plot !== undefined ? figureFile(v.plot, 'plot') : undefined;
   const fa = figureArgs(v);
   let exportTo: { kind: 'csv' | 'mcap'; file: string } | undefined;
   if (v.export !== undefined) {
     const kind = choiceArg(v.export, 'export', ['csv', 'mcap'] as const, 'csv');
     exportTo = { kind, file: stringArg(v.out, 'out', `the file to write, e.g. --out run.${kind}`) };
-    checkWritablePath(exportTo.file, `${kind.toUpperCase()} export`, rules);
     if (plot && resolve(plot.file) === resolve(exportTo.file)) throw new UsageError(`--plot and --out name the same file (${plot.file}): give two files`);
   } else if (v.out !== undefined) {
     throw new UsageError('--out goes with --export csv|mcap (for a figure use --plot FILE)');
   }
+  // The arguments are checked; now the outputs.
+  if (plot) checkFigure(plot, rules);
+  if (exportTo) checkWritablePath(exportTo.file, `${exportTo.kind.toUpperCase()} export`, rules);
   return asInput(async () => {
     const [a, b] = await load(files, plot !== undefined);
     const al = b ? alignRuns(a!, b) : undefined;
@@ -231,10 +239,11 @@ async function plotTraj(argv: readonly string[]): Promise<number> {
   }
   if (positionals.length) throw new UsageError(`plot traj: unexpected argument "${positionals[0]}" (give the trajectory with --traj)`);
   const inputs = [v.rig, v.traj].filter((f): f is string => typeof f === 'string');
-  const out = figureFile(v.out, 'out', { force: v.force === true, inputs });
+  const out = figureFile(v.out, 'out');
+  const rate = numberArg(v.rate, 'rate', { default: 200, min: 1, max: 10_000, unit: 'Hz' });
   const rig = loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   const spec = typeof v.traj === 'string' ? namedPath(rig, v.traj) : pathSpecFromArgs(rig, v);
-  const rate = numberArg(v.rate, 'rate', { default: 200, min: 1, max: 10_000, unit: 'Hz' });
+  checkFigure(out, { force: v.force === true, inputs });
   const traj = buildPath(rig.arm, spec.start, spec.steps, spec.description);
   if (traj.duration * rate > MAX_FIGURE_SAMPLES) {
     throw new UsageError(`plot traj: ${traj.duration} s at --rate ${rate} Hz is ${Math.round(traj.duration * rate)} samples: at most ${MAX_FIGURE_SAMPLES} in a figure (a lower --rate)`);
@@ -261,8 +270,9 @@ async function plotRun(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const files = recordings(positionals, 'plot run');
-  const out = figureFile(v.out, 'out', { force: v.force === true, inputs: files });
+  const out = figureFile(v.out, 'out');
   const fa = figureArgs(v);
+  checkFigure(out, { force: v.force === true, inputs: files });
   return asInput(async () => {
     const [a, b] = await load(files, true);
     await runFigureTo(a!, b ? alignRuns(a!, b) : undefined, fa, out);

@@ -60,7 +60,6 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
   }
   const realtime = v.realtime === true;
   if ((v.rt || v['no-rt']) && !realtime) throw new UsageError(`--${v.rt ? 'rt' : 'no-rt'} needs --realtime (virtual time has no scheduling to ask for)`);
-  if (v.rt && v['no-rt']) throw new UsageError('--rt and --no-rt: give one (--rt is the default with --realtime)');
   const engines = await import('../hil/engines.js');
   let done = 0;
   const progress = (r: ScenarioResult, of: number): void => {

@@ -5,8 +5,8 @@
  * loop, protocol and plant as `run --mock`, a minute of motion in a couple of seconds); `--port` runs
  * in real time with the loop in a worker, as `run` does. The last stdout line is JSON.
  */
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig, parseJsonObject, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
 import { preflight } from '../control/feasibility.js';
@@ -36,7 +36,11 @@ const OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (the real arm, in real time)' },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   out: { type: 'string', arg: 'FILE', help: 'write the identified rig file here (arm, friction and motor 2 rotor inertia replaced)' },
-  record: { type: 'string', arg: 'FILE', help: 'where to record the excitation (default identify-excitation.ndjson)' },
+  record: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'where to record the excitation, .ndjson (default: beside --out, NAME.excitation.ndjson for --out NAME.json; without --out runs/identify-excitation.ndjson when the working folder has runs/, else not kept)',
+  },
   amplitude: { type: 'string', arg: 'F', help: 'fraction of the angle room and speed limits the excitation uses, 0.05..1 (default 0.6)' },
   duration: { type: 'string', arg: 'S', help: 'length of the excitation, 5..600 s (default 30)' },
   'max-frequency': { type: 'string', arg: 'HZ', help: 'highest excitation frequency, 0.1..5 Hz (default 1.5)' },
@@ -197,36 +201,52 @@ interface Plan {
   clock: 'virtual' | 'real' | null;
 }
 
+/**
+ * Where the excitation is recorded when --record is not given: beside --out (NAME.excitation.ndjson for
+ * --out NAME.json), else in runs/ when the working folder has one (the repo's), else nowhere (said).
+ * Never loose in the working folder.
+ */
+function defaultRecord(out: string | undefined): string | undefined {
+  if (out !== undefined) return join(dirname(out), `${basename(out).replace(/\.json$/i, '')}.excitation.ndjson`);
+  return existsSync('runs') && statSync('runs').isDirectory() ? join('runs', 'identify-excitation.ndjson') : undefined;
+}
+
 function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
+  // The arguments first (bad ones are refused before any file is looked at), then the files.
   const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
-  const rig = loadRig(rigPath);
-  twoLinkArm(rig);
-  const raw = parseJsonObject(readConfigText(rigPath), rigPath);
   if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   checkPortArgs(v);
+  if (!recordingIn && v.port === undefined && !v.mock) throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
+  const exOpts = excitationOptions(v);
+  const fitOpts = fitOptions(v);
+  const baudRate = v.baud !== undefined ? numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) : undefined;
+  const out = typeof v.out === 'string' ? v.out : undefined;
+  if (out !== undefined && resolve(out) === resolve(rigPath)) throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
+  const given = typeof v.record === 'string' ? v.record : undefined;
+  if (given !== undefined && recordingIn) throw new UsageError(`--record ${given}: the data come from ${recordingIn}; there is no excitation to record`);
+  if (given !== undefined && !given.endsWith('.ndjson')) throw new UsageError(`--record ${given}: the excitation is recorded as NDJSON: give a file ending in .ndjson`);
+  const record = given ?? (recordingIn ? undefined : defaultRecord(out));
+  if (out !== undefined && record !== undefined && resolve(out) === resolve(record)) throw new UsageError(`--out and --record name the same file (${out}): give two files`);
+  const rig = loadRig(rigPath);
+  twoLinkArm(rig);
+  const raw = parseJsonObject(readConfigText(rigPath), rigPath);
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   let target: Target | undefined;
   if (typeof v.port === 'string') {
-    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
+    target = { kind: 'port', path: v.port, ...(baudRate !== undefined ? { baudRate } : {}) };
   } else if (v.mock) {
     if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`);
     target = { kind: 'mock' };
   }
-  if (!recordingIn && !target) throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
-  const out = typeof v.out === 'string' ? v.out : undefined;
-  if (out !== undefined && resolve(out) === resolve(rigPath)) throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
-  const record = typeof v.record === 'string' ? v.record : recordingIn ? undefined : 'identify-excitation.ndjson';
-  if (record !== undefined && existsSync(record) && !record.endsWith('.ndjson')) throw new UsageError(`--record ${record}: refusing to overwrite a file that is not .ndjson`);
   // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.
-  const rules = { force: v.force === true, inputs: [rigPath, ...(recordingIn ? [recordingIn] : [])] };
+  const rules = { force: v.force === true, inputs: [rigPath, ...(recordingIn ? [recordingIn] : [])], motion: target !== undefined };
   if (out !== undefined) checkWritablePath(out, 'identified rig file', rules);
   if (record !== undefined) checkWritablePath(record, 'recording', rules);
-  if (out !== undefined && record !== undefined && resolve(out) === resolve(record)) throw new UsageError(`--out and --record name the same file (${out}): give two files`);
   const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target, v['no-rt'] !== true)) : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
-  return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts: excitationOptions(v), fitOpts: fitOptions(v), run, clock };
+  return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts, fitOpts, run, clock };
 }
 
 /** The data: the excitation run on the arm, or the recording given. */
@@ -246,7 +266,7 @@ async function collect(p: Plan, v: IdentifyArgs): Promise<{ ticks: FitTick[]; ex
       await new Promise((r) => setTimeout(r, 5000));
     }
     const where = target.kind === 'port' ? `${target.path} (real time)` : `the mock rig of ${p.rig.name}${p.wiring ? ` wired "${p.wiring.spec}"` : ''} (virtual time)`;
-    log(`running the excitation on ${where}, recording to ${p.record}`);
+    log(`running the excitation on ${where}, ${p.record !== undefined ? `recording to ${p.record}` : 'not recorded (give --record FILE.ndjson, or --out: the recording goes beside it)'}`);
     return { ticks: await runExcitation(p.rig, p.run!, excitation, p.record), excitation };
   } catch (e) {
     if (e instanceof ExcitationError || e instanceof RecordingError) throw new UsageError(e.message);

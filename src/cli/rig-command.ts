@@ -46,6 +46,15 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   const board = v.board ?? 'uno';
   if (board !== 'uno' && board !== 'mega' && board !== 'uno-firmata') throw new UsageError(`--board: "${board}" is not a board: uno, mega or uno-firmata`);
   if (board === 'uno-firmata' && v.elf === undefined) throw new UsageError('--board uno-firmata is for a stock Firmata image: give it with --elf FILE (firmware-protocol/firmata-watchdog/build-stock.sh builds one)');
+  // The image speaks one protocol; the rig file says which the host will speak to it.
+  const speaks = board === 'uno-firmata' ? 'firmata' : 'line';
+  if (rig.link.transport !== speaks) {
+    throw new UsageError(
+      speaks === 'line'
+        ? `--firmware --board ${board}: ${rig.file} is a Firmata rig file ("link.transport": "firmata"), and our firmware speaks twolink's line protocol: give a line-protocol rig file (rigs/mock-arm.json), or --board uno-firmata --elf FILE for a stock Firmata image`
+        : `--board uno-firmata: ${rig.file} is a line-protocol rig file, and a stock Firmata image speaks Firmata: give a Firmata rig file (rigs/mock-arm-firmata.json with an Uno's pins)`,
+    );
+  }
   if (v.elf !== undefined && !existsSync(v.elf)) throw new UsageError(`--elf: no firmware image at ${v.elf}`);
   const { serveFirmwareMock } = await import('../mock/firmware-mock.js');
   const { FirmwareSimError } = await import('../mock/firmware-sim.js');
@@ -221,6 +230,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const injections = injectArgs(v, rig.joints);
   if (v.firmware || v.board !== undefined || v.elf !== undefined) {
     if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
+    if (wiring) throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
     return serveFirmware(rig, v, injections);
   }
   const report = (r: MockReport): void => {

@@ -15,10 +15,11 @@ import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
 import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
-import { floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
+import { constraintIssue, floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
 import { RUN_MODES } from '../control/modes.js';
 import { isTwoLink } from '../model/types.js';
 import { z } from 'zod';
+import { decimal } from '../config/decimal.js';
 import { buildPath } from '../model/trajectory.js';
 import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
@@ -120,13 +121,17 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   if (target.kind === 'mock' && !rig.plant) {
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
-  const names = v.traj ?? defaultTraj;
+  // Float lets the arm go where the hand takes it from where it is: a trajectory would not be followed.
+  const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
+  const moving = mode === 'float' ? v.traj?.find((n) => n !== 'hold') : undefined;
+  if (moving !== undefined) throw new UsageError(`--mode float --traj ${moving}: float follows no trajectory (the arm goes where the hand takes it); give --traj hold, the default with --mode float`);
+  const names = v.traj ?? (mode === 'float' ? ['hold'] : defaultTraj);
   for (const n of names) checkTaughtRig(n, rig.file, v['any-rig'] === true);
   const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
   const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
   // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
   preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true, what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}`, speed: { at: speed, min: 0.25 } });
-  const float = floatArgs(v, rig);
+  const float = floatArgs(v, rig, target);
   if (float && typeof v.controller === 'string') throw new UsageError('--mode float drives the arm itself: drop --controller');
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   const slow = rateIssue(rig, rateHz);
@@ -144,7 +149,7 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
     throw new UsageError(`--record ${v.record}: refusing to overwrite a file that is not .ndjson or .mcap`);
   }
   const inputs = [rig.file, ...names.filter((n) => n.endsWith('.json')), ...(typeof v.controller === 'string' ? [v.controller] : [])];
-  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs });
+  if (typeof v.record === 'string') checkWritablePath(v.record, 'recording', { force: v.force === true, inputs, motion: true });
   const controller = typeof v.controller === 'string' ? v.controller : undefined;
   if (controller !== undefined && (v['no-feedforward'] || v.feedforward !== undefined)) {
     throw new UsageError("--controller replaces twolink's feedforward + PID: drop --feedforward / --no-feedforward");
@@ -232,43 +237,48 @@ function holdPath(maxSeconds: number): PathSpec {
 }
 
 /** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
-function floatArgs(v: RunArgs, rig: Rig): FloatSettings | undefined {
+function floatArgs(v: RunArgs, rig: Rig, target: Target): FloatSettings | undefined {
   const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
   if (mode !== 'float') {
     if (v.lock !== undefined || v.constrain !== undefined) throw new UsageError('--lock and --constrain are for --mode float');
     return undefined;
   }
   const lock = v.lock !== undefined ? numberArg(v.lock, 'lock', { min: 1, max: rig.joints, integer: true }) - 1 : undefined;
-  const constraint = typeof v.constrain === 'string' ? constraintArg(v.constrain, rig) : undefined;
+  const startQ = target.kind === 'mock' && rig.plant ? rig.plant.start : undefined;
+  const constraint = typeof v.constrain === 'string' ? constraintArg(v.constrain, rig, startQ) : undefined;
   return floatSettings(rig, { ...(lock !== undefined ? { lock } : {}), ...(constraint ? { constraint } : {}) });
 }
 
+/** A comma list of decimal numbers (no hex, no blanks: Number('') is 0) [m]. */
+const metres = (t: string): number[] => t.split(',').map(decimal);
 const METRES = z.number().finite();
 const CONSTRAINT = z.union([
   z
     .string()
     .regex(/^line:/)
-    .transform((t) => t.slice(5).split(',').map(Number))
+    .transform((t) => metres(t.slice(5)))
     .pipe(z.tuple([METRES, METRES, METRES, METRES]))
     .transform(([x0, y0, x1, y1]): FloatConstraint => ({ kind: 'line', from: [x0, y0], to: [x1, y1] })),
   z
     .string()
     .regex(/^circle:/)
-    .transform((t) => t.slice(7).split(',').map(Number))
+    .transform((t) => metres(t.slice(7)))
     .pipe(z.tuple([METRES, METRES, METRES]))
     .transform(([cx, cy, radius]): FloatConstraint => ({ kind: 'circle', centre: [cx, cy], radius })),
 ]);
 
-/** --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m], within the arm's reach. */
-function constraintArg(text: string, rig: Rig): FloatConstraint {
+/**
+ * --constrain line:x0,y0,x1,y1 | circle:cx,cy,r [m]: inside the arm's reach and joint limits, and (where
+ * the start pose is known before the run: the mock's) passing near the endpoint there. On a board the
+ * law checks the last at float's entry (a fault, no float).
+ */
+function constraintArg(text: string, rig: Rig, startQ: readonly number[] | undefined): FloatConstraint {
   if (!isTwoLink(rig.arm)) throw new UsageError('--constrain needs a two-link arm');
   const r = CONSTRAINT.safeParse(text);
   if (!r.success) throw new UsageError(`--constrain "${text}": write line:x0,y0,x1,y1 or circle:cx,cy,r (metres, finite numbers)`);
-  const c = r.data;
-  const reach = rig.arm.L1 + rig.arm.L2;
-  if (c.kind === 'line' && Math.hypot(c.to[0] - c.from[0], c.to[1] - c.from[1]) < 1e-3) throw new UsageError(`--constrain "${text}": the line's two points are the same`);
-  if (c.kind === 'circle' && !(c.radius > 0 && Math.hypot(...c.centre) - c.radius < reach)) throw new UsageError(`--constrain "${text}": the radius must be > 0 and the circle within the arm's reach ${reach.toFixed(3)} m`);
-  return c;
+  const why = constraintIssue(rig, r.data, startQ);
+  if (why) throw new UsageError(`--constrain "${text}": ${why}`);
+  return r.data;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { MockWiring } from '../mock/wiring.js';
 import { operatorStop, runSetup, SetupStopped, type Hand, type SetupOutcome } from '../setup/driver.js';
 import { describeStop, type StopReason } from '../control/stop.js';
 import { TerminalOperator, PersonHand, type SignalSource } from '../setup/operator.js';
+import { FileError } from '../config/files.js';
 import { checkOutFile, writeOutFile, type OutFile } from '../setup/out-file.js';
 import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION } from '../setup/first-reach.js';
 import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/identify-step.js';
@@ -26,7 +27,7 @@ import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
-import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
@@ -36,7 +37,8 @@ const OPTIONS = {
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (its hand turns the joints)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   wiring: WIRING_OPTION,
-  out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig); a file already there is kept as FILE.bak. Checked before the arm moves' },
+  out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig, kept as FILE.bak); another file already there only with --force (kept as FILE.bak too). Checked before the arm moves' },
+  force: FORCE_OPTION,
   'widen-limits': { type: 'boolean', help: "write soft limits wider than the rig file's when the stops allow it (without it, only your y at the question does; a narrower limit is kept)" },
   'pulse-duty': { type: 'string', arg: 'D', help: 'largest duty of the motor pulses, 0.02..0.6 (default 0.3)' },
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
@@ -363,6 +365,8 @@ function prepare(v: SetupArgs) {
   const baudRate = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
   // Before the arm first moves: where the rig file goes must take it.
   const out = checkOutFile(rigPath, typeof v.out === 'string' ? v.out : undefined);
+  // Correcting --rig in place is setup's job (a backup kept); any other file is written over only when asked.
+  if (out.exists && !out.isInput && v.force !== true) throw new FileError(out.given, 'exists: the rig file setup writes would replace it; give --force to write over it (it is kept as .bak), or another file', 'EEXIST');
   return { rigPath, rig, raw, wiring, pulseMaxDuty, baudRate, out };
 }
 

@@ -9,9 +9,8 @@
  * --hand the scripted hand (src/mock/hand.ts) shows the motion: the recording spans its hold on the
  * arm, and teach ends by itself after it lets go.
  */
-import { writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { checkWritablePath } from '../config/files.js';
+import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig, type Rig } from '../config/load.js';
 import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
@@ -115,7 +114,6 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   if (!isTwoLink(rig.arm)) throw new UsageError('teach needs a two-link arm');
   const tgt = target(v, rig);
   const out = stringArg(v.out, 'out', 'the trajectory file to write, e.g. --out demo.json');
-  checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file] });
   if (v.hand !== undefined && tgt.kind !== 'mock') throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
   const hand = typeof v.hand === 'string' ? handArg(v.hand, rig.arm) : undefined;
   // The recording spans the hand's path (it takes the arm to the path's start first, as a person would before pressing r).
@@ -123,6 +121,8 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   const handRec = hand && span ? { from: HAND_AT_S + span.fromS, to: HAND_AT_S + span.toS } : undefined;
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: hand ? HAND_AT_S + handDuration(hand) + 2 : 600, min: 1, unit: 's' });
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
+  // The arguments first, then the output, before anything moves.
+  checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file, ...(typeof v.hand === 'string' && v.hand.endsWith('.json') ? [v.hand] : [])], motion: true });
   return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handRec, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
 }
 
@@ -255,7 +255,11 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
 /** Builds the taught file from the recording, writes it, and says what it is. */
 function writeTaught(rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording, stop: string): void {
   const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, ''), rigSha256: rigFileSha256(rig.file) });
-  writeFileSync(o.out, `${JSON.stringify(taught.file, null, 1)}\n`);
+  writeTextFile(
+    o.out,
+    `${JSON.stringify(taught.file, null, 1)}
+`,
+  );
   const [step] = taught.file.steps;
   if (!step || !('samples' in step)) throw new Error('teach: the taught file has no sampled step (identify/taught.ts writes one)');
   const report = {

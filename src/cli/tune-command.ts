@@ -5,7 +5,8 @@
  * them, with its e-stop (space or Esc). The gains go into a copy of the rig file (with the changes
  * and why), the figures into --plot DIR. `--mock` runs on the rig file's simulated arm in virtual time.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { checkWritableFolder, checkWritablePath, errnoText, FileError, MAX_CONFIG_BYTES, readTextFile, writeTextFile } from '../config/files.js';
 import { basename, join } from 'node:path';
 import { runCable } from '../config/cable.js';
 import { loadRig, parseJsonObject, resolveRig, type Rig } from '../config/load.js';
@@ -16,7 +17,8 @@ import { LinkError } from '../transport/link.js';
 import type { OpenedMock } from '../tune/mock.js';
 import type { TuneOutcome } from '../tune/driver.js';
 import { tuneJson, type TuneJson } from '../tune/summary.js';
-import { formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { decimal } from '../config/decimal.js';
+import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
 const OPTIONS = {
@@ -27,10 +29,15 @@ const OPTIONS = {
   'no-rt': NO_RT_OPTION,
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
   bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)" },
-  out: { type: 'string', arg: 'FILE', help: "write the tuned rig file here (default NAME.tuned.json in the current directory, NAME the rig file's; a file replaced keeps a backup FILE.bak)" },
+  out: {
+    type: 'string',
+    arg: 'FILE',
+    help: "write the tuned rig file here (default runs/NAME.tuned.json when the current folder has runs/, else NAME.tuned.json in it; NAME the rig file's). Checked before any motion; an existing file only with --force (kept as FILE.bak)",
+  },
   yes: { type: 'boolean', help: 'answer the prompt before motion' },
   json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
-  plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR' },
+  plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR (made if its parent exists; existing figures only with --force). Checked before any motion' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -47,8 +54,9 @@ Examples:
   twolink tune --rig rigs/mock-arm.json --mock --rt --yes --json
   twolink tune --rig my-arm.json --port /dev/ttyACM0 --joint 2
 
-Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input or a bandwidth out of
-reach, 3 connection problem.`;
+Exit codes: 0 tuned and validated, 1 a step failed or the e-stop, 2 bad input (an output that cannot be
+written is refused before any motion), a bandwidth out of reach or a write that failed after all, 3
+connection problem.`;
 
 /** What tune drives: the link, how to wait on it, and how to close it (the mock's clock and duties are the tests' and the bench's). */
 type Opened = Pick<OpenedMock, 'link' | 'drive' | 'close'>;
@@ -68,42 +76,107 @@ async function openMock(rig: Rig, rt: boolean, operator: { say(s: string): void 
   return r;
 }
 
-/** Writes the tuned rig file (validated first), after a backup when it replaces an existing file. */
+/** Writes the tuned rig file (validated first), after a backup when it replaces an existing file (--force). FileErrors name the path. */
 function writeRig(target: string, file: Record<string, unknown>): string | null {
   resolveRig(parseRigFile(file, target), target);
   let backup: string | null = null;
-  if (existsSync(target)) {
+  if (existsSync(target) && statSync(target).isFile()) {
     let k = 0;
     do backup = `${target}.bak${k === 0 ? '' : k}`;
     while (existsSync(backup) && ++k);
-    copyFileSync(target, backup);
+    writeTextFile(backup, readTextFile(target, MAX_CONFIG_BYTES, 'rig file to back up'));
   }
-  writeFileSync(target, `${JSON.stringify(file, null, 2)}\n`);
+  writeTextFile(target, `${JSON.stringify(file, null, 2)}\n`);
   return backup;
+}
+
+/** The figures tune writes for these joints (0-based), by name. */
+function figureNames(joints: readonly number[]): string[] {
+  return joints.flatMap((j) => [`bode-joint${j + 1}.svg`, `step-joint${j + 1}.svg`]);
 }
 
 async function writeFigures(dir: string, outcome: TuneOutcome, pose: number[], clock: string): Promise<string[]> {
   const { renderSvg } = await import('../record/plot-panels.js');
   const { bodeFigure, stepFigure } = await import('../tune/figures.js');
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (e) {
+    throw new FileError(dir, `cannot make the folder: ${errnoText(e, true)}`, (e as NodeJS.ErrnoException).code);
+  }
   const written: string[] = [];
   for (const t of outcome.joints) {
     if (!t.identified) continue;
     const bode = join(dir, `bode-joint${t.joint + 1}.svg`);
-    writeFileSync(bode, await renderSvg(bodeFigure(t, clock)));
+    writeTextFile(bode, await renderSvg(bodeFigure(t, clock)));
     written.push(bode);
     if (t.measured) {
       const step = join(dir, `step-joint${t.joint + 1}.svg`);
-      writeFileSync(step, await renderSvg(stepFigure(t, pose[t.joint]!, clock)));
+      writeTextFile(step, await renderSvg(stepFigure(t, pose[t.joint]!, clock)));
       written.push(step);
     }
   }
   return written;
 }
 
+/** Where the tuned rig file goes by default: runs/ when the working folder has one (the repo's), else the working folder; never beside the rig file. */
+function defaultOut(rigPath: string): string {
+  const name = `${basename(rigPath, '.json')}.tuned.json`;
+  const runs = join(process.cwd(), 'runs');
+  return existsSync(runs) && statSync(runs).isDirectory() ? join(runs, name) : join(process.cwd(), name);
+}
+
+/** What tune writes after the run. */
+interface Results {
+  out: string;
+  plot: string | undefined;
+  json: boolean;
+  raw: Record<string, unknown>;
+  rig: Rig;
+  outcome: TuneOutcome;
+  pose: number[];
+  clockName: string;
+  operator: TerminalOperator;
+}
+
+/**
+ * The tuned rig file and the figures, after the run (their paths were checked before it). A write that
+ * fails after all (the disk filled meanwhile) is said, and the gains still printed (--json): not lost.
+ */
+async function writeResults(r: Results): Promise<{ written: string | null; writeFailed: boolean }> {
+  const { outcome, operator } = r;
+  let written: string | null = null;
+  let writeFailed = false;
+  const said = (e: unknown): void => {
+    if (!(e instanceof FileError)) throw e;
+    writeFailed = true;
+    process.stderr.write(`twolink: ${e.message}${r.json ? ' (the gains are in the JSON line)' : ''}\n`);
+  };
+  if (outcome.joints.some((t) => t.design && t.measured)) {
+    const { tunedRigFile } = await import('../tune/rigfile.js');
+    const { file, changes } = tunedRigFile(r.raw, r.rig, outcome, r.rig.joints > 1 ? ((r.pose[1] ?? 0) * 180) / Math.PI : 0);
+    try {
+      const backup = writeRig(r.out, file);
+      written = r.out;
+      operator.say(`wrote ${r.out}${backup ? ` (the old one is ${backup})` : ''}; changed:`);
+    } catch (e) {
+      said(e);
+      operator.say('the tuned rig file was not written; the changes it holds:');
+    }
+    for (const c of changes) operator.say(`  ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.why})`);
+  }
+  if (r.plot !== undefined) {
+    try {
+      for (const f of await writeFigures(r.plot, outcome, r.pose, r.clockName)) operator.say(`figure: ${f}`);
+    } catch (e) {
+      said(e);
+    }
+  }
+  return { written, writeFailed };
+}
+
 function parseJoints(v: unknown, n: number): number[] {
   if (v === undefined || v === 'both') return [...Array(n).keys()];
-  const j = Number(v);
+  const j = typeof v === 'string' ? decimal(v) : NaN;
   if (!Number.isInteger(j) || j < 1 || j > n) throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${String(v)}")`);
   return [j - 1];
 }
@@ -134,9 +207,12 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const joints = parseJoints(v.joint, rig.joints);
   const rateHz = rig.control.rateHz;
   const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
-  // By default into the current directory, not beside the rig file: a run from a checkout must not
-  // leave rigs/NAME.tuned.json in the tree.
-  const out = typeof v.out === 'string' ? v.out : join(process.cwd(), `${basename(rigPath, '.json')}.tuned.json`);
+  // By default into runs/ or the current directory, not beside the rig file: a run from a checkout must
+  // not leave rigs/NAME.tuned.json in the tree. Every output is checked before anything moves.
+  const out = typeof v.out === 'string' ? v.out : defaultOut(rigPath);
+  const rules = { force: v.force === true, inputs: [rigPath], motion: true };
+  checkWritablePath(out, 'tuned rig file', rules);
+  if (typeof v.plot === 'string') checkWritableFolder(v.plot, figureNames(joints), 'figures', rules);
   const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
   const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
   let opened: Opened | undefined;
@@ -172,20 +248,12 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     if (opened) await opened.close().catch(() => undefined);
     operator.dispose();
   }
-  let written: string | null = null;
-  if (outcome && outcome.joints.some((t) => t.design && t.measured)) {
-    const { tunedRigFile } = await import('../tune/rigfile.js');
-    const { file, changes } = tunedRigFile(raw, rig, outcome, rig.joints > 1 ? ((pose[1] ?? 0) * 180) / Math.PI : 0);
-    const backup = writeRig(out, file);
-    written = out;
-    operator.say(`wrote ${out}${backup ? ` (the old one is ${backup})` : ''}; changed:`);
-    for (const c of changes) operator.say(`  ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)} (${c.why})`);
-  }
-  if (outcome && typeof v.plot === 'string') for (const f of await writeFigures(v.plot, outcome, pose, clockName)) operator.say(`figure: ${f}`);
+  const { written, writeFailed } = outcome ? await writeResults({ out, plot: typeof v.plot === 'string' ? v.plot : undefined, json: v.json === true, raw, rig, outcome, pose, clockName, operator }) : { written: null, writeFailed: false };
   if (v.json) {
     const j: TuneJson = outcome ? tuneJson(outcome, written) : { motionSeconds: 0, joints: [], out: null };
     process.stdout.write(`${JSON.stringify(j)}\n`);
   }
+  if (writeFailed) return 2;
   if (outcome?.steps.some((s) => s.name === 'bandwidth' && s.status === 'fail')) return 2;
   return outcome?.completed && !stopped ? 0 : 1;
 }

@@ -4,11 +4,12 @@
 import { checkWritablePath, writeTextFile } from '../config/files.js';
 import { loadRig } from '../config/load.js';
 import { armUrdf } from '../viz/urdf.js';
-import { formatHelp, noPositionals, parse, stringArg, type OptionSpecs } from './args.js';
+import { FORCE_OPTION, formatHelp, noPositionals, parse, stringArg, type OptionSpecs } from './args.js';
 
 const URDF_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json): its arm (nominal or identified) and soft limits' },
   out: { type: 'string', arg: 'FILE', help: 'write the URDF here (default: stdout)' },
+  force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -30,7 +31,7 @@ export function urdfCommand(argv: readonly string[]): number {
   const rig = loadRig(stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm.json'));
   const text = armUrdf(rig);
   if (typeof v.out === 'string') {
-    checkWritablePath(v.out, 'URDF');
+    checkWritablePath(v.out, 'URDF', { force: v.force === true, inputs: [rig.file] });
     writeTextFile(v.out, text);
     process.stderr.write(`wrote the URDF of ${rig.name} to ${v.out}\n`);
   } else process.stdout.write(text);

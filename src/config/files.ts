@@ -4,8 +4,8 @@
  * directory), and every failure, reading or writing, becomes a `FileError`: one line that names the
  * path and says what is wrong in words (a full disk, a missing folder, no permission), never a stack.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync, type Stats } from 'node:fs';
-import { dirname } from 'node:path';
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync, writeSync, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 /** A file could not be read or written; the message names the path. The CLI exits with code 2. */
 export class FileError extends Error {
@@ -132,13 +132,38 @@ export interface OutputRules {
   inputs?: readonly string[];
   /** The option that gives --force, for the message. @default '--force' */
   forceFlag?: string;
+  /**
+   * The command moves the arm after this check (run, tune, identify, teach, setup): a device known to
+   * refuse every write (/dev/full) is refused now, not after the motion. Commands that move nothing
+   * write at once and fail at the write (which is how tests stand in for a full disk). @default false
+   */
+  motion?: boolean;
+}
+
+/** /dev/full's device number (Linux: character device 1, 7): every write fails with ENOSPC. */
+function isDevFull(st: Stats): boolean {
+  const major = (st.rdev >> 8) & 0xfff;
+  const minor = (st.rdev & 0xff) | ((st.rdev >> 12) & 0xfff00);
+  return st.isCharacterDevice() && major === 1 && minor === 7;
+}
+
+/** Whether this process may write `path` (permission, a read-only file system); the errno's words when not. */
+function writableWhy(path: string): string | undefined {
+  try {
+    accessSync(path, constants.W_OK);
+    return undefined;
+  } catch (e) {
+    return errnoText(e, true);
+  }
 }
 
 /**
- * Checks, before any work starts, that `file` can be written: its folder exists and is a folder, the
- * path is not a directory, it is not one of the command's `inputs` (ever), and it is not an existing
- * regular file unless `rules.force`. (Devices such as /dev/null and /dev/full are accepted: writing to
- * them is what the user asked; a full device fails at the write, with a FileError.)
+ * Checks, before any work starts, that `file` can be written: its folder exists and is a folder that
+ * this process may write in (or the file exists and may be written: permission, a read-only file
+ * system), the path is not a directory, it is not one of the command's `inputs` (ever), and it is not
+ * an existing regular file unless `rules.force`. Devices such as /dev/null are accepted (writing to them
+ * is what the user asked); /dev/full is refused when the command moves the arm (`rules.motion`), and
+ * elsewhere fails at the write, with a FileError.
  */
 export function checkWritablePath(file: string, what = 'output', rules: OutputRules = {}): void {
   if (file === '') throw new FileError(file, `an empty path for the ${what}`);
@@ -158,6 +183,9 @@ export function checkWritablePath(file: string, what = 'output', rules: OutputRu
       }
     }
     if (st.isFile() && !rules.force) throw new FileError(file, `exists: the ${what} would replace it; give ${rules.forceFlag ?? '--force'} to write over it, or another file`, 'EEXIST');
+    if (rules.motion && isDevFull(st)) throw new FileError(file, `is /dev/full, a device that refuses every write (no space left): the ${what} would be lost after the motion; give a file`, 'ENOSPC');
+    const why = writableWhy(file);
+    if (why) throw new FileError(file, `cannot be written: ${why}`);
     return;
   }
   const dir = dirname(file);
@@ -169,6 +197,30 @@ export function checkWritablePath(file: string, what = 'output', rules: OutputRu
     throw new FileError(file, code === 'ENOENT' ? `the folder ${dir} does not exist` : errnoText(e, true), code);
   }
   if (!dst.isDirectory()) throw new FileError(file, `${dir} is not a folder`, 'ENOTDIR');
+  const why = writableWhy(dir);
+  if (why) throw new FileError(file, `cannot write in its folder ${dir}: ${why}`);
+}
+
+/**
+ * Checks a folder a command writes several files into (`tune --plot DIR`): it is a folder, or it is not
+ * there yet and its parent is (it is made then); each of `names` in it passes {@link checkWritablePath}.
+ */
+export function checkWritableFolder(dir: string, names: readonly string[], what: string, rules: OutputRules = {}): void {
+  if (dir === '') throw new FileError(dir, `an empty path for the ${what} folder`);
+  let st: Stats | undefined;
+  try {
+    st = statSync(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT') throw new FileError(dir, errnoText(e, true), code);
+  }
+  if (st && !st.isDirectory()) throw new FileError(dir, `is not a folder: the ${what} go into a folder (give a new or an existing folder)`, 'ENOTDIR');
+  if (!st) {
+    // Made at the write, one level: its parent must be there and writable.
+    checkWritablePath(dir, `${what} folder`, { ...rules, force: false });
+    return;
+  }
+  for (const n of names) checkWritablePath(join(dir, n), what, rules);
 }
 
 function statOrUndefined(file: string): Stats | undefined {

@@ -25,7 +25,8 @@ import { parseJsonText, readConfigText } from './load.js';
 import { describeIssues, oneLine, RigFileError } from './rig.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
-const duration = num.refine((v) => v > 0, 'must be > 0 s');
+/** A step's length [s]: a day at most (a longer one is a typo, and --cycle repeats a file for a soak). */
+const duration = num.refine((v) => v > 0, 'must be > 0 s').refine((v) => v <= 86_400, 'must be at most 86400 s (a day; --cycle repeats a trajectory)');
 const pair = z.array(num).min(1).max(2);
 
 const stepSchema = z.union([

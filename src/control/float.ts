@@ -10,16 +10,23 @@
  *   tau = G(q)                                   gravity of the (identified) model
  *       + a (b qd + c tanh(qd / v_a))            friction assist: the model's viscous and Coulomb
  *                                                friction, faded in above the assist speed v_a
+ *                                                (none above the speed cap: friction brakes there)
  *       + d c sq(t)  (|qd| < v_a)                stiction dither: a square wave of d x Coulomb
  *       + clamp(-K_s (q - z) - D_s qd, +-B)      virtual stiction (an elasto-plastic element, anchor z):
  *                                                holds against what the model misses up to B, slides
  *                                                (a constant B) when a hand pushes harder
- *       - D_v (qd - v_cap)  (|qd| > v_cap)       speed cap by damping injection
  *       + K_b (zone - dist) - D_v qd_in          barrier inside each soft limit (dist < zone)
  *       + J^T F                                  constraint: a task-space spring normal to a line or
  *                                                a circle (F = -(K e + D v_n) n), or a locked joint
  *                                                (PD to its angle at entry)
- *   |tau| <= torque cap.
+ *   |tau| <= torque cap, then
+ *   tau - D_v (qd - v_cap)  (|qd| > v_cap)       speed cap by damping injection, on top of the capped
+ *                                                torque (nothing outpulls it), full torque limit at
+ *                                                25 % over the cap; |tau| <= the joint's torque limit.
+ *
+ * A constraint is checked before the run (`constraintIssue`: inside the workspace, near the start
+ * pose) and again at each entry into float (the endpoint within `CONSTRAINT_NEAR_M` of it, else a
+ * fault and no float): its spring never pulls the arm from afar.
  *
  * Entering and leaving float never jumps: the law blends between tracking (the loop's plan, or after
  * leaving float a hold where the arm was let go, feedforward + PID of the same model) and the float
@@ -28,7 +35,7 @@
  */
 import type { ControllerPart } from '../config/parts.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, maxMassMatrixDiagonal, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
-import { endpoint, jacobian } from '../model/kinematics.js';
+import { endpoint, inverseKinematics, jacobian } from '../model/kinematics.js';
 import { minJerkProfile, type MinJerk, type TrajectorySample } from '../model/trajectory.js';
 import { asMat2, asOutPair, asPair, isTwoLink, type Mat2, type TwoLinkParams, type Vec2 } from '../model/types.js';
 import { Controller } from './controller.js';
@@ -82,10 +89,15 @@ export interface FloatSettings {
   constraintDampingRatio: number;
 }
 
-/** Defaults from the rig's limits: caps at 80 % of the torque limit and half the speed limit, a barrier 10 deg deep. */
+/**
+ * Defaults from the rig's limits: caps at 80 % of the torque limit and half the speed limit (the
+ * mock arm's joint 2: 270 deg/s), a barrier 10 deg deep. The speed cap's damping gives the joint's
+ * full torque limit at 25 % over the cap (README, "Float"), whatever cap is set.
+ */
 export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial<FloatSettings> = {}): FloatSettings {
   const lim = rig.limits;
   const zone = over.barrierRad ?? 10 * DEG;
+  const speedCap = over.speedCapRadS ?? lim.map((l) => 0.5 * l.maxVel);
   return {
     frictionAssist: 1,
     assistSpeedRadS: 0.05,
@@ -94,8 +106,8 @@ export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial
     holdBreakNm: lim.map((l) => 0.03 * l.maxTorque),
     holdStiffness: lim.map((l) => 7 * l.maxTorque),
     torqueCapNm: lim.map((l) => 0.8 * l.maxTorque),
-    speedCapRadS: lim.map((l) => 0.5 * l.maxVel),
-    speedDamping: lim.map((l) => l.maxTorque / (0.25 * l.maxVel)),
+    speedCapRadS: speedCap,
+    speedDamping: lim.map((l, i) => l.maxTorque / (0.25 * speedCap[i]!)),
     barrierRad: zone,
     barrierStiffness: lim.map((l) => l.maxTorque / zone),
     rampS: 0.5,
@@ -104,6 +116,80 @@ export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial
     constraintDampingRatio: 1,
     ...over,
   };
+}
+
+/**
+ * How far ahead the speed cap looks [samples]: the answer of a sample applies ~3 samples later behind a
+ * 16U2 adapter at 500 Hz (config/cable.ts), and a hand's push keeps accelerating the joint meanwhile;
+ * braking on the velocity that far ahead keeps a pushed joint within 10 % of its cap (tests/float.test.ts).
+ */
+const SPEED_LEAD_SAMPLES = 4;
+
+/** How near the endpoint must be to a constraint when float begins [m]: its 1000 N/m spring pulls it in at 10 N at most. */
+export const CONSTRAINT_NEAR_M = 0.01;
+
+/** Distance [m] of the point p from the constraint (normal to the line, radial to the circle). */
+export function constraintDistance(c: FloatConstraint, p: readonly number[]): number {
+  if (c.kind === 'circle') return Math.abs(Math.hypot(p[0]! - c.centre[0], p[1]! - c.centre[1]) - c.radius);
+  const dx = c.to[0] - c.from[0];
+  const dy = c.to[1] - c.from[1];
+  return Math.abs((p[0]! - c.from[0]) * dy - (p[1]! - c.from[1]) * dx) / Math.hypot(dx, dy);
+}
+
+const mm = (m: number): string => `${(m * 1000).toFixed(0)} mm`;
+const xy = (p: readonly number[]): string => `(${p.map((v) => Number(v.toFixed(4))).join(', ')}) m`;
+
+/** True when the endpoint can be at p with both joints within their soft limits (either elbow). */
+function reachableWithinLimits(arm: TwoLinkParams, limits: ControllerPart['limits'], p: readonly number[]): boolean {
+  for (const elbow of ['down', 'up'] as const) {
+    let q: Vec2;
+    try {
+      q = inverseKinematics(arm, p, elbow);
+    } catch {
+      return false;
+    }
+    const inside = (a: number, i: number): boolean => [a, a - 2 * Math.PI, a + 2 * Math.PI].some((x) => x >= limits[i]!.min && x <= limits[i]!.max);
+    if (inside(q[0], 0) && inside(q[1], 1)) return true;
+  }
+  return false;
+}
+
+/**
+ * Why a float constraint cannot be used on this arm, or undefined: a line's two points (or a circle)
+ * must be within the arm's reach (|L1 - L2| .. L1 + L2, so a length typed in millimetres is caught), the
+ * segment between the points (or the whole circle) reachable within the soft limits, and, when the
+ * start pose `startQ` [rad] is known, the constraint within CONSTRAINT_NEAR_M of the endpoint there.
+ */
+export function constraintIssue(rig: Pick<ControllerPart, 'arm' | 'limits'>, c: FloatConstraint, startQ?: readonly number[]): string | undefined {
+  if (!isTwoLink(rig.arm)) return 'an endpoint constraint needs a two-link arm';
+  const arm = rig.arm;
+  const inner = Math.abs(arm.L1 - arm.L2);
+  const outer = arm.L1 + arm.L2;
+  const reach = `the arm reaches from ${Number(inner.toPrecision(4))} to ${Number(outer.toPrecision(4))} m from joint 1 (the numbers are metres)`;
+  const points: Vec2[] = [];
+  if (c.kind === 'line') {
+    if (Math.hypot(c.to[0] - c.from[0], c.to[1] - c.from[1]) < 1e-3) return "the line's two points are the same (closer than 1 mm)";
+    for (const p of [c.from, c.to]) {
+      const r = Math.hypot(p[0], p[1]);
+      if (r > outer || r < inner) return `the point ${xy(p)} is ${Number(r.toPrecision(4))} m from joint 1, out of reach: ${reach}`;
+    }
+    for (let k = 0; k <= 100; k++) points.push([c.from[0] + ((c.to[0] - c.from[0]) * k) / 100, c.from[1] + ((c.to[1] - c.from[1]) * k) / 100]);
+  } else {
+    if (!(c.radius >= 1e-3)) return `the radius ${c.radius} m is not a circle (give at least 0.001 m)`;
+    const d = Math.hypot(c.centre[0], c.centre[1]);
+    if (d + c.radius > outer || Math.abs(d - c.radius) < inner) {
+      return `the circle spans ${Number(Math.abs(d - c.radius).toPrecision(4))} to ${Number((d + c.radius).toPrecision(4))} m from joint 1, beyond the reach: ${reach}`;
+    }
+    for (let k = 0; k < 360; k++) points.push([c.centre[0] + c.radius * Math.cos((k * Math.PI) / 180), c.centre[1] + c.radius * Math.sin((k * Math.PI) / 180)]);
+  }
+  const out = points.find((p) => !reachableWithinLimits(arm, rig.limits, p));
+  if (out) return `the ${c.kind === 'line' ? 'segment' : 'circle'} passes through ${xy(out)}, which the arm cannot reach within its joint limits`;
+  if (startQ) {
+    const p = endpoint(arm, startQ);
+    const d = constraintDistance(c, p);
+    if (d > CONSTRAINT_NEAR_M) return `the ${c.kind} passes ${mm(d)} from the endpoint at the start pose ${xy(p)}: float would pull the arm onto it; it must pass within ${mm(CONSTRAINT_NEAR_M)}`;
+  }
+  return undefined;
 }
 
 /** What the law is doing: following the loop's plan, floating, holding where float was left, or going back to where the run began. */
@@ -144,6 +230,11 @@ export class FloatLaw implements ControlLaw {
   private lockI = 0;
   /** Samples the law has computed (a test counts them across an e-stop). */
   steps = 0;
+  /** The joint velocities of the last sample [rad/s], and the acceleration seen from them, low-passed [rad/s^2]: the speed cap's lead. */
+  private readonly vPrev: number[];
+  private readonly accel: number[];
+  /** Why float was refused at entry (the endpoint far from the constraint): a fault, no float. */
+  private refused: string | undefined;
 
   constructor(rig: ControllerPart, settings: FloatSettings, model: ActuatedArmModel = createActuatedArmModel(rig)) {
     this.rig = rig;
@@ -160,6 +251,8 @@ export class FloatLaw implements ControlLaw {
     this.anchor = z();
     this.lockQ = z();
     this.tauFloat = z();
+    this.vPrev = z();
+    this.accel = z();
     this.start = [];
     const s = (): TrajectorySample => ({ t: 0, q: z(), qd: z(), qdd: z(), qddd: z() });
     this.d = s();
@@ -204,6 +297,7 @@ export class FloatLaw implements ControlLaw {
   }
 
   reset(): void {
+    this.refused = undefined;
     this.start.length = 0;
     this.homeFrom = undefined;
     this.track.reset();
@@ -224,6 +318,7 @@ export class FloatLaw implements ControlLaw {
     const n = this.n;
     if (this.start.length === 0) this.start.push(...s.q);
     this.advance(s, dt);
+    if (this.refused) return { ok: false, reason: this.refused };
     if (this.phase === 'home') this.homeRef(s);
     // Tracking: the loop's plan before the first float, else the pose where float was left.
     let ref: TrajectorySample = this.hold;
@@ -234,6 +329,11 @@ export class FloatLaw implements ControlLaw {
         ref.qd[i] = s.qdDesired[i]!;
         ref.qdd[i] = s.qddDesired[i]!;
       }
+    }
+    for (let i = 0; i < n; i++) {
+      const a = this.steps > 1 ? (s.qd[i]! - this.vPrev[i]!) / dt : 0;
+      this.accel[i] = this.accel[i]! + 0.3 * (a - this.accel[i]!);
+      this.vPrev[i] = s.qd[i]!;
     }
     const w = this.w;
     const tr = w < 1 ? this.track.update(ref, ref, s.q, s.qd, dt, 1).out.tauCmd : undefined;
@@ -252,6 +352,14 @@ export class FloatLaw implements ControlLaw {
     if (st.floatUntilS !== undefined && s.t >= st.floatUntilS && this.phase === 'float') this.target = false;
     if (this.target) {
       if (this.phase !== 'float') {
+        const c = st.constraint;
+        if (c && this.arm) {
+          const d = constraintDistance(c, endpoint(this.arm, s.q));
+          if (d > CONSTRAINT_NEAR_M) {
+            this.refused = `float: the endpoint is ${mm(d)} from the ${c.kind} constraint as float begins (at most ${mm(CONSTRAINT_NEAR_M)}): its spring would pull the arm onto it`;
+            return;
+          }
+        }
         // Entering: the stiction anchors, the locked joint and the tracking blended out, where the arm is now.
         for (let i = 0; i < this.n; i++) {
           this.anchor[i] = s.q[i]!;
@@ -307,10 +415,11 @@ export class FloatLaw implements ControlLaw {
       const v = qd[i]!;
       const b = m.viscous[i]!;
       const c = m.coulomb[i]!;
-      let tau = g[i]! + st.frictionAssist * (b * v + c * (va > 0 ? Math.tanh(v / va) : Math.sign(v)));
+      // Above the speed cap the law gives back no friction: the arm's own friction brakes with the cap's damping.
+      const assist = Math.abs(v) > st.speedCapRadS[i]! ? 0 : st.frictionAssist;
+      let tau = g[i]! + assist * (b * v + c * (va > 0 ? Math.tanh(v / va) : Math.sign(v)));
       if (Math.abs(v) < va) tau += st.ditherFraction * c * sq * (1 - Math.abs(v) / va);
       tau += this.stiction(i, q[i]!, v);
-      tau += this.speedCap(i, v);
       tau += this.barrier(i, q[i]!, v);
       out[i] = tau;
     }
@@ -324,9 +433,13 @@ export class FloatLaw implements ControlLaw {
       out[j] = g[j]! + pid.kp[j]! * e + this.lockI - pid.kd[j]! * qd[j]!;
     }
     if (st.constraint && this.arm) this.constraintTorque(st.constraint, q, qd, out);
+    // The speed cap comes last, on the capped torque: no other term (a constraint's spring far from
+    // its line, the barrier) can outpull it, and at 25 % over the cap it brakes with the full limit.
     for (let i = 0; i < this.n; i++) {
       const cap = st.torqueCapNm[i]!;
-      out[i] = Math.max(-cap, Math.min(cap, out[i]!));
+      const tau = Math.max(-cap, Math.min(cap, out[i]!)) + this.speedCap(i, qd[i]!);
+      const lim = this.rig.limits[i]!.maxTorque;
+      out[i] = Math.max(-lim, Math.min(lim, tau));
     }
     return out;
   }
@@ -347,7 +460,9 @@ export class FloatLaw implements ControlLaw {
   /** Damping injected above the speed cap [N m]. */
   private speedCap(i: number, v: number): number {
     const cap = this.settings.speedCapRadS[i]!;
-    const over = Math.abs(v) - cap;
+    // Led by the acceleration over the next SPEED_LEAD_SAMPLES: the brake starts as the joint is about to pass the cap.
+    const lead = v + this.accel[i]! * SPEED_LEAD_SAMPLES * this.dt;
+    const over = Math.max(Math.abs(v), Math.sign(v) === Math.sign(lead) ? Math.abs(lead) : 0) - cap;
     return over > 0 ? -Math.sign(v) * this.settings.speedDamping[i]! * over : 0;
   }
 

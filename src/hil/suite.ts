@@ -19,8 +19,14 @@ import { builtinNames, builtinPath, type PathSpec } from '../model/builtins.js';
 import { parseWiring, type MockWiring } from '../mock/wiring.js';
 
 const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
+/** A positive number no larger than `max` (a limit that can never bind, 1e308, is no limit: refused, with the bound and why). */
+const upTo = (max: number, unit: string, why: string): z.ZodType<number> => positive.refine((v) => v <= max, `must be at most ${max} ${unit} (${why})`);
+/** An angle limit [deg]: a tracking or twin error beyond a full turn says nothing. */
+const degLimit = upTo(360, 'deg', 'a full turn');
 /** A limit for every joint (one number) or per joint (an array). */
-const perJoint = z.union([positive, z.array(positive).min(1).max(2)]);
+const perJoint = z.union([degLimit, z.array(degLimit).min(1).max(2)]);
+/** A count of twin alarms. */
+const alarms = z.number().int().nonnegative().max(1_000_000);
 
 const expectSchema = z.strictObject({
   /**
@@ -40,35 +46,40 @@ const expectSchema = z.strictObject({
   /** Largest tracking error on the trajectory proper [deg]. */
   maxErrorDeg: perJoint.optional(),
   /** Twin alarms: exactly this many, or within { min, max }. */
-  twinAlarms: z.union([z.number().int().nonnegative(), z.strictObject({ min: z.number().int().nonnegative().optional(), max: z.number().int().nonnegative().optional() })]).optional(),
+  twinAlarms: z.union([alarms, z.strictObject({ min: alarms.optional(), max: alarms.optional() }).refine((r) => r.min !== undefined || r.max !== undefined, 'give min, max or both')]).optional(),
   /** Largest RMS of the twin's residual [deg]. */
   maxTwinRmsDeg: perJoint.optional(),
   /** The loop must have left tracking within this long after the first injection [ms]. */
-  stopWithinMs: positive.optional(),
+  stopWithinMs: upTo(60_000, 'ms', 'a stop that takes a minute is no stop').optional(),
 });
 
-const scenarioSchema = z.strictObject({
-  name: z.string().min(1),
-  /** Rig file with a plant section. */
-  rig: z.string().min(1),
-  /** A built-in trajectory name or a trajectory file, or several in order. */
-  traj: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
-  /** Loop rate [Hz]. @default the rig file's */
-  rateHz: z.number().int().min(100).max(1000).optional(),
-  /** twolink's own law's feedforward (ignored with a controller). @default the rig file's */
-  feedforward: z.enum(['desired', 'measured', 'none']).optional(),
-  /** A controller module (ESM) in place of twolink's feedforward + PID. */
-  controller: z.string().min(1).optional(),
-  /** Test knobs injected into the mock rig, as for --inject: "payload=0.25@2.2". */
-  injections: z.array(z.string().min(1)).optional(),
-  /** @deprecated The old name of `injections` (accepted with a notice; not with `injections`). */
-  faults: z.array(z.string().min(1)).optional(),
-  /** A miswired mock, as for --wiring: "reverse-encoder=1". */
-  wiring: z.string().min(1).optional(),
-  /** Longest the scenario may run [s]. @default 120 */
-  maxSeconds: positive.optional(),
-  expect: expectSchema,
-});
+const scenarioSchema = z
+  .strictObject({
+    name: z.string().min(1),
+    /** Rig file with a plant section. */
+    rig: z.string().min(1),
+    /** A built-in trajectory name or a trajectory file, or several in order. */
+    traj: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]),
+    /** Loop rate [Hz]. @default the rig file's */
+    rateHz: z.number().int().min(100).max(1000).optional(),
+    /** twolink's own law's feedforward (not with a controller, which replaces that law). @default the rig file's */
+    feedforward: z.enum(['desired', 'measured', 'none']).optional(),
+    /** A controller module (ESM) in place of twolink's feedforward + PID. */
+    controller: z.string().min(1).optional(),
+    /** Test knobs injected into the mock rig, as for --inject: "payload=0.25@2.2". */
+    injections: z.array(z.string().min(1)).optional(),
+    /** @deprecated The old name of `injections` (accepted with a notice; not with `injections`). */
+    faults: z.array(z.string().min(1)).optional(),
+    /** A miswired mock, as for --wiring: "reverse-encoder=1". */
+    wiring: z.string().min(1).optional(),
+    /** Longest the scenario may run [s]. @default 120 */
+    maxSeconds: upTo(3600, 's', 'an hour; a soak is several scenarios').optional(),
+    expect: expectSchema,
+  })
+  .refine((s) => s.controller === undefined || s.feedforward === undefined, {
+    path: ['feedforward'],
+    error: 'goes with twolink\'s own law; "controller" replaces that law: give one of "controller" and "feedforward"',
+  });
 
 export const suiteSchema = z.strictObject({
   /** Name of the suite in the report and the JUnit XML. @default the file's name */

@@ -13,6 +13,7 @@
  * refused with one line naming the argument, the value and what is allowed.
  */
 import { z } from 'zod';
+import { DECIMAL } from '../config/decimal.js';
 import type { FirmataBoard } from './firmata-board.js';
 import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
@@ -98,11 +99,7 @@ interface Quantity {
 }
 
 /** A decimal number as text (no hex, no "Infinity", no empty string). */
-const numberText = z
-  .string()
-  .regex(/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/)
-  .transform(Number)
-  .pipe(z.number().refine(Number.isFinite));
+const numberText = z.string().regex(DECIMAL).transform(Number).pipe(z.number().refine(Number.isFinite));
 
 /** Checks one quantity. */
 function checkQuantity(text: string, q: Quantity): Checked<number> {

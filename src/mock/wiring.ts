@@ -16,6 +16,7 @@
  * every error names the item at fault.
  */
 import { z } from 'zod';
+import { fromDecimal } from '../config/decimal.js';
 import type { EncoderParams } from '../config/load.js';
 import type { PlantPart } from '../config/parts.js';
 import { Plant, type PlantWiring } from './plant.js';
@@ -49,23 +50,29 @@ const ITEM = /^([a-z-]+)(?:=(.*))?$/;
 
 /** Parses the `--wiring` text for an arm of `joints` joints; an empty text is the correct wiring. */
 export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
-  const jointNo = z.coerce
-    .number({ error: `must be a joint number, 1..${joints}` })
-    .int('must be a whole joint number')
-    .min(1, `must be a joint number, 1..${joints}`)
-    .max(joints, `must be a joint number, 1..${joints} (the arm has ${joints} joint${joints > 1 ? 's' : ''})`);
+  const jointNo = z.preprocess(
+    fromDecimal,
+    z
+      .number({ error: `must be a joint number, 1..${joints}` })
+      .int('must be a whole joint number')
+      .min(1, `must be a joint number, 1..${joints}`)
+      .max(joints, `must be a joint number, 1..${joints} (the arm has ${joints} joint${joints > 1 ? 's' : ''})`),
+  );
   const schemas = {
     'swap-motors': z.undefined({ error: 'takes no value' }),
     'swap-encoders': z.undefined({ error: 'takes no value' }),
     'reverse-motor': jointNo,
     'reverse-encoder': jointNo,
-    cpr: z.tuple([jointNo, z.coerce.number({ error: 'counts must be a whole number' }).int('counts must be a whole number').min(1, 'counts must be at least 1').max(100_000_000, 'counts must be at most 1e8')]),
+    cpr: z.tuple([jointNo, z.preprocess(fromDecimal, z.number({ error: 'counts must be a whole number' }).int('counts must be a whole number').min(1, 'counts must be at least 1').max(100_000_000, 'counts must be at most 1e8'))]),
     offset: z.tuple([
       jointNo,
-      z.coerce
-        .number({ error: 'degrees must be a finite number' })
-        .refine(Number.isFinite, 'degrees must be a finite number')
-        .refine((d) => Math.abs(d) <= 180, 'degrees must be within -180..180'),
+      z.preprocess(
+        fromDecimal,
+        z
+          .number({ error: 'degrees must be a finite number' })
+          .refine(Number.isFinite, 'degrees must be a finite number')
+          .refine((d) => Math.abs(d) <= 180, 'degrees must be within -180..180'),
+      ),
     ]),
   } as const;
   const mistakes: WiringMistake[] = [];

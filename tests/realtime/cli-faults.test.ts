@@ -52,13 +52,11 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     expect(s.timing.maxStallMs).toBeGreaterThanOrEqual(900);
   });
 
-  it('the disk is full: the run stops the arm with fault:recording, and says it recorded nothing', async () => {
+  it('--record /dev/full: refused before anything moves (issue 32; a disk that fills during the run: tests/faults.test.ts)', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
-    expect(r.code).toBe(1);
-    const s = lastJson(r);
-    expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'recording', file: '/dev/full', message: expect.stringMatching(/^\/dev\/full: the disk is full/) } });
-    expect(r.stderr).toContain('recorded 0 ticks to /dev/full');
-    expect(s.stopOutcome).toBe('acknowledged');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion; give a file\n$/);
+    expect(r.stdout).toBe('');
   });
 });
 
