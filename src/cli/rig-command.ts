@@ -22,7 +22,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: {
     type: 'boolean',
-    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone',
   },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
@@ -109,10 +109,18 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
  * The Firmata mock rig behind `port`, on this thread's timers (this thread starving is the board
  * starving); its injections on its arm's time, that of the board's clock.
  */
-async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
+async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, onMotors?: (zero: boolean) => void): Promise<Serving> {
   const { serveFirmataMock } = await import('../mock/firmata-mock.js');
   const clock = new RealClock();
   const s = serveFirmataMock(rig, port, clock, wiring ? { wiring } : {});
+  if (onMotors) {
+    // Edges only: all motors stopped, or not (a run's every write would be thousands of lines).
+    let zero = true;
+    s.board.onDuty = (duty) => {
+      const z = duty.every((d) => d === 0);
+      if (z !== zero) onMotors((zero = z));
+    };
+  }
   const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
   let injecting: ScheduledInjections | undefined;
@@ -249,7 +257,8 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   }
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
-  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere : serveLineRemote)(rig, wiring, port);
+  const motors = (zero: boolean): void => report({ kind: 'motors', zero, monoMs: Number(process.hrtime.bigint()) / 1e6 });
+  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, wiring, port));
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   // The injections (those it cannot take were named above), on the simulated arm's time from here.

@@ -9,7 +9,7 @@ import { Recorder, type RunRecorder } from '../telemetry/recorder.js';
 import { runHeader } from './header.js';
 import { RunStats, type RunSummary } from './stats.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
-import { describeStop, hostFault, type StopReason } from '../control/stop.js';
+import { describeStop, hostFault, internalFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader, type RingBuffers } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../mock/injections.js';
@@ -108,6 +108,8 @@ export class Session {
   private readonly early: LoopCommand[] = [];
   private earlyStopGraceMs: number | undefined;
   private blockedStop: StopReason | undefined;
+  /** The first bug of twolink's own on this thread during the run (crash.ts): the run's stop, over a normal end. */
+  private crashStop: StopReason | undefined;
   /** Board and transport, once connected. */
   describe = '';
 
@@ -229,7 +231,7 @@ export class Session {
         this.onMessage(m, end, w);
       });
       w.on('error', (e) => {
-        end.stop = hostFault(`the loop thread died: ${e.message}`);
+        end.stop = internalFault('the loop thread (it died)', e);
         end.error = { name: 'Error', message: e.message };
       });
       w.on('exit', () => {
@@ -310,7 +312,14 @@ export class Session {
     if (end.settled) return;
     end.settled = true;
     if (this.timer) clearInterval(this.timer);
-    this.drain();
+    // A part that failed (a recorder, the live view) must not keep the summary from being written.
+    try {
+      this.drain();
+    } catch (e) {
+      this.crash('the main thread (the last drain of the ring)', e);
+    }
+    // The loop ended by itself (done) before the bug showed: the run still ends with it; a fault the loop saw first stays.
+    if (this.crashStop && end.stop.kind !== 'fault') end.stop = this.crashStop;
     // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
     const m = end.timing?.mock;
     if (m) end.stop = blameMock(end.stop, m.maxStarvedMs, m.starvedMs);
@@ -323,9 +332,18 @@ export class Session {
     const error = end.error;
     if (this.recorder) {
       const failure = this.recorder.failure?.message;
-      this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
+      try {
+        this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
+      } catch (e) {
+        // The recorder itself is what failed: said, and the summary still goes to stdout.
+        process.stderr.write(`twolink: the recording could not be closed: ${e instanceof Error ? e.message : String(e)}\n`);
+      }
     }
-    this.stopRecording(end.stop);
+    try {
+      this.stopRecording(end.stop);
+    } catch (e) {
+      process.stderr.write(`twolink: the dashboard's recording could not be closed: ${e instanceof Error ? e.message : String(e)}\n`);
+    }
     const result = { summary, ...(error ? { error } : {}), ...(end.unapplied?.length ? { unapplied: end.unapplied } : {}) };
     const waits = this.finishHooks.map((h) => {
       try {
@@ -370,6 +388,21 @@ export class Session {
   }
 
   private stopCommand: LoopCommand | undefined;
+
+  /**
+   * A bug of twolink's own on the main thread (an exception or a rejection nobody caught: the live
+   * view, the dashboard, the recorder), in `where`: the motors are zeroed at once (an e-stop through
+   * the loop's thread, which owns the port: on Firmata the zero is written and read back before the
+   * thread ends), and the run ends with `fault:internal`, its summary and recording completed. Only the
+   * first counts; returns whether this one did.
+   */
+  crash(where: string, e: unknown): boolean {
+    if (this.crashStop) return false;
+    const stop = internalFault(where, e);
+    this.crashStop = stop;
+    this.stopNow({ kind: 'estop', reason: stop });
+    return true;
+  }
 
   /** Watches the loop's thread after a stop request until it ends (stopNow). */
   private watchStop(graceMs: number): void {
