@@ -395,6 +395,16 @@ async function recordingOption(v: RunArgs, rig: Rig): Promise<{ options: Pick<Se
   };
 }
 
+/**
+ * A bug of twolink's during the run, on this thread (the live view, the dashboard, the recorder) or in
+ * the live view's own thread, stops the arm: fault:internal (run/crash.ts). Returns what takes the
+ * handlers off.
+ */
+function guardCrashes(session: Session, live: LiveView | undefined): () => void {
+  if (live?.placement === 'thread') live.onFailure = (e) => void session.crash("the live view's thread", e);
+  return stopOnCrash(session);
+}
+
 /** The test-only hook TWOLINK_TEST_CRASH (run/crash.ts, docs/safety.md), checked before anything moves. */
 function crashTestArg(): ReturnType<typeof testCrashPlan> {
   try {
@@ -449,7 +459,7 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
       if (crashTest && crashTest.thread !== 'loop') armTestCrash(crashTest);
     },
   });
-  const offCrash = stopOnCrash(session); // a bug on this thread (the live view, the dashboard, the recorder): fault:internal
+  const offCrash = guardCrashes(session, live);
   live?.attach(session.ringBuffers);
   if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;

@@ -101,33 +101,46 @@ export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promis
   );
 }
 
-/** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
+/**
+ * SIGINT, SIGTERM and SIGHUP from the firmware process's start (its parent passes them on): one that
+ * comes while the simulator is built and started stops it as soon as it is there, so nothing started
+ * outlives this process. `fn` is called at each signal (a Ctrl-C reaches this process twice: from the
+ * terminal and from the parent), at once for one that came before.
+ */
+function quitSignals(): { then(fn: () => void): void } {
+  let came = false;
+  let on: (() => void) | undefined;
+  const hit = (): void => {
+    came = true;
+    on?.();
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, hit);
+  return {
+    then: (fn) => {
+      on = fn;
+      if (came) fn();
+    },
+  };
+}
+
+/** Runs the firmware rig here until SIGINT/SIGTERM/SIGHUP or until the harness ends; resolves with the exit code. */
 export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   // --rt before the simulator starts: the harness then inherits SCHED_FIFO from its first slice. Asked
   // for after (as it was), the harness paced its first slices at normal priority and, under six CPU
   // hogs, started 100 ms behind the wall clock and skipped ahead (the realtime bench's heavy row said
   // "rig behind at most 108 ms" for the stock image, all of it before any host had opened the port).
-  // The signals from the start (the parent passes SIGINT/SIGTERM/SIGHUP on): one that comes while the
-  // simulator is built and started stops it as soon as it is there, so nothing started outlives this.
-  let quitAsked = false;
-  let quitNow: (() => void) | undefined;
-  const early = (): void => {
-    quitAsked = true;
-    quitNow?.();
-  };
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, early);
+  const signals = quitSignals(); // before anything is started
   const own: RtResult | undefined = o.rt ? await requestRealtimeProcess(44) : undefined;
   const mine = own?.granted ? await requestRealtime(threadId(), 44) : own;
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.elf !== undefined ? { elf: o.elf } : {}), ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
   const ended = new Promise<FirmwareSimSummary>((resolve) => {
-    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
+    // Ctrl-C reaches this process twice (from the terminal and from the parent): one stop.
     let quitting = false;
-    quitNow = (): void => {
+    signals.then(() => {
       if (!quitting) void sim.stop().then(resolve);
       quitting = true;
-    };
-    if (quitAsked) quitNow();
+    });
     sim.once('exit', resolve);
   });
   const site = firmwareSite(sim);
