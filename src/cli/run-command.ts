@@ -456,7 +456,7 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
       if (!quiet) log(`connected: ${d}`);
       // What the board lacks (stock Firmata: no watchdog) is said at start-up, also with --json (stderr).
       if (!interactive) for (const w of identity.warnings ?? []) process.stderr.write(`twolink: WARNING: ${w}\n`);
-      if (crashTest && crashTest.thread !== 'loop') armTestCrash(crashTest);
+      if (crashTest && crashTest.thread !== 'loop') armTestCrash(crashTest, session);
     },
   });
   const offCrash = guardCrashes(session, live);

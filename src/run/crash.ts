@@ -6,8 +6,8 @@
  * ends with `fault:internal` naming where, its summary and recording completed.
  *
  * And the test-only hook that proves it: the environment variable `TWOLINK_TEST_CRASH=THREAD@S`
- * (THREAD `main`, `main-rejection` or `loop`) makes twolink throw (or reject) on that thread S seconds
- * after the board is connected, saying so first on stderr with the monotonic clock's time (the clock
+ * (THREAD `main`, `main-rejection` or `loop`; `recorder`: the recording's writer throws from then on)
+ * makes twolink throw (or reject) on that thread S seconds after the board is connected, saying so first on stderr with the monotonic clock's time (the clock
  * `process.hrtime` reads, shared by every process of the machine: a test rig's reports use it too).
  * Never set it outside a test.
  */
@@ -17,14 +17,14 @@ import type { Session } from './session.js';
 export const TEST_CRASH_ENV = 'TWOLINK_TEST_CRASH';
 
 /** Where the test hook throws. */
-export type CrashThread = 'main' | 'main-rejection' | 'loop';
+export type CrashThread = 'main' | 'main-rejection' | 'loop' | 'recorder';
 
 /** The test hook's plan from the environment, or undefined; a malformed value is an error naming the variable. */
 export function testCrashPlan(env: NodeJS.ProcessEnv = process.env): { thread: CrashThread; afterS: number } | undefined {
   const v = env[TEST_CRASH_ENV];
   if (v === undefined || v === '') return undefined;
-  const m = /^(main|main-rejection|loop)@(\d+(?:\.\d+)?)$/.exec(v);
-  if (!m) throw new Error(`${TEST_CRASH_ENV}="${v}": write THREAD@SECONDS, THREAD main, main-rejection or loop (a test-only hook: docs/safety.md)`);
+  const m = /^(main|main-rejection|loop|recorder)@(\d+(?:\.\d+)?)$/.exec(v);
+  if (!m) throw new Error(`${TEST_CRASH_ENV}="${v}": write THREAD@SECONDS, THREAD main, main-rejection, loop or recorder (a test-only hook: docs/safety.md)`);
   return { thread: m[1] as CrashThread, afterS: Number(m[2]) };
 }
 
@@ -35,16 +35,26 @@ export function monotonicMs(): number {
 
 /** The test hook's line on stderr, just before it throws (what a test reads the time of the throw from). */
 export function testCrashLine(thread: CrashThread): string {
-  return `twolink: ${TEST_CRASH_ENV}: throwing on the ${thread === 'loop' ? 'loop' : 'main'} thread${thread === 'main-rejection' ? ' (a rejected promise)' : ''} at monotonic ${monotonicMs().toFixed(3)} ms\n`;
+  const what = thread === 'recorder' ? ' (the recorder, from now on)' : thread === 'main-rejection' ? ' (a rejected promise)' : '';
+  return `twolink: ${TEST_CRASH_ENV}: throwing on the ${thread === 'loop' ? 'loop' : 'main'} thread${what} at monotonic ${monotonicMs().toFixed(3)} ms\n`;
 }
 
-/** Arms the test hook on this thread (`thread` of the plan must be this one): throws `afterS` from now. */
-export function armTestCrash(plan: { thread: CrashThread; afterS: number }): void {
+/**
+ * Arms the test hook on this thread (`thread` of the plan must be this one): throws `afterS` from now;
+ * `recorder`: the recording's `tick` of `session` throws from then on.
+ */
+export function armTestCrash(plan: { thread: CrashThread; afterS: number }, session?: Pick<Session, 'recorder'>): void {
   setTimeout(() => {
     process.stderr.write(testCrashLine(plan.thread));
-    const e = new Error(`${TEST_CRASH_ENV}: the injected ${plan.thread === 'main-rejection' ? 'rejection' : 'exception'} (a test)`);
+    const e = new Error(`${TEST_CRASH_ENV}: the injected ${plan.thread === 'main-rejection' ? 'rejection' : plan.thread === 'recorder' ? "recorder's failure" : 'exception'} (a test)`);
     if (plan.thread === 'main-rejection') void Promise.reject(e);
-    else throw e;
+    else if (plan.thread === 'recorder') {
+      const r = session?.recorder;
+      if (r)
+        r.tick = () => {
+          throw e;
+        };
+    } else throw e;
   }, plan.afterS * 1000).unref();
 }
 

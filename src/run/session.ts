@@ -87,6 +87,10 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
   };
 }
 
+/** The parts the main thread hands drained rows to, named for a fault:internal. */
+const DRAIN_PARTS = { recorder: 'the recorder', live: "the dashboard's recording", onRow: 'a row listener: the dashboard, the live view', onDrained: 'the live view' } as const;
+type DrainPart = keyof typeof DRAIN_PARTS;
+
 export class Session {
   readonly stats: RunStats;
   readonly recorder: RunRecorder | undefined;
@@ -331,7 +335,8 @@ export class Session {
     }
     const error = end.error;
     if (this.recorder) {
-      const failure = this.recorder.failure?.message;
+      const broke = this.failedParts.get('recorder');
+      const failure = this.recorder.failure?.message ?? (broke !== undefined ? `the recorder failed (a bug in twolink: ${broke}); the recording holds the ${this.recorder.ticks} ticks before it` : undefined);
       try {
         this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure } : {}), ...(error ? { error } : {}) });
       } catch (e) {
@@ -431,22 +436,54 @@ export class Session {
 
   /** Moves the rows written so far into the statistics, the recordings and the listener. */
   drain(): void {
-    const live = this.live;
-    this.reader.drain((row) => {
-      this.stats.add(row);
-      this.recorder?.tick(row);
-      if (live) {
-        live.stats.add(row);
-        live.recorder.tick(row);
-      }
-      this.o.onRow?.(row);
-    });
-    live?.recorder.flush();
-    this.o.onDrained?.();
-    if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
+    this.reader.drain(this.drainRow);
+    this.guarded('recorder', this.flushLive);
+    this.guarded('onDrained', this.drained);
+    if (this.recorder && !this.failedParts.has('recorder') && !this.guarded('recorder', this.flushRecorder) && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;
       this.send({ kind: 'stop', reason: hostFault(this.recorder.failure!.message) });
+    }
+  }
+
+  /** One drained row to every part; a part that throws is not called again (the first failure stopped the arm). */
+  private readonly drainRow = (row: Float64Array): void => {
+    this.stats.add(row);
+    this.row = row;
+    this.guarded('recorder', this.tickRecorder);
+    this.guarded('live', this.tickLive);
+    this.guarded('onRow', this.rowListener);
+  };
+
+  private row: Float64Array | undefined;
+  private readonly tickRecorder = (): boolean => (this.recorder?.tick(this.row!), true);
+  private readonly tickLive = (): boolean => {
+    const live = this.live;
+    if (live) {
+      live.stats.add(this.row!);
+      live.recorder.tick(this.row!);
+    }
+    return true;
+  };
+  private readonly rowListener = (): boolean => (this.o.onRow?.(this.row!), true);
+  private readonly flushLive = (): boolean => (this.live?.recorder.flush(), true);
+  private readonly drained = (): boolean => (this.o.onDrained?.(), true);
+  private readonly flushRecorder = (): boolean => this.recorder!.flush();
+
+  /** The parts of a drain that failed (a bug of twolink's), with what they threw: skipped from then on. */
+  private readonly failedParts = new Map<DrainPart, string>();
+
+  /** Calls a part of the drain; its exception stops the arm (fault:internal naming the part) and the part is skipped from then on. Returns its result (true once failed). */
+  private guarded(part: DrainPart, fn: () => boolean): boolean {
+    if (this.failedParts.has(part)) return true;
+    try {
+      return fn();
+    } catch (e) {
+      const text = e instanceof Error ? e.message : String(e);
+      this.failedParts.set(part, text);
+      const where = `the main thread (${DRAIN_PARTS[part]})`;
+      process.stderr.write(`twolink: an error twolink did not catch, in ${where}: ${text}: ${this.crash(where, e) ? 'stopping the arm (fault:internal)' : 'the arm is being stopped'}\n`);
+      return true;
     }
   }
 }

@@ -178,6 +178,27 @@ describe('a crash on the line protocol (the mock rig in its own thread): the zer
   }
 });
 
+it('the recorder failing (TWOLINK_TEST_CRASH=recorder@1, its tick throws from then on): fault:internal naming it, the motors zeroed, the recording closed with its summary saying so', async () => {
+  const file = `${dir}/recorder.ndjson`;
+  const r = await untilThrown(() => twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], { env: { TWOLINK_TEST_CRASH: 'recorder@1' } }));
+  expect(r.code, whyExit(r)).toBe(1);
+  const s = lastJson(r);
+  // (toMatchObject: the mock rig's thread may have starved on a busy machine, a note the stop then carries.)
+  expect(s.stop).toMatchObject({ kind: 'fault', fault: { kind: 'internal', where: 'the main thread (the recorder)', message: "TWOLINK_TEST_CRASH: the injected recorder's failure (a test)" } });
+  expect(s.stopOutcome).toBe('acknowledged');
+  // Said once on stderr, as it happened (the recorder is not called again).
+  expect(r.stderr.match(/an error twolink did not catch, in the main thread \(the recorder\)/g)).toHaveLength(1);
+  const lines = readRecording(file);
+  const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
+  const summary = lines.at(-1);
+  expect(summary.kind).toBe('summary');
+  expect(summary.stop).toEqual(s.stop);
+  // The ticks it holds are those before the failure, said in the summary; the run's own count is the summary's.
+  expect(summary.recordingFailure).toBe(`the recorder failed (a bug in twolink: TWOLINK_TEST_CRASH: the injected recorder's failure (a test)); the recording holds the ${ticks.length} ticks before it`);
+  expect(ticks.length).toBeLessThan(s.ticks);
+  expect(r.stderr).toContain(`recorded ${ticks.length} ticks to ${file}`);
+});
+
 it('TWOLINK_TEST_CRASH with a value that is no plan is refused before anything moves, naming the variable', async () => {
   const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json'], { env: { TWOLINK_TEST_CRASH: 'dashboard@1' } });
   expect(r.code).toBe(2);
