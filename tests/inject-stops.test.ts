@@ -84,7 +84,7 @@ const CASES: Record<InjectionName, Case[]> = {
   garbage: [{ inject: 'garbage=1000@1.5', why: 'noise from the board: rejected, the reach is done', stop: done }],
   longline: [{ inject: 'longline=1000000@1.5', why: 'a line that never ends: the link is lost', stop: fault({ kind: 'link-lost' }) }],
   busy: [{ inject: 'busy=1@1.5', why: "the host's loop blocked for a second: the board's watchdog cut the motors", stop: fault({ kind: 'watchdog' }) }],
-  throw: [{ inject: 'throw@1.5', why: 'an exception in the loop', stop: fault({ kind: 'host', message: expect.stringMatching(/injected exception/) }) }],
+  throw: [{ inject: 'throw@1.5', why: 'an exception in the loop', stop: fault({ kind: 'internal', where: 'the loop thread', message: expect.stringMatching(/injected exception/) }) }],
 };
 
 describe('every --inject case stops the way a person would call right', () => {

@@ -10,6 +10,7 @@ describe('the pty rig report', () => {
       { kind: 'refused', injection: 'garbage', why: 'garbage acts on the wire, which the pty rig does not have' },
       { kind: 'serving', board: '/dev/pts/6' },
       { kind: 'injected', injection: 'stall=2@1', at: 1, plantS: 1.0002, wallS: 1.35 },
+      { kind: 'motors', zero: true, monoMs: 827925.583117 },
     ];
     for (const r of all) {
       const line = mockReportLine(r);
@@ -24,5 +25,6 @@ describe('the pty rig report', () => {
     expect(() => parseMockReport('{"kind":"pty","host":"/dev/pts/7","extra":1}')).toThrow(/no report/);
     expect(() => parseMockReport('{"kind":"ready"}')).toThrow(/no report \(kind: /);
     expect(() => parseMockReport('{"kind":"injected","injection":"stall=2@1","at":1,"plantS":1}')).toThrow(/no report \(wallS: /);
+    expect(() => parseMockReport('{"kind":"motors","zero":true}')).toThrow(/no report \(monoMs: /);
   });
 });

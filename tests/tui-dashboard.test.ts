@@ -396,7 +396,7 @@ describe('resize, small terminals and the way out', () => {
     try {
       const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input as never, output: term.output as never });
       expect(onQuit).toHaveBeenCalledTimes(1);
-      expect(onQuit).toHaveBeenLastCalledWith({ kind: 'fault', fault: { kind: 'host', message: 'the dashboard failed: drawing failed' } });
+      expect(onQuit).toHaveBeenLastCalledWith({ kind: 'fault', fault: { kind: 'internal', where: 'the main thread (the dashboard)', message: 'drawing failed' } });
       expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('the dashboard failed, stopping the arm: Error: drawing failed');
       const out = term.written();
       expect(out.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(out.lastIndexOf('\x1b[?1049h'));

@@ -172,6 +172,38 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     expect(out).toEqual([0.1, 0.2]);
   });
 
+  it('late on a fraction of its ticks: more than 10 of the last 100 slower than the period is a fault (docs/safety.md), never 3 in a row', async () => {
+    // Time is injected: every other update "takes" 3 ms of a 1 ms period, the others none.
+    const clock = { ms: 0 };
+    (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
+    const file = module('slow-every-other.js', `let calls = 0; export default () => ({ update() { if (calls++ % 2 === 0) globalThis.twolinkTestClock.ms += 3; return [0.1, 0.2]; } });`);
+    const pc = await PluggedController.load(file, context, { now: () => clock.ms, stolenMs: null });
+    const out = [0, 0];
+    const s = restSample(pc, [-1.2, 0.3]);
+    // Ticks 1, 3, ..., 19 are late: 10 of the last 100, within the rule; never two in a row.
+    for (let k = 0; k < 20; k++) expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    // Tick 21 is the 11th late one.
+    const r = pc.step(s, 0.001, out);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.reason).toMatch(/^[^ ]*slow-every-other\.js: update was slower than the loop period of 1\.00 ms on 11 of the last 100 ticks \(the rule: more than 10 of 100; this one took 3\.00 ms\)$/);
+    expect(out).toEqual([0, 0]);
+  });
+
+  it('one late tick in ten, for 1000 ticks, is within the rule; one more in a window of 100 is a fault', async () => {
+    const clock = { ms: 0, extra: 0 };
+    (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
+    const file = module('slow-one-in-ten.js', `let calls = 0; export default () => ({ update() { const c = globalThis.twolinkTestClock; if (calls++ % 10 === 0 || c.extra-- > 0) c.ms += 3; return [0.1, 0.2]; } });`);
+    const pc = await PluggedController.load(file, context, { now: () => clock.ms, stolenMs: null });
+    const out = [0, 0];
+    const s = restSample(pc, [-1.2, 0.3]);
+    for (let k = 0; k < 1000; k++) expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    expect(out).toEqual([0.1, 0.2]);
+    // Tick 1001 is late by rule (one in ten), 1002 one more: 11 in the window.
+    expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
+    clock.extra = 1;
+    expect(pc.step(s, 0.001, out)).toMatchObject({ ok: false, reason: expect.stringMatching(/on 11 of the last 100 ticks/) });
+  });
+
   it('fill gives a frozen sample (arrays too), endpoints from the model', async () => {
     const pc = await PluggedController.load(module('echo.js', 'export default () => ({ update: (s) => [s.endpoint[0], s.endpointDesired[1]] });'), context);
     const s = pc.fill(1.25, [0.3, 0.4], [1, -1], { q: [0.5, 0.6], qd: [2, 3], qdd: [4, 5] });

@@ -8,6 +8,7 @@ import os from 'node:os';
 import { benchController } from './controller.js';
 import { benchAdapters } from './adapters.js';
 import { benchFaults } from './faults.js';
+import { benchCrash } from './crash.js';
 import { benchFirmata } from './firmata.js';
 import { firmwareSection } from './firmware.js';
 import { benchInputs } from './fuzz.js';
@@ -57,6 +58,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
   // Issue 32: >= 10,000 random client messages against a real-time run with the live view (--foxglove-fuzz-messages N, --foxglove-fuzz-seconds S).
   'foxglove-fuzz': () => benchFoxgloveFuzz(Number(argValue('--foxglove-fuzz-messages') ?? 10_000), Number(argValue('--foxglove-fuzz-seconds') ?? 60)),
+  // Issue 32: a throw on the main or the loop thread to the Firmata pty rig's PWM pins at 0 (--crash-runs N each, default 5).
+  crash: () => benchCrash(Number(argValue('--crash-runs') ?? 5)),
 };
 
 function argValue(name: string): string | undefined {
@@ -82,7 +85,7 @@ const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and t
 sections run by default: ${Object.keys(SECTIONS).join(', ')}
 sections run only with --only: ${Object.keys(EXTRA).join(', ')}
 options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
-  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --crash-runs N (crash); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
 `;
 
 async function main(): Promise<void> {

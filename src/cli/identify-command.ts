@@ -12,6 +12,7 @@ import { loadRig, parseJsonObject, readConfigText, twoLinkArm, type Rig } from '
 import { preflight } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
+import { stopOnCrash } from '../run/crash.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
 import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
@@ -138,6 +139,7 @@ function portRunner(target: Target, rt: boolean): RunPaths {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    const offCrash = stopOnCrash(session); // a bug of twolink's on this thread: fault:internal (docs/safety.md)
     try {
       const result = await session.run();
       if (result.error) throw new RunError(result.error.message, result.error.name === 'LinkError');
@@ -145,6 +147,7 @@ function portRunner(target: Target, rt: boolean): RunPaths {
     } finally {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      offCrash();
     }
   };
 }

@@ -22,7 +22,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: {
     type: 'boolean',
-    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}) instead of the path alone',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone',
   },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
@@ -40,7 +40,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean }, injections: Injection[]): Promise<number> {
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
   if (!v.firmware) throw new UsageError(`${v.elf !== undefined ? '--elf' : '--board'} goes with --firmware`);
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
@@ -58,6 +58,9 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   if (v.elf !== undefined && !existsSync(v.elf)) throw new UsageError(`--elf: no firmware image at ${v.elf}`);
   const { serveFirmwareMock } = await import('../mock/firmware-mock.js');
   const { FirmwareSimError } = await import('../mock/firmware-sim.js');
+  if (signals.came) return 0; // nothing started yet
+  // From here the firmware rig's own handlers pass the signals on to its process (serveFirmwareMock).
+  signals.release();
   try {
     return endProcess(
       await serveFirmwareMock(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
@@ -118,10 +121,18 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
  * The Firmata mock rig behind `port`, on this thread's timers (this thread starving is the board
  * starving); its injections on its arm's time, that of the board's clock.
  */
-async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
+async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, onMotors?: (zero: boolean) => void): Promise<Serving> {
   const { serveFirmataMock } = await import('../mock/firmata-mock.js');
   const clock = new RealClock();
   const s = serveFirmataMock(rig, port, clock, wiring ? { wiring } : {});
+  if (onMotors) {
+    // Edges only: all motors stopped, or not (a run's every write would be thousands of lines).
+    let zero = true;
+    s.board.onDuty = (duty) => {
+      const z = duty.every((d) => d === 0);
+      if (z !== zero) onMotors((zero = z));
+    };
+  }
   const unwatch = watchStarvation((ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const site = firmataMockSite('the pty rig', s.plant, s.board, () => port.close());
   let injecting: ScheduledInjections | undefined;
@@ -185,30 +196,49 @@ function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => P
   });
 }
 
-/** SIGINT/SIGTERM from the moment the pty path is printed (a host may connect, and a Ctrl-C come, while the rest is set up). */
+/** The signals that end the rig (a terminal's Ctrl-C, a kill, the terminal closed). */
+const END_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * SIGINT, SIGTERM and SIGHUP from the moment the command starts, before anything is spawned: whenever
+ * one comes, the rig ends what it started (socat, the simulator) and exits 0, rather than dying of the
+ * signal with them left to the kernel's parent-death signal (tied.ts: Linux only, and only where
+ * setpriv is). `on`, not `once`: a second signal (Ctrl-C twice) does not kill it half-way either.
+ */
 interface EarlySignals {
+  /** Whether a signal has come. */
+  readonly came: boolean;
   /** Calls `fn` at the first signal (at once if one came already). */
   then(fn: () => void): void;
+  /** Takes the handlers off (another part handles the signals from here: --firmware's process). */
+  release(): void;
 }
 
 function catchSignals(): EarlySignals {
   let came = false;
-  let on: (() => void) | undefined;
+  const waiting: (() => void)[] = [];
   const hit = (): void => {
+    if (came) return;
     came = true;
-    on?.();
+    for (const fn of waiting.splice(0)) fn();
   };
-  process.once('SIGINT', hit);
-  process.once('SIGTERM', hit);
+  for (const sig of END_SIGNALS) process.on(sig, hit);
   return {
+    get came() {
+      return came;
+    },
     then: (fn) => {
-      on = fn;
       if (came) fn();
+      else waiting.push(fn);
+    },
+    release: () => {
+      for (const sig of END_SIGNALS) process.off(sig, hit);
     },
   };
 }
 
 export async function rigCommand(argv: readonly string[]): Promise<number> {
+  const signals = catchSignals();
   const { values: v, positionals } = parse(argv, OPTIONS, 'rig');
   if (v.help) {
     process.stdout.write(
@@ -231,7 +261,7 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   if (v.firmware || v.board !== undefined || v.elf !== undefined) {
     if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
     if (wiring) throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
-    return serveFirmware(rig, v, injections);
+    return endProcess(await serveFirmware(rig, v, injections, signals));
   }
   const report = (r: MockReport): void => {
     if (v.report) process.stdout.write(mockReportLine(r));
@@ -246,32 +276,57 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
     return !why;
   });
   let pty: PtyPair | undefined;
-  let signals: EarlySignals | undefined;
   let boardPath: string;
   if (v.pty) {
-    pty = await createPtyPair();
-    signals = catchSignals();
+    // A signal while socat starts ends it (createPtyPair), then this process.
+    const abort = new AbortController();
+    signals.then(() => abort.abort());
+    try {
+      pty = await createPtyPair(5000, abort.signal);
+    } catch (e) {
+      if (signals.came) return endProcess(0);
+      throw e;
+    }
     boardPath = pty.paths[0];
     if (v.report) report({ kind: 'pty', host: pty.paths[1] });
     else process.stdout.write(`${pty.paths[1]}\n`);
   } else {
     boardPath = stringArg(v.port, 'port', 'a serial port path');
   }
+  let served: { port: SerialPort; stop: () => Promise<void> };
+  try {
+    served = await setUp(rig, v, { boardPath, pty, wiring, usable, report });
+  } catch (e) {
+    // Nothing it started outlives it: socat ended before the error is said.
+    await pty?.close();
+    throw e;
+  }
+  return endProcess(await serveUntilEnd(served.port, pty, served.stop, boardPath, signals));
+}
+
+/** The board behind the open device, real-time priority, the injections; then the rig says it serves. */
+async function setUp(
+  rig: Rig,
+  v: { report?: boolean; 'no-rt'?: boolean },
+  o: { boardPath: string; pty: PtyPair | undefined; wiring: MockWiring | undefined; usable: Injection[]; report: (r: MockReport) => void },
+): Promise<{ port: SerialPort; stop: () => Promise<void> }> {
+  const { boardPath, pty, report } = o;
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
-  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere : serveLineRemote)(rig, wiring, port);
+  const motors = (zero: boolean): void => report({ kind: 'motors', zero, monoMs: Number(process.hrtime.bigint()) / 1e6 });
+  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, o.wiring, port));
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   // The injections (those it cannot take were named above), on the simulated arm's time from here.
-  if (usable.length > 0) {
-    await schedule(usable, (i, plantS, wallS) => {
+  if (o.usable.length > 0) {
+    await schedule(o.usable, (i, plantS, wallS) => {
       process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from serving (the wall's ${wallS.toFixed(4)} s)\n`);
       report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS, wallS });
     });
   }
-  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
+  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant!.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   report({ kind: 'serving', board: boardPath });
-  return endProcess(await serveUntilEnd(port, pty, stop, boardPath, signals ?? catchSignals()));
+  return { port, stop };
 }
 
 /**

@@ -10,6 +10,7 @@ import { formatInjection, MOCK_PARTS, refusalIn, type Injection } from '../mock/
 import { describeEvent } from '../control/events.js';
 import { describeStop, type StopReason } from '../control/stop.js';
 import { Session, type SessionOptions, type SessionResult } from '../run/session.js';
+import { armTestCrash, stopOnCrash, testCrashPlan } from '../run/crash.js';
 import { ControllerError, ControllerFault } from '../control/user-controller.js';
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
@@ -474,9 +475,29 @@ async function recordingOption(v: RunArgs, rig: Rig): Promise<{ options: Pick<Se
   };
 }
 
+/**
+ * A bug of twolink's during the run, on this thread (the live view, the dashboard, the recorder) or in
+ * the live view's own thread, stops the arm: fault:internal (run/crash.ts). Returns what takes the
+ * handlers off.
+ */
+function guardCrashes(session: Session, live: LiveView | undefined): () => void {
+  if (live?.placement === 'thread') live.onFailure = (e) => void session.crash("the live view's thread", e);
+  return stopOnCrash(session);
+}
+
+/** The test-only hook TWOLINK_TEST_CRASH (run/crash.ts, docs/safety.md), checked before anything moves. */
+function crashTestArg(): ReturnType<typeof testCrashPlan> {
+  try {
+    return testCrashPlan();
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
 async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: number; demo: boolean }, live?: LiveView): Promise<number> {
   const stopped = await preflight(p, v, opts.maxSeconds);
   if (stopped !== undefined) return stopped;
+  const crashTest = crashTestArg();
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
   const log = (s: string): void => {
@@ -515,8 +536,10 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
       if (!quiet) log(`connected: ${d}`);
       // What the board lacks (stock Firmata: no watchdog) is said at start-up, also with --json (stderr).
       if (!interactive) for (const w of identity.warnings ?? []) process.stderr.write(`twolink: WARNING: ${w}\n`);
+      if (crashTest && crashTest.thread !== 'loop') armTestCrash(crashTest, session);
     },
   });
+  const offCrash = guardCrashes(session, live);
   live?.attach(session.ringBuffers);
   if (v['no-rt'] === true) rtWarning.warn('not asked for: --no-rt');
   let interrupts = 0;
@@ -544,6 +567,7 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
     log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz${await lawWords(p)}`);
   }
   const result = await session.run().finally(() => recording.done());
+  offCrash();
   dashboard?.stop();
   rtWarning.flush();
   for (const sig of [...STOP_SIGNALS, 'SIGUSR1']) process.off(sig, sig === 'SIGUSR1' ? offPause : onSignal);

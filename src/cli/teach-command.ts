@@ -17,6 +17,7 @@ import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handDuration, handPath, handPathSpan } from '../mock/hand.js';
 import { isTwoLink, type Pair, type TwoLinkParams } from '../model/types.js';
 import { Session } from '../run/session.js';
+import { stopOnCrash } from '../run/crash.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
 import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
@@ -234,9 +235,11 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
   const unlisten = listen(act);
   const onSig = (): void => act('quit');
   process.on('SIGINT', onSig);
+  const offCrash = stopOnCrash(session); // a bug of twolink's on this thread: fault:internal (docs/safety.md)
   const result = await session.run().finally(() => {
     unlisten();
     process.off('SIGINT', onSig);
+    offCrash();
   });
   if (result.error) {
     process.stderr.write(`twolink: ${result.error.message}\n`);

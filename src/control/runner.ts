@@ -14,7 +14,7 @@ import type { FeedforwardMode } from './controller.js';
 import { accepts } from './commands.js';
 import { LoopCore, type ControlLaw, type LoopCommand, type LoopEvent, type LoopLaw } from './loop.js';
 import { FeasibilityError } from './feasibility.js';
-import { hostFault, isStopReason, type StopReason } from './stop.js';
+import { hostFault, internalFault, isStopReason, type StopReason } from './stop.js';
 
 export interface RunOptions {
   /** What the loop reads of the rig file (a whole `Rig` is one). */
@@ -259,17 +259,27 @@ class SampleHandler {
     try {
       c.onSample(r);
     } catch (e) {
-      // The loop never throws; if something under it did, the motors stop.
-      this.fault(e);
+      // The loop never throws; if something under it did (a bug), the motors stop.
+      this.internal(e);
     }
     // Start the next trajectory once the arm's pose is known and it is not busy.
     if (!c.finished && !r.superseded && (c.state === 'idle' || (c.state === 'hold' && c.progress === undefined))) this.startNext();
     try {
       this.o.onTick?.(c);
     } catch (e) {
-      this.fault(new Error(`an exception in the loop thread: ${e instanceof Error ? e.message : String(e)}`));
+      this.internal(e);
     }
     if (c.finished && ++this.afterEnd >= 2) this.endSeen();
+  }
+
+  /** An exception from under the loop's own step or its hooks: a bug of twolink's, the motors zeroed at once. */
+  private internal(e: unknown): void {
+    if (e instanceof FeasibilityError) return this.fault(e);
+    try {
+      this.c.command({ kind: 'estop', reason: internalFault('the loop thread', e) });
+    } catch (again) {
+      this.fault(again);
+    }
   }
 
   /** Every trajectory has been started and the arm holds after the last (nothing more was asked). */

@@ -36,7 +36,13 @@ export type Fault =
   /** A fault reported from outside the loop (a lifecycle command that failed, the loop's thread gone). */
   | { kind: 'host'; message: string }
   /** The run's recording could not be written (a full disk, a lost drive): the arm stops rather than run unrecorded. */
-  | { kind: 'recording'; file: string; message: string };
+  | { kind: 'recording'; file: string; message: string }
+  /**
+   * A bug of twolink's own: an exception or a promise rejection nobody caught, in `where` (the main
+   * thread and the part that threw when known, the loop thread). The motors were zeroed before the run
+   * ended (docs/safety.md).
+   */
+  | { kind: 'internal'; where: string; message: string };
 
 /** What a joint's motion says is wrong with it (the wiring monitor's diagnoses that are not wiring). */
 export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck';
@@ -67,6 +73,7 @@ const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
   infeasible: true,
   host: true,
   recording: true,
+  internal: true,
 };
 export const FAULT_KINDS = Object.keys(FAULT_KIND_SET) as readonly Fault['kind'][];
 
@@ -148,6 +155,8 @@ export function describeFault(f: Fault): string {
       return f.message;
     case 'recording':
       return `recording ${f.message}`;
+    case 'internal':
+      return `internal: an error twolink did not catch, in ${f.where}: ${f.message} (a bug in twolink: the motors were zeroed and the run ended; please report it)`;
   }
 }
 
@@ -184,6 +193,17 @@ export function describeStop(r: StopReason): string {
 /** A fault of the host (a full disk, a lifecycle command that failed, the loop's thread gone) as a stop. */
 export function hostFault(message: string): StopReason {
   return { kind: 'fault', fault: { kind: 'host', message } };
+}
+
+/** A bug of twolink's own in `where` (an uncaught exception or rejection, `e`) as a stop. */
+export function internalFault(where: string, e: unknown): StopReason {
+  let message: string;
+  try {
+    message = e instanceof Error ? `${e.name === 'Error' ? '' : `${e.name}: `}${e.message}` : String(e);
+  } catch {
+    message = 'a value that cannot be printed';
+  }
+  return { kind: 'fault', fault: { kind: 'internal', where, message: message.split('\n')[0]!.slice(0, 400) } };
 }
 
 /**

@@ -118,6 +118,12 @@ export interface PluggedOptions {
    * controller's; a controller that is too slow is slow every tick. @default 3
    */
   slowTicks?: number;
+  /**
+   * The lateness rule for a controller late on a fraction of its ticks (slow on every other tick, say):
+   * more than `late` of the last `ticks` ticks slower than the period is a fault (docs/safety.md).
+   * @default { ticks: 100, late: 10 }
+   */
+  lateWindow?: { ticks: number; late: number };
   /** The clock that times `update` [ms] (injected in tests). @default performance.now */
   now?: () => number;
   /**
@@ -131,10 +137,18 @@ export interface PluggedOptions {
 
 const OK: LawResult = Object.freeze({ ok: true });
 
+/** Default of {@link PluggedOptions.lateWindow}: more than 10 of the last 100 ticks late is a fault. */
+export const LATE_WINDOW: Readonly<{ ticks: number; late: number }> = Object.freeze({ ticks: 100, late: 10 });
+
 /** A loaded controller module, ready for the loop. */
 export class PluggedController {
   private slow = 0;
   private readonly slowTicks: number;
+  /** The last `lateWindow.ticks` ticks, 1 where update was slower than the period (a ring), and how many of them were. */
+  private readonly lateRing: Uint8Array;
+  private lateAt = 0;
+  private lateCount = 0;
+  private readonly lateLimit: number;
   private readonly now: () => number;
   private readonly stolen: (() => number) | undefined;
 
@@ -146,6 +160,9 @@ export class PluggedController {
     opts: PluggedOptions,
   ) {
     this.slowTicks = Math.max(1, Math.floor(opts.slowTicks ?? 3));
+    const w = opts.lateWindow ?? LATE_WINDOW;
+    this.lateRing = new Uint8Array(Math.max(1, Math.floor(w.ticks)));
+    this.lateLimit = Math.max(0, Math.floor(w.late));
     this.now = opts.now ?? (() => performance.now());
     this.stolen = opts.stolenMs === null ? undefined : (opts.stolenMs ?? (opts.now ? undefined : stolenClockMs()));
   }
@@ -249,11 +266,20 @@ export class PluggedController {
       if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(out, `update returned ${typeof v === 'number' ? String(v) : typeName(v)} as the torque of joint ${i + 1}`);
       out[i] = v;
     }
-    if (tookMs > periodMs) {
+    const late = tookMs > periodMs;
+    // The window's count: the tick that leaves it out, this one in.
+    this.lateCount += (late ? 1 : 0) - this.lateRing[this.lateAt]!;
+    this.lateRing[this.lateAt] = late ? 1 : 0;
+    this.lateAt = (this.lateAt + 1) % this.lateRing.length;
+    const os = stolenMs > 0 ? ` (not counting ${stolenMs.toFixed(2)} ms the operating system kept its thread waiting)` : '';
+    if (late) {
       this.slow++;
       if (this.slow >= this.slowTicks) {
-        const os = stolenMs > 0 ? ` (not counting ${stolenMs.toFixed(2)} ms the operating system kept its thread waiting)` : '';
         return this.fail(out, `update took ${tookMs.toFixed(2)} ms${os}, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`);
+      }
+      if (this.lateCount > this.lateLimit) {
+        const n = this.lateRing.length;
+        return this.fail(out, `update was slower than the loop period of ${periodMs.toFixed(2)} ms on ${this.lateCount} of the last ${n} ticks (the rule: more than ${this.lateLimit} of ${n}; this one took ${tookMs.toFixed(2)} ms${os})`);
       }
     } else {
       this.slow = 0;

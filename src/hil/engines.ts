@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { virtualRun } from '../run/virtual.js';
 import { Session } from '../run/session.js';
+import { stopOnCrash } from '../run/crash.js';
 import type { LoopCore, LoopEvent } from '../control/loop.js';
 import { F } from '../telemetry/tick.js';
 import type { LineMock } from '../mock/line-mock.js';
@@ -180,7 +181,8 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
         if (e.kind === 'state' && STOPPING.has(e.state)) stopping.push(performance.now());
       },
     });
-    const r = await session.run();
+    const offCrash = stopOnCrash(session); // a bug of twolink's on this thread: fault:internal (docs/safety.md)
+    const r = await session.run().finally(offCrash);
     // (A controller's fault while loading is the run's stop reason, like one in a tick.)
     if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };

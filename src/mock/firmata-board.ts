@@ -138,6 +138,8 @@ export class FirmataBoard implements MockEnd {
   private wakeTimer: TimerHandle | undefined;
   private versionTimer: TimerHandle | undefined;
   private lastDuty: number[];
+  /** Hears every change of the motors' duty as the pins take it (before the board latency): `twolink rig --report`'s motor reports. */
+  onDuty: ((duty: readonly number[]) => void) | undefined;
   private disposed = false;
 
   constructor(private readonly o: FirmataBoardOptions) {
@@ -560,6 +562,7 @@ export class FirmataBoard implements MockEnd {
     while (duty.length < this.plant.joints) duty.push(0);
     if (duty.every((d, i) => d === this.lastDuty[i])) return;
     this.lastDuty = duty;
+    this.onDuty?.(duty);
     const apply = (): void => {
       this.plant.advance(this.clock.now());
       this.plant.setDuty(duty);

@@ -4,6 +4,7 @@
  * (the harness falling behind the wall clock, the firmware zeroing the motors while the host is silent,
  * resets) goes to stderr, one line each, and a final line says how the run kept up with real time.
  */
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { MockPart } from '../config/parts.js';
@@ -73,16 +74,19 @@ const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
 export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-mock-main.js', import.meta.url));
   const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
-  // Tied (tied.ts): the rig process, and with it the simulator, ends with this one, even on SIGKILL.
-  const child = spawnTied(process.execPath, [main, args], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], detached: true });
+  // The handlers first: a signal while the child is being spawned is passed on once it is.
+  const to: { child?: ChildProcess } = {};
   let passed: NodeJS.Signals | undefined;
   const pass = (sig: NodeJS.Signals) => (): void => {
     if (passed) return;
     passed = sig;
-    child.kill(sig);
+    to.child?.kill(sig);
   };
-  process.on('SIGINT', pass('SIGINT'));
-  process.on('SIGTERM', pass('SIGTERM'));
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, pass(sig));
+  // Tied (tied.ts): the rig process, and with it the simulator, ends with this one, even on SIGKILL.
+  const child = spawnTied(process.execPath, [main, args], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], detached: true });
+  to.child = child;
+  if (passed) child.kill(passed);
   let reported: number | undefined;
   child.on('message', (m) => {
     const r = Reported.safeParse(m);
@@ -97,25 +101,46 @@ export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promis
   );
 }
 
-/** Runs the firmware rig here until SIGINT/SIGTERM or until the harness ends; resolves with the exit code. */
+/**
+ * SIGINT, SIGTERM and SIGHUP from the firmware process's start (its parent passes them on): one that
+ * comes while the simulator is built and started stops it as soon as it is there, so nothing started
+ * outlives this process. `fn` is called at each signal (a Ctrl-C reaches this process twice: from the
+ * terminal and from the parent), at once for one that came before.
+ */
+function quitSignals(): { then(fn: () => void): void } {
+  let came = false;
+  let on: (() => void) | undefined;
+  const hit = (): void => {
+    came = true;
+    on?.();
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, hit);
+  return {
+    then: (fn) => {
+      on = fn;
+      if (came) fn();
+    },
+  };
+}
+
+/** Runs the firmware rig here until SIGINT/SIGTERM/SIGHUP or until the harness ends; resolves with the exit code. */
 export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   // --rt before the simulator starts: the harness then inherits SCHED_FIFO from its first slice. Asked
   // for after (as it was), the harness paced its first slices at normal priority and, under six CPU
   // hogs, started 100 ms behind the wall clock and skipped ahead (the realtime bench's heavy row said
   // "rig behind at most 108 ms" for the stock image, all of it before any host had opened the port).
+  const signals = quitSignals(); // before anything is started
   const own: RtResult | undefined = o.rt ? await requestRealtimeProcess(44) : undefined;
   const mine = own?.granted ? await requestRealtime(threadId(), 44) : own;
   const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.elf !== undefined ? { elf: o.elf } : {}), ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
   // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
   const ended = new Promise<FirmwareSimSummary>((resolve) => {
-    // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the parent).
+    // Ctrl-C reaches this process twice (from the terminal and from the parent): one stop.
     let quitting = false;
-    const quit = (): void => {
+    signals.then(() => {
       if (!quitting) void sim.stop().then(resolve);
       quitting = true;
-    };
-    process.on('SIGINT', quit);
-    process.on('SIGTERM', quit);
+    });
     sim.once('exit', resolve);
   });
   const site = firmwareSite(sim);

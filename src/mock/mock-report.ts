@@ -19,6 +19,12 @@ export const mockReportSchema = z.discriminatedUnion('kind', [
    * rig applies it on the arm's time; on a starved machine the wall's runs ahead of it.
    */
   z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
+  /**
+   * The Firmata board's motors went from running to all stopped (`zero` true: every PWM pin at its
+   * stopped value) or back, when the pins took the write, at `monoMs`: the machine's monotonic clock
+   * [ms] (CLOCK_MONOTONIC, as process.hrtime reads it in every process: comparable with the host's).
+   */
+  z.strictObject({ kind: z.literal('motors'), zero: z.boolean(), monoMs: z.number().finite() }),
 ]);
 
 export type MockReport = z.infer<typeof mockReportSchema>;

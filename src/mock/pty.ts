@@ -14,9 +14,16 @@ export interface PtyPair {
   close(): Promise<void>;
 }
 
-/** Starts `socat -d -d pty,raw,echo=0 pty,raw,echo=0` and waits for the two paths it prints. */
-export function createPtyPair(timeoutMs = 5000): Promise<PtyPair> {
+/**
+ * Starts `socat -d -d pty,raw,echo=0 pty,raw,echo=0` and waits for the two paths it prints. `signal`
+ * (a SIGTERM while it waits): socat is ended, and the promise rejects once it has exited.
+ */
+export function createPtyPair(timeoutMs = 5000, signal?: AbortSignal): Promise<PtyPair> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new Error('stopped before socat was started'));
+      return;
+    }
     let child: ChildProcess;
     try {
       child = spawnTied('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -35,11 +42,17 @@ export function createPtyPair(timeoutMs = 5000): Promise<PtyPair> {
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
       reject(new Error(missing ? 'socat is not installed: sudo apt-get install socat (it makes the pseudo-terminal pair)' : `socat: ${e.message}`));
     });
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      void endChild(child).then(() => reject(new Error('stopped while socat was starting')));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
       for (const m of err.matchAll(/PTY is (\/dev\/\S+)/g)) if (!paths.includes(m[1]!)) paths.push(m[1]!);
-      if (paths.length >= 2) {
+      if (paths.length >= 2 && !signal?.aborted) {
         clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         resolve({ paths: [paths[0]!, paths[1]!], process: child, close: () => endChild(child) });
       }
     });

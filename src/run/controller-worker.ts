@@ -1,9 +1,11 @@
 /**
  * The thread a user's controller runs in (controller-thread.ts starts it). It loads the module, then
  * waits on the shared buffer and answers each request of the loop: `update` with the tick's sample,
- * or `reset`. Between requests it blocks in `Atomics.wait`, so its event loop never turns: a timer or
- * a promise callback the controller leaves would never run. Starting a timer is therefore refused (a
- * fault naming the file), as are `process.exit` and an error thrown outside a call.
+ * or `reset`. It waits in `Atomics.wait`; after each answer it lets its event loop turn once (off the
+ * loop's path: the answer is out already), so that a promise the call left rejected without a handler
+ * is seen (node reports those only from its event loop) and is a fault naming the file on the next
+ * tick. Timers would still never run: starting one is refused (a fault naming the file), as are
+ * `process.exit` and an error thrown outside a call.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -63,8 +65,12 @@ function guardTimers(): void {
   syncBuiltinESMExports();
 }
 
-/** Answers the loop's requests until it ends (never returns to the event loop before that). */
-function serve(p: PluggedController): void {
+/**
+ * Answers the loop's requests until it ends. After each answer, one turn of the event loop (`turn`,
+ * the real setImmediate): node reports an unhandled rejection only from there, and without the turn a
+ * controller's `update` that leaves a rejected promise behind ran on, and its run ended `done`.
+ */
+async function serve(p: PluggedController): Promise<void> {
   const n = ch.joints;
   const num = ch.num;
   const ctl = ch.ctl;
@@ -91,6 +97,8 @@ function serve(p: PluggedController): void {
     Atomics.store(ctl, C.status, r.ok ? 0 : 1);
     Atomics.store(ctl, C.res, seq);
     Atomics.notify(ctl, C.res);
+    await new Promise((resolve) => turn(resolve));
+    if (Atomics.load(ctl, C.fault) !== 0) return;
   }
 }
 
@@ -114,7 +122,7 @@ async function main(): Promise<void> {
   if (Atomics.load(ch.ctl, C.fault) !== 0) return;
   phase = 'serving';
   post({ type: 'loaded' });
-  serve(plugged);
+  await serve(plugged);
 }
 
 void main();

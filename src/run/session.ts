@@ -9,7 +9,7 @@ import { Recorder, type RunRecorder } from '../telemetry/recorder.js';
 import { runHeader } from './header.js';
 import { RunStats, type RunSummary } from './stats.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
-import { describeStop, hostFault, type StopReason } from '../control/stop.js';
+import { describeStop, hostFault, internalFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader, type RingBuffers } from '../control/ring.js';
 import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
 import type { Injection } from '../mock/injections.js';
@@ -87,6 +87,10 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
   };
 }
 
+/** The parts the main thread hands drained rows to, named for a fault:internal. */
+const DRAIN_PARTS = { recorder: 'the recorder', live: "the dashboard's recording", onRow: 'a row listener: the dashboard, the live view', onDrained: 'the live view' } as const;
+type DrainPart = keyof typeof DRAIN_PARTS;
+
 export class Session {
   readonly stats: RunStats;
   readonly recorder: RunRecorder | undefined;
@@ -108,6 +112,8 @@ export class Session {
   private readonly early: LoopCommand[] = [];
   private earlyStopGraceMs: number | undefined;
   private blockedStop: StopReason | undefined;
+  /** The first bug of twolink's own on this thread during the run (crash.ts): the run's stop, over a normal end. */
+  private crashStop: StopReason | undefined;
   /** Board and transport, once connected. */
   describe = '';
 
@@ -229,7 +235,7 @@ export class Session {
         this.onMessage(m, end, w);
       });
       w.on('error', (e) => {
-        end.stop = hostFault(`the loop thread died: ${e.message}`);
+        end.stop = internalFault('the loop thread (it died)', e);
         end.error = { name: 'Error', message: e.message };
       });
       w.on('exit', () => {
@@ -310,7 +316,14 @@ export class Session {
     if (end.settled) return;
     end.settled = true;
     if (this.timer) clearInterval(this.timer);
-    this.drain();
+    // A part that failed (a recorder, the live view) must not keep the summary from being written.
+    try {
+      this.drain();
+    } catch (e) {
+      this.crash('the main thread (the last drain of the ring)', e);
+    }
+    // The loop ended by itself (done) before the bug showed: the run still ends with it; a fault the loop saw first stays.
+    if (this.crashStop && end.stop.kind !== 'fault') end.stop = this.crashStop;
     // A stop the simulated board caused by starving (a busy machine) is the test rig's: the reason says so.
     const m = end.timing?.mock;
     if (m) end.stop = blameMock(end.stop, m.maxStarvedMs, m.starvedMs);
@@ -323,10 +336,20 @@ export class Session {
     const error = end.error;
     if (this.recorder) {
       // After a failure the recording holds fewer ticks than the run had: the summary says how many.
-      const failure = this.recorder.failure?.message;
-      this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure, recordedTicks: this.recorder.ticks } : {}), ...(error ? { error } : {}) });
+      const broke = this.failedParts.get('recorder');
+      const failure = this.recorder.failure?.message ?? (broke !== undefined ? `the recorder failed (a bug in twolink: ${broke}); the recording holds the ${this.recorder.ticks} ticks before it` : undefined);
+      try {
+        this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure, recordedTicks: this.recorder.ticks } : {}), ...(error ? { error } : {}) });
+      } catch (e) {
+        // The recorder itself is what failed: said, and the summary still goes to stdout.
+        process.stderr.write(`twolink: the recording could not be closed: ${e instanceof Error ? e.message : String(e)}\n`);
+      }
     }
-    this.stopRecording(end.stop);
+    try {
+      this.stopRecording(end.stop);
+    } catch (e) {
+      process.stderr.write(`twolink: the dashboard's recording could not be closed: ${e instanceof Error ? e.message : String(e)}\n`);
+    }
     const result = { summary, ...(error ? { error } : {}), ...(end.unapplied?.length ? { unapplied: end.unapplied } : {}) };
     const waits = this.finishHooks.map((h) => {
       try {
@@ -372,6 +395,21 @@ export class Session {
 
   private stopCommand: LoopCommand | undefined;
 
+  /**
+   * A bug of twolink's own on the main thread (an exception or a rejection nobody caught: the live
+   * view, the dashboard, the recorder), in `where`: the motors are zeroed at once (an e-stop through
+   * the loop's thread, which owns the port: on Firmata the zero is written and read back before the
+   * thread ends), and the run ends with `fault:internal`, its summary and recording completed. Only the
+   * first counts; returns whether this one did.
+   */
+  crash(where: string, e: unknown): boolean {
+    if (this.crashStop) return false;
+    const stop = internalFault(where, e);
+    this.crashStop = stop;
+    this.stopNow({ kind: 'estop', reason: stop });
+    return true;
+  }
+
   /** Watches the loop's thread after a stop request until it ends (stopNow). */
   private watchStop(graceMs: number): void {
     const w = this.worker;
@@ -399,22 +437,54 @@ export class Session {
 
   /** Moves the rows written so far into the statistics, the recordings and the listener. */
   drain(): void {
-    const live = this.live;
-    this.reader.drain((row) => {
-      this.stats.add(row);
-      this.recorder?.tick(row);
-      if (live) {
-        live.stats.add(row);
-        live.recorder.tick(row);
-      }
-      this.o.onRow?.(row);
-    });
-    live?.recorder.flush();
-    this.o.onDrained?.();
-    if (this.recorder && !this.recorder.flush() && !this.recordingStopSent) {
+    this.reader.drain(this.drainRow);
+    this.guarded('recorder', this.flushLive);
+    this.guarded('onDrained', this.drained);
+    if (this.recorder && !this.failedParts.has('recorder') && !this.guarded('recorder', this.flushRecorder) && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;
       this.send({ kind: 'stop', reason: { kind: 'fault', fault: { kind: 'recording', file: this.recorder.file, message: this.recorder.failure!.message } } });
+    }
+  }
+
+  /** One drained row to every part; a part that throws is not called again (the first failure stopped the arm). */
+  private readonly drainRow = (row: Float64Array): void => {
+    this.stats.add(row);
+    this.row = row;
+    this.guarded('recorder', this.tickRecorder);
+    this.guarded('live', this.tickLive);
+    this.guarded('onRow', this.rowListener);
+  };
+
+  private row: Float64Array | undefined;
+  private readonly tickRecorder = (): boolean => (this.recorder?.tick(this.row!), true);
+  private readonly tickLive = (): boolean => {
+    const live = this.live;
+    if (live) {
+      live.stats.add(this.row!);
+      live.recorder.tick(this.row!);
+    }
+    return true;
+  };
+  private readonly rowListener = (): boolean => (this.o.onRow?.(this.row!), true);
+  private readonly flushLive = (): boolean => (this.live?.recorder.flush(), true);
+  private readonly drained = (): boolean => (this.o.onDrained?.(), true);
+  private readonly flushRecorder = (): boolean => this.recorder!.flush();
+
+  /** The parts of a drain that failed (a bug of twolink's), with what they threw: skipped from then on. */
+  private readonly failedParts = new Map<DrainPart, string>();
+
+  /** Calls a part of the drain; its exception stops the arm (fault:internal naming the part) and the part is skipped from then on. Returns its result (true once failed). */
+  private guarded(part: DrainPart, fn: () => boolean): boolean {
+    if (this.failedParts.has(part)) return true;
+    try {
+      return fn();
+    } catch (e) {
+      const text = e instanceof Error ? e.message : String(e);
+      this.failedParts.set(part, text);
+      const where = `the main thread (${DRAIN_PARTS[part]})`;
+      process.stderr.write(`twolink: an error twolink did not catch, in ${where}: ${text}: ${this.crash(where, e) ? 'stopping the arm (fault:internal)' : 'the arm is being stopped'}\n`);
+      return true;
     }
   }
 }

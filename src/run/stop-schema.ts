@@ -34,6 +34,7 @@ const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('controller'), message: z.string() }),
   z.strictObject({ kind: z.literal('host'), message: z.string() }),
   z.strictObject({ kind: z.literal('recording'), file: z.string(), message: z.string() }),
+  z.strictObject({ kind: z.literal('internal'), where: z.string(), message: z.string() }),
 ]) satisfies z.ZodType<Fault>;
 
 const notes = {

@@ -7,9 +7,11 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { F } from '../telemetry/tick.js';
 import type { ControlLaw, LoopCommand } from '../control/loop.js';
+import type { Link } from '../transport/link.js';
 import { RingWriter } from '../control/ring.js';
 import { runLoop, type RunResult } from '../control/runner.js';
-import { hostFault } from '../control/stop.js';
+import { hostFault, internalFault, type StopReason } from '../control/stop.js';
+import { armTestCrash, testCrashPlan } from './crash.js';
 import { ControllerFault } from '../control/user-controller.js';
 import { actsOn, applyInjection, injectionSchedule, type Injection, type InjectionSchedule, type InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
@@ -129,7 +131,10 @@ async function drive(input: WorkerInput, law: ControlLaw | undefined, opened: Op
     onEvent: (event) => post({ type: 'event', event }),
     onReady: (c) => {
       inbox.ready(c.send);
+      loopSend = c.send;
       post({ type: 'ready', identity: c.identity, describe: opened.describe });
+      const plan = testCrashPlan();
+      if (plan?.thread === 'loop') armTestCrash(plan);
     },
     onTick: (core) => inject(core.row[F.t]!),
   });
@@ -157,11 +162,14 @@ async function main(): Promise<void> {
     if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
     floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
     const opened = await openTarget(input.rig, input.target, clock);
+    openLink = { link: opened.link, joints: input.rig.joints };
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post, input.normalTids);
     const monitor = new StallMonitor();
     const cpu = cpuMeter(mock?.tid ?? -1);
     const result = await drive(input, law ?? impedanceLaw ?? floatLaw, opened, clock, post, inbox);
+    loopSend = undefined;
+    openLink = undefined;
     void law?.close();
     const cpuPct = cpu();
     const mockStats = await mock?.stop();
@@ -198,10 +206,44 @@ function errorText(e: unknown): string {
   return String(e);
 }
 
-// Anything that escapes: say what it was before the thread ends (the main thread reports it).
-process.on('uncaughtException', (e) => {
-  parentPort?.postMessage({ type: 'error', name: e instanceof Error ? e.name : 'Error', message: `the loop thread died: ${errorText(e)}`, stop: hostFault(`the loop thread died: ${errorText(e)}`) } satisfies WorkerMessage);
+/**
+ * Anything that escapes on this thread (an exception from a timer or a callback, a rejection nobody
+ * caught): a bug of twolink's. The loop e-stops with `fault:internal` (the motors zeroed, on Firmata
+ * read back) and ends as it ends any run, its result to the main thread; before the loop runs, or if
+ * it does not end within 2 s, the motors are zeroed here and the thread ends with the error.
+ */
+function crash(where: string, e: unknown): void {
+  if (crashed) return;
+  crashed = true;
+  const stop = internalFault(where, e);
+  if (loopSend) {
+    loopSend({ kind: 'estop', reason: stop });
+    setTimeout(() => void last(stop), 2000).unref();
+  } else void last(stop);
+}
+
+/** The last resort: zeros to the board (and its confirmation, 200 ms at most), the error to the main thread, the thread's end. */
+async function last(stop: StopReason): Promise<void> {
+  const open = openLink;
+  if (open) {
+    try {
+      open.link.writeDuty(new Array<number>(open.joints).fill(0));
+      await Promise.race([open.link.stop(200), new Promise((r) => setTimeout(r, 250))]);
+    } catch {
+      // the link is gone: nothing more can reach the board
+    }
+  }
+  const text = stop.kind === 'fault' && stop.fault.kind === 'internal' ? stop.fault.message : 'an internal error';
+  parentPort?.postMessage({ type: 'error', name: 'Error', message: text, stop } satisfies WorkerMessage);
   process.exit(1);
-});
+}
+
+let crashed = false;
+/** The loop's command input while it runs (a crash e-stops through it). */
+let loopSend: ((c: LoopCommand) => void) | undefined;
+/** The link while it is open (a crash before or after the loop zeroes the motors through it). */
+let openLink: { link: Link; joints: number } | undefined;
+process.on('uncaughtException', (e) => crash('the loop thread', e));
+process.on('unhandledRejection', (e) => crash('the loop thread (a promise rejection nobody caught)', e));
 
 void main();

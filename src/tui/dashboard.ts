@@ -14,7 +14,7 @@ import blessed from 'blessed';
 import type { DashboardPart } from '../config/parts.js';
 import { accepts, isFinished, refusal, type LoopCommand, type LoopCommandKind, type Refusal } from '../control/commands.js';
 import { describeEvent, type LoopEvent, type PhasePlan } from '../control/events.js';
-import { describeStop, hostFault, type StopReason } from '../control/stop.js';
+import { describeStop, internalFault, type StopReason } from '../control/stop.js';
 import type { LiveRecording } from '../run/session.js';
 import { tickObject, type TickObject, type TrajPhase } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
@@ -565,7 +565,7 @@ export function startDashboard(o: StartOptions): { stop(): void; say(text: strin
     restore();
     if (!first) return;
     process.stderr.write(`twolink: the dashboard failed, stopping the arm: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    const reason = hostFault(`the dashboard failed: ${e instanceof Error ? e.message : String(e)}`);
+    const reason = internalFault('the main thread (the dashboard)', e);
     o.onQuit(reason);
     setTimeout(() => o.onQuit(reason), 5000).unref();
   };

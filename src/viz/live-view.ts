@@ -143,6 +143,8 @@ export class ThreadLiveView extends LiveCounts {
   private asked = 0;
   private readonly answers = new Map<number, (ns: number) => void>();
   private closing: Promise<void> | undefined;
+  /** Hears an error that ended the view's thread (the run stops the arm on it: run/crash.ts). */
+  onFailure: ((e: Error) => void) | undefined;
 
   private constructor(
     private readonly worker: Worker,
@@ -179,9 +181,14 @@ export class ThreadLiveView extends LiveCounts {
       worker.once('message', (m: LiveReply) => {
         worker.off('error', fail);
         if (m.type === 'listening') {
-          // A failure of the view's thread later is the view's, never the run's.
-          worker.on('error', (e) => process.stderr.write(`twolink: the Foxglove live view stopped: ${e.message}\n`));
-          resolve(new ThreadLiveView(worker, stats, m.port, m.tid));
+          // A failure of the view's thread later (a bug of twolink's): said, and handed to `onFailure`
+          // (a run ends with fault:internal, docs/safety.md).
+          const view = new ThreadLiveView(worker, stats, m.port, m.tid);
+          worker.on('error', (e) => {
+            process.stderr.write(`twolink: the Foxglove live view stopped: ${e.message}\n`);
+            view.onFailure?.(e);
+          });
+          resolve(view);
         } else {
           void worker.terminate();
           reject(new Error(m.type === 'failed' ? m.message : `unexpected ${m.type}`));

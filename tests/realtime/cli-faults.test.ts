@@ -32,11 +32,11 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
     const file = `${dir}/throw.ndjson`;
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'throw@1', '--record', file, '--json']);
     expect(r.code).toBe(1);
-    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'host', message: expect.stringMatching(/^an exception in the loop thread: injected exception \(--inject throw\)/) } });
+    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'internal', where: 'the loop thread', message: 'injected exception (--inject throw)' } });
     const lines = readRecording(file);
     expect(lines.at(-1).kind).toBe('summary');
     expect(lines.at(-1).stop).toEqual(lastJson(r).stop);
-    expect(lines.at(-1).stopReason).toMatch(/^fault:an exception in the loop thread: injected exception \(--inject throw\)/); // the words, for people
+    expect(lines.at(-1).stopReason).toMatch(/^fault:internal: an error twolink did not catch, in the loop thread: injected exception \(--inject throw\)/); // the words, for people
     // the motors were zeroed: the last tick's command is zero
     const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
     expect(ticks.at(-1).duty).toEqual([0, 0]);

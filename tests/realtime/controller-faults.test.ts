@@ -24,6 +24,8 @@ describe('twolink run --controller (real time): a controller that misbehaves whi
     ['exits-in-update', /called process\.exit\(0\)/],
     ['reset-throws', /reset threw: integrator state lost$/],
     ['interval-in-update', /started a timer \(setInterval\)/],
+    // Issue 32: before, the run ended `done`.
+    ['rejects-in-update', /a promise rejected and nothing caught it: lookup table missing$/],
   ];
   for (const [name, what] of cases) {
     it(name, async () => {

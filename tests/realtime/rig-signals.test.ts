@@ -193,3 +193,80 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
     expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
   });
 });
+
+// Issue 32, item 8: a signal at any moment, before "serving" too, leaves nothing the rig started
+// running (socat, the simulator, their children), and the rig ends by itself (exit 0, not killed by
+// the signal) once it has started anything. Each kill waits for an event: the first child of the rig
+// existing (socat starting, before its paths are known), the pty path printed, "serving" said.
+describe('twolink rig --pty: a signal at any point of its start leaves nothing it started running', () => {
+  /** Every process below the rig seen from its start to its end (looked for on each event-loop turn, every 2 ms). */
+  function watchDescendants(pid: number): { seen: Set<number>; stop(): void } {
+    const seen = new Set<number>();
+    const look = (): void => void descendants(pid).forEach((k) => seen.add(k));
+    const timer = setInterval(look, 2);
+    return { seen, stop: () => clearInterval(timer) };
+  }
+
+  /** Resolves once the rig has a child process (socat starting, or a helper before it). */
+  function firstChild(pid: number): Promise<void> {
+    return new Promise((resolve) => {
+      const look = (): void => (descendants(pid).length > 0 ? resolve() : void setTimeout(look, 1));
+      look();
+    });
+  }
+
+  const POINTS = ['its first child exists', 'the pty path is printed', 'it serves'] as const;
+  for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+      for (const point of POINTS) {
+        it(`${rigFile}: ${sig} once ${point}: exit 0, no stack trace, nothing left`, async () => {
+          const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+          let out = '';
+          let err = '';
+          rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+          const watch = watchDescendants(rig.pid!);
+          if (point === 'its first child exists') await firstChild(rig.pid!);
+          else if (point === 'the pty path is printed') await until(rig.stdout!, () => out, /\n/);
+          else await until(rig.stderr!, () => err, /serving on/);
+          descendants(rig.pid!).forEach((k) => watch.seen.add(k));
+          rig.kill(sig);
+          const end = await exited(rig);
+          watch.stop();
+          expect(watch.seen.size).toBeGreaterThan(0);
+          // The test's time limit is the only limit: each must go by itself.
+          await Promise.all([...watch.seen].map(gone));
+          expect(end, err).toEqual({ code: 0, signal: null });
+          expect(err).not.toMatch(/Unhandled|^\s+at /m);
+        });
+      }
+    }
+  }
+});
+
+describe('twolink rig --firmware --pty: SIGTERM before the simulator serves leaves nothing running', () => {
+  for (const point of ['its first child exists', 'the pty path is printed'] as const) {
+    it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))(`SIGTERM once ${point}`, async () => {
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--pty', '--firmware'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const seen = new Set<number>();
+      const timer = setInterval(() => descendants(rig.pid!).forEach((k) => seen.add(k)), 2);
+      await new Promise<void>((resolve) => {
+        const look = (): void => ((point === 'its first child exists' ? descendants(rig.pid!).length > 0 : out.includes('\n')) ? resolve() : void setTimeout(look, 1));
+        look();
+      });
+      descendants(rig.pid!).forEach((k) => seen.add(k));
+      rig.kill('SIGTERM');
+      const end = await exited(rig);
+      clearInterval(timer);
+      await Promise.all([...seen].map(gone));
+      expect(err).not.toMatch(/Unhandled|^\s+at /m);
+      // Killed by nothing: it ended itself, 0 once serving, else 1 with the reason said.
+      expect(end.signal, err).toBeNull();
+      if (end.code !== 0) expect(err).toMatch(/twolink rig: the firmware rig's process was ended by SIGTERM/);
+    });
+  }
+});
