@@ -86,8 +86,14 @@ export interface RunSummary {
   rateHz: number;
   /** Sample instant -> answer written [us] (latency), answered samples (TimingFigures: how). */
   period: { p50Us: number; p99Us: number; maxUs: number };
-  /** Samples answered late or not at all (superseded), so far. */
+  /** Late samples: their answer missed its deadline (applied late, or none: read late by the host). */
   overruns: number;
+  /**
+   * Samples that came in one burst of the link with a newer one (a USB adapter's) and were not
+   * answered, only the newest of a burst: not late. Absent in recordings from before issue 35, whose
+   * `overruns` counted them too.
+   */
+  burst?: number;
   /**
    * Tracking error (desired - measured) [deg]. It covers the trajectory proper; a run that ended
    * before any trajectory proper began (a timeout or a stop during the approach) covers the approach
@@ -280,6 +286,7 @@ export class RunStats {
       rateHz: this.rateHz,
       period: this.latency(),
       overruns: r ? r[F.overruns]! : 0,
+      burst: r ? r[F.burst]! : 0,
       tracking: this.tracking(),
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
