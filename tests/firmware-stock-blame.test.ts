@@ -2,7 +2,8 @@
 // rig's when the simulated board stalled, its clock lagged, or its plant was starved; the host's
 // otherwise. Constructed runs, and the lag tracker on constructed arrivals: no clock, no simulator.
 import { describe, expect, it } from 'vitest';
-import { blameOf, LagTracker, RIG_BEHIND_MS, RIG_LAG_MS, RIG_PLANT_LATE, rigFault, type StockRun } from '../src/bench/firmware-stock.js';
+import { blameOf, LagTracker, retryIfStarved, RIG_BEHIND_MS, RIG_LAG_MS, RIG_PLANT_LATE, rigFault, type StockRun } from '../src/bench/firmware-stock.js';
+import { cpuUsers, cpuUsersText, type CpuSnapshot } from '../src/time/cpu-users.js';
 
 const FOLLOWING = { kind: 'stopped', stop: { kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 10.2, limitDeg: 10, t: 0.6 } } } as const;
 
@@ -14,6 +15,7 @@ function run(over: Partial<StockRun> = {}): StockRun {
     boardBehindMs: 27,
     plant: { slices: 27_000, lateSlices: 258, maxLate: 34, lateMs: 64 },
     lagMs: { peak: 30, held: 4 },
+    busy: { users: [{ pid: 8258, tid: 8258, comm: 'fil_harness', cmd: 'fil_harness uno-firmata', sched: 'FIFO 45', pct: 41 }], load: 1.2 },
     ...over,
   };
 }
@@ -43,6 +45,10 @@ describe('blameOf: the rig or the host', () => {
     expect(b).toMatch(/^the plant was late on 42\.7 % of the slices \(2827 of 6628, 707 ms of board time, up to 40 slices at once\): the encoder pins did not follow the arm: the rig was starved/);
   });
 
+  it('a starved rig names what had the CPU meanwhile, with its scheduling', () => {
+    expect(blameOf(run({ boardBehindMs: 150 }))).toMatch(/on the CPU meanwhile \(load 1\.2\): fil_harness uno-firmata \(pid 8258\) \[FIFO 45\] 41 %$/);
+  });
+
   it('every cause is named when there are several', () => {
     const r = rigFault(run({ boardBehindMs: 150, lagMs: { peak: 90, held: 40 }, plant: { slices: 100, lateSlices: 50, maxLate: 40, lateMs: 12 } }))!;
     expect(r.split('; ')).toHaveLength(3);
@@ -68,5 +74,71 @@ describe('LagTracker: how far a simulated board clock lags the wall clock', () =
     const r = t.result();
     expect(r.peak).toBeCloseTo(50, 6);
     expect(r.held).toBe(0);
+  });
+});
+
+describe('retryIfStarved: a starved rig runs once more, and only once', () => {
+  const DONE = { kind: 'stopped', stop: { kind: 'done' } } as const;
+  const starved = run({ boardBehindMs: 640 });
+  const ok = (rs: StockRun[]): boolean => rs.every((r) => r.end.kind === 'stopped' && r.end.stop.kind === 'done');
+  const script = (...attempts: StockRun[][]): { next: () => Promise<StockRun[]>; calls: () => number } => {
+    let k = 0;
+    return { next: async () => attempts[k++]!, calls: () => k };
+  };
+
+  it('runs that ended as expected: one attempt, nothing said', async () => {
+    const s = script([run({ end: DONE })]);
+    const said: string[] = [];
+    const r = await retryIfStarved(s.next, ok, (l) => said.push(l));
+    expect([s.calls(), said, r.starvedBefore]).toEqual([1, [], undefined]);
+  });
+
+  it('a failure with the rig keeping time is the host: no second attempt', async () => {
+    const s = script([run()], [run({ end: DONE })]);
+    const r = await retryIfStarved(s.next, ok, () => undefined);
+    expect(s.calls()).toBe(1);
+    expect(ok(r.runs)).toBe(false);
+  });
+
+  it('a failure with a starved rig is said, with what had the CPU, and run once more', async () => {
+    const s = script([starved], [run({ end: DONE })]);
+    const said: string[] = [];
+    const r = await retryIfStarved(s.next, ok, (l) => said.push(l));
+    expect(s.calls()).toBe(2);
+    expect(ok(r.runs)).toBe(true);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^the rig was starved: the simulated board fell 640 ms behind the wall clock \(busy: fil_harness .*\[FIFO 45\] 41 %\); running once more$/);
+  });
+
+  it("starved twice: the second attempt is given back, failed, with the first attempt's blame", async () => {
+    const s = script([starved], [starved], [run({ end: DONE })]);
+    const r = await retryIfStarved(s.next, ok, () => undefined);
+    expect(s.calls()).toBe(2);
+    expect(ok(r.runs)).toBe(false);
+    expect(r.starvedBefore).toMatch(/fell 640 ms behind/);
+  });
+});
+
+describe('cpuUsers: who had the CPU between two snapshots', () => {
+  const snap = (atMs: number, ticks: [number, number, number]): CpuSnapshot => ({
+    atMs,
+    tasks: new Map([
+      ['1/1', { pid: 1, tid: 1, comm: 'harness', ticks: ticks[0], policy: 1, rtPrio: 45 }],
+      ['1/2', { pid: 1, tid: 2, comm: 'helper', ticks: ticks[1], policy: 0, rtPrio: 0 }],
+      ['3/3', { pid: 3, tid: 3, comm: 'idle', ticks: ticks[2], policy: 0, rtPrio: 0 }],
+    ]),
+  });
+
+  it('shares of a core over the interval, busiest first, the idle left out; a thread born meanwhile counts from zero', () => {
+    const a = snap(0, [100, 50, 7]);
+    const b = snap(2000, [180, 70, 8]); // 2 s: 80 ticks = 0.8 s = 40 %, 20 ticks = 10 %, 1 tick = 0.5 %
+    b.tasks.set('4/4', { pid: 4, tid: 4, comm: 'new', ticks: 60, policy: 2, rtPrio: 10 });
+    const u = cpuUsers(a, b).map((x) => [x.comm, x.sched, x.pct]);
+    expect(u).toEqual([
+      ['harness', 'FIFO 45', 40],
+      ['new', 'RR 10', 30],
+      ['helper', 'normal', 10],
+    ]);
+    expect(cpuUsersText([])).toBe('no thread used 5 % of a core or more');
   });
 });

@@ -169,4 +169,17 @@ describe('the loop panel', () => {
       .replace(/\{[^{}]*\}/g, '');
     expect(wide).toContain('sample->answer [us] now 2 p50 3 p99 781 max 1818  late 13');
   });
+
+  it("shows the samples of the adapter's bursts apart from the late ones (issue 35: they were counted late)", () => {
+    const t = tick({ overruns: 2, burst: 9728 } as Partial<TickObject['timing']>);
+    const wide = loopLines(state(t), 80, 5)
+      .join('\n')
+      .replace(/\{[^{}]*\}/g, '');
+    expect(wide).toContain('late 2 burst 9728');
+    for (const width of [24, 40, 60]) {
+      const lines = loopLines(state(t), width, 5);
+      for (const l of lines.slice(0, 3)) expect(visibleLength(l), `${width}: ${l}`).toBeLessThanOrEqual(width);
+      expect(lines.join('\n').replace(/\{[^{}]*\}/g, '')).toMatch(/late 2\b/);
+    }
+  });
 });

@@ -10,10 +10,13 @@
 import { childDone, childEndText, lastSummary, type ChildEnd } from './child-summary.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../mock/firmware-sim.js';
+import { stopSchema } from '../run/stop-schema.js';
+import { cpuSnapshot, cpuUsers, cpuUsersText, type CpuUser } from '../time/cpu-users.js';
 import { leaveRealtime, processThreads, requestRealtime, threadId } from '../time/threads.js';
 
 /** Where the stock image is, or why there is none. */
@@ -92,6 +95,12 @@ export interface StockRun {
   lost?: number;
   /** The host's summary line as printed (for a diagnosis), when it printed one. */
   summaryLine?: string;
+  /**
+   * What had the CPU during the run: the busiest threads of the machine (every process), with their
+   * scheduling class and priority, and the load average at the end. When the rig starved, this says
+   * what starved it.
+   */
+  busy: { users: CpuUser[]; load: number };
 }
 
 /**
@@ -106,6 +115,11 @@ export interface StockRun {
  * starves holds the board's encoder pins on old counts, then the board itself: measured, real time,
  * six hogs, load 15-19, shared machine: the plant late on 10-55 % of slices, 11 of 40 reaches stopped
  * with a following error; after, 1-2 %). `f` runs on it; the threads are normal again after.
+ *
+ * This runs in a process of its own (firmware-stock-main.ts, started by stockReach and the others):
+ * the plant's process does nothing else. It ran in the caller's before, and a test's caller is the
+ * test runner's worker, which then ran at 44 and 43 with all it does (its messages to the runner,
+ * the test's own work), above the host's loop thread (40) and level with the plant.
  */
 async function onStockSim<T>(rig: Rig, elf: string, f: (sim: FirmwareSim) => Promise<T>): Promise<T> {
   const me = threadId();
@@ -127,12 +141,81 @@ async function onStockSim<T>(rig: Rig, elf: string, f: (sim: FirmwareSim) => Pro
   }
 }
 
+/** What the stock rig's process is asked to run (firmware-stock-main.ts). */
+export type StockJob = { op: 'reach'; killAfterS?: number } | { op: 'twice' } | { op: 'killed-then-run'; killAfterS: number };
+
+/** Runs `job` here, in this process (firmware-stock-main.ts calls it; callers use stockReach and the others). */
+export function stockJobHere(job: StockJob, rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
+  switch (job.op) {
+    case 'reach':
+      return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root, job.killAfterS)]);
+    case 'twice':
+      return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root), await reachOn(sim, rig, bin, root)]);
+    case 'killed-then-run':
+      return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root, job.killAfterS), await reachOn(sim, rig, bin, root)]);
+  }
+}
+
+/** A number that JSON carried (NaN becomes null there). */
+const num = z
+  .number()
+  .nullable()
+  .transform((x) => (x === null ? NaN : x));
+const stockRunSchema = z.strictObject({
+  end: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('stopped'), stop: stopSchema }), z.strictObject({ kind: z.literal('killed') }), z.strictObject({ kind: z.literal('no-summary'), why: z.string() })]),
+  rmsDeg: z.array(num),
+  watchdogS: z.number().optional(),
+  boardBehindMs: z.number(),
+  plant: z.strictObject({ slices: z.number(), lateSlices: z.number(), maxLate: z.number(), lateMs: z.number() }),
+  lagMs: z.strictObject({ peak: num, held: num }),
+  corrupt: z.number().optional(),
+  lost: z.number().optional(),
+  summaryLine: z.string().optional(),
+  busy: z.strictObject({
+    users: z.array(z.strictObject({ pid: z.number(), tid: z.number(), comm: z.string(), cmd: z.string(), sched: z.string(), pct: z.number() })),
+    load: z.number(),
+  }),
+});
+/** The stock rig process's answer: its one stdout line. */
+export const stockRunsSchema = z.array(stockRunSchema);
+
+/**
+ * Runs `job` in the stock rig's own process (dist/bench/firmware-stock-main.js, started at this
+ * process's priority, which it does not change): the simulated board and its plant at real-time
+ * priority there, this process (a test's worker, the bench) left as it is.
+ */
+function stockJob(job: StockJob, rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
+  const main = join(root, 'dist', 'bench', 'firmware-stock-main.js');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, JSON.stringify({ job, rigFile: rig.file, elf, bin, root })], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      let raw: unknown;
+      try {
+        raw = JSON.parse(last);
+      } catch {
+        reject(new Error(`the stock rig process (${main}) ended (${signal ?? `exit code ${code}`}) without its result: ${err.trim() || last || 'no output'}`));
+        return;
+      }
+      const r = stockRunsSchema.safeParse(raw);
+      if (r.success) resolve(r.data as StockRun[]);
+      else reject(new Error(`the stock rig process answered what is not a list of runs: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+    });
+  });
+}
+
 /**
  * One reach through the stock image; with `killAfterS`, the host is killed with SIGKILL that long
  * (board time) after the motors first move, and the watchdog's cut is timed.
  */
-export function stockReach(rig: Rig, elf: string, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
-  return onStockSim(rig, elf, (sim) => reachOn(sim, rig, bin, root, killAfterS));
+export async function stockReach(rig: Rig, elf: string, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
+  const [r] = await stockJob({ op: 'reach', ...(killAfterS !== undefined ? { killAfterS } : {}) }, rig, elf, bin, root);
+  return r!;
 }
 
 /**
@@ -140,7 +223,7 @@ export function stockReach(rig: Rig, elf: string, bin: string, root: string, kil
  * the same simulated board (not reset between them: a pty has no DTR): the hand-over.
  */
 export function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: string, killAfterS = 1.0): Promise<StockRun[]> {
-  return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root, killAfterS), await reachOn(sim, rig, bin, root)]);
+  return stockJob({ op: 'killed-then-run', killAfterS }, rig, elf, bin, root);
 }
 
 /**
@@ -148,10 +231,28 @@ export function stockKilledThenRun(rig: Rig, elf: string, bin: string, root: str
  * has no DTR): the second meets encoders FirmataEncoder still has attached (the re-attach case).
  */
 export function stockTwice(rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
-  return onStockSim(rig, elf, async (sim) => [await reachOn(sim, rig, bin, root), await reachOn(sim, rig, bin, root)]);
+  return stockJob({ op: 'twice' }, rig, elf, bin, root);
+}
+
+/**
+ * A stock test's runs, once more if the rig starved: `attempt` runs them and `ok` says whether they
+ * ended as the test expects. Runs that did not, with a rig at fault (rigFault: a busy machine starved
+ * the simulated board or its plant), are said (`say`) and run once more; a second starved attempt is
+ * given back as it is, for the test to fail with its blame. Runs that failed with the rig keeping
+ * time are the host's fault and are not retried.
+ */
+export async function retryIfStarved<T extends StockRun[]>(attempt: () => Promise<T>, ok: (runs: T) => boolean, say: (line: string) => void): Promise<{ runs: T; starvedBefore?: string }> {
+  const first = await attempt();
+  if (ok(first)) return { runs: first };
+  const starved = first.map(rigFault).filter((w): w is string => w !== undefined);
+  if (starved.length === 0) return { runs: first };
+  const why = `${starved.join('; ')} (busy: ${first.map((r) => cpuUsersText(r.busy.users)).join(' | ')})`;
+  say(`the rig was starved: ${why}; running once more`);
+  return { runs: await attempt(), starvedBefore: why };
 }
 
 async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
+  const cpu0 = cpuSnapshot();
   const run: ChildProcess = spawn(process.execPath, [bin, 'run', '--rig', rig.file, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
   run.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -203,12 +304,13 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   sim.off('behind', onBehind);
   const boardBehindMs = behindS * 1e3;
   const lagMs = lag.result();
-  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  const busy = { users: cpuUsers(cpu0, cpuSnapshot()), load: loadavg()[0]! };
+  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, busy, ...(watchdogS !== undefined ? { watchdogS } : {}) };
   const s = lastSummary(out);
-  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs };
+  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, busy };
   const summaryLine = out.trim().split('\n').pop();
   const counts = { ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}), ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}) };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, plant, lagMs, ...counts, ...(summaryLine ? { summaryLine } : {}) };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, plant, lagMs, busy, ...counts, ...(summaryLine ? { summaryLine } : {}) };
 }
 
 /**
@@ -287,7 +389,9 @@ export function rigFault(r: StockRun): string | undefined {
  */
 export function blameOf(r: StockRun): string {
   const rig = rigFault(r);
-  if (rig !== undefined) return `${rig}: the rig was starved by a busy machine (the rig's fault, not the host's; a real board does not stall)`;
+  if (rig !== undefined) {
+    return `${rig}: the rig was starved by a busy machine (the rig's fault, not the host's; a real board does not stall); on the CPU meanwhile (load ${r.busy.load.toFixed(1)}): ${cpuUsersText(r.busy.users)}`;
+  }
   const late = r.plant.slices > 0 ? (100 * r.plant.lateSlices) / r.plant.slices : 0;
   return (
     `the simulated board kept time (at most ${r.boardBehindMs.toFixed(0)} ms behind the wall clock, its clock lagging ${r.lagMs.held.toFixed(0)} ms for 100 ms at most, ` +

@@ -39,6 +39,8 @@ interface Block {
   hist: UsHistogram;
   ticks: number;
   overruns: number;
+  /** Samples delivered in one burst of the 16U2 model with a newer one (not answered, not late). */
+  burst: number;
   cpuS: number;
   wallS: number;
 }
@@ -82,11 +84,12 @@ interface Measured {
 }
 
 export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
-  const fresh = (): Block => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, cpuS: 0, wallS: 0 });
+  const fresh = (): Block => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, burst: 0, cpuS: 0, wallS: 0 });
   const blocks: Record<Mode, Block> = { without: fresh(), reading: fresh(), stalled: fresh() };
   let current: Block | undefined;
   let live: LiveView | undefined;
   let prevOverruns = 0;
+  let prevBurst = 0;
   const session = new Session({
     rig,
     target: { kind: 'mock' },
@@ -102,13 +105,16 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     onDrained: () => live?.poll(),
     onRow: (row) => {
       const o = row[F.overruns]!;
+      const b = row[F.burst]!;
       if (current) {
         // Latency as the summary defines it (stats.ts, TimingFigures): answered samples only, not the zeros of superseded ones.
         if (answeredRow(row)) current.hist.add(Math.abs(row[F.errUs]!));
         current.ticks++;
         current.overruns += o - prevOverruns;
+        current.burst += b - prevBurst;
       }
       prevOverruns = o;
+      prevBurst = b;
     },
   });
   let over = false;
@@ -327,7 +333,7 @@ export async function benchFoxglove(): Promise<BenchResult> {
   // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
   for (let attempt = 1; attempt < 5 && m.stop.kind !== 'done'; attempt++) m = await measure(rig, paths);
   const line = (b: Block): string =>
-    `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  late ${b.overruns} (${b.ticks} ticks; behind the 16U2 model most late samples are superseded in its bursts)`;
+    `p50 ${b.hist.quantile(0.5)} us  p99 ${b.hist.quantile(0.99)} us  max ${Math.round(b.hist.max)} us  late ${b.overruns} (answers past their deadline), ${b.burst} in the 16U2 model's bursts (delivered with a newer sample, only the newest answered: not late) (${b.ticks} ticks)`;
   const cpu = (b: Block): number => (100 * b.cpuS) / Math.max(1e-9, b.wallS);
   const seconds = (mode: Mode): number => (SCHEDULE.filter((x) => x === mode).length * BLOCK_MS) / 1000;
   const v = await viewCpu(rig, paths);

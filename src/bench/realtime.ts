@@ -300,7 +300,9 @@ export async function benchSoak(seconds = 600): Promise<BenchResult> {
     [
       `${seconds} s at 1 kHz, mock (own thread), --record ${file}`,
       s ? `stop: ${s.stopReason}` : `exit ${r.code}: ${r.stderr.trim().split('\n').at(-1)}`,
-      s?.timing ? `samples ${s.ticks}, late ${s.timing.lateSamples}, lost ${s.timing.lostSamples}, latency p99 ${s.timing.latencyP99Us} us, max stall ${s.timing.maxStallMs} ms, host CPU ${s.timing.hostCpuPct} %` : '',
+      s?.timing
+        ? `samples ${s.ticks}, late ${s.timing.lateSamples} (answers past their deadline), in the adapter's bursts ${s.timing.burstSamples ?? '?'} (not late), lost ${s.timing.lostSamples}, latency p99 ${s.timing.latencyP99Us} us, max stall ${s.timing.maxStallMs} ms, host CPU ${s.timing.hostCpuPct} %`
+        : '',
     ],
   ];
   return section('Soak (real time)', rows, { soakStop: s?.stopReason ?? `exit ${r.code}`, soakSamples: s?.ticks ?? 0 });

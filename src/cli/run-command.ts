@@ -290,11 +290,20 @@ function answerDelayText(samples: number | null, cable: string): string {
   return samples === null ? `answers' delay not measured (this link's reports carry no sample number; cable: ${cable})` : `answers apply ${samples} sample(s) later (learned; cable: ${cable})`;
 }
 
+/**
+ * The late samples and the burst samples, apart: "late 3 (answers past their deadline); 9727 in the
+ * link's bursts (delivered with a newer sample, only the newest answered: not late)".
+ */
+export function lateText(s: Pick<RunSummary, 'overruns' | 'burst'>): string {
+  const burst = s.burst === undefined ? '' : `; ${s.burst} in the link's bursts (delivered with a newer sample, only the newest answered: not late)`;
+  return `late ${s.overruns} (answers past their deadline)${burst}`;
+}
+
 function humanSummary(s: RunSummary, cable: string, float = false): string {
   const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
   return [
     `stop: ${s.stopReason}${s.stopOutcome ? ` (zero command ${s.stopOutcome})` : ''}`,
-    `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); latency (sample -> command written, answered samples) p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; late ${s.overruns}`,
+    `samples: ${s.ticks} at ${s.rateHz} Hz (the board's clock); latency (sample -> command written, answered samples) p50 ${s.period.p50Us} us, p99 ${s.period.p99Us} us, max ${s.period.maxUs} us; ${lateText(s)}`,
     ...(s.timing
       ? [
           `timing: host CPU ${s.timing.hostCpuPct.toFixed(1)} % of a core${s.timing.mockCpuPct !== null ? ` (mock rig's thread ${s.timing.mockCpuPct.toFixed(1)} %)` : ''}, longest gap between answered samples ${s.timing.maxStallMs.toFixed(1)} ms (board time), ${answerDelayText(s.timing.answerDelaySamples, cable)}, real-time scheduling ${s.timing.rt ? 'on' : 'off'}` +

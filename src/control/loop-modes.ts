@@ -93,6 +93,21 @@ export abstract class LoopModes {
     return this.time.superseded;
   }
 
+  /** Of the superseded: those that came in one burst of the link with a newer one (not a late host; sample-clock.ts). */
+  get burstSamples(): number {
+    return this.time.burst;
+  }
+
+  /** Answers the host wrote past their deadline (more than a period after their sample arrived). */
+  get lateAnswers(): number {
+    return this.time.lateAnswers;
+  }
+
+  /** Of the superseded: those the host read late (beyond the link's usual burst). */
+  get lateSuperseded(): number {
+    return this.time.lateSuperseded;
+  }
+
   get lostSamples(): number {
     return this.time.lostSamples;
   }

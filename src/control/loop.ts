@@ -146,7 +146,7 @@ export class LoopCore extends LoopModes {
     }
     this.reading = r;
     if (r.superseded) {
-      this.time.superseded++;
+      this.time.supersede();
       return false;
     }
     const gap = this.time.answered(r);

@@ -89,8 +89,12 @@ export class RowWriter {
     const end = s.clock.now();
     // Latency: from the board's sample instant (on the host's clock) to the answer written.
     row[F.errUs] = r && t.answered ? (end - r.sampleTime) * 1e6 : 0; // 0: no answer written
+    // The host's deadline: the answer written within one sample period of the sample's arrival (before
+    // the next sample can come). Past it the host was late, whatever the link did before the arrival.
+    if (r && t.answered) s.time.answerWritten(end - r.hostTime);
     row[F.execUs] = (end - t.wallStart) * 1e6;
-    row[F.overruns] = lc.late + s.time.superseded;
+    row[F.overruns] = s.time.lateAnswers + s.time.lateSuperseded;
+    row[F.burst] = s.time.burst;
     row[F.missed] = s.time.lostSamples;
     row[F.sent] = lc.sent;
     row[F.received] = lc.received;

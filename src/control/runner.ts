@@ -64,8 +64,14 @@ export interface RunOptions {
 export interface LoopTiming {
   /** Samples handed to the loop. */
   samples: number;
-  /** Samples answered too late for the sample they were due at, or not answered (a newer one had come). */
+  /**
+   * Samples whose answer missed the host's deadline: written more than one sample period after the
+   * sample arrived, or never written because the host read the sample late (beyond the link's usual
+   * burst; sample-clock.ts). Not the samples of a burst.
+   */
   lateSamples: number;
+  /** Samples the link delivered in one burst with a newer one (a USB adapter's), not answered: not late. */
+  burstSamples: number;
   /** Samples lost (gaps in the board's sample index). */
   lostSamples: number;
   /** Largest gap between answered samples [s] (board time). */
@@ -309,7 +315,8 @@ function timingOf(link: Link, c: LoopCore, samples: number, seconds: number): Lo
   const delay = (link as { answerDelaySamples?: number }).answerDelaySamples;
   return {
     samples,
-    lateSamples: link.counters.late + c.superseded,
+    lateSamples: c.lateAnswers + c.lateSuperseded,
+    burstSamples: c.burstSamples,
     lostSamples: c.lostSamples,
     maxGap: c.maxGap,
     ...(delay !== undefined ? { answerDelaySamples: delay } : {}),

@@ -16,6 +16,7 @@
  * Between samples (a command, a link event, the lost-link timer) loop time goes on with the host's
  * clock since the newest sample arrived, so that an event says when it happened.
  */
+import { BurstSizes } from '../transport/bursts.js';
 import type { Reading } from '../transport/link.js';
 
 export class SampleClock {
@@ -26,6 +27,20 @@ export class SampleClock {
   /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
   superseded = 0;
   lostSamples = 0;
+  /**
+   * Of the superseded: those that came in one burst of the link with the sample answered (a USB
+   * adapter holds the board's bytes and delivers several samples at once: a 16U2 every 4.096 ms, four
+   * at 1 kHz), not a late host (`burst`); and those beyond the link's usual burst, which the host
+   * read late (`lateSuperseded`: its answer's deadline passed). They add up to `superseded` once a
+   * chunk's answered sample has come (`answered`).
+   */
+  burst = 0;
+  lateSuperseded = 0;
+  /** Answers written more than one sample period after their sample arrived: the host missed its deadline. */
+  lateAnswers = 0;
+  private readonly bursts = new BurstSizes();
+  /** Superseded samples since the last answered one (the chunk in hand). */
+  private chunk = 0;
   /** Largest gap between answered samples [s] (board time). */
   maxGap = 0;
   private boardT0 = -1;
@@ -72,8 +87,26 @@ export class SampleClock {
     return bdt;
   }
 
+  /** The answer to the sample in hand was written `sinceArrivalS` [s] after the sample arrived. */
+  answerWritten(sinceArrivalS: number): void {
+    if (sinceArrivalS > this.period) this.lateAnswers++;
+  }
+
+  /** A sample not answered: a newer one came in the same chunk of bytes. */
+  supersede(): void {
+    this.superseded++;
+    this.chunk++;
+  }
+
   /** The sample is answered: returns the board time since the last answered one [s] (one period for the first). */
   answered(r: Reading): number {
+    // The chunk is whole: its samples beyond the link's usual burst were read late by the host.
+    const size = this.chunk + 1;
+    const usual = this.bursts.add(size);
+    const late = Math.max(0, size - usual);
+    this.lateSuperseded += late;
+    this.burst += this.chunk - late;
+    this.chunk = 0;
     const gap = this.lastAnsweredT < 0 ? this.period : r.boardTime - this.lastAnsweredT;
     this.lastAnsweredT = r.boardTime;
     if (gap > this.maxGap) this.maxGap = gap;

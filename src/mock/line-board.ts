@@ -71,6 +71,8 @@ export class LineBoard {
   private rxFreeAt = 0;
   private txFreeAt = 0;
   private txQueued: { at: number; n: number }[] = [];
+  /** Frames on the UART not yet out, in the order they were queued (sequence order). */
+  private readonly txFifo: Buffer[] = [];
   private bannerTimer: TimerHandle | undefined;
   private wdtTimer: TimerHandle | undefined;
   private rateTimer: TimerHandle | undefined;
@@ -429,7 +431,22 @@ export class LineBoard {
     this.txFreeAt = done;
     this.txQueued.push({ at: done, n: text.length });
     const bytes = Buffer.from(this.mangle(Buffer.from(text, 'latin1')));
-    this.after(done - now, () => this.onTransmit(bytes));
+    this.txFifo.push(bytes);
+    this.after(done - now, () => this.transmitThrough(bytes));
     return true;
+  }
+
+  /**
+   * A frame's last byte is out: it leaves with every frame queued before it, in order, as a UART sends.
+   * The timers alone did not keep that order: a frame queued while the board's thread ran late (its
+   * time behind the clock's) had its timer put at the clock's now, and the starvation pause that
+   * followed (mock-thread.ts) put the next frames' timers before it. An acknowledgment then reached the
+   * host after the telemetry numbered after it, which the host drops as reordered: the zero command of
+   * a run's end went unconfirmed and the run ended on the board's watchdog (issue 35, item 2).
+   */
+  private transmitThrough(bytes: Buffer): void {
+    const k = this.txFifo.indexOf(bytes);
+    if (k < 0) return; // already out with a frame queued after it
+    for (const b of this.txFifo.splice(0, k + 1)) this.onTransmit(b);
   }
 }

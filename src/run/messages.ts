@@ -61,8 +61,18 @@ export interface RunTiming {
   sampleRateHz: number;
   /** 99th percentile of the board's sample period [us] (board time). */
   samplePeriodP99Us: number;
-  /** Samples answered too late for the sample they were due at, or superseded by a newer one. */
+  /**
+   * Samples whose answer missed the host's deadline: written more than one sample period after the
+   * sample arrived, or never written because the host read the sample late (beyond the link's usual
+   * burst). Not the burst samples.
+   */
   lateSamples: number;
+  /**
+   * Samples the link delivered in one burst with a newer one (a USB adapter holds the board's bytes:
+   * a 16U2 flushes every 4.096 ms), recorded but not answered (only the newest of a burst is): not a
+   * late host. Absent in summaries from before issue 35 (their lateSamples counted these too).
+   */
+  burstSamples?: number;
   /** Samples lost on the way (gaps in the board's sample index). */
   lostSamples: number;
   /** Sample instant -> answer written [us], median and 99th percentile (host clock), from the rows (TimingFigures, stats.ts). */

@@ -72,6 +72,7 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
     sampleRateHz: rateHz,
     samplePeriodP99Us: 0,
     lateSamples: m.timing.lateSamples,
+    burstSamples: m.timing.burstSamples,
     lostSamples: m.timing.lostSamples,
     latencyP50Us: 0,
     latencyP99Us: 0,

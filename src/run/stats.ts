@@ -66,8 +66,10 @@ export function answeredRow(r: ArrayLike<number>): boolean {
  * - latency [us]: sample instant (on the host's clock) -> answer written, over the answered rows;
  *   p50 and p99 by nearest rank, max; whole microseconds, truncated.
  * - samplePeriodP99Us: 99th percentile of the board-time difference between consecutive fresh rows.
- * - maxStallMs: the longest board-time gap between two consecutive answered rows [ms] (the time the
- *   board went without a new command; a sample superseded or lost counts as a gap).
+ * - maxStallMs: the longest time the board went without a new command [ms]: between two consecutive
+ *   answers written, each at its sample's board time plus its latency (a sample superseded or lost
+ *   counts as a gap; an answer written late counts its lateness). So no latency stands above the
+ *   longest stall by more than the answer before it took (issue 35, item 5).
  */
 export interface TimingFigures {
   latencyP50Us: number;
@@ -86,8 +88,14 @@ export interface RunSummary {
   rateHz: number;
   /** Sample instant -> answer written [us] (latency), answered samples (TimingFigures: how). */
   period: { p50Us: number; p99Us: number; maxUs: number };
-  /** Samples answered late or not at all (superseded), so far. */
+  /** Late samples: their answer missed its deadline (applied late, or none: read late by the host). */
   overruns: number;
+  /**
+   * Samples that came in one burst of the link with a newer one (a USB adapter's) and were not
+   * answered, only the newest of a burst: not late. Absent in recordings from before issue 35, whose
+   * `overruns` counted them too.
+   */
+  burst?: number;
   /**
    * Tracking error (desired - measured) [deg]. It covers the trajectory proper; a run that ended
    * before any trajectory proper began (a timeout or a stop during the approach) covers the approach
@@ -177,8 +185,13 @@ export class RunStats {
       const bt = r[F.boardT]!;
       if (answeredRow(r)) {
         this.period.add(r[F.errUs]!);
-        if (this.lastAnsweredT >= 0) this.maxGapS = Math.max(this.maxGapS, bt - this.lastAnsweredT);
-        this.lastAnsweredT = bt;
+        // When the answer was written, on the board's clock: its sample's time plus its latency. The
+        // board goes without a new command from one answer written to the next (issue 35: measured
+        // between the samples' times instead, an answer written late for an old sample looked like no
+        // stall at all, and a latency stood above the longest stall).
+        const written = bt + r[F.errUs]! / 1e6;
+        if (this.lastAnsweredT >= 0) this.maxGapS = Math.max(this.maxGapS, written - this.lastAnsweredT);
+        this.lastAnsweredT = written;
       }
       if (this.lastBoardT >= 0 && bt > this.lastBoardT) this.boardPeriod.add((bt - this.lastBoardT) * 1e6);
       this.lastBoardT = bt;
@@ -280,6 +293,7 @@ export class RunStats {
       rateHz: this.rateHz,
       period: this.latency(),
       overruns: r ? r[F.overruns]! : 0,
+      burst: r ? r[F.burst]! : 0,
       tracking: this.tracking(),
       twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },

@@ -76,7 +76,13 @@ export const TICK_TABLE = [
   { name: 'duty', row: 'duty', joints: true, unit: '', description: 'motor duty -1..1' },
   { group: 'timing', name: 'errUs', row: 'errUs', unit: 'us', csv: 'err', description: "latency: the board's sample instant (on the host's clock) to the answer written" },
   { group: 'timing', name: 'execUs', row: 'execUs', unit: 'us', csv: 'exec', description: "time the sample's work took" },
-  { group: 'timing', name: 'overruns', row: 'overruns', unit: '', description: 'samples answered late or not at all (a newer one had come), so far' },
+  {
+    group: 'timing',
+    name: 'overruns',
+    row: 'overruns',
+    unit: '',
+    description: "late samples so far: the host missed the answer's deadline (written more than a sample period after the sample arrived, or never: the host read the sample late, beyond the link's usual burst)",
+  },
   { group: 'timing', name: 'missed', row: 'missed', unit: '', description: "samples lost on the way (gaps in the board's sample index), so far" },
   { group: 'link', name: 'sent', row: 'sent', unit: '', description: 'frames sent' },
   { group: 'link', name: 'received', row: 'received', unit: '', description: 'frames received' },
@@ -98,6 +104,15 @@ export const TICK_TABLE = [
   // The mock's truth (issue 33): the encoders sit on the motor side, before the gearbox's play.
   { group: 'plant', name: 'known', row: 'plantKnown', unit: '', absent: 0, description: '1 when plant.q holds the simulated arm (a virtual run on the mock rig), 0 otherwise (a real arm: unknown)' },
   { group: 'plant', name: 'q', row: 'plantQ', joints: true, unit: 'rad', absent: 0, description: "the simulated link's true angles when the board read the encoders (0 when plant.known is 0)" },
+  // Issue 35: samples a USB adapter delivered together with a newer one, apart from the late ones.
+  {
+    group: 'timing',
+    name: 'burst',
+    row: 'burst',
+    unit: '',
+    absent: 0,
+    description: "samples so far that came in one burst of the link with a newer one (a USB adapter's: a 16U2 every 4.096 ms) and were not answered, only the newest of a burst is: not late",
+  },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];

@@ -76,15 +76,19 @@ export class RealClock implements Clock {
  * host's bytes): no node timers, no spinning.
  */
 export class DrivenClock implements Clock {
-  private origin = performance.now();
+  private origin: number;
   private readonly queue = new TimerQueue();
   /** While late timers catch up: the due time of the one running [s]. */
   private catchingUp: number | undefined;
+  /** `wallMs`: the wall clock [ms] (performance.now; a test gives its own to starve the owner at will). */
+  constructor(private readonly wallMs: () => number = () => performance.now()) {
+    this.origin = wallMs();
+  }
   now(): number {
     return this.catchingUp ?? this.wallNow();
   }
   private wallNow(): number {
-    return (performance.now() - this.origin) / 1000;
+    return (this.wallMs() - this.origin) / 1000;
   }
   /** Stops this clock's time for `dt` [s] that have already passed (its owner was not running). */
   pause(dt: number): void {

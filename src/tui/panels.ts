@@ -269,7 +269,10 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
   const work = num(t?.timing.execUs, 0, 1);
   const now = num(t ? Math.abs(t.timing.errUs) : undefined, 0, 1);
   const { p50Us, p99Us, maxUs } = p.period;
-  const overruns = `late ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`;
+  // Late (an answer past its deadline) apart from the samples a USB adapter delivers in one burst with a
+  // newer one (only the newest is answered: not late).
+  const late = `late ${t ? (t.timing.overruns > 0 ? `{yellow-fg}${t.timing.overruns}{/yellow-fg}` : '0') : '-'}`;
+  const overruns = t && (t.timing.burst ?? 0) > 0 ? `${late} burst ${t.timing.burst}` : late;
   const warn = (n: number): string => (n > 0 ? `{yellow-fg}${n}{/yellow-fg}` : '0');
   const link = t
     ? [
@@ -287,6 +290,7 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       `${overruns}  latency p99 ${p99Us} max ${maxUs} us`,
       `${overruns}  p99 ${p99Us} us`,
       overruns,
+      late,
     ]),
     fit(width, link),
     p.recording ? (p.recording.failure ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}` : `{red-fg}${g.dot} rec{/red-fg} ${esc(p.recording.file)}  ${p.recording.ticks} ticks  (r to stop)`) : 'rec off (r to record)',

@@ -212,7 +212,10 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
   if (!hasSocat) throw new Error(SOCAT);
   const { a, b } = await ptyPair();
   const file = rigFile('rigs/mock-arm-firmata.json');
-  const board = spawn(process.execPath, [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature'], { cwd: ROOT });
+  // --rt: the board's thread at 45 and its process's other threads (serial I/O on libuv's threadpool,
+  // the garbage collector's helpers) at 44, below it (it was `chrt -a -f 45` on every thread: helpers
+  // level with the board's thread, which SCHED_FIFO does not share the CPU with); a refusal is said on stderr.
+  const board = spawn(process.execPath, [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature', '--rt'], { cwd: ROOT });
   children.push(board);
   let err = '';
   board.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -220,10 +223,6 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
     board.stdout.once('data', () => resolve());
     board.once('exit', (code) => reject(new Error(`the Firmata rig exited (${code}): ${err}`)));
   });
-  // The board's process keeps time like a microcontroller only with real-time priority, every thread
-  // of it (its serial port is read on libuv's threadpool), as `twolink rig --rt` gives a rig.
-  const rt = spawnSync('chrt', ['-a', '-f', '-p', '45', String(board.pid)], { encoding: 'utf8' });
-  if (rt.status !== 0) console.warn(`handover: no real-time priority for the Firmata rig (${rt.stderr.trim()}): a busy machine may starve it`);
   return { file, b, boardErr: () => err };
 }
 
