@@ -24,7 +24,7 @@ import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, SERIAL_OPTION, serialArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -37,6 +37,7 @@ const RUN_OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
   mock: { type: 'boolean', help: "the rig file's simulated plant in this process (no hardware)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
+  serial: SERIAL_OPTION,
   traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
   record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
@@ -95,8 +96,10 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   checkPortArgs(v);
   let target: Target;
   if (typeof v.port === 'string') {
-    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
+    const serial = serialArg(v.serial, v.port);
+    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}), ...(serial ? { serial } : {}) };
   } else if (v.mock || rigDefault) {
+    serialArg(v.serial, v.port);
     const wiring = wiringArg(v.wiring, rig.joints, true);
     target = { kind: 'mock', ...(wiring ? { wiring } : {}) };
   } else {

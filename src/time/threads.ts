@@ -92,10 +92,11 @@ export type RtResult = { granted: true; priority: number } | { granted: false; r
  * Asks Linux for SCHED_FIFO at `priority` for task `tid` (with util-linux's `chrt`). Needs
  * CAP_SYS_NICE or an `rtprio` limit (ulimit -r) of at least `priority`; the reason says how to allow it.
  */
-export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean } = {}): Promise<RtResult> {
+export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean; allTasks?: boolean } = {}): Promise<RtResult> {
   if (process.platform !== 'linux' || tid < 0) return Promise.resolve({ granted: false, reason: 'real-time scheduling is only offered on Linux' });
   // -R (SCHED_RESET_ON_FORK): what the thread starts (a process, a thread) begins at normal priority.
-  const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), '-p', String(priority), String(tid)];
+  // -a (allTasks, `tid` a process id): every thread of that process.
+  const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), ...(opts.allTasks ? ['-a'] : []), '-p', String(priority), String(tid)];
   return new Promise((resolve) => {
     execFile('chrt', args, (err, _out, stderr) => {
       if (!err) {
