@@ -14,6 +14,9 @@ import { ControllerError, ControllerFault } from '../control/user-controller.js'
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
+import { serialportStall } from '../time/platform.js';
+import { resolveSerialPath, type SerialPath } from '../transport/open.js';
+import type { SerialPathChoice } from '../config/rig.js';
 import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
 import { floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
 import { RUN_MODES } from '../control/modes.js';
@@ -105,6 +108,7 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   } else {
     throw new UsageError('say where the arm is: --port PATH (a board) or --mock (the simulated rig of the rig file)');
   }
+  if (target.kind === 'port') serialPathOf(target.serial ?? rig.link.serial);
   if (target.kind === 'mock' && !rig.plant) {
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
@@ -342,6 +346,22 @@ function pauseOnSignal(session: Session, log: (s: string) => void): () => void {
   return onPause;
 }
 
+/**
+ * The serial path a port is opened on (transport/open.ts), refused as a usage error where the OS has
+ * no such path; on a Node where the serialport path stalls (time/platform.ts), a warning at start-up.
+ */
+function serialPathOf(choice: SerialPathChoice | undefined): SerialPath {
+  let path: SerialPath;
+  try {
+    path = resolveSerialPath(choice);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const stall = path === 'serialport' ? serialportStall() : undefined;
+  if (stall) process.stderr.write(`twolink: WARNING: --serial serialport: ${stall}\n`);
+  return path;
+}
+
 /** The law of the run, when not twolink's feedforward + PID: the user's controller or float mode. */
 function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
   return { ...(p.controller !== undefined ? { controller: p.controller } : {}), ...(p.float ? { float: p.float } : {}) };
@@ -425,8 +445,8 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
-    onRealtime: (granted, reason) => {
-      if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
+    onRealtime: (granted, reason, what) => {
+      if (granted) log(what ? `priority: ${what} for the loop's process (${process.platform}: the best a user gets without admin rights)` : 'real-time scheduling: SCHED_FIFO granted to the loop thread');
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
     ...recording.options,

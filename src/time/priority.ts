@@ -9,7 +9,8 @@
  * - macOS (and any Unix without SCHED_FIFO for us): a negative nice value needs root; a user gets
  *   EACCES and stays at normal priority, which twolink says.
  *
- * The result is a value; its one line for people is `priorityLine` (said at start-up, as on Linux).
+ * The result is a value; the start-up line is derived from it at the edge (threads.ts noRealtimeLine
+ * for a refusal, the run's `priority:` line otherwise).
  */
 import os from 'node:os';
 
@@ -70,10 +71,4 @@ export function priorityHowTo(platform: NodeJS.Platform = process.platform): str
   if (platform === 'darwin') return 'start twolink with sudo for a negative nice value (macOS has no real-time class for a user); close other busy programs';
   if (platform === 'win32') return 'twolink asks Windows for the HIGH priority class, which a user may set; check that no policy forbids it (Task Manager > Details > Set priority shows it)';
   return 'run as root or give node CAP_SYS_NICE';
-}
-
-/** The one start-up line of `who`'s priority off Linux. */
-export function priorityLine(who: string, p: ProcessPriority, platform: NodeJS.Platform = process.platform): string {
-  if (p.kind === 'raised') return `${who}: priority: ${p.name} (${platform}: the best a user gets without admin rights; no real-time scheduling)`;
-  return `${who}: WARNING: normal priority (${p.reason}): a busy machine may stop the arm (fault:watchdog or link-lost); to get more, ${priorityHowTo(platform)}`;
 }
