@@ -22,6 +22,7 @@ import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
 import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
+import { benchSerial } from './serial.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -54,6 +55,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   'tune-repeats': () => benchTuneRepeats(Number(argValue('--tune-repeats') ?? 5), process.argv.includes('--rt'), argValue('--tune-rig')),
   // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
+  // Issue 34: --serial tty vs serialport over the pty rigs, quiet and heavy; --serial-runs N each (default 5).
+  serial: () => benchSerial(Number(argValue('--serial-runs') ?? 5)),
 };
 
 function argValue(name: string): string | undefined {
@@ -79,7 +82,7 @@ const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and t
 sections run by default: ${Object.keys(SECTIONS).join(', ')}
 sections run only with --only: ${Object.keys(EXTRA).join(', ')}
 options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
-  --adapter-runs N (adapters); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+  --adapter-runs N (adapters); --serial-runs N (serial); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
 `;
 
 async function main(): Promise<void> {

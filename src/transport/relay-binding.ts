@@ -15,8 +15,11 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, Por
 import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 import type { RelayArgs, RelayReply, RelayRequest, RelayStatus } from './relay-wire.js';
 
-/** The relay's entry (dist/transport/serial-relay-main.js beside this file). */
-const RELAY_MAIN = fileURLToPath(new URL('./serial-relay-main.js', import.meta.url));
+/**
+ * The relay's entry: dist/transport/serial-relay-main.js beside this file; when this file runs from
+ * its TypeScript source (the tests, under vitest), the built one (npm test builds first).
+ */
+const RELAY_MAIN = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../../dist/transport/serial-relay-main.js', import.meta.url) : new URL('./serial-relay-main.js', import.meta.url));
 
 /** A request before it gets its id (each member of the union on its own). */
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;

@@ -1,0 +1,155 @@
+/**
+ * `npm run bench -- --only serial` (issue 34): the two serial paths of Linux side by side on the same
+ * pty rigs (`twolink rig --pty`, its own process, --rt): `--serial tty` (twolink's own binding in the
+ * loop's worker) and `--serial serialport` (serialport's native binding in a relay process). Per
+ * condition (quiet; heavy: six CPU hogs at normal priority) and rig (the line protocol at 1 kHz, Firmata
+ * at 500 Hz): `twolink run --traj reach --rt` alternating tty and serialport, and for the line
+ * protocol `twolink doctor`'s ping round trip through each path (the relay's hop, alone). Real time,
+ * encoder (motor-side) tracking of the mock's plant; the target is serialport's tracking within 1.3 x
+ * tty's in the same bench run.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { asPair, pairOf, type ReadonlyPair } from '../model/types.js';
+import { load1, section, type BenchResult } from './report.js';
+import { runOnce, startHogs, startPtyRig, tallyRun, type RunTally } from './realtime.js';
+
+const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const PATHS = ['tty', 'serialport'] as const;
+type Path = (typeof PATHS)[number];
+
+const RIGS = [
+  { key: 'line', name: '1 kHz line protocol, pty rig', rig: 'rigs/mock-arm.json', rateHz: 1000, pings: true },
+  { key: 'firmata', name: '500 Hz Firmata, pty rig', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, pings: false },
+] as const;
+
+const CONDITIONS = [
+  { key: 'quiet', name: 'quiet', hogs: 0 },
+  { key: 'heavy', name: 'heavy (6 CPU hogs)', hogs: 6 },
+] as const;
+
+interface PathAgg extends RunTally {
+  lat50: number[];
+  lat99: number[];
+  late: number[];
+  cpu: number[];
+  stall: number[];
+  /** doctor's ping round trip [us]: p50, p99 */
+  rt?: { p50: number; p99: number };
+}
+
+const median = (a: readonly number[]): number => {
+  if (a.length === 0) return NaN;
+  const s = a.slice().sort((x, y) => x - y);
+  return s[Math.floor(s.length / 2)]!;
+};
+
+/** `twolink doctor --port P --serial S --json`'s round trip (the line protocol's ping), or undefined with the reason in `why`. */
+function doctorRoundTrip(rig: string, port: string, serial: Path, pings: number): Promise<{ p50: number; p99: number } | { why: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, 'doctor', '--rig', rig, '--port', port, '--serial', serial, '--pings', String(pings), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', () => {
+      try {
+        const r = (JSON.parse(out.trim().split('\n').pop() ?? '') as { roundTripUs: { p50: number; p99: number } | null }).roundTripUs;
+        resolve(r ? { p50: r.p50, p99: r.p99 } : { why: 'no round trip measured' });
+      } catch {
+        resolve({ why: `doctor printed no report: ${err.trim().split('\n').at(-1) ?? ''}` });
+      }
+    });
+  });
+}
+
+/** Runs on one rig under one condition, tty and serialport alternating, `runs` each. */
+async function rigRuns(r: (typeof RIGS)[number], runs: number): Promise<Record<Path, PathAgg>> {
+  const fresh = (): PathAgg => ({ done: 0, faulted: [], rms: [], lat50: [], lat99: [], late: [], cpu: [], stall: [] });
+  const agg: Record<Path, PathAgg> = { tty: fresh(), serialport: fresh() };
+  const pty = await startPtyRig(r.rig, true);
+  try {
+    for (let i = 0; i < runs; i++) {
+      for (const p of i % 2 === 0 ? PATHS : [...PATHS].reverse()) {
+        const out = await runOnce(['--rig', r.rig, '--port', pty.path, '--serial', p, '--rate', String(r.rateHz), '--traj', 'reach', '--rt']);
+        const s = tallyRun(agg[p], out);
+        const t = s?.timing;
+        if (!t) continue;
+        agg[p].lat50.push(t.latencyP50Us);
+        agg[p].lat99.push(t.latencyP99Us);
+        agg[p].late.push(t.lateSamples);
+        agg[p].cpu.push(t.hostCpuPct);
+        agg[p].stall.push(t.maxStallMs);
+      }
+    }
+    if (r.pings) {
+      for (const p of PATHS) {
+        const rt = await doctorRoundTrip(r.rig, pty.path, p, 1000);
+        if ('p50' in rt) agg[p].rt = rt;
+        else agg[p].faulted.push(`doctor: ${rt.why}`);
+      }
+    }
+  } finally {
+    await pty.stop();
+  }
+  return agg;
+}
+
+const f3 = (a: ReadonlyPair): string => a.map((v) => v.toFixed(3)).join('/');
+
+/** The serial section: `runs` reaches per path, rig and condition. */
+export async function benchSerial(runs = 5): Promise<BenchResult> {
+  const rows: [string, string, string][] = [];
+  const figures: Record<string, number | string | number[]> = {};
+  for (const cond of CONDITIONS) {
+    const stop = cond.hogs ? startHogs(cond.hogs) : () => undefined;
+    try {
+      for (const r of RIGS) {
+        const t0 = Date.now();
+        const agg = await rigRuns(r, runs);
+        const load = load1();
+        const rms = (p: Path): ReadonlyPair =>
+          asPair(
+            pairOf((j) => median(agg[p].rms.map((x) => x[j]))),
+            `${p}'s median tracking`,
+          );
+        const tty = rms('tty');
+        const sp = rms('serialport');
+        const ratio = Math.max(...pairOf((j) => sp[j] / tty[j]));
+        for (const p of PATHS) {
+          const a = agg[p];
+          const key = `${r.name} | ${cond.name}, --serial ${p}, --rt, load ${load.toFixed(1)}`;
+          const rt = a.rt ? `; doctor ping round trip p50 ${(a.rt.p50 / 1000).toFixed(2)} p99 ${(a.rt.p99 / 1000).toFixed(2)} ms` : '';
+          rows.push([
+            key,
+            `${a.done}/${runs} done, RMS ${f3(rms(p))} deg${p === 'serialport' ? ` (x${ratio.toFixed(2)} of tty)` : ''}`,
+            `latency p50 ${median(a.lat50)} p99 ${median(a.lat99)} us, late ${median(a.late)}/run, host CPU ${median(a.cpu).toFixed(1)} %, max stall ${Math.max(...a.stall, 0).toFixed(1)} ms${rt}${a.faulted.length ? `; faults: ${[...new Set(a.faulted)].slice(0, 3).join('; ')}` : ''}`,
+          ]);
+          figures[key] = {
+            done: a.done,
+            runs,
+            rmsDeg: rms(p),
+            ...(p === 'serialport' ? { ratioToTty: ratio } : {}),
+            latencyP50Us: median(a.lat50),
+            latencyP99Us: median(a.lat99),
+            lateMedian: median(a.late),
+            hostCpuPct: median(a.cpu),
+            ...(a.rt ? { pingP50Us: a.rt.p50, pingP99Us: a.rt.p99 } : {}),
+            faults: a.faulted,
+            load1min: load,
+            secondsForRig: (Date.now() - t0) / 1000,
+          } as never;
+        }
+      }
+    } finally {
+      stop();
+    }
+  }
+  return section(
+    'Serial paths on Linux: --serial tty vs --serial serialport (relay process) over the pty rigs, real time, --rt (median of runs; RMS: encoder tracking of the reach, joint 1/joint 2; latency: sample instant -> answer written, host clock; target: serialport within 1.3 x tty)',
+    rows,
+    figures,
+  );
+}
