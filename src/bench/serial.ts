@@ -3,8 +3,8 @@
  * pty rigs (`twolink rig --pty`, its own process, --rt): `--serial tty` (twolink's own binding in the
  * loop's worker) and `--serial serialport` (serialport's native binding in a relay process). Per
  * condition (quiet; heavy: six CPU hogs at normal priority) and rig (the line protocol at 1 kHz, Firmata
- * at 500 Hz): `twolink run --traj reach --rt` alternating tty and serialport, and for the line
- * protocol `twolink doctor`'s ping round trip through each path (the relay's hop, alone). Real time,
+ * at 500 Hz): `twolink run --traj reach --rt` alternating tty and serialport, and once per condition
+ * one byte's echo round trip through each path over a bare pty pair (the relay's hop, alone). Real time,
  * encoder (motor-side) tracking of the mock's plant; the target is serialport's tracking within 1.3 x
  * tty's in the same bench run.
  */
@@ -13,9 +13,6 @@ import { fileURLToPath } from 'node:url';
 import { asPair, pairOf, type ReadonlyPair } from '../model/types.js';
 import { load1, section, type BenchResult } from './report.js';
 import { runOnce, startHogs, startPtyRig, tallyRun, type RunTally } from './realtime.js';
-
-const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const PATHS = ['tty', 'serialport'] as const;
 type Path = (typeof PATHS)[number];
@@ -36,7 +33,7 @@ interface PathAgg extends RunTally {
   late: number[];
   cpu: number[];
   stall: number[];
-  /** doctor's ping round trip [us]: p50, p99 */
+  /** One byte's echo round trip through the path [us]: p50, p99 (echoRoundTrip). */
   rt?: { p50: number; p99: number };
 }
 
@@ -46,23 +43,48 @@ const median = (a: readonly number[]): number => {
   return s[Math.floor(s.length / 2)]!;
 };
 
-/** `twolink doctor --port P --serial S --json`'s round trip (the line protocol's ping), or undefined with the reason in `why`. */
-function doctorRoundTrip(rig: string, port: string, serial: Path, pings: number): Promise<{ p50: number; p99: number } | { why: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'doctor', '--rig', rig, '--port', port, '--serial', serial, '--pings', String(pings), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', () => {
-      try {
-        const r = (JSON.parse(out.trim().split('\n').pop() ?? '') as { roundTripUs: { p50: number; p99: number } | null }).roundTripUs;
-        resolve(r ? { p50: r.p50, p99: r.p99 } : { why: 'no round trip measured' });
-      } catch {
-        resolve({ why: `doctor printed no report: ${err.trim().split('\n').at(-1) ?? ''}` });
-      }
+/** The echo at the far end of a pty pair: a process of its own that opens its end on the tty path and sends every byte back. */
+const ECHO = `const { openSerial } = await import(process.argv[1]);
+const o = await openSerial(process.argv[2], 115200, { serial: 'tty' });
+o.stream.on('data', (d) => o.stream.write(d));
+process.stdout.write('ready\\n');`;
+
+/**
+ * The round trip of one byte through each serial path [us]: a socat pty pair, an echo process at its
+ * far end (ECHO, at normal priority), this thread writing one byte and waiting for it `n` times with
+ * 0-2 ms pauses. What the path itself adds, without a rig or an adapter model in the way.
+ */
+export async function echoRoundTrip(serial: Path, n: number): Promise<{ p50: number; p99: number }> {
+  const { createPtyPair } = await import('../mock/pty.js');
+  const { openSerial } = await import('../transport/open.js');
+  const pair = await createPtyPair(10_000);
+  const echo = spawn(process.execPath, ['--input-type=module', '-e', ECHO, fileURLToPath(new URL('../transport/open.js', import.meta.url)), pair.paths[0]], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      echo.stdout.once('data', () => resolve());
+      echo.once('exit', (c) => reject(new Error(`the echo process ended (${c})`)));
     });
-  });
+    const o = await openSerial(pair.paths[1], 115200, { serial, rt: true });
+    const rts: number[] = [];
+    try {
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        await new Promise<void>((resolve) => {
+          o.stream.once('data', () => resolve());
+          o.stream.write(Buffer.of(0x55));
+        });
+        rts.push((performance.now() - t0) * 1000);
+        await new Promise((r) => setTimeout(r, i % 3));
+      }
+    } finally {
+      await new Promise<void>((r) => (o.stream as unknown as { close(cb: () => void): void }).close(() => r()));
+    }
+    rts.sort((a, b) => a - b);
+    return { p50: Math.round(rts[Math.floor(n * 0.5)]!), p99: Math.round(rts[Math.floor(n * 0.99)]!) };
+  } finally {
+    echo.kill('SIGKILL');
+    await pair.close();
+  }
 }
 
 /** Runs on one rig under one condition, tty and serialport alternating, `runs` each. */
@@ -84,13 +106,7 @@ async function rigRuns(r: (typeof RIGS)[number], runs: number): Promise<Record<P
         agg[p].stall.push(t.maxStallMs);
       }
     }
-    if (r.pings) {
-      for (const p of PATHS) {
-        const rt = await doctorRoundTrip(r.rig, pty.path, p, 1000);
-        if ('p50' in rt) agg[p].rt = rt;
-        else agg[p].faulted.push(`doctor: ${rt.why}`);
-      }
-    }
+    if (r.pings) for (const p of PATHS) agg[p].rt = await echoRoundTrip(p, 2000);
   } finally {
     await pty.stop();
   }
@@ -121,7 +137,7 @@ export async function benchSerial(runs = 5): Promise<BenchResult> {
         for (const p of PATHS) {
           const a = agg[p];
           const key = `${r.name} | ${cond.name}, --serial ${p}, --rt, load ${load.toFixed(1)}`;
-          const rt = a.rt ? `; doctor ping round trip p50 ${(a.rt.p50 / 1000).toFixed(2)} p99 ${(a.rt.p99 / 1000).toFixed(2)} ms` : '';
+          const rt = a.rt ? `; one byte's echo round trip p50 ${a.rt.p50} p99 ${a.rt.p99} us` : '';
           rows.push([
             key,
             `${a.done}/${runs} done, RMS ${f3(rms(p))} deg${p === 'serialport' ? ` (x${ratio.toFixed(2)} of tty)` : ''}`,
@@ -136,7 +152,7 @@ export async function benchSerial(runs = 5): Promise<BenchResult> {
             latencyP99Us: median(a.lat99),
             lateMedian: median(a.late),
             hostCpuPct: median(a.cpu),
-            ...(a.rt ? { pingP50Us: a.rt.p50, pingP99Us: a.rt.p99 } : {}),
+            ...(a.rt ? { echoRoundTripP50Us: a.rt.p50, echoRoundTripP99Us: a.rt.p99 } : {}),
             faults: a.faulted,
             load1min: load,
             secondsForRig: (Date.now() - t0) / 1000,

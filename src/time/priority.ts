@@ -4,8 +4,10 @@
  * `os.setPriority` (a process's nice value on macOS, its priority class on Windows).
  *
  * - Windows: a user may raise a process to HIGH_PRIORITY_CLASS. REALTIME_PRIORITY_CLASS
- *   (os.constants.priority.PRIORITY_HIGHEST) is silently reduced to HIGH without admin rights, and
- *   with them it outranks the mouse and the disk's own threads: twolink asks for HIGH and no more.
+ *   (os.constants.priority.PRIORITY_HIGHEST) "will be silently reduced to PRIORITY_HIGH" without
+ *   elevated privileges (Node's os.setPriority docs), and with them it preempts the OS's own work
+ *   (Microsoft's Win32_Process SetPriority: a real-time process can keep disk caches from flushing and
+ *   the mouse from answering). twolink asks for HIGH and no more.
  * - macOS (and any Unix without SCHED_FIFO for us): a negative nice value needs root; a user gets
  *   EACCES and stays at normal priority, which twolink says.
  *
