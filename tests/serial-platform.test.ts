@@ -68,9 +68,9 @@ describe('the serial path of each OS', () => {
   });
 
   it("the relay's argument is validated field by field", () => {
-    expect(parseRelayArgs(JSON.stringify({ path: '/dev/ttyACM0', baudRate: 115200, lock: true, hupcl: true, rt: false, rtPriority: 41 }))).toMatchObject({ path: '/dev/ttyACM0', baudRate: 115200 });
+    expect(parseRelayArgs(JSON.stringify({ path: '/dev/ttyACM0', baudRate: 115200, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true }))).toMatchObject({ path: '/dev/ttyACM0', baudRate: 115200 });
     expect(() => parseRelayArgs('{nope')).toThrow(/not JSON/);
-    expect(() => parseRelayArgs(JSON.stringify({ path: '', baudRate: -1, lock: true, hupcl: true, rt: false, rtPriority: 41 }))).toThrow(/path: .*baudRate: /);
+    expect(() => parseRelayArgs(JSON.stringify({ path: '', baudRate: -1, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true }))).toThrow(/path: .*baudRate: /);
   });
 
   it("serialport's native binding loads from its prebuild (package.json allowScripts keeps npm from running its install script)", () => {
@@ -127,11 +127,11 @@ describe('Node versions', () => {
     expect(() => nodeVersion('twenty')).toThrow(/not a Node version: "twenty"/);
   });
 
-  it('the serialport path stalls from Node 26.4 on: said with the upstream PR; not before', () => {
+  it("the serialport path stalls from Node 26.4 on without the relay's workaround: said with the upstream PR; not before", () => {
     expect(serialportStall('v24.22.3')).toBeUndefined();
     expect(serialportStall('v26.3.1')).toBeUndefined();
     expect(serialportStall('v26.4.0')).toMatch(/serialport\/bindings-cpp PR #239/);
-    expect(serialportStall('v27.0.0')).toMatch(/--serial tty on Linux, or Node 22 or 24/);
+    expect(serialportStall('v27.0.0')).toMatch(/relay wakes each read itself; if a run stalls, use --serial tty on Linux, or Node 22 or 24/);
   });
 
   it("doctor's platform checks: Node's status, the serial path (a fail where the OS has none), the priority", () => {

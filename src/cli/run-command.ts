@@ -348,7 +348,8 @@ function pauseOnSignal(session: Session, log: (s: string) => void): () => void {
 
 /**
  * The serial path a port is opened on (transport/open.ts), refused as a usage error where the OS has
- * no such path; on a Node where the serialport path stalls (time/platform.ts), a warning at start-up.
+ * no such path; on a Node where the serialport path stalls without the relay's workaround
+ * (time/platform.ts), one line at start-up that says so, with the upstream PR.
  */
 function serialPathOf(choice: SerialPathChoice | undefined): SerialPath {
   let path: SerialPath;
@@ -358,7 +359,7 @@ function serialPathOf(choice: SerialPathChoice | undefined): SerialPath {
     throw new UsageError(e instanceof Error ? e.message : String(e));
   }
   const stall = path === 'serialport' ? serialportStall() : undefined;
-  if (stall) process.stderr.write(`twolink: WARNING: --serial serialport: ${stall}\n`);
+  if (stall) process.stderr.write(`twolink: note: --serial serialport: ${stall}\n`);
   return path;
 }
 

@@ -9,6 +9,8 @@
  *   of the loop (serialport/bindings-cpp PR #239, open; the change in Node: nodejs/node #62969). The
  *   serial path `serialport` then stalls: measured here on Node 26.12.1, the Firmata pty rig's
  *   handshake timed out in 2 of 2 runs over `--serial serialport` and was done over `--serial tty`.
+ *   The relay process works around it on those versions (serial-relay-main.ts nudgeReads: with it, 2
+ *   of 2 runs done there), and twolink says so at start-up.
  */
 
 /** A Node version's major, minor and patch (from "v22.1.0" or "22.1.0"); throws on anything else. */
@@ -33,14 +35,17 @@ export function nodeSupport(version: string = process.version): NodeSupport {
   return { status: 'untested', line: major, note: `Node ${major} is not a line twolink tests (22 and 24 are)` };
 }
 
-/** Why the `serialport` serial path stalls on `version`, or undefined where it does not. */
+/**
+ * Why the `serialport` serial path stalls on `version` without twolink's workaround (the relay wakes
+ * each read itself), or undefined where it does not.
+ */
 export function serialportStall(version: string = process.version): string | undefined {
   const [major, minor] = nodeVersion(version);
   if (major > 26 || (major === 26 && minor >= 4)) {
     return (
       `on Node ${version.replace(/^v/, '')} serialport's native binding delivers reads late, at the next unrelated event of its loop ` +
-      "(serialport/bindings-cpp PR #239, open; the Firmata pty rig's handshake timed out here on Node 26.12.1 over --serial serialport): " +
-      'use --serial tty on Linux, or Node 22 or 24'
+      "(serialport/bindings-cpp PR #239, open; the Firmata pty rig's handshake timed out here on Node 26.12.1 without a workaround): " +
+      "twolink's relay wakes each read itself; if a run stalls, use --serial tty on Linux, or Node 22 or 24"
     );
   }
   return undefined;

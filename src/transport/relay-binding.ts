@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface';
 import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 import type { RelayArgs, RelayReply, RelayRequest, RelayStatus } from './relay-wire.js';
+import { serialportStall } from '../time/platform.js';
 
 /**
  * The relay's entry: dist/transport/serial-relay-main.js beside this file; when this file runs from
@@ -152,9 +153,11 @@ export class RelayPort implements BindingPortInterface {
 
 /**
  * The relay binding. `rt`: ask for the relay's priority (Linux: SCHED_FIFO `rtPriority` for all its
- * threads; macOS and Windows: os.setPriority, as the loop's process). `onRelay` hears what it got.
+ * threads; macOS and Windows: os.setPriority, as the loop's process). `nudge` (by default on the Node
+ * versions that need it, time/platform.ts): the relay works around Node 26.4's late reads
+ * (serial-relay-main.ts nudgeReads). `onRelay` hears what it got.
  */
-export function relayBinding(o: { rt: boolean; rtPriority?: number; onRelay?: (info: RelayInfo) => void }): BindingInterface<RelayPort> {
+export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: boolean; onRelay?: (info: RelayInfo) => void }): BindingInterface<RelayPort> {
   return {
     async list(): Promise<PortInfo[]> {
       // Listing needs no port: `twolink ports` lists on its main thread with serialport itself.
@@ -162,7 +165,7 @@ export function relayBinding(o: { rt: boolean; rtPriority?: number; onRelay?: (i
     },
     async open(options: OpenOptions): Promise<RelayPort> {
       const full = fullOpenOptions(options);
-      const args: RelayArgs = { path: full.path, baudRate: full.baudRate, lock: full.lock, hupcl: full.hupcl, rt: o.rt, rtPriority: o.rtPriority ?? 41 };
+      const args: RelayArgs = { path: full.path, baudRate: full.baudRate, lock: full.lock, hupcl: full.hupcl, rt: o.rt, rtPriority: o.rtPriority ?? 41, nudge: o.nudge ?? serialportStall() !== undefined };
       const child = spawn(process.execPath, [RELAY_MAIN, JSON.stringify(args)], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], windowsHide: true });
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));

@@ -14,6 +14,8 @@ const relayArgs = z.strictObject({
   /** Ask for priority (Linux: SCHED_FIFO at rtPriority for all its threads; elsewhere os.setPriority). */
   rt: z.boolean(),
   rtPriority: z.number().int().min(1).max(99),
+  /** Wake a read whose promise Node >= 26.4 would leave waiting (serial-relay-main.ts nudgeReads). */
+  nudge: z.boolean(),
 });
 export type RelayArgs = z.infer<typeof relayArgs>;
 

@@ -30,6 +30,18 @@ async function priority(rt: boolean, rtPriority: number): Promise<string> {
   return p.kind === 'raised' ? p.name : `normal priority (${p.reason})`;
 }
 
+/**
+ * Node >= 26.4: bindings-cpp's poller calls back into JavaScript without MakeCallback, so the read
+ * waiting on its 'readable' event resumes only at the loop's next unrelated event, and this process has
+ * none (serialport/bindings-cpp PR #239). An immediate scheduled from that event is one: the loop's check
+ * phase runs it, and the read's continuation with it. (macOS and Linux bindings have the poller; Windows's
+ * reads do not use it.)
+ */
+function nudgeReads(port: SerialPort): void {
+  const poller = (port.port as unknown as { poller?: { on(event: 'readable', f: () => void): void } } | undefined)?.poller;
+  poller?.on('readable', () => setImmediate(() => undefined));
+}
+
 async function main(): Promise<void> {
   let args;
   try {
@@ -47,6 +59,7 @@ async function main(): Promise<void> {
   }
   // Lower the kernel's latency timer on USB-serial chips where it applies (Linux only; a pty refuses it: no matter).
   if (process.platform === 'linux') port.set({ lowLatency: true } as never, () => undefined);
+  if (args.nudge) nudgeReads(port);
   let written = 0; // bytes from the host handed to the port [B]
   const drains: { id: number; bytes: number }[] = [];
   const settleDrains = (): void => {
