@@ -160,8 +160,8 @@ export class RelayPort implements BindingPortInterface {
 export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: boolean; onRelay?: (info: RelayInfo) => void }): BindingInterface<RelayPort> {
   return {
     async list(): Promise<PortInfo[]> {
-      // Listing needs no port: `twolink ports` lists on its main thread with serialport itself.
-      return [];
+      // Listing needs no relay: `twolink ports` lists on its main thread with serialport itself.
+      throw new Error('the serial relay binding opens ports; list them with serialport on a main thread (twolink ports)');
     },
     async open(options: OpenOptions): Promise<RelayPort> {
       const full = fullOpenOptions(options);
