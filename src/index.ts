@@ -79,9 +79,10 @@ export type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome
 export { LinkError } from './transport/link.js';
 export { LineLink } from './transport/line-link.js';
 export type { Target } from './run/target.js';
-export { openSerialPort } from './transport/open.js';
+export { openSerial, openSerialPort, resolveSerialPath } from './transport/open.js';
+export type { OpenedSerial, SerialOptions, SerialPath } from './transport/open.js';
 export { openTarget } from './run/target.js';
-export type { BoardEnd, Composed, ComposedLink, ComposeOptions, LinkOptions, Place, TransportName } from './run/compose.js';
+export type { BoardEnd, Composed, ComposedLink, ComposeOptions, LinkOptions, Place, PortPlace, TransportName } from './run/compose.js';
 export { compose, linkOver, openEnd, TRANSPORTS } from './run/compose.js';
 
 // Time (src/time).

@@ -24,6 +24,7 @@ import { benchFoxglove } from './foxglove.js';
 import { benchFoxgloveFuzz } from './foxglove-fuzz.js';
 import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
+import { benchSerial } from './serial.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -60,6 +61,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   'foxglove-fuzz': () => benchFoxgloveFuzz(Number(argValue('--foxglove-fuzz-messages') ?? 10_000), Number(argValue('--foxglove-fuzz-seconds') ?? 60)),
   // Issue 32: a throw on the main or the loop thread to the Firmata pty rig's PWM pins at 0 (--crash-runs N each, default 5).
   crash: () => benchCrash(Number(argValue('--crash-runs') ?? 5)),
+  // Issue 34: --serial tty vs serialport over the pty rigs, quiet and heavy; --serial-runs N each (default 5).
+  serial: () => benchSerial(Number(argValue('--serial-runs') ?? 5)),
 };
 
 function argValue(name: string): string | undefined {
@@ -85,7 +88,7 @@ const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and t
 sections run by default: ${Object.keys(SECTIONS).join(', ')}
 sections run only with --only: ${Object.keys(EXTRA).join(', ')}
 options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
-  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --crash-runs N (crash); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --crash-runs N (crash); --serial-runs N (serial); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
 `;
 
 async function main(): Promise<void> {

@@ -5,6 +5,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { baseHint, decimal } from '../config/decimal.js';
+import { SERIAL_PATHS, type SerialPathChoice } from '../config/rig.js';
 
 /** A usage error: the message names the argument; the CLI prints it and exits with code 2. */
 /** `--force`: the one option that lets a command write over an existing file (never over its input). */
@@ -184,6 +185,20 @@ export function numberArg(value: string | boolean | string[] | undefined, name: 
     throw new UsageError(`--${name}: ${v}${unit} is out of range: it must be ${range}`);
   }
   return v;
+}
+
+/** `--serial auto|tty|serialport` (docs/serial.md), for commands with `--port`. */
+export const SERIAL_OPTION = {
+  type: 'string',
+  arg: 'PATH',
+  help: "how the port is opened: auto (the default, or the rig file's link.serial: tty on Linux, serialport elsewhere) | tty (twolink's Linux binding) | serialport (serialport's binding in a relay process: Linux, macOS, Windows); docs/serial.md",
+} as const;
+
+/** `--serial`: the serial path, undefined when not given (the rig file's `link.serial` then); refused without --port. */
+export function serialArg(value: string | boolean | string[] | undefined, port: unknown): SerialPathChoice | undefined {
+  if (value === undefined) return undefined;
+  if (typeof port !== 'string') throw new UsageError(`--serial ${String(value)} goes with --port: the mock rig is not opened through a serial path`);
+  return choiceArg(value, 'serial', SERIAL_PATHS, 'auto');
 }
 
 /** Parses one of a fixed set of words. */

@@ -1,14 +1,21 @@
 /**
  * What `twolink doctor` looks at on this machine: the kernel's preemption mode, whether the loop can
  * have SCHED_FIFO and locked memory, the CPU governor, and the USB adapter behind a serial port (from
- * sysfs: vendor and product IDs, the driver, an FTDI's latency timer). Each check is pass, warn or
+ * sysfs: vendor and product IDs, the driver, an FTDI's latency timer); the OS, Node's support, the
+ * serial path and the priority a run gets (platformInfo). Each check is pass, warn or
  * fail with its evidence and the exact fix. The file system root is a parameter so tests can point
  * it at a fake /proc and /sys.
  */
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { adapterFlushS, adapterOfUsbId, FTDI, type AdapterKind } from '../config/cable.js';
+import type { SerialPathChoice } from '../config/rig.js';
+import { nodeSupport, serialportStall, type NodeSupport } from '../time/platform.js';
+import { priorityHowTo, raiseProcessPriority } from '../time/priority.js';
+import { leaveRealtime, requestRealtime, threadId } from '../time/threads.js';
+import { resolveSerialPath, type SerialPath } from '../transport/open.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
@@ -228,4 +235,107 @@ export function adapterCheck(a: AdapterInfo, path: string): DoctorCheck {
   if (a.kind === 'ch340') return { name: 'adapter', status: 'warn', evidence: `${ids}: no settable latency; about 1 ms hold (estimated)`, fix: 'for 1 kHz, a native-USB board (Leonardo/Micro)' };
   if (a.kind === 'native') return { name: 'adapter', status: 'pass', evidence: `${ids}: native USB CDC, sent at the host's next 1 ms frame`, fix: null };
   return { name: 'adapter', status: 'warn', evidence: `${ids} on ${path}: not a known adapter`, fix: null };
+}
+
+/** The OS, Node, the serial path and the priority a run would get (issue 34: what a laptop gives twolink). */
+export interface PlatformInfo {
+  /** e.g. "linux 6.1.0-18-amd64 x64". */
+  os: string;
+  node: string;
+  nodeStatus: NodeSupport['status'];
+  /** Why Node is not a supported line (null when it is). */
+  nodeNote: string | null;
+  serial: {
+    /** As asked (--serial, else the rig file's link.serial, else auto). */
+    choice: SerialPathChoice;
+    /** What it resolves to on this OS, or null where the OS has no such path. */
+    path: SerialPath | null;
+    /** Why it cannot be used, or stalls on this Node (null when fine). */
+    problem: string | null;
+    /** The native binding file serialport loads (the serialport path needs it), or why it does not load. */
+    binding: { file: string } | { error: string };
+  };
+  /** What asking for priority got this process, for people ("SCHED_FIFO 40", "HIGH priority class", "normal (...)"). */
+  priority: { granted: boolean; what: string };
+}
+
+/** Where @serialport/bindings-cpp loads its native part from (a prebuild: npm runs no install script for it, package.json allowScripts), or why it does not. */
+export function serialBinding(): PlatformInfo['serial']['binding'] {
+  try {
+    const req = createRequire(import.meta.url);
+    const dir = dirname(req.resolve('@serialport/bindings-cpp/package.json'));
+    req('@serialport/bindings-cpp');
+    const gyp = createRequire(join(dir, 'package.json'))('node-gyp-build') as { path(dir: string): string };
+    return { file: gyp.path(dir) };
+  } catch (e) {
+    return { error: e instanceof Error ? e.message.split('\n')[0]! : String(e) };
+  }
+}
+
+/**
+ * The platform's facts, asking for priority as a run does (Linux: SCHED_FIFO 40 for this thread, then
+ * back to normal; elsewhere os.setPriority, priority.ts, which stays for doctor's short life).
+ */
+export async function platformInfo(choice: SerialPathChoice, version = process.version): Promise<PlatformInfo> {
+  const support = nodeSupport(version);
+  let path: SerialPath | null;
+  let problem: string | null = null;
+  try {
+    path = resolveSerialPath(choice);
+    if (path === 'serialport') problem = serialportStall(version) ?? null;
+  } catch (e) {
+    path = null;
+    problem = e instanceof Error ? e.message : String(e);
+  }
+  let priority: PlatformInfo['priority'];
+  if (process.platform === 'linux') {
+    const tid = threadId();
+    const r = await requestRealtime(tid, 40);
+    if (r.granted) await leaveRealtime(tid);
+    priority = r.granted ? { granted: true, what: 'SCHED_FIFO 40 (granted; doctor gave it back)' } : { granted: false, what: `normal (SCHED_FIFO refused: ${r.reason})` };
+  } else {
+    const p = raiseProcessPriority(process.pid);
+    priority = p.kind === 'raised' ? { granted: true, what: p.name } : { granted: false, what: `normal (${p.reason})` };
+  }
+  return {
+    os: `${process.platform} ${os.release()} ${process.arch}`,
+    node: version,
+    nodeStatus: support.status,
+    nodeNote: support.status === 'supported' ? null : support.note,
+    serial: { choice, path, problem, binding: serialBinding() },
+    priority,
+  };
+}
+
+/** The platform's checks: Node's support, the serial path, the native binding, the priority. */
+export function platformChecks(p: PlatformInfo): DoctorCheck[] {
+  const out: DoctorCheck[] = [];
+  out.push({
+    name: 'Node',
+    status: p.nodeStatus === 'supported' ? 'pass' : 'warn',
+    evidence: `${p.node} on ${p.os}: ${p.nodeStatus === 'supported' ? 'a supported LTS line' : p.nodeNote}`,
+    fix: p.nodeStatus === 'supported' ? null : 'install Node 22 or 24 (nodejs.org, or your package manager)',
+  });
+  const b = p.serial.binding;
+  const needsBinding = p.serial.path === 'serialport';
+  out.push({
+    name: 'serial path',
+    status: p.serial.path === null || (needsBinding && 'error' in b) ? 'fail' : p.serial.problem ? 'warn' : 'pass',
+    evidence: `--serial ${p.serial.choice}: ${p.serial.path ?? 'none'}${p.serial.problem ? ` (${p.serial.problem})` : ''}; serialport's native binding: ${'file' in b ? b.file : `does not load: ${b.error}`}`,
+    fix:
+      p.serial.path === null
+        ? 'use --serial serialport (or auto)'
+        : needsBinding && 'error' in b
+          ? 'npm ci in the twolink folder (the binding is prebuilt for Linux, macOS and Windows)'
+          : p.serial.problem
+            ? 'use Node 22 or 24, or --serial tty on Linux'
+            : null,
+  });
+  out.push({
+    name: 'priority',
+    status: p.priority.granted ? 'pass' : 'warn',
+    evidence: p.priority.what,
+    fix: p.priority.granted ? null : process.platform === 'linux' ? 'see "SCHED_FIFO allowed"' : priorityHowTo(),
+  });
+  return out;
 }

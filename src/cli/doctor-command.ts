@@ -12,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
 import { RealClock, settle } from '../time/clock.js';
-import { choiceArg, formatHelp, noPositionals, numberArg, parse, UsageError, type OptionSpecs } from './args.js';
-import { adapterCheck, adapterInfo, kernelInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type RealtimeInfo } from './doctor-checks.js';
+import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs } from './args.js';
+import { adapterCheck, adapterInfo, kernelInfo, platformChecks, platformInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type PlatformInfo, type RealtimeInfo } from './doctor-checks.js';
+import type { SerialPathChoice } from '../config/rig.js';
 
 const OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (our firmware, or twolink rig --pty)' },
@@ -23,11 +24,14 @@ const OPTIONS = {
   'ftdi-latency': { type: 'string', arg: 'MS', help: 'with --mock --adapter ftdi: the latency timer, 1..255 ms (default 16)' },
   pings: { type: 'string', arg: 'N', help: 'round trips to measure, 20..100000 (default 1000: about 3 s on a 16U2)' },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
-  json: { type: 'boolean', help: 'one JSON object: {kernel, realtime, adapter, roundTripUs, recommend, checks}' },
+  serial: SERIAL_OPTION,
+  json: { type: 'boolean', help: 'one JSON object: {platform, kernel, realtime, adapter, roundTripUs, recommend, checks}' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
 export interface DoctorReport {
+  /** The OS, Node and its support status, the serial path and the priority obtained. */
+  platform: PlatformInfo;
   kernel: KernelInfo;
   realtime: RealtimeInfo;
   adapter: { kind: AdapterKind; vid: number | null; pid: number | null; latencyTimerMs: number | null; flushMs: number; what: string };
@@ -82,11 +86,11 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
 }
 
 /** A real port (a board, or a pty from twolink rig --pty), in real time. */
-async function measurePort(rig: Rig, path: string, baudRate: number, n: number): Promise<number[]> {
+async function measurePort(rig: Rig, path: string, baudRate: number, n: number, serial: SerialPathChoice): Promise<number[]> {
   const { linkOver, openEnd } = await import('../run/compose.js');
   const { probeLineBoard } = await import('../setup/probe.js');
   const clock = new RealClock();
-  const end = await openEnd(lineRig(rig), { kind: 'port', path, baudRate }, clock);
+  const end = await openEnd(lineRig(rig), { kind: 'port', path, baudRate, serial }, clock);
   // Only pings follow: the link takes the board's own counts per revolution (whether they match the
   // rig file is twolink setup's question), so a board with other encoders is measured all the same.
   const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs);
@@ -160,10 +164,12 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
     a = adapterInfo(port!);
   }
   const baud = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
+  const serial = serialArg(v.serial, port) ?? rig.link.serial ?? 'auto';
+  const platform = await platformInfo(serial);
   let rts: number[] | undefined;
   let error: string | undefined;
   try {
-    rts = v.mock ? await measureMock(rig, n) : await measurePort(rig, port!, baud, n);
+    rts = v.mock ? await measureMock(rig, n) : await measurePort(rig, port!, baud, n, serial);
   } catch (e) {
     error = e instanceof Error ? e.message : String(e);
   }
@@ -172,11 +178,13 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const r = realtimeInfo();
   const latency = a.latencyTimerMs ?? FTDI.defaultLatencyMs;
   const checks = [
+    ...platformChecks(platform),
     ...systemChecks(k, r),
     v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!),
     roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb),
   ];
   const report: DoctorReport = {
+    platform,
     kernel: k,
     realtime: r,
     adapter: { kind: a.kind, vid: a.vid, pid: a.pid, latencyTimerMs: a.latencyTimerMs, flushMs: a.flushMs, what: a.what },
@@ -190,7 +198,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
 }
 
 function humanReport(r: DoctorReport): string {
-  const lines = ['twolink doctor: what limits real time here', ''];
+  const p = r.platform;
+  const lines = ['twolink doctor: what limits real time here', '', `OS ${p.os}; Node ${p.node} (${p.nodeStatus}); serial path ${p.serial.path ?? 'none'} (--serial ${p.serial.choice}); priority ${p.priority.what}`, ''];
   for (const c of r.checks) {
     lines.push(`[${c.status.toUpperCase()}] ${c.name}: ${c.evidence}`);
     if (c.fix) lines.push(`       fix: ${c.fix}`);

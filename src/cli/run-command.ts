@@ -15,6 +15,9 @@ import { ControllerError, ControllerFault } from '../control/user-controller.js'
 import { controllerDeadlineMs, loadControlLaw } from '../run/law.js';
 import { RunStats } from '../run/stats.js';
 import { noRealtimeLine } from '../time/threads.js';
+import { serialportStall } from '../time/platform.js';
+import { resolveSerialPath, type SerialPath } from '../transport/open.js';
+import type { SerialPathChoice } from '../config/rig.js';
 import { builtinNames, builtinPath, scalePath, type PathSpec } from '../model/builtins.js';
 import { constraintIssue, floatSettings, type FloatConstraint, type FloatSettings } from '../control/float.js';
 import { RUN_MODES } from '../control/modes.js';
@@ -26,7 +29,7 @@ import type { RunSummary } from '../run/stats.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { checkPortArgs, choiceArg, FORCE_OPTION, SERIAL_OPTION, serialArg, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs, injectHelp } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -41,6 +44,7 @@ const RUN_OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
   mock: { type: 'boolean', help: "the rig file's simulated plant in this process (no hardware)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
+  serial: SERIAL_OPTION,
   traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
   record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
@@ -112,13 +116,16 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   checkPortArgs(v);
   let target: Target;
   if (typeof v.port === 'string') {
-    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}) };
+    const serial = serialArg(v.serial, v.port);
+    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}), ...(serial ? { serial } : {}) };
   } else if (v.mock || rigDefault) {
+    serialArg(v.serial, v.port);
     const wiring = wiringArg(v.wiring, rig.joints, true);
     target = { kind: 'mock', ...(wiring ? { wiring } : {}) };
   } else {
     throw new UsageError('say where the arm is: --port PATH (a board) or --mock (the simulated rig of the rig file)');
   }
+  if (target.kind === 'port') serialPathOf(target.serial ?? rig.link.serial);
   if (target.kind === 'mock' && !rig.plant) {
     throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   }
@@ -422,6 +429,23 @@ function pauseOnSignal(session: Session, log: (s: string) => void): () => void {
   return onPause;
 }
 
+/**
+ * The serial path a port is opened on (transport/open.ts), refused as a usage error where the OS has
+ * no such path; on a Node where the serialport path stalls without the relay's workaround
+ * (time/platform.ts), one line at start-up that says so, with the upstream PR.
+ */
+function serialPathOf(choice: SerialPathChoice | undefined): SerialPath {
+  let path: SerialPath;
+  try {
+    path = resolveSerialPath(choice);
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e));
+  }
+  const stall = path === 'serialport' ? serialportStall() : undefined;
+  if (stall) process.stderr.write(`twolink: note: --serial serialport: ${stall}\n`);
+  return path;
+}
+
 /** The law of the run, when not twolink's feedforward + PID: the user's controller or float mode. */
 function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
   return { ...(p.controller !== undefined ? { controller: p.controller } : {}), ...(p.float ? { float: p.float } : {}) };
@@ -532,8 +556,8 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
     maxSeconds: opts.maxSeconds,
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
-    onRealtime: (granted, reason) => {
-      if (granted) log('real-time scheduling: SCHED_FIFO granted to the loop thread');
+    onRealtime: (granted, reason, what) => {
+      if (granted) log(what ? `priority: ${what} for the loop's process (${process.platform}: the best a user gets without admin rights)` : 'real-time scheduling: SCHED_FIFO granted to the loop thread');
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
     ...recording.options,

@@ -232,9 +232,19 @@ export const impedanceSchema = z.strictObject({
   velocityObserverHz: within(pos, 1, 200, 'Hz').default(30),
 });
 
+/**
+ * How a serial port is opened (docs/serial.md): `tty` twolink's own Linux path (fs + stty, in the
+ * loop's worker); `serialport` serialport's binding in a relay process (Linux, macOS, Windows); `auto`
+ * the best of the OS (tty on Linux, serialport elsewhere).
+ */
+export const SERIAL_PATHS = ['auto', 'tty', 'serialport'] as const;
+export type SerialPathChoice = (typeof SERIAL_PATHS)[number];
+
 const linkSchema = z.strictObject({
   /** `line`: our firmware's protocol (firmware-protocol/PROTOCOL.md); `firmata`: stock Firmata through johnny-five. */
   transport: z.enum(['line', 'firmata']).default('line'),
+  /** How a serial port is opened (SERIAL_PATHS; --serial overrides it). @default auto */
+  serial: z.enum(SERIAL_PATHS).optional(),
   /** Serial baud rate. @default 1000000 for the line protocol, 57600 for Firmata (its usual speed) */
   baudRate: z.number().int().positive().max(12_000_000).optional(),
   /** Board watchdog timeout [ms]. */

@@ -10,6 +10,7 @@
  */
 import type { Duplex } from 'node:stream';
 import type { EncoderParams, Rig } from '../config/load.js';
+import type { SerialPathChoice } from '../config/rig.js';
 import { firmataMockSite, lineMockSite, MOCK_PARTS, type InjectionPart, type InjectionSite } from '../mock/injections.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
@@ -27,7 +28,16 @@ export type TransportName = Rig['link']['transport'];
  * Where the board is: the rig file's simulated arm in this thread (on the composition's clock, real or
  * virtual), the same in a thread of its own (real time: a board is another computer), or a serial port.
  */
-export type Place = { kind: 'mock'; wiring?: MockWiring } | { kind: 'mock-thread'; wiring?: MockWiring } | { kind: 'port'; path: string; baudRate?: number };
+export type Place = { kind: 'mock'; wiring?: MockWiring } | { kind: 'mock-thread'; wiring?: MockWiring } | PortPlace;
+
+/** A serial port: its path, baud rate (the rig file's by default), serial path (--serial, else the rig file's `link.serial`, else auto) and whether the serialport path's relay process asks for priority. */
+export interface PortPlace {
+  kind: 'port';
+  path: string;
+  baudRate?: number;
+  serial?: SerialPathChoice;
+  rt?: boolean;
+}
 
 /** How the host's link is built; the rig file's values by default. */
 export interface LinkOptions {
@@ -149,10 +159,10 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   const adapter = rig.plant?.adapter.kind ?? '16u2';
   if (place.kind === 'port') {
     const baudRate = place.baudRate ?? rig.link.baudRate;
-    const [{ openSerialPort }, { adapterName }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
-    const stream = await openSerialPort(place.path, baudRate);
+    const [{ openSerial }, { adapterName }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    const opened = await openSerial(place.path, baudRate, { serial: place.serial ?? rig.link.serial ?? 'auto', rt: place.rt ?? false });
     const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
-    return { stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, cable: ${cable} (rig file)`, dispose: async () => undefined };
+    return { stream: opened.stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`, dispose: async () => undefined };
   }
   const baudRate = rig.link.baudRate;
   if (place.kind === 'mock-thread') {

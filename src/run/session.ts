@@ -33,8 +33,8 @@ export interface SessionOptions extends RunPlan {
   onDrained?: () => void;
   onEvent?: (e: LoopEvent) => void;
   onReady?: (describe: string, identity: BoardIdentity) => void;
-  /** Whether Linux granted real-time scheduling (with `rt`), and why not. */
-  onRealtime?: (granted: boolean, reason?: string) => void;
+  /** Whether Linux granted real-time scheduling (with `rt`), and why not; off Linux, `what` priority the process got. */
+  onRealtime?: (granted: boolean, reason?: string, what?: string) => void;
 }
 
 /** A recording started with `Session.startRecording` (the dashboard's r key). */
@@ -295,7 +295,7 @@ export class Session {
         return;
       case 'rt':
         end.rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
-        o.onRealtime?.(m.result.granted, m.result.granted ? undefined : m.result.reason);
+        o.onRealtime?.(m.result.granted, m.result.granted ? undefined : m.result.reason, m.result.granted ? m.result.what : undefined);
         return;
       case 'result':
         setTimeout(() => void w.terminate(), 2000).unref();

@@ -10,10 +10,10 @@ import type { MockThreadStats } from '../mock/mock-thread.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Clock } from '../time/clock.js';
 import type { Link } from '../transport/link.js';
-import { linkOver, openEnd, type Place } from './compose.js';
+import { linkOver, openEnd, type Place, type PortPlace } from './compose.js';
 
 /** Where the arm is: the rig file's simulated plant (the mock rig), or a serial port. */
-export type Target = { kind: 'mock'; wiring?: MockWiring } | { kind: 'port'; path: string; baudRate?: number };
+export type Target = { kind: 'mock'; wiring?: MockWiring } | Omit<PortPlace, 'rt'>;
 
 /** The mock rig's handle, for injections and its own account of its timing. */
 export interface MockHandle {
@@ -38,8 +38,8 @@ export interface OpenedTarget {
 }
 
 /** Opens the link of `rig` to `target` (compose.ts): a mock in a thread of its own, or the port. */
-export async function openTarget(rig: Rig, target: Target, clock: Clock): Promise<OpenedTarget> {
-  const place: Place = target.kind === 'mock' ? { kind: 'mock-thread', ...(target.wiring ? { wiring: target.wiring } : {}) } : target;
+export async function openTarget(rig: Rig, target: Target, clock: Clock, o: { rt?: boolean } = {}): Promise<OpenedTarget> {
+  const place: Place = target.kind === 'mock' ? { kind: 'mock-thread', ...(target.wiring ? { wiring: target.wiring } : {}) } : { ...target, rt: o.rt ?? false };
   const end = await openEnd(rig, place, clock);
   let composed;
   try {

@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
     floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
-    const opened = await openTarget(input.rig, input.target, clock);
+    const opened = await openTarget(input.rig, input.target, clock, { rt: input.rt });
     openLink = { link: opened.link, joints: input.rig.joints };
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post, input.normalTids);

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { openSync, readdirSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { priorityHowTo, raiseProcessPriority } from './priority.js';
 
 /** This thread's Linux task id (from /proc/thread-self), or -1 where there is none. */
 export function threadId(): number {
@@ -81,21 +82,23 @@ export function rtHowTo(priority = 45): string {
  * The one start-up line of a run (or a rig) without real-time priority: `why` is the refusal, or that
  * it was not asked for (`--no-rt`).
  */
-export function noRealtimeLine(who: string, why: string): string {
+export function noRealtimeLine(who: string, why: string, platform: NodeJS.Platform = process.platform): string {
+  if (platform !== 'linux') return `${who}: WARNING: normal priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get more, ${priorityHowTo(platform)}`;
   return `${who}: WARNING: no real-time priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get it, ${rtHowTo()}`;
 }
 
-/** What came of asking for real-time scheduling. */
-export type RtResult = { granted: true; priority: number } | { granted: false; reason: string };
+/** What came of asking for real-time scheduling (off Linux: for a raised process priority, `what` it is). */
+export type RtResult = { granted: true; priority: number; what?: string } | { granted: false; reason: string };
 
 /**
  * Asks Linux for SCHED_FIFO at `priority` for task `tid` (with util-linux's `chrt`). Needs
  * CAP_SYS_NICE or an `rtprio` limit (ulimit -r) of at least `priority`; the reason says how to allow it.
  */
-export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean } = {}): Promise<RtResult> {
+export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean; allTasks?: boolean } = {}): Promise<RtResult> {
   if (process.platform !== 'linux' || tid < 0) return Promise.resolve({ granted: false, reason: 'real-time scheduling is only offered on Linux' });
   // -R (SCHED_RESET_ON_FORK): what the thread starts (a process, a thread) begins at normal priority.
-  const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), '-p', String(priority), String(tid)];
+  // -a (allTasks, `tid` a process id): every thread of that process.
+  const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), ...(opts.allTasks ? ['-a'] : []), '-p', String(priority), String(tid)];
   return new Promise((resolve) => {
     execFile('chrt', args, (err, _out, stderr) => {
       if (!err) {
@@ -158,6 +161,11 @@ export function processThreads(): number[] {
  * under load 16-20 whose host had inherited 44 from the test's plant thread).
  */
 export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map(), normal: ReadonlySet<number> = new Set()): Promise<RtResult> {
+  // macOS, Windows: no SCHED_FIFO for a user; the process's priority as far as os.setPriority goes (priority.ts).
+  if (process.platform !== 'linux') {
+    const p = raiseProcessPriority(process.pid);
+    return p.kind === 'raised' ? { granted: true, priority: p.value, what: p.name } : { granted: false, reason: p.reason };
+  }
   if (schedPolicy(process.pid) > 0) await leaveRealtime(process.pid);
   const tasks = processThreads().filter((t) => t !== process.pid && !normal.has(t));
   if (tasks.length === 0) return requestRealtime(-1, priority);

@@ -1,0 +1,124 @@
+/**
+ * The serial relay: a child process whose MAIN thread owns serialport's port (SerialPort with
+ * @serialport/bindings-cpp) and does nothing but carry bytes between it and its parent, the loop's
+ * worker (relay-binding.ts; why a process, docs/serial.md). bindings-cpp delivers reads through the
+ * main thread's libuv loop, so it works here on every OS, where in a worker it aborts node
+ * (serialport/node-serialport #2748, #2974).
+ *
+ * Wire: stdin is the host's bytes to the board, stdout the board's bytes to the host (nothing else is
+ * ever written to stdout), the IPC channel the control messages (relay-wire.ts). The end of stdin
+ * closes the port after the bytes before it are written, so a stop command sent before close() is
+ * not lost. The parent going away (IPC disconnect) closes the port too.
+ */
+import { SerialPort } from 'serialport';
+import { parseRelayArgs, type RelayReply, type RelayRequest, type RelayStatus } from './relay-wire.js';
+import { raiseProcessPriority, type ProcessPriority } from '../time/priority.js';
+import { requestRealtime } from '../time/threads.js';
+
+const send = (m: RelayStatus | RelayReply): void => {
+  if (process.connected) process.send!(m);
+};
+
+/** The relay's priority: Linux SCHED_FIFO for all its threads (chrt -a), elsewhere what os.setPriority gives a user. */
+async function priority(rt: boolean, rtPriority: number): Promise<string> {
+  if (!rt) return 'normal priority (not asked for: --no-rt)';
+  if (process.platform === 'linux') {
+    const r = await requestRealtime(process.pid, rtPriority, { allTasks: true });
+    return r.granted ? `SCHED_FIFO ${rtPriority}` : `normal priority (SCHED_FIFO refused: ${r.reason})`;
+  }
+  const p: ProcessPriority = raiseProcessPriority(process.pid);
+  return p.kind === 'raised' ? p.name : `normal priority (${p.reason})`;
+}
+
+/**
+ * Node >= 26.4: bindings-cpp's poller calls back into JavaScript without MakeCallback, so the read
+ * waiting on its 'readable' event resumes only at the loop's next unrelated event, and this process has
+ * none (serialport/bindings-cpp PR #239). An immediate scheduled from that event is one: the loop's check
+ * phase runs it, and the read's continuation with it. (macOS and Linux bindings have the poller; Windows's
+ * reads do not use it.)
+ */
+function nudgeReads(port: SerialPort): void {
+  const poller = (port.port as unknown as { poller?: { on(event: 'readable', f: () => void): void } } | undefined)?.poller;
+  poller?.on('readable', () => setImmediate(() => undefined));
+}
+
+async function main(): Promise<void> {
+  let args;
+  try {
+    args = parseRelayArgs(process.argv[2]);
+  } catch (e) {
+    send({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    process.exit(2);
+  }
+  const port = new SerialPort({ path: args.path, baudRate: args.baudRate, autoOpen: false, lock: args.lock, hupcl: args.hupcl });
+  try {
+    await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(e) : resolve())));
+  } catch (e) {
+    send({ type: 'error', message: e instanceof Error ? e.message : String(e) });
+    process.exit(2);
+  }
+  // Lower the kernel's latency timer on USB-serial chips where it applies (Linux only; a pty refuses it: no matter).
+  if (process.platform === 'linux') port.set({ lowLatency: true } as never, () => undefined);
+  if (args.nudge) nudgeReads(port);
+  let written = 0; // bytes from the host handed to the port [B]
+  const drains: { id: number; bytes: number }[] = [];
+  const settleDrains = (): void => {
+    for (let i = drains.length - 1; i >= 0; i--) {
+      const d = drains[i]!;
+      if (written < d.bytes) continue;
+      drains.splice(i, 1);
+      port.drain((e) => send({ type: 'reply', id: d.id, ...(e ? { error: e.message } : {}) }));
+    }
+  };
+  let closing = false;
+  const closePort = (): void => {
+    if (closing) return;
+    closing = true;
+    if (port.isOpen) port.drain(() => port.close(() => process.exit(0)));
+    else process.exit(0);
+  };
+  port.on('data', (d: Buffer) => process.stdout.write(d));
+  port.on('close', (e?: Error & { disconnected?: boolean }) => {
+    if (!closing) send({ type: 'closed', disconnected: e?.disconnected === true, message: e?.message ?? 'the port closed' });
+    // Let the message out before the process ends.
+    setTimeout(() => process.exit(0), 50);
+  });
+  port.on('error', (e: Error) => send({ type: 'closed', disconnected: false, message: e.message }));
+  process.stdin.on('data', (d: Buffer) => {
+    port.write(d, () => {
+      written += d.length;
+      settleDrains();
+    });
+  });
+  process.stdin.on('end', closePort);
+  process.on('disconnect', closePort);
+  process.on('message', (m: RelayRequest) => {
+    const reply = (p: Promise<unknown>): void =>
+      void p.then(
+        (value) => send({ type: 'reply', id: m.id, ...(value !== undefined ? { value } : {}) }),
+        (e: unknown) => send({ type: 'reply', id: m.id, error: e instanceof Error ? e.message : String(e) }),
+      );
+    const cb = <T>(f: (done: (e: Error | null, v?: T) => void) => void): Promise<T | undefined> => new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v))));
+    switch (m.type) {
+      case 'update':
+        reply(cb((done) => port.update({ baudRate: m.baudRate }, (e) => done(e ?? null))));
+        return;
+      case 'set':
+        reply(cb((done) => port.set(m.options, (e) => done(e ?? null))));
+        return;
+      case 'get':
+        reply(cb((done) => port.get((e, status) => done(e ?? null, status))));
+        return;
+      case 'flush':
+        reply(cb((done) => port.flush((e) => done(e ?? null))));
+        return;
+      case 'drain':
+        drains.push({ id: m.id, bytes: m.bytes });
+        settleDrains();
+        return;
+    }
+  });
+  send({ type: 'open', pid: process.pid, priority: await priority(args.rt, args.rtPriority) });
+}
+
+void main();
