@@ -17,4 +17,13 @@ describe('the tree the tools write', () => {
     // check-ignore exits 0 when the path is ignored
     expect(() => execFileSync('git', ['-C', ROOT, 'check-ignore', '-q', `${dir}/x`])).not.toThrow();
   });
+
+  it("serialport's binding types are imported with resolution-mode 'require' everywhere (no tsconfig paths entry makes them resolve)", () => {
+    const files = execFileSync('git', ['-C', ROOT, 'grep', '-l', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    expect(files.length).toBeGreaterThan(0);
+    const bare = execFileSync('git', ['-C', ROOT, 'grep', '-n', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l && !l.includes("'resolution-mode': 'require'") && !l.startsWith('tests/repo-hygiene'));
+    expect(bare).toEqual([]);
+  });
 });
