@@ -133,4 +133,51 @@ describe('doctor checks from a fake /proc and /sys', () => {
     expect(recommend('none', 16, { p50: 4000, p99: 9000, p999: 9000, max: 9000, n: 100, clock: 'real' }).rateHz).toBe(250);
     expect(recommend('none', 16, { p50: 4000, p99: 9000, p999: 9000, max: 9000, n: 100, clock: 'real' }).answerDelaySamples).toBe(3);
   });
+
+  it("as root with PREEMPT_DYNAMIC's mode unreadable, it does not say 'needs root'", () => {
+    const k = { version: '#1 SMP PREEMPT_DYNAMIC', release: '6.18', preempt: 'dynamic' as const, realtimeFlag: false };
+    const r = { uid: 0, rtprio: 0, capSysNice: true, memlockBytes: 8388608, governors: null };
+    const root = systemChecks(k, r).find((c) => c.name === 'kernel preemption')!;
+    expect(root.evidence).not.toMatch(/needs root/);
+    expect(root.evidence).toMatch(/debugfs is not mounted or not readable here/);
+    const user = systemChecks(k, { ...r, uid: 1000 }).find((c) => c.name === 'kernel preemption')!;
+    expect(user.evidence).toMatch(/needs root/);
+  });
+});
+
+describe('twolink doctor without a cable', () => {
+  it(
+    'with no arguments it runs the machine checks and says the cable was not checked; --rig alone is refused',
+    async () => {
+      const r = await twolink(['doctor', '--json']);
+      expect(r.code === 0 || r.code === 1, r.stderr).toBe(true); // 1 only where a machine check fails
+      const d = JSON.parse(r.stdout.trim().split('\n').pop()!);
+      expect(d).toMatchObject({ adapter: null, roundTripUs: null, recommend: null });
+      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'serial path']));
+      const human = await twolink(['doctor']);
+      expect(human.stdout).toMatch(/the cable and the round trip were not checked: twolink doctor --port PATH/);
+      const rig = await twolink(['doctor', '--rig', 'rigs/mock-arm.json']);
+      expect(rig.code).toBe(2);
+      expect(rig.stderr).toMatch(/--rig is for a cable check/);
+      const both = await twolink(['doctor', '--port', '/dev/null', '--mock', '--rig', 'rigs/mock-arm.json']);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(/not both/);
+    },
+    hangGuardMs(30_000),
+  );
+
+  it(
+    'a failed round trip recommends no rate (the cable alone would have said 1000 Hz)',
+    async () => {
+      const r = await twolink(['doctor', '--port', '/dev/null', '--json']);
+      expect(r.code).toBe(1);
+      const d = JSON.parse(r.stdout.trim().split('\n').pop()!);
+      expect(d.roundTripUs).toBeNull();
+      expect(d.recommend).toBeNull();
+      const human = await twolink(['doctor', '--port', '/dev/null']);
+      expect(human.stdout).toMatch(/recommend: no loop rate: the round trip failed/);
+      expect(human.stdout).not.toMatch(/recommend: \d+ Hz/);
+    },
+    hangGuardMs(30_000),
+  );
 });

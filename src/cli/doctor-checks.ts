@@ -126,7 +126,7 @@ export function systemChecks(k: KernelInfo, r: RealtimeInfo): DoctorCheck[] {
       : {
           name: 'kernel preemption',
           status: 'warn',
-          evidence: `${k.release}: ${k.preempt === 'dynamic' ? 'PREEMPT_DYNAMIC, mode not readable (needs root: /sys/kernel/debug/sched/preempt)' : `preemption ${k.preempt}`}: ${k.version}`,
+          evidence: `${k.release}: ${k.preempt === 'dynamic' ? `PREEMPT_DYNAMIC, mode not readable (${r.uid === 0 ? 'debugfs is not mounted or not readable here: /sys/kernel/debug/sched/preempt' : 'needs root: /sys/kernel/debug/sched/preempt'})` : `preemption ${k.preempt}`}: ${k.version}`,
           fix:
             k.preempt === 'dynamic' || k.preempt === 'voluntary'
               ? 'boot with preempt=full on the kernel command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then sudo update-grub), or install a PREEMPT_RT kernel (Debian: apt install linux-image-rt-amd64)'

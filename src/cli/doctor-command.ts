@@ -34,10 +34,12 @@ export interface DoctorReport {
   platform: PlatformInfo;
   kernel: KernelInfo;
   realtime: RealtimeInfo;
-  adapter: { kind: AdapterKind; vid: number | null; pid: number | null; latencyTimerMs: number | null; flushMs: number; what: string };
+  /** The cable (null: doctor without --port or --mock looked at the machine alone). */
+  adapter: { kind: AdapterKind; vid: number | null; pid: number | null; latencyTimerMs: number | null; flushMs: number; what: string } | null;
   /** Round trip host -> board -> host [us]; `clock` says real or virtual time. */
   roundTripUs: { p50: number; p99: number; p999: number; max: number; n: number; clock: 'real' | 'virtual' } | null;
-  recommend: { rateHz: number; answerDelaySamples: number };
+  /** A loop rate for this machine and cable: only from a measured round trip (null when none was). */
+  recommend: { rateHz: number; answerDelaySamples: number } | null;
   checks: DoctorCheck[];
 }
 
@@ -117,7 +119,7 @@ async function measurePort(rig: Rig, path: string, baudRate: number, n: number, 
  * two samples per delivery), slowed down until the measured p99 round trip fits in four periods (the
  * prediction's horizon stays short); the delay covers the p99 round trip.
  */
-export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport['roundTripUs']): DoctorReport['recommend'] {
+export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport['roundTripUs']): NonNullable<DoctorReport['recommend']> {
   let rateHz = cableAdvice(kind, latencyMs).rateHz;
   const p99 = rt ? rt.p99 / 1e6 : 0;
   for (const r of [1000, 500, 250, 200, 100]) {
@@ -147,7 +149,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   }
   noPositionals(positionals, 'doctor');
   const port = typeof v.port === 'string' ? v.port : undefined;
-  if (!port === !v.mock) throw new UsageError('give --port PATH (a board or a pty) or --mock --rig FILE');
+  if (port !== undefined && v.mock) throw new UsageError('give either --port PATH or --mock --rig FILE, not both');
+  if (port === undefined && !v.mock) return machineOnly(v);
   if (v.mock && typeof v.rig !== 'string') throw new UsageError('--mock needs --rig FILE (a rig file with a plant section)');
   if (!v.mock && v.adapter !== undefined) throw new UsageError("--adapter picks the mock's model: with --port the adapter is read from sysfs");
   const rigFile = typeof v.rig === 'string' ? v.rig : fileURLToPath(new URL('../../rigs/mock-arm.json', import.meta.url));
@@ -189,9 +192,25 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
     realtime: r,
     adapter: { kind: a.kind, vid: a.vid, pid: a.pid, latencyTimerMs: a.latencyTimerMs, flushMs: a.flushMs, what: a.what },
     roundTripUs: rt,
-    recommend: recommend(a.kind, latency, rt),
+    // No rate from a failed round trip: the cable alone would say 1000 Hz for a board that did not answer.
+    recommend: rt ? recommend(a.kind, latency, rt) : null,
     checks,
   };
+  if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+  else process.stdout.write(humanReport(report));
+  return checks.some((c) => c.status === 'fail') ? 1 : 0;
+}
+
+/** `twolink doctor` without --port or --mock: the machine's checks alone (OS, Node, kernel, priority). */
+async function machineOnly(v: { json?: boolean; serial?: string; rig?: string; adapter?: string; baud?: string; pings?: string }): Promise<number> {
+  const given = (['rig', 'adapter', 'baud', 'pings'] as const).find((k) => v[k] !== undefined);
+  if (given) throw new UsageError(`--${given} is for a cable check: give --port PATH (a board or a pty) or --mock --rig FILE with it`);
+  const serial = serialArg(v.serial, undefined) ?? 'auto';
+  const platform = await platformInfo(serial);
+  const k = kernelInfo();
+  const r = realtimeInfo();
+  const checks = [...platformChecks(platform), ...systemChecks(k, r)];
+  const report: DoctorReport = { platform, kernel: k, realtime: r, adapter: null, roundTripUs: null, recommend: null, checks };
   if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
   else process.stdout.write(humanReport(report));
   return checks.some((c) => c.status === 'fail') ? 1 : 0;
@@ -204,7 +223,8 @@ function humanReport(r: DoctorReport): string {
     lines.push(`[${c.status.toUpperCase()}] ${c.name}: ${c.evidence}`);
     if (c.fix) lines.push(`       fix: ${c.fix}`);
   }
-  const basis = r.roundTripUs ? '' : ' (from the cable alone: no round trip was measured)';
-  lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample${basis}`);
+  if (r.recommend) lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample`);
+  else if (r.adapter) lines.push('', 'recommend: no loop rate: the round trip failed, and a rate from the cable alone would be a guess (fix the round trip above, then run doctor again)');
+  else lines.push('', 'the cable and the round trip were not checked: twolink doctor --port PATH (a board or a pty), or --mock --rig FILE');
   return `${lines.join('\n')}\n`;
 }
