@@ -249,6 +249,19 @@ const encoderSchema = z.strictObject({
   sign: z.union([z.literal(1), z.literal(-1)]).default(1),
   /** Joint angle at count 0 [deg] (where the arm is when the encoders are zeroed). */
   zeroDeg: angleDeg.default(0),
+  /**
+   * Where the encoder sits: on the motor shaft, before the gearbox (hobby gearmotors: the Pololu 37D's
+   * 64 CPR encoder, the JGA25-370's), where it cannot see the gearbox's play; or on the joint, after
+   * it. Figures from a motor-side encoder are the motor's, not the link's. @default motor
+   */
+  side: z.enum(['motor', 'joint']).optional(),
+  /**
+   * The play between this encoder and the link, at the joint [deg]: the gearbox's backlash when the
+   * encoder is on the motor side (no maker publishes it; hobby gearboxes have about 1-3 deg). The
+   * controller then moves the motor across the play so that the link follows the plan (a backlash
+   * inverse, src/control/backlash.ts). @default 0
+   */
+  backlashDeg: atMost(nonneg, 30, 'deg', 'a gearbox, not a free joint').optional(),
 });
 
 const firmataMotorSchema = z.union([z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }), z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) })]);
