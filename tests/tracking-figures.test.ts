@@ -9,6 +9,7 @@ import { RunStats } from '../src/run/stats.js';
 import { F, LOOP_STATES, PHASES, TICK_WIDTH } from '../src/telemetry/tick.js';
 import { phaseLines } from '../src/cli/run-command.js';
 import { virtualRun } from './helpers/virtual-run.js';
+import { describeEvent } from '../src/control/events.js';
 
 const moving = [2 * MOTION_RAD_S, 2 * MOTION_RAD_S];
 
@@ -60,6 +61,9 @@ describe('duty reversals', () => {
     expect(rises.map((r) => r.slice(1))).toEqual([[1], [1]]);
     expect(rises[0]![0]!).toBeLessThan(1);
     expect(rises[1]![0]!).toBeGreaterThanOrEqual(4);
+    expect(describeEvent({ kind: 'reversals', joints: [1], perS: [0, 6], t: 1.5 })).toBe(
+      '[1.50 s] WARNING: the duty of joint 2 reverses 6 times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg, or try control.disturbanceObserver: false)',
+    );
   });
 });
 

@@ -26,6 +26,10 @@ import { Twin } from './twin.js';
 import { AlarmEdges } from './alarm-edges.js';
 import { LoopGuards } from './guards.js';
 import { LoopModes, type LoopOptions, type Mode } from './loop-modes.js';
+import { DutyReversals, ReversalWatch } from './reversals.js';
+import { F, LOOP_STATES } from '../telemetry/tick.js';
+
+const TRACK_STATE = LOOP_STATES.indexOf('track');
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
 export type { LoopCommand } from './commands.js';
@@ -49,6 +53,9 @@ export class LoopCore extends LoopModes {
   private readonly lawInput: { -readonly [K in keyof LawInput]: LawInput[K] };
   private readonly alarms: AlarmEdges;
   private readonly rows: RowWriter;
+  /** The duty reversals while the joints move, and the warning when they climb (reversals.ts). */
+  private readonly reversals: DutyReversals;
+  private readonly reversalWatch: ReversalWatch;
 
   constructor(o: LoopOptions) {
     super(o);
@@ -68,6 +75,8 @@ export class LoopCore extends LoopModes {
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
     this.alarms = new AlarmEdges(n);
+    this.reversals = new DutyReversals(n);
+    this.reversalWatch = new ReversalWatch(n);
     const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
   }
@@ -105,6 +114,7 @@ export class LoopCore extends LoopModes {
       const { out, trajT, phase } = this.update(r);
       this.write(out);
       this.record(r, wallStart, out, trajT, phase);
+      this.watchReversals();
     } finally {
       this.time.end();
     }
@@ -170,6 +180,15 @@ export class LoopCore extends LoopModes {
     const since = this.time.sinceAnswered(r);
     if (m.kind !== 'track' || since === undefined) return { trajT: -1, phase: 'none' };
     return this.plan.atUnanswered(m.a, since);
+  }
+
+  /** The answered sample's duty reversals (reversals.ts), from its row as the summary counts them; a warning when they climb. */
+  private watchReversals(): void {
+    const row = this.rows.row;
+    const tracking = row[F.state] === TRACK_STATE;
+    const t = row[F.boardT]!;
+    const rose = this.reversalWatch.update(t, this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0));
+    if (rose) this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), t: this.time.t });
   }
 
   /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */
