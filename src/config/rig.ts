@@ -165,6 +165,12 @@ const controlSchema = z.strictObject({
    * cancelling unmodelled friction and mass errors. Off with --no-feedforward.
    */
   disturbanceObserver: z.boolean().default(true),
+  /**
+   * The corner of the low-pass the observer's estimate passes before the feedforward takes it [Hz]
+   * (src/control/disturbance-feed.ts): by default none, or 6 Hz on a joint whose encoder has play
+   * before the link (`encoders[j].backlashDeg`); a warning of the duty's reversals lowers it.
+   */
+  disturbanceFeedHz: within(pos, 0.1, 1000, 'Hz').optional(),
   /** Bandwidth of the velocity estimator (an alpha-beta tracking filter on the encoder angles) [Hz]. */
   velocityFilterHz: atMost(pos, 1000, 'Hz').default(25),
   /** Ramp of the output scale from 0 to 1 when a motion starts [s]. */

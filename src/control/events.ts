@@ -36,9 +36,11 @@ export type LoopEvent =
   | { kind: 'link'; event: LinkEvent; t: number }
   /**
    * The motor duty of `joints` (0-based) reverses more than WARN_REVERSALS_PER_S times a second while
-   * they move (reversals.ts): a gearbox with play rattles, and wears. `perS` per joint of the rig.
+   * they move (reversals.ts): a gearbox with play rattles, and wears. `perS` per joint of the rig;
+   * `feedHz`, per joint of `joints`, the corner the disturbance observer's feed was lowered to
+   * (disturbance-feed.ts), when the law is ours and the observer on.
    */
-  | { kind: 'reversals'; joints: number[]; perS: number[]; t: number };
+  | { kind: 'reversals'; joints: number[]; perS: number[]; feedHz?: number[]; t: number };
 
 /**
  * Points on a phase's planned path (plus one: both ends): enough for a terminal's drawing, few enough
@@ -80,7 +82,7 @@ export function describeEvent(e: LoopEvent): string {
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
     case 'reversals':
-      return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg, or try control.disturbanceObserver: false)`;
+      return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg)${e.feedHz ? `; the disturbance observer's feed lowered to ${e.feedHz.map((h) => `${h} Hz`).join(' and ')}` : ''}`;
     case 'link':
       return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
   }

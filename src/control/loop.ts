@@ -188,7 +188,11 @@ export class LoopCore extends LoopModes {
     const tracking = row[F.state] === TRACK_STATE;
     const t = row[F.boardT]!;
     const rose = this.reversalWatch.update(t, this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0));
-    if (rose) this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), t: this.time.t });
+    if (!rose) return;
+    // Our own law calms its disturbance observer's feed on those joints (disturbance-feed.ts).
+    const own = this.law === this.controller.law && this.o.rig.control.disturbanceObserver ? this.controller.law.feed : undefined;
+    const feedHz = own ? rose.map((j) => own.calm(j)) : undefined;
+    this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), ...(feedHz ? { feedHz } : {}), t: this.time.t });
   }
 
   /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */

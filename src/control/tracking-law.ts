@@ -20,8 +20,28 @@ import { computeInverseDynamics, createActuatedArmData, type ActuatedArmData, ty
 import { asPair } from '../model/types.js';
 import type { LawInput, LawResult, LoopLaw } from './law.js';
 import { Pid, scheduledGains } from './pid.js';
+import { DisturbanceFeed, feedCorners } from './disturbance-feed.js';
+import { backlashInverseOf, type BacklashInverse } from './backlash.js';
 
 export type FeedforwardMode = 'desired' | 'measured' | 'none';
+
+/**
+ * The motor side alone within the play: the derivative bandwidth it may have [Hz]. Inside a gearbox's
+ * play the motor side turns with its rotor's inertia alone, J_m = N^2 J_r at the joint (a tenth of the
+ * arm's on the mock's joint 1), and a derivative gain set for the whole arm then acts on it with
+ * kd / J_m = 240 1/s through the loop's 6-8 ms from sample to applied duty: it rattles through the play
+ * (joint 1, 1.5 deg of play: 13 duty reversals a second; virtual time). Capped at J_m 2 pi 15 Hz, the
+ * reach on the mock with every flaw reverses under 1/s (bench `--only hardware`).
+ */
+export const GAP_DERIVATIVE_HZ = 15;
+
+/** The smallest motor-side inertia the cap assumes [kg m^2 at the joint] (a rig that gives its rotors none). */
+const MIN_MOTOR_INERTIA = 1e-4;
+
+/** The derivative gain's cap of a joint with play [N m s/rad], from its reflected rotor inertia N^2 J_r [kg m^2]. */
+export function gapDerivativeCap(rotorInertia: number): number {
+  return Math.max(rotorInertia, MIN_MOTOR_INERTIA) * 2 * Math.PI * GAP_DERIVATIVE_HZ;
+}
 
 const OK: LawResult = Object.freeze({ ok: true });
 
@@ -29,9 +49,13 @@ export class TrackingLaw implements LoopLaw {
   readonly pid: Pid[];
   private readonly data: ActuatedArmData;
   private readonly joints: number;
+  /** The disturbance observer's estimate as the feedforward takes it (disturbance-feed.ts). */
+  readonly feed: DisturbanceFeed;
+  /** Where the rig declares play between a motor-side encoder and its link: the motor's lead (backlash.ts). */
+  readonly backlash: BacklashInverse | undefined;
 
   constructor(
-    private readonly rig: Pick<ControllerPart, 'joints' | 'control'>,
+    private readonly rig: Pick<ControllerPart, 'joints' | 'control' | 'arm' | 'limits' | 'encoders'>,
     public feedforward: FeedforwardMode,
     /** The nominal actuated arm (the rig's arm, friction and motors). */
     readonly model: ActuatedArmModel,
@@ -52,6 +76,20 @@ export class TrackingLaw implements LoopLaw {
         }),
     );
     this.data = createActuatedArmData(model);
+    this.feed = new DisturbanceFeed(n, feedCorners(n, rig.control.disturbanceFeedHz, rig.encoders));
+    this.backlash = backlashInverseOf(rig, n);
+    this.kdCap = Array.from({ length: n }, (_, i) => (this.backlash && this.backlash.half[i]! > 0 ? gapDerivativeCap(model.rotorInertia[i]!) : Infinity));
+    this.capDerivative();
+  }
+
+  /** Per joint: the largest derivative gain [N m s/rad] (play declared: see gapDerivativeCap), else Infinity. */
+  readonly kdCap: number[];
+
+  private capDerivative(): void {
+    for (let i = 0; i < this.joints; i++) {
+      const g = this.pid[i]!.gains;
+      if (g.kd > this.kdCap[i]!) g.kd = this.kdCap[i]!;
+    }
   }
 
   get following(): 'model' | 'pid' {
@@ -73,7 +111,10 @@ export class TrackingLaw implements LoopLaw {
       const useMeasured = this.feedforward === 'measured';
       computeInverseDynamics(this.model, this.data, useMeasured ? q : d.q, useMeasured ? qd : d.qd, d.qdd, ff);
       const dist = input.disturbance;
-      if (dist) for (let i = 0; i < n; i++) ff[i]! -= dist[i]!;
+      if (dist) {
+        const fed = this.feed.update(dist, input.dtS);
+        for (let i = 0; i < n; i++) ff[i]! -= fed[i]!;
+      } else this.feed.reset();
     }
     const schedule = this.rig.control.pid.schedule;
     const elbowRad = n === 2 ? asPair(q)[1] : NaN;
@@ -81,6 +122,14 @@ export class TrackingLaw implements LoopLaw {
       // The gains of the rig file's schedule at the measured elbow (twolink tune writes it).
       const elbowDeg = (elbowRad * 180) / Math.PI;
       for (let i = 0; i < n; i++) Object.assign(this.pid[i]!.gains, scheduledGains(schedule, i, elbowDeg));
+      this.capDerivative();
+    }
+    const b = this.backlash;
+    if (b) {
+      // The motor leads the plan by half the play, on the side the gear pushes (backlash.ts).
+      b.update(d, input.dtS);
+      for (let i = 0; i < n; i++) fb[i] = this.pid[i]!.update(s.qDesired[i]! + b.shift[i]! - q[i]!, s.qdDesired[i]! + b.rate[i]! - qd[i]!, input.dtS, sat.sign[i]!, sat.excess[i]!);
+      return OK;
     }
     for (let i = 0; i < n; i++) fb[i] = this.pid[i]!.update(s.qDesired[i]! - q[i]!, s.qdDesired[i]! - qd[i]!, input.dtS, sat.sign[i]!, sat.excess[i]!);
     return OK;
@@ -89,5 +138,7 @@ export class TrackingLaw implements LoopLaw {
   /** The PID's integrators and filters (a trajectory starts, or the motors come back after a disable). */
   reset(): void {
     for (const p of this.pid) p.reset();
+    this.feed.reset();
+    this.backlash?.reset();
   }
 }
