@@ -142,6 +142,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       fEst: [0, 0],
       stiffness: 0,
       float: 0,
+      plant: { known: 0, q: [0, 0] },
     };
     lines.push(JSON.stringify(tick));
     ticks.push({ t, state, phase, trajT, tau: state === 'track' ? reading.tau : Number.NaN, fresh: !stale, des: reading.des, meas: reading.q, res });

@@ -43,7 +43,7 @@ describe('the tick table', () => {
     r[F.state] = LOOP_STATES.indexOf('track');
     r[F.phase] = PHASES.indexOf('park');
     const o = tickObject(r, 2);
-    expect(Object.keys(o)).toEqual(['t', 'i', 'state', 'trajT', 'phase', 'des', 'meas', 'twin', 'tau', 'duty', 'timing', 'link', 'alarm', 'flags', 'boardT', 'fresh', 'sat', 'sample', 'dutyIn', 'fEst', 'stiffness', 'float']);
+    expect(Object.keys(o)).toEqual(['t', 'i', 'state', 'trajT', 'phase', 'des', 'meas', 'twin', 'tau', 'duty', 'timing', 'link', 'alarm', 'flags', 'boardT', 'fresh', 'sat', 'sample', 'dutyIn', 'fEst', 'stiffness', 'float', 'plant']);
     expect(o.state).toBe('track');
     expect(o.phase).toBe('park');
     expect(o.twin.tauExt).toEqual([r[F.tauExt0], r[F.tauExt1]]);

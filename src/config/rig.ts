@@ -12,6 +12,7 @@ import { wiringSchema } from './wiring.js';
 import { RigFileError } from './rig-error.js';
 import { BOARDS } from '../protocol/firmata.js';
 import { ADAPTER_KINDS, BOARD_KINDS } from './cable.js';
+import { DRIVER_PRESETS, DRIVER_PRESET_NAMES, type DriverParams } from '../model/driver.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const pos = num.refine((v) => v > 0, 'must be > 0');
@@ -92,6 +93,36 @@ const gearRatio = within(pos, 1, 1e5, '', 'motor turns per joint turn');
 /** [kg m^2] at the motor shaft */
 const rotorInertia = atMost(nonneg, 0.1, 'kg m^2', 'at the motor shaft');
 
+/**
+ * The H-bridge between the board and a motor (src/model/driver.ts): a preset's name (`l298n`,
+ * `tb6612`, ... with its datasheet figures) or its numbers, optionally on top of a preset
+ * (`{ "preset": "l298n", "pwmHz": 980 }`); numbers left out are the preset's (or the ideal bridge's).
+ * Resolved here to the numbers, with the preset's name kept, so the file as validated writes back.
+ */
+const driverNumbersSchema = z.strictObject({
+  /** The preset the numbers start from. @default ideal */
+  preset: z.enum(DRIVER_PRESET_NAMES).optional(),
+  /** Voltage lost across the bridge's two conducting switches, independent of the current [V]. */
+  dropV: atMost(nonneg, 20, 'V').optional(),
+  /** Resistance of the bridge's two conducting switches (and wiring) in series with the motor [ohm]. */
+  seriesOhm: atMost(nonneg, 100, 'ohm').optional(),
+  /** Time lost per PWM period (switching delays, dead time, current build-up) [us]. */
+  deadTimeUs: atMost(nonneg, 10_000, 'us').optional(),
+  /** PWM frequency [Hz]. */
+  pwmHz: within(pos, 1, 1e6, 'Hz').optional(),
+  /** PWM resolution [bits] (0: continuous). */
+  pwmBits: z.number().int().min(0).max(16).optional(),
+  /** Highest supply voltage the bridge takes [V] (datasheet). */
+  maxSupplyV: atMost(pos, 1000, 'V').optional(),
+  /** Continuous output current the bridge is rated for [A] (datasheet). */
+  maxCurrentA: atMost(pos, 1000, 'A').optional(),
+});
+export const driverSchema = z.union([z.enum(DRIVER_PRESET_NAMES), driverNumbersSchema]).transform((d): DriverParams => {
+  if (typeof d === 'string') return { ...DRIVER_PRESETS[d] };
+  const base = DRIVER_PRESETS[d.preset ?? 'ideal'];
+  return { ...base, ...Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) } as DriverParams;
+});
+
 const motorSchema = z.strictObject({
   /** Torque constant [N m/A] at the motor shaft. */
   kt: motorConstant,
@@ -105,6 +136,8 @@ const motorSchema = z.strictObject({
   efficiency: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
   /** Rotor inertia at the motor shaft [kg m^2]; it appears at the joint times gear^2. */
   rotorInertia: rotorInertia.default(0),
+  /** The H-bridge that drives it (a preset or its numbers); none: an ideal bridge, as before drivers were declared. */
+  driver: driverSchema.optional(),
 });
 export type MotorParams = z.infer<typeof motorSchema>;
 
@@ -380,10 +413,26 @@ const plantSchema = z.strictObject({
         gear: gearRatio.optional(),
         efficiency: pos.refine((v) => v <= 1, 'must be <= 1').optional(),
         rotorInertia: rotorInertia.optional(),
+        /** The H-bridge as it really is (its drop, resistance, dead time, PWM); by default the nominal motor's. */
+        driver: driverSchema.optional(),
       }),
     )
     .max(2)
     .optional(),
+  /**
+   * Gearbox play at the output per joint [deg] (0: none). The encoder sits on the motor shaft, before
+   * the gearbox: it cannot see the play. With play or stiction the plant splits each joint into the
+   * motor side (the rotor, reflected, with the friction) and the link, joined by the gear's stiffness.
+   */
+  backlashDeg: perJoint(atMost(nonneg, 30, 'deg', 'a gearbox, not a free joint')).optional(),
+  /** Stiffness of the gear mesh per joint, at the joint, once the play is taken up [N m/rad]. */
+  gearStiffnessNmPerRad: perJoint(within(pos, 1, 1e5, 'N m/rad')).optional(),
+  /** Damping of the gear mesh per joint while in contact [N m s/rad]. */
+  gearDampingNmsPerRad: perJoint(atMost(nonneg, 100, 'N m s/rad')).optional(),
+  /** Breakaway (static) friction per joint [N m]: the torque it takes to start from rest, at least the Coulomb level. */
+  breakawayNm: perJoint(coulomb).optional(),
+  /** Stribeck velocity per joint: friction falls from breakaway to Coulomb over about this speed [rad/s]. */
+  stribeckVelocityRadS: perJoint(within(pos, 1e-4, 10, 'rad/s')).optional(),
   /** Supply voltage of the plant when it differs from motors' (a sagging supply) [V]. */
   supplyV: supply.optional(),
   /** Standard deviation of the encoder noise [counts]. */
@@ -495,6 +544,16 @@ export const rigFileSchema = z
       check(['plant', 'coulomb'], rig.plant.coulomb);
       check(['plant', 'startDeg'], rig.plant.startDeg);
       check(['plant', 'stops'], rig.plant.stops);
+      for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const) check(['plant', k], rig.plant[k]);
+      rig.plant.breakawayNm?.forEach((b, i) => {
+        const c = rig.plant?.coulomb?.[i] ?? 0;
+        if (b < c)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['plant', 'breakawayNm', i],
+            message: `the breakaway friction (${b} N m) is below the Coulomb level plant.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
+          });
+      });
       if (rig.plant.motors) check(['plant', 'motors'], rig.plant.motors);
       if (n === 1 && Object.keys(rig.plant.arm).some((k) => k.endsWith('2'))) {
         ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });

@@ -306,7 +306,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   /** The plant's noise-free angle in counts of encoder j, `aheadS` ahead at its present velocity. */
   private idealCounts(j: number, aheadS: number): number {
     const e = this.sensor[j]!;
-    return (e.sign * (this.plant.q[j]! + this.plant.qd[j]! * aheadS - e.zero) * e.cpr) / (2 * Math.PI);
+    return (e.sign * (this.plant.encoderQ[j]! + this.plant.encoderQd[j]! * aheadS - e.zero) * e.cpr) / (2 * Math.PI);
   }
 
   private comparePins(p1: number, p2: number, stale: number): void {
@@ -324,14 +324,15 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   /** The plant's velocity [counts per slice] of encoder j: the harness goes on at it while this side is late. */
   private sliceVelocity(j: number): number {
     const e = this.sensor[j]!;
-    return (e.sign * this.plant.qd[j]! * e.cpr * this.sliceS) / (2 * Math.PI);
+    return (e.sign * this.plant.encoderQd[j]! * e.cpr * this.sliceS) / (2 * Math.PI);
   }
 
   /** The plant's counts at the end of the next slice (or now, without prediction) into this.counts. */
   private predictedCounts(): void {
-    const q = this.plant.q;
+    // (the encoders' side of the joints: the motor side when the plant has gearbox play or stiction)
+    const q = this.plant.encoderQ;
     const saved = q.slice();
-    for (let j = 0; j < this.plant.joints; j++) q[j] = q[j]! + this.plant.qd[j]! * this.predictS;
+    for (let j = 0; j < this.plant.joints; j++) q[j] = q[j]! + this.plant.encoderQd[j]! * this.predictS;
     this.plant.counts(this.counts);
     for (let j = 0; j < this.plant.joints; j++) q[j] = saved[j]!;
   }

@@ -19,6 +19,7 @@ import type { Plant } from './plant.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { handPath } from './hand.js';
 import { isTwoLink } from '../model/types.js';
+import { DRIVER_PRESET_NAMES, DRIVER_PRESETS, type DriverParams, type DriverPresetName } from '../model/driver.js';
 
 /** The parts of a rig (and of the host) that injections act on. A mock offers those it has. */
 export interface InjectionParts {
@@ -214,6 +215,30 @@ const endpointForce: ValueParser<[number, number]> = {
   },
 };
 
+/** A joint and an H-bridge preset, `JOINT:PRESET` (joint 1 and the L298N when not given). */
+const bridgePreset: ValueParser<{ joint: number; preset: DriverPresetName }> = {
+  form: `=JOINT:PRESET (${DRIVER_PRESET_NAMES.join('|')}, default 1:l298n)`,
+  check: (text, joints, name) => {
+    if (text === undefined) return { ok: true, value: { joint: 0, preset: 'l298n' } };
+    const [j, rest, ...extra] = text.split(':');
+    if (extra.length || rest === undefined) return { ok: false, why: `write ${name}=JOINT:PRESET (${DRIVER_PRESET_NAMES.join(', ')})` };
+    const jc = checkJoint(j!, joints);
+    if (!jc.ok) return jc;
+    if (!(DRIVER_PRESET_NAMES as readonly string[]).includes(rest)) return { ok: false, why: `unknown H-bridge "${rest}"; presets: ${DRIVER_PRESET_NAMES.join(', ')}` };
+    return { ok: true, value: { joint: jc.value, preset: rest as DriverPresetName } };
+  },
+};
+
+/** One figure of a joint's H-bridge, as the plant has it now, set to `amount`. */
+function setBridge(p: Plant, joint: number, field: 'dropV' | 'seriesOhm' | 'deadTimeUs' | 'pwmHz' | 'pwmBits', amount: number): void {
+  const d: DriverParams = p.driverOf(joint);
+  d[field] = amount;
+  delete d.preset;
+  p.setDriver(joint, d);
+}
+
+const DEG = Math.PI / 180;
+
 /** Every injection: the one table. */
 export const INJECTIONS = {
   payload: def({ help: 'a mass at the endpoint', example: 'payload=0.2@1.5', acts: 'arm', parse: quantity('KG', { what: 'the payload', unit: 'kg', min: 0, max: 20 }, 0.2), apply: (p, kg) => p.setPayload(kg) }),
@@ -264,6 +289,76 @@ export const INJECTIONS = {
     apply: (p, name) => {
       if (isTwoLink(p.params.arm)) p.setHand(handPath(name, p.params.arm));
     },
+  }),
+  backlash: def({
+    help: "play in the joint's gearbox, at the output (the encoder on the motor shaft does not see it)",
+    example: 'backlash=1:1.5@0',
+    acts: 'arm',
+    parse: jointAnd('DEG', { what: 'the play', unit: 'deg', min: 0, max: 30 }, 1.5),
+    apply: (p, v) => void (p.flaws.backlash[v.joint] = v.amount * DEG),
+  }),
+  gearstiffness: def({
+    help: "stiffness of the joint's gear mesh once the play is taken up",
+    example: 'gearstiffness=1:2000@0',
+    acts: 'arm',
+    parse: jointAnd('NM_PER_RAD', { what: 'the stiffness', unit: 'N m/rad', min: 1, max: 100_000 }, 5000),
+    apply: (p, v) => void (p.flaws.gearStiffness[v.joint] = v.amount),
+  }),
+  breakaway: def({
+    help: "the joint's breakaway (static) friction: the torque to start from rest (at or below its Coulomb friction: none)",
+    example: 'breakaway=1:0.24@0',
+    acts: 'arm',
+    parse: jointAnd('NM', { what: 'the breakaway torque', unit: 'N m', min: 0, max: 100 }, 0.24),
+    apply: (p, v) => void (p.flaws.breakaway[v.joint] = v.amount),
+  }),
+  stribeck: def({
+    help: "the joint's Stribeck velocity: its friction falls from breakaway to Coulomb over about this speed",
+    example: 'stribeck=1:0.02@0',
+    acts: 'arm',
+    parse: jointAnd('RAD_S', { what: 'the Stribeck velocity', unit: 'rad/s', min: 0.0001, max: 10 }, 0.02),
+    apply: (p, v) => void (p.flaws.stribeckVelocity[v.joint] = v.amount),
+  }),
+  bridge: def({
+    help: "the joint's H-bridge is a preset's (its drop, resistance, dead time, PWM: src/model/driver.ts)",
+    example: 'bridge=1:l298n@0',
+    acts: 'arm',
+    parse: bridgePreset,
+    apply: (p, v) => p.setDriver(v.joint, DRIVER_PRESETS[v.preset]),
+  }),
+  bridgedrop: def({
+    help: "the voltage the joint's H-bridge loses across its switches whatever the current",
+    example: 'bridgedrop=1:1.4@0',
+    acts: 'arm',
+    parse: jointAnd('V', { what: 'the drop', unit: 'V', min: 0, max: 20 }, 1.4),
+    apply: (p, v) => setBridge(p, v.joint, 'dropV', v.amount),
+  }),
+  bridgeohm: def({
+    help: "the resistance of the joint's H-bridge in series with the motor",
+    example: 'bridgeohm=1:1.15@0',
+    acts: 'arm',
+    parse: jointAnd('OHM', { what: 'the resistance', unit: 'ohm', min: 0, max: 100 }, 1.15),
+    apply: (p, v) => setBridge(p, v.joint, 'seriesOhm', v.amount),
+  }),
+  deadtime: def({
+    help: "the on-time the joint's H-bridge loses per PWM period",
+    example: 'deadtime=1:40@0',
+    acts: 'arm',
+    parse: jointAnd('US', { what: 'the dead time', unit: 'us', min: 0, max: 10_000 }, 40),
+    apply: (p, v) => setBridge(p, v.joint, 'deadTimeUs', v.amount),
+  }),
+  pwmhz: def({
+    help: "the PWM frequency of the joint's H-bridge (with the dead time: the duty lost)",
+    example: 'pwmhz=1:980@0',
+    acts: 'arm',
+    parse: jointAnd('HZ', { what: 'the PWM frequency', unit: 'Hz', min: 1, max: 1_000_000 }, 490),
+    apply: (p, v) => setBridge(p, v.joint, 'pwmHz', v.amount),
+  }),
+  pwmbits: def({
+    help: "the PWM resolution of the joint's H-bridge (0: continuous)",
+    example: 'pwmbits=1:8@0',
+    acts: 'arm',
+    parse: jointAnd('BITS', { what: 'the PWM resolution', unit: 'bits', min: 0, max: 16, integer: true }, 8),
+    apply: (p, v) => setBridge(p, v.joint, 'pwmBits', v.amount),
   }),
   drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
   corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),

@@ -5,12 +5,32 @@
  * plus what a real arm has beyond the model: mechanical stops, the wiring as it really is, encoder
  * quantization and noise, and injection knobs (a stalled joint, a slipping or reversed encoder, a
  * payload, a dead motor, a sagging supply, an external torque).
+ *
+ * The arm as hobby arms are built (issue 33) has flaws the model lacks, each per joint and each an
+ * injection: the H-bridge's losses (the motor's `driver`, src/model/driver.ts, in the model's motor
+ * torque), gearbox play at the output and stiction. With play or stiction (`flaws`) each joint is two
+ * bodies: the motor side theta (the rotor, N^2 J_r at the joint, with the motor's torque and all the
+ * joint's friction) and the link q (the arm's own inertia and gravity), joined by the gear mesh, a
+ * spring over a dead zone of the play:
+ *
+ *   J_m theta'' = tm(duty, theta') - tau_g - f(theta')      M(q) q'' + V + G = tau_g + pushes and stops
+ *   tau_g = k (delta - b/2) + c delta'  for delta > b/2 (mirrored below -b/2), 0 inside; delta = theta - q
+ *
+ * a push-only contact (it never pulls) when there is play. Friction is Stribeck's with a stick phase
+ * (Karnopp): a motor side at rest stays at rest while the torque on it is below the breakaway;
+ * sliding, it loses sign(v) (Fc + (Fs - Fc) exp(-(v/vs)^2)) + b v. The encoders sit on the motor side
+ * (`encoderQ`); `q` is the link's true angle. The stiff mesh is integrated in sub-steps of the plant's
+ * step. Without play or stiction the joint is one rigid body as before, bit for bit.
+ *
+ * The file is over 650 lines because the split joints integrate the same state, under the same wiring, stops,
+ * pushes, hand and injections, as the rigid arm: one class keeps one truth of the arm.
  */
-import type { EncoderParams, PlantParams } from '../config/load.js';
+import { DEFAULT_GEAR_DAMPING, DEFAULT_GEAR_STIFFNESS, DEFAULT_STRIBECK_VELOCITY, type EncoderParams, type PlantParams } from '../config/load.js';
 import {
   computeForwardDynamics,
   computeFriction,
   computeGravity,
+  computeEnergy,
   computeMassMatrix,
   computeVelocityTerms,
   createActuatedArmData,
@@ -21,6 +41,7 @@ import {
   type ActuatedArmSpec,
 } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
+import { DRIVER_PRESETS, type DriverParams } from '../model/driver.js';
 import { mulberry32 } from '../model/random.js';
 import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
 import { jacobian } from '../model/kinematics.js';
@@ -51,6 +72,33 @@ export interface PlantInjections {
   /** Plant time at which the endpoint force ends [s]. */
   endpointForceUntil: number;
 }
+
+/**
+ * The gearbox and friction flaws per joint (the rig file's `plant` section; --inject backlash=...,
+ * breakaway=...). Changed while the plant runs, they take effect at its next step.
+ */
+export interface PlantFlaws {
+  /** Gearbox play at the output [rad] (0: none). */
+  backlash: number[];
+  /** Gear mesh stiffness [N m/rad]. */
+  gearStiffness: number[];
+  /** Gear mesh damping while in contact [N m s/rad]. */
+  gearDamping: number[];
+  /** Breakaway friction [N m]; at or below the Coulomb level: no stiction. */
+  breakaway: number[];
+  /** Stribeck velocity [rad/s]. */
+  stribeckVelocity: number[];
+}
+
+/** Defaults of the flaws a PlantParams built by hand leaves out (src/config/load.ts has the rig file's). */
+const FLAW_DEFAULTS = { gearStiffness: DEFAULT_GEAR_STIFFNESS, gearDamping: DEFAULT_GEAR_DAMPING, stribeckVelocity: DEFAULT_STRIBECK_VELOCITY };
+
+/** The motor side's inertia when the rig gives the rotor none [kg m^2 at the joint]: the split needs one. */
+const MIN_MOTOR_INERTIA = 1e-4;
+/** A motor side slower than this is at rest for the stick test [rad/s]. */
+const REST_SPEED = 1e-6;
+/** The mesh's fastest mode times a sub-step stays below this [rad] (RK4 is accurate well inside its limit of 2.8). */
+const SUBSTEP_PHASE = 0.25;
 
 /**
  * How the real motors and encoders are connected to the board, and how the encoders really count
@@ -150,6 +198,33 @@ export class Plant {
   /** A scripted hand holding the endpoint (hand.ts), and the torques it puts on the joints [N m]. */
   private hand: Hand | undefined;
   private readonly handTau: number[];
+  /** The gearbox and friction flaws, per joint (changed by injections). */
+  readonly flaws: PlantFlaws;
+  /** Per joint: the H-bridge as injected (undefined: the rig's), applied when the model is built. */
+  private readonly driverOverride: (DriverParams | undefined)[];
+  /** The link alone (no rotors, no friction): the link side of a split joint. */
+  private linkModel!: ActuatedArmModel;
+  private linkData!: ActuatedArmData;
+  /** Per joint: the motor side's inertia at the joint [kg m^2]. */
+  private motorInertia!: number[];
+  /** The split joints' state: the motor side's angle [rad] and speed [rad/s], at the joint. */
+  private readonly theta: number[];
+  private readonly thetaD: number[];
+  /** Whether the joints are split now (play or stiction on). */
+  private split = false;
+  /** Per joint: the motor side sticks (Karnopp); while it slides, the sign of its motion this step. */
+  private readonly stuck: boolean[];
+  private readonly slideDir: number[];
+  /** The split integration: state [q, theta], [qd, thetaD], and the mesh torques [N m]. */
+  private splitInteg: FixedStepIntegrator | undefined;
+  private readonly xq: number[];
+  private readonly xqd: number[];
+  private readonly meshTau: number[];
+  private readonly linkQdd: number[];
+  /** Sub-steps per plant step while split. */
+  private substeps = 1;
+  /** The link's true angles at the last encoder reading [rad] (counts()): what the encoders would read without play. */
+  readonly linkAtSample: number[];
 
   /**
    * `encoders` are what the board believes per encoder input (it reports their counts per
@@ -181,6 +256,24 @@ export class Plant {
       endpointForce: [0, 0],
       endpointForceUntil: -Infinity,
     };
+    const per = (a: readonly number[] | undefined, def: number): number[] => (a ? a.slice(0, n) : new Array<number>(n).fill(def));
+    this.flaws = {
+      backlash: per(params.backlash, 0),
+      gearStiffness: per(params.gearStiffness, FLAW_DEFAULTS.gearStiffness),
+      gearDamping: per(params.gearDamping, FLAW_DEFAULTS.gearDamping),
+      breakaway: per(params.breakaway, 0),
+      stribeckVelocity: per(params.stribeckVelocity, FLAW_DEFAULTS.stribeckVelocity),
+    };
+    this.driverOverride = new Array<DriverParams | undefined>(n).fill(undefined);
+    this.theta = new Array<number>(n).fill(0);
+    this.thetaD = new Array<number>(n).fill(0);
+    this.stuck = new Array<boolean>(n).fill(false);
+    this.slideDir = new Array<number>(n).fill(0);
+    this.xq = new Array<number>(2 * n).fill(0);
+    this.xqd = new Array<number>(2 * n).fill(0);
+    this.meshTau = new Array<number>(n).fill(0);
+    this.linkQdd = new Array<number>(n).fill(0);
+    this.linkAtSample = this.q.slice();
     this.payload = 0;
     this.setPayload(params.payloadKg);
     this.noise = new Noise(params.seed);
@@ -212,9 +305,31 @@ export class Plant {
   /** Puts a point mass [kg] at the endpoint (0 removes it). */
   setPayload(kg: number): void {
     this.payload = kg;
+    this.rebuild();
+  }
+
+  /** Joint `joint`'s H-bridge now (the ideal bridge's figures when it has none). */
+  driverOf(joint: number): DriverParams {
+    return { ...(this.model.motors[joint]?.driver ?? DRIVER_PRESETS.ideal) };
+  }
+
+  /** Joint `joint`'s H-bridge is now `driver` (an injection: the bridge as it really is). */
+  setDriver(joint: number, driver: DriverParams): void {
+    this.driverOverride[joint] = { ...driver };
+    this.rebuild();
+  }
+
+  /** The models from the parameters, the payload and the injected bridges. */
+  private rebuild(): void {
     const base = this.params.arm;
-    this.model = createActuatedArmModel(plantModelSpec(this.params, isTwoLink(base) ? withPayload(base, kg) : base));
+    const arm = isTwoLink(base) ? withPayload(base, this.payload) : base;
+    const spec = plantModelSpec(this.params, arm);
+    if (this.driverOverride.some((d) => d !== undefined)) spec.motors = spec.motors.map((m, i) => (this.driverOverride[i] ? { ...m, driver: this.driverOverride[i] } : m));
+    this.model = createActuatedArmModel(spec);
     this.data = createActuatedArmData(this.model);
+    this.linkModel = createActuatedArmModel({ arm, motors: spec.motors.map((m) => ({ ...m, rotorInertia: 0 })), supplyV: spec.supplyV });
+    this.linkData = createActuatedArmData(this.linkModel);
+    this.motorInertia = this.model.rotorInertia.map((r) => Math.max(r, MIN_MOTOR_INERTIA));
   }
 
   /** The actuated arm the plant integrates (the plant's true values, the payload included). */
@@ -260,22 +375,7 @@ export class Plant {
       this.tau[i] = mt + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!) + (this.hand ? this.handTau[i]! : 0);
     }
     if (n === 2 && this.t < this.injected.endpointForceUntil) this.addEndpointForce(q);
-    const s0 = this.injected.stalled[0];
-    const s1 = n === 2 && this.injected.stalled[1];
-    if (!s0 && !s1) {
-      computeForwardDynamics(this.model, this.data, q, qd, this.tau, out);
-      return;
-    }
-    // A jammed joint is a constraint qdd_i = 0; the free joint obeys its own row of the dynamics.
-    out.fill(0);
-    if (n === 1 || (s0 && s1)) return;
-    const d = this.data;
-    const M = computeMassMatrix(this.model, d, q);
-    const V = computeVelocityTerms(this.model, d, q, qd);
-    const G = computeGravity(this.model, d, q);
-    const f = computeFriction(this.model, d, qd);
-    const j = s0 ? 1 : 0;
-    out[j] = (this.tau[j]! - V[j]! - G[j]! - f[j]!) / M[j]![j]!;
+    this.linkAccel(this.model, this.data, q, qd, out);
   }
 
   /** tau += J(q)^T F for the endpoint force in force (virtual work: a force at the endpoint acts on the joints through the Jacobian's transpose). */
@@ -310,30 +410,246 @@ export class Plant {
   advance(t: number): void {
     const h = this.params.step;
     while (this.t + h <= t + 1e-12) {
-      this.integ.step(this.t, this.q, this.qd, h);
-      this.enforceStall();
+      this.stepBy(h);
       this.t += h;
       this.onStep?.(this.t);
     }
     const rest = t - this.t;
     if (rest > 1e-12) {
-      this.integ.step(this.t, this.q, this.qd, rest);
-      this.enforceStall();
+      this.stepBy(rest);
       this.t = t;
       this.onStep?.(this.t);
     }
   }
 
+  /** One step of `h` [s] from this.t: the rigid arm, or the split joints in sub-steps. */
+  private stepBy(h: number): void {
+    if (!this.flawsOn()) {
+      this.split = false;
+      this.integ.step(this.t, this.q, this.qd, h);
+      this.enforceStall();
+      return;
+    }
+    if (!this.split) this.enterSplit();
+    const n = this.joints;
+    const s = this.substeps;
+    const dt = h / s;
+    for (let k = 0; k < s; k++) {
+      this.decideStick();
+      for (let i = 0; i < n; i++) {
+        this.xq[i] = this.q[i]!;
+        this.xq[n + i] = this.theta[i]!;
+        this.xqd[i] = this.qd[i]!;
+        this.xqd[n + i] = this.thetaD[i]!;
+      }
+      this.splitInteg!.step(this.t + k * dt, this.xq, this.xqd, dt);
+      for (let i = 0; i < n; i++) {
+        this.q[i] = this.xq[i]!;
+        this.theta[i] = this.xq[n + i]!;
+        this.qd[i] = this.xqd[i]!;
+        this.thetaD[i] = this.xqd[n + i]!;
+        // Friction cannot reverse the motion within a step: a motor side that crossed zero stops there
+        // (the next sub-step decides whether it sticks or turns back).
+        if (!this.stuck[i] && this.slideDir[i]! * this.thetaD[i]! < 0) this.thetaD[i] = 0;
+      }
+      this.enforceStall();
+    }
+  }
+
+  /** Play or stiction on any joint: the joints are split into motor and link sides. */
+  private flawsOn(): boolean {
+    const f = this.flaws;
+    for (let i = 0; i < this.joints; i++) if (f.backlash[i]! > 0 || f.breakaway[i]! > this.params.coulomb[i]!) return true;
+    return false;
+  }
+
+  /** Splits the joints: the motor sides start where the links are, in the middle of the play, sliding. */
+  private enterSplit(): void {
+    const n = this.joints;
+    for (let i = 0; i < n; i++) {
+      this.theta[i] = this.q[i]!;
+      this.thetaD[i] = this.qd[i]!;
+      this.stuck[i] = false;
+      this.slideDir[i] = 0;
+    }
+    this.splitInteg ??= new FixedStepIntegrator(2 * n, 'rk4', (t, x, xd, out) => this.splitAccel(x, xd, out, t));
+    this.substeps = this.substepsFor(this.params.step);
+    this.split = true;
+  }
+
+  /**
+   * Sub-steps per step of `h` [s]: the mesh's fastest mode sqrt(k (1/J_m + 1/J_l)) (J_l the link's
+   * smallest effective inertia at the joint over the elbow's range) and its damping rate c (1/J_m +
+   * 1/J_l), each times a sub-step below SUBSTEP_PHASE.
+   */
+  private substepsFor(h: number): number {
+    const n = this.joints;
+    const inv = new Array<number>(n).fill(0);
+    const q = new Array<number>(n).fill(0);
+    for (const elbow of [0, Math.PI / 2, Math.PI]) {
+      if (n === 2) q[1] = elbow;
+      const M = computeMassMatrix(this.linkModel, this.linkData, q);
+      if (n === 1) inv[0] = Math.max(inv[0]!, 1 / M[0]![0]!);
+      else {
+        const det = M[0]![0]! * M[1]![1]! - M[0]![1]! * M[1]![0]!;
+        inv[0] = Math.max(inv[0]!, M[1]![1]! / det);
+        inv[1] = Math.max(inv[1]!, M[0]![0]! / det);
+      }
+    }
+    let s = 1;
+    for (let i = 0; i < n; i++) {
+      const mobility = 1 / this.motorInertia[i]! + inv[i]!; // [1/(kg m^2)]
+      const w = Math.sqrt(this.flaws.gearStiffness[i]! * mobility);
+      const rate = this.flaws.gearDamping[i]! * mobility;
+      s = Math.max(s, Math.ceil((h * w) / SUBSTEP_PHASE), Math.ceil((h * rate) / SUBSTEP_PHASE));
+    }
+    return s;
+  }
+
+  /** The gear mesh's torque on the link [N m] at the twist delta = theta - q [rad] and its rate [rad/s]: a spring over the play's dead zone, push-only with play. */
+  private mesh(i: number, delta: number, rate: number): number {
+    const half = this.flaws.backlash[i]! / 2;
+    const k = this.flaws.gearStiffness[i]!;
+    const c = this.flaws.gearDamping[i]!;
+    if (half <= 0) return k * delta + c * rate;
+    if (delta > half) return Math.max(0, k * (delta - half) + c * rate);
+    if (delta < -half) return Math.min(0, k * (delta + half) + c * rate);
+    return 0;
+  }
+
+  /** The torque on motor side i at rest, besides friction [N m]: the motor's at zero speed less the mesh's. */
+  private restTorque(i: number): number {
+    return this.motor(i, 0) - this.mesh(i, this.theta[i]! - this.q[i]!, -this.qd[i]!);
+  }
+
+  /**
+   * The stick test (Karnopp) at the start of each sub-step: a motor side at rest sticks while the
+   * torque on it stays within the breakaway (never below the Coulomb level); otherwise it slides the
+   * way it moves, or the way it is pushed.
+   */
+  private decideStick(): void {
+    for (let i = 0; i < this.joints; i++) {
+      const fs = Math.max(this.flaws.breakaway[i]!, this.params.coulomb[i]!);
+      const v = this.thetaD[i]!;
+      if (!this.stuck[i] && Math.abs(v) > REST_SPEED) {
+        this.slideDir[i] = Math.sign(v);
+        continue;
+      }
+      const a = this.restTorque(i);
+      if (Math.abs(a) <= fs) {
+        this.stuck[i] = true;
+        this.thetaD[i] = 0;
+      } else {
+        this.stuck[i] = false;
+        this.slideDir[i] = Math.sign(a);
+      }
+    }
+  }
+
+  /** Friction of a sliding motor side i at speed v [rad/s] the way it slides [N m]: Stribeck's curve plus viscous. */
+  private friction(i: number, v: number): number {
+    const fc = this.params.coulomb[i]!;
+    const fs = Math.max(this.flaws.breakaway[i]!, fc);
+    const vs = this.flaws.stribeckVelocity[i]!;
+    const r = v / vs;
+    return this.slideDir[i]! * (fc + (fs - fc) * Math.exp(-r * r)) + this.params.viscous[i]! * v;
+  }
+
+  /** Accelerations of the split joints: x = [q, theta], xd = [qd, thetaD], into out. */
+  private splitAccel(x: readonly number[], xd: readonly number[], out: number[], t: number): void {
+    const n = this.joints;
+    const q = this.xqStage;
+    const qd = this.xqdStage;
+    for (let i = 0; i < n; i++) {
+      q[i] = x[i]!;
+      qd[i] = xd[i]!;
+    }
+    if (this.hand) this.hand.torque(t, q, qd, this.handTau);
+    for (let i = 0; i < n; i++) {
+      const th = x[n + i]!;
+      const thd = xd[n + i]!;
+      const g = this.mesh(i, th - q[i]!, thd - qd[i]!);
+      this.meshTau[i] = g;
+      const mt = this.motor(i, thd);
+      this.motorTorque[i] = mt;
+      out[n + i] = this.stuck[i] || this.injected.stalled[i] ? 0 : (mt - g - this.friction(i, thd)) / this.motorInertia[i]!;
+      this.tau[i] = g + this.injected.extraTorque[i]! + this.stopTorque(i, q[i]!, qd[i]!) + (this.hand ? this.handTau[i]! : 0);
+    }
+    if (n === 2 && this.t < this.injected.endpointForceUntil) this.addEndpointForce(q);
+    this.linkAccel(this.linkModel, this.linkData, q, qd, this.linkQdd);
+    for (let i = 0; i < n; i++) out[i] = this.linkQdd[i]!;
+  }
+  private readonly xqStage: number[] = [0, 0];
+  private readonly xqdStage: number[] = [0, 0];
+
+  /** The accelerations of `model`'s arm under this.tau, into out: a jammed joint is a constraint qdd_i = 0; the free joint obeys its own row of the dynamics. */
+  private linkAccel(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], out: number[]): void {
+    const n = this.joints;
+    const s0 = this.injected.stalled[0];
+    const s1 = n === 2 && this.injected.stalled[1];
+    if (!s0 && !s1) {
+      computeForwardDynamics(model, data, q, qd, this.tau, out);
+      return;
+    }
+    out.fill(0);
+    if (n === 1 || (s0 && s1)) return;
+    const M = computeMassMatrix(model, data, q);
+    const V = computeVelocityTerms(model, data, q, qd);
+    const G = computeGravity(model, data, q);
+    const f = computeFriction(model, data, qd);
+    const j = s0 ? 1 : 0;
+    out[j] = (this.tau[j]! - V[j]! - G[j]! - f[j]!) / M[j]![j]!;
+  }
+
+  /** The angles the encoders read: the motor sides while the joints are split, else the joints [rad]. */
+  get encoderQ(): number[] {
+    return this.split ? this.theta : this.q;
+  }
+
+  /** The speeds of what the encoders read [rad/s]. */
+  get encoderQd(): number[] {
+    return this.split ? this.thetaD : this.qd;
+  }
+
+  /** The motor sides now stuck (stiction), per joint. */
+  get motorStuck(): readonly boolean[] {
+    return this.stuck;
+  }
+
+  /**
+   * The split arm's mechanical energy [J]: the links' kinetic and potential, the motor sides' kinetic
+   * and the mesh springs'; the rigid arm's (rotors included) when not split. Without friction, damping
+   * or torque it stays constant: tests check the integration by it.
+   */
+  mechanicalEnergy(): number {
+    if (!this.split) return computeEnergy(this.model, this.data, this.q, this.qd).total;
+    let e = computeEnergy(this.linkModel, this.linkData, this.q, this.qd).total;
+    for (let i = 0; i < this.joints; i++) {
+      e += 0.5 * this.motorInertia[i]! * this.thetaD[i]! ** 2;
+      const half = this.flaws.backlash[i]! / 2;
+      const d = this.theta[i]! - this.q[i]!;
+      const over = half <= 0 ? d : d > half ? d - half : d < -half ? d + half : 0;
+      e += 0.5 * this.flaws.gearStiffness[i]! * over * over;
+    }
+    return e;
+  }
+
   private enforceStall(): void {
-    for (let i = 0; i < this.joints; i++) if (this.injected.stalled[i]) this.qd[i] = 0;
+    for (let i = 0; i < this.joints; i++)
+      if (this.injected.stalled[i]) {
+        this.qd[i] = 0;
+        this.thetaD[i] = 0;
+      }
   }
 
   /** Encoder counts per board input now: quantized, with noise, offsets and reversal (as a board would read them). */
   counts(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
+    const at = this.encoderQ;
+    for (let j = 0; j < this.joints; j++) this.linkAtSample[j] = this.q[j]!;
     for (let i = 0; i < this.joints; i++) {
       const j = this.encoderJoint[i]!;
       const e = this.sensor[j]!;
-      const ideal = (e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI);
+      const ideal = (e.sign * (at[j]! - e.zero) * e.cpr) / (2 * Math.PI);
       const noisy = ideal + (this.params.noiseCounts > 0 ? this.params.noiseCounts * this.noise.gaussian() : 0);
       this.slipAt(i, ideal);
       let c = Math.round(noisy) + this.injected.encoderOffset[i]!;
@@ -374,7 +690,7 @@ export class Plant {
       if (!(mask & (1 << i))) continue;
       const j = this.encoderJoint[i]!;
       const e = this.sensor[j]!;
-      const ideal = Math.round((e.sign * (this.q[j]! - e.zero) * e.cpr) / (2 * Math.PI));
+      const ideal = Math.round((e.sign * (this.encoderQ[j]! - e.zero) * e.cpr) / (2 * Math.PI));
       this.injected.encoderOffset[i] = -ideal;
     }
   }

@@ -107,9 +107,14 @@ function check(ok: boolean, what: string, v: unknown): void {
 export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel {
   const joints: 1 | 2 = isTwoLink(spec.arm) ? 2 : 1;
   check(spec.motors.length >= joints, `needs ${joints} motors`, spec.motors.length);
-  const motors = spec.motors.slice(0, joints).map((m) => ({ ...m }));
+  const motors = spec.motors.slice(0, joints).map((m) => (m.driver ? { ...m, driver: { ...m.driver } } : { ...m }));
   motors.forEach((m, i) => {
-    for (const [k, v] of Object.entries(m)) check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
+    for (const [k, v] of Object.entries(m)) if (k !== 'driver') check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
+    const d = m.driver;
+    if (d) {
+      for (const [k, v] of Object.entries(d)) if (k !== 'preset') check(Number.isFinite(v), `motors[${i}].driver.${k} must be a finite number`, v);
+      check(d.dropV < spec.supplyV, `motors[${i}].driver.dropV must be below the supply (${spec.supplyV} V)`, d.dropV);
+    }
   });
   check(Number.isFinite(spec.supplyV) && spec.supplyV > 0, 'supplyV must be a finite number > 0', spec.supplyV);
   return build(spec, motors);

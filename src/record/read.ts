@@ -99,7 +99,9 @@ function tickSchema(joints: 1 | 2): z.ZodType<TickObject> {
     if (s.group) ((top[s.group] ??= {}) as Record<string, z.ZodType>)[s.name] = leaf(s);
     else top[s.name] = leaf(s);
   }
-  const shape = Object.fromEntries(Object.entries(top).map(([k, v]) => [k, v instanceof z.ZodType ? v : z.object(v)]));
+  // A group whose fields all came after recordings existed (`plant`) may be absent as a whole.
+  const lateGroup = (g: string): boolean => (TICK_TABLE as readonly TickFieldSpec[]).every((s) => s.group !== g || s.absent !== undefined);
+  const shape = Object.fromEntries(Object.entries(top).map(([k, v]) => [k, v instanceof z.ZodType ? v : lateGroup(k) ? z.object(v).optional() : z.object(v)]));
   return z.object(shape) as unknown as z.ZodType<TickObject>;
 }
 

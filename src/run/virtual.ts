@@ -130,6 +130,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     ...(law ? { law } : {}),
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
     sink: (row) => {
+      plantTruth(row, mock);
       if (opts.keepRows ?? true) rows.push(Float64Array.from(row));
       stats.add(row);
       recorder?.tick(row);
@@ -162,6 +163,18 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   recorder?.close({ ...summary });
   if (recorder?.failure) throw recorder.failure;
   return { result, summary, rows, events, mock, link };
+}
+
+/**
+ * Writes the mock's truth into a tick row (the mock-only `plant` fields): the links' true angles when
+ * the board last read the encoders, which sit on the motor side. Only a virtual run has the plant in
+ * its thread; every other run leaves `plant.known` at 0.
+ */
+function plantTruth(row: Float64Array | number[], mock: LineMock | FirmataMock): void {
+  const p = mock.plant;
+  row[F.plantKnown] = 1;
+  row[F.plantQ0] = p.linkAtSample[0]!;
+  row[F.plantQ1] = p.joints > 1 ? p.linkAtSample[1]! : 0;
 }
 
 /** The line protocol's mock of a run (a test of the line board's own counters); throws for a Firmata rig's run. */

@@ -50,6 +50,7 @@ export const TICK_GROUPS = {
   tau: 'joint torques',
   timing: "the loop's timing",
   link: 'link counters so far',
+  plant: 'the simulated arm (the mock rig in virtual time only)',
 } as const;
 export type TickGroup = keyof typeof TICK_GROUPS;
 
@@ -94,6 +95,9 @@ export const TICK_TABLE = [
   { name: 'stiffness', row: 'stiffness', unit: '', absent: 0, description: 'stiffness in force [N/m at the endpoint, N m/rad in joint space] (impedance mode)' },
   // Float mode (issue 23): zero under other laws.
   { name: 'float', row: 'float', unit: '', absent: 0, description: "float mode's blend weight: 0 tracking or holding, 1 floating, between while entering or leaving (float mode)" },
+  // The mock's truth (issue 33): the encoders sit on the motor side, before the gearbox's play.
+  { group: 'plant', name: 'known', row: 'plantKnown', unit: '', absent: 0, description: '1 when plant.q holds the simulated arm (a virtual run on the mock rig), 0 otherwise (a real arm: unknown)' },
+  { group: 'plant', name: 'q', row: 'plantQ', joints: true, unit: 'rad', absent: 0, description: "the simulated link's true angles when the board read the encoders (0 when plant.known is 0)" },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];
@@ -201,7 +205,7 @@ function compileTickJson(): (r: ArrayLike<number>, joints: number) => string {
  * field's codes is -1 (the reader's schema refuses such lines first).
  */
 export function tickRow(o: Readonly<Record<string, unknown>>, row: Float64Array): void {
-  const value = (s: TickFieldSpec): unknown => (s.group ? (o[s.group] as Record<string, unknown>)[s.name] : o[s.name]);
+  const value = (s: TickFieldSpec): unknown => (s.group ? (o[s.group] as Record<string, unknown> | undefined)?.[s.name] : o[s.name]);
   for (const { spec, at } of SLOTS) {
     let v = value(spec);
     if (v === undefined && spec.absent !== undefined) {
