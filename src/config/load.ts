@@ -101,8 +101,8 @@ export interface Rig {
   joints: 1 | 2;
   /** The nominal arm. */
   arm: ArmParams;
-  /** Nominal friction [N m s/rad], [N m] per joint. */
-  friction: { viscous: number[]; coulomb: number[] };
+  /** Nominal friction [N m s/rad], [N m] per joint; the breakaway [N m] and Stribeck velocity [rad/s] when the file gives them. */
+  friction: { viscous: number[]; coulomb: number[]; breakaway?: number[]; stribeckVelocity?: number[] };
   motors: MotorParams[];
   /** [V] */
   supplyV: number;
@@ -235,7 +235,12 @@ export function resolveRig(f: RigFile, file: string): Rig {
     joints,
     cable,
     arm: { ...f.arm } as ArmParams,
-    friction: { viscous: f.friction.viscous ?? zeros(), coulomb: f.friction.coulomb ?? zeros() },
+    friction: {
+      viscous: f.friction.viscous ?? zeros(),
+      coulomb: f.friction.coulomb ?? zeros(),
+      ...(f.friction.breakawayNm ? { breakaway: f.friction.breakawayNm.slice() } : {}),
+      ...(f.friction.stribeckVelocityRadS ? { stribeckVelocity: f.friction.stribeckVelocityRadS.slice() } : {}),
+    },
     motors: motors.map((m: MotorParams) => ({ ...m })),
     supplyV: f.supplyV,
     maxDuty: f.maxDuty,

@@ -485,7 +485,20 @@ export const rigFileSchema = z
     description: z.string().optional(),
     arm: armSchema,
     /** Nominal friction the host compensates for. */
-    friction: z.strictObject({ viscous: perJoint(viscous).optional(), coulomb: perJoint(coulomb).optional() }).default({}),
+    friction: z
+      .strictObject({
+        viscous: perJoint(viscous).optional(),
+        coulomb: perJoint(coulomb).optional(),
+        /**
+         * Breakaway (static) friction per joint [N m]: what it takes to start from rest, at least the
+         * Coulomb level (hobby gearmotors: about twice their running friction). The feedforward and the
+         * twin then carry Stribeck's curve (src/model/actuated.ts). @default the Coulomb level
+         */
+        breakawayNm: perJoint(coulomb).optional(),
+        /** Speed over which the friction falls from the breakaway to the Coulomb level [rad/s]. @default 0.02 */
+        stribeckVelocityRadS: perJoint(within(pos, 1e-4, 10, 'rad/s')).optional(),
+      })
+      .default({}),
     /** Supply voltage of the H-bridge [V]. */
     supplyV: supply.default(12),
     /** Largest duty the host commands, 0..1. */
@@ -524,6 +537,17 @@ export const rigFileSchema = z
     };
     check(['friction', 'viscous'], rig.friction.viscous);
     check(['friction', 'coulomb'], rig.friction.coulomb);
+    check(['friction', 'breakawayNm'], rig.friction.breakawayNm);
+    check(['friction', 'stribeckVelocityRadS'], rig.friction.stribeckVelocityRadS);
+    rig.friction.breakawayNm?.forEach((b, i) => {
+      const c = rig.friction.coulomb?.[i] ?? 0;
+      if (b < c)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['friction', 'breakawayNm', i],
+          message: `the breakaway friction (${b} N m) is below the Coulomb level friction.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
+        });
+    });
     check(['motors'], rig.motors);
     check(['encoders'], rig.encoders);
     check(['limits'], rig.limits);

@@ -20,7 +20,7 @@ import type { ArmParams } from '../model/types.js';
 import type { TrajectorySample } from '../model/trajectory.js';
 
 /** The smooth sign's band as a fraction of each joint's torque limit. */
-export const BAND_OF_LIMIT = 0.03;
+export const BAND_OF_LIMIT = 0.015;
 
 export class BacklashInverse {
   /** The motor's reference less the plan [rad], per joint. */
@@ -54,7 +54,7 @@ export class BacklashInverse {
   }
 
   /** The shift and its rate at the plan `d`, `dt` [s] after the last update. */
-  update(d: TrajectorySample, dt: number): void {
+  update(d: Pick<TrajectorySample, 'q' | 'qd' | 'qdd'>, dt: number): void {
     computeInverseDynamics(this.model, this.data, d.q, d.qd, d.qdd, this.linkTorque);
     for (let i = 0; i < this.model.joints; i++) {
       const s = this.half[i]! > 0 ? this.half[i]! * Math.tanh(this.linkTorque[i]! / this.band[i]!) : 0;

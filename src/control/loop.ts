@@ -189,8 +189,8 @@ export class LoopCore extends LoopModes {
     const t = row[F.boardT]!;
     const rose = this.reversalWatch.update(t, this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0));
     if (!rose) return;
-    // Our own law calms its disturbance observer's feed on those joints (disturbance-feed.ts).
-    const own = this.law === this.controller.law && this.o.rig.control.disturbanceObserver ? this.controller.law.feed : undefined;
+    // Our own law calms those joints: its disturbance observer's feed and its derivative gain (tracking-law.ts `calm`).
+    const own = this.law === this.controller.law && this.o.rig.control.disturbanceObserver ? this.controller.law : undefined;
     const feedHz = own ? rose.map((j) => own.calm(j)) : undefined;
     this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), ...(feedHz ? { feedHz } : {}), t: this.time.t });
   }

@@ -205,7 +205,11 @@ export class RunStats {
     this.reversals = new DutyReversals(joints);
   }
 
-  /** The link's true angle is in the rows from offset `at` (joint 1; joint 2 at `at + 1`) [rad]: the phases get link figures. */
+  /**
+   * The link's true angle is in the rows from offset `at` (joint 1; joint 2 at `at + 1`) [rad]: the
+   * phases get link figures. Without it, rows whose `plant.known` is 1 (a virtual run on the mock) give
+   * theirs from `plant.q`.
+   */
   scoreLink(at: number): void {
     this.linkAt = at;
   }
@@ -235,7 +239,9 @@ export class RunStats {
       const sums = p === TRACK_PHASE ? this.phase.trajectory : p === APPROACH_PHASE ? this.phase.approach : p === PARK_PHASE ? this.phase.park : undefined;
       if (sums) {
         sums.encoder.add(r, n);
-        if (this.linkAt !== undefined) sums.link.add(r, n, this.linkAt);
+        // The link's true angle: the mock's plant in a virtual run (plant.known), or a column the run names.
+        const at = this.linkAt ?? (r[F.plantKnown] === 1 ? F.plantQ0 : undefined);
+        if (at !== undefined) sums.link.add(r, n, at);
       }
     }
     if (answeredRow(r)) this.reversals.add(r[F.boardT]!, r[F.state] === STATE_TRACK, r, r, F.qdDes0, F.duty0);
