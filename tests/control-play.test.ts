@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseRigFile } from '../src/config/rig.js';
 import { resolveRig, type Rig } from '../src/config/load.js';
+import { hardwareRig } from '../src/bench/hardware.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { computeFriction, createActuatedArmData, createActuatedArmModel } from '../src/model/actuated.js';
 import { BacklashInverse, BAND_OF_LIMIT, backlashInverseOf } from '../src/control/backlash.js';
@@ -17,22 +18,11 @@ import { virtualRun } from './helpers/virtual-run.js';
 const DEG = Math.PI / 180;
 
 /**
- * The mock rig with hobby-arm flaws: `playDeg` of gearbox play per joint in the plant, breakaway 4x
- * the plant's Coulomb friction, the TB6612 declared (and so modelled in the plant); `declare` writes
- * the play and the friction into what the host believes (encoders[].backlashDeg, friction).
+ * The mock rig with hobby-arm flaws (the bench's, src/bench/hardware.ts): `playDeg` of gearbox play per
+ * joint in the plant, breakaway 4x the plant's Coulomb friction, the TB6612 declared (and so modelled in
+ * the plant); `declare` writes the play and the friction into what the host believes.
  */
-function flawedRig(playDeg: number, declare: boolean): Rig {
-  const f = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as Record<string, any>;
-  const coulomb = f.plant.coulomb as number[];
-  f.plant.backlashDeg = [playDeg, playDeg];
-  f.plant.breakawayNm = coulomb.map((c) => 4 * c);
-  for (const m of f.motors) m.driver = 'tb6612';
-  if (declare) {
-    for (const e of f.encoders) e.backlashDeg = playDeg;
-    f.friction = { coulomb, breakawayNm: coulomb.map((c) => 4 * c) };
-  }
-  return resolveRig(parseRigFile(f, 'flawed-mock.json'), 'flawed-mock.json');
-}
+const flawedRig = (playDeg: number, declared: boolean): Rig => hardwareRig({ playDeg, breakawayX: 4, driver: 'tb6612', declared });
 
 describe('the reach on the mock with every flaw (virtual time)', () => {
   it('1.5 deg of play, breakaway 4x Coulomb, TB6612, play and friction declared: done, the link within 0.5 deg RMS per joint in every phase, at most 2 duty reversals a second', async () => {

@@ -22,6 +22,7 @@ import { benchTui } from './tui.js';
 import { benchFoxglove } from './foxglove.js';
 import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
+import { benchHardware } from './hardware.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -54,6 +55,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   'tune-repeats': () => benchTuneRepeats(Number(argValue('--tune-repeats') ?? 5), process.argv.includes('--rt'), argValue('--tune-rig')),
   // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
+  // Issue 33: the reach on the mock with play, stiction and an H-bridge, each alone and all together, FF+PID and PID alone (virtual time).
+  hardware: benchHardware,
 };
 
 function argValue(name: string): string | undefined {
