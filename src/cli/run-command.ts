@@ -109,7 +109,7 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
   const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
   // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
-  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true, what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}` });
+  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true, what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}`, speed: { at: speed, min: 0.25 } });
   const float = floatArgs(v, rig);
   if (float && typeof v.controller === 'string') throw new UsageError('--mode float drives the arm itself: drop --controller');
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });

@@ -143,8 +143,8 @@ export const DEFAULT_BANDWIDTH_HZ = 3;
  * observer at 10 Hz or more the two fight and the loop oscillates (measured on the mock rig).
  */
 export function defaultGains(arm: ArmParams, motors: MotorParams[], limits: JointLimits[]): { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] } {
-  // The supply and friction do not enter the inertia: any valid values do.
-  const J = maxMassMatrixDiagonal(createActuatedArmModel({ arm, motors, supplyV: 1 }));
+  // The supply, the bridges and friction do not enter the inertia: any valid values do.
+  const J = maxMassMatrixDiagonal(createActuatedArmModel({ arm, motors: motors.map(({ driver: _bridge, ...m }) => m), supplyV: 1 }));
   const wn = 2 * Math.PI * DEFAULT_BANDWIDTH_HZ;
   const out = { kp: [] as number[], ki: [] as number[], kd: [] as number[], iLimitNm: [] as number[] };
   for (let i = 0; i < J.length; i++) {

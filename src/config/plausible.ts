@@ -7,6 +7,7 @@
  * Each problem names the field and the reason.
  */
 import { reflectedInertia, torqueForDuty } from '../model/motor.js';
+import { driverLabel } from '../model/driver.js';
 import { computeGravity, computeMassMatrix, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import type { ArmParams } from '../model/types.js';
 import type { JointLimits, Rig } from './load.js';
@@ -117,6 +118,15 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
       });
       continue;
     }
+    const d = m.driver;
+    if (d && d.dropV >= a.supplyV) {
+      out.push({ path: `${at}.driver.dropV`, message: `the ${driverLabel(d)} loses ${fmt(d.dropV)} V across its switches, no less than the ${fmt(a.supplyV)} V supply: the motor would get nothing` });
+      continue;
+    }
+    if (d?.maxSupplyV !== undefined && a.supplyV > d.maxSupplyV) {
+      out.push({ path: `${at}.driver`, message: `the ${driverLabel(d)} takes at most ${fmt(d.maxSupplyV)} V (its datasheet), but the supply is ${fmt(a.supplyV)} V` });
+      continue;
+    }
     const stall = torqueForDuty(m, a.supplyV, rig.maxDuty, 0);
     if (a.motorsGiven) {
       const gv = env.gravity[i]!;
@@ -124,7 +134,7 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
         out.push({
           path: at,
           message:
-            `joint ${i + 1}'s motor gives at most ${fmt(stall)} N m at stall (eta N kt Vs maxDuty / R), but holding the arm against gravity ` +
+            `joint ${i + 1}'s motor gives at most ${fmt(stall)} N m at stall (eta N kt Vs maxDuty / R${d ? `, through the ${driverLabel(d)}` : ''}), but holding the arm against gravity ` +
             `within the joint limits takes ${fmt(gv.torque)} N m (at ${degs(gv.at)}): a stronger motor, a higher gear ratio or narrower limits`,
         });
         continue;

@@ -8,7 +8,8 @@
  */
 import type { FeasibilityPart } from '../config/parts.js';
 import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
-import type { PathSpec } from '../model/builtins.js';
+import { scalePath, type PathSpec } from '../model/builtins.js';
+import { driverLabel } from '../model/driver.js';
 import type { Trajectory } from '../model/trajectory.js';
 import type { PlannedPhase } from './events.js';
 import { planPath, type PlannedPath } from './plan.js';
@@ -25,22 +26,45 @@ export class FeasibilityError extends Error {
     readonly phase?: PlannedPhase,
     /** The path's name (`preflight`). */
     readonly trajectory?: string,
+    /**
+     * The fastest `--speed` at which the paths fit the motors with FEASIBLE_HEADROOM to spare
+     * (`preflight` with `speed`), or null when none down to the slowest does; absent when not asked.
+     */
+    readonly feasibleSpeed?: number | null,
   ) {
     super(message);
   }
 }
 
+/**
+ * The share of what a motor can give that a plan may ask for through a declared H-bridge, and at a
+ * suggested `--speed`: the model is nominal (the mock arm's links are 12-15 % heavier than its rig
+ * file says) and the PID needs room to correct, so a plan that needs all of the motor ends in a
+ * following-error stop mid-motion instead of a refusal before it. Measured on rigs/mock-arm-l298n.json
+ * (virtual time): the reach needing 0.91 of the nominal L298N's torque (--speed 0.8) stopped on a
+ * following error, 0.875 to 0.90 (0.65 to 0.75) was done.
+ */
+export const FEASIBLE_HEADROOM = 0.88;
+
+/** The `--speed` steps the suggestion searches, downwards from the speed asked [x]. */
+const SPEED_STEP = 0.05;
+
 const DEG = 180 / Math.PI;
 
-/** The first sample that breaks a limit: its time on the trajectory [s], the joint, and what is wrong. */
+/** The first sample that breaks a limit: its time on the trajectory [s], the joint, which limit, and what is wrong. */
 interface Breach {
   t: number;
   joint: number;
+  /** The joint's range (no speed helps), its speed limit, or the torque. */
+  kind: 'angle' | 'speed' | 'torque';
   detail: string;
 }
 
-/** The first sample (every `stepS`, 1 kHz by default) of `traj` in [from, to] [s] that breaks a limit of `rig`, or undefined. */
-function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel, from = 0, to = traj.duration, stepS = 0.001): Breach | undefined {
+/**
+ * The first sample (every `stepS`, 1 kHz by default) of `traj` in [from, to] [s] that breaks a limit
+ * of `rig`, or undefined; `headroom` (0..1) is the share of the available torque it may use.
+ */
+function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel, from = 0, to = traj.duration, stepS = 0.001, headroom = 1): Breach | undefined {
   const n = rig.joints;
   const data = createActuatedArmData(model);
   const steps = Math.max(1, Math.ceil((to - from) / stepS));
@@ -53,15 +77,16 @@ function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmM
       const lim = rig.limits[i]!;
       const q = s.q[i]!;
       if (q < lim.min - 1e-9 || q > lim.max + 1e-9) {
-        return { t, joint: i, detail: `angle ${(q * DEG).toFixed(1)} deg is outside the joint limits ${(lim.min * DEG).toFixed(0)}..${(lim.max * DEG).toFixed(0)} deg` };
+        return { t, joint: i, kind: 'angle', detail: `angle ${(q * DEG).toFixed(1)} deg is outside the joint limits ${(lim.min * DEG).toFixed(0)}..${(lim.max * DEG).toFixed(0)} deg` };
       }
       const v = s.qd[i]!;
       if (Math.abs(v) > lim.maxVel + 1e-9) {
-        return { t, joint: i, detail: `speed ${(v * DEG).toFixed(0)} deg/s is beyond the limit ${(lim.maxVel * DEG).toFixed(0)} deg/s (slow it down: a longer duration)` };
+        return { t, joint: i, kind: 'speed', detail: `speed ${(v * DEG).toFixed(0)} deg/s is beyond the limit ${(lim.maxVel * DEG).toFixed(0)} deg/s (slow it down: a longer duration)` };
       }
       const need = tau[i]!;
       const avail = Math.min(lim.maxTorque, motorTorqueLimit(model, i, rig.maxDuty, v, need));
-      if (Math.abs(need) > avail) return { t, joint: i, detail: torqueMessage(rig, i, need, avail, v) };
+      const share = hasDriver(rig, i) ? Math.min(headroom, FEASIBLE_HEADROOM) : headroom;
+      if (Math.abs(need) > avail * share) return { t, joint: i, kind: 'torque', detail: torqueMessage(rig, i, need, avail, v, share) };
     }
   }
   return undefined;
@@ -98,6 +123,12 @@ export interface PreflightOptions {
   /** What to call a path in a message. @default `trajectory "<name>"` */
   what?: (path: PathSpec) => string;
   model?: ActuatedArmModel;
+  /**
+   * The paths run at `--speed` `at` (they are scaled already): a refusal that a slower speed, down to
+   * `min`, would cure names the fastest such speed (with FEASIBLE_HEADROOM) in its message and in
+   * FeasibilityError.feasibleSpeed, or says that none does.
+   */
+  speed?: { at: number; min: number };
 }
 
 const fmtPose = (q: readonly number[]): string => `${q.map((x) => (x * DEG).toFixed(1)).join(', ')} deg`;
@@ -111,14 +142,43 @@ export function preflight(rig: PreflightPart, paths: readonly PathSpec[], o: Pre
   const model = o.model ?? createActuatedArmModel(rig);
   const park = o.park ?? true;
   const what = o.what ?? ((p: PathSpec) => `trajectory "${p.name}"`);
+  const hit = scanPaths(rig, paths, model, o, 1);
+  if (!hit) return;
+  const e = breachError(hit.b, hit.plan, hit.spec.name, what(hit.spec), hit.q0, park, 'the start pose');
+  if (!o.speed || hit.b.kind === 'angle') throw e;
+  const speed = fastestFeasibleSpeed(rig, paths, model, o, o.speed.at, o.speed.min);
+  const advice =
+    speed !== null
+      ? `; at --speed ${speed} it fits, with ${Math.round((1 - FEASIBLE_HEADROOM) * 100)} % of the torque to spare`
+      : `; no --speed down to ${o.speed.min} fits it${hit.b.t < hit.plan.approachEnd ? ' (the approach does not slow down with --speed)' : ''}: a stronger driver or motor, a higher supply, or a lighter load`;
+  throw new FeasibilityError(`${e.message}${advice}`, e.t, e.joint, e.phase, e.trajectory, speed);
+}
+
+/** The first breach of `paths` run `factor` times as fast as given (with `headroom`), from the start pose in turn, and where. */
+function scanPaths(rig: PreflightPart, paths: readonly PathSpec[], model: ActuatedArmModel, o: PreflightOptions, factor: number, headroom = 1): { b: Breach; plan: PlannedPath; spec: PathSpec; q0: number[] } | undefined {
+  const park = o.park ?? true;
   let q0 = (o.from ?? startPose(rig)).slice();
   const order = o.cycle && !park && paths.length ? [...paths, paths[0]!] : paths;
-  for (const spec of order) {
+  for (const given of order) {
+    const spec = factor === 1 ? given : scalePath(given, factor);
     const plan = planPath(rig.arm, rig.limits, spec, q0, park);
-    const b = firstBreach(rig, plan.traj, model);
-    if (b) throw breachError(b, plan, spec.name, what(spec), q0, park, 'the start pose');
+    const b = firstBreach(rig, plan.traj, model, 0, plan.traj.duration, 0.001, headroom);
+    if (b) return { b, plan, spec: given, q0 };
     q0 = plan.endQ;
   }
+  return undefined;
+}
+
+/**
+ * The fastest --speed below `at`, in SPEED_STEP steps down to `min`, at which every path fits the
+ * motors with FEASIBLE_HEADROOM to spare (the search a person would do by hand, run by run), or null.
+ */
+function fastestFeasibleSpeed(rig: PreflightPart, paths: readonly PathSpec[], model: ActuatedArmModel, o: PreflightOptions, at: number, min: number): number | null {
+  for (let k = Math.ceil(at / SPEED_STEP - 1e-9) - 1; k * SPEED_STEP >= min - 1e-9; k--) {
+    const speed = Number((k * SPEED_STEP).toFixed(2));
+    if (!scanPaths(rig, paths, model, o, speed / at, FEASIBLE_HEADROOM)) return speed;
+  }
+  return null;
 }
 
 /** A planned path's trajectory and where its phases end. */
@@ -154,6 +214,12 @@ export function checkFromPose(rig: FeasibilityPart, plan: PlannedSpan, name: str
   if (p) throw breachError(p, plan, name, what, q0, park, 'where the arm was');
 }
 
+/** Joint `i`'s motor has a declared H-bridge (not the ideal one). */
+function hasDriver(rig: FeasibilityPart, i: number): boolean {
+  const d = rig.motors[i]?.driver;
+  return d !== undefined && d.preset !== 'ideal';
+}
+
 /** A torque for a message: two decimals, or two significant digits below 0.01 N m (never "0.00"). */
 function nm(x: number): string {
   const a = Math.abs(x);
@@ -165,7 +231,7 @@ function nm(x: number): string {
  * (`avail` [N m] is the smaller); when the motor gives nothing in that direction (its back-EMF at that
  * speed is above the supply), the joint is faster than the motor's no-load speed, and that is said.
  */
-function torqueMessage(rig: FeasibilityPart, i: number, need: number, avail: number, v: number): string {
+function torqueMessage(rig: FeasibilityPart, i: number, need: number, avail: number, v: number, share = 1): string {
   const lim = rig.limits[i]!;
   const dir = need >= 0 ? 'positive' : 'negative';
   if (avail <= 0) {
@@ -180,6 +246,14 @@ function torqueMessage(rig: FeasibilityPart, i: number, need: number, avail: num
   let digits = 2;
   while (digits < 6 && Math.abs(need).toFixed(digits) === avail.toFixed(digits)) digits++;
   const show = (x: number): string => (digits === 2 ? nm(x) : Math.abs(x).toFixed(digits));
-  const by = avail < lim.maxTorque ? `the motor at ${(v * DEG).toFixed(0)} deg/s` : `the torque limit limits[${i}].maxTorqueNm`;
+  const d = rig.motors[i]?.driver;
+  const motor = d && d.preset !== 'ideal' ? `the motor through its ${driverLabel(d)} on the ${rig.supplyV} V supply` : 'the motor';
+  const by = avail < lim.maxTorque ? `${motor} at ${(v * DEG).toFixed(0)} deg/s` : `the torque limit limits[${i}].maxTorqueNm`;
+  if (Math.abs(need) <= avail) {
+    return (
+      `needs ${nm(need)} N m of the ${nm(avail)} N m available (${by}; torque limit ${lim.maxTorque} N m): more than the ` +
+      `${Math.round(share * 100)} % twolink plans with through a declared H-bridge (the rest is for the model's errors): slow it down or lighten the load`
+    );
+  }
   return `needs ${show(need)} N m but only ${show(avail)} N m is available (${by}; torque limit ${lim.maxTorque} N m): slow it down or lighten the load`;
 }

@@ -42,6 +42,7 @@ import {
 } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 import { DRIVER_PRESETS, type DriverParams } from '../model/driver.js';
+import { torqueForDuty } from '../model/motor.js';
 import { mulberry32 } from '../model/random.js';
 import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
 import { jacobian } from '../model/kinematics.js';
@@ -95,6 +96,8 @@ const FLAW_DEFAULTS = { gearStiffness: DEFAULT_GEAR_STIFFNESS, gearDamping: DEFA
 
 /** The motor side's inertia when the rig gives the rotor none [kg m^2 at the joint]: the split needs one. */
 const MIN_MOTOR_INERTIA = 1e-4;
+/** Encoder readings the plant remembers the links' angles at (linkAtReading): 64 covers 60 ms of Firmata's per-joint reads at 1 kHz. */
+const READINGS = 64;
 /** A motor side slower than this is at rest for the stick test [rad/s]. */
 const REST_SPEED = 1e-6;
 /** The mesh's fastest mode times a sub-step stays below this [rad] (RK4 is accurate well inside its limit of 2.8). */
@@ -225,6 +228,10 @@ export class Plant {
   private substeps = 1;
   /** The link's true angles at the last encoder reading [rad] (counts()): what the encoders would read without play. */
   readonly linkAtSample: number[];
+  /** The last READINGS encoder readings: plant time [s] and the links' true angles [rad], a ring. */
+  private readonly readingT = new Float64Array(READINGS).fill(-Infinity);
+  private readonly readingQ = new Float64Array(2 * READINGS);
+  private readingAt = 0;
 
   /**
    * `encoders` are what the board believes per encoder input (it reports their counts per
@@ -351,7 +358,8 @@ export class Plant {
 
   /**
    * The joint accelerations [rad/s^2] the plant integrates at its state (q, qd) under the duty now,
-   * after the wiring, the injections and the stops, into `out`.
+   * after the wiring, the injections and the stops, into `out`: the rigid arm's (with play or
+   * stiction the joints are split and integrated apart: this is then what the rigid arm would do).
    */
   accelerations(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     this.accel(this.q, this.qd, out);
@@ -361,7 +369,11 @@ export class Plant {
   /** Joint torque of motor i at joint velocity w [N m]: the model's motor behind the real wiring and supply. */
   private motor(i: number, w: number): number {
     if (this.injected.motorDead[i]) return 0;
-    const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.injected.supplyScale;
+    const scale = this.injected.supplyScale;
+    const m = this.model.motors[i]!;
+    // Through a bridge the sagging supply loses the bridge's drop too (not a scaled duty: the PWM's steps and dead time are the bridge's).
+    if (m.driver && scale !== 1) return torqueForDuty(m, this.model.supplyV * scale, this.motorSign[i]! * this.duty[this.motorChannel[i]!]!, w);
+    const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * scale;
     return motorTorque(this.model, i, duty, w);
   }
 
@@ -646,6 +658,10 @@ export class Plant {
   counts(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     const at = this.encoderQ;
     for (let j = 0; j < this.joints; j++) this.linkAtSample[j] = this.q[j]!;
+    const k = this.readingAt++ % READINGS;
+    this.readingT[k] = this.t;
+    this.readingQ[2 * k] = this.q[0]!;
+    this.readingQ[2 * k + 1] = this.joints > 1 ? this.q[1]! : 0;
     for (let i = 0; i < this.joints; i++) {
       const j = this.encoderJoint[i]!;
       const e = this.sensor[j]!;
@@ -682,6 +698,22 @@ export class Plant {
       this.injected.encoderOffset[i]! -= way * slip;
       this.slipTurned[i] = turned - way * SLIP_EVERY * slip;
     } else this.slipTurned[i] = turned;
+  }
+
+  /**
+   * The links' true angles [rad] at the last encoder reading at or before plant time `t` [s] (of the
+   * last READINGS), into `out`; its plant time [s], or NaN when none is that old (`out` untouched).
+   */
+  linkAtReading(t: number, out: number[]): number {
+    let best = -1;
+    for (let k = 0; k < READINGS; k++) {
+      const tk = this.readingT[k]!;
+      if (tk <= t + 1e-9 && (best < 0 || tk > this.readingT[best]!)) best = k;
+    }
+    if (best < 0) return Number.NaN;
+    out[0] = this.readingQ[2 * best]!;
+    out[1] = this.readingQ[2 * best + 1]!;
+    return this.readingT[best]!;
   }
 
   /** Sets the encoders so that they read zero now (the board's `Z`). */

@@ -342,10 +342,12 @@ export function motorDuty(model: ActuatedArmModel, joint: number, tau: number, q
 
 /**
  * The back-EMF damping of motor `joint` at its joint, B = -d tm / d qd = eta N^2 kt ke / R
- * [N m s/rad]: at a fixed duty the motor acts as this viscous friction on top of its torque.
+ * (R + the H-bridge's series resistance with a driver) [N m s/rad]: at a fixed duty the motor acts as this viscous friction on top of its torque.
  */
 export function motorDamping(model: ActuatedArmModel, joint: number): number {
   const m = model.motors[joint]!;
+  // (through an H-bridge the back-EMF's current also crosses its switches' resistance)
+  if (m.driver) return (m.efficiency * m.gear * m.gear * m.kt * m.ke) / (m.R + m.driver.seriesOhm);
   return (m.efficiency * m.gear * m.gear * m.kt * m.ke) / m.R;
 }
 

@@ -41,38 +41,40 @@ const ARDUINO_PWM = { pwmHz: 490, pwmBits: 8 } as const;
 /**
  * The bridges hobby arms use, with their datasheets' typical figures (tests/driver.test.ts pins them).
  * The PWM is the Arduino's `analogWrite` (8 bit, 490 Hz) for all: override `pwmHz`/`pwmBits` for
- * another board.
+ * another board. `maxSupplyV` is the datasheet's highest operating (or absolute) supply, `maxCurrentA`
+ * its continuous (or peak, where that is all it gives) current. The MOSFET bridges' dead time is not
+ * a datasheet table figure: their switching delays are well under a microsecond to a few, under
+ * 0.1 % of a 490 Hz period; the value here is that order.
  */
 export const DRIVER_PRESETS: Record<DriverPresetName, DriverParams> = {
   /** No losses, continuous duty: the motor model as it was before drivers (the default). */
   ideal: { preset: 'ideal', dropV: 0, seriesOhm: 0, deadTimeUs: 0, pwmHz: ARDUINO_PWM.pwmHz, pwmBits: 0 },
   /**
-   * ST L298 (datasheet "L298 Dual full-bridge driver", Jan 2000, electrical characteristics): bipolar
-   * switches, source saturation VCEsat(H) typ 1.35 V at 1 A, 2 V at 2 A; sink VCEsat(L) typ 1.2 V at
-   * 1 A, 1.7 V at 2 A: total 2.55 V at 1 A, 3.7 V at 2 A, i.e. 1.4 V + 1.15 ohm. Supply up to 46 V;
-   * 2 A DC per channel (3 A non-repetitive peak). Turn-on delay and rise time about 2 us per switching.
+   * ST L298 ("Dual full-bridge driver", Jan 2000, electrical characteristics): bipolar switches,
+   * source saturation VCEsat(H) typ 1.35 V at 1 A, 2 V at 2 A; sink VCEsat(L) typ 1.2 V at 1 A,
+   * 1.7 V at 2 A: 2.55 V at 1 A, 3.7 V at 2 A in all, i.e. 1.4 V + 1.15 ohm. Supply VS up to 46 V
+   * (operative); 2 A DC per channel (absolute maximum ratings). Source turn-on delay typ 2 us.
    */
   l298n: { preset: 'l298n', dropV: 1.4, seriesOhm: 1.15, deadTimeUs: 2, ...ARDUINO_PWM, maxSupplyV: 46, maxCurrentA: 2 },
   /**
    * Toshiba TB6612FNG (datasheet 2014-10-01, features): LD-MOS, output ON resistance 0.5 ohm
-   * (upper + lower, typ, VM >= 5 V); VM up to 15 V; 1.2 A average, 3.2 A peak per channel.
+   * (upper + lower, typ, VM >= 5 V); VM up to 15 V; 1.2 A average (3.2 A peak) per channel.
    */
   tb6612: { preset: 'tb6612', dropV: 0, seriesOhm: 0.5, deadTimeUs: 0.3, ...ARDUINO_PWM, maxSupplyV: 15, maxCurrentA: 1.2 },
+  /** TI DRV8871 (SLVSCY9B, features): RDS(on) 565 mOhm typ (high + low side); 6.5-45 V; 3.6 A peak. */
+  drv8871: { preset: 'drv8871', dropV: 0, seriesOhm: 0.565, deadTimeUs: 0.5, ...ARDUINO_PWM, maxSupplyV: 45, maxCurrentA: 3.6 },
   /**
-   * TI DRV8871 (datasheet SLVSCY9): RDS(on) high + low side 565 mOhm typ; VM 6.5-45 V; 3.6 A peak
-   * (current regulation by ILIM).
+   * Infineon BTS7960B (Rev. 1.1, 2004-12-07, 4.2.1 and 4.2.4): ON resistance typ 7 mOhm high side +
+   * 9 mOhm low side at 25 C (13.5 V, 9 A); over-voltage lock-out from 27.5 V (4.3.4); current
+   * limitation typ 43 A low side at 25 C (4.3.8). Two of them make the IBT-2 H-bridge boards.
    */
-  drv8871: { preset: 'drv8871', dropV: 0, seriesOhm: 0.565, deadTimeUs: 0.2, ...ARDUINO_PWM, maxSupplyV: 45, maxCurrentA: 3.6 },
+  bts7960: { preset: 'bts7960', dropV: 0, seriesOhm: 0.016, deadTimeUs: 1, ...ARDUINO_PWM, maxSupplyV: 27.5, maxCurrentA: 43 },
   /**
-   * Infineon BTS7960 (BTS7960B datasheet): path resistance typ 16 mOhm at 25 C (high + low side);
-   * operating supply 5.5-27.5 V; current limitation 33 A typ (the IBT-2 boards hobby arms use).
+   * ST VNH5019A-E (Doc ID 15701): RDS(on) 18 mOhm per leg in its summary, two legs in the current's
+   * path (how that splits between the switches was not checked); maximum bridge supply 41 V and 30 A
+   * continuous output (absolute maximum ratings, table 4).
    */
-  bts7960: { preset: 'bts7960', dropV: 0, seriesOhm: 0.016, deadTimeUs: 1, ...ARDUINO_PWM, maxSupplyV: 27.5, maxCurrentA: 33 },
-  /**
-   * ST VNH5019A-E (datasheet): RDS(on) 18 mOhm max per leg (high + low side: 36 mOhm), typ about
-   * 12 mOhm per leg; operating supply 5.5-24 V; 12 A continuous on Pololu's carrier (30 A max).
-   */
-  vnh5019: { preset: 'vnh5019', dropV: 0, seriesOhm: 0.024, deadTimeUs: 1, ...ARDUINO_PWM, maxSupplyV: 24, maxCurrentA: 12 },
+  vnh5019: { preset: 'vnh5019', dropV: 0, seriesOhm: 0.036, deadTimeUs: 1, ...ARDUINO_PWM, maxSupplyV: 41, maxCurrentA: 30 },
 };
 
 /** The duty lost per PWM period to the bridge's dead time, t_dead f_pwm (0..1). */
@@ -101,4 +103,17 @@ export function driverCommandFor(d: DriverParams, effective: number): number {
   if (effective === 0) return 0;
   const lost = driverLostDuty(d);
   return effective < 0 ? effective - lost : effective + lost;
+}
+
+/** The bridges' names as people write them. */
+const LABELS: Record<DriverPresetName, string> = { ideal: 'ideal H-bridge', l298n: 'L298N', tb6612: 'TB6612FNG', drv8871: 'DRV8871', bts7960: 'BTS7960', vnh5019: 'VNH5019' };
+
+/** A bridge for a message: its preset's name, or its figures (`H-bridge (1.4 V + 1.15 ohm, 2 us per period at 490 Hz)`). */
+export function driverLabel(d: DriverParams): string {
+  const figures = `${round(d.dropV)} V + ${round(d.seriesOhm)} ohm, ${round(d.deadTimeUs)} us per period at ${round(d.pwmHz)} Hz`;
+  return d.preset && d.preset !== 'ideal' ? `${LABELS[d.preset]} H-bridge (${figures})` : d.preset === 'ideal' ? LABELS.ideal : `H-bridge (${figures})`;
+}
+
+function round(x: number): string {
+  return String(Number(x.toPrecision(3)));
 }

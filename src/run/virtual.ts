@@ -130,7 +130,7 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
     ...(law ? { law } : {}),
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
     sink: (row) => {
-      plantTruth(row, mock);
+      plantTruth(row, mock, clock.now());
       if (opts.keepRows ?? true) rows.push(Float64Array.from(row));
       stats.add(row);
       recorder?.tick(row);
@@ -167,15 +167,26 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
 
 /**
  * Writes the mock's truth into a tick row (the mock-only `plant` fields): the links' true angles when
- * the board last read the encoders, which sit on the motor side. Only a virtual run has the plant in
+ * the board read the encoders for the row's sample (they sit on the motor side). Only a virtual run has the plant in
  * its thread; every other run leaves `plant.known` at 0.
  */
-function plantTruth(row: Float64Array | number[], mock: LineMock | FirmataMock): void {
+function plantTruth(row: Float64Array | number[], mock: LineMock | FirmataMock, now: number): void {
   const p = mock.plant;
+  // The reading the row holds: the line board's time is the plant's (both on this clock, from its
+  // boot), to the microsecond; else it was sampled errUs before now when it was answered; else
+  // (a reading superseded before its answer, on Firmata) the last reading.
+  const q = TRUTH;
+  const boardT = row[F.boardT]!;
+  const found = row[F.fresh] ? p.linkAtReading(boardT + 2e-6, q) : Number.NaN;
+  if (!(Math.abs(found - boardT) <= 2e-6) && !(row[F.errUs]! > 0 && p.linkAtReading(now - row[F.errUs]! * 1e-6, q) >= 0)) {
+    q[0] = p.linkAtSample[0]!;
+    q[1] = p.joints > 1 ? p.linkAtSample[1]! : 0;
+  }
   row[F.plantKnown] = 1;
-  row[F.plantQ0] = p.linkAtSample[0]!;
-  row[F.plantQ1] = p.joints > 1 ? p.linkAtSample[1]! : 0;
+  row[F.plantQ0] = q[0]!;
+  row[F.plantQ1] = q[1]!;
 }
+const TRUTH = [0, 0];
 
 /** The line protocol's mock of a run (a test of the line board's own counters); throws for a Firmata rig's run. */
 export function lineMock(r: Pick<VirtualRun, 'mock'>): LineMock {
