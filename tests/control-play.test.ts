@@ -54,8 +54,8 @@ describe('the reach on the mock with every flaw (virtual time)', () => {
     for (const v of r.summary.reversals!.perS) expect(v).toBeLessThanOrEqual(2);
   });
 
-  it('3 deg of play the host does not know of: it warns that the duty rattles, calms the joints and the reach is done', async () => {
-    const rig = flawedRig(3, false);
+  it('1.5 deg of play the host does not know of: it warns that the duty rattles, calms the joints and the reach is done', async () => {
+    const rig = flawedRig(1.5, false);
     expect(rig.encoders.every((e) => !e.backlash)).toBe(true);
     const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
     expect(r.summary.stop).toEqual({ kind: 'done' });

@@ -82,7 +82,7 @@ export function describeEvent(e: LoopEvent): string {
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
     case 'reversals':
-      return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg)${e.feedHz ? `; the disturbance observer's feed lowered to ${e.feedHz.map((h) => `${h} Hz`).join(' and ')}, the derivative gain capped` : ''}`;
+      return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg)${e.feedHz ? `; the disturbance observer's feed lowered to ${e.feedHz.map((h) => `${h} Hz`).join(' and ')}` : ''}`;
     case 'link':
       return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
   }

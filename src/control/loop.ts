@@ -30,6 +30,8 @@ import { DutyReversals, ReversalWatch, WARN_DUTY_FLOOR } from './reversals.js';
 import { F, LOOP_STATES } from '../telemetry/tick.js';
 
 const TRACK_STATE = LOOP_STATES.indexOf('track');
+/** A duty reversal this soon after the plan's acceleration turned [s] follows the plan: the reversal warning leaves it out. */
+const PLAN_TURN_S = 0.1;
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
 export type { LoopCommand } from './commands.js';
@@ -56,6 +58,9 @@ export class LoopCore extends LoopModes {
   /** The duty reversals while the joints move, and the warning when they climb (reversals.ts). */
   private readonly reversals: DutyReversals;
   private readonly reversalWatch: ReversalWatch;
+  /** Per joint: the sign of the plan's acceleration, and the board time it last changed [s]. */
+  private readonly planAccelSign: number[] = [0, 0];
+  private readonly planTurnT: number[] = [-Infinity, -Infinity];
 
   constructor(o: LoopOptions) {
     super(o);
@@ -187,9 +192,20 @@ export class LoopCore extends LoopModes {
     const row = this.rows.row;
     const tracking = row[F.state] === TRACK_STATE;
     const t = row[F.boardT]!;
-    const rose = this.reversalWatch.update(t, this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0));
+    let reversed = this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0);
+    // A duty that turns within PLAN_TURN_S of the plan's acceleration turning (identification's excitation,
+    // a plan that reverses) follows the plan; the warning counts the others (a rattle through the play).
+    for (let j = 0; j < this.joints; j++) {
+      const a = Math.sign(row[F.qddDes0 + j]!);
+      if (a !== 0 && a !== this.planAccelSign[j]) {
+        this.planAccelSign[j] = a;
+        this.planTurnT[j] = t;
+      }
+      if (reversed & (1 << j) && t - this.planTurnT[j]! < PLAN_TURN_S) reversed &= ~(1 << j);
+    }
+    const rose = this.reversalWatch.update(t, reversed);
     if (!rose) return;
-    // Our own law calms those joints: its disturbance observer's feed and its derivative gain (tracking-law.ts `calm`).
+    // Our own law calms those joints: its disturbance observer's feed (tracking-law.ts `calm`).
     const own = this.law === this.controller.law && this.o.rig.control.disturbanceObserver ? this.controller.law : undefined;
     const feedHz = own ? rose.map((j) => own.calm(j)) : undefined;
     this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), ...(feedHz ? { feedHz } : {}), t: this.time.t });
