@@ -25,6 +25,7 @@ import { benchFoxgloveFuzz } from './foxglove-fuzz.js';
 import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
 import { benchSerial } from './serial.js';
+import { benchHardware } from './hardware.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -63,6 +64,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   crash: () => benchCrash(Number(argValue('--crash-runs') ?? 5)),
   // Issue 34: --serial tty vs serialport over the pty rigs, quiet and heavy; --serial-runs N each (default 5).
   serial: () => benchSerial(Number(argValue('--serial-runs') ?? 5)),
+  // Issue 33: the reach on the mock with play, stiction and an H-bridge, each alone and all together, FF+PID and PID alone (virtual time).
+  hardware: benchHardware,
 };
 
 function argValue(name: string): string | undefined {

@@ -321,6 +321,7 @@ function humanSummary(s: RunSummary, cable: string, float = false): string {
       : []),
     float ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here' : trackingLine(s.tracking),
     ...(s.replay ? [replayLine(s.replay)] : []),
+    ...(float ? [] : phaseLines(s)),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
     `link: sent ${s.link.sent}, received ${s.link.received}, lost ${s.link.lost}, corrupt ${s.link.corrupt}`,
     ...(s.impedance ? [impedanceLine(s.impedance)] : []),
@@ -339,6 +340,27 @@ export function trackingLine(t: RunSummary['tracking']): string {
   if (t.covers === 'none' || t.samples === 0) return 'tracking: no sample tracked (the run ended before any trajectory began)';
   const what = t.covers === 'approach' ? ' on the approach only (the run ended before the trajectory proper)' : '';
   return `tracking RMS [deg]${what}: ${f(t.rmsDeg)}   max: ${f(t.maxDeg)}`;
+}
+
+/**
+ * The tracking of every phase the run entered (approach, trajectory, way back), for the encoder (saying
+ * where it sits: a motor-side encoder's figure is the motor's) and, where the run knows it, the link;
+ * then the duty reversals (src/control/reversals.ts).
+ */
+export function phaseLines(s: Pick<RunSummary, 'phases' | 'encoderSide' | 'reversals'>): string[] {
+  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+  const names = { approach: 'approach', trajectory: 'trajectory', park: 'way back' } as const;
+  const entered = (['approach', 'trajectory', 'park'] as const).filter((k) => s.phases?.[k]);
+  const out: string[] = [];
+  if (entered.length) {
+    const side = s.encoderSide ? `encoder, ${s.encoderSide.every((x) => x === s.encoderSide![0]) ? `${s.encoderSide[0]} side` : s.encoderSide.map((x, i) => `joint ${i + 1} ${x} side`).join(', ')}` : 'encoder';
+    out.push(`tracking per phase, ${side}, RMS / max [deg]: ${entered.map((k) => `${names[k]} ${f(s.phases![k]!.encoder.rmsDeg)} / ${f(s.phases![k]!.encoder.maxDeg)}`).join('; ')}`);
+    const linked = entered.filter((k) => s.phases![k]!.link);
+    if (linked.length) out.push(`tracking per phase, link (its true angle), RMS / max [deg]: ${linked.map((k) => `${names[k]} ${f(s.phases![k]!.link!.rmsDeg)} / ${f(s.phases![k]!.link!.maxDeg)}`).join('; ')}`);
+  }
+  const r = s.reversals;
+  if (r && r.movingS.some((m) => m > 0)) out.push(`duty reversals per second in motion: ${r.perS.map((v) => v.toFixed(2)).join(', ')} (${r.count.join(', ')} in ${r.movingS.map((v) => v.toFixed(1)).join(', ')} s)`);
+  return out;
 }
 
 /** The replay report of a run that followed a taught motion. */

@@ -33,6 +33,10 @@ export interface EncoderParams {
   sign: 1 | -1;
   /** Joint angle at count 0 [rad]. */
   zero: number;
+  /** Where it sits: on the motor shaft (before the gearbox) or on the joint. Absent in an EncoderParams built by hand: the motor. */
+  side?: 'motor' | 'joint';
+  /** The play between it and the link [rad] (the gearbox's, for a motor-side encoder). Absent: none. */
+  backlash?: number;
 }
 
 /** The plant of the mock rig: the arm as it really is. */
@@ -97,8 +101,8 @@ export interface Rig {
   joints: 1 | 2;
   /** The nominal arm. */
   arm: ArmParams;
-  /** Nominal friction [N m s/rad], [N m] per joint. */
-  friction: { viscous: number[]; coulomb: number[] };
+  /** Nominal friction [N m s/rad], [N m] per joint; the breakaway [N m] and Stribeck velocity [rad/s] when the file gives them. */
+  friction: { viscous: number[]; coulomb: number[]; breakaway?: number[]; stribeckVelocity?: number[] };
   motors: MotorParams[];
   /** [V] */
   supplyV: number;
@@ -191,10 +195,12 @@ export function resolveRig(f: RigFile, file: string): Rig {
   const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
   const zeros = (): number[] => new Array<number>(joints).fill(0);
   const motors = f.motors ?? new Array(joints).fill(DEFAULT_MOTOR);
-  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map((e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number }) => ({
+  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map((e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
     countsPerRev: e.countsPerRev,
     sign: e.sign,
     zero: e.zeroDeg * DEG,
+    side: e.side ?? 'motor',
+    backlash: (e.backlashDeg ?? 0) * DEG,
   }));
   const limits: JointLimits[] = (f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })).map(
     (l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
@@ -229,7 +235,12 @@ export function resolveRig(f: RigFile, file: string): Rig {
     joints,
     cable,
     arm: { ...f.arm } as ArmParams,
-    friction: { viscous: f.friction.viscous ?? zeros(), coulomb: f.friction.coulomb ?? zeros() },
+    friction: {
+      viscous: f.friction.viscous ?? zeros(),
+      coulomb: f.friction.coulomb ?? zeros(),
+      ...(f.friction.breakawayNm ? { breakaway: f.friction.breakawayNm.slice() } : {}),
+      ...(f.friction.stribeckVelocityRadS ? { stribeckVelocity: f.friction.stribeckVelocityRadS.slice() } : {}),
+    },
     motors: motors.map((m: MotorParams) => ({ ...m })),
     supplyV: f.supplyV,
     maxDuty: f.maxDuty,

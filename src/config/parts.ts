@@ -9,8 +9,12 @@ import type { Rig } from './load.js';
 /** The nominal actuated arm (the model's spec) with its joint count. */
 export type ArmPart = Pick<Rig, 'joints'> & ActuatedArmSpec;
 
-/** The controller: the arm, its gains and feedforward, the joints' torque limits and the duty cap. */
-export type ControllerPart = ArmPart & Pick<Rig, 'control' | 'limits' | 'maxDuty'>;
+/**
+ * The controller: the arm, its gains and feedforward, the joints' torque limits and the duty cap; the
+ * encoders when known (where they sit and the play they cannot see: the backlash inverse, the
+ * disturbance observer's feed).
+ */
+export type ControllerPart = ArmPart & Pick<Rig, 'control' | 'limits' | 'maxDuty'> & Partial<Pick<Rig, 'encoders'>>;
 
 /** The twin: the arm and its alarm and anchoring settings. */
 export type TwinPart = ArmPart & Pick<Rig, 'twin'>;

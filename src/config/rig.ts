@@ -6,6 +6,9 @@
  *
  * Unknown keys are errors (a typo such as "kP" must not be silently ignored), and every error names the
  * file and the field: `rigs/x.json: arm.m1: must be > 0 (got -1)`.
+ *
+ * The file is over 650 lines because it is the rig file's one schema: every section's fields with their
+ * units, ranges and meaning in one place, which the reference of the rig file is read from.
  */
 import { z } from 'zod';
 import { wiringSchema } from './wiring.js';
@@ -168,6 +171,12 @@ const controlSchema = z.strictObject({
    * cancelling unmodelled friction and mass errors. Off with --no-feedforward.
    */
   disturbanceObserver: z.boolean().default(true),
+  /**
+   * The corner of the low-pass the observer's estimate passes before the feedforward takes it [Hz]
+   * (src/control/disturbance-feed.ts): by default none, or 6 Hz on a joint whose encoder has play
+   * before the link (`encoders[j].backlashDeg`); a warning of the duty's reversals lowers it.
+   */
+  disturbanceFeedHz: within(pos, 0.1, 1000, 'Hz').optional(),
   /** Bandwidth of the velocity estimator (an alpha-beta tracking filter on the encoder angles) [Hz]. */
   velocityFilterHz: atMost(pos, 1000, 'Hz').default(25),
   /** Ramp of the output scale from 0 to 1 when a motion starts [s]. */
@@ -262,6 +271,19 @@ const encoderSchema = z.strictObject({
   sign: z.union([z.literal(1), z.literal(-1)]).default(1),
   /** Joint angle at count 0 [deg] (where the arm is when the encoders are zeroed). */
   zeroDeg: angleDeg.default(0),
+  /**
+   * Where the encoder sits: on the motor shaft, before the gearbox (hobby gearmotors: the Pololu 37D's
+   * 64 CPR encoder, the JGA25-370's), where it cannot see the gearbox's play; or on the joint, after
+   * it. Figures from a motor-side encoder are the motor's, not the link's. @default motor
+   */
+  side: z.enum(['motor', 'joint']).optional(),
+  /**
+   * The play between this encoder and the link, at the joint [deg]: the gearbox's backlash when the
+   * encoder is on the motor side (no maker publishes it; hobby gearboxes have about 1-3 deg). The
+   * controller then moves the motor across the play so that the link follows the plan (a backlash
+   * inverse, src/control/backlash.ts). @default 0
+   */
+  backlashDeg: atMost(nonneg, 30, 'deg', 'a gearbox, not a free joint').optional(),
 });
 
 const firmataMotorSchema = z.union([z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }), z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) })]);
@@ -446,7 +468,20 @@ export const rigFileSchema = z
     description: z.string().optional(),
     arm: armSchema,
     /** Nominal friction the host compensates for. */
-    friction: z.strictObject({ viscous: perJoint(viscous).optional(), coulomb: perJoint(coulomb).optional() }).default({}),
+    friction: z
+      .strictObject({
+        viscous: perJoint(viscous).optional(),
+        coulomb: perJoint(coulomb).optional(),
+        /**
+         * Breakaway (static) friction per joint [N m]: what it takes to start from rest, at least the
+         * Coulomb level (hobby gearmotors: about twice their running friction). The feedforward and the
+         * twin then carry Stribeck's curve (src/model/actuated.ts). @default the Coulomb level
+         */
+        breakawayNm: perJoint(coulomb).optional(),
+        /** Speed over which the friction falls from the breakaway to the Coulomb level [rad/s]. @default 0.02 */
+        stribeckVelocityRadS: perJoint(within(pos, 1e-4, 10, 'rad/s')).optional(),
+      })
+      .default({}),
     /** Supply voltage of the H-bridge [V]. */
     supplyV: supply.default(12),
     /** Largest duty the host commands, 0..1. */
@@ -485,6 +520,17 @@ export const rigFileSchema = z
     };
     check(['friction', 'viscous'], rig.friction.viscous);
     check(['friction', 'coulomb'], rig.friction.coulomb);
+    check(['friction', 'breakawayNm'], rig.friction.breakawayNm);
+    check(['friction', 'stribeckVelocityRadS'], rig.friction.stribeckVelocityRadS);
+    rig.friction.breakawayNm?.forEach((b, i) => {
+      const c = rig.friction.coulomb?.[i] ?? 0;
+      if (b < c)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['friction', 'breakawayNm', i],
+          message: `the breakaway friction (${b} N m) is below the Coulomb level friction.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
+        });
+    });
     check(['motors'], rig.motors);
     check(['encoders'], rig.encoders);
     check(['limits'], rig.limits);

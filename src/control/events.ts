@@ -33,7 +33,14 @@ export type LoopEvent =
   /** A phase begins (with its plan), or (`none`) the trajectory is over. */
   | { kind: 'trajectory'; name: string; phase: PlannedPhase; plan: PhasePlan; t: number }
   | { kind: 'trajectory'; name: string; phase: 'none'; t: number }
-  | { kind: 'link'; event: LinkEvent; t: number };
+  | { kind: 'link'; event: LinkEvent; t: number }
+  /**
+   * The motor duty of `joints` (0-based) reverses more than WARN_REVERSALS_PER_S times a second while
+   * they move (reversals.ts): a gearbox with play rattles, and wears. `perS` per joint of the rig;
+   * `feedHz`, per joint of `joints`, the corner the disturbance observer's feed was lowered to
+   * (disturbance-feed.ts), when the law is ours and the observer on.
+   */
+  | { kind: 'reversals'; joints: number[]; perS: number[]; feedHz?: number[]; t: number };
 
 /**
  * Points on a phase's planned path (plus one: both ends): enough for a terminal's drawing, few enough
@@ -74,6 +81,8 @@ export function describeEvent(e: LoopEvent): string {
       return `${t} TWIN ALARM: ${jointsText(e.joints)} ${e.joints.length === 1 ? 'diverges' : 'diverge'} from the model`;
     case 'trajectory':
       return e.phase === 'none' ? `${t} ${e.name}: done` : `${t} ${e.name}: ${e.phase}`;
+    case 'reversals':
+      return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg)${e.feedHz ? `; the disturbance observer's feed lowered to ${e.feedHz.map((h) => `${h} Hz`).join(' and ')}` : ''}`;
     case 'link':
       return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
   }

@@ -26,6 +26,12 @@ import { Twin } from './twin.js';
 import { AlarmEdges } from './alarm-edges.js';
 import { LoopGuards } from './guards.js';
 import { LoopModes, type LoopOptions, type Mode } from './loop-modes.js';
+import { DutyReversals, ReversalWatch, WARN_DUTY_FLOOR } from './reversals.js';
+import { F, LOOP_STATES } from '../telemetry/tick.js';
+
+const TRACK_STATE = LOOP_STATES.indexOf('track');
+/** A duty reversal this soon after the plan's acceleration turned [s] follows the plan: the reversal warning leaves it out. */
+const PLAN_TURN_S = 0.1;
 
 export { LIMIT_MARGIN, SPEED_FACTOR } from './safety.js';
 export type { LoopCommand } from './commands.js';
@@ -49,6 +55,12 @@ export class LoopCore extends LoopModes {
   private readonly lawInput: { -readonly [K in keyof LawInput]: LawInput[K] };
   private readonly alarms: AlarmEdges;
   private readonly rows: RowWriter;
+  /** The duty reversals while the joints move, and the warning when they climb (reversals.ts). */
+  private readonly reversals: DutyReversals;
+  private readonly reversalWatch: ReversalWatch;
+  /** Per joint: the sign of the plan's acceleration, and the board time it last changed [s]. */
+  private readonly planAccelSign: number[] = [0, 0];
+  private readonly planTurnT: number[] = [-Infinity, -Infinity];
 
   constructor(o: LoopOptions) {
     super(o);
@@ -68,6 +80,8 @@ export class LoopCore extends LoopModes {
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
     this.alarms = new AlarmEdges(n);
+    this.reversals = new DutyReversals(n, WARN_DUTY_FLOOR);
+    this.reversalWatch = new ReversalWatch(n);
     const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
   }
@@ -105,6 +119,7 @@ export class LoopCore extends LoopModes {
       const { out, trajT, phase } = this.update(r);
       this.write(out);
       this.record(r, wallStart, out, trajT, phase);
+      this.watchReversals();
     } finally {
       this.time.end();
     }
@@ -170,6 +185,30 @@ export class LoopCore extends LoopModes {
     const since = this.time.sinceAnswered(r);
     if (m.kind !== 'track' || since === undefined) return { trajT: -1, phase: 'none' };
     return this.plan.atUnanswered(m.a, since);
+  }
+
+  /** The answered sample's duty reversals (reversals.ts), from its row as the summary counts them; a warning when they climb. */
+  private watchReversals(): void {
+    const row = this.rows.row;
+    const tracking = row[F.state] === TRACK_STATE;
+    const t = row[F.boardT]!;
+    let reversed = this.reversals.add(t, tracking, row, row, F.qdDes0, F.duty0);
+    // A duty that turns within PLAN_TURN_S of the plan's acceleration turning (identification's excitation,
+    // a plan that reverses) follows the plan; the warning counts the others (a rattle through the play).
+    for (let j = 0; j < this.joints; j++) {
+      const a = Math.sign(row[F.qddDes0 + j]!);
+      if (a !== 0 && a !== this.planAccelSign[j]) {
+        this.planAccelSign[j] = a;
+        this.planTurnT[j] = t;
+      }
+      if (reversed & (1 << j) && t - this.planTurnT[j]! < PLAN_TURN_S) reversed &= ~(1 << j);
+    }
+    const rose = this.reversalWatch.update(t, reversed);
+    if (!rose) return;
+    // Our own law calms those joints: its disturbance observer's feed (tracking-law.ts `calm`).
+    const own = this.law === this.controller.law && this.o.rig.control.disturbanceObserver ? this.controller.law : undefined;
+    const feedHz = own ? rose.map((j) => own.calm(j)) : undefined;
+    this.emit({ kind: 'reversals', joints: rose, perS: this.reversalWatch.rate.slice(), ...(feedHz ? { feedHz } : {}), t: this.time.t });
   }
 
   /** The twin's alarm: an event when a joint's rises (alarm-edges.ts), and a stop if the rig file says so. */

@@ -15,7 +15,8 @@
  *
  *   M_a(q)    = M(q) + diag(N_i^2 J_r,i)                    the actuated arm's mass matrix
  *   V(q, qd)  = C(q, qd) qd                                 Coriolis and centripetal torques
- *   f_i(qd_i) = b_i qd_i + c_i tanh(qd_i / v_c)             friction the joint loses
+ *   f_i(qd_i) = b_i qd_i + (c_i + (s_i - c_i) e^-(qd_i/v_s)^2) tanh(qd_i / v_c)   friction the joint loses
+ *               (Stribeck's curve: the breakaway s_i at rest falls to the Coulomb level c_i over v_s)
  *   tm_i      = eta_i N_i kt_i (duty_i Vs - ke_i N_i qd_i) / R_i    motor torque at the joint
  *             = eta_i N_i kt_i Vs / R_i duty_i - B_i qd_i, B_i = eta_i N_i^2 kt_i ke_i / R_i (back-EMF damping)
  *   tau       = M_a(q) qdd + V(q, qd) + G(q) + f(qd)        inverse dynamics
@@ -35,11 +36,17 @@ import { asMat2, asOutPair, asPair, isTwoLink, type ArmParams, type Energy, type
  */
 export const NOMINAL_COULOMB_VELOCITY = 0.01;
 
+/** The Stribeck velocity when a spec gives a breakaway but none [rad/s] (about 1 deg/s at the joint). */
+export const DEFAULT_STRIBECK_VELOCITY = 0.02;
+
 /** What the model is built from: a resolved rig (`Rig`) is one as it is. */
 export interface ActuatedArmSpec {
   arm: ArmParams;
-  /** Viscous [N m s/rad] and Coulomb [N m] friction per joint. @default none */
-  friction?: { viscous: readonly number[]; coulomb: readonly number[] };
+  /**
+   * Viscous [N m s/rad] and Coulomb [N m] friction per joint; `breakaway` [N m], the static level the
+   * friction rises to at low speed (Stribeck's), over `stribeckVelocity` [rad/s]. @default none
+   */
+  friction?: { viscous: readonly number[]; coulomb: readonly number[]; breakaway?: readonly number[]; stribeckVelocity?: readonly number[] };
   /** One per joint (extra entries are ignored). */
   motors: readonly MotorParams[];
   /** H-bridge supply [V]. */
@@ -65,6 +72,10 @@ export interface ActuatedArmModel {
   readonly coulomb: readonly number[];
   /** v_c [rad/s] */
   readonly coulombVelocity: number;
+  /** s_i - c_i: the breakaway above the Coulomb level [N m] (0: no stiction). */
+  readonly stiction: readonly number[];
+  /** v_s,i: the Stribeck velocity [rad/s]. */
+  readonly stribeckVelocity: readonly number[];
   /** N_i^2 J_r,i [kg m^2] */
   readonly rotorInertia: readonly number[];
   /** The two-link terms (undefined for one link). */
@@ -142,14 +153,20 @@ function build(spec: ActuatedArmSpec, motors: MotorParams[]): ActuatedArmModel {
   const coulombVelocity = spec.coulombVelocity ?? NOMINAL_COULOMB_VELOCITY;
   check(Number.isFinite(coulombVelocity) && coulombVelocity >= 0, 'coulombVelocity must be a finite number >= 0', coulombVelocity);
   const one = arm as OneLinkParams;
+  const coulomb = per(spec.friction?.coulomb, 'coulomb');
+  const breakaway = spec.friction?.breakaway ? per(spec.friction.breakaway, 'breakaway') : coulomb;
+  const stribeckVelocity = spec.friction?.stribeckVelocity ? per(spec.friction.stribeckVelocity, 'stribeckVelocity') : new Array<number>(joints).fill(DEFAULT_STRIBECK_VELOCITY);
+  stribeckVelocity.forEach((v, i) => check(v > 0, `friction.stribeckVelocity[${i}] must be > 0`, v));
   return {
     joints,
     arm,
     motors,
     supplyV: spec.supplyV,
     viscous: per(spec.friction?.viscous, 'viscous'),
-    coulomb: per(spec.friction?.coulomb, 'coulomb'),
+    coulomb,
     coulombVelocity,
+    stiction: breakaway.map((b, i) => Math.max(0, b - coulomb[i]!)),
+    stribeckVelocity,
     rotorInertia: motors.length ? motors.map(reflectedInertia) : new Array<number>(joints).fill(0),
     two: isTwoLink(arm) ? new TwoLinkDynamics(arm) : undefined,
     io1: joints === 1 ? one.I1 + one.m1 * one.d1 * one.d1 : 0,
@@ -257,7 +274,8 @@ export function computeGravity(model: ActuatedArmModel, data: ActuatedArmData, q
 }
 
 /**
- * f_i = b_i qd_i + c_i tanh(qd_i / v_c) [N m] (c_i sign(qd_i) when v_c = 0), into `data.friction`:
+ * f_i = b_i qd_i + (c_i + (s_i - c_i) exp(-(qd_i / v_s)^2)) tanh(qd_i / v_c) [N m] (sign(qd_i) for the
+ * tanh when v_c = 0), into `data.friction`:
  * the torque each joint loses to friction, along its velocity.
  */
 export function computeFriction(model: ActuatedArmModel, data: ActuatedArmData, qd: readonly number[]): number[] {
@@ -265,7 +283,12 @@ export function computeFriction(model: ActuatedArmModel, data: ActuatedArmData, 
   const v = model.coulombVelocity;
   for (let i = 0; i < model.joints; i++) {
     const w = qd[i]!;
-    const c = model.coulomb[i]!;
+    const ds = model.stiction[i]!;
+    let c = model.coulomb[i]!;
+    if (ds > 0) {
+      const r = w / model.stribeckVelocity[i]!;
+      c += ds * Math.exp(-r * r);
+    }
     // (a joint without Coulomb friction skips the tanh: the rigid arm's simulation calls this 4 times a step)
     f[i] = model.viscous[i]! * w + (c === 0 ? 0 : c * (v > 0 ? Math.tanh(w / v) : Math.sign(w)));
   }

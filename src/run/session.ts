@@ -119,7 +119,7 @@ export class Session {
   describe = '';
 
   constructor(private readonly o: SessionOptions) {
-    this.stats = new RunStats(o.rig.joints, o.rateHz);
+    this.stats = new RunStats(o.rig.joints, o.rateHz).encoders(o.rig.encoders);
     if (o.impedance) this.stats.trackImpedance(o.impedance.space, o.impedance.stiffness, o.impedance.dampingRatio);
     if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
@@ -202,7 +202,7 @@ export class Session {
     const recorder = new Recorder(file, this.o.rig.joints);
     recorder.open(runHeader({ ...this.o, startedBy: 'dashboard' }));
     if (this.describe) recorder.event({ event: 'connected', describe: this.describe });
-    this.live = { recorder, stats: new RunStats(this.o.rig.joints, this.o.rateHz) };
+    this.live = { recorder, stats: new RunStats(this.o.rig.joints, this.o.rateHz).encoders(this.o.rig.encoders) };
   }
 
   /** Ends the recording of `startRecording` (summary line, close). Undefined if none was on. */

@@ -7,9 +7,12 @@ import { F, LOOP_STATES, PHASES } from '../telemetry/tick.js';
 import { describeStop, type StopReason } from '../control/stop.js';
 import { endpoint } from '../model/kinematics.js';
 import { isTwoLink, type ArmParams, type Pair, type TwoLinkParams, type Vec2 } from '../model/types.js';
+import { DutyReversals } from '../control/reversals.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
+const APPROACH_PHASE = PHASES.indexOf('approach');
+const PARK_PHASE = PHASES.indexOf('park');
 const STATE_TRACK = LOOP_STATES.indexOf('track');
 const IDLE = LOOP_STATES.indexOf('idle');
 
@@ -126,7 +129,27 @@ export interface RunSummary {
   timing?: import('./messages.js').RunTiming;
   /** An impedance run's spring (in force at the last rest) and its force estimate there [N] (issue 23). */
   impedance?: ImpedanceSummary;
+  /**
+   * Tracking error (desired - measured) per phase of the trajectory [deg]: the approach from where the
+   * arm was, the trajectory proper, the way back. `encoder` is what the loop measured (the encoder's
+   * side: `encoderSide`); `link` the link's true angle, where the run knows it (the mock's plant).
+   */
+  phases?: PhaseTracking;
+  /** Where each joint's encoder sits: on the motor shaft (before the gearbox: it cannot see the play) or on the joint. */
+  encoderSide?: ('motor' | 'joint')[];
+  /** Duty reversals per joint while the joint is in motion (src/control/reversals.ts: the definition). */
+  reversals?: { perS: number[]; count: number[]; movingS: number[] };
 }
+
+/** Tracking figures of one phase (RunSummary.phases) [deg]. */
+export interface PhaseFigures {
+  samples: number;
+  encoder: { rmsDeg: number[]; maxDeg: number[] };
+  link?: { rmsDeg: number[]; maxDeg: number[] };
+}
+
+/** RunSummary.phases: a phase the run never entered is absent. */
+export type PhaseTracking = Partial<Record<'approach' | 'trajectory' | 'park', PhaseFigures>>;
 
 /** The `impedance` object of an impedance run's summary. */
 export interface ImpedanceSummary {
@@ -147,6 +170,16 @@ export class RunStats {
   /** Tracking error sums on the trajectory proper, and on the approach and park (the fallback). */
   private readonly track = new ErrorSums();
   private readonly moving = new ErrorSums();
+  /** Per phase (approach, trajectory, park): the encoder's error and the link's. */
+  private readonly phase = {
+    approach: { encoder: new ErrorSums(), link: new ErrorSums() },
+    trajectory: { encoder: new ErrorSums(), link: new ErrorSums() },
+    park: { encoder: new ErrorSums(), link: new ErrorSums() },
+  };
+  /** The row offset of the link's true angle (joint 1; joint 2 follows), when the run knows it. */
+  private linkAt: number | undefined;
+  private side: ('motor' | 'joint')[] | undefined;
+  readonly reversals: DutyReversals;
   private readonly twinSq: number[];
   private readonly twinMax: number[];
   private readonly extSq: number[];
@@ -177,6 +210,22 @@ export class RunStats {
     this.twinSq = z();
     this.twinMax = z();
     this.extSq = z();
+    this.reversals = new DutyReversals(joints);
+  }
+
+  /**
+   * The link's true angle is in the rows from offset `at` (joint 1; joint 2 at `at + 1`) [rad]: the
+   * phases get link figures. Without it, rows whose `plant.known` is 1 (a virtual run on the mock) give
+   * theirs from `plant.q`.
+   */
+  scoreLink(at: number): void {
+    this.linkAt = at;
+  }
+
+  /** Where the rig's encoders sit (the summary's `encoderSide`; a hand-built encoder without `side` is on the motor). */
+  encoders(encoders: readonly { side?: 'motor' | 'joint' }[]): this {
+    this.side = encoders.slice(0, this.joints).map((e) => e.side ?? 'motor');
+    return this;
   }
 
   add(r: ArrayLike<number>): void {
@@ -197,7 +246,18 @@ export class RunStats {
       this.lastBoardT = bt;
     }
     const n = this.joints;
-    if (r[F.state] === STATE_TRACK) (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
+    if (r[F.state] === STATE_TRACK) {
+      (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
+      const p = r[F.phase];
+      const sums = p === TRACK_PHASE ? this.phase.trajectory : p === APPROACH_PHASE ? this.phase.approach : p === PARK_PHASE ? this.phase.park : undefined;
+      if (sums) {
+        sums.encoder.add(r, n);
+        // The link's true angle: the mock's plant in a virtual run (plant.known), or a column the run names.
+        const at = this.linkAt ?? (r[F.plantKnown] === 1 ? F.plantQ0 : undefined);
+        if (at !== undefined) sums.link.add(r, n, at);
+      }
+    }
+    if (answeredRow(r)) this.reversals.add(r[F.boardT]!, r[F.state] === STATE_TRACK, r, r, F.qdDes0, F.duty0);
     if (this.replayArm && r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) this.addEndpoint(r, this.replayArm);
     if (r[F.fresh] === 1 && r[F.state] !== IDLE) {
       this.twinN++;
@@ -268,6 +328,19 @@ export class RunStats {
     return this.track.figures(this.joints, 'none');
   }
 
+  /** The tracking figures per phase (RunSummary.phases). */
+  phases(): PhaseTracking {
+    const out: PhaseTracking = {};
+    for (const k of ['approach', 'trajectory', 'park'] as const) {
+      const p = this.phase[k];
+      if (p.encoder.n === 0) continue;
+      const e = p.encoder.figures(this.joints, 'trajectory');
+      const l = p.link.n > 0 ? p.link.figures(this.joints, 'trajectory') : undefined;
+      out[k] = { samples: e.samples, encoder: { rmsDeg: e.rmsDeg, maxDeg: e.maxDeg }, ...(l ? { link: { rmsDeg: l.rmsDeg, maxDeg: l.maxDeg } } : {}) };
+    }
+    return out;
+  }
+
   /** The summary's `period`: the latency figures of `timing()`. */
   private latency(): RunSummary['period'] {
     const t = this.timing();
@@ -301,6 +374,9 @@ export class RunStats {
       stopReason: describeStop(stop),
       ...(this.imp ? { impedance: this.impedance()! } : {}),
       ...(this.replay() ? { replay: this.replay()! } : {}),
+      phases: this.phases(),
+      ...(this.side ? { encoderSide: this.side } : {}),
+      reversals: { perS: this.reversals.perS(), count: this.reversals.count.slice(), movingS: this.reversals.movingS.slice() },
       ...extra,
     };
   }
@@ -311,10 +387,11 @@ class ErrorSums {
   n = 0;
   readonly sq: number[] = [];
   readonly max: number[] = [];
-  add(r: ArrayLike<number>, joints: number): void {
+  /** `at`: the row offset of the angle measured (joint 1; default the encoder's `q`). */
+  add(r: ArrayLike<number>, joints: number, at: number = F.q0): void {
     this.n++;
     for (let i = 0; i < joints; i++) {
-      const e = Math.abs((r[F.qDes0 + i]! - r[F.q0 + i]!) * DEG);
+      const e = Math.abs((r[F.qDes0 + i]! - r[at + i]!) * DEG);
       this.sq[i] = (this.sq[i] ?? 0) + e * e;
       this.max[i] = Math.max(this.max[i] ?? 0, e);
     }

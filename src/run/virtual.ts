@@ -87,7 +87,7 @@ function checkInjections(rig: Rig, injections: readonly Injection[]): void {
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
   const clock = new VirtualClock();
   const rateHz = opts.rateHz ?? rig.control.rateHz;
-  const stats = new RunStats(rig.joints, rateHz);
+  const stats = new RunStats(rig.joints, rateHz).encoders(rig.encoders);
   if (paths.some((x) => x.taught)) stats.enableReplay(rig.arm);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
