@@ -137,6 +137,21 @@ describe('the H-bridge', () => {
     expect(torqueAtFullDuty('bridge=1:l298n')).toBeCloseTo(2.689, 2);
   });
 
+  it('a sagging supply loses the bridge drop on top: sag=0.5 leaves the L298N 6 - 1.4 V, not half of 12 - 1.4 V', () => {
+    const p = plant();
+    const site = { name: 'test', arm: p };
+    applyInjection(site, parseInjection('bridge=1:l298n'));
+    applyInjection(site, parseInjection('sag=0.5'));
+    p.setDuty([1, 0]);
+    p.advance(p.params.step);
+    const lost = 2e-6 * 490;
+    // 0.8 x 100 x 0.01 x ((1 - lost) x 6 - 1.4) / 3.15 at rest, less a step's back-EMF
+    expect(p.motorTorque[0]!).toBeCloseTo((0.8 * ((1 - lost) * 6 - 1.4)) / 3.15, 2);
+    applyInjection(site, parseInjection('sag=0.1'));
+    p.advance(2 * p.params.step);
+    expect(p.motorTorque[0]!).toBeLessThanOrEqual(0); // 1.2 V cannot pass the 1.4 V drop: no drive, only back-EMF braking
+  });
+
   it('the dead time is a dead band: duties below t_dead x f_pwm give no torque; the map adds it back', () => {
     const d = { ...DRIVER_PRESETS.ideal, deadTimeUs: 40, pwmHz: 490 }; // 1.96 % of each period lost
     const mm = { ...m, driver: d };

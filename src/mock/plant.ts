@@ -42,6 +42,7 @@ import {
 } from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 import { DRIVER_PRESETS, type DriverParams } from '../model/driver.js';
+import { torqueForDuty } from '../model/motor.js';
 import { mulberry32 } from '../model/random.js';
 import type { ArmParams, Mat2, TwoLinkParams } from '../model/types.js';
 import { jacobian } from '../model/kinematics.js';
@@ -357,7 +358,8 @@ export class Plant {
 
   /**
    * The joint accelerations [rad/s^2] the plant integrates at its state (q, qd) under the duty now,
-   * after the wiring, the injections and the stops, into `out`.
+   * after the wiring, the injections and the stops, into `out`: the rigid arm's (with play or
+   * stiction the joints are split and integrated apart: this is then what the rigid arm would do).
    */
   accelerations(out: number[] = new Array<number>(this.joints).fill(0)): number[] {
     this.accel(this.q, this.qd, out);
@@ -367,7 +369,11 @@ export class Plant {
   /** Joint torque of motor i at joint velocity w [N m]: the model's motor behind the real wiring and supply. */
   private motor(i: number, w: number): number {
     if (this.injected.motorDead[i]) return 0;
-    const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * this.injected.supplyScale;
+    const scale = this.injected.supplyScale;
+    const m = this.model.motors[i]!;
+    // Through a bridge the sagging supply loses the bridge's drop too (not a scaled duty: the PWM's steps and dead time are the bridge's).
+    if (m.driver && scale !== 1) return torqueForDuty(m, this.model.supplyV * scale, this.motorSign[i]! * this.duty[this.motorChannel[i]!]!, w);
+    const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * scale;
     return motorTorque(this.model, i, duty, w);
   }
 
