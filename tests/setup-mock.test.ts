@@ -15,8 +15,8 @@ vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
-/** The soft limits', the speed test's and the identification's changes (limits, motors[j].ke and kt; arm, friction): measured on every arm, not wiring findings. */
-const MEASURED = /^motor \d constant$|^identification$|^limits \d$/;
+/** The soft limits', the speed test's, the breakaway pulses' and the identification's changes (limits, motors[j].ke and kt, motors[j].breakawayDuty; arm, friction): measured on every arm, not wiring findings. */
+const MEASURED = /^motor \d constant$|^identification$|^limits \d$|^breakaway \d$/;
 const wiringChanges = (changes: { field: string; step: string }[]): string[] => changes.filter((c) => !MEASURED.test(c.step)).map((c) => c.field);
 
 interface Step {
@@ -97,7 +97,9 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
       'limits 1:warn',
       'limits 2:warn',
       'motor output 1:pass',
+      'breakaway 1:pass',
       'motor output 2:pass',
+      'breakaway 2:pass',
       'motor 1 constant:pass',
       'motor 2 constant:pass',
       'identification:pass',

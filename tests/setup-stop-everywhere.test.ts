@@ -81,7 +81,7 @@ const PROMPTS: [string, RegExp, string | undefined][] = [
   ['widen joint 1 limits?', /> joint 1: the stops allow soft limits/, 'zero'],
   ['widen joint 2 limits?', /> joint 2: the stops allow soft limits/, 'limits 1'],
   ['motors', /> the arm will move: clear it/, 'limits 2'],
-  ['motor constants', /Motor constants:[\s\S]*> the arm will move: clear it/, 'motor output 2'],
+  ['motor constants', /Motor constants:[\s\S]*> the arm will move: clear it/, 'breakaway 2'],
   ['identification', /> the arm will move about hanging/, 'motor 2 constant'],
   ['first reach', /> the arm will move over its reach/, 'identification'],
 ];

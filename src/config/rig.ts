@@ -15,6 +15,7 @@ import { wiringSchema } from './wiring.js';
 import { RigFileError } from './rig-error.js';
 import { BOARDS } from '../protocol/firmata.js';
 import { ADAPTER_KINDS, BOARD_KINDS } from './cable.js';
+import { breakawayDutySchema } from './measured-schema.js';
 import { driverSchema } from './driver-schema.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
@@ -111,6 +112,8 @@ const motorSchema = z.strictObject({
   rotorInertia: rotorInertia.default(0),
   /** The H-bridge that drives it (a preset or its numbers); none: an ideal bridge, as before drivers were declared. */
   driver: driverSchema.optional(),
+  /** Duty that starts the joint from rest, [ccw, cw], as `twolink setup` measured it (src/config/measured-schema.ts). */
+  breakawayDuty: breakawayDutySchema.optional(),
 });
 export type MotorParams = z.infer<typeof motorSchema>;
 

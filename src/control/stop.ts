@@ -45,12 +45,13 @@ export type Fault =
   | { kind: 'internal'; where: string; message: string };
 
 /** What a joint's motion says is wrong with it (the wiring monitor's diagnoses that are not wiring). */
-export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck';
+export type JointTrouble = 'dead-motor' | 'jammed' | 'stuck' | 'back-driven';
 
 const TROUBLE: Record<JointTrouble, (j: number) => string> = {
   'dead-motor': (j) => `motor ${j} gives no torque (a broken motor wire, a blown driver channel, a stripped gearbox)`,
   jammed: (j) => `joint ${j} does not move under full torque (jammed or blocked)`,
   stuck: (j) => `joint ${j} does not move under its motor's torque (its motor gives no torque, or it is jammed)`,
+  'back-driven': (j) => `joint ${j} is driven backwards by the other joint's motion against its motor's torque (not jammed: its motor or driver is too weak for this motion; try a lower --speed)`,
 };
 
 /** Every kind of `Fault` (a record, so that the compiler says when one is missing). */

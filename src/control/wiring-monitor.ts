@@ -135,6 +135,8 @@ export class WiringMonitor {
   /** Scratch: the true state under an encoder hypothesis. */
   private readonly qt: number[];
   private readonly qdt: number[];
+  /** The duties of the last sample (-1..1), for `trouble`. */
+  private readonly lastDuty: number[];
   private started = false;
   private samples = 0;
   private heldS = 0;
@@ -165,6 +167,7 @@ export class WiringMonitor {
     this.scale = encPair ? encPair[1].countsPerRev / encPair[0].countsPerRev : 1;
     this.qt = new Array<number>(this.n).fill(0);
     this.qdt = new Array<number>(this.n).fill(0);
+    this.lastDuty = new Array<number>(this.n).fill(0);
     this.data = createActuatedArmData(model);
     this.pred = this.hyp.map(() => new Array<number>(this.n).fill(0));
     this.duty = new Array<number>(this.n).fill(0);
@@ -232,6 +235,7 @@ export class WiringMonitor {
         this.stillS[i] = 0;
       } else this.stillS[i]! += dt;
       this.qPrev[i] = q[i]!;
+      this.lastDuty[i] = duty[i]!;
     }
     for (let h = 0; h < this.hyp.length; h++) {
       this.predict(this.hyp[h]!, duty, q, qd);
@@ -383,7 +387,10 @@ export class WiringMonitor {
 
   /**
    * What the motion says is wrong with `joint`, for the message of a stop another guard made (the
-   * following error), or nothing when the evidence is not clear. In order: a jam when no acceleration
+   * following error), or nothing when the evidence is not clear. A joint that turns is never jammed:
+   * a dead motor if that fits, `back-driven` when it turns against its motor and the other joint's
+   * motion pushes it so (`backDriven`), else nothing (gravity, a load, a weak driver). For a joint that
+   * does not turn, in order: a jam when no acceleration
    * at all fits the joint clearly better than a dead motor's and the model's; then, when the joint has
    * stood still for JAM_HOLD_S while driven (the evidence about accelerations lags a fresh jam by
    * `evidenceS`), a jam if a dead motor would have let it fall, else `stuck` (a dead motor that hangs
@@ -398,11 +405,44 @@ export class WiringMonitor {
     if (dead < 0 || jam < 0 || !this.started) return {};
     // A hypothesis that explains the motion, and has for TROUBLE_HOLD_S without a break.
     const fits = (h: number): boolean => this.fitS[h]! >= TROUBLE_HOLD_S;
+    // A joint that turns (it left its band within JAM_HOLD_S, faster than JAM_SPEED: encoder flicker at a
+    // jam gives a noisy velocity inside the band) is not jammed, whatever its acceleration: its motor is
+    // dead, or it is overpowered. By the other
+    // joint's motion (its inertia and Coriolis torque on this joint against this joint's motor), it is
+    // back-driven; by gravity or a load, the cause is not named.
+    const turning = this.stillS[joint]! < JAM_HOLD_S && Math.abs(this.vel[joint]!) > JAM_SPEED;
+    const wiring = Math.min(...this.err.filter((_, h) => h > 0 && !this.hyp[h]!.trouble));
+    const deadMotor = fits(dead) && this.err[dead]! < wiring;
+    if (turning) return deadMotor ? { cause: 'dead-motor' } : this.backDriven(joint) ? { cause: 'back-driven' } : {};
     if (fits(jam) && this.err[jam]! * o.distinct < this.err[dead]!) return { cause: 'jammed' };
     // Standing still while driven: a jam if a dead motor would have let it fall, else either.
     if (this.stillS[joint]! >= JAM_HOLD_S) return { cause: Math.abs(this.pred[dead]![joint]!) >= JAM_ACCEL ? 'jammed' : 'stuck' };
-    const wiring = Math.min(...this.err.filter((_, h) => h > 0 && !this.hyp[h]!.trouble));
-    return fits(dead) && this.err[dead]! < wiring ? { cause: 'dead-motor' } : {};
+    return deadMotor ? { cause: 'dead-motor' } : {};
+  }
+
+  /**
+   * Joint `joint` turns against its own motor's torque, and the other joint's motion pushes it so: the
+   * coupling torque on it, -(M_ji qdd_i + V_j) from the other joint's measured acceleration and the
+   * velocity (Coriolis, centrifugal) terms, opposes its motor's torque with at least BACKDRIVE_SHARE of
+   * it, and more than gravity does. Two joints only.
+   */
+  private backDriven(joint: number): boolean {
+    if (this.n !== 2) return false;
+    const j: Joint = joint === 0 ? 0 : 1;
+    const i: Joint = j === 0 ? 1 : 0;
+    const tau = asPair(computeActuatorTorques(this.model, this.data, this.vel, this.lastDuty))[j];
+    if (!(this.vel[j]! * tau < 0)) return false;
+    const M = asMat2(computeMassMatrix(this.model, this.data, this.qPrev));
+    const V = asPair(computeVelocityTerms(this.model, this.data, this.qPrev, this.vel));
+    const G = asPair(computeGravity(this.model, this.data, this.qPrev));
+    const coupling = -(M[j][i] * this.acc[i]! + V[j]); // [N m] on joint j, from the other joint's motion
+    const gravity = -G[j]; // [N m]
+    const against = (x: number): number => Math.max(0, -Math.sign(tau) * x);
+    // The coupling is of the motor's order (a push or a load the model does not know is not the other
+    // joint's doing: the coupling is then small beside the motor), and the larger part against it. The
+    // motor's torque here includes its back-EMF, which grows as the joint is pushed back: a joint carried
+    // back by momentum once the coupling has passed its peak is still the other joint's doing.
+    return against(coupling) >= BACKDRIVE_SHARE * Math.abs(tau) && against(coupling) >= against(gravity);
   }
 
   /**
@@ -435,6 +475,15 @@ const LIKENESS = 0.4;
 const JAM_BAND = (0.25 * Math.PI) / 180;
 const JAM_COUNTS = 2.5;
 const JAM_HOLD_S = 0.04;
+/** A joint faster than this is turning, not jammed [rad/s]: JAM_BAND in JAM_HOLD_S (6 deg/s). */
+const JAM_SPEED = JAM_BAND / JAM_HOLD_S;
+/**
+ * A joint turning against its motor is back-driven by the other joint when the coupling torque against
+ * the motor is at least this share of the motor's torque (a push of 1.5 N m on the mock's joint 2 on the
+ * reach: coupling 0.15 N m against 1.34 N m, 0.11; joint 2 at 8 % duty pushed back by joint 1 at full
+ * duty: 0.33 against 0.47 N m, 0.71; virtual time).
+ */
+const BACKDRIVE_SHARE = 0.5;
 /** A joint standing still is jammed (not only dead) when its motor's torque gone would accelerate it faster than this [rad/s^2]. */
 const JAM_ACCEL = 30;
 /**

@@ -109,7 +109,8 @@ export function identifiedRigFile(raw: Record<string, unknown>, rig: Rig, p: Bas
     plant.arm = { ...(rig.plant.arm as unknown as Record<string, number>) };
     // Every field, not only the rotor inertia: a partial plant motor takes the schema's defaults
     // (efficiency 1, rotorInertia 0) for the fields it omits, not the nominal motor's.
-    plant.motors = rig.plant.motors.slice(0, 2).map((m) => ({ ...m }));
+    // (what setup measured, motors[j].breakawayDuty, is the nominal motor's, not the plant's)
+    plant.motors = rig.plant.motors.slice(0, 2).map(({ breakawayDuty: _measured, ...m }) => ({ ...m }));
   }
   return out;
 }

@@ -110,6 +110,9 @@ export interface ActuatedArmData {
   readonly net: number[];
 }
 
+/** A number, or a measured pair (breakawayDuty [ccw, cw]), finite number by number. */
+const finiteAll = (v: unknown): boolean => (Array.isArray(v) ? v : [v]).every((x) => Number.isFinite(x));
+
 function check(ok: boolean, what: string, v: unknown): void {
   if (!ok) throw new RangeError(`actuated arm: ${what} (got ${String(v)})`);
 }
@@ -120,7 +123,7 @@ export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel 
   check(spec.motors.length >= joints, `needs ${joints} motors`, spec.motors.length);
   const motors = spec.motors.slice(0, joints).map((m) => (m.driver ? { ...m, driver: { ...m.driver } } : { ...m }));
   motors.forEach((m, i) => {
-    for (const [k, v] of Object.entries(m)) if (k !== 'driver') check(Number.isFinite(v), `motors[${i}].${k} must be a finite number`, v);
+    for (const [k, v] of Object.entries(m)) if (k !== 'driver') check(finiteAll(v), `motors[${i}].${k} must be a finite number`, v);
     const d = m.driver;
     if (d) {
       for (const [k, v] of Object.entries(d)) if (k !== 'preset') check(Number.isFinite(v), `motors[${i}].driver.${k} must be a finite number`, v);

@@ -29,7 +29,7 @@ const faultSchema = z.discriminatedUnion('kind', [
     errorDeg: num,
     limitDeg: num,
     t: num,
-    cause: z.enum(['dead-motor', 'jammed', 'stuck']).optional(),
+    cause: z.enum(['dead-motor', 'jammed', 'stuck', 'back-driven']).optional(),
   }),
   z.strictObject({ kind: z.literal('controller'), message: z.string() }),
   z.strictObject({ kind: z.literal('host'), message: z.string() }),

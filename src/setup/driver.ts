@@ -13,7 +13,7 @@ import type { Link, Reading } from '../transport/link.js';
 import { checkLimits, type StopEvidence } from './limits.js';
 import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
 import { jointAngles, speedTest } from './speed-test.js';
-import { believed, checkBoard, checkEncoder, checkMotor, checkMotorsDistinct, checkZero, responseDirections, type BoardEvidence, type Findings, type PulseEvidence, type RestEvidence, type StepResult } from './steps.js';
+import { believed, checkBoard, checkBreakaway, checkEncoder, checkMotor, checkMotorsDistinct, checkZero, responseDirections, type BoardEvidence, type Findings, type PulseEvidence, type RestEvidence, type StepResult } from './steps.js';
 
 /** Whoever moves the joints by hand: a person (who is asked, and presses Enter), or the mock's hand. */
 export interface Hand {
@@ -314,7 +314,14 @@ class SetupRun {
       await this.rest();
       const ev = await this.guard(pulse(link, this.samples, m, rig.joints, this.f, o));
       await this.guard(link.enable(false));
-      results.push(this.add(checkMotor(ev, rig, this.f, dirs)));
+      const r = this.add(checkMotor(ev, rig, this.f, dirs));
+      results.push(r);
+      // The same ramp the other way: the breakaway duty per direction (stiction and the driver's dead band are not symmetric).
+      if (typeof r.evidence.joint !== 'number' || (r.status === 'fail' && !r.corrected)) continue;
+      await this.rest();
+      const back = await this.guard(pulse(link, this.samples, m, rig.joints, this.f, o, -1));
+      await this.guard(link.enable(false));
+      this.add(checkBreakaway(r.evidence.joint - 1, ev, back, this.f));
     }
     const distinct = checkMotorsDistinct(results);
     if (distinct) this.add(distinct);
@@ -360,8 +367,8 @@ async function waitRest(samples: Samples, clock: Clock, o: SetupOptions, boardCp
   }
 }
 
-/** One motor pulse on board output `m`: a slow ramp of duty, ended by motion, speed or its cap. */
-async function pulse(link: Link, samples: Samples, m: number, n: number, f: Findings, o: SetupOptions): Promise<PulseEvidence> {
+/** One motor pulse on board output `m`: a slow ramp of duty (`direction`: its sign), ended by motion, speed or its cap. */
+async function pulse(link: Link, samples: Samples, m: number, n: number, f: Findings, o: SetupOptions, direction: 1 | -1 = 1): Promise<PulseEvidence> {
   await link.enable(true);
   const ev: PulseEvidence = { output: m, t: [], duty: [], q: [] };
   const out = new Array<number>(n).fill(0);
@@ -392,7 +399,7 @@ async function pulse(link: Link, samples: Samples, m: number, n: number, f: Find
         resolve(ev);
         return;
       }
-      const duty = Math.min(o.pulseMaxDuty, o.pulseRampPerS * t);
+      const duty = direction * Math.min(o.pulseMaxDuty, o.pulseRampPerS * t);
       out[m] = duty;
       link.writeDuty(out);
       ev.t.push(t);

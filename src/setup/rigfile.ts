@@ -1,7 +1,8 @@
 /**
  * The rig file `twolink setup` writes: the file as written, with what setup measured in place of what
  * it believed: each encoder's `countsPerRev`, `sign` and `zeroDeg`, and a `wiring` section when the
- * motors or encoders are not on the README's channels (removed when they are). Every change is listed
+ * motors or encoders are not on the README's channels (removed when they are), each motor's breakaway
+ * duty per direction. Every change is listed
  * with the step that found it.
  */
 import type { Rig } from '../config/load.js';
@@ -38,6 +39,7 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
   });
   writeMotorConstants(out, rig, f, changes);
   writeLimits(out, rig, f, changes);
+  writeBreakaway(out, rig, f, changes);
   const wiring: Record<string, number[]> = {};
   if (!f.motorOutput.every((c, j) => c === j)) wiring.motorOutput = f.motorOutput.map((c) => c + 1);
   if (!f.motorSign.every((s) => s === 1)) wiring.motorSign = f.motorSign.slice();
@@ -71,7 +73,7 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
  */
 function writeMotorConstants(out: Record<string, unknown>, rig: Rig, f: Findings, changes: RigChange[]): void {
   if (!f.ke.some((k, j) => Number.isFinite(k) && k !== rig.motors[j]!.ke)) return;
-  if (rig.plant && out.plant && typeof out.plant === 'object') (out.plant as Record<string, unknown>).motors = rig.plant.motors.map((m) => ({ ...m }));
+  if (rig.plant && out.plant && typeof out.plant === 'object') (out.plant as Record<string, unknown>).motors = rig.plant.motors.map(({ breakawayDuty: _measured, ...m }) => ({ ...m })); // the plant's motors: what setup measures is not the plant's
   const rawMotors = (Array.isArray(out.motors) ? out.motors : rig.motors.map((m) => ({ ...m }))) as Record<string, unknown>[];
   out.motors = rawMotors.map((m, j) => {
     const k = f.ke[j];
@@ -93,6 +95,19 @@ function writeLimits(out: Record<string, unknown>, rig: Rig, f: Findings, change
     const was = { minDeg: Math.round(((rig.limits[j]!.min * 180) / Math.PI) * 2) / 2, maxDeg: Math.round(((rig.limits[j]!.max * 180) / Math.PI) * 2) / 2 };
     for (const k of ['minDeg', 'maxDeg'] as const) if (was[k] !== p[k]) changes.push({ field: `limits[${j}].${k}`, from: was[k], to: p[k], step: `limits ${j + 1}` });
     return { ...l, minDeg: p.minDeg, maxDeg: p.maxDeg };
+  });
+}
+
+/** Each joint's breakaway duty per direction the motor pulses measured: `motors[j].breakawayDuty` [ccw, cw]. */
+function writeBreakaway(out: Record<string, unknown>, rig: Rig, f: Findings, changes: RigChange[]): void {
+  if (!f.breakawayDuty.some((d) => d.every(Number.isFinite))) return;
+  const rawMotors = (Array.isArray(out.motors) ? out.motors : rig.motors.map((m) => ({ ...m }))) as Record<string, unknown>[];
+  out.motors = rawMotors.map((m, j) => {
+    const d = f.breakawayDuty[j];
+    if (!d?.every(Number.isFinite)) return m;
+    const was = rig.motors[j]?.breakawayDuty ?? null;
+    if (!same(was, d)) changes.push({ field: `motors[${j}].breakawayDuty`, from: was, to: d, step: `breakaway ${j + 1}` });
+    return { ...m, breakawayDuty: d.slice() };
   });
 }
 

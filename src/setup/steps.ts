@@ -45,6 +45,8 @@ export interface Findings {
   motorSign: (1 | -1)[];
   /** Smallest duty that moved the joint near hanging (dead band and static friction), or NaN. */
   startDuty: number[];
+  /** Smallest duty that started the joint from rest near hanging, [ccw, cw] (a pulse each way), or NaN. */
+  breakawayDuty: [number, number][];
   /** Back-EMF constant = torque constant [V s/rad = N m/A] from the speed test, or NaN when not measured. */
   ke: number[];
   /** Soft limits proposed from the mechanical stops [deg], or null when not found. */
@@ -68,6 +70,7 @@ export function believed(rig: Rig): Findings {
     motorOutput: w ? w.motorOutput.slice() : ids.slice(),
     motorSign: w ? (w.motorSign.slice() as (1 | -1)[]) : ids.map(() => 1 as const),
     startDuty: ids.map(() => Number.NaN),
+    breakawayDuty: ids.map(() => [Number.NaN, Number.NaN]),
     ke: ids.map(() => Number.NaN),
     limitsDeg: ids.map(() => null),
   };
@@ -336,7 +339,7 @@ export function checkMotor(p: PulseEvidence, rig: Rig, f: Findings, directions: 
   const last = p.q[p.q.length - 1]!;
   const dq = q0.map((a, j) => last[j]! - a);
   const peakDuty = p.duty.reduce((m, d) => (Math.abs(d) > Math.abs(m) ? d : m), 0);
-  const moveAt = p.q.findIndex((q) => q.some((x, j) => Math.abs(x - q0[j]!) * DEG > MOVE_DEG / 2));
+  const moveAt = movedAt(p);
   const evidence: Record<string, unknown> = {
     output: p.output + 1,
     peakDuty: r3(peakDuty),
@@ -383,6 +386,38 @@ export function checkMotor(p: PulseEvidence, rig: Rig, f: Findings, directions: 
   }
   if (problems.length === 0) return { name, status: 'pass', summary: base, evidence, fix: null, corrected: false };
   return { name, status: 'fail', summary: `${problems.join('; ')} (${base})`, evidence, fix: fixes.join('; '), corrected: true };
+}
+
+/** The sample at which the pulse first moved a joint MOVE_DEG / 2 from where it rested, or -1. */
+function movedAt(p: PulseEvidence): number {
+  const k0 = Math.min(4, p.q.length - 1);
+  const n = p.q[0]?.length ?? 0;
+  const q0 = [...Array(n).keys()].map((j) => p.q.slice(0, k0 + 1).reduce((s, q) => s + q[j]!, 0) / (k0 + 1));
+  return p.q.findIndex((q) => q.some((x, j) => Math.abs(x - q0[j]!) * DEG > MOVE_DEG / 2));
+}
+
+/** The duty [fraction] at which the pulse started the joint, as a magnitude, or NaN when it moved nothing. */
+export function breakawayOf(p: PulseEvidence): number {
+  const k = movedAt(p);
+  return k >= 0 ? Math.abs(p.duty[k]!) : Number.NaN;
+}
+
+/**
+ * Joint `joint`'s breakaway duty per direction, from its output's pulse each way (`up`: a positive
+ * duty, `down`: a negative one) and the motor's sign as found: [ccw, cw] into the findings, for the
+ * rig file (motors[j].breakawayDuty). A direction that did not start is a warning.
+ */
+export function checkBreakaway(joint: number, up: PulseEvidence, down: PulseEvidence, f: Findings): StepResult {
+  const byDuty = [breakawayOf(up), breakawayOf(down)];
+  const pair: [number, number] = f.motorSign[joint] === 1 ? [byDuty[0]!, byDuty[1]!] : [byDuty[1]!, byDuty[0]!];
+  f.breakawayDuty[joint] = [r3(pair[0]), r3(pair[1])];
+  const evidence = { joint: joint + 1, breakawayDuty: pair.map(r3), output: up.output + 1 };
+  const name = `breakaway ${joint + 1}`;
+  const text = `joint ${joint + 1} starts from rest at duty ${r3(pair[0])} counter-clockwise, ${r3(pair[1])} clockwise`;
+  if (pair.some((d) => !Number.isFinite(d))) {
+    return { name, status: 'warn', summary: `joint ${joint + 1} did not start one way within the pulse (${text})`, evidence, fix: 'raise --pulse-duty, or free the joint, and run setup again', corrected: false };
+  }
+  return { name, status: 'pass', summary: `${text} (written: motors[${joint}].breakawayDuty)`, evidence, fix: null, corrected: false };
 }
 
 /** Both outputs must drive different joints: else the evidence contradicts itself. */
