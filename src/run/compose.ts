@@ -149,7 +149,10 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   const adapter = rig.plant?.adapter.kind ?? '16u2';
   if (place.kind === 'port') {
     const baudRate = place.baudRate ?? rig.link.baudRate;
-    const [{ openSerialPort }, { adapterName }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    const [{ openSerialPort }, { adapterName, bootloaderBaudRefusal }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    // Every command refuses this first (exit 2); here for any other caller: the board would leave its sketch.
+    const bootloader = bootloaderBaudRefusal(rig.cable, baudRate);
+    if (bootloader) throw new (await import('../transport/link.js')).LinkError(`${place.path}: ${bootloader}`, 'config');
     const stream = await openSerialPort(place.path, baudRate);
     const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
     return { stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, cable: ${cable} (rig file)`, dispose: async () => undefined };
