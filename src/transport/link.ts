@@ -22,7 +22,10 @@
  *   and still on their way. The loop reads both here rather than keeping its own record.
  */
 import type { DutyChange } from './joints.js';
-import type { CableLoss } from './cable.js';
+import { cableLoss, type CableLoss } from './cable.js';
+
+/** The one classification of a port's errors as a cable pulled, for the links (cable.ts). */
+export { cableLoss, type CableLoss };
 
 export type { DutyChange };
 
