@@ -1,5 +1,5 @@
 // A cable pulled mid-reach (issue 34 item 4, its safety part): the pty rig behind a stable path (a
-// symlink, as a udev /dev/serial/by-id name is), killed while the arm tracks. The run must end with
+// symlink, as a udev /dev/serial/by-id name is), killed while the arm tracks; the line-protocol rig and the Firmata one. The run must end with
 // fault:cable naming the port the user gave and the error, not link-lost or link-closed, and the
 // motors' last command zero. The detection delay is measured in loop time (the loop's clock, from its
 // last sample to the fault) and printed, never asserted: timing figures belong to `npm run bench`.
@@ -26,16 +26,20 @@ function untilTracking(file: string, limitMs: number): Promise<void> {
   });
 }
 
-describe('a cable pulled mid-run', () => {
+describe.each([
+  ['line protocol', 'rigs/mock-arm.json', 'watchdog'],
+  // Stock Firmata has no watchdog: nobody cut the motors (the rig is gone with them here).
+  ['Firmata', 'rigs/mock-arm-firmata.json', 'unconfirmed-no-watchdog'],
+])('a cable pulled mid-run (%s)', (protocol, rigFile, outcome) => {
   it(
     'the pty rig killed mid-reach: fault:cable naming the port (the symlink given) and the errno, the motors last commanded zero',
     async () => {
-      const rig = await startPtyRig('rigs/mock-arm.json', ['--rt']);
-      const port = `${dir}/board`;
+      const rig = await startPtyRig(rigFile, ['--rt']);
+      const port = `${dir}/board-${protocol.replace(' ', '-')}`;
       symlinkSync(rig.path, port);
-      const rec = `${dir}/pulled.ndjson`;
+      const rec = `${dir}/pulled-${protocol.replace(' ', '-')}.ndjson`;
       try {
-        const run = twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', port, '--traj', 'reach', '--record', rec, '--json'], { timeoutMs: 30_000 });
+        const run = twolink(['run', '--rig', rigFile, '--port', port, '--traj', 'reach', '--record', rec, '--json'], { timeoutMs: 30_000 });
         await untilTracking(rec, hangGuardMs(15_000));
         // The cable pulled: the rig and its socat (tied to it) die at once, the pty's far end with them.
         rig.child.kill('SIGKILL');
@@ -44,8 +48,8 @@ describe('a cable pulled mid-run', () => {
         const summary = lastJson(r);
         expect(summary.stop).toEqual({ kind: 'fault', fault: { kind: 'cable', port, code: expect.stringMatching(/^(EIO|ENXIO|ENODEV)$/), message: expect.any(String) } });
         expect(summary.stopReason).toMatch(new RegExp(`^fault:cable: ${port.replace(/[/.]/g, '\\$&')} vanished \\(`));
-        // Nobody confirmed the zero (the board is gone): its watchdog is what stops the motors.
-        expect(summary.stopOutcome).toBe('watchdog');
+        // Nobody confirmed the zero (the board is gone): its watchdog is what stops the motors, where it has one.
+        expect(summary.stopOutcome).toBe(outcome);
         const rows = readFileSync(rec, 'utf8')
           .trim()
           .split('\n')
@@ -57,7 +61,7 @@ describe('a cable pulled mid-run', () => {
         const faulted = rows.find((x) => x.kind === 'event' && x.event === 'state' && x.state === 'fault');
         expect(faulted.stop.fault.kind).toBe('cable');
         // The figure: loop time [s] from the last sample answered to the fault (the pty's EIO reaching the loop).
-        console.log(`cable pulled: fault:cable ${((faulted.t - lastSample.t) * 1000).toFixed(1)} ms after the last sample (loop time; line protocol, pty rig, 16u2 adapter model)`);
+        console.log(`cable pulled: fault:cable ${((faulted.t - lastSample.t) * 1000).toFixed(1)} ms after the last sample (loop time; ${protocol}, pty rig, ${rigFile})`);
       } finally {
         // stop() waits for an exit: a rig already killed has had it.
         if (rig.child.exitCode === null && rig.child.signalCode === null) await rig.stop();
