@@ -90,9 +90,10 @@ describe('injected into the link and the board', () => {
     endsAtZero(res);
   });
 
-  it('the cable is pulled (the port vanishes): fault:link-closed, the board watchdog stops the motors', async () => {
+  it('the cable is pulled (the port vanishes, EIO): fault:cable naming the port, the board watchdog stops the motors', async () => {
     const res = await withInjection('reach', 1.5, ['unplug']);
-    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'link-closed' } });
+    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'cable', port: 'mock:mock-arm', code: 'EIO', message: 'the device was unplugged (EIO)' } });
+    expect(res.summary.stopReason).toMatch(/^fault:cable: mock:mock-arm vanished \(the device was unplugged \(EIO\)\)/);
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
   });

@@ -388,7 +388,7 @@ describe('connection problems', () => {
     expect(e.message).toMatch(/no Firmata handshake within 600 ms at 57600 baud .*nothing at all came back: is the board connected/);
   });
 
-  it('the port vanishing (johnny-five says close) becomes a closed event naming the port; the link stays safe to call', async () => {
+  it('the port vanishing (johnny-five says close) becomes a closed event naming the port and the cable loss (EIO); the link stays safe to call', async () => {
     const s = await opened();
     const events: LinkEvent[] = [];
     s.link.onEvent((e) => events.push(e));
@@ -397,7 +397,8 @@ describe('connection problems', () => {
     await runFor(s.clock, 0.01);
     s.mock.unplug();
     await runFor(s.clock, 0.01);
-    expect(events).toContainEqual({ kind: 'closed', reason: 'mock:mock-arm-firmata: the port closed (unplugged?)' });
+    const cable = { port: 'mock:mock-arm-firmata', code: 'EIO', message: 'the device was unplugged (EIO)' };
+    expect(events).toContainEqual({ kind: 'closed', reason: 'mock:mock-arm-firmata: the port vanished (the device was unplugged (EIO))', cable });
     expect(() => s.link.writeDuty([0.1, 0.1])).not.toThrow();
     expect(await pumpUntil(s.clock, s.link.stop())).toBe('unconfirmed-no-watchdog');
     await expect(s.link.enable(true)).rejects.toThrow(LinkError);

@@ -79,7 +79,7 @@ const CASES: Record<InjectionName, Case[]> = {
   corrupt: [{ inject: 'corrupt=0.01@0', why: '1% of the bytes with a flipped bit: rejected by the CRC, the reach is done', stop: done }],
   latency: [{ inject: 'latency=5@1', why: 'a 5 ms later command: predicted, the reach is done', stop: done }],
   silent: [{ inject: 'silent@1.5', why: 'the board stops answering', stop: fault({ kind: 'link-lost' }) }],
-  unplug: [{ inject: 'unplug@1.5', why: 'the cable is pulled', stop: fault({ kind: 'link-closed' }) }],
+  unplug: [{ inject: 'unplug@1.5', why: 'the cable is pulled', stop: fault({ kind: 'cable', port: 'mock:mock-arm', code: 'EIO', message: 'the device was unplugged (EIO)' }) }],
   reset: [{ inject: 'reset@1.5', why: 'the board resets', stop: fault({ kind: 'board-reset' }) }],
   garbage: [{ inject: 'garbage=1000@1.5', why: 'noise from the board: rejected, the reach is done', stop: done }],
   longline: [{ inject: 'longline=1000000@1.5', why: 'a line that never ends: the link is lost', stop: fault({ kind: 'link-lost' }) }],

@@ -10,7 +10,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
-import { ADAPTER_KINDS, adapterFlushS, adapterName, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
+import { ADAPTER_KINDS, adapterFlushS, adapterName, bootloaderBaudRefusal, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
 import { RealClock, settle } from '../time/clock.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, platformChecks, platformInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type PlatformInfo, type RealtimeInfo } from './doctor-checks.js';
@@ -167,6 +167,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
     a = adapterInfo(port!);
   }
   const baud = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
+  const bootloader = v.mock ? undefined : bootloaderBaudRefusal(rig.cable, baud);
+  if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${baud}: ${rig.file}: ${bootloader}`);
   const serial = serialArg(v.serial, port) ?? rig.link.serial ?? 'auto';
   const platform = await platformInfo(serial);
   let rts: number[] | undefined;

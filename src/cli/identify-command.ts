@@ -13,6 +13,7 @@ import { preflight } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
 import { stopOnCrash } from '../run/crash.js';
+import { bootloaderBaudRefusal } from '../config/cable.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
 import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
@@ -239,6 +240,8 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   let target: Target | undefined;
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(baudRate !== undefined ? { baudRate } : {}) };
+    const bootloader = bootloaderBaudRefusal(rig.cable, target.baudRate ?? rig.link.baudRate);
+    if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`);
   } else if (v.mock) {
     if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`);
     target = { kind: 'mock' };

@@ -2,7 +2,7 @@
  * `twolink run` and `twolink demo`: drive the arm (or the mock rig) along trajectories with the loop
  * in a worker thread, record, and print a summary (or show the dashboard on a terminal).
  */
-import { adapterName, cableAdvice, cableWarning, runCable } from '../config/cable.js';
+import { adapterName, bootloaderBaudRefusal, cableAdvice, cableWarning, runCable } from '../config/cable.js';
 import { existsSync, statSync } from 'node:fs';
 import { loadRig, type Rig } from '../config/load.js';
 import { preflight as preflightPaths } from '../control/feasibility.js';
@@ -118,6 +118,8 @@ function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaultTraj: 
   if (typeof v.port === 'string') {
     const serial = serialArg(v.serial, v.port);
     target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}), ...(serial ? { serial } : {}) };
+    const bootloader = bootloaderBaudRefusal(rig.cable, target.baudRate ?? rig.link.baudRate);
+    if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`);
   } else if (v.mock || rigDefault) {
     serialArg(v.serial, v.port);
     const wiring = wiringArg(v.wiring, rig.joints, true);

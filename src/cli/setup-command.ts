@@ -27,6 +27,7 @@ import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
+import { bootloaderBaudRefusal } from '../config/cable.js';
 import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
@@ -365,6 +366,8 @@ function prepare(v: SetupArgs) {
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   const pulseMaxDuty = numberArg(v['pulse-duty'], 'pulse-duty', { default: 0.3, min: 0.02, max: 0.6 });
   const baudRate = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
+  const bootloader = v.mock ? undefined : bootloaderBaudRefusal(rig.cable, baudRate);
+  if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${baudRate}: ${rig.file}: ${bootloader}`);
   // Before the arm first moves: where the rig file goes must take it.
   const out = checkOutFile(rigPath, typeof v.out === 'string' ? v.out : undefined);
   // Correcting --rig in place is setup's job (a backup kept); any other file is written over only when asked.

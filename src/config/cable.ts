@@ -238,3 +238,15 @@ export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaul
 export function runCable(rig: { cable: { adapter: AdapterKind; latencyMs: number }; plant?: { adapter: { kind: AdapterKind; latencyMs: number } } }, mock: boolean): { kind: AdapterKind; latencyMs: number } {
   return mock && rig.plant ? { kind: rig.plant.adapter.kind, latencyMs: rig.plant.adapter.latencyMs } : { kind: rig.cable.adapter, latencyMs: rig.cable.latencyMs };
 }
+
+/**
+ * Why a port must not be opened at `baudRate` on this board, or undefined. A native-USB board (the
+ * ATmega32U4 Leonardo and Micro: Caterina) jumps to its bootloader when a port opened at 1200 baud is
+ * closed: the "1200 bps touch" that avrdude and the Arduino IDE use to flash it (ArduinoCore-avr
+ * CDC.cpp, `_usbLineInfo.dwDTERate == 1200` with DTR dropped starts the bootloader). twolink flashes no
+ * board, so it never opens one at 1200 baud.
+ */
+export function bootloaderBaudRefusal(cable: { board: BoardKind; adapter: AdapterKind }, baudRate: number): string | undefined {
+  if (cable.adapter !== 'native' || baudRate !== 1200) return undefined;
+  return `1200 baud on a native-USB board (board "${cable.board}": its own USB, a Leonardo/Micro) is refused: closing a port opened at 1200 baud makes such a board jump to its bootloader (the "1200 bps touch" used to flash it), and its sketch stops. twolink does not flash boards; give the rig file's baud rate (or leave --baud out)`;
+}

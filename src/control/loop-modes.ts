@@ -180,7 +180,7 @@ export abstract class LoopModes {
 
   private onLinkEvent(e: LinkEvent): void {
     this.emit({ kind: 'link', event: e, t: this.eventTime() });
-    if (e.kind === 'closed') this.fault({ kind: 'link-closed' });
+    if (e.kind === 'closed') this.fault(e.cable ? { kind: 'cable', ...e.cable } : { kind: 'link-closed' });
     else if (e.kind === 'board-reset') this.fault({ kind: 'board-reset' });
     else if (e.kind === 'watchdog') this.fault({ kind: 'watchdog' });
   }

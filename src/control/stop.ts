@@ -12,6 +12,11 @@ import { beyondText, boundText, outsideText } from '../model/beyond.js';
 export type Fault =
   | { kind: 'link-lost'; ms: number; samples: number }
   | { kind: 'link-closed' }
+  /**
+   * The port vanished mid-run (a USB cable pulled, the board unpowered): its read or write failed with
+   * `code` (EIO, ENXIO, ENODEV: transport/cable.ts), `message` the error's words, `port` its path.
+   */
+  | { kind: 'cable'; port: string; code: string; message: string }
   | { kind: 'board-reset' }
   | { kind: 'watchdog' }
   | { kind: 'limit'; joint: number; deg: number; minDeg: number; maxDeg: number }
@@ -58,6 +63,7 @@ const TROUBLE: Record<JointTrouble, (j: number) => string> = {
 const FAULT_KIND_SET: Readonly<Record<Fault['kind'], true>> = {
   'link-lost': true,
   'link-closed': true,
+  cable: true,
   'board-reset': true,
   watchdog: true,
   limit: true,
@@ -120,6 +126,8 @@ export function describeFault(f: Fault): string {
       return `link-lost (no telemetry for ${f.samples} samples, ${f.ms.toFixed(0)} ms)`;
     case 'link-closed':
       return 'link-closed';
+    case 'cable':
+      return `cable: ${f.port} vanished (${f.message.includes(f.code) ? f.message : `${f.code}: ${f.message}`}): a USB cable pulled or the board unpowered? The motors' zero was sent where the board could still hear it; otherwise its watchdog stops them`;
     case 'board-reset':
       return 'board-reset';
     case 'watchdog':

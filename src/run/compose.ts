@@ -159,7 +159,10 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   const adapter = rig.plant?.adapter.kind ?? '16u2';
   if (place.kind === 'port') {
     const baudRate = place.baudRate ?? rig.link.baudRate;
-    const [{ openSerial }, { adapterName }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    const [{ openSerial }, { adapterName, bootloaderBaudRefusal }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    // Every command refuses this first (exit 2); here for any other caller: the board would leave its sketch.
+    const bootloader = bootloaderBaudRefusal(rig.cable, baudRate);
+    if (bootloader) throw new (await import('../transport/link.js')).LinkError(`${place.path}: ${bootloader}`, 'config');
     const opened = await openSerial(place.path, baudRate, { serial: place.serial ?? rig.link.serial ?? 'auto', rt: place.rt ?? false });
     const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
     return { stream: opened.stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`, dispose: async () => undefined };

@@ -12,6 +12,7 @@ const num = z.number();
 const faultSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('link-lost'), ms: num, samples: num }),
   z.strictObject({ kind: z.literal('link-closed') }),
+  z.strictObject({ kind: z.literal('cable'), port: z.string(), code: z.string(), message: z.string() }),
   z.strictObject({ kind: z.literal('board-reset') }),
   z.strictObject({ kind: z.literal('watchdog') }),
   z.strictObject({ kind: z.literal('limit'), joint, deg: num, minDeg: num, maxDeg: num }),

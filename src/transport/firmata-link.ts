@@ -39,7 +39,7 @@ import { jointUnits, SampleAssembler } from './firmata-samples.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { closeStream } from './stream.js';
 import { johnnyFive, type FiveBoard, type FiveMotor, type FiveSensor, type FirmataIO } from './johnny-five.js';
-import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
+import { cableLoss, LinkError, zeroCounters, type CableLoss, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
 export { clearFirmataSysexHandlers, type FirmataConfig, type FirmataLinkOptions };
 
@@ -99,9 +99,9 @@ export class FirmataLink implements Link {
   private readonly onData = (d: Buffer): void => this.receive(d);
   private readonly onStreamClose = (err?: Error | null): void => {
     if (this.state.kind === 'closing') return;
+    const cable = cableLoss(this.name, err);
+    if (cable || !this.board?.isReady) this.onClosed(err ? `the port closed (${err.message})` : 'the port closed', cable); // a cable pulled (cable.ts) at once, before johnny-five's close; before `ready` it does not forward close
     if (!this.transport.detached) this.transport.emit('close', err);
-    // Before `ready` johnny-five does not forward close: report it here.
-    if (!this.board?.isReady) this.onClosed(err ? `the port closed (${err.message})` : 'the port closed');
   };
   private readonly onStreamError = (e: Error): void => {
     if (!this.transport.detached) this.transport.emit('error', e);
@@ -151,7 +151,7 @@ export class FirmataLink implements Link {
     return this.state.kind === 'open' && this.state.outputs === 'enabled';
   }
 
-  private onClosed(reason: string): void {
+  private onClosed(reason: string, cable?: CableLoss): void {
     if (this.state.kind === 'closed') return;
     const prev = this.state;
     this.state = { kind: 'closed', reason };
@@ -160,7 +160,7 @@ export class FirmataLink implements Link {
     // johnny-five's handshake timer would keep the process alive and fire into a dead board.
     if (this.board?.timer) clearTimeout(this.board.timer);
     if (prev.kind === 'handshake') prev.fail(new LinkError(`${this.name}: ${reason} during the Firmata handshake`, 'closed'));
-    this.listener({ kind: 'closed', reason: `${this.name}: ${reason}` });
+    this.listener({ kind: 'closed', reason: `${this.name}: ${cable ? `the port vanished (${cable.message})` : reason}`, ...(cable ? { cable } : {}) });
   }
 
   // ------------------------------------------------------------------ receiving

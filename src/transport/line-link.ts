@@ -5,6 +5,7 @@
  */
 import type { Duplex } from 'node:stream';
 import { closeStream } from './stream.js';
+import { cableLoss, type CableLoss } from './cable.js';
 import { ReadlineParser } from '@serialport/parser-readline';
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
@@ -159,7 +160,12 @@ export class LineLink implements Link {
     o.stream.on('data', (d: Buffer) => (this.counters.bytesIn += d.length));
     o.stream.pipe(this.parser);
     this.parser.on('data', (line: string) => this.onLine(line));
-    o.stream.on('close', () => this.onClose('the port closed'));
+    // serialport's stream closes with a DisconnectedError when a read or write failed: a cable pulled
+    // when its errno says the device is gone (cable.ts).
+    o.stream.on('close', (err?: Error | null) => {
+      const cable = cableLoss(this.name, err);
+      this.onClose(cable ? `the port vanished (${cable.message})` : 'the port closed', cable);
+    });
     o.stream.on('error', (e: Error) => this.listener({ kind: 'error', message: `${this.name}: ${e.message}` }));
   }
 
@@ -167,11 +173,11 @@ export class LineLink implements Link {
     this.listener = listener;
   }
 
-  private onClose(reason: string): void {
+  private onClose(reason: string, cable?: CableLoss): void {
     if (this.closed) return;
     this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(new LinkError(`${this.name}: ${reason}`, 'closed'));
-    this.listener({ kind: 'closed', reason: `${this.name}: ${reason}` });
+    this.listener({ kind: 'closed', reason: `${this.name}: ${reason}`, ...(cable ? { cable } : {}) });
   }
 
   // ------------------------------------------------------------------ receiving

@@ -22,6 +22,10 @@
  *   and still on their way. The loop reads both here rather than keeping its own record.
  */
 import type { DutyChange } from './joints.js';
+import { cableLoss, type CableLoss } from './cable.js';
+
+/** The one classification of a port's errors as a cable pulled, for the links (cable.ts). */
+export { cableLoss, type CableLoss };
 
 export type { DutyChange };
 
@@ -129,7 +133,9 @@ export function zeroCounters(): LinkCounters {
 }
 
 /** Something the board or the port reported outside the request/answer flow. */
-export type LinkEvent = { kind: 'closed'; reason: string } | { kind: 'board-reset' } | { kind: 'watchdog'; text: string } | { kind: 'board-error'; code: string; text: string; ack: number | null } | { kind: 'error'; message: string };
+export type LinkEvent =
+  /** The port closed; `cable`: it closed because its device vanished (a cable pulled: cable.ts), not by our close. */
+  { kind: 'closed'; reason: string; cable?: CableLoss } | { kind: 'board-reset' } | { kind: 'watchdog'; text: string } | { kind: 'board-error'; code: string; text: string; ack: number | null } | { kind: 'error'; message: string };
 
 /**
  * How a stop ended: the board confirmed the zero command; or it did not and its watchdog will cut the

@@ -16,11 +16,12 @@
  * catch it in containers).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, constants, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open-error.js';
+import { cableLoss } from './cable.js';
 
 function stty(path: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -73,6 +74,8 @@ export function holdersOf(path: string): string[] {
 export class TtyPort implements BindingPortInterface {
   isOpen = true;
   readonly openOptions: Required<OpenOptions>;
+  /** A read failed because the device vanished (cable.ts): close at once, no read is in flight. */
+  private gone = false;
   constructor(
     private readonly fd: number,
     options: OpenOptions,
@@ -94,12 +97,18 @@ export class TtyPort implements BindingPortInterface {
         if (!this.isOpen) throw new CanceledError('Port is closed');
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EAGAIN' || code === 'EINTR') continue;
-        // EIO: the device went away (a USB cable pulled); serialport treats this as a disconnection.
+        // EIO, ENXIO, ENODEV: the device went away (a USB cable pulled: cable.ts); serialport's stream
+        // closes on it with a DisconnectedError that keeps the message. No read is left in flight.
+        if (cableLoss(this.openOptions.path, e)) this.gone = true;
         throw e;
       }
       if (n > 0) return { buffer, bytesRead: n };
-      // VTIME expired with nothing read: look again (a vanished USB device reads 0 forever: check it).
+      // VTIME expired with nothing read: look again. A vanished device can read 0 forever: its node gone is a cable pulled.
       if (!this.isOpen) throw new CanceledError('Port is closed');
+      if (!existsSync(this.openOptions.path)) {
+        this.gone = true;
+        throw Object.assign(new Error(`ENODEV: the device node ${this.openOptions.path} is gone`), { code: 'ENODEV' });
+      }
     }
   }
 
@@ -108,8 +117,10 @@ export class TtyPort implements BindingPortInterface {
     return new Promise((resolve, reject) => {
       const go = (off: number): void => {
         write(this.fd, buffer, off, buffer.length - off, null, (err, n) => {
-          if (err) reject(err);
-          else if (off + n < buffer.length) go(off + n);
+          if (err) {
+            if (cableLoss(this.openOptions.path, err)) this.gone = true;
+            reject(err);
+          } else if (off + n < buffer.length) go(off + n);
           else resolve();
         });
       };
@@ -120,8 +131,8 @@ export class TtyPort implements BindingPortInterface {
   async close(): Promise<void> {
     if (!this.isOpen) return;
     this.isOpen = false;
-    // Let a read in flight (at most VTIME = 0.1 s) finish before the descriptor goes.
-    await new Promise((r) => setTimeout(r, 120));
+    // Let a read in flight (at most VTIME = 0.1 s) finish before the descriptor goes (none when the device vanished).
+    if (!this.gone) await new Promise((r) => setTimeout(r, 120));
     try {
       closeSync(this.fd);
     } catch {
