@@ -130,7 +130,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       twin: { q: reading.q.map((v, j) => v - res[j]!), qd: reading.qd, res, tauExt: [0, 0] },
       tau: { ff: [Math.sin(t), Math.cos(t)], pid: [0.1 * t, -0.1 * t], cmd: [Math.sin(t) + 0.1 * t, Math.cos(t) - 0.1 * t] },
       duty: [0.01 * k, -0.01 * k],
-      timing: { errUs: 10 + (k % 7), execUs: 50, overruns: 0, missed: 0 },
+      timing: { errUs: 10 + (k % 7), execUs: 50, overruns: 0, missed: 0, burst: 0 },
       link: { sent: k, received: k, lost: 0, corrupt: 0 },
       alarm: 0,
       flags: 0,

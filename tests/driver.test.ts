@@ -12,6 +12,7 @@ import { builtinPath, scalePath } from '../src/model/builtins.js';
 import { DRIVER_PRESETS, driverLabel, type DriverParams, type DriverPresetName } from '../src/model/driver.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { twolink } from './helpers/cli.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const l298n = loadRig('rigs/mock-arm-l298n.json');
 const mockArm = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as { motors: Record<string, unknown>[]; supplyV?: number };
@@ -124,15 +125,23 @@ describe('the feasibility check knows the driver', () => {
     expect(e.message).toMatch(/on the 9 V supply.*; no --speed down to 0\.25 fits it/);
   });
 
-  it('twolink run refuses it before anything moves, exit 2, with the --speed that fits', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm-l298n.json', '--mock', '--traj', 'reach', '--json']);
-    expect(r.stderr).toMatch(/^twolink: trajectory "reach" at t = \d\.\d{3} s, joint 1: needs .*L298N H-bridge .* on the 12 V supply .*; at --speed 0\.65 it fits/);
-    expect(r.code).toBe(2);
-    expect(r.stdout).toBe('');
-  }, 60_000);
+  it(
+    'twolink run refuses it before anything moves, exit 2, with the --speed that fits',
+    async () => {
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm-l298n.json', '--mock', '--traj', 'reach', '--json']);
+      expect(r.stderr).toMatch(/^twolink: trajectory "reach" at t = \d\.\d{3} s, joint 1: needs .*L298N H-bridge .* on the 12 V supply .*; at --speed 0\.65 it fits/);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+    },
+    hangGuardMs(60_000),
+  );
 
-  it('at the --speed it names, the L298N reach is done on the mock (its heavier links included): no following-error stop', async () => {
-    const r = await virtualRun(l298n, [scalePath(reach, 0.65)], { maxSeconds: 30 });
-    expect(r.result.stop).toEqual({ kind: 'done' });
-  }, 120_000);
+  it(
+    'at the --speed it names, the L298N reach is done on the mock (its heavier links included): no following-error stop',
+    async () => {
+      const r = await virtualRun(l298n, [scalePath(reach, 0.65)], { maxSeconds: 30 });
+      expect(r.result.stop).toEqual({ kind: 'done' });
+    },
+    hangGuardMs(120_000),
+  );
 });

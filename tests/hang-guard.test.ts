@@ -46,6 +46,7 @@ describe('hang guards', () => {
     // A filter that matches no test file: vitest fails the unit half ("no test files"); the realtime half still runs.
     const r = spawnSync(process.execPath, ['scripts/test.mjs', 'no-such-test-file-h3'], { encoding: 'utf8', timeout: hangGuardMs(60_000) });
     expect(r.status, r.stderr).toBe(1);
-    expect(r.stdout).toMatch(/^npm test: unit failed \(exit code 1\) in \d+ s; realtime failed \(exit code 1\) in \d+ s$/m);
+    // One unit half per Node (TWOLINK_UNIT_NODES adds Node 22 and 24 in CI), then the realtime half, each naming its Node.
+    expect(r.stdout).toMatch(/^npm test: (unit on Node v[\d.]+ failed \(exit code 1\) in \d+ s; )+realtime on Node v[\d.]+ failed \(exit code 1\) in \d+ s$/m);
   });
 });

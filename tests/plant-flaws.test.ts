@@ -10,6 +10,7 @@ import { dutyForTorque, torqueForDuty } from '../src/model/motor.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { F } from '../src/telemetry/tick.js';
+import { hangGuardMs } from './helpers/hang-guard.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 const DEG = Math.PI / 180;
@@ -196,41 +197,49 @@ describe('with every flaw off', () => {
 });
 
 describe("the recording carries the link's true angle (virtual time)", () => {
-  it("without flaws it is the encoder's reading of the same sample, to the encoder's count (the line protocol's mock)", async () => {
-    const r = await virtualRun({ ...rig, plant: quiet }, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
-    const sq = [0, 0];
-    let n = 0;
-    for (const row of r.rows) {
-      if (row[F.phase] !== 2) continue;
-      n++;
-      sq[0]! += (row[F.q0]! - row[F.plantQ0]!) ** 2;
-      sq[1]! += (row[F.q1]! - row[F.plantQ1]!) ** 2;
-    }
-    // A count's rounding is uniform: RMS count / sqrt(12), 0.022 deg at 4800 counts per turn, 0.043 at 2400.
-    expect(Math.sqrt(sq[0]! / n) / DEG).toBeLessThan(0.03);
-    expect(Math.sqrt(sq[1]! / n) / DEG).toBeLessThan(0.05);
-  }, 120_000);
-
-  it('with 1.5 deg of play the encoder tracks the reach and the link, which it cannot see, does not', async () => {
-    const flawed = { ...rig, control: { ...rig.control, disturbanceObserver: false }, plant: { ...rig.plant!, backlash: [1.5 * DEG, 1.5 * DEG] } };
-    const r = await virtualRun(flawed, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
-    expect(r.result.stop.kind).toBe('done');
-    const sq = { enc: [0, 0], link: [0, 0] };
-    let n = 0;
-    for (const row of r.rows) {
-      expect(row[F.plantKnown]).toBe(1);
-      if (row[F.phase] !== 2) continue;
-      n++;
-      for (let j = 0; j < 2; j++) {
-        const des = row[j ? F.qDes1 : F.qDes0]!;
-        sq.enc[j]! += (row[j ? F.q1 : F.q0]! - des) ** 2;
-        sq.link[j]! += (row[j ? F.plantQ1 : F.plantQ0]! - des) ** 2;
+  it(
+    "without flaws it is the encoder's reading of the same sample, to the encoder's count (the line protocol's mock)",
+    async () => {
+      const r = await virtualRun({ ...rig, plant: quiet }, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
+      const sq = [0, 0];
+      let n = 0;
+      for (const row of r.rows) {
+        if (row[F.phase] !== 2) continue;
+        n++;
+        sq[0]! += (row[F.q0]! - row[F.plantQ0]!) ** 2;
+        sq[1]! += (row[F.q1]! - row[F.plantQ1]!) ** 2;
       }
-    }
-    const rms = (s: number): number => Math.sqrt(s / n) / DEG;
-    expect(n).toBeGreaterThan(400);
-    // Joint 1 lifts the arm against gravity: its link hangs on the far side of the play.
-    expect(rms(sq.link[0]!)).toBeGreaterThan(2 * rms(sq.enc[0]!));
-    expect(rms(sq.link[0]!)).toBeGreaterThan(0.3);
-  }, 120_000);
+      // A count's rounding is uniform: RMS count / sqrt(12), 0.022 deg at 4800 counts per turn, 0.043 at 2400.
+      expect(Math.sqrt(sq[0]! / n) / DEG).toBeLessThan(0.03);
+      expect(Math.sqrt(sq[1]! / n) / DEG).toBeLessThan(0.05);
+    },
+    hangGuardMs(120_000),
+  );
+
+  it(
+    'with 1.5 deg of play the encoder tracks the reach and the link, which it cannot see, does not',
+    async () => {
+      const flawed = { ...rig, control: { ...rig.control, disturbanceObserver: false }, plant: { ...rig.plant!, backlash: [1.5 * DEG, 1.5 * DEG] } };
+      const r = await virtualRun(flawed, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
+      expect(r.result.stop.kind).toBe('done');
+      const sq = { enc: [0, 0], link: [0, 0] };
+      let n = 0;
+      for (const row of r.rows) {
+        expect(row[F.plantKnown]).toBe(1);
+        if (row[F.phase] !== 2) continue;
+        n++;
+        for (let j = 0; j < 2; j++) {
+          const des = row[j ? F.qDes1 : F.qDes0]!;
+          sq.enc[j]! += (row[j ? F.q1 : F.q0]! - des) ** 2;
+          sq.link[j]! += (row[j ? F.plantQ1 : F.plantQ0]! - des) ** 2;
+        }
+      }
+      const rms = (s: number): number => Math.sqrt(s / n) / DEG;
+      expect(n).toBeGreaterThan(400);
+      // Joint 1 lifts the arm against gravity: its link hangs on the far side of the play.
+      expect(rms(sq.link[0]!)).toBeGreaterThan(2 * rms(sq.enc[0]!));
+      expect(rms(sq.link[0]!)).toBeGreaterThan(0.3);
+    },
+    hangGuardMs(120_000),
+  );
 });

@@ -12,6 +12,9 @@ import { startPtyRig } from '../helpers/pty-rig.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-cable-`);
 
+/** How often the recording is looked at while waiting for the reach's tracking [ms] (a poll, not a limit). */
+const POLL_MS = 20;
+
 /** Resolves once the recording holds a tick of the reach's tracking phase (the recording is written as the run goes). */
 function untilTracking(file: string, limitMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -22,7 +25,7 @@ function untilTracking(file: string, limitMs: number): Promise<void> {
         clearTimeout(guard);
         resolve();
       }
-    }, 20);
+    }, POLL_MS);
   });
 }
 
