@@ -243,9 +243,15 @@ function checkTaughtRig(traj: string, rigFile: string, anyRig: boolean): void {
   process.stderr.write(`twolink: --any-rig: ${why}; replaying it on ${rigFile} as asked\n`);
 }
 
-/** `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back take 0.5 s each; then stop: `done`). */
+/**
+ * `--traj hold`: hold where the arm is until shortly before --max-seconds (the approach and the way back
+ * take 0.5 s each; then stop: `done`). The limit runs on the host's clock and the hold on the board's:
+ * on a busy machine the board's time falls behind, so the hold leaves a fifth of the limit (at least
+ * 0.5 s) to spare, not a fixed 0.5 s that a starved run overran (a `timeout` where the hold was done).
+ */
 function holdPath(maxSeconds: number): PathSpec {
-  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1.5) }] };
+  const spare = Math.max(0.5, 0.2 * maxSeconds);
+  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1 - spare) }] };
 }
 
 /** --mode, --lock and --constrain: float mode's settings, or undefined for track. */
