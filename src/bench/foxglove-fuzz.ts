@@ -8,7 +8,6 @@
  * complete (every tick, then the summary). The figures are the run's own count of client messages
  * read (its last stderr line), the clients it closed and the connections it refused.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +16,7 @@ import WebSocket from 'ws';
 import { mulberry32 } from '../model/random.js';
 import { parseClientBinary, parseClientText } from '../viz/live-protocol.js';
 import { load1, section, type BenchResult } from './report.js';
+import { spawnLiveChild } from './live-child.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** Clients connected at once (under the server's cap of 8). */
@@ -97,20 +97,13 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
   const dir = mkdtempSync(join(tmpdir(), 'twolink-fuzz-fox-'));
   const record = join(dir, 'run.ndjson');
   const t0 = Date.now();
-  const child = spawn(process.execPath, [BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--cycle', '--max-seconds', String(seconds), '--json', '--record', record, '--foxglove', '0'], {
-    cwd: fileURLToPath(new URL('../..', import.meta.url)),
-  });
-  let stdout = '';
-  let stderr = '';
-  let port: (p: number) => void = () => undefined;
-  const listening = new Promise<number>((r) => (port = r));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    const m = /Foxglove live view on ws:\/\/[^:]+:(\d+)/.exec(stderr);
-    if (m) port(Number(m[1]));
-  });
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  const child = spawnLiveChild(
+    BIN,
+    ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--cycle', '--max-seconds', String(seconds), '--json', '--record', record, '--foxglove', '0'],
+    fileURLToPath(new URL('../..', import.meta.url)),
+  );
+  const listening = child.port;
+  const exited = child.done.then((e) => e.code);
   let ended = false;
   void exited.then(() => (ended = true));
   const r = mulberry32(seed);
@@ -119,7 +112,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
   // Each client sends until the server closes it (a message outside the protocol) or the run ends.
   const clientLoop = async (): Promise<void> => {
     while (!ended && f.sent < messages * 1.02) {
-      if (f.connections > 0 && child.exitCode !== null) break;
+      if (f.connections > 0 && child.exited()) break;
       f.connections++;
       await new Promise<void>((resolve) => {
         const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
@@ -148,7 +141,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     }
   };
   await Promise.all(Array.from({ length: CONCURRENT }, clientLoop));
-  const exitCode = await exited;
+  const { code: exitCode, stdout, stderr } = await child.done;
   const summary = lastJsonLine(stdout);
   const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
   const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };

@@ -227,7 +227,15 @@ const bridgePreset: ValueParser<{ joint: number; preset: DriverPresetName }> = {
 };
 
 /** One figure of a joint's H-bridge, as the plant has it now, set to `amount`. */
-function setBridge(p: Plant, joint: number, field: 'dropV' | 'seriesOhm' | 'deadTimeUs' | 'pwmHz' | 'pwmBits', amount: number): void {
+type BridgeField = 'dropV' | 'seriesOhm' | 'deadTimeUs' | 'pwmHz' | 'pwmBits';
+
+/** A knob that sets one number of a joint's H-bridge (`NAME=JOINT:VALUE`); the example shows `example` (default: the default). */
+function bridgeKnob(field: BridgeField, help: string, label: string, q: Quantity, dflt: number, example = dflt): InjectionDef<'arm', { joint: number; amount: number }> {
+  const name = { dropV: 'bridgedrop', seriesOhm: 'bridgeohm', deadTimeUs: 'deadtime', pwmHz: 'pwmhz', pwmBits: 'pwmbits' }[field];
+  return def({ help, example: `${name}=1:${example}@0`, acts: 'arm', parse: jointAnd(label, q, dflt), apply: (p, v) => setBridge(p, v.joint, field, v.amount) });
+}
+
+function setBridge(p: Plant, joint: number, field: BridgeField, amount: number): void {
   const d: DriverParams = p.driverOf(joint);
   d[field] = amount;
   delete d.preset;
@@ -322,41 +330,11 @@ export const INJECTIONS = {
     parse: bridgePreset,
     apply: (p, v) => p.setDriver(v.joint, DRIVER_PRESETS[v.preset]),
   }),
-  bridgedrop: def({
-    help: "the voltage the joint's H-bridge loses across its switches whatever the current",
-    example: 'bridgedrop=1:1.4@0',
-    acts: 'arm',
-    parse: jointAnd('V', { what: 'the drop', unit: 'V', min: 0, max: 20 }, 1.4),
-    apply: (p, v) => setBridge(p, v.joint, 'dropV', v.amount),
-  }),
-  bridgeohm: def({
-    help: "the resistance of the joint's H-bridge in series with the motor",
-    example: 'bridgeohm=1:1.15@0',
-    acts: 'arm',
-    parse: jointAnd('OHM', { what: 'the resistance', unit: 'ohm', min: 0, max: 100 }, 1.15),
-    apply: (p, v) => setBridge(p, v.joint, 'seriesOhm', v.amount),
-  }),
-  deadtime: def({
-    help: "the on-time the joint's H-bridge loses per PWM period",
-    example: 'deadtime=1:40@0',
-    acts: 'arm',
-    parse: jointAnd('US', { what: 'the dead time', unit: 'us', min: 0, max: 10_000 }, 40),
-    apply: (p, v) => setBridge(p, v.joint, 'deadTimeUs', v.amount),
-  }),
-  pwmhz: def({
-    help: "the PWM frequency of the joint's H-bridge (with the dead time: the duty lost)",
-    example: 'pwmhz=1:980@0',
-    acts: 'arm',
-    parse: jointAnd('HZ', { what: 'the PWM frequency', unit: 'Hz', min: 1, max: 1_000_000 }, 490),
-    apply: (p, v) => setBridge(p, v.joint, 'pwmHz', v.amount),
-  }),
-  pwmbits: def({
-    help: "the PWM resolution of the joint's H-bridge (0: continuous)",
-    example: 'pwmbits=1:8@0',
-    acts: 'arm',
-    parse: jointAnd('BITS', { what: 'the PWM resolution', unit: 'bits', min: 0, max: 16, integer: true }, 8),
-    apply: (p, v) => setBridge(p, v.joint, 'pwmBits', v.amount),
-  }),
+  bridgedrop: bridgeKnob('dropV', "the voltage the joint's H-bridge loses across its switches whatever the current", 'V', { what: 'the drop', unit: 'V', min: 0, max: 20 }, 1.4),
+  bridgeohm: bridgeKnob('seriesOhm', "the resistance of the joint's H-bridge in series with the motor", 'OHM', { what: 'the resistance', unit: 'ohm', min: 0, max: 100 }, 1.15),
+  deadtime: bridgeKnob('deadTimeUs', "the on-time the joint's H-bridge loses per PWM period", 'US', { what: 'the dead time', unit: 'us', min: 0, max: 10_000 }, 40),
+  pwmhz: bridgeKnob('pwmHz', "the PWM frequency of the joint's H-bridge (with the dead time: the duty lost)", 'HZ', { what: 'the PWM frequency', unit: 'Hz', min: 1, max: 1_000_000 }, 490, 980),
+  pwmbits: bridgeKnob('pwmBits', "the PWM resolution of the joint's H-bridge (0: continuous)", 'BITS', { what: 'the PWM resolution', unit: 'bits', min: 0, max: 16, integer: true }, 8),
   drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
   corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),
   latency: def({

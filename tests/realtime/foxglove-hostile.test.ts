@@ -4,7 +4,6 @@
 // a browser page of another origin (http://example.test) is refused and said; --foxglove-allow-origin
 // is checked before anything moves. The fuzz of 10,000 random messages is `npm run bench -- --only
 // foxglove-fuzz` (docs/foxglove.md); the property test in virtual time is tests/viz-live-hostile.test.ts.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,24 +11,14 @@ import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, lastJson, ROOT, twolink, type CliResult, whyExit } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
+import { spawnLiveChild } from '../../src/bench/live-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-fox-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function start(args: string[]): { port: Promise<number>; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT });
-  let stdout = '';
-  let stderr = '';
-  let found: (p: number) => void = () => undefined;
-  const port = new Promise<number>((r) => (found = r));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    const m = /Foxglove live view on ws:\/\/[^:]+:(\d+)/.exec(stderr);
-    if (m) found(Number(m[1]));
-  });
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { port, done };
+  const c = spawnLiveChild(BIN, args, ROOT);
+  return { port: c.port, done: c.done };
 }
 
 /** The recording is complete: the header, every tick, the summary last with the count of ticks held. */

@@ -2,26 +2,15 @@
 // everything, one subscribes and then stops reading (a frozen tab), one leaves abruptly mid-run. The run ends as it would
 // without them (done, exit 0, no dropped rows), the reading client saw the description and the arm's
 // transforms in order; a taken port is refused before anything moves; another address warns.
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { BIN, lastJson, ROOT, twolink, type CliResult, whyExit } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
+import { spawnLiveChild } from '../../src/bench/live-child.js';
 
 function start(args: string[]): { port: Promise<number>; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT });
-  let stdout = '';
-  let stderr = '';
-  let found: (p: number) => void = () => undefined;
-  const port = new Promise<number>((r) => (found = r));
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    const m = /Foxglove live view on ws:\/\/[^:]+:(\d+)/.exec(stderr);
-    if (m) found(Number(m[1]));
-  });
-  const done = new Promise<CliResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { port, done };
+  const c = spawnLiveChild(BIN, args, ROOT, ['--single-threaded-gc']);
+  return { port: c.port, done: c.done };
 }
 
 describe('twolink run --foxglove', () => {
