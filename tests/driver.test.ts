@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkPlausible, loadRig, parseJsonText, resolveRig } from '../src/config/load.js';
-import { parseRigFile, RigFileError } from '../src/config/rig.js';
+import { parseRigFile } from '../src/config/rig.js';
 import { FeasibilityError, FEASIBLE_HEADROOM, preflight } from '../src/control/feasibility.js';
 import { createActuatedArmModel, motorDamping, motorTorque } from '../src/model/actuated.js';
 import { builtinPath, scalePath } from '../src/model/builtins.js';
@@ -13,6 +13,7 @@ import { DRIVER_PRESETS, driverLabel, type DriverParams, type DriverPresetName }
 import { virtualRun } from '../src/run/virtual.js';
 import { twolink } from './helpers/cli.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
+import { rigFileErrorOf } from './helpers/rig-error.js';
 
 const l298n = loadRig('rigs/mock-arm-l298n.json');
 const mockArm = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as { motors: Record<string, unknown>[]; supplyV?: number };
@@ -23,15 +24,7 @@ function withDriver(driver: unknown, patch: Record<string, unknown> = {}) {
   return checkPlausible(resolveRig(parseRigFile(parseJsonText(JSON.stringify(raw), 'x.json'), 'x.json'), 'x.json'));
 }
 
-function refusal(fn: () => unknown): RigFileError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RigFileError);
-    return e as RigFileError;
-  }
-  throw new Error('expected a RigFileError');
-}
+const refusal = rigFileErrorOf;
 
 describe('the presets: their datasheets, pinned', () => {
   it.each<[DriverPresetName, Partial<DriverParams>, string]>([

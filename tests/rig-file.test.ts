@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { RigFileError } from '../src/config/rig.js';
 import { loadTrajectoryFile } from '../src/config/trajectory-file.js';
+import { rigFileErrorOf } from './helpers/rig-error.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-rig-`);
 let n = 0;
@@ -15,15 +15,7 @@ function write(content: unknown): string {
 }
 const arm = { L1: 0.3, L2: 0.25, d1: 0.15, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 };
 
-function errorOf(fn: () => unknown): RigFileError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(RigFileError);
-    return e as RigFileError;
-  }
-  throw new Error('expected a RigFileError');
-}
+const errorOf = rigFileErrorOf;
 
 describe('rig files', () => {
   it('every rig that ships is valid', () => {
