@@ -1,6 +1,6 @@
 // The Firmata mock rig in virtual time, through every door that runs it there (virtualRun, the HIL
 // engine, twolink/testing, identify's excitation): the reach is done, with the tracking of the Firmata
-// path (real time, quiet: 0.054-0.063 deg RMS on joint 1, README), not the line protocol's mock
+// path (real time, quiet: 0.054-0.063 deg RMS on joint 1, docs/figures-history.md), not the line protocol's mock
 // squeezed into 57600 baud (it was: 51 ms latency, fault:speed joint 2 at -693 deg/s, 15 / 20 deg RMS).
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';

@@ -91,7 +91,7 @@ describe('no false stop', () => {
     }
   });
 
-  it("the README's endpoint-impedance controller (which lags joint 2 on purpose) runs its reach to the end (30 deg for a user's law)", async () => {
+  it("the endpoint-impedance example controller (docs/controller.md) (which lags joint 2 on purpose) runs its reach to the end (30 deg for a user's law)", async () => {
     const r = rig();
     const run = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { controller: 'examples/controllers/impedance.js' });
     expect(run.result.core.stop).toEqual({ kind: 'done' });

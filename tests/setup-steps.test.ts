@@ -163,7 +163,7 @@ describe('setup: the corrected rig file', () => {
     expect(again.encoders[0]!.zero).toBeCloseTo(-60 * DEG, 12);
   });
 
-  it('an arm wired as the README says needs no wiring section: an old one is removed', () => {
+  it('an arm wired as the table of docs/first-arm.md says needs no wiring section: an old one is removed', () => {
     const raw = { ...(JSON.parse(JSON.stringify(rig.source)) as Record<string, unknown>), wiring: { motorSign: [1, -1] } };
     const withWiring = resolveRig(parseRigFile(raw, 'x.json'), 'x.json');
     const f = believed(withWiring);

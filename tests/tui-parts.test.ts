@@ -163,7 +163,7 @@ describe('the loop panel', () => {
         if (t.link.lost) expect(text).toMatch(new RegExp(`lost ${t.link.lost}\\b`));
       }
     }
-    // with room, everything the README's screenshot shows
+    // with room, everything docs/dashboard.md's screenshot shows
     const wide = loopLines(state(cases[2]![0]), 62, 5)
       .join('\n')
       .replace(/\{[^{}]*\}/g, '');

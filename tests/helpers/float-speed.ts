@@ -1,5 +1,5 @@
 // Float's speed cap as every float test checks it (issue 32): while the law drives the arm (the loop
-// tracking, the float blended in), no joint's recorded speed is above its speed cap + 10 % (README,
+// tracking, the float blended in), no joint's recorded speed is above its speed cap + 10 % (docs/float-teach-replay.md,
 // "Float": half the speed limit, 270 deg/s on the mock's joint 2).
 import { expect } from 'vitest';
 import type { FloatLaw } from '../../src/control/float.js';

@@ -15,7 +15,7 @@ describe('the mock rig on a pty', () => {
   let rig: PtyRig;
   beforeAll(async () => {
     // --rt: real-time scheduling for the rig's board thread, its bridge and socat (CI runs as root; on a
-    // laptop it needs an rtprio limit, see README), so that two CPU hogs do not starve the simulated board.
+    // laptop it needs an rtprio limit, see docs/realtime.md), so that two CPU hogs do not starve the simulated board.
     rig = await startPtyRig('rigs/mock-arm.json', ['--rt']);
   });
   afterAll(async () => {
