@@ -52,7 +52,7 @@ const RUN_OPTIONS = {
   record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
-  controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see README)' },
+  controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see docs/controller.md)' },
   cycle: { type: 'boolean', help: 'start again with the first trajectory when the last is done, until --max-seconds (soak runs)' },
   'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
@@ -60,7 +60,7 @@ const RUN_OPTIONS = {
   inject: INJECT_OPTION,
   fault: FAULT_ALIAS_OPTION,
   wiring: WIRING_OPTION,
-  rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see README), else twolink says so and runs without' },
+  rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see docs/realtime.md), else twolink says so and runs without' },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
   stiffness: { type: 'string', arg: 'K', help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)" },
@@ -70,7 +70,7 @@ const RUN_OPTIONS = {
   mode: {
     type: 'string',
     arg: 'MODE',
-    help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see README)',
+    help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see docs/impedance.md)',
   },
   speed: { type: 'string', arg: 'F', help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)' },
   lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
@@ -299,7 +299,7 @@ function constraintArg(text: string, rig: Rig, startQ: readonly number[] | undef
   return r.data;
 }
 
-/** The exit code of a run that ended with `stop` (README "Exit codes", `twolink run --help`). */
+/** The exit code of a run that ended with `stop` (docs/running.md "The summary", `twolink run --help`). */
 export function exitCodeOf(stop: StopReason): number {
   switch (stop.kind) {
     case 'done':

@@ -12,6 +12,6 @@ export const TRAJECTORY_OPTIONS = {
   via: { type: 'string', arg: 'a,b', multiple: true, help: 'a via point between --from and --to (repeat for more)' },
   duration: { type: 'string', arg: 'S', help: 'duration of each segment [s]' },
   elbow: { type: 'string', arg: 'down|up', help: 'IK branch in endpoint space (default down: alpha2 >= 0)' },
-  file: { type: 'string', arg: 'FILE', help: 'a trajectory file (JSON, see README)' },
+  file: { type: 'string', arg: 'FILE', help: 'a trajectory file (JSON, see docs/rig-file.md)' },
   name: { type: 'string', arg: 'NAME', help: 'a built-in trajectory: reach, point, circle' },
 } as const satisfies OptionSpecs;

@@ -511,7 +511,7 @@ export const rigFileSchema = z
       .prefault({}),
     firmata: firmataSchema.optional(),
     plant: plantSchema.optional(),
-    /** How the motors and encoders are connected to the board, when not as the README's table (twolink setup writes it). */
+    /** How the motors and encoders are connected to the board, when not as the wiring table of docs/first-arm.md (twolink setup writes it). */
     wiring: wiringSchema.optional(),
   })
   .superRefine((rig, ctx) => {

@@ -3,7 +3,7 @@
  * that is not "output i drives joint i, input i reads joint i", as `twolink setup` finds it. The host
  * maps joints to the board's outputs and inputs (src/transport/joints.ts, for the line protocol and
  * Firmata alike: there, output and input i are `firmata.motors[i]` and `firmata.sensors[i]`), so an arm wired
- * differently from the README's table runs as it is; rewiring it and deleting the section is better.
+ * differently from the wiring table of docs/first-arm.md runs as it is; rewiring it and deleting the section is better.
  *
  * Encoder direction, resolution and zero stay in `encoders[]` (`sign`, `countsPerRev`, `zeroDeg`).
  */
@@ -68,7 +68,7 @@ export function resolveWiring(w: WiringSection, joints: number, countsPerRev: re
   };
 }
 
-/** True when the wiring is the README's: nothing to map. */
+/** True when the wiring is the table's of docs/first-arm.md: nothing to map. */
 export function isPlainWiring(w: HostWiring, countsPerRev: readonly number[]): boolean {
   return w.motorOutput.every((c, j) => c === j) && w.motorSign.every((s) => s === 1) && w.encoderInput.every((c, j) => c === j) && w.boardCountsPerRev.every((c, j) => c === countsPerRev[j]);
 }

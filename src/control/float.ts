@@ -92,7 +92,7 @@ export interface FloatSettings {
 /**
  * Defaults from the rig's limits: caps at 80 % of the torque limit and half the speed limit (the
  * mock arm's joint 2: 270 deg/s), a barrier 10 deg deep. The speed cap's damping gives the joint's
- * full torque limit at 25 % over the cap (README, "Float"), whatever cap is set.
+ * full torque limit at 25 % over the cap (docs/float-teach-replay.md, "Float"), whatever cap is set.
  */
 export function floatSettings(rig: Pick<ControllerPart, 'limits'>, over: Partial<FloatSettings> = {}): FloatSettings {
   const lim = rig.limits;

@@ -19,7 +19,7 @@
  *   feedforward would have pushed: up to 6.7 deg on the mock's reach, circle and point (virtual time),
  *   and the README's tour runs it.
  * - a user's controller (`--controller`): six times, 30 deg: twolink cannot know how closely it means
- *   to follow (the README's endpoint-impedance example lags joint 2 by up to 19.6 deg, on purpose); the
+ *   to follow (the endpoint-impedance example of docs/controller.md lags joint 2 by up to 19.6 deg, on purpose); the
  *   default still stops a dead motor or a jam long before the saturation guard. Give your own.
  * Over Firmata the default is doubled: the board sends no timestamps, so the host's clock is its count
  * of the board's reports, at 333 Hz behind a 16U2 that holds them up to 4.096 ms; a stock ConfigurableFirmata

@@ -1,7 +1,7 @@
 /**
  * The rig file `twolink setup` writes: the file as written, with what setup measured in place of what
  * it believed: each encoder's `countsPerRev`, `sign` and `zeroDeg`, and a `wiring` section when the
- * motors or encoders are not on the README's channels (removed when they are), each motor's breakaway
+ * motors or encoders are not on the channels of docs/first-arm.md's wiring table (removed when they are), each motor's breakaway
  * duty per direction. Every change is listed
  * with the step that found it.
  */

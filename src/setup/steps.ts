@@ -179,7 +179,7 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
       status: 'fail',
       summary: `no encoder input counted when joint ${j + 1} was turned ${m.deg} deg (changes ${d.join(', ')} counts)`,
       evidence,
-      fix: `check joint ${j + 1}'s encoder: its 5 V and ground, its A and B wires to the board (README, Wiring), and that its shaft turns with the joint; then run twolink setup again`,
+      fix: `check joint ${j + 1}'s encoder: its 5 V and ground, its A and B wires to the board (docs/first-arm.md, "Wire it"), and that its shaft turns with the joint; then run twolink setup again`,
       corrected: false,
     };
   }
@@ -352,7 +352,7 @@ export function checkMotor(p: PulseEvidence, rig: Rig, f: Findings, directions: 
       status: 'fail',
       summary: `output ${p.output + 1} moved nothing at duties up to ${r3(peakDuty)}`,
       evidence,
-      fix: `check motor output ${p.output + 1}: the driver's supply and enable, its PWM and DIR wires (README, Wiring), the motor's leads; then run setup again`,
+      fix: `check motor output ${p.output + 1}: the driver's supply and enable, its PWM and DIR wires (docs/first-arm.md, "Wire it"), the motor's leads; then run setup again`,
       corrected: false,
     };
   }

@@ -10,7 +10,7 @@
  *   read by board input `encoderInput[j]` and driven by board output `motorOutput[j]` with
  *   `motorSign[j]`; the board's firmware reports `boardCountsPerRev[j]` on that input. Without the
  *   section, input j and output j are joint j.
- * An arm wired otherwise than the README's table then runs as it is.
+ * An arm wired otherwise than the wiring table of docs/first-arm.md then runs as it is.
  *
  * It also keeps what the board applied: each command written, in joint order, with the board time
  * where it is expected to apply (`sent`); a sample's `ack` then names the duty in force

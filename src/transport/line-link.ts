@@ -550,7 +550,7 @@ export class LineLink implements Link {
         if (f.type === 'I') info = f.info;
         else if (f.type === 'E') {
           if (f.code === 'VERSION') {
-            throw new LinkError(`${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see README) or update twolink`, 'version');
+            throw new LinkError(`${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see docs/first-arm.md) or update twolink`, 'version');
           }
           lastError = `${f.code} ${f.text}`;
         }
@@ -570,7 +570,7 @@ export class LineLink implements Link {
       throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint} (waited ${waitedMs} ms, ${hellos} hellos)`, 'no-answer');
     }
     if (info.proto !== PROTOCOL) {
-      throw new LinkError(`board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see README) or update twolink`, 'version');
+      throw new LinkError(`board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see docs/first-arm.md) or update twolink`, 'version');
     }
     if (info.joints !== this.joints) {
       throw new LinkError(`board on ${this.name} has ${info.joints} joint(s), the rig file describes ${this.joints}`, 'mismatch');

@@ -7,7 +7,7 @@
  * `twolink setup`): joint j's duty goes to the board output that drives it, with its sign; joint j's
  * angle comes from the board input that reads it, converted with joint j's encoder (counts per
  * revolution, sign, zero). Everything else passes through. The loop cannot tell it from a board wired
- * as the README's table says.
+ * as the wiring table of docs/first-arm.md says.
  *
  * The inner link must be built with `boardEncoders(...)` (the counts per revolution the board reports
  * per input, so that its handshake check passes, sign +1 and zero 0): the angles are made here.
