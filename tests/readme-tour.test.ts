@@ -85,8 +85,8 @@ describe("the README's tour and the guide's commands", () => {
     expect(lines).toBeGreaterThanOrEqual(30);
   });
 
-  it('every page the README and docs/index.md link to exists', () => {
-    for (const page of ['README.md', 'docs/index.md']) {
+  it('every page the README and the docs link to exists', () => {
+    for (const page of PAGES) {
       const dir = page.startsWith('docs/') ? `${ROOT}docs/` : ROOT;
       for (const m of text(page).matchAll(/\]\(([^)#]+\.md)(#[^)]*)?\)/g)) {
         const target = m[1]!;
