@@ -36,6 +36,9 @@ export function words(line: string): string[] {
 /** A word that stands for something the reader fills in: `[--force fx,fy]`, `/dev/pts/N`, `...`. */
 const PLACEHOLDER = /^\[|\]$|\/N$|\.\.\.|^<.*>$/;
 
+/** A serial port of a real board (a pty of `twolink rig --pty` is a placeholder: its number is known only when it runs). */
+const BOARD_PORT = /^\/dev\/(tty(ACM|USB|S)|cu\.)|^COM\d+$/;
+
 /** The runnable commands of a page's text, in order, and the lines that break the convention. */
 export function pageCommands(text: string): PageCommands {
   const lines = text.split('\n');
@@ -62,6 +65,15 @@ export function pageCommands(text: string): PageCommands {
       return;
     }
     const args = words(cmd).slice(2);
+    if (args[0] === 'rig' && args.includes('--pty')) {
+      problems.push(`${where}: twolink rig --pty serves until it is stopped: a console block (the docs test cannot stop it)`);
+      return;
+    }
+    const board = args.find((a) => BOARD_PORT.test(a));
+    if (board) {
+      problems.push(`${where}: ${board} needs a board: a console block, or a block marked <!-- docs-test: skip (needs a board) -->`);
+      return;
+    }
     const held = args.filter((a) => PLACEHOLDER.test(a));
     if (held.length) {
       problems.push(`${where}: ${held.join(' ')} is a placeholder: a sh block holds commands that run as written (a console block for a template)`);
