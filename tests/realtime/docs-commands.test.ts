@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT, twolink, whyExit } from '../helpers/cli.js';
+import { hangGuardMs } from '../helpers/hang-guard.js';
 import { filesOf, pageCommands } from '../helpers/doc-commands.js';
 
 /** The pages: the README and every page under docs/. */
@@ -54,28 +55,33 @@ describe('the commands of the docs', () => {
   for (const page of pages()) {
     const { commands, problems } = pageCommands(readFileSync(join(ROOT, page), 'utf8'));
     if (commands.length === 0 && problems.length === 0) continue;
-    it(`${page}: every command runs, in order`, async () => {
-      expect(problems, `${page}: lines of sh blocks that cannot run as written`).toEqual([]);
-      const before = gitStatus();
-      const dir = workdir();
-      dirs.push(dir);
-      const written = new Set<string>();
-      for (const c of commands) {
-        const where = `${page}:${c.line}: npx twolink ${c.args.join(' ')}`;
-        const { writes, reads } = filesOf(c.args);
-        for (const f of reads) {
-          const ok = written.has(f) || (!f.startsWith('runs/') && existsSync(join(dir, f)));
-          expect(ok, `${where}: reads ${f}, which is not in the repo and no command before it on the page writes`).toBe(true);
+    it(
+      `${page}: every command runs, in order`,
+      async () => {
+        expect(problems, `${page}: lines of sh blocks that cannot run as written`).toEqual([]);
+        const before = gitStatus();
+        const dir = workdir();
+        dirs.push(dir);
+        const written = new Set<string>();
+        for (const c of commands) {
+          const where = `${page}:${c.line}: npx twolink ${c.args.join(' ')}`;
+          const { writes, reads } = filesOf(c.args);
+          for (const f of reads) {
+            const ok = written.has(f) || (!f.startsWith('runs/') && existsSync(join(dir, f)));
+            expect(ok, `${where}: reads ${f}, which is not in the repo and no command before it on the page writes`).toBe(true);
+          }
+          const r = await twolink(c.args, { cwd: dir, timeoutMs: 120_000 });
+          expect(r.code, `${where}: exit code\n${whyExit(r)}`).toBe(c.exit);
+          if (c.exit !== 0) continue;
+          for (const f of writes) {
+            expect(existsSync(join(dir, f)), `${where}: says it writes ${f}, which is not there after it`).toBe(true);
+            written.add(f);
+          }
         }
-        const r = await twolink(c.args, { cwd: dir, timeoutMs: 120_000 });
-        expect(r.code, `${where}: exit code\n${whyExit(r)}`).toBe(c.exit);
-        if (c.exit !== 0) continue;
-        for (const f of writes) {
-          expect(existsSync(join(dir, f)), `${where}: says it writes ${f}, which is not there after it`).toBe(true);
-          written.add(f);
-        }
-      }
-      expect(gitStatus(), `${page}: the commands changed the repo (${relative(ROOT, dir)})`).toBe(before);
-    });
+        expect(gitStatus(), `${page}: the commands changed the repo (${relative(ROOT, dir)})`).toBe(before);
+        // A hang guard: a page's commands take up to ~30 s each on a quiet machine (a real-time run, a plot).
+      },
+      hangGuardMs(30_000 * commands.length + 30_000),
+    );
   }
 });
