@@ -3,13 +3,14 @@
  * commands never load serialport, johnny-five or blessed.
  */
 
-interface Command {
+export interface Command {
   summary: string;
   example: string;
   run(argv: readonly string[]): Promise<number> | number;
 }
 
-const COMMANDS: Record<string, Command> = {
+/** The commands, in the order `twolink --help` lists them (docs/reference/cli.md is generated from them). */
+export const COMMANDS: Record<string, Command> = {
   demo: {
     summary: 'the whole stack on the built-in simulated rig, no hardware (what npm start runs)',
     example: 'twolink demo',

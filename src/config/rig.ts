@@ -466,9 +466,13 @@ const plantSchema = z.strictObject({
 
 export const rigFileSchema = z
   .strictObject({
+    /** A JSON Schema's address, for editors; twolink ignores it. */
     $schema: z.string().optional(),
+    /** The rig's name in summaries and recordings. @default the file's name */
     name: z.string().optional(),
+    /** Free text about the rig. */
     description: z.string().optional(),
+    /** The nominal arm the host believes (seed notation): two-link when any of L2, d2, m2, I2 is given, else one-link (L1, d1, m1, I1, g). */
     arm: armSchema,
     /** Nominal friction the host compensates for. */
     friction: z
@@ -489,13 +493,19 @@ export const rigFileSchema = z
     supplyV: supply.default(12),
     /** Largest duty the host commands, 0..1. */
     maxDuty: pos.refine((v) => v <= 1, 'must be <= 1').default(1),
+    /** Per joint: the gearmotor. @default DEFAULT_MOTOR of src/config/load.ts on each joint */
     motors: z.array(motorSchema).min(1).max(2).optional(),
+    /** Per joint: the encoder. @default 2048 counts per revolution on each joint */
     encoders: z.array(encoderSchema).min(1).max(2).optional(),
+    /** Per joint: the soft limits the loop keeps to. @default the fields' defaults on each joint */
     limits: z.array(limitSchema).min(1).max(2).optional(),
+    /** The loop: its rate, the feedforward, the PID gains, the estimators, the ramps. */
     control: controlSchema.prefault({}),
+    /** The simulated twin that runs beside the arm, and its divergence alarm. */
     twin: twinSchema.prefault({}),
     /** Impedance mode's defaults and safety limits (twolink run --mode impedance). */
     impedance: impedanceSchema.prefault({}),
+    /** The serial link to the board: the protocol, the port's path and speed, the watchdog. */
     link: linkSchema.prefault({}),
     /**
      * The board and the USB path to it: `uno`/`mega` (an ATmega16U2 with arduino-usbserial),
@@ -509,7 +519,9 @@ export const rigFileSchema = z
         ftdiLatencyMs: z.number().int().min(1).max(255).default(16),
       })
       .prefault({}),
+    /** Stock Firmata's pins and sensors (with `link.transport: "firmata"`). */
     firmata: firmataSchema.optional(),
+    /** The mock rig's simulated arm: the true parameters and flaws it has (the nominal ones are the host's belief). */
     plant: plantSchema.optional(),
     /** How the motors and encoders are connected to the board, when not as the wiring table of docs/first-arm.md (twolink setup writes it). */
     wiring: wiringSchema.optional(),

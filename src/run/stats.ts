@@ -87,7 +87,9 @@ export type TrackingCover = 'trajectory' | 'approach' | 'none';
 
 /** The --json summary of a run (its last stdout line, and the recording's last line). */
 export interface RunSummary {
+  /** Rows of the loop (one per sample, and one per halt between samples). */
   ticks: number;
+  /** The loop's rate [Hz]. */
   rateHz: number;
   /** Sample instant -> answer written [us] (latency), answered samples (TimingFigures: how). */
   period: { p50Us: number; p99Us: number; maxUs: number };
@@ -107,6 +109,7 @@ export interface RunSummary {
    * recordings made before it existed (they cover the trajectory proper).
    */
   tracking: { rmsDeg: number[]; maxDeg: number[]; samples: number; covers?: TrackingCover };
+  /** The twin's residual (measured - twin) [deg], its divergence alarms, and the momentum observer's unexplained torque [N m], per joint. */
   twin: { rmsDeg: number[]; maxDeg: number[]; alarms: number; tauExtRmsNm: number[] };
   /**
    * `dropped` (frames the board dropped itself, TXDROP), `duplicate`, `reordered` and `overlong` are
@@ -117,8 +120,11 @@ export interface RunSummary {
   stop: StopReason;
   /** The same in words, for people and for readers of old recordings (describeStop). */
   stopReason: string;
+  /** How the board took the final zero command: `acknowledged`, `unconfirmed`, `watchdog` (it stopped on its watchdog), `unconfirmed-no-watchdog`. */
   stopOutcome?: string;
+  /** The host's CPU over the run (the mock rig's thread left out), as a fraction of one core. */
   cpu?: number;
+  /** Samples lost on the way (gaps in the board's sample index). */
   missed?: number;
   /**
    * How well a taught motion was replayed (a run whose trajectory is a `twolink teach` file): the

@@ -49,11 +49,17 @@ export const lawSchema = z.union([knownLawSchema, z.looseObject({ kind: z.string
 
 export const recordingHeaderSchema = z.looseObject({
   kind: z.literal('header'),
+  /** The version of twolink that wrote it. */
   twolink: z.string(),
+  /** The version of the board protocol (firmware-protocol/PROTOCOL.md). */
   protocol: z.number(),
+  /** When the run started (ISO 8601, UTC). */
   startedAt: z.string(),
+  /** Joints of the arm: the length of every per-joint array in the tick lines. */
   joints: z.union([z.literal(1), z.literal(2)]),
+  /** The loop's rate [Hz]. */
   rateHz: z.number().positive(),
+  /** The feedforward (`desired`, `measured`, `none`); the law says more. */
   feedforward: z.string().optional(),
   /** Where the arm was: `{ kind: 'mock' }` or `{ kind: 'port', path }`. */
   target: z.looseObject({ kind: z.string() }).optional(),
@@ -63,7 +69,9 @@ export const recordingHeaderSchema = z.looseObject({
   startedBy: z.string().optional(),
   /** The rig file as the run used it (`content`: its JSON). */
   rig: z.looseObject({ file: z.string(), name: z.string(), content: z.unknown() }),
+  /** The trajectories of the run, in order. */
   trajectories: z.array(z.looseObject({ name: z.string(), description: z.string().optional() })).default([]),
+  /** The test knobs injected into the mock rig (`--inject`): the name and the loop time [s]. */
   injections: z.array(z.looseObject({ name: z.string(), at: z.number() })).optional(),
   /** The control law (recordings before it have none: "law not recorded"). */
   law: lawSchema.optional(),
