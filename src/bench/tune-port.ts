@@ -24,7 +24,7 @@ export type PortCommand = 'tune' | 'identify';
 
 /** The command line of `twolink tune|identify --port` writing into `dir`. */
 export function portCommandArgs(cmd: PortCommand, port: string, dir: string): string[] {
-  const common = ['--rig', RIG_FILE, '--port', port, '--yes', '--force', '--out', join(dir, `${cmd}.json`)];
+  const common = ['--rig', RIG_FILE, '--port', port, '--yes', '--out', join(dir, `${cmd}.json`)];
   return cmd === 'tune' ? ['tune', ...common, '--json'] : ['identify', ...common];
 }
 
@@ -34,6 +34,8 @@ export interface PortRun {
   wallS: number;
   why: string;
   stderr: string;
+  /** The rig file the command was to write. */
+  out: string;
 }
 
 /** The line of a command's output that says why it did not complete: its last FAIL, or its last line. */
@@ -43,7 +45,7 @@ export function whyNotDone(text: string): string {
 }
 
 /** Runs one command as a child (with --single-threaded-gc, as bin/twolink.js does) and waits for it. */
-export function runPortCommand(args: string[]): Promise<PortRun> {
+export function runPortCommand(args: string[]): Promise<Omit<PortRun, 'out'>> {
   return new Promise((resolve) => {
     const t0 = process.hrtime.bigint();
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -63,7 +65,7 @@ export function runPortCommand(args: string[]): Promise<PortRun> {
 export async function portRunOnFirmware(cmd: PortCommand): Promise<PortRun> {
   const rig = await startPtyRig(RIG_FILE, true, true);
   const dir = mkdtempSync(join(tmpdir(), `twolink-${cmd}-port-`));
-  const r = await runPortCommand(portCommandArgs(cmd, rig.path, dir));
+  const r = { ...(await runPortCommand(portCommandArgs(cmd, rig.path, dir))), out: join(dir, `${cmd}.json`) };
   const rigErr = await rig.stop();
   const board = rigErr.split('\n').filter((l) => /zeroed the motor|starved/.test(l));
   return board.length && r.code !== 0 ? { ...r, why: `${r.why} | rig: ${board.join(' | ')}` } : r;
