@@ -26,6 +26,7 @@ import { benchTune, benchTuneRepeats } from './tune.js';
 import { benchFloat } from './float.js';
 import { benchSerial } from './serial.js';
 import { benchHardware } from './hardware.js';
+import { benchTunePort } from './tune-port.js';
 import { printSection, type BenchResult } from './report.js';
 
 const SECTIONS: Record<string, () => BenchResult | Promise<BenchResult>> = {
@@ -66,6 +67,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   serial: () => benchSerial(Number(argValue('--serial-runs') ?? 5)),
   // Issue 33: the reach on the mock with play, stiction and an H-bridge, each alone and all together, FF+PID and PID alone (virtual time).
   hardware: benchHardware,
+  // Issue 33.6: tune and identify --port on the firmware rig, --tune-port-runs N each (default 3), --conditions quiet,heavy (6 hogs).
+  'tune-port': () => benchTunePort(Number(argValue('--tune-port-runs') ?? 3), (argValue('--conditions') ?? 'quiet,heavy').split(',')),
 };
 
 function argValue(name: string): string | undefined {
@@ -91,7 +94,8 @@ const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and t
 sections run by default: ${Object.keys(SECTIONS).join(', ')}
 sections run only with --only: ${Object.keys(EXTRA).join(', ')}
 options: --runs N, --quiet-runs N, --conditions quiet,busy,heavy,busy-no-rt, --configs ... (realtime); --soak-seconds S (soak);
-  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --crash-runs N (crash); --serial-runs N (serial); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt)
+  --foxglove-fuzz-messages N, --foxglove-fuzz-seconds S (foxglove-fuzz); --adapter-runs N (adapters); --crash-runs N (crash); --serial-runs N (serial); --rt, --float-rt-poses N (float); --tune-repeats N [--rt] [--tune-rig F] (tune-repeats: N tunes, real time with --rt);
+  --tune-port-runs N, --conditions quiet,heavy (tune-port)
 `;
 
 async function main(): Promise<void> {

@@ -4,7 +4,8 @@
  * failed on a busy machine, on a host gap longer than the board's watchdog, while `run` at the same
  * load did not). One line at start-up says what was granted, as run's does.
  */
-import { noRealtimeLine, requestRealtime, threadId } from '../time/threads.js';
+import { stat } from 'node:fs';
+import { noRealtimeLine, processThreads, requestRealtime, threadId } from '../time/threads.js';
 
 /** `--no-rt` of the commands that ask for real-time priority by default. */
 export const NO_RT_OPTION = { type: 'boolean', help: 'on a --port: do not ask for real-time scheduling (SCHED_FIFO) for the thread that drives the arm (asked for by default, as run does)' } as const;
@@ -13,8 +14,19 @@ export const NO_RT_OPTION = { type: 'boolean', help: 'on a --port: do not ask fo
 export const MAIN_THREAD_RT_PRIORITY = 40;
 
 /**
+ * SCHED_FIFO for the process's other threads, as `run` gives its own (run/worker.ts askRealtime): libuv's
+ * pool, whose threads do the serial port's reads (@serialport/bindings-cpp reads with fs.read once its
+ * poller says readable), and V8's helpers. With the main thread alone granted, `tune --port` on the
+ * firmware rig (load 19-24) had the board's samples reach the loop 88-134 ms late while the loop's thread
+ * was free (its longest pause 47 ms) and the board's clock ran on: the watchdog stopped the motors.
+ */
+export const IO_THREADS_RT_PRIORITY = 39;
+
+/**
  * Asks for SCHED_FIFO for the main thread (unless `noRt`), children it starts from then on at normal
- * priority (SCHED_RESET_ON_FORK); says the outcome in one line through `say`. Returns whether it was granted.
+ * priority (SCHED_RESET_ON_FORK), and for the threads that carry its I/O (IO_THREADS_RT_PRIORITY; libuv's
+ * pool started first, so that it exists to be granted); says the outcome in one line through `say`.
+ * Returns whether it was granted.
  */
 export async function realtimeMainThread(who: string, noRt: boolean, say: (line: string) => void): Promise<boolean> {
   if (noRt) {
@@ -22,7 +34,16 @@ export async function realtimeMainThread(who: string, noRt: boolean, say: (line:
     return false;
   }
   const r = await requestRealtime(threadId(), MAIN_THREAD_RT_PRIORITY, { resetOnFork: true });
-  if (r.granted) say(`${who}: real-time scheduling: SCHED_FIFO ${r.priority} granted to the thread that drives the arm`);
-  else say(noRealtimeLine(who, `refused: ${r.reason}`));
-  return r.granted;
+  if (!r.granted) {
+    say(noRealtimeLine(who, `refused: ${r.reason}`));
+    return false;
+  }
+  // libuv starts its whole pool at the first task that needs it: one stat, then every thread but this one.
+  await new Promise<void>((resolve) => stat('.', () => resolve()));
+  const me = threadId();
+  const others = processThreads().filter((t) => t !== me);
+  let io = 0;
+  for (const t of others) if ((await requestRealtime(t, IO_THREADS_RT_PRIORITY)).granted) io++;
+  say(`${who}: real-time scheduling: SCHED_FIFO ${r.priority} granted to the thread that drives the arm (${IO_THREADS_RT_PRIORITY} to ${io} of its ${others.length} I/O and helper threads)`);
+  return true;
 }

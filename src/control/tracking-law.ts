@@ -22,6 +22,7 @@ import type { LawInput, LawResult, LoopLaw } from './law.js';
 import { Pid, scheduledGains } from './pid.js';
 import { DisturbanceFeed, feedCorners } from './disturbance-feed.js';
 import { backlashInverseOf, type BacklashInverse } from './backlash.js';
+import { breakawayTorques, type BreakawayNm } from './breakaway.js';
 
 export type FeedforwardMode = 'desired' | 'measured' | 'none';
 
@@ -85,8 +86,9 @@ export class TrackingLaw implements LoopLaw {
     this.backlash = backlashInverseOf(rig, n);
     this.kdCap = Array.from({ length: n }, (_, i) => (this.backlash && this.backlash.half[i]! > 0 ? gapDerivativeCap(model.rotorInertia[i]!) : Infinity));
     this.capDerivative();
-    // Only where the rig declares a breakaway above the Coulomb level (friction.breakawayNm): a rig without stiction keeps its law as it was.
-    this.breakaway = Array.from({ length: n }, (_, i) => (model.stiction[i]! > 0 ? model.coulomb[i]! + model.stiction[i]! : 0));
+    // Only where the rig declares a breakaway above the Coulomb level (friction.breakawayNm) or setup
+    // measured the duty that starts each joint (motors[j].breakawayDuty): a rig with neither keeps its law as it was.
+    this.breakaway = breakawayTorques(model).nm;
     this.kickFrom = Array.from({ length: n }, (_, i) => {
       const cpr = rig.encoders?.[i]?.countsPerRev;
       return Math.max(KICK_MIN_RAD, cpr ? (2 * 2 * Math.PI) / cpr : 0);
@@ -94,8 +96,8 @@ export class TrackingLaw implements LoopLaw {
   }
 
   private readonly motorQd: number[] = [0, 0];
-  /** Per joint: the breakaway friction of the nominal model [N m] (0: no breakaway above Coulomb declared), and the error it waits for [rad]. */
-  private readonly breakaway: number[];
+  /** Per joint: the breakaway torque per direction [N m] (breakaway.ts; [0, 0]: none known), and the error it waits for [rad]. */
+  private readonly breakaway: BreakawayNm[];
   private readonly kickFrom: number[];
 
   /**
@@ -110,7 +112,8 @@ export class TrackingLaw implements LoopLaw {
     const from = this.kickFrom[i]!;
     const x = (Math.abs(e) - from) / from;
     if (!(x > 0)) return 0;
-    return Math.sign(e) * this.breakaway[i]! * Math.min(1, x);
+    const [ccw, cw] = this.breakaway[i]!;
+    return e > 0 ? ccw * Math.min(1, x) : -cw * Math.min(1, x);
   }
 
   /** Per joint: the largest derivative gain [N m s/rad] (play declared: see gapDerivativeCap), else Infinity. */
@@ -173,7 +176,8 @@ export class TrackingLaw implements LoopLaw {
     for (let i = 0; i < n; i++) {
       const e = s.qDesired[i]! + (b ? b.shift[i]! : 0) - q[i]!;
       fb[i] = this.pid[i]!.update(e, s.qdDesired[i]! + (b ? b.rate[i]! : 0) - qd[i]!, input.dtS, sat.sign[i]!, sat.excess[i]!);
-      if (this.breakaway[i]! > 0) fb[i]! += this.breakawayKick(i, e, qd[i]!);
+      const kick = this.breakaway[i]!;
+      if (kick[0] > 0 || kick[1] > 0) fb[i]! += this.breakawayKick(i, e, qd[i]!);
     }
     return OK;
   }

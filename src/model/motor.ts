@@ -30,6 +30,8 @@ export interface MotorParams {
   rotorInertia: number;
   /** The H-bridge that drives it; none: an ideal bridge. */
   driver?: DriverParams | undefined;
+  /** The duty that started the joint from rest, [ccw, cw] (0..1 each), as `twolink setup` measured it; none: not measured. */
+  breakawayDuty?: readonly [number, number] | undefined;
 }
 
 /** Duty (-1..1, unclamped) that produces joint torque `tau` [N m] at joint speed `qd` [rad/s]; `supplyV` [V]. */

@@ -16,7 +16,12 @@ export function logChirp(t: number, f0: number, f1: number, T: number): { value:
   return { value: Math.sin(phi), freqHz: f0 * Math.exp(k * t) };
 }
 
-/** In-place radix-2 FFT of (re, im); n a power of two. */
+/**
+ * In-place radix-2 FFT of (re, im); n a power of two. Each stage's twiddles are computed once for the
+ * stage (the same `Math.cos(a * k)` as per butterfly, so the same bits), and the bit-reversal swaps use
+ * temporaries: per butterfly trigonometry and array-destructuring swaps made a 6,000-sample chirp's
+ * spectra take 80-230 ms on the thread that must answer the board's samples every 2 ms (issue 33.6).
+ */
 export function fft(re: Float64Array, im: Float64Array): void {
   const n = re.length;
   if (n & (n - 1)) throw new RangeError(`fft: length ${n} is not a power of two`);
@@ -25,18 +30,29 @@ export function fft(re: Float64Array, im: Float64Array): void {
     for (; j & bit; bit >>= 1) j ^= bit;
     j ^= bit;
     if (i < j) {
-      [re[i], re[j]] = [re[j]!, re[i]!];
-      [im[i], im[j]] = [im[j]!, im[i]!];
+      const tr = re[i]!;
+      re[i] = re[j]!;
+      re[j] = tr;
+      const ti = im[i]!;
+      im[i] = im[j]!;
+      im[j] = ti;
     }
   }
+  const cos = new Float64Array(n >> 1);
+  const sin = new Float64Array(n >> 1);
   for (let len = 2; len <= n; len <<= 1) {
     const a = (-2 * Math.PI) / len;
+    const h = len >> 1;
+    for (let k = 0; k < h; k++) {
+      cos[k] = Math.cos(a * k);
+      sin[k] = Math.sin(a * k);
+    }
     for (let i = 0; i < n; i += len) {
-      for (let k = 0; k < len / 2; k++) {
-        const wr = Math.cos(a * k);
-        const wi = Math.sin(a * k);
+      for (let k = 0; k < h; k++) {
+        const wr = cos[k]!;
+        const wi = sin[k]!;
         const p = i + k;
-        const q = p + len / 2;
+        const q = p + h;
         const xr = re[q]! * wr - im[q]! * wi;
         const xi = re[q]! * wi + im[q]! * wr;
         re[q] = re[p]! - xr;
@@ -67,24 +83,28 @@ export function welchH1(u: readonly number[], y: readonly number[], fs: number, 
   if (u.length !== y.length) throw new RangeError(`welchH1: u has ${u.length} samples, y ${y.length}`);
   if (u.length < nfft) throw new RangeError(`welchH1: ${u.length} samples, fewer than one segment of ${nfft}`);
   const half = nfft / 2;
-  const win = Float64Array.from({ length: nfft }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / nfft));
+  const win = new Float64Array(nfft);
+  for (let i = 0; i < nfft; i++) win[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / nfft);
   const suu = new Float64Array(half + 1);
   const syy = new Float64Array(half + 1);
   const sr = new Float64Array(half + 1);
   const si = new Float64Array(half + 1);
   let segments = 0;
+  // Plain loops into buffers reused by every segment (Float64Array.from with a callback was most of the time).
+  const [ur, ui, yr, yi] = [new Float64Array(nfft), new Float64Array(nfft), new Float64Array(nfft), new Float64Array(nfft)];
+  const seg = (x: readonly number[], s: number, re: Float64Array, im: Float64Array): void => {
+    let m = 0;
+    for (let i = 0; i < nfft; i++) m += x[s + i]!;
+    m /= nfft;
+    for (let i = 0; i < nfft; i++) {
+      re[i] = (x[s + i]! - m) * win[i]!;
+      im[i] = 0;
+    }
+    fft(re, im);
+  };
   for (let s = 0; s + nfft <= u.length; s += half) {
-    const seg = (x: readonly number[]): [Float64Array, Float64Array] => {
-      let m = 0;
-      for (let i = 0; i < nfft; i++) m += x[s + i]!;
-      m /= nfft;
-      const re = Float64Array.from({ length: nfft }, (_, i) => (x[s + i]! - m) * win[i]!);
-      const im = new Float64Array(nfft);
-      fft(re, im);
-      return [re, im];
-    };
-    const [ur, ui] = seg(u);
-    const [yr, yi] = seg(y);
+    seg(u, s, ur, ui);
+    seg(y, s, yr, yi);
     for (let k = 0; k <= half; k++) {
       suu[k]! += ur[k]! * ur[k]! + ui[k]! * ui[k]!;
       syy[k]! += yr[k]! * yr[k]! + yi[k]! * yi[k]!;
