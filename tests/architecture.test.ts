@@ -303,9 +303,11 @@ describe('architecture', () => {
     }
   });
 
-  it("'open the end, try the link, dispose of the end on failure' is written once (compose.ts openLinked); only setup and doctor, which probe the board in between, open the two halves themselves", () => {
-    const at = sitesOf('call', ['linkOver']).linkOver!.map((s) => s.replace(/:\d+$/, ''));
-    expect(at.sort()).toEqual(['src/cli/doctor-command.ts', 'src/cli/setup-command.ts', 'src/run/compose.ts']);
+  it("'open the end, try the link, dispose of the end on failure' is written once: the end and the link are opened together only in compose.ts (openLinked), whoever opens a board", () => {
+    const at = sitesOf('call', ['openEnd', 'linkOver']);
+    expect(at.openEnd, 'openEnd(').toHaveLength(1);
+    expect(at.linkOver, 'linkOver(').toHaveLength(1);
+    for (const site of [...at.openEnd!, ...at.linkOver!]) expect(site).toMatch(/^src\/run\/compose\.ts:/);
   });
 
   it('the loop (issue 36): LoopCore is no subclass (its modes are a collaborator), and control imports no concrete transport (a link, a port)', () => {

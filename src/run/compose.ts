@@ -208,11 +208,15 @@ export function linkOver(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baud
   return transportOf(rig).link(rig, end, clock, o);
 }
 
-/** Opens the end at `place` and the host's link over it; the end is disposed of when the link cannot be built. */
-export async function openLinked(rig: Rig, place: Place, clock: Clock, o: LinkOptions = {}): Promise<ComposedLink & { end: BoardEnd }> {
+/**
+ * Opens the end at `place` and the host's link over it; the end is disposed of when the link cannot be
+ * built. The link's options may be learnt from the end first (setup and doctor probe the board's own
+ * encoders before the handshake).
+ */
+export async function openLinked(rig: Rig, place: Place, clock: Clock, o: LinkOptions | ((end: BoardEnd) => Promise<LinkOptions>) = {}): Promise<ComposedLink & { end: BoardEnd }> {
   const end = await openEnd(rig, place, clock);
   try {
-    return { ...(await linkOver(rig, end, clock, o)), end };
+    return { ...(await linkOver(rig, end, clock, typeof o === 'function' ? await o(end) : o)), end };
   } catch (e) {
     await end.dispose();
     throw e;
