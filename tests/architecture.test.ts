@@ -270,6 +270,57 @@ describe('architecture', () => {
     }
   });
 
+  /** The sites in src of calls and constructions (`name(` or `new Name(`) by the identifier's or property's name, as `file:line`. */
+  const sitesOf = (what: 'call' | 'new', names: readonly string[]): Record<string, string[]> => {
+    const sites: Record<string, string[]> = Object.fromEntries(names.map((n) => [n, []]));
+    for (const f of files) {
+      const visit = (n: ts.Node): void => {
+        if (what === 'call' ? ts.isCallExpression(n) : ts.isNewExpression(n)) {
+          const e = (n as ts.CallExpression | ts.NewExpression).expression;
+          const name = ts.isIdentifier(e) ? e.text : ts.isPropertyAccessExpression(e) ? e.name.text : undefined;
+          if (name !== undefined && Object.hasOwn(sites, name)) sites[name]!.push(`${f.name}:${f.source.getLineAndCharacterOfPosition(n.getStart(f.source)).line + 1}`);
+        }
+        ts.forEachChild(n, visit);
+      };
+      visit(f.source);
+    }
+    return sites;
+  };
+
+  it('one Run (issue 36): the loop runner has one call site in src, in run/compose.ts, whoever runs a loop', () => {
+    const at = sitesOf('call', ['runLoop']).runLoop!;
+    expect(at).toHaveLength(1);
+    expect(at[0]).toMatch(/^src\/run\/compose\.ts:/);
+  });
+
+  it('the mode table (issue 36): every --mode name and a controller have an entry, and the float and impedance laws are built only in run/modes.ts', async () => {
+    const [{ MODES }, { RUN_MODES }] = await Promise.all([import('../src/run/modes.js'), import('../src/control/modes.js')]);
+    for (const m of [...RUN_MODES, 'controller']) expect(Object.keys(MODES), `--mode ${m}`).toContain(m);
+    const built = sitesOf('new', ['FloatLaw', 'ImpedanceLaw']);
+    for (const [law, at] of Object.entries(built)) {
+      expect(at.length, `new ${law}(`).toBeGreaterThan(0);
+      for (const site of at) expect(site, `new ${law}( outside the mode table`).toMatch(/^src\/run\/modes\.ts:/);
+    }
+  });
+
+  it("'open the end, try the link, dispose of the end on failure' is written once: the end and the link are opened together only in compose.ts (openLinked), whoever opens a board", () => {
+    const at = sitesOf('call', ['openEnd', 'linkOver']);
+    expect(at.openEnd, 'openEnd(').toHaveLength(1);
+    expect(at.linkOver, 'linkOver(').toHaveLength(1);
+    for (const site of [...at.openEnd!, ...at.linkOver!]) expect(site).toMatch(/^src\/run\/compose\.ts:/);
+  });
+
+  it('the loop (issue 36): LoopCore is no subclass (its modes are a collaborator), and control imports no concrete transport (a link, a port)', () => {
+    const loop = files.find((f) => f.name === 'src/control/loop.ts')!;
+    const core = loop.source.statements.find((n): n is ts.ClassDeclaration => ts.isClassDeclaration(n) && n.name?.text === 'LoopCore')!;
+    expect(core, 'class LoopCore').toBeDefined();
+    expect(core.heritageClauses ?? [], 'LoopCore extends').toEqual([]);
+    for (const f of files.filter((x) => moduleOf(x.path) === 'control')) {
+      const concrete = importsOf(f.source).filter((spec) => /transport\/(line-link|firmata-[a-z-]+|wired-link|johnny-five|open|stream|relay-[a-z-]+|serial-relay-main|tty-binding)\.js$/.test(spec));
+      expect(concrete, f.name).toEqual([]);
+    }
+  });
+
   it('model is pure: no node:* import, no clock, no I/O', () => {
     for (const f of files.filter((x) => moduleOf(x.path) === 'model')) {
       const text = f.source.text;

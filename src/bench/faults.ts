@@ -5,12 +5,11 @@
  * (a RealClock; the loop answers the board's samples).
  */
 import { loadRig } from '../config/load.js';
-import { runLoop } from '../control/runner.js';
 import type { LoopCommand } from '../control/commands.js';
 import type { StopReason } from '../control/stop.js';
 import { builtinPath } from '../model/builtins.js';
 import { applyInjection } from '../mock/injections.js';
-import { compose } from '../run/compose.js';
+import { composeRun } from '../run/compose.js';
 import { fuzzFirmata, fuzzLine } from './fuzz.js';
 import { section, type BenchResult } from './report.js';
 
@@ -19,29 +18,16 @@ type Scenario = 'estop' | 'ctrl-c' | 'link-lost' | 'unplug';
 /** One run: the e-stop, Ctrl-C or injection when the reach starts tracking; returns [ms to the zero command sent, ms to the motors at zero]. */
 async function latency(kind: Scenario): Promise<[number, number]> {
   const rig = loadRig('rigs/mock-arm.json');
-  // The mock in this thread, in real time (run/compose.ts).
-  const c = await compose(rig, { kind: 'mock' }, { time: 'real', link: { handshakeMs: 3000 } });
-  const { clock, link } = c;
-  const { mock, site } = c.end.local!;
-  let faultAt = -1;
-  let zeroSent = -1;
-  let motorsZero = -1;
-  const write = link.writeDuty.bind(link);
-  link.writeDuty = (d) => {
-    if (faultAt >= 0 && zeroSent < 0 && d.every((x) => x === 0)) zeroSent = clock.now();
-    return write(d);
-  };
-  const setDuty = mock.plant.setDuty.bind(mock.plant);
-  mock.plant.setDuty = (d) => {
-    setDuty(d);
-    if (faultAt >= 0 && motorsZero < 0 && mock.plant.duty.every((x) => x === 0)) motorsZero = clock.now();
-  };
   const abort = new AbortController();
   let send: ((c: LoopCommand) => void) | undefined;
-  await runLoop({
+  let faultAt = -1;
+  // The mock in this thread, in real time (run/compose.ts).
+  const run = await composeRun({
     rig,
-    link,
-    clock,
+    place: { kind: 'mock' },
+    time: 'real',
+    link: { handshakeMs: 3000 },
+    mode: { mode: 'track' },
     rateHz: 500,
     feedforward: 'desired',
     paths: [builtinPath(rig.arm, 'reach')!],
@@ -62,7 +48,25 @@ async function latency(kind: Scenario): Promise<[number, number]> {
     },
     maxSeconds: 10,
   });
-  await c.end.dispose();
+  const { clock, link } = run.composed;
+  const { mock, site } = run.composed.end.local!;
+  let zeroSent = -1;
+  let motorsZero = -1;
+  const write = link.writeDuty.bind(link);
+  link.writeDuty = (d) => {
+    if (faultAt >= 0 && zeroSent < 0 && d.every((x) => x === 0)) zeroSent = clock.now();
+    return write(d);
+  };
+  const setDuty = mock.plant.setDuty.bind(mock.plant);
+  mock.plant.setDuty = (d) => {
+    setDuty(d);
+    if (faultAt >= 0 && motorsZero < 0 && mock.plant.duty.every((x) => x === 0)) motorsZero = clock.now();
+  };
+  try {
+    await run.run();
+  } finally {
+    await run.close();
+  }
   return [(zeroSent - faultAt) * 1000, (motorsZero - faultAt) * 1000];
 }
 

@@ -12,7 +12,7 @@ import { cycleBudget } from '../protocol/firmata.js';
 import type { MotorPins } from '../protocol/firmata-wiring.js';
 import type { RunSummary } from '../run/stats.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
-import { linkOver, openEnd } from '../run/compose.js';
+import { openLinked } from '../run/compose.js';
 import { RealClock, runUntilSettled, VirtualClock, type Clock } from '../time/clock.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
 import { section, type BenchResult } from './report.js';
@@ -99,9 +99,9 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
   const run = <T>(p: Promise<T>): Promise<T> => (virt ? pump(virt, p) : p);
   const wait = (s: number): Promise<void> => (virt ? pump(virt, new Promise<void>((r) => virt.setTimer(s, r)), 0.0005) : sleep(s * 1000));
   // The Firmata mock in this thread on `clock` (run/compose.ts).
-  const end = await openEnd(rig, { kind: 'mock' }, clock);
-  const mock = end.local!.mock as FirmataMock;
-  const link = (await linkOver(rig, end, clock, { handshakeMs: 10_000, answerMs: 2000 })).board as FirmataLink;
+  const opened = await openLinked(rig, { kind: 'mock' }, clock, { handshakeMs: 10_000, answerMs: 2000 });
+  const mock = opened.end.local!.mock as FirmataMock;
+  const link = opened.board as FirmataLink;
   try {
     await run(link.open());
     await run(link.enable(true));
@@ -133,7 +133,7 @@ export async function measureWire(rig: Rig, real: boolean, seconds = 1.5, sample
   } finally {
     const closing = link.close().catch(() => {});
     await (virt ? pump(virt, closing, 0.001) : closing);
-    await end.dispose();
+    await opened.end.dispose();
   }
 }
 

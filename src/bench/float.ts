@@ -15,13 +15,14 @@ import { tmpdir } from 'node:os';
 import { loadRig, type Rig } from '../config/load.js';
 import { loadTrajectoryFile } from '../config/trajectory-file.js';
 import { checkFeasible, FeasibilityError } from '../control/feasibility.js';
-import { FloatLaw, floatSettings } from '../control/float.js';
+import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handPath, handPathSpan } from '../mock/hand.js';
 import { scalePath, type PathSpec } from '../model/builtins.js';
 import { buildPath } from '../model/trajectory.js';
 import { asPair, J, type Pair, type TwoLinkParams } from '../model/types.js';
 import { Session } from '../run/session.js';
+import { floatLaw } from '../run/modes.js';
 import { virtualRun } from '../run/virtual.js';
 import { F } from '../telemetry/tick.js';
 import { load1, section, type BenchResult } from './report.js';
@@ -56,7 +57,7 @@ async function virtualFloat(rig: Rig): Promise<{ drift: [number, number]; enter:
   const enter: [number, number] = [0, 0];
   const leave: [number, number] = [0, 0];
   for (const pose of POSES) {
-    const law = new FloatLaw(rig, floatSettings(rig, { startFloating: false }));
+    const law = floatLaw(rig, floatSettings(rig, { startFloating: false }));
     const truth: AngleRow[] = [];
     let on = -1;
     let off = -1;
@@ -98,7 +99,7 @@ async function virtualTeach(rig: Rig): Promise<{ rows: [string, string, string][
   const end = at + span.toS;
   const rec: TeachRecording = { t: [], q: [], marks: [] };
   await virtualRun(rig, [{ name: 'hold', description: 'hold', start: {}, steps: [{ kind: 'hold', duration: end + 1 }] }], {
-    controller: new FloatLaw(rig, floatSettings(rig)),
+    controller: floatLaw(rig, floatSettings(rig)),
     park: false,
     injections: [{ name: 'hand', value: 'circle', at }],
     onTick: (core) => {

@@ -141,14 +141,14 @@ export function fuzzLine(n: number, seed = 1): FuzzFigures {
  */
 export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { rejectedAsCorrupt: number; readingAfter: boolean }> {
   const { loadRig } = await import('../config/load.js');
-  const { linkOver, openEnd } = await import('../run/compose.js');
+  const { openLinked } = await import('../run/compose.js');
   const { VirtualClock, settle, runUntilSettled } = await import('../time/clock.js');
   const rig = loadRig('rigs/mock-arm-firmata.json');
   const clock = new VirtualClock();
   // The Firmata mock in this thread, in virtual time (run/compose.ts).
-  const end = await openEnd(rig, { kind: 'mock' }, clock);
-  const { stream } = end;
-  const link = (await linkOver(rig, end, clock, { handshakeMs: 5000 })).board as import('../transport/firmata-link.js').FirmataLink;
+  const opened = await openLinked(rig, { kind: 'mock' }, clock, { handshakeMs: 5000 });
+  const { stream } = opened.end;
+  const link = opened.board as import('../transport/firmata-link.js').FirmataLink;
   const pump = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p);
   await pump(link.open());
   const r = rng(seed);
@@ -179,6 +179,6 @@ export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { 
   const readingAfter = link.read() !== undefined;
   const caught = link.counters.corrupt - corrupt0;
   await pump(link.close()).catch(() => undefined);
-  await end.dispose();
+  await opened.end.dispose();
   return { inputs: n, lines: n, accepted: 0, mutatedAccepted: 0, badChecksumAccepted: 0, exceptions, maxPending: 0, heapGrowthMb, seconds, rejectedAsCorrupt: caught, readingAfter };
 }

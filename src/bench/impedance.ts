@@ -18,7 +18,8 @@ import { F } from '../telemetry/tick.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
 import { createActuatedArmData, createActuatedArmModel } from '../model/actuated.js';
 import { designDamping, endpointInertia, jointDamping, passiveStiffnessBound, passivityTimeS } from '../control/impedance-math.js';
-import { checkImpedance, ImpedanceError, ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
+import { checkImpedance, ImpedanceError, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
+import { impedanceLaw } from '../run/modes.js';
 import { allocationPerCall } from './alloc.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { TwoLinkParams, Vec2 } from '../model/types.js';
@@ -167,7 +168,7 @@ async function realtimePush(p: Push, rows: [string, string, string][], figures: 
  * cap) near the straight elbow; the twin's observer attached. Throws if a step fails.
  */
 export function impedanceTicks(rig: Rig, settings: ImpedanceSettings): () => void {
-  const law = new ImpedanceLaw(rig, settings, loopPassivity(rig, true, rig.control.rateHz));
+  const law = impedanceLaw({ rig, rateHz: rig.control.rateHz, mock: true }, settings);
   law.attach({ tauExt: [0.05, -0.02] });
   const poses = [
     [-60 * D, 90 * D, 0, 0],

@@ -110,20 +110,16 @@ interface Opened {
  * board's own counts per revolution (probed first), since setup checks them itself.
  */
 async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Promise<T>) => Promise<T>): Promise<{ end: BoardEnd; link: Link; board: BoardEvidence }> {
-  const { linkOver, openEnd } = await import('../run/compose.js');
-  const end = await openEnd(rig, place, clock);
-  try {
-    const info = await drive(probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs));
-    const cpr = info?.cpr ?? rig.encoders.map((e) => e.countsPerRev);
-    const { link } = await linkOver(rig, end, clock, { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })) });
-    const board: BoardEvidence = info
-      ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr }
-      : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
-    return { end, link, board };
-  } catch (e) {
-    await end.dispose();
-    throw e;
-  }
+  const { openLinked } = await import('../run/compose.js');
+  let info: Awaited<ReturnType<typeof probeLineBoard>> | undefined;
+  let cpr = rig.encoders.map((e) => e.countsPerRev);
+  const { end, link } = await openLinked(rig, place, clock, async (opened) => {
+    info = await drive(probeLineBoard(opened.stream, clock, rig.joints, rig.link.handshakeMs));
+    cpr = info?.cpr ?? cpr;
+    return { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })) };
+  });
+  const board: BoardEvidence = info ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr } : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
+  return { end, link, board };
 }
 
 async function openMock(rig: Rig, wiring: MockWiring | undefined, watch: SetupIo['watch']): Promise<Opened> {

@@ -1,6 +1,7 @@
 /**
- * The loop's modes and the commands that change them; LoopCore (loop.ts) adds the work of a sample
- * (read -> update -> write) on top.
+ * The loop's modes and the commands that change them (LoopModes), and the parts the loop is built of
+ * (LoopParts). LoopCore (loop.ts) does the work of a sample (read -> update -> write) and holds a
+ * LoopModes beside its other collaborators: neither is the other's base class.
  *
  * Modes: idle (outputs zero, samples flowing) -> track (approach from where the arm is, the
  * trajectory, the way back) -> hold (at the end) -> release (torque limits ramp to zero: the soft
@@ -12,7 +13,7 @@ import type { LoopPart } from '../config/parts.js';
 import { createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
 import type { TrajPhase, LoopState } from '../telemetry/tick.js';
 import type { Clock } from '../time/clock.js';
-import type { Link, LinkEvent, Reading } from '../transport/link.js';
+import type { Link, LinkEvent } from '../transport/link.js';
 import { isFinished, refusal, type CommandResult, type LoopCommand } from './commands.js';
 import { Controller, type FeedforwardMode } from './controller.js';
 import type { LoopEvent } from './events.js';
@@ -46,80 +47,80 @@ export interface LoopOptions {
 export type Mode =
   { kind: 'idle' } | { kind: 'track'; a: ActiveTrajectory } | { kind: 'paused'; a: ActiveTrajectory } | { kind: 'hold' } | { kind: 'release' } | { kind: 'disabled' } | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
 
-export abstract class LoopModes {
-  protected mode: Mode = { kind: 'idle' };
-  protected reason: StopReason | undefined;
+/**
+ * What the loop is built of, shared by its collaborators: LoopCore (loop.ts: the work of a sample)
+ * and LoopModes (here: the mode and the commands). Built once per loop by `loopParts`.
+ */
+export interface LoopParts {
   readonly joints: number;
-  readonly controller: Controller;
-  /** The newest reading. */
-  reading: Reading | undefined;
-  protected readonly o: LoopOptions;
   /** The board's sampling period [s]. */
-  protected readonly period: number;
+  readonly period: number;
   /** The nominal actuated arm (constant), one for the controller, the twin, the prediction and the wiring monitor. */
-  protected readonly model: ActuatedArmModel;
+  readonly model: ActuatedArmModel;
+  readonly controller: Controller;
   /** The control law (law.ts): feedforward + PID, or the one the options give. */
-  protected readonly law: LoopLaw;
+  readonly law: LoopLaw;
   /** Loop time (the board's), lost and unanswered samples, the controller's step (sample-clock.ts). */
-  protected readonly time: SampleClock;
+  readonly time: SampleClock;
   /** The plan where the answer applies, half a period on, and at the sample; the pose held (plan-follower.ts). */
-  protected readonly plan: PlanFollower;
+  readonly plan: PlanFollower;
   /** The torque limits' scale: the soft start and stop (soft-ramp.ts). */
-  protected readonly ramp: SoftRamp;
-  protected readonly zeroDuty: number[];
+  readonly ramp: SoftRamp;
+  readonly zeroDuty: readonly number[];
+}
+
+/** The loop's parts for the options `o`. */
+export function loopParts(o: LoopOptions): LoopParts {
+  const n = o.rig.joints;
+  const period = 1 / o.rateHz;
+  const model = createActuatedArmModel(o.rig);
+  const controller = new Controller(o.rig, o.feedforward, model);
+  return {
+    joints: n,
+    period,
+    model,
+    controller,
+    law: !o.law ? controller.law : 'torques' in o.law ? o.law : userLaw(o.law, n),
+    time: new SampleClock(period),
+    plan: new PlanFollower(o.rig, period),
+    ramp: new SoftRamp(o.rig.control),
+    zeroDuty: new Array<number>(n).fill(0),
+  };
+}
+
+/** What the modes ask of the loop that owns them: its newest reading, its row of a halt, forgetting the reading (a re-zero). */
+export interface ModeHost {
+  /** The newest reading's angles, if there is one. */
+  pose(): readonly number[] | undefined;
+  /** The row of an instant without a sample: a halt between samples, so that the recording shows the zero. */
+  recordHalt(): void;
+  /** The board was re-zeroed: the next sample starts the loop's state afresh. */
+  rezero(): void;
+}
+
+/** The loop's mode and the commands that change it: a collaborator of LoopCore (loop.ts), sharing its parts. */
+export class LoopModes {
+  private current: Mode = { kind: 'idle' };
+  private reason: StopReason | undefined;
   private finishListeners: (() => void)[] = [];
 
-  constructor(o: LoopOptions) {
-    this.o = o;
-    const n = o.rig.joints;
-    this.joints = n;
-    this.period = 1 / o.rateHz;
-    this.time = new SampleClock(this.period);
-    this.model = createActuatedArmModel(o.rig);
-    this.controller = new Controller(o.rig, o.feedforward, this.model);
-    this.law = !o.law ? this.controller.law : 'torques' in o.law ? o.law : userLaw(o.law, n);
-    this.plan = new PlanFollower(o.rig, this.period);
-    this.ramp = new SoftRamp(o.rig.control);
-    this.zeroDuty = new Array<number>(n).fill(0);
+  constructor(
+    private readonly o: LoopOptions,
+    private readonly p: LoopParts,
+    private readonly host: ModeHost,
+  ) {
     // Link events arrive between samples; they act at once (a closed port, a reset board).
     o.link.onEvent((e) => this.onLinkEvent(e));
   }
 
-  /** The row of an instant without a sample: a halt between samples, so that the recording shows the zero. */
-  protected abstract recordHalt(): void;
-
-  /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
-  get superseded(): number {
-    return this.time.superseded;
-  }
-
-  /** Of the superseded: those that came in one burst of the link with a newer one (not a late host; sample-clock.ts). */
-  get burstSamples(): number {
-    return this.time.burst;
-  }
-
-  /** Answers the host wrote past their deadline (more than a period after their sample arrived). */
-  get lateAnswers(): number {
-    return this.time.lateAnswers;
-  }
-
-  /** Of the superseded: those the host read late (beyond the link's usual burst). */
-  get lateSuperseded(): number {
-    return this.time.lateSuperseded;
-  }
-
-  get lostSamples(): number {
-    return this.time.lostSamples;
-  }
-
-  /** Largest gap between answered samples [s] (board time). */
-  get maxGap(): number {
-    return this.time.maxGap;
+  /** The mode now (a track's trajectory travels with it). */
+  get mode(): Mode {
+    return this.current;
   }
 
   /** The mode's name (the row's state code). */
   get state(): LoopState {
-    return this.mode.kind;
+    return this.current.kind;
   }
 
   /** Why the loop stopped, as a value. */
@@ -129,7 +130,7 @@ export abstract class LoopModes {
 
   /** True once the loop has nothing more to do (stopped, e-stopped or faulted). */
   get finished(): boolean {
-    return isFinished(this.mode.kind);
+    return isFinished(this.current.kind);
   }
 
   /** Calls `fn` once when the loop finishes (at once if it has). */
@@ -140,41 +141,41 @@ export abstract class LoopModes {
 
   /** The current trajectory's name and progress, for the dashboard. */
   get progress(): { name: string; t: number; duration: number; phase: TrajPhase } | undefined {
-    const m = this.mode;
+    const m = this.current;
     if (m.kind !== 'track' && m.kind !== 'paused') return undefined;
     const a = m.a;
-    return { name: a.name, t: Math.min(a.t, a.traj.duration), duration: a.traj.duration, phase: this.plan.phaseAt(a, a.t) };
+    return { name: a.name, t: Math.min(a.t, a.traj.duration), duration: a.traj.duration, phase: this.p.plan.phaseAt(a, a.t) };
   }
 
-  protected emit(e: LoopEvent): void {
+  private emit(e: LoopEvent): void {
     this.o.onEvent?.(e);
   }
 
   /** Loop time now [s] (between samples too: a command, a link event, the lost-link timer). */
   private eventTime(): number {
-    return this.time.now(this.o.clock.now());
+    return this.p.time.now(this.o.clock.now());
   }
 
-  protected setMode(m: Mode, why: { stop?: StopReason; held?: 'done' | 'next' } = {}): void {
-    const changed = m.kind !== this.mode.kind;
-    this.mode = m;
+  setMode(m: Mode, why: { stop?: StopReason; held?: 'done' | 'next' } = {}): void {
+    const changed = m.kind !== this.current.kind;
+    this.current = m;
     if (!changed) return;
     this.emit({ kind: 'state', state: m.kind, ...why, t: this.eventTime() });
     if (this.finished) for (const f of this.finishListeners.splice(0)) f();
   }
 
   /** Zero the motors now and end in `kind` with `reason` (the first reason wins). */
-  protected halt(kind: 'estop' | 'fault' | 'stopped', reason: StopReason): void {
+  halt(kind: 'estop' | 'fault' | 'stopped', reason: StopReason): void {
     if (this.finished) return;
     this.reason ??= reason;
-    this.o.link.writeDuty(this.zeroDuty);
+    this.o.link.writeDuty(this.p.zeroDuty);
     this.setMode({ kind, reason: this.reason }, { stop: this.reason });
     // Between samples (a link event, a command, the lost-link timer): the row of the halt now, so the
     // recording shows the zero even if no sample comes again.
-    if (!this.time.inSample) this.recordHalt();
+    if (!this.p.time.inSample) this.host.recordHalt();
   }
 
-  protected fault(f: Fault): void {
+  fault(f: Fault): void {
     this.halt('fault', { kind: 'fault', fault: f });
   }
 
@@ -187,7 +188,7 @@ export abstract class LoopModes {
 
   /** The lost-link timer fired: no sample for `ms`. Records a row without a reading. */
   linkLost(ms: number): void {
-    this.fault({ kind: 'link-lost', ms, samples: Math.round(ms / 1000 / this.period) });
+    this.fault({ kind: 'link-lost', ms, samples: Math.round(ms / 1000 / this.p.period) });
   }
 
   // ------------------------------------------------------------------ commands
@@ -199,7 +200,7 @@ export abstract class LoopModes {
    * the result says why.
    */
   command(c: LoopCommand): CommandResult {
-    const refused = refusal(this.mode.kind, c.kind);
+    const refused = refusal(this.current.kind, c.kind);
     if (refused) return { ok: false, refusal: refused };
     this.act(c);
     return { ok: true };
@@ -207,23 +208,24 @@ export abstract class LoopModes {
 
   /** A command the mode takes. */
   private act(c: LoopCommand): void {
-    const m = this.mode;
+    const m = this.current;
+    const { plan, controller, law, ramp, time } = this.p;
     switch (c.kind) {
       case 'start': {
-        const q0 = this.reading?.q ?? this.plan.hold;
-        const a = this.plan.start(c.path, c.park ?? false, q0);
+        const q0 = this.host.pose() ?? plan.hold;
+        const a = plan.start(c.path, c.park ?? false, q0);
         // preflight checked the approach from where it assumed the arm was; this is where it is.
-        checkFromPose(this.o.rig, a, c.path.name, q0, c.park ?? false, this.model);
+        checkFromPose(this.o.rig, a, c.path.name, q0, c.park ?? false, this.p.model);
         this.setMode({ kind: 'track', a });
-        this.controller.resetOutput();
-        this.law.reset('start');
-        this.ramp.begin(this.time.t);
-        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: this.time.t });
+        controller.resetOutput();
+        law.reset('start');
+        ramp.begin(time.t);
+        this.emit({ kind: 'trajectory', name: c.path.name, phase: 'approach', plan: a.phases.approach, t: time.t });
         return;
       }
       case 'pause':
         if (m.kind === 'track') {
-          this.plan.holdAtPlan();
+          plan.holdAtPlan();
           this.setMode({ kind: 'paused', a: m.a });
         }
         return;
@@ -231,7 +233,7 @@ export abstract class LoopModes {
         if (m.kind === 'paused') this.setMode({ kind: 'track', a: m.a });
         return;
       case 'hold':
-        this.plan.holdAt(m.kind === 'idle' ? (this.reading?.q ?? this.plan.hold) : this.plan.desired.q);
+        plan.holdAt(m.kind === 'idle' ? (this.host.pose() ?? plan.hold) : plan.desired.q);
         this.setMode({ kind: 'hold' });
         return;
       case 'stop': {
@@ -240,8 +242,8 @@ export abstract class LoopModes {
           return;
         }
         this.reason ??= c.reason;
-        this.plan.holdAtPlan();
-        this.ramp.begin(this.time.t);
+        plan.holdAtPlan();
+        ramp.begin(time.t);
         this.setMode({ kind: 'release' }, { stop: c.reason });
         return;
       }
@@ -249,24 +251,24 @@ export abstract class LoopModes {
         this.halt('estop', c.reason ?? { kind: 'estop' });
         return;
       case 'disable':
-        this.o.link.writeDuty(this.zeroDuty);
+        this.o.link.writeDuty(this.p.zeroDuty);
         this.setMode({ kind: 'disabled' });
         return;
       case 'enable':
-        this.plan.holdAt(this.reading?.q ?? this.plan.hold);
-        this.controller.resetOutput();
-        this.law.reset('enable');
-        this.ramp.begin(this.time.t, 0);
+        plan.holdAt(this.host.pose() ?? plan.hold);
+        controller.resetOutput();
+        law.reset('enable');
+        ramp.begin(time.t, 0);
         this.setMode({ kind: 'hold' });
         return;
       case 'zero':
         return;
       case 'rezero':
-        this.reading = undefined;
-        this.time.rezero();
+        this.host.rezero();
+        time.rezero();
         return;
       case 'next':
-        this.plan.holdAtPlan();
+        plan.holdAtPlan();
         this.setMode({ kind: 'hold' }, { held: 'next' });
         return;
     }

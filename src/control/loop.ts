@@ -13,21 +13,28 @@
  * - write: the answer to the board; then the sample's row (row-writer.ts).
  * The modes and the commands that change them are loop-modes.ts.
  */
-import type { Reading } from '../transport/link.js';
 import type { ControlOutput } from './controller.js';
-import type { ControlLaw, LawInput, LawSample } from './law.js';
+import type { ControlLaw, LawInput, LawSample, LoopLaw } from './law.js';
 import { ModelAidedEstimator, VelocityEstimator } from './estimator.js';
 import { computeForwardDynamicsUnderDuty, computeMassMatrix, createActuatedArmData } from '../model/actuated.js';
 import { Predictor } from './predict.js';
-import { MAX_DELAY_SAMPLES } from '../transport/line-link.js';
+import { MAX_DELAY_SAMPLES, type Reading } from '../transport/link.js';
 import type { TrajPhase } from '../telemetry/tick.js';
 import { RowWriter } from './row-writer.js';
 import { Twin } from './twin.js';
 import { AlarmEdges } from './alarm-edges.js';
 import { LoopGuards } from './guards.js';
-import { LoopModes, type LoopOptions, type Mode } from './loop-modes.js';
+import { LoopModes, loopParts, type LoopOptions, type Mode } from './loop-modes.js';
+import type { Controller } from './controller.js';
+import type { ActuatedArmModel } from '../model/actuated.js';
+import type { SampleClock } from './sample-clock.js';
+import type { PlanFollower } from './plan-follower.js';
+import type { SoftRamp } from './soft-ramp.js';
+import type { CommandResult, LoopCommand } from './commands.js';
+import type { LoopEvent } from './events.js';
+import type { Fault, StopReason } from './stop.js';
 import { DutyReversals, ReversalWatch, WARN_DUTY_FLOOR } from './reversals.js';
-import { F, LOOP_STATES } from '../telemetry/tick.js';
+import { F, LOOP_STATES, type LoopState } from '../telemetry/tick.js';
 
 const TRACK_STATE = LOOP_STATES.indexOf('track');
 /** A duty reversal this soon after the plan's acceleration turned [s] follows the plan: the reversal warning leaves it out. */
@@ -39,7 +46,27 @@ export type { LoopEvent } from './events.js';
 export type { ControlLaw, LawSample, LoopLaw } from './law.js';
 export type { LoopOptions } from './loop-modes.js';
 
-export class LoopCore extends LoopModes {
+export class LoopCore {
+  readonly joints: number;
+  readonly controller: Controller;
+  /** The newest reading. */
+  reading: Reading | undefined;
+  /** The mode and the commands that change it (loop-modes.ts). */
+  private readonly modes: LoopModes;
+  private readonly o: LoopOptions;
+  /** The board's sampling period [s]. */
+  private readonly period: number;
+  /** The nominal actuated arm (constant), one for the controller, the twin, the prediction and the wiring monitor. */
+  private readonly model: ActuatedArmModel;
+  /** The control law (law.ts): feedforward + PID, or the one the options give. */
+  private readonly law: LoopLaw;
+  /** Loop time (the board's), lost and unanswered samples, the controller's step (sample-clock.ts). */
+  private readonly time: SampleClock;
+  /** The plan where the answer applies, half a period on, and at the sample; the pose held (plan-follower.ts). */
+  private readonly plan: PlanFollower;
+  /** The torque limits' scale: the soft start and stop (soft-ramp.ts). */
+  private readonly ramp: SoftRamp;
+  private readonly zeroDuty: readonly number[];
   readonly twin: Twin;
   readonly estimator: VelocityEstimator;
   private readonly predictor: Predictor;
@@ -63,7 +90,10 @@ export class LoopCore extends LoopModes {
   private readonly planTurnT: number[] = [-Infinity, -Infinity];
 
   constructor(o: LoopOptions) {
-    super(o);
+    this.o = o;
+    const parts = loopParts(o);
+    ({ joints: this.joints, controller: this.controller, period: this.period, model: this.model, law: this.law, time: this.time, plan: this.plan, ramp: this.ramp, zeroDuty: this.zeroDuty } = parts);
+    this.modes = new LoopModes(o, parts, { pose: () => this.reading?.q, recordHalt: () => this.recordHalt(), rezero: () => (this.reading = undefined) });
     const n = this.joints;
     this.twin = new Twin(o.rig, this.model);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
@@ -87,6 +117,82 @@ export class LoopCore extends LoopModes {
   }
 
   // ------------------------------------------------------------------ state
+
+  /** The mode's name (the row's state code). */
+  get state(): LoopState {
+    return this.modes.state;
+  }
+
+  /** Why the loop stopped, as a value. */
+  get stop(): StopReason | undefined {
+    return this.modes.stop;
+  }
+
+  /** True once the loop has nothing more to do (stopped, e-stopped or faulted). */
+  get finished(): boolean {
+    return this.modes.finished;
+  }
+
+  /** Calls `fn` once when the loop finishes (at once if it has). */
+  onFinished(fn: () => void): void {
+    this.modes.onFinished(fn);
+  }
+
+  /** The current trajectory's name and progress, for the dashboard. */
+  get progress(): LoopModes['progress'] {
+    return this.modes.progress;
+  }
+
+  /** Commands from the user or the runner, applied at once (loop-modes.ts). */
+  command(c: LoopCommand): CommandResult {
+    return this.modes.command(c);
+  }
+
+  /** The lost-link timer fired: no sample for `ms`. Records a row without a reading. */
+  linkLost(ms: number): void {
+    this.modes.linkLost(ms);
+  }
+
+  /** Samples not answered because a newer one had arrived, and samples lost (index gaps), so far. */
+  get superseded(): number {
+    return this.time.superseded;
+  }
+
+  /** Of the superseded: those that came in one burst of the link with a newer one (not a late host; sample-clock.ts). */
+  get burstSamples(): number {
+    return this.time.burst;
+  }
+
+  /** Answers the host wrote past their deadline (more than a period after their sample arrived). */
+  get lateAnswers(): number {
+    return this.time.lateAnswers;
+  }
+
+  /** Of the superseded: those the host read late (beyond the link's usual burst). */
+  get lateSuperseded(): number {
+    return this.time.lateSuperseded;
+  }
+
+  get lostSamples(): number {
+    return this.time.lostSamples;
+  }
+
+  /** Largest gap between answered samples [s] (board time). */
+  get maxGap(): number {
+    return this.time.maxGap;
+  }
+
+  private get mode(): Mode {
+    return this.modes.mode;
+  }
+
+  private emit(e: LoopEvent): void {
+    this.o.onEvent?.(e);
+  }
+
+  private fault(f: Fault): void {
+    this.modes.fault(f);
+  }
 
   /** The newest row (the buffer is reused). */
   get row(): Float64Array {
@@ -237,7 +343,7 @@ export class LoopCore extends LoopModes {
     }
     if (this.mode.kind === 'release' && scale <= 0) {
       out = this.controller.idle();
-      this.halt('stopped', this.reason ?? { kind: 'requested', text: 'stopped' });
+      this.modes.halt('stopped', this.modes.stop ?? { kind: 'requested', text: 'stopped' });
     }
     return { out, trajT, phase };
   }
@@ -254,7 +360,7 @@ export class LoopCore extends LoopModes {
       phase = f.phase;
       if (f.ended) {
         this.emit({ kind: 'trajectory', name: a.name, phase: 'none', t: this.time.t });
-        this.setMode({ kind: 'hold' }, { held: 'done' });
+        this.modes.setMode({ kind: 'hold' }, { held: 'done' });
       } else if (f.entered) {
         this.emit({ kind: 'trajectory', name: a.name, phase: f.entered, plan: a.phases[f.entered], t: this.time.t });
       }
@@ -313,7 +419,8 @@ export class LoopCore extends LoopModes {
     this.o.link.writeDuty(out.duty);
   }
 
-  protected recordHalt(): void {
+  /** The row of an instant without a sample: a halt between samples, so that the recording shows the zero. */
+  private recordHalt(): void {
     this.record(undefined, this.o.clock.now(), this.controller.idle(), -1, 'none');
   }
 

@@ -5,13 +5,16 @@
  * RealClock, or a VirtualClock that `drive` moves from timer to timer). Every link a command opens is
  * built here: `new LineLink(` has this one site in src (tests/architecture.test.ts counts it).
  *
+ * A whole run is composed here too (`composeRun`): the board, the law of its mode (the mode table,
+ * modes.ts), the injections, the sinks and one `close()`; the loop runner has its one call in src here.
+ *
  * The transports and mocks load lazily, so the line path never loads johnny-five and a port never
  * loads a mock.
  */
 import type { Duplex } from 'node:stream';
 import type { EncoderParams, Rig } from '../config/load.js';
 import type { SerialPathChoice } from '../config/rig.js';
-import { firmataMockSite, lineMockSite, MOCK_PARTS, type InjectionPart, type InjectionSite } from '../mock/injections.js';
+import { actsOn, applyInjection, firmataMockSite, injectionSchedule, lineMockSite, MOCK_PARTS, type Injection, type InjectionPart, type InjectionSite } from '../mock/injections.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { RemoteMock } from '../mock/mock-remote.js';
@@ -20,6 +23,12 @@ import { RealClock, VirtualClock, advanceUntil, runUntilSettled, type Clock } fr
 import type { FirmataLink } from '../transport/firmata-link.js';
 import type { LineLink } from '../transport/line-link.js';
 import type { Link } from '../transport/link.js';
+import type { FeedforwardMode } from '../control/controller.js';
+import { runLoop, type RunOptions, type RunResult } from '../control/runner.js';
+import type { PathSpec } from '../model/builtins.js';
+import type { MockThreadStats } from '../mock/mock-thread.js';
+import { F } from '../telemetry/tick.js';
+import { modeLaw, type ModeChoice, type ModeLaw } from './modes.js';
 
 /** The rig file's `link.transport`. */
 export type TransportName = Rig['link']['transport'];
@@ -199,6 +208,21 @@ export function linkOver(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baud
   return transportOf(rig).link(rig, end, clock, o);
 }
 
+/**
+ * Opens the end at `place` and the host's link over it; the end is disposed of when the link cannot be
+ * built. The link's options may be learnt from the end first (setup and doctor probe the board's own
+ * encoders before the handshake).
+ */
+export async function openLinked(rig: Rig, place: Place, clock: Clock, o: LinkOptions | ((end: BoardEnd) => Promise<LinkOptions>) = {}): Promise<ComposedLink & { end: BoardEnd }> {
+  const end = await openEnd(rig, place, clock);
+  try {
+    return { ...(await linkOver(rig, end, clock, typeof o === 'function' ? await o(end) : o)), end };
+  } catch (e) {
+    await end.dispose();
+    throw e;
+  }
+}
+
 /** The clock of each time a composition can run in. */
 interface Clocks {
   real: RealClock;
@@ -251,14 +275,7 @@ export async function compose(rig: Rig, place: Place, o: ComposeOptions = {}): P
   const time = o.time ?? (place.kind === 'mock' ? 'virtual' : 'real');
   if (time === 'virtual' && place.kind !== 'mock') throw new Error(`virtual time needs the mock in this thread, not ${place.kind === 'port' ? 'a serial port' : "the mock's own thread"}`);
   const clock = time === 'virtual' ? new VirtualClock() : new RealClock();
-  const end = await openEnd(rig, place, clock);
-  let link: ComposedLink;
-  try {
-    link = await linkOver(rig, end, clock, o.link);
-  } catch (e) {
-    await end.dispose();
-    throw e;
-  }
+  const { end, ...link } = await openLinked(rig, place, clock, o.link);
   const drive = driver(clock, o.stepS);
   const close = async (): Promise<void> => {
     try {
@@ -268,4 +285,108 @@ export async function compose(rig: Rig, place: Place, o: ComposeOptions = {}): P
     }
   };
   return { ...link, end, clock, time, describe: end.describe, drive, close };
+}
+
+/**
+ * A run, whoever runs it (the loop's worker thread, a virtual run, the bench, setup, tune, identify):
+ * where the board is and the time it runs in, the mode (the mode table, modes.ts), the trajectories,
+ * the injections and where the rows and events go. The callers differ only in their thread and clock.
+ */
+export interface RunSpec {
+  rig: Rig;
+  place: Place;
+  time: TimeName;
+  link?: LinkOptions;
+  mode: ModeChoice;
+  rateHz: number;
+  feedforward: FeedforwardMode;
+  paths: PathSpec[];
+  cycle?: boolean;
+  park?: boolean;
+  maxSeconds?: number;
+  predict?: boolean;
+  /** Injections at loop times: into the mock (here or in its thread), or into `host`. */
+  injections?: readonly Injection[];
+  /** The host's own part for injections (the loop's thread: busy, throw), where the run has one. */
+  host?: InjectionSite;
+  /** Every sample's row (a reused buffer: copy it). */
+  sink: (row: Float64Array) => void;
+  onEvent?: RunOptions['onEvent'];
+  /** After every sample, once the injections due are applied. */
+  onTick?: RunOptions['onTick'];
+  onReady?: RunOptions['onReady'];
+  signal?: AbortSignal;
+}
+
+/** What `run()` returns: the loop's result and the injections not applied (the run ended first). */
+export type RunOutcome = RunResult & { unapplied: Injection[] };
+
+/** A run composed: its board, its law, the loop to run (once), and one close. */
+export interface Run {
+  composed: Composed;
+  law: ModeLaw;
+  /** Runs the loop to its end; in virtual time, moving the clock meanwhile. */
+  run(): Promise<RunOutcome>;
+  /** Ends the law (a controller's thread) and the mock; resolves with the mock thread's account of its timing, if it had one. Once. */
+  close(): Promise<MockThreadStats | undefined>;
+}
+
+/** Composes the run of `plan`: the law first (nothing to dispose of when it fails), then the board. */
+export async function composeRun(plan: RunSpec): Promise<Run> {
+  const { rig, place, time } = plan;
+  const law = await modeLaw(plan.mode, { rig, rateHz: plan.rateHz, time, mock: place.kind !== 'port' });
+  let composed: Composed;
+  try {
+    composed = await compose(rig, place, { time, ...(plan.link ? { link: plan.link } : {}) });
+  } catch (e) {
+    await law.close();
+    throw e;
+  }
+  let closing: Promise<MockThreadStats | undefined> | undefined;
+  const close = async (): Promise<MockThreadStats | undefined> => {
+    await law.close().catch(() => undefined);
+    const remote = composed.end.remote;
+    if (remote) return remote.stop();
+    await composed.end.dispose();
+    return undefined;
+  };
+  return { composed, law, run: () => runComposed(plan, composed, law), close: () => (closing ??= close()) };
+}
+
+/** The loop over a composed board: `runLoop`'s one call in src (tests/architecture.test.ts). */
+async function runComposed(plan: RunSpec, c: Composed, law: ModeLaw): Promise<RunOutcome> {
+  const { end } = c;
+  const inject = injectionSchedule(plan.injections ?? [], (i) => {
+    if (actsOn(i.name) === 'host') {
+      if (plan.host) applyInjection(plan.host, i);
+    } else if (end.remote) end.remote.inject(i);
+    else if (end.local) applyInjection(end.local.site, i);
+  });
+  const remote = end.remote;
+  const result = await c.drive(
+    runLoop({
+      rig: plan.rig,
+      link: c.link,
+      clock: c.clock,
+      rateHz: plan.rateHz,
+      feedforward: plan.feedforward,
+      paths: plan.paths,
+      ...(plan.cycle !== undefined ? { cycle: plan.cycle } : {}),
+      ...(plan.park !== undefined ? { park: plan.park } : {}),
+      ...(plan.maxSeconds !== undefined ? { maxSeconds: plan.maxSeconds } : {}),
+      boardWatchdog: c.boardWatchdog, // asked after the handshake
+      ...(remote ? { boardSilentS: () => remote.silentS() } : {}),
+      ...(law.law ? { law: law.law } : {}),
+      ...(plan.predict !== undefined ? { predict: plan.predict } : {}),
+      sink: plan.sink,
+      ...(plan.onEvent ? { onEvent: plan.onEvent } : {}),
+      onTick: (core) => {
+        inject(core.row[F.t]!);
+        plan.onTick?.(core);
+      },
+      ...(plan.onReady ? { onReady: plan.onReady } : {}),
+      ...(plan.signal ? { signal: plan.signal } : {}),
+    }),
+  );
+  return { ...result, unapplied: inject.pending };
 }

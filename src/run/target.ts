@@ -10,7 +10,7 @@ import type { MockThreadStats } from '../mock/mock-thread.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Clock } from '../time/clock.js';
 import type { Link } from '../transport/link.js';
-import { linkOver, openEnd, type Place, type PortPlace } from './compose.js';
+import { openLinked, type Place, type PortPlace } from './compose.js';
 
 /** Where the arm is: the rig file's simulated plant (the mock rig), or a serial port. */
 export type Target = { kind: 'mock'; wiring?: MockWiring } | Omit<PortPlace, 'rt'>;
@@ -37,22 +37,19 @@ export interface OpenedTarget {
   boardWatchdog: () => boolean;
 }
 
+/** Where a run's board is: the mock in a thread of its own (a board is another computer), or the port (`rt`: its relay asks for priority). */
+export function placeOf(target: Target, rt = false): Place {
+  return target.kind === 'mock' ? { kind: 'mock-thread', ...(target.wiring ? { wiring: target.wiring } : {}) } : { ...target, rt };
+}
+
 /** Opens the link of `rig` to `target` (compose.ts): a mock in a thread of its own, or the port. */
 export async function openTarget(rig: Rig, target: Target, clock: Clock, o: { rt?: boolean } = {}): Promise<OpenedTarget> {
-  const place: Place = target.kind === 'mock' ? { kind: 'mock-thread', ...(target.wiring ? { wiring: target.wiring } : {}) } : { ...target, rt: o.rt ?? false };
-  const end = await openEnd(rig, place, clock);
-  let composed;
-  try {
-    composed = await linkOver(rig, end, clock);
-  } catch (e) {
-    await end.dispose();
-    throw e;
-  }
+  const { end, link, boardWatchdog } = await openLinked(rig, placeOf(target, o.rt), clock);
   const remote = end.remote;
   return {
-    link: composed.link,
+    link,
     ...(remote ? { mock: { inject: (i: Injection) => remote.inject(i), stop: () => remote.stop(), tid: remote.tid, silentS: () => remote.silentS() } } : {}),
     describe: end.describe,
-    boardWatchdog: composed.boardWatchdog,
+    boardWatchdog,
   };
 }

@@ -11,23 +11,22 @@ import type { Rig } from '../config/load.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import type { Injection } from '../mock/injections.js';
 import type { ControlLaw, LoopCore, LoopEvent } from '../control/loop.js';
-import { runLoop, type RunOptions, type RunResult } from '../control/runner.js';
+import type { RunOptions, RunResult } from '../control/runner.js';
 import { F } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { Recorder } from '../telemetry/recorder.js';
 import { RunStats, type RunSummary } from './stats.js';
-import { actsOn, applyInjection, injectionSchedule, MOCK_PARTS, refusalIn, type InjectionSite } from '../mock/injections.js';
+import { actsOn, MOCK_PARTS, refusalIn } from '../mock/injections.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { FirmataLink } from '../transport/firmata-link.js';
 import type { MockWiring } from '../mock/wiring.js';
-import { advanceUntil, VirtualClock } from '../time/clock.js';
+import type { VirtualClock } from '../time/clock.js';
 import type { LineLink } from '../transport/line-link.js';
-import type { Link } from '../transport/link.js';
-import { linkOver, openEnd } from './compose.js';
+import { composeRun } from './compose.js';
 import { runHeader, type HeaderParts } from './header.js';
-import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
-import { ImpedanceLaw, loopPassivity, type ImpedanceSettings } from '../control/impedance.js';
+import type { ImpedanceLaw, ImpedanceSettings } from '../control/impedance.js';
+import { modeOf } from './modes.js';
 
 export interface VirtualRun {
   result: RunResult;
@@ -37,16 +36,6 @@ export interface VirtualRun {
   /** The mock rig: the line protocol's board, or (a rig whose link.transport is "firmata") the Firmata board. */
   mock: LineMock | FirmataMock;
   link: LineLink | FirmataLink;
-}
-
-/** The mock rig of the rig file's protocol, the host's link to it, and where injections act. */
-interface VirtualRig {
-  mock: LineMock | FirmataMock;
-  link: LineLink | FirmataLink;
-  loopLink: Link;
-  site: InjectionSite;
-  boardWatchdog: () => boolean;
-  dispose(): void;
 }
 
 export interface VirtualRunOptions {
@@ -85,52 +74,32 @@ function checkInjections(rig: Rig, injections: readonly Injection[]): void {
 }
 
 export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOptions = {}): Promise<VirtualRun> {
-  const clock = new VirtualClock();
   const rateHz = opts.rateHz ?? rig.control.rateHz;
   const stats = new RunStats(rig.joints, rateHz).encoders(rig.encoders);
   if (paths.some((x) => x.taught)) stats.enableReplay(rig.arm);
   const feedforward = opts.feedforward ?? rig.control.feedforward;
   const injections = (opts.injections ?? []).slice().sort((a, b) => a.at - b.at);
   checkInjections(rig, injections);
-  // The controller is loaded in its thread before the rig opens (nothing to dispose of when it fails).
-  const plugged: PluggedLaw | undefined = typeof opts.controller === 'string' ? await loadControlLaw(opts.controller, rig, rateHz, { deadlineMs: controllerDeadlineMs(rig, 'virtual') }) : undefined;
-  const imp = opts.impedance instanceof ImpedanceLaw ? opts.impedance : opts.impedance ? new ImpedanceLaw(rig, opts.impedance, loopPassivity(rig, true, rateHz)) : undefined;
-  if (imp) stats.trackImpedance(imp.settings.space, imp.settings.stiffness, imp.settings.dampingRatio);
-  const law = plugged ?? (typeof opts.controller === 'string' ? undefined : opts.controller) ?? imp;
-  let opened: VirtualRig;
-  try {
-    // Opened once the inputs are checked (nothing to dispose of when one is refused).
-    opened = await openRig(rig, clock, opts.wiring);
-  } catch (e) {
-    void plugged?.close();
-    throw e;
-  }
-  const { mock, link, loopLink, site, boardWatchdog, dispose } = opened;
-  let recorder: Recorder | undefined;
-  try {
-    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, imp)) : undefined;
-  } catch (e) {
-    void plugged?.close();
-    dispose();
-    throw e;
-  }
-  const inject = injectionSchedule(injections, (i) => void applyInjection(site, i));
   const rows: Float64Array[] = [];
   const events: LoopEvent[] = [];
-  let done = false;
-  const run = runLoop({
+  let recorder: Recorder | undefined;
+  // The mock and the clock, once composed (before the first sample).
+  const at: { mock?: LineMock | FirmataMock; clock?: VirtualClock } = {};
+  // The law (a controller is loaded in its thread) before the rig opens: nothing to dispose of when it fails (compose.ts).
+  const run = await composeRun({
     rig,
-    link: loopLink,
-    clock,
+    place: { kind: 'mock', ...(opts.wiring ? { wiring: opts.wiring } : {}) },
+    time: 'virtual',
+    mode: modeOf(opts),
     rateHz,
     feedforward,
     paths,
     park: opts.park ?? true,
-    boardWatchdog,
-    ...(law ? { law } : {}),
+    maxSeconds: opts.maxSeconds ?? 600,
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
+    injections,
     sink: (row) => {
-      plantTruth(row, mock, clock.now());
+      plantTruth(row, at.mock!, at.clock!.now());
       if (opts.keepRows ?? true) rows.push(Float64Array.from(row));
       stats.add(row);
       recorder?.tick(row);
@@ -139,30 +108,25 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
       events.push(e);
       recorder?.event({ ...e });
     },
-    onTick: (c) => {
-      inject(c.row[F.t]!);
-      opts.onTick?.(c, clock, mock);
-    },
+    ...(opts.onTick ? { onTick: (c: LoopCore) => opts.onTick!(c, at.clock!, at.mock!) } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.onReady ? { onReady: opts.onReady } : {}),
-    maxSeconds: opts.maxSeconds ?? 600,
   });
-  run.then(
-    () => (done = true),
-    () => (done = true),
-  );
+  const { composed, law } = run;
+  at.clock = composed.clock as VirtualClock;
+  at.mock = composed.end.local!.mock;
+  if (law.impedance) stats.trackImpedance(law.impedance.settings.space, law.impedance.settings.stiffness, law.impedance.settings.dampingRatio);
   let result: RunResult;
   try {
-    await advanceUntil(clock, () => done, 'virtual run');
-    result = await run;
+    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, law.impedance)) : undefined;
+    result = await run.run();
   } finally {
-    void plugged?.close();
-    dispose();
+    await run.close();
   }
   const summary = stats.summary(result.stop, { stopOutcome: result.stopOutcome, missed: result.timing.lostSamples });
   recorder?.close({ ...summary });
   if (recorder?.failure) throw recorder.failure;
-  return { result, summary, rows, events, mock, link };
+  return { result, summary, rows, events, mock: at.mock, link: composed.board };
 }
 
 /**
@@ -193,23 +157,6 @@ export function lineMock(r: Pick<VirtualRun, 'mock'>): LineMock {
   const mock = r.mock;
   if ('motors' in mock) throw new Error("this run was on the Firmata mock rig, not the line protocol's");
   return mock;
-}
-
-/**
- * The mock of the rig file's protocol and the link to it, in this thread on the virtual clock
- * (compose.ts): the line link through the rig file's wiring section, or Firmata over johnny-five.
- */
-async function openRig(rig: Rig, clock: VirtualClock, wiring: MockWiring | undefined): Promise<VirtualRig> {
-  const end = await openEnd(rig, { kind: 'mock', ...(wiring ? { wiring } : {}) }, clock);
-  const local = end.local!;
-  let composed;
-  try {
-    composed = await linkOver(rig, end, clock);
-  } catch (e) {
-    await end.dispose();
-    throw e;
-  }
-  return { mock: local.mock, link: composed.board, loopLink: composed.link, site: local.site, boardWatchdog: composed.boardWatchdog, dispose: () => void end.dispose() };
 }
 
 /** An NDJSON recording with the header `twolink run --record` writes, marked as virtual time. */

@@ -5,24 +5,21 @@
  * result through typed messages (messages.ts).
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { F } from '../telemetry/tick.js';
-import type { ControlLaw, LoopCommand } from '../control/loop.js';
+import type { LoopCommand } from '../control/loop.js';
 import type { Link } from '../transport/link.js';
 import { RingWriter } from '../control/ring.js';
-import { runLoop, type RunResult } from '../control/runner.js';
 import { hostFault, internalFault, type StopReason } from '../control/stop.js';
 import { armTestCrash, testCrashPlan } from './crash.js';
 import { ControllerFault } from '../control/user-controller.js';
-import { actsOn, applyInjection, injectionSchedule, type Injection, type InjectionSchedule, type InjectionSite } from '../mock/injections.js';
+import type { InjectionSite } from '../mock/injections.js';
 import { RealClock } from '../time/clock.js';
 import { processCpuSeconds, requestRealtime, requestRealtimeProcess, taskCpuSeconds, threadId } from '../time/threads.js';
 import { LinkError } from '../transport/link.js';
 import { StallMonitor } from '../time/stalls.js';
-import { controllerDeadlineMs, loadControlLaw, type PluggedLaw } from './law.js';
-import { ImpedanceLaw, loopPassivity } from '../control/impedance.js';
-import { FloatLaw } from '../control/float.js';
+import { composeRun, type Run, type RunSpec } from './compose.js';
+import { modeOf, type ModeLaw } from './modes.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
-import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
+import { placeOf } from './target.js';
 
 /** The host's own part for injections: this thread (busy, throw). */
 const HOST_SITE: InjectionSite = {
@@ -40,29 +37,22 @@ const HOST_SITE: InjectionSite = {
   },
 };
 
-/** The injections of a run (mock/injections.ts's scheduler): those on the host act on this thread, the others go to the mock rig's. */
-function injector(injections: readonly Injection[], mock: MockHandle | undefined): InjectionSchedule {
-  return injectionSchedule(injections, (i) => (actsOn(i.name) === 'host' ? applyInjection(HOST_SITE, i) : mock?.inject(i)));
-}
-
-/** Impedance mode's law, when the run is in it (the main thread's stiffness keys reach it). */
-let impedanceLaw: ImpedanceLaw | undefined;
-
-/** Loop commands from the main thread, held until the loop is ready for them. */
-function commandInbox(port: MessagePort, float: () => FloatLaw | undefined): { ready(send: (c: LoopCommand) => void): void } {
+/** Loop commands from the main thread, held until the loop is ready for them; the mode's keys (stiffness, tare, float) go to its law. */
+function commandInbox(port: MessagePort, mode: () => ModeLaw | undefined): { ready(send: (c: LoopCommand) => void): void } {
   let send: ((c: LoopCommand) => void) | undefined;
   const early: LoopCommand[] = [];
   port.on('message', (m: WorkerCommand) => {
     if (m.type === 'stiffness') {
-      if (impedanceLaw && Number.isFinite(m.factor) && m.factor > 0) impedanceLaw.scaleStiffness(m.factor);
+      const law = mode()?.impedance;
+      if (law && Number.isFinite(m.factor) && m.factor > 0) law.scaleStiffness(m.factor);
       return;
     }
     if (m.type === 'tare') {
-      impedanceLaw?.tare();
+      mode()?.impedance?.tare();
       return;
     }
     if (m.type === 'float') {
-      const law = float();
+      const law = mode()?.float;
       if (m.action === 'home') law?.home();
       else law?.setFloat(m.action === 'float');
       return;
@@ -102,78 +92,68 @@ function cpuMeter(mockTid: number): () => { hostPct: number; mockPct: number | n
   };
 }
 
-/** --rt: every thread but the main one (the loop's, its I/O and GC helpers) and the mock's, a board being another computer with a priority of its own. */
-async function askRealtime(mock: MockHandle | undefined, post: (m: WorkerMessage) => void, normal: readonly number[] = []): Promise<void> {
+/** --rt: every thread but the main one (the loop's, its I/O and GC helpers) and the mock's (`mockTid`, -1 for none), a board being another computer with a priority of its own. */
+async function askRealtime(mockTid: number, post: (m: WorkerMessage) => void, normal: readonly number[] = []): Promise<void> {
   const prio = new Map<number, number>([[threadId(), 40]]);
-  if (mock && mock.tid > 0) prio.set(mock.tid, 45);
+  if (mockTid > 0) prio.set(mockTid, 45);
   post({ type: 'rt', result: await requestRealtimeProcess(39, prio, new Set(normal)) });
 }
 
-/** Runs the loop on the opened target. */
-async function drive(input: WorkerInput, law: ControlLaw | undefined, opened: OpenedTarget, clock: RealClock, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>): Promise<RunResult & { unapplied: Injection[] }> {
+/** The worker's run (compose.ts): in real time on this thread, the mock in its own or the port; rows to the ring, events and the start to the main thread. */
+function runSpec(input: WorkerInput, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>, describe: () => string): RunSpec {
   const ring = new RingWriter(input.ring);
-  const inject = injector(input.injections, opened.mock);
-  const result = await runLoop({
+  return {
     rig: input.rig,
-    link: opened.link,
-    clock,
+    place: placeOf(input.target, input.rt),
+    time: 'real',
+    mode: modeOf(input),
     rateHz: input.rateHz,
     feedforward: input.feedforward,
     paths: input.paths,
     cycle: input.cycle,
     park: input.park,
     maxSeconds: input.maxSeconds,
-    boardWatchdog: opened.boardWatchdog, // asked after the handshake
-    ...(opened.mock?.silentS ? { boardSilentS: opened.mock.silentS } : {}),
-    ...(law ? { law } : {}),
     ...(input.predict !== undefined ? { predict: input.predict } : {}),
+    injections: input.injections,
+    host: HOST_SITE,
     sink: (row) => ring.write(row),
     onEvent: (event) => post({ type: 'event', event }),
     onReady: (c) => {
       inbox.ready(c.send);
       loopSend = c.send;
-      post({ type: 'ready', identity: c.identity, describe: opened.describe });
+      post({ type: 'ready', identity: c.identity, describe: describe() });
       const plan = testCrashPlan();
       if (plan?.thread === 'loop') armTestCrash(plan);
     },
-    onTick: (core) => inject(core.row[F.t]!),
-  });
-  return { ...result, unapplied: inject.pending };
+  };
 }
 
 async function main(): Promise<void> {
   const port = parentPort!;
   const input = workerData as WorkerInput;
-  const clock = new RealClock();
   const post = (m: WorkerMessage): void => port.postMessage(m);
-  let floatLaw: FloatLaw | undefined;
-  const inbox = commandInbox(port, () => floatLaw);
+  let run: Run | undefined;
+  const inbox = commandInbox(port, () => run?.law);
   post({ type: 'thread', tid: threadId() });
   // Proof to the main thread that this thread's event loop runs (a starved thread is not a blocked one).
   const beat = new Int32Array(input.beat);
   setInterval(() => Atomics.add(beat, 0, 1), 50).unref();
-  let mock: MockHandle | undefined;
-  let law: PluggedLaw | undefined;
   try {
     // --rt from the start: the handshake on a busy machine is the loop's work too, and the mock's
     // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
     if (input.rt) await requestRealtime(threadId(), 40);
-    law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
-    if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
-    floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
-    const opened = await openTarget(input.rig, input.target, clock, { rt: input.rt });
-    openLink = { link: opened.link, joints: input.rig.joints };
-    mock = opened.mock;
-    if (input.rt) await askRealtime(mock, post, input.normalTids);
+    run = await composeRun(runSpec(input, post, inbox, () => run?.composed.describe ?? ''));
+    const { link, end } = run.composed;
+    openLink = { link, joints: input.rig.joints };
+    const mockTid = end.remote?.tid ?? -1;
+    if (input.rt) await askRealtime(mockTid, post, input.normalTids);
     const monitor = new StallMonitor();
-    const cpu = cpuMeter(mock?.tid ?? -1);
-    const result = await drive(input, law ?? impedanceLaw ?? floatLaw, opened, clock, post, inbox);
+    const cpu = cpuMeter(mockTid);
+    const result = await run.run();
     loopSend = undefined;
     openLink = undefined;
-    void law?.close();
     const cpuPct = cpu();
-    const mockStats = await mock?.stop();
-    mock = undefined;
+    const mockStats = await run.close();
     post({
       type: 'result',
       stop: result.stop,
@@ -182,15 +162,14 @@ async function main(): Promise<void> {
       stalls: monitor.stop(),
       cpu: cpuPct,
       ...(mockStats ? { mock: mockStats } : {}),
-      counters: { ...opened.link.counters },
+      counters: { ...link.counters },
       unapplied: result.unapplied,
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
     post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err), stop: err instanceof ControllerFault ? err.stop : hostFault(errorText(err)) });
   }
-  void law?.close();
-  await mock?.stop().catch(() => undefined);
+  await run?.close().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
   port.close();
   process.exit(0);

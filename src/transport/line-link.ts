@@ -13,16 +13,12 @@ import { BurstSizes } from './bursts.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { decodeBoardFrame, FLAG, frameLine, hostBody, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
 import type { Clock } from '../time/clock.js';
-import { LinkError, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
+import { LinkError, MAX_DELAY_SAMPLES, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
 /** Hellos sent before the handshake is given up, whatever the clock says (each waits 250 ms for an answer). */
 export const HELLO_TRIES = 4;
-/**
- * The longest answer delay the link learns [samples]: an FTDI at its default 16 ms latency timer
- * delays answers by 16-20 samples at 1 kHz. Answers in flight are kept per sample index modulo
- * ANSWER_SLOTS (a power of two above it).
- */
-export const MAX_DELAY_SAMPLES = 24;
+/** The longest answer delay the link learns (link.ts). Answers in flight are kept per sample index modulo ANSWER_SLOTS (a power of two above it). */
+export { MAX_DELAY_SAMPLES };
 const ANSWER_SLOTS = 32;
 
 /**

@@ -29,6 +29,13 @@ export { cableLoss, type CableLoss };
 
 export type { DutyChange };
 
+/**
+ * The longest answer delay a link learns [samples], and the loop's longest prediction horizon: an
+ * FTDI at its default 16 ms latency timer delays answers by 16-20 samples at 1 kHz. Here, beside the
+ * Link contract, so that the loop need not import a concrete transport.
+ */
+export const MAX_DELAY_SAMPLES = 24;
+
 /** What the board said about itself at connect. */
 export interface BoardIdentity {
   /** Which transport this is. */

@@ -6,7 +6,7 @@
  * runs it (mock-remote.ts), its samples on its own clock: real-time figures.
  */
 import type { Rig } from '../config/load.js';
-import { compose, linkOver, openEnd } from '../run/compose.js';
+import { compose, openLinked } from '../run/compose.js';
 import { RealClock, type VirtualClock } from '../time/clock.js';
 import { requestRealtime, threadId, type RtResult } from '../time/threads.js';
 import type { Link } from '../transport/link.js';
@@ -38,9 +38,8 @@ export interface RealtimeMock extends Omit<OpenedMock, 'clock'> {
 export async function openTuneMockRealtime(rig: Rig, rt: boolean): Promise<RealtimeMock> {
   if (!rig.plant) throw new Error(`${rig.file} has no "plant" section: nothing to simulate`);
   const clock = new RealClock();
-  const end = await openEnd(rig, { kind: 'mock-thread' }, clock);
+  const { end, link } = await openLinked(rig, { kind: 'mock-thread' }, clock);
   const remote = end.remote!;
-  const { link } = await linkOver(rig, end, clock);
   const granted = rt ? { host: await requestRealtime(threadId(), 40), mock: await requestRealtime(remote.tid, 45) } : null;
   let stats: { maxLateMs: number; starvedMs: number } | undefined;
   return {
