@@ -90,14 +90,14 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
 /** A real port (a board, or a pty from twolink rig --pty), in real time. */
 async function measurePort(rig: Rig, path: string, baudRate: number, n: number, serial: SerialPathChoice): Promise<number[]> {
   const { linkOver, openEnd } = await import('../run/compose.js');
-  const { probeLineBoard } = await import('../setup/probe.js');
+  const { bootOf, probeLineBoard } = await import('../setup/probe.js');
   const clock = new RealClock();
   const end = await openEnd(lineRig(rig), { kind: 'port', path, baudRate, serial }, clock);
   // Only pings follow: the link takes the board's own counts per revolution (whether they match the
   // rig file is twolink setup's question), so a board with other encoders is measured all the same.
-  const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs);
+  const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs, bootOf(end));
   const encoders = info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders;
-  const { board: link } = await linkOver(lineRig(rig), end, clock, { encoders });
+  const { board: link } = await linkOver(lineRig(rig), end, clock, { encoders, bootloaderMs: 0 }); // the probe waited for a bootloader
   try {
     await link.open();
     // The time from writing `P` to its `A` [s], with pauses of 0-2 ms between pings.

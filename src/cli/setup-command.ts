@@ -21,7 +21,7 @@ import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/ident
 import type { RunPaths } from '../identify/pipeline.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
-import { probeLineBoard } from '../setup/probe.js';
+import { bootOf, probeLineBoard } from '../setup/probe.js';
 import type { LoopCommand } from '../control/commands.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
@@ -113,9 +113,10 @@ async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Pro
   const { linkOver, openEnd } = await import('../run/compose.js');
   const end = await openEnd(rig, place, clock);
   try {
-    const info = await drive(probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs));
+    // The probe waits for a bootloader (a board the open reset) and says so; the link's handshake then need not.
+    const info = await drive(probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs, bootOf(end)));
     const cpr = info?.cpr ?? rig.encoders.map((e) => e.countsPerRev);
-    const { link } = await linkOver(rig, end, clock, { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })) });
+    const { link } = await linkOver(rig, end, clock, { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), bootloaderMs: 0 });
     const board: BoardEvidence = info
       ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr }
       : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
