@@ -178,7 +178,7 @@ describe('the loop panel', () => {
       expect(visibleLength(rec), `${width}: ${rec}`).toBeLessThanOrEqual(width);
       const text = rec.replace(/\{[^{}]*\}/g, '');
       expect(text).toMatch(/123456 ticks/);
-      expect(text).toContain(width >= 62 ? 'reach-then-circle.ndjson' : 'circle.ndjson'); // 40 columns leave 21 for the path
+      expect(text).toContain(width >= 62 ? 'reach-then-circle.ndjson' : 'circle.ndjson'); // 40 columns leave 21 for the path: the name's end
       if (width === 200) expect(text).toContain(`${file}  123456 ticks  (r to stop)`);
     }
   });

@@ -315,7 +315,12 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
 function recordingLine(file: string, ticks: number, width: number, g: Glyphs): string {
   const rec = `{red-fg}${g.dot} rec{/red-fg} `;
   const room = Math.max(12, width - visibleLength(rec) - ` ${ticks} ticks`.length);
-  return fit(width, [`${rec}${esc(file)}  ${ticks} ticks  (r to stop)`, `${rec}${esc(file)}  ${ticks} ticks`, `${rec}${esc(elideMiddle(file, room, g))} ${ticks} ticks`]);
+  const cut = file.lastIndexOf('/') + 1;
+  const [dir, name] = [file.slice(0, cut), file.slice(cut)];
+  const dots = g.ellipsis;
+  // The folder loses its end first (the file's own name says which run it is), then the name its middle.
+  const short = file.length <= room ? file : name.length + dots.length < room ? `${dir.slice(0, room - name.length - dots.length)}${dots}${name}` : elideMiddle(name, room, g);
+  return fit(width, [`${rec}${esc(file)}  ${ticks} ticks  (r to stop)`, `${rec}${esc(file)}  ${ticks} ticks`, `${rec}${esc(short)} ${ticks} ticks`]);
 }
 
 /** A strip chart: which channels, in which colours. */
