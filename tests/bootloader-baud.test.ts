@@ -1,6 +1,9 @@
 // Issue 34 item 5: a native-USB board (Leonardo/Micro) is never opened at 1200 baud, since closing a
 // port opened at 1200 baud makes it jump to its bootloader (the "1200 bps touch" used to flash it).
 // twolink flashes no board: --baud 1200 on such a rig is refused (exit 2) before any port is opened.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
 import { bootloaderBaudRefusal } from '../src/config/cable.js';
@@ -45,6 +48,28 @@ describe('the commands refuse --baud 1200 on a Leonardo rig: exit 2, one line sa
       const r = await twolink(args);
       expect(r.stderr).toMatch(refused);
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.code).toBe(2);
+    });
+  }
+
+  // The rig file's own link.baudRate of 1200: every command that opens a port refuses it the same way
+  // (teach and tune have no --baud, so only the rig file can ask for it).
+  const leo1200 = join(mkdtempSync(join(tmpdir(), 'twolink-baud-')), 'leo1200.json');
+  const spec = JSON.parse(readFileSync('rigs/mock-arm-leonardo.json', 'utf8')) as { link: Record<string, unknown> };
+  writeFileSync(leo1200, JSON.stringify({ ...spec, link: { ...spec.link, baudRate: 1200 } }));
+  const fromFile: [string, string[]][] = [
+    ['run', ['--traj', 'reach']],
+    ['identify', []],
+    ['doctor', []],
+    ['setup', []],
+    ['teach', ['--out', join(tmpdir(), 'twolink-never-written.json')]],
+    ['tune', []],
+  ];
+  for (const [name, more] of fromFile) {
+    it(`${name}: a rig file's link.baudRate 1200`, async () => {
+      const r = await twolink([name, '--rig', leo1200, '--port', NO_PORT, ...more]);
+      expect(r.stderr).toContain(`twolink: link.baudRate 1200: ${leo1200}: 1200 baud on a native-USB board`);
+      expect(r.stderr).not.toMatch(/no such serial port/);
       expect(r.code).toBe(2);
     });
   }

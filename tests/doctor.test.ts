@@ -181,3 +181,29 @@ describe('twolink doctor without a cable', () => {
     hangGuardMs(30_000),
   );
 });
+
+describe('twolink doctor with no port: the machine (issue 34 item 3)', () => {
+  for (const serial of ['auto', 'serialport'] as const) {
+    it(`one line names the OS, Node and its support status, the serial path (--serial ${serial}) and the priority obtained; --json carries the same`, async () => {
+      const more = serial === 'auto' ? [] : ['--serial', serial];
+      const human = await twolink(['doctor', ...more], { timeoutMs: 60_000 });
+      expect(human.code, human.stderr).toBe(0);
+      const os = await import('node:os');
+      const osText = `${process.platform} ${os.release()} ${process.arch}`;
+      const path = serial === 'auto' ? (process.platform === 'linux' ? 'tty' : 'serialport') : 'serialport';
+      const line = human.stdout.split('\n').find((l) => l.startsWith('OS '));
+      expect(line, human.stdout).toBeDefined();
+      const m = /^OS (.+); Node (v\d+\.\d+\.\d+) \((supported|end-of-life|untested)\); serial path (\S+) \(--serial (\S+)\); priority (.+)$/.exec(line!);
+      expect(m, line).not.toBeNull();
+      expect(m![1]).toBe(osText);
+      expect(m![2]).toBe(process.version);
+      expect(m![4]).toBe(path);
+      expect(m![5]).toBe(serial);
+      expect(m![6]).toMatch(/^(SCHED_FIFO \d+|HIGH priority class|ABOVE_NORMAL priority class|normal)/);
+      const json = await twolink(['doctor', '--json', ...more], { timeoutMs: 60_000 });
+      const p = (JSON.parse(json.stdout) as { platform: { os: string; node: string; nodeStatus: string; serial: { choice: string; path: string }; priority: { what: string } } }).platform;
+      expect(p).toMatchObject({ os: osText, node: process.version, nodeStatus: m![3], serial: { choice: serial, path } });
+      expect(p.priority.what).toBe(m![6]);
+    });
+  }
+});

@@ -268,6 +268,36 @@ describe('keys', () => {
     await finished;
   });
 
+  for (const [cols, rows] of [
+    [80, 24],
+    [160, 48],
+  ] as const) {
+    it(`a 300-character fault is shown whole on a ${cols}-column screen: the notice wraps onto the rows it needs, the panels move down (issue 35)`, async () => {
+      const { term, session, dash } = setup(cols, rows);
+      session.row = TRACKING;
+      dash.frame();
+      const words = Array.from({ length: 60 }, (_, i) => `w${String(i).padStart(3, '0')}`).join(' '); // 60 x 5 - 1 = 299 characters, then the full stop
+      const message = `${words}.`;
+      expect(message).toHaveLength(300);
+      session.row = makeRow({ t: 4.3, i: 2150, state: 'fault' });
+      const finished = session.finish({ kind: 'fault', fault: { kind: 'internal', where: 'the test', message } });
+      dash.frame();
+      const text = term.text();
+      // The notice's rows, up to the joints panel's top border.
+      const end = text.findIndex((l, i) => i > 1 && /^┌|^\+-/.test(l));
+      expect(end).toBeGreaterThan(2); // more than one row
+      const notice = text.slice(1, end).join(' ').replace(/\s+/g, ' ');
+      expect(notice).toContain('FAULT: motors off');
+      for (const w of message.split(' ')) expect(notice).toContain(w);
+      expect(notice.replace(/ /g, '')).toContain(message.replace(/ /g, ''));
+      // the key bar is still the last row, and the joints panel still there below the notice
+      expect(text[rows - 1]).toMatch(/^ q quit/);
+      expect(text[end]).toContain('joints');
+      term.type('q');
+      await finished;
+    });
+  }
+
   it('the loop panel shows a long overruns count whole, however many digits the period figures have', () => {
     const { term, session, dash } = setup();
     session.row = makeRow({ t: 4.2, i: 2100, state: 'track', overruns: 616, errUs: 12345, link: [1_234_567, 1_234_560, 7, 0] });

@@ -14,7 +14,7 @@ import { ADAPTER_KINDS, adapterFlushS, adapterName, bootloaderBaudRefusal, cable
 import { RealClock, settle } from '../time/clock.js';
 import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, platformChecks, platformInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type PlatformInfo, type RealtimeInfo } from './doctor-checks.js';
-import type { SerialPathChoice } from '../config/rig.js';
+import { SERIAL_PATHS, type SerialPathChoice } from '../config/rig.js';
 
 const OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (our firmware, or twolink rig --pty)' },
@@ -90,13 +90,14 @@ async function measureMock(rig: Rig, n: number): Promise<number[]> {
 /** A real port (a board, or a pty from twolink rig --pty), in real time. */
 async function measurePort(rig: Rig, path: string, baudRate: number, n: number, serial: SerialPathChoice): Promise<number[]> {
   const { openLinked } = await import('../run/compose.js');
-  const { probeLineBoard } = await import('../setup/probe.js');
+  const { bootOf, probeLineBoard } = await import('../setup/probe.js');
   const clock = new RealClock();
   // Only pings follow: the link takes the board's own counts per revolution (whether they match the
   // rig file is twolink setup's question), so a board with other encoders is measured all the same.
   const { board: link } = await openLinked(lineRig(rig), { kind: 'port', path, baudRate, serial }, clock, async (end) => {
-    const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs);
-    return { encoders: info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders };
+    const info = await probeLineBoard(end.stream, clock, rig.joints, rig.link.handshakeMs, bootOf(end));
+    // the probe waited for a bootloader
+    return { encoders: info ? info.cpr.map((c) => ({ countsPerRev: c, sign: 1 as const, zero: 0 })) : rig.encoders, bootloaderMs: 0 };
   });
   try {
     await link.open();
@@ -207,7 +208,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
 async function machineOnly(v: { json?: boolean; serial?: string; rig?: string; adapter?: string; baud?: string; pings?: string }): Promise<number> {
   const given = (['rig', 'adapter', 'baud', 'pings'] as const).find((k) => v[k] !== undefined);
   if (given) throw new UsageError(`--${given} is for a cable check: give --port PATH (a board or a pty) or --mock --rig FILE with it`);
-  const serial = serialArg(v.serial, undefined) ?? 'auto';
+  // No port is opened here: --serial says which path to check (its binding loads; tty is Linux only), so it needs no --port.
+  const serial = v.serial === undefined ? 'auto' : choiceArg(v.serial, 'serial', SERIAL_PATHS, 'auto');
   const platform = await platformInfo(serial);
   const k = kernelInfo();
   const r = realtimeInfo();

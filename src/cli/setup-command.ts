@@ -21,7 +21,7 @@ import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/ident
 import type { RunPaths } from '../identify/pipeline.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
-import { probeLineBoard } from '../setup/probe.js';
+import { bootOf, probeLineBoard } from '../setup/probe.js';
 import type { LoopCommand } from '../control/commands.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
@@ -114,9 +114,10 @@ async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Pro
   let info: Awaited<ReturnType<typeof probeLineBoard>> | undefined;
   let cpr = rig.encoders.map((e) => e.countsPerRev);
   const { end, link } = await openLinked(rig, place, clock, async (opened) => {
-    info = await drive(probeLineBoard(opened.stream, clock, rig.joints, rig.link.handshakeMs));
+    // The probe waits for a bootloader (a board the open reset) and says so; the link's handshake then need not.
+    info = await drive(probeLineBoard(opened.stream, clock, rig.joints, rig.link.handshakeMs, bootOf(opened)));
     cpr = info?.cpr ?? cpr;
-    return { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })) };
+    return { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), bootloaderMs: 0 };
   });
   const board: BoardEvidence = info ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr } : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
   return { end, link, board };

@@ -22,6 +22,7 @@ import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
 import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
+import { bootloaderBaudRefusal } from '../config/cable.js';
 
 const TEACH_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json); float needs an identified model (twolink identify)' },
@@ -64,7 +65,11 @@ class Recording {
 function target(v: ParsedOf<typeof TEACH_OPTIONS>, rig: Rig): Target {
   checkPortArgs(v);
   if (typeof v.port === 'string' && v.mock) throw new UsageError('give either --port or --mock, not both');
-  if (typeof v.port === 'string') return { kind: 'port', path: v.port };
+  if (typeof v.port === 'string') {
+    const bootloader = bootloaderBaudRefusal(rig.cable, rig.link.baudRate);
+    if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
+    return { kind: 'port', path: v.port };
+  }
   if (!v.mock) throw new UsageError('say where the arm is: --port PATH or --mock');
   if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section to simulate: use --port, or a mock rig file`);
   return { kind: 'mock' };

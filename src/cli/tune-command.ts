@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { checkWritableFolder, checkWritablePath, errnoText, FileError, MAX_CONFIG_BYTES, readTextFile, writeTextFile } from '../config/files.js';
 import { basename, join } from 'node:path';
-import { runCable } from '../config/cable.js';
+import { bootloaderBaudRefusal, runCable } from '../config/cable.js';
 import { loadRig, parseJsonObject, resolveRig, type Rig } from '../config/load.js';
 import { parseRigFile } from '../config/rig.js';
 import { SetupStopped } from '../setup/driver.js';
@@ -203,6 +203,8 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
   if (v.rt && !v.mock) throw new UsageError('--rt goes with --mock (on a --port the arm is tuned in real time anyway)');
+  const bootloader = v.port !== undefined ? bootloaderBaudRefusal(rig.cable, rig.link.baudRate) : undefined;
+  if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
   if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`);
   const joints = parseJoints(v.joint, rig.joints);
   const rateHz = rig.control.rateHz;

@@ -248,5 +248,5 @@ export function runCable(rig: { cable: { adapter: AdapterKind; latencyMs: number
  */
 export function bootloaderBaudRefusal(cable: { board: BoardKind; adapter: AdapterKind }, baudRate: number): string | undefined {
   if (cable.adapter !== 'native' || baudRate !== 1200) return undefined;
-  return `1200 baud on a native-USB board (board "${cable.board}": its own USB, a Leonardo/Micro) is refused: closing a port opened at 1200 baud makes such a board jump to its bootloader (the "1200 bps touch" used to flash it), and its sketch stops. twolink does not flash boards; give the rig file's baud rate (or leave --baud out)`;
+  return `1200 baud on a native-USB board (board "${cable.board}": its own USB, a Leonardo/Micro) is refused: closing a port opened at 1200 baud makes such a board jump to its bootloader (the "1200 bps touch" used to flash it), and its sketch stops. twolink does not flash boards; give another baud rate (--baud, or the rig file's link.baudRate)`;
 }

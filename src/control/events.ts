@@ -84,6 +84,7 @@ export function describeEvent(e: LoopEvent): string {
     case 'reversals':
       return `${t} WARNING: the duty of ${jointsText(e.joints)} reverses ${e.joints.map((j) => e.perS[j]!.toFixed(0)).join(' and ')} times a second while moving: a gearbox with play rattles (declare its play, encoders[].backlashDeg)${e.feedHz ? `; the disturbance observer's feed lowered to ${e.feedHz.map((h) => `${h} Hz`).join(' and ')}` : ''}`;
     case 'link':
+      if (e.event.kind === 'waiting') return `${t} ${e.event.text}`;
       return `${t} link: ${e.event.kind}${'reason' in e.event ? ` ${e.event.reason}` : ''}${'text' in e.event ? ` ${e.event.text}` : ''}${'message' in e.event ? ` ${e.event.message}` : ''}`;
   }
 }

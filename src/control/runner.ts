@@ -95,6 +95,8 @@ export interface RunResult {
 /** Runs a session: connect, enable, sample, trajectories, stop, confirm, close. */
 export async function runLoop(o: RunOptions): Promise<RunResult> {
   const { link, clock } = o;
+  // What the handshake waits for (a reset board's bootloader) is said while it waits; the loop's own listener comes after.
+  link.onEvent((e) => e.kind === 'waiting' && o.onEvent?.({ kind: 'link', event: e, t: 0 }));
   const identity = await link.open();
   const boardWatchdog = typeof o.boardWatchdog === 'function' ? o.boardWatchdog() : (o.boardWatchdog ?? true);
   const timers: (TimerHandle | undefined)[] = [];

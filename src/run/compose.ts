@@ -57,6 +57,8 @@ export interface LinkOptions {
   encoders?: EncoderParams[];
   watchdogMs?: number;
   handshakeMs?: number;
+  /** How much longer the handshake waits for a reset board's bootloader [ms]; by default BOOTLOADER_WAIT_MS when opening the port reset the board (`BoardEnd.resetOnOpen`), else 0. */
+  bootloaderMs?: number;
   answerMs?: number;
 }
 
@@ -84,10 +86,21 @@ export interface BoardEnd {
   baudRate: number;
   /** One line for people: what this is (the transport and the place). */
   describe: string;
+  /** Opening the port reset the board (an Uno-class board whose DTR went up: transport/dtr.ts): the handshake waits for its bootloader. */
+  resetOnOpen?: boolean;
   local?: LocalMock;
   remote?: RemoteMock;
   /** Ends the mock (a remote one's thread too). */
   dispose(): Promise<void>;
+}
+
+/** What a link needs of an end. */
+type LinkEnd = Pick<BoardEnd, 'stream' | 'name' | 'baudRate' | 'resetOnOpen'>;
+
+/** How much longer the handshake waits for a bootloader [ms] (LinkOptions.bootloaderMs). */
+async function bootloaderMs(end: LinkEnd, o: LinkOptions): Promise<number> {
+  if (o.bootloaderMs !== undefined) return o.bootloaderMs;
+  return end.resetOnOpen ? (await import('../transport/dtr.js')).BOOTLOADER_WAIT_MS : 0;
 }
 
 /** One protocol: its names, the parts its mock has for injections, its mock in this thread and its link. */
@@ -96,7 +109,7 @@ interface Transport {
   mockName: string;
   parts: readonly InjectionPart[];
   mock(rig: Rig, clock: Clock, wiring: MockWiring | undefined): Promise<LocalMock & { dispose(): void }>;
-  link(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baudRate'>, clock: Clock, o: LinkOptions): Promise<ComposedLink>;
+  link(rig: Rig, end: LinkEnd, clock: Clock, o: LinkOptions): Promise<ComposedLink>;
 }
 
 /** The transport table. */
@@ -125,6 +138,7 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
         ...(wiring ? { wiring } : {}),
         watchdogMs: o.watchdogMs ?? rig.link.watchdogMs,
         handshakeMs: o.handshakeMs ?? rig.link.handshakeMs,
+        bootloaderMs: await bootloaderMs(end, o),
         ...(o.answerMs !== undefined ? { answerMs: o.answerMs } : {}),
       });
       const link = board;
@@ -150,6 +164,7 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
       const board = createFirmataLink(rig, end.stream, end.name, clock, {
         baudRate: end.baudRate,
         ...(o.handshakeMs !== undefined ? { handshakeMs: o.handshakeMs } : {}),
+        bootloaderMs: await bootloaderMs(end, o),
         ...(o.answerMs !== undefined ? { answerMs: o.answerMs } : {}),
       });
       return { board, link: board, boardWatchdog: () => board.hasBoardWatchdog };
@@ -172,9 +187,10 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
     // Every command refuses this first (exit 2); here for any other caller: the board would leave its sketch.
     const bootloader = bootloaderBaudRefusal(rig.cable, baudRate);
     if (bootloader) throw new (await import('../transport/link.js')).LinkError(`${place.path}: ${bootloader}`, 'config');
-    const opened = await openSerial(place.path, baudRate, { serial: place.serial ?? rig.link.serial ?? 'auto', rt: place.rt ?? false });
+    const opened = await openSerial(place.path, baudRate, { serial: place.serial ?? rig.link.serial ?? 'auto', rt: place.rt ?? false, adapter: rig.cable.adapter });
     const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
-    return { stream: opened.stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`, dispose: async () => undefined };
+    const resetOnOpen = (await import('../transport/dtr.js')).openResetBoard(opened.dtr, rig.cable.adapter);
+    return { stream: opened.stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`, resetOnOpen, dispose: async () => undefined };
   }
   const baudRate = rig.link.baudRate;
   if (place.kind === 'mock-thread') {
@@ -204,7 +220,7 @@ export function lineMockOf(end: Pick<BoardEnd, 'local' | 'describe'>): LineMock 
 }
 
 /** The host's link of the rig file's protocol over an open end. */
-export function linkOver(rig: Rig, end: Pick<BoardEnd, 'stream' | 'name' | 'baudRate'>, clock: Clock, o: LinkOptions = {}): Promise<ComposedLink> {
+export function linkOver(rig: Rig, end: LinkEnd, clock: Clock, o: LinkOptions = {}): Promise<ComposedLink> {
   return transportOf(rig).link(rig, end, clock, o);
 }
 

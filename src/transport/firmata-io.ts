@@ -3,6 +3,7 @@
  * firmata.js writes to (it counts bytes and knows when they reach the board), the handshake error that
  * says what came back, and small waiting helpers on the link's clock.
  */
+import { bootloaderWaitText } from './dtr.js';
 import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
@@ -32,6 +33,8 @@ export interface FirmataLinkOptions {
   wiring?: HostWiring;
   /** How long johnny-five may take to reach `ready` [ms] (its `timeout` option). */
   handshakeMs: number;
+  /** Opening the port reset the board (transport/dtr.ts): the handshake says it waits for the bootloader, and waits this much longer [ms]. @default 0 */
+  bootloaderMs?: number;
   /**
    * The longest the motors may run without a new command [ms] (the rig's link.watchdogMs): armed on the
    * board's FirmataWatchdog when it has one, enforced by the link otherwise. @default 100
@@ -83,7 +86,7 @@ export function describe(e: unknown): string {
 }
 
 /** Why johnny-five did not reach `ready`, from what came back. */
-export function handshakeError(name: string, e: unknown, io: FirmataIO | undefined, bytesIn: number, handshakeMs: number, baudRate: number): LinkError {
+export function handshakeError(name: string, e: unknown, io: FirmataIO | undefined, bytesIn: number, o: { handshakeMs: number; bootloaderMs?: number; baudRate: number }): LinkError {
   let hint: string;
   if (bytesIn === 0) hint = 'nothing at all came back: is the board connected and powered, and is this its port?';
   // ConfigurableFirmata reports protocol 2.x (ConfigurableFirmata.h: FIRMATA_PROTOCOL_MAJOR_VERSION 2):
@@ -94,7 +97,8 @@ export function handshakeError(name: string, e: unknown, io: FirmataIO | undefin
   } else if (!io.firmware?.name) hint = 'the board sent its Firmata version but never its firmware name';
   else hint = `${io.firmware.name} answered but did not finish the capability and analog mapping queries`;
   const why = describe(e).split('\n')[0]!.trim();
-  return new LinkError(`${name}: no Firmata handshake within ${handshakeMs} ms at ${baudRate} baud (johnny-five: ${why}): ${hint}`, 'no-answer');
+  const within = o.bootloaderMs ? `${o.handshakeMs} ms + ${o.bootloaderMs} ms for the bootloader (opening the port reset the board)` : `${o.handshakeMs} ms`;
+  return new LinkError(`${name}: no Firmata handshake within ${within} at ${o.baudRate} baud (johnny-five: ${why}): ${hint}`, 'no-answer');
 }
 
 /** Resolves with the first of `a` and `b`, or 'timeout' after `ms` on `clock`. */
@@ -148,8 +152,9 @@ export function clearFirmataSysexHandlers(): void {
  * not reset when the port opened (a pty, a Leonardo, a Mega with its reset cut) has already said who
  * it is: the version and firmware are asked for again, once now and once more if it stays silent.
  */
-export function startBoard(transport: Transport, clock: Clock, handshakeMs: number, on: { handshaking: () => boolean; ready: () => void; error: (e: unknown) => void }): FiveBoard {
-  const board = new (johnnyFive().Board)({ port: transport, repl: false, debug: false, sigint: false, timeout: handshakeMs });
+export function startBoard(transport: Transport, clock: Clock, t: BoardStart, on: { handshaking: () => boolean; ready: () => void; error: (e: unknown) => void }): FiveBoard {
+  const { handshakeMs, bootloaderMs = 0 } = t;
+  const board = new (johnnyFive().Board)({ port: transport, repl: false, debug: false, sigint: false, timeout: handshakeMs + bootloaderMs });
   board.on('error', on.error);
   board.once('ready', () => {
     if (on.handshaking()) on.ready();
@@ -163,7 +168,23 @@ export function startBoard(transport: Transport, clock: Clock, handshakeMs: numb
   ask();
   const again = clock.setTimer(Math.min(2, handshakeMs / 2000), ask);
   board.once('ready', () => clock.clearTimer(again));
+  // A board the open reset says nothing until its bootloader is done (dtr.ts): once half a second has passed in silence, say so.
+  if (bootloaderMs > 0) {
+    const wait = clock.setTimer(0.5, () => {
+      if (on.handshaking() && t.silent()) t.say(bootloaderWaitText(t.name, handshakeMs + bootloaderMs - 500));
+    });
+    board.once('ready', () => clock.clearTimer(wait));
+  }
   return board;
+}
+
+/** How a handshake starts: johnny-five's time for it, and the bootloader's (then `say` is told once if the board stays `silent`). */
+export interface BoardStart {
+  name: string;
+  handshakeMs: number;
+  bootloaderMs?: number;
+  silent: () => boolean;
+  say: (text: string) => void;
 }
 
 /** Asks the board for a pin's mode and state; undefined when no answer came within `ms`. */

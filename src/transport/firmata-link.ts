@@ -1,13 +1,11 @@
 /**
  * The Link over stock Firmata firmware (ConfigurableFirmata with FirmataEncoder), driven by real,
  * unmodified johnny-five: a `Board` on a serialport stream that we opened (johnny-five never scans for
- * ports), a `Motor` per joint (threshold 0), the encoders through FirmataEncoder's sysex 0x61, or a
- * johnny-five `Sensor` per potentiometer joint (it turns analog reporting on).
+ * ports), a `Motor` per joint (threshold 0), the encoders through FirmataEncoder's sysex 0x61, or a johnny-five `Sensor` per potentiometer joint (it turns analog reporting on).
  *
  * The board's bytes pass through one Firmata framer (protocol/firmata.ts) before firmata.js sees them:
  * the link reads the reports, the raw capability response (firmata.js drops the ENCODER mode), strings
- * and the watchdog's replies itself. Set-up steps: firmata-setup.ts; the motors: firmata-motors.ts;
- * samples and their board time: firmata-samples.ts and firmata-clock.ts.
+ * and the watchdog's replies itself. Set-up steps: firmata-setup.ts; the motors: firmata-motors.ts; samples and their board time: firmata-samples.ts and firmata-clock.ts.
  *
  * What Firmata lacks, and what this link does about it:
  * - no board clock: the board's sampling interval is the clock. Each report is one sample; its board
@@ -322,11 +320,12 @@ export class FirmataLink implements Link {
       };
       this.state = { kind: 'handshake', fail };
       this.transport.write(quietBoard()); // what an earlier session left reporting has all come in by `ready`
-      this.board = startBoard(this.transport, o.clock, o.handshakeMs, {
+      const start = { name: this.name, handshakeMs: o.handshakeMs, bootloaderMs: o.bootloaderMs ?? 0, silent: () => this.counters.bytesIn === 0, say: (text: string) => this.listener({ kind: 'waiting', text }) };
+      this.board = startBoard(this.transport, o.clock, start, {
         handshaking: () => this.state.kind === 'handshake',
         ready: resolve,
         error: (e) => {
-          if (this.state.kind === 'handshake') this.state.fail(handshakeError(this.name, e, this.io, this.counters.bytesIn, o.handshakeMs, o.baudRate));
+          if (this.state.kind === 'handshake') this.state.fail(handshakeError(this.name, e, this.io, this.counters.bytesIn, o));
           else if (this.state.kind !== 'closed') this.listener({ kind: 'error', message: `${this.name}: ${describe(e)}` });
         },
       });
@@ -630,7 +629,7 @@ export class FirmataLink implements Link {
 }
 
 /** The Link of a rig file whose `link.transport` is `firmata`, on an open stream. */
-export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: string, clock: Clock, opts: { answerMs?: number; handshakeMs?: number; baudRate?: number } = {}): FirmataLink {
+export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: string, clock: Clock, opts: { answerMs?: number; handshakeMs?: number; bootloaderMs?: number; baudRate?: number } = {}): FirmataLink {
   if (!rig.firmata) {
     throw new LinkError(`${rig.file}: link.transport is "firmata" but the rig file has no "firmata" section (motors and sensors per joint: see rigs/mock-arm-firmata.json)`, 'config');
   }
@@ -643,6 +642,7 @@ export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: st
     encoders: rig.encoders,
     ...(rig.wiring ? { wiring: rig.wiring } : {}),
     handshakeMs: opts.handshakeMs ?? rig.link.handshakeMs,
+    bootloaderMs: opts.bootloaderMs ?? 0,
     watchdogMs: rig.link.watchdogMs,
     ...(opts.answerMs !== undefined ? { answerMs: opts.answerMs } : {}),
   });

@@ -13,6 +13,8 @@ import { BurstSizes } from './bursts.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { decodeBoardFrame, FLAG, frameLine, hostBody, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
 import type { Clock } from '../time/clock.js';
+import { checkBoardInfo, noHandshake } from './line-handshake.js';
+import { bootloaderWaitText } from './dtr.js';
 import { LinkError, MAX_DELAY_SAMPLES, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
 
 /** Hellos sent before the handshake is given up, whatever the clock says (each waits 250 ms for an answer). */
@@ -70,6 +72,12 @@ export interface LineLinkOptions {
   watchdogMs: number;
   /** How long to wait for the handshake [ms]. */
   handshakeMs: number;
+  /**
+   * Opening the port reset the board (an Uno-class board whose DTR went up: transport/dtr.ts): when its
+   * first hello goes unanswered, the handshake says it waits for the bootloader (a `waiting` event) and
+   * waits this much longer [ms]. @default 0
+   */
+  bootloaderMs?: number;
   /** Time to wait for a command's answer [ms]. @default 500 */
   answerMs?: number;
 }
@@ -531,15 +539,23 @@ export class LineLink implements Link {
 
   async open(): Promise<BoardIdentity> {
     const o = this.o;
-    const deadline = o.clock.now() + o.handshakeMs / 1000;
+    let deadline = o.clock.now() + o.handshakeMs / 1000;
     let info: BoardInfo | undefined;
     let lastError: string | undefined;
-    // A board that has just been reset (a USB connection pulses DTR on an Uno) is in its bootloader
-    // for up to ~1.5 s: keep saying hello until the deadline, and at least HELLO_TRIES times (a host
-    // starved by a busy machine may see its deadline pass before it has asked more than once).
+    // Keep saying hello until the deadline, and at least HELLO_TRIES times (a host starved by a busy
+    // machine may see its deadline pass before it has asked more than once). A board the open reset
+    // is in its bootloader for 1-2 s (dtr.ts): once its first hello goes unanswered, say so and wait
+    // that much longer.
     const t0 = o.clock.now();
+    const bootMs = o.bootloaderMs ?? 0;
+    let bootWait = false;
     let hellos = 0;
     while (!info && (o.clock.now() < deadline || hellos < HELLO_TRIES) && !this.closed) {
+      if (hellos === 1 && bootMs > 0 && this.counters.received + this.stale.frames === 0) {
+        bootWait = true;
+        deadline += bootMs / 1000;
+        this.listener({ kind: 'waiting', text: bootloaderWaitText(this.name, (deadline - o.clock.now()) * 1000) });
+      }
       hellos++;
       try {
         const f = await this.request((seq) => ({ type: 'H', seq, proto: PROTOCOL }), 250);
@@ -555,30 +571,11 @@ export class LineLink implements Link {
       }
     }
     if (!info) {
-      const heard = this.counters.bytesIn;
-      const hint =
-        heard === 0
-          ? 'nothing at all came back: is the board connected and powered, and is this its port?'
-          : this.counters.received + this.stale.frames > 0 && heard - this.validBytes <= this.validBytes
-            ? `it answered with frames but never with its identity${lastError ? ` (last error: ${lastError})` : ''}`
-            : `${heard} bytes came back but no valid twolink frame: wrong baud rate, or a board without the twolink firmware (Firmata? set "link": {"transport": "firmata"} in the rig file)`;
       const waitedMs = Math.round((o.clock.now() - t0) * 1000);
-      throw new LinkError(`${this.name}: no twolink handshake within ${o.handshakeMs} ms at ${o.baudRate} baud: ${hint} (waited ${waitedMs} ms, ${hellos} hellos)`, 'no-answer');
+      const c = { heard: this.counters.bytesIn, frames: this.counters.received + this.stale.frames, validBytes: this.validBytes };
+      throw noHandshake(this.name, o, bootWait ? bootMs : 0, c, lastError, { waitedMs, hellos });
     }
-    if (info.proto !== PROTOCOL) {
-      throw new LinkError(`board on ${this.name} speaks twolink protocol ${info.proto}, this host speaks ${PROTOCOL}: flash firmware-protocol/firmware (see docs/first-arm.md) or update twolink`, 'version');
-    }
-    if (info.joints !== this.joints) {
-      throw new LinkError(`board on ${this.name} has ${info.joints} joint(s), the rig file describes ${this.joints}`, 'mismatch');
-    }
-    for (let i = 0; i < this.joints; i++) {
-      if (info.cpr[i] !== this.space.boardCountsPerRev[i]) {
-        throw new LinkError(
-          `board on ${this.name} counts ${info.cpr[i]} per revolution on joint ${i + 1}, the rig file says ${this.space.boardCountsPerRev[i]}: ` + 'fix encoders[].countsPerRev in the rig file or CPR in the firmware config.h',
-          'mismatch',
-        );
-      }
-    }
+    checkBoardInfo(this.name, info, this.joints, this.space.boardCountsPerRev);
     this.info = info;
     this.handshaken = true;
     await this.command((seq) => ({ type: 'W', seq, ms: o.watchdogMs }));

@@ -142,7 +142,13 @@ export function zeroCounters(): LinkCounters {
 /** Something the board or the port reported outside the request/answer flow. */
 export type LinkEvent =
   /** The port closed; `cable`: it closed because its device vanished (a cable pulled: cable.ts), not by our close. */
-  { kind: 'closed'; reason: string; cable?: CableLoss } | { kind: 'board-reset' } | { kind: 'watchdog'; text: string } | { kind: 'board-error'; code: string; text: string; ack: number | null } | { kind: 'error'; message: string };
+  | { kind: 'closed'; reason: string; cable?: CableLoss }
+  /** The handshake waits for something that takes time (a reset board's bootloader): one line for people, nothing wrong. */
+  | { kind: 'waiting'; text: string }
+  | { kind: 'board-reset' }
+  | { kind: 'watchdog'; text: string }
+  | { kind: 'board-error'; code: string; text: string; ack: number | null }
+  | { kind: 'error'; message: string };
 
 /**
  * How a stop ended: the board confirmed the zero command; or it did not and its watchdog will cut the

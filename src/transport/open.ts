@@ -15,6 +15,8 @@ import type { SerialPathChoice } from '../config/rig.js';
 import { LinkError } from './link.js';
 import { explainOpenError } from './open-error.js';
 import type { RelayInfo } from './relay-binding.js';
+import type { AdapterKind } from '../config/cable.js';
+import { relayHupcl, type DtrOnOpen } from './dtr.js';
 
 /** A serial path itself (what `auto` resolves to). */
 export type SerialPath = Exclude<SerialPathChoice, 'auto'>;
@@ -32,6 +34,8 @@ export interface SerialOptions {
   /** Ask for priority for the serialport path's relay process. @default false */
   rt?: boolean;
   onRelay?: (info: RelayInfo) => void;
+  /** The board's USB path (the rig file's): on Windows a native-USB board needs DTR up, the others are opened with it held off (dtr.ts). */
+  adapter?: AdapterKind;
 }
 
 /** An open port's stream, and which path carries it (for the one line that says so). */
@@ -40,6 +44,8 @@ export interface OpenedSerial {
   path: SerialPath;
   /** For people: "tty (twolink's Linux binding, in this thread)", "serialport (relay process 1234, SCHED_FIFO 41)". */
   describe: string;
+  /** What the open did to DTR (dtr.ts): `raised` may have reset an Uno-class board. */
+  dtr: DtrOnOpen;
 }
 
 /** Opens a real serial port on the chosen path and waits until it is open. */
@@ -58,11 +64,12 @@ export async function openSerial(path: string, baudRate: number, o: SerialOption
           },
         });
   const stream = await new Promise<Duplex>((resolve, reject) => {
-    const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false });
+    const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false, hupcl: relayHupcl(process.platform, o.adapter) });
     s.open((err) => (err ? reject(err instanceof LinkError ? err : explainOpenError(path, err)) : resolve(s)));
   });
   const describe = which === 'tty' ? "tty (twolink's Linux binding)" : `serialport (relay process ${relay?.pid ?? '?'}, ${relay?.priority ?? 'priority unknown'})`;
-  return { stream, path: which, describe };
+  const dtr = (stream as Duplex & { port?: { dtr?: DtrOnOpen } }).port?.dtr ?? 'unknown';
+  return { stream, path: which, describe, dtr };
 }
 
 /** Opens a real serial port (the rig's default path for this OS: `auto`) and waits until it is open. */

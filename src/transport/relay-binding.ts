@@ -15,6 +15,7 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, Por
 import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 import type { RelayArgs, RelayReply, RelayRequest, RelayStatus } from './relay-wire.js';
 import { serialportStall } from '../time/platform.js';
+import type { DtrOnOpen } from './dtr.js';
 
 /**
  * The relay's entry: dist/transport/serial-relay-main.js beside this file; when this file runs from
@@ -30,10 +31,14 @@ export interface RelayInfo {
   pid: number;
   /** The relay's priority, for people ("SCHED_FIFO 41", "HIGH priority class", "normal priority (...)"). */
   priority: string;
+  /** What the open did to DTR (dtr.ts): whether it may have reset an Uno-class board. */
+  dtr: DtrOnOpen;
 }
 
 export class RelayPort implements BindingPortInterface {
   isOpen = true;
+  /** What the open did to DTR (dtr.ts). */
+  readonly dtr: DtrOnOpen;
   readonly openOptions: Required<OpenOptions>;
   private readonly chunks: Buffer[] = [];
   private waiter: { resolve: () => void } | undefined;
@@ -51,6 +56,7 @@ export class RelayPort implements BindingPortInterface {
     readonly relay: RelayInfo,
   ) {
     this.openOptions = fullOpenOptions(options);
+    this.dtr = relay.dtr;
     child.stdout!.on('data', (d: Buffer) => {
       this.chunks.push(d);
       this.wake();
@@ -174,7 +180,7 @@ export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: bool
           if (m.type === 'open') {
             child.off('exit', onExit);
             child.off('message', onMessage);
-            resolve({ pid: m.pid, priority: m.priority });
+            resolve({ pid: m.pid, priority: m.priority, dtr: m.dtr });
           } else if (m.type === 'error') reject(new Error(m.message));
         };
         const onExit = (code: number | null, signal: string | null): void => reject(new Error(`the serial relay process ended before the port opened (${signal ?? `exit code ${code}`})${stderr ? `: ${stderr.trim()}` : ''}`));

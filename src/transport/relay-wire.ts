@@ -4,12 +4,14 @@
  */
 import type { PortStatus, SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { z } from 'zod';
+import type { DtrOnOpen } from './dtr.js';
 
 /** The relay's argument (one JSON word on its command line). */
 const relayArgs = z.strictObject({
   path: z.string().min(1),
   baudRate: z.number().int().positive().max(12_000_000),
   lock: z.boolean(),
+  /** serialport's open option; false holds DTR off on Windows (dtr.ts). On Linux the relay clears HUPCL itself. */
   hupcl: z.boolean(),
   /** Ask for priority (Linux: SCHED_FIFO at rtPriority for all its threads; elsewhere os.setPriority). */
   rt: z.boolean(),
@@ -43,5 +45,5 @@ export interface RelayReply {
   value?: PortStatus | unknown;
 }
 
-/** Relay -> parent, unasked: the port open (and the relay's priority), opening failed, or the port closed by itself (`disconnected`: the device vanished). */
-export type RelayStatus = { type: 'open'; pid: number; priority: string } | { type: 'error'; message: string } | { type: 'closed'; disconnected: boolean; message: string };
+/** Relay -> parent, unasked: the port open (the relay's priority, what the open did to DTR: dtr.ts), opening failed, or the port closed by itself (`disconnected`: the device vanished). */
+export type RelayStatus = { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen } | { type: 'error'; message: string } | { type: 'closed'; disconnected: boolean; message: string };

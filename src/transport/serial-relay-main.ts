@@ -14,6 +14,7 @@ import { SerialPort } from 'serialport';
 import { parseRelayArgs, type RelayReply, type RelayRequest, type RelayStatus } from './relay-wire.js';
 import { raiseProcessPriority, type ProcessPriority } from '../time/priority.js';
 import { requestRealtime } from '../time/threads.js';
+import { clearHupcl, type DtrOnOpen } from './dtr.js';
 
 const send = (m: RelayStatus | RelayReply): void => {
   if (process.connected) process.send!(m);
@@ -42,6 +43,16 @@ function nudgeReads(port: SerialPort): void {
   poller?.on('readable', () => setImmediate(() => undefined));
 }
 
+/**
+ * Linux: HUPCL cleared (bindings-cpp's `hupcl: false` leaves a set flag set there), so closing leaves
+ * DTR up and the next open does not reset the board. Windows: `hupcl: false` held DTR off. (dtr.ts)
+ */
+function keepDtr(path: string, hupcl: boolean): Promise<DtrOnOpen> {
+  if (process.platform === 'linux') return clearHupcl(path);
+  if (process.platform === 'win32') return Promise.resolve(hupcl ? 'raised' : 'none');
+  return Promise.resolve('unknown');
+}
+
 async function main(): Promise<void> {
   let args;
   try {
@@ -60,6 +71,7 @@ async function main(): Promise<void> {
   // Lower the kernel's latency timer on USB-serial chips where it applies (Linux only; a pty refuses it: no matter).
   if (process.platform === 'linux') port.set({ lowLatency: true } as never, () => undefined);
   if (args.nudge) nudgeReads(port);
+  const dtr = await keepDtr(args.path, args.hupcl);
   let written = 0; // bytes from the host handed to the port [B]
   const drains: { id: number; bytes: number }[] = [];
   const settleDrains = (): void => {
@@ -118,7 +130,7 @@ async function main(): Promise<void> {
         return;
     }
   });
-  send({ type: 'open', pid: process.pid, priority: await priority(args.rt, args.rtPriority) });
+  send({ type: 'open', pid: process.pid, priority: await priority(args.rt, args.rtPriority), dtr });
 }
 
 void main();

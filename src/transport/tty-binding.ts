@@ -22,6 +22,7 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, Por
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open-error.js';
 import { cableLoss } from './cable.js';
+import { clearHupcl, type DtrOnOpen } from './dtr.js';
 
 function stty(path: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -79,6 +80,8 @@ export class TtyPort implements BindingPortInterface {
   constructor(
     private readonly fd: number,
     options: OpenOptions,
+    /** What the open did to DTR (dtr.ts): whether it may have reset an Uno-class board. */
+    readonly dtr: DtrOnOpen = 'unknown',
   ) {
     this.openOptions = fullOpenOptions(options);
   }
@@ -193,6 +196,7 @@ export const ttyBinding: BindingInterface<TtyPort> = {
       closeSync(fd);
       throw explainOpenError(path, e);
     }
-    return new TtyPort(fd, options);
+    // HUPCL cleared: closing leaves DTR up, and the next open does not reset the board (dtr.ts).
+    return new TtyPort(fd, options, await clearHupcl(path));
   },
 };

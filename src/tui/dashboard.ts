@@ -162,6 +162,8 @@ export class Dashboard {
   private release: (() => void) | undefined;
   private traj: CurrentTrajectory | undefined;
   private renderQueued = false;
+  /** Rows the notice needs at the screen's width (fitMessage). */
+  private messageRows = 1;
 
   constructor(o: DashboardViewOptions) {
     this.o = o;
@@ -173,7 +175,8 @@ export class Dashboard {
     const framed = (label: string): Box => box({ border: { type: 'line' }, label, style: { border: { fg: 'gray' } } });
     this.boxes = {
       header: box({ height: 1 }),
-      message: box({ height: 1 }),
+      // A long notice (a fault's whole reason) wraps onto as many rows as it needs (layout.ts MAX_MESSAGE_ROWS).
+      message: box({ height: 1, wrap: true }),
       help: box({ height: 1, style: { fg: 'black', bg: 'white' } }),
       joints: framed(' joints '),
       loop: framed(' loop '),
@@ -368,7 +371,7 @@ export class Dashboard {
   }
 
   private applyLayout(): void {
-    const L = layout(this.screen.width as number, this.screen.height as number);
+    const L = layout(this.screen.width as number, this.screen.height as number, this.messageRows);
     this.lay = L;
     const place = (b: Box, r: Rect | undefined): void => {
       if (!r) {
@@ -496,9 +499,21 @@ export class Dashboard {
     }
   }
 
+  /** Puts the notice in its box, and gives the box as many rows as the wrapped notice needs (laying the screen out again when that changed). */
+  private fitMessage(text: string): void {
+    if (!this.lay.message) return;
+    this.boxes.message.setContent(text);
+    const rows = Math.max(1, this.boxes.message.getScreenLines().length);
+    if (rows === this.messageRows) return;
+    this.messageRows = rows;
+    this.applyLayout();
+    this.boxes.message.setContent(text);
+  }
+
   private draw(): void {
-    const L = this.lay;
     const p = this.panelState();
+    this.fitMessage(messageLine(p));
+    const L = this.lay;
     const b = this.boxes;
     const inner = (r: Rect): { w: number; h: number } => ({ w: Math.max(0, r.width - 2), h: Math.max(0, r.height - 2) });
     if (L.header) {
@@ -506,7 +521,6 @@ export class Dashboard {
       const notice = L.message ? '' : messageLine(p);
       b.header.setContent(notice || headerLine(p, L.header.width));
     }
-    if (L.message) b.message.setContent(messageLine(p));
     if (L.help) b.help.setContent(helpText(L.help.width, p.over !== undefined || p.waitingForQuit));
     if (L.joints) b.joints.setContent(jointLines(p).join('\n'));
     if (L.loop) b.loop.setContent(loopLines(p, inner(L.loop).w, inner(L.loop).h).join('\n'));

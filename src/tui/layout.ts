@@ -36,9 +36,13 @@ export const LEFT_WIDTH = 64;
 /** The drawing goes beside the tables from this width on. */
 const TWO_COLUMNS_FROM = LEFT_WIDTH + 28;
 const MIN_CHART_HEIGHT = 7;
+/** The most rows the notice takes (a long fault wraps rather than being cut at the screen's edge), and it leaves the body this many. */
+export const MAX_MESSAGE_ROWS = 8;
+const MIN_BODY_ROWS = 5;
 const MIN_CHART_WIDTH = 24;
 
-export function layout(cols: number, rows: number): Layout {
+/** `messageRows`: the rows the notice needs at this width (wrapped), 1 by default; it gets up to MAX_MESSAGE_ROWS of them. */
+export function layout(cols: number, rows: number, messageRows = 1): Layout {
   const W = Math.max(0, Math.floor(Number.isFinite(cols) ? cols : 0));
   const H = Math.max(0, Math.floor(Number.isFinite(rows) ? rows : 0));
   const out: Layout = { cols: W, rows: H, charts: [] };
@@ -48,8 +52,10 @@ export function layout(cols: number, rows: number): Layout {
   out.help = { left: 0, top: H - 1, width: W, height: 1 };
   let top = 1;
   if (H >= 8) {
-    out.message = { left: 0, top: 1, width: W, height: 1 };
-    top = 2;
+    const want = Math.floor(Number.isFinite(messageRows) ? messageRows : 1);
+    const h = Math.max(1, Math.min(want, MAX_MESSAGE_ROWS, H - 2 - MIN_BODY_ROWS));
+    out.message = { left: 0, top: 1, width: W, height: h };
+    top = 1 + h;
   }
   const bodyH = H - 1 - top;
   if (bodyH < 4 || W < 24) return out;

@@ -293,7 +293,7 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       late,
     ]),
     fit(width, link),
-    p.recording ? (p.recording.failure ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}` : `{red-fg}${g.dot} rec{/red-fg} ${esc(p.recording.file)}  ${p.recording.ticks} ticks  (r to stop)`) : 'rec off (r to record)',
+    p.recording ? (p.recording.failure ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}` : recordingLine(p.recording.file, p.recording.ticks, width, g)) : 'rec off (r to record)',
   ];
   const room = Math.max(1, height - lines.length);
   if (room === 1) {
@@ -309,6 +309,18 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
     for (const e of p.events.slice(0, room)) lines.push(`{gray-fg}${esc(e)}{/gray-fg}`);
   }
   return lines;
+}
+
+/** The loop panel's recording line in `width` cells: a long file name loses its middle, never the tick count or its end (the file's name). */
+function recordingLine(file: string, ticks: number, width: number, g: Glyphs): string {
+  const rec = `{red-fg}${g.dot} rec{/red-fg} `;
+  const room = Math.max(12, width - visibleLength(rec) - ` ${ticks} ticks`.length);
+  const cut = file.lastIndexOf('/') + 1;
+  const [dir, name] = [file.slice(0, cut), file.slice(cut)];
+  const dots = g.ellipsis;
+  // The folder loses its end first (the file's own name says which run it is), then the name its middle.
+  const short = file.length <= room ? file : name.length + dots.length < room ? `${dir.slice(0, room - name.length - dots.length)}${dots}${name}` : elideMiddle(name, room, g);
+  return fit(width, [`${rec}${esc(file)}  ${ticks} ticks  (r to stop)`, `${rec}${esc(file)}  ${ticks} ticks`, `${rec}${esc(short)} ${ticks} ticks`]);
 }
 
 /** A strip chart: which channels, in which colours. */

@@ -97,7 +97,7 @@ export class TuneLoop {
     // The board's watchdog cut the motors, it reset, or the port closed: the experiment cannot go on
     // (its law would drive a board that no longer applies it), nor can any after it.
     link.onEvent((e) => {
-      if (e.kind === 'board-error') return;
+      if (e.kind === 'board-error' || e.kind === 'waiting') return;
       this.linkFault = e.kind === 'watchdog' ? `the board's watchdog stopped the motors (${e.text})` : e.kind === 'board-reset' ? 'the board reset' : e.kind === 'closed' ? `the link closed (${e.reason})` : `the link failed (${e.message})`;
       this.abort(this.linkFault);
     });
