@@ -40,6 +40,7 @@ import type { LiveView } from '../viz/live-view.js';
 import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
 import { taughtOrigin } from '../config/trajectory-file.js';
+import { RECONNECT_OPTIONS, reconnectOptions } from './reconnect-arg.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -78,6 +79,7 @@ const RUN_OPTIONS = {
   force: FORCE_OPTION,
   'any-rig': { type: 'boolean', help: "replay a taught file on a rig other than the one it was taught on (by the rig file's content hash; refused without it)" },
   ...FOXGLOVE_OPTIONS,
+  ...RECONNECT_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -491,7 +493,11 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
   const recording = await recordingOption(v, p.rig);
+  const say = (s: string): void => void (interactive ? dashboard?.say?.(s) : process.stderr.write(`twolink: ${s}\n`));
+  const onWaiting = (left: number | undefined, what: string): void => void (left !== undefined && dashboard?.say?.(`waiting for the board (${what}): ${Math.ceil(left)} s left; Ctrl-C stops`, 'warn'));
+  const reconnect = await reconnectOptions(v, p.target, { dashboard: interactive, log: say, onWaiting });
   const session = new Session({
+    ...(reconnect ? { reconnect } : {}),
     // The live view's thread reads the loop's ring itself, at normal priority (--rt or not).
     ...(live && live.tid > 0 ? { normalTids: [live.tid] } : {}),
     ...(live?.placement === 'main' ? { onDrained: () => live.poll() } : {}),

@@ -23,6 +23,7 @@ import { ImpedanceLaw, loopPassivity } from '../control/impedance.js';
 import { FloatLaw } from '../control/float.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { openTarget, type MockHandle, type OpenedTarget } from './target.js';
+import { resumeGate } from './resume-gate.js';
 
 /** The host's own part for injections: this thread (busy, throw). */
 const HOST_SITE: InjectionSite = {
@@ -161,8 +162,10 @@ async function main(): Promise<void> {
     law = input.controller ? await loadControlLaw(input.controller, input.rig, input.rateHz, { deadlineMs: controllerDeadlineMs(input.rig, 'real') }) : undefined;
     if (input.impedance) impedanceLaw = new ImpedanceLaw(input.rig, input.impedance, loopPassivity(input.rig, input.target.kind === 'mock', input.rateHz));
     floatLaw = input.float ? new FloatLaw(input.rig, input.float) : undefined;
-    const opened = await openTarget(input.rig, input.target, clock, { rt: input.rt });
-    openLink = { link: opened.link, joints: input.rig.joints };
+    const target = await openTarget(input.rig, input.target, clock, { rt: input.rt });
+    openLink = { link: target.link, joints: input.rig.joints };
+    // --reconnect: the handshake (and a reset board's zero) before the loop moves anything.
+    const opened = input.resume ? { ...target, link: await resumeGate(target.link, input.rig, input.rateHz, input.resume.before, port, post) } : target;
     mock = opened.mock;
     if (input.rt) await askRealtime(mock, post, input.normalTids);
     const monitor = new StallMonitor();
