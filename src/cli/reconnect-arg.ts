@@ -49,30 +49,38 @@ function askOnTerminal(prompt: string): Promise<boolean> {
   });
 }
 
+/** The dashboard, as far as its notices go (run-command.ts's). */
+interface NoticeLine {
+  say?(text: string, level?: 'warn'): void;
+}
+
 /**
- * The session's `reconnect` from the options, or undefined without --reconnect. `dashboard`: a
- * full-screen dashboard owns the terminal, so a reset board is only re-zeroed with --yes.
+ * The session's `reconnect` from the options (an empty object without --reconnect). `interactive`: a
+ * full-screen dashboard owns the terminal (`dashboard()` once it is up): the steps and the countdown
+ * go on its notice line, and a reset board is only re-zeroed with --yes.
  */
-export async function reconnectOptions(v: ReconnectArgs, target: Target, o: { dashboard: boolean; log: (s: string) => void; onWaiting?: ReconnectOptions['onWaiting'] }): Promise<ReconnectOptions | undefined> {
+export async function reconnectOptions(v: ReconnectArgs, target: Target, interactive: boolean, dashboard: () => NoticeLine | undefined): Promise<{ reconnect?: ReconnectOptions }> {
   if (!v.reconnect) {
     if (v['reconnect-timeout'] !== undefined) throw new UsageError('--reconnect-timeout goes with --reconnect');
     if (v.yes) throw new UsageError('--yes goes with --reconnect (it answers its question before re-zeroing a board that reset)');
-    return undefined;
+    return {};
   }
   if (target.kind !== 'port') throw new UsageError('--reconnect goes with --port: the mock rig in this process has no cable to pull (use twolink rig --pty and --port for a test)');
   const timeoutS = numberArg(v['reconnect-timeout'], 'reconnect-timeout', { default: RECONNECT_DEFAULT_S, min: 1, max: 3600, unit: 's' });
   const key = await keyOfPort(target.path, listPorts);
+  const log = (s: string): void => void (interactive ? dashboard()?.say?.(s) : process.stderr.write(`twolink: ${s}\n`));
+  const onWaiting = (left: number | undefined, what: string): void => void (left !== undefined && dashboard()?.say?.(`waiting for the board (${what}): ${Math.ceil(left)} s left; Ctrl-C stops`, 'warn'));
   const rezero = (why: string): Promise<boolean> => {
     const prompt = `${why}. Re-take its zero: the motors stay off while the arm comes to rest hanging (joint 1 straight down), then the encoders are zeroed there. Let it hang freely`;
     if (v.yes) {
-      o.log(`  (${prompt}: --yes)`);
+      log(`  (${prompt}: --yes)`);
       return Promise.resolve(true);
     }
-    if (o.dashboard || process.stdin.isTTY !== true) {
-      o.log(`${why}: not re-zeroed without --yes (${o.dashboard ? 'the dashboard owns the terminal' : 'no terminal to ask on'}): the arm is not moved`);
+    if (interactive || process.stdin.isTTY !== true) {
+      log(`${why}: not re-zeroed without --yes (${interactive ? 'the dashboard owns the terminal' : 'no terminal to ask on'}): the arm is not moved`);
       return Promise.resolve(false);
     }
     return askOnTerminal(prompt);
   };
-  return { timeoutS, key, list: listPorts, rezero, log: o.log, ...(o.onWaiting ? { onWaiting: o.onWaiting } : {}) };
+  return { reconnect: { timeoutS, key, list: listPorts, rezero, log, onWaiting } };
 }

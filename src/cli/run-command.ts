@@ -487,17 +487,12 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
   const crashTest = crashTestArg();
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
-  const log = (s: string): void => {
-    if (!interactive) process.stderr.write(`${s}\n`);
-  };
+  const log = (s: string): void => void (interactive || process.stderr.write(`${s}\n`));
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
   const recording = await recordingOption(v, p.rig);
-  const say = (s: string): void => void (interactive ? dashboard?.say?.(s) : process.stderr.write(`twolink: ${s}\n`));
-  const onWaiting = (left: number | undefined, what: string): void => void (left !== undefined && dashboard?.say?.(`waiting for the board (${what}): ${Math.ceil(left)} s left; Ctrl-C stops`, 'warn'));
-  const reconnect = await reconnectOptions(v, p.target, { dashboard: interactive, log: say, onWaiting });
   const session = new Session({
-    ...(reconnect ? { reconnect } : {}),
+    ...(await reconnectOptions(v, p.target, interactive, () => dashboard)),
     // The live view's thread reads the loop's ring itself, at normal priority (--rt or not).
     ...(live && live.tid > 0 ? { normalTids: [live.tid] } : {}),
     ...(live?.placement === 'main' ? { onDrained: () => live.poll() } : {}),

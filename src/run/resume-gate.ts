@@ -13,7 +13,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { Rig } from '../config/load.js';
 import type { BoardIdentity, Link, Reading } from '../transport/link.js';
 import { LinkError } from '../transport/link.js';
-import { hangingDeg } from '../setup/steps.js';
+import { hangingDeg } from '../model/builtins.js';
 import { bootVerdict, type BootMark } from './reconnect.js';
 import type { WorkerCommand, WorkerMessage } from './messages.js';
 
