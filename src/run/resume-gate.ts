@@ -7,7 +7,7 @@
  * (encoders[].zeroDeg = -90, 0 deg, as twolink setup writes it); any other zero is refused, with why.
  *
  * The loop then runs on the link as opened here: its `open()` answers with this handshake's identity
- * instead of a second one.
+ * instead of a second one, and its `startSampling` finds the board sampling already after a re-zero.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { Rig } from '../config/load.js';
@@ -90,6 +90,7 @@ export async function resumeGate(link: Link, rig: Rig, rateHz: number, before: B
   const mark: BootMark = { uptimeMs: identity.uptimeMs, hostMs: Date.now() };
   const verdict = before ? bootVerdict(before, mark) : undefined;
   post({ type: 'boot', identity, mark, ...(verdict ? { verdict } : {}) });
+  let sampling = false;
   if (verdict && verdict.kind !== 'kept-running') {
     if (!zeroIsHanging(rig)) {
       throw new LinkError(
@@ -98,6 +99,7 @@ export async function resumeGate(link: Link, rig: Rig, rateHz: number, before: B
       );
     }
     if (!(await decision(port))) throw new LinkError(`${link.name}: the board reset and its zero was not re-taken: the arm was not moved`, 'board-reset');
+    sampling = true;
     const restS = await untilAtRest(link, rig, rateHz);
     await link.zero();
     post({ type: 'rezeroed', restS });
@@ -105,6 +107,9 @@ export async function resumeGate(link: Link, rig: Rig, rateHz: number, before: B
   return new Proxy(link, {
     get(target, p) {
       if (p === 'open') return () => Promise.resolve(identity);
+      // Sampling goes on once started (the Link's rule): the loop's start finds it running (a second
+      // start would restart the board-time reconstruction of the Firmata link under the loop).
+      if (p === 'startSampling' && sampling) return () => Promise.resolve();
       const v: unknown = Reflect.get(target, p, target);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },
