@@ -158,6 +158,11 @@ board = [
     ('accept', frame('I 3 2 wdt=100 maxrate=500 torque=0 pwm=255 cpr=1200,300 joints=2 board=mega proto=1 fw=other/2'),
      'I seq=3 ack=2 fw=other/2 proto=1 board=mega joints=2 cpr=1200,300 pwm=255 torque=0 maxrate=500 wdt=100'),
     ('accept', frame(pad), 'I seq=1 ack=0 fw=x proto=1 board=mock joints=2 cpr=4000,4000 pwm=1000 torque=1 maxrate=1000 wdt=50'),
+    # up= (ms since boot, optional: firmware before it leaves it out, as the banners above)
+    ('accept', frame(banner + ' up=123456'), banner_meaning + ' up=123456'),
+    ('accept', frame(banner.replace('I 0 -', 'I 2 1') + ' up=4294967295'), banner_meaning.replace('seq=0 ack=-', 'seq=2 ack=1') + ' up=4294967295'),
+    ('accept', frame(banner + ' up=0'), banner_meaning + ' up=0'),
+    ('accept', frame(banner.replace(' wdt=100', ' up=7 wdt=100')), banner_meaning + ' up=7'),
     ('accept', frame('T 5 4 12345678 1024 -512 01'), 'T seq=5 ack=4 t=12345678 counts=1024,-512 flags=01'),
     ('accept', frame('T 0 - 0 0 0 40'), 'T seq=0 ack=- t=0 counts=0,0 flags=40'),
     ('accept', frame('T 65535 65535 4294967295 -2147483648 2147483647 FF'),
@@ -205,6 +210,10 @@ board = [
     ('reject', frame(banner.replace('cpr=2048,2048', 'cpr=0,2048')), 'RANGE counts per revolution must be positive'),
     ('reject', frame(banner.replace('wdt=100', 'wdt')), 'SYNTAX identity fields are key=value'),
     ('reject', frame(banner.replace('pwm=400', 'pwm=400 pwm=255')), 'SYNTAX key pwm given twice'),
+    ('reject', frame(banner + ' up=4294967296'), 'RANGE up above 2^32-1'),
+    ('reject', frame(banner + ' up=-1'), 'SYNTAX up is an unsigned number'),
+    ('reject', frame(banner + ' up=01'), 'SYNTAX up is canonical (no leading zero)'),
+    ('reject', frame(banner + ' up=5 up=6'), 'SYNTAX key up given twice'),
 ]
 
 write('host-to-board.txt', HEADER % 'host -> board frames (decoded by the board and the mock rig)', host)

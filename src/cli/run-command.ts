@@ -40,6 +40,7 @@ import type { LiveView } from '../viz/live-view.js';
 import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
 import { taughtOrigin } from '../config/trajectory-file.js';
+import { RECONNECT_OPTIONS, reconnectOptions } from './reconnect-arg.js';
 
 const RUN_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
@@ -78,6 +79,7 @@ const RUN_OPTIONS = {
   force: FORCE_OPTION,
   'any-rig': { type: 'boolean', help: "replay a taught file on a rig other than the one it was taught on (by the rig file's content hash; refused without it)" },
   ...FOXGLOVE_OPTIONS,
+  ...RECONNECT_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -485,13 +487,12 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
   const crashTest = crashTestArg();
   const interactive = process.stdout.isTTY === true && !v.headless && !v.json;
   const quiet = v.json === true;
-  const log = (s: string): void => {
-    if (!interactive) process.stderr.write(`${s}\n`);
-  };
+  const log = (s: string): void => void (interactive || process.stderr.write(`${s}\n`));
   let dashboard: Notices | undefined;
   const rtWarning = realtimeWarning(interactive);
   const recording = await recordingOption(v, p.rig);
   const session = new Session({
+    ...(await reconnectOptions(v, p.target, interactive, () => dashboard)),
     // The live view's thread reads the loop's ring itself, at normal priority (--rt or not).
     ...(live && live.tid > 0 ? { normalTids: [live.tid] } : {}),
     ...(live?.placement === 'main' ? { onDrained: () => live.poll() } : {}),

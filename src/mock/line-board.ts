@@ -178,8 +178,13 @@ export class LineBoard {
 
   private banner(): void {
     if (this.handshaken) return;
-    this.send({ type: 'I', seq: 0, ack: null, info: { ...this.info, wdt: this.wdtMs } });
+    this.send({ type: 'I', seq: 0, ack: null, info: this.identity() });
     this.bannerTimer = this.after(0.5, () => this.banner());
+  }
+
+  /** The identity frame's fields now: the watchdog as set, and `up`, milliseconds since boot (mod 2^32) as millis() would give. */
+  private identity(): BoardInfo {
+    return { ...this.info, wdt: this.wdtMs, up: Math.floor((this.now() - this.bootTime) * 1e3) % 4294967296 };
   }
 
   /** Board time in microseconds, mod 2^32, as micros() would give. */
@@ -275,7 +280,7 @@ export class LineBoard {
         this.lastAck = null;
         this.handshaken = true;
         this.clock.clearTimer(this.bannerTimer);
-        this.send({ type: 'I', seq: 0, ack: f.seq, info: { ...this.info, wdt: this.wdtMs } });
+        this.send({ type: 'I', seq: 0, ack: f.seq, info: this.identity() });
         return;
       case 'M': {
         if (!this.enabled) {

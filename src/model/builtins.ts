@@ -18,6 +18,11 @@ export interface PathSpec {
 
 const DEG = Math.PI / 180;
 
+/** The pose the arm hangs in with the motors off (gravity's stable equilibrium) [deg]: setup's zero, and a reconnect's. */
+export function hangingDeg(joints: number): number[] {
+  return joints === 2 ? [-90, 0] : [-90];
+}
+
 /**
  * Fraction of the reach where `reach` starts. Seed 002's reach starts with the elbow straight at
  * (L1 + L2, 0), where a minimum-jerk start needs unbounded joint acceleration (see trajectory.ts);

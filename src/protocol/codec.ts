@@ -45,6 +45,12 @@ export interface BoardInfo {
   maxrate: number;
   /** Watchdog timeout [ms]. */
   wdt: number;
+  /**
+   * Milliseconds since the board booted (mod 2^32), when the board says it (`up=`, PROTOCOL.md section 3,
+   * added after 1.0.0: older firmware leaves it out). Tells a board that kept running from one that
+   * reset (run/reconnect.ts).
+   */
+  up?: number;
 }
 
 /** Frames the host sends. */
@@ -285,9 +291,12 @@ function decodeInfo(fields: string[]): { ok: true; info: BoardInfo } | Rejection
   if (!maxrate.ok) return maxrate;
   const wdt = num('wdt', 10, 1000);
   if (!wdt.ok) return wdt;
+  // Optional (older firmware has no `up`): absent is "unknown", never 0.
+  const up = kv.has('up') ? int(kv.get('up')!, 'up', 0, 4294967295, true) : undefined;
+  if (up && !up.ok) return up;
   return {
     ok: true,
-    info: { fw: kv.get('fw')!, proto: proto.v, board: kv.get('board')!, joints: joints.v, cpr, pwm: pwm.v, torque: torque.v === 1, maxrate: maxrate.v, wdt: wdt.v },
+    info: { fw: kv.get('fw')!, proto: proto.v, board: kv.get('board')!, joints: joints.v, cpr, pwm: pwm.v, torque: torque.v === 1, maxrate: maxrate.v, wdt: wdt.v, ...(up ? { up: up.v } : {}) },
   };
 }
 
@@ -380,6 +389,7 @@ const infoSchema = z.object({
   torque: z.boolean(),
   maxrate: z.number().int().min(10).max(1000),
   wdt: z.number().int().min(10).max(1000),
+  up: z.number().int().min(0).max(4294967295).optional(),
 });
 
 export const boardFrameSchema = z.discriminatedUnion('type', [
@@ -428,7 +438,7 @@ const ackText = (a: number | null): string => (a === null ? '-' : String(a));
 
 /** The identity fields in the canonical key order. */
 export function infoText(i: BoardInfo): string {
-  return `fw=${i.fw} proto=${i.proto} board=${i.board} joints=${i.joints} cpr=${i.cpr.join(',')} pwm=${i.pwm} torque=${i.torque ? 1 : 0} maxrate=${i.maxrate} wdt=${i.wdt}`;
+  return `fw=${i.fw} proto=${i.proto} board=${i.board} joints=${i.joints} cpr=${i.cpr.join(',')} pwm=${i.pwm} torque=${i.torque ? 1 : 0} maxrate=${i.maxrate} wdt=${i.wdt}${i.up !== undefined ? ` up=${i.up}` : ''}`;
 }
 
 /** Encodes a board frame (what the mock rig sends). Throws on a frame that is not valid. */

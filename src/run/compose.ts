@@ -327,6 +327,8 @@ export interface RunSpec {
   host?: InjectionSite;
   /** Every sample's row (a reused buffer: copy it). */
   sink: (row: Float64Array) => void;
+  /** Before the loop: what the loop runs on instead of the composed link (--reconnect's handshake and re-zero, run/resume-gate.ts). */
+  gate?: (link: Link) => Promise<Link>;
   onEvent?: RunOptions['onEvent'];
   /** After every sample, once the injections due are applied. */
   onTick?: RunOptions['onTick'];
@@ -379,10 +381,11 @@ async function runComposed(plan: RunSpec, c: Composed, law: ModeLaw): Promise<Ru
     else if (end.local) applyInjection(end.local.site, i);
   });
   const remote = end.remote;
+  const link = plan.gate ? await c.drive(plan.gate(c.link)) : c.link;
   const result = await c.drive(
     runLoop({
       rig: plan.rig,
-      link: c.link,
+      link,
       clock: c.clock,
       rateHz: plan.rateHz,
       feedforward: plan.feedforward,

@@ -17,6 +17,7 @@ import type { BoardIdentity, LinkCounters, StopOutcome } from '../transport/link
 import type { PathSpec } from '../model/builtins.js';
 import type { Target } from './target.js';
 import type { StopReason } from '../control/stop.js';
+import type { BootMark, BootVerdict } from './reconnect.js';
 
 /** What a run does: the rig, where the arm is, the trajectories and how to drive them. */
 export interface RunPlan {
@@ -53,6 +54,11 @@ export interface WorkerInput extends RunPlan {
   normalTids?: number[];
   /** Int32 [0]: the loop thread's heartbeat, counted up while its event loop runs (stop-watch.ts). */
   beat: SharedArrayBuffer;
+  /**
+   * `--reconnect` (resume-gate.ts): the handshake is done before the loop, its uptime compared with
+   * `before` (the last segment's; absent in the first), and a board that reset is re-zeroed first.
+   */
+  resume?: { before?: BootMark };
 }
 
 /** The timing of a run as the summary reports it (the `timing` object of `twolink run --json`). */
@@ -104,6 +110,10 @@ export type WorkerMessage =
   /** The loop thread's Linux task id (-1 off Linux), first thing. */
   | { type: 'thread'; tid: number }
   | { type: 'ready'; identity: BoardIdentity; describe: string }
+  /** `--reconnect`: the handshake's identity and uptime, and against the last segment's, whether the board reset (resume-gate.ts). */
+  | { type: 'boot'; identity: BoardIdentity; mark: BootMark; verdict?: BootVerdict }
+  /** `--reconnect`: the zero of a board that reset was re-taken, the arm at rest hanging after `restS` [s]. */
+  | { type: 'rezeroed'; restS: number }
   | { type: 'rt'; result: RtResult }
   | { type: 'event'; event: LoopEvent }
   | {
@@ -128,4 +138,6 @@ export type WorkerCommand =
   | { type: 'stiffness'; factor: number }
   | { type: 'tare' }
   /** Float mode's law (--mode float, teach): float, hold where the arm is, or go back to where the run began. */
-  | { type: 'float'; action: 'float' | 'hold' | 'home' };
+  | { type: 'float'; action: 'float' | 'hold' | 'home' }
+  /** `--reconnect`: re-take the zero of a board that reset (true), or do not move it (false). */
+  | { type: 'rezero'; go: boolean };

@@ -11,7 +11,8 @@ import { RunStats, type RunSummary } from './stats.js';
 import type { LoopCommand, LoopEvent } from '../control/loop.js';
 import { describeStop, hostFault, internalFault, type StopReason } from '../control/stop.js';
 import { createRing, RingReader, type RingBuffers } from '../control/ring.js';
-import type { RunPlan, RunTiming, WorkerInput, WorkerMessage } from './messages.js';
+import type { RunPlan, RunTiming, WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
+import { reconnectAfter, Segments, type ReconnectOptions } from './session-reconnect.js';
 import type { Injection } from '../mock/injections.js';
 import type { BoardIdentity } from '../transport/link.js';
 import { StopWatch } from './stop-watch.js';
@@ -35,6 +36,8 @@ export interface SessionOptions extends RunPlan {
   onReady?: (describe: string, identity: BoardIdentity) => void;
   /** Whether Linux granted real-time scheduling (with `rt`), and why not; off Linux, `what` priority the process got. */
   onRealtime?: (granted: boolean, reason?: string, what?: string) => void;
+  /** `--reconnect`: after a pulled cable, wait for the same board and go on (session-reconnect.ts, docs/cable.md). */
+  reconnect?: ReconnectOptions;
 }
 
 /** A recording started with `Session.startRecording` (the dashboard's r key). */
@@ -54,8 +57,8 @@ export interface SessionResult {
   unapplied?: Injection[];
 }
 
-/** What the end of a run has gathered from the loop's thread so far. */
-interface RunEnd {
+/** What the end of a run (or of one of its segments) has gathered from the loop's thread so far. */
+export interface RunEnd {
   settled: boolean;
   stop: StopReason;
   extra: Partial<RunSummary>;
@@ -124,7 +127,11 @@ export class Session {
     if (o.paths.some((x) => x.taught)) this.stats.enableReplay(o.rig.arm);
     this.reader = new RingReader(this.ring);
     this.recorder = o.recorder ?? (o.record ? new Recorder(o.record, o.rig.joints) : undefined);
+    if (o.reconnect) this.segments = new Segments(this, o.reconnect);
   }
+
+  /** The segments of a --reconnect run (undefined without it). */
+  private readonly segments: Segments | undefined;
 
   /** The shared ring the loop writes its rows to: another reader (the live view's thread) reads it on its own. */
   get ringBuffers(): RingBuffers {
@@ -138,7 +145,22 @@ export class Session {
 
   send(command: LoopCommand): void {
     if (this.worker) this.worker.postMessage({ type: 'command', command });
-    else this.early.push(command);
+    else {
+      this.early.push(command);
+      // Between two segments (--reconnect waiting for the board): a stop ends the wait.
+      if (command.kind === 'stop' || command.kind === 'estop') this.segments?.halt(command);
+    }
+  }
+
+  /** A recording event (the reconnect's), beside the loop's: in --record's file and the dashboard's recording. */
+  event(e: Record<string, unknown>): void {
+    this.recorder?.event(e);
+    this.live?.recorder.event({ event: 'session', ...e });
+  }
+
+  /** Post a message to the loop's worker now, if there is one. */
+  postWorker(m: WorkerCommand): void {
+    this.worker?.postMessage(m);
   }
 
   /** Impedance mode: the stiffness times `factor`, reached over the rig's stiffnessFilterS (the dashboard's keys). False in another mode. */
@@ -223,12 +245,23 @@ export class Session {
   }
 
   /** Starts the run; resolves when it is over (never rejects: failures are in the result). */
-  run(): Promise<SessionResult> {
+  async run(): Promise<SessionResult> {
     this.recorder?.open(runHeader(this.o));
+    this.timer = setInterval(() => this.drain(), 20);
+    const input = this.workerInput();
+    let end = await this.segment(input);
+    // --reconnect: a pulled cable is waited out, and the run goes on in new segments (session-reconnect.ts).
+    if (this.o.reconnect) end = await reconnectAfter(this.segments!, this.o.reconnect, input, end);
+    return new Promise((resolve) => this.finish(end, resolve));
+  }
+
+  /** One loop segment: the loop's worker from its start to its exit (a run without --reconnect has one). */
+  segment(input: WorkerInput): Promise<RunEnd> {
     return new Promise((resolve) => {
       const end: RunEnd = { settled: false, stop: hostFault('the loop ended without a result'), extra: {}, rt: { granted: false } };
-      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: this.workerInput() });
+      const w = new Worker(new URL('./worker.js', import.meta.url), { workerData: input });
       this.worker = w;
+      this.loopTid = undefined;
       for (const command of this.early.splice(0)) this.send(command);
       if (this.earlyStopGraceMs !== undefined) this.watchStop(this.earlyStopGraceMs);
       w.on('message', (m: WorkerMessage) => {
@@ -241,13 +274,14 @@ export class Session {
       });
       w.on('exit', () => {
         if (this.stopWatch) clearInterval(this.stopWatch);
+        this.stopWatch = undefined;
+        this.worker = undefined;
         if (this.blockedStop) {
           end.stop = this.blockedStop;
           end.error = { name: 'Error', message: describeStop(this.blockedStop) };
         }
-        this.finish(end, resolve);
+        resolve(end);
       });
-      this.timer = setInterval(() => this.drain(), 20);
     });
   }
 
@@ -271,6 +305,8 @@ export class Session {
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
       ...(o.impedance ? { impedance: o.impedance } : {}),
       ...(o.float ? { float: o.float } : {}),
+      // --reconnect: the first handshake's uptime is what the next segment's is compared with.
+      ...(o.reconnect ? { resume: {} } : {}),
     };
   }
 
@@ -281,6 +317,10 @@ export class Session {
       case 'thread':
         this.loopTid = m.tid;
         return;
+      case 'boot':
+      case 'rezeroed':
+        this.segments?.onWorker(m, w);
+        return;
       case 'ready':
         this.describe = m.describe;
         this.recorder?.event({ event: 'connected', describe: m.describe, board: m.identity });
@@ -288,7 +328,8 @@ export class Session {
         o.onReady?.(m.describe, m.identity);
         return;
       case 'event':
-        this.recorder?.event({ ...(m.event as object) });
+        this.segments?.onLoopEvent(m.event);
+        this.recorder?.event({ ...(m.event as object), ...(this.segments ? { t: m.event.t + this.segments.tOffset } : {}) });
         this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
         o.onEvent?.(m.event as LoopEvent);
         for (const l of this.listeners) l(m.event as LoopEvent);
@@ -449,7 +490,9 @@ export class Session {
   }
 
   /** One drained row to every part; a part that throws is not called again (the first failure stopped the arm). */
-  private readonly drainRow = (row: Float64Array): void => {
+  private readonly drainRow = (ringRow: Float64Array): void => {
+    // After a reconnect the loop's time starts again at 0: the recording's goes on (session-reconnect.ts).
+    const row = this.segments ? this.segments.row(ringRow) : ringRow;
     this.stats.add(row);
     this.row = row;
     this.guarded('recorder', this.tickRecorder);

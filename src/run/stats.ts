@@ -131,6 +131,8 @@ export interface RunSummary {
    * tracking error on the trajectory proper per joint [deg] and at the endpoint [mm].
    */
   replay?: { rmsDeg: number[]; maxDeg: number[]; endpointRmsMm: number; endpointMaxMm: number; samples: number };
+  /** `run --reconnect`: the boards found again after a pulled cable, the resets among them, the gaps (session-reconnect.ts). */
+  reconnect?: import('./session-reconnect.js').ReconnectSummary;
   /** Real-time figures of a live run (the board's clock, latency, late samples, CPU, stalls). */
   timing?: import('./messages.js').RunTiming;
   /** An impedance run's spring (in force at the last rest) and its force estimate there [N] (issue 23). */
@@ -232,6 +234,12 @@ export class RunStats {
   encoders(encoders: readonly { side?: 'motor' | 'joint' }[]): this {
     this.side = encoders.slice(0, this.joints).map((e) => e.side ?? 'motor');
     return this;
+  }
+
+  /** A gap in the run (a reconnect, session-reconnect.ts): the next rows' timing is not measured from the last ones'. */
+  gap(): void {
+    this.lastAnsweredT = -1;
+    this.lastBoardT = -1;
   }
 
   add(r: ArrayLike<number>): void {

@@ -20,6 +20,7 @@ import { composeRun, type Run, type RunSpec } from './compose.js';
 import { modeOf, type ModeLaw } from './modes.js';
 import type { WorkerCommand, WorkerInput, WorkerMessage } from './messages.js';
 import { placeOf } from './target.js';
+import { resumeGate } from './resume-gate.js';
 
 /** The host's own part for injections: this thread (busy, throw). */
 const HOST_SITE: InjectionSite = {
@@ -100,8 +101,9 @@ async function askRealtime(mockTid: number, post: (m: WorkerMessage) => void, no
 }
 
 /** The worker's run (compose.ts): in real time on this thread, the mock in its own or the port; rows to the ring, events and the start to the main thread. */
-function runSpec(input: WorkerInput, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>, describe: () => string): RunSpec {
+function runSpec(input: WorkerInput, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>, describe: () => string, port: MessagePort): RunSpec {
   const ring = new RingWriter(input.ring);
+  const resume = input.resume;
   return {
     rig: input.rig,
     place: placeOf(input.target, input.rt),
@@ -116,6 +118,8 @@ function runSpec(input: WorkerInput, post: (m: WorkerMessage) => void, inbox: Re
     ...(input.predict !== undefined ? { predict: input.predict } : {}),
     injections: input.injections,
     host: HOST_SITE,
+    // --reconnect: the handshake (and a reset board's zero) before the loop moves anything.
+    ...(resume ? { gate: (link: Link) => resumeGate(link, input.rig, input.rateHz, resume.before, port, post) } : {}),
     sink: (row) => ring.write(row),
     onEvent: (event) => post({ type: 'event', event }),
     onReady: (c) => {
@@ -142,7 +146,7 @@ async function main(): Promise<void> {
     // --rt from the start: the handshake on a busy machine is the loop's work too, and the mock's
     // thread, created below by this one, inherits its policy. The whole ask (askRealtime) follows.
     if (input.rt) await requestRealtime(threadId(), 40);
-    run = await composeRun(runSpec(input, post, inbox, () => run?.composed.describe ?? ''));
+    run = await composeRun(runSpec(input, post, inbox, () => run?.composed.describe ?? '', port));
     const { link, end } = run.composed;
     openLink = { link, joints: input.rig.joints };
     const mockTid = end.remote?.tid ?? -1;

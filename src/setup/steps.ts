@@ -8,6 +8,7 @@
  * are the arm's. Angles in the evidence are degrees, durations seconds, duties fractions of the supply.
  */
 import type { Rig } from '../config/load.js';
+import { hangingDeg } from '../model/builtins.js';
 import { gravityTerms } from '../model/dynamics.js';
 import { asPair, isTwoLink, J, pairOf, type Mat2, type Pair, type TwoLinkParams } from '../model/types.js';
 
@@ -229,10 +230,8 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
 
 // ------------------------------------------------------------------ 3. the zero, against gravity
 
-/** The pose the arm hangs in with the motors off (gravity's stable equilibrium) [deg]. */
-export function hangingDeg(joints: number): number[] {
-  return joints === 2 ? [-90, 0] : [-90];
-}
+/** The pose the arm hangs in with the motors off (model/builtins.ts: `run --reconnect` re-takes a zero there too). */
+export { hangingDeg };
 
 /** Counts per input with the arm at rest, hanging, motors off. */
 export interface RestEvidence {

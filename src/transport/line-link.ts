@@ -588,6 +588,7 @@ export class LineLink implements Link {
       joints: info.joints,
       countsPerRev: this.space.toJoints(info.cpr),
       watchdogMs: o.watchdogMs,
+      ...(info.up !== undefined ? { uptimeMs: info.up } : {}),
     };
   }
 

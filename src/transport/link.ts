@@ -55,6 +55,11 @@ export interface BoardIdentity {
   watchdogMs?: number;
   /** What works but is worse than it should be, to say loudly at start-up (e.g. stock Firmata: no watchdog). */
   warnings?: string[];
+  /**
+   * Milliseconds since the board booted (mod 2^32), as it said at the handshake (the line protocol's
+   * `up=`). Absent: unknown (older firmware, Firmata), which a reconnect treats as a reset.
+   */
+  uptimeMs?: number;
 }
 
 /** One measurement from the board. */

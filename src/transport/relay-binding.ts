@@ -23,6 +23,17 @@ import type { DtrOnOpen } from './dtr.js';
  */
 const RELAY_MAIN = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../../dist/transport/serial-relay-main.js', import.meta.url) : new URL('./serial-relay-main.js', import.meta.url));
 
+/**
+ * The error a read fails with once the relay said its port closed: a vanished device (the relay's
+ * cableLoss: `code`) carries its errno in `code` and at the head of the message, which is all of it
+ * that serialport's stream keeps when it closes (cable.ts reads it back there).
+ */
+export function closedError(path: string, m: Extract<RelayStatus, { type: 'closed' }>): Error {
+  if (!m.disconnected) return new Error(`${path}: ${m.message}`);
+  const text = m.code && !m.message.includes(m.code) ? `${m.code}: ${m.message}` : m.message;
+  return Object.assign(new UnpluggedError(`${path}: ${text}`), m.code ? { code: m.code } : {});
+}
+
 /** A request before it gets its id (each member of the union on its own). */
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
@@ -67,7 +78,7 @@ export class RelayPort implements BindingPortInterface {
         this.pending.delete(m.id);
         if (m.error !== undefined) p?.reject(new Error(m.error));
         else p?.resolve(m.value);
-      } else if (m.type === 'closed' && this.isOpen) this.lose(m.disconnected ? new UnpluggedError(`${options.path}: ${m.message}`) : new Error(`${options.path}: ${m.message}`));
+      } else if (m.type === 'closed' && this.isOpen) this.lose(closedError(options.path, m));
     });
     this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
     child.once('exit', (code, signal) => {

@@ -2,6 +2,7 @@
  * What the serial relay process (serial-relay-main.ts) and its parent's binding (relay-binding.ts)
  * say to each other over the IPC channel; the bytes themselves go over stdin and stdout.
  */
+import type { CableErrno } from './cable.js';
 import type { PortStatus, SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { z } from 'zod';
 import type { DtrOnOpen } from './dtr.js';
@@ -45,5 +46,12 @@ export interface RelayReply {
   value?: PortStatus | unknown;
 }
 
-/** Relay -> parent, unasked: the port open (the relay's priority, what the open did to DTR: dtr.ts), opening failed, or the port closed by itself (`disconnected`: the device vanished). */
-export type RelayStatus = { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen } | { type: 'error'; message: string } | { type: 'closed'; disconnected: boolean; message: string };
+/**
+ * Relay -> parent, unasked: the port open (the relay's priority, what the open did to DTR: dtr.ts),
+ * opening failed, or the port closed by itself (`disconnected`: the device vanished; `code`: the errno
+ * that says so, cable.ts's cableLoss in the relay, as the tty binding classifies it).
+ */
+export type RelayStatus =
+  | { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen }
+  | { type: 'error'; message: string }
+  | { type: 'closed'; disconnected: boolean; message: string; code?: CableErrno };

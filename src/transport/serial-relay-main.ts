@@ -11,6 +11,8 @@
  * not lost. The parent going away (IPC disconnect) closes the port too.
  */
 import { SerialPort } from 'serialport';
+import { existsSync } from 'node:fs';
+import { cableLoss } from './cable.js';
 import { parseRelayArgs, type RelayReply, type RelayRequest, type RelayStatus } from './relay-wire.js';
 import { raiseProcessPriority, type ProcessPriority } from '../time/priority.js';
 import { requestRealtime } from '../time/threads.js';
@@ -53,6 +55,18 @@ function keepDtr(path: string, hupcl: boolean): Promise<DtrOnOpen> {
   return Promise.resolve('unknown');
 }
 
+/**
+ * The port closed by itself: a port that vanished (EIO, ENXIO, ENODEV: a cable pulled) is classified
+ * here, where the error is whole, as the tty binding does it (cable.ts); serialport keeps only its
+ * message on the close. serialport's Linux binding says only "bad file descriptor" (disconnected) when
+ * a pty's far end dies: its device node gone then is ENODEV, as the tty binding says it.
+ */
+function closedStatus(path: string, e: (Error & { disconnected?: boolean }) | undefined): RelayStatus {
+  const gone = e?.disconnected === true && !existsSync(path) ? Object.assign(new Error(`ENODEV: the device node ${path} is gone (${e.message})`), { code: 'ENODEV' }) : undefined;
+  const cable = e ? (cableLoss(path, e) ?? (gone ? cableLoss(path, gone) : undefined)) : undefined;
+  return { type: 'closed', disconnected: e?.disconnected === true || cable !== undefined, message: (gone ?? e)?.message ?? 'the port closed', ...(cable ? { code: cable.code } : {}) };
+}
+
 async function main(): Promise<void> {
   let args;
   try {
@@ -91,11 +105,11 @@ async function main(): Promise<void> {
   };
   port.on('data', (d: Buffer) => process.stdout.write(d));
   port.on('close', (e?: Error & { disconnected?: boolean }) => {
-    if (!closing) send({ type: 'closed', disconnected: e?.disconnected === true, message: e?.message ?? 'the port closed' });
+    if (!closing) send(closedStatus(args.path, e));
     // Let the message out before the process ends.
     setTimeout(() => process.exit(0), 50);
   });
-  port.on('error', (e: Error) => send({ type: 'closed', disconnected: false, message: e.message }));
+  port.on('error', (e: Error) => send(closedStatus(args.path, e)));
   process.stdin.on('data', (d: Buffer) => {
     port.write(d, () => {
       written += d.length;

@@ -30,19 +30,21 @@ function untilTracking(file: string, limitMs: number): Promise<void> {
 }
 
 describe.each([
-  ['line protocol', 'rigs/mock-arm.json', 'watchdog'],
+  ['line protocol', 'rigs/mock-arm.json', 'watchdog', []],
+  // The portable path: the port in a relay process (transport/relay-binding.ts), which classifies the error there.
+  ['line protocol, serialport relay', 'rigs/mock-arm.json', 'watchdog', ['--serial', 'serialport']],
   // Stock Firmata has no watchdog: nobody cut the motors (the rig is gone with them here).
-  ['Firmata', 'rigs/mock-arm-firmata.json', 'unconfirmed-no-watchdog'],
-])('a cable pulled mid-run (%s)', (protocol, rigFile, outcome) => {
+  ['Firmata', 'rigs/mock-arm-firmata.json', 'unconfirmed-no-watchdog', []],
+])('a cable pulled mid-run (%s)', (protocol, rigFile, outcome, serial) => {
   it(
     'the pty rig killed mid-reach: fault:cable naming the port (the symlink given) and the errno, the motors last commanded zero',
     async () => {
       const rig = await startPtyRig(rigFile, ['--rt']);
-      const port = `${dir}/board-${protocol.replace(' ', '-')}`;
+      const port = `${dir}/board-${protocol.replace(/\W+/g, '-')}`;
       symlinkSync(rig.path, port);
-      const rec = `${dir}/pulled-${protocol.replace(' ', '-')}.ndjson`;
+      const rec = `${dir}/pulled-${protocol.replace(/\W+/g, '-')}.ndjson`;
       try {
-        const run = twolink(['run', '--rig', rigFile, '--port', port, '--traj', 'reach', '--record', rec, '--json'], { timeoutMs: 30_000 });
+        const run = twolink(['run', '--rig', rigFile, '--port', port, '--traj', 'reach', '--record', rec, '--json', ...serial], { timeoutMs: 30_000 });
         await untilTracking(rec, hangGuardMs(15_000));
         // The cable pulled: the rig and its socat (tied to it) die at once, the pty's far end with them.
         rig.child.kill('SIGKILL');

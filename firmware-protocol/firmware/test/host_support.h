@@ -221,6 +221,12 @@ inline Verdict checkBoardLine(std::string s, size_t joints = 2) {
         }
       m += " " + key + "=" + val;
     }
+    // up= (ms since boot) is optional: older firmware leaves it out.
+    if (kv.count("up")) {
+      if (!canonInt(kv["up"], false, &v)) return Verdict{"SYNTAX", ""};
+      if (v > 4294967295LL) return Verdict{"RANGE", ""};
+      m += " up=" + kv["up"];
+    }
   }
   r.code = "OK";
   r.meaning = m;

@@ -185,7 +185,8 @@ std::string formatFromMeaning(const std::string& m) {
     std::vector<std::string> c = split(kv["cpr"], ',');
     tl::Identity id = {kv["fw"].c_str(), kv["board"].c_str(), (uint8_t)std::atoi(kv["joints"].c_str()), {0, 0},
                        (uint16_t)std::atoi(kv["pwm"].c_str()), (uint8_t)std::atoi(kv["torque"].c_str()),
-                       (uint16_t)std::atoi(kv["maxrate"].c_str()), (uint16_t)std::atoi(kv["wdt"].c_str())};
+                       (uint16_t)std::atoi(kv["maxrate"].c_str()), (uint16_t)std::atoi(kv["wdt"].c_str()),
+                       (uint8_t)(kv.count("up") ? 1 : 0), (uint32_t)std::strtoul(kv["up"].c_str(), 0, 10)};
     for (size_t j = 0; j < c.size() && j < 2; ++j) id.cpr[j] = (uint32_t)std::strtoul(c[j].c_str(), 0, 10);
     n = tl::formatI(buf, seq, ack, id);
   }
@@ -312,8 +313,18 @@ void testProtoUnits() {
   // The widest T and I frames fit.
   const int32_t wide[2] = {-2147483647 - 1, -2147483647 - 1};
   checkEq((int)tl::formatT(buf, 65535, 65535, 4294967295u, wide, 2, 0xFF) > 0, true, "widest T fits");
-  tl::Identity id = {"twolink-fw/1.0.0", "mega", 2, {99999999u, 99999999u}, 400, 0, 1000, 1000};
+  tl::Identity id = {"twolink-fw/1.0.0", "mega", 2, {99999999u, 99999999u}, 400, 0, 1000, 1000, 0, 0};
   checkEq((int)tl::formatI(buf, 65535, 65535, id), 128, "widest I of our firmware (cpr <= 99999999) fits");
+  id.hasUp = 1;
+  id.upMs = 4294967295u;
+  checkEq((int)tl::formatI(buf, 65535, 65535, id), 128, "up= is left out (optional) where it would not fit");
+  id.cpr[0] = 4800u;
+  id.cpr[1] = 2400u;
+  checkEq((int)tl::formatI(buf, 17, 16, id), 128, "up=4294967295 fits with cprs of 4 digits and short seq/ack");
+  check(std::string(buf, 128).find(" up=4294967295*") != std::string::npos, "up= is the last key");
+  id.cpr[0] = 99999999u;
+  id.cpr[1] = 99999999u;
+  id.hasUp = 0;
   id.cpr[0] = 100000000u;
   checkEq((int)tl::formatI(buf, 65535, 65535, id), 0, "an I over 128 bytes is refused");
 }
@@ -325,8 +336,8 @@ void testBoot() {
   check(r.hal.duty[0] == 0 && r.hal.duty[1] == 0, "motors zero at boot");
   checkEq(r.hal.wire,
           "\nI 0 - fw=twolink-fw/1.0.0 proto=1 board=uno joints=2 cpr=2048,2048 pwm=400 torque=0 maxrate=1000 "
-          "wdt=100*55F7\n",
-          "banner bytes (the first board-to-host vector)");
+          "wdt=100 up=0*9313\n",
+          "banner bytes (the board-to-host vector with up=0)");
   r.frames();
   checkEq((int)r.core.flags(), (int)tl::kBoot, "flags at boot");
   r.advance(499000);  // the banner went out at t0 = 1000

@@ -83,14 +83,18 @@ Core::Core(Hal& hal)
       wdtMs_(TL_WDT_DEFAULT_MS),
       fedUs_(0),
       bannerUs_(0),
+      upMs_(0),
+      upUs_(0),
       rateHz_(0) {
   for (uint8_t j = 0; j < kMaxJoints; ++j) latchedCounts_[j] = 0;
   const Identity id = {kFw, kBoard, TL_JOINTS, {TL_CPR_1, TL_CPR_2}, TL_PWM_TOP, 0, TL_MAX_RATE_HZ,
-                       TL_WDT_DEFAULT_MS};
+                       TL_WDT_DEFAULT_MS, 0, 0};
   id_ = id;
 }
 
 void Core::begin(uint32_t now) {
+  upMs_ = 0;
+  upUs_ = now;
   outputsOff();
   int32_t counts[kMaxJoints];
   hal_.readEncoders(counts, &illegalSeen_);  // ENC reports transitions after boot only
@@ -125,6 +129,11 @@ void Core::receive(uint8_t b, uint32_t now) {
 }
 
 void Core::tick(uint32_t now) {
+  // Uptime for `up=`: whole milliseconds of board time, carried over the 32-bit microsecond wrap
+  // (71 minutes) since tick() runs far more often than that.
+  const uint32_t ms = (now - upUs_) / 1000UL;
+  upMs_ += ms;
+  upUs_ += ms * 1000UL;
   checkWatchdog(now);
   if (!handshaken_ && now - bannerUs_ >= TL_BANNER_PERIOD_US) {
     bannerUs_ = now;
@@ -332,6 +341,8 @@ void Core::reject(const Decoded& d) {
 
 void Core::sendI(int32_t ack) {
   id_.wdtMs = wdtMs_;
+  id_.hasUp = 1;
+  id_.upMs = upMs_;
   send(formatI(frame_, seqOut_++, ack, id_));
 }
 

@@ -130,6 +130,8 @@ class Core {
   uint16_t wdtMs_;              // watchdog timeout [ms]
   uint32_t fedUs_;              // time of the last accepted host frame [us]
   uint32_t bannerUs_;           // time of the last banner [us]
+  uint32_t upMs_;               // milliseconds since begin() (`up=`), mod 2^32
+  uint32_t upUs_;               // board time [us] up to which upMs_ is counted
   volatile uint16_t rateHz_;    // sample rate [Hz], 0 = sync mode: one T per applied M
 };
 

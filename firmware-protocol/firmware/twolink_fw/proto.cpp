@@ -249,7 +249,8 @@ uint8_t Out::finish() {
   return n_;
 }
 
-uint8_t formatI(char* buf, uint16_t seq, int32_t ack, const Identity& id) {
+namespace {
+uint8_t formatIWith(char* buf, uint16_t seq, int32_t ack, const Identity& id, bool up) {
   Out o(buf);
   o.head('I', seq, ack).fstr(TL_F(" fw=")).fstr(id.fw);
   o.fstr(TL_F(" proto=")).u32(kProtoVersion).fstr(TL_F(" board=")).fstr(id.board);
@@ -260,7 +261,14 @@ uint8_t formatI(char* buf, uint16_t seq, int32_t ack, const Identity& id) {
   }
   o.fstr(TL_F(" pwm=")).u32(id.pwm).fstr(TL_F(" torque=")).u32(id.torque);
   o.fstr(TL_F(" maxrate=")).u32(id.maxrate).fstr(TL_F(" wdt=")).u32(id.wdtMs);
+  if (up) o.fstr(TL_F(" up=")).u32(id.upMs);
   return o.finish();
+}
+}  // namespace
+
+uint8_t formatI(char* buf, uint16_t seq, int32_t ack, const Identity& id) {
+  const uint8_t n = id.hasUp ? formatIWith(buf, seq, ack, id, true) : 0;
+  return n > 0 ? n : formatIWith(buf, seq, ack, id, false);
 }
 
 uint8_t formatT(char* buf, uint16_t seq, int32_t ack, uint32_t tUs, const int32_t* counts, uint8_t n,

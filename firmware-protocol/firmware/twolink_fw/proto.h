@@ -130,9 +130,12 @@ struct Identity {
   uint8_t torque;            // 1 if Q is supported
   uint16_t maxrate;          // [Hz]
   uint16_t wdtMs;            // watchdog timeout now [ms]
+  uint8_t hasUp;             // 1: say `up=` (PROTOCOL.md section 3, optional, last)
+  uint32_t upMs;             // milliseconds since boot, mod 2^32
 };
 
 // Each returns the frame length including the LF (0 if it would not fit), written to buf[kMaxLine].
+// formatI leaves the optional `up=` out when the banner would not fit with it (8-digit cprs).
 uint8_t formatI(char* buf, uint16_t seq, int32_t ack, const Identity& id);
 uint8_t formatT(char* buf, uint16_t seq, int32_t ack, uint32_t tUs, const int32_t* counts, uint8_t n,
                 uint8_t flags);
