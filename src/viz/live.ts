@@ -16,6 +16,7 @@
  * little-endian. There is no TypeScript server in Foxglove's current SDK and @foxglove/ws-protocol is
  * in maintenance mode, so this speaks the protocol itself on the `ws` package.
  */
+import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { VERSION } from '../version.js';
 import { TICK_TOPIC, type SceneChannel } from './scene.js';
@@ -48,6 +49,8 @@ export const CLIENT_RATE = { burst: 200, perSecond: 100, bytesPerToken: 1024 } a
 export const CONNECT_RATE = { burst: 40, perSecond: 20 } as const;
 /** A client closed by the server is cut off this long after its close frame if it has not closed by then [ms] (its socket is no longer read meanwhile). */
 const CLOSE_GRACE_MS = 1000;
+/** Every this many client messages, the CPU time of handling one is sampled (LiveStats.cpuSampledNs). */
+const CPU_SAMPLE_EVERY = 16;
 /** Lines of each kind the server says on stderr (refused origins, closed clients); past that it counts them, and says so once. */
 const NOTES_PER_KIND = 20;
 /** WebSocket close codes (RFC 6455 7.4.1): a message that violates the policy (the protocol's schema); the server is full. */
@@ -91,8 +94,11 @@ export interface LiveStats {
   requests: number;
   /** Clients closed for their message rate (CLIENT_RATE; not in `closed`). */
   rateClosed: number;
-  /** Wall time the server spent handling client messages and pings, from their arrival to their reply queued [ms] (the main thread's, with the view on it). */
+  /** Wall time the server spent handling client messages and pings, from their arrival to their reply queued [ms] (the main thread's, with the view on it; preemption included). */
   handlingMs: number;
+  /** The thread's CPU time handling the sampled messages (every CPU_SAMPLE_EVERY-th) [ns], and how many were sampled. */
+  cpuSampledNs: number;
+  cpuSamples: number;
 }
 
 /** Who may connect, and where the server says what it refused. */
@@ -118,7 +124,7 @@ export class FoxgloveServer {
   private readonly counts: Int32Array;
   /** Subscriptions to channels that are not latched (those that need frames built). */
   private streaming = 0;
-  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0, rateClosed: 0, handlingMs: 0 };
+  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0, rateClosed: 0, handlingMs: 0, cpuSampledNs: 0, cpuSamples: 0 };
   /** Lines said per kind (NOTES_PER_KIND each). */
   private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
@@ -135,6 +141,8 @@ export class FoxgloveServer {
   private readonly connects: TokenBucket;
   /** The server's first two messages, the same for every client but the session id (made once, not per handshake). */
   private readonly hello: { info: string; advertise: string };
+  /** The CPU cost of reading the thread's CPU time [ns] (-1: not readable here), subtracted from the samples. */
+  private readonly cpuReadNs = cpuReadCost();
 
   private constructor(
     private readonly wss: WebSocketServer,
@@ -294,28 +302,56 @@ export class FoxgloveServer {
       this.recount();
     });
     ws.on('message', (data, isBinary) => {
-      if (client.closing) return;
-      const t0 = performance.now();
-      this.stats.requests++;
-      try {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
-        if (this.withinRate(client, bytes.length, t0)) this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
-      } catch (e) {
-        // A fault of ours with one client's message closes that client, never the run.
-        this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
-      }
-      this.stats.handlingMs += performance.now() - t0;
+      if (this.closedFor(client)) return;
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
+      this.timed(() => {
+        try {
+          if (this.withinRate(client, bytes.length)) this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
+        } catch (e) {
+          // A fault of ours with one client's message closes that client, never the run.
+          this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
+        }
+      });
       this.onCounts();
     });
     ws.on('ping', (data) => {
-      if (client.closing) return;
-      const t0 = performance.now();
-      this.stats.requests++;
-      if (this.withinRate(client, data.length, t0)) this.pong(client, data);
-      this.stats.handlingMs += performance.now() - t0;
+      if (this.closedFor(client)) return;
+      this.timed(() => {
+        if (this.withinRate(client, data.length)) this.pong(client, data);
+      });
     });
     ws.send(this.hello.info);
     ws.send(this.hello.advertise);
+  }
+
+  /**
+   * Whether `client` was closed by the server (what it sends is not read). A client that still sends
+   * after its close frame is flooding: its socket is no longer read (ws.pause) until it is cut off
+   * (CLOSE_GRACE_MS); one that stops, as clients do, finishes its close handshake at once.
+   */
+  private closedFor(client: Client): boolean {
+    if (client.closing) client.ws.pause();
+    return client.closing;
+  }
+
+  /**
+   * Runs `handle` (one client message or ping), counted: wall time in `handlingMs`, and on every
+   * CPU_SAMPLE_EVERY-th message the main thread's CPU time around it (/proc/thread-self/schedstat,
+   * Linux; the read's own cost subtracted), for the bench's figure of CPU per message.
+   */
+  private timed(handle: () => void): void {
+    const t0 = performance.now();
+    const sample = this.stats.requests++ % CPU_SAMPLE_EVERY === 0 && this.cpuReadNs >= 0;
+    const c0 = sample ? threadCpuNs() : 0;
+    handle();
+    if (sample) {
+      const ns = threadCpuNs() - c0 - this.cpuReadNs;
+      if (Number.isFinite(ns)) {
+        this.stats.cpuSampledNs += Math.max(0, ns);
+        this.stats.cpuSamples++;
+      }
+    }
+    this.stats.handlingMs += performance.now() - t0;
   }
 
   /** Answers a ping while the client has less than MAX_BUFFERED_BYTES unread (else the pong is dropped and counted). */
@@ -331,8 +367,8 @@ export class FoxgloveServer {
   }
 
   /** Takes a message's cost from the client's budget; closes the client (and returns false) when it has not that much. */
-  private withinRate(client: Client, bytes: number, now: number): boolean {
-    if (client.budget.take(1 + Math.floor(bytes / CLIENT_RATE.bytesPerToken), now)) return true;
+  private withinRate(client: Client, bytes: number): boolean {
+    if (client.budget.take(1 + Math.floor(bytes / CLIENT_RATE.bytesPerToken), performance.now())) return true;
     const { burst, perSecond } = this.rate;
     this.drop(client, CLOSE_POLICY, 'rate', `over its message rate: more than ${perSecond} messages a second (bursts of ${burst}; 1 more per KiB)`);
     return false;
@@ -552,6 +588,25 @@ export class FoxgloveServer {
     for (const c of this.clients) c.ws.terminate();
     return new Promise((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+/** The calling thread's CPU time [ns] (Linux /proc/thread-self/schedstat: time on a CPU), NaN where there is none. */
+function threadCpuNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** What reading threadCpuNs costs [ns]: the least of 20 back-to-back pairs; -1 where it cannot be read. */
+function cpuReadCost(): number {
+  let least = Infinity;
+  for (let k = 0; k < 20; k++) {
+    const a = threadCpuNs();
+    least = Math.min(least, threadCpuNs() - a);
+  }
+  return Number.isFinite(least) ? least : -1;
 }
 
 /** Bytes of a server's (unmasked) WebSocket frame header for a payload of `n` bytes. */
