@@ -129,3 +129,45 @@ describe('the live view server against a flooding client', () => {
     expect(said).toEqual(['twolink: Foxglove live view: refused a connection: more than 0.001 new connections a second (bursts of 2)']);
   });
 });
+
+describe('every reply the server sends', () => {
+  it('is serverInfo and advertise once per connection, then status messages, pongs and message frames only (no serviceCallFailure, parameterValues or re-advertise)', async () => {
+    const { s } = await server();
+    const c = client(s.port);
+    const ops: string[] = [];
+    let advertiseBytes = 0;
+    let frames = 0;
+    c.ws.on('message', (d: Buffer, binary: boolean) => {
+      if (binary) return void frames++;
+      const op = (JSON.parse(String(d)) as { op: string }).op;
+      ops.push(op);
+      if (op === 'advertise') advertiseBytes = d.length;
+    });
+    await c.until(() => c.channels.length > 0);
+    const requests = [
+      { op: 'getParameters', parameterNames: ['/a'], id: 'g' },
+      { op: 'setParameters', parameters: [{ name: '/a', value: 1 }], id: 's' },
+      { op: 'subscribeParameterUpdates', parameterNames: ['/a'] },
+      { op: 'subscribeConnectionGraph' },
+      { op: 'fetchAsset', uri: 'package://x', requestId: 3 },
+      { op: 'advertise', channels: [{ id: 1, topic: '/x', encoding: 'json', schemaName: 'X' }] },
+      { op: 'subscribe', subscriptions: [{ id: 1, channelId: 1 }] },
+      { op: 'subscribe', subscriptions: [{ id: 2, channelId: 99 }] },
+      { op: 'unsubscribe', subscriptionIds: [1, 5] },
+    ];
+    for (const r of requests) c.ws.send(JSON.stringify(r));
+    // A service call request (binary 0x02) and a ping.
+    c.ws.send(Uint8Array.from([2, 1, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 106, 115, 111, 110]));
+    let ponged = false;
+    c.ws.on('pong', () => (ponged = true));
+    c.ws.ping(Buffer.alloc(4));
+    await c.until(() => ponged && ops.filter((o) => o === 'status').length === 9);
+    expect(s.stats.requests).toBe(requests.length + 2);
+    // One status per request but the subscribe that succeeded; the description came as a message frame.
+    expect(ops).toEqual(['serverInfo', 'advertise', ...Array<string>(9).fill('status')]);
+    expect(frames).toBe(1);
+    // The fixed replies of a connection are small next to the cap on what may wait unread.
+    expect(advertiseBytes).toBeGreaterThan(1000);
+    expect(advertiseBytes).toBeLessThan(64 * 1024);
+  });
+});

@@ -436,9 +436,8 @@ export class FoxgloveServer {
     this.note(kind, `closed a client (${code}): ${why}`);
     const ws = client.ws;
     ws.close(code, utf8Cut(why, 123));
-    // Nothing more is read from it (a client flooding past its close costs no more parsing), and if
-    // its close handshake has not ended within CLOSE_GRACE_MS it is cut off (its place is free again).
-    ws.pause();
+    // If its close handshake has not ended within CLOSE_GRACE_MS it is cut off (its place is free
+    // again); if it goes on sending meanwhile, its socket is no longer read (closedFor).
     setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
     // Its subscriptions end now (the close handshake may take a while).
     client.subs.clear();
