@@ -137,14 +137,16 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
       f.connections++;
       await new Promise<void>((resolve) => {
         const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
+        let opened = false;
         ws.on('error', () => undefined);
-        ws.on('close', () => resolve());
-        // Refused (the connection rate): try again a little later.
+        // A connection that did not open (refused for the connection rate, or the run has ended): try again a little later, never in a spin.
+        ws.on('close', () => (opened ? resolve() : void setTimeout(resolve, 100)));
         ws.on('unexpected-response', () => void setTimeout(resolve, 100));
         ws.on('message', (d: Buffer, binary: boolean) => {
           if (!binary && d.includes('"status"')) f.statusReplies++;
         });
         ws.on('open', async () => {
+          opened = true;
           const pace = new TokenBucket(CLIENT_PACE.burst, CLIENT_PACE.perSecond, performance.now());
           while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
             while (!pace.take(1, performance.now())) await new Promise((res) => setTimeout(res, 1000 / CLIENT_PACE.perSecond));
