@@ -121,14 +121,12 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--cycle', '--max-seconds', String(seconds), '--json', '--record', record, '--foxglove', '0'],
     fileURLToPath(new URL('../..', import.meta.url)),
   );
-  const listening = child.port;
-  const exited = child.done.then((e) => e.code);
   let ended = false;
-  void exited.then(() => (ended = true));
+  void child.done.then(() => (ended = true));
   const r = mulberry32(seed);
   const f = { sent: 0, connections: 0, statusReplies: 0 };
   const cpu0 = process.cpuUsage();
-  const p = await listening;
+  const p = await child.port;
   const flooded = floodOnce(p);
   // Each client sends until the server closes it (a message outside the protocol) or the run ends.
   const clientLoop = async (): Promise<void> => {
@@ -169,9 +167,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
   const { code: exitCode, stdout, stderr } = await child.done;
   const cpu = process.cpuUsage(cpu0);
   const summary = lastJsonLine(stdout);
-  const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
-  const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };
-  const ticksInFile = lines.filter((l) => l.startsWith('{"kind":"tick"')).length;
+  const held = ticksHeld(record);
   rmSync(dir, { recursive: true, force: true });
   const counts =
     /(\d+) client messages read, (\d+) clients closed for a message outside the protocol, (\d+) connections refused, (\d+) clients closed for their message rate; handling them took ([\d.]+) ms of the main thread \(\d+ us each; CPU (\d+|\?) us each/.exec(
@@ -190,12 +186,18 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     statusReplies: f.statusReplies,
     exitCode,
     stop: JSON.stringify(summary?.stop ?? null),
-    ticksInFile,
-    ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1,
+    ...held,
     stackTrace: /\n\s+at .+:\d+:\d+/.test(stderr),
     wallS: (Date.now() - t0) / 1000,
     stderr,
   };
+}
+
+/** The ticks an NDJSON recording holds, and the count its last line (the summary) says (-1: no summary). */
+function ticksHeld(record: string): { ticksInFile: number; ticksInSummary: number } {
+  const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
+  const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };
+  return { ticksInFile: lines.filter((l) => l.startsWith('{"kind":"tick"')).length, ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1 };
 }
 
 /** One client that sends FLOOD_MESSAGES valid requests at once (each within the protocol), and ends when the run closes it. */

@@ -49,6 +49,8 @@ export const CLIENT_RATE = { burst: 200, perSecond: 100, bytesPerToken: 1024 } a
 export const CONNECT_RATE = { burst: 40, perSecond: 20 } as const;
 /** A client closed by the server is cut off this long after its close frame if it has not closed by then [ms] (its socket is no longer read meanwhile). */
 const CLOSE_GRACE_MS = 1000;
+/** Messages a client closed by the server may still send (it had not read the close yet) before its socket is no longer read. */
+const SENT_AFTER_CLOSE = 64;
 /** Every this many client messages, the CPU time of handling one is sampled (LiveStats.cpuSampledNs). */
 const CPU_SAMPLE_EVERY = 16;
 /** Lines of each kind the server says on stderr (refused origins, closed clients); past that it counts them, and says so once. */
@@ -77,6 +79,8 @@ interface Client {
   subIds: Float64Array;
   /** Its message budget (CLIENT_RATE). */
   budget: TokenBucket;
+  /** Messages it sent after the server closed it (not read). */
+  afterClose: number;
 }
 
 /** What the server has done, for the bench and the tests. */
@@ -293,6 +297,7 @@ export class FoxgloveServer {
       subs: new Map(),
       subIds: new Float64Array(this.channels.length + 1).fill(-1),
       budget: new TokenBucket(this.rate.burst, this.rate.perSecond, performance.now()),
+      afterClose: 0,
     };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
@@ -326,11 +331,12 @@ export class FoxgloveServer {
 
   /**
    * Whether `client` was closed by the server (what it sends is not read). A client that still sends
-   * after its close frame is flooding: its socket is no longer read (ws.pause) until it is cut off
-   * (CLOSE_GRACE_MS); one that stops, as clients do, finishes its close handshake at once.
+   * SENT_AFTER_CLOSE messages after its close frame is flooding: its socket is no longer read
+   * (ws.pause) until it is cut off (CLOSE_GRACE_MS); one that stops (a few sent before it read the
+   * close are not), as clients do, finishes its close handshake at once.
    */
   private closedFor(client: Client): boolean {
-    if (client.closing) client.ws.pause();
+    if (client.closing && ++client.afterClose > SENT_AFTER_CLOSE) client.ws.pause();
     return client.closing;
   }
 
