@@ -14,13 +14,24 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { mulberry32 } from '../model/random.js';
+import { CLIENT_RATE } from '../viz/live.js';
 import { parseClientBinary, parseClientText } from '../viz/live-protocol.js';
+import { TokenBucket } from '../viz/token-bucket.js';
 import { load1, section, type BenchResult } from './report.js';
 import { spawnLiveChild } from './live-child.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** Clients connected at once (under the server's cap of 8). */
 const CONCURRENT = 4;
+/**
+ * Each fuzz client's pace [messages a second, at most 100 at once]: under the server's budget
+ * (CLIENT_RATE, 100 a second) so that the fuzz tests the parser, not the rate limit; 4 clients send
+ * 240 a second. Before the rate limit they sent as fast as their socket took them, and the clients'
+ * process took most of a core (docs/foxglove.md, *A client's rate*).
+ */
+const CLIENT_PACE = { burst: 100, perSecond: 60 } as const;
+/** Messages the one flooding client sends at once at the start (valid requests, far past CLIENT_RATE's burst): it must be closed for its rate. */
+const FLOOD_MESSAGES = 3000;
 
 /** One random client message: text, binary, or a ping. */
 export type FuzzMessage = { text: string } | { binary: Uint8Array } | { ping: Uint8Array };
@@ -81,6 +92,14 @@ export interface FoxgloveFuzzFigures {
   /** Clients the run closed for a message outside the protocol (its own count). */
   closed: number;
   refused: number;
+  /** Clients the run closed for their message rate (the flooding client must be one). */
+  rateClosed: number;
+  /** The run's main-thread time handling client messages [ms] (its own count, wall time). */
+  handlingMs: number;
+  /** The run's main-thread CPU per client message [us], sampled (every 16th). */
+  cpuUsPerMessage: number;
+  /** CPU time of this process (the clients) during the run [s]. */
+  clientsCpuS: number;
   statusReplies: number;
   exitCode: number | null;
   stop: string;
@@ -102,13 +121,13 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--cycle', '--max-seconds', String(seconds), '--json', '--record', record, '--foxglove', '0'],
     fileURLToPath(new URL('../..', import.meta.url)),
   );
-  const listening = child.port;
-  const exited = child.done.then((e) => e.code);
   let ended = false;
-  void exited.then(() => (ended = true));
+  void child.done.then(() => (ended = true));
   const r = mulberry32(seed);
   const f = { sent: 0, connections: 0, statusReplies: 0 };
-  const p = await listening;
+  const cpu0 = process.cpuUsage();
+  const p = await child.port;
+  const flooded = floodOnce(p);
   // Each client sends until the server closes it (a message outside the protocol) or the run ends.
   const clientLoop = async (): Promise<void> => {
     while (!ended && f.sent < messages * 1.02) {
@@ -116,14 +135,20 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
       f.connections++;
       await new Promise<void>((resolve) => {
         const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
+        let opened = false;
         ws.on('error', () => undefined);
-        ws.on('close', () => resolve());
-        ws.on('unexpected-response', () => resolve());
+        // A connection that did not open (refused for the connection rate, or the run has ended): try again a little later, never in a spin.
+        ws.on('close', () => (opened ? resolve() : void setTimeout(resolve, 100)));
+        ws.on('unexpected-response', () => void setTimeout(resolve, 100));
         ws.on('message', (d: Buffer, binary: boolean) => {
           if (!binary && d.includes('"status"')) f.statusReplies++;
         });
         ws.on('open', async () => {
+          opened = true;
+          const pace = new TokenBucket(CLIENT_PACE.burst, CLIENT_PACE.perSecond, performance.now());
           while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
+            while (!pace.take(1, performance.now())) await new Promise((res) => setTimeout(res, 1000 / CLIENT_PACE.perSecond));
+            if (ws.readyState !== ws.OPEN) break;
             const m = randomClientMessage(r);
             if ('text' in m) ws.send(m.text);
             else if ('binary' in m) ws.send(m.binary);
@@ -132,37 +157,60 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
             // After a message outside the protocol the server reads nothing more from this client: it waits to be closed.
             const outside = 'text' in m ? !parseClientText(m.text).ok : 'binary' in m ? !parseClientBinary(m.binary).ok : false;
             if (outside) return;
-            // Let the socket drain now and then: a client that floods is bounded by its own socket, not the server's memory.
-            if (f.sent % 20 === 0) await new Promise((res) => setImmediate(res));
           }
           ws.close();
         });
       });
     }
   };
-  await Promise.all(Array.from({ length: CONCURRENT }, clientLoop));
+  await Promise.all([...Array.from({ length: CONCURRENT }, clientLoop), flooded]);
   const { code: exitCode, stdout, stderr } = await child.done;
+  const cpu = process.cpuUsage(cpu0);
   const summary = lastJsonLine(stdout);
-  const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
-  const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };
-  const ticksInFile = lines.filter((l) => l.startsWith('{"kind":"tick"')).length;
+  const held = ticksHeld(record);
   rmSync(dir, { recursive: true, force: true });
-  const counts = /(\d+) client messages read, (\d+) clients closed for a message outside the protocol, (\d+) connections refused/.exec(stderr);
+  const counts =
+    /(\d+) client messages read, (\d+) clients closed for a message outside the protocol, (\d+) connections refused, (\d+) clients closed for their message rate; handling them took ([\d.]+) ms of the main thread \(\d+ us each; CPU (\d+|\?) us each/.exec(
+      stderr,
+    );
   return {
     read: Number(counts?.[1] ?? 0),
     sent: f.sent,
     connections: f.connections,
     closed: Number(counts?.[2] ?? 0),
     refused: Number(counts?.[3] ?? 0),
+    rateClosed: Number(counts?.[4] ?? 0),
+    handlingMs: Number(counts?.[5] ?? 0),
+    cpuUsPerMessage: Number(counts?.[6] ?? Number.NaN),
+    clientsCpuS: (cpu.user + cpu.system) / 1e6,
     statusReplies: f.statusReplies,
     exitCode,
     stop: JSON.stringify(summary?.stop ?? null),
-    ticksInFile,
-    ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1,
+    ...held,
     stackTrace: /\n\s+at .+:\d+:\d+/.test(stderr),
     wallS: (Date.now() - t0) / 1000,
     stderr,
   };
+}
+
+/** The ticks an NDJSON recording holds, and the count its last line (the summary) says (-1: no summary). */
+function ticksHeld(record: string): { ticksInFile: number; ticksInSummary: number } {
+  const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
+  const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };
+  return { ticksInFile: lines.filter((l) => l.startsWith('{"kind":"tick"')).length, ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1 };
+}
+
+/** One client that sends FLOOD_MESSAGES valid requests at once (each within the protocol), and ends when the run closes it. */
+function floodOnce(port: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
+    ws.on('error', () => resolve());
+    ws.on('close', () => resolve());
+    ws.on('unexpected-response', () => resolve());
+    ws.on('open', () => {
+      for (let k = 0; k < FLOOD_MESSAGES && ws.readyState === ws.OPEN; k++) ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: `flood ${k}` }));
+    });
+  });
 }
 
 function lastJsonLine(stdout: string): { stop?: unknown } | undefined {
@@ -178,12 +226,19 @@ function lastJsonLine(stdout: string): { stop?: unknown } | undefined {
 export async function benchFoxgloveFuzz(messages = 10_000, seconds = 60): Promise<BenchResult> {
   const load = load1();
   const x = await fuzzFoxgloveRun(messages, seconds);
-  const ok = x.exitCode === 0 && x.stop === '{"kind":"done"}' && !x.stackTrace && x.ticksInFile === x.ticksInSummary && x.ticksInFile > 0 && x.read >= messages;
+  const ok = x.exitCode === 0 && x.stop === '{"kind":"done"}' && !x.stackTrace && x.ticksInFile === x.ticksInSummary && x.ticksInFile > 0 && x.read >= messages && x.rateClosed >= 1;
   return section(
     `Foxglove live view: random client messages against a run (real time, mock rig, --cycle ${seconds} s of loop time, load ${load.toFixed(1)})`,
     [
       ['client messages read by the run', String(x.read), `(its own count; ${x.sent} sent, the rest after their client was closed or the run ended; target >= ${messages})`],
       ['connections', String(x.connections), `${x.closed} closed by the run for a message outside the protocol, ${x.refused} refused`],
+      ['a client flooding past its budget', x.rateClosed >= 1 ? 'closed' : 'NOT CLOSED', `${x.rateClosed} closed for their rate (CLIENT_RATE ${CLIENT_RATE.perSecond}/s, bursts of ${CLIENT_RATE.burst}); ${FLOOD_MESSAGES} sent at once`],
+      [
+        'main thread handling client messages',
+        `${x.handlingMs.toFixed(1)} ms`,
+        `${x.read > 0 ? ((x.handlingMs * 1000) / x.read).toFixed(0) : 0} us a message in wall time (preemption included), ${x.cpuUsPerMessage} us of CPU (sampled every 16th; the run's own count)`,
+      ],
+      ["the clients' CPU (this process)", `${x.clientsCpuS.toFixed(2)} s`, `over ${x.wallS.toFixed(1)} s`],
       ['status replies received', String(x.statusReplies), '(valid requests the server does not offer, bad ids)'],
       ['run', `exit ${x.exitCode}`, `stop ${x.stop}, stack trace: ${x.stackTrace ? 'YES' : 'no'}`],
       ['recording', `${x.ticksInFile} ticks`, `summary says ${x.ticksInSummary}${x.ticksInFile === x.ticksInSummary ? ' (complete)' : ' (INCOMPLETE)'}`],

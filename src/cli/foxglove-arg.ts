@@ -73,7 +73,10 @@ export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig:
     return await f(live);
   } finally {
     const s = live?.stats;
-    if (s && s.requests + s.refused > 0) process.stderr.write(`twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused\n`);
+    if (s && s.requests + s.refused > 0)
+      process.stderr.write(
+        `twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused, ${s.rateClosed} clients closed for their message rate; handling them took ${s.handlingMs.toFixed(1)} ms of the main thread (${s.requests > 0 ? ((s.handlingMs * 1000) / s.requests).toFixed(0) : 0} us each; CPU ${s.cpuSamples > 0 ? (s.cpuSampledNs / s.cpuSamples / 1000).toFixed(0) : '?'} us each, sampled)\n`,
+      );
     await live?.close();
   }
 }

@@ -39,7 +39,18 @@ abstract class LiveCounts {
   /** Clients, messages sent and dropped, connections refused, clients closed and client messages read (as the view last counted them). */
   get stats(): LiveStats {
     const at = (k: keyof typeof LIVE_STAT): number => Atomics.load(this.stat, LIVE_STAT[k]);
-    return { clients: at('clients'), sent: at('sent'), dropped: at('dropped'), refused: at('refused'), closed: at('closed'), requests: at('requests') };
+    return {
+      clients: at('clients'),
+      sent: at('sent'),
+      dropped: at('dropped'),
+      refused: at('refused'),
+      closed: at('closed'),
+      requests: at('requests'),
+      rateClosed: at('rateClosed'),
+      handlingMs: at('handlingUs') / 1000,
+      cpuSampledNs: at('cpuSampledUs') * 1000,
+      cpuSamples: at('cpuSamples'),
+    };
   }
 
   /** Rows the view has read from the ring (modulo 2^31). */
@@ -171,7 +182,12 @@ export class ThreadLiveView extends LiveCounts {
       host,
       port,
       stats,
-      access: { ...(access.allowOrigins ? { allowOrigins: [...access.allowOrigins] } : {}), ...(access.maxClients !== undefined ? { maxClients: access.maxClients } : {}) },
+      access: {
+        ...(access.allowOrigins ? { allowOrigins: [...access.allowOrigins] } : {}),
+        ...(access.maxClients !== undefined ? { maxClients: access.maxClients } : {}),
+        ...(access.rate ? { rate: { ...access.rate } } : {}),
+        ...(access.connectRate ? { connectRate: { ...access.connectRate } } : {}),
+      },
       liveView: true,
     };
     const worker = new Worker(workerUrl(), { workerData: input });

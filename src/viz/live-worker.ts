@@ -22,8 +22,8 @@ import { ArmScene, cdrString, jointStatesTopic, sceneChannels, SCENE_TOPICS, typ
 import { armUrdf, type UrdfSource } from './urdf.js';
 
 /** Slots of the shared statistics. */
-export const LIVE_STAT = { clients: 0, sent: 1, dropped: 2, rowsRead: 3, polls: 4, streaming: 5, refused: 6, closed: 7, requests: 8 } as const;
-export const LIVE_STAT_SLOTS = 9;
+export const LIVE_STAT = { clients: 0, sent: 1, dropped: 2, rowsRead: 3, polls: 4, streaming: 5, refused: 6, closed: 7, requests: 8, rateClosed: 9, handlingUs: 10, cpuSampledUs: 11, cpuSamples: 12 } as const;
+export const LIVE_STAT_SLOTS = 13;
 /**
  * How often the thread reads the ring while someone watches [ms]: as often as the session drains it
  * for the dashboard, one or two frames per poll in one write per client.
@@ -186,6 +186,10 @@ export class LiveEngine {
     Atomics.store(this.stats, LIVE_STAT.refused, s.refused);
     Atomics.store(this.stats, LIVE_STAT.closed, s.closed);
     Atomics.store(this.stats, LIVE_STAT.requests, s.requests);
+    Atomics.store(this.stats, LIVE_STAT.rateClosed, s.rateClosed);
+    Atomics.store(this.stats, LIVE_STAT.handlingUs, Math.min(2 ** 31 - 1, Math.round(s.handlingMs * 1000)));
+    Atomics.store(this.stats, LIVE_STAT.cpuSampledUs, Math.min(2 ** 31 - 1, Math.round(s.cpuSampledNs / 1000)));
+    Atomics.store(this.stats, LIVE_STAT.cpuSamples, s.cpuSamples);
     Atomics.add(this.stats, LIVE_STAT.polls, 1);
     Atomics.notify(this.stats, LIVE_STAT.polls);
   }

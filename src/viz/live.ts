@@ -16,10 +16,12 @@
  * little-endian. There is no TypeScript server in Foxglove's current SDK and @foxglove/ws-protocol is
  * in maintenance mode, so this speaks the protocol itself on the `ws` package.
  */
+import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { VERSION } from '../version.js';
 import { TICK_TOPIC, type SceneChannel } from './scene.js';
 import { FOXGLOVE_APP_ORIGINS, OP_CAPABILITY, parseClientBinary, parseClientText, utf8Cut, type ClientMessage } from './live-protocol.js';
+import { TokenBucket } from './token-bucket.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
@@ -29,6 +31,28 @@ export const MAX_BUFFERED_BYTES = 256 * 1024;
 export const MAX_CLIENTS = 8;
 /** The largest message a client may send [bytes]: its requests are small JSON; a larger one closes it (1009). */
 export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/**
+ * Each client's message budget, a token bucket: `burst` tokens, refilled at `perSecond`; a message
+ * (text, binary or ping) costs 1 token plus 1 per `bytesPerToken` bytes, so a client may send 100
+ * small requests a second with bursts of 200 (Foxglove sends a handful when a layout opens or a panel
+ * changes its topics), or about 100 KiB a second of JSON. A client over it is closed (1008, the rate
+ * named) and said once on stderr. What it bounds: the main thread's time for one client's messages,
+ * at most `burst` of them in a turn and `perSecond` a second (each a JSON parse and a schema check
+ * of at most MAX_CLIENT_MESSAGE_BYTES; docs/foxglove.md, *A client's rate*).
+ */
+export const CLIENT_RATE = { burst: 200, perSecond: 100, bytesPerToken: 1024 } as const;
+/**
+ * New connections, all clients together (a token bucket): a client closed for its rate or its
+ * messages could otherwise reconnect at once, each handshake costing an HTTP parse, a SHA-1 and the
+ * server's info and channels. Past it a handshake is refused with HTTP 503 and the reason.
+ */
+export const CONNECT_RATE = { burst: 40, perSecond: 20 } as const;
+/** A client closed by the server is cut off this long after its close frame if it has not closed by then [ms] (its socket is no longer read meanwhile). */
+const CLOSE_GRACE_MS = 1000;
+/** Messages a client closed by the server may still send (it had not read the close yet) before its socket is no longer read. */
+const SENT_AFTER_CLOSE = 64;
+/** Every this many client messages, the CPU time of handling one is sampled (LiveStats.cpuSampledNs). */
+const CPU_SAMPLE_EVERY = 16;
 /** Lines of each kind the server says on stderr (refused origins, closed clients); past that it counts them, and says so once. */
 const NOTES_PER_KIND = 20;
 /** WebSocket close codes (RFC 6455 7.4.1): a message that violates the policy (the protocol's schema); the server is full. */
@@ -53,6 +77,10 @@ interface Client {
   subs: Map<number, number>;
   /** The same per channel id (-1: none), rebuilt when subscriptions change: what a frame reads. */
   subIds: Float64Array;
+  /** Its message budget (CLIENT_RATE). */
+  budget: TokenBucket;
+  /** Messages it sent after the server closed it (not read). */
+  afterClose: number;
 }
 
 /** What the server has done, for the bench and the tests. */
@@ -68,6 +96,13 @@ export interface LiveStats {
   closed: number;
   /** Client messages read (valid or not, pings included). */
   requests: number;
+  /** Clients closed for their message rate (CLIENT_RATE; not in `closed`). */
+  rateClosed: number;
+  /** Wall time the server spent handling client messages and pings, from their arrival to their reply queued [ms] (the main thread's, with the view on it; preemption included). */
+  handlingMs: number;
+  /** The thread's CPU time handling the sampled messages (every CPU_SAMPLE_EVERY-th) [ns], and how many were sampled. */
+  cpuSampledNs: number;
+  cpuSamples: number;
 }
 
 /** Who may connect, and where the server says what it refused. */
@@ -78,6 +113,10 @@ export interface LiveAccess {
   maxClients?: number;
   /** One line for the operator (no newline). @default a line on stderr */
   say?: (line: string) => void;
+  /** Each client's message budget. @default CLIENT_RATE */
+  rate?: { burst: number; perSecond: number };
+  /** New connections a second, all clients together. @default CONNECT_RATE */
+  connectRate?: { burst: number; perSecond: number };
 }
 
 /** A Foxglove WebSocket server with fixed channels; `latched` messages go to every new subscriber. */
@@ -89,7 +128,7 @@ export class FoxgloveServer {
   private readonly counts: Int32Array;
   /** Subscriptions to channels that are not latched (those that need frames built). */
   private streaming = 0;
-  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0 };
+  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0, rateClosed: 0, handlingMs: 0, cpuSampledNs: 0, cpuSamples: 0 };
   /** Lines said per kind (NOTES_PER_KIND each). */
   private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
@@ -102,6 +141,12 @@ export class FoxgloveServer {
   private readonly origins: ReadonlySet<string>;
   private readonly maxClients: number;
   private readonly say: (line: string) => void;
+  private readonly rate: { burst: number; perSecond: number };
+  private readonly connects: TokenBucket;
+  /** The server's first two messages, the same for every client but the session id (made once, not per handshake). */
+  private readonly hello: { info: string; advertise: string };
+  /** The CPU cost of reading the thread's CPU time [ns] (-1: not readable here), subtracted from the samples. */
+  private readonly cpuReadNs = cpuReadCost();
 
   private constructor(
     private readonly wss: WebSocketServer,
@@ -113,6 +158,16 @@ export class FoxgloveServer {
     this.origins = new Set([...FOXGLOVE_APP_ORIGINS, ...(access.allowOrigins ?? []).map((o) => o.toLowerCase())]);
     this.maxClients = access.maxClients ?? MAX_CLIENTS;
     this.say = access.say ?? ((line) => void process.stderr.write(`${line}\n`));
+    this.rate = access.rate ?? CLIENT_RATE;
+    const c = access.connectRate ?? CONNECT_RATE;
+    this.connects = new TokenBucket(c.burst, c.perSecond, performance.now());
+    this.hello = {
+      info: JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }),
+      advertise: JSON.stringify({
+        op: 'advertise',
+        channels: channels.map((ch, i) => ({ id: i + 1, topic: ch.topic, encoding: ch.encoding, schemaName: ch.schemaName, schema: ch.schema, schemaEncoding: ch.schemaEncoding })),
+      }),
+    };
     wss.on('connection', (ws) => {
       try {
         this.connect(ws);
@@ -172,6 +227,13 @@ export class FoxgloveServer {
       this.note('full', `refused a connection: ${this.maxClients} clients are connected (the most at once)`);
       return { status: 503, reason: `${this.maxClients} clients are connected, the most at once` };
     }
+    if (!this.connects.take(1, performance.now())) {
+      this.stats.refused++;
+      this.onCounts();
+      const rate = `more than ${this.connects.perSecond} new connections a second (bursts of ${this.connects.burst})`;
+      this.note('connect-rate', `refused a connection: ${rate}`);
+      return { status: 503, reason: `${rate}: try again later` };
+    }
     return undefined;
   }
 
@@ -229,7 +291,14 @@ export class FoxgloveServer {
       ws.close(CLOSE_TRY_LATER, `${this.maxClients} clients are connected, the most at once`);
       return;
     }
-    const client: Client = { ws, closing: false, subs: new Map(), subIds: new Float64Array(this.channels.length + 1).fill(-1) };
+    const client: Client = {
+      ws,
+      closing: false,
+      subs: new Map(),
+      subIds: new Float64Array(this.channels.length + 1).fill(-1),
+      budget: new TokenBucket(this.rate.burst, this.rate.perSecond, performance.now()),
+      afterClose: 0,
+    };
     this.clients.add(client);
     this.stats.clients = this.clients.size;
     ws.on('close', () => {
@@ -238,35 +307,77 @@ export class FoxgloveServer {
       this.recount();
     });
     ws.on('message', (data, isBinary) => {
-      if (client.closing) return;
-      this.stats.requests++;
-      try {
-        const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
-        this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
-      } catch (e) {
-        // A fault of ours with one client's message closes that client, never the run.
-        this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
-      }
+      if (this.closedFor(client)) return;
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
+      this.timed(() => {
+        try {
+          if (this.withinRate(client, bytes.length)) this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
+        } catch (e) {
+          // A fault of ours with one client's message closes that client, never the run.
+          this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
+        }
+      });
       this.onCounts();
     });
     ws.on('ping', (data) => {
-      if (client.closing) return;
-      this.stats.requests++;
-      if (ws.bufferedAmount + data.length > MAX_BUFFERED_BYTES) this.stats.dropped++;
-      else
-        try {
-          ws.pong(data);
-        } catch (e) {
-          this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its ping: ${(e as Error).message}`);
-        }
+      if (this.closedFor(client)) return;
+      this.timed(() => {
+        if (this.withinRate(client, data.length)) this.pong(client, data);
+      });
     });
-    ws.send(JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }));
-    ws.send(
-      JSON.stringify({
-        op: 'advertise',
-        channels: this.channels.map((c, i) => ({ id: i + 1, topic: c.topic, encoding: c.encoding, schemaName: c.schemaName, schema: c.schema, schemaEncoding: c.schemaEncoding })),
-      }),
-    );
+    ws.send(this.hello.info);
+    ws.send(this.hello.advertise);
+  }
+
+  /**
+   * Whether `client` was closed by the server (what it sends is not read). A client that still sends
+   * SENT_AFTER_CLOSE messages after its close frame is flooding: its socket is no longer read
+   * (ws.pause) until it is cut off (CLOSE_GRACE_MS); one that stops (a few sent before it read the
+   * close are not), as clients do, finishes its close handshake at once.
+   */
+  private closedFor(client: Client): boolean {
+    if (client.closing && ++client.afterClose > SENT_AFTER_CLOSE) client.ws.pause();
+    return client.closing;
+  }
+
+  /**
+   * Runs `handle` (one client message or ping), counted: wall time in `handlingMs`, and on every
+   * CPU_SAMPLE_EVERY-th message the main thread's CPU time around it (/proc/thread-self/schedstat,
+   * Linux; the read's own cost subtracted), for the bench's figure of CPU per message.
+   */
+  private timed(handle: () => void): void {
+    const t0 = performance.now();
+    const sample = this.stats.requests++ % CPU_SAMPLE_EVERY === 0 && this.cpuReadNs >= 0;
+    const c0 = sample ? threadCpuNs() : 0;
+    handle();
+    if (sample) {
+      const ns = threadCpuNs() - c0 - this.cpuReadNs;
+      if (Number.isFinite(ns)) {
+        this.stats.cpuSampledNs += Math.max(0, ns);
+        this.stats.cpuSamples++;
+      }
+    }
+    this.stats.handlingMs += performance.now() - t0;
+  }
+
+  /** Answers a ping while the client has less than MAX_BUFFERED_BYTES unread (else the pong is dropped and counted). */
+  private pong(client: Client, data: Buffer): void {
+    const ws = client.ws;
+    if (ws.bufferedAmount + data.length > MAX_BUFFERED_BYTES) this.stats.dropped++;
+    else
+      try {
+        ws.pong(data);
+      } catch (e) {
+        this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its ping: ${(e as Error).message}`);
+      }
+  }
+
+  /** Takes a message's cost from the client's budget; closes the client (and returns false) when it has not that much. */
+  private withinRate(client: Client, bytes: number): boolean {
+    if (client.budget.take(1 + Math.floor(bytes / CLIENT_RATE.bytesPerToken), performance.now())) return true;
+    const { burst, perSecond } = this.rate;
+    this.drop(client, CLOSE_POLICY, 'rate', `over its message rate: more than ${perSecond} messages a second (bursts of ${burst}; 1 more per KiB)`);
+    return false;
   }
 
   /** Acts on one parsed client message; a message that is not a client operation closes the client. */
@@ -326,9 +437,14 @@ export class FoxgloveServer {
   private drop(client: Client, code: number, kind: string, why: string): void {
     if (client.closing) return;
     client.closing = true;
-    this.stats.closed++;
+    if (kind === 'rate') this.stats.rateClosed++;
+    else this.stats.closed++;
     this.note(kind, `closed a client (${code}): ${why}`);
-    client.ws.close(code, utf8Cut(why, 123));
+    const ws = client.ws;
+    ws.close(code, utf8Cut(why, 123));
+    // If its close handshake has not ended within CLOSE_GRACE_MS it is cut off (its place is free
+    // again); if it goes on sending meanwhile, its socket is no longer read (closedFor).
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
     // Its subscriptions end now (the close handshake may take a while).
     client.subs.clear();
     this.recount();
@@ -477,6 +593,25 @@ export class FoxgloveServer {
     for (const c of this.clients) c.ws.terminate();
     return new Promise((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+/** The calling thread's CPU time [ns] (Linux /proc/thread-self/schedstat: time on a CPU), NaN where there is none. */
+function threadCpuNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** What reading threadCpuNs costs [ns]: the least of 20 back-to-back pairs; -1 where it cannot be read. */
+function cpuReadCost(): number {
+  let least = Infinity;
+  for (let k = 0; k < 20; k++) {
+    const a = threadCpuNs();
+    least = Math.min(least, threadCpuNs() - a);
+  }
+  return Number.isFinite(least) ? least : -1;
 }
 
 /** Bytes of a server's (unmasked) WebSocket frame header for a payload of `n` bytes. */
