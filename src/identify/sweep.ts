@@ -131,7 +131,12 @@ export function sweepPath(rig: Rig, joint: number, o: SweepOptions = {}): PathSp
 function gravityShape(model: ActuatedArmModel, joint: number, q: readonly number[]): { G: number; dG: number } {
   const data = createActuatedArmData(model);
   const h = 1e-4;
-  const at = (dx: number): number => computeGravity(model, data, q.map((v, i) => (i === joint ? v + dx : v)))[joint]!;
+  const at = (dx: number): number =>
+    computeGravity(
+      model,
+      data,
+      q.map((v, i) => (i === joint ? v + dx : v)),
+    )[joint]!;
   return { G: at(0), dG: (at(h) - at(-h)) / (2 * h) };
 }
 
