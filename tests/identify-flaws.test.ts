@@ -9,7 +9,7 @@ import { loadRig, parseJsonText, resolveRig, type Rig } from '../src/config/load
 import { parseRigFile } from '../src/config/rig.js';
 import { designExcitation } from '../src/identify/excitation.js';
 import { fitTickFromRow } from '../src/identify/fit.js';
-import { measured, measureFlaws, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../src/identify/flaws.js';
+import { measured, measureFlaws, playDetermined, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../src/identify/flaws.js';
 import { identify, plantParameters, validationPath, type Identified, type RunPaths } from '../src/identify/pipeline.js';
 import type { BaseParameters } from '../src/identify/regressor.js';
 import type { SweepFigures } from '../src/identify/sweep.js';
@@ -106,6 +106,9 @@ describe('identify on the flawed mock: masses, friction per direction, breakaway
 
   it('writes what it measured where the controller reads it: encoders[].backlashDeg, friction.breakawayNm (at least Coulomb)', () => {
     expect(identified.encoders[0]!.backlash! * DEG).toBeCloseTo(sweep(0).playDeg, 1);
+    // a play the sweep did not determine (joint 2's here: its standard deviation is above PLAY_STD_MAX_DEG) is not written
+    expect(playDetermined(sweep(1))).toBe(false);
+    expect(identified.encoders[1]!.backlash).toBe(0);
     const f = identified.friction;
     expect(f.breakaway).toBeDefined();
     f.breakaway!.forEach((b, j) => expect(b).toBeGreaterThanOrEqual(f.coulomb[j]!));
@@ -116,6 +119,8 @@ describe('identify on the flawed mock: masses, friction per direction, breakaway
     expect(valid.after.stop).toEqual({ kind: 'done' });
     expect(valid.after.linkRmsDeg).not.toBeNull();
     expect(valid.after.encoderRmsDeg).not.toBeNull();
+    // joint 1's link follows the plan better with its play and friction declared than with the nominal rig
+    expect(valid.after.linkRmsDeg![0]!).toBeLessThan(valid.before.linkRmsDeg![0]!);
     console.log(JSON.stringify(valid));
   });
 });

@@ -41,8 +41,10 @@ describe('twolink setup --mock on the flawed arm: the breakaway duty per directi
     expect(loadRig(out).motors.map((m) => m.breakawayDuty?.length)).toEqual([2, 2]);
     // The play sweep (each joint slowly through hanging): the play written where the run's backlash
     // inverse reads it, encoders[j].backlashDeg; joint 1's within 0.3 deg of the plant's.
+    // (joint 2's play is not determined on this light link: the step warns and leaves it unwritten; docs/setup-flaws.md)
     const play = json.steps.find((s) => s.name === 'play');
-    expect(play?.status, JSON.stringify(play)).toBe('pass');
+    expect(play?.status, JSON.stringify(play)).not.toBe('fail');
+    expect(play?.evidence.joint1, JSON.stringify(play)).toBeDefined();
     const enc = (JSON.parse(readFileSync(out, 'utf8')) as { encoders: { backlashDeg?: number }[] }).encoders;
     expect(json.changes.map((c) => c.field)).toContain('encoders[0].backlashDeg');
     expect(Math.abs(enc[0]!.backlashDeg! - (plant.backlash![0]! * 180) / Math.PI), `joint 1 play ${enc[0]!.backlashDeg} deg`).toBeLessThan(0.3);

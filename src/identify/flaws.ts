@@ -53,10 +53,19 @@ export async function measureFlaws(rig: Rig, run: RunPaths, o: SweepOptions = {}
 
 const r4 = (v: number): number => Number(v.toPrecision(4));
 
+/** A play whose standard deviation is above this [deg] is not written: the sweep did not determine it. */
+export const PLAY_STD_MAX_DEG = 0.3;
+
+/** The sweep determined the play: positive, at most 30 deg (the schema's), its standard deviation within PLAY_STD_MAX_DEG. */
+export function playDetermined(f: SweepFigures): boolean {
+  return Number.isFinite(f.playDeg) && f.playDeg > 0 && f.playDeg <= 30 && f.playStdDeg <= PLAY_STD_MAX_DEG;
+}
+
 /**
  * The rig file `file` (raw JSON, as identifiedRigFile wrote it) with the measured flaws: per joint the
  * Coulomb friction (the mean of both directions: the model has one level), the viscous friction, the
- * breakaway (at least the Coulomb level) and the play (`encoders[j].backlashDeg`, side motor). A joint
+ * breakaway (at least the Coulomb level) and the play (`encoders[j].backlashDeg`, side motor, when
+ * playDetermined). A joint
  * without a measurement, or a figure that is not physical (negative, not finite), keeps the file's.
  */
 export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readonly JointFlaws[]): Record<string, unknown> {
@@ -76,7 +85,7 @@ export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readon
     if (ok(f.viscousNms)) viscous[j] = r4(f.viscousNms);
     const b = (f.breakawayNm[0] + f.breakawayNm[1]) / 2;
     breakaway[j] = ok(b) ? r4(Math.max(b, coulomb[j]!)) : Math.max(breakaway[j]!, coulomb[j]!);
-    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && ok(f.playDeg) && f.playDeg <= 30) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
+    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playDetermined(f)) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
   }
   out.friction = { ...fr, viscous, coulomb, breakawayNm: breakaway.map((b, j) => Math.max(b, coulomb[j]!)) };
   out.encoders = encoders;

@@ -9,7 +9,7 @@
  * measure. Where the arm is (the mock in virtual time, a port) is the caller's `RunPaths`.
  */
 import type { Rig } from '../config/load.js';
-import { measured, measureFlaws, withFlaws, type JointFlaws } from '../identify/flaws.js';
+import { measured, measureFlaws, PLAY_STD_MAX_DEG, playDetermined, withFlaws, type JointFlaws } from '../identify/flaws.js';
 import { RunError, type RunPaths } from '../identify/pipeline.js';
 import type { RigChange } from './rigfile.js';
 import type { StepResult } from './steps.js';
@@ -55,15 +55,19 @@ export async function playStep(rig: Rig, raw: Record<string, unknown>, run: RunP
   const changes: RigChange[] = next.flatMap((e, j) =>
     e.backlashDeg !== undefined && e.backlashDeg !== encoders[j]?.backlashDeg ? [{ field: `encoders[${j}].backlashDeg`, from: encoders[j]?.backlashDeg ?? null, to: e.backlashDeg, step: name }] : [],
   );
-  const said = flaws.map((f) => (measured(f) ? `joint ${f.joint + 1} ${f.playDeg.toFixed(2)} deg (+-${f.playStdDeg.toFixed(2)})` : `joint ${f.joint + 1} not measured (${f.skipped})`));
-  const all = flaws.every(measured);
+  const said = flaws.map((f) =>
+    measured(f)
+      ? `joint ${f.joint + 1} ${f.playDeg.toFixed(2)} deg (+-${f.playStdDeg.toFixed(2)})${playDetermined(f) ? '' : `: not written, not determined (needs > 0 and +-${PLAY_STD_MAX_DEG} deg at most)`}`
+      : `joint ${f.joint + 1} not measured (${f.skipped})`,
+  );
+  const all = flaws.every((f) => measured(f) && playDetermined(f));
   return {
     step: {
       name,
       status: all ? 'pass' : 'warn',
       summary: `the play between each motor-side encoder and its link: ${said.join(', ')}${changes.length ? ' (written: encoders[].backlashDeg)' : ''}`,
       evidence: evidenceOf(flaws),
-      fix: all ? null : 'give the joint room about hanging (limits[].minDeg/maxDeg), or write encoders[].backlashDeg by hand (1-2 deg is a fair start)',
+      fix: all ? null : 'a light link shows its play faintly in the duty: write encoders[].backlashDeg by hand (1-2 deg is a fair start), or give the joint room about hanging (limits[].minDeg/maxDeg)',
       corrected: changes.length > 0,
     },
     file,
