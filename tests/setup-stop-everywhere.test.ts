@@ -83,7 +83,8 @@ const PROMPTS: [string, RegExp, string | undefined][] = [
   ['motors', /> the arm will move: clear it/, 'limits 2'],
   ['motor constants', /Motor constants:[\s\S]*> the arm will move: clear it/, 'breakaway 2'],
   ['identification', /> the arm will move about hanging/, 'motor 2 constant'],
-  ['first reach', /> the arm will move over its reach/, 'identification'],
+  ['play', /Play: each joint[\s\S]*> the arm will move about hanging/, 'identification'],
+  ['first reach', /> the arm will move over its reach/, 'play'],
 ];
 
 describe('setup: the e-stop at every prompt ends it (exit 1, motors off, nothing written)', () => {
@@ -123,6 +124,7 @@ const STEPS: [string, RegExp][] = [
   ['motors', /Motors: each output/],
   ['motor constants', /Motor constants: each joint/],
   ['identification', /Identification: a gentle/],
+  ['play', /Play: each joint swept/],
   ['first reach', /First reach: the built-in/],
 ];
 

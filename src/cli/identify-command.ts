@@ -8,7 +8,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { checkWritablePath, writeTextFile } from '../config/files.js';
-import { loadRig, parseJsonObject, readConfigText, twoLinkArm, type Rig } from '../config/load.js';
+import { loadRig, parseJsonObject, readConfigText, resolveRig, twoLinkArm, type Rig } from '../config/load.js';
 import { preflight } from '../control/feasibility.js';
 import { reflectedInertia } from '../control/motor.js';
 import { Session } from '../run/session.js';
@@ -16,13 +16,16 @@ import { stopOnCrash } from '../run/crash.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
-import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
+import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type Identified, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
+import { measured, measureFlaws, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../identify/flaws.js';
+import { parseRigFile } from '../config/rig.js';
 import { readRecording, RecordingError } from '../identify/recording.js';
 import { BASE_PARAMETERS, baseParameters, type BaseParameters } from '../identify/regressor.js';
 import { RealizationError } from '../identify/rigfile.js';
 import { replayTwinRmsDeg } from '../identify/replay.js';
 import { virtualRun } from '../identify/virtual.js';
 import { describeEvent } from '../control/events.js';
+import { describeStop } from '../control/stop.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
@@ -52,6 +55,7 @@ const OPTIONS = {
   'command-lag': { type: 'string', arg: 'N', help: 'ticks from a command to the reading that reports it applied (default 1)' },
   estimator: { type: 'string', arg: 'iv|ls', help: 'instrumental variables (default) or plain least squares' },
   'no-validate': { type: 'boolean', help: 'skip the before/after validation runs' },
+  'no-flaws': { type: 'boolean', help: "skip each joint's play sweep (the play, friction per direction and breakaway: docs/identify.md)" },
   wiring: WIRING_OPTION,
   yes: { type: 'boolean', help: 'with --port: start without the 5 s countdown' },
   'no-rt': NO_RT_OPTION,
@@ -77,7 +81,10 @@ Exit codes: 0 done, 1 a run stopped by a fault or a fit that failed, 2 bad input
 /** What the command prints last. */
 interface IdentifyJson {
   parameters: Record<string, { value: number; std: number; unit: string }>;
-  validation: (ValidationFigures & { trajectory: string }) | (Omit<ValidationFigures, 'trackingRmsDegBefore' | 'trackingRmsDegAfter'> & { trackingRmsDegBefore: null; trackingRmsDegAfter: null; trajectory: string }) | null;
+  validation:
+    | (ValidationFigures & { trajectory: string; observerOn?: { before: ObserverRun; after: ObserverRun } })
+    | (Omit<ValidationFigures, 'trackingRmsDegBefore' | 'trackingRmsDegAfter'> & { trackingRmsDegBefore: null; trackingRmsDegAfter: null; trajectory: string })
+    | null;
   fit: {
     conditionNumber: number;
     conditionNumberRaw: number;
@@ -90,6 +97,8 @@ interface IdentifyJson {
     cutoffHz: number;
     estimator: string;
   };
+  /** Each joint's play sweep (null without --mock or --port, or with --no-flaws). */
+  flaws: JointFlaws[] | null;
   nominal: BaseParameters;
   /** The mock plant's true base parameters (mock rigs only). */
   plant?: BaseParameters;
@@ -307,6 +316,9 @@ function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitat
       `of [${fit.torqueRmsNm.map((x) => x.toFixed(3)).join(', ')}] N m`,
   );
   log(parameterTable(fit, nominal, plant));
+  if (id.rigFile.encoders && JSON.stringify(id.rigFile.friction) !== JSON.stringify({ viscous: [fit.theta[5], fit.theta[6]], coulomb: [fit.theta[7], fit.theta[8]] })) {
+    log("  (the friction written is the play sweeps', not fv and fc above: the excitation's fit folds stiction and play into them)");
+  }
   if (p.out !== undefined) {
     writeTextFile(p.out, `${JSON.stringify(id.rigFile, null, 2)}\n`);
     log(`wrote ${p.out}: arm ${JSON.stringify(id.rigFile.arm)}, friction ${JSON.stringify(id.rigFile.friction)}`);
@@ -319,7 +331,10 @@ async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: reado
     const vp = validationPath(p.rig, p.exOpts);
     preflight(p.rig, [vp.path], { what: () => 'the validation trajectory' });
     log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
-    return { ...(await validate(p.rig, id.rig, p.run, vp.path)), trajectory: vp.path.description };
+    const figures = await validate(p.rig, id.rig, p.run, vp.path);
+    log('validation with the disturbance observer as run uses it (on unless the rig file says otherwise), the identified rig with its measured play and friction');
+    const observerOn = await validateWithObserver(p.rig, id.rig, p.run, vp.path);
+    return { ...figures, trajectory: vp.path.description, observerOn };
   }
   log('validation: the twin replayed on the recording with the old and the identified rig (no second run without --mock or --port)');
   const lag = id.fit.commandLag;
@@ -332,7 +347,7 @@ async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: reado
   };
 }
 
-function toJson(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined, valid: IdentifyJson['validation']): IdentifyJson {
+function toJson(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined, valid: IdentifyJson['validation'], flaws: JointFlaws[] | null): IdentifyJson {
   const fit = id.fit;
   return {
     parameters: Object.fromEntries(BASE_PARAMETERS.map((b) => [b.key, { value: fit.parameters[b.key].value, std: fit.parameters[b.key].std, unit: b.unit }])),
@@ -349,12 +364,47 @@ function toJson(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation
       cutoffHz: fit.cutoffHz,
       estimator: fit.estimator,
     },
+    flaws,
     nominal,
     ...(plant ? { plant } : {}),
     rigFile: p.out ?? null,
     recording: p.recordingIn ?? p.record ?? null,
     clock: p.clock,
   };
+}
+
+/** One joint's sweep in words, with the mock plant's figures beside it. */
+function flawLine(f: JointFlaws, rig: Rig): string {
+  if (!measured(f)) return `  joint ${f.joint + 1}: not measured: ${f.skipped}`;
+  const n = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
+  const p = rig.plant;
+  const j = f.joint;
+  const truth = p ? `\n    plant: play ${n((p.backlash?.[j] ?? 0) * DEG, 2)} deg, Coulomb ${n(p.coulomb[j]!, 4)} N m, viscous ${n(p.viscous[j]!, 4)} N m s/rad, breakaway ${n(p.breakaway?.[j] ?? p.coulomb[j]!)} N m` : '';
+  return (
+    `  joint ${j + 1}: play ${n(f.playDeg, 2)} deg (+-${n(f.playStdDeg, 2)}), Coulomb ccw ${n(f.coulombNm[0], 4)} / cw ${n(f.coulombNm[1], 4)} N m, ` +
+    `viscous ${n(f.viscousNms, 4)} N m s/rad, breakaway ccw ${n(f.breakawayNm[0])} / cw ${n(f.breakawayNm[1])} N m (${f.starts.join('/')} starts), ` +
+    `gravity x${n(f.gravityScale)} of the nominal, residual ${n(f.residualRmsNm, 4)} N m${truth}`
+  );
+}
+
+/** Each joint's play sweep on the arm (not from a recording, not with --no-flaws), folded into the identified rig. */
+async function withMeasuredFlaws(p: Plan, v: IdentifyArgs, fitted: Identified): Promise<{ id: Identified; flaws: JointFlaws[] | null }> {
+  if (!p.run || v['no-flaws']) return { id: fitted, flaws: null };
+  const flaws = await measureFlaws(p.rig, p.run, {}, (path) => {
+    preflight(p.rig, [path], { what: () => `the play sweep of ${path.name}` });
+    log(`play sweep: ${path.description} (feedforward + PID, no disturbance observer)`);
+  });
+  log(`the flaws (slow sweeps through hanging, motor-side encoders and the duty; docs/identify.md):\n${flaws.map((f) => flawLine(f, p.rig)).join('\n')}`);
+  const label = p.out ?? 'identified rig';
+  const rigFile = withFlaws(fitted.rigFile, p.rig, flaws);
+  return { id: { ...fitted, rigFile, rig: resolveRig(parseRigFile(rigFile, label), label) }, flaws };
+}
+
+function observerLines(o: { before: ObserverRun; after: ObserverRun }): string {
+  const f = (a: number[] | null, d = 3): string => (a ? a.map((x) => x.toFixed(d)).join(', ') : '-');
+  const one = (what: string, r: ObserverRun): string =>
+    `  ${what}: ${describeStop(r.stop)}; encoder RMS [${f(r.encoderRmsDeg)}] deg, link RMS [${f(r.linkRmsDeg)}] deg${r.linkRmsDeg ? '' : ' (unknown on a real arm)'}, duty reversals [${f(r.reversalsPerS, 1)}] /s`;
+  return `with the observer on:\n${one('nominal rig   ', o.before)}\n${one('identified rig', o.after)}`;
 }
 
 const HELP_LINE = "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it";
@@ -370,8 +420,9 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
   if (p.target?.kind === 'port') await realtimeMainThread('twolink identify', v['no-rt'] === true, log);
   try {
     const { ticks, excitation } = await collect(p, v);
-    const id = fit(p, ticks);
-    if (!id) return 1;
+    const fitted = fit(p, ticks);
+    if (!fitted) return 1;
+    const { id, flaws } = await withMeasuredFlaws(p, v, fitted);
     const nominal = baseParameters(twoLinkArm(p.rig), p.rig.motors.slice(0, 2).map(reflectedInertia), p.rig.friction);
     const plant = plantParameters(p.rig);
     reportFit(p, id, excitation, nominal, plant);
@@ -381,8 +432,9 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
       const f = (a: number[] | null): string => (a ? a.map((x) => x.toFixed(3)).join(', ') : '-');
       log(`twin residual RMS [deg]: before [${f(valid.twinRmsDegBefore)}], after [${f(valid.twinRmsDegAfter)}]`);
       log(`tracking RMS [deg]:      before [${f(valid.trackingRmsDegBefore)}], after [${f(valid.trackingRmsDegAfter)}]`);
+      if ('observerOn' in valid && valid.observerOn) log(observerLines(valid.observerOn));
     }
-    process.stdout.write(`${JSON.stringify(toJson(p, id, excitation, nominal, plant, valid))}\n`);
+    process.stdout.write(`${JSON.stringify(toJson(p, id, excitation, nominal, plant, valid, flaws))}\n`);
     return 0;
   } catch (e) {
     if (e instanceof RunError) {

@@ -18,6 +18,7 @@ import { FileError } from '../config/files.js';
 import { checkOutFile, writeOutFile, type OutFile } from '../setup/out-file.js';
 import { firstReach, SLOW, SPEED_FRACTION, TORQUE_FRACTION } from '../setup/first-reach.js';
 import { GENTLE_EXCITATION, identifyStep, WELL_IDENTIFIED } from '../setup/identify-step.js';
+import { playStep } from '../setup/play-step.js';
 import type { RunPaths } from '../identify/pipeline.js';
 import { correctedRigFile, describeChanges, type RigChange } from '../setup/rigfile.js';
 import type { BoardEvidence, StepResult } from '../setup/steps.js';
@@ -45,6 +46,7 @@ const OPTIONS = {
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
   'no-identify': { type: 'boolean', help: 'skip the gentle identification (the rig file keeps its masses and friction)' },
   'no-reach': { type: 'boolean', help: 'do not run the first slow reach with the rig file written' },
+  'no-play': { type: 'boolean', help: "skip the play sweep (each joint slowly through hanging: the gearbox's play, written as encoders[].backlashDeg)" },
   'no-rt': NO_RT_OPTION,
   json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -298,6 +300,18 @@ async function identifyPhase(ctx: Finish, run: RunPaths, file: Record<string, un
   return { file: id.file, changes: identifiedChanges(file, id.file), failed: id.stopped };
 }
 
+/** Step 7b: the play sweep of each joint with the corrected rig; a stop during it ends setup (SetupStopped). */
+async function playPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
+  const { operator } = ctx;
+  operator.say('Play: each joint swept slowly 20 deg either side of hanging and back, the other held; the motor-side encoder and the duty show the gearbox play. Space or Esc stops.');
+  await operator.confirm('the arm will move about hanging: clear it and press Enter');
+  const p = await playStep(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), file, run);
+  ctx.steps.push(p.step);
+  reportStep(operator, p.step);
+  checkStopped(operator);
+  return { file: p.file, changes: p.changes, failed: p.stopped };
+}
+
 /** Step 8: the slow first reach with the corrected rig (before it is written); a stop during it ends setup (SetupStopped). */
 async function reachPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<void> {
   const { operator } = ctx;
@@ -327,6 +341,12 @@ async function finishSetup(ctx: Finish): Promise<Written> {
     file = id.file;
     changes = [...changes, ...id.changes];
     failed = id.failed;
+  }
+  if (!v['no-play'] && !failed) {
+    const p = await playPhase(ctx, run, file);
+    file = p.file;
+    changes = [...changes, ...p.changes];
+    failed = p.failed;
   }
   if (!v['no-reach'] && !failed) await reachPhase(ctx, run, file);
   checkStopped(operator);

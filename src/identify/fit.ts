@@ -301,6 +301,31 @@ function nearReversals(speeds: Readonly<Grid>, reversal: number, reach: number):
   });
 }
 
+/** A run's driven readings on a uniform grid: per segment, its start [s], angles, duties (each step's mean) and plan. */
+export interface GriddedSegment {
+  t0: number;
+  n: number;
+  q: PairOf<Float64Array>;
+  duty: PairOf<Float64Array>;
+  plan: { q: PairOf<Float64Array>; qd: PairOf<Float64Array>; qdd: PairOf<Float64Array> };
+}
+
+/** The ticks' driven segments on a uniform grid at the median reading interval `h` [s] (steps 1-2 of the module comment). */
+export function griddedSegments(ticks: readonly FitTick[], lag = 1): { h: number; segments: GriddedSegment[] } {
+  const segs = segments(ticks, lag);
+  const allDt: number[] = [];
+  for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
+  if (allDt.length < 10) throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
+  const h = median(allDt);
+  const out = segs.map((s) => {
+    const n = Math.floor((s.t[s.t.length - 1]! - s.t[0]!) / h) + 1;
+    const g = onUniformGrid(s, h, n);
+    const duty: PairOf<Float64Array> = [zohMeans(s.sw, s.duty[0], s.t[0]!, h, n), zohMeans(s.sw, s.duty[1], s.t[0]!, h, n)];
+    return { t0: s.t[0]!, n, q: g.qg, duty, plan: { q: g.pq, qd: g.pqd, qdd: g.pqdd } };
+  });
+  return { h, segments: out };
+}
+
 function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
   const segs = segments(ticks, lag);
   const allDt: number[] = [];

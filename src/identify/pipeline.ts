@@ -81,7 +81,7 @@ export function identify(rig: Rig, raw: Record<string, unknown>, ticks: readonly
 }
 
 /** The rig with the disturbance observer off: feedforward + PID alone, so that the tracking error shows the model. */
-function withoutObserver(rig: Rig): Rig {
+export function withoutObserver(rig: Rig): Rig {
   return { ...rig, control: { ...rig.control, disturbanceObserver: false } };
 }
 

@@ -1,0 +1,123 @@
+/**
+ * The gearmotors' flaws in identification (issue 33 item 5): each joint's play sweep run and fitted
+ * (src/identify/sweep.ts), the figures written into the identified rig file where the controller
+ * reads them (`encoders[j].backlashDeg`: the backlash inverse, src/control/backlash.ts;
+ * `friction.coulomb`, `friction.viscous`, `friction.breakawayNm`: the feedforward's Stribeck friction),
+ * and a validation with the disturbance observer as `run` uses it.
+ */
+import type { Rig } from '../config/load.js';
+import { describeStop, type StopReason } from '../control/stop.js';
+import type { PathSpec } from '../model/builtins.js';
+import type { RunSummary } from '../run/stats.js';
+import { fitTickFromRow } from './fit.js';
+import { RunError, withoutObserver, type RunPaths } from './pipeline.js';
+import { analyseSweep, SweepError, sweepPath, type SweepFigures, type SweepOptions } from './sweep.js';
+
+/** A joint whose sweep could not be run or fitted, and why. */
+export interface SweepSkipped {
+  joint: number;
+  skipped: string;
+}
+
+export type JointFlaws = SweepFigures | SweepSkipped;
+
+export function measured(f: JointFlaws): f is SweepFigures {
+  return !('skipped' in f);
+}
+
+/** Runs each joint's play sweep and fits it. A sweep that stops on a fault is a RunError; one that does not fit the limits or gives no fit is skipped (said why). */
+/** The sweeps run with the disturbance observer off: their torques are then the PID's and the feedforward's alone (an observer rattles through play nobody declared). */
+export async function measureFlaws(rig: Rig, run: RunPaths, o: SweepOptions = {}, onPath?: (p: PathSpec) => void): Promise<JointFlaws[]> {
+  const out: JointFlaws[] = [];
+  for (const j of [0, 1]) {
+    let path: PathSpec;
+    try {
+      path = sweepPath(rig, j, o);
+    } catch (e) {
+      if (!(e instanceof SweepError)) throw e;
+      out.push({ joint: j, skipped: e.message });
+      continue;
+    }
+    onPath?.(path);
+    const r = await run(withoutObserver(rig), [path]);
+    if (r.summary.stop.kind !== 'done') throw new RunError(`the play sweep of joint ${j + 1} stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
+    try {
+      out.push(analyseSweep(rig, r.rows.map(fitTickFromRow), j, o));
+    } catch (e) {
+      if (!(e instanceof SweepError)) throw e;
+      out.push({ joint: j, skipped: e.message });
+    }
+  }
+  return out;
+}
+
+const r4 = (v: number): number => Number(v.toPrecision(4));
+
+/** A play whose standard deviation is above this [deg] is not written: the sweep did not determine it. */
+export const PLAY_STD_MAX_DEG = 0.3;
+
+/** The sweep determined the play: positive, at most 30 deg (the schema's), its standard deviation within PLAY_STD_MAX_DEG. */
+export function playDetermined(f: SweepFigures): boolean {
+  return Number.isFinite(f.playDeg) && f.playDeg > 0 && f.playDeg <= 30 && f.playStdDeg <= PLAY_STD_MAX_DEG;
+}
+
+/**
+ * The rig file `file` (raw JSON, as identifiedRigFile wrote it) with the measured flaws: per joint the
+ * Coulomb friction (the mean of both directions: the model has one level), the viscous friction, the
+ * breakaway (at least the Coulomb level) and the play (`encoders[j].backlashDeg`, side motor, when
+ * playDetermined). A joint
+ * without a measurement, or a figure that is not physical (negative, not finite), keeps the file's.
+ */
+export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readonly JointFlaws[]): Record<string, unknown> {
+  const out = JSON.parse(JSON.stringify(file)) as Record<string, unknown>;
+  const fr = (out.friction ?? {}) as { viscous?: number[]; coulomb?: number[]; breakawayNm?: number[] };
+  const viscous = (fr.viscous ?? rig.friction.viscous).slice(0, 2);
+  const coulomb = (fr.coulomb ?? rig.friction.coulomb).slice(0, 2);
+  const breakaway = (fr.breakawayNm ?? rig.friction.breakaway ?? coulomb).slice(0, 2);
+  const rawEnc = (out.encoders as Record<string, unknown>[] | undefined) ?? rig.encoders.map((e) => ({ countsPerRev: e.countsPerRev, sign: e.sign, zeroDeg: (e.zero * 180) / Math.PI }));
+  const encoders = rawEnc.map((e) => ({ ...e }));
+  const ok = (v: number): boolean => Number.isFinite(v) && v >= 0;
+  for (const f of flaws) {
+    if (!measured(f)) continue;
+    const j = f.joint;
+    const c = (f.coulombNm[0] + f.coulombNm[1]) / 2;
+    if (ok(c)) coulomb[j] = r4(c);
+    if (ok(f.viscousNms)) viscous[j] = r4(f.viscousNms);
+    const b = (f.breakawayNm[0] + f.breakawayNm[1]) / 2;
+    breakaway[j] = ok(b) ? r4(Math.max(b, coulomb[j]!)) : Math.max(breakaway[j]!, coulomb[j]!);
+    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playDetermined(f)) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
+  }
+  out.friction = { ...fr, viscous, coulomb, breakawayNm: breakaway.map((b, j) => Math.max(b, coulomb[j]!)) };
+  out.encoders = encoders;
+  return out;
+}
+
+/** One validation run with the observer on: how it stopped, and the trajectory's RMS of the encoder and (the mock's) link [deg]. */
+export interface ObserverRun {
+  stop: StopReason;
+  encoderRmsDeg: number[] | null;
+  linkRmsDeg: number[] | null;
+  reversalsPerS: number[] | null;
+}
+
+function observerRun(s: RunSummary): ObserverRun {
+  const t = s.phases?.trajectory;
+  return {
+    stop: s.stop,
+    encoderRmsDeg: t ? t.encoder.rmsDeg : null,
+    linkRmsDeg: t?.link ? t.link.rmsDeg : null,
+    reversalsPerS: s.reversals ? s.reversals.perS : null,
+  };
+}
+
+/**
+ * Runs `path` with the rig before and after identification, each with its disturbance observer as
+ * its file says (on by default: as `run` uses it), the identified rig with its measured play and
+ * friction. A run that stops on a fault is reported, not thrown: an unflawed model on a flawed arm
+ * may stop where the identified one does not.
+ */
+export async function validateWithObserver(before: Rig, after: Rig, run: RunPaths, path: PathSpec): Promise<{ before: ObserverRun; after: ObserverRun }> {
+  const a = await run(before, [path]);
+  const b = await run(after, [path]);
+  return { before: observerRun(a.summary), after: observerRun(b.summary) };
+}

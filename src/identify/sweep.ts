@@ -1,0 +1,293 @@
+/**
+ * The flaws of a gearmotor joint, measured with what a user has (a motor-side encoder and the duty):
+ * a slow sweep of one joint through the pose where gravity on it changes sign, back and forth at two
+ * speeds, the other joint held (issue 33 item 5).
+ *
+ * Why there. The play sits between the encoder (motor side) and the link; the link hangs on one
+ * flank of the gear or the other, the one gravity presses it on. Where gravity's torque on the joint
+ * changes sign the link crosses to the other flank while the motor side moves through the play, and
+ * the motor side then lags or leads the link by half the play: tau_g(theta) = G(theta - s b/2) with s
+ * the side gravity presses (the sign of G). Far enough on either side, the duty's torque is
+ *
+ *   tau_m = k G(theta) - k (b/2) s G'(theta) + J qdd + fc(dir) dir + fv qd
+ *
+ * linear in k (the gravity scale: the masses need not be known), the play b, an inertia J, Coulomb
+ * friction per direction fc(+), fc(-) and viscous friction fv (two speeds set it apart from Coulomb).
+ * Rows within `band` of the gravity zero (the play's crossing) and slow rows (Stribeck's range,
+ * the ends) are left out. G and G' are the nominal model's gravity shape at the encoder's angles.
+ *
+ * The breakaway: at each end of a pass the joint rests with gravity pressing the same flank, and the
+ * next pass starts it again; the friction holding it (the duty's torque less the gear's load k G - k
+ * (b/2) s G') climbs until it lets go. Its peak there, per direction (the median of the starts), is
+ * the breakaway.
+ *
+ * Pure math on ticks: no I/O, no clock.
+ */
+import { Matrix, QrDecomposition, inverse } from 'ml-matrix';
+import type { Rig } from '../config/load.js';
+import { twoLinkArm } from '../config/load.js';
+import type { PathSpec } from '../model/builtins.js';
+import { computeGravity, createActuatedArmData, createActuatedArmModel, motorTorque, type ActuatedArmModel } from '../model/actuated.js';
+import type { PathStep } from '../model/trajectory.js';
+import type { Joint } from '../model/types.js';
+import { griddedSegments, type FitTick, type GriddedSegment } from './fit.js';
+import { derivatives, zeroPhaseLowpass } from './filter.js';
+
+const DEG = Math.PI / 180;
+
+/** How to sweep. Angles [deg], times [s]. */
+export interface SweepOptions {
+  /** Half the sweep about the gravity zero [deg]. @default 20 */
+  amplitudeDeg?: number;
+  /** One slow pass [s]. @default 6 */
+  slowS?: number;
+  /** One fast pass [s]. @default 2.5 */
+  fastS?: number;
+  /** Rest at each end [s]. @default 0.6 */
+  holdS?: number;
+  /** Rows nearer the gravity zero than this [deg] are left out (the play's crossing). @default 5 */
+  bandDeg?: number;
+  /** Rows slower than this (plan) [deg/s] are left out (Stribeck's range). @default 4 */
+  minSpeedDegS?: number;
+}
+
+/** A SweepError: the rig's limits leave no room for the sweep, or the data gave no fit. */
+export class SweepError extends Error {
+  override readonly name = 'SweepError';
+}
+
+/** What one joint's sweep measured. Directions: [ccw (+), cw (-)]. */
+export interface SweepFigures {
+  joint: number;
+  /** The play between the encoder and the link [deg], and its standard deviation (from the fit's residual: optimistic). */
+  playDeg: number;
+  playStdDeg: number;
+  /** Coulomb friction per direction [N m]. */
+  coulombNm: [number, number];
+  /** Viscous friction [N m s/rad] (with any error of the motor's back-EMF constant). */
+  viscousNms: number;
+  /** Breakaway friction per direction [N m] (NaN where no start was seen). */
+  breakawayNm: [number, number];
+  /** Starts seen per direction. */
+  starts: [number, number];
+  /** The gravity's scale against the nominal model's (1: the nominal masses are right). */
+  gravityScale: number;
+  /** The inertia the sweep saw [kg m^2] (poorly excited: slow passes). */
+  inertia: number;
+  residualRmsNm: number;
+  rows: number;
+}
+
+/** Link 1's angle from hanging while joint 2 is swept [deg]. */
+const JOINT2_LINK1_DEG = 30;
+
+/** The pose about which joint `joint` (0-based) is swept: gravity on it changes sign there. Joint 1's: both links hanging; joint 2's: link 1 30 deg off hanging, link 2 hanging. */
+export function sweepCentre(rig: Rig, joint: number, o: SweepOptions = {}): [number, number] {
+  twoLinkArm(rig);
+  const a = (o.amplitudeDeg ?? 20) * DEG;
+  // Joint 2's sweep holds link 1 off hanging (JOINT2_LINK1_DEG), so that gravity keeps link 1 on one
+  // flank of its own play: hanging, link 1 would swing in it as link 2 moves, and its motor-side encoder
+  // could not see that.
+  const centre: [number, number] = joint === 0 ? [-90 * DEG, 0] : [(-90 + JOINT2_LINK1_DEG) * DEG, -JOINT2_LINK1_DEG * DEG];
+  const margin = 5 * DEG;
+  rig.limits.slice(0, 2).forEach((l, i) => {
+    const need = i === joint ? a + margin : margin;
+    if (!(centre[i]! - need >= l.min && centre[i]! + need <= l.max)) {
+      throw new SweepError(
+        `${rig.file}: the play sweep of joint ${joint + 1} needs joint ${i + 1} at ${(centre[i]! / DEG).toFixed(0)} deg +- ${(need / DEG).toFixed(0)} deg ` +
+          `(hanging), outside limits[${i}] (${(l.min / DEG).toFixed(0)}..${(l.max / DEG).toFixed(0)} deg)`,
+      );
+    }
+  });
+  return centre;
+}
+
+/**
+ * The sweep of joint `joint`: from the centre (hanging) out to +A and back, out to -A and back,
+ * slowly then fast, resting at the centre between passes (where gravity loads neither flank: the
+ * starts from rest there measure the breakaway alone) and at each end.
+ */
+export function sweepPath(rig: Rig, joint: number, o: SweepOptions = {}): PathSpec {
+  const centre = sweepCentre(rig, joint, o);
+  const A = (o.amplitudeDeg ?? 20) * DEG;
+  const slow = o.slowS ?? 6;
+  const fast = o.fastS ?? 2.5;
+  const hold = o.holdS ?? 0.6;
+  const at = (x: number): number[] => centre.map((c, i) => (i === joint ? c + x : c));
+  const steps: PathStep[] = [];
+  for (const d of [slow / 2, fast / 2]) {
+    for (const x of [A, -A]) steps.push({ kind: 'hold', duration: hold }, { kind: 'joint', to: at(x), duration: d }, { kind: 'hold', duration: hold }, { kind: 'joint', to: at(0), duration: d });
+  }
+  steps.push({ kind: 'hold', duration: hold });
+  return {
+    name: `play-sweep-${joint + 1}`,
+    description: `joint ${joint + 1} swept out to +-${(A / DEG).toFixed(0)} deg from hanging (where gravity on it changes sign) and back, in ${slow / 2} s then ${fast / 2} s a pass, resting between, the other joint held: the play, friction per direction, the breakaway`,
+    start: { q: centre },
+    steps,
+  };
+}
+
+/** The gravity torque on `joint` and its derivative along that joint, at `q` (the nominal model). */
+function gravityShape(model: ActuatedArmModel, joint: number, q: readonly number[]): { G: number; dG: number } {
+  const data = createActuatedArmData(model);
+  const h = 1e-4;
+  const at = (dx: number): number =>
+    computeGravity(
+      model,
+      data,
+      q.map((v, i) => (i === joint ? v + dx : v)),
+    )[joint]!;
+  return { G: at(0), dG: (at(h) - at(-h)) / (2 * h) };
+}
+
+/** Per grid point, 1 where `bad`, widened by `reach` points each side. */
+function widened(bad: (k: number) => boolean, n: number, reach: number): Uint8Array {
+  const out = new Uint8Array(n);
+  for (let k = 0; k < n; k++) if (bad(k)) for (let l = Math.max(0, k - reach); l <= Math.min(n - 1, k + reach); l++) out[l] = 1;
+  return out;
+}
+
+/** Least squares with the covariance of the estimate. */
+function lsq(A: number[][], b: number[]): { x: number[]; cov: number[][]; rms: number } {
+  const M = new Matrix(A);
+  const x = new QrDecomposition(M).solve(Matrix.columnVector(b)).getColumn(0);
+  const pred = M.mmul(Matrix.columnVector(x)).getColumn(0);
+  const rss = b.reduce((s, v, i) => s + (v - pred[i]!) ** 2, 0);
+  const dof = Math.max(1, b.length - x.length);
+  const cov = inverse(M.transpose().mmul(M))
+    .mul(rss / dof)
+    .to2DArray();
+  return { x, cov, rms: Math.sqrt(rss / b.length) };
+}
+
+/** The equations of one sweep: rows [G, s G', qdd, [qd > 0], -[qd < 0], qd] and the motor's torque, filtered alike. */
+interface SweepEquations {
+  A: number[][];
+  b: number[];
+}
+
+/** What the breakaway needs of the grid: per start from rest at the centre, the torque and the angle from the start on. */
+interface Start {
+  dir: number;
+  h: number;
+  tau: number[];
+  q: number[];
+  rest: number;
+}
+
+function median(a: readonly number[]): number {
+  return a.length ? a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)]! : Number.NaN;
+}
+
+/** Collects one segment's equations (filtered: parallel filtering, as src/identify/fit.ts) and its starts from rest at the centre. */
+function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number, joint: Joint, o: Required<Pick<SweepOptions, 'bandDeg' | 'minSpeedDegS'>> & { cutoffHz: number; bandNm: number }, eq: SweepEquations, starts: Start[]): void {
+  const fs = 1 / h;
+  const lowpass = (x: ArrayLike<number>): Float64Array => zeroPhaseLowpass(x, o.cutoffHz, fs, 4);
+  const edge = Math.ceil((3 * fs) / o.cutoffHz);
+  const reach = Math.ceil((0.5 * fs) / o.cutoffHz);
+  const decim = Math.max(1, Math.floor(fs / (4 * o.cutoffHz)));
+  const n = s.n;
+  const pv = s.plan.qd[joint];
+  // starts from rest where gravity loads neither flank (the centre): the plan leaves a rest
+  for (let k = 1; k < n; k++) {
+    if (!(pv[k - 1] === 0 && pv[k] !== 0)) continue;
+    const q = [s.q[0][k]!, s.q[1][k]!];
+    if (Math.abs(gravityShape(model, joint, q).G) >= o.bandNm) continue;
+    const end = Math.min(n, k + Math.round(0.6 / h));
+    const from = Math.max(0, k - Math.round(0.05 / h));
+    let rest = 0;
+    for (let l = from; l <= k; l++) rest += s.q[joint][l]! / (k - from + 1);
+    const tau: number[] = [];
+    const qs: number[] = [];
+    for (let l = k; l < end; l++) {
+      tau.push(motorTorque(model, joint, s.duty[joint][l]!, 0));
+      qs.push(s.q[joint][l]!);
+    }
+    starts.push({ dir: Math.sign(pv[k]!), h, tau, q: qs, rest });
+  }
+  if (n <= 2 * edge + 4 * decim) return;
+  const qf = [lowpass(s.q[0]), lowpass(s.q[1])];
+  const dv = derivatives(qf[joint]!, h);
+  const tau = new Float64Array(n);
+  const cols = Array.from({ length: 6 }, () => new Float64Array(n));
+  const G = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const g = gravityShape(model, joint, [qf[0]![k]!, qf[1]![k]!]);
+    G[k] = g.G;
+    const v = dv.d1[k]!;
+    tau[k] = motorTorque(model, joint, s.duty[joint][k]!, v);
+    cols[0]![k] = g.G;
+    cols[1]![k] = Math.sign(g.G) * g.dG;
+    cols[2]![k] = dv.d2[k]!;
+    cols[3]![k] = pv[k]! > 0 ? 1 : 0;
+    cols[4]![k] = pv[k]! < 0 ? -1 : 0;
+    cols[5]![k] = v;
+  }
+  const minSpeed = o.minSpeedDegS * DEG;
+  const skip = widened((k) => Math.abs(pv[k]!) < minSpeed || Math.abs(G[k]!) < o.bandNm, n, reach);
+  const colsF = cols.map(lowpass);
+  const tauF = lowpass(tau);
+  for (let k = edge; k < n - edge; k += decim) {
+    if (skip[k]) continue;
+    eq.A.push(colsF.map((c) => c[k]!));
+    eq.b.push(tauF[k]!);
+  }
+}
+
+/**
+ * The breakaway per direction: at each start from rest at the centre (no load: gravity presses
+ * neither flank), the peak torque before the joint let go. When it let go is put back from when it
+ * passed 2 and 4 encoder counts (a constant acceleration from rest: t ~ sqrt(distance)), so that the
+ * torque the loop kept adding while the encoder had not yet seen the motion does not count.
+ */
+/** The corner of the low-pass on the torque before a start [Hz]. */
+const BREAK_HZ = 60;
+
+function breakaways(starts: readonly Start[], countRad: number): { nm: [number, number]; starts: [number, number] } {
+  const per: [number[], number[]] = [[], []];
+  for (const st of starts) {
+    const past = (c: number): number => st.q.findIndex((q) => st.dir * (q - st.rest) > c * countRad);
+    const k2 = past(2);
+    const k4 = past(4);
+    if (k2 < 0 || k4 < 0) continue;
+    const ks = Math.max(0, Math.floor((k4 - Math.SQRT2 * k2) / (1 - Math.SQRT2)));
+    // The loop's torque dithers (encoder noise through the gains); a spike of a sample or two
+    // does not start the joint, what it holds for a while does: the torque low-passed at BREAK_HZ.
+    const tau = zeroPhaseLowpass(st.tau, BREAK_HZ, 1 / st.h, 2);
+    let peak = -Infinity;
+    for (let l = 0; l <= Math.min(ks, tau.length - 1); l++) peak = Math.max(peak, st.dir * tau[l]!);
+    if (Number.isFinite(peak)) per[st.dir > 0 ? 0 : 1].push(peak);
+  }
+  return { nm: [median(per[0]), median(per[1])], starts: [per[0].length, per[1].length] };
+}
+
+/** Analyses joint `joint`'s sweep (the ticks of a run of sweepPath). Throws a SweepError when too little of it is usable. */
+export function analyseSweep(rig: Rig, ticks: readonly FitTick[], joint: number, o: SweepOptions & { commandLag?: number; cutoffHz?: number } = {}): SweepFigures {
+  const model = createActuatedArmModel({ ...rig, friction: { viscous: [0, 0], coulomb: [0, 0] } });
+  const bandDeg = o.bandDeg ?? 5;
+  const bandNm = Math.abs(gravityShape(model, joint, sweepCentre(rig, joint, o)).dG) * bandDeg * DEG;
+  const { h, segments } = griddedSegments(ticks, o.commandLag ?? 1);
+  const eq: SweepEquations = { A: [], b: [] };
+  const starts: Start[] = [];
+  const opts = { bandDeg, minSpeedDegS: o.minSpeedDegS ?? 4, cutoffHz: o.cutoffHz ?? 5, bandNm };
+  for (const s of segments) segmentEquations(model, s, h, joint as Joint, opts, eq, starts);
+  if (eq.b.length < 30 || !eq.A.some((r) => r[3]! > 0.99) || !eq.A.some((r) => r[4]! < -0.99)) {
+    throw new SweepError(`joint ${joint + 1}: only ${eq.b.length} usable samples of the sweep (moving both ways, away from hanging): nothing to fit`);
+  }
+  const { x, cov, rms } = lsq(eq.A, eq.b);
+  const [k, c, inertia, fp, fn, fv] = x as [number, number, number, number, number, number];
+  const b = breakaways(starts, (2 * Math.PI) / rig.encoders[joint]!.countsPerRev);
+  return {
+    joint,
+    playDeg: (-2 * c) / k / DEG,
+    playStdDeg: (2 * Math.sqrt(Math.max(0, cov[1]![1]!))) / Math.abs(k) / DEG,
+    coulombNm: [fp, fn],
+    viscousNms: fv,
+    breakawayNm: b.nm,
+    starts: b.starts,
+    gravityScale: k,
+    inertia,
+    residualRmsNm: rms,
+    rows: eq.b.length,
+  };
+}
