@@ -22,7 +22,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: {
     type: 'boolean',
-    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone; with --firmware, {"kind":"pty","host"} and at the end {"kind":"firmware-end"} with the board time, the lag and the encoder pins vs the plant (src/mock/mock-report.ts)',
   },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
@@ -40,7 +40,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean; report?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
   if (!v.firmware) throw new UsageError(`${v.elf !== undefined ? '--elf' : '--board'} goes with --firmware`);
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
@@ -63,7 +63,7 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   signals.release();
   try {
     return endProcess(
-      await serveFirmwareMock(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
+      await serveFirmwareMock(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`), ...(v.report ? { report: (r: MockReport) => process.stdout.write(mockReportLine(r)) } : {}) }),
     );
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
@@ -259,7 +259,6 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const wiring = wiringArg(v.wiring, rig.joints, true);
   const injections = injectArgs(v, rig.joints);
   if (v.firmware || v.board !== undefined || v.elf !== undefined) {
-    if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
     if (wiring) throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
     return endProcess(await serveFirmware(rig, v, injections, signals));
   }
