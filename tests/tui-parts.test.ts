@@ -171,7 +171,7 @@ describe('the loop panel', () => {
   });
 
   it("shows the samples of the adapter's bursts apart from the late ones (issue 35: they were counted late)", () => {
-    const t = tick({ overruns: 2, burst: 9728 } as Partial<TickObject['timing']>);
+    const t = tick({ overruns: 2, burst: 9728 });
     const wide = loopLines(state(t), 80, 5)
       .join('\n')
       .replace(/\{[^{}]*\}/g, '');

@@ -114,7 +114,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     while (!ended && f.sent < messages * 1.02) {
       if (f.connections > 0 && child.exited()) break;
       f.connections++;
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
         const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
         ws.on('error', () => undefined);
         ws.on('close', () => resolve());
@@ -122,7 +122,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
         ws.on('message', (d: Buffer, binary: boolean) => {
           if (!binary && d.includes('"status"')) f.statusReplies++;
         });
-        ws.on('open', async () => {
+        const send = async (): Promise<void> => {
           while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
             const m = randomClientMessage(r);
             if ('text' in m) ws.send(m.text);
@@ -136,7 +136,8 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
             if (f.sent % 20 === 0) await new Promise((res) => setImmediate(res));
           }
           ws.close();
-        });
+        };
+        ws.on('open', () => void send().catch(reject));
       });
     }
   };

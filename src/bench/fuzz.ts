@@ -222,7 +222,7 @@ function mutateRecording(lines: readonly string[], r: () => number): string {
       const nums = [...out[i]!.matchAll(/-?\d+(\.\d+)?(e[+-]?\d+)?/g)];
       if (nums.length) {
         const m = pick(nums);
-        out[i] = out[i]!.slice(0, m.index) + pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) + out[i]!.slice(m.index! + m[0].length);
+        out[i] = out[i]!.slice(0, m.index) + pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) + out[i]!.slice(m.index + m[0].length);
       }
     } else if (op < 0.85) out.splice(i, 0, `{"kind":"event","event":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
     else if (op < 0.9) out.splice(i, 0, pick(['', '{}', '[]', 'null', '{"kind":"tick"}', '{"kind":"header"}', '\u0000\u0001', '{"kind":"summary","ticks":-1,"stopReason":"x"}']));

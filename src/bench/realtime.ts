@@ -81,7 +81,7 @@ export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?
     let out = '';
     let err = '';
     let ready = false;
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       // The rig says "serving on ..." once its end of the pty is open.
       if (!ready && /serving on|in simavr on/.test(err) && out.includes('\n')) {
@@ -96,7 +96,7 @@ export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?
         });
       }
     });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (c) => {
       if (!ready) reject(new Error(`twolink rig exited (${c}): ${err}`));
     });
@@ -134,8 +134,8 @@ export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promis
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => {
       // Its stop, stop text and tracking checked (child-summary.ts); the other figures as written.
       const got = lastSummary(out);

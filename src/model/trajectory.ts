@@ -84,7 +84,7 @@ export function minJerkProfile(tau: number, out: number[] = [0, 0, 0, 0]): numbe
 }
 
 function emptySample(n: number): TrajectorySample {
-  return { t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) };
+  return { t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) };
 }
 
 // ---------------------------------------------------------------------------------------------

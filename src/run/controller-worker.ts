@@ -34,7 +34,7 @@ function guardExit(): void {
     fault(`called process.exit(${code ?? ''}) (a controller must not end the process)`);
     phase = 'ending';
     return exit(code ?? undefined);
-  }) as typeof process.exit;
+  });
   process.on('exit', (code) => {
     if (phase === 'loading') fault(`createController(context) returned a promise that never settles (its thread had nothing left to run, exit code ${code})`);
     else fault(`its thread ended (exit code ${code})`);

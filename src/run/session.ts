@@ -266,7 +266,7 @@ export class Session {
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
       ...(o.normalTids?.length ? { normalTids: [...o.normalTids] } : {}),
-      beat: this.beat.buffer as SharedArrayBuffer,
+      beat: this.beat.buffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
       ...(o.impedance ? { impedance: o.impedance } : {}),
@@ -290,8 +290,8 @@ export class Session {
       case 'event':
         this.recorder?.event({ ...(m.event as object) });
         this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
-        o.onEvent?.(m.event as LoopEvent);
-        for (const l of this.listeners) l(m.event as LoopEvent);
+        o.onEvent?.(m.event);
+        for (const l of this.listeners) l(m.event);
         return;
       case 'rt':
         end.rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
@@ -356,7 +356,7 @@ export class Session {
       try {
         return Promise.resolve(h(summary)).catch(() => undefined);
       } catch {
-        return undefined;
+        return Promise.resolve(undefined);
       }
     });
     void Promise.all(waits).then(() => resolve(result));

@@ -46,7 +46,7 @@ interface VirtualRig {
   loopLink: Link;
   site: InjectionSite;
   boardWatchdog: () => boolean;
-  dispose(): void;
+  dispose: () => void;
 }
 
 export interface VirtualRunOptions {

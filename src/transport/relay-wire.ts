@@ -2,7 +2,7 @@
  * What the serial relay process (serial-relay-main.ts) and its parent's binding (relay-binding.ts)
  * say to each other over the IPC channel; the bytes themselves go over stdin and stdout.
  */
-import type { PortStatus, SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type { SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { z } from 'zod';
 
 /** The relay's argument (one JSON word on its command line). */
@@ -40,7 +40,8 @@ export interface RelayReply {
   type: 'reply';
   id: number;
   error?: string;
-  value?: PortStatus | unknown;
+  /** What the call returned (a PortStatus for `get`). */
+  value?: unknown;
 }
 
 /** Relay -> parent, unasked: the port open (and the relay's priority), opening failed, or the port closed by itself (`disconnected`: the device vanished). */
