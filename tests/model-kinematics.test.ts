@@ -217,6 +217,26 @@ describe('minimum-jerk trajectories', () => {
     expect(() => endpointMinJerk(seedArm, [0.5, 0.5], [0, 1], 2)).toThrow(/t = 2.000 s/);
   });
 
+  it('a problem in the spec carries its place as a value (the start, or the step and its kind), beside its words', () => {
+    const placeOf = (f: () => unknown): TrajectoryError['place'] => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof TrajectoryError) return e.place;
+        throw e;
+      }
+      throw new Error('no TrajectoryError');
+    };
+    expect(placeOf(() => buildPath(seedArm, { q: [0] }, []))).toEqual({ at: { start: true }, detail: 'expected 2 joint angles, got 1' });
+    const p = placeOf(() =>
+      buildPath(seedArm, { q: [0, 0.5] }, [
+        { kind: 'hold', duration: 1 },
+        { kind: 'joint', to: [0], duration: 1 },
+      ]),
+    );
+    expect(p).toEqual({ at: { step: 1, kind: 'joint' }, detail: 'expected 2 joint angles, got 1' });
+  });
+
   it('a path that leaves the workspace or passes over joint 1 is refused with the time', () => {
     expect(() => endpointMinJerk(seedArm, [0.5, 0.5], [0.9, 0.6], 1)).toThrow(/leaves the workspace at t = 1.000 s/);
     // L1 = L2: the line from (0.3, 0) to (-0.3, 0) passes over joint 1 at half time
