@@ -172,6 +172,7 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
     `twolink rig: ${rig.name}: ${o.elf !== undefined ? `the image ${o.elf} (${o.board})` : `the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')})`} in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
+  o.report?.({ kind: 'serving', board: sim.ptyPath });
   sim.on('slice', (s) => inject(s.boardTime));
   sim.on('outputs-off', (e) => {
     // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
