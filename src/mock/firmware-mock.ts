@@ -174,6 +174,23 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
   );
   o.report?.({ kind: 'serving', board: sim.ptyPath });
   sim.on('slice', (s) => inject(s.boardTime));
+  logBoardEvents(sim, o);
+  const summary = await ended;
+  const { boardS, wallS, maxBehindMs, restarts, code } = summary;
+  o.report?.({ kind: 'firmware-end', boardS, wallS, maxBehindMs, restarts, code, pins: sim.encoderStatsDeg() });
+  o.log(
+    summary.wallS > 0
+      ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
+          `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
+      : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
+  );
+  if (summary.code === 0 || summary.code === null) return 0;
+  o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
+  return 1;
+}
+
+/** What happens on the board side, one line each for people: the watchdog zeroing the motors, hosts, lag, resets. */
+function logBoardEvents(sim: FirmwareSim, o: Pick<FirmwareMockOptions, 'elf' | 'log'>): void {
   sim.on('outputs-off', (e) => {
     // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
     // Firmata (an image given with elf) has no line ends: its silence is from the host's last byte.
@@ -195,16 +212,4 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
   });
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
-  const summary = await ended;
-  const { boardS, wallS, maxBehindMs, restarts, code } = summary;
-  o.report?.({ kind: 'firmware-end', boardS, wallS, maxBehindMs, restarts, code, pins: sim.encoderStatsDeg() });
-  o.log(
-    summary.wallS > 0
-      ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
-          `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
-      : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
-  );
-  if (summary.code === 0 || summary.code === null) return 0;
-  o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
-  return 1;
 }
