@@ -59,8 +59,10 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
     end: s ? { kind: 'stopped', stop: s.stop } : { kind: 'no-summary', why: 'why' in got ? got.why : '' },
     rmsDeg: trackingRmsDeg(s),
     lateSamples: s?.timing?.lateSamples ?? NaN,
-    rigSays: totals ? `${totals.boardS.toFixed(3)} s of board time in ${totals.wallS.toFixed(3)} s; behind the wall clock at most ${totals.maxBehindMs.toFixed(1)} ms${totals.restarts ? `, ${totals.restarts} times over 100 ms (skipped)` : ''}` : '',
-    pins: totals ? { rmsDeg: asPair(totals.pins.rmsDeg, 'the firmware rig\'s pins vs plant RMS'), stale: totals.pins.staleSlices } : undefined,
+    rigSays: totals
+      ? `${totals.boardS.toFixed(3)} s of board time in ${totals.wallS.toFixed(3)} s; behind the wall clock at most ${totals.maxBehindMs.toFixed(1)} ms${totals.restarts ? `, ${totals.restarts} times over 100 ms (skipped)` : ''}`
+      : '',
+    pins: totals ? { rmsDeg: asPair(totals.pins.rmsDeg, "the firmware rig's pins vs plant RMS"), stale: totals.pins.staleSlices } : undefined,
   };
 }
 

@@ -452,7 +452,7 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   const canvas = new DotCanvas(Math.max(0, cols), Math.max(0, rows), mode);
   if (cols < 1 || rows < 1) return canvas;
   const two = 'L2' in arm;
-  const R = arm.L1 + (two ? (arm).L2 : 0);
+  const R = arm.L1 + (two ? arm.L2 : 0);
   const s = (0.96 * Math.min(canvas.width, canvas.height)) / (2 * R);
   const cx = (canvas.width - 1) / 2;
   const cy = (canvas.height - 1) / 2;
