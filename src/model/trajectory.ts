@@ -95,7 +95,8 @@ export function minJerkProfile(tau: number, out: number[] = [0, 0, 0, 0]): numbe
 }
 
 function emptySample(n: number): TrajectorySample {
-  return { t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) };
+  const zeros = (): number[] => new Array<number>(n).fill(0);
+  return { t: 0, q: zeros(), qd: zeros(), qdd: zeros(), qddd: zeros() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -521,11 +522,11 @@ function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sin
   return new SinesSegment(q, step.sines, ramp, D);
 }
 
-function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, where: PathPlace, t0: number, n: number): Segment {
+function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, at: PathPlace, t0: number, n: number): Segment {
   const bad = step.q.findIndex((p) => p.length !== n || !p.every(Number.isFinite));
-  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw placed(where, `needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
-  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw placed(where, `duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
-  if (!samePose(step.q[0]!, q)) throw placed(where, `the first sample must be where the step starts`, t0);
+  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw placed(at, `needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
+  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw placed(at, `duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
+  if (!samePose(step.q[0]!, q)) throw placed(at, `the first sample must be where the step starts`, t0);
   return new SampledSegment(step.q, step.dt);
 }
 
