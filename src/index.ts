@@ -1,9 +1,21 @@
 /**
- * twolink's public API: explicit names only (no `export *`), grouped the way the code is layered:
- * model (pure math) -> protocol -> transport -> control -> record.
+ * twolink's public API (`import ... from 'twolink'`): what a program that uses twolink needs, named one
+ * by one (no `export *`). It is five things:
+ *
+ * 1. the arm model: pure math on plain numbers (kinematics, the actuated arm's dynamics one term per
+ *    function, simulation, trajectories);
+ * 2. the rig file: its zod schema, its loader, and the errors that name the file and the field;
+ * 3. the controller contract: what a module given to `--controller` exports and receives;
+ * 4. how a run ends: the stop value and its words;
+ * 5. the recording reader: the NDJSON a run writes (`--record`), its tick table and its summary.
+ *
+ * Plus the line protocol's pure codec (firmware-protocol/PROTOCOL.md), for firmware of your own. A run in
+ * your own tests (the mock arm in virtual time) is the other entry, `twolink/testing`. Everything else
+ * (the loop, the transports, the mock's parts, the commands) is internal and may change in any 0.x
+ * release: drive it through the CLI. CHANGELOG.md lists what left this list and what to use instead.
  */
 
-// The arm model (src/model): pure math on plain numbers. One model, the actuated arm (rigid arm,
+// 1. The arm model (src/model): pure math, no I/O, no clock. One model, the actuated arm (rigid arm,
 // motors, friction; createRigidArmModel for the links alone), one function per term.
 export type { ArmParams, Energy, ExternalLoads, Mat2, OneLinkParams, TwoLinkParams, Vec2 } from './model/types.js';
 export { isTwoLink } from './model/types.js';
@@ -35,6 +47,7 @@ export {
   computeActuatorTorques,
   computeCoriolisMatrix,
   computeCoriolisTransposeVelocity,
+  computeEnergy,
   computeForwardDynamics,
   computeForwardDynamicsUnderDuty,
   computeFriction,
@@ -44,7 +57,6 @@ export {
   computeMomentum,
   computeVelocityTerms,
   createActuatedArmData,
-  computeEnergy,
   createActuatedArmModel,
   createRigidArmModel,
   maxMassMatrixDiagonal,
@@ -60,7 +72,7 @@ export { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, sampleAt, Tra
 export type { PathSpec } from './model/builtins.js';
 export { builtinNames, builtinPath, scalePath } from './model/builtins.js';
 
-// Rig and trajectory files (src/config): zod-validated, errors name the file and the field.
+// 2. Rig and trajectory files (src/config): zod-validated; errors name the file and the field.
 export type { MotorParams, RigFile } from './config/rig.js';
 export { parseRigFile, RigFileError, rigFileSchema } from './config/rig.js';
 export type { EncoderParams, JointLimits, PlantParams, Rig } from './config/load.js';
@@ -70,86 +82,27 @@ export { FileError } from './config/files.js';
 export type { PlausibilityIssue } from './config/plausible.js';
 export { plausibilityIssues } from './config/plausible.js';
 
-// The line protocol (src/protocol): pure codec.
-export type { BoardFrame, BoardInfo, Decoded, HostFrame, RejectCode, Rejection } from './protocol/codec.js';
-export { crc16, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker } from './protocol/codec.js';
-
-// The link to the arm (src/transport): one interface, several transports.
-export type { BoardIdentity, Link, LinkCounters, LinkEvent, Reading, StopOutcome } from './transport/link.js';
-export { LinkError } from './transport/link.js';
-export { LineLink } from './transport/line-link.js';
-export type { Target } from './run/target.js';
-export { openSerial, openSerialPort, resolveSerialPath } from './transport/open.js';
-export type { OpenedSerial, SerialOptions, SerialPath } from './transport/open.js';
-export { openTarget } from './run/target.js';
-export type { BoardEnd, Composed, ComposedLink, ComposeOptions, LinkOptions, Place, PortPlace, TransportName } from './run/compose.js';
-export { compose, linkOver, openEnd, TRANSPORTS } from './run/compose.js';
-
-// Time (src/time).
-export type { Clock } from './time/clock.js';
-export { RealClock, VirtualClock } from './time/clock.js';
-
-// The mock (src/mock): a simulated arm and board that speak the board's protocols.
-export type { LineMock } from './mock/line-mock.js';
-export { createLineMock } from './mock/line-mock.js';
-/** @deprecated The old name of LineMock (src/rig became src/mock, issue 22). */
-export type { LineMock as MockRig } from './mock/line-mock.js';
-/** @deprecated The old name of createLineMock. */
-export { createLineMock as createMockRig } from './mock/line-mock.js';
-export { Plant } from './mock/plant.js';
-export type { HostWiring } from './config/wiring.js';
-export { WiredLink } from './transport/wired-link.js';
-export { LineBoard } from './mock/line-board.js';
-export type { MockWiring, WiringMistake } from './mock/wiring.js';
-export { parseWiring, WiringError } from './mock/wiring.js';
-export type { PlantWiring } from './mock/plant.js';
-
-// The control loop (src/control).
+// 3. Your own controller in the loop (`--controller FILE`, examples/controllers/): the module's default
+// export is a ControllerFactory; twolink calls its update(sample) once per sample.
+export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, UserController } from './control/user-controller.js';
+export { ControllerError, ControllerFault } from './control/user-controller.js';
 export type { FeedforwardMode } from './control/controller.js';
-export { Controller } from './control/controller.js';
-export type { LoopCommand, LoopEvent } from './control/loop.js';
-export { LoopCore } from './control/loop.js';
-export type { FloatConstraint, FloatPhase, FloatSettings } from './control/float.js';
-export { FloatLaw, floatSettings } from './control/float.js';
-export type { Taught, TeachRecording } from './identify/taught.js';
-export { buildTaught } from './identify/taught.js';
-export type { CommandResult, LoopCommandKind, Refusal } from './control/commands.js';
-export { ACCEPTED_COMMANDS, accepts, isFinished, refusal } from './control/commands.js';
-export type { ImpedanceConfig, ImpedanceSettings, ImpedanceSpace, PassivityInputs } from './control/impedance.js';
-export { checkImpedance, ImpedanceError, ImpedanceLaw, impedanceSettings, loopPassivity } from './control/impedance.js';
-export { designDamping, endpointInertia, forceFromTorque, passiveStiffnessBound, passivityTimeS } from './control/impedance-math.js';
-export type { PhasePlan, PlannedPhase } from './control/events.js';
-export { describeEvent } from './control/events.js';
+
+// 4. How a run ends: a value (`stop.kind`, and a fault's kind), and its words for people.
 export type { Fault, JointTrouble, StopKind, StopNotes, StopReason } from './control/stop.js';
 export { describeStop, FAULT_KINDS, isStopOf, STOP_KINDS, STOP_PATHS, stopPath } from './control/stop.js';
-export type { LoopTiming, RunOptions, RunResult } from './control/runner.js';
-export type { RunTiming } from './run/messages.js';
-export { runLoop } from './control/runner.js';
-export { Twin } from './control/twin.js';
-export type { WiringFault, WiringMonitorOptions } from './control/wiring-monitor.js';
-export { WiringMonitor } from './control/wiring-monitor.js';
-export type { PreflightOptions } from './control/feasibility.js';
-export { checkFeasible, FeasibilityError, preflight, startPose } from './control/feasibility.js';
-export { planPath, type PlannedPath } from './control/plan.js';
-export { Session } from './run/session.js';
-export { virtualRun } from './run/virtual.js';
+export type { RunSummary } from './run/stats.js';
+
+// 5. Recordings (`--record FILE`, docs/outputs.md): the reader, the header, the tick table.
+export type { LoadedRecording, RecordingEvent, RecordingInfo, RecordingSummaryLine, RecordingVisitor } from './record/read.js';
+export { loadRecording, readRecording, RecordingError } from './record/read.js';
 export type { RecordingHeader } from './telemetry/header.js';
 export { recordingHeaderSchema } from './telemetry/header.js';
-export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject, tickRow, type TickFieldSpec } from './telemetry/tick.js';
+export type { TickField, TickFieldSpec, TickObject } from './telemetry/tick.js';
+export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject } from './telemetry/tick.js';
 
-// Your own controller in the loop (--controller FILE): the contract and the adapter.
-export type { ControllerContext, ControllerFactory, ControllerModel, ControllerSample, LawResult, PluggedOptions, UserController } from './control/user-controller.js';
-export { ControllerError, ControllerFault, controllerContext, PluggedController } from './control/user-controller.js';
-export type { ControllerModelOptions } from './control/controller-model.js';
-export { controllerModel } from './control/controller-model.js';
-
-// Recording (src/record).
-export { Recorder } from './telemetry/recorder.js';
-export type { RunSummary } from './run/stats.js';
-export { RunStats } from './run/stats.js';
-
-// Identification (src/identify).
-export { fitTicks, identify, identifiedRigFile, nnls, regressorRows, baseParameters, designExcitation } from './identify/index.js';
-export type { BaseParameters, FitResult, Identified } from './identify/index.js';
+// The line protocol's codec (src/protocol, firmware-protocol/PROTOCOL.md): pure functions on strings.
+export type { BoardFrame, BoardInfo, Decoded, HostFrame, RejectCode, Rejection } from './protocol/codec.js';
+export { crc16, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker } from './protocol/codec.js';
 
 export { PROTOCOL_VERSION, VERSION } from './version.js';

@@ -354,4 +354,20 @@ describe('architecture', () => {
     const added = Object.entries(found).filter(([k]) => !LONG_FUNCTIONS.has(k));
     expect(added.map(([k, n]) => `${k}: ${n} lines`)).toEqual([]);
   });
+
+  it('no `export *` in src: every public name is listed by name (src/index.ts, src/testing.ts)', () => {
+    const star = files.filter((f) => f.source.statements.some((st) => ts.isExportDeclaration(st) && st.exportClause === undefined)).map((f) => f.name);
+    expect(star).toEqual([]);
+  });
+
+  it("tests assert a finished run's stop as its value (`stop`), not as the words `stopReason: 'done'`", () => {
+    const tests = join(SRC, '..', 'tests');
+    const list = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+    // compare-read and compare-export read a recording written as before `stop` existed (words only).
+    const wordsOnly = new Set(['compare-read.test.ts', 'compare-export.test.ts']);
+    const found = list(tests)
+      .filter((file) => !wordsOnly.has(relative(tests, file)))
+      .flatMap((file) => (readFileSync(file, 'utf8').match(/summary\??\.stopReason\)\.toBe\(['"]done['"]\)|get\('stopReason'\)\)\.toBe\(['"]done['"]\)/g) ?? []).map((m) => `${relative(tests, file)}: ${m}`));
+    expect(found).toEqual([]);
+  });
 });

@@ -152,6 +152,6 @@ describe('package', () => {
     const api = await import('../src/index.js');
     expect(api.VERSION).toBe(pkg.version);
     expect(typeof api.computeInverseDynamics).toBe('function');
-    expect(typeof api.runLoop).toBe('function');
+    expect(typeof api.readRecording).toBe('function');
   });
 });

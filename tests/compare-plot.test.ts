@@ -163,17 +163,17 @@ describe('the trajectory figure (seed 002)', () => {
       // The reach is a straight line at minimum-jerk timing: x(t) = x0 + dx s(t/D), so its derivatives
       // are dx s'(t/D)/D, dx s''/D^2, dx s'''/D^3.
       const prof = minJerkProfile(t / D);
-      expect(e[0]).toBeCloseTo(0.98 * R + dx * prof[0]!, 9);
-      expect(e[2]).toBeCloseTo((dx * prof[1]!) / D, 8);
-      expect(e[4]).toBeCloseTo((dx * prof[2]!) / D ** 2, 7);
-      expect(e[6]).toBeCloseTo((dx * prof[3]!) / D ** 3, 6);
-      expect(e[7]).toBeCloseTo(((R / 2) * prof[3]!) / D ** 3, 6);
+      expect(e[0]).toBeCloseTo(0.98 * R + dx * prof[0], 9);
+      expect(e[2]).toBeCloseTo((dx * prof[1]) / D, 8);
+      expect(e[4]).toBeCloseTo((dx * prof[2]) / D ** 2, 7);
+      expect(e[6]).toBeCloseTo((dx * prof[3]) / D ** 3, 6);
+      expect(e[7]).toBeCloseTo(((R / 2) * prof[3]) / D ** 3, 6);
       // And the velocity is the time derivative of forward kinematics.
       const h = 1e-6;
       const p1 = endpoint(arm, traj.sample(t + h).q);
       const p0 = endpoint(arm, traj.sample(t - h).q);
-      expect(e[2]).toBeCloseTo((p1[0]! - p0[0]!) / (2 * h), 6);
-      expect(e[3]).toBeCloseTo((p1[1]! - p0[1]!) / (2 * h), 6);
+      expect(e[2]).toBeCloseTo((p1[0] - p0[0]) / (2 * h), 6);
+      expect(e[3]).toBeCloseTo((p1[1] - p0[1]) / (2 * h), 6);
     }
   });
 });

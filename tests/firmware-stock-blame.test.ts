@@ -10,7 +10,7 @@ const FOLLOWING = { kind: 'stopped', stop: { kind: 'fault', fault: { kind: 'foll
 /** A run that stopped with a following error while its rig kept time; `over` changes that. */
 function run(over: Partial<StockRun> = {}): StockRun {
   return {
-    end: FOLLOWING as unknown as StockRun['end'],
+    end: FOLLOWING,
     rmsDeg: [0.6, 4.1],
     boardBehindMs: 27,
     plant: { slices: 27_000, lateSlices: 258, maxLate: 34, lateMs: 64 },

@@ -79,13 +79,13 @@ describe('float, hands off', () => {
       const worst: [number, number] = [0, 0];
       for (const pose of FLOAT_POSES) {
         const { run, floatStart } = await floatAt(pose, { holdS: 4 });
-        expect(run.summary.stopReason).toBe('done');
+        expect(run.summary.stop).toEqual({ kind: 'done' });
         // after the blend (0.5 s): 2 s of hands-off float
         const d = drift(between(run, floatStart + 0.5, floatStart + 2.5));
         worst[0] = Math.max(worst[0], d[0]);
         worst[1] = Math.max(worst[1], d[1]);
-        expect(d[0], `pose ${pose}`).toBeLessThanOrEqual(0.5);
-        expect(d[1], `pose ${pose}`).toBeLessThanOrEqual(0.5);
+        expect(d[0], `pose ${pose.join(',')}`).toBeLessThanOrEqual(0.5);
+        expect(d[1], `pose ${pose.join(',')}`).toBeLessThanOrEqual(0.5);
       }
       console.log(`float drift, worst of 20 poses over 2 s [deg] (virtual time): ${worst.map((v) => v.toFixed(4)).join(', ')}`);
     },
@@ -124,11 +124,11 @@ describe('entering and leaving float', () => {
           }
         },
       });
-      expect(r.run.summary.stopReason).toBe('done');
+      expect(r.run.summary.stop).toEqual({ kind: 'done' });
       const enter = trueMove(r.truth, r.floatStart, r.floatStart + 1.5);
       const leave = trueMove(r.truth, left, left + 1.5);
       const again = trueMove(r.truth, back, back + 1.5);
-      console.log(`float transient [deg] (virtual time, the plant's angles): enter ${enter.map((v) => v.toFixed(4))}, leave ${leave.map((v) => v.toFixed(4))}, enter again ${again.map((v) => v.toFixed(4))}`);
+      console.log(`float transient [deg] (virtual time, the plant's angles): enter ${enter.map((v) => v.toFixed(4)).join(',')}, leave ${leave.map((v) => v.toFixed(4)).join(',')}, enter again ${again.map((v) => v.toFixed(4)).join(',')}`);
       for (const d of [enter, leave, again]) for (const v of d) expect(v).toBeLessThanOrEqual(0.2);
       expect(r.law.state.phase).toBe('float');
     },
@@ -185,7 +185,7 @@ describe('float safety limits', () => {
       // while the float holds (the hold ends 2.5 s after the float began; then the motors let go)
       const peak = (r: FloatRun): number => Math.max(...r.truth.filter((x) => x[0]! < r.floatStart + 2.4).map((x) => Math.abs(x[4]!)));
       console.log(`speed cap: joint 2 under a 0.4 N m push peaks at ${(peak(capped) / DEG).toFixed(0)} deg/s (the plant) with the 270 deg/s cap, ${(peak(free) / DEG).toFixed(0)} deg/s without (virtual time)`);
-      expect(capped.run.summary.stopReason).toBe('done');
+      expect(capped.run.summary.stop).toEqual({ kind: 'done' });
       expect(peak(free)).toBeGreaterThan(1.3 * 270 * DEG);
       expect(peak(capped)).toBeLessThanOrEqual(1.1 * 270 * DEG);
     },
@@ -197,7 +197,7 @@ describe('float safety limits', () => {
     async () => {
       const lim = rig.limits[1]!.max / DEG;
       const r = await pushed([0, 100], [0, 0.6], {});
-      expect(r.run.summary.stopReason).toBe('done');
+      expect(r.run.summary.stop).toEqual({ kind: 'done' });
       const top = Math.max(...r.truth.map((x) => x[2]!)) / DEG;
       console.log(`barrier: joint 2 pushed with 0.6 N m toward its ${lim} deg limit stops at ${top.toFixed(1)} deg (virtual time)`);
       expect(top).toBeLessThan(lim);
@@ -228,7 +228,7 @@ describe('float constraints', () => {
     async () => {
       const arm = rig.arm as TwoLinkParams;
       const p0 = endpoint(arm, [20 * DEG, 60 * DEG]);
-      const line = { kind: 'line' as const, from: [p0[0]!, p0[1]!] as [number, number], to: [p0[0]! + 0.1, p0[1]! - 0.1] as [number, number] };
+      const line = { kind: 'line' as const, from: [p0[0], p0[1]] as [number, number], to: [p0[0] + 0.1, p0[1] - 0.1] as [number, number] };
       const r = await pushed([20, 60], [0.3, 0], { constraint: line }, 3);
       let off = 0;
       let along = 0;
@@ -236,8 +236,8 @@ describe('float constraints', () => {
       for (const x of r.truth) {
         if (x[0]! < r.floatStart + 0.5) continue;
         const p = endpoint(arm, [x[1]!, x[2]!]);
-        off = Math.max(off, Math.abs((p[0]! - p0[0]!) * n[0]! + (p[1]! - p0[1]!) * n[1]!));
-        along = Math.max(along, Math.hypot(p[0]! - p0[0]!, p[1]! - p0[1]!));
+        off = Math.max(off, Math.abs((p[0] - p0[0]) * n[0]! + (p[1] - p0[1]) * n[1]!));
+        along = Math.max(along, Math.hypot(p[0] - p0[0], p[1] - p0[1]));
       }
       console.log(`line constraint: endpoint off the line at most ${(off * 1000).toFixed(2)} mm while it moved ${(along * 1000).toFixed(0)} mm (virtual time)`);
       expect(along).toBeGreaterThan(0.02);
@@ -290,7 +290,7 @@ describe('the end of float', () => {
           }
         },
       });
-      expect(r.run.summary.stopReason).toBe('done');
+      expect(r.run.summary.stop).toEqual({ kind: 'done' });
       expect(r.law.atHome).toBe(true);
       const before = r.truth.find((x) => x[0]! >= asked)!;
       const end = r.truth.filter((x) => x[0]! < asked + 4).at(-1)!;

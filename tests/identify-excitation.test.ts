@@ -8,7 +8,8 @@ import { reflectedInertia, torqueForDuty } from '../src/control/motor.js';
 import { designExcitation, trajectoryCondition } from '../src/identify/excitation.js';
 import { baseParameters, HOST_COULOMB_VELOCITY, predictTorque, toVector } from '../src/identify/regressor.js';
 import { builtinPath } from '../src/model/builtins.js';
-import { buildPath, TrajectoryError, type TwoLinkParams } from '../src/model/index.js';
+import { buildPath, TrajectoryError } from '../src/model/trajectory.js';
+import type { TwoLinkParams } from '../src/model/types.js';
 
 const arm: TwoLinkParams = { L1: 0.3, L2: 0.25, d1: 0.17, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 };
 const sines = [

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { parseRigFile } from '../src/config/rig.js';
 import { BASE_PARAMETERS, baseParameters, predictTorque, regressorRows, toVector, HOST_COULOMB_VELOCITY } from '../src/identify/regressor.js';
 import { realizeArm } from '../src/identify/rigfile.js';
-import { externalTorques, TwoLinkDynamics, type Pair } from '../src/model/index.js';
+import { externalTorques, TwoLinkDynamics } from '../src/model/dynamics.js';
+import type { Pair } from '../src/model/types.js';
 import { mulberry32, randomArm, randomState } from './helpers/random.js';
 
 const noFriction = { viscous: [0, 0], coulomb: [0, 0] };
@@ -36,12 +37,12 @@ describe('regressor', () => {
       const theta = toVector(baseParameters(arm, rotor, noFriction));
       const tau = predictTorque({ L1: arm.L1, g: arm.g, coulombVelocity: HOST_COULOMB_VELOCITY }, theta, q, qd, qdd);
       const ref = new TwoLinkDynamics(arm).inverseDynamics(q, qd, qdd);
-      expect(Math.abs(tau[0]! - (ref[0]! + rotor[0]! * qdd[0]!))).toBeLessThan(1e-12 * (1 + Math.abs(ref[0]!)));
-      expect(Math.abs(tau[1]! - (ref[1]! + rotor[1]! * qdd[1]!))).toBeLessThan(1e-12 * (1 + Math.abs(ref[1]!)));
+      expect(Math.abs(tau[0]! - (ref[0] + rotor[0] * qdd[0]))).toBeLessThan(1e-12 * (1 + Math.abs(ref[0])));
+      expect(Math.abs(tau[1]! - (ref[1] + rotor[1] * qdd[1]))).toBeLessThan(1e-12 * (1 + Math.abs(ref[1])));
       // Forward dynamics with the rotor on M's diagonal (the plant's model) undoes it.
       const back = new TwoLinkDynamics(arm).forwardDynamics(q, qd, [tau[0]!, tau[1]!], [0, 0], rotor);
-      expect(back[0]).toBeCloseTo(qdd[0]!, 8);
-      expect(back[1]).toBeCloseTo(qdd[1]!, 8);
+      expect(back[0]).toBeCloseTo(qdd[0], 8);
+      expect(back[1]).toBeCloseTo(qdd[1], 8);
     }
   });
 

@@ -324,7 +324,7 @@ describe('impedance: each safety limit', () => {
   it('the workspace box: the equilibrium is kept inside, and inside the barrier band the endpoint is pushed back', () => {
     const x = endpoint(arm, POSE);
     // A box whose right wall is 1 cm right of the endpoint: the endpoint is 1 cm into the 2 cm barrier band.
-    const boxed: Rig = { ...rig, impedance: { ...rig.impedance!, workspace: { xMin: -0.6, xMax: x[0]! + 0.01, yMin: -0.6, yMax: 0.6 } } };
+    const boxed: Rig = { ...rig, impedance: { ...rig.impedance!, workspace: { xMin: -0.6, xMax: x[0] + 0.01, yMin: -0.6, yMax: 0.6 } } };
     const law = new ImpedanceLaw(boxed, { space: 'endpoint', stiffness: 100, dampingRatio: 1 }, p);
     const out = [0, 0];
     for (let i = 0; i < 200; i++) law.step(sample(POSE, POSE), 0.001, out);

@@ -44,7 +44,7 @@ function session(seed: number, stopAfterS: number, lateMs: number): Session {
   const toBoard: Buffer[] = [];
   const send = (f: Unnumbered<HostFrame>): number => {
     const seq = hostSeq++;
-    toBoard.push(Buffer.from(encodeHostFrame({ ...f, seq } as HostFrame), 'latin1'));
+    toBoard.push(Buffer.from(encodeHostFrame({ ...f, seq }), 'latin1'));
     return seq;
   };
   let stopSeq: number | undefined;

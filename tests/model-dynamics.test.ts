@@ -1,23 +1,11 @@
 // The physics that must hold for the arm model, checked against independent derivations (the seeds'
 // own Newton-Euler equations, seed 001's matrix form) and public reference values (RBDL, Drake).
 import { describe, expect, it } from 'vitest';
-import {
-  computeEnergy,
-  createActuatedArmData,
-  createRigidArmModel,
-  energy,
-  externalTorques,
-  forwardDynamics,
-  forwardDynamics1,
-  fromDownwardVertical,
-  gravityTerms,
-  inverseDynamics,
-  inverseDynamics1,
-  massMatrix,
-  simulate,
-  velocityTerms,
-  type TwoLinkParams,
-} from '../src/model/index.js';
+import { computeEnergy, createActuatedArmData, createRigidArmModel } from '../src/model/actuated.js';
+import { simulate } from '../src/model/arm.js';
+import { energy, externalTorques, forwardDynamics, forwardDynamics1, gravityTerms, inverseDynamics, inverseDynamics1, massMatrix, velocityTerms } from '../src/model/dynamics.js';
+import { fromDownwardVertical } from '../src/model/kinematics.js';
+import type { TwoLinkParams } from '../src/model/types.js';
 import { mulberry32, randomArm, randomState } from './helpers/random.js';
 
 describe('inverse and forward dynamics', () => {
@@ -31,7 +19,7 @@ describe('inverse and forward dynamics', () => {
       const qdd = forwardDynamics(p, q, qd, tau);
       const back = inverseDynamics(p, q, qd, qdd);
       const scale = 1 + Math.abs(tau[0]!) + Math.abs(tau[1]!);
-      worst = Math.max(worst, Math.abs(back[0]! - tau[0]!) / scale, Math.abs(back[1]! - tau[1]!) / scale);
+      worst = Math.max(worst, Math.abs(back[0] - tau[0]!) / scale, Math.abs(back[1] - tau[1]!) / scale);
     }
     expect(worst).toBeLessThan(1e-12);
   });
@@ -44,8 +32,8 @@ describe('inverse and forward dynamics', () => {
       const qdd = [rnd() * 10 - 5, rnd() * 10 - 5];
       const rotor = [rnd() * 0.01, rnd() * 0.01];
       const tau = inverseDynamics(p, q, qd, qdd);
-      tau[0]! += rotor[0]! * qdd[0]!;
-      tau[1]! += rotor[1]! * qdd[1]!;
+      tau[0] += rotor[0]! * qdd[0]!;
+      tau[1] += rotor[1]! * qdd[1]!;
       const back = forwardDynamics(p, q, qd, tau, [0, 0], rotor);
       expect(back[0]).toBeCloseTo(qdd[0]!, 9);
       expect(back[1]).toBeCloseTo(qdd[1]!, 9);
@@ -85,7 +73,7 @@ describe('inverse and forward dynamics', () => {
       const M = massMatrix(p, q);
       const V = velocityTerms(p, q, qd);
       const G = gravityTerms(p, q);
-      const composed = [M[0][0] * qdd[0]! + M[0][1] * qdd[1]! + V[0]! + G[0]!, M[1][0] * qdd[0]! + M[1][1] * qdd[1]! + V[1]! + G[1]!];
+      const composed = [M[0][0] * qdd[0]! + M[0][1] * qdd[1]! + V[0] + G[0], M[1][0] * qdd[0]! + M[1][1] * qdd[1]! + V[1] + G[1]];
       const id = inverseDynamics(p, q, qd, qdd);
       for (let i = 0; i < 2; i++) {
         expect(composed[i]).toBeCloseTo(ref[i]!, 10);
@@ -154,7 +142,7 @@ describe('inverse and forward dynamics', () => {
       const tau = [0, rnd() * 2 - 1];
       const e = externalTorques(p, q, v, { viscous: [b, b] }, [0, 0]);
       const qdd = forwardDynamics(p, q, v, [tau[0]! + e[0]!, tau[1]! + e[1]!]);
-      const lhs = [0, 1].map((i) => H[i]![0]! * qdd[0]! + H[i]![1]! * qdd[1]! + Cv[i]! - tauG[i]! + b * v[i]!);
+      const lhs = [0, 1].map((i) => H[i]![0]! * qdd[0] + H[i]![1]! * qdd[1] + Cv[i]! - tauG[i]! + b * v[i]!);
       expect(lhs[0]).toBeCloseTo(tau[0]!, 10);
       expect(lhs[1]).toBeCloseTo(tau[1]!, 10);
       // Energy: 1/2 v'Hv and -m1 g lc1 cos th1 - m2 g (l1 cos th1 + lc2 cos th12).
@@ -188,8 +176,8 @@ describe('inverse and forward dynamics', () => {
   it('the hanging pendulum is the same model with negative angles: it rests at alpha1 = -90 deg', () => {
     const p: TwoLinkParams = { L1: 0.5, L2: 0.4, d1: 0.25, d2: 0.2, m1: 1, m2: 0.8, I1: 0.02, I2: 0.01, g: 9.81 };
     const qdd = forwardDynamics(p, [-Math.PI / 2, 0], [0, 0], [0, 0]);
-    expect(Math.abs(qdd[0]!)).toBeLessThan(1e-12);
-    expect(Math.abs(qdd[1]!)).toBeLessThan(1e-12);
+    expect(Math.abs(qdd[0])).toBeLessThan(1e-12);
+    expect(Math.abs(qdd[1])).toBeLessThan(1e-12);
     // Displaced to the right (alpha1 > -90 deg), gravity swings it back (negative acceleration).
     expect(forwardDynamics(p, [-Math.PI / 2 + 0.1, 0], [0, 0], [0, 0])[0]).toBeLessThan(0);
   });
@@ -276,7 +264,7 @@ describe('integration', () => {
       const qdd = forwardDynamics(p, q, qd, [0, 0]);
       // seed 001's angles are absolute: th1'' = a1'', th2'' = a1'' + a2''
       expect(qdd[0]).toBeCloseTo(ref[0]!, 9);
-      expect(qdd[0]! + qdd[1]!).toBeCloseTo(ref[1]!, 9);
+      expect(qdd[0] + qdd[1]).toBeCloseTo(ref[1]!, 9);
       const bug = seedAccel(th, om, true);
       buggyWorst = Math.max(buggyWorst, Math.abs(bug[0]! - ref[0]!));
     }

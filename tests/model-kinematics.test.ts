@@ -1,25 +1,9 @@
 // Kinematics and trajectories: the Jacobian against finite differences of FK, IK of FK is identity for
 // both elbows, seed 002's acceleration split and reach, and no NaN at the singular boundaries.
 import { describe, expect, it } from 'vitest';
-import {
-  buildPath,
-  endpoint,
-  endpointAcceleration,
-  endpointMinJerk,
-  forwardKinematics,
-  fromDownwardVertical,
-  inverseKinematics,
-  jacobian,
-  jacobianDot,
-  jointAngles,
-  jointMinJerk,
-  minJerkProfile,
-  ReachError,
-  segmentAngles,
-  toDownwardVertical,
-  TrajectoryError,
-  type TwoLinkParams,
-} from '../src/model/index.js';
+import { endpoint, endpointAcceleration, forwardKinematics, fromDownwardVertical, inverseKinematics, jacobian, jacobianDot, jointAngles, ReachError, segmentAngles, toDownwardVertical } from '../src/model/kinematics.js';
+import { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, TrajectoryError } from '../src/model/trajectory.js';
+import type { TwoLinkParams } from '../src/model/types.js';
 import { builtinPath } from '../src/model/builtins.js';
 import { mulberry32, randomArm } from './helpers/random.js';
 
@@ -63,13 +47,13 @@ describe('forward kinematics and the Jacobian', () => {
       const Jd = jacobianDot(p, q, qd);
       const acc = endpointAcceleration(p, q, qd, qdd);
       for (let i = 0; i < 2; i++) {
-        expect(fk.endpoint.velocity[i]).toBeCloseTo(J[i]![0]! * qd[0]! + J[i]![1]! * qd[1]!, 12);
-        const a = Jd[i]![0]! * qd[0]! + Jd[i]![1]! * qd[1]! + J[i]![0]! * qdd[0]! + J[i]![1]! * qdd[1]!;
+        expect(fk.endpoint.velocity[i]).toBeCloseTo(J[i]![0] * qd[0]! + J[i]![1] * qd[1]!, 12);
+        const a = Jd[i]![0] * qd[0]! + Jd[i]![1] * qd[1]! + J[i]![0] * qdd[0]! + J[i]![1] * qdd[1]!;
         expect(fk.endpoint.acceleration[i]).toBeCloseTo(a, 12);
         expect(acc.total[i]).toBeCloseTo(a, 12);
         // tangential = J qdd; centripetal + Coriolis = Jdot qd
-        expect(acc.tangential[i]).toBeCloseTo(J[i]![0]! * qdd[0]! + J[i]![1]! * qdd[1]!, 12);
-        expect(acc.centripetal[i]! + acc.coriolis[i]!).toBeCloseTo(Jd[i]![0]! * qd[0]! + Jd[i]![1]! * qd[1]!, 12);
+        expect(acc.tangential[i]).toBeCloseTo(J[i]![0] * qdd[0]! + J[i]![1] * qdd[1]!, 12);
+        expect(acc.centripetal[i]! + acc.coriolis[i]!).toBeCloseTo(Jd[i]![0] * qd[0]! + Jd[i]![1] * qd[1]!, 12);
       }
       // Seed 002: the Coriolis term is -2 L2 (cos, sin)(a1 + a2) a1' a2'.
       expect(acc.coriolis[0]).toBeCloseTo(-2 * p.L2 * Math.cos(q[0]! + q[1]!) * qd[0]! * qd[1]!, 12);
@@ -101,8 +85,8 @@ describe('inverse kinematics', () => {
       // the other elbow reaches the same point
       const other = inverseKinematics(p, xy, a2 > 0 ? 'up' : 'down');
       const xy2 = endpoint(p, other);
-      expect(xy2[0]).toBeCloseTo(xy[0]!, 10);
-      expect(xy2[1]).toBeCloseTo(xy[1]!, 10);
+      expect(xy2[0]).toBeCloseTo(xy[0], 10);
+      expect(xy2[1]).toBeCloseTo(xy[1], 10);
     }
   });
 
@@ -127,10 +111,10 @@ describe('inverse kinematics', () => {
     const p = { ...seedArm, L1: 0.3 }; // L2 > L1: L1 + L2 cos a2 < 0 for cos a2 < -0.6
     const q = [0.4, 2.5];
     const xy = endpoint(p, q);
-    const seedA2 = Math.acos((xy[0]! ** 2 + xy[1]! ** 2 - 0.09 - 0.25) / (2 * 0.3 * 0.5));
-    const seedA1 = Math.atan2(xy[1]!, xy[0]!) - Math.atan((0.5 * Math.sin(seedA2)) / (0.3 + 0.5 * Math.cos(seedA2)));
+    const seedA2 = Math.acos((xy[0] ** 2 + xy[1] ** 2 - 0.09 - 0.25) / (2 * 0.3 * 0.5));
+    const seedA1 = Math.atan2(xy[1], xy[0]) - Math.atan((0.5 * Math.sin(seedA2)) / (0.3 + 0.5 * Math.cos(seedA2)));
     const seedXy = endpoint(p, [seedA1, seedA2]);
-    expect(Math.hypot(seedXy[0]! - xy[0]!, seedXy[1]! - xy[1]!)).toBeGreaterThan(0.1);
+    expect(Math.hypot(seedXy[0] - xy[0], seedXy[1] - xy[1])).toBeGreaterThan(0.1);
     const ours = inverseKinematics(p, xy);
     expect(ours[0]).toBeCloseTo(0.4, 10);
     expect(ours[1]).toBeCloseTo(2.5, 10);
@@ -200,7 +184,7 @@ describe('minimum-jerk trajectories', () => {
       expect(ep[0]).toBeCloseTo(0.98 + (0.5 - 0.98) * s[0]!, 10);
       expect(ep[1]).toBeCloseTo(0.5 * s[0]!, 10);
       // seed 002's IK (acos, atan2 - atan2): elbow-down branch
-      const a2 = Math.acos((ep[0]! ** 2 + ep[1]! ** 2 - 0.5) / 0.5);
+      const a2 = Math.acos((ep[0] ** 2 + ep[1] ** 2 - 0.5) / 0.5);
       expect(x.q[1]).toBeCloseTo(a2, 7);
       for (const v of [...x.q, ...x.qd, ...x.qdd, ...x.qddd]) expect(Number.isFinite(v)).toBe(true);
       if (t > 0.01 && t < 0.99) {
@@ -231,6 +215,26 @@ describe('minimum-jerk trajectories', () => {
     expect((err as Error).message).toMatch(/straight-elbow singularity at t = 0.000 s/);
     // Ending on the boundary is refused at the end time.
     expect(() => endpointMinJerk(seedArm, [0.5, 0.5], [0, 1], 2)).toThrow(/t = 2.000 s/);
+  });
+
+  it('a problem in the spec carries its place as a value (the start, or the step and its kind), beside its words', () => {
+    const placeOf = (f: () => unknown): TrajectoryError['place'] => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof TrajectoryError) return e.place;
+        throw e;
+      }
+      throw new Error('no TrajectoryError');
+    };
+    expect(placeOf(() => buildPath(seedArm, { q: [0] }, []))).toEqual({ at: { start: true }, detail: 'expected 2 joint angles, got 1' });
+    const p = placeOf(() =>
+      buildPath(seedArm, { q: [0, 0.5] }, [
+        { kind: 'hold', duration: 1 },
+        { kind: 'joint', to: [0], duration: 1 },
+      ]),
+    );
+    expect(p).toEqual({ at: { step: 1, kind: 'joint' }, detail: 'expected 2 joint angles, got 1' });
   });
 
   it('a path that leaves the workspace or passes over joint 1 is refused with the time', () => {
@@ -270,8 +274,8 @@ describe('minimum-jerk trajectories', () => {
     // the circle ends where it started
     const e0 = endpoint(seedArm, tr.sample(2.5).q);
     const e1 = endpoint(seedArm, tr.sample(4.5).q);
-    expect(e1[0]).toBeCloseTo(e0[0]!, 9);
-    expect(e1[1]).toBeCloseTo(e0[1]!, 9);
+    expect(e1[0]).toBeCloseTo(e0[0], 9);
+    expect(e1[1]).toBeCloseTo(e0[1], 9);
   });
 
   it('the built-in trajectories build and sample without NaN or Infinity at 1 kHz', () => {

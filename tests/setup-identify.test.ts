@@ -38,7 +38,7 @@ describe('setup: the gentle identification', () => {
     expect(id.status).toBe('pass');
     expect(without.steps.some((s) => s.name === 'identification')).toBe(false);
     // Every parameter says whether it was written; a written one is within WELL_IDENTIFIED, a kept one says why.
-    const params = Object.entries(id.evidence.parameters) as [string, { estimate: number; std: number; written: boolean; kept?: string }][];
+    const params = Object.entries<{ estimate: number; std: number; written: boolean; kept?: string }>(id.evidence.parameters);
     expect(params.length).toBe(9);
     for (const [k, p] of params) {
       if (p.written) expect(p.std, k).toBeLessThanOrEqual(WELL_IDENTIFIED * Math.abs(p.estimate));

@@ -18,6 +18,7 @@ import { HAND_DAMPING, HAND_STIFFNESS, handPath, handPathSpan } from '../src/moc
 import { scalePath, type PathSpec } from '../src/model/builtins.js';
 import { buildPath } from '../src/model/trajectory.js';
 import type { TwoLinkParams } from '../src/model/types.js';
+import type { StopReason } from '../src/control/stop.js';
 import { virtualRun } from '../src/run/virtual.js';
 import { F } from '../src/telemetry/tick.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
@@ -26,7 +27,7 @@ const rig = loadRig('rigs/mock-arm-identified.json');
 const dir = mkdtempSync(join(tmpdir(), 'twolink-teach-'));
 
 /** Floats with the hand on from 1 s along `path`; the recording spans the hand's hold and half a second after. */
-async function teach(path: string): Promise<{ rec: TeachRecording; stop: string; travelled: number }> {
+async function teach(path: string): Promise<{ rec: TeachRecording; stop: StopReason; travelled: number }> {
   const hand = handPath(path, rig.arm as TwoLinkParams);
   const at = 1;
   // the recording spans the hand's path (after it has led the arm to the start)
@@ -54,7 +55,7 @@ async function teach(path: string): Promise<{ rec: TeachRecording; stop: string;
     },
   });
   expectSpeedCapHeld(run.rows, law); // the hand leads the arm in float: within its speed cap + 10 %
-  return { rec, stop: run.summary.stopReason, travelled };
+  return { rec, stop: run.summary.stop, travelled };
 }
 
 describe('the scripted hand', () => {
@@ -69,7 +70,7 @@ describe('teach with the scripted hand, then replay', () => {
     'replays the taught circle within 0.3 deg per joint and 2 mm at the endpoint (RMS)',
     async () => {
       const { rec, stop, travelled } = await teach('circle');
-      expect(stop).toBe('done');
+      expect(stop).toEqual({ kind: 'done' });
       expect(travelled).toBeGreaterThan(0.3); // the hand moved the arm (joint 1 over 17 deg)
       const taught = buildTaught(rig, rec, { target: 'mock', name: 'circle-taught', rigSha256: rigFileSha256(rig.file) });
       expect(taught.file.waypoints).toHaveLength(1);
@@ -80,10 +81,10 @@ describe('teach with the scripted hand, then replay', () => {
       // the file says where it was taught, by the rig file's content hash (replay checks it)
       expect(taughtOrigin(file)).toEqual({ rig: rig.file, rigSha256: rigFileSha256(rig.file) });
       const r = await virtualRun(rig, [spec], { maxSeconds: 60 });
-      expect(r.summary.stopReason).toBe('done');
+      expect(r.summary.stop).toEqual({ kind: 'done' });
       const rep = r.summary.replay!;
       console.log(
-        `replay of the taught circle (virtual time, line mock; slowed ${taught.slowdown}x): RMS [${rep.rmsDeg.map((v) => v.toFixed(3))}] deg, max [${rep.maxDeg.map((v) => v.toFixed(3))}] deg, endpoint RMS ${rep.endpointRmsMm.toFixed(2)} mm, max ${rep.endpointMaxMm.toFixed(2)} mm over ${rep.samples} samples`,
+        `replay of the taught circle (virtual time, line mock; slowed ${taught.slowdown}x): RMS [${rep.rmsDeg.map((v) => v.toFixed(3)).join(',')}] deg, max [${rep.maxDeg.map((v) => v.toFixed(3)).join(',')}] deg, endpoint RMS ${rep.endpointRmsMm.toFixed(2)} mm, max ${rep.endpointMaxMm.toFixed(2)} mm over ${rep.samples} samples`,
       );
       for (const e of rep.rmsDeg) expect(e).toBeLessThanOrEqual(0.3);
       expect(rep.endpointRmsMm).toBeLessThanOrEqual(2);
@@ -102,9 +103,9 @@ describe('teach with the scripted hand, then replay', () => {
         expect(refused.message).toMatch(/at t = \d+\.\d+ s, joint \d/);
       } else {
         const r2 = await virtualRun(rig, [fast], { maxSeconds: 60 });
-        expect(r2.summary.stopReason).toBe('done');
+        expect(r2.summary.stop).toEqual({ kind: 'done' });
         const rep2 = r2.summary.replay!;
-        console.log(`replay at 2x (virtual time): RMS [${rep2.rmsDeg.map((v) => v.toFixed(3))}] deg, endpoint RMS ${rep2.endpointRmsMm.toFixed(2)} mm, max ${rep2.endpointMaxMm.toFixed(2)} mm`);
+        console.log(`replay at 2x (virtual time): RMS [${rep2.rmsDeg.map((v) => v.toFixed(3)).join(',')}] deg, endpoint RMS ${rep2.endpointRmsMm.toFixed(2)} mm, max ${rep2.endpointMaxMm.toFixed(2)} mm`);
         for (const e of rep2.rmsDeg) expect(e).toBeLessThanOrEqual(0.3);
         expect(rep2.endpointRmsMm).toBeLessThanOrEqual(2);
       }

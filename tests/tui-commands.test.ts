@@ -11,7 +11,6 @@ import { LOOP_STATES, type LoopState } from '../src/telemetry/tick.js';
 import { builtinNames, builtinPath, type PathSpec } from '../src/model/builtins.js';
 import { forwardKinematics } from '../src/model/kinematics.js';
 import { buildPath } from '../src/model/trajectory.js';
-import type { TwoLinkParams } from '../src/model/types.js';
 import { VirtualClock } from '../src/time/clock.js';
 import { zeroCounters, type Link, type Reading } from '../src/transport/link.js';
 import { Dashboard, refusalText } from '../src/tui/dashboard.js';
@@ -20,13 +19,13 @@ import { virtualRun } from './helpers/virtual-run.js';
 import { FakeSession, fakeTerminal, makeRow } from './tui-fake-terminal.js';
 
 const rig = loadRig('rigs/mock-arm.json');
-const reach = builtinPath(rig.arm, 'reach')! as PathSpec;
+const reach = builtinPath(rig.arm, 'reach')!;
 const KINDS: LoopCommandKind[] = ['start', 'pause', 'resume', 'hold', 'stop', 'estop', 'disable', 'enable', 'zero', 'rezero', 'next'];
 
 function commandOf(kind: LoopCommandKind): LoopCommand {
   if (kind === 'start') return { kind, path: reach };
   if (kind === 'stop') return { kind, reason: { kind: 'requested', text: 'test' } };
-  return { kind } as LoopCommand;
+  return { kind };
 }
 
 /** A loop with one sample read (the arm's pose known), on a link that only takes duties. */
@@ -123,7 +122,7 @@ describe("the dashboard's keys read the same table", () => {
   function dashboardIn(state: LoopState): { dash: Dashboard; session: FakeSession } {
     const term = fakeTerminal(120, 40);
     const session = new FakeSession();
-    const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+    const paths = builtinNames(rig.arm).map<PathSpec>((n) => builtinPath(rig.arm, n)!);
     const dash = new Dashboard({ screen: term.screen, session, rig, paths, demo: true, onQuit: () => undefined });
     open.push(dash);
     session.row = makeRow({ state });
@@ -213,7 +212,7 @@ describe("a trajectory phase's event carries its plan", () => {
     const proper = buildPath(rig.arm, reach.start, reach.steps);
     expect(track!.toS - track!.fromS).toBeCloseTo(proper.duration, 9);
     // Its path starts and ends where that path's endpoint does (to the 0.1 mm the event keeps).
-    const at = (t: number): number[] => forwardKinematics(rig.arm as TwoLinkParams, proper.sample(t).q).endpoint.position;
+    const at = (t: number): number[] => forwardKinematics(rig.arm, proper.sample(t).q).endpoint.position;
     expect(track!.path.length).toBe(PLAN_POINTS.track + 1);
     expect(approach!.path.length).toBe(PLAN_POINTS.approach + 1);
     for (const [p, q] of [

@@ -8,7 +8,7 @@ import { Dashboard, recordingName, startDashboard } from '../src/tui/dashboard.j
 import { FakeSession, fakeTerminal, makeRow, type FakeTerminal } from './tui-fake-terminal.js';
 
 const rig = loadRig('rigs/mock-arm.json');
-const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+const paths = builtinNames(rig.arm).map<PathSpec>((n) => builtinPath(rig.arm, n)!);
 
 const open: Dashboard[] = [];
 afterEach(() => {
@@ -424,7 +424,7 @@ describe('resize, small terminals and the way out', () => {
     const onQuit = vi.fn();
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input as never, output: term.output as never });
+      const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input, output: term.output });
       expect(onQuit).toHaveBeenCalledTimes(1);
       expect(onQuit).toHaveBeenLastCalledWith({ kind: 'fault', fault: { kind: 'internal', where: 'the main thread (the dashboard)', message: 'drawing failed' } });
       expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('the dashboard failed, stopping the arm: Error: drawing failed');

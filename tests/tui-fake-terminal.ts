@@ -37,7 +37,7 @@ export function fakeTerminal(cols = 120, rows = 40, opts: { unicode?: boolean } 
   output.rows = rows;
   output.isTTY = true;
   const screen = blessed.screen({
-    input: input as never,
+    input: input,
     output: output as never,
     terminal: 'xterm-256color',
     forceUnicode: opts.unicode ?? true,
@@ -166,6 +166,6 @@ export class FakeSession implements DashboardSession {
   }
   /** Ends the run: what Session does when the worker exits. */
   finish(stop: StopReason, answerDelaySamples?: number): Promise<unknown> {
-    return Promise.all(this.finishHooks.map((h) => h({ stop, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) })));
+    return Promise.all(this.finishHooks.map((h) => Promise.resolve(h({ stop, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) }))));
   }
 }

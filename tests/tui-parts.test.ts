@@ -173,7 +173,7 @@ describe('the loop panel', () => {
   it('a long recording path loses its middle, never its tick count or its file name (issue 35: texts cut at the panel width)', () => {
     const file = 'runs/a/very/deeply/nested/folder/of/recordings/from/the/lab/bench/session-2026-12-07/reach-then-circle.ndjson';
     for (const width of [40, 62, 80, 200]) {
-      const lines = loopLines({ ...state(tick({})), recording: { file, ticks: 123456 } } as PanelState, width, 6);
+      const lines = loopLines({ ...state(tick({})), recording: { file, ticks: 123456 } }, width, 6);
       const rec = lines.find((l) => l.includes('rec{/red-fg}'))!;
       expect(visibleLength(rec), `${width}: ${rec}`).toBeLessThanOrEqual(width);
       const text = rec.replace(/\{[^{}]*\}/g, '');
@@ -184,7 +184,7 @@ describe('the loop panel', () => {
   });
 
   it("shows the samples of the adapter's bursts apart from the late ones (issue 35: they were counted late)", () => {
-    const t = tick({ overruns: 2, burst: 9728 } as Partial<TickObject['timing']>);
+    const t = tick({ overruns: 2, burst: 9728 });
     const wide = loopLines(state(t), 80, 5)
       .join('\n')
       .replace(/\{[^{}]*\}/g, '');

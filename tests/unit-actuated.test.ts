@@ -92,11 +92,11 @@ describe('the actuated arm model: mass and Coriolis terms', () => {
       const { q, qd } = randomState(rnd);
       const C = computeCoriolisMatrix(model, data, q, qd).map((r) => r.slice());
       const V = computeVelocityTerms(model, data, q, qd);
-      for (let i = 0; i < 2; i++) expect(C[i]![0]! * qd[0]! + C[i]![1]! * qd[1]!).toBeCloseTo(V[i]!, 10);
+      for (let i = 0; i < 2; i++) expect(C[i]![0]! * qd[0] + C[i]![1]! * qd[1]).toBeCloseTo(V[i]!, 10);
       expect(V).toEqual(velocityTerms(randomArmOf(spec), q, qd));
       const h = 1e-6;
-      const Mp = computeMassMatrix(model, data, [q[0]! + h * qd[0]!, q[1]! + h * qd[1]!]).map((r) => r.slice());
-      const Mm = computeMassMatrix(model, data, [q[0]! - h * qd[0]!, q[1]! - h * qd[1]!]).map((r) => r.slice());
+      const Mp = computeMassMatrix(model, data, [q[0] + h * qd[0], q[1] + h * qd[1]]).map((r) => r.slice());
+      const Mm = computeMassMatrix(model, data, [q[0] - h * qd[0], q[1] - h * qd[1]]).map((r) => r.slice());
       for (let i = 0; i < 2; i++) {
         for (let j = 0; j < 2; j++) {
           const mdot = (Mp[i]![j]! - Mm[i]![j]!) / (2 * h);

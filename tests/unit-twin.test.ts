@@ -93,7 +93,7 @@ describe('Twin alarm and gaps', () => {
     expect(raised).toHaveLength(1);
     expect((raised[0]! + 1) * DT).toBeGreaterThanOrEqual(hold - 1e-9);
     expect(raised[0]! * DT).toBeLessThan(hold + 1e-9);
-    expect(on.slice(0, raised[0]!).some(Boolean)).toBe(false);
+    expect(on.slice(0, raised[0]).some(Boolean)).toBe(false);
     expect(on.at(-1)).toBe(false); // re-anchoring pulled the twin to the new reading
     const first = on.indexOf(true);
     const last = on.lastIndexOf(true);

@@ -25,7 +25,7 @@ async function once(crash: string): Promise<number | string> {
   const host = await new Promise<string>((resolve, reject) => {
     let path = '';
     rig.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving`)));
-    createInterface({ input: rig.stdout! }).on('line', (line) => {
+    createInterface({ input: rig.stdout }).on('line', (line) => {
       const r = parseMockReport(line);
       if (r.kind === 'pty') path = r.host;
       else if (r.kind === 'serving') resolve(path);
@@ -40,7 +40,7 @@ async function once(crash: string): Promise<number | string> {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let err = '';
-      run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      run.stderr.on('data', (d: Buffer) => (err += d.toString()));
       run.on('close', () => resolve(err));
     });
     const m = /TWOLINK_TEST_CRASH: throwing on the \w+ thread.* at monotonic (\d+\.\d+) ms/.exec(stderr);

@@ -203,7 +203,7 @@ function stockJob(job: StockJob, rig: Rig, elf: string, bin: string, root: strin
         return;
       }
       const r = stockRunsSchema.safeParse(raw);
-      if (r.success) resolve(r.data as StockRun[]);
+      if (r.success) resolve(r.data);
       else reject(new Error(`the stock rig process answered what is not a list of runs: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
     });
   });

@@ -120,12 +120,6 @@ export interface RealTimeSide {
   staleSlices: number[];
 }
 
-/** Parses the firmware rig's `encoder pins vs the plant` line (src/mock/firmware-mock.ts, encoderStatsLine). */
-export function parsePinsLine(stderr: string): { rmsDeg: Pair; stale: number } | undefined {
-  const m = /encoder pins vs the plant over \d+ slices: RMS ([\d.]+) \/ ([\d.]+) deg; (\d+) slices ran ahead/.exec(stderr);
-  return m ? { rmsDeg: [Number(m[1]), Number(m[2])], stale: Number(m[3]) } : undefined;
-}
-
 /** The real-time comparison: medians, each side's run-to-run spread, the pins; PASS against all of it. */
 export function realTimeComparison(rig: Rig, mock: RealTimeSide, fw: RealTimeSide, pinsLockstepDeg: ReadonlyPair): { rows: [string, string, string][]; pass: boolean } {
   const quantum = countDeg(rig);

@@ -10,13 +10,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { loadRig, type Rig } from '../config/load.js';
 import { FIRMWARE_DIR, FirmwareSim } from '../mock/firmware-sim.js';
 import { field, FrameHost } from '../mock/frame-host.js';
 import { stockFirmataRows } from './firmware-stock.js';
-import { boardTimeComparison, parsePinsLine, realTimeComparison, type RealTimeSide } from './firmware-tracking.js';
+import { boardTimeComparison, realTimeComparison, type RealTimeSide } from './firmware-tracking.js';
+import { parseMockReport, type MockReport } from '../mock/mock-report.js';
 import { printSection, section, type BenchResult } from './report.js';
-import { asPair, type Pair, type ReadonlyPair } from '../model/types.js';
+import { asPair, type ReadonlyPair } from '../model/types.js';
 
 const ROOT = join(FIRMWARE_DIR, '..', '..');
 const BIN = join(ROOT, 'bin', 'twolink.js');
@@ -26,23 +28,25 @@ interface ReachFigures {
   end: ChildEnd;
   rmsDeg: ReadonlyPair;
   lateSamples: number;
-  /** The firmware rig's line on how far it fell behind the wall clock. */
+  /** How far the firmware rig fell behind the wall clock, in words from its `firmware-end` report. */
   rigSays: string;
-  /** The firmware rig's encoder pins vs the plant. */
-  pins: { rmsDeg: Pair; stale: number } | undefined;
+  /** The firmware rig's encoder pins vs the plant (its `firmware-end` report). */
+  pins: { rmsDeg: ReadonlyPair; stale: number } | undefined;
 }
 
-/** `twolink rig [--firmware] --pty --rt` + `twolink run --port ... --traj reach --json --rt`, once. */
+/** `twolink rig [--firmware] --pty --rt --report` + `twolink run --port ... --traj reach --json --rt`, once. */
 async function cliReach(firmware: boolean): Promise<ReachFigures> {
-  const rig = spawn(process.execPath, [BIN, 'rig', '--rig', RIG_FILE, ...(firmware ? ['--firmware'] : []), '--pty', '--rt'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rig = spawn(process.execPath, [BIN, 'rig', '--rig', RIG_FILE, ...(firmware ? ['--firmware'] : []), '--pty', '--rt', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<void>((r) => rig.on('exit', () => r()));
+  // The rig's figures come as report lines (src/mock/mock-report.ts), never from its words on stderr.
+  let totals: Extract<MockReport, { kind: 'firmware-end' }> | undefined;
   const path = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    rig.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve(out.split('\n')[0]!.trim());
+    createInterface({ input: rig.stdout }).on('line', (line) => {
+      const r = parseMockReport(line);
+      if (r.kind === 'pty') resolve(r.host);
+      else if (r.kind === 'firmware-end') totals = r;
     });
     rig.on('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
   });
@@ -55,8 +59,10 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
     end: s ? { kind: 'stopped', stop: s.stop } : { kind: 'no-summary', why: 'why' in got ? got.why : '' },
     rmsDeg: trackingRmsDeg(s),
     lateSamples: s?.timing?.lateSamples ?? NaN,
-    rigSays: err.split('\n').find((l) => / s of board time in /.test(l) && l.startsWith('twolink rig')) ?? '',
-    pins: parsePinsLine(err),
+    rigSays: totals
+      ? `${totals.boardS.toFixed(3)} s of board time in ${totals.wallS.toFixed(3)} s; behind the wall clock at most ${totals.maxBehindMs.toFixed(1)} ms${totals.restarts ? `, ${totals.restarts} times over 100 ms (skipped)` : ''}`
+      : '',
+    pins: totals ? { rmsDeg: asPair(totals.pins.rmsDeg, "the firmware rig's pins vs plant RMS"), stale: totals.pins.staleSlices } : undefined,
   };
 }
 
@@ -204,7 +210,7 @@ async function realTimeReaches(runs: number, figures: BenchResult['figures']): P
         .join('; ') || '',
     ]);
     rows.push([`real time, ${name}: tracking RMS j1 / j2 per run`, '', `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
-    if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays.replace(/^twolink rig: /, '')).join(' | ')]);
+    if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays).join(' | ')]);
     sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
   }
   const [mock, fw] = asPair(sides, 'the real-time sides (mock, firmware)');

@@ -171,7 +171,7 @@ async function realtimeDrift(rig: Rig, n: number): Promise<{ drift: [number, num
     // the angles averaged over 50 ms: the figures are the arm's motion, not its encoders' last count
     const avg = meanOver(rows, Math.round(0.05 * rig.control.rateHz));
     const d = moved(avg, t0 + 3.5, t0 + 5.5);
-    if (res.summary.stop.kind !== 'done') throw new Error(`float pose ${pose}: ${res.summary.stopReason}`);
+    if (res.summary.stop.kind !== 'done') throw new Error(`float pose ${pose.join(', ')}: ${res.summary.stopReason}`);
     const e = moved(avg, t0 + 3, t0 + 4.5);
     const l = moved(avg, t0 + 6, t0 + 7.5);
     for (const j of J) {
@@ -221,7 +221,7 @@ async function realtimeTeach(rig: Rig): Promise<{ replay: Record<'x1' | 'x2', Re
   const dir = mkdtempSync(join(tmpdir(), 'twolink-bench-teach-'));
   const out = join(dir, 'demo.json');
   await ok(['teach', '--rig', RIG, '--mock', '--hand', 'circle', '--out', out, '--json']);
-  const replay = async (file: string, speed: number): Promise<ReplayReport> => JSON.parse(await ok(['replay', file, '--rig', RIG, '--mock', '--speed', String(speed), '--json'])).replay as ReplayReport;
+  const replay = async (file: string, speed: number): Promise<ReplayReport> => (JSON.parse(await ok(['replay', file, '--rig', RIG, '--mock', '--speed', String(speed), '--json'])) as { replay: ReplayReport }).replay;
   const x1 = await replay(out, 1);
   const x2 = await replay(out, 2);
   const arm = rig.arm as TwoLinkParams;

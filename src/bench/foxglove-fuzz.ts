@@ -133,7 +133,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     while (!ended && f.sent < messages * 1.02) {
       if (f.connections > 0 && child.exited()) break;
       f.connections++;
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
         const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
         let opened = false;
         ws.on('error', () => undefined);
@@ -143,7 +143,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
         ws.on('message', (d: Buffer, binary: boolean) => {
           if (!binary && d.includes('"status"')) f.statusReplies++;
         });
-        ws.on('open', async () => {
+        const send = async (): Promise<void> => {
           opened = true;
           const pace = new TokenBucket(CLIENT_PACE.burst, CLIENT_PACE.perSecond, performance.now());
           while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
@@ -159,7 +159,8 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
             if (outside) return;
           }
           ws.close();
-        });
+        };
+        ws.on('open', () => void send().catch(reject));
       });
     }
   };

@@ -52,7 +52,7 @@ function client(port: number, mode: 'read' | 'stall', topics?: readonly string[]
   const file = fileURLToPath(new URL('./foxglove-client.js', import.meta.url));
   const child = spawn(process.execPath, [file, String(port), mode, ...(topics ? [topics.join(',')] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       if (String(d).includes('ready')) resolve(child);
     });
     child.on('exit', () => reject(new Error('the bench client ended before it subscribed')));
@@ -328,7 +328,7 @@ function viewFigures(v: ViewCpu, vl: ViewCpu): BenchResult['figures'] {
 export async function benchFoxglove(): Promise<BenchResult> {
   const load0 = load1();
   const rig = loadRig(RIG);
-  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+  const paths = builtinNames(rig.arm).map<PathSpec>((n) => builtinPath(rig.arm, n)!);
   let m = await measure(rig, paths);
   // A run the mock board's watchdog ends at start-up (a machine stalled for 100 ms) measures nothing: try again.
   for (let attempt = 1; attempt < 5 && m.stop.kind !== 'done'; attempt++) m = await measure(rig, paths);

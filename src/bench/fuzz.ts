@@ -41,6 +41,9 @@ function isClear(e: unknown): boolean {
   return e instanceof Error && INPUT_ERROR_NAMES.has(e.name) && !e.message.includes('\n') && e.message.length > 0;
 }
 
+/** A non-finite number in the model's or a run's output: the fuzz's finding, told apart by its class (not its words). */
+class NonFiniteOutput extends RangeError {}
+
 /** The first non-finite number in a value (a path), or undefined. */
 function nonFiniteIn(v: unknown, path = '', depth = 0): string | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? undefined : path || '(value)';
@@ -182,18 +185,18 @@ export async function fuzzRigFiles(n: number, seed = 3, opts: { runs?: number; b
           const qd = rig.limits.slice(0, n2).map((l) => l.maxVel * (s / 8 - 0.5));
           const out = { id: computeInverseDynamics(m, data, q, qd, qd), fd: computeForwardDynamics(m, data, q, qd, q), e: computeEnergy(m, data, q, qd) };
           const bad = nonFiniteIn(out);
-          if (bad) throw new RangeError(`non-finite ${bad}`);
+          if (bad) throw new NonFiniteOutput(`non-finite ${bad}`);
         }
         if (rig.plant && runs > 0 && builtinPath(rig.arm, 'point')) {
           runs--;
           const { virtualRun } = await import('../run/virtual.js');
           const run = await virtualRun(rig, [builtinPath(rig.arm, 'point')!], { keepRows: true, maxSeconds: 8 });
           const bad = nonFiniteIn(run.rows.map((row) => row.slice(0, 40))) ?? nonFiniteIn(run.summary);
-          if (bad) throw new RangeError(`non-finite ${bad} in a virtual run (stop: ${run.summary.stopReason})`);
+          if (bad) throw new NonFiniteOutput(`non-finite ${bad} in a virtual run (stop: ${run.summary.stopReason})`);
         }
       } catch (e) {
         if (isClear(e)) f.clearErrors++;
-        else if (e instanceof RangeError && e.message.startsWith('non-finite')) note(f, 'nonFinite', `${file}: ${e.message}`);
+        else if (e instanceof NonFiniteOutput) note(f, 'nonFinite', `${file}: ${e.message}`);
         else note(f, 'stackTraces', `${file}: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`);
       }
       if (performance.now() - c0 > budget) note(f, 'hangs', `${file}: ${((performance.now() - c0) / 1000).toFixed(1)} s`);
@@ -222,7 +225,7 @@ function mutateRecording(lines: readonly string[], r: () => number): string {
       const nums = [...out[i]!.matchAll(/-?\d+(\.\d+)?(e[+-]?\d+)?/g)];
       if (nums.length) {
         const m = pick(nums);
-        out[i] = out[i]!.slice(0, m.index) + pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) + out[i]!.slice(m.index! + m[0].length);
+        out[i] = out[i]!.slice(0, m.index) + pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) + out[i]!.slice(m.index + m[0].length);
       }
     } else if (op < 0.85) out.splice(i, 0, `{"kind":"event","event":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
     else if (op < 0.9) out.splice(i, 0, pick(['', '{}', '[]', 'null', '{"kind":"tick"}', '{"kind":"header"}', '\u0000\u0001', '{"kind":"summary","ticks":-1,"stopReason":"x"}']));

@@ -1,18 +1,10 @@
 /** Model benchmarks: ns per call of the hot functions, and seed 001's double pendulum scenario. */
-import {
-  computeEnergy,
-  createActuatedArmData,
-  createRigidArmModel,
-  endpoint,
-  FixedStepIntegrator,
-  forwardDynamics,
-  fromDownwardVertical,
-  inverseDynamics,
-  inverseKinematics,
-  simulate,
-  TwoLinkDynamics,
-  type TwoLinkParams,
-} from '../model/index.js';
+import { computeEnergy, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
+import { simulate } from '../model/arm.js';
+import { forwardDynamics, inverseDynamics, TwoLinkDynamics } from '../model/dynamics.js';
+import { FixedStepIntegrator } from '../model/integrate.js';
+import { endpoint, fromDownwardVertical, inverseKinematics } from '../model/kinematics.js';
+import type { TwoLinkParams } from '../model/types.js';
 import { asOutPair, asPair, type Pair } from '../model/types.js';
 import { section, type BenchResult } from './report.js';
 

@@ -15,7 +15,9 @@ import { lastSummary } from './child-summary.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
 import { loadRig } from '../config/load.js';
+import { parseMockReport, type MockReport } from '../mock/mock-report.js';
 import { builtinPath } from '../model/builtins.js';
 import type { RunSummary } from '../run/stats.js';
 import { virtualRun } from '../run/virtual.js';
@@ -69,34 +71,44 @@ export function startHogs(n = 2): () => void {
   };
 }
 
+/** How far a rig process's board fell behind, from its last report: the line mock's timers, simavr's wall clock [ms]. */
+function rigBehind(reports: readonly MockReport[]): number | undefined {
+  const all = reports.flatMap((r) => (r.kind === 'mock-end' ? [r.maxLateMs] : r.kind === 'firmware-end' && r.wallS > 0 ? [r.maxBehindMs] : []));
+  return all.length ? Math.max(...all) : undefined;
+}
+
 /**
- * `twolink rig --pty` (with `--firmware`: simavr; with `elf`: that image on the uno-firmata pin map) in
- * its own process; resolves with the host's path.
+ * `twolink rig --pty --report` (with `--firmware`: simavr; with `elf`: that image on the uno-firmata pin
+ * map) in its own process; resolves with the host's path once the rig serves. `stop` resolves with how
+ * far its board fell behind [ms], from its reports (src/mock/mock-report.ts), not from its words.
  */
-export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?: string): Promise<{ path: string; stop: () => Promise<string> }> {
+export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?: string): Promise<{ path: string; stop: () => Promise<{ behindMs: number | undefined; stderr: string }> }> {
   return new Promise((resolve, reject) => {
     const image = elf !== undefined ? ['--board', 'uno-firmata', '--elf', elf] : [];
-    const args = ['rig', '--rig', rigFile, '--pty', ...(firmware || elf !== undefined ? ['--firmware', ...image] : []), ...(rt ? [] : ['--no-rt'])];
+    const args = ['rig', '--rig', rigFile, '--pty', '--report', ...(firmware || elf !== undefined ? ['--firmware', ...image] : []), ...(rt ? [] : ['--no-rt'])];
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
     let err = '';
     let ready = false;
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      // The rig says "serving on ..." once its end of the pty is open.
-      if (!ready && /serving on|in simavr on/.test(err) && out.includes('\n')) {
+    let path: string | undefined;
+    const reports: MockReport[] = [];
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const r = parseMockReport(line);
+      reports.push(r);
+      if (r.kind === 'pty') path = r.host;
+      // `serving`: the rig's end of the pty is open.
+      if (r.kind === 'serving' && path !== undefined && !ready) {
         ready = true;
         resolve({
-          path: out.split('\n')[0]!.trim(),
+          path,
           stop: () =>
-            new Promise((r) => {
-              child.once('exit', () => r(err));
+            new Promise((done) => {
+              child.once('exit', () => done({ behindMs: rigBehind(reports), stderr: err }));
               child.kill('SIGTERM');
             }),
         });
       }
     });
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (c) => {
       if (!ready) reject(new Error(`twolink rig exited (${c}): ${err}`));
     });
@@ -134,8 +146,8 @@ export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promis
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => {
       // Its stop, stop text and tracking checked (child-summary.ts); the other figures as written.
       const got = lastSummary(out);
@@ -163,12 +175,6 @@ const median = (a: number[]): number => {
 };
 const max = (a: number[]): number => (a.length ? Math.max(...a) : NaN);
 
-/** The most a rig process said its board fell behind (its last lines: the line mock's timers, simavr's wall clock) [ms]. */
-function rigBehind(stderr: string): number | undefined {
-  const all = [...stderr.matchAll(/timers ran up to ([\d.]+) ms late|behind the wall clock at most ([\d.]+) ms/g)].map((m) => Number(m[1] ?? m[2]));
-  return all.length ? Math.max(...all) : undefined;
-}
-
 async function runConfig(c: Config, runs: number, rt: boolean, elf?: string): Promise<Agg> {
   const agg: Agg = { done: 0, faulted: [], rms: [], late: [], lat50: [], lat99: [], cpu: [], stall: [], mockLate: 0 };
   const rigFile = c.where === 'stock' ? unoFirmataRig(ROOT).file : c.rig;
@@ -191,8 +197,7 @@ async function runConfig(c: Config, runs: number, rt: boolean, elf?: string): Pr
       }
     }
   } finally {
-    const err = await pty?.stop();
-    const behind = err === undefined ? undefined : rigBehind(err);
+    const behind = (await pty?.stop())?.behindMs;
     if (behind !== undefined) agg.rigBehindMs = behind;
   }
   return agg;

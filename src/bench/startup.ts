@@ -15,6 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import { load1, printSection, section, type BenchResult } from './report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -29,18 +30,28 @@ const COMMANDS: { name: string; args: string[] }[] = [
 /** What `twolink model fk` may add to Node's own start-up, median wall [ms] (issue 22). */
 const FK_TARGET_MS = 70;
 
-/** Prints the process's CPU time at exit (user + system, all threads) [us] on stderr. */
-const CPU_PROBE = `data:text/javascript,process.on('exit',()=>{const u=process.cpuUsage();process.stderr.write('\\ncpu-us '+(u.user+u.system)+'\\n')})`;
+/** Writes the process's CPU time at exit (user + system, all threads) [us] as JSON, `{"cpuUs": N}`, on fd 3 (a pipe of its own: not words on stderr). */
+const CPU_PROBE = `data:text/javascript,import{writeSync}from'node:fs';process.on('exit',()=>{const u=process.cpuUsage();writeSync(3,JSON.stringify({cpuUs:u.user+u.system}))})`;
+const cpuReport = z.strictObject({ cpuUs: z.number().finite().min(0) });
 
 /** Wall time [ms] and CPU time [ms] of one run; throws if the command fails. */
 function once(args: string[]): { wallMs: number; cpuMs: number } {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, ['--import', CPU_PROBE, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync(process.execPath, ['--import', CPU_PROBE, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
   const wallMs = Number(process.hrtime.bigint() - t0) / 1e6;
   const err = r.stderr.toString();
   if (r.status !== 0) throw new Error(`node ${args.join(' ')} exited ${r.status}: ${err.trim()}`);
-  const cpu = /cpu-us (\d+)/.exec(err);
-  return { wallMs, cpuMs: cpu ? Number(cpu[1]) / 1000 : Number.NaN };
+  return { wallMs, cpuMs: cpuUs(String(r.output[3] ?? '')) / 1000 };
+}
+
+/** The probe's CPU time [us], NaN when it wrote none (the process died before its exit handlers). */
+function cpuUs(text: string): number {
+  try {
+    const r = cpuReport.safeParse(JSON.parse(text));
+    return r.success ? r.data.cpuUs : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 function quantile(sorted: number[], q: number): number {

@@ -110,7 +110,7 @@ async function runBlocks(session: Session, rig: Rig, paths: PathSpec[], phases: 
     let dash: Dashboard | undefined;
     const term = fakeTerminal(120, 40);
     if (name === 'with') {
-      const screen = blessed.screen({ input: term.input as never, output: term.output as never, terminal: 'xterm-256color', forceUnicode: true, warnings: false, smartCSR: true });
+      const screen = blessed.screen({ input: term.input, output: term.output as never, terminal: 'xterm-256color', forceUnicode: true, warnings: false, smartCSR: true });
       dash = new Dashboard({ screen, session, rig, paths, demo: true, onQuit: () => undefined });
       const draw = dash.frame.bind(dash);
       dash.frame = () => {
@@ -133,7 +133,7 @@ async function runBlocks(session: Session, rig: Rig, paths: PathSpec[], phases: 
 
 async function measure(): Promise<Measured> {
   const rig = loadRig(RIG);
-  const paths = builtinNames(rig.arm).map((n) => builtinPath(rig.arm, n)!) as PathSpec[];
+  const paths = builtinNames(rig.arm).map<PathSpec>((n) => builtinPath(rig.arm, n)!);
   const phases: Phase[] = [{ name: 'warm-up', from: -Infinity }];
   const { stats, onRow } = rowCounter(phases);
   const session = new Session({

@@ -66,7 +66,8 @@ export async function portRunOnFirmware(cmd: PortCommand): Promise<PortRun> {
   const rig = await startPtyRig(RIG_FILE, true, true);
   const dir = mkdtempSync(join(tmpdir(), `twolink-${cmd}-port-`));
   const r = { ...(await runPortCommand(portCommandArgs(cmd, rig.path, dir))), out: join(dir, `${cmd}.json`) };
-  const rigErr = await rig.stop();
+  // The rig's own lines about the board, shown beside the why (for a person: nothing is read from them).
+  const rigErr = (await rig.stop()).stderr;
   const board = rigErr.split('\n').filter((l) => /zeroed the motor|starved/.test(l));
   return board.length && r.code !== 0 ? { ...r, why: `${r.why} | rig: ${board.join(' | ')}` } : r;
 }

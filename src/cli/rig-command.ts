@@ -22,7 +22,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: {
     type: 'boolean',
-    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone; with --firmware, {"kind":"pty","host"} {"kind":"serving","board"} and at the end {"kind":"firmware-end"} with the board time, the lag and the encoder pins vs the plant; the line mock ends with {"kind":"mock-end"}, its timers\' lateness (src/mock/mock-report.ts)',
   },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
@@ -40,7 +40,7 @@ const OPTIONS = {
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
+async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean; report?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
   if (!v.firmware) throw new UsageError(`${v.elf !== undefined ? '--elf' : '--board'} goes with --firmware`);
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
@@ -63,7 +63,15 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
   signals.release();
   try {
     return endProcess(
-      await serveFirmwareMock(rig, { board, ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}), injections, rt: v['no-rt'] !== true, log: (l) => process.stderr.write(`${l}\n`), out: (l) => process.stdout.write(`${l}\n`) }),
+      await serveFirmwareMock(rig, {
+        board,
+        ...(v.elf !== undefined ? { elf: resolve(v.elf) } : {}),
+        injections,
+        rt: v['no-rt'] !== true,
+        log: (l) => process.stderr.write(`${l}\n`),
+        out: (l) => process.stdout.write(`${l}\n`),
+        ...(v.report ? { report: (r: MockReport) => process.stdout.write(mockReportLine(r)) } : {}),
+      }),
     );
   } catch (e) {
     if (e instanceof FirmwareSimError) throw new UsageError(e.message);
@@ -90,7 +98,7 @@ interface Serving {
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
  * Its injections are applied there, on its arm's time (mock-thread.ts).
  */
-async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort): Promise<Serving> {
+async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, report: (r: MockReport) => void): Promise<Serving> {
   const { startRemoteMock } = await import('../mock/mock-remote.js');
   const mock = await startRemoteMock(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
@@ -109,6 +117,7 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
   const stop = async (): Promise<void> => {
     const st = await mock.stop();
     if (st) {
+      report({ kind: 'mock-end', samples: st.samples, maxLateMs: st.maxLateMs, lateTimers: st.lateTimers });
       process.stderr.write(
         `twolink rig: the board's thread took ${st.samples} samples; its timers ran up to ${st.maxLateMs.toFixed(2)} ms late (${st.lateTimers} more than 0.5 ms late${st.lateTimers > 0 ? ': the rig was starved by a busy machine, not the host' : ''}); CPU ${(100 * st.cpu).toFixed(1)} % of a core; worst at ${st.worstAt.toFixed(2)} s; GC ${st.stalls.gcCount} pauses, max ${st.stalls.gcMaxMs} ms; event-loop delay max ${st.stalls.loopDelayMaxMs} ms\n`,
       );
@@ -259,7 +268,6 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const wiring = wiringArg(v.wiring, rig.joints, true);
   const injections = injectArgs(v, rig.joints);
   if (v.firmware || v.board !== undefined || v.elf !== undefined) {
-    if (v.report) throw new UsageError('--report goes with the mock board, not --firmware');
     if (wiring) throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
     return endProcess(await serveFirmware(rig, v, injections, signals));
   }
@@ -314,7 +322,7 @@ async function setUp(
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
   const motors = (zero: boolean): void => report({ kind: 'motors', zero, monoMs: Number(process.hrtime.bigint()) / 1e6 });
-  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, o.wiring, port));
+  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, o.wiring, port, report));
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   // The injections (those it cannot take were named above), on the simulated arm's time from here.

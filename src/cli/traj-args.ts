@@ -48,9 +48,10 @@ export function trajectoryFileFor(rig: Rig, file: string): PathSpec {
     buildPath(rig.arm, spec.start, spec.steps);
   } catch (e) {
     if (!(e instanceof TrajectoryError)) throw e;
-    const m = /^step (\d+) \((\w+)\): ([\s\S]*)$/.exec(e.message);
-    const field = m ? `steps[${Number(m[1]) - 1}].${m[2]}` : /^start: /.test(e.message) ? 'start' : stepAt(spec.steps, e.t);
-    const text = m ? m[3]! : e.message.replace(/^start: /, '');
+    // The part of the spec at fault is a value of the error (its place), not read back from its words.
+    const at = e.place?.at;
+    const field = at ? ('start' in at ? 'start' : `steps[${at.step}].${at.kind}`) : stepAt(spec.steps, e.t);
+    const text = e.place ? e.place.detail : e.message;
     throw new RigFileError(file, field ? `${field}: ${text}` : text, field);
   }
   return spec;

@@ -177,7 +177,7 @@ async function writeResults(r: Results): Promise<{ written: string | null; write
 function parseJoints(v: unknown, n: number): number[] {
   if (v === undefined || v === 'both') return [...Array(n).keys()];
   const j = typeof v === 'string' ? decimal(v) : NaN;
-  if (!Number.isInteger(j) || j < 1 || j > n) throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${String(v)}")`);
+  if (!Number.isInteger(j) || j < 1 || j > n) throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${typeof v === 'string' ? v : JSON.stringify(v)}")`);
   return [j - 1];
 }
 

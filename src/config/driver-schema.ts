@@ -45,5 +45,5 @@ export const driverSchema = z.union([z.enum(DRIVER_PRESET_NAMES), driverNumbersS
   const { preset: _ideal, ...ideal } = DRIVER_PRESETS.ideal;
   // Numbers without a preset start from the ideal bridge's, and are no preset's.
   const base = d.preset ? DRIVER_PRESETS[d.preset] : ideal;
-  return { ...base, ...Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) } as DriverParams;
+  return { ...base, ...Object.fromEntries(Object.entries(d).filter(([, v]) => v !== undefined)) };
 });

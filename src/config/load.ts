@@ -194,7 +194,7 @@ function resolvePlant(f: RigFile, p: NonNullable<RigFile['plant']>, rig: Rig, ca
 export function resolveRig(f: RigFile, file: string): Rig {
   const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
   const zeros = (): number[] => new Array<number>(joints).fill(0);
-  const motors = f.motors ?? new Array(joints).fill(DEFAULT_MOTOR);
+  const motors = f.motors ?? new Array<MotorParams>(joints).fill(DEFAULT_MOTOR);
   const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map((e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
     countsPerRev: e.countsPerRev,
     sign: e.sign,
@@ -212,7 +212,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     }),
   );
   const pid = f.control.pid;
-  const auto = defaultGains(f.arm as ArmParams, motors, limits);
+  const auto = defaultGains(f.arm, motors, limits);
   const cable = {
     board: f.board.name,
     adapter: f.board.adapter ?? BOARD_ADAPTER[f.board.name],
@@ -234,7 +234,7 @@ export function resolveRig(f: RigFile, file: string): Rig {
     name: f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''),
     joints,
     cable,
-    arm: { ...f.arm } as ArmParams,
+    arm: { ...f.arm },
     friction: {
       viscous: f.friction.viscous ?? zeros(),
       coulomb: f.friction.coulomb ?? zeros(),
@@ -343,7 +343,7 @@ export function readConfigText(file: string, what = 'rig file'): string {
 export function checkPlausible(rig: Rig): Rig {
   const issues = plausibilityIssues(rig);
   if (issues.length) {
-    throw new RigFileError(rig.file, oneLine(issues.map((i) => `${i.path}: ${i.message}`)), issues[0]!.path);
+    throw new RigFileError(rig.file, oneLine(issues.map((i) => ({ field: i.path, text: i.message }))), issues[0]!.path);
   }
   return rig;
 }

@@ -34,11 +34,11 @@ export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & Safet
 /** The Firmata link (transport/firmata-link.ts `createFirmataLink`): the pins, the encoders, the wiring section and the link's timing. */
 export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders' | 'wiring'> & { link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'> };
 
-/** The simulated arm (rig/plant.ts): the true arm of the `plant` section and the encoders the board counts with. */
+/** The simulated arm (mock/plant.ts): the true arm of the `plant` section and the encoders the board counts with. */
 export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Rig['plant']> };
 
 /**
- * A mock board and its arm (rig/line-mock.ts, mock-firmata-rig.ts, mock-thread.ts): the plant (which
+ * A mock board and its arm (mock/line-mock.ts, mock/firmata-mock.ts, mock/mock-thread.ts): the plant (which
  * the rig file may lack: the mock says so), the board's wiring and its serial line.
  */
 export type MockPart = Pick<Rig, 'name' | 'file' | 'encoders' | 'plant' | 'firmata'> & { link: Pick<Rig['link'], 'baudRate' | 'transport'> };

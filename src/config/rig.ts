@@ -28,8 +28,8 @@ const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
  * so they are refused here, with the range and its unit. The bounds are wide (a bench-top arm sits far
  * inside them); the relations between fields (can the motor hold the arm?) are checked in plausible.ts.
  */
-const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T => s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
-const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T => s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`) as unknown as T;
+const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T => s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
+const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T => s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
 const within = <T extends z.ZodType<number>>(s: T, min: number, max: number, unit: string, why = ''): T => atMost(atLeast(s, min, unit, why), max, unit, why);
 
 const BENCH = 'a bench-top arm';
@@ -663,21 +663,30 @@ function flatten(issues: readonly z.core.$ZodIssue[]): { path: PropertyKey[]; te
   return out;
 }
 
-/** Turns zod issues into one message per line, each naming its field and the value found there. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[] } {
-  const flat = flatten(issues);
-  const lines = flat.map((f) => `${fieldPath(f.path)}: ${f.text}${f.unknown ? '' : valueAt(raw, f.path)}`);
-  return { field: flat[0] ? fieldPath(flat[0].path) : '', lines };
+/** One problem in a file: where (`path`, and `field` as people write it) and what is wrong there (`text`, with the value found). */
+export interface FieldProblem {
+  path: readonly PropertyKey[];
+  field: string;
+  text: string;
+}
+
+/** A problem as one line: `field: text`. */
+export const problemLine = (p: Pick<FieldProblem, 'field' | 'text'>): string => `${p.field}: ${p.text}`;
+
+/** Turns zod issues into problems (and one message per line), each naming its field and the value found there. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[]; problems: FieldProblem[] } {
+  const problems = flatten(issues).map((f) => ({ path: f.path, field: fieldPath(f.path), text: `${f.text}${f.unknown ? '' : valueAt(raw, f.path)}` }));
+  return { field: problems[0]?.field ?? '', lines: problems.map(problemLine), problems };
 }
 
 /**
  * Several problems as one line: the first in full, then the fields of the others, so that the CLI
  * prints one line however many things are wrong (`a: why (and 2 more problems: b, c)`).
  */
-export function oneLine(problems: readonly string[]): string {
-  const unique = [...new Set(problems)];
-  const rest = unique.slice(1).map((l) => l.split(': ')[0]!);
-  const first = (unique[0] ?? '').replace(/\s*\n\s*/g, ' ');
+export function oneLine(problems: readonly Pick<FieldProblem, 'field' | 'text'>[]): string {
+  const unique = [...new Map(problems.map((p) => [problemLine(p), p])).values()];
+  const rest = unique.slice(1).map((p) => p.field);
+  const first = unique[0] ? problemLine(unique[0]).replace(/\s*\n\s*/g, ' ') : '';
   return rest.length ? `${first} (and ${rest.length} more problem${rest.length > 1 ? 's' : ''}: ${[...new Set(rest)].join(', ')})` : first;
 }
 
@@ -687,8 +696,8 @@ export function parseRigFile(raw: unknown, file: string): RigFile {
   // than it saves on the one or two rig files a process reads.
   const r = rigFileSchema.safeParse(raw, { jitless: true });
   if (!r.success) {
-    const { field, lines } = describeIssues(r.error.issues, raw);
-    throw new RigFileError(file, oneLine(lines), field);
+    const { field, problems } = describeIssues(r.error.issues, raw);
+    throw new RigFileError(file, oneLine(problems), field);
   }
   return r.data;
 }

@@ -101,8 +101,8 @@ export function loadTrajectoryFile(file: string): PathSpec {
   const raw = parseJsonText(readConfigText(file, 'trajectory file'), file);
   const r = trajectoryFileSchema.safeParse(raw);
   if (!r.success) {
-    const { field, lines } = describeIssues(r.error.issues, raw);
-    throw new RigFileError(file, oneLine(lines), field);
+    const { field, problems } = describeIssues(r.error.issues, raw);
+    throw new RigFileError(file, oneLine(problems), field);
   }
   return pathFromFile(r.data, file);
 }

@@ -54,7 +54,7 @@ export class DisturbanceFeed {
   calm(j: number): number {
     const now = this.cornerHz[j]!;
     this.cornerHz[j] = Number.isFinite(now) ? Math.max(FEED_HZ_MIN, Math.min(now / 2, FEED_HZ_WITH_PLAY)) : FEED_HZ_WITH_PLAY;
-    return this.cornerHz[j]!;
+    return this.cornerHz[j];
   }
 
   /** Filters the observer's estimate `tauExt` [N m] over a step of `dt` [s]; returns `out`. */

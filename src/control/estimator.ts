@@ -21,8 +21,8 @@ export class VelocityEstimator {
     readonly joints: number,
     bandwidthHz: number,
   ) {
-    this.q = new Array(joints).fill(0);
-    this.qd = new Array(joints).fill(0);
+    this.q = new Array<number>(joints).fill(0);
+    this.qd = new Array<number>(joints).fill(0);
     this.wn = 2 * Math.PI * bandwidthHz;
   }
 

@@ -61,7 +61,7 @@ export class PlanFollower {
   ) {
     const n = rig.joints;
     this.holdQ = new Array<number>(n).fill(0);
-    const sample = (): TrajectorySample => ({ t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) });
+    const sample = (): TrajectorySample => ({ t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) });
     this.desired = sample();
     this.ref = sample();
     this.atSample = sample();

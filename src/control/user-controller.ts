@@ -106,7 +106,7 @@ export function controllerContext(rig: ControllerRig, rateHz: number): Controlle
 export function deepFreeze<T>(v: T): T {
   if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return v;
   Object.freeze(v);
-  for (const k of Reflect.ownKeys(v as object)) deepFreeze((v as Record<PropertyKey, unknown>)[k]);
+  for (const k of Reflect.ownKeys(v)) deepFreeze((v as Record<PropertyKey, unknown>)[k]);
   return v;
 }
 
@@ -202,7 +202,7 @@ export class PluggedController {
     if (law === null || typeof law !== 'object' || typeof (law as UserController).update !== 'function') {
       throw new ControllerError(`controller ${file}: createController(context) must return an object with an update(sample) method, got ${typeName(law)}`);
     }
-    const reset = (law as UserController).reset;
+    const reset = (law as { reset?: unknown }).reset;
     if (reset !== undefined && typeof reset !== 'function') {
       throw new ControllerError(`controller ${file}: reset must be a function when present, got ${typeName(reset)}`);
     }
@@ -253,7 +253,7 @@ export class PluggedController {
    */
   private accept(tau: unknown, tookMs: number, periodMs: number, out: number[], stolenMs: number): LawResult {
     const n = this.context.rig.joints;
-    if (tau !== null && typeof (tau as { then?: unknown } | undefined)?.then === 'function') {
+    if (typeof tau === 'object' && tau !== null && 'then' in tau && typeof tau.then === 'function') {
       return this.fail(out, 'update returned a Promise; it must return the torques synchronously (it runs inside the loop tick)');
     }
     if (tau === null || typeof tau !== 'object' || typeof (tau as ArrayLike<number>).length !== 'number') {

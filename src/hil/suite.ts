@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { z } from 'zod';
 import { loadRig, parseJsonText, readConfigText, type Rig } from '../config/load.js';
-import { describeIssues, RigFileError } from '../config/rig.js';
+import { describeIssues, fieldPath, RigFileError } from '../config/rig.js';
 import type { FeedforwardMode } from '../control/controller.js';
 import { STOP_PATHS } from '../control/stop.js';
 import { looksLikeStopPath } from './expect.js';
@@ -128,8 +128,8 @@ export function loadSuite(file: string): Suite {
 export function parseSuite(raw: unknown, file: string): Suite {
   const r = suiteSchema.safeParse(raw);
   if (!r.success) {
-    const { field, lines } = describeIssues(r.error.issues, raw);
-    const named = lines.map((l) => nameScenario(l, raw));
+    const { field, problems } = describeIssues(r.error.issues, raw);
+    const named = problems.map((p) => `${nameScenario(p.path, raw)}: ${p.text}`);
     throw new RigFileError(file, named.join(`\n${file}: `), field);
   }
   const names = new Set<string>();
@@ -147,12 +147,13 @@ export function parseSuite(raw: unknown, file: string): Suite {
   return { file, name: r.data.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''), scenarios, notices };
 }
 
-/** Adds the scenario's name to a message that starts with `scenarios[i]`. */
-function nameScenario(line: string, raw: unknown): string {
-  const m = /^scenarios\[(\d+)\]/.exec(line);
-  if (!m) return line;
-  const s = (raw as { scenarios?: { name?: unknown }[] }).scenarios?.[Number(m[1])];
-  return typeof s?.name === 'string' ? line.replace(m[0], `${m[0]} ("${s.name}")`) : line;
+/** A problem's field as people read it, with the scenario's name after `scenarios[i]` when the field is in one. */
+function nameScenario(path: readonly PropertyKey[], raw: unknown): string {
+  const [top, i, ...rest] = path;
+  if (top !== 'scenarios' || typeof i !== 'number') return fieldPath(path);
+  const s = (raw as { scenarios?: { name?: unknown }[] }).scenarios?.[i];
+  const inside = rest.length === 0 ? '' : typeof rest[0] === 'number' ? fieldPath(rest) : `.${fieldPath(rest)}`;
+  return `scenarios[${i}]${typeof s?.name === 'string' ? ` ("${s.name}")` : ''}${inside}`;
 }
 
 /** A scenario's expectations against its arm and injections: one limit per joint, min <= max, stopWithinMs only with an injection. */

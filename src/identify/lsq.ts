@@ -57,7 +57,7 @@ export function nnls(A: Matrix, b: readonly number[], nonneg?: readonly boolean[
   const cons = nonneg ?? new Array<boolean>(p).fill(true);
   const qr = new QrDecomposition(A);
   const R = qr.upperTriangularMatrix;
-  const c = qr.orthogonalMatrix.transpose().mmul(Matrix.columnVector(b as number[]));
+  const c = qr.orthogonalMatrix.transpose().mmul(Matrix.columnVector(b));
   const cv = c.getColumn(0);
   const x = new Array<number>(p).fill(0);
   const passive = cons.map((k) => !k);

@@ -99,7 +99,7 @@ export function identifiedRigFile(raw: Record<string, unknown>, rig: Rig, p: Bas
   const rotor1 = reflectedInertia(motors[0]);
   const arm = realizeArm(nominal, p, rotor1);
   const out: Record<string, unknown> = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
-  out.arm = Object.fromEntries(Object.entries(arm).map(([k, v]) => [k, r6(v)]));
+  out.arm = Object.fromEntries((Object.entries(arm) as [string, number][]).map(([k, v]) => [k, r6(v)]));
   out.friction = { viscous: [r6(p.fv1), r6(p.fv2)], coulomb: [r6(p.fc1), r6(p.fc2)] };
   const gear2 = motors[1].gear;
   const rawMotors = (out.motors as Record<string, unknown>[] | undefined) ?? motors.map((m) => ({ ...m }));

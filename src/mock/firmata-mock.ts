@@ -13,7 +13,7 @@ import { SerialPortStream } from '@serialport/stream';
 import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
 import type { FirmwareFeatures } from '../protocol/firmata.js';
-import { isWiringIssue, type MotorPins, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { isWiringIssue, type MotorPins } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock } from '../time/clock.js';
 import { mockBinding, serveOnStream } from './binding.js';
@@ -61,7 +61,7 @@ export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMoc
   }
   const f = rig.firmata;
   if (!f) throw new RigFileError(rig.file, 'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)', 'firmata');
-  const wiring = resolveFirmataWiring(f as WiringSpec);
+  const wiring = resolveFirmataWiring(f);
   if (isWiringIssue(wiring)) throw new RigFileError(rig.file, `${wiring.field}: ${wiring.message}`, wiring.field);
   const { layout, motors } = wiring;
   const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);

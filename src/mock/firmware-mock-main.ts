@@ -1,6 +1,6 @@
 /**
  * The firmware rig's own process (started by serveFirmwareMock, not through bin/twolink.js, so with
- * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, elf, injections, sliceUs, rt }.
+ * V8's default garbage collector): argv[2] is a JSON object { rigFile, board, elf, injections, sliceUs, rt, report }.
  * Errors a user can fix (a missing package, a build failure) are one line and exit code 2.
  */
 import { z } from 'zod';
@@ -8,6 +8,7 @@ import { loadRig } from '../config/load.js';
 import { runFirmwareMock } from './firmware-mock.js';
 import { injectionSchema } from './injections.js';
 import { FirmwareSimError } from './firmware-sim.js';
+import { mockReportLine, type MockReport } from './mock-report.js';
 
 const Args = z.object({
   rigFile: z.string(),
@@ -16,6 +17,7 @@ const Args = z.object({
   injections: z.array(injectionSchema),
   sliceUs: z.number().int().min(20).max(10_000).optional(),
   rt: z.boolean().optional(),
+  report: z.boolean().optional(),
 });
 
 async function main(): Promise<number> {
@@ -30,6 +32,7 @@ async function main(): Promise<number> {
       ...(a.rt ? { rt: true } : {}),
       log: (l) => process.stderr.write(`${l}\n`),
       out: (l) => process.stdout.write(`${l}\n`),
+      ...(a.report ? { report: (r: MockReport) => process.stdout.write(mockReportLine(r)) } : {}),
     });
   } catch (e) {
     if (e instanceof FirmwareSimError) {

@@ -13,6 +13,7 @@ import { noRealtimeLine, requestRealtime, requestRealtimeProcess, threadId, type
 import { spawnTied } from './tied.js';
 import { RIG_STARVED_MS, starvedLine } from './starvation.js';
 import { FirmwareSim, type FirmwareSimSummary, type HarnessBoard } from './firmware-sim.js';
+import type { MockReport } from './mock-report.js';
 
 export interface FirmwareMockOptions {
   board: HarnessBoard;
@@ -27,6 +28,8 @@ export interface FirmwareMockOptions {
   log: (line: string) => void;
   /** Where the pty path goes (stdout). */
   out: (line: string) => void;
+  /** `--report`: the pty path and the run's totals as report lines (mock-report.ts) instead of the path alone. */
+  report?: (r: MockReport) => void;
 }
 
 /** What injections act on here: the plant, and the board (the real firmware) only by a reset. */
@@ -62,7 +65,8 @@ const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
  * Runs the firmware rig in a process of its own (src/mock/firmware-mock-main.ts), with node's default
  * garbage collector: bin/twolink.js sets V8's --single-threaded-gc at run time, and under this
  * process's load (the plant answers 4000 slices a second) node 20 then aborts in a concurrent-marking
- * check within seconds. stdout and stderr are the child's (`o.log` and `o.out` are not used).
+ * check within seconds. stdout and stderr are the child's (`o.log`, `o.out` and `o.report` are not
+ * called: with `o.report` given, the child writes report lines).
  *
  * The first SIGINT/SIGTERM is passed on, once; the child is in a process group of its own, so that a
  * Ctrl-C reaches it only that way. (It was in this one: a Ctrl-C reached it from the terminal, and
@@ -73,7 +77,7 @@ const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
  */
 export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-mock-main.js', import.meta.url));
-  const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt });
+  const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt, report: o.report !== undefined });
   // The handlers first: a signal while the child is being spawned is passed on once it is.
   const to: { child?: ChildProcess } = {};
   let passed: NodeJS.Signals | undefined;
@@ -155,7 +159,8 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
       o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(3)} s` : `twolink rig: ${r.why}`);
     },
   );
-  o.out(sim.ptyPath);
+  if (o.report) o.report({ kind: 'pty', host: sim.ptyPath });
+  else o.out(sim.ptyPath);
   if (mine) {
     // This process steps the plant in lock-step with the harness: a plant that starves holds the board
     // up as surely as a starved harness (the harness's 10 ms lead covers only short pauses). It runs
@@ -167,7 +172,25 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
     `twolink rig: ${rig.name}: ${o.elf !== undefined ? `the image ${o.elf} (${o.board})` : `the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')})`} in simavr on ${sim.ptyPath}, ` +
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
+  o.report?.({ kind: 'serving', board: sim.ptyPath });
   sim.on('slice', (s) => inject(s.boardTime));
+  logBoardEvents(sim, o);
+  const summary = await ended;
+  const { boardS, wallS, maxBehindMs, restarts, code } = summary;
+  o.report?.({ kind: 'firmware-end', boardS, wallS, maxBehindMs, restarts, code, pins: sim.encoderStatsDeg() });
+  o.log(
+    summary.wallS > 0
+      ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
+          `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
+      : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
+  );
+  if (summary.code === 0 || summary.code === null) return 0;
+  o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
+  return 1;
+}
+
+/** What happens on the board side, one line each for people: the watchdog zeroing the motors, hosts, lag, resets. */
+function logBoardEvents(sim: FirmwareSim, o: Pick<FirmwareMockOptions, 'elf' | 'log'>): void {
   sim.on('outputs-off', (e) => {
     // Only when the host had been silent: an answer to a stop is the host's doing, not the watchdog's.
     // Firmata (an image given with elf) has no line ends: its silence is from the host's last byte.
@@ -189,14 +212,4 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
   });
   sim.on('reset', (e) => o.log(`twolink rig: the AVR was reset at board time ${e.boardTime.toFixed(3)} s`));
   sim.on('log', (line) => o.log(line));
-  const summary = await ended;
-  o.log(
-    summary.wallS > 0
-      ? `twolink rig: ${summary.boardS.toFixed(3)} s of board time in ${summary.wallS.toFixed(3)} s; ` +
-          `behind the wall clock at most ${summary.maxBehindMs.toFixed(1)} ms${summary.restarts ? `, ${summary.restarts} times over 100 ms (skipped)` : ''}`
-      : `twolink rig: the simulator ended (exit code ${summary.code}) without its totals, after ${summary.boardS.toFixed(3)} s of board time`,
-  );
-  if (summary.code === 0 || summary.code === null) return 0;
-  o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
-  return 1;
 }

@@ -344,14 +344,18 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     return { slices: this.pinSlices, rmsCounts: rms(this.pinSq, this.pinSlices), staleRmsCounts: rms(this.staleSq, this.staleSlices), staleSlices: this.staleSlices, maxStale: this.maxStale };
   }
 
-  /**
-   * The encoder pins against the plant, one line (logged when the harness exits; src/bench/firmware.ts
-   * reads it). Board-time figures of this run.
-   */
-  encoderStatsLine(): string {
+  /** The encoder pins against the plant so far, in degrees of the joint's encoder (`twolink rig --firmware --report` ends with it). */
+  encoderStatsDeg(): { slices: number; rmsDeg: number[]; staleSlices: number; maxStale: number; staleRmsDeg: number[] } {
     const st = this.encoderStats();
-    const deg = (c: readonly number[]): string => c.map((x, j) => ((x * 360) / this.sensor[j]!.cpr).toFixed(4)).join(' / ');
-    return `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsCounts)} deg; ` + `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsCounts)} deg`;
+    const deg = (c: readonly number[]): number[] => c.map((x, j) => (x * 360) / this.sensor[j]!.cpr);
+    return { slices: st.slices, rmsDeg: deg(st.rmsCounts), staleSlices: st.staleSlices, maxStale: st.maxStale, staleRmsDeg: deg(st.staleRmsCounts) };
+  }
+
+  /** The encoder pins against the plant, one line for people (logged when the harness exits). Board-time figures of this run. */
+  encoderStatsLine(): string {
+    const st = this.encoderStatsDeg();
+    const deg = (d: readonly number[]): string => d.map((x) => x.toFixed(4)).join(' / ');
+    return `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsDeg)} deg; ` + `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsDeg)} deg`;
   }
 
   /** Process id of the harness. */

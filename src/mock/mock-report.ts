@@ -25,6 +25,33 @@ export const mockReportSchema = z.discriminatedUnion('kind', [
    * [ms] (CLOCK_MONOTONIC, as process.hrtime reads it in every process: comparable with the host's).
    */
   z.strictObject({ kind: z.literal('motors'), zero: z.boolean(), monoMs: z.number().finite() }),
+  /**
+   * The line-protocol mock rig ended: its board's thread took `samples` samples and its timers ran up to
+   * `maxLateMs` late [ms], `lateTimers` of them more than 0.5 ms (a starved rig, not the host).
+   */
+  z.strictObject({ kind: z.literal('mock-end'), samples: z.number().int().min(0), maxLateMs: z.number().finite(), lateTimers: z.number().int().min(0) }),
+  /**
+   * The firmware rig (`--firmware`) ended: `boardS` of board time simulated in `wallS` of the wall's [s],
+   * behind the wall clock at most `maxBehindMs` [ms] and `restarts` times over 100 ms (skipped ahead);
+   * the encoder pins against the plant over `slices` lock-step slices: RMS per joint [deg], and over the
+   * `staleSlices` that ran ahead of the plant process (at most `maxStale` behind) [deg]. `code` is the
+   * harness's exit code (null: killed).
+   */
+  z.strictObject({
+    kind: z.literal('firmware-end'),
+    boardS: z.number().finite(),
+    wallS: z.number().finite(),
+    maxBehindMs: z.number().finite(),
+    restarts: z.number().int().min(0),
+    code: z.number().int().nullable(),
+    pins: z.strictObject({
+      slices: z.number().int().min(0),
+      rmsDeg: z.array(z.number().finite()),
+      staleSlices: z.number().int().min(0),
+      maxStale: z.number().int().min(0),
+      staleRmsDeg: z.array(z.number().finite()),
+    }),
+  }),
 ]);
 
 export type MockReport = z.infer<typeof mockReportSchema>;

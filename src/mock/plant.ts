@@ -246,20 +246,20 @@ export class Plant {
     this.joints = isTwoLink(params.arm) ? 2 : 1;
     const n = this.joints;
     this.q = params.start.slice(0, n);
-    this.qd = new Array(n).fill(0);
+    this.qd = new Array<number>(n).fill(0);
     this.t = t0;
-    this.duty = new Array(n).fill(0);
-    this.motorTorque = new Array(n).fill(0);
-    this.tau = new Array(n).fill(0);
-    this.handTau = new Array(n).fill(0);
+    this.duty = new Array<number>(n).fill(0);
+    this.motorTorque = new Array<number>(n).fill(0);
+    this.tau = new Array<number>(n).fill(0);
+    this.handTau = new Array<number>(n).fill(0);
     this.injected = {
-      stalled: new Array(n).fill(false),
-      encoderOffset: new Array(n).fill(0),
-      encoderSlip: new Array(n).fill(0),
-      encoderReversed: new Array(n).fill(false),
-      motorDead: new Array(n).fill(false),
+      stalled: new Array<boolean>(n).fill(false),
+      encoderOffset: new Array<number>(n).fill(0),
+      encoderSlip: new Array<number>(n).fill(0),
+      encoderReversed: new Array<boolean>(n).fill(false),
+      motorDead: new Array<boolean>(n).fill(false),
       supplyScale: 1,
-      extraTorque: new Array(n).fill(0),
+      extraTorque: new Array<number>(n).fill(0),
       endpointForce: [0, 0],
       endpointForceUntil: -Infinity,
     };

@@ -103,7 +103,7 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
       throw new WiringError(`${where}: ${what ? `${what} ` : ''}${is.message}${got !== undefined ? ` (got "${got}")` : ''}`);
     }
     if ((kind === 'swap-motors' || kind === 'swap-encoders') && joints < 2) throw new WiringError(`${where}: a one-link arm has nothing to swap`);
-    const v = r.data as undefined | number | [number, number];
+    const v = r.data;
     let mk: WiringMistake;
     if (kind === 'swap-motors' || kind === 'swap-encoders') mk = { kind };
     else if (kind === 'reverse-motor' || kind === 'reverse-encoder') mk = { kind, joint: (v as number) - 1 };

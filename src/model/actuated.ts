@@ -26,7 +26,7 @@
  */
 import { TwoLinkDynamics } from './dynamics.js';
 import { dutyForTorque, reflectedInertia, torqueForDuty, type MotorParams } from './motor.js';
-import { asMat2, asOutPair, asPair, isTwoLink, type ArmParams, type Energy, type OneLinkParams } from './types.js';
+import { asMat2, asOutPair, asPair, isTwoLink, type ArmParams, type Energy } from './types.js';
 
 /**
  * The velocity v_c [rad/s] below which the nominal model smooths Coulomb friction, c tanh(qd / v_c):
@@ -155,7 +155,7 @@ function build(spec: ActuatedArmSpec, motors: MotorParams[]): ActuatedArmModel {
   };
   const coulombVelocity = spec.coulombVelocity ?? NOMINAL_COULOMB_VELOCITY;
   check(Number.isFinite(coulombVelocity) && coulombVelocity >= 0, 'coulombVelocity must be a finite number >= 0', coulombVelocity);
-  const one = arm as OneLinkParams;
+  const one = arm;
   const coulomb = per(spec.friction?.coulomb, 'coulomb');
   const breakaway = spec.friction?.breakaway ? per(spec.friction.breakaway, 'breakaway') : coulomb;
   const stribeckVelocity = spec.friction?.stribeckVelocity ? per(spec.friction.stribeckVelocity, 'stribeckVelocity') : new Array<number>(joints).fill(DEFAULT_STRIBECK_VELOCITY);

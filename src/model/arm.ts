@@ -47,7 +47,7 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
   const torque = o.torque;
   const external = o.external;
   const p = model.arm;
-  if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+  if (typeof torque === 'object') for (let i = 0; i < n; i++) tau[i] = torque[i]!;
   const torqueFn = typeof torque === 'function' ? torque : undefined;
   // The common case (constant torque, no external loads) leaves `tau` as it is: this closure runs
   // four times per RK4 step. Without friction either, the two-link solve is called directly (the
@@ -61,7 +61,7 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
   const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
     if (!fixed) {
       if (torqueFn) torqueFn(t, q, qd, tau);
-      else if (Array.isArray(torque)) for (let i = 0; i < n; i++) tau[i] = torque[i]!;
+      else if (typeof torque === 'object') for (let i = 0; i < n; i++) tau[i] = torque[i]!;
       else tau.fill(0);
       if (external) {
         externalTorques(p, q, qd, external, ext);

@@ -53,9 +53,20 @@ export class TrajectoryError extends Error {
     readonly t?: number,
     /** Joint index (0-based) concerned, if one. */
     readonly joint?: number,
+    /** The part of the path at fault, when the problem is in the path's spec (the start or a step), and the problem without it. */
+    readonly place?: { at: PathPlace; detail: string },
   ) {
     super(message);
   }
+}
+
+/** A part of a path's spec: its start, or its step `step` (0-based) of kind `kind`. */
+export type PathPlace = { start: true } | { step: number; kind: PathStep['kind'] };
+
+/** The problem `detail` at `at` of the path's spec, as people read it: `step 2 (line): ...`, `start: ...`. */
+function placed(at: PathPlace, detail: string, t?: number, joint?: number): TrajectoryError {
+  const where = 'start' in at ? 'start' : `step ${at.step + 1} (${at.kind})`;
+  return new TrajectoryError(`${where}: ${detail}`, t, joint, { at, detail });
 }
 
 /** A minimum-jerk profile's value and its first three derivatives, [s, s', s'', s''']. */
@@ -84,7 +95,8 @@ export function minJerkProfile(tau: number, out: number[] = [0, 0, 0, 0]): numbe
 }
 
 function emptySample(n: number): TrajectorySample {
-  return { t: 0, q: new Array(n).fill(0), qd: new Array(n).fill(0), qdd: new Array(n).fill(0), qddd: new Array(n).fill(0) };
+  const zeros = (): number[] => new Array<number>(n).fill(0);
+  return { t: 0, q: zeros(), qd: zeros(), qdd: zeros(), qddd: zeros() };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -487,34 +499,34 @@ class PiecewiseTrajectory implements Trajectory {
   }
 }
 
-function checkDuration(d: number, what: string): void {
-  if (!(d >= 0) || !Number.isFinite(d)) throw new TrajectoryError(`${what}: duration must be a finite number >= 0 s, got ${d}`);
+function checkDuration(d: number, what: PathPlace): void {
+  if (!(d >= 0) || !Number.isFinite(d)) throw placed(what, `duration must be a finite number >= 0 s, got ${d}`);
 }
 
 function samePose(a: readonly number[], b: readonly number[]): boolean {
   return a.every((v, i) => Math.abs(v - b[i]!) < 1e-9);
 }
 
-function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sines' }>, where: string, t0: number, n: number): Segment {
+function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sines' }>, where: PathPlace, t0: number, n: number): Segment {
   const D = step.duration;
-  if (D <= 0) throw new TrajectoryError(`${where}: a sines step needs a duration > 0 s`, t0);
-  if (step.sines.length !== n) throw new TrajectoryError(`${where}: expected sines for ${n} joint(s), got ${step.sines.length}`, t0);
+  if (D <= 0) throw placed(where, `a sines step needs a duration > 0 s`, t0);
+  if (step.sines.length !== n) throw placed(where, `expected sines for ${n} joint(s), got ${step.sines.length}`, t0);
   const ramp = step.ramp ?? Math.min(2, D / 4);
-  if (!(ramp > 0 && ramp <= D / 2)) throw new TrajectoryError(`${where}: ramp must be > 0 s and at most half the duration (${D / 2} s), got ${ramp}`, t0);
+  if (!(ramp > 0 && ramp <= D / 2)) throw placed(where, `ramp must be > 0 s and at most half the duration (${D / 2} s), got ${ramp}`, t0);
   step.sines.forEach((js, j) =>
     js.forEach((c, k) => {
       const bad = !Number.isFinite(c.amplitude) ? 'amplitude' : !(c.frequencyHz > 0 && Number.isFinite(c.frequencyHz)) ? 'frequencyHz' : !Number.isFinite(c.phase ?? 0) ? 'phase' : undefined;
-      if (bad) throw new TrajectoryError(`${where}: joint ${j + 1}, sine ${k + 1}: ${bad} must be a finite number${bad === 'frequencyHz' ? ' > 0' : ''}`, t0, j);
+      if (bad) throw placed(where, `joint ${j + 1}, sine ${k + 1}: ${bad} must be a finite number${bad === 'frequencyHz' ? ' > 0' : ''}`, t0, j);
     }),
   );
   return new SinesSegment(q, step.sines, ramp, D);
 }
 
-function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, where: string, t0: number, n: number): Segment {
+function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, at: PathPlace, t0: number, n: number): Segment {
   const bad = step.q.findIndex((p) => p.length !== n || !p.every(Number.isFinite));
-  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw new TrajectoryError(`${where}: needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
-  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw new TrajectoryError(`${where}: duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
-  if (!samePose(step.q[0]!, q)) throw new TrajectoryError(`${where}: the first sample must be where the step starts`, t0);
+  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw placed(at, `needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
+  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw placed(at, `duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
+  if (!samePose(step.q[0]!, q)) throw placed(at, `the first sample must be where the step starts`, t0);
   return new SampledSegment(step.q, step.dt);
 }
 
@@ -528,22 +540,22 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
   const elbow = start.elbow ?? 'down';
   let q: readonly number[];
   if (start.q) {
-    if (start.q.length !== n) throw new TrajectoryError(`start: expected ${n} joint angles, got ${start.q.length}`);
+    if (start.q.length !== n) throw placed({ start: true }, `expected ${n} joint angles, got ${start.q.length}`);
     q = start.q;
   } else if (start.xy) {
-    if (!two) throw new TrajectoryError('start: an endpoint start needs a two-link arm');
+    if (!two) throw placed({ start: true }, 'an endpoint start needs a two-link arm');
     q = inverseKinematics(arm, start.xy, elbow);
   } else {
-    throw new TrajectoryError('start: give q (joint angles) or xy (an endpoint position)');
+    throw placed({ start: true }, 'give q (joint angles) or xy (an endpoint position)');
   }
   const segments: Segment[] = [];
   let t0 = 0;
   steps.forEach((step, idx) => {
-    const where = `step ${idx + 1} (${step.kind})`;
+    const where: PathPlace = { step: idx, kind: step.kind };
     checkDuration(step.duration, where);
     let seg: Segment;
     if (step.kind === 'joint') {
-      if (step.to.length !== n) throw new TrajectoryError(`${where}: expected ${n} joint angles, got ${step.to.length}`, t0);
+      if (step.to.length !== n) throw placed(where, `expected ${n} joint angles, got ${step.to.length}`, t0);
       seg = new JointSegment(q, step.to, step.duration);
     } else if (step.kind === 'hold') {
       seg = new JointSegment(q, q, step.duration);
@@ -552,17 +564,18 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
     } else if (step.kind === 'samples') {
       seg = sampledSegment(q, step, where, t0, n);
     } else {
-      if (!two) throw new TrajectoryError(`${where}: endpoint steps need a two-link arm`, t0);
-      if (step.duration <= 0) throw new TrajectoryError(`${where}: an endpoint step needs a duration > 0 s`, t0);
+      if (!two) throw placed(where, `endpoint steps need a two-link arm`, t0);
+      if (step.duration <= 0) throw placed(where, `an endpoint step needs a duration > 0 s`, t0);
       if (step.kind === 'circle' && !(Number.isInteger(step.turns ?? 1) && (step.turns ?? 1) >= 1)) {
-        throw new TrajectoryError(`${where}: turns must be a whole number >= 1, got ${step.turns}`, t0);
+        throw placed(where, `turns must be a whole number >= 1, got ${step.turns}`, t0);
       }
       const from = fkEndpoint(arm, q);
       const curve: EndpointCurve = step.kind === 'line' ? new LineCurve(asPair(from), asPair(step.to), step.duration) : new CircleCurve(asPair(step.centre), asPair(from), step.turns ?? 1, step.duration);
       const es = new EndpointSegment(arm, curve, elbow, t0);
       if (!samePose(es.qStart, q)) {
-        throw new TrajectoryError(
-          `${where}: the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` + `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` + `add a joint step to change elbow first`,
+        throw placed(
+          where,
+          `the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` + `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` + `add a joint step to change elbow first`,
           t0,
         );
       }

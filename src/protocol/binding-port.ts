@@ -7,7 +7,7 @@ import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, Por
 
 /** `options` with serialport's defaults for what it leaves out (8N1, locked, no flow control). */
 export function fullOpenOptions(options: OpenOptions): Required<OpenOptions> {
-  return { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options } as Required<OpenOptions>;
+  return { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options };
 }
 
 /** A read or write on a port that was closed: `canceled`, so serialport ends quietly. */

@@ -49,7 +49,7 @@ export function resolveMotorPins(spec: MotorSpec, shields: Record<string, Record
     return `shield ${spec.shield} drives its motors through ${cfg.register ? 'a shift register' : `an I2C chip (${cfg.controller})`}, which twolink does not support: give the pins instead`;
   }
   const p = cfg.pins ?? {};
-  const num = (k: string): number | undefined => (typeof p[k] === 'number' ? (p[k] as number) : undefined);
+  const num = (k: string): number | undefined => (typeof p[k] === 'number' ? p[k] : undefined);
   const pwm = num('pwm');
   if (pwm === undefined) return `shield ${spec.shield} motor ${spec.motor} has no PWM pin`;
   const out: MotorPins = { pwm };

@@ -14,7 +14,7 @@
  */
 import { LOOP_STATES, PHASES } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
-import { buildPath, type PathStart, type PathStep, type Trajectory } from '../model/trajectory.js';
+import { buildPath, type Trajectory } from '../model/trajectory.js';
 import type { Columns, LoadedRecording } from './read.js';
 import { recordedRig } from './read.js';
 
@@ -45,9 +45,9 @@ function mainPath(rec: LoadedRecording, index: number): { name: string; plan?: T
   try {
     const arm = recordedRig(rec.info).arm;
     // As the loop builds it (loop.ts, command 'start'): from the path's start pose, its steps.
-    const start = spec.start as PathStart;
+    const start = spec.start;
     const startQ = start.q ?? buildPath(arm, start, [{ kind: 'hold', duration: 0 }]).sample(0).q;
-    const plan = buildPath(arm, { q: startQ, ...(start.elbow ? { elbow: start.elbow } : {}) }, spec.steps as PathStep[]);
+    const plan = buildPath(arm, { q: startQ, ...(start.elbow ? { elbow: start.elbow } : {}) }, spec.steps);
     return { name: spec.name, plan };
   } catch {
     return { name: spec.name };

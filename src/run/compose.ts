@@ -108,7 +108,7 @@ interface Transport {
   label: string;
   mockName: string;
   parts: readonly InjectionPart[];
-  mock(rig: Rig, clock: Clock, wiring: MockWiring | undefined): Promise<LocalMock & { dispose(): void }>;
+  mock(rig: Rig, clock: Clock, wiring: MockWiring | undefined): Promise<LocalMock & { dispose: () => void }>;
   link(rig: Rig, end: LinkEnd, clock: Clock, o: LinkOptions): Promise<ComposedLink>;
 }
 
@@ -263,9 +263,9 @@ export interface Composed<T extends TimeName = TimeName> extends ComposedLink {
   time: T;
   describe: string;
   /** Resolves as `p` does, moving virtual time meanwhile (real time: `p` itself). */
-  drive<T>(p: Promise<T>): Promise<T>;
+  drive: <T>(p: Promise<T>) => Promise<T>;
   /** Closes the link (driven), then ends the mock. */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** A waiter that moves virtual time until a promise settles. */

@@ -30,11 +30,11 @@ function fault(what: string): void {
 /** process.exit ends this thread only; it is said first. */
 function guardExit(): void {
   const exit = process.exit.bind(process);
-  process.exit = ((code?: number | string | null) => {
+  process.exit = (code?: number | string | null) => {
     fault(`called process.exit(${code ?? ''}) (a controller must not end the process)`);
     phase = 'ending';
     return exit(code ?? undefined);
-  }) as typeof process.exit;
+  };
   process.on('exit', (code) => {
     if (phase === 'loading') fault(`createController(context) returned a promise that never settles (its thread had nothing left to run, exit code ${code})`);
     else fault(`its thread ended (exit code ${code})`);

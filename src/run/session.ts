@@ -300,7 +300,7 @@ export class Session {
       maxSeconds: o.maxSeconds,
       rt: o.rt ?? false,
       ...(o.normalTids?.length ? { normalTids: [...o.normalTids] } : {}),
-      beat: this.beat.buffer as SharedArrayBuffer,
+      beat: this.beat.buffer,
       ...(o.controller ? { controller: o.controller } : {}),
       ...(o.predict !== undefined ? { predict: o.predict } : {}),
       ...(o.impedance ? { impedance: o.impedance } : {}),
@@ -331,8 +331,8 @@ export class Session {
         this.segments?.onLoopEvent(m.event);
         this.recorder?.event({ ...(m.event as object), ...(this.segments ? { t: m.event.t + this.segments.tOffset } : {}) });
         this.live?.recorder.event({ event: 'loop', ...(m.event as object) });
-        o.onEvent?.(m.event as LoopEvent);
-        for (const l of this.listeners) l(m.event as LoopEvent);
+        o.onEvent?.(m.event);
+        for (const l of this.listeners) l(m.event);
         return;
       case 'rt':
         end.rt = m.result.granted ? { granted: true } : { granted: false, reason: m.result.reason };
@@ -397,7 +397,7 @@ export class Session {
       try {
         return Promise.resolve(h(summary)).catch(() => undefined);
       } catch {
-        return undefined;
+        return Promise.resolve(undefined);
       }
     });
     void Promise.all(waits).then(() => resolve(result));

@@ -1,7 +1,7 @@
 /**
  * Opening the arm a run drives: the rig file's link (the line protocol or Firmata, `link.transport`)
  * to a serial port, or to the mock rig. The line-protocol mock runs in a thread of its own, on its own
- * clock, as a board is another computer (rig/mock-thread.ts); in virtual time (tests) it shares the
+ * clock, as a board is another computer (mock/mock-thread.ts); in virtual time (tests) it shares the
  * loop's thread and clock (run/virtual.ts). Both are composed in run/compose.ts.
  */
 import type { Rig } from '../config/load.js';

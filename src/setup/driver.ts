@@ -66,7 +66,7 @@ export class SetupStopped extends Error {
 
 /** The operator's signal reason as a stop: a StopReason as TerminalOperator gives it, else a requested stop in its words. */
 export function operatorStop(reason: unknown): StopReason {
-  return isStopReason(reason) ? reason : { kind: 'requested', text: String(reason ?? 'stopped') };
+  return isStopReason(reason) ? reason : { kind: 'requested', text: reason === undefined ? 'stopped' : reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : JSON.stringify(reason) };
 }
 
 /** Bounds of the motion and of the waiting. */

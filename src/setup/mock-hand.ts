@@ -6,7 +6,7 @@
  * weight of the links it holds up); the board and the link only see what the encoders see.
  */
 import { gravityTerms } from '../model/dynamics.js';
-import { isTwoLink, type TwoLinkParams } from '../model/types.js';
+import { isTwoLink } from '../model/types.js';
 import type { Plant } from '../mock/plant.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { Hand } from './driver.js';
@@ -111,7 +111,7 @@ export class MockHand implements Hand {
     const s = Math.min(1, (this.clock.now() - this.t0) / this.moveS);
     const blend = s * s * (3 - 2 * s);
     const arm = p.params.arm;
-    const g = isTwoLink(arm) ? gravityTerms(arm as TwoLinkParams, p.q) : [arm.m1 * arm.g * arm.d1 * Math.cos(p.q[0]!)];
+    const g = isTwoLink(arm) ? gravityTerms(arm, p.q) : [arm.m1 * arm.g * arm.d1 * Math.cos(p.q[0]!)];
     if (this.seek) this.seekStep();
     for (let j = 0; j < p.joints; j++) {
       if (!this.seek || j !== this.seek.joint) this.target[j] = this.from[j]! + blend * (this.to[j]! - this.from[j]!);

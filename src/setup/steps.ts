@@ -10,7 +10,7 @@
 import type { Rig } from '../config/load.js';
 import { hangingDeg } from '../model/builtins.js';
 import { gravityTerms } from '../model/dynamics.js';
-import { asPair, isTwoLink, J, pairOf, type Mat2, type Pair, type TwoLinkParams } from '../model/types.js';
+import { asPair, isTwoLink, J, pairOf, type Mat2, type Pair } from '../model/types.js';
 
 export type StepStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
@@ -302,7 +302,7 @@ export const MOVE_DEG = 1;
  */
 export function responseDirections(rig: Rig): number[][] {
   if (!isTwoLink(rig.arm)) return [[1]];
-  const arm = rig.arm as TwoLinkParams;
+  const arm = rig.arm;
   const h = 1e-6;
   const q0 = asPair(
     hangingDeg(2).map((d) => d / DEG),
@@ -421,12 +421,12 @@ export function checkBreakaway(joint: number, up: PulseEvidence, down: PulseEvid
 
 /** Both outputs must drive different joints: else the evidence contradicts itself. */
 export function checkMotorsDistinct(results: StepResult[]): StepResult | undefined {
-  const joints = results.map((r) => r.evidence.joint).filter((j) => j !== undefined);
+  const joints = results.map((r) => r.evidence.joint).filter((j): j is number => typeof j === 'number');
   if (joints.length === 2 && joints[0] === joints[1]) {
     return {
       name: 'motors',
       status: 'fail',
-      summary: `both outputs seem to move joint ${String(joints[0])}: one of them moves the other joint too little to tell`,
+      summary: `both outputs seem to move joint ${joints[0]}: one of them moves the other joint too little to tell`,
       evidence: { joints },
       fix: 'hold the joint that should not move by hand during each pulse, or raise --pulse-duty, and run setup again',
       corrected: false,

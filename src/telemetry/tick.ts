@@ -177,7 +177,8 @@ function compileTickObject(): (r: ArrayLike<number>, joints: number) => TickObje
           .join(', ')} }`,
       );
   }
-  return new Function('codes', `return (r, joints) => ({ ${top.join(', ')} });`)(codes) as (r: ArrayLike<number>, joints: number) => TickObject;
+  const compile = new Function('codes', `return (r, joints) => ({ ${top.join(', ')} });`) as (codes: (readonly string[])[]) => (r: ArrayLike<number>, joints: number) => TickObject;
+  return compile(codes);
 }
 
 /**
@@ -211,7 +212,8 @@ function compileTickJson(): (r: ArrayLike<number>, joints: number) => string {
     }
   }
   const n = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
-  return new Function('codes', 'n', `return (r, joints) => "{" + ${parts.join(' + ')} + "}";`)(codes, n) as (r: ArrayLike<number>, joints: number) => string;
+  const compile = new Function('codes', 'n', `return (r, joints) => "{" + ${parts.join(' + ')} + "}";`) as (codes: string[][], n: (x: number | undefined) => string) => (r: ArrayLike<number>, joints: number) => string;
+  return compile(codes, n);
 }
 
 /**

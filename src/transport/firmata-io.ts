@@ -81,7 +81,7 @@ export class Transport extends EventEmitter {
 
 export function describe(e: unknown): string {
   if (e instanceof Error) return e.message;
-  if (e && typeof e === 'object' && 'message' in e) return String((e as { message: unknown }).message);
+  if (e && typeof e === 'object' && 'message' in e) return String(e.message);
   return String(e);
 }
 

@@ -26,7 +26,7 @@
 import type { Duplex } from 'node:stream';
 import type { FirmataLinkPart } from '../config/parts.js';
 import { chooseInterval, cycleBudget, decodeString7, decodeWatchdog, ENCODER, FIRMATA, FirmataFramer, MODE, modeName, parseCapabilities, wireTime, type CycleBudget, type FirmataMessage, type WatchdogStatus } from '../protocol/firmata.js';
-import { checkWiring, isWiringIssue, motorPinList, type Wiring, type WiringSpec } from '../protocol/firmata-wiring.js';
+import { checkWiring, isWiringIssue, motorPinList, type Wiring } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
@@ -109,7 +109,7 @@ export class FirmataLink implements Link {
   constructor(o: FirmataLinkOptions) {
     this.o = o;
     this.name = o.name;
-    const w = resolveFirmataWiring(o.firmata as WiringSpec);
+    const w = resolveFirmataWiring(o.firmata);
     if (isWiringIssue(w)) throw new LinkError(`${o.name}: ${w.field}: ${w.message}`, 'config');
     this.wiring = w;
     const probe = w.motors[0]?.pwm;

@@ -82,7 +82,7 @@ export class FirmataMotors {
 
   /** Re-sends motor 1's speed (a message that changes nothing: it feeds the board's watchdog). */
   refresh(): void {
-    this.five[0]?.speed(this.lastSpeed[0]!);
+    this.five[0]?.speed(this.lastSpeed[0]);
   }
 
   /** Every motor to 0 now. */

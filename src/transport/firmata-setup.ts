@@ -46,7 +46,8 @@ export async function attachEncoders(c: SetupContext, fw: string, ms: number, tr
   const replies = encs.map(() => c.encoderReplies.next((len) => len > 0));
   const answered = Promise.all(replies.map((r) => r.promise)).then(() => 'ok' as const);
   const t0 = c.clock.now();
-  let outcome: 'ok' | 'timeout' | string = 'timeout';
+  // 'ok', 'timeout', or the board's refusal in its words.
+  let outcome: string = 'timeout';
   let sent = 0;
   while (outcome === 'timeout' && sent < tries) {
     sent++;

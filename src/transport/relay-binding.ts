@@ -130,7 +130,7 @@ export class RelayPort implements BindingPortInterface {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.send({ ...r, id } as RelayRequest);
+      this.child.send({ ...r, id });
     });
   }
 

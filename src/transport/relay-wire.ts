@@ -3,7 +3,7 @@
  * say to each other over the IPC channel; the bytes themselves go over stdin and stdout.
  */
 import type { CableErrno } from './cable.js';
-import type { PortStatus, SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type { SetOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { z } from 'zod';
 import type { DtrOnOpen } from './dtr.js';
 
@@ -43,7 +43,8 @@ export interface RelayReply {
   type: 'reply';
   id: number;
   error?: string;
-  value?: PortStatus | unknown;
+  /** What the call returned (a PortStatus for `get`). */
+  value?: unknown;
 }
 
 /**

@@ -20,7 +20,7 @@ interface ScreenBuffer {
  * make blessed parse a few thousand tags a frame (most of a frame's time).
  */
 export function canvasBox(parent: blessed.Widgets.Screen, label: string): { box: Box; set(c: DotCanvas | undefined): void } {
-  const box = blessed.box({ parent, tags: true, wrap: false, border: { type: 'line' }, label, style: { border: { fg: 'gray' } } } as blessed.Widgets.BoxOptions);
+  const box = blessed.box({ parent, tags: true, wrap: false, border: { type: 'line' }, label, style: { border: { fg: 'gray' } } });
   let canvas: DotCanvas | undefined;
   const render = box.render.bind(box) as () => { xi: number; xl: number; yi: number; yl: number } | undefined;
   (box as unknown as { render: () => unknown }).render = () => {

@@ -43,7 +43,7 @@ export class DotCanvas {
     this.height = this.rows * this.dy;
     this.bits = new Uint8Array(this.cols * this.rows);
     this.colour = new Uint8Array(this.cols * this.rows);
-    this.text = new Array(this.cols * this.rows).fill(undefined);
+    this.text = new Array<string | undefined>(this.cols * this.rows).fill(undefined);
   }
 
   clear(): void {

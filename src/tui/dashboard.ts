@@ -19,7 +19,6 @@ import type { LiveRecording } from '../run/session.js';
 import { tickObject, type TickObject, type TrajPhase } from '../telemetry/tick.js';
 import type { PathSpec } from '../model/builtins.js';
 import { forwardKinematics } from '../model/kinematics.js';
-import type { OneLinkParams, TwoLinkParams } from '../model/types.js';
 import type { CanvasMode } from './canvas.js';
 import { canvasBox } from './canvas-box.js';
 import { History } from './history.js';
@@ -171,7 +170,7 @@ export class Dashboard {
     const tput = (this.screen.program as unknown as { tput: unknown }).tput as { unicode?: boolean; numbers?: { U8?: number } };
     this.mode = o.canvas ?? (tput.unicode || tput.numbers?.U8 === 1 ? 'braille' : 'ascii');
     this.charts = chartSpecs(o.rig.joints);
-    const box = (extra: blessed.Widgets.BoxOptions): Box => blessed.box({ parent: this.screen, tags: true, wrap: false, ...extra } as blessed.Widgets.BoxOptions);
+    const box = (extra: blessed.Widgets.BoxOptions): Box => blessed.box({ parent: this.screen, tags: true, wrap: false, ...extra });
     const framed = (label: string): Box => box({ border: { type: 'line' }, label, style: { border: { fg: 'gray' } } });
     this.boxes = {
       header: box({ height: 1 }),
@@ -425,7 +424,7 @@ export class Dashboard {
     }
     const two = this.o.rig.joints === 2;
     const at = (a: number[], i: number): number => (i === 0 || two ? a[i]! : 0);
-    const fk = forwardKinematics(this.o.rig.arm as OneLinkParams | TwoLinkParams, t.meas.q).endpoint.position;
+    const fk = forwardKinematics(this.o.rig.arm, t.meas.q).endpoint.position;
     this.history.push(t.t, {
       qDes0: at(t.des.q, 0) * DEG,
       qDes1: at(t.des.q, 1) * DEG,

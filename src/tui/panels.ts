@@ -5,7 +5,7 @@
  */
 import type { LoopState, TickObject, TrajPhase } from '../telemetry/tick.js';
 import { forwardKinematics } from '../model/kinematics.js';
-import type { ArmParams, OneLinkParams, TwoLinkParams, Vec2 } from '../model/types.js';
+import type { ArmParams, Vec2 } from '../model/types.js';
 import { DotCanvas, type CanvasMode } from './canvas.js';
 import type { Channel, History } from './history.js';
 
@@ -464,7 +464,7 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   const canvas = new DotCanvas(Math.max(0, cols), Math.max(0, rows), mode);
   if (cols < 1 || rows < 1) return canvas;
   const two = 'L2' in arm;
-  const R = arm.L1 + (two ? (arm as TwoLinkParams).L2 : 0);
+  const R = arm.L1 + (two ? arm.L2 : 0);
   const s = (0.96 * Math.min(canvas.width, canvas.height)) / (2 * R);
   const cx = (canvas.width - 1) / 2;
   const cy = (canvas.height - 1) / 2;
@@ -485,7 +485,7 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   }
   const pose = (q: number[] | undefined, colour: number, marks: boolean): void => {
     if (!q || !q.every(Number.isFinite)) return;
-    const fk = forwardKinematics(arm as OneLinkParams | TwoLinkParams, q);
+    const fk = forwardKinematics(arm, q);
     // the base, the elbow of a two-link arm, the endpoint: one link between each two [m]
     const pts: Vec2[] = [[0, 0], ...(fk.elbow ? [fk.elbow.position] : []), fk.endpoint.position];
     for (let i = 1; i < pts.length; i++) {
@@ -510,7 +510,7 @@ export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: 
   pose(poses.twin, C.twin, false);
   pose(poses.measured, C.measured, true);
   if (poses.measured && poses.measured.every(Number.isFinite) && rows >= 3) {
-    const e = forwardKinematics(arm as OneLinkParams | TwoLinkParams, poses.measured).endpoint.position;
+    const e = forwardKinematics(arm, poses.measured).endpoint.position;
     canvas.write(0, rows - 1, `x ${e[0].toFixed(3)} y ${e[1].toFixed(3)} m`, C.dim);
   }
   return canvas;

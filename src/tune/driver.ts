@@ -170,7 +170,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
       add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
       completed = false;
     } else {
-      if (e instanceof SetupStopped) (e as SetupStopped).steps = steps.slice();
+      if (e instanceof SetupStopped) e.steps = steps.slice();
       throw e;
     }
   } finally {

@@ -82,5 +82,5 @@ export function stepFigure(t: JointTune, poseRad: number, clock: string): TopLev
     data: { values },
     mark: 'line',
     encoding: { x: { field: 't', type: 'quantitative', title: 'time [s]' }, y: { field: 'deg', type: 'quantitative', title: 'angle from the pose [deg]' }, color: { field: 'series', type: 'nominal', title: null } },
-  } as TopLevelSpec;
+  };
 }

@@ -14,8 +14,8 @@ import type { Link } from '../transport/link.js';
 export interface OpenedMock {
   link: Link;
   clock: VirtualClock;
-  drive<T>(p: Promise<T>): Promise<T>;
-  close(): Promise<void>;
+  drive: <T>(p: Promise<T>) => Promise<T>;
+  close: () => Promise<void>;
   /** The simulated arm's duties as the board applies them (the mock only). */
   duty?: () => readonly number[];
 }

@@ -196,7 +196,7 @@ export class FoxgloveServer {
         // Origin and the client cap, before the upgrade (refused with an HTTP status and a reason).
         verifyClient: (info, done) => {
           // (The server exists once listening: no handshake comes before.)
-          const why = server ? server.refusal(info.origin as string | undefined) : { status: 503, reason: 'starting' };
+          const why = server ? server.refusal(info.origin) : { status: 503, reason: 'starting' };
           if (why === undefined) return done(true);
           done(false, why.status, why.reason);
         },

@@ -15,10 +15,10 @@ export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const limitMs = hangGuardMs(10_000);
     const timer = setTimeout(() => reject(new Error(`twolink rig printed no pty within ${limitMs / 1000} s: ${err}`)), limitMs);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const line = out.split('\n')[0];
       if (out.includes('\n') && line) {

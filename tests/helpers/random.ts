@@ -1,5 +1,5 @@
 // Deterministic random numbers for property tests (so a failure is reproducible).
-import type { Pair, TwoLinkParams } from '../../src/model/index.js';
+import type { Pair, TwoLinkParams } from '../../src/model/types.js';
 
 export { mulberry32 } from '../../src/model/random.js';
 

@@ -32,13 +32,13 @@ interface Rig {
 function reportingRig(rigFile: string): Promise<Rig> {
   const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const reports: MockReport[] = [];
   const waiting: { pick: (r: MockReport) => boolean; resolve: (r: MockReport) => void }[] = [];
   return new Promise((resolve, reject) => {
     let host: string | undefined;
     child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving: ${err}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const r = parseMockReport(line);
       reports.push(r);
       for (const w of waiting.splice(0)) {
@@ -75,8 +75,8 @@ function hostRun(args: string[], crash: string): Promise<{ code: number | null; 
     let stdout = '';
     let stderr = '';
     let exitMs = NaN;
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('exit', () => (exitMs = monoMs()));
     child.on('close', (code) => resolve({ code, stdout, stderr, exitMs }));

@@ -27,7 +27,7 @@ function ptyPair(): Promise<{ socat: ChildProcess; a: string; b: string }> {
     children.push(socat);
     let err = '';
     const timer = setTimeout(() => reject(new Error(`socat gave no ptys: ${err}`)), hangGuardMs(10_000));
-    socat.stderr!.on('data', (d: Buffer) => {
+    socat.stderr.on('data', (d: Buffer) => {
       err += d.toString();
       const paths = [...err.matchAll(/PTY is (\/dev\/pts\/\d+)/g)].map((m) => m[1]!);
       if (paths.length === 2 && /starting data transfer loop/.test(err)) {
@@ -47,14 +47,14 @@ function rigProcess(port: string): Promise<ChildProcess> {
     let out = '';
     let err = '';
     const timer = setTimeout(() => reject(new Error(`the rig process did not start: ${out} ${err}`)), hangGuardMs(15_000));
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       if (out.includes('\n')) {
         clearTimeout(timer);
         resolve(child);
       }
     });
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('exit', (code) => reject(new Error(`the rig process exited (${code}): ${err}`)));
   });
 }

@@ -7,11 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { loadRig } from '../../src/config/load.js';
 import { FirmwareSim } from '../../src/mock/firmware-sim.js';
 import { FrameHost } from '../../src/mock/frame-host.js';
+import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
 import { blameOf, retryIfStarved, stockFirmataElf, stockKilledThenRun, stockReach, stockTwice, unoFirmataRig, type StockRun } from '../../src/bench/firmware-stock.js';
 import { processThreads, requestRealtime, schedPolicy } from '../../src/time/threads.js';
@@ -27,19 +29,23 @@ afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-/** `twolink rig --firmware --pty`: resolves with the pty path (its first stdout line) and its stderr. */
-function startFirmwareRig(extra: string[] = []): Promise<{ path: string; child: ChildProcess; stderr: () => string; exited: Promise<number | null> }> {
+/**
+ * `twolink rig --firmware --pty --report`: resolves with the pty path (its `pty` report), its stderr and
+ * its reports (stdout, one JSON line each: the `firmware-end` totals come when it ends).
+ */
+function startFirmwareRig(): Promise<{ path: string; child: ChildProcess; stderr: () => string; reports: MockReport[]; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
     // --rt: SCHED_FIFO for the simulator and the plant when Linux allows it (it says so when not).
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', '--rt', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', '--rt', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
-    let out = '';
     let err = '';
+    const reports: MockReport[] = [];
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('\n')) resolve({ path: out.split('\n')[0]!.trim(), child, stderr: () => err, exited });
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const r = parseMockReport(line);
+      reports.push(r);
+      if (r.kind === 'pty') resolve({ path: r.host, child, stderr: () => err, reports, exited });
     });
     child.on('exit', (code) => reject(new Error(`twolink rig --firmware exited (${code}) before printing its pty: ${err}`)));
   });
@@ -91,15 +97,17 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       // in real time on a shared machine, 0.15-0.35 deg. The bound leaves room for a loaded machine.
       for (const rms of s.tracking.rmsDeg) expect(rms).toBeLessThan(1.5);
       expect(s.tracking.samples).toBeGreaterThan(100);
-      expect(rig.stderr()).toMatch(/s of board time in [\d.]+ s; behind the wall clock at most/);
+      const end = rig.reports.find((x) => x.kind === 'firmware-end');
+      expect(end, rig.stderr()).toBeDefined();
+      expect(end!.boardS).toBeGreaterThan(0);
+      expect(end!.wallS).toBeGreaterThan(0);
+      expect([0, null]).toContain(end!.code); // null: the harness stopped by the rig's signal
       // The encoder pins against the plant (board time, every slice): quantization (0.29 counts RMS) and
       // the plant's noise (0.3) give 0.42 counts; the pins go on at the plant's velocity while this
       // machine holds the plant process up. Frozen pins (the old harness) measured 0.8 counts on joint 1.
-      const pins = /encoder pins vs the plant over (\d+) slices: RMS ([\d.]+) \/ ([\d.]+) deg/.exec(rig.stderr());
-      expect(pins, rig.stderr()).not.toBeNull();
-      expect(Number(pins![1])).toBeGreaterThan(4000);
-      expect(Number(pins![2]) / (360 / 4800)).toBeLessThan(1);
-      expect(Number(pins![3]) / (360 / 2400)).toBeLessThan(1);
+      expect(end!.pins.slices).toBeGreaterThan(4000);
+      expect(end!.pins.rmsDeg[0]! / (360 / 4800)).toBeLessThan(1);
+      expect(end!.pins.rmsDeg[1]! / (360 / 2400)).toBeLessThan(1);
     },
     hangGuardMs(120_000),
   );
@@ -122,7 +130,7 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       const mock = await mockVirtualReach(rig);
       expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
       const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
-      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg} vs mock ${mock}`).toBeLessThan(quantum[j]!);
+      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg.join(',')} vs mock ${mock.join(',')}`).toBeLessThan(quantum[j]!);
       // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
       // and the last one: lock-step held.
       expect(fw.pins.staleSlices).toBe(0);
@@ -424,13 +432,13 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
       needSimavr();
       const [r] = await attempt(
         async () => [await stockReach(unoFirmataRig(ROOT, 300), needStock(), BIN, ROOT, 1.0)],
-        ([x]) => x!.end.kind === 'killed' && x!.watchdogS !== undefined,
+        ([x]) => x.end.kind === 'killed' && x.watchdogS !== undefined,
       );
-      expect(r!.end, `the run ended before the host was killed: ${blameOf(r!)}`).toEqual({ kind: 'killed' });
+      expect(r.end, `the run ended before the host was killed: ${blameOf(r)}`).toEqual({ kind: 'killed' });
       // The feature compares millis() (1.024 ms steps, a 2 ms jump every ~42 ms) against the last complete
       // message; the host may die in the middle of one (its last byte then comes later): -1 / +2.5 ms.
-      expect(r!.watchdogS, blameOf(r!)).toBeGreaterThan(0.299);
-      expect(r!.watchdogS).toBeLessThan(0.3025);
+      expect(r.watchdogS, blameOf(r)).toBeGreaterThan(0.299);
+      expect(r.watchdogS).toBeLessThan(0.3025);
     },
     hangGuardMs(300_000),
   );

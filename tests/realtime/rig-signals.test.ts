@@ -72,16 +72,16 @@ async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
   const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await until(rig.stdout!, () => out, /\n/);
+  rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  await until(rig.stdout, () => out, /\n/);
   const hostPath = out.split('\n')[0]!.trim();
-  if (!args.includes('--firmware')) await until(rig.stderr!, () => err, /serving on/);
+  if (!args.includes('--firmware')) await until(rig.stderr, () => err, /serving on/);
   const host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', hostPath, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let hostErr = '';
-  host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
-  host.stdout!.resume();
-  await until(host.stderr!, () => hostErr, /connected: /);
+  host.stderr.on('data', (d: Buffer) => (hostErr += d.toString()));
+  host.stdout.resume();
+  await until(host.stderr, () => hostErr, /connected: /);
   return { rig, err: () => err, hostPath, host, hostErr: () => hostErr };
 }
 
@@ -125,9 +125,9 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      await until(rig.stdout!, () => out, /\n/);
+      rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      await until(rig.stdout, () => out, /\n/);
       const kids = descendants(rig.pid!);
       rig.kill('SIGTERM');
       const end = await exited(rig);
@@ -223,12 +223,12 @@ describe('twolink rig --pty: a signal at any point of its start leaves nothing i
           const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
           let out = '';
           let err = '';
-          rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-          rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+          rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
           const watch = watchDescendants(rig.pid!);
           if (point === 'its first child exists') await firstChild(rig.pid!);
-          else if (point === 'the pty path is printed') await until(rig.stdout!, () => out, /\n/);
-          else await until(rig.stderr!, () => err, /serving on/);
+          else if (point === 'the pty path is printed') await until(rig.stdout, () => out, /\n/);
+          else await until(rig.stderr, () => err, /serving on/);
           descendants(rig.pid!).forEach((k) => watch.seen.add(k));
           rig.kill(sig);
           const end = await exited(rig);
@@ -250,8 +250,8 @@ describe('twolink rig --firmware --pty: SIGTERM before the simulator serves leav
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--pty', '--firmware'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
-      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const seen = new Set<number>();
       const timer = setInterval(() => descendants(rig.pid!).forEach((k) => seen.add(k)), 2);
       await new Promise<void>((resolve) => {

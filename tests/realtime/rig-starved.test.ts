@@ -40,16 +40,16 @@ describe('a starved pty rig says so', () => {
     it(`${rigFile}: stopped for 300 ms, the rig says its board starved for about that long`, async () => {
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
-      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       let out = '';
-      rig.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
       let host: ReturnType<typeof spawn> | undefined;
       let hostErr = '';
       let step = 'waiting for the rig to serve';
       onTestFailed(() => console.error(`rig-starved, ${rigFile}: failed while ${step}\n--- the rig's stderr:\n${err}\n--- the host's stderr:\n${hostErr}\n--- host exit: ${host?.exitCode ?? 'running'} ${host?.signalCode ?? ''}`));
       try {
-        await waitFor(() => err, rig.stderr!, /serving on/);
-        const path = (await waitFor(() => out, rig.stdout!, /^(\S+)\n/))[1]!;
+        await waitFor(() => err, rig.stderr, /serving on/);
+        const path = (await waitFor(() => out, rig.stdout, /^(\S+)\n/))[1]!;
         // a host, so that the board samples (an idle board has no timers to be late)
         host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', path, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
         host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
@@ -66,7 +66,7 @@ describe('a starved pty rig says so', () => {
         rig.kill('SIGCONT');
         step = "waiting for the rig's starved line";
         // the first line after the stop that says so (earlier ones: the machine was busy at start-up)
-        const m = await waitFor(() => err.slice(from), rig.stderr!, /the simulated board starved for ([\d.]+) ms at [\d.]+ s \(a busy machine did not run it\): a stop of the host's run now is the test rig's fault, not the host's/);
+        const m = await waitFor(() => err.slice(from), rig.stderr, /the simulated board starved for ([\d.]+) ms at [\d.]+ s \(a busy machine did not run it\): a stop of the host's run now is the test rig's fault, not the host's/);
         expect(Number(m[1])).toBeGreaterThanOrEqual(250);
       } finally {
         host?.kill('SIGKILL');
@@ -84,13 +84,13 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
       const step = loadRig(rigFile).plant!.step;
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report', '--no-rt', '--inject', 'stall=2@3', '--inject', 'reset@3.5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
-      rig.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const injected: Extract<MockReport, { kind: 'injected' }>[] = [];
       let stoppedAt: number | undefined;
       try {
         await new Promise<void>((resolve, reject) => {
           rig.once('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
-          createInterface({ input: rig.stdout! }).on('line', (line) => {
+          createInterface({ input: rig.stdout }).on('line', (line) => {
             const r = parseMockReport(line);
             if (r.kind === 'serving') {
               // Held from its start (its injections' zero) past their times: a wall-timed injection

@@ -21,13 +21,13 @@ export const HELP_PAGES: HelpPage[] = [];
 
 /** What `twolink ...argv` prints on stdout, run in this process, and the help pages it formatted. */
 async function helpOf(argv: string[]): Promise<{ text: string; pages: HelpPage[]; code: number }> {
-  const write = process.stdout.write;
+  const write = process.stdout.write.bind(process.stdout);
   let text = '';
   const from = HELP_PAGES.length;
   process.stdout.write = ((chunk: string | Uint8Array) => {
     text += String(chunk);
     return true;
-  }) as typeof process.stdout.write;
+  });
   try {
     const code = await main(argv);
     return { text, pages: HELP_PAGES.slice(from), code };
