@@ -11,7 +11,8 @@ import { builtinPath } from '../src/model/builtins.js';
 import type { PathSpec } from '../src/model/builtins.js';
 import { createFirmataBoard } from '../src/mock/firmata-mock.js';
 import { potAngleRad } from '../src/protocol/firmata-wiring.js';
-import { F } from '../src/telemetry/tick.js';
+import { F, TICK_WIDTH } from '../src/telemetry/tick.js';
+import { PlayMeter } from '../src/run/play.js';
 import { VirtualClock } from '../src/time/clock.js';
 import { phaseLines } from '../src/cli/run-summary-text.js';
 import { virtualRun } from './helpers/virtual-run.js';
@@ -77,6 +78,45 @@ describe('firmata.linkSensors in the rig file', () => {
     expect(flat.message).toContain('firmata.linkSensors[0].rawAtMax');
     const bad = edited('three', (j) => (j.firmata.linkSensors as unknown[]).splice(1, 1));
     expect(refusal(bad).message).toMatch(/firmata\.linkSensors.*needs 2 entries, one per joint \(got 1\)/);
+  });
+});
+
+describe('the play meter (src/run/play.ts), on rows made by hand', () => {
+  /** 1 s of rows at 500 Hz: the torque's sign flips every `flipS`; motor - link = +-b/2 by the flank, joint 2 has no sensor. */
+  function rows(b: number, flipS: number): Float64Array[] {
+    return Array.from({ length: 500 }, (_, i) => {
+      const r = new Float64Array(TICK_WIDTH);
+      const t = i / 500;
+      const s = Math.floor(t / flipS) % 2 === 0 ? 1 : -1;
+      r[F.fresh] = 1;
+      r[F.boardT] = t;
+      r[F.linkKnown] = 1;
+      r[F.tauCmd0] = 0.5 * s;
+      r[F.qLink0] = 0.3;
+      r[F.q0] = 0.3 + (s * b) / 2 / DEG;
+      return r;
+    });
+  }
+  it('gives the flank-to-flank distance where the torque holds each sign, null for a joint without a sensor', () => {
+    const m = new PlayMeter(2);
+    for (const r of rows(2, 0.25)) m.add(r, true);
+    const f = m.figures()!;
+    expect(f.playDeg[0]).toBeCloseTo(2, 6);
+    expect(f.playDeg[1]).toBeNull();
+    // 0.1 s of each 0.25 s stretch is left out (the motor crossing the play): 150 of 250 rows per sign.
+    for (const n of f.samples[0]!) {
+      expect(n).toBeGreaterThanOrEqual(145);
+      expect(n).toBeLessThanOrEqual(150);
+    }
+  });
+  it('gives none when the torque chatters (never holds a sign 0.1 s), or when the motors are not driven', () => {
+    const chatter = new PlayMeter(2);
+    for (const r of rows(2, 0.05)) chatter.add(r, true);
+    expect(chatter.figures()!.playDeg[0]).toBeNull();
+    const idle = new PlayMeter(2);
+    for (const r of rows(2, 0.25)) idle.add(r, false);
+    expect(idle.figures()!.samples[0]).toEqual([0, 0]);
+    expect(new PlayMeter(2).figures()).toBeUndefined();
   });
 });
 
