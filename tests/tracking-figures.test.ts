@@ -119,7 +119,7 @@ describe('tracking per phase', () => {
     // Both joints move for most of the 4.3 s reach (approach, trajectory, way back).
     for (const m of s.reversals!.movingS) expect(m).toBeGreaterThan(3);
     const text = phaseLines(s).join('\n');
-    expect(text).toMatch(/^tracking per phase, encoder, motor side, RMS \/ max \[deg\]: approach .*; trajectory .*; way back /m);
+    expect(text).toMatch(/^tracking per phase, encoder \(motor side\), RMS \/ max \[deg\]: approach .*; trajectory .*; way back /m);
     expect(text).toMatch(/^duty reversals per second in motion: /m);
   });
 });

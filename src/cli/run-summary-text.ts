@@ -63,17 +63,24 @@ export function trackingLine(t: RunSummary['tracking']): string {
  * where it sits: a motor-side encoder's figure is the motor's) and, where the run knows it, the link;
  * then the duty reversals (src/control/reversals.ts).
  */
-export function phaseLines(s: Pick<RunSummary, 'phases' | 'encoderSide' | 'reversals'>): string[] {
-  const f = (a: number[]): string => a.map((v) => v.toFixed(3)).join(', ');
+export function phaseLines(s: Pick<RunSummary, 'phases' | 'encoderSide' | 'reversals' | 'measuredPlay'>): string[] {
+  const f = (a: readonly (number | null)[]): string => a.map((v) => (v === null ? '-' : v.toFixed(3))).join(', ');
   const names = { approach: 'approach', trajectory: 'trajectory', park: 'way back' } as const;
   const entered = (['approach', 'trajectory', 'park'] as const).filter((k) => s.phases?.[k]);
   const out: string[] = [];
   if (entered.length) {
-    const side = s.encoderSide ? `encoder, ${s.encoderSide.every((x) => x === s.encoderSide![0]) ? `${s.encoderSide[0]} side` : s.encoderSide.map((x, i) => `joint ${i + 1} ${x} side`).join(', ')}` : 'encoder';
+    const side = s.encoderSide ? `encoder (${s.encoderSide.every((x) => x === s.encoderSide![0]) ? `${s.encoderSide[0]} side` : s.encoderSide.map((x, i) => `joint ${i + 1} ${x} side`).join(', ')})` : 'encoder';
     out.push(`tracking per phase, ${side}, RMS / max [deg]: ${entered.map((k) => `${names[k]} ${f(s.phases![k]!.encoder.rmsDeg)} / ${f(s.phases![k]!.encoder.maxDeg)}`).join('; ')}`);
     const linked = entered.filter((k) => s.phases![k]!.link);
     if (linked.length) out.push(`tracking per phase, link (its true angle), RMS / max [deg]: ${linked.map((k) => `${names[k]} ${f(s.phases![k]!.link!.rmsDeg)} / ${f(s.phases![k]!.link!.maxDeg)}`).join('; ')}`);
+    const sensed = entered.filter((k) => s.phases![k]!.linkSensor);
+    if (sensed.length) out.push(`tracking per phase, link (potentiometer), RMS / max [deg]: ${sensed.map((k) => `${names[k]} ${f(s.phases![k]!.linkSensor!.rmsDeg)} / ${f(s.phases![k]!.linkSensor!.maxDeg)}`).join('; ')}`);
   }
+  const p = s.measuredPlay;
+  if (p)
+    out.push(
+      `gearbox play measured, encoder (motor side) - link (potentiometer), per joint [deg]: ${f(p.playDeg)} (samples pushing + / -: ${p.samples.map(([a, b]) => `${a}/${b}`).join(', ')})${p.playDeg.includes(null) ? '; -: no link sensor, or the torque never held each sign for 0.1 s' : ''}`,
+    );
   const r = s.reversals;
   if (r && r.movingS.some((m) => m > 0)) out.push(`duty reversals per second in motion: ${r.perS.map((v) => v.toFixed(2)).join(', ')} (${r.count.join(', ')} in ${r.movingS.map((v) => v.toFixed(1)).join(', ')} s)`);
   return out;

@@ -303,6 +303,23 @@ const firmataSensorSchema = z.discriminatedUnion('type', [
     maxDeg: num,
   }),
 ]);
+/**
+ * A second sensor on a joint, after the gearbox: a potentiometer on the joint read on an analog
+ * channel, beside the motor-side encoder that the loop controls with. It sees the link, so the run
+ * reports the link-side tracking error and the gearbox's play it measures (issue 33).
+ */
+const firmataLinkSensorSchema = z.strictObject({
+  /** Analog channel (0 = A0) of the potentiometer on the joint. */
+  channel: z.number().int().min(0).max(15),
+  /** Raw reading (0..1023, the 10-bit ADC) at minDeg. */
+  rawAtMin: z.number().int().min(0).max(1023),
+  /** Raw reading (0..1023) at maxDeg. */
+  rawAtMax: z.number().int().min(0).max(1023),
+  /** Joint angle at rawAtMin [deg]. */
+  minDeg: num,
+  /** Joint angle at rawAtMax [deg]. */
+  maxDeg: num,
+});
 const firmataSchema = z
   .strictObject({
     /** The board's pin set: `uno` (ATmega328P: PWM 3 5 6 9 10 11, interrupts 2 3) or `mega` (2560: PWM 2-13 44-46, interrupts 2 3 18 19 20 21). */
@@ -311,6 +328,13 @@ const firmataSchema = z
     motors: z.array(firmataMotorSchema).min(1).max(2),
     /** Per joint: a quadrature encoder (FirmataEncoder; counts per rev from `encoders[]`) or a potentiometer. */
     sensors: z.array(firmataSensorSchema).min(1).max(2),
+    /**
+     * Per joint, an optional second sensor on the link side (null: none): a potentiometer on the joint,
+     * after the gearbox, read beside `sensors[j]` (the motor-side encoder the loop controls with). The
+     * recording's `meas.qLink` and the summary's link (potentiometer) figures and measured play come
+     * from it. @default none
+     */
+    linkSensors: z.array(firmataLinkSensorSchema.nullable()).max(2).optional(),
     /** Firmata sampling interval [ms]; 0 = as fast as the baud rate allows. */
     samplingIntervalMs: z.number().int().min(0).max(1000).default(0),
   })
@@ -362,6 +386,16 @@ const firmataSchema = z
         if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
         if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'maxDeg'], message: 'must differ from minDeg' });
       }
+    });
+    f.linkSensors?.forEach((s, i) => {
+      if (!s) return;
+      if (s.channel >= board.analogPins.length) {
+        ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'channel'], message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
+      } else {
+        claim(board.analogPins[s.channel]!, ['linkSensors', i, 'channel']);
+      }
+      if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
+      if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'maxDeg'], message: 'must differ from minDeg' });
     });
   });
 
@@ -560,6 +594,7 @@ export const rigFileSchema = z
     if (rig.firmata) {
       check(['firmata', 'motors'], rig.firmata.motors);
       check(['firmata', 'sensors'], rig.firmata.sensors);
+      check(['firmata', 'linkSensors'], rig.firmata.linkSensors);
     }
     if (rig.plant) {
       check(['plant', 'viscous'], rig.plant.viscous);

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../time/clock.js';
 import type { Link, Reading } from '../transport/link.js';
-import { F, LOOP_STATES, PHASES, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
+import { F, LOOP_STATES, PHASES, ROW_JOINTS, TICK_WIDTH, type LoopState, type TrajPhase } from '../telemetry/tick.js';
 import { alarmBits } from './alarm-edges.js';
 import type { ControlOutput } from './controller.js';
 import type { VelocityEstimator } from './estimator.js';
@@ -74,6 +74,7 @@ export class RowWriter {
     this.put(F.qdDes0, s.plan.atSample.qd);
     this.put(F.qddDes0, s.plan.atSample.qdd);
     this.put(F.q0, t.reading ? t.reading.q : s.estimator.q);
+    if (t.reading) linkSide(row, t.reading.qLink);
     this.put(F.qd0, s.estimator.qd);
     this.put(F.twinQ0, s.twin.q);
     this.put(F.twinQd0, s.twin.qd);
@@ -115,4 +116,15 @@ export class RowWriter {
     this.row[f0] = arr[0]!;
     this.row[f0 + 1] = this.joints === 2 ? arr[1]! : 0;
   }
+}
+
+/** A reading's link-side angles (Reading.qLink) into the row's meas.qLink and meas.linkKnown. */
+function linkSide(row: Float64Array, qLink: readonly (number | null)[] | undefined): void {
+  let known = 0;
+  for (let j = 0; j < ROW_JOINTS; j++) {
+    const v = qLink?.[j];
+    row[F.qLink0 + j] = v ?? 0;
+    if (v !== null && v !== undefined) known |= 1 << j;
+  }
+  row[F.linkKnown] = known;
 }

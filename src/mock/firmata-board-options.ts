@@ -1,6 +1,6 @@
 /** The options and identity types of the emulated Firmata board (src/mock/firmata-board.ts). */
 import type { BoardLayout, FirmwareFeatures } from '../protocol/firmata.js';
-import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
+import type { LinkSensorSpec, MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Clock } from '../time/clock.js';
 import type { Plant } from './plant.js';
 
@@ -28,6 +28,11 @@ export interface FirmataBoardOptions {
   motors: readonly MotorPins[];
   /** How each joint's sensor is wired (index = joint). */
   sensors: readonly FirmataSensorSpec[];
+  /**
+   * Per joint, a potentiometer on the joint after the gearbox (`firmata.linkSensors[]`): its channel
+   * reads the plant's true link angle, through the 10-bit ADC with `adcNoiseLsb` of noise. @default none
+   */
+  linkSensors?: readonly (LinkSensorSpec | null | undefined)[];
   /** Delay between a command's arrival and its effect on the motors [s]. @default 0 */
   latency?: number;
   /** Features compiled in. @default { encoder: true, watchdog: false } */

@@ -175,6 +175,7 @@ export class FirmataBoard implements MockEnd {
         this.plant.advance(this.clock.now());
         return j < this.plant.joints ? this.plant.q[j] : undefined;
       },
+      linkSensors: o.linkSensors,
     });
     this.watchdog = this.features.watchdog ? new WatchdogFeature(services) : undefined;
     this.boot();

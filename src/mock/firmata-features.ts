@@ -12,7 +12,7 @@
  */
 import { ENCODER, encodeEncoderPositions, encodeWatchdogStatus, FIRMATA, MAX_ENCODERS, MODE, WATCHDOG, WATCHDOG_VERSION, type WatchdogStatus } from '../protocol/firmata.js';
 import type { BoardLayout } from '../protocol/firmata.js';
-import type { MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
+import type { LinkSensorSpec, MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Noise } from './plant.js';
 
 /** What a feature may use of the board. */
@@ -234,7 +234,7 @@ export class AnalogInputFeature {
   constructor(
     private readonly b: FeatureBoard,
     private readonly layout: BoardLayout,
-    private readonly adc: { noise: Noise; noiseLsb: number; angle: (joint: number) => number | undefined },
+    private readonly adc: { noise: Noise; noiseLsb: number; angle: (joint: number) => number | undefined; linkSensors?: readonly (LinkSensorSpec | null | undefined)[] | undefined },
   ) {}
 
   reset(): void {
@@ -256,12 +256,17 @@ export class AnalogInputFeature {
     if (sendNow) this.b.report(this.message(channel));
   }
 
-  /** analogRead() of a channel: a potentiometer joint's angle through its mapping, else 0. */
+  /**
+   * analogRead() of a channel: a potentiometer joint's angle through its mapping (a joint's sensor, or
+   * a link-side sensor beside its encoder: both on the joint, after the gearbox), else 0.
+   */
   value(channel: number): number {
     const j = this.b.sensors.findIndex((s) => s.type === 'potentiometer' && s.channel === channel);
-    const s = this.b.sensors[j];
-    const rad = j >= 0 ? this.adc.angle(j) : undefined;
-    if (!s || s.type !== 'potentiometer' || rad === undefined) return 0;
+    const main = this.b.sensors[j];
+    const linkJ = j >= 0 ? -1 : (this.adc.linkSensors?.findIndex((s) => s?.channel === channel) ?? -1);
+    const s = main?.type === 'potentiometer' ? main : linkJ >= 0 ? this.adc.linkSensors![linkJ] : undefined;
+    const rad = j >= 0 ? this.adc.angle(j) : linkJ >= 0 ? this.adc.angle(linkJ) : undefined;
+    if (!s || rad === undefined) return 0;
     const deg = (rad * 180) / Math.PI;
     const raw = s.rawAtMin + ((deg - s.minDeg) / (s.maxDeg - s.minDeg)) * (s.rawAtMax - s.rawAtMin);
     const noisy = raw + this.adc.noiseLsb * this.adc.noise.gaussian();

@@ -73,6 +73,7 @@ export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMoc
     layout,
     motors,
     sensors: f.sensors,
+    ...(f.linkSensors ? { linkSensors: f.linkSensors } : {}),
     latency: rig.plant.latency,
     random: () => noise.uniform(),
     ...(opts.features ? { features: opts.features } : {}),

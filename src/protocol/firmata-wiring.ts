@@ -76,6 +76,24 @@ export function motorPinList(m: MotorPins): { role: keyof MotorPins; pin: number
 /** A sensor as the rig file gives it (`firmata.sensors[]`). */
 export type SensorSpec = { type: 'encoder'; pinA: number; pinB: number } | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
 
+/**
+ * A second, link-side sensor on a joint (`firmata.linkSensors[j]`): a potentiometer on the joint, after
+ * the gearbox, beside the motor-side encoder. Read on an analog channel; raw 0..1023.
+ */
+export interface LinkSensorSpec {
+  channel: number;
+  rawAtMin: number;
+  rawAtMax: number;
+  minDeg: number;
+  maxDeg: number;
+}
+
+/** A potentiometer's raw reading (0..1023) as an angle [rad], through its two-point calibration. */
+export function potAngleRad(s: LinkSensorSpec, raw: number): number {
+  const deg = s.minDeg + ((raw - s.rawAtMin) / (s.rawAtMax - s.rawAtMin)) * (s.maxDeg - s.minDeg);
+  return (deg * Math.PI) / 180;
+}
+
 /** A rig file's `firmata` section, as far as the wiring goes. */
 export interface WiringSpec {
   board: BoardName;

@@ -8,12 +8,14 @@ import { describeStop, type StopReason } from '../control/stop.js';
 import { endpoint } from '../model/kinematics.js';
 import { isTwoLink, type ArmParams, type Pair, type TwoLinkParams, type Vec2 } from '../model/types.js';
 import { DutyReversals } from '../control/reversals.js';
+import { PlayMeter, type MeasuredPlay } from './play.js';
 
 const DEG = 180 / Math.PI;
 const TRACK_PHASE = PHASES.indexOf('track');
 const APPROACH_PHASE = PHASES.indexOf('approach');
 const PARK_PHASE = PHASES.indexOf('park');
 const STATE_TRACK = LOOP_STATES.indexOf('track');
+const STATE_HOLD = LOOP_STATES.indexOf('hold');
 const IDLE = LOOP_STATES.indexOf('idle');
 
 /** Values up to this many microseconds go in 1 us bins; larger ones are kept exactly (they are rare). */
@@ -147,6 +149,11 @@ export interface RunSummary {
   encoderSide?: ('motor' | 'joint')[];
   /** Duty reversals per joint while the joint is in motion (src/control/reversals.ts: the definition). */
   reversals?: { perS: number[]; count: number[]; movingS: number[] };
+  /**
+   * The gearbox's play as a link-side sensor measured it (`firmata.linkSensors`: a potentiometer on the
+   * joint, after the gearbox): src/run/play.ts has the definition. Absent without such a sensor.
+   */
+  measuredPlay?: MeasuredPlay;
 }
 
 /** Tracking figures of one phase (RunSummary.phases) [deg]. */
@@ -154,6 +161,11 @@ export interface PhaseFigures {
   samples: number;
   encoder: { rmsDeg: number[]; maxDeg: number[] };
   link?: { rmsDeg: number[]; maxDeg: number[] };
+  /**
+   * Against a link-side sensor (`firmata.linkSensors`: a potentiometer on the joint, after the
+   * gearbox), a measurement on a real arm too; null for a joint without one.
+   */
+  linkSensor?: { rmsDeg: (number | null)[]; maxDeg: (number | null)[] };
 }
 
 /** RunSummary.phases: a phase the run never entered is absent. */
@@ -180,10 +192,13 @@ export class RunStats {
   private readonly moving = new ErrorSums();
   /** Per phase (approach, trajectory, park): the encoder's error and the link's. */
   private readonly phase = {
-    approach: { encoder: new ErrorSums(), link: new ErrorSums() },
-    trajectory: { encoder: new ErrorSums(), link: new ErrorSums() },
-    park: { encoder: new ErrorSums(), link: new ErrorSums() },
+    approach: { encoder: new ErrorSums(), link: new ErrorSums(), sensor: new ErrorSums() },
+    trajectory: { encoder: new ErrorSums(), link: new ErrorSums(), sensor: new ErrorSums() },
+    park: { encoder: new ErrorSums(), link: new ErrorSums(), sensor: new ErrorSums() },
   };
+  /** Joints with a link-side sensor (bits, from the rows' meas.linkKnown), and the play it measures. */
+  private sensorMask = 0;
+  private readonly play: PlayMeter;
   /** The row offset of the link's true angle (joint 1; joint 2 follows), when the run knows it. */
   private linkAt: number | undefined;
   private side: ('motor' | 'joint')[] | undefined;
@@ -219,6 +234,7 @@ export class RunStats {
     this.twinMax = z();
     this.extSq = z();
     this.reversals = new DutyReversals(joints);
+    this.play = new PlayMeter(joints);
   }
 
   /**
@@ -269,8 +285,12 @@ export class RunStats {
         // The link's true angle: the mock's plant in a virtual run (plant.known), or a column the run names.
         const at = this.linkAt ?? (r[F.plantKnown] === 1 ? F.plantQ0 : undefined);
         if (at !== undefined) sums.link.add(r, n, at);
+        // A link-side sensor's reading (meas.qLink): a joint without one is left out of the figures.
+        if (r[F.linkKnown] !== 0) sums.sensor.add(r, n, F.qLink0);
       }
     }
+    this.sensorMask |= r[F.linkKnown]!;
+    this.play.add(r, r[F.state] === STATE_TRACK || r[F.state] === STATE_HOLD);
     if (answeredRow(r)) this.reversals.add(r[F.boardT]!, r[F.state] === STATE_TRACK, r, r, F.qdDes0, F.duty0);
     if (this.replayArm && r[F.state] === STATE_TRACK && r[F.phase] === TRACK_PHASE) this.addEndpoint(r, this.replayArm);
     if (r[F.fresh] === 1 && r[F.state] !== IDLE) {
@@ -350,7 +370,14 @@ export class RunStats {
       if (p.encoder.n === 0) continue;
       const e = p.encoder.figures(this.joints, 'trajectory');
       const l = p.link.n > 0 ? p.link.figures(this.joints, 'trajectory') : undefined;
-      out[k] = { samples: e.samples, encoder: { rmsDeg: e.rmsDeg, maxDeg: e.maxDeg }, ...(l ? { link: { rmsDeg: l.rmsDeg, maxDeg: l.maxDeg } } : {}) };
+      const ls = p.sensor.n > 0 ? p.sensor.figures(this.joints, 'trajectory') : undefined;
+      const has = (v: number, j: number): number | null => (this.sensorMask & (1 << j) ? v : null);
+      out[k] = {
+        samples: e.samples,
+        encoder: { rmsDeg: e.rmsDeg, maxDeg: e.maxDeg },
+        ...(l ? { link: { rmsDeg: l.rmsDeg, maxDeg: l.maxDeg } } : {}),
+        ...(ls ? { linkSensor: { rmsDeg: ls.rmsDeg.map(has), maxDeg: ls.maxDeg.map(has) } } : {}),
+      };
     }
     return out;
   }
@@ -391,6 +418,7 @@ export class RunStats {
       phases: this.phases(),
       ...(this.side ? { encoderSide: this.side } : {}),
       reversals: { perS: this.reversals.perS(), count: this.reversals.count.slice(), movingS: this.reversals.movingS.slice() },
+      ...(this.play.figures() ? { measuredPlay: this.play.figures()! } : {}),
       ...extra,
     };
   }

@@ -113,6 +113,9 @@ export const TICK_TABLE = [
     absent: 0,
     description: "samples so far that came in one burst of the link with a newer one (a USB adapter's: a 16U2 every 4.096 ms) and were not answered, only the newest of a burst is: not late",
   },
+  // Issue 33: a second sensor on the link side (firmata.linkSensors: a potentiometer on the joint, after the gearbox). A measurement, unlike plant.q.
+  { group: 'meas', name: 'linkKnown', row: 'linkKnown', unit: '', absent: 0, description: "bit j set when meas.qLink[j] holds joint j+1's link-side sensor reading (a potentiometer after the gearbox, firmata.linkSensors), 0 without one" },
+  { group: 'meas', name: 'qLink', row: 'qLink', joints: true, unit: 'rad', absent: 0, description: "link-side angles from a sensor on the joint, after the gearbox, in the same sample as meas.q (0 where meas.linkKnown's bit is clear)" },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];

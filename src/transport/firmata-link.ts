@@ -33,7 +33,7 @@ import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, rac
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
 import { attachEncoders, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
 import { FirmataMotors } from './firmata-motors.js';
-import { jointUnits, SampleAssembler } from './firmata-samples.js';
+import { analogChannels, jointUnits, SampleAssembler } from './firmata-samples.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { closeStream } from './stream.js';
 import { johnnyFive, type FiveBoard, type FiveMotor, type FiveSensor, type FirmataIO } from './johnny-five.js';
@@ -357,9 +357,9 @@ export class FirmataLink implements Link {
       this.transport,
     );
 
-    this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers, o.baudRate, o.load ?? 0.8);
+    this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers + (o.firmata.linkSensors?.filter((s) => s).length ?? 0), o.baudRate, o.load ?? 0.8);
     this.samplingIntervalMs = this.intervalFor(undefined);
-    this.samples = new SampleAssembler({ sensors: w.sensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
+    this.samples = new SampleAssembler({ sensors: w.sensors, linkSensors: o.firmata.linkSensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
 
     const setup: SetupContext = { name: this.name, io, clock: o.clock, wiring: w, strings: this.strings, encoderReplies: this.encoderReplies, watchdogReplies: this.watchdogReplies };
     const wd = await setUpWatchdog(setup, this.watchdogMs, ms);
@@ -370,8 +370,8 @@ export class FirmataLink implements Link {
     if (w.encoderJoints.length > 0) await attachEncoders(setup, fw, ms);
     this.sendInterval(this.samplingIntervalMs);
 
-    // Potentiometers: a johnny-five Sensor per joint turns analog reporting on; the link reads the messages.
-    for (const s of w.sensors) if (s.type === 'potentiometer') this.potSensors.push(new five.Sensor({ board, pin: `A${s.channel}`, freq: 1000 }));
+    // Potentiometers (the joints' and the link-side ones): a johnny-five Sensor each turns analog reporting on; the link reads the messages.
+    for (const ch of analogChannels(this.name, w.sensors, o.firmata.linkSensors, io.analogPins.length)) this.potSensors.push(new five.Sensor({ board, pin: `A${ch}`, freq: 1000 }));
 
     // The first complete reading proves the sensors answer.
     this.samples.dropPartial();

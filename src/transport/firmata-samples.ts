@@ -7,7 +7,7 @@
  * wiring, as the line protocol's counts do.
  */
 import { decodeEncoderPositions, FIRMATA, wireTime, type FirmataMessage } from '../protocol/firmata.js';
-import type { JointSensor } from '../protocol/firmata-wiring.js';
+import { potAngleRad, type JointSensor, type LinkSensorSpec } from '../protocol/firmata-wiring.js';
 import type { EncoderParams } from '../config/load.js';
 import type { HostWiring } from '../config/wiring.js';
 import type { JointSpace, JointUnits } from './joints.js';
@@ -18,6 +18,8 @@ import type { Reading } from './link.js';
 export interface SampleOptions {
   /** The board's inputs: `firmata.sensors[]`, resolved. */
   sensors: readonly JointSensor[];
+  /** Per joint, a link-side potentiometer read beside its sensor (`firmata.linkSensors[]`): a sample waits for it too. */
+  linkSensors?: readonly (LinkSensorSpec | null | undefined)[] | undefined;
   /** The joint layer: the inputs' raw values as joint angles. */
   space: JointSpace;
   baudRate: number;
@@ -52,17 +54,22 @@ export class SampleAssembler {
   private readonly inputOfEncoder = new Map<number, number>();
   private readonly inputOfChannel = new Map<number, number>();
   private chunk: number[][] = [];
+  private readonly links: { joint: number; s: LinkSensorSpec }[];
 
   constructor(
     private readonly o: SampleOptions,
     periodS: number,
   ) {
-    this.raw = new Array<number>(o.sensors.length).fill(0);
-    this.full = (1 << o.sensors.length) - 1;
+    // The link-side sensors are inputs after the joints' own (input sensors.length + k).
+    this.links = (o.linkSensors ?? []).flatMap((s, joint) => (s ? [{ joint, s }] : []));
+    const inputs = o.sensors.length + this.links.length;
+    this.raw = new Array<number>(inputs).fill(0);
+    this.full = (1 << inputs) - 1;
     o.sensors.forEach((s, i) => {
       if (s.type === 'encoder') this.inputOfEncoder.set(s.encoder, i);
       else this.inputOfChannel.set(s.channel, i);
     });
+    this.links.forEach(({ s }, k) => this.inputOfChannel.set(s.channel, o.sensors.length + k));
     this.clock = new ReportClock(periodS);
   }
 
@@ -120,6 +127,15 @@ export class SampleAssembler {
     this.chunk.push(this.raw.slice());
   }
 
+  /** Per joint, its link-side sensor's angle [rad] from a sample's raw values, null without one. */
+  private linkAngles(raw: readonly number[]): (number | null)[] {
+    const out = new Array<number | null>(this.o.sensors.length).fill(null);
+    this.links.forEach(({ joint, s }, k) => {
+      if (joint < out.length) out[joint] = potAngleRad(s, raw[this.o.sensors.length + k]!);
+    });
+    return out;
+  }
+
   /** The chunk of bytes is done: its complete samples as Readings, oldest first (all but the last superseded). */
   finish(ctx: SampleContext): Reading[] {
     const k = this.chunk.length;
@@ -136,6 +152,7 @@ export class SampleAssembler {
       const sampleTime = Math.min(ctx.now, this.clock.line(index)) - up;
       return {
         ...this.o.space.fromBoard(raw),
+        ...(this.links.length > 0 ? { qLink: this.linkAngles(raw) } : {}),
         boardTime: this.clock.boardTime(index),
         index,
         applyAt: 0, // set when handed out (it depends on when the answer is written)
@@ -165,4 +182,18 @@ export function jointUnits(name: string, sensors: readonly JointSensor[], encode
     if (!e) throw new LinkError(`${name}: joint ${j + 1} has an encoder but the rig file has no encoders[${j}] (counts per revolution)`, 'config');
     return e;
   });
+}
+
+/**
+ * The analog channels to report: the joints' potentiometers (`firmata.sensors[]`), then the link-side
+ * ones (`firmata.linkSensors[]`: a potentiometer on a joint, after the gearbox, beside its encoder),
+ * checked against the channels the board reported.
+ */
+export function analogChannels(name: string, sensors: readonly JointSensor[], linkSensors: readonly (LinkSensorSpec | null | undefined)[] | undefined, boardChannels: number): number[] {
+  const links = (linkSensors ?? []).flatMap((s, j) => {
+    if (!s) return [];
+    if (s.channel >= boardChannels) throw new LinkError(`${name}: firmata.linkSensors[${j}].channel: the board has analog inputs A0-A${boardChannels - 1} (got A${s.channel})`, 'config');
+    return [s.channel];
+  });
+  return [...sensors.flatMap((s) => (s.type === 'potentiometer' ? [s.channel] : [])), ...links];
 }

@@ -69,6 +69,12 @@ export interface Reading {
   /** The raw values: encoder counts, or analog readings. */
   raw: number[];
   /**
+   * Per joint, the angle a link-side sensor read in the same sample [rad] (Firmata's
+   * `firmata.linkSensors[j]`: a potentiometer on the joint, after the gearbox), null where the joint
+   * has none; absent when no joint has one. A measurement, unlike the mock's `plant.q`.
+   */
+  qLink?: (number | null)[];
+  /**
    * Board time of the sample [s]: the line protocol's 32-bit microseconds, unwrapped; on Firmata,
    * reconstructed from the report count and the board's sampling interval, locked to arrival times.
    * Never the host's arrival time: speeds are computed from this.
