@@ -52,7 +52,4 @@ export interface RelayReply {
  * opening failed, or the port closed by itself (`disconnected`: the device vanished; `code`: the errno
  * that says so, cable.ts's cableLoss in the relay, as the tty binding classifies it).
  */
-export type RelayStatus =
-  | { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen }
-  | { type: 'error'; message: string }
-  | { type: 'closed'; disconnected: boolean; message: string; code?: CableErrno };
+export type RelayStatus = { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen } | { type: 'error'; message: string } | { type: 'closed'; disconnected: boolean; message: string; code?: CableErrno };

@@ -24,10 +24,10 @@ async function helpOf(argv: string[]): Promise<{ text: string; pages: HelpPage[]
   const write = process.stdout.write.bind(process.stdout);
   let text = '';
   const from = HELP_PAGES.length;
-  process.stdout.write = ((chunk: string | Uint8Array) => {
+  process.stdout.write = (chunk: string | Uint8Array) => {
     text += String(chunk);
     return true;
-  });
+  };
   try {
     const code = await main(argv);
     return { text, pages: HELP_PAGES.slice(from), code };
