@@ -128,14 +128,16 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       // (at normal priority, --no-rt) past 1 s, and the harness went on without it, out of lock-step.
       const fw = await lockstepReach(rig, BIN, ROOT, { predict: true, sliceUs: 250, hostWaitMs: 30_000 });
       const mock = await mockVirtualReach(rig);
-      expect(fw.end).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
+      // Every assertion names how the run went (a six-hog failure once left only the test's name).
+      const how = `end ${JSON.stringify(fw.end)}; lock-step: ${fw.lockstep}; pins ${JSON.stringify(fw.pins)}; ${fw.wallS.toFixed(0)} s of wall time, load ${loadavg()[0]!.toFixed(1)}`;
+      expect(fw.end, how).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
       const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
-      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg.join(',')} vs mock ${mock.join(',')}`).toBeLessThan(quantum[j]!);
+      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg.join(',')} vs mock ${mock.join(',')}; ${how}`).toBeLessThan(quantum[j]!);
       // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
       // and the last one: lock-step held.
-      expect(fw.pins.staleSlices).toBe(0);
-      expect(fw.timeouts, fw.lockstep).toBeLessThanOrEqual(2);
-      expect(fw.pins.slices).toBeGreaterThan(4000);
+      expect(fw.pins.staleSlices, how).toBe(0);
+      expect(fw.timeouts, how).toBeLessThanOrEqual(2);
+      expect(fw.pins.slices, how).toBeGreaterThan(4000);
     },
     hangGuardMs(120_000),
   );
