@@ -126,7 +126,7 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       trajT,
       phase,
       des: { q: reading.des, qd: reading.qd, qdd: reading.qdd },
-      meas: { q: reading.q, qd: reading.qd },
+      meas: { q: reading.q, qd: reading.qd, linkKnown: 0, qLink: [0, 0] },
       twin: { q: reading.q.map((v, j) => v - res[j]!), qd: reading.qd, res, tauExt: [0, 0] },
       tau: { ff: [Math.sin(t), Math.cos(t)], pid: [0.1 * t, -0.1 * t], cmd: [Math.sin(t) + 0.1 * t, Math.cos(t) - 0.1 * t] },
       duty: [0.01 * k, -0.01 * k],

@@ -99,9 +99,17 @@ describe('NDJSON on a full disk', () => {
   });
 });
 
+/**
+ * The start time of every MCAP recording here. The scene's messages (/tf, joint states) carry their
+ * wall-clock stamp, startedAt + t, as JSON numbers ("nsec":5000000 or "nsec":925000000), so two
+ * recordings of the same run started at different instants differ in size by a few hundred bytes: a
+ * disk sized from one recording ("full while the writer ends the file") must hold the other's start.
+ */
+const STARTED_AT = '2026-01-02T03:04:05.678Z';
+
 /** Feeds the run to the MCAP recorder as the session does (the chain runs between drains); the ticks handed over. */
 async function feedMcap(rec: McapRecorder): Promise<number> {
-  rec.open(runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }));
+  rec.open({ ...runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }), startedAt: STARTED_AT });
   rec.event({ event: 'connected', describe: 'the mock rig (virtual time)' });
   let handed = 0;
   for (let k = 0; k < run.rows.length; k += 10) {
@@ -122,7 +130,8 @@ describe('MCAP on a full disk', () => {
     const file = join(dir, 'run-end.mcap');
     const rec = new McapRecorder(file, rig, { writeFn: diskOf(statSync(free).size - 300) });
     await feedMcap(rec);
-    expect(rec.failure?.message).toMatch(/the disk is full/);
+    // The same start, the same bytes: the disk is full 300 bytes before the free recording's end.
+    expect(rec.failure?.message, `${statSync(file).size} bytes written of ${statSync(free).size}`).toMatch(/the disk is full/);
     const { t, info } = await readBack(file);
     expect(rec.ticks).toBe(run.rows.length);
     expect(t).toEqual(runT());
