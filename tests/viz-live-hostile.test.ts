@@ -329,10 +329,24 @@ const hostile: fc.Arbitrary<Hostile> = fc.record({
   messages: fc.array(sent, { maxLength: 16 }),
 });
 
+/** A client that keeps to the protocol but subscribes to every channel (1-8), then probes on every frame it reads. */
+const flooder: Hostile = {
+  origin: undefined,
+  protocols: ['foxglove.sdk.v1'],
+  stalls: false,
+  vanishes: false,
+  messages: [{ text: JSON.stringify({ op: 'subscribe', subscriptions: [1, 2, 3, 4, 5, 6, 7, 8].map((c) => ({ id: c, channelId: c })) }) }],
+};
+
 /** How one hostile client ended: still served (it read the answer to its last probe), closed by the server, refused, or gone of itself. */
 type Fate = { served: true } | { closed: number; reason: string } | { refused: number } | { vanished: true };
 
-/** Connects, sends, then (unless it vanishes) probes until the server answers it or closes it: by then the server has read everything it sent. */
+/**
+ * Connects, sends, then (unless it vanishes) probes until the server answers it or closes it: by then the server has read everything it sent.
+ * It goes on probing for every other message it reads (frames included), also after its answer: one subscribed to the streaming
+ * channels sends a message per frame, which in virtual time (the run's 2 s in a fraction of a second) is over CLIENT_RATE, and the
+ * server closes it for its rate (1008, said, counted in stats.rateClosed): a hostile client of its own kind, kept on purpose.
+ */
 function runHostile(port: number, h2: Hostile): Promise<Fate> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}`, h2.protocols, h2.origin ? { origin: h2.origin } : {});
   ws.on('error', () => undefined);
@@ -449,12 +463,16 @@ describe('a run with the live view and hostile clients (virtual time)', () => {
             if (h.origin === 'http://example.test' || h.origin === 'null') expect(f).toEqual({ refused: 403 });
           }
           // Each closed client was said in one line (up to the server's limit of lines per kind), each for what it sent (1008), never for a fault of the server's (1011).
+          // Clients closed for their message rate are said as closed too but counted apart (stats.rateClosed, not in stats.closed).
           const closedSaid = said.filter((l) => l.includes('closed a client')).length;
-          expect(closedSaid).toBe(Math.min(20, live.stats.closed));
+          const rateSaid = said.filter((l) => l.includes('closed a client (1008): over its message rate')).length;
+          expect(rateSaid).toBe(Math.min(20, live.stats.rateClosed));
+          expect(closedSaid - rateSaid).toBe(Math.min(20, live.stats.closed));
           expect(said.filter((l) => !/closed a client \(1008\)|refused a connection from origin/.test(l))).toEqual([]);
           await live.close();
         }),
-        { numRuns: 12 },
+        // Besides the random ones, a client that subscribes to every channel: it probes on every frame, over its rate in virtual time (runHostile).
+        { numRuns: 12, examples: [[[flooder]]] },
       );
     },
     hangGuardMs(120_000),
