@@ -36,6 +36,8 @@ export interface PortRun {
   stderr: string;
   /** The rig file the command was to write. */
   out: string;
+  /** How far the simulated board fell behind the wall clock at most [ms], from the rig's end report (undefined: no report). */
+  rigBehindMs?: number;
 }
 
 /** The line of a command's output that says why it did not complete: its last FAIL, or its last line. */
@@ -67,9 +69,10 @@ export async function portRunOnFirmware(cmd: PortCommand): Promise<PortRun> {
   const dir = mkdtempSync(join(tmpdir(), `twolink-${cmd}-port-`));
   const r = { ...(await runPortCommand(portCommandArgs(cmd, rig.path, dir))), out: join(dir, `${cmd}.json`) };
   // The rig's own lines about the board, shown beside the why (for a person: nothing is read from them).
-  const rigErr = (await rig.stop()).stderr;
+  const { stderr: rigErr, behindMs } = await rig.stop();
   const board = rigErr.split('\n').filter((l) => /zeroed the motor|starved/.test(l));
-  return board.length && r.code !== 0 ? { ...r, why: `${r.why} | rig: ${board.join(' | ')}` } : r;
+  const run = behindMs === undefined ? r : { ...r, rigBehindMs: behindMs };
+  return board.length && r.code !== 0 ? { ...run, why: `${r.why} | rig: ${board.join(' | ')}` } : run;
 }
 
 const CONDITIONS = { quiet: 0, heavy: 6 } as const;

@@ -5,7 +5,8 @@
 // stop the motors. Waits for the processes to end, never for a time.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { portRunOnFirmware, type PortRun } from '../../src/bench/tune-port.js';
+import { portRunOnFirmware, type PortCommand, type PortRun } from '../../src/bench/tune-port.js';
+import { RIG_STARVED_MS } from '../../src/mock/starvation.js';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 
 vi.setConfig({ testTimeout: hangGuardMs(300_000), hookTimeout: hangGuardMs(60_000) });
@@ -20,10 +21,22 @@ function realtimeSaid(r: PortRun, cmd: string): void {
   expect(r.stderr).toMatch(new RegExp(`twolink ${cmd}: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm \\(39 to \\d+ of its \\d+ I/O and helper threads\\)|WARNING: no real-time priority)`));
 }
 
+/**
+ * The command on a fresh firmware rig; a run that failed while the simulated board starved (it fell
+ * behind the wall clock by more than RIG_STARVED_MS, by the rig's own end report: the test rig's fault,
+ * a real board never starves) is said and run once more; a second failure fails the test.
+ */
+async function onFirmware(cmd: PortCommand): Promise<PortRun> {
+  const first = await portRunOnFirmware(cmd);
+  if (first.code === 0 || (first.rigBehindMs ?? 0) <= RIG_STARVED_MS) return first;
+  console.warn(`${cmd} --port: the simulated board starved (${first.rigBehindMs!.toFixed(0)} ms behind) and the run failed (${first.why}): running once more`);
+  return portRunOnFirmware(cmd);
+}
+
 describe('tune and identify --port on the firmware rig (simavr, real time)', () => {
   it('twolink tune --port completes: both joints tuned and validated, the tuned rig file written', async () => {
     needSimavr();
-    const r = await portRunOnFirmware('tune');
+    const r = await onFirmware('tune');
     expect(r.code, r.why).toBe(0);
     realtimeSaid(r, 'tune');
     const last = JSON.parse(r.stderr.trim().split('\n').at(-1)!) as { joints: { joint: number }[]; out: string };
@@ -36,7 +49,7 @@ describe('tune and identify --port on the firmware rig (simavr, real time)', () 
 
   it('twolink identify --port completes: the excitation, the fit and both validation runs, the identified rig file written', async () => {
     needSimavr();
-    const r = await portRunOnFirmware('identify');
+    const r = await onFirmware('identify');
     expect(r.code, r.why).toBe(0);
     realtimeSaid(r, 'identify');
     const id = JSON.parse(readFileSync(r.out, 'utf8')) as { arm: Record<string, number> };
