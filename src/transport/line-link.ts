@@ -483,7 +483,7 @@ export class LineLink implements Link {
   }
 
   /** Sends a frame and waits for the answer that acks it. */
-  /** Sends a frame and resolves with the board's answer; `onAnswer` runs as the answer is read, before the next line. */
+  /** Sends a frame, resolves with its answer; `onAnswer` (`command`: `onAccepted`, on an `A`) runs as it is read, before the next line. */
   private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500, onAnswer?: (f: BoardFrame) => void): Promise<BoardFrame> {
     const seq = this.nextSeq();
     const frame = make(seq);
@@ -509,7 +509,6 @@ export class LineLink implements Link {
     });
   }
 
-  /** A request the board must accept (`A`); `onAccepted` runs as its `A` is read, before the next line. */
   private async command(make: (seq: number) => HostFrame, onAccepted?: () => void): Promise<void> {
     const f = await this.request(make, undefined, (a) => {
       if (a.type !== 'E') onAccepted?.();
