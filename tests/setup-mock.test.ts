@@ -103,6 +103,7 @@ describe('twolink setup --mock: every wiring mistake alone, then a run with the 
       'motor 1 constant:pass',
       'motor 2 constant:pass',
       'identification:pass',
+      'play:pass',
       'first reach:pass',
     ]);
     // Nothing about the wiring changes; the motor constants and the model measured may (the mock's

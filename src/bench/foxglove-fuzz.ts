@@ -111,6 +111,46 @@ export interface FoxgloveFuzzFigures {
   stderr: string;
 }
 
+/** The client counts a fuzz run shares across its concurrent clients. */
+interface ClientCounts {
+  sent: number;
+  connections: number;
+  statusReplies: number;
+}
+
+/** One client connection: random messages at CLIENT_PACE until the server closes it, it sends a message outside the protocol, or `messages` (+2%) are sent in all. */
+function fuzzClient(p: number, r: () => number, f: ClientCounts, messages: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
+    let opened = false;
+    ws.on('error', () => undefined);
+    // A connection that did not open (refused for the connection rate, or the run has ended): try again a little later, never in a spin.
+    ws.on('close', () => (opened ? resolve() : void setTimeout(resolve, 100)));
+    ws.on('unexpected-response', () => void setTimeout(resolve, 100));
+    ws.on('message', (d: Buffer, binary: boolean) => {
+      if (!binary && d.includes('"status"')) f.statusReplies++;
+    });
+    const send = async (): Promise<void> => {
+      opened = true;
+      const pace = new TokenBucket(CLIENT_PACE.burst, CLIENT_PACE.perSecond, performance.now());
+      while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
+        while (!pace.take(1, performance.now())) await new Promise((res) => setTimeout(res, 1000 / CLIENT_PACE.perSecond));
+        if (ws.readyState !== ws.OPEN) break;
+        const m = randomClientMessage(r);
+        if ('text' in m) ws.send(m.text);
+        else if ('binary' in m) ws.send(m.binary);
+        else ws.ping(m.ping);
+        f.sent++;
+        // After a message outside the protocol the server reads nothing more from this client: it waits to be closed.
+        const outside = 'text' in m ? !parseClientText(m.text).ok : 'binary' in m ? !parseClientBinary(m.binary).ok : false;
+        if (outside) return;
+      }
+      ws.close();
+    };
+    ws.on('open', () => void send().catch(reject));
+  });
+}
+
 /** One run with `messages` or more random client messages read; `seconds` of loop time (--cycle). */
 export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 32): Promise<FoxgloveFuzzFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'twolink-fuzz-fox-'));
@@ -133,35 +173,7 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     while (!ended && f.sent < messages * 1.02) {
       if (f.connections > 0 && child.exited()) break;
       f.connections++;
-      await new Promise<void>((resolve, reject) => {
-        const ws = new WebSocket(`ws://127.0.0.1:${p}`, ['foxglove.sdk.v1']);
-        let opened = false;
-        ws.on('error', () => undefined);
-        // A connection that did not open (refused for the connection rate, or the run has ended): try again a little later, never in a spin.
-        ws.on('close', () => (opened ? resolve() : void setTimeout(resolve, 100)));
-        ws.on('unexpected-response', () => void setTimeout(resolve, 100));
-        ws.on('message', (d: Buffer, binary: boolean) => {
-          if (!binary && d.includes('"status"')) f.statusReplies++;
-        });
-        const send = async (): Promise<void> => {
-          opened = true;
-          const pace = new TokenBucket(CLIENT_PACE.burst, CLIENT_PACE.perSecond, performance.now());
-          while (ws.readyState === ws.OPEN && f.sent < messages * 1.02) {
-            while (!pace.take(1, performance.now())) await new Promise((res) => setTimeout(res, 1000 / CLIENT_PACE.perSecond));
-            if (ws.readyState !== ws.OPEN) break;
-            const m = randomClientMessage(r);
-            if ('text' in m) ws.send(m.text);
-            else if ('binary' in m) ws.send(m.binary);
-            else ws.ping(m.ping);
-            f.sent++;
-            // After a message outside the protocol the server reads nothing more from this client: it waits to be closed.
-            const outside = 'text' in m ? !parseClientText(m.text).ok : 'binary' in m ? !parseClientBinary(m.binary).ok : false;
-            if (outside) return;
-          }
-          ws.close();
-        };
-        ws.on('open', () => void send().catch(reject));
-      });
+      await fuzzClient(p, r, f, messages);
     }
   };
   await Promise.all([...Array.from({ length: CONCURRENT }, clientLoop), flooded]);

@@ -62,10 +62,31 @@ export function playDetermined(f: SweepFigures): boolean {
 }
 
 /**
+ * The physical floor of a play worth writing [deg]. The bench encoders count 2400-4800 a motor
+ * revolution (rigs/*.json: 0.075-0.15 deg a count), and the fit's play is a difference of two
+ * gravity curves read through those counts: below about one to two counts it is quantisation and
+ * fit residual, not gear play (the ideal mock, with no play in its plant, fits -0.01 and 0.05 deg).
+ * A backlash inverse given a play that is not there injects a jump of that size at every reversal.
+ */
+export const PLAY_MIN_DEG = 0.2;
+/** A play is written only when it is this many of its standard deviations above zero (a 3-sigma test). */
+export const PLAY_SIGMAS = 3;
+
+/** The play measured is significantly above zero: above PLAY_MIN_DEG and PLAY_SIGMAS standard deviations. */
+export function playSignificant(f: SweepFigures): boolean {
+  return playDetermined(f) && f.playDeg > Math.max(PLAY_MIN_DEG, PLAY_SIGMAS * f.playStdDeg);
+}
+
+/** The sweep determined that there is no play worth writing: its figure is precise (within PLAY_STD_MAX_DEG) but not significant. */
+export function noPlayFound(f: SweepFigures): boolean {
+  return Number.isFinite(f.playDeg) && Number.isFinite(f.playStdDeg) && f.playStdDeg <= PLAY_STD_MAX_DEG && f.playDeg <= 30 && !playSignificant(f);
+}
+
+/**
  * The rig file `file` (raw JSON, as identifiedRigFile wrote it) with the measured flaws: per joint the
  * Coulomb friction (the mean of both directions: the model has one level), the viscous friction, the
  * breakaway (at least the Coulomb level) and the play (`encoders[j].backlashDeg`, side motor, when
- * playDetermined). A joint
+ * playSignificant: a play measured on an arm that has none is not written). A joint
  * without a measurement, or a figure that is not physical (negative, not finite), keeps the file's.
  */
 export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readonly JointFlaws[]): Record<string, unknown> {
@@ -85,7 +106,7 @@ export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readon
     if (ok(f.viscousNms)) viscous[j] = r4(f.viscousNms);
     const b = (f.breakawayNm[0] + f.breakawayNm[1]) / 2;
     breakaway[j] = ok(b) ? r4(Math.max(b, coulomb[j]!)) : Math.max(breakaway[j]!, coulomb[j]!);
-    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playDetermined(f)) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
+    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playSignificant(f)) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
   }
   out.friction = { ...fr, viscous, coulomb, breakawayNm: breakaway.map((b, j) => Math.max(b, coulomb[j]!)) };
   out.encoders = encoders;

@@ -9,7 +9,7 @@
  * measure. Where the arm is (the mock in virtual time, a port) is the caller's `RunPaths`.
  */
 import type { Rig } from '../config/load.js';
-import { measured, measureFlaws, PLAY_STD_MAX_DEG, playDetermined, withFlaws, type JointFlaws } from '../identify/flaws.js';
+import { measured, measureFlaws, noPlayFound, PLAY_MIN_DEG, PLAY_SIGMAS, PLAY_STD_MAX_DEG, playSignificant, withFlaws, type JointFlaws } from '../identify/flaws.js';
 import { RunError, type RunPaths } from '../identify/pipeline.js';
 import type { RigChange } from './rigfile.js';
 import type { StepResult } from './steps.js';
@@ -55,12 +55,14 @@ export async function playStep(rig: Rig, raw: Record<string, unknown>, run: RunP
   const changes: RigChange[] = next.flatMap((e, j) =>
     e.backlashDeg !== undefined && e.backlashDeg !== encoders[j]?.backlashDeg ? [{ field: `encoders[${j}].backlashDeg`, from: encoders[j]?.backlashDeg ?? null, to: e.backlashDeg, step: name }] : [],
   );
-  const said = flaws.map((f) =>
-    measured(f)
-      ? `joint ${f.joint + 1} ${f.playDeg.toFixed(2)} deg (+-${f.playStdDeg.toFixed(2)})${playDetermined(f) ? '' : `: not written, not determined (needs > 0 and +-${PLAY_STD_MAX_DEG} deg at most)`}`
-      : `joint ${f.joint + 1} not measured (${f.skipped})`,
-  );
-  const all = flaws.every((f) => measured(f) && playDetermined(f));
+  const said = flaws.map((f) => {
+    if (!measured(f)) return `joint ${f.joint + 1} not measured (${f.skipped})`;
+    const fig = `joint ${f.joint + 1} ${f.playDeg.toFixed(2)} deg (+-${f.playStdDeg.toFixed(2)})`;
+    if (playSignificant(f)) return fig;
+    if (noPlayFound(f)) return `${fig}: no play found (not above ${PLAY_MIN_DEG} deg and ${PLAY_SIGMAS} standard deviations)`;
+    return `${fig}: not written, not determined (needs +-${PLAY_STD_MAX_DEG} deg at most)`;
+  });
+  const all = flaws.every((f) => measured(f) && (playSignificant(f) || noPlayFound(f)));
   return {
     step: {
       name,
