@@ -441,18 +441,12 @@ export class LineLink implements Link {
    * applies each answer at its next sample.
    */
   async startSampling(hz: number): Promise<void> {
-    // The grid starts as the board's `A` is read: a `T` right behind it in the same chunk is a sample to
-    // answer, not dropped (tests/line-link-first-sample.test.ts: a lock-step harness waited on it).
-    await this.command(
-      (seq) => ({ type: 'R', seq, hz }),
-      () => {
-        // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
-        this.periodUs = Math.floor(1e6 / hz);
-        this.gridT0 = -1;
-        this.lastIndex = -2;
-        this.answerIdx.fill(-1);
-      },
-    );
+    await this.command((seq) => ({ type: 'R', seq, hz }));
+    // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
+    this.periodUs = Math.floor(1e6 / hz);
+    this.gridT0 = -1;
+    this.lastIndex = -2;
+    this.answerIdx.fill(-1);
   }
 
   read(): Reading | undefined {
@@ -483,8 +477,7 @@ export class LineLink implements Link {
   }
 
   /** Sends a frame and waits for the answer that acks it. */
-  /** Sends a frame, resolves with its answer; `onAnswer` (`command`: `onAccepted`, on an `A`) runs as it is read, before the next line. */
-  private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500, onAnswer?: (f: BoardFrame) => void): Promise<BoardFrame> {
+  private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500): Promise<BoardFrame> {
     const seq = this.nextSeq();
     const frame = make(seq);
     return new Promise((resolve, reject) => {
@@ -496,7 +489,6 @@ export class LineLink implements Link {
         seq,
         resolve: (f) => {
           this.o.clock.clearTimer(timer);
-          onAnswer?.(f);
           resolve(f);
         },
         reject: (e) => {
@@ -509,10 +501,8 @@ export class LineLink implements Link {
     });
   }
 
-  private async command(make: (seq: number) => HostFrame, onAccepted?: () => void): Promise<void> {
-    const f = await this.request(make, undefined, (a) => {
-      if (a.type !== 'E') onAccepted?.();
-    });
+  private async command(make: (seq: number) => HostFrame): Promise<void> {
+    const f = await this.request(make);
     if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
   }
 
