@@ -38,3 +38,12 @@ describe('numbers beside the bound they crossed', () => {
     expect(describeFault({ kind: 'speed', joint: 0, degS: -540.2, limitDegS: 540 })).toBe('speed joint 1 at 540.2 deg/s, limit 540 deg/s');
   });
 });
+
+describe('a crossing finer than a bound printed to 10 digits', () => {
+  it('prints both in full (fast-check counterexample: min -859.37641395, value 1e-9 under it)', () => {
+    const min = -859.37641395;
+    const o = outsideText(min - 1e-9, min, 0.001, 3);
+    expect(Number(o.value)).toBeLessThan(Number(o.range.split('..')[0]));
+    expect(o.range).toBe('-859.37641395..0.001');
+  });
+});

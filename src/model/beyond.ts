@@ -38,5 +38,11 @@ export function beyondText(value: number, bound: number, side: 'above' | 'below'
  */
 export function outsideText(value: number, min: number, max: number, decimals = 1): { value: string; range: string } {
   const text = value < min ? beyondText(value, min, 'below', decimals) : beyondText(value, max, 'above', decimals);
-  return { value: text, range: `${boundText(min)}..${boundText(max)}` };
+  const range = { value: text, range: `${boundText(min)}..${boundText(max)}` };
+  const shown = Number(text);
+  const [lo, hi] = [Number(boundText(min)), Number(boundText(max))];
+  if (!(value < min || value > max) || shown < lo || shown > hi) return range;
+  // A crossing finer than the bound's 10 digits (the bound printed rounded outward past the value):
+  // both in full (the shortest text that reads back as the number), which keeps the sides apart.
+  return value < min ? { value: String(value), range: `${String(min)}..${boundText(max)}` } : { value: String(value), range: `${boundText(min)}..${String(max)}` };
 }
