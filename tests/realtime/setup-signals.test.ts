@@ -41,6 +41,7 @@ function setup(out: string, answers: { when: RegExp; line?: string; signal?: Nod
 const MOTORS = /Motors: each output[\s\S]*> the arm will move: clear it/;
 const CONSTANTS = /Motor constants: each joint[\s\S]*> the arm will move: clear it/;
 const IDENTIFY = /> the arm will move about hanging/;
+const PLAY = /Play: each joint swept[\s\S]*> the arm will move about hanging/;
 const REACH = /> the arm will move over its reach/;
 
 describe('twolink setup: signals from outside', () => {
@@ -62,6 +63,8 @@ describe('twolink setup: signals from outside', () => {
         { when: MOTORS, line: '\n' },
         { when: CONSTANTS, line: '\n' },
         { when: IDENTIFY, line: '\n' },
+        // setup's play step (after the identification) asks too
+        { when: PLAY, line: '\n' },
         { when: REACH, signal: 'SIGTERM' as const },
       ],
     ],
