@@ -10,7 +10,8 @@ import { describeEvent } from '../src/control/events.js';
 import { loadRig } from '../src/config/load.js';
 import { mockBinding } from '../src/mock/binding.js';
 import { probeLineBoard } from '../src/setup/probe.js';
-import { settle, VirtualClock } from '../src/time/clock.js';
+import { VirtualClock } from '../src/time/clock.js';
+import { driveToEnd } from './helpers/virtual-drive.js';
 import { BOOTLOADER_WAIT_MS, bootloaderWaitText, hupclIn, isPty, openResetBoard, relayHupcl, resetsOnDtr } from '../src/transport/dtr.js';
 import { LineLink } from '../src/transport/line-link.js';
 import type { LinkEvent } from '../src/transport/link.js';
@@ -18,19 +19,7 @@ import { BootloaderBoard } from './helpers/bootloader-board.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 
-/** Runs `p` to its end in virtual time, 1 ms at a time. */
-async function drive<T>(clock: VirtualClock, p: Promise<T>): Promise<{ ok: true; v: T } | { ok: false; e: Error }> {
-  let r: { ok: true; v: T } | { ok: false; e: Error } | undefined;
-  p.then(
-    (v) => (r = { ok: true, v }),
-    (e: Error) => (r = { ok: false, e }),
-  );
-  for (let i = 0; i < 100_000 && !r; i++) {
-    await settle();
-    clock.advanceBy(0.001);
-  }
-  return r!;
-}
+const drive = driveToEnd;
 
 /** A link to a board that is in its bootloader for `bootS` seconds (never leaves it: Infinity). */
 async function linkToResetBoard(bootS: number, o: { handshakeMs: number; bootloaderMs?: number }) {

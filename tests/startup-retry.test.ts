@@ -7,7 +7,8 @@ import { loadRig } from '../src/config/load.js';
 import { HELLO_TRIES, LineLink } from '../src/transport/line-link.js';
 import { ENCODER, FIRMATA } from '../src/protocol/firmata.js';
 import type { Wiring } from '../src/protocol/firmata-wiring.js';
-import { VirtualClock, settle } from '../src/time/clock.js';
+import { VirtualClock } from '../src/time/clock.js';
+import { driveToEnd } from './helpers/virtual-drive.js';
 import { Waiters } from '../src/transport/firmata-io.js';
 import { attachEncoders, ATTACH_TRIES, type SetupContext } from '../src/transport/firmata-setup.js';
 import type { WatchdogStatus } from '../src/protocol/firmata.js';
@@ -40,19 +41,7 @@ function board(answerOn: number) {
   return { clock, ctx, sent };
 }
 
-/** Runs `p` to its end in virtual time. */
-async function drive<T>(clock: VirtualClock, p: Promise<T>): Promise<{ ok: true; v: T } | { ok: false; e: Error }> {
-  let r: { ok: true; v: T } | { ok: false; e: Error } | undefined;
-  p.then(
-    (v) => (r = { ok: true, v }),
-    (e: Error) => (r = { ok: false, e }),
-  );
-  for (let i = 0; i < 100_000 && !r; i++) {
-    await settle();
-    clock.advanceBy(0.001);
-  }
-  return r!;
-}
+const drive = driveToEnd;
 
 describe('FirmataEncoder attach on a busy machine', () => {
   it(`an answer to the 3rd attach (the first two missed): attached, auto-report on, ${ATTACH_TRIES} tries allowed`, async () => {
