@@ -17,9 +17,10 @@ import type { PathSpec } from '../src/model/builtins.js';
 import { tickJsonSchema } from '../src/record/export.js';
 import { F, TICK_WIDTH } from '../src/telemetry/tick.js';
 import { checkOrigin, FOXGLOVE_APP_ORIGINS, parseClientBinary, parseClientText, utf8Cut } from '../src/viz/live-protocol.js';
-import { FoxgloveServer, MAX_BUFFERED_BYTES, type LiveAccess } from '../src/viz/live.js';
+import { MAX_BUFFERED_BYTES, type LiveAccess } from '../src/viz/live.js';
 import { MainLiveView } from '../src/viz/live-view.js';
-import { SCENE_TOPICS, sceneChannels } from '../src/viz/scene.js';
+import { SCENE_TOPICS } from '../src/viz/scene.js';
+import { sceneServer } from './helpers/scene-server.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
 import { FoxgloveTestClient } from './helpers/foxglove-client.js';
 import { virtualRun } from './helpers/virtual-run.js';
@@ -102,14 +103,7 @@ describe('client messages, parsed (src/viz/live-protocol.ts)', () => {
   });
 });
 
-/** A server of the scene's channels with the description latched, its stderr lines kept. */
-async function server(access: Omit<LiveAccess, 'say'> = {}): Promise<{ s: FoxgloveServer; said: string[] }> {
-  const said: string[] = [];
-  const s = await FoxgloveServer.start('127.0.0.1', 0, sceneChannels(), { ...access, say: (l) => said.push(l) });
-  s.publish(SCENE_TOPICS.description, new Uint8Array(8), 0n, true);
-  closers.push(() => s.close());
-  return { s, said };
-}
+const server = (access: Omit<LiveAccess, 'say'> = {}): ReturnType<typeof sceneServer> => sceneServer(closers, access);
 
 /** A handshake's outcome: open (then closed by us), or refused with an HTTP status and its body. */
 function handshake(port: number, origin?: string): Promise<{ open: true } | { open: false; status: number; body: string }> {

@@ -6,8 +6,9 @@
 // tests/realtime/foxglove-flood.test.ts.
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLIENT_RATE, CONNECT_RATE, FoxgloveServer, MAX_CLIENT_MESSAGE_BYTES, type LiveAccess } from '../src/viz/live.js';
-import { SCENE_TOPICS, sceneChannels } from '../src/viz/scene.js';
+import { CLIENT_RATE, CONNECT_RATE, MAX_CLIENT_MESSAGE_BYTES, type LiveAccess } from '../src/viz/live.js';
+import { SCENE_TOPICS } from '../src/viz/scene.js';
+import { sceneServer } from './helpers/scene-server.js';
 import { TokenBucket } from '../src/viz/token-bucket.js';
 import { FoxgloveTestClient } from './helpers/foxglove-client.js';
 
@@ -16,13 +17,7 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c();
 });
 
-async function server(access: Omit<LiveAccess, 'say'> = {}): Promise<{ s: FoxgloveServer; said: string[] }> {
-  const said: string[] = [];
-  const s = await FoxgloveServer.start('127.0.0.1', 0, sceneChannels(), { ...access, say: (l) => said.push(l) });
-  s.publish(SCENE_TOPICS.description, new Uint8Array(8), 0n, true);
-  closers.push(() => s.close());
-  return { s, said };
-}
+const server = (access: Omit<LiveAccess, 'say'> = {}): ReturnType<typeof sceneServer> => sceneServer(closers, access);
 
 function client(port: number): FoxgloveTestClient {
   const c = new FoxgloveTestClient(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
