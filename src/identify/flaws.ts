@@ -9,7 +9,7 @@ import type { Rig } from '../config/load.js';
 import { describeStop, type StopReason } from '../control/stop.js';
 import type { PathSpec } from '../model/builtins.js';
 import type { RunSummary } from '../run/stats.js';
-import { fitTickFromRow } from './fit.js';
+import { fitTickFromRow, type FitTick } from './fit.js';
 import { RunError, withoutObserver, type RunPaths } from './pipeline.js';
 import { analyseSweep, SweepError, sweepPath, type SweepFigures, type SweepOptions } from './sweep.js';
 
@@ -25,27 +25,53 @@ export function measured(f: JointFlaws): f is SweepFigures {
   return !('skipped' in f);
 }
 
-/** Runs each joint's play sweep and fits it. A sweep that stops on a fault is a RunError; one that does not fit the limits or gives no fit is skipped (said why). */
-/** The sweeps run with the disturbance observer off: their torques are then the PID's and the feedforward's alone (an observer rattles through play nobody declared). */
+/**
+ * Runs each joint's play sweep, then fits them. A sweep that stops on a fault is a RunError; one that
+ * does not fit the limits or gives no fit is skipped (said why). The sweeps run with the disturbance
+ * observer off: their torques are then the PID's and the feedforward's alone (an observer rattles
+ * through play nobody declared).
+ *
+ * Each joint's fit needs the other joint's play: the other link sits off its motor-side encoder by
+ * half of it, which moves where gravity acts (on the flawed mock, link 1's 0.75 deg shifts link 2's
+ * gravity zero and read as joint 2's Coulomb friction 0.005 N m apart per direction; link 2's play
+ * crossing as joint 1 crosses hanging added 0.2 deg to joint 1's play). So the fits go round twice:
+ * joint 1 with the other's play as declared, joint 2 with joint 1's measured, then joint 1 again with
+ * joint 2's, and joint 2 again (on the flawed mock a third round moves neither play by 0.001 deg).
+ */
 export async function measureFlaws(rig: Rig, run: RunPaths, o: SweepOptions = {}, onPath?: (p: PathSpec) => void): Promise<JointFlaws[]> {
-  const out: JointFlaws[] = [];
+  const ticks: (FitTick[] | SweepSkipped)[] = [];
   for (const j of [0, 1]) {
     let path: PathSpec;
     try {
       path = sweepPath(rig, j, o);
     } catch (e) {
       if (!(e instanceof SweepError)) throw e;
-      out.push({ joint: j, skipped: e.message });
+      ticks.push({ joint: j, skipped: e.message });
       continue;
     }
     onPath?.(path);
     const r = await run(withoutObserver(rig), [path]);
     if (r.summary.stop.kind !== 'done') throw new RunError(`the play sweep of joint ${j + 1} stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
-    try {
-      out.push(analyseSweep(rig, r.rows.map(fitTickFromRow), j, o));
-    } catch (e) {
-      if (!(e instanceof SweepError)) throw e;
-      out.push({ joint: j, skipped: e.message });
+    ticks.push(r.rows.map(fitTickFromRow));
+  }
+  // the play each joint's link sits off its encoder by, as far as known: declared in the file, then measured
+  const plays = rig.encoders.slice(0, 2).map((e) => ((e.side ?? 'motor') === 'motor' ? ((e.backlash ?? 0) * 180) / Math.PI : 0));
+  const out: JointFlaws[] = [];
+  for (let round = 0; round < 2; round++) {
+    for (const j of [0, 1]) {
+      const t = ticks[j]!;
+      if (!Array.isArray(t)) {
+        out[j] = t;
+        continue;
+      }
+      try {
+        const f = analyseSweep(rig, t, j, { ...o, otherPlayDeg: plays[1 - j] });
+        out[j] = f;
+        if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playSignificant(f)) plays[j] = f.playDeg;
+      } catch (e) {
+        if (!(e instanceof SweepError)) throw e;
+        out[j] = { joint: j, skipped: e.message };
+      }
     }
   }
   return out;

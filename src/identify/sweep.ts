@@ -13,8 +13,11 @@
  *
  * linear in k (the gravity scale: the masses need not be known), the play b, an inertia J, Coulomb
  * friction per direction fc(+), fc(-) and viscous friction fv (two speeds set it apart from Coulomb).
- * Rows within `band` of the gravity zero (the play's crossing) and slow rows (Stribeck's range,
- * the ends) are left out. G and G' are the nominal model's gravity shape at the encoder's angles.
+ * Rows within `band` of the gravity zero (the play's crossing), slow rows (Stribeck's range, the
+ * ends), the breakaway's transient after each start from rest and rows where the loop rattles through
+ * the play are left out (on the light link 2 the play is a step of only m2 d2 g b, 0.01 N m on the
+ * flawed mock: those rows had buried it). G and G' are the nominal model's gravity shape at the
+ * encoder's angles, the other joint's link put off its encoder by half its play (otherPlayDeg).
  *
  * The breakaway: at each end of a pass the joint rests with gravity pressing the same flank, and the
  * next pass starts it again; the friction holding it (the duty's torque less the gear's load k G - k
@@ -179,8 +182,91 @@ function median(a: readonly number[]): number {
   return a.length ? a.slice().sort((x, y) => x - y)[Math.floor(a.length / 2)]! : Number.NaN;
 }
 
+/** What segmentEquations needs besides the segment. */
+interface EquationOptions extends Required<Pick<SweepOptions, 'bandDeg' | 'minSpeedDegS'>> {
+  cutoffHz: number;
+  bandNm: number;
+  /** One encoder count of the swept joint [rad]. */
+  countRad: number;
+  /** Half the other joint's play [rad] (0: none known), and the side its gravity presses it on decides its sign. */
+  otherHalfPlay: number;
+}
+
+/** Encoder counts a joint must turn after a start from rest before its rows count, and the time the loop then settles [s] (two time constants of the default gains' 3 Hz PD, src/config/load.ts defaultGains). */
+const START_COUNTS = 2;
+const SETTLE_S = 0.15;
+
+/**
+ * Per grid point, 1 from each start from rest until the joint has turned START_COUNTS encoder counts
+ * the planned way and then SETTLE_S more: the breakaway's transient. The plan moves while the motor
+ * still sticks and the loop winds its torque up to the breakaway (4x the Coulomb level on the flawed
+ * mock), then the joint lurches and the loop settles: rows there are stiction, not the sliding
+ * friction and gravity the equations model (on joint 2 of the flawed mock they were most of the fit's
+ * residual: 0.009 N m with them, 0.001 N m without).
+ */
+function startTransients(s: GriddedSegment, h: number, joint: Joint, countRad: number): Uint8Array {
+  const n = s.n;
+  const pv = s.plan.qd[joint];
+  const q = s.q[joint];
+  const out = new Uint8Array(n);
+  for (let k = 1; k < n; k++) {
+    if (!(pv[k - 1] === 0 && pv[k] !== 0)) continue;
+    const dir = Math.sign(pv[k]!);
+    let l = k;
+    while (l < n && dir * (q[l]! - q[k]!) < START_COUNTS * countRad) l++;
+    const end = Math.min(n, l + Math.round(SETTLE_S / h));
+    for (let m = k; m < end; m++) out[m] = 1;
+  }
+  return out;
+}
+
+/** The window of the rattle's torque RMS [s], and how many times the sweep's median it takes to call a row rattling. */
+const RATTLE_WINDOW_S = 0.1;
+const RATTLE_FACTOR = 2;
+
+/**
+ * Per grid point, 1 where the loop rattles through the play: the duty's torque above the fit's
+ * band (less its own low-pass) has an RMS over RATTLE_WINDOW_S above RATTLE_FACTOR times its median
+ * over the sweep's moving rows. Near hanging the gravity that keeps the link on one flank is small;
+ * with the link out of contact the motor alone is 5-10x lighter than the arm the gains were made for,
+ * and the loop can ring between the flanks (on joint 1 of the flawed mock, at 25 Hz with the torque
+ * swinging +-0.5 N m, in the fast passes out of hanging). The gap is then neither flank, as the
+ * equations assume: those rows moved joint 1's play by up to 0.5 deg between noise seeds.
+ */
+function rattling(tau: Float64Array, smooth: Float64Array, moving: (k: number) => boolean, h: number): Uint8Array {
+  const n = tau.length;
+  const w = Math.max(1, Math.round(RATTLE_WINDOW_S / h));
+  const sq = new Float64Array(n + 1);
+  for (let k = 0; k < n; k++) sq[k + 1] = sq[k]! + (tau[k]! - smooth[k]!) ** 2;
+  const rms = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const a = Math.max(0, k - (w >> 1));
+    const b = Math.min(n, a + w);
+    rms[k] = Math.sqrt((sq[b]! - sq[a]!) / (b - a));
+  }
+  const ref = median(Array.from(rms).filter((_, k) => moving(k)));
+  const out = new Uint8Array(n);
+  for (let k = 0; k < n; k++) if (rms[k]! > RATTLE_FACTOR * ref) out[k] = 1;
+  return out;
+}
+
+/**
+ * The link-side angles the gravity acts at, as far as the sweep knows them: the swept joint at its
+ * encoder (its play is what the fit finds), the other joint's link off its motor-side encoder by half
+ * its play, to the side gravity presses it (while joint 2 is swept, link 1 rests on one flank; while
+ * joint 1 is swept, link 2 crosses from one to the other as joint 1 does).
+ */
+function linkSide(model: ActuatedArmModel, joint: Joint, q: [number, number], half: number): [number, number] {
+  if (half === 0) return q;
+  const other = joint === 0 ? 1 : 0;
+  const g = computeGravity(model, createActuatedArmData(model), q)[other]!;
+  const out: [number, number] = [q[0], q[1]];
+  out[other] -= Math.sign(g) * half;
+  return out;
+}
+
 /** Collects one segment's equations (filtered: parallel filtering, as src/identify/fit.ts) and its starts from rest at the centre. */
-function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number, joint: Joint, o: Required<Pick<SweepOptions, 'bandDeg' | 'minSpeedDegS'>> & { cutoffHz: number; bandNm: number }, eq: SweepEquations, starts: Start[]): void {
+function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number, joint: Joint, o: EquationOptions, eq: SweepEquations, starts: Start[]): void {
   const fs = 1 / h;
   const lowpass = (x: ArrayLike<number>): Float64Array => zeroPhaseLowpass(x, o.cutoffHz, fs, 4);
   const edge = Math.ceil((3 * fs) / o.cutoffHz);
@@ -208,11 +294,12 @@ function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number,
   if (n <= 2 * edge + 4 * decim) return;
   const qf = [lowpass(s.q[0]), lowpass(s.q[1])];
   const dv = derivatives(qf[joint]!, h);
+  const transient = startTransients(s, h, joint, o.countRad);
   const tau = new Float64Array(n);
   const cols = Array.from({ length: 6 }, () => new Float64Array(n));
   const G = new Float64Array(n);
   for (let k = 0; k < n; k++) {
-    const g = gravityShape(model, joint, [qf[0]![k]!, qf[1]![k]!]);
+    const g = gravityShape(model, joint, linkSide(model, joint, [qf[0]![k]!, qf[1]![k]!], o.otherHalfPlay));
     G[k] = g.G;
     const v = dv.d1[k]!;
     tau[k] = motorTorque(model, joint, s.duty[joint][k]!, v);
@@ -224,9 +311,10 @@ function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number,
     cols[5]![k] = v;
   }
   const minSpeed = o.minSpeedDegS * DEG;
-  const skip = widened((k) => Math.abs(pv[k]!) < minSpeed || Math.abs(G[k]!) < o.bandNm, n, reach);
   const colsF = cols.map(lowpass);
   const tauF = lowpass(tau);
+  const rattle = rattling(tau, tauF, (k) => pv[k] !== 0, h);
+  const skip = widened((k) => Math.abs(pv[k]!) < minSpeed || Math.abs(G[k]!) < o.bandNm || transient[k] === 1 || rattle[k] === 1, n, reach);
   for (let k = edge; k < n - edge; k += decim) {
     if (skip[k]) continue;
     eq.A.push(colsF.map((c) => c[k]!));
@@ -261,22 +349,31 @@ function breakaways(starts: readonly Start[], countRad: number): { nm: [number, 
   return { nm: [median(per[0]), median(per[1])], starts: [per[0].length, per[1].length] };
 }
 
+/** How to analyse a sweep besides how it was run. */
+export interface SweepAnalysisOptions extends SweepOptions {
+  commandLag?: number;
+  cutoffHz?: number;
+  /** The other joint's play [deg] (measured by its own sweep, or declared), which puts its link off its motor-side encoder. @default 0 */
+  otherPlayDeg?: number;
+}
+
 /** Analyses joint `joint`'s sweep (the ticks of a run of sweepPath). Throws a SweepError when too little of it is usable. */
-export function analyseSweep(rig: Rig, ticks: readonly FitTick[], joint: number, o: SweepOptions & { commandLag?: number; cutoffHz?: number } = {}): SweepFigures {
+export function analyseSweep(rig: Rig, ticks: readonly FitTick[], joint: number, o: SweepAnalysisOptions = {}): SweepFigures {
   const model = createActuatedArmModel({ ...rig, friction: { viscous: [0, 0], coulomb: [0, 0] } });
   const bandDeg = o.bandDeg ?? 5;
   const bandNm = Math.abs(gravityShape(model, joint, sweepCentre(rig, joint, o)).dG) * bandDeg * DEG;
   const { h, segments } = griddedSegments(ticks, o.commandLag ?? 1);
   const eq: SweepEquations = { A: [], b: [] };
   const starts: Start[] = [];
-  const opts = { bandDeg, minSpeedDegS: o.minSpeedDegS ?? 4, cutoffHz: o.cutoffHz ?? 5, bandNm };
+  const countRad = (2 * Math.PI) / rig.encoders[joint]!.countsPerRev;
+  const opts: EquationOptions = { bandDeg, minSpeedDegS: o.minSpeedDegS ?? 4, cutoffHz: o.cutoffHz ?? 5, bandNm, countRad, otherHalfPlay: ((o.otherPlayDeg ?? 0) * DEG) / 2 };
   for (const s of segments) segmentEquations(model, s, h, joint as Joint, opts, eq, starts);
   if (eq.b.length < 30 || !eq.A.some((r) => r[3]! > 0.99) || !eq.A.some((r) => r[4]! < -0.99)) {
     throw new SweepError(`joint ${joint + 1}: only ${eq.b.length} usable samples of the sweep (moving both ways, away from hanging): nothing to fit`);
   }
   const { x, cov, rms } = lsq(eq.A, eq.b);
   const [k, c, inertia, fp, fn, fv] = x as [number, number, number, number, number, number];
-  const b = breakaways(starts, (2 * Math.PI) / rig.encoders[joint]!.countsPerRev);
+  const b = breakaways(starts, countRad);
   return {
     joint,
     playDeg: (-2 * c) / k / DEG,
