@@ -1,8 +1,11 @@
 // `twolink demo` has its own options and help (issue 35, "Words": `demo --help` printed run's), and with
 // --foxglove it keeps going until quit, so that there is time to connect Foxglove (it ended after one pass).
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { parseRunReport, REPORT_FD_ENV } from '../src/run/run-report.js';
 import { BIN, ROOT, twolink } from './helpers/cli.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
 
@@ -21,16 +24,23 @@ describe('twolink demo', () => {
   it(
     '--headless --foxglove cycles until Ctrl-C: a client connects, the trajectory starts a second time, SIGINT ends it',
     async () => {
-      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'demo', '--headless', '--foxglove', '0', '--traj', 'point'], { cwd: ROOT });
+      // Its live view's port as a value: its `live` record on fd 3 (TWOLINK_REPORT_FD, src/run/run-report.ts).
+      const env = { ...process.env, [REPORT_FD_ENV]: '3' };
+      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'demo', '--headless', '--foxglove', '0', '--traj', 'point'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
       let stderr = '';
-      let url: string | undefined;
-      let gotUrl: (u: string) => void = () => undefined;
-      const urlP = new Promise<string>((resolve) => (gotUrl = resolve));
+      const urlP = new Promise<string>((resolve, reject) =>
+        createInterface({ input: child.stdio[3] as Readable }).on('line', (line) => {
+          try {
+            const r = parseRunReport(line);
+            if (r.kind === 'live') resolve(`ws://127.0.0.1:${r.port}`);
+          } catch (e) {
+            reject(e instanceof Error ? e : new Error(String(e)));
+          }
+        }),
+      );
       const secondPass = new Promise<void>((resolve, reject) => {
         child.stderr.on('data', (d: Buffer) => {
           stderr += d.toString();
-          url ??= /Foxglove live view on (ws:\/\/[\d.]+:\d+)/.exec(stderr)?.[1];
-          if (url) gotUrl(url);
           if ((stderr.match(/point: approach/g) ?? []).length >= 2) resolve();
         });
         child.on('exit', () => reject(new Error(`demo ended before its second pass:\n${stderr}`)));

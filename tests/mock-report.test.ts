@@ -9,6 +9,7 @@ describe('the pty rig report', () => {
       { kind: 'pty', host: '/dev/pts/7' },
       { kind: 'refused', injection: 'garbage', why: 'garbage acts on the wire, which the pty rig does not have' },
       { kind: 'serving', board: '/dev/pts/6' },
+      { kind: 'handshake', monoMs: 827921.25 },
       { kind: 'injected', injection: 'stall=2@1', at: 1, plantS: 1.0002, wallS: 1.35 },
       { kind: 'motors', zero: true, monoMs: 827925.583117 },
       { kind: 'mock-end', samples: 4012, maxLateMs: 1.25, lateTimers: 3 },
@@ -28,6 +29,7 @@ describe('the pty rig report', () => {
     expect(() => parseMockReport('{"kind":"ready"}')).toThrow(/no report \(kind: /);
     expect(() => parseMockReport('{"kind":"injected","injection":"stall=2@1","at":1,"plantS":1}')).toThrow(/no report \(wallS: /);
     expect(() => parseMockReport('{"kind":"motors","zero":true}')).toThrow(/no report \(monoMs: /);
+    expect(() => parseMockReport('{"kind":"handshake"}')).toThrow(/no report \(monoMs: /);
     // A non-finite figure is written as null by JSON: refused, naming the field.
     expect(() => parseMockReport(mockReportLine({ kind: 'mock-end', samples: 1, maxLateMs: NaN, lateTimers: 0 }).trimEnd())).toThrow(/no report \(maxLateMs: /);
   });

@@ -268,6 +268,23 @@ describe('keys', () => {
     await finished;
   });
 
+  it('after a cable fault with --reconnect, the wait and its countdown show beside the fault (they were hidden by it: seen in tmux)', () => {
+    const { term, session, dash } = setup();
+    session.row = TRACKING;
+    dash.frame();
+    // The loop stopped on fault:cable; the session has not finished: it waits for the board.
+    session.row = makeRow({ t: 4.3, i: 2150, state: 'fault' });
+    dash.say('waiting for the board (the port /tmp/arm): 27 s left; Ctrl-C stops', 'warn');
+    dash.frame();
+    const notice = term.text().slice(1, 4).join(' ');
+    expect(notice).toContain('FAULT: motors off.');
+    expect(notice).toContain('waiting for the board (the port /tmp/arm): 27 s left; Ctrl-C stops');
+    // The next tick of the countdown replaces it.
+    dash.say('waiting for the board (the port /tmp/arm): 26 s left; Ctrl-C stops', 'warn');
+    dash.frame();
+    expect(term.text().slice(1, 4).join(' ')).toContain('26 s left');
+  });
+
   for (const [cols, rows] of [
     [80, 24],
     [160, 48],

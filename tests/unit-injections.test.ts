@@ -10,6 +10,7 @@ import {
   applyInjection,
   firmataMockSite,
   formatInjection,
+  injectFromHandshake,
   injectionHelp,
   InjectionError,
   injectionSchema,
@@ -27,6 +28,8 @@ import {
 import { createFirmataMock } from '../src/mock/firmata-mock.js';
 import { createLineMock } from '../src/mock/line-mock.js';
 import { VirtualClock } from '../src/time/clock.js';
+import { encodeHostFrame, PROTOCOL } from '../src/protocol/codec.js';
+import { FIRMATA } from '../src/protocol/firmata.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 
@@ -244,5 +247,80 @@ describe("injectOnPlantTime: the pty rig's injections on its simulated arm's tim
     expect(mock.plant.injected.stalled).toEqual([false, false]);
     expect(mock.board.stats.resets).toBe(0);
     mock.dispose();
+  });
+});
+
+describe("injectFromHandshake: the pty rig's injections count from the host's handshake, not the rig's start", () => {
+  const step = rig.plant!.step;
+  const firmataRig = loadRig('rigs/mock-arm-firmata.json');
+  /** The line mock's or the Firmata mock's board, its plant, its handshake hook and how a host asks for its identity. */
+  const boards = {
+    line: () => {
+      const clock = new VirtualClock();
+      const m = createLineMock(rig, clock);
+      const hello = (): void => m.board.receive(Buffer.from(encodeHostFrame({ type: 'H', seq: 1, proto: PROTOCOL })));
+      return { clock, plant: m.plant, hook: (fn: (() => void) | undefined) => void (m.board.onHandshake = fn), hello, dispose: () => m.dispose() };
+    },
+    firmata: () => {
+      const clock = new VirtualClock();
+      const m = createFirmataMock(firmataRig, clock);
+      const hello = (): void => m.board.receive(Uint8Array.from([FIRMATA.REPORT_VERSION]));
+      return { clock, plant: m.plant, hook: (fn: (() => void) | undefined) => void (m.board.onIdentify = fn), hello, dispose: () => m.dispose() };
+    },
+  };
+
+  it.each(Object.keys(boards) as (keyof typeof boards)[])('%s: nothing before a host asks; a host 3 s late meets stall=2@0.5 0.5 s after its handshake, a second handshake moves nothing', (kind) => {
+    const b = boards[kind]();
+    const applied: [string, number][] = [];
+    const zeros: number[] = [];
+    const s = injectFromHandshake(
+      b.clock,
+      b.plant,
+      [parseInjection('stall=2@0.5'), parseInjection('push=1:0.5@0.8')],
+      b.hook,
+      (i, t) => void applied.push([formatInjection(i), t]),
+      () => zeros.push(b.clock.now()),
+    );
+    // The rig serves for 3 s with no host: the arm moves on, its injections wait.
+    b.clock.advanceTo(3);
+    b.plant.advance(3);
+    expect(applied).toEqual([]);
+    expect(s.pending.map(formatInjection)).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
+    // The host connects late: the board answers its request on its own time (UART, its loop).
+    b.hello();
+    b.clock.advanceTo(3.05);
+    expect(zeros).toHaveLength(1);
+    const zero = zeros[0]!;
+    expect(zero).toBeGreaterThanOrEqual(3);
+    b.clock.advanceTo(zero + 0.6);
+    b.hello(); // another host's handshake (a reconnect): the zero stays
+    b.clock.advanceTo(zero + 1);
+    expect(zeros).toHaveLength(1);
+    expect(applied.map((a) => a[0])).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
+    expect(applied[0]![1]).toBeGreaterThanOrEqual(0.5 - 1e-9);
+    expect(applied[0]![1]).toBeLessThanOrEqual(0.5 + step + 1e-9);
+    expect(applied[1]![1]).toBeCloseTo(0.8, 6);
+    expect(s.pending).toEqual([]);
+    s.stop();
+    expect(b.plant.onStep).toBeUndefined();
+    b.dispose();
+  });
+
+  it('stopped before any host came: none is applied when one comes', () => {
+    const b = boards.line();
+    const applied: string[] = [];
+    const s = injectFromHandshake(
+      b.clock,
+      b.plant,
+      [parseInjection('stall=1@0.1')],
+      b.hook,
+      (i) => void applied.push(formatInjection(i)),
+      () => undefined,
+    );
+    s.stop();
+    b.hello();
+    b.clock.advanceTo(1);
+    expect(applied).toEqual([]);
+    b.dispose();
   });
 });

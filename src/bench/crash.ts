@@ -2,14 +2,17 @@
  * Issue 32: how soon a crash of twolink stops the arm on the Firmata path, whose stock firmware has no
  * board watchdog. `twolink rig --rig rigs/mock-arm-firmata.json --pty --report` (the Firmata mock
  * board in a process of its own, real time) and `twolink run --port ... --traj reach` with the
- * test-only hook TWOLINK_TEST_CRASH (src/run/crash.ts): the host says when it throws, the rig when its
- * PWM pins took the zero, both on the machine's monotonic clock. The figure is the time between the
+ * test-only hook TWOLINK_TEST_CRASH (src/run/crash.ts): the host says when it throws (its `test-crash`
+ * record on fd 3, TWOLINK_REPORT_FD), the rig when its PWM pins took the zero (its `motors` report), both
+ * values on the machine's monotonic clock. The figure is the time between the
  * two [ms, real time]; the target is 20 ms. Host and rig at their default (--rt) priority.
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
 import { parseMockReport, type MockReport } from '../mock/mock-report.js';
+import { parseRunReport, REPORT_FD_ENV, type RunReport } from '../run/run-report.js';
 import { load1, section, type BenchResult } from './report.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,19 +36,26 @@ async function once(crash: string): Promise<number | string> {
     });
   });
   try {
-    const stderr = await new Promise<string>((resolve) => {
+    const reports = await new Promise<RunReport[]>((resolve, reject) => {
       const run = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', RIG, '--port', host, '--traj', 'reach', '--json'], {
         cwd: ROOT,
-        env: { ...process.env, TWOLINK_TEST_CRASH: crash },
-        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, TWOLINK_TEST_CRASH: crash, [REPORT_FD_ENV]: '3' },
+        stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       });
-      let err = '';
-      run.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      run.on('close', () => resolve(err));
+      const got: RunReport[] = [];
+      const lines = createInterface({ input: run.stdio[3] as Readable });
+      lines.on('line', (line) => {
+        try {
+          got.push(parseRunReport(line));
+        } catch (e) {
+          reject(e instanceof Error ? e : new Error(String(e)));
+        }
+      });
+      lines.on('close', () => resolve(got));
     });
-    const m = /TWOLINK_TEST_CRASH: throwing on the \w+ thread.* at monotonic (\d+\.\d+) ms/.exec(stderr);
-    if (!m) return 'the run ended before the throw';
-    const thrown = Number(m[1]);
+    const threw = reports.find((r) => r.kind === 'test-crash');
+    if (!threw) return 'the run ended before the throw';
+    const thrown = threw.monoMs;
     // The host has exited after the board confirmed the zero: the rig's report of it is on its way.
     for (let k = 0; k < 100 && !motors.some((x) => x.zero && x.monoMs > thrown); k++) await new Promise((r) => setTimeout(r, 10));
     const zero = motors.find((x) => x.zero && x.monoMs > thrown);

@@ -18,7 +18,7 @@ import { CLIENT_RATE } from '../viz/live.js';
 import { parseClientBinary, parseClientText } from '../viz/live-protocol.js';
 import { TokenBucket } from '../viz/token-bucket.js';
 import { load1, section, type BenchResult } from './report.js';
-import { spawnLiveChild } from './live-child.js';
+import { liveEnd, spawnLiveChild } from './live-child.js';
 
 const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** Clients connected at once (under the server's cap of 8). */
@@ -177,24 +177,23 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
     }
   };
   await Promise.all([...Array.from({ length: CONCURRENT }, clientLoop), flooded]);
-  const { code: exitCode, stdout, stderr } = await child.done;
+  const end = await child.done;
+  const { code: exitCode, stdout, stderr } = end;
   const cpu = process.cpuUsage(cpu0);
   const summary = lastJsonLine(stdout);
   const held = ticksHeld(record);
   rmSync(dir, { recursive: true, force: true });
-  const counts =
-    /(\d+) client messages read, (\d+) clients closed for a message outside the protocol, (\d+) connections refused, (\d+) clients closed for their message rate; handling them took ([\d.]+) ms of the main thread \(\d+ us each; CPU (\d+|\?) us each/.exec(
-      stderr,
-    );
+  // The run's own counts, as values (its `live-end` record on fd 3; none: no client talked to it).
+  const counts = liveEnd(end);
   return {
-    read: Number(counts?.[1] ?? 0),
+    read: counts?.requests ?? 0,
     sent: f.sent,
     connections: f.connections,
-    closed: Number(counts?.[2] ?? 0),
-    refused: Number(counts?.[3] ?? 0),
-    rateClosed: Number(counts?.[4] ?? 0),
-    handlingMs: Number(counts?.[5] ?? 0),
-    cpuUsPerMessage: Number(counts?.[6] ?? Number.NaN),
+    closed: counts?.closed ?? 0,
+    refused: counts?.refused ?? 0,
+    rateClosed: counts?.rateClosed ?? 0,
+    handlingMs: counts?.handlingMs ?? 0,
+    cpuUsPerMessage: counts?.cpuUsPerMessage ?? Number.NaN,
     clientsCpuS: (cpu.user + cpu.system) / 1e6,
     statusReplies: f.statusReplies,
     exitCode,
@@ -249,7 +248,7 @@ export async function benchFoxgloveFuzz(messages = 10_000, seconds = 60): Promis
       [
         'main thread handling client messages',
         `${x.handlingMs.toFixed(1)} ms`,
-        `${x.read > 0 ? ((x.handlingMs * 1000) / x.read).toFixed(0) : 0} us a message in wall time (preemption included), ${x.cpuUsPerMessage} us of CPU (sampled every 16th; the run's own count)`,
+        `${x.read > 0 ? ((x.handlingMs * 1000) / x.read).toFixed(0) : 0} us a message in wall time (preemption included), ${Number.isFinite(x.cpuUsPerMessage) ? x.cpuUsPerMessage.toFixed(0) : '?'} us of CPU (sampled every 16th; the run's own count)`,
       ],
       ["the clients' CPU (this process)", `${x.clientsCpuS.toFixed(2)} s`, `over ${x.wallS.toFixed(1)} s`],
       ['status replies received', String(x.statusReplies), '(valid requests the server does not offer, bad ids)'],

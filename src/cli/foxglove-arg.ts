@@ -6,6 +6,7 @@
 import type { Rig } from '../config/load.js';
 import type { LiveView } from '../viz/live-view.js';
 import { checkOrigin, FOXGLOVE_APP_ORIGINS } from '../viz/live-protocol.js';
+import { writeRunReport } from '../run/run-report.js';
 import { errorMessage, numberArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 
 export const FOXGLOVE_OPTIONS = {
@@ -63,6 +64,7 @@ export async function startLiveView(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: R
   }
   if (!loopback(host)) process.stderr.write(`twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`);
   process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
+  writeRunReport({ kind: 'live', port: live.port }); // (TWOLINK_REPORT_FD: the port as a value, for a program)
   return live;
 }
 
@@ -73,10 +75,14 @@ export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig:
     return await f(live);
   } finally {
     const s = live?.stats;
-    if (s && s.requests + s.refused > 0)
+    if (s && s.requests + s.refused > 0) {
+      const cpuUs = s.cpuSamples > 0 ? s.cpuSampledNs / s.cpuSamples / 1000 : undefined;
       process.stderr.write(
-        `twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused, ${s.rateClosed} clients closed for their message rate; handling them took ${s.handlingMs.toFixed(1)} ms of the main thread (${s.requests > 0 ? ((s.handlingMs * 1000) / s.requests).toFixed(0) : 0} us each; CPU ${s.cpuSamples > 0 ? (s.cpuSampledNs / s.cpuSamples / 1000).toFixed(0) : '?'} us each, sampled)\n`,
+        `twolink: Foxglove live view: ${s.requests} client messages read, ${s.closed} clients closed for a message outside the protocol, ${s.refused} connections refused, ${s.rateClosed} clients closed for their message rate; handling them took ${s.handlingMs.toFixed(1)} ms of the main thread (${s.requests > 0 ? ((s.handlingMs * 1000) / s.requests).toFixed(0) : 0} us each; CPU ${cpuUs !== undefined ? cpuUs.toFixed(0) : '?'} us each, sampled)\n`,
       );
+      const { requests, closed, refused, rateClosed, handlingMs } = s;
+      writeRunReport({ kind: 'live-end', requests, closed, refused, rateClosed, handlingMs, cpuUsPerMessage: cpuUs ?? null });
+    }
     await live?.close();
   }
 }

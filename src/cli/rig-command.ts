@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { firmataMockSite, formatInjection, injectOnPlantTime, MOCK_PARTS, applyInjection, refusalIn, type Injection, type ScheduledInjections } from '../mock/injections.js';
+import { firmataMockSite, formatInjection, injectFromHandshake, MOCK_PARTS, applyInjection, refusalIn, type Injection, type ScheduledInjections } from '../mock/injections.js';
+import type { ScheduleListener } from '../mock/mock-remote.js';
 import { createPtyPair, type PtyPair } from '../mock/pty.js';
 import { mockReportLine, type MockReport } from '../mock/mock-report.js';
 import { starvedLine, watchStarvation } from '../mock/starvation.js';
@@ -22,7 +23,7 @@ const OPTIONS = {
   pty: { type: 'boolean', help: 'create a pty pair with socat; print the host end as the first stdout line' },
   report: {
     type: 'boolean',
-    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"injected","injection","at","plantS","wallS"}, and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone; with --firmware, {"kind":"pty","host"} {"kind":"serving","board"} and at the end {"kind":"firmware-end"} with the board time, the lag and the encoder pins vs the plant; the line mock ends with {"kind":"mock-end"}, its timers\' lateness (src/mock/mock-report.ts)',
+    help: 'for a program that drives the rig: stdout carries JSON lines ({"kind":"pty","host"}, {"kind":"refused","injection","why"}, {"kind":"serving","board"}, {"kind":"handshake","monoMs"} at the first handshake of a host, {"kind":"injected","injection","at","plantS","wallS"} (times from the handshake), and on the Firmata mock {"kind":"motors","zero","monoMs"} when its motors stop or start: monoMs on the machine\'s monotonic clock) instead of the path alone; with --firmware, {"kind":"pty","host"} {"kind":"serving","board"} {"kind":"handshake","monoMs"} {"kind":"injected",...} (plantS: board time) and at the end {"kind":"firmware-end"} with the board time, the lag and the encoder pins vs the plant; the line mock ends with {"kind":"mock-end"}, its timers\' lateness (src/mock/mock-report.ts)',
   },
   port: { type: 'string', arg: 'PATH', help: 'serve on this existing serial device instead' },
   rt: {
@@ -30,7 +31,10 @@ const OPTIONS = {
     help: 'real-time scheduling (SCHED_FIFO) for the simulated board, its plant and socat, as for the host: the default (a board never starves; a simulated one on a busy machine does); needs an rtprio limit or CAP_SYS_NICE, else the rig says so and serves anyway',
   },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
-  inject: { ...INJECT_OPTION, help: "inject a test knob into the rig when its simulated arm's time reaches T seconds from its start ('serving'; see twolink run --help)" },
+  inject: {
+    ...INJECT_OPTION,
+    help: "inject a test knob into the rig when its simulated arm's time (with --firmware, the board's) reaches T seconds from the host's handshake: the first request for the board's identity it answers (the line protocol's H, Firmata's REPORT_VERSION or REPORT_FIRMWARE query), not its start, so a host that connects late meets it T into its session; none before a host (see twolink run --help)",
+  },
   fault: FAULT_ALIAS_OPTION,
   firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
   board: { type: 'string', arg: 'uno|mega|uno-firmata', help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf' },
@@ -83,13 +87,12 @@ async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; b
 interface Serving {
   stop: () => Promise<void>;
   /**
-   * Starts `injections` on the simulated arm's time (injectOnPlantTime), counted from the board's time
-   * now; resolves once they are on (on the board's thread), and the rig then says it serves: its start,
-   * the zero of its injections as before (the plant's own zero, its creation, comes before the pty is
-   * open and real-time scheduling asked for, by a time that varies; the host and the HIL engine count
-   * from `serving`). `onApplied` hears each applied, with the arm's time and the wall's since then [s].
+   * Starts `injections` on the simulated arm's time (injectFromHandshake), counted from the host's first
+   * handshake the board answers (not from serving: a busy machine may hold the host past an injection's
+   * time); resolves once they wait for it (on the board's thread), and the rig then says it serves.
+   * `on.handshake` hears the handshake, `on.applied` each injection, with the arm's time and the wall's since it [s].
    */
-  schedule: (injections: readonly Injection[], onApplied: (i: Injection, plantS: number, wallS: number) => void) => Promise<void>;
+  schedule: (injections: readonly Injection[], on: ScheduleListener) => Promise<void>;
   boardTid: number;
 }
 
@@ -123,7 +126,7 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
       );
     }
   };
-  return { stop, schedule: (list, onApplied) => mock.schedule(list, onApplied), boardTid: mock.tid };
+  return { stop, schedule: (list, on) => mock.schedule(list, on), boardTid: mock.tid };
 }
 
 /**
@@ -151,14 +154,19 @@ async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: 
       unwatch();
       s.stop();
     },
-    schedule: async (list, onApplied) => {
+    schedule: async (list, on) => {
       injecting?.stop();
-      const zero = clock.now();
-      injecting = injectOnPlantTime(clock, s.plant, zero, list, (i, t) => {
+      let zero = clock.now();
+      const apply = (i: Injection, t: number): void => {
         const r = applyInjection(site, i);
         if (r.ok)
-          onApplied(i, t, clock.now() - zero); // (a RealClock: the wall's time)
+          on.applied(i, t, clock.now() - zero); // (a RealClock: the wall's time)
         else process.stderr.write(`twolink rig: ${r.why}\n`);
+      };
+      const hook = (fn: (() => void) | undefined): void => void (s.board.onIdentify = fn);
+      injecting = injectFromHandshake(clock, s.plant, list, hook, apply, () => {
+        zero = clock.now();
+        on.handshake(Number(process.hrtime.bigint()) / 1e6);
       });
     },
     boardTid: (await import('../time/threads.js')).threadId(), // the Firmata board runs on this thread
@@ -325,13 +333,17 @@ async function setUp(
   const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, o.wiring, port, report));
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
-  // The injections (those it cannot take were named above), on the simulated arm's time from here.
-  if (o.usable.length > 0) {
-    await schedule(o.usable, (i, plantS, wallS) => {
-      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from serving (the wall's ${wallS.toFixed(4)} s)\n`);
+  // The injections (those it cannot take were named above), on the simulated arm's time from the host's handshake.
+  await schedule(o.usable, {
+    handshake: (monoMs) => {
+      if (o.usable.length > 0) process.stderr.write(`twolink rig: the host's handshake came; the injections' times count from here\n`);
+      report({ kind: 'handshake', monoMs });
+    },
+    applied: (i, plantS, wallS) => {
+      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from the host's handshake (the wall's ${wallS.toFixed(4)} s)\n`);
       report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS, wallS });
-    });
-  }
+    },
+  });
   process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant!.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
   report({ kind: 'serving', board: boardPath });
   return { port, stop };

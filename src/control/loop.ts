@@ -33,7 +33,7 @@ import type { SoftRamp } from './soft-ramp.js';
 import type { CommandResult, LoopCommand } from './commands.js';
 import type { LoopEvent } from './events.js';
 import type { Fault, StopReason } from './stop.js';
-import { DutyReversals, ReversalWatch, WARN_DUTY_FLOOR } from './reversals.js';
+import { DutyReversals, ReversalWatch } from './reversals.js';
 import { F, LOOP_STATES, type LoopState } from '../telemetry/tick.js';
 
 const TRACK_STATE = LOOP_STATES.indexOf('track');
@@ -110,7 +110,7 @@ export class LoopCore {
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
     this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
     this.alarms = new AlarmEdges(n);
-    this.reversals = new DutyReversals(n, WARN_DUTY_FLOOR);
+    this.reversals = new DutyReversals(n);
     this.reversalWatch = new ReversalWatch(n);
     const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
     this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };

@@ -69,11 +69,13 @@ const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** A `twolink rig --pty --report` child process and the host end of its pty. */
 interface PtyRig {
   path: string;
-  /** performance.now() when the rig said it serves [ms]: its injection times count from about here. */
+  /** performance.now() when the rig said it serves [ms]. */
   startedMs: number;
+  /** performance.now() of the host's handshake, as the rig reports it (its monotonic time) [ms]: its injection times count from here. */
+  handshakeMs?: number;
   /** The injections the rig said it cannot take (its `refused` reports), before it served. */
   refused: Extract<MockReport, { kind: 'refused' }>[];
-  /** The injections it applied (its `injected` reports, as they arrive), on its arm's time and its wall's since `startedMs`. */
+  /** The injections it applied (its `injected` reports, as they arrive), on its arm's time and its wall's since `handshakeMs`. */
   injected: Extract<MockReport, { kind: 'injected' }>[];
   /** Its stderr (words for people: quoted in errors, never parsed). */
   stderr(): string;
@@ -83,7 +85,8 @@ interface PtyRig {
 /**
  * Starts the pty rig with `--report`: its stdout is JSON lines (mock/mock-report.ts), read with the
  * schema: the host's end of the pty, the injections it refuses, and `serving` once its end is open
- * (the host must not talk to a closed pty; the rig's injection timers start then).
+ * (the host must not talk to a closed pty), then `handshake` (the zero of its injections' times) and
+ * each injection it applies.
  */
 function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean): Promise<PtyRig> {
   // The rig asks for SCHED_FIFO by default; it gets the host's choice: a rig at real-time priority beside
@@ -102,6 +105,7 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
+  const rig: PtyRig = { path: '', startedMs: 0, refused, injected, stderr: () => err, stop };
   return new Promise((resolve, reject) => {
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
@@ -117,8 +121,11 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
         else if (r.kind === 'refused') refused.push(r);
         else if (r.kind === 'serving') {
           if (path === undefined) throw new Error(`twolink rig --report: it serves on ${r.board} before it said the host's end of its pty`);
-          resolve({ path, startedMs: performance.now(), refused, injected, stderr: () => err, stop });
-        } else if (r.kind === 'injected') injected.push(r);
+          rig.path = path;
+          rig.startedMs = performance.now();
+          resolve(rig);
+        } else if (r.kind === 'handshake') rig.handshakeMs = r.monoMs - (Number(process.hrtime.bigint()) / 1e6 - performance.now());
+        else if (r.kind === 'injected') injected.push(r);
       } catch (e) {
         fail(e);
       }
@@ -128,23 +135,23 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
 
 /**
  * When the scenario's first injection happened on this host's wall clock [ms, performance.now()]: one the
- * rig applied, when it says it did (its `injected` report: its wall time since it served; a starved rig
- * applies it late, on its arm's time); one on the host's loop thread (busy, throw), or one the rig has not
- * reported, the rig's start plus its time.
+ * rig applied, when it says it did (its `injected` report: its wall time since the host's handshake; a
+ * starved rig applies it late, on its arm's time); one on the host's loop thread (busy, throw), or one the
+ * rig has not reported, the handshake plus its time (the rig's start plus it if no handshake was reported).
  */
-export function injectionWallMs(injections: readonly Injection[], rig: Pick<PtyRig, 'startedMs' | 'injected'>, at: number): number {
+export function injectionWallMs(injections: readonly Injection[], rig: Pick<PtyRig, 'startedMs' | 'handshakeMs' | 'injected'>, at: number): number {
   const first = injections.find((i) => i.at === at);
   const report = first && actsOn(first.name) !== 'host' ? rig.injected.find((r) => r.injection === formatInjection(first)) : undefined;
-  return rig.startedMs + (report ? report.wallS : at) * 1000;
+  return (rig.handshakeMs ?? rig.startedMs) + (report ? report.wallS : at) * 1000;
 }
 
 /**
  * The scenario against the pty rig in real time. With injections, "stopped" is measured on this
  * host's wall clock: from the injection (injectionWallMs: when the rig says it applied it, on its
- * simulated arm's time, which a starved rig lets fall behind the wall's; those on the host's loop thread,
- * busy and throw, at the rig's start plus their time) to the arrival of the loop's first event saying it
- * stopped tracking (the motors are at zero by then, or a watchdog period later). The rig's start is known
- * to a few milliseconds.
+ * simulated arm's time from the host's handshake, which a starved rig lets fall behind the wall's; those
+ * on the host's loop thread, busy and throw, at the handshake plus their time) to the arrival of the loop's first event saying it
+ * stopped tracking (the motors are at zero by then, or a watchdog period later). The handshake is on the
+ * machine's monotonic clock, as the rig reports it.
  */
 export function realtimeEngine(opts: { rt?: boolean } = {}): Engine {
   return (s) => runRealtime(s, opts.rt !== false);

@@ -140,6 +140,8 @@ export class FirmataBoard implements MockEnd {
   private lastDuty: number[];
   /** Hears every change of the motors' duty as the pins take it (before the board latency): `twolink rig --report`'s motor reports. */
   onDuty: ((duty: readonly number[]) => void) | undefined;
+  /** Hears each answer to a host's REPORT_VERSION or REPORT_FIRMWARE query (its handshake): the pty rig's injections count from the first. */
+  onIdentify: (() => void) | undefined;
   private disposed = false;
 
   constructor(private readonly o: FirmataBoardOptions) {
@@ -410,6 +412,7 @@ export class FirmataBoard implements MockEnd {
         break;
       case FIRMATA.REPORT_VERSION:
         this.printVersion();
+        this.onIdentify?.();
         break;
     }
   }
@@ -421,6 +424,7 @@ export class FirmataBoard implements MockEnd {
     switch (cmd) {
       case FIRMATA.REPORT_FIRMWARE:
         this.printFirmware();
+        this.onIdentify?.();
         break;
       case FIRMATA.CAPABILITY_QUERY:
         this.write([FIRMATA.START_SYSEX, FIRMATA.CAPABILITY_RESPONSE, ...encodeCapabilities(capabilities(this.layout, this.features)), FIRMATA.END_SYSEX]);

@@ -147,18 +147,7 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
     });
     sim.once('exit', resolve);
   });
-  const site = firmwareSite(sim);
-  const inject = injectionSchedule(
-    o.injections.filter((i) => {
-      const why = refusal(site, i.name);
-      if (why) o.log(`twolink rig: injection ${i.name} is not available with --firmware: ${why}`);
-      return !why;
-    }),
-    (i, t) => {
-      const r = applyInjection(site, i);
-      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(3)} s` : `twolink rig: ${r.why}`);
-    },
-  );
+  injectFromHostHandshake(sim, o);
   if (o.report) o.report({ kind: 'pty', host: sim.ptyPath });
   else o.out(sim.ptyPath);
   if (mine) {
@@ -173,7 +162,6 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
       `${rig.link.baudRate} baud on the firmware's side; the plant steps in lock-step with it`,
   );
   o.report?.({ kind: 'serving', board: sim.ptyPath });
-  sim.on('slice', (s) => inject(s.boardTime));
   logBoardEvents(sim, o);
   const summary = await ended;
   const { boardS, wallS, maxBehindMs, restarts, code } = summary;
@@ -187,6 +175,39 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
   if (summary.code === 0 || summary.code === null) return 0;
   o.log(`twolink rig: the simulator harness exited with code ${summary.code}`);
   return 1;
+}
+
+/**
+ * The rig's injections on the board's time, counted from the host's first handshake request as it
+ * reaches the AVR (the harness's K line), not from the board's start: a host that connects late meets
+ * each its time into its session. Each applied is said on stderr and (--report) as a report.
+ */
+function injectFromHostHandshake(sim: FirmwareSim, o: FirmwareMockOptions): void {
+  const site = firmwareSite(sim);
+  const inject = injectionSchedule(
+    o.injections.filter((i) => {
+      const why = refusal(site, i.name);
+      if (why) o.log(`twolink rig: injection ${i.name} is not available with --firmware: ${why}`);
+      return !why;
+    }),
+    (i, t) => {
+      const r = applyInjection(site, i);
+      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(4)} s from the host's handshake` : `twolink rig: ${r.why}`);
+      if (r.ok) o.report?.({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS: t, wallS: (performance.now() - wall0) / 1000 });
+    },
+  );
+  // Their times count from the host's first handshake request (the harness's K line), not the board's start.
+  let zero: number | undefined;
+  let wall0 = 0;
+  sim.once('handshake', (e) => {
+    zero = e.boardTime;
+    wall0 = performance.now();
+    if (inject.pending.length > 0) o.log(`twolink rig: the host's handshake came at board time ${e.boardTime.toFixed(3)} s; the injections' times count from here`);
+    o.report?.({ kind: 'handshake', monoMs: Number(process.hrtime.bigint()) / 1e6 });
+  });
+  sim.on('slice', (s) => {
+    if (zero !== undefined) inject(s.boardTime - zero);
+  });
 }
 
 /** What happens on the board side, one line each for people: the watchdog zeroing the motors, hosts, lag, resets. */

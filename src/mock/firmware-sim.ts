@@ -133,6 +133,8 @@ export interface FirmwareSimEvents {
    * as a closed serial port discards it; `discardedBytes` (on open): how much that was.
    */
   host: [{ open: boolean; boardTime: number; discardedBytes: number }];
+  /** The host's first handshake request (an H frame; on uno-firmata, REPORT_VERSION or REPORT_FIRMWARE) reached the AVR's UART: once. */
+  handshake: [{ boardTime: number }];
   /** A slice was simulated and answered. */
   /** A slice simulated: its board time [s], the mean duty at the motor pins, the counts the encoder pins showed, and how many slices the plant's answer was late (0: on time). */
   slice: [{ index: number; boardTime: number; duty: [number, number]; pins: [number, number]; stale: number }];
@@ -296,6 +298,7 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     } else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
     else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'H') this.emit('host', { open: f[1] === '1', boardTime: Number(f[2]) / 1e6, discardedBytes: Number(f[3]) });
+    else if (kind === 'K') this.emit('handshake', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
     else if (kind === 'E') {
       this.summary = { boardS: Number(f[1]), wallS: Number(f[2]), maxBehindMs: Number(f[3]), restarts: Number(f[4]), droppedBytes: Number(f[5]), code: null };

@@ -424,3 +424,34 @@ export function injectOnPlantTime(clock: Clock, plant: Plant, zero: number, inje
     },
   };
 }
+
+/** Sets (undefined: clears) the one hook a mock board calls when it answers a host's handshake (LineBoard.onHandshake, FirmataBoard.onIdentify). */
+export type HandshakeHook = (fn: (() => void) | undefined) => void;
+
+/**
+ * The pty rig's injections on its arm's time (injectOnPlantTime) counted from the host's handshake:
+ * the first request for the board's identity it answers (`hook`), not from its serving, so that a host
+ * that connects late (a busy machine held it) still meets each injection its time into its session.
+ * None is applied before it (`pending` holds them all); `onZero` hears the moment, once.
+ */
+export function injectFromHandshake(clock: Clock, plant: Plant, injections: readonly Injection[], hook: HandshakeHook, apply: (i: Injection, t: number) => void, onZero: () => void): ScheduledInjections {
+  let on: ScheduledInjections | undefined;
+  let stopped = false;
+  const waiting = injections.slice().sort((a, b) => a.at - b.at);
+  hook(() => {
+    hook(undefined);
+    if (stopped) return;
+    onZero();
+    on = injectOnPlantTime(clock, plant, clock.now(), injections, apply);
+  });
+  return {
+    get pending() {
+      return on ? on.pending : waiting;
+    },
+    stop: () => {
+      stopped = true;
+      hook(undefined);
+      on?.stop();
+    },
+  };
+}

@@ -52,6 +52,8 @@ export class LineBoard {
   onTransmit: (bytes: Buffer) => void = () => {};
   /** The baud rate the host's port is at (set by the binding); a different one garbles every byte. */
   hostBaudRate: number | undefined;
+  /** Called when the board answers a host's handshake (H) with its identity: the pty rig's injections count from the first. */
+  onHandshake: (() => void) | undefined;
 
   private readonly clock: Clock;
   private readonly plant: Plant;
@@ -281,6 +283,7 @@ export class LineBoard {
         this.handshaken = true;
         this.clock.clearTimer(this.bannerTimer);
         this.send({ type: 'I', seq: 0, ack: f.seq, info: this.identity() });
+        this.onHandshake?.();
         return;
       case 'M': {
         if (!this.enabled) {

@@ -20,13 +20,20 @@ export interface RemoteMock {
   /** Applies an injection that acts on the rig now (the thread says if this mock cannot take it). */
   inject(i: Injection): void;
   /**
-   * Schedules injections on the simulated arm's time, counted from the board's time when the thread
-   * hears of them (mock-thread.ts scheduleOnPlant); resolves once they are on there. `onApplied` hears
-   * each one applied, with the arm's time and the wall's (as the thread saw it) since then [s].
+   * Schedules injections on the simulated arm's time, counted from the host's first handshake the board
+   * answers (mock-thread.ts scheduleOnPlant); resolves once they are on there. `on.handshake` hears that
+   * moment (the machine's monotonic clock [ms]), `on.applied` each injection applied, with the arm's time
+   * and the wall's (as the thread saw it) since then [s].
    */
-  schedule(injections: readonly Injection[], onApplied: (i: Injection, plantS: number, wallS: number) => void): Promise<void>;
+  schedule(injections: readonly Injection[], on: ScheduleListener): Promise<void>;
   /** Stops the mock's thread and resolves with how it fared. */
   stop(): Promise<MockThreadStats | undefined>;
+}
+
+/** What hears a schedule's zero (the host's handshake) and its injections as they are applied. */
+export interface ScheduleListener {
+  handshake(monoMs: number): void;
+  applied(i: Injection, plantS: number, wallS: number): void;
 }
 
 /** Starts the line-protocol mock rig of `rig` in a thread of its own; `onStarved` hears when its board stood still (starvation.ts). */
@@ -36,7 +43,7 @@ export function startRemoteMock(rig: MockPart, wiring?: MockWiring, onStarved?: 
   const binding = wireBinding(path, wire);
   const worker = new Worker(new URL('./mock-thread.js', import.meta.url), { workerData: { rig, wire, ...(wiring ? { wiring } : {}) } satisfies MockThreadInput });
   let stats: MockThreadStats | undefined;
-  let onApplied: ((i: Injection, plantS: number, wallS: number) => void) | undefined;
+  let listener: ScheduleListener | undefined;
   let onScheduled: (() => void) | undefined;
   let ended: Promise<void> | undefined;
   return new Promise((resolve, reject) => {
@@ -46,7 +53,8 @@ export function startRemoteMock(rig: MockPart, wiring?: MockWiring, onStarved?: 
       if (m.type === 'stats') stats = m.stats;
       else if (m.type === 'starved') onStarved?.(m.ms, m.atS);
       else if (m.type === 'refused') process.stderr.write(`twolink: the mock rig refused an injection: ${m.why}\n`);
-      else if (m.type === 'injected') onApplied?.(m.injection, m.plantS, m.wallS);
+      else if (m.type === 'injected') listener?.applied(m.injection, m.plantS, m.wallS);
+      else if (m.type === 'handshake') listener?.handshake(m.monoMs);
       else if (m.type === 'scheduled') onScheduled?.();
       else if (m.type === 'error') reject(new Error(`the mock rig's thread failed: ${m.message}`));
       else if (m.type === 'ready') {
@@ -63,9 +71,9 @@ export function startRemoteMock(rig: MockPart, wiring?: MockWiring, onStarved?: 
             }),
           silentS: () => boardSilentS(wire),
           inject: (i) => worker.postMessage({ type: 'inject', injection: i } satisfies MockThreadCommand),
-          schedule: (injections, fn) =>
+          schedule: (injections, l) =>
             new Promise<void>((on) => {
-              onApplied = fn;
+              listener = l;
               onScheduled = on;
               worker.postMessage({ type: 'schedule', injections: [...injections] } satisfies MockThreadCommand);
             }),

@@ -1,7 +1,8 @@
 /**
  * What `twolink rig --report` says on stdout, one JSON object a line, for a program that drives it
  * (the HIL suite's real-time engine): where the host connects, which injections it cannot take, and
- * when it serves, and when each injection was applied on the simulated arm's time. Its stderr stays words for people; nothing reads those back. The schema is written
+ * when it serves, when the host's handshake came (the zero of its injections' times), and when each
+ * injection was applied on the simulated arm's time. Its stderr stays words for people; nothing reads those back. The schema is written
  * once here for the rig that writes the lines and the program that reads them.
  */
 import { z } from 'zod';
@@ -11,12 +12,19 @@ export const mockReportSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('pty'), host: z.string().min(1) }),
   /** An injection the rig does not have the part for: it serves on without it. */
   z.strictObject({ kind: z.literal('refused'), injection: z.string().min(1), why: z.string() }),
-  /** The board serves on `board` (its end open): the host may talk now; injection times count from here. */
+  /** The board serves on `board` (its end open): the host may talk now. */
   z.strictObject({ kind: z.literal('serving'), board: z.string().min(1) }),
   /**
+   * The host's first handshake request reached the board (the line protocol's H; Firmata's
+   * REPORT_VERSION or REPORT_FIRMWARE query), at `monoMs` on the machine's monotonic clock [ms] (as
+   * `motors`): injection times count from here. Once per rig, however many hosts come after.
+   */
+  z.strictObject({ kind: z.literal('handshake'), monoMs: z.number().finite() }),
+  /**
    * An injection was applied: `injection` as written (NAME[=VALUE]@T[+D]), `at` its time T, `plantS` the
-   * simulated arm's time when it was applied and `wallS` the wall clock's, all from `serving` [s]. The
-   * rig applies it on the arm's time; on a starved machine the wall's runs ahead of it.
+   * simulated arm's time when it was applied and `wallS` the wall clock's, both from `handshake` [s]
+   * (the firmware rig: board time). The rig applies it on the arm's time; on a starved machine the
+   * wall's runs ahead of it.
    */
   z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
   /**

@@ -11,7 +11,7 @@ import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
-import { applyInjection, firmataMockSite, injectionSchema, injectOnPlantTime, lineMockSite, type Injection, type InjectionSite, type ScheduledInjections } from './injections.js';
+import { applyInjection, firmataMockSite, injectFromHandshake, injectionSchema, lineMockSite, type HandshakeHook, type Injection, type InjectionSite, type ScheduledInjections } from './injections.js';
 import type { Plant } from './plant.js';
 import { AdaptedEnd, buildLineMock } from './line-mock.js';
 import type { MockEnd } from './binding.js';
@@ -30,7 +30,7 @@ export interface MockThreadInput {
 
 /**
  * Messages to the mock's thread: an injection now, or (`schedule`) injections on the simulated arm's
- * time counted from the board's time when the message arrives (injectOnPlantTime).
+ * time counted from the host's handshake (injectFromHandshake).
  */
 export type MockThreadCommand = { type: 'inject'; injection: Injection } | { type: 'schedule'; injections: Injection[] } | { type: 'stop' };
 
@@ -67,12 +67,14 @@ export type MockThreadMessage =
   /** An injection this mock cannot take (it lacks the part it acts on), and why. */
   | { type: 'refused'; why: string }
   /**
-   * A scheduled injection was applied at `plantS`, the arm's time since the schedule came [s], when the
+   * A scheduled injection was applied at `plantS`, the arm's time since the host's handshake [s], when the
    * wall clock said `wallS` since then (the board's time stands still while its thread is starved).
    */
   | { type: 'injected'; injection: Injection; plantS: number; wallS: number }
-  /** The injections of a `schedule` are on: their time counts from the board's time now. */
+  /** The injections of a `schedule` are on: their time counts from the host's handshake. */
   | { type: 'scheduled' }
+  /** The host's first handshake the board answered, at `monoMs` (the machine's monotonic clock [ms]): the scheduled injections' zero. */
+  | { type: 'handshake'; monoMs: number }
   /** The board's time stood still for `ms` at board time `atS` (starvation.ts: RIG_STARVED_MS or more). */
   | { type: 'starved'; ms: number; atS: number };
 
@@ -82,6 +84,8 @@ interface ThreadMock {
   site(unplug: () => void): InjectionSite;
   /** The simulated arm (on the thread's clock). */
   plant: Plant;
+  /** The board's hook for its answers to a host's handshake. */
+  handshake: HandshakeHook;
   end: MockEnd;
   samples(): number;
   dispose(): void;
@@ -96,6 +100,7 @@ async function buildMock(input: MockThreadInput, clock: DrivenClock): Promise<Th
     return {
       site: (unplug) => firmataMockSite('the Firmata mock rig', f.plant, f.board, unplug),
       plant: f.plant,
+      handshake: (fn) => void (f.board.onIdentify = fn),
       end: new AdaptedEnd(f.board, adapter),
       samples: () => f.board.stats.txBytes, // (bytes: Firmata has no sample frames)
       dispose: () => {
@@ -105,7 +110,14 @@ async function buildMock(input: MockThreadInput, clock: DrivenClock): Promise<Th
     };
   }
   const l = buildLineMock(input.rig, clock, opts);
-  return { site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug), plant: l.plant, end: l.end, samples: () => l.board.stats.txFrames, dispose: () => l.dispose() };
+  return {
+    site: (unplug) => lineMockSite('the line-protocol mock rig', l.plant, l.board, unplug),
+    plant: l.plant,
+    handshake: (fn) => void (l.board.onHandshake = fn),
+    end: l.end,
+    samples: () => l.board.stats.txFrames,
+    dispose: () => l.dispose(),
+  };
 }
 
 /** A timer this late [s] means the board's thread was not running: the board's time stands still. */
@@ -122,16 +134,19 @@ const STARVED_S = 0.002;
 const CATCH_UP_S = 0.02;
 
 /**
- * The pty rig's injections on this thread's simulated arm: their time counts from the board's time now
- * (the rig says it serves once this thread says they are on), each applied on the arm's time and said
- * to the host.
+ * The pty rig's injections on this thread's simulated arm: their time counts from the host's first
+ * handshake the board answers (said to the host, as is each injection applied on the arm's time).
  */
 function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: ScheduledInjections | undefined): ScheduledInjections {
   before?.stop();
-  const wall0 = performance.now();
-  return injectOnPlantTime(clock, mock.plant, clock.now(), injections, (i, t) => {
+  let wall0 = performance.now();
+  const apply = (i: Injection, t: number): void => {
     const r = applyInjection(site, i);
     port.postMessage((r.ok ? { type: 'injected', injection: i, plantS: t, wallS: (performance.now() - wall0) / 1000 } : { type: 'refused', why: r.why }) satisfies MockThreadMessage);
+  };
+  return injectFromHandshake(clock, mock.plant, injections, mock.handshake, apply, () => {
+    wall0 = performance.now();
+    port.postMessage({ type: 'handshake', monoMs: Number(process.hrtime.bigint()) / 1e6 } satisfies MockThreadMessage);
   });
 }
 

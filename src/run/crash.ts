@@ -8,10 +8,12 @@
  * And the test-only hook that proves it: the environment variable `TWOLINK_TEST_CRASH=THREAD@S`
  * (THREAD `main`, `main-rejection` or `loop`; `recorder`: the recording's writer throws from then on)
  * makes twolink throw (or reject) on that thread S seconds after the board is connected, saying so first on stderr with the monotonic clock's time (the clock
- * `process.hrtime` reads, shared by every process of the machine: a test rig's reports use it too).
+ * `process.hrtime` reads, shared by every process of the machine: a test rig's reports use it too), and
+ * as a value, a `test-crash` record on TWOLINK_REPORT_FD when the parent gave one (run-report.ts).
  * Never set it outside a test.
  */
 import type { Session } from './session.js';
+import { writeRunReport } from './run-report.js';
 
 /** The test hook's variable. */
 export const TEST_CRASH_ENV = 'TWOLINK_TEST_CRASH';
@@ -33,10 +35,10 @@ export function monotonicMs(): number {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
-/** The test hook's line on stderr, just before it throws (what a test reads the time of the throw from). */
-export function testCrashLine(thread: CrashThread): string {
+/** The test hook's line on stderr (for people), just before it throws at `monoMs` (a program reads its `test-crash` record). */
+export function testCrashLine(thread: CrashThread, monoMs = monotonicMs()): string {
   const what = thread === 'recorder' ? ' (the recorder, from now on)' : thread === 'main-rejection' ? ' (a rejected promise)' : '';
-  return `twolink: ${TEST_CRASH_ENV}: throwing on the ${thread === 'loop' ? 'loop' : 'main'} thread${what} at monotonic ${monotonicMs().toFixed(3)} ms\n`;
+  return `twolink: ${TEST_CRASH_ENV}: throwing on the ${thread === 'loop' ? 'loop' : 'main'} thread${what} at monotonic ${monoMs.toFixed(3)} ms\n`;
 }
 
 /**
@@ -45,7 +47,9 @@ export function testCrashLine(thread: CrashThread): string {
  */
 export function armTestCrash(plan: { thread: CrashThread; afterS: number }, session?: Pick<Session, 'recorder'>): void {
   setTimeout(() => {
-    process.stderr.write(testCrashLine(plan.thread));
+    const monoMs = monotonicMs();
+    writeRunReport({ kind: 'test-crash', thread: plan.thread, monoMs });
+    process.stderr.write(testCrashLine(plan.thread, monoMs));
     const e = new Error(`${TEST_CRASH_ENV}: the injected ${plan.thread === 'main-rejection' ? 'rejection' : plan.thread === 'recorder' ? "recorder's failure" : 'exception'} (a test)`);
     if (plan.thread === 'main-rejection') void Promise.reject(e);
     else if (plan.thread === 'recorder') {

@@ -441,12 +441,20 @@ export class LineLink implements Link {
    * applies each answer at its next sample.
    */
   async startSampling(hz: number): Promise<void> {
-    await this.command((seq) => ({ type: 'R', seq, hz }));
-    // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
-    this.periodUs = Math.floor(1e6 / hz);
-    this.gridT0 = -1;
-    this.lastIndex = -2;
-    this.answerIdx.fill(-1);
+    // Sampling starts as the board's acknowledgement is READ, not when this await resumes: the board
+    // may send its first T in the same chunk as the A (a lock-step board then waits for that sample's
+    // answer), and a T read before the period is known would be kept as `latest` but never handed to
+    // the listener, so never answered.
+    await this.command(
+      (seq) => ({ type: 'R', seq, hz }),
+      () => {
+        // The board's period is whole microseconds (1000000 / hz, truncated), as the firmware's timer.
+        this.periodUs = Math.floor(1e6 / hz);
+        this.gridT0 = -1;
+        this.lastIndex = -2;
+        this.answerIdx.fill(-1);
+      },
+    );
   }
 
   read(): Reading | undefined {
@@ -477,7 +485,7 @@ export class LineLink implements Link {
   }
 
   /** Sends a frame and waits for the answer that acks it. */
-  private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500): Promise<BoardFrame> {
+  private request(make: (seq: number) => HostFrame, timeoutMs = this.o.answerMs ?? 500, onAck?: () => void): Promise<BoardFrame> {
     const seq = this.nextSeq();
     const frame = make(seq);
     return new Promise((resolve, reject) => {
@@ -489,6 +497,7 @@ export class LineLink implements Link {
         seq,
         resolve: (f) => {
           this.o.clock.clearTimer(timer);
+          if (f.type === 'A') onAck?.();
           resolve(f);
         },
         reject: (e) => {
@@ -501,8 +510,9 @@ export class LineLink implements Link {
     });
   }
 
-  private async command(make: (seq: number) => HostFrame): Promise<void> {
-    const f = await this.request(make);
+  /** Sends a command and waits for its acknowledgement; `onAck` runs as the A is read, before anything read after it. */
+  private async command(make: (seq: number) => HostFrame, onAck?: () => void): Promise<void> {
+    const f = await this.request(make, undefined, onAck);
     if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
   }
 

@@ -184,8 +184,11 @@ export function messageLine(p: PanelState): string {
   const state = t?.state;
   const reason = p.over ? ` (${esc(p.over)})` : '';
   const exit = p.waitingForQuit ? ' The run is over: q to exit.' : '';
-  if (state === 'estop') return `{white-fg}{red-bg}{bold} E-STOPPED: motors off${reason}.${exit} {/}`;
-  if (state === 'fault') return `{white-fg}{red-bg}{bold} FAULT: motors off${reason}.${exit} {/}`;
+  // After a stop the run may still be at work (--reconnect waits for the board, counts down, re-zeroes):
+  // the current message follows the stop, never hidden by it (the notice wraps).
+  const then = p.message && !p.over ? ` ${esc(p.message.text)}` : '';
+  if (state === 'estop') return `{white-fg}{red-bg}{bold} E-STOPPED: motors off${reason}.${exit}${then} {/}`;
+  if (state === 'fault') return `{white-fg}{red-bg}{bold} FAULT: motors off${reason}.${exit}${then} {/}`;
   if (p.quitPresses > 0 && !p.over) return '{black-fg}{yellow-bg} stopping softly: q again to e-stop {/}';
   if (p.over) return `{black-fg}{white-bg} the run is over${reason} {/}`;
   if (p.message) {

@@ -5,7 +5,8 @@
 // The hard case is Firmata: stock Firmata has no board watchdog, so the zero must reach the port
 // before twolink exits. The throw comes from the test-only hook TWOLINK_TEST_CRASH on the Firmata
 // pty rig; the rig reports (--report) when its motors stop, on the machine's monotonic clock, which
-// the host's throw line and this test's own clock read too. Asserted: the order of events (the motors
+// the host's throw record (its `test-crash` report on fd 3, TWOLINK_REPORT_FD) and this test's own clock
+// read too. Asserted: the order of events (the motors
 // running at the throw, stopped after it, before the host exited; fault:internal; the summary written
 // on stdout and in the recording), never a wall-clock window: how soon the pins read 0 after the throw
 // is a figure of `npm run bench -- --only crash`.
@@ -13,9 +14,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
-import { BIN, lastJson, ROOT, twolink, whyExit } from '../helpers/cli.js';
+import { parseRunReport, REPORT_FD_ENV, type RunReport } from '../../src/run/run-report.js';
+import { BIN, lastJson, ROOT, twolink, whyExit, type CliResult } from '../helpers/cli.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-crash-`);
 const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
@@ -68,38 +71,46 @@ function stopRig(rig: Rig): Promise<void> {
   });
 }
 
-/** `twolink run` with the test hook set; resolves with its output and when it exited [ms, monotonic]. */
-function hostRun(args: string[], crash: string): Promise<{ code: number | null; stdout: string; stderr: string; exitMs: number }> {
+type HostRun = CliResult & { exitMs: number; reports: RunReport[] };
+
+/** `twolink run` with the test hook set; resolves with its output, its report records (fd 3) and when it exited [ms, monotonic]. */
+function hostRun(args: string[], crash: string): Promise<HostRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, env: { ...process.env, TWOLINK_TEST_CRASH: crash }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = { ...process.env, TWOLINK_TEST_CRASH: crash, [REPORT_FD_ENV]: '3' };
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let exitMs = NaN;
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const reports: RunReport[] = [];
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    createInterface({ input: child.stdio[3] as Readable }).on('line', (line) => reports.push(parseRunReport(line)));
     child.on('error', reject);
     child.on('exit', () => (exitMs = monoMs()));
-    child.on('close', (code) => resolve({ code, stdout, stderr, exitMs }));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr, exitMs, reports }));
   });
 }
 
+/** The hook's throw as the run reported it (its `test-crash` record), if it came. */
+function thrownReport(r: Pick<HostRun, 'reports'>): Extract<RunReport, { kind: 'test-crash' }> | undefined {
+  return r.reports.find((x): x is Extract<RunReport, { kind: 'test-crash' }> => x.kind === 'test-crash');
+}
+
 /**
- * Runs `run` until the hook has thrown (its line on stderr), 3 times at most: on a starved machine a
+ * Runs `run` until the hook has thrown (its `test-crash` record), 3 times at most: on a starved machine a
  * run can end by another fault (the board's watchdog: the simulated board or the loop not scheduled
  * for 100 ms) before the hook's time comes, and then there was no crash to test.
  */
-async function untilThrown<R extends { stderr: string; stdout: string }>(run: () => Promise<R>): Promise<R> {
+async function untilThrown(run: () => Promise<HostRun>): Promise<HostRun> {
   let r = await run();
-  for (let k = 1; k < 3 && !r.stderr.includes('TWOLINK_TEST_CRASH: throwing'); k++) r = await run();
-  expect(r.stderr, `the run ended before the hook threw, 3 times: ${whyExit(r)}`).toContain('TWOLINK_TEST_CRASH: throwing');
+  for (let k = 1; k < 3 && !thrownReport(r); k++) r = await run();
+  expect(thrownReport(r), `the run ended before the hook threw, 3 times: ${whyExit(r)}`).toBeDefined();
   return r;
 }
 
-/** The monotonic time of the hook's throw, from its line on stderr. */
-function throwMs(stderr: string): number {
-  const m = /TWOLINK_TEST_CRASH: throwing on the (?:main|loop) thread(?: \(a rejected promise\))? at monotonic (\d+\.\d+) ms/.exec(stderr);
-  expect(m, stderr).not.toBeNull();
-  return Number(m![1]);
+/** The monotonic time of the hook's throw [ms], from its `test-crash` record. */
+function throwMs(r: Pick<HostRun, 'reports'>): number {
+  return thrownReport(r)!.monoMs;
 }
 
 function readRecording(file: string): any[] {
@@ -133,7 +144,8 @@ describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the
         return hostRun(['run', '--rig', 'rigs/mock-arm-firmata.json', '--port', rig.host, '--traj', 'reach', '--record', file, '--force', '--json'], c.crash);
       });
       expect(r.code, whyExit(r)).toBe(1);
-      const thrown = throwMs(r.stderr);
+      const thrown = throwMs(r);
+      expect(thrownReport(r)!.thread).toBe(c.crash.split('@')[0]);
       // The motors were running at the throw: the last edge before it is a start.
       const before = rig.reports.filter((x): x is Extract<MockReport, { kind: 'motors' }> => x.kind === 'motors' && x.monoMs < thrown);
       expect(before.at(-1)?.zero, JSON.stringify(rig.reports)).toBe(false);
@@ -154,7 +166,7 @@ describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the
       expect(zero.monoMs).toBeLessThan(r.exitMs);
       process.stdout.write(`crash-stop ${c.crash}: PWM 0 ${(zero.monoMs - thrown).toFixed(1)} ms after the throw (real time; the bench's --only crash measures it)\n`);
       // fault:internal naming where; the board confirmed the zero (its pins read back).
-      const s = lastJson({ ...r, signal: null });
+      const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'internal', where: expect.stringMatching(c.where), message: expect.stringMatching(/^TWOLINK_TEST_CRASH: the injected (exception|rejection) \(a test\)$/) } });
       expect(s.stopReason).toMatch(/^fault:internal: an error twolink did not catch, in the (main|loop) thread/);
       expect(s.stopOutcome).toBe('acknowledged');
@@ -175,7 +187,7 @@ describe('a crash on the line protocol (the mock rig in its own thread): the zer
   for (const crash of ['main@1', 'loop@1']) {
     it(`TWOLINK_TEST_CRASH=${crash}`, async () => {
       const file = `${dir}/line-${crash.replace(/\W/g, '-')}.ndjson`;
-      const r = await untilThrown(() => twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], { env: { TWOLINK_TEST_CRASH: crash } }));
+      const r = await untilThrown(() => hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], crash));
       expect(r.code, whyExit(r)).toBe(1);
       const s = lastJson(r);
       expect(s.stop).toMatchObject({ kind: 'fault', fault: { kind: 'internal', where: expect.stringMatching(crash.startsWith('main') ? /^the main thread/ : /^the loop thread$/) } });
@@ -192,7 +204,7 @@ describe('a crash on the line protocol (the mock rig in its own thread): the zer
 
 it('the recorder failing (TWOLINK_TEST_CRASH=recorder@1, its tick throws from then on): fault:internal naming it, the motors zeroed, the recording closed with its summary saying so', async () => {
   const file = `${dir}/recorder.ndjson`;
-  const r = await untilThrown(() => twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], { env: { TWOLINK_TEST_CRASH: 'recorder@1' } }));
+  const r = await untilThrown(() => hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], 'recorder@1'));
   expect(r.code, whyExit(r)).toBe(1);
   const s = lastJson(r);
   // (toMatchObject: the mock rig's thread may have starved on a busy machine, a note the stop then carries.)

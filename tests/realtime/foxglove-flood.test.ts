@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, lastJson, ROOT, whyExit } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
-import { spawnLiveChild } from '../../src/bench/live-child.js';
+import { liveEnd, spawnLiveChild } from '../../src/bench/live-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-fox-flood-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,6 +32,8 @@ describe('twolink run --foxglove against a flooding client', () => {
     expect(r.code, whyExit(r)).toBe(0);
     expect(flood.closed!.code).toBe(1008);
     expect(flood.closed!.reason).toMatch(/^over its message rate: more than 100 messages a second/);
+    // The counts as values (the run's live-end record); the words for people on stderr, once.
+    expect(liveEnd(r)).toMatchObject({ closed: 0, refused: 0, rateClosed: 1 });
     const said = r.stderr.split('\n').filter((l) => l.includes('message rate'));
     expect(said).toEqual([
       `twolink: Foxglove live view: closed a client (1008): ${flood.closed!.reason}`,

@@ -11,12 +11,12 @@ import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, lastJson, ROOT, twolink, type CliResult, whyExit } from '../helpers/cli.js';
 import { FoxgloveTestClient } from '../helpers/foxglove-client.js';
-import { spawnLiveChild } from '../../src/bench/live-child.js';
+import { liveEnd, spawnLiveChild, type LiveChildEnd } from '../../src/bench/live-child.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-fox-hostile-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function start(args: string[]): { port: Promise<number>; done: Promise<CliResult> } {
+function start(args: string[]): { port: Promise<number>; done: Promise<CliResult & Pick<LiveChildEnd, 'reports'>> } {
   const c = spawnLiveChild(BIN, args, ROOT);
   return { port: c.port, done: c.done };
 }
@@ -54,6 +54,8 @@ describe('twolink run --foxglove against hostile clients', () => {
     expect(r.code, whyExit(r)).toBe(0);
     expect(bad.closed!.code).toBe(1008);
     expect(r.stderr).toContain(`twolink: Foxglove live view: closed a client (1008): ${bad.closed!.reason}\n`);
+    // Its counts as values (its live-end record), and in words for people on stderr.
+    expect(liveEnd(r)).toMatchObject({ closed: 1, refused: 0, rateClosed: 0 });
     expect(r.stderr).toMatch(/twolink: Foxglove live view: \d+ client messages read, 1 clients closed for a message outside the protocol, 0 connections refused/);
     expect(r.stderr).not.toMatch(/TypeError|RangeError|\n\s+at /);
     const s = lastJson(r);

@@ -3,13 +3,15 @@
 // then is the rig's fault.
 // The stop lasts at least 300 ms; the test waits for the rig's line (an event), not for a time window.
 // Its injections (--inject) land on its simulated arm's time, not the wall's: a rig stopped across an
-// injection's time applies it when its arm reaches that time (its --report says both times).
+// injection's time applies it when its arm reaches that time (its --report says both times). Their times
+// count from the host's handshake (tests/realtime/rig-inject-handshake.test.ts): here the test's own.
 import { spawn } from 'node:child_process';
 import { describe, expect, it, onTestFailed } from 'vitest';
 import { createInterface } from 'node:readline';
 import { loadRig } from '../../src/config/load.js';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
+import { closePort, sendHandshake } from '../helpers/pty-handshake.js';
 
 /** The first match of `re` in what `get` returns as `stream` brings more; fails with the text so far if the stream ends first (its process died). */
 function waitFor(get: () => string, stream: NodeJS.ReadableStream, re: RegExp): Promise<RegExpExecArray> {
@@ -80,20 +82,24 @@ describe('a starved pty rig says so', () => {
 
 describe("a starved pty rig's injections land on its arm's time, not the wall's", () => {
   for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
-    it(`${rigFile}: stopped from its start for 5 s, stall=2@3 jams the arm within one plant step of the arm's 3 s, the wall's being 1 s or more ahead`, async () => {
+    it(`${rigFile}: stopped from the host's handshake for 5 s, stall=2@3 jams the arm within one plant step of the arm's 3 s, the wall's being 1 s or more ahead`, async () => {
       const step = loadRig(rigFile).plant!.step;
       const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report', '--no-rt', '--inject', 'stall=2@3', '--inject', 'reset@3.5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let err = '';
       rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const injected: Extract<MockReport, { kind: 'injected' }>[] = [];
       let stoppedAt: number | undefined;
+      let port: Awaited<ReturnType<typeof sendHandshake>> | undefined;
       try {
         await new Promise<void>((resolve, reject) => {
           rig.once('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
+          let host = '';
           createInterface({ input: rig.stdout }).on('line', (line) => {
             const r = parseMockReport(line);
-            if (r.kind === 'serving') {
-              // Held from its start (its injections' zero) past their times: a wall-timed injection
+            if (r.kind === 'pty') host = r.host;
+            else if (r.kind === 'serving') void sendHandshake(host, rigFile).then((p) => (port = p), reject);
+            else if (r.kind === 'handshake') {
+              // Held from the handshake (its injections' zero) past their times: a wall-timed injection
               // would land when the rig runs again, at the arm's time it stood still at.
               rig.kill('SIGSTOP');
               stoppedAt = injected.length;
@@ -117,8 +123,9 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
         expect(reset.plantS).toBeGreaterThanOrEqual(3.5 - 1e-9);
         // The rig was held across both times: the wall's time ran on (at least 5 s of it) while the arm's stood at most at 3.
         expect(stall.wallS - stall.plantS).toBeGreaterThanOrEqual(1);
-        expect(err).toMatch(/twolink rig: injected stall=2@3 at the arm's time 3\.\d{4} s from serving \(the wall's \d+\.\d{4} s\)/);
+        expect(err).toMatch(/twolink rig: injected stall=2@3 at the arm's time 3\.\d{4} s from the host's handshake \(the wall's \d+\.\d{4} s\)/);
       } finally {
+        await closePort(port);
         rig.kill('SIGCONT');
         rig.kill('SIGTERM');
         await new Promise((r) => (rig.exitCode !== null ? r(undefined) : rig.once('exit', r)));

@@ -23,6 +23,8 @@
 //                            open 1, bytes: what the board sent while no host had it open, discarded
 //                            as by a closed serial port (a USB-serial port nobody has open reads
 //                            nothing; here the kernel would keep it for the next session)
+//   K <t_us>                 the host's first handshake request reached the AVR's UART at board time
+//                            t_us (an H frame; on uno-firmata, REPORT_VERSION or REPORT_FIRMWARE): once
 //   E <sim_s> <wall_s> <max_behind_ms> <restarts> <dropped>   at exit: the totals
 // Lines on stdin (from the plant process):
 //   C <k> <c1> <c2> [<v1> <v2>]  encoder counts of the plant at the end of slice k [counts], and its
@@ -231,6 +233,21 @@ static void uartOut(avr_irq_t* irq, uint32_t value, void* param) {
   else if (outLen < sizeof outBuf) outBuf[outLen++] = (uint8_t)value;
   else ++outDropped;
 }
+// The host's first handshake request as it reaches the AVR's UART (a line-protocol H frame; on the
+// uno-firmata map, Firmata's REPORT_VERSION 0xF9 or REPORT_FIRMWARE query 0xF0 0x79): "K us" once, its
+// board time; `twolink rig --firmware` counts its injections' times from it.
+static int hostAtLineStart = 1, hostAfterSysex = 0, handshakeSaid = 0;
+static void watchHandshake(uint8_t b, uint64_t atCycle) {
+  if (handshakeSaid) return;
+  const int firmata = strcmp(B->name, "uno-firmata") == 0;
+  const int request = firmata ? b == 0xF9 || (hostAfterSysex && b == 0x79) : hostAtLineStart && b == 'H';
+  hostAtLineStart = b == '\n';
+  hostAfterSysex = b == 0xF0;
+  if (!request) return;
+  handshakeSaid = 1;
+  emit("K %llu\n", (unsigned long long)(atCycle / CYCLES_PER_US));
+}
+
 static void pushInput(void) {
   avr_irq_t* in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
   while (inPos < inLen && !xoff) {
@@ -238,6 +255,7 @@ static void pushInput(void) {
     const uint64_t start = rxFreeAt > avr->cycle ? rxFreeAt : avr->cycle;
     rxFreeAt = start + (uart0 ? uart0->cycles_per_byte : 160);
     lastByteCycle = rxFreeAt;
+    watchHandshake(b, rxFreeAt);
     if (b == '\n') {
       lastLfCycle = rxFreeAt;
       hostOwes = 0;
