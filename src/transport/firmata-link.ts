@@ -1,4 +1,7 @@
 /**
+ * Near or over 650 lines because it is one class, the Link over Firmata, whose receiving, opening and
+ * sending share its state; what needs none of it is in firmata-setup, -watch, -motors, -samples, -io.
+ *
  * The Link over stock Firmata firmware (ConfigurableFirmata with FirmataEncoder), driven by real,
  * unmodified johnny-five: a `Board` on a serialport stream that we opened (johnny-five never scans for
  * ports), a `Motor` per joint (threshold 0), the encoders through FirmataEncoder's sysex 0x61, or a johnny-five `Sensor` per potentiometer joint (it turns analog reporting on).
@@ -22,9 +25,6 @@
  *   session): the link detaches before it attaches;
  * - firmata.js clamps the sampling interval to >= 10 ms: the interval is set with a raw sysex, as short
  *   as the baud rate allows for the report (protocol/firmata.ts `cycleBudget`).
- *
- * Near or over 650 lines because it is one class, the Link over Firmata, whose receiving, opening and
- * sending share its state; what needs none of it is in firmata-setup, -watch, -motors, -samples, -io.
  */
 import type { Duplex } from 'node:stream';
 import type { FirmataLinkPart } from '../config/parts.js';
