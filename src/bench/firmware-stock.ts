@@ -268,20 +268,7 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
     }
   };
   sim.on('slice', onSlice);
-  const plant = { slices: 0, lateSlices: 0, maxLate: 0, lateMs: 0 };
-  let lastBoard: number | undefined;
-  const lag = new LagTracker();
-  const onPlant = (s: { boardTime: number; stale: number }): void => {
-    lag.add(s.boardTime, performance.now() / 1e3);
-    plant.slices++;
-    if (s.stale > 0) {
-      plant.lateSlices++;
-      plant.maxLate = Math.max(plant.maxLate, s.stale);
-      if (lastBoard !== undefined) plant.lateMs += (s.boardTime - lastBoard) * 1e3;
-    }
-    lastBoard = s.boardTime;
-  };
-  sim.on('slice', onPlant);
+  const { plant, lag, off: offPlant } = watchPlant(sim);
   let behindS = 0;
   const onBehind = (e: { behindS: number }): void => void (behindS = Math.max(behindS, e.behindS));
   sim.on('behind', onBehind);
@@ -299,18 +286,45 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   await new Promise<void>((r) => run.on('exit', () => r()));
   if (killedAt !== undefined) await Promise.race([cut, new Promise((r) => setTimeout(r, 2000))]);
   sim.off('slice', onSlice);
-  sim.off('slice', onPlant);
+  offPlant();
   sim.off('outputs-off', onOff!);
   sim.off('behind', onBehind);
   const boardBehindMs = behindS * 1e3;
   const lagMs = lag.result();
   const busy = { users: cpuUsers(cpu0, cpuSnapshot()), load: loadavg()[0]! };
   if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, busy, ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  return finishedRun(out, { boardBehindMs, plant, lagMs, busy });
+}
+
+/**
+ * The plant's slices as they come (board time): how many, how many came late and by how much, and
+ * the board's clock against the wall clock; `off` stops listening.
+ */
+function watchPlant(sim: FirmwareSim): { plant: StockRun['plant']; lag: LagTracker; off: () => void } {
+  const plant = { slices: 0, lateSlices: 0, maxLate: 0, lateMs: 0 };
+  let lastBoard: number | undefined;
+  const lag = new LagTracker();
+  const onPlant = (s: { boardTime: number; stale: number }): void => {
+    lag.add(s.boardTime, performance.now() / 1e3);
+    plant.slices++;
+    if (s.stale > 0) {
+      plant.lateSlices++;
+      plant.maxLate = Math.max(plant.maxLate, s.stale);
+      if (lastBoard !== undefined) plant.lateMs += (s.boardTime - lastBoard) * 1e3;
+    }
+    lastBoard = s.boardTime;
+  };
+  sim.on('slice', onPlant);
+  return { plant, lag, off: () => sim.off('slice', onPlant) };
+}
+
+/** A run that ended by itself, from its stdout (`--json`: the summary is the last line), with what the rig saw of it. */
+function finishedRun(out: string, rigSide: Pick<StockRun, 'boardBehindMs' | 'plant' | 'lagMs' | 'busy'>): StockRun {
   const s = lastSummary(out);
-  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, busy };
+  if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], ...rigSide };
   const summaryLine = out.trim().split('\n').pop();
   const counts = { ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}), ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}) };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], boardBehindMs, plant, lagMs, busy, ...counts, ...(summaryLine ? { summaryLine } : {}) };
+  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], ...rigSide, ...counts, ...(summaryLine ? { summaryLine } : {}) };
 }
 
 /**

@@ -282,16 +282,33 @@ interface ArgCase {
   nullsAllowed?: boolean;
 }
 
+/** The files the argument cases name: a recording, a FIFO, a directory, a rig nested too deep, a file of one long line. */
+type CaseFiles = { recording: string; fifo: string; dir: string; deepRig: string; longLine: string };
+
 /**
  * The argument cases: the probe's own (each item of issue 12 that is about arguments and files) and
  * `random` mutations of valid command lines (odd numbers, odd files, stray and unknown arguments).
  * `files` are paths the cases use: a valid recording, a FIFO, a directory, a deeply nested rig file.
  */
-export function argumentCases(random: number, files: { recording: string; fifo: string; dir: string; deepRig: string; longLine: string }, seed = 5): ArgCase[] {
+export function argumentCases(random: number, files: CaseFiles, seed = 5): ArgCase[] {
+  const valid = validLines(files.recording);
+  const odd = oddValues(files);
+  const r = rng(seed);
+  const pick = <T>(a: readonly T[]): T => a[Math.floor(r() * a.length)]!;
+  const out: ArgCase[] = probeLines(files).map((args) => ({ args }));
+  for (let k = 0; k < random; k++) {
+    const args = mutated(pick(valid).slice(), r, pick, odd);
+    out.push({ args, nullsAllowed: args[0] === 'compare' });
+  }
+  return out;
+}
+
+/** The fixed hostile command lines: outputs that cannot be written, inputs that are no file, huge numbers, bad injections, stray words. */
+function probeLines(files: CaseFiles): string[][] {
   const SEED = 'rigs/seed-arm.json';
   const MOCK = 'rigs/mock-arm.json';
   const rec = files.recording;
-  const probe: string[][] = [
+  return [
     ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', '/nonexistent/x.ndjson'],
     ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', files.dir],
     ['compare', rec, '--export', 'csv', '--out', '/dev/full'],
@@ -320,7 +337,13 @@ export function argumentCases(random: number, files: { recording: string; fifo: 
     ['run', '--rig', 'tests/fixtures/bad-input/rig-no-load-speed.json', '--port', '/dev/null', '--traj', 'reach'],
     ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--rate', '100', '--inject', 'payload=0.2'],
   ];
-  const valid: string[][] = [
+}
+
+/** Valid command lines, which the random cases spoil. */
+function validLines(rec: string): string[][] {
+  const SEED = 'rigs/seed-arm.json';
+  const MOCK = 'rigs/mock-arm.json';
+  return [
     ['model', 'id', '--rig', SEED, '--q', '0.1,0.2', '--qd', '0,0', '--qdd', '0,0'],
     ['model', 'fd', '--rig', SEED, '--q', '0.1,0.2', '--qd', '0,0', '--tau', '1,0.5', '--force', '1,1'],
     ['model', 'fk', '--rig', SEED, '--q', '20,70', '--qd', '1,1', '--deg'],
@@ -331,29 +354,30 @@ export function argumentCases(random: number, files: { recording: string; fifo: 
     ['compare', rec, '--json'],
     ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--max-seconds', '0.3', '--json', '--inject', 'payload=0.2@0.1'],
   ];
-  const odd = ['1e308', '-1e308', 'NaN', 'Infinity', '', 'abc', '0x10', '1,2,3', '1,,2', '-1', '1e-320', '0', 'é', '--', 'x'.repeat(5000), '/dev/zero', files.fifo, files.dir, '/nonexistent/x', '/dev/full', files.deepRig];
-  const r = rng(seed);
-  const pick = <T>(a: readonly T[]): T => a[Math.floor(r() * a.length)]!;
-  const out: ArgCase[] = probe.map((args) => ({ args }));
-  for (let k = 0; k < random; k++) {
-    const args = pick(valid).slice();
-    const op = r();
-    const values = args.map((a, i) => (i > 0 && !a.startsWith('--') && args[i - 1]!.startsWith('--') ? i : -1)).filter((i) => i >= 0);
-    if (op < 0.7 && values.length) {
-      const i = pick(values);
-      const v = pick(odd);
-      if (v.startsWith('-')) {
-        args[i - 1] = `${args[i - 1]}=${v}`;
-        args.splice(i, 1);
-      } else {
-        args[i] = v;
-      }
-    } else if (op < 0.8) args.push(pick(['stray', '--bogus', '-x', '--rig']));
-    else if (op < 0.9 && values.length) args.splice(pick(values) - 1, 2);
-    else args.splice(1 + Math.floor(r() * (args.length - 1)), 0, pick(['--help', '--deg', '--json', '--', 'extra']));
-    out.push({ args, nullsAllowed: args[0] === 'compare' });
-  }
-  return out;
+}
+
+/** Values that are no good anywhere (or only just good). */
+function oddValues(files: CaseFiles): string[] {
+  return ['1e308', '-1e308', 'NaN', 'Infinity', '', 'abc', '0x10', '1,2,3', '1,,2', '-1', '1e-320', '0', 'é', '--', 'x'.repeat(5000), '/dev/zero', files.fifo, files.dir, '/nonexistent/x', '/dev/full', files.deepRig];
+}
+
+/** A valid line spoiled at random: a value made odd, a word added, an option dropped, a flag put in. */
+function mutated(args: string[], r: () => number, pick: <T>(a: readonly T[]) => T, odd: readonly string[]): string[] {
+  const op = r();
+  const values = args.map((a, i) => (i > 0 && !a.startsWith('--') && args[i - 1]!.startsWith('--') ? i : -1)).filter((i) => i >= 0);
+  if (op < 0.7 && values.length) {
+    const i = pick(values);
+    const v = pick(odd);
+    if (v.startsWith('-')) {
+      args[i - 1] = `${args[i - 1]}=${v}`;
+      args.splice(i, 1);
+    } else {
+      args[i] = v;
+    }
+  } else if (op < 0.8) args.push(pick(['stray', '--bogus', '-x', '--rig']));
+  else if (op < 0.9 && values.length) args.splice(pick(values) - 1, 2);
+  else args.splice(1 + Math.floor(r() * (args.length - 1)), 0, pick(['--help', '--deg', '--json', '--', 'extra']));
+  return args;
 }
 
 /** How one command line came out. */

@@ -249,7 +249,7 @@ async function plotTraj(argv: readonly string[]): Promise<number> {
     throw new UsageError(`plot traj: ${traj.duration} s at --rate ${rate} Hz is ${Math.round(traj.duration * rate)} samples: at most ${MAX_FIGURE_SAMPLES} in a figure (a lower --rate)`);
   }
   const title = typeof v.title === 'string' ? v.title : `${spec.name} on ${rig.name}`;
-  const { trajectoryFigure } = await import('../record/figures.js');
+  const { trajectoryFigure } = await import('../record/trajectory-figure.js');
   await writeFigure(trajectoryFigure(traj, rig.arm, { title, rateHz: rate }), out, title);
   process.stderr.write(`wrote the figure of ${spec.name} (${traj.duration.toFixed(3)} s) to ${out.file}\n`);
   return 0;

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, bootloaderBaudRefusal, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
 import { RealClock, settle } from '../time/clock.js';
-import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs } from './args.js';
+import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { adapterCheck, adapterInfo, kernelInfo, platformChecks, platformInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type PlatformInfo, type RealtimeInfo } from './doctor-checks.js';
 import { SERIAL_PATHS, type SerialPathChoice } from '../config/rig.js';
 
@@ -158,15 +158,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   let rig = loadRig(rigFile);
   const n = numberArg(v.pings, 'pings', { default: 1000, min: 20, max: 100_000, integer: true });
   let a: AdapterInfo;
-  if (v.mock) {
-    if (!rig.plant) throw new UsageError(`${rigFile}: has no "plant" section: the mock needs one (see rigs/mock-arm.json)`);
-    const kind = choiceArg(v.adapter, 'adapter', ADAPTER_KINDS, rig.plant.adapter.kind);
-    const latencyMs = numberArg(v['ftdi-latency'], 'ftdi-latency', { default: kind === rig.plant.adapter.kind ? rig.plant.adapter.latencyMs : FTDI.defaultLatencyMs, min: 1, max: 255, integer: true, unit: 'ms' });
-    rig = { ...rig, plant: { ...rig.plant, adapter: { kind, latencyMs } } };
-    a = { kind, what: `the mock's ${adapterName(kind, latencyMs)} model`, usb: false, vid: null, pid: null, driver: null, latencyTimerMs: kind === 'ftdi' ? latencyMs : null, flushMs: adapterFlushS(kind, latencyMs) * 1000, tty: null };
-  } else {
-    a = adapterInfo(port!);
-  }
+  if (v.mock) ({ rig, a } = mockAdapter(v, rig, rigFile));
+  else a = adapterInfo(port!);
   const baud = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
   const bootloader = v.mock ? undefined : bootloaderBaudRefusal(rig.cable, baud);
   if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${baud}: ${rig.file}: ${bootloader}`);
@@ -202,6 +195,25 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   if (v.json) process.stdout.write(`${JSON.stringify(report)}\n`);
   else process.stdout.write(humanReport(report));
   return checks.some((c) => c.status === 'fail') ? 1 : 0;
+}
+
+/** --mock (with --adapter, --ftdi-latency): the rig with the mock's adapter model, and that adapter as doctor describes one. */
+function mockAdapter(v: ParsedOf<typeof OPTIONS>, rig: Rig, rigFile: string): { rig: Rig; a: AdapterInfo } {
+  if (!rig.plant) throw new UsageError(`${rigFile}: has no "plant" section: the mock needs one (see rigs/mock-arm.json)`);
+  const kind = choiceArg(v.adapter, 'adapter', ADAPTER_KINDS, rig.plant.adapter.kind);
+  const latencyMs = numberArg(v['ftdi-latency'], 'ftdi-latency', { default: kind === rig.plant.adapter.kind ? rig.plant.adapter.latencyMs : FTDI.defaultLatencyMs, min: 1, max: 255, integer: true, unit: 'ms' });
+  const a: AdapterInfo = {
+    kind,
+    what: `the mock's ${adapterName(kind, latencyMs)} model`,
+    usb: false,
+    vid: null,
+    pid: null,
+    driver: null,
+    latencyTimerMs: kind === 'ftdi' ? latencyMs : null,
+    flushMs: adapterFlushS(kind, latencyMs) * 1000,
+    tty: null,
+  };
+  return { rig: { ...rig, plant: { ...rig.plant, adapter: { kind, latencyMs } } }, a };
 }
 
 /** `twolink doctor` without --port or --mock: the machine's checks alone (OS, Node, kernel, priority). */

@@ -7,7 +7,7 @@ import { simulate } from '../model/arm.js';
 import { computeEnergy, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import type { ExternalLoads } from '../model/types.js';
-import { choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, numberList, parse, UsageError, type OptionSpecs } from './args.js';
+import { choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, numberList, parse, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { angles, degOpt, FORCE, given, helpOpt, print, rigOf, rigOpt, TORQUE } from './model-commands.js';
 
 const SIM_OPTIONS = {
@@ -31,28 +31,21 @@ const SIM_OPTIONS = {
 /** Most integration steps one `sim` takes (--duration / --dt): about a minute of RK4. */
 const MAX_SIM_STEPS = 50_000_000;
 
-export async function simCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, SIM_OPTIONS, 'sim');
-  if (v.help) {
-    process.stdout.write(
-      formatHelp(
-        'sim',
-        'simulate the arm (forward dynamics, fixed-step integration); the last stdout line is the final state',
-        'sim --rig F --q0 a,b [--qd0 a,b] --duration S [--dt S] [--integrator rk4|semi-implicit|euler] [--torque a,b] [--out run.ndjson]',
-        SIM_OPTIONS,
-        'Example: twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5 --integrator rk4',
-      ),
-    );
-    return 0;
-  }
-  noPositionals(positionals, 'sim', 'every value goes with its option, e.g. --duration 5');
-  const rig = rigOf(v);
-  const m = createRigidArmModel(rig.arm);
-  const md = createActuatedArmData(m);
-  const n = m.joints;
-  const a = angles(v);
+/** `twolink sim --help`. */
+function simHelp(): string {
+  return formatHelp(
+    'sim',
+    'simulate the arm (forward dynamics, fixed-step integration); the last stdout line is the final state',
+    'sim --rig F --q0 a,b [--qd0 a,b] --duration S [--dt S] [--integrator rk4|semi-implicit|euler] [--torque a,b] [--out run.ndjson]',
+    SIM_OPTIONS,
+    'Example: twolink sim --rig rigs/seed-arm.json --q0=-1.2,0.5 --duration 5 --integrator rk4',
+  );
+}
+
+/** The simulation's start, length, step, integrator and loads, from the options (`a`: the angle unit). */
+function simulationArgs(v: ParsedOf<typeof SIM_OPTIONS>, rig: ReturnType<typeof rigOf>, a: ReturnType<typeof angles>, n: number) {
   const q0 = a.inp(numberList(v.q0, 'q0', n, a.range.q));
-  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0, 'qd0', n, a.range.qd)) : new Array(n).fill(0);
+  const qd0 = v.qd0 !== undefined ? a.inp(numberList(v.qd0, 'qd0', n, a.range.qd)) : new Array<number>(n).fill(0);
   const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
   const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
   if (duration / dt > MAX_SIM_STEPS) {
@@ -63,6 +56,22 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   const external: ExternalLoads = {};
   if (v.force !== undefined) external.endpointForce = numberList(v.force, 'force', 2, FORCE);
   if (v.friction) Object.assign(external, rig.friction, { coulombVelocity: 1e-3 });
+  return { q0, qd0, duration, dt, integrator, torque, external };
+}
+
+export async function simCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, SIM_OPTIONS, 'sim');
+  if (v.help) {
+    process.stdout.write(simHelp());
+    return 0;
+  }
+  noPositionals(positionals, 'sim', 'every value goes with its option, e.g. --duration 5');
+  const rig = rigOf(v);
+  const m = createRigidArmModel(rig.arm);
+  const md = createActuatedArmData(m);
+  const n = m.joints;
+  const a = angles(v);
+  const { q0, qd0, duration, dt, integrator, torque, external } = simulationArgs(v, rig, a, n);
   const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
   const out = typeof v.out === 'string' ? v.out : undefined;
   if (out !== undefined) checkWritablePath(out, 'simulation output', { force: v.overwrite === true, forceFlag: '--overwrite', inputs: typeof v.rig === 'string' ? [v.rig] : [] });

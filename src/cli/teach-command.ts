@@ -16,7 +16,7 @@ import { floatSettings } from '../control/float.js';
 import { buildTaught, type TeachRecording } from '../identify/taught.js';
 import { handDuration, handPath, handPathSpan } from '../mock/hand.js';
 import { isTwoLink, type Pair, type TwoLinkParams } from '../model/types.js';
-import { Session } from '../run/session.js';
+import { Session, type SessionResult } from '../run/session.js';
 import { stopOnCrash } from '../run/crash.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
@@ -182,34 +182,11 @@ interface TeachPlan {
   rt: boolean;
 }
 
-async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
-  const say = (s: string): void => void (o.json ? undefined : process.stderr.write(`${s}\n`));
-  const recording = new Recording();
-  const back = new WayBack();
-  const session = new Session({
-    rig,
-    target: tgt,
-    paths: [{ name: 'hold', description: 'float where the arm is', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, o.maxSeconds - 1) }] }],
-    cycle: false,
-    park: false,
-    feedforward: rig.control.feedforward,
-    rateHz: o.rateHz,
-    injections: o.hand ? [{ name: 'hand', value: o.hand, at: HAND_AT_S }] : [],
-    maxSeconds: o.maxSeconds,
-    rt: o.rt,
-    float: floatSettings(rig),
-    onRow: (row) => {
-      const t = row[F.t]!;
-      // With the scripted hand: record while it holds the arm, then end.
-      if (o.handRec) {
-        if (!recording.on && !ending && t >= o.handRec.from && t < o.handRec.to) act('record');
-        else if (recording.on && t >= o.handRec.to) act('quit');
-      }
-      recording.row(row);
-      if (back.row(row)) session.stopNow({ kind: 'stop', reason: { kind: 'done' } });
-    },
-    onReady: (d) => say(`connected: ${d}; floating: ${o.hand ? `the scripted hand (${o.hand}) shows the motion` : 'move the arm by hand; r record, w waypoint, e e-stop, q quit'}`),
-  });
+/**
+ * What teach's keys and commands do (r record, w waypoint, e e-stop, q back to the start then quit;
+ * the words `record`, `stop`, `mark`, `estop`, `quit` likewise); `ending` is true once the run is ending.
+ */
+function teachActions(session: Session, recording: Recording, back: WayBack, o: TeachPlan, say: (s: string) => void): { act: (cmd: string, arg?: string) => void; ending: () => boolean } {
   let ending = false;
   function act(cmd: string, arg?: string): void {
     if (cmd === 'record' || cmd === 'r') {
@@ -236,6 +213,38 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
       act('estop');
     }
   }
+  return { act, ending: () => ending };
+}
+
+async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
+  const say = (s: string): void => void (o.json ? undefined : process.stderr.write(`${s}\n`));
+  const recording = new Recording();
+  const back = new WayBack();
+  const session = new Session({
+    rig,
+    target: tgt,
+    paths: [{ name: 'hold', description: 'float where the arm is', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, o.maxSeconds - 1) }] }],
+    cycle: false,
+    park: false,
+    feedforward: rig.control.feedforward,
+    rateHz: o.rateHz,
+    injections: o.hand ? [{ name: 'hand', value: o.hand, at: HAND_AT_S }] : [],
+    maxSeconds: o.maxSeconds,
+    rt: o.rt,
+    float: floatSettings(rig),
+    onRow: (row) => {
+      const t = row[F.t]!;
+      // With the scripted hand: record while it holds the arm, then end.
+      if (o.handRec) {
+        if (!recording.on && !ending() && t >= o.handRec.from && t < o.handRec.to) act('record');
+        else if (recording.on && t >= o.handRec.to) act('quit');
+      }
+      recording.row(row);
+      if (back.row(row)) session.stopNow({ kind: 'stop', reason: { kind: 'done' } });
+    },
+    onReady: (d) => say(`connected: ${d}; floating: ${o.hand ? `the scripted hand (${o.hand}) shows the motion` : 'move the arm by hand; r record, w waypoint, e e-stop, q quit'}`),
+  });
+  const { act, ending } = teachActions(session, recording, back, o, say);
   // Keys work with the scripted hand too: it only shows the motion (w, e and q are still the operator's).
   const unlisten = listen(act);
   const onSig = (): void => act('quit');
@@ -246,16 +255,21 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
     process.off('SIGINT', onSig);
     offCrash();
   });
+  return taughtEnd(result, rig, tgt, o, recording.rec);
+}
+
+/** After the run: the taught file written (when enough was recorded), and teach's exit code. */
+function taughtEnd(result: SessionResult, rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording): number {
   if (result.error) {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     return result.error.name === 'LinkError' ? 3 : 1;
   }
   const stop = result.summary.stopReason;
-  if (recording.rec.t.length < 10) {
+  if (rec.t.length < 10) {
     process.stderr.write(`twolink: nothing recorded (the run ended: ${stop}); press r (or send "record") while you move the arm\n`);
     return 1;
   }
-  writeTaught(rig, tgt, o, recording.rec, stop);
+  writeTaught(rig, tgt, o, rec, stop);
   const kind = result.summary.stop.kind;
   return kind === 'estop' || kind === 'fault' ? 1 : 0;
 }

@@ -18,7 +18,7 @@ import type { OpenedMock } from '../tune/mock.js';
 import type { TuneOutcome } from '../tune/driver.js';
 import { tuneJson, type TuneJson } from '../tune/summary.js';
 import { decimal } from '../config/decimal.js';
-import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs } from './args.js';
+import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
 const OPTIONS = {
@@ -181,24 +181,19 @@ function parseJoints(v: unknown, n: number): number[] {
   return [j - 1];
 }
 
-export async function tuneCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
-  if (v.help) {
-    process.stdout.write(
-      formatHelp(
-        'tune',
-        "measure each joint's response and set the PID gains for a bandwidth, with the margins measured",
-        'tune --rig F (--port P | --mock [--rt]) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]',
-        OPTIONS,
-        HELP_MORE,
-      ),
-    );
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
-  const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json');
-  const rig = loadRig(rigPath);
-  const raw = parseJsonObject(readFileSync(rigPath, 'utf8'), rigPath);
+/** `twolink tune --help`. */
+function tuneHelp(): string {
+  return formatHelp(
+    'tune',
+    "measure each joint's response and set the PID gains for a bandwidth, with the margins measured",
+    'tune --rig F (--port P | --mock [--rt]) [--joint 1|2|both] [--bandwidth HZ] [--out G] [--yes] [--json] [--plot DIR]',
+    OPTIONS,
+    HELP_MORE,
+  );
+}
+
+/** --port or --mock (with --rt), on a rig tune can drive: the line protocol, at a baud rate the board's bootloader leaves alone. */
+function checkTuneTarget(v: ParsedOf<typeof OPTIONS>, rig: Rig): void {
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
   if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
@@ -206,15 +201,37 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const bootloader = v.port !== undefined ? bootloaderBaudRefusal(rig.cable, rig.link.baudRate) : undefined;
   if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
   if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`);
-  const joints = parseJoints(v.joint, rig.joints);
-  const rateHz = rig.control.rateHz;
-  const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
-  // By default into runs/ or the current directory, not beside the rig file: a run from a checkout must
-  // not leave rigs/NAME.tuned.json in the tree. Every output is checked before anything moves.
+}
+
+/**
+ * The tuned rig file's path (--out) and the figures' folder (--plot), checked before anything moves. By
+ * default into runs/ or the current directory, not beside the rig file: a run from a checkout must not
+ * leave rigs/NAME.tuned.json in the tree.
+ */
+function checkOutputs(v: ParsedOf<typeof OPTIONS>, rigPath: string, joints: number[]): string {
   const out = typeof v.out === 'string' ? v.out : defaultOut(rigPath);
   const rules = { force: v.force === true, inputs: [rigPath], motion: true };
   checkWritablePath(out, 'tuned rig file', rules);
   if (typeof v.plot === 'string') checkWritableFolder(v.plot, figureNames(joints), 'figures', rules);
+  return out;
+}
+
+export async function tuneCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
+  if (v.help) {
+    process.stdout.write(tuneHelp());
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
+  const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json');
+  const rig = loadRig(rigPath);
+  const raw = parseJsonObject(readFileSync(rigPath, 'utf8'), rigPath);
+  checkTuneTarget(v, rig);
+  const joints = parseJoints(v.joint, rig.joints);
+  const rateHz = rig.control.rateHz;
+  const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
+  // Every output is checked before anything moves.
+  const out = checkOutputs(v, rigPath, joints);
   const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
   const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
   let opened: Opened | undefined;

@@ -596,45 +596,52 @@ export const rigFileSchema = z
       check(['firmata', 'sensors'], rig.firmata.sensors);
       check(['firmata', 'linkSensors'], rig.firmata.linkSensors);
     }
-    if (rig.plant) {
-      check(['plant', 'viscous'], rig.plant.viscous);
-      check(['plant', 'coulomb'], rig.plant.coulomb);
-      check(['plant', 'startDeg'], rig.plant.startDeg);
-      check(['plant', 'stops'], rig.plant.stops);
-      for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const) check(['plant', k], rig.plant[k]);
-      rig.plant.breakawayNm?.forEach((b, i) => {
-        const c = rig.plant?.coulomb?.[i] ?? 0;
-        if (b < c)
-          ctx.addIssue({
-            code: 'custom',
-            path: ['plant', 'breakawayNm', i],
-            message: `the breakaway friction (${b} N m) is below the Coulomb level plant.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
-          });
-      });
-      if (rig.plant.motors) check(['plant', 'motors'], rig.plant.motors);
-      if (n === 1 && Object.keys(rig.plant.arm).some((k) => k.endsWith('2'))) {
-        ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });
-      }
-    }
-    // A link's centre of mass lies on the link, and a rigid body's inertia about its centre of mass is at
-    // most that of its mass concentrated at the far end: I <= m * max(d, L - d)^2.
-    const arm = rig.arm as Record<string, number>;
-    for (let i = 1; i <= n; i++) {
-      const L = arm[`L${i}`]!;
-      const d = arm[`d${i}`]!;
-      const m = arm[`m${i}`]!;
-      const I = arm[`I${i}`]!;
-      if (d > L) ctx.addIssue({ code: 'custom', path: ['arm', `d${i}`], message: `the centre of mass (${d} m) lies beyond the link's end (L${i} = ${L} m)` });
-      const bound = m * Math.max(d, L - d) ** 2;
-      if (I > bound * 1.0000001) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['arm', `I${i}`],
-          message: `inertia ${I} kg m^2 is impossible for a ${m} kg link of ${L} m (at most m*max(d, L-d)^2 = ${bound.toPrecision(4)})`,
-        });
-      }
-    }
+    if (rig.plant) checkPlant(rig.plant, n, ctx, check);
+    checkLinkBodies(rig.arm, n, ctx);
   });
+
+/** The mock's plant: an entry per joint in its per-joint lists, breakaway friction at least the Coulomb level, no link 2 on a one-link arm. */
+function checkPlant(plant: z.infer<typeof plantSchema>, n: number, ctx: z.RefinementCtx, check: (path: (string | number)[], arr: readonly unknown[] | undefined) => void): void {
+  check(['plant', 'viscous'], plant.viscous);
+  check(['plant', 'coulomb'], plant.coulomb);
+  check(['plant', 'startDeg'], plant.startDeg);
+  check(['plant', 'stops'], plant.stops);
+  for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const) check(['plant', k], plant[k]);
+  plant.breakawayNm?.forEach((b, i) => {
+    const c = plant.coulomb?.[i] ?? 0;
+    if (b < c)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['plant', 'breakawayNm', i],
+        message: `the breakaway friction (${b} N m) is below the Coulomb level plant.coulomb[${i}] (${c} N m): it is the torque to start from rest, at least the running friction`,
+      });
+  });
+  if (plant.motors) check(['plant', 'motors'], plant.motors);
+  if (n === 1 && Object.keys(plant.arm).some((k) => k.endsWith('2'))) {
+    ctx.addIssue({ code: 'custom', path: ['plant', 'arm'], message: 'a one-link arm has no link 2 parameters' });
+  }
+}
+
+/** The arm's links as rigid bodies (`arm`: L1, d1, m1, I1, ...). */
+function checkLinkBodies(arm: Record<string, number>, n: number, ctx: z.RefinementCtx): void {
+  // A link's centre of mass lies on the link, and a rigid body's inertia about its centre of mass is at
+  // most that of its mass concentrated at the far end: I <= m * max(d, L - d)^2.
+  for (let i = 1; i <= n; i++) {
+    const L = arm[`L${i}`]!;
+    const d = arm[`d${i}`]!;
+    const m = arm[`m${i}`]!;
+    const I = arm[`I${i}`]!;
+    if (d > L) ctx.addIssue({ code: 'custom', path: ['arm', `d${i}`], message: `the centre of mass (${d} m) lies beyond the link's end (L${i} = ${L} m)` });
+    const bound = m * Math.max(d, L - d) ** 2;
+    if (I > bound * 1.0000001) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['arm', `I${i}`],
+        message: `inertia ${I} kg m^2 is impossible for a ${m} kg link of ${L} m (at most m*max(d, L-d)^2 = ${bound.toPrecision(4)})`,
+      });
+    }
+  }
+}
 
 /** A rig file as written (defaults filled). */
 export type RigFile = z.infer<typeof rigFileSchema>;

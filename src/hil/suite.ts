@@ -179,43 +179,9 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     (m) => fail('rig', m),
   );
   if (!rig.plant) fail('rig', `${local(s.rig)} has no "plant" section: HIL scenarios run on the mock rig (use rigs/mock-arm.json or a copy)`);
-  const trajs = typeof s.traj === 'string' ? [s.traj] : s.traj;
-  const paths = trajs.map((t, k) => {
-    const field = typeof s.traj === 'string' ? 'traj' : `traj[${k}]`;
-    const builtin = builtinPath(rig.arm, t);
-    if (builtin) return builtin;
-    if (!t.endsWith('.json')) fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
-    const spec = nested(
-      () => loadTrajectoryFile(local(t)),
-      (m) => fail(field, m),
-    );
-    return spec;
-  });
-  // As the HIL engines run them: in turn from the mock's start pose, each parked back there.
-  try {
-    preflight(rig, paths);
-  } catch (e) {
-    if (!(e instanceof Error) || e.name === 'TypeError' || e.name === 'ReferenceError') throw e;
-    const k =
-      e instanceof FeasibilityError
-        ? Math.max(
-            0,
-            paths.findIndex((p) => p.name === e.trajectory),
-          )
-        : 0;
-    fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, e.message);
-  }
-  const key = s.faults !== undefined ? 'faults' : 'injections';
-  const injections = (s.injections ?? s.faults ?? []).map((text, k) =>
-    nested(
-      () => parseInjection(text, rig.joints, ''),
-      (m) => fail(`${key}[${k}]`, m.trimStart()),
-    ),
-  );
+  const paths = scenarioPaths(s, rig, local, fail);
   const maxSeconds = s.maxSeconds ?? 120;
-  injections.forEach((inj, k) => {
-    if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
-  });
+  const injections = scenarioInjections(s, rig.joints, maxSeconds, fail);
   const wiring =
     s.wiring === undefined
       ? undefined
@@ -243,6 +209,54 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     maxSeconds,
     expect: e,
   };
+}
+
+/** Where a scenario's field is wrong: throws a RigFileError naming it. */
+type Fail = (field: string, detail: string) => never;
+
+/** The scenario's trajectories (built-in or .json files), each checked as the HIL engines run them: in turn from the mock's start pose, parked back there. */
+function scenarioPaths(s: z.infer<typeof scenarioSchema>, rig: Rig, local: (p: string) => string, fail: Fail): PathSpec[] {
+  const trajs = typeof s.traj === 'string' ? [s.traj] : s.traj;
+  const paths = trajs.map((t, k) => {
+    const field = typeof s.traj === 'string' ? 'traj' : `traj[${k}]`;
+    const builtin = builtinPath(rig.arm, t);
+    if (builtin) return builtin;
+    if (!t.endsWith('.json')) fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
+    const spec = nested(
+      () => loadTrajectoryFile(local(t)),
+      (m) => fail(field, m),
+    );
+    return spec;
+  });
+  try {
+    preflight(rig, paths);
+  } catch (e) {
+    if (!(e instanceof Error) || e.name === 'TypeError' || e.name === 'ReferenceError') throw e;
+    const k =
+      e instanceof FeasibilityError
+        ? Math.max(
+            0,
+            paths.findIndex((p) => p.name === e.trajectory),
+          )
+        : 0;
+    fail(typeof s.traj === 'string' ? 'traj' : `traj[${k}]`, e.message);
+  }
+  return paths;
+}
+
+/** The scenario's injections ("injections", or the older "faults"), each due before its end. */
+function scenarioInjections(s: z.infer<typeof scenarioSchema>, joints: number, maxSeconds: number, fail: Fail): Injection[] {
+  const key = s.faults !== undefined ? 'faults' : 'injections';
+  const injections = (s.injections ?? s.faults ?? []).map((text, k) =>
+    nested(
+      () => parseInjection(text, joints, ''),
+      (m) => fail(`${key}[${k}]`, m.trimStart()),
+    ),
+  );
+  injections.forEach((inj, k) => {
+    if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
+  });
+  return injections;
 }
 
 /** Runs `f`; an input error it throws (a bad rig or trajectory file, a bad injection) goes to `fail` with its message. */

@@ -326,6 +326,62 @@ export function griddedSegments(ticks: readonly FitTick[], lag = 1): { h: number
   return { h, segments: out };
 }
 
+/**
+ * On a segment's uniform grid of `n` points: the regressor's rows from the filtered angles `qf` and
+ * their derivatives `dv`, the instruments' from the plan, and the motor torque from the duty `dg`.
+ */
+function gridRegressors(
+  model: ActuatedArmModel,
+  c: RegressorConstants,
+  qf: Grid,
+  dv: PairOf<{ d1: Float64Array; d2: Float64Array }>,
+  dg: Grid,
+  plan: { pq: Grid; pqd: Grid; pqdd: Grid },
+  n: number,
+): { cols: Float64Array[]; inst: Float64Array[]; tq: Grid } {
+  const rows = new Array<number>(2 * P).fill(0);
+  const cols = Array.from({ length: 2 * P }, () => new Float64Array(n));
+  const inst = Array.from({ length: 2 * P }, () => new Float64Array(n));
+  const tq: Grid = [new Float64Array(n), new Float64Array(n)];
+  const q: Pair = [0, 0];
+  const qd: Pair = [0, 0];
+  const qdd: Pair = [0, 0];
+  for (let j = 0; j < n; j++) {
+    for (const i of J) {
+      q[i] = qf[i][j]!;
+      qd[i] = dv[i].d1[j]!;
+      qdd[i] = dv[i].d2[j]!;
+      tq[i][j] = motorTorque(model, i, dg[i][j]!, qd[i]);
+    }
+    regressorRows(c, q, qd, qdd, rows);
+    for (let r = 0; r < 2 * P; r++) cols[r]![j] = rows[r]!;
+    const at = (g: Grid): Pair => pairOf((i) => g[i][j]!);
+    regressorRows(c, at(plan.pq), at(plan.pqd), at(plan.pqdd), rows);
+    for (let r = 0; r < 2 * P; r++) inst[r]![j] = rows[r]!;
+  }
+  return { cols, inst, tq };
+}
+
+/** The filtered rows at `at` (every `step`-th grid point between the filter's edges) into `eq`, but a joint's rows `near` its reversals. */
+function takeRows(eq: Equations, colsF: Float64Array[], instF: Float64Array[], tqF: Grid, near: PairOf<Uint8Array>, at: { from: number; to: number; step: number }): void {
+  for (let j = at.from; j < at.to; j += at.step) {
+    for (const i of J) {
+      if (near[i][j]) continue;
+      const y = new Array<number>(P);
+      const z = new Array<number>(P);
+      for (let p = 0; p < P; p++) {
+        y[p] = colsF[i * P + p]![j]!;
+        z[p] = instF[i * P + p]![j]!;
+      }
+      eq.Y.push(y);
+      eq.Z.push(z);
+      eq.tau.push(tqF[i][j]!);
+      eq.joint.push(i);
+    }
+    eq.samples++;
+  }
+}
+
 function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
   const segs = segments(ticks, lag);
   const allDt: number[] = [];
@@ -337,7 +393,6 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
   const edge = Math.ceil((3 * fs) / cutoffHz);
   const decim = Math.max(1, Math.floor(fs / (4 * cutoffHz)));
   const eq: Equations = { Y: [], Z: [], tau: [], joint: [], samples: 0, seconds: 0, segments: 0, sampleHz: fs };
-  const rows = new Array<number>(2 * P).fill(0);
   const lowpass = (x: ArrayLike<number>): Float64Array => zeroPhaseLowpass(x, cutoffHz, fs, order);
   for (const s of segs) {
     const n = Math.floor((s.t[s.t.length - 1]! - s.t[0]!) / h) + 1;
@@ -353,25 +408,7 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     const qf = mapPair(qg, lowpass);
     const dv = mapPair(qf, (x) => derivatives(x, h));
     // Regressor, instruments and torque on the grid, then all through the same filter.
-    const cols = Array.from({ length: 2 * P }, () => new Float64Array(n));
-    const inst = Array.from({ length: 2 * P }, () => new Float64Array(n));
-    const tq = grid();
-    const q: Pair = [0, 0];
-    const qd: Pair = [0, 0];
-    const qdd: Pair = [0, 0];
-    for (let j = 0; j < n; j++) {
-      for (const i of J) {
-        q[i] = qf[i][j]!;
-        qd[i] = dv[i].d1[j]!;
-        qdd[i] = dv[i].d2[j]!;
-        tq[i][j] = motorTorque(model, i, dg[i][j]!, qd[i]);
-      }
-      regressorRows(c, q, qd, qdd, rows);
-      for (let r = 0; r < 2 * P; r++) cols[r]![j] = rows[r]!;
-      const at = (g: Grid): Pair => pairOf((i) => g[i][j]!);
-      regressorRows(c, at(pq), at(pqd), at(pqdd), rows);
-      for (let r = 0; r < 2 * P; r++) inst[r]![j] = rows[r]!;
-    }
+    const { cols, inst, tq } = gridRegressors(model, c, qf, dv, dg, { pq, pqd, pqdd }, n);
     // A joint's rows near its velocity reversals are left out (see the module comment): where |qd| is
     // below `reversal`, widened by half the filter's reach.
     const near = nearReversals(
@@ -382,22 +419,7 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     const colsF = cols.map(lowpass);
     const instF = inst.map(lowpass);
     const tqF = mapPair(tq, lowpass);
-    for (let j = edge; j < n - edge; j += decim) {
-      for (const i of J) {
-        if (near[i][j]) continue;
-        const y = new Array<number>(P);
-        const z = new Array<number>(P);
-        for (let p = 0; p < P; p++) {
-          y[p] = colsF[i * P + p]![j]!;
-          z[p] = instF[i * P + p]![j]!;
-        }
-        eq.Y.push(y);
-        eq.Z.push(z);
-        eq.tau.push(tqF[i][j]!);
-        eq.joint.push(i);
-      }
-      eq.samples++;
-    }
+    takeRows(eq, colsF, instF, tqF, near, { from: edge, to: n - edge, step: decim });
     eq.seconds += (n - 2 * edge) * h;
   }
   if (eq.samples < 4 * P) {

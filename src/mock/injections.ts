@@ -8,19 +8,19 @@
  * what its value is (parse: unit, range, default) and what it does to the part it acts on (apply).
  * The CLI help, the HIL suite's check, the mock thread's messages and the firmware rig all read it.
  *
- * Every value is checked at parse time with its unit and range, so that what runs later only ever sees
- * valid values: `payload=-5`, `drop=NaN` or `busy=1e9` (a loop thread blocked for 30 years) are
- * refused with one line naming the argument, the value and what is allowed.
+ * Every value is checked at parse time with its unit and range (injection-values.ts), so that what
+ * runs later only ever sees valid values: `payload=-5`, `drop=NaN` or `busy=1e9` (a loop thread
+ * blocked for 30 years) are refused with one line naming the argument, the value and what is allowed.
  */
 import { z } from 'zod';
-import { DECIMAL } from '../config/decimal.js';
 import type { FirmataBoard } from './firmata-board.js';
 import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { handPath } from './hand.js';
+import { type ValueParser, type Quantity, checkQuantity, none, quantity, joint, jointAnd, handArg, probability, byteCount, endpointForce, bridgePreset } from './injection-values.js';
 import { isTwoLink } from '../model/types.js';
-import { DRIVER_PRESET_NAMES, DRIVER_PRESETS, type DriverParams, type DriverPresetName } from '../model/driver.js';
+import { DRIVER_PRESETS, type DriverParams } from '../model/driver.js';
 
 /** The parts of a rig (and of the host) that injections act on. A mock offers those it has. */
 export interface InjectionParts {
@@ -61,17 +61,6 @@ const PART_NAMES: Record<InjectionPart, string> = {
 /** Where injections land: the parts on offer, and a name for messages ("the Firmata mock rig"). */
 export type InjectionSite = Partial<InjectionParts> & { name: string };
 
-/** A value, or why the text is not one. */
-type Checked<T> = { ok: true; value: T } | { ok: false; why: string };
-
-/** How an injection's value is written and checked. */
-export interface ValueParser<T> {
-  /** The form of the value for the help: `=KG (0..20 kg, default 0.2)`; empty when it takes none. */
-  readonly form: string;
-  /** Checks the text after '=' (undefined: none given) for an arm with `joints` joints. */
-  check(text: string | undefined, joints: number, name: string): Checked<T>;
-}
-
 /** One injection: what it does, its value, and what it does to the part it acts on. */
 export interface InjectionDef<P extends InjectionPart = InjectionPart, T = unknown> {
   /** What it does, for people. */
@@ -87,106 +76,8 @@ export interface InjectionDef<P extends InjectionPart = InjectionPart, T = unkno
   apply(part: InjectionParts[P], value: T, durationS?: number): void;
 }
 
-/** A number with its unit and range. */
-interface Quantity {
-  what: string;
-  unit: string;
-  min: number;
-  max: number;
-  /** The lower bound itself is excluded. */
-  above?: boolean;
-  integer?: boolean;
-}
-
-/** A decimal number as text (no hex, no "Infinity", no empty string). */
-const numberText = z.string().regex(DECIMAL).transform(Number).pipe(z.number().refine(Number.isFinite));
-
-/** Checks one quantity. */
-function checkQuantity(text: string, q: Quantity): Checked<number> {
-  const r = numberText.safeParse(text);
-  const unit = q.unit ? ` ${q.unit}` : '';
-  if (!r.success) return { ok: false, why: `${q.what} "${text}" is not a number${unit ? ` of${unit}` : ''}` };
-  const v = r.data;
-  if (q.integer && !Number.isInteger(v)) return { ok: false, why: `${q.what} ${v}${unit} must be a whole number` };
-  if (v > q.max || v < q.min || (q.above && v === q.min)) {
-    return { ok: false, why: `${q.what} ${v}${unit} is out of range: it must be ${q.above ? `above ${q.min}` : `at least ${q.min}`} and at most ${q.max}${unit}` };
-  }
-  return { ok: true, value: v };
-}
-
-const range = (q: Quantity): string => `${q.above ? `>${q.min}` : q.min}..${q.max}${q.unit ? ` ${q.unit}` : ''}`;
-
-/** No value. */
-const none: ValueParser<undefined> = {
-  form: '',
-  check: (text, _joints, name) => (text === undefined ? { ok: true, value: undefined } : { ok: false, why: `${name} takes no value (write ${name}@SECONDS)` }),
-};
-
-/** One quantity, `def` when none is given. */
-function quantity(label: string, q: Quantity, def: number): ValueParser<number> {
-  return {
-    form: `=${label} (${range(q)}, default ${def})`,
-    check: (text) => (text === undefined ? { ok: true, value: def } : checkQuantity(text, q)),
-  };
-}
-
-/** Checks a joint number (1-based as written); gives the index from 0. */
-function checkJoint(text: string, joints: number): Checked<number> {
-  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > joints) {
-    return { ok: false, why: `the joint "${text}" must be ${joints === 1 ? '1' : `1..${joints}`} (this arm has ${joints} joint${joints > 1 ? 's' : ''})` };
-  }
-  return { ok: true, value: Number(text) - 1 };
-}
-
-/** A joint (index from 0; joint 1 when none is given). */
-const joint: ValueParser<number> = {
-  form: '=JOINT (default 1)',
-  check: (text, joints, name) => {
-    if (text === undefined) return { ok: true, value: 0 };
-    const [j, rest, ...extra] = text.split(':');
-    if (extra.length) return { ok: false, why: `write ${name}=JOINT` };
-    if (rest !== undefined) return { ok: false, why: `${name} takes only a joint number (write ${name}=N)` };
-    return checkJoint(j!, joints);
-  },
-};
-
-/** A joint and a quantity, `JOINT:VALUE` (joint 1 and `def` when not given). */
-function jointAnd(label: string, q: Quantity, def: number): ValueParser<{ joint: number; amount: number }> {
-  return {
-    form: `=JOINT:${label} (${range(q)}, default 1:${def})`,
-    check: (text, joints, name) => {
-      if (text === undefined) return { ok: true, value: { joint: 0, amount: def } };
-      const [j, rest, ...extra] = text.split(':');
-      if (extra.length) return { ok: false, why: `write ${name}=JOINT:VALUE (${q.what} [${q.unit}])` };
-      const jc = checkJoint(j!, joints);
-      if (!jc.ok) return jc;
-      if (rest === undefined) return { ok: true, value: { joint: jc.value, amount: def } };
-      const a = checkQuantity(rest, q);
-      return a.ok ? { ok: true, value: { joint: jc.value, amount: a.value } } : a;
-    },
-  };
-}
-
-/** A scripted hand's path: circle, line or a .json file of points (hand.ts), checked here for its form and at apply for the arm's reach. */
-const handArg: ValueParser<string> = {
-  form: '=circle|line|FILE.json (default circle)',
-  check: (text, joints) => {
-    if (joints !== 2) return { ok: false, why: 'the scripted hand needs a two-link arm' };
-    const name = text ?? 'circle';
-    try {
-      handPath(name, { L1: Number.MAX_VALUE / 4, L2: 0 });
-      return { ok: true, value: name };
-    } catch (e) {
-      return { ok: false, why: e instanceof Error ? e.message : String(e) };
-    }
-  },
-};
-
 /** An entry of the table, type-checked: `apply` gets the part `acts` names and the value `parse` gives. */
 const def = <P extends InjectionPart, T>(d: InjectionDef<P, T>): InjectionDef<P, T> => d;
-
-const probability = (def: number): ValueParser<number> => quantity('P', { what: 'the probability', unit: '', min: 0, max: 1 }, def);
-const byteCount = (what: string, def: number): ValueParser<number> => quantity('BYTES', { what, unit: 'bytes', min: 1, max: 10_000_000, integer: true }, def);
 
 /** Deterministic noise bytes (the same every run). */
 function noise(n: number): Uint8Array {
@@ -194,37 +85,6 @@ function noise(n: number): Uint8Array {
   for (let i = 0; i < n; i++) b[i] = (i * 2654435761) >>> 24;
   return b;
 }
-
-/** A force at the endpoint, `FX,FY` [N] (each -100..100 N). */
-const endpointForce: ValueParser<[number, number]> = {
-  form: '=FX,FY (-100..100 N each, default 2,0)',
-  check: (text, joints, name) => {
-    if (joints < 2) return { ok: false, why: `${name} pushes the endpoint of a two-link arm (this arm has ${joints} joint)` };
-    if (text === undefined) return { ok: true, value: [2, 0] };
-    const parts = text.split(',');
-    if (parts.length !== 2) return { ok: false, why: `write ${name}=FX,FY (the force's x and y components [N]), e.g. ${name}=2,0@1+2` };
-    const q = (what: string): Quantity => ({ what, unit: 'N', min: -100, max: 100 });
-    const fx = checkQuantity(parts[0]!, q('the force x'));
-    if (!fx.ok) return fx;
-    const fy = checkQuantity(parts[1]!, q('the force y'));
-    if (!fy.ok) return fy;
-    return { ok: true, value: [fx.value, fy.value] };
-  },
-};
-
-/** A joint and an H-bridge preset, `JOINT:PRESET` (joint 1 and the L298N when not given). */
-const bridgePreset: ValueParser<{ joint: number; preset: DriverPresetName }> = {
-  form: `=JOINT:PRESET (${DRIVER_PRESET_NAMES.join('|')}, default 1:l298n)`,
-  check: (text, joints, name) => {
-    if (text === undefined) return { ok: true, value: { joint: 0, preset: 'l298n' } };
-    const [j, rest, ...extra] = text.split(':');
-    if (extra.length || rest === undefined) return { ok: false, why: `write ${name}=JOINT:PRESET (${DRIVER_PRESET_NAMES.join(', ')})` };
-    const jc = checkJoint(j!, joints);
-    if (!jc.ok) return jc;
-    if (!(DRIVER_PRESET_NAMES as readonly string[]).includes(rest)) return { ok: false, why: `unknown H-bridge "${rest}"; presets: ${DRIVER_PRESET_NAMES.join(', ')}` };
-    return { ok: true, value: { joint: jc.value, preset: rest as DriverPresetName } };
-  },
-};
 
 /** One figure of a joint's H-bridge, as the plant has it now, set to `amount`. */
 type BridgeField = 'dropV' | 'seriesOhm' | 'deadTimeUs' | 'pwmHz' | 'pwmBits';

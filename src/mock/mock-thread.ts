@@ -6,7 +6,7 @@
  * machine), its timers run late: it measures by how much and reports it, so that a late mock is not
  * taken for a late host.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
@@ -175,6 +175,33 @@ function listen(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: In
   return () => scheduled?.stop();
 }
 
+/**
+ * Starved (the machine is busy): the simulated board's time stands still for what it missed, so
+ * that its samples and its watchdog do not pile up as a real board's would not. A board that catches
+ * up (Firmata's: `catchUp`, which runs the timers due with their bytes in one write) keeps CATCH_UP_S
+ * of it, run before the host's bytes are taken (they are stamped with the time now). Returns how late
+ * the timers it ran were [s].
+ */
+function holdWhileStarved(clock: DrivenClock, stats: MockThreadStats, port: MessagePort, catchUp: (() => number) | undefined): number {
+  const missed = clock.now() - clock.nextTimerAt();
+  if (missed <= STARVED_S) return 0;
+  const held = catchUp ? Math.max(0, missed - CATCH_UP_S) : missed;
+  clock.pause(held);
+  stats.starvedMs += held * 1000;
+  stats.maxStarvedMs = Math.max(stats.maxStarvedMs, held * 1000);
+  if (held * 1000 >= RIG_STARVED_MS) port.postMessage({ type: 'starved', ms: held * 1000, atS: clock.now() } satisfies MockThreadMessage);
+  return catchUp ? catchUp() : 0;
+}
+
+/** Counts a pass whose timers ran late by `late` [s], and keeps the worst and when it was. */
+function noteLate(stats: MockThreadStats, late: number, now: number): void {
+  if (late > 0.0005) stats.lateTimers++;
+  if (late * 1000 > stats.maxLateMs) {
+    stats.maxLateMs = late * 1000;
+    stats.worstAt = now;
+  }
+}
+
 async function main(): Promise<void> {
   const port = parentPort!;
   const input = workerData as MockThreadInput;
@@ -186,6 +213,14 @@ async function main(): Promise<void> {
   // those few ms were all on their way already (sent one by one, the host took the first, late, for a loss).
   let outbox: Uint8Array[] | undefined;
   mock.end.onTransmit = (b) => (outbox ? outbox.push(b) : wire.send(b));
+  const runDueInOneWrite = (): number => {
+    outbox = [];
+    const late = clock.runDue(true);
+    const burst = outbox;
+    outbox = undefined;
+    if (burst.length > 0) wire.send(Buffer.concat(burst));
+    return late;
+  };
   const tid = threadId();
   const cpu0 = taskCpuSeconds(tid);
   const wall0 = clock.now();
@@ -202,34 +237,12 @@ async function main(): Promise<void> {
     const baud = wire.hostBaudRate();
     if (baud > 0) mock.end.hostBaudRate = baud;
     wire.heartbeat();
-    // Starved (the machine is busy): the simulated board's time stands still for what it missed, so
-    // that its samples and its watchdog do not pile up as a real board's would not.
-    const missed = clock.now() - clock.nextTimerAt();
-    let late = 0;
-    if (missed > STARVED_S) {
-      const held = catchUp ? Math.max(0, missed - CATCH_UP_S) : missed;
-      clock.pause(held);
-      stats.starvedMs += held * 1000;
-      stats.maxStarvedMs = Math.max(stats.maxStarvedMs, held * 1000);
-      if (held * 1000 >= RIG_STARVED_MS) port.postMessage({ type: 'starved', ms: held * 1000, atS: clock.now() } satisfies MockThreadMessage);
-      // Before the host's bytes are taken: they are stamped with the time now.
-      if (catchUp) {
-        outbox = [];
-        late = clock.runDue(true);
-        const burst = outbox;
-        outbox = undefined;
-        if (burst.length > 0) wire.send(Buffer.concat(burst));
-      }
-    }
+    let late = holdWhileStarved(clock, stats, port, catchUp ? runDueInOneWrite : undefined);
     for (let b = wire.take(); b; b = wire.take()) mock.end.receive(b);
     // Not past a starvation: a thread held up while it ran the timers due (a busy machine, a SIGSTOP) goes
     // back to the check above, which holds the board's time still, rather than run every timer it missed.
     late = Math.max(late, clock.runDue(false, STARVED_S));
-    if (late > 0.0005) stats.lateTimers++;
-    if (late * 1000 > stats.maxLateMs) {
-      stats.maxLateMs = late * 1000;
-      stats.worstAt = clock.now();
-    }
+    noteLate(stats, late, clock.now());
     const now = clock.now();
     if (now - lastYield > 0.005) {
       lastYield = now;

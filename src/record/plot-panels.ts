@@ -170,6 +170,24 @@ function fullRange(points: readonly Point[]): [number, number] | undefined {
 /** Names the panels' zoom selections apart (vega-lite wants them unique in a figure). */
 let panelCount = 0;
 
+/** Triangles on the edge for the values beyond it, drawn inside the plot (see clampToDomain): a layer per side that has any. */
+function beyondMarks(beyond: readonly (Point & { side: 'above' | 'below' })[], colour: Json): Json[] {
+  const layers: Json[] = [];
+  for (const [side, shape, yOffset] of [
+    ['above', 'triangle-up', 4],
+    ['below', 'triangle-down', -4],
+  ] as const) {
+    const marks = beyond.filter((p) => p.side === side);
+    if (!marks.length) continue;
+    layers.push({
+      data: { values: marks },
+      mark: { type: 'point', shape, filled: true, size: 24, opacity: 0.9, yOffset, clip: true },
+      encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' }, color: { ...colour, legend: null } },
+    });
+  }
+  return layers;
+}
+
 /** One panel: lines per series, optional shaded bands, threshold rules and marks for clamped values. */
 export function panel(o: PanelOptions): Json {
   const names = o.series.map((s) => s.name);
@@ -219,19 +237,7 @@ export function panel(o: PanelOptions): Json {
       },
     });
   });
-  // Triangles on the edge for the values beyond it, drawn inside the plot (see clampToDomain).
-  for (const [side, shape, yOffset] of [
-    ['above', 'triangle-up', 4],
-    ['below', 'triangle-down', -4],
-  ] as const) {
-    const marks = clamped?.beyond.filter((p) => p.side === side) ?? [];
-    if (!marks.length) continue;
-    layers.push({
-      data: { values: marks },
-      mark: { type: 'point', shape, filled: true, size: 24, opacity: 0.9, yOffset, clip: true },
-      encoding: { x: { field: 'x', type: 'quantitative' }, y: { field: 'y', type: 'quantitative' }, color: { ...colour, legend: null } },
-    });
-  }
+  layers.push(...beyondMarks(clamped?.beyond ?? [], colour));
   if (o.rules?.length) {
     layers.push({
       data: { values: o.rules },

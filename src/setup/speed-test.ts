@@ -97,6 +97,42 @@ function pushInterval(ev: SpeedEvidence, prev: { t: number; q: number; pass: num
   ev.duty.push(d ? f.motorSign[j]! * d[f.motorOutput[j]!]! : 0);
 }
 
+/** The joint's speed over the last SPEED_WINDOW_S of readings `hist` (this one, at `t`, added) [rad/s]. */
+function windowSpeed(hist: { t: number; q: number[] }[], t: number, q: number[]): number[] {
+  hist.push({ t, q });
+  while (hist.length > 2 && t - hist[1]!.t >= SPEED_WINDOW_S) hist.shift();
+  const span = t - hist[0]!.t;
+  return q.map((x, i) => (span > 0 ? (x - hist[0]!.q[i]!) / span : 0));
+}
+
+/** The test's segments for joint `j` from `q0` [rad]: the approach to the first pass, then the passes. */
+function speedSegments(j: number, q0: number): Segment[] {
+  const plan = speedPlan(j, q0);
+  return [{ from: q0, to: plan.passes[0]!.fromRad, speed: APPROACH_RAD_S, pass: -1 }, ...plan.passes.map((p, i) => ({ from: p.fromRad, to: p.toRad, speed: p.speedRadS, pass: i }))];
+}
+
+/** Why the test stops: a joint `err` [rad] from its reference or moving at `w` [rad/s] beyond the limits; null within them. */
+function outOfBounds(err: readonly number[], w: readonly number[], limits: SpeedTestLimits): string | null {
+  const worst = Math.max(...err.map((e) => Math.abs(e) / DEG));
+  const fast = Math.max(...w.map((x) => Math.abs(x) / DEG));
+  if (worst > limits.maxErrorDeg) return `a joint strayed ${Math.round(worst)} deg from its reference`;
+  if (fast > limits.maxSpeedDegS) return `a joint moved at ${Math.round(fast)} deg/s`;
+  return null;
+}
+
+/** Joint duties, clamped to `maxDuty`, into the board's outputs `out` (the wiring found, `f`); the peak kept in `ev`. True when one was clamped. */
+function toOutputs(jointDuty: readonly number[], maxDuty: number, f: Findings, ev: SpeedEvidence, out: number[]): boolean {
+  out.fill(0);
+  let clamped = false;
+  for (let i = 0; i < jointDuty.length; i++) {
+    const d = Math.max(-maxDuty, Math.min(maxDuty, jointDuty[i]!));
+    if (d !== jointDuty[i]) clamped = true;
+    ev.peakDuty = Math.max(ev.peakDuty, Math.abs(d));
+    out[f.motorOutput[i]!] = f.motorSign[i]! * d;
+  }
+  return clamped;
+}
+
 /** Runs joint `j`'s speed test; resolves with the evidence (the caller zeroes the motors after). */
 export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings, j: number, limits: SpeedTestLimits): Promise<SpeedEvidence> {
   const n = rig.joints;
@@ -123,13 +159,9 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
     samples.hook = (r) => {
       const t = r.boardTime;
       const q = jointAngles(r.raw, f, new Array<number>(n).fill(0));
-      hist.push({ t, q });
-      while (hist.length > 2 && t - hist[1]!.t >= SPEED_WINDOW_S) hist.shift();
-      const span = t - hist[0]!.t;
-      const w = q.map((x, i) => (span > 0 ? (x - hist[0]!.q[i]!) / span : 0));
+      const w = windowSpeed(hist, t, q);
       if (!segs) {
-        const plan = speedPlan(j, q[j]!);
-        segs = [{ from: q[j]!, to: plan.passes[0]!.fromRad, speed: APPROACH_RAD_S, pass: -1 }, ...plan.passes.map((p, i) => ({ from: p.fromRad, to: p.toRad, speed: p.speedRadS, pass: i }))];
+        segs = speedSegments(j, q[j]!);
         hold = q.slice();
         segT0 = t;
       }
@@ -148,18 +180,13 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
       const qRef = ref.q;
       const G = computeGravity(arm, armData, q);
       const jointDuty = q.map((x, i) => (i === j ? servoDuty(gains, i, G[i]! + gains.inertia[i]! * ref.acc, qRef, ref.w, x, w[i]!) : servoDuty(gains, i, G[i]!, hold[i]!, 0, x, w[i]!)));
-      const err = q.map((x, i) => Math.abs((i === j ? qRef : hold[i]!) - x) / DEG);
-      const fast = w.map((x) => Math.abs(x) / DEG);
-      if (Math.max(...err) > limits.maxErrorDeg) return finish(`a joint strayed ${Math.round(Math.max(...err))} deg from its reference`);
-      if (Math.max(...fast) > limits.maxSpeedDegS) return finish(`a joint moved at ${Math.round(Math.max(...fast))} deg/s`);
-      out.fill(0);
-      let clamped = false;
-      for (let i = 0; i < n; i++) {
-        const d = Math.max(-limits.maxDuty, Math.min(limits.maxDuty, jointDuty[i]!));
-        if (d !== jointDuty[i]) clamped = true;
-        ev.peakDuty = Math.max(ev.peakDuty, Math.abs(d));
-        out[f.motorOutput[i]!] = f.motorSign[i]! * d;
-      }
+      const strayed = outOfBounds(
+        q.map((x, i) => (i === j ? qRef : hold[i]!) - x),
+        w,
+        limits,
+      );
+      if (strayed) return finish(strayed);
+      const clamped = toOutputs(jointDuty, limits.maxDuty, f, ev, out);
       // The board applies per-mille duties: remember what it will apply.
       const id = link.writeDuty(out);
       const applied = out.map((d) => Math.round(d * 1000) / 1000);

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { HostWiring } from '../config/wiring.js';
 import type { EncoderParams, Rig } from '../config/load.js';
-import { FIRMATA, wireTime } from '../protocol/firmata.js';
+import { FIRMATA, MODE, wireTime } from '../protocol/firmata.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { johnnyFive, type FiveBoard, type FirmataIO } from './johnny-five.js';
 import { LinkError, type LinkCounters } from './link.js';
@@ -202,4 +202,27 @@ export function queryPinState(io: FirmataIO, clock: Clock, pin: number, ms: numb
     });
     io.queryPinState(pin, onState);
   });
+}
+
+/**
+ * Reads the motors' PWM pins back: all in PWM mode at `want(j)`? firmata.js gives an answer to every
+ * waiting query of a pin, maybe one sent before the command (a probe in a stall): ask again till `ms`
+ * is over or the link is no longer `open`.
+ */
+export async function readPinsBack(
+  clock: Clock,
+  motors: readonly { pwm: number }[],
+  pinState: (pin: number, ms: number) => Promise<{ mode: number; state: number } | undefined>,
+  want: (j: number) => number,
+  ms: number,
+  open: () => boolean,
+): Promise<boolean> {
+  const end = clock.now() + ms / 1000;
+  for (;;) {
+    const left = (end - clock.now()) * 1000;
+    const states = await Promise.all(motors.map((p) => pinState(p.pwm, left)));
+    if (states.some((s) => s === undefined)) return false;
+    if (states.every((s, j) => s!.mode === MODE.PWM && s!.state === want(j))) return true;
+    if (clock.now() >= end || !open()) return false;
+  }
 }

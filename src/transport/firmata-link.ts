@@ -1,4 +1,7 @@
 /**
+ * Near or over 650 lines because it is one class, the Link over Firmata, whose receiving, opening and
+ * sending share its state; what needs none of it is in firmata-setup, -watch, -motors, -samples, -io.
+ *
  * The Link over stock Firmata firmware (ConfigurableFirmata with FirmataEncoder), driven by real,
  * unmodified johnny-five: a `Board` on a serialport stream that we opened (johnny-five never scans for
  * ports), a `Motor` per joint (threshold 0), the encoders through FirmataEncoder's sysex 0x61, or a johnny-five `Sensor` per potentiometer joint (it turns analog reporting on).
@@ -25,14 +28,15 @@
  */
 import type { Duplex } from 'node:stream';
 import type { FirmataLinkPart } from '../config/parts.js';
-import { chooseInterval, cycleBudget, decodeString7, decodeWatchdog, ENCODER, FIRMATA, FirmataFramer, MODE, modeName, parseCapabilities, wireTime, type CycleBudget, type FirmataMessage, type WatchdogStatus } from '../protocol/firmata.js';
-import { checkWiring, isWiringIssue, motorPinList, type Wiring } from '../protocol/firmata-wiring.js';
+import { chooseInterval, cycleBudget, decodeString7, decodeWatchdog, ENCODER, FIRMATA, FirmataFramer, MODE, modeName, wireTime, type CycleBudget, type FirmataMessage, type WatchdogStatus } from '../protocol/firmata.js';
+import { isWiringIssue, type Wiring } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
-import type { Clock, TimerHandle } from '../time/clock.js';
-import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, startBoard, Transport, Waiters } from './firmata-io.js';
+import type { Clock } from '../time/clock.js';
+import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, readPinsBack, startBoard, Transport, Waiters } from './firmata-io.js';
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
-import { attachEncoders, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
-import { FirmataMotors } from './firmata-motors.js';
+import { attachEncoders, checkBoard, resetEncoders, firmataIdentity, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
+import { fiveMotors, FirmataMotors } from './firmata-motors.js';
+import { FirmataWatch } from './firmata-watch.js';
 import { analogChannels, jointUnits, SampleAssembler } from './firmata-samples.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { closeStream } from './stream.js';
@@ -60,7 +64,9 @@ export class FirmataLink implements Link {
   /** What the board's watchdog said it is armed with (after open, when it has one). */
   boardWatchdog: WatchdogStatus | undefined;
   /** Without a board watchdog: each time the link zeroed running motors after no command for longer than watchdogMs, how long [ms]. */
-  readonly hostStops: number[] = [];
+  get hostStops(): readonly number[] {
+    return this.watch.hostStops;
+  }
 
   private readonly o: FirmataLinkOptions;
   private readonly wiring: Wiring;
@@ -69,6 +75,7 @@ export class FirmataLink implements Link {
   private readonly space: JointSpace;
   private readonly watchdogMs: number;
   private readonly transport: Transport;
+  private readonly watch: FirmataWatch;
   private readonly framer = new FirmataFramer({ from: 'board' });
   private state: Lifecycle = { kind: 'new' };
   private board: FiveBoard | undefined;
@@ -85,14 +92,11 @@ export class FirmataLink implements Link {
   private answering: { index: number; answered: boolean } | undefined;
   /** Where the answer to the sample being handed out applies [s, board time] (NaN outside the listener). */
   private answeringAt = NaN;
-  private probeTimer: TimerHandle | undefined;
-  private feedTimer: TimerHandle | undefined;
   private listener: (e: LinkEvent) => void = () => {};
   private readonly strings = new Waiters<string>();
   private readonly readings = new Waiters<Reading>();
   private readonly encoderReplies = new Waiters<number>();
   private readonly watchdogReplies = new Waiters<WatchdogStatus>();
-  private resetCheck: Promise<void> | undefined;
   private watchdogCut = false; // the board's watchdog cut the motors, no command since (Reading.watchdog)
   private readonly onData = (d: Buffer): void => this.receive(d);
   private readonly onStreamClose = (err?: Error | null): void => {
@@ -118,6 +122,21 @@ export class FirmataLink implements Link {
     this.space = new JointSpace(jointUnits(o.name, w.sensors, o.encoders, o.wiring), o.wiring);
     this.watchdogMs = o.watchdogMs ?? 100;
     this.transport = new Transport(o.name, o.stream, this.counters, o.clock, o.baudRate);
+    this.watch = new FirmataWatch({
+      name: o.name,
+      clock: o.clock,
+      counters: this.counters,
+      watchdogMs: this.watchdogMs,
+      probePin: probe,
+      answerMs: o.answerMs ?? 500,
+      transport: this.transport,
+      live: () => this.live,
+      enabled: () => this.enabled,
+      motors: () => this.motors,
+      hasBoardWatchdog: () => this.hasBoardWatchdog,
+      pinState: (pin, ms) => this.pinState(pin, ms),
+      say: (e) => this.listener(e),
+    });
     o.stream.on('data', this.onData);
     o.stream.on('close', this.onStreamClose);
     o.stream.on('error', this.onStreamError);
@@ -153,8 +172,7 @@ export class FirmataLink implements Link {
     if (this.state.kind === 'closed') return;
     const prev = this.state;
     this.state = { kind: 'closed', reason };
-    this.o.clock.clearTimer(this.probeTimer);
-    this.o.clock.clearTimer(this.feedTimer);
+    this.watch.stop();
     // johnny-five's handshake timer would keep the process alive and fire into a dead board.
     if (this.board?.timer) clearTimeout(this.board.timer);
     if (prev.kind === 'handshake') prev.fail(new LinkError(`${this.name}: ${reason} during the Firmata handshake`, 'closed'));
@@ -196,7 +214,7 @@ export class FirmataLink implements Link {
       else if (m.cmd === FIRMATA.WATCHDOG_DATA) this.onWatchdog(m.body);
       else if (m.cmd === FIRMATA.ENCODER_DATA && this.state.kind !== 'handshake') this.encoderReplies.emit(m.body.length); // before ready: stale
     } else if (m.cmd === FIRMATA.REPORT_VERSION && this.state.kind === 'open') {
-      this.checkReset();
+      this.watch.checkReset();
     }
     if (this.samples && this.live) {
       const corrupt = this.samples.corrupt;
@@ -212,7 +230,7 @@ export class FirmataLink implements Link {
     const list = s.finish({ now, enabled: this.enabled, ack: (t) => this.motors?.ackAt(t) ?? null, watchdog: this.watchdogCut });
     if (list.length === 0) return;
     this.counters.lost += s.lost - lost;
-    this.guardStall(now);
+    this.watch.guardStall(now);
     for (const r of list) {
       r.applyAt = this.applyAt(r, now);
       this.latest = r;
@@ -258,20 +276,6 @@ export class FirmataLink implements Link {
     if (w.zeroed > 0 && this.state.kind === 'open') {
       this.listener({ kind: 'watchdog', text: `the board's FirmataWatchdog zeroed ${w.zeroed} motor(s) after ${w.silentMs} ms without a message from the host` });
     }
-  }
-
-  /**
-   * Stock Firmata has no watchdog: when the board has none and the motors are running on a command
-   * older than watchdogMs (the host stalled), the link zeroes them the moment it runs again, before it
-   * hands out the samples that piled up. The loop sees the same gap in board time and stops the run
-   * with a stall fault that says how long the arm ran uncommanded; `hostStops` keeps the gaps [ms].
-   */
-  private guardStall(now: number): void {
-    if (this.hasBoardWatchdog || !this.enabled || !this.motors?.running) return;
-    const silentMs = (now - this.motors.lastCommandAt) * 1000;
-    if (silentMs <= this.watchdogMs) return;
-    this.motors.stopAll();
-    this.hostStops.push(silentMs);
   }
 
   /** The newest reading not returned before, or undefined. */
@@ -333,34 +337,41 @@ export class FirmataLink implements Link {
     });
   }
 
+  /** Open's steps after the handshake: the wiring checked, motors, sensors and watchdog set up, the first reading in. */
   private async configure(): Promise<BoardIdentity> {
     const o = this.o;
     const w = this.wiring;
     const board = this.board!;
     const io = this.io!;
-    const five = johnnyFive();
     const ms = o.answerMs ?? 500;
-    const fw = io.firmware?.name ? `${io.firmware.name} ${io.firmware.version?.major}.${io.firmware.version?.minor}` : 'unknown firmware';
-    const caps = this.capabilityBody ? parseCapabilities(this.capabilityBody) : io.pins.map((p) => new Map(p.supportedModes.map((m) => [m, 1])));
-    const check = checkWiring(caps, w, fw, io.analogPins.length);
-    if (check.error) throw new LinkError(`${this.name}: ${check.error.message}`, check.error.reason);
+    const { fw, check } = checkBoard(this.name, io, this.capabilityBody, w);
     this.warnings.push(...check.warnings);
-
     // Motors: johnny-five sets the pin modes, PWM 0, direction forward.
-    this.motors = new FirmataMotors(
-      w.motors.map((m) => {
-        const pins: Record<string, number> = {};
-        for (const { role, pin } of motorPinList(m)) pins[role] = pin;
-        return new five.Motor({ board, pins, threshold: 0, ...(m.invertPWM ? { invertPWM: true } : {}) });
-      }),
-      o.clock,
-      this.transport,
-    );
+    this.motors = new FirmataMotors(fiveMotors(board, w), o.clock, this.transport);
+    this.planSampling();
+    await this.setUpInputs(fw, ms);
+    await this.firstReading(ms);
+    this.watch.startProbe(this.samplingIntervalMs);
+    board.on('close', () => this.onClosed('the port closed (unplugged?)'));
+    board.on('disconnect', () => this.onClosed('the board disconnected'));
+    this.state = { kind: 'open', outputs: 'disabled' };
+    return firmataIdentity({ port: this.name, firmware: fw, board: check.boardName, io, wiring: w, encoders: o.encoders, watchdog: this.hasBoardWatchdog ? this.boardWatchdog : undefined, warnings: this.warnings });
+  }
 
+  /** The wire budget of a control cycle, the sampling interval it allows, and the samples' assembler on it. */
+  private planSampling(): void {
+    const o = this.o;
+    const w = this.wiring;
     this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers + (o.firmata.linkSensors?.filter((s) => s).length ?? 0), o.baudRate, o.load ?? 0.8);
     this.samplingIntervalMs = this.intervalFor(undefined);
     this.samples = new SampleAssembler({ sensors: w.sensors, linkSensors: o.firmata.linkSensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
+  }
 
+  /** The board's watchdog (found and armed, or a warning), the encoders attached, the sampling interval, the potentiometers. */
+  private async setUpInputs(fw: string, ms: number): Promise<void> {
+    const o = this.o;
+    const w = this.wiring;
+    const io = this.io!;
     const setup: SetupContext = { name: this.name, io, clock: o.clock, wiring: w, strings: this.strings, encoderReplies: this.encoderReplies, watchdogReplies: this.watchdogReplies };
     const wd = await setUpWatchdog(setup, this.watchdogMs, ms);
     if (wd.status) {
@@ -369,32 +380,18 @@ export class FirmataLink implements Link {
     } else this.warnings.push(wd.warning);
     if (w.encoderJoints.length > 0) await attachEncoders(setup, fw, ms);
     this.sendInterval(this.samplingIntervalMs);
-
     // Potentiometers (the joints' and the link-side ones): a johnny-five Sensor each turns analog reporting on; the link reads the messages.
-    for (const ch of analogChannels(this.name, w.sensors, o.firmata.linkSensors, io.analogPins.length)) this.potSensors.push(new five.Sensor({ board, pin: `A${ch}`, freq: 1000 }));
+    const five = johnnyFive();
+    for (const ch of analogChannels(this.name, w.sensors, o.firmata.linkSensors, io.analogPins.length)) this.potSensors.push(new five.Sensor({ board: this.board!, pin: `A${ch}`, freq: 1000 }));
+  }
 
-    // The first complete reading proves the sensors answer.
-    this.samples.dropPartial();
+  /** The first complete reading, which proves the sensors answer; a LinkError when none comes within `ms`. */
+  private async firstReading(ms: number): Promise<void> {
+    this.samples!.dropPartial();
     const first = this.readings.next();
-    const got = await race(o.clock, first.promise, new Promise<never>(() => {}), ms);
+    const got = await race(this.o.clock, first.promise, new Promise<never>(() => {}), ms);
     first.cancel();
     if (got === 'timeout') throw new LinkError(`${this.name}: the board set up the sensors but no reading arrived within ${ms} ms`, 'no-data');
-
-    this.startProbe();
-    board.on('close', () => this.onClosed('the port closed (unplugged?)'));
-    board.on('disconnect', () => this.onClosed('the board disconnected'));
-    this.state = { kind: 'open', outputs: 'disabled' };
-    return {
-      transport: 'firmata',
-      port: this.name,
-      firmware: fw,
-      board: check.boardName,
-      protocol: `Firmata ${io.version.major}.${io.version.minor}`,
-      joints: w.motors.length,
-      ...(w.encoderJoints.length === w.motors.length ? { countsPerRev: o.encoders.slice(0, w.motors.length).map((e) => e.countsPerRev) } : {}),
-      ...(this.hasBoardWatchdog ? { watchdogMs: this.boardWatchdog!.timeoutMs } : {}),
-      ...(this.warnings.length > 0 ? { warnings: this.warnings.slice() } : {}),
-    };
   }
 
   /** The sampling interval [ms] for a loop rate (undefined: as fast as the wire allows), or the rig file's; warns when it does not fit. */
@@ -432,64 +429,7 @@ export class FirmataLink implements Link {
     }
     this.samples!.restart(this.keptPeriod(ms));
     this.sampling = true;
-    if (this.hasBoardWatchdog) this.startFeeding();
-  }
-
-  /**
-   * A port that vanishes is not noticed until a write fails (serialport reads nothing, with no error,
-   * from a hung-up tty). When the board has been quiet for a while the link writes a pin state query:
-   * on a dead port the write fails and the stream closes; a live board that stays quiet is reported.
-   */
-  private startProbe(): void {
-    const everyS = Math.max(0.1, (20 * this.samplingIntervalMs) / 1000);
-    let heard = this.counters.bytesIn;
-    let reported = false;
-    const tick = (): void => {
-      if (!this.live) return;
-      if (this.counters.bytesIn === heard) {
-        void this.pinState(this.probePin, everyS * 1000).then((st) => {
-          if (!st && !reported && this.live) {
-            reported = true;
-            this.listener({ kind: 'error', message: `${this.name}: the board has sent nothing for ${Math.round(everyS * 2000)} ms and does not answer` });
-          }
-        });
-      } else {
-        reported = false;
-      }
-      heard = this.counters.bytesIn;
-      this.guardStall(this.o.clock.now());
-      this.probeTimer = this.o.clock.setTimer(everyS, tick);
-    };
-    this.probeTimer = this.o.clock.setTimer(everyS, tick);
-  }
-
-  /**
-   * The board's watchdog is fed by any message: when the duties do not change (nothing to send), the
-   * link re-sends motor 1's speed every quarter of the watchdog time, but only while the loop is
-   * answering (a command within that quarter), so that a host that stops answering trips it.
-   */
-  private startFeeding(): void {
-    const everyS = this.watchdogMs / 4000;
-    const tick = (): void => {
-      if (!this.live) return;
-      const m = this.motors!;
-      const now = this.o.clock.now();
-      if (this.enabled && m.running && now - this.transport.lastWriteAt >= everyS && now - m.lastCommandAt < everyS) m.refresh();
-      this.feedTimer = this.o.clock.setTimer(everyS, tick);
-    };
-    this.feedTimer = this.o.clock.setTimer(everyS, tick);
-  }
-
-  /**
-   * A REPORT_VERSION after open: a reset board forgets its pin modes, so ask the PWM pin's mode. One
-   * question at a time: a stream of REPORT_VERSION bytes (noise, found by fuzzing) must not pile up.
-   */
-  private checkReset(): void {
-    if (this.resetCheck) return;
-    this.resetCheck = this.pinState(this.probePin, this.o.answerMs ?? 500).then((st) => {
-      this.resetCheck = undefined;
-      if (st && st.mode !== MODE.PWM && this.live) this.listener({ kind: 'board-reset' });
-    });
+    if (this.hasBoardWatchdog) this.watch.startFeeding();
   }
 
   // ------------------------------------------------------------------ sending
@@ -546,31 +486,21 @@ export class FirmataLink implements Link {
     return this.pinsRead((j) => m.stoppedPwm(j), ms);
   }
 
-  /** Reads the motors' PWM pins back: all in PWM mode at `want(j)`? firmata.js gives an answer to every
-   *  waiting query of a pin, maybe one sent before the command (a probe in a stall): ask again till `ms`. */
-  private async pinsRead(want: (j: number) => number, ms: number): Promise<boolean> {
-    const end = this.o.clock.now() + ms / 1000;
-    for (;;) {
-      const left = (end - this.o.clock.now()) * 1000;
-      const states = await Promise.all(this.wiring.motors.map((p) => this.pinState(p.pwm, left)));
-      if (states.some((s) => s === undefined)) return false;
-      if (states.every((s, j) => s!.mode === MODE.PWM && s!.state === want(j))) return true;
-      if (this.o.clock.now() >= end || this.state.kind !== 'open') return false;
-    }
+  /** Reads the motors' PWM pins back (firmata-io.ts readPinsBack): all in PWM mode at `want(j)` within `ms`? */
+  private pinsRead(want: (j: number) => number, ms: number): Promise<boolean> {
+    return readPinsBack(
+      this.o.clock,
+      this.wiring.motors,
+      (pin, left) => this.pinState(pin, left),
+      want,
+      ms,
+      () => this.state.kind === 'open',
+    );
   }
 
   async zero(mask = (1 << this.wiring.motors.length) - 1): Promise<void> {
     if (this.state.kind !== 'open') throw new LinkError(`${this.name}: the link is not open`, 'closed');
-    const io = this.io!;
-    let any = false;
-    const inputs = this.space.boardMask(mask);
-    this.wiring.sensors.forEach((s, i) => {
-      if (s.type === 'encoder' && inputs & (1 << i)) {
-        io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.RESET_POSITION, s.encoder]);
-        any = true;
-      }
-    });
-    if (!any) return; // potentiometers are absolute
+    if (!resetEncoders(this.io!, this.wiring.sensors, this.space.boardMask(mask))) return; // potentiometers are absolute
     // The board handles messages in order: once it answers a query sent after the resets, every
     // report that follows was taken after them.
     const ms = this.o.answerMs ?? 500;
@@ -610,8 +540,7 @@ export class FirmataLink implements Link {
     if (this.state.kind === 'closing') return;
     const wasOpen = this.state.kind === 'open';
     if (this.state.kind !== 'closed') this.state = { kind: 'closing' };
-    this.o.clock.clearTimer(this.probeTimer);
-    this.o.clock.clearTimer(this.feedTimer);
+    this.watch.stop();
     for (const p of this.potSensors) p.disable();
     const s = this.o.stream;
     // Leave the board quiet: no reports to a port nobody reads. The board watchdog stays armed.

@@ -3,10 +3,21 @@
  * and the bookkeeping the link needs: when each command reaches the board (for `Reading.ack`), when the
  * last one was written (the stall guard), and what the PWM pins should read back.
  */
+import { motorPinList, type Wiring } from '../protocol/firmata-wiring.js';
 import type { Clock } from '../time/clock.js';
 import type { Transport } from './firmata-io.js';
-import type { FiveMotor } from './johnny-five.js';
+import { johnnyFive, type FiveBoard, type FiveMotor } from './johnny-five.js';
 import type { LinkCounters } from './link.js';
+
+/** A johnny-five `Motor` per joint on the board's pins (threshold 0: every duty is sent as it is). */
+export function fiveMotors(board: FiveBoard, w: Wiring): FiveMotor[] {
+  const five = johnnyFive();
+  return w.motors.map((m) => {
+    const pins: Record<string, number> = {};
+    for (const { role, pin } of motorPinList(m)) pins[role] = pin;
+    return new five.Motor({ board, pins, threshold: 0, ...(m.invertPWM ? { invertPWM: true } : {}) });
+  });
+}
 
 // One motor per joint (1 or 2): `five`, `lastSpeed` and `lastDir` have that many entries, indexed by joint.
 export class FirmataMotors {

@@ -1,14 +1,16 @@
 /**
- * Two steps of FirmataLink's open, on the board johnny-five brought to `ready`: attaching the encoders
- * (FirmataEncoder) and finding and arming twolink's FirmataWatchdog. Each waits for the board's answer
- * on the link's clock and says what happened when none comes.
+ * Steps of FirmataLink's open, on the board johnny-five brought to `ready`: checking the board's pins
+ * against the wiring, attaching the encoders (FirmataEncoder) and finding and arming twolink's
+ * FirmataWatchdog, and the identity open returns. The steps that talk to the board wait for its answer
+ * on the link's clock and say what happened when none comes.
  */
-import { encodeWatchdogArm, ENCODER, FIRMATA, WATCHDOG, WATCHDOG_MAX_MS, type WatchdogStatus } from '../protocol/firmata.js';
-import type { JointSensor, Wiring } from '../protocol/firmata-wiring.js';
+import { encodeWatchdogArm, ENCODER, FIRMATA, parseCapabilities, WATCHDOG, WATCHDOG_MAX_MS, type WatchdogStatus } from '../protocol/firmata.js';
+import { checkWiring, type JointSensor, type Wiring, type WiringCheck } from '../protocol/firmata-wiring.js';
+import type { EncoderParams } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
 import { race, type Waiters } from './firmata-io.js';
 import type { FirmataIO } from './johnny-five.js';
-import { LinkError } from './link.js';
+import { LinkError, type BoardIdentity } from './link.js';
 
 /** What the steps need of the link. */
 export interface SetupContext {
@@ -23,6 +25,46 @@ export interface SetupContext {
   encoderReplies: Waiters<number>;
   /** The watchdog's status replies. */
   watchdogReplies: Waiters<WatchdogStatus>;
+}
+
+/**
+ * The board's firmware, for messages, and its pins checked against the wiring (from the raw capability
+ * response when it came: firmata.js drops the ENCODER mode); a LinkError naming what does not fit.
+ */
+export function checkBoard(name: string, io: FirmataIO, capabilityBody: number[] | undefined, w: Wiring): { fw: string; check: WiringCheck } {
+  const fw = io.firmware?.name ? `${io.firmware.name} ${io.firmware.version?.major}.${io.firmware.version?.minor}` : 'unknown firmware';
+  const caps = capabilityBody ? parseCapabilities(capabilityBody) : io.pins.map((p) => new Map(p.supportedModes.map((m) => [m, 1])));
+  const check = checkWiring(caps, w, fw, io.analogPins.length);
+  if (check.error) throw new LinkError(`${name}: ${check.error.message}`, check.error.reason);
+  return { fw, check };
+}
+
+/** What open says of the board: its firmware and protocol, the joints, the encoders' resolution, the watchdog, the warnings. */
+export function firmataIdentity(o: { port: string; firmware: string; board: string; io: FirmataIO; wiring: Wiring; encoders: readonly EncoderParams[]; watchdog: WatchdogStatus | undefined; warnings: readonly string[] }): BoardIdentity {
+  const w = o.wiring;
+  return {
+    transport: 'firmata',
+    port: o.port,
+    firmware: o.firmware,
+    board: o.board,
+    protocol: `Firmata ${o.io.version.major}.${o.io.version.minor}`,
+    joints: w.motors.length,
+    ...(w.encoderJoints.length === w.motors.length ? { countsPerRev: o.encoders.slice(0, w.motors.length).map((e) => e.countsPerRev) } : {}),
+    ...(o.watchdog ? { watchdogMs: o.watchdog.timeoutMs } : {}),
+    ...(o.warnings.length > 0 ? { warnings: o.warnings.slice() } : {}),
+  };
+}
+
+/** Resets the position of the encoders among `sensors` whose bit is set in `inputs` (the board's order); false when there was none. */
+export function resetEncoders(io: FirmataIO, sensors: readonly JointSensor[], inputs: number): boolean {
+  let any = false;
+  sensors.forEach((s, i) => {
+    if (s.type === 'encoder' && inputs & (1 << i)) {
+      io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.RESET_POSITION, s.encoder]);
+      any = true;
+    }
+  });
+  return any;
 }
 
 const FLASH_HINT = 'flash ConfigurableFirmata 2.x with the FirmataEncoder feature (docs/firmata.md)';

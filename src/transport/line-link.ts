@@ -1,18 +1,15 @@
 /**
  * The Link over the twolink line protocol (firmware-protocol/PROTOCOL.md), on any serialport stream:
  * a real port, a pty, or the in-process mock rig's binding. Lines are split by
- * @serialport/parser-readline, with a bound on the line length that the parser lacks.
+ * @serialport/parser-readline, with a bound on the line length that the parser lacks (bounded-readline.ts).
  */
-import type { Duplex } from 'node:stream';
 import { closeStream } from './stream.js';
 import { cableLoss, type CableLoss } from './cable.js';
-import { ReadlineParser } from '@serialport/parser-readline';
-import type { EncoderParams } from '../config/load.js';
-import type { HostWiring } from '../config/wiring.js';
+import { BoundedReadlineParser } from './bounded-readline.js';
+import type { LineLinkOptions } from './line-link-options.js';
 import { BurstSizes } from './bursts.js';
 import { JointSpace, type DutyChange } from './joints.js';
-import { decodeBoardFrame, FLAG, frameLine, hostBody, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
-import type { Clock } from '../time/clock.js';
+import { decodeBoardFrame, FLAG, frameLine, hostBody, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
 import { checkBoardInfo, noHandshake } from './line-handshake.js';
 import { bootloaderWaitText } from './dtr.js';
 import { LinkError, MAX_DELAY_SAMPLES, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
@@ -23,64 +20,8 @@ export const HELLO_TRIES = 4;
 export { MAX_DELAY_SAMPLES };
 const ANSWER_SLOTS = 32;
 
-/**
- * ReadlineParser with the bound it lacks: when a line's buffered part reaches MAX_LINE bytes, the part
- * is dropped and counted and the bytes up to the next LF are skipped.
- */
-export class BoundedReadlineParser extends ReadlineParser {
-  overlong = 0;
-  private skipping = false;
-  constructor(private readonly onOverlong: () => void = () => {}) {
-    super({ delimiter: '\n', encoding: 'latin1' });
-  }
-  override _transform(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
-    let data = chunk;
-    if (this.skipping) {
-      const lf = data.indexOf(10);
-      if (lf < 0) {
-        cb();
-        return;
-      }
-      data = data.subarray(lf + 1);
-      this.skipping = false;
-    }
-    super._transform(data, encoding, (err?: Error | null) => {
-      if (this.buffer.length >= MAX_LINE) {
-        this.overlong++;
-        this.onOverlong();
-        this.buffer = Buffer.alloc(0);
-        this.skipping = true;
-      }
-      cb(err);
-    });
-  }
-}
-
-export interface LineLinkOptions {
-  /** The open serial stream (SerialPort, SerialPortStream). */
-  stream: Duplex;
-  /** Port path or label, for messages. */
-  name: string;
-  /** Baud rate, for messages. */
-  baudRate: number;
-  clock: Clock;
-  /** The rig's encoders, per joint: counts -> angles, and checked against the board's cpr (joints.ts). */
-  encoders: EncoderParams[];
-  /** The rig file's wiring section, when the board is wired otherwise than input/output j = joint j (joints.ts). */
-  wiring?: HostWiring;
-  /** Board watchdog timeout to set [ms]. */
-  watchdogMs: number;
-  /** How long to wait for the handshake [ms]. */
-  handshakeMs: number;
-  /**
-   * Opening the port reset the board (an Uno-class board whose DTR went up: transport/dtr.ts): when its
-   * first hello goes unanswered, the handshake says it waits for the bootloader (a `waiting` event) and
-   * waits this much longer [ms]. @default 0
-   */
-  bootloaderMs?: number;
-  /** Time to wait for a command's answer [ms]. @default 500 */
-  answerMs?: number;
-}
+export { BoundedReadlineParser } from './bounded-readline.js';
+export type { LineLinkOptions } from './line-link-options.js';
 
 interface Waiter {
   seq: number;

@@ -122,25 +122,8 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
   const steps: StepResult[] = [];
   const joints: JointTune[] = [];
   const loop = new TuneLoop(rig, link, rig.control.velocityFilterHz, { maxDevDeg: MAX_DEV_DEG, holdKp: rig.control.pid.kp, holdKd: rig.control.pid.kd });
-  let stopped: (e: SetupStopped) => void = () => undefined;
-  const abort = new Promise<never>((_, reject) => {
-    stopped = reject;
-  });
-  abort.catch(() => undefined);
-  const onAbort = (): void => {
-    const e = SetupStopped.of(operator.signal.reason);
-    loop.abort(`stopped: ${e.message}`);
-    void link.stop();
-    stopped(e);
-  };
-  if (operator.signal.aborted) onAbort();
-  else operator.signal.addEventListener('abort', onAbort, { once: true });
-  const add = (r: StepResult): StepResult => {
-    steps.push(r);
-    operator.say(`[${r.status.toUpperCase()}] ${r.name}: ${r.summary}`);
-    if (r.fix) operator.say(`       fix: ${r.fix}`);
-    return r;
-  };
+  const { abort, off } = abortOnStop(ctx, loop);
+  const add = reportStep(steps, operator);
   let completed = true;
   let boundHz: number[] = [];
   try {
@@ -164,22 +147,61 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
       if (!r.ok) completed = false;
     }
   } catch (e0) {
-    // The e-stop ends the running experiment too (a TuneAbort): it is reported as the stop it is.
-    const e = operator.signal.aborted && !(e0 instanceof SetupStopped) ? SetupStopped.of(operator.signal.reason) : e0;
-    if (e instanceof TuneAbort) {
-      add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
-      completed = false;
-    } else {
-      if (e instanceof SetupStopped) e.steps = steps.slice();
-      throw e;
-    }
+    safetyStop(e0, operator.signal, steps, add);
+    completed = false;
   } finally {
     loop.holding = false;
-    operator.signal.removeEventListener('abort', onAbort);
+    off();
     link.writeDuty(new Array<number>(rig.joints).fill(0));
     await link.stop();
   }
   return { steps, joints, motionS: loop.motionS, velocityFilterHz: loop.velocityFilterHz, completed, boundHz, bandwidthHz: options.bandwidthHz };
+}
+
+/** Adds a step's result to `steps` and says it to the operator (with its fix). */
+function reportStep(steps: StepResult[], operator: TuneContext['operator']): (r: StepResult) => StepResult {
+  return (r) => {
+    steps.push(r);
+    operator.say(`[${r.status.toUpperCase()}] ${r.name}: ${r.summary}`);
+    if (r.fix) operator.say(`       fix: ${r.fix}`);
+    return r;
+  };
+}
+
+/**
+ * The operator's stop (Space or Esc: the signal) as a promise that rejects with SetupStopped, once it
+ * has ended the running experiment and stopped the link; `off` takes the listener off.
+ */
+function abortOnStop(ctx: TuneContext, loop: TuneLoop): { abort: Promise<never>; off: () => void } {
+  const { link, operator } = ctx;
+  let stopped: (e: SetupStopped) => void = () => undefined;
+  const abort = new Promise<never>((_, reject) => {
+    stopped = reject;
+  });
+  abort.catch(() => undefined);
+  const onAbort = (): void => {
+    const e = SetupStopped.of(operator.signal.reason);
+    loop.abort(`stopped: ${e.message}`);
+    void link.stop();
+    stopped(e);
+  };
+  if (operator.signal.aborted) onAbort();
+  else operator.signal.addEventListener('abort', onAbort, { once: true });
+  return { abort, off: () => operator.signal.removeEventListener('abort', onAbort) };
+}
+
+/**
+ * What ended the tune early: a safety stop of the experiment (a TuneAbort) is a failed step and the tune
+ * ends there; anything else is thrown, the operator's stop as a SetupStopped with the steps so far. The
+ * e-stop ends the running experiment too (a TuneAbort): it is reported as the stop it is.
+ */
+function safetyStop(e0: unknown, signal: AbortSignal, steps: StepResult[], add: (r: StepResult) => StepResult): void {
+  const e = signal.aborted && !(e0 instanceof SetupStopped) ? SetupStopped.of(signal.reason) : e0;
+  if (!(e instanceof TuneAbort)) {
+    if (e instanceof SetupStopped) e.steps = steps.slice();
+    throw e;
+  }
+  add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
 }
 
 const r3 = (v: number): number => Number(v.toPrecision(3));

@@ -16,12 +16,13 @@
  * little-endian. There is no TypeScript server in Foxglove's current SDK and @foxglove/ws-protocol is
  * in maintenance mode, so this speaks the protocol itself on the `ws` package.
  */
-import { readFileSync } from 'node:fs';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { VERSION } from '../version.js';
 import { TICK_TOPIC, type SceneChannel } from './scene.js';
 import { FOXGLOVE_APP_ORIGINS, OP_CAPABILITY, parseClientBinary, parseClientText, utf8Cut, type ClientMessage } from './live-protocol.js';
 import { TokenBucket } from './token-bucket.js';
+import { cpuReadCost, threadCpuNs } from './thread-cpu.js';
+import { wsHeaderBytes, writeWsHeader } from './ws-frame.js';
 
 /** The subprotocols accepted, the SDK's name first. */
 export const FOXGLOVE_SUBPROTOCOLS = ['foxglove.sdk.v1', 'foxglove.websocket.v1'] as const;
@@ -593,45 +594,4 @@ export class FoxgloveServer {
     for (const c of this.clients) c.ws.terminate();
     return new Promise((resolve) => this.wss.close(() => resolve()));
   }
-}
-
-/** The calling thread's CPU time [ns] (Linux /proc/thread-self/schedstat: time on a CPU), NaN where there is none. */
-function threadCpuNs(): number {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** What reading threadCpuNs costs [ns]: the least of 20 back-to-back pairs; -1 where it cannot be read. */
-function cpuReadCost(): number {
-  let least = Infinity;
-  for (let k = 0; k < 20; k++) {
-    const a = threadCpuNs();
-    least = Math.min(least, threadCpuNs() - a);
-  }
-  return Number.isFinite(least) ? least : -1;
-}
-
-/** Bytes of a server's (unmasked) WebSocket frame header for a payload of `n` bytes. */
-function wsHeaderBytes(n: number): number {
-  return n < 126 ? 2 : n < 65536 ? 4 : 10;
-}
-
-/** Writes the header of a final, unmasked binary WebSocket frame of `n` bytes at `at`; returns the offset after it. */
-function writeWsHeader(buf: Buffer, at: number, n: number): number {
-  buf[at] = 0x82;
-  if (n < 126) {
-    buf[at + 1] = n;
-    return at + 2;
-  }
-  if (n < 65536) {
-    buf[at + 1] = 126;
-    buf.writeUInt16BE(n, at + 2);
-    return at + 4;
-  }
-  buf[at + 1] = 127;
-  buf.writeBigUInt64BE(BigInt(n), at + 2);
-  return at + 10;
 }
