@@ -72,15 +72,21 @@ describe('identification on the mock rig with a plant far from the nominal model
   });
 
   it('copes with readings the loop never saw (late, behind a newer one), as on a real serial line', () => {
-    // Every 7th tick, and now and then three in a row, without a fresh reading.
-    const holey = ticks.map((t, r) => (r % 7 === 3 || r % 211 < 3 ? { ...t, fresh: false } : t));
-    const fit = fitTicks(rig, holey);
-    expect(fit.segments).toBe(id.fit.segments);
-    // Within 5 %: behind the 16U2 model's 4.096 ms flush (src/config/cable.ts) about half the samples
-    // already come in bursts and are not answered; with these holes on top, joint 1's viscous friction
-    // came out 3.9 % off (3 % on the old, kinder 1 ms cable model).
-    for (const b of BASE_PARAMETERS) {
-      expect(Math.abs(fit.parameters[b.key].value - truth[b.key]) / truth[b.key], b.key).toBeLessThan(0.05);
+    // Every 7th tick (each of the 7 alignments of those holes), and now and then three in a row, without
+    // a fresh reading. Behind the 16U2 model's 4.096 ms flush (src/config/cable.ts) about half the samples
+    // already come in bursts and are not answered; with these holes on top the masses, inertias and
+    // Coulomb levels stay within 5 %, while joint 1's viscous friction (a small term: 0.03 N m s/rad)
+    // moves with where the holes fall: -9.6 % to +8.6 % over the alignments (2.3 % with no holes). One
+    // alignment was pinned before at 3.9 %; a shift of one sample (the first sample now counted) made
+    // it 8.6 %, so the bound states the spread instead.
+    for (let k = 0; k < 7; k++) {
+      const holey = ticks.map((t, r) => (r % 7 === k || r % 211 < 3 ? { ...t, fresh: false } : t));
+      const fit = fitTicks(rig, holey);
+      expect(fit.segments).toBe(id.fit.segments);
+      for (const b of BASE_PARAMETERS) {
+        const bound = b.key === 'fv1' ? 0.12 : 0.05;
+        expect(Math.abs(fit.parameters[b.key].value - truth[b.key]) / truth[b.key], `${b.key}, holes at r % 7 = ${k}`).toBeLessThan(bound);
+      }
     }
   });
 
