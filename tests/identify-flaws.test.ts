@@ -9,11 +9,13 @@ import { loadRig, parseJsonText, resolveRig, type Rig } from '../src/config/load
 import { parseRigFile } from '../src/config/rig.js';
 import { designExcitation } from '../src/identify/excitation.js';
 import { fitTickFromRow } from '../src/identify/fit.js';
-import { measured, measureFlaws, playSignificant, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../src/identify/flaws.js';
+import { measured, measureFlaws, playSignificant, sweepRig, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../src/identify/flaws.js';
 import { identify, plantParameters, validationPath, type Identified, type RunPaths } from '../src/identify/pipeline.js';
 import type { BaseParameters } from '../src/identify/regressor.js';
 import type { SweepFigures } from '../src/identify/sweep.js';
 import { virtualRun } from '../src/identify/virtual.js';
+import { gapDerivativeCap } from '../src/control/tracking-law.js';
+import { createActuatedArmModel } from '../src/model/actuated.js';
 
 const RIG = 'rigs/mock-arm-flawed.json';
 const DEG = 180 / Math.PI;
@@ -148,14 +150,31 @@ describe("identify's play sweeps over four noise realisations of the flawed mock
     );
   });
 
-  it('joint 2: the breakaway per direction within 15 % in at least 7 of the 8 (realisation, direction) pairs (one reads -18 %)', () => {
-    const ok = per.flatMap((f) => f[1]!.breakawayNm.map((b) => frac(b, p.breakaway![1]!) < 0.15));
-    expect(ok.filter(Boolean).length, JSON.stringify(per.map((f) => f[1]!.breakawayNm))).toBeGreaterThanOrEqual(7);
-  });
+  // Each (realisation, direction) pair is one figure, the median of the starts from rest at hanging.
+  // Measured (virtual time): within 15 % in 8 of 8 on each joint for these four realisations; over
+  // plant.seed +0..+7, 15 of 16 on joint 1 (-18 % the worst) and 16 of 16 on joint 2 (docs/identify.md).
+  for (const j of [0, 1]) {
+    it(`joint ${j + 1}: the breakaway per direction within 15 % in at least 7 of the 8 (realisation, direction) pairs, all within 20 %`, () => {
+      const errs = per.flatMap((f) => f[j]!.breakawayNm.map((b) => frac(b, p.breakaway![j]!)));
+      const said = JSON.stringify(per.map((f) => f[j]!.breakawayNm));
+      expect(errs.filter((e) => e < 0.15).length, said).toBeGreaterThanOrEqual(7);
+      expect(Math.max(...errs), said).toBeLessThan(0.2);
+    });
+  }
+});
 
-  // Not met: joint 1's breakaway reads low (0.08-0.21 N m against 0.24: 1 of 8 within 15 %), from two
-  // starts per direction with the loop's torque dithering about 0.2 N m (docs/identify.md).
-  it.fails('joint 1: the breakaway per direction within 15 % in every realisation (not met: see docs/identify.md)', () => {
-    per.forEach((f, k) => f[0]!.breakawayNm.forEach((b) => expect(frac(b, p.breakaway![0]!), `seed +${k}: ${b} N m`).toBeLessThan(0.15)));
+// The sweeps measure the play, so the loop they run with does not ring through a play it does not
+// know: its derivative gain at most the motor side's alone (src/identify/flaws.ts sweepRig).
+describe('the rig the play sweeps run with', () => {
+  it("has the observer off and each derivative gain within the motor side's cap, the rest as given", () => {
+    const rig = loadRig(RIG);
+    const s = sweepRig(rig);
+    const model = createActuatedArmModel(rig);
+    expect(s.control.disturbanceObserver).toBe(false);
+    s.control.pid.kd.forEach((kd, i) => expect(kd).toBe(Math.min(rig.control.pid.kd[i]!, gapDerivativeCap(model.rotorInertia[i]!))));
+    // joint 1's gain made for the whole arm is above its motor side's: capped
+    expect(s.control.pid.kd[0]).toBeLessThan(rig.control.pid.kd[0]!);
+    expect(s.control.pid.kp).toEqual(rig.control.pid.kp);
+    expect(s.friction).toEqual(rig.friction);
   });
 });

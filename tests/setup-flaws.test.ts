@@ -69,8 +69,9 @@ describe('twolink setup --mock on the flawed arm: the breakaway duty per directi
     expect(loadRig(out).encoders[j]!.backlash).toBeCloseTo((e[j]!.backlashDeg! * Math.PI) / 180, 9);
   };
   it("joint 2's play in encoders[1].backlashDeg, within 0.3 deg of the plant's", () => playWritten(1));
-  // Not met in this noise realisation (main's 32b87f5 changed it): setup's joint-1 sweep fits 0.29 +- 0.49
-  // deg (undetermined, not written), its friction evidence wild (cw breakaway 1.2 N m); identify's sweep
-  // of the same joint on the nominal rig measures 1.50 deg. Not looked into yet.
-  it.fails("joint 1's play in encoders[0].backlashDeg, within 0.3 deg of the plant's (not met: see the comment)", () => playWritten(0));
+  // Joint 1's was undetermined (0.29 +- 0.49 deg) while setup's identified masses raised joint 1's
+  // derivative gain to where the loop rang through the play; the sweeps now run with it capped at the
+  // motor side's (src/identify/flaws.ts sweepRig). Over plant.seed 1-4 setup writes 1.51-1.53 deg
+  // (docs/setup-flaws.md); this test runs the rig file's own.
+  it("joint 1's play in encoders[0].backlashDeg, within 0.3 deg of the plant's", () => playWritten(0));
 });
