@@ -44,7 +44,10 @@ export default tseslint.config(
       // An async method that implements a promise-returning interface (serialport's binding, a prompt) may
       // have nothing to await: `async` is how its throws become the rejections its callers handle.
       '@typescript-eslint/require-await': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
     },
     languageOptions: {
       globals: {

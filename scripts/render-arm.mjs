@@ -14,7 +14,12 @@ import { McapIndexedReader } from '@mcap/core';
 const out = process.argv[2] ?? 'docs/arm-3d.svg';
 // urdf-loader and SVGRenderer want a browser's DOM: linkedom's.
 const xdoc = new DOMParser().parseFromString('<robot/>', 'text/xml');
-Object.assign(globalThis, { DOMParser, Document: xdoc.constructor, Element: Object.getPrototypeOf(xdoc.documentElement.constructor), document: parseHTML('<html></html>').document });
+Object.assign(globalThis, {
+  DOMParser,
+  Document: xdoc.constructor,
+  Element: Object.getPrototypeOf(xdoc.documentElement.constructor),
+  document: parseHTML('<html></html>').document,
+});
 const THREE = await import('three');
 const { SVGRenderer } = await import('three/examples/jsm/renderers/SVGRenderer.js');
 const URDFLoader = (await import('urdf-loader')).default;
@@ -29,7 +34,9 @@ const dir = mkdtempSync(join(tmpdir(), 'twolink-render-'));
 await virtualRun(rig, [builtinPath(rig.arm, 'reach')], { record: join(dir, 'run.ndjson'), keepRows: false });
 await exportMcap(join(dir, 'run.ndjson'), join(dir, 'run.mcap'));
 const bytes = readFileSync(join(dir, 'run.mcap'));
-const reader = await McapIndexedReader.Initialize({ readable: { size: async () => BigInt(bytes.length), read: async (o, s) => bytes.subarray(Number(o), Number(o + s)) } });
+const reader = await McapIndexedReader.Initialize({
+  readable: { size: async () => BigInt(bytes.length), read: async (o, s) => bytes.subarray(Number(o), Number(o + s)) },
+});
 const dec = new TextDecoder();
 let urdf = '';
 const tfs = [];
@@ -44,7 +51,8 @@ const angle = (tf, child) => {
   const r = tf.transforms.find((t) => t.child_frame_id === child).rotation;
   return 2 * Math.atan2(r.z, r.w);
 };
-const gap = (tf) => Math.abs(angle(tf, 'measured/link1') - angle(tf, 'desired/link1')) + Math.abs(angle(tf, 'measured/link2') - angle(tf, 'desired/link2'));
+const gap = (tf) =>
+  Math.abs(angle(tf, 'measured/link1') - angle(tf, 'desired/link1')) + Math.abs(angle(tf, 'measured/link2') - angle(tf, 'desired/link2'));
 // Past the approach (the arm starts hanging, the plan's start elsewhere): the largest gap in the middle of the run.
 const tf = tfs.slice(Math.floor(tfs.length * 0.3), Math.floor(tfs.length * 0.8)).reduce((a, b) => (gap(b) > gap(a) ? b : a));
 const stamp = BigInt(tf.transforms[0].timestamp.sec) * 1_000_000_000n + BigInt(tf.transforms[0].timestamp.nsec);
@@ -63,7 +71,12 @@ for (const p of paths.filter((x) => x.t <= stamp)) {
   for (const e of p.u.entities) {
     const l = e.lines[0];
     const c = l.color;
-    scene.add(new THREE.Line(new THREE.BufferGeometry().setFromPoints(l.points.map((q) => new THREE.Vector3(q.x, q.y, 0.05))), new THREE.LineBasicMaterial({ color: new THREE.Color(c.r, c.g, c.b) })));
+    scene.add(
+      new THREE.Line(
+        new THREE.BufferGeometry().setFromPoints(l.points.map((q) => new THREE.Vector3(q.x, q.y, 0.05))),
+        new THREE.LineBasicMaterial({ color: new THREE.Color(c.r, c.g, c.b) }),
+      ),
+    );
   }
 }
 const reach = rig.arm.L1 + (rig.arm.L2 ?? 0);

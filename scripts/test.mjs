@@ -20,14 +20,26 @@ function versionOf(node) {
   return r.status === 0 ? r.stdout.trim() : `(${node} does not run: ${r.error?.message ?? r.stderr.trim()})`;
 }
 
-const halves = [{ project: 'unit', node: process.execPath }, ...more.map((node) => ({ project: 'unit', node })), { project: 'realtime', node: process.execPath }];
+const halves = [
+  { project: 'unit', node: process.execPath },
+  ...more.map((node) => ({ project: 'unit', node })),
+  { project: 'realtime', node: process.execPath },
+];
 const results = halves.map(({ project, node }) => {
   const version = versionOf(node);
   process.stdout.write(`\nnpm test: the ${project} tests on Node ${version} (${node})\n`);
   const t0 = Date.now();
   const r = spawnSync(node, [vitest, 'run', '--project', project, ...extra], { stdio: 'inherit' });
   const code = r.status ?? 1;
-  return { project, version, code, why: r.signal ? `killed by ${r.signal}` : code === 0 ? 'passed' : `failed (exit code ${code})`, seconds: (Date.now() - t0) / 1000 };
+  return {
+    project,
+    version,
+    code,
+    why: r.signal ? `killed by ${r.signal}` : code === 0 ? 'passed' : `failed (exit code ${code})`,
+    seconds: (Date.now() - t0) / 1000,
+  };
 });
-process.stdout.write(`\nnpm test: ${results.map((r) => `${r.project} on Node ${r.version} ${r.why} in ${r.seconds.toFixed(0)} s`).join('; ')}\n`);
+process.stdout.write(
+  `\nnpm test: ${results.map((r) => `${r.project} on Node ${r.version} ${r.why} in ${r.seconds.toFixed(0)} s`).join('; ')}\n`,
+);
 process.exitCode = results.every((r) => r.code === 0) ? 0 : 1;

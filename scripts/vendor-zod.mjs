@@ -59,11 +59,23 @@ if (!existsSync(bundle) || !readFileSync(bundle, 'utf8').startsWith(stamp)) {
   const englishOnly = {
     name: 'zod-english-only',
     resolveId: (id) => (/[\\/]locales[\\/]index\.js$/.test(id) ? '\0zod-locales-en' : null),
-    load: (id) => (id === '\0zod-locales-en' ? `export { default as en } from ${JSON.stringify(join(root, 'node_modules', 'zod', 'v4', 'locales', 'en.js'))};` : null),
+    load: (id) =>
+      id === '\0zod-locales-en'
+        ? `export { default as en } from ${JSON.stringify(join(root, 'node_modules', 'zod', 'v4', 'locales', 'en.js'))};`
+        : null,
   };
-  const result = await build({ input: 'zod', cwd: root, platform: 'node', logLevel: 'warn', write: false, plugins: [englishOnly], output: { format: 'cjs', exports: 'named', minify: true } });
+  const result = await build({
+    input: 'zod',
+    cwd: root,
+    platform: 'node',
+    logLevel: 'warn',
+    write: false,
+    plugins: [englishOnly],
+    output: { format: 'cjs', exports: 'named', minify: true },
+  });
   const chunk = result.output.find((o) => o.type === 'chunk');
-  if (!chunk || !/\bz\b/.test(chunk.exports.join(' '))) throw new Error(`vendor-zod: rolldown's bundle of zod does not export z (${chunk?.exports.join(', ')})`);
+  if (!chunk || !/\bz\b/.test(chunk.exports.join(' ')))
+    throw new Error(`vendor-zod: rolldown's bundle of zod does not export z (${chunk?.exports.join(', ')})`);
   if (/Ungültig/.test(chunk.code)) throw new Error("vendor-zod: zod's other languages are still in the bundle (its locales moved?)");
   if (/\brequire\(/.test(chunk.code)) throw new Error('vendor-zod: the bundle of zod calls require(): dist/vendor/zod.js gives it none');
   writeFileSync(bundle, stamp + chunk.code);
@@ -95,8 +107,13 @@ if (rewritten) process.stdout.write(`vendor-zod: ${rewritten} file(s) of dist/ n
 if (fresh || !existsSync(cache)) {
   const tmp = `${cache}.tmp`;
   const args = [join(root, 'bin', 'twolink.js'), 'model', 'fk', '--rig', join(root, 'rigs', 'mock-arm.json'), '--q', '0,0'];
-  const r = spawnSync(process.execPath, args, { cwd: root, env: { ...process.env, TWOLINK_ZOD_CACHE_OUT: tmp }, stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status !== 0 || !existsSync(tmp)) throw new Error(`vendor-zod: the run that makes zod's code cache failed (exit ${r.status}): ${r.stderr}`);
+  const r = spawnSync(process.execPath, args, {
+    cwd: root,
+    env: { ...process.env, TWOLINK_ZOD_CACHE_OUT: tmp },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  if (r.status !== 0 || !existsSync(tmp))
+    throw new Error(`vendor-zod: the run that makes zod's code cache failed (exit ${r.status}): ${r.stderr}`);
   renameSync(tmp, cache);
   process.stdout.write(`vendor-zod: ${relative(root, cache)} (V8's code cache of zod)\n`);
 }

@@ -103,6 +103,17 @@ export { F as TICK, TICK_FIELDS, TICK_GROUPS, TICK_TABLE, tickObject } from './t
 
 // The line protocol's codec (src/protocol, firmware-protocol/PROTOCOL.md): pure functions on strings.
 export type { BoardFrame, BoardInfo, Decoded, HostFrame, RejectCode, Rejection } from './protocol/codec.js';
-export { crc16, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker } from './protocol/codec.js';
+export {
+  crc16,
+  decodeBoardFrame,
+  decodeHostFrame,
+  encodeBoardFrame,
+  encodeHostFrame,
+  FLAG,
+  LineAssembler,
+  MAX_LINE,
+  PROTOCOL,
+  SequenceTracker,
+} from './protocol/codec.js';
 
 export { PROTOCOL_VERSION, VERSION } from './version.js';

@@ -37,7 +37,8 @@ export const MOCK_RIG_FILE = fileURLToPath(new URL('../rigs/mock-arm.json', impo
  */
 export function mockRig(file: string = MOCK_RIG_FILE): Rig {
   const rig = loadRig(file);
-  if (!rig.plant) throw new RigFileError(file, 'no "plant" section: the mock rig needs the true arm to simulate (start from rigs/mock-arm.json)');
+  if (!rig.plant)
+    throw new RigFileError(file, 'no "plant" section: the mock rig needs the true arm to simulate (start from rigs/mock-arm.json)');
   return rig;
 }
 
@@ -89,7 +90,9 @@ export async function virtualRun(options: TestRunOptions = {}): Promise<TestRun>
   const trajs = options.traj === undefined ? ['reach'] : Array.isArray(options.traj) ? options.traj : [options.traj];
   const paths = trajs.map((t) => pathOf(rig, t));
   // Parsed ones are checked as text would be (they come from the caller's code).
-  const injections = [...(options.injections ?? []), ...(options.faults ?? [])].map((i) => parseInjection(typeof i === 'string' ? i : formatInjection(injectionSchema.parse(i)), rig.joints));
+  const injections = [...(options.injections ?? []), ...(options.faults ?? [])].map((i) =>
+    parseInjection(typeof i === 'string' ? i : formatInjection(injectionSchema.parse(i)), rig.joints),
+  );
   const r = await runVirtual(rig, paths, {
     ...(options.feedforward !== undefined ? { feedforward: options.feedforward } : {}),
     ...(options.rateHz !== undefined ? { rateHz: options.rateHz } : {}),

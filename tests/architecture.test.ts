@@ -38,8 +38,45 @@ const ALLOWED: Record<string, readonly string[]> = {
   hil: ['record', 'run', 'mock', 'control', 'model', 'config', 'time', 'telemetry', 'version'],
   setup: ['identify', 'record', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
   tune: ['setup', 'record', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry'],
-  cli: ['viz', 'tune', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
-  bench: ['viz', 'tune', 'cli', 'tui', 'record', 'identify', 'hil', 'setup', 'run', 'mock', 'control', 'transport', 'protocol', 'model', 'config', 'time', 'telemetry', 'version'],
+  cli: [
+    'viz',
+    'tune',
+    'tui',
+    'record',
+    'identify',
+    'hil',
+    'setup',
+    'run',
+    'mock',
+    'control',
+    'transport',
+    'protocol',
+    'model',
+    'config',
+    'time',
+    'telemetry',
+    'version',
+  ],
+  bench: [
+    'viz',
+    'tune',
+    'cli',
+    'tui',
+    'record',
+    'identify',
+    'hil',
+    'setup',
+    'run',
+    'mock',
+    'control',
+    'transport',
+    'protocol',
+    'model',
+    'config',
+    'time',
+    'telemetry',
+    'version',
+  ],
   index: ['*'],
   testing: ['*'],
 };
@@ -72,15 +109,27 @@ function moduleOf(file: string): string {
   return rel.length > 1 ? rel[0]! : rel[0]!.replace(/\.[jt]s$/, '');
 }
 
-const files = sources(SRC).map((path) => ({ path, name: relative(join(SRC, '..'), path), source: ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true) }));
+const files = sources(SRC).map((path) => ({
+  path,
+  name: relative(join(SRC, '..'), path),
+  source: ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.ES2022, true),
+}));
 
 /** Relative module specifiers a file imports: import/export ... from, import('...') in code and types. */
 function importsOf(sf: ts.SourceFile): string[] {
   const out: string[] = [];
   const visit = (n: ts.Node): void => {
-    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) out.push(n.moduleSpecifier.text);
-    else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) out.push(n.arguments[0].text);
-    else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) out.push(n.argument.literal.text);
+    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier))
+      out.push(n.moduleSpecifier.text);
+    else if (
+      ts.isCallExpression(n) &&
+      n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      n.arguments[0] &&
+      ts.isStringLiteral(n.arguments[0])
+    )
+      out.push(n.arguments[0].text);
+    else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal))
+      out.push(n.argument.literal.text);
     ts.forEachChild(n, visit);
   };
   visit(sf);
@@ -95,8 +144,15 @@ function valueImportsOf(f: { path: string; source: ts.SourceFile }): string[] {
   const out: string[] = [];
   const visit = (n: ts.Node): void => {
     if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier) && !n.importClause?.isTypeOnly) out.push(n.moduleSpecifier.text);
-    else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier) && !n.isTypeOnly) out.push(n.moduleSpecifier.text);
-    else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) out.push(n.arguments[0].text);
+    else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier) && !n.isTypeOnly)
+      out.push(n.moduleSpecifier.text);
+    else if (
+      ts.isCallExpression(n) &&
+      n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      n.arguments[0] &&
+      ts.isStringLiteral(n.arguments[0])
+    )
+      out.push(n.arguments[0].text);
     ts.forEachChild(n, visit);
   };
   visit(f.source);
@@ -105,7 +161,8 @@ function valueImportsOf(f: { path: string; source: ts.SourceFile }): string[] {
 
 /** Import cycles between the files of one folder (value imports) that are there today, the files of each sorted, and why. */
 const KNOWN_FILE_CYCLES: Record<string, string> = {
-  'src/tune/driver.ts src/tune/joint-steps.ts': 'the tuning steps and their driver call each other; not split yet (issue 22 is about transport, config and control)',
+  'src/tune/driver.ts src/tune/joint-steps.ts':
+    'the tuning steps and their driver call each other; not split yet (issue 22 is about transport, config and control)',
 };
 
 /** `file -> module` for every import that leaves the file's module. */
@@ -124,7 +181,8 @@ function literalsOf(sf: ts.SourceFile): { kind: 'string' | 'regex'; text: string
   const out: { kind: 'string' | 'regex'; text: string; line: number; node: ts.Node }[] = [];
   const visit = (n: ts.Node): void => {
     const line = sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1;
-    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n)) out.push({ kind: 'string', text: n.text, line, node: n });
+    if (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n) || ts.isTemplateHead(n))
+      out.push({ kind: 'string', text: n.text, line, node: n });
     else if (ts.isRegularExpressionLiteral(n)) out.push({ kind: 'regex', text: n.text, line, node: n });
     ts.forEachChild(n, visit);
   };
@@ -140,8 +198,10 @@ describe('stops are values (issue 22)', () => {
     for (const f of files) {
       for (const l of literalsOf(f.source)) {
         const where = `${f.name}:${l.line}`;
-        if (l.kind === 'regex' && new RegExp(`fault:|\\^(${KIND_WORDS})`).test(l.text)) found.push(`${where}: a pattern on a stop's text ${l.text}`);
-        if (l.kind === 'string' && l.text.startsWith('fault:') && f.name !== STOP_TEXT_FILE) found.push(`${where}: a "fault:" text composed outside describeStop`);
+        if (l.kind === 'regex' && new RegExp(`fault:|\\^(${KIND_WORDS})`).test(l.text))
+          found.push(`${where}: a pattern on a stop's text ${l.text}`);
+        if (l.kind === 'string' && l.text.startsWith('fault:') && f.name !== STOP_TEXT_FILE)
+          found.push(`${where}: a "fault:" text composed outside describeStop`);
         const call = l.node.parent;
         if (
           l.kind === 'string' &&
@@ -161,7 +221,11 @@ describe('stops are values (issue 22)', () => {
     const found: string[] = [];
     for (const f of files) {
       const visit = (n: ts.Node): void => {
-        if ((ts.isPropertySignature(n) || ts.isPropertyDeclaration(n) || ts.isParameter(n)) && n.name.getText(f.source) === 'stopReason' && n.type?.kind === ts.SyntaxKind.StringKeyword) {
+        if (
+          (ts.isPropertySignature(n) || ts.isPropertyDeclaration(n) || ts.isParameter(n)) &&
+          n.name.getText(f.source) === 'stopReason' &&
+          n.type?.kind === ts.SyntaxKind.StringKeyword
+        ) {
           const owner = ts.isInterfaceDeclaration(n.parent) ? n.parent.name.text : '(inline)';
           found.push(`${f.name}: ${owner}.stopReason`);
         }
@@ -194,7 +258,9 @@ describe('architecture', () => {
   });
 
   it('imports point one way: none outside the table but the listed ones, and every listed one still exists', () => {
-    const breaches = edges.filter((e) => !ALLOWED[e.from]!.includes('*') && !ALLOWED[e.from]!.includes(e.to)).map((e) => `${e.file} -> ${e.to}`);
+    const breaches = edges
+      .filter((e) => !ALLOWED[e.from]!.includes('*') && !ALLOWED[e.from]!.includes(e.to))
+      .map((e) => `${e.file} -> ${e.to}`);
     expect(
       breaches.filter((b) => !(b in KNOWN)),
       'new imports against the direction',
@@ -254,9 +320,12 @@ describe('architecture', () => {
     for (const f of files) {
       const visit = (n: ts.Node): void => {
         const at = `${f.name}:${f.source.getLineAndCharacterOfPosition(n.getStart(f.source)).line + 1}`;
-        if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && `new ${n.expression.text}` in sites) sites[`new ${n.expression.text}`]!.push(at);
-        else if (ts.isNewExpression(n) && ts.isPropertyAccessExpression(n.expression) && `new ${n.expression.name.text}` in sites) sites[`new ${n.expression.name.text}`]!.push(at);
-        else if (ts.isCallExpression(n) && n.expression.getText(f.source).endsWith('createFirmataLink')) sites['createFirmataLink(']!.push(at);
+        if (ts.isNewExpression(n) && ts.isIdentifier(n.expression) && `new ${n.expression.text}` in sites)
+          sites[`new ${n.expression.text}`]!.push(at);
+        else if (ts.isNewExpression(n) && ts.isPropertyAccessExpression(n.expression) && `new ${n.expression.name.text}` in sites)
+          sites[`new ${n.expression.name.text}`]!.push(at);
+        else if (ts.isCallExpression(n) && n.expression.getText(f.source).endsWith('createFirmataLink'))
+          sites['createFirmataLink(']!.push(at);
         ts.forEachChild(n, visit);
       };
       visit(f.source);
@@ -278,7 +347,8 @@ describe('architecture', () => {
         if (what === 'call' ? ts.isCallExpression(n) : ts.isNewExpression(n)) {
           const e = (n as ts.CallExpression | ts.NewExpression).expression;
           const name = ts.isIdentifier(e) ? e.text : ts.isPropertyAccessExpression(e) ? e.name.text : undefined;
-          if (name !== undefined && Object.hasOwn(sites, name)) sites[name]!.push(`${f.name}:${f.source.getLineAndCharacterOfPosition(n.getStart(f.source)).line + 1}`);
+          if (name !== undefined && Object.hasOwn(sites, name))
+            sites[name]!.push(`${f.name}:${f.source.getLineAndCharacterOfPosition(n.getStart(f.source)).line + 1}`);
         }
         ts.forEachChild(n, visit);
       };
@@ -316,7 +386,11 @@ describe('architecture', () => {
     expect(core, 'class LoopCore').toBeDefined();
     expect(core.heritageClauses ?? [], 'LoopCore extends').toEqual([]);
     for (const f of files.filter((x) => moduleOf(x.path) === 'control')) {
-      const concrete = importsOf(f.source).filter((spec) => /transport\/(line-link|firmata-[a-z-]+|wired-link|johnny-five|open|stream|relay-[a-z-]+|serial-relay-main|tty-binding)\.js$/.test(spec));
+      const concrete = importsOf(f.source).filter((spec) =>
+        /transport\/(line-link|firmata-[a-z-]+|wired-link|johnny-five|open|stream|relay-[a-z-]+|serial-relay-main|tty-binding)\.js$/.test(
+          spec,
+        ),
+      );
       expect(concrete, f.name).toEqual([]);
     }
   });
@@ -332,7 +406,10 @@ describe('architecture', () => {
     for (const f of files) {
       const lines = f.source.getLineAndCharacterOfPosition(f.source.end).line + 1;
       if (lines > MAX_FILE_LINES && !(f.name in LONG_FILES))
-        expect(f.source.text.slice(0, 2000), `${f.name} has ${lines} lines: say why at its top ("over ${MAX_FILE_LINES} lines because ...")`).toMatch(new RegExp(`over ${MAX_FILE_LINES} lines`));
+        expect(
+          f.source.text.slice(0, 2000),
+          `${f.name} has ${lines} lines: say why at its top ("over ${MAX_FILE_LINES} lines because ...")`,
+        ).toMatch(new RegExp(`over ${MAX_FILE_LINES} lines`));
     }
   });
 
@@ -356,18 +433,28 @@ describe('architecture', () => {
   });
 
   it('no `export *` in src: every public name is listed by name (src/index.ts, src/testing.ts)', () => {
-    const star = files.filter((f) => f.source.statements.some((st) => ts.isExportDeclaration(st) && st.exportClause === undefined)).map((f) => f.name);
+    const star = files
+      .filter((f) => f.source.statements.some((st) => ts.isExportDeclaration(st) && st.exportClause === undefined))
+      .map((f) => f.name);
     expect(star).toEqual([]);
   });
 
   it("tests assert a finished run's stop as its value (`stop`), not as the words `stopReason: 'done'`", () => {
     const tests = join(SRC, '..', 'tests');
-    const list = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+    const list = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? list(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+      );
     // compare-read and compare-export read a recording written as before `stop` existed (words only).
     const wordsOnly = new Set(['compare-read.test.ts', 'compare-export.test.ts']);
     const found = list(tests)
       .filter((file) => !wordsOnly.has(relative(tests, file)))
-      .flatMap((file) => (readFileSync(file, 'utf8').match(/summary\??\.stopReason\)\.toBe\(['"]done['"]\)|get\('stopReason'\)\)\.toBe\(['"]done['"]\)/g) ?? []).map((m) => `${relative(tests, file)}: ${m}`));
+      .flatMap((file) =>
+        (
+          readFileSync(file, 'utf8').match(/summary\??\.stopReason\)\.toBe\(['"]done['"]\)|get\('stopReason'\)\)\.toBe\(['"]done['"]\)/g) ??
+          []
+        ).map((m) => `${relative(tests, file)}: ${m}`),
+      );
     expect(found).toEqual([]);
   });
 });

@@ -13,10 +13,26 @@ const RUN = ['run', '--rig', 'rigs/mock-arm.json', '--traj', 'reach', '--json'];
 describe('refused at once, one line naming the argument', () => {
   const cases: [string, string[], RegExp][] = [
     ['a hex --rate', [...RUN, '--mock', '--rate', '0x3e8'], /^twolink: --rate: "0x3e8" is not a number \(write it in decimal\)\n$/],
-    ['a hex number in a list', ['model', 'fk', '--rig', 'rigs/seed-arm.json', '--q', '0x1,0'], /^twolink: --q: "0x1" in "0x1,0" is not a number/],
-    ['--baud with --mock', [...RUN, '--mock', '--baud', '9600'], /^twolink: --baud 9600 goes with --port: the mock rig's serial line runs at the rig file's link\.baudRate\n$/],
-    ["--port ''", [...RUN, '--port', ''], /^twolink: --port: an empty path: give the board's serial port, e.g\. \/dev\/ttyACM0 \(twolink ports lists them\)\n$/],
-    ['an injection after --max-seconds', [...RUN, '--mock', '--inject', 'payload=0.2@30', '--max-seconds', '20'], /^twolink: --inject payload=0\.2@30: due at 30 s, after the run's end \(--max-seconds 20\): it would never happen\n$/],
+    [
+      'a hex number in a list',
+      ['model', 'fk', '--rig', 'rigs/seed-arm.json', '--q', '0x1,0'],
+      /^twolink: --q: "0x1" in "0x1,0" is not a number/,
+    ],
+    [
+      '--baud with --mock',
+      [...RUN, '--mock', '--baud', '9600'],
+      /^twolink: --baud 9600 goes with --port: the mock rig's serial line runs at the rig file's link\.baudRate\n$/,
+    ],
+    [
+      "--port ''",
+      [...RUN, '--port', ''],
+      /^twolink: --port: an empty path: give the board's serial port, e.g\. \/dev\/ttyACM0 \(twolink ports lists them\)\n$/,
+    ],
+    [
+      'an injection after --max-seconds',
+      [...RUN, '--mock', '--inject', 'payload=0.2@30', '--max-seconds', '20'],
+      /^twolink: --inject payload=0\.2@30: due at 30 s, after the run's end \(--max-seconds 20\): it would never happen\n$/,
+    ],
   ];
   for (const [what, args, message] of cases) {
     it(what, async () => {
@@ -38,7 +54,23 @@ describe('an injection the run never reached', () => {
   it('a hil scenario with an injection after its maxSeconds is refused, naming the scenario and the field', () => {
     const dir = mkdtempSync(join(tmpdir(), 'twolink-args-'));
     const suite = join(dir, 'suite.json');
-    writeFileSync(suite, JSON.stringify({ scenarios: [{ name: 'late', rig: join(process.cwd(), 'rigs/mock-arm.json'), traj: 'reach', maxSeconds: 10, injections: ['payload=0.2@12'], expect: {} }] }));
-    expect(() => loadSuite(suite)).toThrow(/scenarios\[0\] \("late"\)\.injections\[0\]: "payload=0\.2@12" is due at 12 s, after the scenario's end \(maxSeconds 10 s\): it would never happen/);
+    writeFileSync(
+      suite,
+      JSON.stringify({
+        scenarios: [
+          {
+            name: 'late',
+            rig: join(process.cwd(), 'rigs/mock-arm.json'),
+            traj: 'reach',
+            maxSeconds: 10,
+            injections: ['payload=0.2@12'],
+            expect: {},
+          },
+        ],
+      }),
+    );
+    expect(() => loadSuite(suite)).toThrow(
+      /scenarios\[0\] \("late"\)\.injections\[0\]: "payload=0\.2@12" is due at 12 s, after the scenario's end \(maxSeconds 10 s\): it would never happen/,
+    );
   });
 });

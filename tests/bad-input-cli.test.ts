@@ -23,30 +23,69 @@ function expectClear(r: CliResult, re: RegExp): void {
 
 describe('output files: one line naming the path', () => {
   it('--record in a folder that does not exist, or a directory: refused before the run starts', async () => {
-    expectClear(await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', '/nonexistent/x.ndjson']), /\/nonexistent\/x\.ndjson: the folder \/nonexistent does not exist/);
+    expectClear(
+      await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', '/nonexistent/x.ndjson']),
+      /\/nonexistent\/x\.ndjson: the folder \/nonexistent does not exist/,
+    );
     const d = `${dir}/a-dir.ndjson`;
     mkdirSync(d);
-    expectClear(await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', d]), /a-dir\.ndjson: is a directory: give a file name for the recording/);
+    expectClear(
+      await twolink(['run', '--rig', MOCK, '--mock', '--traj', 'point', '--record', d]),
+      /a-dir\.ndjson: is a directory: give a file name for the recording/,
+    );
   });
 
   it('compare --export csv|mcap --out /dev/full: the disk is full, said once', async () => {
     expectClear(await twolink(['compare', REC, '--export', 'csv', '--out', '/dev/full']), /\/dev\/full: cannot write it: the disk is full/);
-    expectClear(await twolink(['compare', REC, '--export', 'mcap', '--out', '/dev/full']), /\/dev\/full: cannot write it: the disk is full/);
-    expectClear(await twolink(['compare', REC, '--plot', '/nonexistent/x.svg']), /\/nonexistent\/x\.svg: the folder \/nonexistent does not exist/);
+    expectClear(
+      await twolink(['compare', REC, '--export', 'mcap', '--out', '/dev/full']),
+      /\/dev\/full: cannot write it: the disk is full/,
+    );
+    expectClear(
+      await twolink(['compare', REC, '--plot', '/nonexistent/x.svg']),
+      /\/nonexistent\/x\.svg: the folder \/nonexistent does not exist/,
+    );
   });
 
   it('sim --out /dev/full and into a missing folder', async () => {
-    expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '--out', '/dev/full']), /\/dev\/full: cannot write it: the disk is full/);
-    expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '--out', '/nonexistent/s.ndjson']), /the folder \/nonexistent does not exist/);
+    expectClear(
+      await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '--out', '/dev/full']),
+      /\/dev\/full: cannot write it: the disk is full/,
+    );
+    expectClear(
+      await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '--out', '/nonexistent/s.ndjson']),
+      /the folder \/nonexistent does not exist/,
+    );
   });
 
   it(
     'identify --out /dev/full: refused before the arm moves (issue 32: the fit is not lost to it), one line and exit 2',
     async () => {
-      const r = await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--duration', '5', '--no-validate', '--out', '/dev/full', '--record', `${dir}/id.ndjson`], { timeoutMs: 120_000 });
-      expectClear(r, /^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the identified rig file would be lost after the motion; give a file\n$/);
+      const r = await twolink(
+        [
+          'identify',
+          '--rig',
+          'rigs/mock-arm-far.json',
+          '--mock',
+          '--duration',
+          '5',
+          '--no-validate',
+          '--out',
+          '/dev/full',
+          '--record',
+          `${dir}/id.ndjson`,
+        ],
+        { timeoutMs: 120_000 },
+      );
+      expectClear(
+        r,
+        /^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the identified rig file would be lost after the motion; give a file\n$/,
+      );
       expect(r.stderr).not.toMatch(/excitation/);
-      expectClear(await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']), /the folder \/nonexistent does not exist/);
+      expectClear(
+        await twolink(['identify', '--rig', 'rigs/mock-arm-far.json', '--mock', '--out', '/nonexistent/id.json']),
+        /the folder \/nonexistent does not exist/,
+      );
     },
     hangGuardMs(180_000),
   );
@@ -73,28 +112,84 @@ describe('input files: bounded, never a hang', () => {
   });
 
   it('Firmata wiring errors exit 2 at load', async () => {
-    expectClear(await twolink(['run', '--rig', 'tests/fixtures/bad-input/rig-firmata-not-pwm.json', '--mock', '--traj', 'point']), /firmata\.motors\[0\]\.pwm: pin 4 cannot do PWM on an Uno/);
+    expectClear(
+      await twolink(['run', '--rig', 'tests/fixtures/bad-input/rig-firmata-not-pwm.json', '--mock', '--traj', 'point']),
+      /firmata\.motors\[0\]\.pwm: pin 4 cannot do PWM on an Uno/,
+    );
   });
 });
 
 describe('numbers: finite and in range, or the command says which input', () => {
   it('model id/fd/fk with 1e308: the argument and its range, not null', async () => {
-    expectClear(await twolink(['model', 'id', '--rig', SEED, '--q=1e308,1e308', '--qd', '0,0', '--qdd', '0,0']), /--q: 1e\+308 rad is out of range: each value must be between -1000 and 1000 rad/);
-    expectClear(await twolink(['model', 'fd', '--rig', SEED, '--q', '0,0', '--qd=1e308,0', '--tau', '0,0']), /--qd: 1e\+308 rad\/s is out of range/);
-    expectClear(await twolink(['model', 'fk', '--rig', SEED, '--q', '0,0', '--qdd', '1e300,0', '--deg']), /--qdd: 1e\+300 deg\/s\^2 is out of range/);
+    expectClear(
+      await twolink(['model', 'id', '--rig', SEED, '--q=1e308,1e308', '--qd', '0,0', '--qdd', '0,0']),
+      /--q: 1e\+308 rad is out of range: each value must be between -1000 and 1000 rad/,
+    );
+    expectClear(
+      await twolink(['model', 'fd', '--rig', SEED, '--q', '0,0', '--qd=1e308,0', '--tau', '0,0']),
+      /--qd: 1e\+308 rad\/s is out of range/,
+    );
+    expectClear(
+      await twolink(['model', 'fk', '--rig', SEED, '--q', '0,0', '--qdd', '1e300,0', '--deg']),
+      /--qdd: 1e\+300 deg\/s\^2 is out of range/,
+    );
   });
 
   it('sim with the explicit Euler diverging: where, and which inputs, not null', async () => {
-    expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e6,1e6', '--integrator', 'euler', '--dt', '0.01', '--duration', '1']), /--qd0: 1000000 rad\/s is out of range/);
-    const r = await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e3,1e3', '--integrator', 'euler', '--dt', '0.01', '--duration', '1']);
-    expectClear(r, /sim: the state is not finite at t = [\d.]+ s for --q0 0,0 --qd0 1e3,1e3 --integrator euler --dt 0\.01: the euler integration diverged/);
+    expectClear(
+      await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e6,1e6', '--integrator', 'euler', '--dt', '0.01', '--duration', '1']),
+      /--qd0: 1000000 rad\/s is out of range/,
+    );
+    const r = await twolink([
+      'sim',
+      '--rig',
+      SEED,
+      '--q0',
+      '0,0',
+      '--qd0',
+      '1e3,1e3',
+      '--integrator',
+      'euler',
+      '--dt',
+      '0.01',
+      '--duration',
+      '1',
+    ]);
+    expectClear(
+      r,
+      /sim: the state is not finite at t = [\d.]+ s for --q0 0,0 --qd0 1e3,1e3 --integrator euler --dt 0\.01: the euler integration diverged/,
+    );
     expect(r.stdout).toBe('');
   });
 
   it('sim and traj refuse sizes that would run for hours', async () => {
-    expectClear(await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1e6', '--dt', '1e-7']), /is 10000000000000 steps: at most 50000000/);
-    expectClear(await twolink(['traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e5']), /samples: at most 1000000/);
-    expectClear(await twolink(['plot', 'traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e4', '--out', `${dir}/x.svg`]), /samples: at most 200000 in a figure/);
+    expectClear(
+      await twolink(['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1e6', '--dt', '1e-7']),
+      /is 10000000000000 steps: at most 50000000/,
+    );
+    expectClear(
+      await twolink(['traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1e5', '--rate', '1e5']),
+      /samples: at most 1000000/,
+    );
+    expectClear(
+      await twolink([
+        'plot',
+        'traj',
+        '--rig',
+        SEED,
+        '--from',
+        '0,0',
+        '--to',
+        '1,1',
+        '--duration',
+        '1e5',
+        '--rate',
+        '1e4',
+        '--out',
+        `${dir}/x.svg`,
+      ]),
+      /samples: at most 200000 in a figure/,
+    );
   });
 
   it.each([
@@ -119,7 +214,9 @@ describe('numbers: finite and in range, or the command says which input', () => 
 
   it('an injection the mock cannot take is refused before the run, naming the part it acts on', async () => {
     expectClear(
-      await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'point', '--inject', 'drop=0.01@1'], { timeoutMs: 30_000 }),
+      await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'point', '--inject', 'drop=0.01@1'], {
+        timeoutMs: 30_000,
+      }),
       /--inject drop: drop acts on the line protocol's bytes, which the Firmata mock rig does not have/,
     );
   });
@@ -129,7 +226,10 @@ describe('numbers: finite and in range, or the command says which input', () => 
     rig.twin.observerHz = 20;
     const f = `${dir}/observer-20.json`;
     writeFileSync(f, JSON.stringify(rig));
-    expectClear(await twolink(['run', '--rig', f, '--mock', '--traj', 'point', '--rate', '100']), /--rate 100: .*observer-20\.json: twin\.observerHz: 20 Hz is too fast for a loop at 100 Hz/);
+    expectClear(
+      await twolink(['run', '--rig', f, '--mock', '--traj', 'point', '--rate', '100']),
+      /--rate 100: .*observer-20\.json: twin\.observerHz: 20 Hz is too fast for a loop at 100 Hz/,
+    );
   });
 });
 

@@ -34,7 +34,9 @@ describe('the recording reader refuses what it used to accept without a word', (
   it('two tick lines swapped: the line, both ticks, and the line of the one before', async () => {
     const e = await failure(`${FIX}/recording-reordered.ndjson`);
     expect(e.line).toBe(17);
-    expect(e.message).toMatch(/recording-reordered\.ndjson:17: tick i = 2005 at t = 4\.0100 s comes after tick i = 2006 at t = 4\.0120 s \(line 16\): the tick lines are out of order or repeated/);
+    expect(e.message).toMatch(
+      /recording-reordered\.ndjson:17: tick i = 2005 at t = 4\.0100 s comes after tick i = 2006 at t = 4\.0120 s \(line 16\): the tick lines are out of order or repeated/,
+    );
   });
 
   it('a tick line written twice', async () => {
@@ -81,8 +83,28 @@ describe('output files fail with one line naming the output', () => {
 
   it('a recording that cannot be created: a FileError naming the path', () => {
     const r = new Recorder(`${dir}/no/such/folder/run.ndjson`, 2);
-    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } })).toThrow(FileError);
-    expect(() => r.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } })).toThrow(/run\.ndjson: cannot create it: its folder does not exist/);
+    expect(() =>
+      r.open({
+        kind: 'header',
+        twolink: 'x',
+        protocol: 1,
+        startedAt: '',
+        joints: 2,
+        rateHz: 500,
+        rig: { file: 'x', name: 'x', content: null },
+      }),
+    ).toThrow(FileError);
+    expect(() =>
+      r.open({
+        kind: 'header',
+        twolink: 'x',
+        protocol: 1,
+        startedAt: '',
+        joints: 2,
+        rateHz: 500,
+        rig: { file: 'x', name: 'x', content: null },
+      }),
+    ).toThrow(/run\.ndjson: cannot create it: its folder does not exist/);
   });
 });
 

@@ -35,8 +35,16 @@ describe('physically absurd rig files (the fault probe)', () => {
     ['rig-friction-1.2e8.json', 'plant.coulomb[0]', /must be at most 10000 N m/],
     ['rig-mass-1.8e308.json', 'arm.m1', /received Infinity/],
     ['rig-deep-nesting.json', 'arm.L1', /expected number, received array \(got \[\[\[\[\.\.\.\]\]\]\]\)/],
-    ['rig-weak-motor.json', 'motors[0]', /motor gives at most 0.48 N m at stall .* holding the arm against gravity within the joint limits takes 2.37 N m/],
-    ['rig-friction-over-motor.json', 'friction.coulomb[0]', /Coulomb friction 5 N m is at least the motor's stall torque 4.8 N m: the joint could never move/],
+    [
+      'rig-weak-motor.json',
+      'motors[0]',
+      /motor gives at most 0.48 N m at stall .* holding the arm against gravity within the joint limits takes 2.37 N m/,
+    ],
+    [
+      'rig-friction-over-motor.json',
+      'friction.coulomb[0]',
+      /Coulomb friction 5 N m is at least the motor's stall torque 4.8 N m: the joint could never move/,
+    ],
     ['rig-stiff-motor.json', 'motors[1]', /back-EMF damping .* time constant of .* the twin's integration \(step 2 ms\) cannot follow it/],
     ['rig-start-outside.json', 'plant.startDeg[0]', /-170 deg is outside the joint limits -150\.\.150 deg/],
     ['rig-observer-fast.json', 'twin.observerHz', /200 Hz is too fast for a loop at 500 Hz/],
@@ -57,7 +65,13 @@ describe('physically absurd rig files (the fault probe)', () => {
 
   it('a value nested 100,000 levels deep anywhere is described without overflowing the stack', () => {
     const f = `${dir}/deep-unknown.json`;
-    writeFileSync(f, JSON.stringify({ arm: { L1: 0.3, L2: 0.25, d1: 0.17, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 } }).replace('"g":9.81', `"g":${'['.repeat(100_000)}${']'.repeat(100_000)}`));
+    writeFileSync(
+      f,
+      JSON.stringify({ arm: { L1: 0.3, L2: 0.25, d1: 0.17, d2: 0.1, m1: 0.6, m2: 0.35, I1: 0.006, I2: 0.0025, g: 9.81 } }).replace(
+        '"g":9.81',
+        `"g":${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+      ),
+    );
     expect(refusal(f).message).toMatch(/arm\.g: .*expected number, received array/);
   });
 });
@@ -98,7 +112,9 @@ describe('Firmata wiring is checked at load from the rig file alone (exit 2 ther
         },
       }),
     );
-    expect(refusal(bad).message).toMatch(/firmata\.motors\[0\]: shield SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK motor A uses pin \d+ for \w+, which an Uno cannot give it/);
+    expect(refusal(bad).message).toMatch(
+      /firmata\.motors\[0\]: shield SPARKFUN_DUAL_HBRIDGE_EDISON_BLOCK motor A uses pin \d+ for \w+, which an Uno cannot give it/,
+    );
     const ok = `${dir}/shield-ok.json`;
     writeFileSync(
       ok,

@@ -31,7 +31,10 @@ describe('bootloaderBaudRefusal', () => {
 
   it('opening the port itself refuses it too, for any caller that skipped the command line', async () => {
     const rig = loadRig('rigs/mock-arm-leonardo.json');
-    await expect(openEnd(rig, { kind: 'port', path: NO_PORT, baudRate: 1200 }, new RealClock())).rejects.toMatchObject({ reason: 'config', message: expect.stringMatching(/^\/dev\/ttyACM77: 1200 baud on a native-USB board/) });
+    await expect(openEnd(rig, { kind: 'port', path: NO_PORT, baudRate: 1200 }, new RealClock())).rejects.toMatchObject({
+      reason: 'config',
+      message: expect.stringMatching(/^\/dev\/ttyACM77: 1200 baud on a native-USB board/),
+    });
   });
 });
 

@@ -10,7 +10,11 @@ const errno = (code: string, message: string): NodeJS.ErrnoException => Object.a
 
 describe('cableLoss: errno -> a cable pulled', () => {
   it('EIO, ENXIO and ENODEV from a read or write are the device gone, naming the port', () => {
-    expect(cableLoss('/dev/ttyACM0', errno('EIO', 'EIO: i/o error, read'))).toEqual({ port: '/dev/ttyACM0', code: 'EIO', message: 'EIO: i/o error, read' });
+    expect(cableLoss('/dev/ttyACM0', errno('EIO', 'EIO: i/o error, read'))).toEqual({
+      port: '/dev/ttyACM0',
+      code: 'EIO',
+      message: 'EIO: i/o error, read',
+    });
     expect(cableLoss('/dev/ttyACM0', errno('ENXIO', 'ENXIO: no such device or address, write'))?.code).toBe('ENXIO');
     expect(cableLoss('/dev/ttyUSB1', errno('ENODEV', 'ENODEV: no such device, read'))?.code).toBe('ENODEV');
     // a bare code, as a relay process would hand it on
@@ -18,7 +22,11 @@ describe('cableLoss: errno -> a cable pulled', () => {
   });
 
   it("serialport's DisconnectedError keeps only the message: the code is read from it", () => {
-    expect(cableLoss('/dev/ttyACM0', new DisconnectedError('EIO: i/o error, read'))).toEqual({ port: '/dev/ttyACM0', code: 'EIO', message: 'EIO: i/o error, read' });
+    expect(cableLoss('/dev/ttyACM0', new DisconnectedError('EIO: i/o error, read'))).toEqual({
+      port: '/dev/ttyACM0',
+      code: 'EIO',
+      message: 'EIO: i/o error, read',
+    });
   });
 
   it('a port closed by us, a cancelled read, other errors and nothing at all are not a cable pulled', () => {

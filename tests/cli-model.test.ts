@@ -111,7 +111,21 @@ describe('twolink sim and traj', () => {
   });
 
   it('traj: one sample per line at the rate, from the start to the end', async () => {
-    const r = await twolink(['traj', '--rig', SEED, '--space', 'endpoint', '--from', '0.98,0', '--to', '0.5,0.5', '--duration', '1', '--rate', '50']);
+    const r = await twolink([
+      'traj',
+      '--rig',
+      SEED,
+      '--space',
+      'endpoint',
+      '--from',
+      '0.98,0',
+      '--to',
+      '0.5,0.5',
+      '--duration',
+      '1',
+      '--rate',
+      '50',
+    ]);
     expect(r.code).toBe(0);
     const lines = r.stdout
       .trim()
@@ -125,14 +139,45 @@ describe('twolink sim and traj', () => {
   });
 
   it("traj refuses seed 002's exact reach (straight elbow at t = 0) with exit code 2", async () => {
-    const r = await twolink(['traj', '--rig', SEED, '--space', 'endpoint', '--from', '1,0', '--to', '0.5,0.5', '--duration', '1', '--rate', '50']);
+    const r = await twolink([
+      'traj',
+      '--rig',
+      SEED,
+      '--space',
+      'endpoint',
+      '--from',
+      '1,0',
+      '--to',
+      '0.5,0.5',
+      '--duration',
+      '1',
+      '--rate',
+      '50',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/straight-elbow singularity at t = 0.000 s/);
   });
 
   it('traj in joint space with via points, degrees', async () => {
-    const r = await twolink(['traj', '--rig', SEED, '--space', 'joint', '--from', '0,0', '--via', '30,30', '--to', '60,0', '--duration', '0.5', '--rate', '10', '--deg']);
+    const r = await twolink([
+      'traj',
+      '--rig',
+      SEED,
+      '--space',
+      'joint',
+      '--from',
+      '0,0',
+      '--via',
+      '30,30',
+      '--to',
+      '60,0',
+      '--duration',
+      '0.5',
+      '--rate',
+      '10',
+      '--deg',
+    ]);
     const lines = r.stdout
       .trim()
       .split('\n')

@@ -84,7 +84,9 @@ describe('MCAPs that are not a twolink recording', () => {
     await w.end();
     const file = join(dir, 'other.mcap');
     writeFileSync(file, Buffer.concat(chunks));
-    await expect(readRecording(file)).rejects.toThrow(`${file}: MCAP message 1 on /twolink/tick comes before twolink's header (the metadata "twolink.header"): not a twolink recording`);
+    await expect(readRecording(file)).rejects.toThrow(
+      `${file}: MCAP message 1 on /twolink/tick comes before twolink's header (the metadata "twolink.header"): not a twolink recording`,
+    );
   });
 
   it('a corrupt chunk (a flipped byte): refused as not a valid MCAP, naming the file', async () => {

@@ -62,7 +62,10 @@ const hasClass = (e: Element, c: string): boolean => (e.getAttribute('class') ??
 /** The figure's panels (the concat cells that have a title), in order. */
 function panels(svg: string): Panel[] {
   const errors: string[] = [];
-  const doc = new DOMParser({ onError: (level, msg) => void (level !== 'warning' && errors.push(msg)) }).parseFromString(svg, 'image/svg+xml');
+  const doc = new DOMParser({ onError: (level, msg) => void (level !== 'warning' && errors.push(msg)) }).parseFromString(
+    svg,
+    'image/svg+xml',
+  );
   expect(errors).toEqual([]);
   const root = doc.documentElement!;
   expect(root.tagName).toBe('svg');
@@ -72,7 +75,9 @@ function panels(svg: string): Panel[] {
     const titleTexts = elements(cell, (e) => hasClass(e, 'role-title-text')).flatMap((g) => elements(g, (e) => e.tagName === 'text'));
     const title = titleTexts.map((t) => t.textContent ?? '');
     if (!title.length) continue;
-    const sub = elements(cell, (e) => hasClass(e, 'role-title-subtitle')).flatMap((g) => elements(g, (e) => e.tagName === 'text' || e.tagName === 'tspan'));
+    const sub = elements(cell, (e) => hasClass(e, 'role-title-subtitle')).flatMap((g) =>
+      elements(g, (e) => e.tagName === 'text' || e.tagName === 'tspan'),
+    );
     const subLines = sub.filter((e) => e.tagName === 'tspan').map((t) => (t.textContent ?? '').replace(/\u00a0/g, '').trim());
     const axisTitles = elements(cell, (e) => hasClass(e, 'role-axis-title'))
       .flatMap((g) => elements(g, (e) => e.tagName === 'text'))
@@ -81,9 +86,14 @@ function panels(svg: string): Panel[] {
     const series = (p: Element): string => /(?:^|; )s: ([^;]+)/.exec(p.getAttribute('aria-label') ?? '')?.[1] ?? '?';
     const lines = paths.map(series);
     const strokes: Panel['strokes'] = {};
-    for (const p of paths) strokes[series(p)] = { color: p.getAttribute('stroke') ?? '', width: Number(p.getAttribute('stroke-width') ?? 1) };
-    const ruleLines = elements(cell, (e) => hasClass(e, 'mark-rule') && hasClass(e, 'role-mark')).flatMap((g) => elements(g, (e) => e.tagName === 'line'));
-    const markers = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'point').map((p) => p.getAttribute('fill') ?? '');
+    for (const p of paths)
+      strokes[series(p)] = { color: p.getAttribute('stroke') ?? '', width: Number(p.getAttribute('stroke-width') ?? 1) };
+    const ruleLines = elements(cell, (e) => hasClass(e, 'mark-rule') && hasClass(e, 'role-mark')).flatMap((g) =>
+      elements(g, (e) => e.tagName === 'line'),
+    );
+    const markers = elements(cell, (e) => e.tagName === 'path' && e.getAttribute('aria-roledescription') === 'point').map(
+      (p) => p.getAttribute('fill') ?? '',
+    );
     out.push({
       title: title.join(' '),
       subtitle: subLines[0] ?? '',
@@ -141,7 +151,9 @@ describe('the trajectory figure (seed 002)', () => {
   });
 
   it("draws the reach's endpoint from its start to its end along a straight line", () => {
-    const fig = trajectoryFigure(traj, arm, { title: 'reach' }) as unknown as { concat: { layer?: { data?: { values: { x: number; y: number; s: string; k?: number }[] } }[] }[] };
+    const fig = trajectoryFigure(traj, arm, { title: 'reach' }) as unknown as {
+      concat: { layer?: { data?: { values: { x: number; y: number; s: string; k?: number }[] } }[] }[];
+    };
     const path = fig.concat[8]!.layer!.find((l) => l.data?.values.some((v) => v.s === 'endpoint'))!.data!.values;
     const R = arm.L1 + arm.L2;
     expect(path[0]!.x).toBeCloseTo(0.98 * R, 4);
@@ -192,7 +204,9 @@ describe('the run figure', () => {
 
   it('overlays desired, measured, twin (and run B) per joint and endpoint; residual with the alarm; torques', async () => {
     const a = await loadRecording(writeSynthetic(base).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
-    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [
+      ...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS]),
+    ]);
     const al = alignRuns(a, b);
     const svg = await renderSvg(runFigure(a, RIG, { title: 'synthetic', other: al.bOnA }));
     const p = panels(svg);
@@ -225,8 +239,12 @@ describe('the run figure', () => {
 
   it('without a second run has no run B line; a window draws only its times', async () => {
     const a = await loadRecording(writeSynthetic(base).file, [...PLOT_FIELDS]);
-    const spec = runFigure(a, RIG, { title: 'window', from: 0.5, to: 1 }) as unknown as { concat: { layer?: { data?: { values: { x: number | null }[] } }[] }[] };
-    const xs = spec.concat[0]!.layer!.flatMap((l) => l.data?.values.map((v) => v.x) ?? []).filter((x): x is number => typeof x === 'number');
+    const spec = runFigure(a, RIG, { title: 'window', from: 0.5, to: 1 }) as unknown as {
+      concat: { layer?: { data?: { values: { x: number | null }[] } }[] }[];
+    };
+    const xs = spec.concat[0]!.layer!.flatMap((l) => l.data?.values.map((v) => v.x) ?? []).filter(
+      (x): x is number => typeof x === 'number',
+    );
     expect(Math.min(...xs)).toBeGreaterThanOrEqual(0.5);
     expect(Math.max(...xs)).toBeLessThanOrEqual(1);
     const p = panels(await renderSvg(runFigure(a, RIG, { title: 'one run' })));
@@ -236,7 +254,9 @@ describe('the run figure', () => {
   it('titles of a row stand at one height, whatever sticks out of the panels (legends, spikes, long labels)', async () => {
     const spiky: SyntheticRun = { ...base, error: (tau, j) => 0.01 * Math.sin(3 * tau + j) + (tau >= 0.5 && tau < 0.51 ? 0.05 : 0) };
     const a = await loadRecording(writeSynthetic(spiky).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
-    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [
+      ...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS]),
+    ]);
     const p = panels(await renderSvg(runFigure(a, RIG, { title: 'rows', other: alignRuns(a, b).bOnA })));
     expect(p).toHaveLength(20);
     for (let row = 0; row < 5; row++) {
@@ -258,11 +278,19 @@ describe('the run figure', () => {
   it('a spike beyond the axis is drawn on its edge, marked and counted; a smooth curve is shown whole', async () => {
     // A smooth curve of 1000 samples with 5 samples 50 times its amplitude.
     const spikes = new Set([200, 201, 600, 601, 602]);
-    const pts = Array.from({ length: 1000 }, (_, i) => ({ x: i / 100, y: spikes.has(i) ? (i < 600 ? 50 : -40) : Math.sin(i / 50), s: 'measured' }));
+    const pts = Array.from({ length: 1000 }, (_, i) => ({
+      x: i / 100,
+      y: spikes.has(i) ? (i < 600 ? 50 : -40) : Math.sin(i / 50),
+      s: 'measured',
+    }));
     const yDomain = robustRange(pts)!;
     expect(yDomain[1]).toBeGreaterThan(1);
     expect(yDomain[1]).toBeLessThan(1.2);
-    const spec = figure('spikes', [], [[panel({ title: 'spiky', xTitle: 'Time [s]', yTitle: '[deg]', points: pts, series: [STYLES.measured], yDomain })]]);
+    const spec = figure(
+      'spikes',
+      [],
+      [[panel({ title: 'spiky', xTitle: 'Time [s]', yTitle: '[deg]', points: pts, series: [STYLES.measured], yDomain })]],
+    );
     const p = panels(await renderSvg(spec))[0]!;
     expect(p.note).toBe('▲▼ 5 beyond the axis, peak 50');
     expect(p.markers).toEqual(Array(5).fill(STYLES.measured.color));
@@ -276,7 +304,26 @@ describe('the run figure', () => {
     for (const y of drawn) expect(y >= yDomain[0] && y <= yDomain[1]).toBe(true);
     // the smooth curve alone is shown whole: nothing beyond the axis
     const smooth = pts.filter((_, i) => !spikes.has(i));
-    const q = panels(await renderSvg(figure('smooth', [], [[panel({ title: 'smooth', xTitle: 'Time [s]', yTitle: '[deg]', points: smooth, series: [STYLES.measured], yDomain: robustRange(smooth)! })]])))[0]!;
+    const q = panels(
+      await renderSvg(
+        figure(
+          'smooth',
+          [],
+          [
+            [
+              panel({
+                title: 'smooth',
+                xTitle: 'Time [s]',
+                yTitle: '[deg]',
+                points: smooth,
+                series: [STYLES.measured],
+                yDomain: robustRange(smooth)!,
+              }),
+            ],
+          ],
+        ),
+      ),
+    )[0]!;
     expect(q.note).toBe('');
     expect(q.markers).toEqual([]);
   });
@@ -293,7 +340,9 @@ describe('the run figure', () => {
 
   it('one colour means one thing in every panel of both figures', async () => {
     const a = await loadRecording(writeSynthetic(base).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
-    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS])]);
+    const b = await loadRecording(writeSynthetic({ ...base, q0: [-0.4, 0.2], approachS: 0.4 }).file, [
+      ...new Set([...COMPARE_FIELDS, ...PLOT_FIELDS]),
+    ]);
     const spec = builtinPath(arm, 'reach')!;
     const all = [
       ...panels(await renderSvg(runFigure(a, RIG, { title: 'colours', other: alignRuns(a, b).bOnA }))),

@@ -55,9 +55,21 @@ describe('reading a recording', () => {
     const { lines } = writeSynthetic(run);
     const last = lines.length - 1;
     const stop = { kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 5.2, limitDeg: 5, t: 1.25, cause: 'jammed' } };
-    const good = rewrite(lines, (l) => (l[last] = JSON.stringify({ kind: 'summary', ticks: 1, stop, stopReason: 'fault:following-error joint 2: ...' })));
+    const good = rewrite(
+      lines,
+      (l) => (l[last] = JSON.stringify({ kind: 'summary', ticks: 1, stop, stopReason: 'fault:following-error joint 2: ...' })),
+    );
     expect((await readRecording(good)).summary?.stop).toEqual(stop);
-    const bad = rewrite(lines, (l) => (l[last] = JSON.stringify({ kind: 'summary', ticks: 1, stop: { kind: 'fault', fault: { kind: 'following-error', joint: 'two' } }, stopReason: 'x' })));
+    const bad = rewrite(
+      lines,
+      (l) =>
+        (l[last] = JSON.stringify({
+          kind: 'summary',
+          ticks: 1,
+          stop: { kind: 'fault', fault: { kind: 'following-error', joint: 'two' } },
+          stopReason: 'x',
+        })),
+    );
     expect((await failure(bad)).message).toMatch(new RegExp(`:${last + 1}: bad summary line: stop\\.fault\\.joint`));
   });
 
@@ -81,7 +93,10 @@ describe('reading a recording', () => {
     const e = await failure(shortArray);
     expect(e.line).toBe(13);
     expect(e.message).toMatch(/:13: bad tick line: meas\.q/);
-    const badState = rewrite(lines, (l) => (l[7] = l[7]!.replace('"state":"track"', '"state":"dancing"').replace('"state":"idle"', '"state":"dancing"')));
+    const badState = rewrite(
+      lines,
+      (l) => (l[7] = l[7]!.replace('"state":"track"', '"state":"dancing"').replace('"state":"idle"', '"state":"dancing"')),
+    );
     expect((await failure(badState)).message).toMatch(/:8: bad tick line: state/);
   });
 
@@ -105,6 +120,8 @@ describe('reading a recording', () => {
       l[6] = JSON.stringify(o);
     });
     expect(readFileSync(f, 'utf8')).toContain('"res":[null,0]');
-    expect((await failure(f)).message).toMatch(/:7: bad tick line: twin\.res\[0\]: a non-finite number: the run wrote a NaN or an Infinity here/);
+    expect((await failure(f)).message).toMatch(
+      /:7: bad tick line: twin\.res\[0\]: a non-finite number: the run wrote a NaN or an Infinity here/,
+    );
   });
 });

@@ -129,7 +129,13 @@ describe('compare: run vs run', () => {
     expect(at.phase).toBe('track');
 
     const report = compareRecordings(ra, rb, al);
-    expect(report.comparisons.map((c) => `${c.run} ${c.id}`)).toEqual(['A measured-desired', 'A measured-twin', 'B measured-desired', 'B measured-twin', 'B-A run-run']);
+    expect(report.comparisons.map((c) => `${c.run} ${c.id}`)).toEqual([
+      'A measured-desired',
+      'A measured-twin',
+      'B measured-desired',
+      'B measured-twin',
+      'B-A run-run',
+    ]);
     expect(formatReport(report)).toMatch(/B - A measured/);
     // B's readings drawn on A's time: a reading at trajectory time tau lands where A was at tau.
     const m = Math.floor(al.bOnA.t.length / 2);

@@ -62,11 +62,18 @@ export function tmp(name: string): string {
 }
 
 /** Writes a synthetic recording; returns its file and the ticks as the test made them. */
-export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; summary?: boolean; stop?: { kind: string; [k: string]: unknown }; stopReason?: string } = {}): { file: string; ticks: KnownTick[]; lines: string[] } {
+export function writeSynthetic(
+  run: SyntheticRun,
+  opts: { truncate?: boolean; summary?: boolean; stop?: { kind: string; [k: string]: unknown }; stopReason?: string } = {},
+): { file: string; ticks: KnownTick[]; lines: string[] } {
   const arm = RIG.arm;
   const main = buildPath(arm, SPEC.start, SPEC.steps);
   const startQ = main.sample(0).q;
-  const whole = buildPath(arm, { q: run.q0 }, [{ kind: 'joint', to: startQ, duration: run.approachS }, ...SPEC.steps, { kind: 'joint', to: run.q0, duration: run.parkS }]);
+  const whole = buildPath(arm, { q: run.q0 }, [
+    { kind: 'joint', to: startQ, duration: run.approachS },
+    ...SPEC.steps,
+    { kind: 'joint', to: run.q0, duration: run.parkS },
+  ]);
   const dt = 1 / run.rateHz;
   const header = {
     kind: 'header',
@@ -145,10 +152,28 @@ export function writeSynthetic(run: SyntheticRun, opts: { truncate?: boolean; su
       plant: { known: 0, q: [0, 0] },
     };
     lines.push(JSON.stringify(tick));
-    ticks.push({ t, state, phase, trajT, tau: state === 'track' ? reading.tau : Number.NaN, fresh: !stale, des: reading.des, meas: reading.q, res });
+    ticks.push({
+      t,
+      state,
+      phase,
+      trajT,
+      tau: state === 'track' ? reading.tau : Number.NaN,
+      fresh: !stale,
+      des: reading.des,
+      meas: reading.q,
+      res,
+    });
     if (k === run.idleTicks) lines.push(JSON.stringify({ kind: 'trajectory', event: 'loop', name: SPEC.name, phase: 'approach', t }));
   }
-  if (opts.summary !== false) lines.push(JSON.stringify({ kind: 'summary', ticks: ticks.length, stopReason: opts.stopReason ?? 'done', ...(opts.stop ? { stop: opts.stop } : {}) }));
+  if (opts.summary !== false)
+    lines.push(
+      JSON.stringify({
+        kind: 'summary',
+        ticks: ticks.length,
+        stopReason: opts.stopReason ?? 'done',
+        ...(opts.stop ? { stop: opts.stop } : {}),
+      }),
+    );
   let text = `${lines.join('\n')}\n`;
   if (opts.truncate) text += '{"kind":"tick","t":9.99,"i":';
   const file = tmp('synthetic.ndjson');

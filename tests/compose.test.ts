@@ -57,12 +57,16 @@ describe('run/compose', () => {
 
   it('virtual time is refused for a port or a mock in its own thread, before anything opens', async () => {
     const rig = loadRig('rigs/mock-arm.json');
-    await expect(compose(rig, { kind: 'port', path: '/dev/null-twolink' }, { time: 'virtual' })).rejects.toThrow('virtual time needs the mock in this thread, not a serial port');
+    await expect(compose(rig, { kind: 'port', path: '/dev/null-twolink' }, { time: 'virtual' })).rejects.toThrow(
+      'virtual time needs the mock in this thread, not a serial port',
+    );
     await expect(compose(rig, { kind: 'mock-thread' }, { time: 'virtual' })).rejects.toThrow("not the mock's own thread");
   });
 
   it('a Firmata link refuses board-order encoders (a line-protocol handshake), naming the rig file', async () => {
     const rig = loadRig('rigs/mock-arm-firmata.json');
-    await expect(compose(rig, { kind: 'mock' }, { link: { encoders: rig.encoders } })).rejects.toThrow(`${rig.file}: a Firmata link takes the rig file's encoders`);
+    await expect(compose(rig, { kind: 'mock' }, { link: { encoders: rig.encoders } })).rejects.toThrow(
+      `${rig.file}: a Firmata link takes the rig file's encoders`,
+    );
   });
 });

@@ -21,7 +21,13 @@ const MEASURED: [number, number][] = [
 ];
 
 /** rigs/mock-arm-flawed.json, edited. */
-function flawed(edit: (f: { motors: { breakawayDuty?: number[] }[]; friction?: unknown; plant: { coulomb: number[]; breakawayNm: number[]; backlashDeg?: number[] } }) => void): Rig {
+function flawed(
+  edit: (f: {
+    motors: { breakawayDuty?: number[] }[];
+    friction?: unknown;
+    plant: { coulomb: number[]; breakawayNm: number[]; backlashDeg?: number[] };
+  }) => void,
+): Rig {
   const f = JSON.parse(readFileSync('rigs/mock-arm-flawed.json', 'utf8')) as Parameters<typeof edit>[0];
   edit(f);
   return resolveRig(parseRigFile(f, 'flawed (test)'), 'flawed (test)');
@@ -67,7 +73,9 @@ describe('the breakaway torques the law kicks with', () => {
       expect(Math.abs(motorDuty(model, j, ccw, 0) - MEASURED[j]![0])).toBeLessThanOrEqual(0.5 / 255 + 1e-12);
       expect(Math.abs(motorDuty(model, j, -cw, 0) + MEASURED[j]![1])).toBeLessThanOrEqual(0.5 / 255 + 1e-12);
       // Less than the duty's torque on an ideal bridge: the dead duty starts nothing.
-      expect(ccw).toBeLessThan(motorTorque({ ...model, motors: model.motors.map((m) => ({ ...m, driver: undefined })) }, j, MEASURED[j]![0], 0));
+      expect(ccw).toBeLessThan(
+        motorTorque({ ...model, motors: model.motors.map((m) => ({ ...m, driver: undefined })) }, j, MEASURED[j]![0], 0),
+      );
     }
     // Per direction: joint 2's ccw and cw differ as measured.
     const d = model.motors[1]!.driver!;

@@ -38,12 +38,16 @@ describe('control: per-joint pairs at the edges', () => {
     expect(out).toEqual([7]);
     const pose = [-60 * D, 90 * D];
     expect(law.step({ t: 0, q: pose, qd: [0, 0], qDesired: pose, qdDesired: [0, 0], qddDesired: [0, 0] }, 0.002, [0, 0, 0]).ok).toBe(false);
-    expect(law.step({ t: 0, q: pose, qd: [0, 0], qDesired: pose, qdDesired: [0, 0], qddDesired: [0, 0] }, 0.002, [0, 0])).toEqual({ ok: true });
+    expect(law.step({ t: 0, q: pose, qd: [0, 0], qDesired: pose, qdDesired: [0, 0], qddDesired: [0, 0] }, 0.002, [0, 0])).toEqual({
+      ok: true,
+    });
   });
 
   it('the joints of a twin alarm are named as before: "joint 2", "joints 1 and 2"', () => {
     expect(describeEvent({ kind: 'alarm', t: 1, joints: [1] })).toBe('[1.00 s] TWIN ALARM: joint 2 diverges from the model');
     expect(describeEvent({ kind: 'alarm', t: 1, joints: [0, 1] })).toBe('[1.00 s] TWIN ALARM: joints 1 and 2 diverge from the model');
-    expect(describeStop({ kind: 'fault', fault: { kind: 'twin-alarm', joints: [0] } })).toContain('twin-alarm joint 1 diverges from the model');
+    expect(describeStop({ kind: 'fault', fault: { kind: 'twin-alarm', joints: [0] } })).toContain(
+      'twin-alarm joint 1 diverges from the model',
+    );
   });
 });

@@ -12,12 +12,17 @@ const write = (name: string, body: string): string => {
   writeFileSync(f, body);
   return f;
 };
-const run = (controller: string, extra: string[] = []) => twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', controller, ...extra]);
+const run = (controller: string, extra: string[] = []) =>
+  twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', controller, ...extra]);
 
 describe('twolink run --controller: bad modules are input errors', () => {
   const cases: [string, () => string, RegExp][] = [
     ['a missing file', () => join(dir, 'nope.js'), /^twolink: controller .*nope\.js: no such file/],
-    ['a syntax error', () => write('syntax.js', 'export default () => ({ update( })'), /^twolink: controller .*syntax\.js: cannot import it: SyntaxError: /],
+    [
+      'a syntax error',
+      () => write('syntax.js', 'export default () => ({ update( })'),
+      /^twolink: controller .*syntax\.js: cannot import it: SyntaxError: /,
+    ],
     // An enum: TypeScript that Node 22.18+ and 24 do not run either (their type stripping erases
     // annotations only), so the case holds on every supported Node.
     [
@@ -25,8 +30,16 @@ describe('twolink run --controller: bad modules are input errors', () => {
       () => write('law.ts', 'enum Gain { Zero = 0 }\nexport default (ctx: unknown) => ({ update: () => [Gain.Zero, 0] });'),
       /^twolink: controller .*law\.ts: cannot import it: .*\(compile TypeScript to JavaScript first/,
     ],
-    ['no factory', () => write('nofactory.js', 'export const update = () => [0, 0];'), /the default export must be a function createController\(context\), got undefined$/],
-    ['a factory that throws', () => write('throws.js', "export default (ctx) => { throw new Error('needs ' + ctx.rig.joints + ' gains'); };"), /createController\(context\) threw: needs 2 gains$/],
+    [
+      'no factory',
+      () => write('nofactory.js', 'export const update = () => [0, 0];'),
+      /the default export must be a function createController\(context\), got undefined$/,
+    ],
+    [
+      'a factory that throws',
+      () => write('throws.js', "export default (ctx) => { throw new Error('needs ' + ctx.rig.joints + ' gains'); };"),
+      /createController\(context\) threw: needs 2 gains$/,
+    ],
   ];
   for (const [what, file, message] of cases) {
     it(what, async () => {

@@ -28,7 +28,10 @@ const IN_RUN: [string, RegExp][] = [
   ['interval-in-update', /^started a timer \(setInterval\)/],
   // Issue 32: a rejection nobody catches, from inside update; late on every other tick (the window rule, docs/safety.md).
   ['rejects-in-update', /^a promise rejected and nothing caught it: lookup table missing$/],
-  ['late-every-other', /^update was slower than the loop period of 2\.00 ms on 11 of the last 100 ticks \(the rule: more than 10 of 100; this one took \d+\.\d\d ms/],
+  [
+    'late-every-other',
+    /^update was slower than the loop period of 2\.00 ms on 11 of the last 100 ticks \(the rule: more than 10 of 100; this one took \d+\.\d\d ms/,
+  ],
 ];
 
 /** Faults while loading (nothing moved): the same, from createController or the module. */
@@ -61,7 +64,9 @@ describe('in virtual time: the loop stops with a fault naming the file, the moto
 
   for (const [name, what] of AT_LOAD) {
     it(`${name} (while loading: a ControllerFault, nothing runs)`, async () => {
-      const err = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { controller: file(name), maxSeconds: 30 }).catch((e: unknown) => e);
+      const err = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { controller: file(name), maxSeconds: 30 }).catch(
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ControllerFault);
       expect((err as ControllerFault).stop).toEqual(stopOf(name, what));
     });
@@ -71,7 +76,10 @@ describe('in virtual time: the loop stops with a fault naming the file, the moto
     // A following-error limit as wide as the joint's range: the limit guard is what this test is about.
     const free = { ...rig, limits: rig.limits.map((l) => ({ ...l, followingError: 2 * Math.PI })) };
     const r = await virtualRun(free, [builtinPath(free.arm, 'reach')!], { controller: file('update-writes'), maxSeconds: 30 });
-    expect(r.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'limit', joint: 0, deg: expect.any(Number), minDeg: expect.closeTo(-150, 6), maxDeg: expect.closeTo(150, 6) } });
+    expect(r.summary.stop).toEqual({
+      kind: 'fault',
+      fault: { kind: 'limit', joint: 0, deg: expect.any(Number), minDeg: expect.closeTo(-150, 6), maxDeg: expect.closeTo(150, 6) },
+    });
     expect(r.summary.stopReason).toMatch(/^fault:limit joint 1 at 15\d\.\d deg, outside -150\.\.150 deg$/); // the words people read
     expect(r.mock.plant.duty).toEqual([0, 0]);
     // The stop is the loop's guard on its own copy of the limits: the arm coasts a few degrees, no more.
@@ -110,7 +118,9 @@ describe('twolink hil: a suite of hostile controllers, then a good one', () => {
       const row = r.stdout.split('\n').find((l) => l.startsWith(`${name} `));
       expect(row).toMatch(/ FAIL /);
       expect(row).toContain(`stop reason: fault:controller: ${file(name)}: `);
-      expect(row).toMatch(new RegExp(`stop reason: fault:controller: ${esc(file(name))}: ${what.source.replace(/^\^/, '').replace(/\$$/, '')}`));
+      expect(row).toMatch(
+        new RegExp(`stop reason: fault:controller: ${esc(file(name))}: ${what.source.replace(/^\^/, '').replace(/\$$/, '')}`),
+      );
     });
   }
 
@@ -123,7 +133,9 @@ describe('twolink hil: a suite of hostile controllers, then a good one', () => {
 describe('twolink run: a controller that faults while loading is a stop, exit code 1, nothing moved', () => {
   for (const [name, what] of AT_LOAD) {
     it(name, async () => {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', file(name)], { timeoutMs: 120_000 });
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', file(name)], {
+        timeoutMs: 120_000,
+      });
       expect(r.signal).toBeNull();
       expect(r.code).toBe(1);
       expectNoTrace(r);

@@ -58,8 +58,16 @@ describe('the example controllers on the mock rig', () => {
 
 describe('a misbehaving controller stops the arm with a fault naming the file', () => {
   const bad: [string, string, RegExp][] = [
-    ['throws.js', "let n = 0; export default () => ({ update() { if (++n > 20) throw new Error('table index out of range'); return [0, 0]; } });", /^[^ ]*throws\.js: update threw: table index out of range/],
-    ['nan.js', 'let n = 0; export default () => ({ update: () => (++n > 20 ? [NaN, 0] : [0, 0]) });', /^[^ ]*nan\.js: update returned NaN as the torque of joint 1/],
+    [
+      'throws.js',
+      "let n = 0; export default () => ({ update() { if (++n > 20) throw new Error('table index out of range'); return [0, 0]; } });",
+      /^[^ ]*throws\.js: update threw: table index out of range/,
+    ],
+    [
+      'nan.js',
+      'let n = 0; export default () => ({ update: () => (++n > 20 ? [NaN, 0] : [0, 0]) });',
+      /^[^ ]*nan\.js: update returned NaN as the torque of joint 1/,
+    ],
     ['three.js', 'export default () => ({ update: () => [0, 0, 0] });', /^[^ ]*three\.js: update returned 3 torques for a 2-joint arm/],
     [
       'slow.js',

@@ -15,7 +15,8 @@ describe('twolink demo', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^twolink demo: /);
     for (const o of ['--rig', '--traj', '--headless', '--record', '--foxglove', '--max-seconds']) expect(help.stdout).toContain(`  ${o} `);
-    for (const o of ['--port', '--controller', '--mode', '--stiffness', '--constrain', '--wiring']) expect(help.stdout).not.toContain(`  ${o} `);
+    for (const o of ['--port', '--controller', '--mode', '--stiffness', '--constrain', '--wiring'])
+      expect(help.stdout).not.toContain(`  ${o} `);
     const port = await twolink(['demo', '--port', '/dev/ttyACM0']);
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/demo: Unknown option '--port'/);
@@ -26,7 +27,11 @@ describe('twolink demo', () => {
     async () => {
       // Its live view's port as a value: its `live` record on fd 3 (TWOLINK_REPORT_FD, src/run/run-report.ts).
       const env = { ...process.env, [REPORT_FD_ENV]: '3' };
-      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'demo', '--headless', '--foxglove', '0', '--traj', 'point'], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'demo', '--headless', '--foxglove', '0', '--traj', 'point'], {
+        cwd: ROOT,
+        env,
+        stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      });
       let stderr = '';
       const urlP = new Promise<string>((resolve, reject) =>
         createInterface({ input: child.stdio[3] as Readable }).on('line', (line) => {

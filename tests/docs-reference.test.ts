@@ -27,10 +27,20 @@ describe('docs/reference/', () => {
   it('rig-file.md is the rig file schema, every field with its type, default, range and meaning', async () => {
     const page = rigFileReference();
     // Every section of the schema is in it, down to the mock's adapter and the H-bridge's numbers.
-    for (const path of ['arm', 'control.pid', 'control.pid.schedule[]', 'plant.adapter', 'motors[].driver (as an object)', 'firmata.sensors[] (type "potentiometer")', 'wiring']) {
+    for (const path of [
+      'arm',
+      'control.pid',
+      'control.pid.schedule[]',
+      'plant.adapter',
+      'motors[].driver (as an object)',
+      'firmata.sensors[] (type "potentiometer")',
+      'wiring',
+    ]) {
       expect(page, path).toContain(`## \`${path}\``);
     }
-    expect(page).toMatch(/\| `L1` \| number \| \(required\) \| at least 0\.001 m \(a bench-top arm\); at most 10 m \(a bench-top arm\) \| length of link 1 \[m\] \|/);
+    expect(page).toMatch(
+      /\| `L1` \| number \| \(required\) \| at least 0\.001 m \(a bench-top arm\); at most 10 m \(a bench-top arm\) \| length of link 1 \[m\] \|/,
+    );
     expect(page).toMatch(/\| `watchdogMs` \| integer \| `100` \| 10 to 1000 \| Board watchdog timeout \[ms\]\. \|/);
     await expect(page, STALE).toMatchFileSnapshot('../docs/reference/rig-file.md');
   });

@@ -11,7 +11,9 @@ import { recommend } from '../src/cli/doctor-command.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
 
 async function doctorJson(adapter: string, extra: string[] = []): Promise<Record<string, any>> {
-  const r = await twolink(['doctor', '--mock', '--rig', 'rigs/mock-arm.json', '--adapter', adapter, '--pings', '400', '--json', ...extra], { timeoutMs: 120_000 });
+  const r = await twolink(['doctor', '--mock', '--rig', 'rigs/mock-arm.json', '--adapter', adapter, '--pings', '400', '--json', ...extra], {
+    timeoutMs: 120_000,
+  });
   expect(r.code, r.stderr).toBe(0);
   return JSON.parse(r.stdout.trim().split('\n').pop()!);
 }
@@ -33,7 +35,9 @@ describe('twolink doctor --mock (virtual time through the adapter model)', () =>
         expect(typeof c.evidence).toBe('string');
         expect(c.fix === null || typeof c.fix === 'string').toBe(true);
       }
-      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'memory locking', 'CPU governor', 'adapter', 'round trip']));
+      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(
+        expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'memory locking', 'CPU governor', 'adapter', 'round trip']),
+      );
       // The 16U2 model: Timer0 every 4.096 ms plus a USB frame each way.
       expect(d.adapter).toMatchObject({ kind: '16u2', flushMs: 4.096 });
       expect(d.roundTripUs.clock).toBe('virtual');
@@ -113,7 +117,10 @@ describe('doctor checks from a fake /proc and /sys', () => {
   it('kernel and real-time limits: PREEMPT_RT passes, a voluntary kernel and no rtprio warn with the fix', () => {
     const root = mkdtempSync(join(tmpdir(), 'doctor-'));
     mkdirSync(join(root, 'proc/self'), { recursive: true });
-    writeFileSync(join(root, 'proc/self/limits'), 'Max locked memory         8388608              8388608              bytes\nMax realtime priority     0                    0\n');
+    writeFileSync(
+      join(root, 'proc/self/limits'),
+      'Max locked memory         8388608              8388608              bytes\nMax realtime priority     0                    0\n',
+    );
     writeFileSync(join(root, 'proc/self/status'), 'Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n');
     const k = kernelInfo(root, '#1 SMP Debian 6.1.0', '6.1.0-18-amd64');
     const r = realtimeInfo(root);
@@ -153,7 +160,9 @@ describe('twolink doctor without a cable', () => {
       expect(r.code === 0 || r.code === 1, r.stderr).toBe(true); // 1 only where a machine check fails
       const d = JSON.parse(r.stdout.trim().split('\n').pop()!);
       expect(d).toMatchObject({ adapter: null, roundTripUs: null, recommend: null });
-      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'serial path']));
+      expect(d.checks.map((c: { name: string }) => c.name)).toEqual(
+        expect.arrayContaining(['kernel preemption', 'SCHED_FIFO allowed', 'serial path']),
+      );
       const human = await twolink(['doctor']);
       expect(human.stdout).toMatch(/the cable and the round trip were not checked: twolink doctor --port PATH/);
       const rig = await twolink(['doctor', '--rig', 'rigs/mock-arm.json']);
@@ -193,7 +202,10 @@ describe('twolink doctor with no port: the machine (issue 34 item 3)', () => {
       const path = serial === 'auto' ? (process.platform === 'linux' ? 'tty' : 'serialport') : 'serialport';
       const line = human.stdout.split('\n').find((l) => l.startsWith('OS '));
       expect(line, human.stdout).toBeDefined();
-      const m = /^OS (.+); Node (v\d+\.\d+\.\d+) \((supported|end-of-life|untested)\); serial path (\S+) \(--serial (\S+)\); priority (.+)$/.exec(line!);
+      const m =
+        /^OS (.+); Node (v\d+\.\d+\.\d+) \((supported|end-of-life|untested)\); serial path (\S+) \(--serial (\S+)\); priority (.+)$/.exec(
+          line!,
+        );
       expect(m, line).not.toBeNull();
       expect(m![1]).toBe(osText);
       expect(m![2]).toBe(process.version);
@@ -201,7 +213,11 @@ describe('twolink doctor with no port: the machine (issue 34 item 3)', () => {
       expect(m![5]).toBe(serial);
       expect(m![6]).toMatch(/^(SCHED_FIFO \d+|HIGH priority class|ABOVE_NORMAL priority class|normal)/);
       const json = await twolink(['doctor', '--json', ...more], { timeoutMs: 60_000 });
-      const p = (JSON.parse(json.stdout) as { platform: { os: string; node: string; nodeStatus: string; serial: { choice: string; path: string }; priority: { what: string } } }).platform;
+      const p = (
+        JSON.parse(json.stdout) as {
+          platform: { os: string; node: string; nodeStatus: string; serial: { choice: string; path: string }; priority: { what: string } };
+        }
+      ).platform;
       expect(p).toMatchObject({ os: osText, node: process.version, nodeStatus: m![3], serial: { choice: serial, path } });
       expect(p.priority.what).toBe(m![6]);
     });

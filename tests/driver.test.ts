@@ -29,9 +29,17 @@ const refusal = rigFileErrorOf;
 describe('the presets: their datasheets, pinned', () => {
   it.each<[DriverPresetName, Partial<DriverParams>, string]>([
     ['l298n', { dropV: 1.4, seriesOhm: 1.15, maxSupplyV: 46, maxCurrentA: 2 }, 'ST L298: 2.55 V at 1 A, 3.7 V at 2 A; 46 V; 2 A DC'],
-    ['tb6612', { dropV: 0, seriesOhm: 0.5, maxSupplyV: 15, maxCurrentA: 1.2 }, 'Toshiba TB6612FNG: 0.5 ohm upper + lower; VM 15 V; 1.2 A average'],
+    [
+      'tb6612',
+      { dropV: 0, seriesOhm: 0.5, maxSupplyV: 15, maxCurrentA: 1.2 },
+      'Toshiba TB6612FNG: 0.5 ohm upper + lower; VM 15 V; 1.2 A average',
+    ],
     ['drv8871', { dropV: 0, seriesOhm: 0.565, maxSupplyV: 45, maxCurrentA: 3.6 }, 'TI DRV8871: 565 mOhm HS + LS; 45 V; 3.6 A peak'],
-    ['bts7960', { dropV: 0, seriesOhm: 0.016, maxSupplyV: 27.5, maxCurrentA: 43 }, 'Infineon BTS7960B: 7 + 9 mOhm; 27.5 V lock-out; 43 A limit'],
+    [
+      'bts7960',
+      { dropV: 0, seriesOhm: 0.016, maxSupplyV: 27.5, maxCurrentA: 43 },
+      'Infineon BTS7960B: 7 + 9 mOhm; 27.5 V lock-out; 43 A limit',
+    ],
     ['vnh5019', { dropV: 0, seriesOhm: 0.036, maxSupplyV: 41, maxCurrentA: 30 }, 'ST VNH5019A-E: 2 x 18 mOhm; 41 V; 30 A'],
   ])('%s: %o (%s), on the Arduino PWM (8 bit, 490 Hz)', (name, figures) => {
     expect(DRIVER_PRESETS[name]).toMatchObject({ ...figures, preset: name, pwmHz: 490, pwmBits: 8 });
@@ -39,7 +47,10 @@ describe('the presets: their datasheets, pinned', () => {
 
   it('the ideal bridge is the model without a bridge, bit for bit', () => {
     const bare = createActuatedArmModel({ ...l298n, motors: mockArm.motors.map(() => ({ ...l298n.motors[0]!, driver: undefined })) });
-    const ideal = createActuatedArmModel({ ...l298n, motors: mockArm.motors.map(() => ({ ...l298n.motors[0]!, driver: DRIVER_PRESETS.ideal })) });
+    const ideal = createActuatedArmModel({
+      ...l298n,
+      motors: mockArm.motors.map(() => ({ ...l298n.motors[0]!, driver: DRIVER_PRESETS.ideal })),
+    });
     for (const [duty, qd] of [
       [0.37, 1.3],
       [-0.91, -0.2],
@@ -66,8 +77,12 @@ describe('motors[j].driver in the rig file', () => {
 
   it('refuses, naming the field: an unknown preset, a supply above the bridge, a drop above the supply', () => {
     expect(refusal(() => withDriver('l293d')).message).toMatch(/x\.json: motors\[0\]\.driver: /);
-    expect(refusal(() => withDriver('tb6612', { supplyV: 24 })).message).toMatch(/motors\[0\]\.driver: the TB6612FNG H-bridge \(.*\) takes at most 15 V \(its datasheet\), but the supply is 24 V/);
-    expect(refusal(() => withDriver({ dropV: 13 })).message).toMatch(/motors\[0\]\.driver\.dropV: the H-bridge \(13 V \+ 0 ohm.*\) loses 13 V across its switches, no less than the 12 V supply/);
+    expect(refusal(() => withDriver('tb6612', { supplyV: 24 })).message).toMatch(
+      /motors\[0\]\.driver: the TB6612FNG H-bridge \(.*\) takes at most 15 V \(its datasheet\), but the supply is 24 V/,
+    );
+    expect(refusal(() => withDriver({ dropV: 13 })).message).toMatch(
+      /motors\[0\]\.driver\.dropV: the H-bridge \(13 V \+ 0 ohm.*\) loses 13 V across its switches, no less than the 12 V supply/,
+    );
     expect(refusal(() => withDriver({ preset: 'l298n', dropV: 1.4, pwmBits: 3.5 })).message).toMatch(/motors\[0\]\.driver/);
   });
 
@@ -95,8 +110,12 @@ describe('the feasibility check knows the driver', () => {
     expect(e).toBeInstanceOf(FeasibilityError);
     const f = e as FeasibilityError;
     expect(f.joint).toBe(0);
-    expect(f.message).toMatch(/joint 1: needs \d\.\d\d N m of the \d\.\d\d N m available \(the motor through its L298N H-bridge \(1\.4 V \+ 1\.15 ohm[^)]*\) on the 12 V supply at -?\d+ deg\/s/);
-    expect(f.message).toMatch(new RegExp(`more than the ${Math.round(FEASIBLE_HEADROOM * 100)} % twolink plans with through a declared H-bridge`));
+    expect(f.message).toMatch(
+      /joint 1: needs \d\.\d\d N m of the \d\.\d\d N m available \(the motor through its L298N H-bridge \(1\.4 V \+ 1\.15 ohm[^)]*\) on the 12 V supply at -?\d+ deg\/s/,
+    );
+    expect(f.message).toMatch(
+      new RegExp(`more than the ${Math.round(FEASIBLE_HEADROOM * 100)} % twolink plans with through a declared H-bridge`),
+    );
     expect(f.feasibleSpeed).toBe(0.65);
     expect(f.message).toMatch(/at --speed 0\.65 it fits, with 12 % of the torque to spare$/);
     // The speed it names passes, and so does any slower one.
@@ -122,7 +141,9 @@ describe('the feasibility check knows the driver', () => {
     'twolink run refuses it before anything moves, exit 2, with the --speed that fits',
     async () => {
       const r = await twolink(['run', '--rig', 'rigs/mock-arm-l298n.json', '--mock', '--traj', 'reach', '--json']);
-      expect(r.stderr).toMatch(/^twolink: trajectory "reach" at t = \d\.\d{3} s, joint 1: needs .*L298N H-bridge .* on the 12 V supply .*; at --speed 0\.65 it fits/);
+      expect(r.stderr).toMatch(
+        /^twolink: trajectory "reach" at t = \d\.\d{3} s, joint 1: needs .*L298N H-bridge .* on the 12 V supply .*; at --speed 0\.65 it fits/,
+      );
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
     },

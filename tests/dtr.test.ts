@@ -30,7 +30,15 @@ async function linkToResetBoard(bootS: number, o: { handshakeMs: number; bootloa
     const s = new SerialPortStream({ binding, path: '/dev/ttyACM0', baudRate: rig.link.baudRate, autoOpen: false });
     s.open((e) => (e ? reject(e) : resolve(s)));
   });
-  const link = new LineLink({ stream, name: '/dev/ttyACM0', baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, ...o });
+  const link = new LineLink({
+    stream,
+    name: '/dev/ttyACM0',
+    baudRate: rig.link.baudRate,
+    clock,
+    encoders: rig.encoders,
+    watchdogMs: 100,
+    ...o,
+  });
   const events: { e: LinkEvent; t: number }[] = [];
   link.onEvent((e) => events.push({ e, t: clock.now() }));
   return { clock, board, link, events, stream };
@@ -98,7 +106,8 @@ describe('the handshake with a board the open reset', () => {
     const r = await linkToResetBoard(1.5, { handshakeMs: 1000 });
     const opened = await drive(r.clock, r.link.open());
     expect(opened.ok).toBe(false);
-    if (!opened.ok) expect(opened.e.message).toMatch(/^\/dev\/ttyACM0: no twolink handshake within 1000 ms at \d+ baud: nothing at all came back/);
+    if (!opened.ok)
+      expect(opened.e.message).toMatch(/^\/dev\/ttyACM0: no twolink handshake within 1000 ms at \d+ baud: nothing at all came back/);
     expect(r.events.filter((x) => x.e.kind === 'waiting')).toHaveLength(0);
     r.board.dispose();
   });
@@ -108,7 +117,10 @@ describe('the handshake with a board the open reset', () => {
     const opened = await drive(r.clock, r.link.open());
     expect(opened.ok).toBe(false);
     if (!opened.ok) {
-      const m = /^\/dev\/ttyACM0: no twolink handshake within 1000 ms \+ 2500 ms for the bootloader \(opening the port reset the board\) at \d+ baud: nothing at all came back.* \(waited (\d+) ms, \d+ hellos\)$/.exec(opened.e.message);
+      const m =
+        /^\/dev\/ttyACM0: no twolink handshake within 1000 ms \+ 2500 ms for the bootloader \(opening the port reset the board\) at \d+ baud: nothing at all came back.* \(waited (\d+) ms, \d+ hellos\)$/.exec(
+          opened.e.message,
+        );
       expect(m, opened.e.message).not.toBeNull();
       expect(Number(m![1])).toBeGreaterThanOrEqual(3500);
       expect(Number(m![1])).toBeLessThan(3500 + 300); // bounded: at most one more hello's answer time
@@ -128,7 +140,16 @@ describe('the handshake with a board the open reset', () => {
     for (const boot of [true, false]) {
       const r = await linkToResetBoard(1.5, { handshakeMs: 1000 });
       const said: string[] = [];
-      const info = await drive(r.clock, probeLineBoard(r.stream, r.clock, rig.joints, 1000, boot ? { name: '/dev/ttyACM0', bootloaderMs: BOOTLOADER_WAIT_MS, say: (t) => said.push(t) } : undefined));
+      const info = await drive(
+        r.clock,
+        probeLineBoard(
+          r.stream,
+          r.clock,
+          rig.joints,
+          1000,
+          boot ? { name: '/dev/ttyACM0', bootloaderMs: BOOTLOADER_WAIT_MS, say: (t) => said.push(t) } : undefined,
+        ),
+      );
       expect(info.ok).toBe(true);
       if (info.ok) expect(info.v?.joints).toBe(boot ? rig.joints : undefined);
       expect(said).toEqual(boot ? [bootloaderWaitText('/dev/ttyACM0', 1000 + BOOTLOADER_WAIT_MS - 250)] : []);

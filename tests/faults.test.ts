@@ -92,7 +92,10 @@ describe('injected into the link and the board', () => {
 
   it('the cable is pulled (the port vanishes, EIO): fault:cable naming the port, the board watchdog stops the motors', async () => {
     const res = await withInjection('reach', 1.5, ['unplug']);
-    expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'cable', port: 'mock:mock-arm', code: 'EIO', message: 'the device was unplugged (EIO)' } });
+    expect(res.summary.stop).toEqual({
+      kind: 'fault',
+      fault: { kind: 'cable', port: 'mock:mock-arm', code: 'EIO', message: 'the device was unplugged (EIO)' },
+    });
     expect(res.summary.stopReason).toMatch(/^fault:cable: mock:mock-arm vanished \(the device was unplugged \(EIO\)\)/);
     expect(res.summary.stopOutcome).toBe('watchdog');
     endsAtZero(res);
@@ -109,14 +112,24 @@ describe('injected into the link and the board', () => {
     const clock = new VirtualClock();
     const mock = createLineMock(r, clock);
     const stream = await mock.openStream(115200);
-    const link = new LineLink({ stream, name: mock.path, baudRate: 115200, clock, encoders: r.encoders, watchdogMs: 100, handshakeMs: 1500 });
+    const link = new LineLink({
+      stream,
+      name: mock.path,
+      baudRate: 115200,
+      clock,
+      encoders: r.encoders,
+      watchdogMs: 100,
+      handshakeMs: 1500,
+    });
     const p = link.open();
     p.catch(() => undefined);
     for (let i = 0; i < 1700; i++) {
       clock.advanceBy(0.001);
       await settle();
     }
-    await expect(p).rejects.toThrow(/no twolink handshake within 1500 ms at 115200 baud: \d+ bytes came back but no valid twolink frame: wrong baud rate/);
+    await expect(p).rejects.toThrow(
+      /no twolink handshake within 1500 ms at 115200 baud: \d+ bytes came back but no valid twolink frame: wrong baud rate/,
+    );
     mock.dispose();
   });
 
@@ -126,7 +139,15 @@ describe('injected into the link and the board', () => {
     const mock = createFirmataMock(r, clock);
     const stream = await mock.openStream(r.link.baudRate);
     const line = { ...r, link: { ...r.link, transport: 'line' as const } };
-    const link = new LineLink({ stream, name: mock.path, baudRate: r.link.baudRate, clock, encoders: line.encoders, watchdogMs: 100, handshakeMs: 1500 });
+    const link = new LineLink({
+      stream,
+      name: mock.path,
+      baudRate: r.link.baudRate,
+      clock,
+      encoders: line.encoders,
+      watchdogMs: 100,
+      handshakeMs: 1500,
+    });
     const p = link.open();
     p.catch(() => undefined);
     for (let i = 0; i < 1700; i++) {
@@ -142,7 +163,10 @@ describe('injected into the arm', () => {
   it('a joint stalls: the twin alarm fires on it, then the following-error guard stops the arm: the joint does not move (jammed, or stuck: jammed or dead)', async () => {
     const res = await withInjection('point', 0.5, ['stall=1']);
     expect(res.events.some((e) => e.kind === 'alarm' && e.joints.includes(0))).toBe(true);
-    expect(res.result.core.stop).toMatchObject({ kind: 'fault', fault: { kind: 'following-error', joint: 0, cause: expect.stringMatching(/^(jammed|stuck)$/) } });
+    expect(res.result.core.stop).toMatchObject({
+      kind: 'fault',
+      fault: { kind: 'following-error', joint: 0, cause: expect.stringMatching(/^(jammed|stuck)$/) },
+    });
     endsAtZero(res);
   });
 
@@ -178,7 +202,10 @@ describe('injected into the arm', () => {
     const res = await withInjection('reach', 1.5, ['slip=1:200']);
     // The jump is one sample long: far more than joint 1 can turn in 2 ms, so the jump guard names its
     // encoder (the speed guard would have called it a speed), before the twin's alarm hold time.
-    expect(res.result.core.stop).toEqual({ kind: 'fault', fault: { kind: 'encoder-jump', joint: 0, deg: expect.closeTo((200 / 4800) * 360, 0), ms: expect.closeTo(2, 3) } });
+    expect(res.result.core.stop).toEqual({
+      kind: 'fault',
+      fault: { kind: 'encoder-jump', joint: 0, deg: expect.closeTo((200 / 4800) * 360, 0), ms: expect.closeTo(2, 3) },
+    });
   });
 
   it('an encoder slips by 20 counts: the twin residual sees it (no other guard does)', async () => {
@@ -257,7 +284,15 @@ describe('the host', () => {
       budget -= n;
       return writeSync(fd, buf, off, n, position);
     });
-    rec.open({ kind: 'header', twolink: 'x', protocol: 1, startedAt: '', joints: 2, rateHz: 500, rig: { file: 'x', name: 'x', content: null } });
+    rec.open({
+      kind: 'header',
+      twolink: 'x',
+      protocol: 1,
+      startedAt: '',
+      joints: 2,
+      rateHz: 500,
+      rig: { file: 'x', name: 'x', content: null },
+    });
     const row = new Float64Array(64).fill(0.5);
     let ok = true;
     for (let k = 0; k < 200 && ok; k++) {
@@ -280,7 +315,8 @@ describe('wiring mistakes during a run (the original rig file on a miswired mock
   // through the coupling, so joint 1 is named before joint 2's own diagnosis).
   const named: Record<string, RegExp> = {
     'reverse-motor=1': /^joint 1 moves against its command: its motor is reversed/,
-    'reverse-encoder=2': /^joints 1 and 2 move against their commands: .* or else joint 2 moves against its command: its encoder counts backwards/,
+    'reverse-encoder=2':
+      /^joints 1 and 2 move against their commands: .* or else joint 2 moves against its command: its encoder counts backwards/,
     'swap-motors': / or else joint 1 follows motor 2 and joint 2 motor 1: the motors \(or the encoders\) are swapped/,
   };
   for (const spec of ['reverse-motor=1', 'reverse-encoder=2', 'swap-motors']) {
@@ -288,7 +324,10 @@ describe('wiring mistakes during a run (the original rig file on a miswired mock
       const { parseWiring } = await import('../src/mock/wiring.js');
       const r = rig();
       const res = await virtualRun(r, [builtinPath(r.arm, 'reach')!], { wiring: parseWiring(spec, 2) });
-      expect(res.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'wiring', joint: 0, message: expect.stringMatching(named[spec]!) } });
+      expect(res.summary.stop).toEqual({
+        kind: 'fault',
+        fault: { kind: 'wiring', joint: 0, message: expect.stringMatching(named[spec]!) },
+      });
       const stop = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
       const start = res.rows.find((x) => LOOP_STATES[x[F.state]!] === 'track')!;
       expect(stop[F.t]! - start[F.t]!).toBeLessThan(1);

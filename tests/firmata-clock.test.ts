@@ -100,7 +100,8 @@ describe('clock recovery: board time from the report count', () => {
     expect(index).toEqual(taken.map((_, i) => i));
     expect(clock.period).toBeCloseTo(P, 6);
     // the board's own samples sit on its 1.024 ms Timer0 grid: n P is within one overflow of them
-    for (let i = 0; i < taken.length; i++) expect(Math.abs(clock.boardTime(i) - (taken[i]! - taken[0]!))).toBeLessThan(TIMER0_OVERFLOW_S + 1e-4);
+    for (let i = 0; i < taken.length; i++)
+      expect(Math.abs(clock.boardTime(i) - (taken[i]! - taken[0]!))).toBeLessThan(TIMER0_OVERFLOW_S + 1e-4);
   });
 
   it('board time does not depend on when the reports arrived: the same reports with other jitter get the same board times', () => {
@@ -113,7 +114,10 @@ describe('clock recovery: board time from the report count', () => {
     let boardSpread = 0;
     for (let i = 1; i < taken.length; i++) {
       arrivalSpread = Math.max(arrivalSpread, Math.abs(arrA[i]! - arrA[i - 1]! - (arrB[i]! - arrB[i - 1]!)));
-      boardSpread = Math.max(boardSpread, Math.abs(a.clock.boardTime(i) - a.clock.boardTime(i - 1) - (b.clock.boardTime(i) - b.clock.boardTime(i - 1))));
+      boardSpread = Math.max(
+        boardSpread,
+        Math.abs(a.clock.boardTime(i) - a.clock.boardTime(i - 1) - (b.clock.boardTime(i) - b.clock.boardTime(i - 1))),
+      );
     }
     // the intervals between arrivals differ by milliseconds; the intervals in board time by nanoseconds
     expect(arrivalSpread).toBeGreaterThan(0.002);

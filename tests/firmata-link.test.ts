@@ -36,13 +36,25 @@ describe('the handshake', () => {
     const s = await setup();
     open.push(s);
     const id = await pumpUntil(s.clock, s.link.open());
-    expect(id).toMatchObject({ transport: 'firmata', port: 'mock:mock-arm-firmata', firmware: 'ConfigurableFirmata.ino 2.10', board: 'mega', protocol: 'Firmata 2.6', joints: 2, countsPerRev: [4800, 2400] });
+    expect(id).toMatchObject({
+      transport: 'firmata',
+      port: 'mock:mock-arm-firmata',
+      firmware: 'ConfigurableFirmata.ino 2.10',
+      board: 'mega',
+      protocol: 'Firmata 2.6',
+      joints: 2,
+      countsPerRev: [4800, 2400],
+    });
     expect(s.link.five?.board.isReady).toBe(true);
     // 13 bytes per two-encoder report at 57600 baud: 3 ms, set with a raw sysex (firmata.js would send 10)
     expect(s.link.samplingIntervalMs).toBe(3);
     expect(s.mock.board.samplingIntervalMs).toBe(3);
     // the stock build has no watchdog: said loudly, in the identity too
-    expect(s.link.warnings).toEqual([expect.stringMatching(/^NO BOARD WATCHDOG: the firmware has no FirmataWatchdog \(it answered "Unhandled sysex command" to the watchdog query\)/)]);
+    expect(s.link.warnings).toEqual([
+      expect.stringMatching(
+        /^NO BOARD WATCHDOG: the firmware has no FirmataWatchdog \(it answered "Unhandled sysex command" to the watchdog query\)/,
+      ),
+    ]);
     expect(id.warnings).toEqual(s.link.warnings);
     expect(id.watchdogMs).toBeUndefined();
     expect(s.link.hasBoardWatchdog).toBe(false);
@@ -120,7 +132,9 @@ describe('the handshake', () => {
       };
     });
     const s = await opened(rig);
-    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual(["joint 2's encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed"]);
+    expect(s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'))).toEqual([
+      "joint 2's encoder: pin A (24) has no interrupt on this mega (interrupt pins: 2 3 18 19 20 21): counts will be missed at speed",
+    ]);
     expect(s.link.read()?.raw).toEqual([0, 0]);
   });
 
@@ -253,11 +267,17 @@ describe('encoders', () => {
   });
 
   it('firmware without FirmataEncoder is refused with an error naming ConfigurableFirmata and FirmataEncoder', async () => {
-    const s = await setup(firmataRig(), { features: { encoder: false }, firmware: { name: 'StandardFirmata.ino', major: 2, minor: 5 }, protocol: [2, 5] });
+    const s = await setup(firmataRig(), {
+      features: { encoder: false },
+      firmware: { name: 'StandardFirmata.ino', major: 2, minor: 5 },
+      protocol: [2, 5],
+    });
     open.push(s);
     const e = await rejection(s, s.link.open());
     expect(e.reason).toBe('no-encoder');
-    expect(e.message).toMatch(/^mock:mock-arm-firmata: StandardFirmata\.ino 2\.5 has no encoder support.*ConfigurableFirmata.*FirmataEncoder/);
+    expect(e.message).toMatch(
+      /^mock:mock-arm-firmata: StandardFirmata\.ino 2\.5 has no encoder support.*ConfigurableFirmata.*FirmataEncoder/,
+    );
   });
 });
 
@@ -326,7 +346,9 @@ describe('refusals', () => {
     open.push(s);
     const e = await rejection(s, s.link.open());
     expect(e.reason).toBe('pins');
-    expect(e.message).toMatch(/mock:mock-arm-firmata: motor 1's PWM pin 22 cannot do PWM on this mega \(PWM pins: 2 3 4 5 6 7 8 9 10 11 12 13 44 45 46\)/);
+    expect(e.message).toMatch(
+      /mock:mock-arm-firmata: motor 1's PWM pin 22 cannot do PWM on this mega \(PWM pins: 2 3 4 5 6 7 8 9 10 11 12 13 44 45 46\)/,
+    );
     expect(s.mock.board.stats.refused).toEqual([]);
   });
 });
@@ -398,7 +420,11 @@ describe('connection problems', () => {
     s.mock.unplug();
     await runFor(s.clock, 0.01);
     const cable = { port: 'mock:mock-arm-firmata', code: 'EIO', message: 'the device was unplugged (EIO)' };
-    expect(events).toContainEqual({ kind: 'closed', reason: 'mock:mock-arm-firmata: the port vanished (the device was unplugged (EIO))', cable });
+    expect(events).toContainEqual({
+      kind: 'closed',
+      reason: 'mock:mock-arm-firmata: the port vanished (the device was unplugged (EIO))',
+      cable,
+    });
     expect(() => s.link.writeDuty([0.1, 0.1])).not.toThrow();
     expect(await pumpUntil(s.clock, s.link.stop())).toBe('unconfirmed-no-watchdog');
     await expect(s.link.enable(true)).rejects.toThrow(LinkError);
@@ -419,7 +445,9 @@ describe('the shared sysex table', () => {
     // twolink reads the encoder replies off the stream itself and registers no sysex handler.
     const first = await setup();
     open.push(first);
-    const FirmataCtor = (await import('node:module')).createRequire(import.meta.url)('firmata') as { SYSEX_RESPONSE: Record<number, unknown> };
+    const FirmataCtor = (await import('node:module')).createRequire(import.meta.url)('firmata') as {
+      SYSEX_RESPONSE: Record<number, unknown>;
+    };
     FirmataCtor.SYSEX_RESPONSE[0x61] = () => {};
     await pumpUntil(first.clock, first.link.open());
     const second = await opened();
@@ -466,7 +494,9 @@ describe('the wire budget, on the wire', () => {
     const tooFast = await measure(1);
     const noted = (s: Setup): string[] => s.link.warnings.filter((w) => !w.startsWith('NO BOARD WATCHDOG'));
     expect(noted(open[0]!)).toEqual([]);
-    expect(noted(open[1]!)).toEqual(["firmata.samplingIntervalMs 1 ms is shorter than the 2.26 ms a 13-byte report takes at 57600 baud: reports will queue in the board's transmit buffer and arrive up to 13 ms old (0 = automatic: 3 ms)"]);
+    expect(noted(open[1]!)).toEqual([
+      "firmata.samplingIntervalMs 1 ms is shorter than the 2.26 ms a 13-byte report takes at 57600 baud: reports will queue in the board's transmit buffer and arrive up to 13 ms old (0 = automatic: 3 ms)",
+    ]);
     // asked for 1000 reports a second, the wire carries 5760 / 13 = 443
     expect(fits.readings).toBeGreaterThan(320);
     expect(fits.readings).toBeLessThan(340);

@@ -189,7 +189,23 @@ describe('the rig file firmata section', () => {
 describe('the framer (one for the host and the emulated board)', () => {
   it("splits the board's bytes: a report, an analog message, a version, with stray bytes counted", () => {
     const f = new FirmataFramer({ from: 'board' });
-    const bytes = [0x12, FIRMATA.START_SYSEX, FIRMATA.ENCODER_DATA, 0x41, 1, 0, 0, 0, FIRMATA.END_SYSEX, FIRMATA.ANALOG_MESSAGE | 3, 0x7f, 0x07, FIRMATA.REPORT_VERSION, 2, 6];
+    const bytes = [
+      0x12,
+      FIRMATA.START_SYSEX,
+      FIRMATA.ENCODER_DATA,
+      0x41,
+      1,
+      0,
+      0,
+      0,
+      FIRMATA.END_SYSEX,
+      FIRMATA.ANALOG_MESSAGE | 3,
+      0x7f,
+      0x07,
+      FIRMATA.REPORT_VERSION,
+      2,
+      6,
+    ];
     // fed one byte at a time or all at once, the same messages
     const one = bytes.flatMap((b) => f.push([b]));
     const all = new FirmataFramer({ from: 'board' }).push(bytes);
@@ -214,7 +230,9 @@ describe('the framer (one for the host and the emulated board)', () => {
     expect(long[0]!.kind === 'sysex' && long[0]!.body.length).toBe(63);
     // the host's framer abandons a sysex at a command byte instead
     const h = new FirmataFramer({ from: 'board' });
-    expect(h.push([FIRMATA.START_SYSEX, 0x71, 1, FIRMATA.ANALOG_MESSAGE, 1, 2])).toEqual([{ kind: 'command', cmd: FIRMATA.ANALOG_MESSAGE, channel: 0, data: [1, 2] }]);
+    expect(h.push([FIRMATA.START_SYSEX, 0x71, 1, FIRMATA.ANALOG_MESSAGE, 1, 2])).toEqual([
+      { kind: 'command', cmd: FIRMATA.ANALOG_MESSAGE, channel: 0, data: [1, 2] },
+    ]);
     expect(h.stray).toBe(3);
   });
 });
@@ -223,7 +241,10 @@ describe("the watchdog feature's messages", () => {
   it('arm carries the timeout in two 7-bit bytes and the pins; status and fired decode back', () => {
     expect(encodeWatchdogArm(100, [5, 6])).toEqual([WATCHDOG.ARM, 100, 0, 5, 6]);
     expect(encodeWatchdogArm(1000, [44])).toEqual([WATCHDOG.ARM, 1000 & 0x7f, 1000 >> 7, 44]);
-    expect(decodeWatchdog(encodeWatchdogStatus(WATCHDOG.ARM, { version: 1, timeoutMs: 1000, pins: [44] }))).toEqual({ kind: 'status', status: { version: 1, timeoutMs: 1000, pins: [44] } });
+    expect(decodeWatchdog(encodeWatchdogStatus(WATCHDOG.ARM, { version: 1, timeoutMs: 1000, pins: [44] }))).toEqual({
+      kind: 'status',
+      status: { version: 1, timeoutMs: 1000, pins: [44] },
+    });
     expect(decodeWatchdog([WATCHDOG.FIRED, 2, 101, 0])).toEqual({ kind: 'fired', zeroed: 2, silentMs: 101 });
     expect(decodeWatchdog([WATCHDOG.FIRED, 2])).toBeUndefined();
     expect(decodeWatchdog([0x05, 1, 2, 3])).toBeUndefined();
@@ -261,7 +282,9 @@ describe("checkWiring (pure: capabilities and the rig file's wiring)", () => {
     const uno = parseCapabilities(encodeCapabilities(capabilities(BOARDS.uno, { encoder: true })));
     expect(checkWiring(uno, good, 'fw', 6).error).toEqual({
       reason: 'mismatch',
-      message: expect.stringMatching(/^the board reports 20 pins, the rig file says firmata.board "mega" \(70 pins\): it is an Uno; set firmata.board to "uno" .*rigs\/mock-arm-firmata-uno.json/),
+      message: expect.stringMatching(
+        /^the board reports 20 pins, the rig file says firmata.board "mega" \(70 pins\): it is an Uno; set firmata.board to "uno" .*rigs\/mock-arm-firmata-uno.json/,
+      ),
     });
     // The shipped Uno rig file is what the hint says: it loads, and its wiring passes on an Uno's pins.
     const unoRig = loadRig('rigs/mock-arm-firmata-uno.json');
@@ -270,9 +293,14 @@ describe("checkWiring (pure: capabilities and the rig file's wiring)", () => {
     const noPwm = wiring({ board: 'mega', motors: [{ pwm: 22, dir: 4 }], sensors: [{ type: 'encoder', pinA: 2, pinB: 3 }] });
     expect(checkWiring(mega, noPwm, 'fw', 16).error?.message).toMatch(/^motor 1's PWM pin 22 cannot do PWM on this mega/);
     const plain = parseCapabilities(encodeCapabilities(capabilities(BOARDS.mega, { encoder: false })));
-    expect(checkWiring(plain, good, 'StandardFirmata 2.5', 16).error).toEqual({ reason: 'no-encoder', message: expect.stringMatching(/^StandardFirmata 2.5 has no encoder support/) });
+    expect(checkWiring(plain, good, 'StandardFirmata 2.5', 16).error).toEqual({
+      reason: 'no-encoder',
+      message: expect.stringMatching(/^StandardFirmata 2.5 has no encoder support/),
+    });
     const polled = wiring({ board: 'mega', motors: [{ pwm: 5, dir: 4 }], sensors: [{ type: 'encoder', pinA: 24, pinB: 25 }] });
-    expect(checkWiring(mega, polled, 'fw', 16).warnings).toEqual([expect.stringMatching(/^joint 1's encoder: pin A \(24\) has no interrupt/)]);
+    expect(checkWiring(mega, polled, 'fw', 16).warnings).toEqual([
+      expect.stringMatching(/^joint 1's encoder: pin A \(24\) has no interrupt/),
+    ]);
   });
 
   it('resolveWiring refuses a pin the board does not have, naming the field', () => {

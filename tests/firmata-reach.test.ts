@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { firmataReach, firmataVariant, lineReach } from '../src/bench/firmata.js';
 import { loadRig } from '../src/config/load.js';
 
-const report = (label: string, rms: number[], max: number[]): void => console.log(`${label}: tracking RMS ${rms.map((v) => v.toFixed(3)).join(' / ')} deg, max ${max.map((v) => v.toFixed(3)).join(' / ')} deg`);
+const report = (label: string, rms: number[], max: number[]): void =>
+  console.log(
+    `${label}: tracking RMS ${rms.map((v) => v.toFixed(3)).join(' / ')} deg, max ${max.map((v) => v.toFixed(3)).join(' / ')} deg`,
+  );
 
 describe('the seed reach over Firmata', () => {
   const base = loadRig('rigs/mock-arm-firmata.json');
@@ -40,7 +43,16 @@ describe('the seed reach over Firmata', () => {
     const stale = firmataVariant(base, 57600, 333, 1);
     const tooFast = await firmataReach(stale);
     // no cause: a stale report is no motor's trouble
-    expect(tooFast.summary.stop).toEqual({ kind: 'fault', fault: { kind: 'following-error', joint: expect.any(Number), errorDeg: expect.any(Number), limitDeg: expect.closeTo(10, 9), t: expect.any(Number) } });
+    expect(tooFast.summary.stop).toEqual({
+      kind: 'fault',
+      fault: {
+        kind: 'following-error',
+        joint: expect.any(Number),
+        errorDeg: expect.any(Number),
+        limitDeg: expect.closeTo(10, 9),
+        t: expect.any(Number),
+      },
+    });
     // Without the limit, the whole reach: several times worse than the 3 ms reports.
     const free = await firmataReach({ ...stale, limits: stale.limits.map((l) => ({ ...l, followingError: Math.PI })) });
     report('Firmata 57600 baud, 333 Hz, 1 ms reports', free.summary.tracking.rmsDeg, free.summary.tracking.maxDeg);

@@ -152,7 +152,17 @@ describe('a board that was not reset between sessions', () => {
     // the same board, not reset: its encoders are still attached and counting
     const stream = await s.mock.openStream();
     const rig = s.rig;
-    const second = new FirmataLink({ stream, name: 'second', baudRate: rig.link.baudRate, clock: s.clock, firmata: rig.firmata!, encoders: rig.encoders, handshakeMs: 3000, answerMs: 500, watchdogMs: 100 });
+    const second = new FirmataLink({
+      stream,
+      name: 'second',
+      baudRate: rig.link.baudRate,
+      clock: s.clock,
+      firmata: rig.firmata!,
+      encoders: rig.encoders,
+      handshakeMs: 3000,
+      answerMs: 500,
+      watchdogMs: 100,
+    });
     open.push({ ...s, stream, link: second });
     await pumpUntil(s.clock, second.open());
     expect(s.mock.board.stats.resets).toBe(0);
@@ -203,7 +213,10 @@ describe('the watchdog', () => {
     expect(zeroedAt - silentFrom).toBeLessThan(0.1 + 0.004);
     expect(s.mock.board.pin(5).state).toBe(0);
     expect(s.mock.board.pin(6).state).toBe(0);
-    expect(events).toContainEqual({ kind: 'watchdog', text: expect.stringMatching(/^the board's FirmataWatchdog zeroed 2 motor\(s\) after 10\d ms without a message from the host$/) });
+    expect(events).toContainEqual({
+      kind: 'watchdog',
+      text: expect.stringMatching(/^the board's FirmataWatchdog zeroed 2 motor\(s\) after 10\d ms without a message from the host$/),
+    });
   });
 
   it('absent (stock Firmata): loud at start-up; a host that stops commanding has its motors zeroed by the link, and a stop it cannot confirm says there is no watchdog', async () => {

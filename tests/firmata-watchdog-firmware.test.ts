@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { hangGuardMs } from './helpers/hang-guard.js';
 import { ROOT } from './helpers/cli.js';
 
-const INSTALL_AVR = 'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` (CI installs these packages)';
+const INSTALL_AVR =
+  'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` (CI installs these packages)';
 
 describe('the FirmataWatchdog feature class', () => {
   it(
@@ -17,10 +18,15 @@ describe('the FirmataWatchdog feature class', () => {
     () => {
       if (spawnSync('sh', ['-c', 'command -v avr-g++']).status !== 0) throw new Error(INSTALL_AVR);
       const out = mkdtempSync(join(tmpdir(), 'twolink-watchdog-'));
-      const r = spawnSync('make', ['--no-print-directory', '-C', join(ROOT, 'firmware-protocol/firmata-watchdog/check'), `OUT=${out}`], { encoding: 'utf8', timeout: hangGuardMs(120_000) });
+      const r = spawnSync('make', ['--no-print-directory', '-C', join(ROOT, 'firmware-protocol/firmata-watchdog/check'), `OUT=${out}`], {
+        encoding: 'utf8',
+        timeout: hangGuardMs(120_000),
+      });
       expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
       // avr-size's line for each board: the feature's code is well under a kilobyte of flash
-      const sizes = [...`${r.stdout}`.matchAll(/^\s*(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\w+\s+\S+FirmataWatchdog\.o$/gm)].map((m) => Number(m[1]));
+      const sizes = [...`${r.stdout}`.matchAll(/^\s*(\d+)\s+(\d+)\s+(\d+)\s+\d+\s+\w+\s+\S+FirmataWatchdog\.o$/gm)].map((m) =>
+        Number(m[1]),
+      );
       expect(sizes).toHaveLength(2);
       for (const text of sizes) expect(text).toBeLessThan(1024);
     },

@@ -2,10 +2,22 @@
 // rig's when the simulated board stalled, its clock lagged, or its plant was starved; the host's
 // otherwise. Constructed runs, and the lag tracker on constructed arrivals: no clock, no simulator.
 import { describe, expect, it } from 'vitest';
-import { blameOf, LagTracker, retryIfStarved, RIG_BEHIND_MS, RIG_LAG_MS, RIG_PLANT_LATE, rigFault, type StockRun } from '../src/bench/firmware-stock.js';
+import {
+  blameOf,
+  LagTracker,
+  retryIfStarved,
+  RIG_BEHIND_MS,
+  RIG_LAG_MS,
+  RIG_PLANT_LATE,
+  rigFault,
+  type StockRun,
+} from '../src/bench/firmware-stock.js';
 import { cpuUsers, cpuUsersText, type CpuSnapshot } from '../src/time/cpu-users.js';
 
-const FOLLOWING = { kind: 'stopped', stop: { kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 10.2, limitDeg: 10, t: 0.6 } } } as const;
+const FOLLOWING = {
+  kind: 'stopped',
+  stop: { kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 10.2, limitDeg: 10, t: 0.6 } },
+} as const;
 
 /** A run that stopped with a following error while its rig kept time; `over` changes that. */
 function run(over: Partial<StockRun> = {}): StockRun {
@@ -23,18 +35,24 @@ function run(over: Partial<StockRun> = {}): StockRun {
 describe('blameOf: the rig or the host', () => {
   it('a rig that kept time: the host is to blame, with the figures that clear the rig', () => {
     expect(rigFault(run())).toBeUndefined();
-    expect(blameOf(run())).toBe('the simulated board kept time (at most 27 ms behind the wall clock, its clock lagging 4 ms for 100 ms at most, the plant late on 1.0 % of the slices): the host is to blame');
+    expect(blameOf(run())).toBe(
+      'the simulated board kept time (at most 27 ms behind the wall clock, its clock lagging 4 ms for 100 ms at most, the plant late on 1.0 % of the slices): the host is to blame',
+    );
   });
 
   it('a board that stalled 100 ms or more is the rig', () => {
     const b = blameOf(run({ boardBehindMs: RIG_BEHIND_MS + 12 }));
-    expect(b).toMatch(/^the simulated board fell 112 ms behind the wall clock: the rig was starved by a busy machine \(the rig's fault, not the host's/);
+    expect(b).toMatch(
+      /^the simulated board fell 112 ms behind the wall clock: the rig was starved by a busy machine \(the rig's fault, not the host's/,
+    );
   });
 
   it('a board clock that lagged for 100 ms is the rig, with the lag (a following error while the plant kept up: 69 ms held)', () => {
     expect(rigFault(run({ lagMs: { peak: RIG_LAG_MS - 1, held: RIG_LAG_MS - 1 } }))).toBeUndefined();
     const b = blameOf(run({ lagMs: { peak: 84.7, held: 69.3 } }));
-    expect(b).toMatch(/^its clock lagged the wall clock by 69 ms for 100 ms \(at most 85 ms\): the host took every report for that much older: the rig was starved/);
+    expect(b).toMatch(
+      /^its clock lagged the wall clock by 69 ms for 100 ms \(at most 85 ms\): the host took every report for that much older: the rig was starved/,
+    );
   });
 
   it('a starved plant (the encoder pins on old counts) is the rig, with how late it was', () => {
@@ -42,15 +60,21 @@ describe('blameOf: the rig or the host', () => {
     const lateSlices = Math.ceil(slices * RIG_PLANT_LATE);
     expect(rigFault(run({ plant: { slices, lateSlices: lateSlices - 1, maxLate: 40, lateMs: 80 } }))).toBeUndefined();
     const b = blameOf(run({ plant: { slices, lateSlices: 2827, maxLate: 40, lateMs: 706.5 } }));
-    expect(b).toMatch(/^the plant was late on 42\.7 % of the slices \(2827 of 6628, 707 ms of board time, up to 40 slices at once\): the encoder pins did not follow the arm: the rig was starved/);
+    expect(b).toMatch(
+      /^the plant was late on 42\.7 % of the slices \(2827 of 6628, 707 ms of board time, up to 40 slices at once\): the encoder pins did not follow the arm: the rig was starved/,
+    );
   });
 
   it('a starved rig names what had the CPU meanwhile, with its scheduling', () => {
-    expect(blameOf(run({ boardBehindMs: 150 }))).toMatch(/on the CPU meanwhile \(load 1\.2\): fil_harness uno-firmata \(pid 8258\) \[FIFO 45\] 41 %$/);
+    expect(blameOf(run({ boardBehindMs: 150 }))).toMatch(
+      /on the CPU meanwhile \(load 1\.2\): fil_harness uno-firmata \(pid 8258\) \[FIFO 45\] 41 %$/,
+    );
   });
 
   it('every cause is named when there are several', () => {
-    const r = rigFault(run({ boardBehindMs: 150, lagMs: { peak: 90, held: 40 }, plant: { slices: 100, lateSlices: 50, maxLate: 40, lateMs: 12 } }))!;
+    const r = rigFault(
+      run({ boardBehindMs: 150, lagMs: { peak: 90, held: 40 }, plant: { slices: 100, lateSlices: 50, maxLate: 40, lateMs: 12 } }),
+    )!;
     expect(r.split('; ')).toHaveLength(3);
   });
 });
@@ -107,7 +131,9 @@ describe('retryIfStarved: a starved rig runs once more, and only once', () => {
     expect(s.calls()).toBe(2);
     expect(ok(r.runs)).toBe(true);
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^the rig was starved: the simulated board fell 640 ms behind the wall clock \(busy: fil_harness .*\[FIFO 45\] 41 %\); running once more$/);
+    expect(said[0]).toMatch(
+      /^the rig was starved: the simulated board fell 640 ms behind the wall clock \(busy: fil_harness .*\[FIFO 45\] 41 %\); running once more$/,
+    );
   });
 
   it("starved twice: the second attempt is given back, failed, with the first attempt's blame", async () => {

@@ -15,7 +15,9 @@ const arduinoCore = '/usr/share/arduino/hardware/arduino/avr/cores/arduino/Ardui
 // A hang guard (tests/helpers/hang-guard.ts): make runs the compilers, slow on a loaded machine.
 const TIMEOUT_MS = hangGuardMs(180_000);
 
-const INSTALL_AVR = 'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' + '(CI installs these packages)';
+const INSTALL_AVR =
+  'the AVR toolchain is missing: install it with `sudo apt-get install gcc-avr avr-libc arduino-core-avr` ' +
+  '(CI installs these packages)';
 
 /** Runs make in the firmware folder; the output is returned for the assertion messages. */
 function make(...targets: string[]): { status: number | null; output: string } {

@@ -5,7 +5,14 @@
 // before the float torque is applied). `--mode float` takes no trajectory to follow.
 import { describe, expect, it } from 'vitest';
 import { loadRig } from '../src/config/load.js';
-import { CONSTRAINT_NEAR_M, constraintDistance, constraintIssue, FloatLaw, floatSettings, type FloatConstraint } from '../src/control/float.js';
+import {
+  CONSTRAINT_NEAR_M,
+  constraintDistance,
+  constraintIssue,
+  FloatLaw,
+  floatSettings,
+  type FloatConstraint,
+} from '../src/control/float.js';
 import { endpoint } from '../src/model/kinematics.js';
 import type { TwoLinkParams } from '../src/model/types.js';
 import { virtualRun } from '../src/run/virtual.js';
@@ -22,9 +29,13 @@ const START = rig.plant!.start; // hanging: [-90, 0] deg, the endpoint at (0, -0
 
 describe('constraintIssue (src/control/float.ts)', () => {
   it('names the reach for points out of it (a length typed in millimetres) and a circle beyond it', () => {
-    expect(constraintIssue(rig, line(300, -300, 300, 100))).toMatch(/the point \(300, -300\) m is 424\.3 m from joint 1, out of reach: the arm reaches from 0\.05 to 0\.55 m/);
+    expect(constraintIssue(rig, line(300, -300, 300, 100))).toMatch(
+      /the point \(300, -300\) m is 424\.3 m from joint 1, out of reach: the arm reaches from 0\.05 to 0\.55 m/,
+    );
     expect(constraintIssue(rig, line(10, 0, 10, 1))).toMatch(/\(10, 0\) m is 10 m from joint 1, out of reach/);
-    expect(constraintIssue(rig, { kind: 'circle', centre: [0, 0], radius: 100 })).toMatch(/the circle spans 100 to 100 m from joint 1, beyond the reach: the arm reaches from 0\.05 to 0\.55 m/);
+    expect(constraintIssue(rig, { kind: 'circle', centre: [0, 0], radius: 100 })).toMatch(
+      /the circle spans 100 to 100 m from joint 1, beyond the reach: the arm reaches from 0\.05 to 0\.55 m/,
+    );
     expect(constraintIssue(rig, { kind: 'circle', centre: [2, 0], radius: 0.1 })).toMatch(/beyond the reach/);
     expect(constraintIssue(rig, { kind: 'circle', centre: [0.3, 0], radius: 0 })).toMatch(/not a circle/);
     expect(constraintIssue(rig, line(0.3, 0, 0.3, 0.0005))).toMatch(/the same/);
@@ -36,7 +47,9 @@ describe('constraintIssue (src/control/float.ts)', () => {
 
   it('with the start pose: the constraint must pass within 10 mm of the endpoint there', () => {
     const p = endpoint(arm, START);
-    expect(constraintIssue(rig, line(0.3, -0.3, 0.3, 0.1), START)).toMatch(/the line passes 300 mm from the endpoint at the start pose \(0, -0\.55\) m/);
+    expect(constraintIssue(rig, line(0.3, -0.3, 0.3, 0.1), START)).toMatch(
+      /the line passes 300 mm from the endpoint at the start pose \(0, -0\.55\) m/,
+    );
     expect(constraintIssue(rig, line(0.3, -0.3, 0.3, 0.1))).toBeUndefined(); // reachable; only the start rules it out
     expect(constraintIssue(rig, line(p[0], p[1], 0.3, -0.4), START)).toBeUndefined();
     const near = line(0, p[1] + 0.9 * CONSTRAINT_NEAR_M, 0.1, p[1] + 0.9 * CONSTRAINT_NEAR_M + 0.011);
@@ -46,9 +59,13 @@ describe('constraintIssue (src/control/float.ts)', () => {
 });
 
 describe('twolink run --mode float --constrain: refused before motion, exit 2, the reach named', () => {
-  const run = (c: string): Promise<Awaited<ReturnType<typeof twolink>>> => twolink(['run', '--rig', RIG, '--mock', '--mode', 'float', '--constrain', c, '--max-seconds', '1', '--json']);
+  const run = (c: string): Promise<Awaited<ReturnType<typeof twolink>>> =>
+    twolink(['run', '--rig', RIG, '--mock', '--mode', 'float', '--constrain', c, '--max-seconds', '1', '--json']);
   const cases: [string, RegExp][] = [
-    ['line:300,-300,300,100', /--constrain "line:300,-300,300,100": the point \(300, -300\) m is 424\.3 m from joint 1, out of reach: the arm reaches from 0\.05 to 0\.55 m from joint 1 \(the numbers are metres\)/],
+    [
+      'line:300,-300,300,100',
+      /--constrain "line:300,-300,300,100": the point \(300, -300\) m is 424\.3 m from joint 1, out of reach: the arm reaches from 0\.05 to 0\.55 m from joint 1 \(the numbers are metres\)/,
+    ],
     ['line:10,0,10,1', /out of reach: the arm reaches from 0\.05 to 0\.55 m/],
     ['circle:0,0,100', /beyond the reach: the arm reaches from 0\.05 to 0\.55 m/],
     ['line:0.3,-0.3,0.3,0.1', /passes 300 mm from the endpoint at the start pose/],
@@ -75,7 +92,20 @@ describe('twolink run --mode float --constrain: refused before motion, exit 2, t
     'a line through the start pose floats and ends done',
     async () => {
       const p = endpoint(arm, START);
-      const r = await twolink(['run', '--rig', RIG, '--mock', '--mode', 'float', '--constrain', `line:${p[0].toFixed(4)},${p[1].toFixed(4)},0.3,-0.4`, '--max-seconds', '2', '--json', '--headless']);
+      const r = await twolink([
+        'run',
+        '--rig',
+        RIG,
+        '--mock',
+        '--mode',
+        'float',
+        '--constrain',
+        `line:${p[0].toFixed(4)},${p[1].toFixed(4)},0.3,-0.4`,
+        '--max-seconds',
+        '2',
+        '--json',
+        '--headless',
+      ]);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout.trim().split('\n').at(-1)!).stop.kind).toBe('done');
     },

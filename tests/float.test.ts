@@ -28,11 +28,22 @@ interface FloatRun {
 }
 async function floatAt(
   pose: [number, number],
-  o: { settings?: Partial<FloatSettings>; floatAt?: number; holdS?: number; then?: (law: FloatLaw, tHold: number, core: LoopCore, plant: Plant) => void; injections?: Injection[] } = {},
+  o: {
+    settings?: Partial<FloatSettings>;
+    floatAt?: number;
+    holdS?: number;
+    then?: (law: FloatLaw, tHold: number, core: LoopCore, plant: Plant) => void;
+    injections?: Injection[];
+  } = {},
 ): Promise<FloatRun> {
   const truth: number[][] = [];
   const law = new FloatLaw(rig, floatSettings(rig, { startFloating: false, ...o.settings }));
-  const path: PathSpec = { name: 'pose', description: 'a pose', start: { q: [pose[0] * DEG, pose[1] * DEG] }, steps: [{ kind: 'hold', duration: o.holdS ?? 5 }] };
+  const path: PathSpec = {
+    name: 'pose',
+    description: 'a pose',
+    start: { q: [pose[0] * DEG, pose[1] * DEG] },
+    steps: [{ kind: 'hold', duration: o.holdS ?? 5 }],
+  };
   let floatStart = -1;
   const run = await virtualRun(rig, [path], {
     controller: law,
@@ -128,7 +139,9 @@ describe('entering and leaving float', () => {
       const enter = trueMove(r.truth, r.floatStart, r.floatStart + 1.5);
       const leave = trueMove(r.truth, left, left + 1.5);
       const again = trueMove(r.truth, back, back + 1.5);
-      console.log(`float transient [deg] (virtual time, the plant's angles): enter ${enter.map((v) => v.toFixed(4)).join(',')}, leave ${leave.map((v) => v.toFixed(4)).join(',')}, enter again ${again.map((v) => v.toFixed(4)).join(',')}`);
+      console.log(
+        `float transient [deg] (virtual time, the plant's angles): enter ${enter.map((v) => v.toFixed(4)).join(',')}, leave ${leave.map((v) => v.toFixed(4)).join(',')}, enter again ${again.map((v) => v.toFixed(4)).join(',')}`,
+      );
       for (const d of [enter, leave, again]) for (const v of d) expect(v).toBeLessThanOrEqual(0.2);
       expect(r.law.state.phase).toBe('float');
     },
@@ -169,7 +182,9 @@ describe('float safety limits', () => {
       }
       // gravity at the horizontal arm is ~2.7 N m on joint 1: capped at 1 N m, it sinks (the speed cap brakes the fall)
       expect(r.truth.at(-1)![1]! / DEG).toBeLessThan(-20);
-      console.log(`torque cap: joint 1 held with 1 N m sinks to ${(r.truth.at(-1)![1]! / DEG).toFixed(0)} deg; ${braked} joint-samples braked by the speed cap (virtual time)`);
+      console.log(
+        `torque cap: joint 1 held with 1 N m sinks to ${(r.truth.at(-1)![1]! / DEG).toFixed(0)} deg; ${braked} joint-samples braked by the speed cap (virtual time)`,
+      );
     },
     hangGuardMs(10_000),
   );
@@ -184,7 +199,9 @@ describe('float safety limits', () => {
       expect(capped.law.settings.speedDamping[1]).toBeCloseTo(rig.limits[1]!.maxTorque / (0.25 * 270 * DEG), 9);
       // while the float holds (the hold ends 2.5 s after the float began; then the motors let go)
       const peak = (r: FloatRun): number => Math.max(...r.truth.filter((x) => x[0]! < r.floatStart + 2.4).map((x) => Math.abs(x[4]!)));
-      console.log(`speed cap: joint 2 under a 0.4 N m push peaks at ${(peak(capped) / DEG).toFixed(0)} deg/s (the plant) with the 270 deg/s cap, ${(peak(free) / DEG).toFixed(0)} deg/s without (virtual time)`);
+      console.log(
+        `speed cap: joint 2 under a 0.4 N m push peaks at ${(peak(capped) / DEG).toFixed(0)} deg/s (the plant) with the 270 deg/s cap, ${(peak(free) / DEG).toFixed(0)} deg/s without (virtual time)`,
+      );
       expect(capped.run.summary.stop).toEqual({ kind: 'done' });
       expect(peak(free)).toBeGreaterThan(1.3 * 270 * DEG);
       expect(peak(capped)).toBeLessThanOrEqual(1.1 * 270 * DEG);
@@ -215,7 +232,9 @@ describe('float constraints', () => {
       const move = trueMove(r.truth, r.floatStart + 0.5, r.floatStart + 2.4);
       const last = r.truth.filter((x) => x[0]! < r.floatStart + 2.4).at(-1)!;
       const at = r.truth.find((x) => x[0]! >= r.floatStart + 0.5)!;
-      console.log(`lock: joint 1 moved at most ${move[0].toFixed(2)} deg under a 0.3 N m push, ${(Math.abs(last[1]! - at[1]!) / DEG).toFixed(3)} deg at the end; joint 2 moved ${move[1].toFixed(0)} deg (virtual time)`);
+      console.log(
+        `lock: joint 1 moved at most ${move[0].toFixed(2)} deg under a 0.3 N m push, ${(Math.abs(last[1]! - at[1]!) / DEG).toFixed(3)} deg at the end; joint 2 moved ${move[1].toFixed(0)} deg (virtual time)`,
+      );
       expect(move[0]).toBeLessThan(1);
       expect(Math.abs(last[1]! - at[1]!) / DEG).toBeLessThan(0.2);
       expect(move[1]).toBeGreaterThan(5);
@@ -239,7 +258,9 @@ describe('float constraints', () => {
         off = Math.max(off, Math.abs((p[0] - p0[0]) * n[0]! + (p[1] - p0[1]) * n[1]!));
         along = Math.max(along, Math.hypot(p[0] - p0[0], p[1] - p0[1]));
       }
-      console.log(`line constraint: endpoint off the line at most ${(off * 1000).toFixed(2)} mm while it moved ${(along * 1000).toFixed(0)} mm (virtual time)`);
+      console.log(
+        `line constraint: endpoint off the line at most ${(off * 1000).toFixed(2)} mm while it moved ${(along * 1000).toFixed(0)} mm (virtual time)`,
+      );
       expect(along).toBeGreaterThan(0.02);
       expect(off).toBeLessThan(0.005);
     },

@@ -45,39 +45,55 @@ describe("a sagging supply, a jam, a dead motor on the reach (the issue's three)
     ['sag=0.3@0.5', 0, undefined],
     ['stall=2@1', 1, 'jammed'],
     ['dead=2@0.5', 1, 'dead-motor'],
-  ] as const)('%s: fault:following-error on the joint within 150 ms of the limit, its largest error the limit plus 150 ms of growth', async (inj, joint, cause) => {
-    const r = rig();
-    const limitDeg = LIMIT_MARGIN * DEG;
-    const run = await reach(r, [inj]);
-    expect(run.result.core.stop).toEqual({ kind: 'fault', fault: { kind: 'following-error', joint, errorDeg: expect.any(Number), limitDeg: expect.closeTo(limitDeg, 9), t: expect.any(Number), ...(cause ? { cause } : {}) } });
-    const f = run.result.core.stop!.kind === 'fault' ? run.result.core.stop!.fault : undefined;
-    expect(f?.kind === 'following-error' && Math.abs(f.errorDeg)).toBeGreaterThan(limitDeg);
+  ] as const)(
+    '%s: fault:following-error on the joint within 150 ms of the limit, its largest error the limit plus 150 ms of growth',
+    async (inj, joint, cause) => {
+      const r = rig();
+      const limitDeg = LIMIT_MARGIN * DEG;
+      const run = await reach(r, [inj]);
+      expect(run.result.core.stop).toEqual({
+        kind: 'fault',
+        fault: {
+          kind: 'following-error',
+          joint,
+          errorDeg: expect.any(Number),
+          limitDeg: expect.closeTo(limitDeg, 9),
+          t: expect.any(Number),
+          ...(cause ? { cause } : {}),
+        },
+      });
+      const f = run.result.core.stop!.kind === 'fault' ? run.result.core.stop!.fault : undefined;
+      expect(f?.kind === 'following-error' && Math.abs(f.errorDeg)).toBeGreaterThan(limitDeg);
 
-    // The same run with no following-error limit: how far the error grows in the 150 ms after it passes 5 deg.
-    const wide = rig();
-    wide.limits = wide.limits.map((l) => ({ ...l, followingError: Math.PI }));
-    const free = await reach(wide, [inj]);
-    const grown = passing(free.rows, joint, limitDeg, 0.15);
-    expect(grown.maxDeg).toBeGreaterThan(limitDeg + 0.5); // the fault grows: the window is a real bound
+      // The same run with no following-error limit: how far the error grows in the 150 ms after it passes 5 deg.
+      const wide = rig();
+      wide.limits = wide.limits.map((l) => ({ ...l, followingError: Math.PI }));
+      const free = await reach(wide, [inj]);
+      const grown = passing(free.rows, joint, limitDeg, 0.15);
+      expect(grown.maxDeg).toBeGreaterThan(limitDeg + 0.5); // the fault grows: the window is a real bound
 
-    // Guarded: the stop comes within 150 ms of the error passing the limit, and no row of the run (any
-    // state, up to the last) is further from its plan than the free run got in those 150 ms.
-    const pass = passing(run.rows, joint, limitDeg, 0.15);
-    const stopRow = run.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
-    expect(stopRow[F.t]! - pass.t).toBeLessThanOrEqual(0.15);
-    const worst = Math.max(...driven(run.rows).map((x) => errDeg(x, joint)));
-    expect(worst).toBeLessThanOrEqual(grown.maxDeg);
-    for (const m of run.summary.tracking.maxDeg) expect(m).toBeLessThanOrEqual(grown.maxDeg);
-    // The motors end at zero.
-    expect(run.mock.plant.duty).toEqual([0, 0]);
-  });
+      // Guarded: the stop comes within 150 ms of the error passing the limit, and no row of the run (any
+      // state, up to the last) is further from its plan than the free run got in those 150 ms.
+      const pass = passing(run.rows, joint, limitDeg, 0.15);
+      const stopRow = run.rows.find((x) => LOOP_STATES[x[F.state]!] === 'fault')!;
+      expect(stopRow[F.t]! - pass.t).toBeLessThanOrEqual(0.15);
+      const worst = Math.max(...driven(run.rows).map((x) => errDeg(x, joint)));
+      expect(worst).toBeLessThanOrEqual(grown.maxDeg);
+      for (const m of run.summary.tracking.maxDeg) expect(m).toBeLessThanOrEqual(grown.maxDeg);
+      // The motors end at zero.
+      expect(run.mock.plant.duty).toEqual([0, 0]);
+    },
+  );
 
   it("the rig file's limit replaces the default: 2 deg stops the sagging arm sooner, 2-point-something deg from its plan", async () => {
     const r = rig();
     r.limits = r.limits.map((l) => ({ ...l, followingError: 2 / DEG }));
     const run = await reach(r, ['sag=0.3@0.5']);
     const stop = run.result.core.stop;
-    expect(stop?.kind === 'fault' && stop.fault.kind === 'following-error' ? [stop.fault.joint, stop.fault.limitDeg] : stop).toEqual([0, expect.closeTo(2, 9)]);
+    expect(stop?.kind === 'fault' && stop.fault.kind === 'following-error' ? [stop.fault.joint, stop.fault.limitDeg] : stop).toEqual([
+      0,
+      expect.closeTo(2, 9),
+    ]);
     expect(Math.max(...driven(run.rows).map((x) => errDeg(x, 0)))).toBeLessThan(2.5);
   });
 });
@@ -166,7 +182,11 @@ describe('FollowingGuard', () => {
     expect(g.limit).toEqual([LIMIT_MARGIN, 0.1]);
     expect(g.check([0, 0], [0, 0.05], true)).toBeUndefined();
     expect(g.check([0, 0], [0, 0.1], true)).toBeUndefined();
-    expect(g.check([0, 0.2], [0, 0.05], true)).toEqual({ joint: 1, errorDeg: expect.closeTo(0.15 * DEG, 9), limitDeg: expect.closeTo(0.1 * DEG, 9) });
+    expect(g.check([0, 0.2], [0, 0.05], true)).toEqual({
+      joint: 1,
+      errorDeg: expect.closeTo(0.15 * DEG, 9),
+      limitDeg: expect.closeTo(0.1 * DEG, 9),
+    });
   });
 
   it('not while inactive, and after an inactive spell only once the joint has come back inside its limit', () => {
@@ -175,11 +195,19 @@ describe('FollowingGuard', () => {
     expect(g.check([1], [0], true)).toBeUndefined(); // active again, still outside: not armed
     expect(g.check([0.5], [0], true)).toBeUndefined();
     expect(g.check([0.05], [0], true)).toBeUndefined(); // inside: armed
-    expect(g.check([0.15], [0], true)).toEqual({ joint: 0, errorDeg: expect.closeTo(0.15 * DEG, 9), limitDeg: expect.closeTo(0.1 * DEG, 9) });
+    expect(g.check([0.15], [0], true)).toEqual({
+      joint: 0,
+      errorDeg: expect.closeTo(0.15 * DEG, 9),
+      limitDeg: expect.closeTo(0.1 * DEG, 9),
+    });
   });
 
   it("the default depends on the law: 5 deg (the limit guard's margin) with the model, 10 deg PID alone, 30 deg a user's controller", () => {
-    expect([DEFAULT_FOLLOWING_ERROR.model, DEFAULT_FOLLOWING_ERROR.pid, DEFAULT_FOLLOWING_ERROR.user].map((v) => v * DEG)).toEqual([expect.closeTo(5, 9), expect.closeTo(10, 9), expect.closeTo(30, 9)]);
+    expect([DEFAULT_FOLLOWING_ERROR.model, DEFAULT_FOLLOWING_ERROR.pid, DEFAULT_FOLLOWING_ERROR.user].map((v) => v * DEG)).toEqual([
+      expect.closeTo(5, 9),
+      expect.closeTo(10, 9),
+      expect.closeTo(30, 9),
+    ]);
     expect(new FollowingGuard([{}], 'pid').limit).toEqual([DEFAULT_FOLLOWING_ERROR.pid]);
     expect(new FollowingGuard([{ followingError: 0.3 }], 'user').limit).toEqual([0.3]);
   });

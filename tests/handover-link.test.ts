@@ -10,7 +10,17 @@ import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
 import { quietBoard } from '../src/transport/firmata-setup.js';
 import { LineLink } from '../src/transport/line-link.js';
 
-const INFO: BoardInfo = { fw: 'twolink-fw/1.0.0', proto: 1, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100 };
+const INFO: BoardInfo = {
+  fw: 'twolink-fw/1.0.0',
+  proto: 1,
+  board: 'uno',
+  joints: 2,
+  cpr: [4800, 2400],
+  pwm: 400,
+  torque: false,
+  maxrate: 1000,
+  wdt: 100,
+};
 const T = (seq: number, t: number): string => encodeBoardFrame({ type: 'T', seq, ack: null, t, counts: [10, -20], flags: 0x04 });
 
 describe('LineLink: what the port held from an earlier session', () => {
@@ -25,7 +35,15 @@ describe('LineLink: what the port held from an earlier session', () => {
         cb();
       },
     });
-    const link = new LineLink({ stream, name: '/dev/fake', baudRate: 1e6, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 1000 });
+    const link = new LineLink({
+      stream,
+      name: '/dev/fake',
+      baudRate: 1e6,
+      clock,
+      encoders: rig.encoders,
+      watchdogMs: 100,
+      handshakeMs: 1000,
+    });
     const opened = link.open();
     await settle();
     expect(written[0]).toMatch(/^H 0 1\*/);
@@ -57,7 +75,15 @@ describe('LineLink: what the port held from an earlier session', () => {
     const clock = new VirtualClock();
     const mock = createLineMock(rig, clock);
     const stream = await mock.openStream();
-    const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
+    const link = new LineLink({
+      stream,
+      name: mock.path,
+      baudRate: rig.link.baudRate,
+      clock,
+      encoders: rig.encoders,
+      watchdogMs: 100,
+      handshakeMs: 2000,
+    });
     await runUntilSettled(clock, link.open());
     await runUntilSettled(clock, link.startSampling(500));
     const streaming = mock.board.stats.txFrames;

@@ -9,14 +9,18 @@ import { describe, expect, it } from 'vitest';
 import config from '../vitest.config.js';
 import { HEAVY_LOAD_FACTOR, hangGuardMs, timeoutScale } from './helpers/hang-guard.js';
 
-const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+const files = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 
 describe('hang guards', () => {
   it('scale with the heavy-load factor and TWOLINK_TEST_TIMEOUT_SCALE; a bad scale is said at once', () => {
     expect(hangGuardMs(60_000, {})).toBe(60_000 * HEAVY_LOAD_FACTOR);
     expect(hangGuardMs(60_000, { TWOLINK_TEST_TIMEOUT_SCALE: '2' })).toBe(120_000 * HEAVY_LOAD_FACTOR);
     expect(timeoutScale({ TWOLINK_TEST_TIMEOUT_SCALE: '' })).toBe(1);
-    for (const bad of ['0', '-1', 'fast', 'Infinity']) expect(() => timeoutScale({ TWOLINK_TEST_TIMEOUT_SCALE: bad })).toThrow(`TWOLINK_TEST_TIMEOUT_SCALE=${bad}: give a positive number`);
+    for (const bad of ['0', '-1', 'fast', 'Infinity'])
+      expect(() => timeoutScale({ TWOLINK_TEST_TIMEOUT_SCALE: bad })).toThrow(`TWOLINK_TEST_TIMEOUT_SCALE=${bad}: give a positive number`);
   });
 
   it("every project's default limit is a hang guard well above the old fixed 60 s", () => {
@@ -47,6 +51,8 @@ describe('hang guards', () => {
     const r = spawnSync(process.execPath, ['scripts/test.mjs', 'no-such-test-file-h3'], { encoding: 'utf8', timeout: hangGuardMs(60_000) });
     expect(r.status, r.stderr).toBe(1);
     // One unit half per Node (TWOLINK_UNIT_NODES adds Node 22 and 24 in CI), then the realtime half, each naming its Node.
-    expect(r.stdout).toMatch(/^npm test: (unit on Node v[\d.]+ failed \(exit code 1\) in \d+ s; )+realtime on Node v[\d.]+ failed \(exit code 1\) in \d+ s$/m);
+    expect(r.stdout).toMatch(
+      /^npm test: (unit on Node v[\d.]+ failed \(exit code 1\) in \d+ s; )+realtime on Node v[\d.]+ failed \(exit code 1\) in \d+ s$/m,
+    );
   });
 });

@@ -13,7 +13,10 @@ const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-cli-'));
 /** Parses JUnit XML strictly (any parser error fails the test) and returns its testcases. */
 function junit(file: string): { root: Element; cases: Element[] } {
   const problems: string[] = [];
-  const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(readFileSync(file, 'utf8'), 'text/xml');
+  const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(
+    readFileSync(file, 'utf8'),
+    'text/xml',
+  );
   expect(problems).toEqual([]);
   const root = doc.documentElement;
   if (!root) throw new Error(`${file}: no root element`);
@@ -26,7 +29,8 @@ describe('twolink hil', () => {
     const r = await twolink(['hil', 'examples/hil/suite.json', '--junit', xml], { timeoutMs: 120_000 });
     expect(r.stderr).toContain(`JUnit XML: ${xml}`);
     expect(r.code).toBe(0);
-    for (const name of ['reach', 'payload', 'lost link', 'feedforward off', 'reach over Firmata']) expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
+    for (const name of ['reach', 'payload', 'lost link', 'feedforward off', 'reach over Firmata'])
+      expect(r.stdout).toMatch(new RegExp(`^${name}\\s+PASS\\s+stop reason: `, 'm'));
     expect(r.stdout).toMatch(/^\s+twin alarms: [1-9]\d* {2}\(>= 1\)$/m); // the payload is seen by the twin
     expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)? {2}\(<= 150\)$/m);
     expect(r.stdout).toMatch(/^(\d+) of \1 scenarios passed$/m);
@@ -71,7 +75,9 @@ describe('twolink hil', () => {
     const xml = join(dir, 'cut-short.xml');
     const r = await twolink(['hil', 'examples/hil/cut-short.json', '--junit', xml], { timeoutMs: 60_000 });
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^cut short\s+FAIL\s+! stop reason: timeout: the run's time limit of 1 s came before its trajectories were done {2}\(kind done\)$/m);
+    expect(r.stdout).toMatch(
+      /^cut short\s+FAIL\s+! stop reason: timeout: the run's time limit of 1 s came before its trajectories were done {2}\(kind done\)$/m,
+    );
     expect(r.stdout).toMatch(/^cut short on purpose\s+PASS\s+stop reason: timeout: /m);
     expect(r.stdout).toMatch(/^1 of 2 scenarios passed; 1 failed$/m);
     const { root } = junit(xml);
@@ -80,10 +86,15 @@ describe('twolink hil', () => {
 
   it('a bad suite: one line naming the file, the scenario and the field, exit code 2', async () => {
     const suite = join(dir, 'bad.json');
-    writeFileSync(suite, JSON.stringify({ scenarios: [{ name: 'r', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'reach', expect: { maxRmsDeg: '1' } }] }));
+    writeFileSync(
+      suite,
+      JSON.stringify({ scenarios: [{ name: 'r', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'reach', expect: { maxRmsDeg: '1' } }] }),
+    );
     const r = await twolink(['hil', suite]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe(`twolink: ${suite}: scenarios[0] ("r").expect.maxRmsDeg: Invalid input: expected number, received string (got "1")\n`);
+    expect(r.stderr).toBe(
+      `twolink: ${suite}: scenarios[0] ("r").expect.maxRmsDeg: Invalid input: expected number, received string (got "1")\n`,
+    );
   });
 
   it('--junit into a folder that does not exist is refused before anything runs', async () => {

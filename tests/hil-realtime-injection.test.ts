@@ -20,7 +20,9 @@ describe('the real-time HIL engine: when the first injection happened', () => {
     const busy = parseInjection('busy=20@1.5');
     // a report for another injection at another time is not this one's
     const other = [{ kind: 'injected' as const, injection: 'stall=2@3', at: 3, plantS: 3, wallS: 9 }];
-    expect(injectionWallMs([busy, stall], { startedMs: STARTED_MS, handshakeMs: HANDSHAKE_MS, injected: other }, 1.5)).toBe(HANDSHAKE_MS + 1500);
+    expect(injectionWallMs([busy, stall], { startedMs: STARTED_MS, handshakeMs: HANDSHAKE_MS, injected: other }, 1.5)).toBe(
+      HANDSHAKE_MS + 1500,
+    );
   });
   it("is the rig's start plus its time when no handshake was reported", () => {
     expect(injectionWallMs([parseInjection('busy=20@1.5')], { startedMs: STARTED_MS, injected: [] }, 1.5)).toBe(STARTED_MS + 1500);

@@ -61,23 +61,83 @@ describe('suite files', () => {
   const bad: [string, unknown, RegExp][] = [
     ['not JSON', '{ "scenarios": [ }', /^.*bad-json\.json: line 1, column \d+: invalid JSON/],
     ['no scenarios', { scenarios: [] }, /: scenarios: .*(>=1|at least 1|too small)/i],
-    ['an unknown key, named with its scenario', { scenarios: [reach(), reach({ name: 'second', expct: {} })] }, /: scenarios\[1\] \("second"\)\.expct: unknown key \(a typo\?\)/],
-    ['a limit that is not a number', { scenarios: [reach({ expect: { maxRmsDeg: 'small' } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxRmsDeg: .*\(got "small"\)/],
-    ['a negative limit', { scenarios: [reach({ expect: { maxErrorDeg: -1 } })] }, /: scenarios\[0\] \("reach"\)\.expect\.maxErrorDeg: .*\(got -1\)/],
-    ['a bad injection', { scenarios: [reach({ injections: ['payload=0.2@x'] })] }, /: scenarios\[0\] \("reach"\)\.injections\[0\]: "payload=0.2@x": the time after @ "x" is not a number of s/],
-    ['an unknown injection', { scenarios: [reach({ injections: ['gremlins@1'] })] }, /: scenarios\[0\] \("reach"\)\.injections\[0\]: "gremlins@1": unknown injection "gremlins"; injections: payload, /],
-    ['a bad value under the old key, named by it', { scenarios: [reach({ faults: ['payload=-1'] })] }, /: scenarios\[0\] \("reach"\)\.faults\[0\]: "payload=-1": the payload -1 kg is out of range/],
-    ['both the old and the new key', { scenarios: [reach({ faults: ['silent@1'], injections: ['silent@1'] })] }, /: scenarios\[0\] \("reach"\)\.faults: the old name of "injections": give only "injections"/],
-    ['a joint the arm lacks', { scenarios: [reach({ injections: ['stall=3@1'] })] }, /\.injections\[0\]: "stall=3@1": the joint "3" must be 1\.\.2 \(this arm has 2 joints\)/],
-    ['an unknown trajectory', { scenarios: [reach({ traj: ['reach', 'wave'] })] }, /: scenarios\[0\] \("reach"\)\.traj\[1\]: unknown trajectory "wave": built-ins for this arm are /],
+    [
+      'an unknown key, named with its scenario',
+      { scenarios: [reach(), reach({ name: 'second', expct: {} })] },
+      /: scenarios\[1\] \("second"\)\.expct: unknown key \(a typo\?\)/,
+    ],
+    [
+      'a limit that is not a number',
+      { scenarios: [reach({ expect: { maxRmsDeg: 'small' } })] },
+      /: scenarios\[0\] \("reach"\)\.expect\.maxRmsDeg: .*\(got "small"\)/,
+    ],
+    [
+      'a negative limit',
+      { scenarios: [reach({ expect: { maxErrorDeg: -1 } })] },
+      /: scenarios\[0\] \("reach"\)\.expect\.maxErrorDeg: .*\(got -1\)/,
+    ],
+    [
+      'a bad injection',
+      { scenarios: [reach({ injections: ['payload=0.2@x'] })] },
+      /: scenarios\[0\] \("reach"\)\.injections\[0\]: "payload=0.2@x": the time after @ "x" is not a number of s/,
+    ],
+    [
+      'an unknown injection',
+      { scenarios: [reach({ injections: ['gremlins@1'] })] },
+      /: scenarios\[0\] \("reach"\)\.injections\[0\]: "gremlins@1": unknown injection "gremlins"; injections: payload, /,
+    ],
+    [
+      'a bad value under the old key, named by it',
+      { scenarios: [reach({ faults: ['payload=-1'] })] },
+      /: scenarios\[0\] \("reach"\)\.faults\[0\]: "payload=-1": the payload -1 kg is out of range/,
+    ],
+    [
+      'both the old and the new key',
+      { scenarios: [reach({ faults: ['silent@1'], injections: ['silent@1'] })] },
+      /: scenarios\[0\] \("reach"\)\.faults: the old name of "injections": give only "injections"/,
+    ],
+    [
+      'a joint the arm lacks',
+      { scenarios: [reach({ injections: ['stall=3@1'] })] },
+      /\.injections\[0\]: "stall=3@1": the joint "3" must be 1\.\.2 \(this arm has 2 joints\)/,
+    ],
+    [
+      'an unknown trajectory',
+      { scenarios: [reach({ traj: ['reach', 'wave'] })] },
+      /: scenarios\[0\] \("reach"\)\.traj\[1\]: unknown trajectory "wave": built-ins for this arm are /,
+    ],
     ['a missing rig file', { scenarios: [reach({ rig: 'nope.json' })] }, /: scenarios\[0\] \("reach"\)\.rig: .*nope\.json: no such file/],
-    ['a rig without a plant', { scenarios: [reach({ rig: relative(dir, 'rigs/bench-arm.json') })] }, /: scenarios\[0\] \("reach"\)\.rig: .*bench-arm\.json has no "plant" section/],
-    ['per-joint limits of the wrong length', { scenarios: [reach({ expect: { maxTwinRmsDeg: [1] } })] }, /\.expect\.maxTwinRmsDeg: 1 limits for a 2-joint arm/],
-    ['two scenarios with one name', { scenarios: [reach(), reach()] }, /: scenarios\[1\] \("reach"\)\.name: another scenario has this name/],
-    ['stopWithinMs without an injection', { scenarios: [reach({ expect: { stopWithinMs: 100 } })] }, /\.expect\.stopWithinMs: is measured from the first injection: give "injections"/],
+    [
+      'a rig without a plant',
+      { scenarios: [reach({ rig: relative(dir, 'rigs/bench-arm.json') })] },
+      /: scenarios\[0\] \("reach"\)\.rig: .*bench-arm\.json has no "plant" section/,
+    ],
+    [
+      'per-joint limits of the wrong length',
+      { scenarios: [reach({ expect: { maxTwinRmsDeg: [1] } })] },
+      /\.expect\.maxTwinRmsDeg: 1 limits for a 2-joint arm/,
+    ],
+    [
+      'two scenarios with one name',
+      { scenarios: [reach(), reach()] },
+      /: scenarios\[1\] \("reach"\)\.name: another scenario has this name/,
+    ],
+    [
+      'stopWithinMs without an injection',
+      { scenarios: [reach({ expect: { stopWithinMs: 100 } })] },
+      /\.expect\.stopWithinMs: is measured from the first injection: give "injections"/,
+    ],
     ['a bad wiring', { scenarios: [reach({ wiring: 'reverse-motor=3' })] }, /: scenarios\[0\] \("reach"\)\.wiring: .*joint number/],
-    ['a missing controller', { scenarios: [reach({ controller: 'gone.js' })] }, /: scenarios\[0\] \("reach"\)\.controller: no such file .*gone\.js/],
-    ['twinAlarms min above max', { scenarios: [reach({ expect: { twinAlarms: { min: 3, max: 1 } } })] }, /\.expect\.twinAlarms: min 3 is above max 1/],
+    [
+      'a missing controller',
+      { scenarios: [reach({ controller: 'gone.js' })] },
+      /: scenarios\[0\] \("reach"\)\.controller: no such file .*gone\.js/,
+    ],
+    [
+      'twinAlarms min above max',
+      { scenarios: [reach({ expect: { twinAlarms: { min: 3, max: 1 } } })] },
+      /\.expect\.twinAlarms: min 3 is above max 1/,
+    ],
   ];
   for (const [what, content, message] of bad) {
     it(`refused: ${what}`, () => {
@@ -95,10 +155,14 @@ describe('suite files', () => {
   }
 
   it('the old key "faults" still works, with one notice naming the file, the scenario and the new key', () => {
-    const f = suiteFile('old-key.json', { scenarios: [reach({ faults: ['silent@1.5'], expect: { stopReason: 'fault:link-lost', stopWithinMs: 150 } })] });
+    const f = suiteFile('old-key.json', {
+      scenarios: [reach({ faults: ['silent@1.5'], expect: { stopReason: 'fault:link-lost', stopWithinMs: 150 } })],
+    });
     const s = loadSuite(f);
     expect(s.scenarios[0]!.injections).toEqual([{ name: 'silent', at: 1.5 }]);
-    expect(s.notices).toEqual([`${f}: scenarios[0] ("reach").faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`]);
+    expect(s.notices).toEqual([
+      `${f}: scenarios[0] ("reach").faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`,
+    ]);
   });
 
   it('a missing suite file', () => {
@@ -122,7 +186,9 @@ describe('expectations against measured figures', () => {
 
   it('one joint over its limit fails that figure, and only that one', () => {
     const f = evaluate(reachLimits, { summary: summary({ tracking: { rmsDeg: [0.04, 0.71], maxDeg: [0.1, 0.2], samples: 10 } }) });
-    expect(f.filter((x) => !x.pass)).toEqual([{ key: 'maxRmsDeg', label: 'tracking RMS [deg]', measured: '0.040, 0.710', limit: '<= 0.500', pass: false }]);
+    expect(f.filter((x) => !x.pass)).toEqual([
+      { key: 'maxRmsDeg', label: 'tracking RMS [deg]', measured: '0.040, 0.710', limit: '<= 0.500', pass: false },
+    ]);
   });
 
   it('per-joint limits apply joint by joint', () => {
@@ -134,34 +200,60 @@ describe('expectations against measured figures', () => {
 
   it('the stop reason by kind path: the kind, a fault of any kind, or one kind of fault; anything else fails with what it was', () => {
     const lost = summary({ stop: lostStop });
-    for (const path of ['fault', 'fault.link-lost']) expect(evaluate({ stopReason: path }, { summary: lost })[0], path).toMatchObject({ pass: true, limit: `kind ${path}` });
-    for (const path of ['done', 'fault.watchdog', 'estop', 'timeout']) expect(evaluate({ stopReason: path }, { summary: lost })[0]!.pass, path).toBe(false);
+    for (const path of ['fault', 'fault.link-lost'])
+      expect(evaluate({ stopReason: path }, { summary: lost })[0], path).toMatchObject({ pass: true, limit: `kind ${path}` });
+    for (const path of ['done', 'fault.watchdog', 'estop', 'timeout'])
+      expect(evaluate({ stopReason: path }, { summary: lost })[0]!.pass, path).toBe(false);
     const f = evaluate({ stopReason: 'done' }, { summary: lost })[0]!;
     expect(f).toMatchObject({ pass: false, measured: 'fault:link-lost (no telemetry for 25 samples, 50 ms)', limit: 'kind done' });
     // the notes after a stop do not change its kind
-    expect(evaluate({ stopReason: 'fault.link-lost' }, { summary: summary({ stop: { ...lostStop, rigStarved: { maxMs: 30, totalMs: 40 } } }) })[0]!.pass).toBe(true);
+    expect(
+      evaluate(
+        { stopReason: 'fault.link-lost' },
+        { summary: summary({ stop: { ...lostStop, rigStarved: { maxMs: 30, totalMs: 40 } } }) },
+      )[0]!.pass,
+    ).toBe(true);
     expect(evaluate({ stopReason: 'estop' }, { summary: summary({ stop: { kind: 'estop', by: 'key' } }) })[0]!.pass).toBe(true);
     expect(evaluate({ stopReason: 'timeout' }, { summary: summary({ stop: { kind: 'timeout', seconds: 1 } }) })[0]!.pass).toBe(true);
   });
 
   it("the old form, the start of the stop's text, stays an alias: it matches as it did", () => {
     const lost = summary({ stop: lostStop });
-    expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost })[0]).toMatchObject({ pass: true, limit: 'starts with fault:link-lost' });
+    expect(evaluate({ stopReason: 'fault:link-lost' }, { summary: lost })[0]).toMatchObject({
+      pass: true,
+      limit: 'starts with fault:link-lost',
+    });
     expect(evaluate({ stopReason: 'fault:' }, { summary: lost })[0]!.pass).toBe(true);
-    expect(evaluate({ stopReason: 'fault:link-lost (no telemetry for 25 samples, 50 ms)' }, { summary: lost })[0]).toMatchObject({ pass: true, limit: '= fault:link-lost (no telemetry for 25 samples, 50 ms)' });
+    expect(evaluate({ stopReason: 'fault:link-lost (no telemetry for 25 samples, 50 ms)' }, { summary: lost })[0]).toMatchObject({
+      pass: true,
+      limit: '= fault:link-lost (no telemetry for 25 samples, 50 ms)',
+    });
     expect(evaluate({ stopReason: 'fault:watchdog' }, { summary: lost })[0]!.pass).toBe(false);
-    expect(evaluate({ stopReason: 'interrupted:SIGINT' }, { summary: summary({ stop: { kind: 'interrupted', signal: 'SIGINT' } }) })[0]!.pass).toBe(true);
+    expect(
+      evaluate({ stopReason: 'interrupted:SIGINT' }, { summary: summary({ stop: { kind: 'interrupted', signal: 'SIGINT' } }) })[0]!.pass,
+    ).toBe(true);
   });
 
   it('a suite that names no stop kind is refused, naming the kinds there are', () => {
     const f = suiteFile('bad-kind.json', { scenarios: [reach({ expect: { stopReason: 'fault.link-lots' } })] });
-    expect(() => loadSuite(f)).toThrow(/scenarios\[0\] \("reach"\)\.expect\.stopReason: "fault\.link-lots" is no stop kind: give one of done, quit, .*fault\.link-lost/);
-    expect(loadSuite(suiteFile('good-kind.json', { scenarios: [reach({ expect: { stopReason: 'fault.following-error' } })] })).scenarios[0]!.expect.stopReason).toBe('fault.following-error');
+    expect(() => loadSuite(f)).toThrow(
+      /scenarios\[0\] \("reach"\)\.expect\.stopReason: "fault\.link-lots" is no stop kind: give one of done, quit, .*fault\.link-lost/,
+    );
+    expect(
+      loadSuite(suiteFile('good-kind.json', { scenarios: [reach({ expect: { stopReason: 'fault.following-error' } })] })).scenarios[0]!
+        .expect.stopReason,
+    ).toBe('fault.following-error');
   });
 
   it('twin alarms: a count, or a range', () => {
-    expect(evaluate({ stopReason: 'done', twinAlarms: 0 }, { summary: summary({ twin: { ...summary().twin, alarms: 2 } }) })[1]).toMatchObject({ measured: '2', limit: '= 0', pass: false });
-    expect(evaluate({ stopReason: 'done', twinAlarms: { min: 1 } }, { summary: summary({ twin: { ...summary().twin, alarms: 3 } }) }).find((x) => x.key === 'twinAlarms')).toMatchObject({ limit: '>= 1', pass: true });
+    expect(
+      evaluate({ stopReason: 'done', twinAlarms: 0 }, { summary: summary({ twin: { ...summary().twin, alarms: 2 } }) })[1],
+    ).toMatchObject({ measured: '2', limit: '= 0', pass: false });
+    expect(
+      evaluate({ stopReason: 'done', twinAlarms: { min: 1 } }, { summary: summary({ twin: { ...summary().twin, alarms: 3 } }) }).find(
+        (x) => x.key === 'twinAlarms',
+      ),
+    ).toMatchObject({ limit: '>= 1', pass: true });
   });
 
   it('stopWithinMs: the stop delay the engine measured, or that it never stopped', () => {
@@ -170,7 +262,10 @@ describe('expectations against measured figures', () => {
     expect(ok[1]).toMatchObject({ key: 'stopWithinMs', measured: '52.500', limit: '<= 100', pass: true });
     const slow = evaluate({ stopReason: 'fault.link-lost', stopWithinMs: 20 }, { summary: lost, stopMs: 52.5 });
     expect(slow[1]).toMatchObject({ measured: '52.500', limit: '<= 20.000', pass: false });
-    expect(evaluate({ stopReason: 'done', stopWithinMs: 20 }, { summary: summary(), stopMs: 'never' })[1]).toMatchObject({ measured: 'never stopped', pass: false });
+    expect(evaluate({ stopReason: 'done', stopWithinMs: 20 }, { summary: summary(), stopMs: 'never' })[1]).toMatchObject({
+      measured: 'never stopped',
+      pass: false,
+    });
   });
 });
 
@@ -180,9 +275,23 @@ describe('the report: table and JUnit XML', () => {
   const results: ScenarioResult[] = [
     { index: 0, name: 'reach', status: 'pass', figures: reachFigures, seconds: 1.25, loopSeconds: 4.47, summary: summary() },
     { index: 1, name: 'tight <&> "limits"', status: 'fail', figures: failFigures, seconds: 1.5, loopSeconds: 4.47, summary: summary() },
-    { index: 2, name: 'broken', status: 'error', figures: [], seconds: 0.01, loopSeconds: 0, error: 'link: board said \u0001\u0002 garbage & more' },
+    {
+      index: 2,
+      name: 'broken',
+      status: 'error',
+      figures: [],
+      seconds: 0.01,
+      loopSeconds: 0,
+      error: 'link: board said \u0001\u0002 garbage & more',
+    },
   ];
-  const report: SuiteReport = { name: 'mock-arm', file: 'examples/hil/suite.json', clock: 'virtual', startedAt: '2026-11-23T01:00:00.000Z', results };
+  const report: SuiteReport = {
+    name: 'mock-arm',
+    file: 'examples/hil/suite.json',
+    clock: 'virtual',
+    startedAt: '2026-11-23T01:00:00.000Z',
+    results,
+  };
 
   it('the table has a row per scenario with its figures, and the count', () => {
     const t = formatTable(report);
@@ -197,7 +306,10 @@ describe('the report: table and JUnit XML', () => {
     const xml = junitXml(report);
     const errors: string[] = [];
     // (xmldom warns about U+FFFD in the text: that is the replacement of the control characters, below)
-    const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && errors.push(`${level}: ${msg}`) }).parseFromString(xml, 'text/xml');
+    const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && errors.push(`${level}: ${msg}`) }).parseFromString(
+      xml,
+      'text/xml',
+    );
     expect(errors).toEqual([]);
     const root = doc.documentElement!;
     expect(root.tagName).toBe('testsuites');

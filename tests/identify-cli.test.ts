@@ -36,7 +36,8 @@ describe('twolink identify', () => {
       expect(j.parameters[b.key].unit).toBe(b.unit);
       expect(j.parameters[b.key].std).toBeGreaterThan(0);
     }
-    for (const k of ['twinRmsDegBefore', 'twinRmsDegAfter', 'trackingRmsDegBefore', 'trackingRmsDegAfter']) expect(j.validation[k]).toHaveLength(2);
+    for (const k of ['twinRmsDegBefore', 'twinRmsDegAfter', 'trackingRmsDegBefore', 'trackingRmsDegAfter'])
+      expect(j.validation[k]).toHaveLength(2);
     for (let i = 0; i < 2; i++) expect(j.validation.twinRmsDegAfter[i]).toBeLessThan(j.validation.twinRmsDegBefore[i] / 5);
     expect(j.fit.conditionNumber).toBeGreaterThan(1);
     expect(j.clock).toBe('virtual');

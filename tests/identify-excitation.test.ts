@@ -60,9 +60,13 @@ describe('the sines step', () => {
   });
 
   it('is refused with the step and the joint named when malformed', () => {
-    expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!], duration: 5 }])).toThrow(/step 1 \(sines\): expected sines for 2 joint/);
+    expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!], duration: 5 }])).toThrow(
+      /step 1 \(sines\): expected sines for 2 joint/,
+    );
     expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines, ramp: 4, duration: 5 }])).toThrow(TrajectoryError);
-    expect(() => buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!, [{ amplitude: 0.1, frequencyHz: 0 }]], duration: 5 }])).toThrow(/joint 2, sine 1: frequencyHz/);
+    expect(() =>
+      buildPath(arm, { q: q0 }, [{ kind: 'sines', sines: [sines[0]!, [{ amplitude: 0.1, frequencyHz: 0 }]], duration: 5 }]),
+    ).toThrow(/joint 2, sine 1: frequencyHz/);
   });
 });
 
@@ -84,7 +88,8 @@ describe('the excitation', () => {
         expect(Math.abs(s.q[i]! - ex.centre[i]!)).toBeLessThanOrEqual(amplitude * room[i]! * 1.001);
         expect(Math.abs(s.qd[i]!)).toBeLessThanOrEqual(amplitude * rig.limits[i]!.maxVel * 1.001);
         const m = rig.motors[i]!;
-        const motor = tau[i]! >= 0 ? torqueForDuty(m, rig.supplyV, rig.maxDuty, s.qd[i]!) : -torqueForDuty(m, rig.supplyV, -rig.maxDuty, s.qd[i]!);
+        const motor =
+          tau[i]! >= 0 ? torqueForDuty(m, rig.supplyV, rig.maxDuty, s.qd[i]!) : -torqueForDuty(m, rig.supplyV, -rig.maxDuty, s.qd[i]!);
         expect(Math.abs(tau[i]!)).toBeLessThanOrEqual(0.8 * Math.min(rig.limits[i]!.maxTorque, motor) * 1.01);
       }
     }
@@ -93,7 +98,11 @@ describe('the excitation', () => {
 
   it('uses most of what it may (the scaling is not needlessly timid)', () => {
     const used = [0, 1].map((i) =>
-      Math.max(ex.peak.angle[i]! / (amplitude * (Math.min(ex.centre[i]! - rig.limits[i]!.min, rig.limits[i]!.max - ex.centre[i]!) - (10 * Math.PI) / 180)), ex.peak.speed[i]! / (amplitude * rig.limits[i]!.maxVel)),
+      Math.max(
+        ex.peak.angle[i]! /
+          (amplitude * (Math.min(ex.centre[i]! - rig.limits[i]!.min, rig.limits[i]!.max - ex.centre[i]!) - (10 * Math.PI) / 180)),
+        ex.peak.speed[i]! / (amplitude * rig.limits[i]!.maxVel),
+      ),
     );
     for (const u of used) expect(u).toBeGreaterThan(0.9);
   });
@@ -108,7 +117,9 @@ describe('the excitation', () => {
     const pt = trajectoryCondition(buildPath(rig.arm, point.start, point.steps), c);
     expect(pt).toBeGreaterThan(1.5 * ex.condition);
     // Joint 2 never accelerates: its rotor inertia and friction leave no trace.
-    const oneJoint = buildPath(rig.arm, { q: ex.centre }, [{ kind: 'sines', sines: [ex.path.steps[1]!.kind === 'sines' ? ex.path.steps[1]!.sines[0]! : [], []], duration: 20 }]);
+    const oneJoint = buildPath(rig.arm, { q: ex.centre }, [
+      { kind: 'sines', sines: [ex.path.steps[1]!.kind === 'sines' ? ex.path.steps[1]!.sines[0]! : [], []], duration: 20 },
+    ]);
     expect(trajectoryCondition(oneJoint, c)).toBeGreaterThan(1e6);
   });
 

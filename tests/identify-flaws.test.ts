@@ -9,7 +9,16 @@ import { loadRig, parseJsonText, resolveRig, type Rig } from '../src/config/load
 import { parseRigFile } from '../src/config/rig.js';
 import { designExcitation } from '../src/identify/excitation.js';
 import { fitTickFromRow } from '../src/identify/fit.js';
-import { measured, measureFlaws, playSignificant, sweepRig, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../src/identify/flaws.js';
+import {
+  measured,
+  measureFlaws,
+  playSignificant,
+  sweepRig,
+  validateWithObserver,
+  withFlaws,
+  type JointFlaws,
+  type ObserverRun,
+} from '../src/identify/flaws.js';
 import { identify, plantParameters, validationPath, type Identified, type RunPaths } from '../src/identify/pipeline.js';
 import type { BaseParameters } from '../src/identify/regressor.js';
 import type { SweepFigures } from '../src/identify/sweep.js';

@@ -10,7 +10,15 @@ import { loadRig, parseJsonText, resolveRig, type Rig } from '../src/config/load
 import { parseRigFile } from '../src/config/rig.js';
 import { designExcitation } from '../src/identify/excitation.js';
 import { fitTickFromRow, fitTicks, type FitTick } from '../src/identify/fit.js';
-import { identify, plantParameters, validate, validationPath, type Identified, type RunPaths, type ValidationFigures } from '../src/identify/pipeline.js';
+import {
+  identify,
+  plantParameters,
+  validate,
+  validationPath,
+  type Identified,
+  type RunPaths,
+  type ValidationFigures,
+} from '../src/identify/pipeline.js';
 import { readRecording } from '../src/identify/recording.js';
 import { BASE_PARAMETERS, type BaseParameters } from '../src/identify/regressor.js';
 import { replayTwinRmsDeg } from '../src/identify/replay.js';

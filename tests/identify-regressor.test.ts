@@ -3,7 +3,14 @@
 // friction of externalTorques, and an arm rebuilt from base parameters must have those parameters.
 import { describe, expect, it } from 'vitest';
 import { parseRigFile } from '../src/config/rig.js';
-import { BASE_PARAMETERS, baseParameters, predictTorque, regressorRows, toVector, HOST_COULOMB_VELOCITY } from '../src/identify/regressor.js';
+import {
+  BASE_PARAMETERS,
+  baseParameters,
+  predictTorque,
+  regressorRows,
+  toVector,
+  HOST_COULOMB_VELOCITY,
+} from '../src/identify/regressor.js';
 import { realizeArm } from '../src/identify/rigfile.js';
 import { externalTorques, TwoLinkDynamics } from '../src/model/dynamics.js';
 import type { Pair } from '../src/model/types.js';
@@ -54,7 +61,17 @@ describe('regressor', () => {
       if (k % 5 === 0) qd[k % 2] = (rnd() - 0.5) * 0.05; // near a reversal, where tanh is not yet a sign
       const viscous = [rnd(), rnd()];
       const coulomb = [rnd(), rnd()];
-      const theta = toVector({ J1: 0, J2: 0, mL: 0, mG: 0, Jm2: 0, fv1: viscous[0]!, fv2: viscous[1]!, fc1: coulomb[0]!, fc2: coulomb[1]! });
+      const theta = toVector({
+        J1: 0,
+        J2: 0,
+        mL: 0,
+        mG: 0,
+        Jm2: 0,
+        fv1: viscous[0]!,
+        fv2: viscous[1]!,
+        fc1: coulomb[0]!,
+        fc2: coulomb[1]!,
+      });
       const tau = predictTorque({ L1: zeroArm.L1, g: zeroArm.g, coulombVelocity: HOST_COULOMB_VELOCITY }, theta, q, qd, [rnd(), rnd()]);
       const ext = externalTorques(zeroArm, q, qd, { viscous, coulomb, coulombVelocity: HOST_COULOMB_VELOCITY }, [0, 0]);
       expect(tau[0]).toBeCloseTo(-ext[0]!, 12);

@@ -14,7 +14,9 @@ describe('twolink run --mode impedance', () => {
       const r = await twolink([...BASE, '--mode', 'impedance', '--stiffness', '500', '--json']);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/--mode impedance: stiffness 500\.0 N\/m is more than the loop keeps passive at alpha = \(-?\d+\.\d, -?\d+\.\d\) deg: at most \d+\.\d N\/m there \(500 Hz, answers 3 sample\(s\) late: T\/2 \+ t_d = 7\.00 ms/);
+      expect(r.stderr).toMatch(
+        /--mode impedance: stiffness 500\.0 N\/m is more than the loop keeps passive at alpha = \(-?\d+\.\d, -?\d+\.\d\) deg: at most \d+\.\d N\/m there \(500 Hz, answers 3 sample\(s\) late: T\/2 \+ t_d = 7\.00 ms/,
+      );
     },
     hangGuardMs(20_000),
   );
@@ -38,7 +40,22 @@ describe('twolink run --mode impedance', () => {
   it(
     "a run on the mock (real time) ends with the summary's impedance object",
     async () => {
-      const r = await twolink([...BASE, '--mode', 'impedance', '--stiffness', '60', '--damping-ratio', '0.7', '--inject', 'force=1,0@2+10', '--no-park', '--json'], { timeoutMs: 60_000 });
+      const r = await twolink(
+        [
+          ...BASE,
+          '--mode',
+          'impedance',
+          '--stiffness',
+          '60',
+          '--damping-ratio',
+          '0.7',
+          '--inject',
+          'force=1,0@2+10',
+          '--no-park',
+          '--json',
+        ],
+        { timeoutMs: 60_000 },
+      );
       const s = lastJson(r);
       expect(s.impedance).toMatchObject({ space: 'endpoint', dampingRatio: 0.7 });
       expect(typeof s.impedance.stiffness).toBe('number');
@@ -50,7 +67,23 @@ describe('twolink run --mode impedance', () => {
   it(
     '--traj hold (a spring about the pose the arm starts in) runs on the mock and ends done with the zero acknowledged',
     async () => {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '5', '--no-rt', '--mode', 'impedance', '--json'], { timeoutMs: 60_000 });
+      const r = await twolink(
+        [
+          'run',
+          '--rig',
+          'rigs/mock-arm.json',
+          '--mock',
+          '--traj',
+          'hold',
+          '--max-seconds',
+          '5',
+          '--no-rt',
+          '--mode',
+          'impedance',
+          '--json',
+        ],
+        { timeoutMs: 60_000 },
+      );
       const s = lastJson(r);
       expect(r.code).toBe(0);
       expect(s.stop).toEqual({ kind: 'done' });
@@ -64,13 +97,46 @@ describe('twolink run --mode impedance', () => {
     async () => {
       // On the mock only the plant's start pose is checked (200 N/m is passive there); on a port the
       // arm may start anywhere, and at a straighter elbow 200 N/m is not.
-      const mock = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'hold', '--max-seconds', '5', '--no-rt', '--mode', 'impedance', '--stiffness', '200', '--json'], { timeoutMs: 60_000 });
+      const mock = await twolink(
+        [
+          'run',
+          '--rig',
+          'rigs/mock-arm.json',
+          '--mock',
+          '--traj',
+          'hold',
+          '--max-seconds',
+          '5',
+          '--no-rt',
+          '--mode',
+          'impedance',
+          '--stiffness',
+          '200',
+          '--json',
+        ],
+        { timeoutMs: 60_000 },
+      );
       expect(mock.stderr).not.toMatch(/more than the loop keeps passive/);
       expect(mock.code).toBe(0);
       expect(lastJson(mock).impedance).toMatchObject({ space: 'endpoint' });
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--traj', 'hold', '--no-rt', '--mode', 'impedance', '--stiffness', '200']);
+      const r = await twolink([
+        'run',
+        '--rig',
+        'rigs/mock-arm.json',
+        '--port',
+        '/dev/null',
+        '--traj',
+        'hold',
+        '--no-rt',
+        '--mode',
+        'impedance',
+        '--stiffness',
+        '200',
+      ]);
       expect(r.code).toBe(2);
-      expect(r.stderr).toMatch(/--mode impedance: stiffness 200\.0 N\/m is more than the loop keeps passive at alpha = \(0\.0, -?\d+\.\d\) deg/);
+      expect(r.stderr).toMatch(
+        /--mode impedance: stiffness 200\.0 N\/m is more than the loop keeps passive at alpha = \(0\.0, -?\d+\.\d\) deg/,
+      );
     },
     hangGuardMs(20_000),
   );

@@ -10,7 +10,14 @@ import { F } from '../src/telemetry/tick.js';
 import { endpoint, jacobian } from '../src/model/kinematics.js';
 import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorDamping } from '../src/model/actuated.js';
 import { designDamping, endpointInertia, forceFromTorque, passiveStiffnessBound, passivityTimeS } from '../src/control/impedance-math.js';
-import { checkImpedance, ImpedanceError, ImpedanceLaw, loopPassivity, singularScale, type ImpedanceSettings } from '../src/control/impedance.js';
+import {
+  checkImpedance,
+  ImpedanceError,
+  ImpedanceLaw,
+  loopPassivity,
+  singularScale,
+  type ImpedanceSettings,
+} from '../src/control/impedance.js';
 import type { LawSample } from '../src/control/loop.js';
 import type { PathSpec } from '../src/model/builtins.js';
 import type { TwoLinkParams } from '../src/model/types.js';
@@ -32,13 +39,24 @@ function fastRig(o: { friction?: boolean } = {}): Rig {
   return rig;
 }
 
-const hold = (seconds: number, q = POSE): PathSpec => ({ name: 'hold', description: 'hold a pose', start: { q }, steps: [{ kind: 'hold', duration: seconds }] });
+const hold = (seconds: number, q = POSE): PathSpec => ({
+  name: 'hold',
+  description: 'hold a pose',
+  start: { q },
+  steps: [{ kind: 'hold', duration: seconds }],
+});
 const endpointX = (rig: Rig, row: Float64Array): number[] => endpoint(rig.arm as TwoLinkParams, [row[F.q0]!, row[F.q1]!]);
 const rowAt = (r: VirtualRun, t: number): Float64Array => r.rows.find((row) => row[F.t]! >= t)!;
 const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / a.length;
 
 /** A hold at POSE with a push of FX along x from `at` for `forS`. */
-async function pushed(rig: Rig, k: number, at: number, forS: number, extra: { impedance?: ImpedanceSettings | ImpedanceLaw; pose?: readonly number[] } = {}): Promise<VirtualRun> {
+async function pushed(
+  rig: Rig,
+  k: number,
+  at: number,
+  forS: number,
+  extra: { impedance?: ImpedanceSettings | ImpedanceLaw; pose?: readonly number[] } = {},
+): Promise<VirtualRun> {
   return virtualRun(rig, [hold(at + forS + 1, [...(extra.pose ?? POSE)])], {
     impedance: extra.impedance ?? { space: 'endpoint', stiffness: k, dampingRatio: 1 },
     injections: [parseInjection(`force=${FX},0@${at}+${forS}`)],
@@ -93,7 +111,9 @@ describe('impedance: the passivity bound (pinned)', () => {
     }
     expect(err).toBeInstanceOf(ImpedanceError);
     expect((err as ImpedanceError).bound).toBeCloseTo(170.4, 1);
-    expect((err as Error).message).toMatch(/stiffness 500\.0 N\/m is more than the loop keeps passive at alpha = \(-60\.0, 90\.0\) deg: at most 170\.4 N\/m/);
+    expect((err as Error).message).toMatch(
+      /stiffness 500\.0 N\/m is more than the loop keeps passive at alpha = \(-60\.0, 90\.0\) deg: at most 170\.4 N\/m/,
+    );
     expect(() => checkImpedance(rig, { space: 'endpoint', stiffness: 150, dampingRatio: 1 }, p, [POSE])).not.toThrow();
   });
 });
@@ -169,11 +189,13 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
     const p = loopPassivity(rig, true, rig.control.rateHz);
     const tau = passivityTimeS(p.rateHz, p.answerDelaySamples);
     let best = 0;
-    for (let deg = -160; deg <= 160; deg += 1) best = Math.max(best, passiveStiffnessBound(rig.arm as TwoLinkParams, [0.4, 0.1], deg * D, tau, 'endpoint'));
+    for (let deg = -160; deg <= 160; deg += 1)
+      best = Math.max(best, passiveStiffnessBound(rig.arm as TwoLinkParams, [0.4, 0.1], deg * D, tau, 'endpoint'));
     expect(best).toBeCloseTo(228.5, 0);
     // Within 15 deg of the straight elbow the law scales the stiffness down (to 50 N/m at 0 deg): asked for there, 500 is accepted as that.
     const poses = Array.from({ length: 33 }, (_, i) => [-60 * D, (-160 + 10 * i) * D]).filter((q) => Math.abs(q[1]!) >= 20 * D);
-    for (const q of poses) expect(() => checkImpedance(rig, { space: 'endpoint', stiffness: 500, dampingRatio: 1 }, p, [q])).toThrow(ImpedanceError);
+    for (const q of poses)
+      expect(() => checkImpedance(rig, { space: 'endpoint', stiffness: 500, dampingRatio: 1 }, p, [q])).toThrow(ImpedanceError);
   });
 
   it(
@@ -181,7 +203,13 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
     async () => {
       const rig = fastRig();
       const p = loopPassivity(rig, true, 1000);
-      const bound = passiveStiffnessBound(rig.arm as TwoLinkParams, [0.4, 0.1], POSE[1]!, passivityTimeS(p.rateHz, p.answerDelaySamples), 'endpoint');
+      const bound = passiveStiffnessBound(
+        rig.arm as TwoLinkParams,
+        [0.4, 0.1],
+        POSE[1]!,
+        passivityTimeS(p.rateHz, p.answerDelaySamples),
+        'endpoint',
+      );
       const k = Math.floor(bound);
       expect(() => checkImpedance(rig, { space: 'endpoint', stiffness: k, dampingRatio: 1 }, p, [POSE])).not.toThrow();
       expect(() => checkImpedance(rig, { space: 'endpoint', stiffness: k + 2, dampingRatio: 1 }, p, [POSE])).toThrow(ImpedanceError);
@@ -230,7 +258,8 @@ describe('impedance: a 2 N push on the mock (virtual time, 1 kHz, no adapter)', 
       });
       expect(changed).toBe(true);
       // The static deflection at 500 N/m: pushed (before the push ends at 13 s) less unpushed (after it).
-      const xs = (from: number, to: number): number[] => r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => endpointX(rig, row)[0]!);
+      const xs = (from: number, to: number): number[] =>
+        r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => endpointX(rig, row)[0]!);
       const pushedX = mean(xs(12.5, 13));
       const restX = mean(xs(14.5, 15));
       expect(Math.abs(pushedX - restX - FX / 500) / (FX / 500)).toBeLessThan(0.1);
@@ -251,9 +280,15 @@ describe('impedance in joint space (--space joint)', () => {
     async () => {
       const rig = loadRig('rigs/mock-arm.json');
       const k = 5;
-      const r = await virtualRun(rig, [hold(8)], { impedance: { space: 'joint', stiffness: k, dampingRatio: 1 }, injections: [parseInjection(`force=${FX},0@4+4`)], park: false, maxSeconds: 14 });
+      const r = await virtualRun(rig, [hold(8)], {
+        impedance: { space: 'joint', stiffness: k, dampingRatio: 1 },
+        injections: [parseInjection(`force=${FX},0@4+4`)],
+        park: false,
+        maxSeconds: 14,
+      });
       expect(r.summary.stop).toEqual({ kind: 'done' });
-      const jointMean = (from: number, to: number, f: number): number => mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
+      const jointMean = (from: number, to: number, f: number): number =>
+        mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
       const J = jacobian(rig.arm as TwoLinkParams, POSE);
       for (const i of [0, 1] as const) {
         const dq = jointMean(7.7, 8, F.q0 + i) - jointMean(3.7, 4, F.q0 + i);
@@ -380,7 +415,8 @@ describe('impedance: each safety limit', () => {
       // A start from zero would take the whole held torque away for the first few ms. The band is the
       // damper's noise at rest: on the model-aided velocity (estimator.ts) joint 1's torque varies by
       // up to 0.3 N m at rest on this mock at 1 kHz (quantized, noisy encoders), against under 0.28 on the 25 Hz tracker.
-      for (const row of r.rows.filter((w) => w[F.t]! > second && w[F.t]! < second + 0.3)) expect(Math.abs(row[F.tauCmd0]! - held)).toBeLessThan(0.35 * Math.abs(held));
+      for (const row of r.rows.filter((w) => w[F.t]! > second && w[F.t]! < second + 0.3))
+        expect(Math.abs(row[F.tauCmd0]! - held)).toBeLessThan(0.35 * Math.abs(held));
     },
     hangGuardMs(10_000),
   );
@@ -389,7 +425,11 @@ describe('impedance: each safety limit', () => {
     'a stiffness above the bound at the pose the arm is in when the run starts: a fault before any torque',
     async () => {
       const rig16 = loadRig('rigs/mock-arm.json');
-      const r = await virtualRun(rig16, [hold(1)], { impedance: { space: 'endpoint', stiffness: 2000, dampingRatio: 1 }, park: false, maxSeconds: 3 });
+      const r = await virtualRun(rig16, [hold(1)], {
+        impedance: { space: 'endpoint', stiffness: 2000, dampingRatio: 1 },
+        park: false,
+        maxSeconds: 3,
+      });
       expect(r.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'controller' } });
       expect(r.summary.stopReason).toMatch(/more than the loop keeps passive/);
       for (const row of r.rows) expect(row[F.duty0] === 0 && row[F.duty1] === 0).toBe(true);
@@ -454,7 +494,8 @@ describe('the force injection: force=FX,FY@T+D', () => {
     async () => {
       const rig = fastRig();
       const r = await pushed(rig, 200, 3, 1);
-      const mean2 = (from: number, to: number, f: number): number => mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
+      const mean2 = (from: number, to: number, f: number): number =>
+        mean(r.rows.filter((row) => row[F.t]! > from && row[F.t]! < to).map((row) => row[f]!));
       const J = jacobian(rig.arm as TwoLinkParams, POSE);
       // The observer sees J^T F at rest during the push (less what it saw before), and nothing after it.
       for (const i of [0, 1] as const) {

@@ -30,7 +30,12 @@ describe('JointSpace', () => {
   });
 
   it('with wiring: swapped inputs and outputs, a reversed motor, the firmware counts of each input', () => {
-    const s = new JointSpace(rig.encoders, { motorOutput: [1, 0], motorSign: [1, -1], encoderInput: [1, 0], boardCountsPerRev: [2048, 4096] });
+    const s = new JointSpace(rig.encoders, {
+      motorOutput: [1, 0],
+      motorSign: [1, -1],
+      encoderInput: [1, 0],
+      boardCountsPerRev: [2048, 4096],
+    });
     // input 1 reads joint 1 (its firmware counts 2048), input 0 reads joint 2 (4096)
     expect(s.boardCountsPerRev).toEqual([4096, 2048]);
     const { q, raw } = s.fromBoard([-480, 120]);
@@ -46,7 +51,15 @@ describe('JointSpace', () => {
     async () => {
       const path = builtinPath(rig.arm, 'reach')!;
       const plain = await virtualRun(rig, [path]);
-      const wiredRig = { ...rig, wiring: { motorOutput: [1, 0], motorSign: [1, -1], encoderInput: [0, 1], boardCountsPerRev: rig.encoders.map((e) => e.countsPerRev) } };
+      const wiredRig = {
+        ...rig,
+        wiring: {
+          motorOutput: [1, 0],
+          motorSign: [1, -1],
+          encoderInput: [0, 1],
+          boardCountsPerRev: rig.encoders.map((e) => e.countsPerRev),
+        },
+      };
       const wired = await virtualRun(wiredRig, [path], { wiring: parseWiring('swap-motors,reverse-motor=2', 2) });
       expect(wired.result.core.stop).toEqual({ kind: 'done' });
       expect(wired.rows.length).toBe(plain.rows.length);
@@ -56,7 +69,10 @@ describe('JointSpace', () => {
   );
 
   it('a potentiometer (Firmata) reads through its calibration: 512 of 0..1023 over -90..90 deg is 0.09 deg', () => {
-    expect(rawToAngle({ rawAtMin: 0, rawAtMax: 1023, minDeg: -90, maxDeg: 90 }, 512)).toBeCloseTo(((-90 + (512 / 1023) * 180) * Math.PI) / 180, 12);
+    expect(rawToAngle({ rawAtMin: 0, rawAtMax: 1023, minDeg: -90, maxDeg: 90 }, 512)).toBeCloseTo(
+      ((-90 + (512 / 1023) * 180) * Math.PI) / 180,
+      12,
+    );
   });
 });
 

@@ -28,13 +28,20 @@ const SLACK_MS = 7;
 describe('latency figures agree with the stall figures and the recording', () => {
   it('20 virtual runs with injected host stalls: latency max and p99 within the longest stall plus the link delay; the summary is the recording', async () => {
     const base = loadRig('rigs/mock-arm.json');
-    const rig = { ...base, control: { ...base.control, rateHz: 1000 }, plant: { ...base.plant!, adapter: { kind: '16u2' as const, latencyMs: 16 } } };
+    const rig = {
+      ...base,
+      control: { ...base.control, rateHz: 1000 },
+      plant: { ...base.plant!, adapter: { kind: '16u2' as const, latencyMs: 16 } },
+    };
     const dir = mkdtempSync(join(tmpdir(), 'twolink-agree-'));
     const seen: string[] = [];
     for (let run = 0; run < 20; run++) {
       const rnd = mulberry32(1000 + run);
       // One to three stalls of 2-60 ms (under the 100 ms watchdog), at seeded samples.
-      const stalls = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({ at: 300 + Math.floor(rnd() * 3500), s: 0.002 + rnd() * 0.058 }));
+      const stalls = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => ({
+        at: 300 + Math.floor(rnd() * 3500),
+        s: 0.002 + rnd() * 0.058,
+      }));
       const file = join(dir, `run-${run}.ndjson`);
       const res = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], {
         rateHz: 1000,

@@ -33,12 +33,30 @@ async function scripted() {
       if (!f.ok) continue;
       lastAck = f.frame.seq;
       if (f.frame.type === 'H') {
-        const info = { fw: 'script', proto: 1, board: 'script', joints: 2, cpr: [4800, 2400], pwm: 1000, torque: false, maxrate: 1000, wdt: 100 };
+        const info = {
+          fw: 'script',
+          proto: 1,
+          board: 'script',
+          joints: 2,
+          cpr: [4800, 2400],
+          pwm: 1000,
+          torque: false,
+          maxrate: 1000,
+          wdt: 100,
+        };
         send(encodeBoardFrame({ type: 'I', seq: seq++, ack: f.frame.seq, info }));
       } else if (f.frame.type !== 'M') send(encodeBoardFrame({ type: 'A', seq: seq++, ack: f.frame.seq }));
     }
   });
-  const link = new LineLink({ stream, name: 'script', baudRate: BAUD, clock, encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never, watchdogMs: 100, handshakeMs: 2000 });
+  const link = new LineLink({
+    stream,
+    name: 'script',
+    baudRate: BAUD,
+    clock,
+    encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never,
+    watchdogMs: 100,
+    handshakeMs: 2000,
+  });
   const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { maxRealMs: hangGuardMs(15_000) });
   await wait(link.open());
   await wait(link.startSampling(1000));
@@ -47,7 +65,13 @@ async function scripted() {
   /** Sample `k` at board time `boardS`, arriving (with the others of its chunk) at host time `atS`. */
   const chunk = async (atS: number, samples: { k: number; boardS: number }[]): Promise<void> => {
     clock.advanceTo(atS);
-    send(samples.map((s) => encodeBoardFrame({ type: 'T', seq: seq++, ack: lastAck, t: Math.round(s.boardS * 1e6), counts: [0, 0], flags: FLAG.EN })).join(''));
+    send(
+      samples
+        .map((s) =>
+          encodeBoardFrame({ type: 'T', seq: seq++, ack: lastAck, t: Math.round(s.boardS * 1e6), counts: [0, 0], flags: FLAG.EN }),
+        )
+        .join(''),
+    );
     await settle();
   };
   return { clock, link, readings, chunk };

@@ -35,7 +35,17 @@ function lockStepBoard() {
       if (!f.ok) continue;
       const h = f.frame;
       if (h.type === 'H') {
-        const info = { fw: 'lockstep', proto: 1, board: 'script', joints: 2, cpr: [4800, 2400], pwm: 1000, torque: false, maxrate: 1000, wdt: 100 };
+        const info = {
+          fw: 'lockstep',
+          proto: 1,
+          board: 'script',
+          joints: 2,
+          cpr: [4800, 2400],
+          pwm: 1000,
+          torque: false,
+          maxrate: 1000,
+          wdt: 100,
+        };
         toHost.write(encodeBoardFrame({ type: 'I', seq: seq++, ack: h.seq, info }));
       } else if (h.type === 'R') {
         // One write: the acknowledgement and the first sample.
@@ -46,7 +56,15 @@ function lockStepBoard() {
       } else toHost.write(encodeBoardFrame({ type: 'A', seq: seq++, ack: h.seq }));
     }
   });
-  const link = new LineLink({ stream, name: 'lockstep', baudRate: 1_000_000, clock, encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never, watchdogMs: 100, handshakeMs: 2000 });
+  const link = new LineLink({
+    stream,
+    name: 'lockstep',
+    baudRate: 1_000_000,
+    clock,
+    encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never,
+    watchdogMs: 100,
+    handshakeMs: 2000,
+  });
   return { clock, link, answered };
 }
 
@@ -80,13 +98,31 @@ describe('the first sample of a stream, read with the acknowledgement of R', () 
         if (!f.ok) continue;
         const h = f.frame;
         if (h.type === 'H') {
-          const info = { fw: 'refuser', proto: 1, board: 'script', joints: 2, cpr: [4800, 2400], pwm: 1000, torque: false, maxrate: 1000, wdt: 100 };
+          const info = {
+            fw: 'refuser',
+            proto: 1,
+            board: 'script',
+            joints: 2,
+            cpr: [4800, 2400],
+            pwm: 1000,
+            torque: false,
+            maxrate: 1000,
+            wdt: 100,
+          };
           toHost.write(encodeBoardFrame({ type: 'I', seq: seq++, ack: h.seq, info }));
         } else if (h.type === 'R') toHost.write(encodeBoardFrame({ type: 'E', seq: seq++, ack: h.seq, code: 'RANGE', text: 'rate' }));
         else toHost.write(encodeBoardFrame({ type: 'A', seq: seq++, ack: h.seq }));
       }
     });
-    const link = new LineLink({ stream, name: 'refuser', baudRate: 1_000_000, clock, encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never, watchdogMs: 100, handshakeMs: 2000 });
+    const link = new LineLink({
+      stream,
+      name: 'refuser',
+      baudRate: 1_000_000,
+      clock,
+      encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never,
+      watchdogMs: 100,
+      handshakeMs: 2000,
+    });
     const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { maxRealMs: hangGuardMs(15_000) });
     await wait(link.open());
     await expect(wait(link.startSampling(1000))).rejects.toThrow(/refused the command: RANGE rate/);

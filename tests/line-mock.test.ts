@@ -16,7 +16,15 @@ async function connect(rigFile = 'rigs/mock-arm.json') {
   const clock = new VirtualClock();
   const mock = createLineMock(rig, clock);
   const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 2000 });
+  const link = new LineLink({
+    stream,
+    name: mock.path,
+    baudRate: rig.link.baudRate,
+    clock,
+    encoders: rig.encoders,
+    watchdogMs: 100,
+    handshakeMs: 2000,
+  });
   const events: LinkEvent[] = [];
   link.onEvent((e) => events.push(e));
   const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { maxRealMs: hangGuardMs(15_000) });
@@ -139,11 +147,26 @@ describe('refusals', () => {
     const clock = new VirtualClock();
     const rig = loadRig('rigs/mock-arm.json');
     const stream = new PassThrough();
-    const link = new LineLink({ stream, name: '/dev/fake', baudRate: 1e6, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 1000 });
+    const link = new LineLink({
+      stream,
+      name: '/dev/fake',
+      baudRate: 1e6,
+      clock,
+      encoders: rig.encoders,
+      watchdogMs: 100,
+      handshakeMs: 1000,
+    });
     const p = link.open();
     p.catch(() => undefined);
     await settle();
-    stream.write(encodeBoardFrame({ type: 'I', seq: 0, ack: 0, info: { fw: 'x', proto: 1, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100, ...info } }));
+    stream.write(
+      encodeBoardFrame({
+        type: 'I',
+        seq: 0,
+        ack: 0,
+        info: { fw: 'x', proto: 1, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100, ...info },
+      }),
+    );
     await settle();
     return { opened: p }; // (an async function's own promise would take on p's rejection)
   }
@@ -165,7 +188,15 @@ describe('refusals', () => {
         cb();
       },
     });
-    const link = new LineLink({ stream, name: '/dev/ttyACM9', baudRate: 115200, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 1000 });
+    const link = new LineLink({
+      stream,
+      name: '/dev/ttyACM9',
+      baudRate: 115200,
+      clock,
+      encoders: rig.encoders,
+      watchdogMs: 100,
+      handshakeMs: 1000,
+    });
     const p = link.open();
     p.catch(() => undefined);
     for (let i = 0; i < 2000; i++) {

@@ -182,7 +182,9 @@ describe('the Firmata mock with play in the gearboxes and a potentiometer per jo
     const text = phaseLines(s).join('\n');
     expect(text).toMatch(/^tracking per phase, encoder \(motor side\), RMS/m);
     expect(text).toMatch(/^tracking per phase, link \(potentiometer\), RMS \/ max \[deg\]: approach /m);
-    expect(text).toMatch(/^gearbox play measured, encoder \(motor side\) - link \(potentiometer\), per joint \[deg\]: -, \d.*; -: no link sensor, or the torque never held each sign/m);
+    expect(text).toMatch(
+      /^gearbox play measured, encoder \(motor side\) - link \(potentiometer\), per joint \[deg\]: -, \d.*; -: no link sensor, or the torque never held each sign/m,
+    );
   });
 
   it('a swing across the hanging pose (the torque reverses under gravity): the play measured within 0.5 deg', async () => {

@@ -13,7 +13,15 @@ describe('the pty rig report', () => {
       { kind: 'injected', injection: 'stall=2@1', at: 1, plantS: 1.0002, wallS: 1.35 },
       { kind: 'motors', zero: true, monoMs: 827925.583117 },
       { kind: 'mock-end', samples: 4012, maxLateMs: 1.25, lateTimers: 3 },
-      { kind: 'firmware-end', boardS: 12.5, wallS: 12.61, maxBehindMs: 4.2, restarts: 0, code: null, pins: { slices: 50000, rmsDeg: [0.031, 0.062], staleSlices: 2, maxStale: 1, staleRmsDeg: [0.04, 0.07] } },
+      {
+        kind: 'firmware-end',
+        boardS: 12.5,
+        wallS: 12.61,
+        maxBehindMs: 4.2,
+        restarts: 0,
+        code: null,
+        pins: { slices: 50000, rmsDeg: [0.031, 0.062], staleSlices: 2, maxStale: 1, staleRmsDeg: [0.04, 0.07] },
+      },
     ];
     for (const r of all) {
       const line = mockReportLine(r);
@@ -31,6 +39,8 @@ describe('the pty rig report', () => {
     expect(() => parseMockReport('{"kind":"motors","zero":true}')).toThrow(/no report \(monoMs: /);
     expect(() => parseMockReport('{"kind":"handshake"}')).toThrow(/no report \(monoMs: /);
     // A non-finite figure is written as null by JSON: refused, naming the field.
-    expect(() => parseMockReport(mockReportLine({ kind: 'mock-end', samples: 1, maxLateMs: NaN, lateTimers: 0 }).trimEnd())).toThrow(/no report \(maxLateMs: /);
+    expect(() => parseMockReport(mockReportLine({ kind: 'mock-end', samples: 1, maxLateMs: NaN, lateTimers: 0 }).trimEnd())).toThrow(
+      /no report \(maxLateMs: /,
+    );
   });
 });

@@ -3,7 +3,17 @@
 import { describe, expect, it } from 'vitest';
 import { computeEnergy, createActuatedArmData, createRigidArmModel } from '../src/model/actuated.js';
 import { simulate } from '../src/model/arm.js';
-import { energy, externalTorques, forwardDynamics, forwardDynamics1, gravityTerms, inverseDynamics, inverseDynamics1, massMatrix, velocityTerms } from '../src/model/dynamics.js';
+import {
+  energy,
+  externalTorques,
+  forwardDynamics,
+  forwardDynamics1,
+  gravityTerms,
+  inverseDynamics,
+  inverseDynamics1,
+  massMatrix,
+  velocityTerms,
+} from '../src/model/dynamics.js';
 import { fromDownwardVertical } from '../src/model/kinematics.js';
 import type { TwoLinkParams } from '../src/model/types.js';
 import { mulberry32, randomArm, randomState } from './helpers/random.js';
@@ -61,7 +71,13 @@ describe('inverse and forward dynamics', () => {
       const T2 = I2 * b12 - d2 * Fr2x * Math.sin(a12) + d2 * Fr2y * Math.cos(a12);
       const Fr1x = m1 * x1dd + Fr2x;
       const Fr1y = m1 * y1dd + Fr2y + m1 * g;
-      const T1 = I1 * b1 + T2 - d1 * Fr1x * Math.sin(a1) + d1 * Fr1y * Math.cos(a1) - (L1 - d1) * Fr2x * Math.sin(a1) + (L1 - d1) * Fr2y * Math.cos(a1);
+      const T1 =
+        I1 * b1 +
+        T2 -
+        d1 * Fr1x * Math.sin(a1) +
+        d1 * Fr1y * Math.cos(a1) -
+        (L1 - d1) * Fr2x * Math.sin(a1) +
+        (L1 - d1) * Fr2y * Math.cos(a1);
       return [T1, T2];
     };
     const rnd = mulberry32(3);
@@ -248,7 +264,10 @@ describe('integration', () => {
         [(m2 * l1 * l2 * Math.cos(dth)) / 2, (m2 * l2 ** 2) / 3],
       ];
       const C = [(-m2 * l1 * l2 * Math.sin(dth) * om[1]! ** 2) / 2, (m2 * l1 * l2 * Math.sin(dth) * om[0]! ** 2) / 2];
-      const G = [(-m1 * g * l1 * Math.sin(th[0]!)) / 2 - m2 * g * (buggyGravity ? l2 : l1) * Math.sin(th[0]!), (-m2 * g * l2 * Math.sin(th[1]!)) / 2];
+      const G = [
+        (-m1 * g * l1 * Math.sin(th[0]!)) / 2 - m2 * g * (buggyGravity ? l2 : l1) * Math.sin(th[0]!),
+        (-m2 * g * l2 * Math.sin(th[1]!)) / 2,
+      ];
       const r = [C[0]! + G[0]!, C[1]! + G[1]!];
       const det = M[0]![0]! * M[1]![1]! - M[0]![1]! * M[1]![0]!;
       return [(M[1]![1]! * r[0]! - M[0]![1]! * r[1]!) / det, (M[0]![0]! * r[1]! - M[1]![0]! * r[0]!) / det];

@@ -1,7 +1,19 @@
 // Kinematics and trajectories: the Jacobian against finite differences of FK, IK of FK is identity for
 // both elbows, seed 002's acceleration split and reach, and no NaN at the singular boundaries.
 import { describe, expect, it } from 'vitest';
-import { endpoint, endpointAcceleration, forwardKinematics, fromDownwardVertical, inverseKinematics, jacobian, jacobianDot, jointAngles, ReachError, segmentAngles, toDownwardVertical } from '../src/model/kinematics.js';
+import {
+  endpoint,
+  endpointAcceleration,
+  forwardKinematics,
+  fromDownwardVertical,
+  inverseKinematics,
+  jacobian,
+  jacobianDot,
+  jointAngles,
+  ReachError,
+  segmentAngles,
+  toDownwardVertical,
+} from '../src/model/kinematics.js';
 import { buildPath, endpointMinJerk, jointMinJerk, minJerkProfile, TrajectoryError } from '../src/model/trajectory.js';
 import type { TwoLinkParams } from '../src/model/types.js';
 import { builtinPath } from '../src/model/builtins.js';
@@ -92,7 +104,9 @@ describe('inverse kinematics', () => {
 
   it('a point out of reach is a ReachError that states the reach', () => {
     expect(() => inverseKinematics(seedArm, [1.2, 0.3])).toThrow(ReachError);
-    expect(() => inverseKinematics(seedArm, [1.2, 0.3])).toThrow(/out of reach.*1\.23693 m from joint 1.*0 m \(\|L1 - L2\|\) to 1 m \(L1 \+ L2\)/);
+    expect(() => inverseKinematics(seedArm, [1.2, 0.3])).toThrow(
+      /out of reach.*1\.23693 m from joint 1.*0 m \(\|L1 - L2\|\) to 1 m \(L1 \+ L2\)/,
+    );
     const p = { ...seedArm, L2: 0.3 };
     expect(() => inverseKinematics(p, [0.1, 0])).toThrow(/reaches from 0.2 m/);
   });

@@ -35,7 +35,10 @@ const accel = fc.double({ min: -50, max: 50, noNaN: true });
 const duty = fc.double({ min: -1, max: 1, noNaN: true });
 const pair = <T>(a: fc.Arbitrary<T>): fc.Arbitrary<T[]> => fc.tuple(a, a).map((t) => [...t]);
 /** Nominal friction the rig file could give (the mock arm's file gives none). */
-const friction = fc.record({ viscous: pair(fc.double({ min: 0, max: 0.05, noNaN: true })), coulomb: pair(fc.double({ min: 0, max: 0.1, noNaN: true })) });
+const friction = fc.record({
+  viscous: pair(fc.double({ min: 0, max: 0.05, noNaN: true })),
+  coulomb: pair(fc.double({ min: 0, max: 0.1, noNaN: true })),
+});
 
 function close(a: readonly number[], b: readonly number[], tol: number): void {
   expect(a.length).toBe(b.length);
@@ -190,7 +193,11 @@ describe("the mock's plant is the actuated model plus what a real arm has beyond
     const u = [0.4, -0.2];
     const nominal = new Controller(mock, 'desired').model;
     const expected = computeForwardDynamicsUnderDuty(nominal, createActuatedArmData(nominal), q, qd, u, [0, 0]);
-    const variants: ((p: Plant) => void)[] = [(p) => p.setPayload(0.2), (p) => (p.injected.motorDead[1] = true), (p) => (p.injected.supplyScale = 0.7)];
+    const variants: ((p: Plant) => void)[] = [
+      (p) => p.setPayload(0.2),
+      (p) => (p.injected.motorDead[1] = true),
+      (p) => (p.injected.supplyScale = 0.7),
+    ];
     for (const vary of variants) {
       const plant = nominalPlant(mock);
       plant.q.splice(0, 2, ...q);

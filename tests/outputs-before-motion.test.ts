@@ -35,7 +35,9 @@ describe('checkWritablePath / checkWritableFolder (src/config/files.ts)', () => 
   });
 
   it('/dev/full: refused for a command that moves the arm, left to the write elsewhere; /dev/null taken', () => {
-    expect(() => checkWritablePath('/dev/full', 'recording', { motion: true })).toThrow(/is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion/);
+    expect(() => checkWritablePath('/dev/full', 'recording', { motion: true })).toThrow(
+      /is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion/,
+    );
     expect(() => checkWritablePath('/dev/full', 'CSV export')).not.toThrow();
     expect(() => checkWritablePath('/dev/null', 'recording', { motion: true })).not.toThrow();
   });
@@ -54,7 +56,8 @@ describe('checkWritablePath / checkWritableFolder (src/config/files.ts)', () => 
 
 describe('tune: --out and --plot checked before any motion, no overwrite without --force', () => {
   const TUNE = ['tune', '--rig', rig('mock-arm.json'), '--mock', '--yes', '--joint', '2'];
-  it("--out /nonexistent/t.json (the issue's example): exit 2 before motion", () => refused([...TUNE, '--out', '/nonexistent/t.json'], /^twolink: \/nonexistent\/t\.json: the folder \/nonexistent does not exist\n$/));
+  it("--out /nonexistent/t.json (the issue's example): exit 2 before motion", () =>
+    refused([...TUNE, '--out', '/nonexistent/t.json'], /^twolink: \/nonexistent\/t\.json: the folder \/nonexistent does not exist\n$/));
   it('--out a directory', async () => {
     const cwd = fresh();
     mkdirSync(join(cwd, 'd'));
@@ -64,7 +67,11 @@ describe('tune: --out and --plot checked before any motion, no overwrite without
   it('--out an existing file: refused without --force, the file unchanged', async () => {
     const cwd = fresh();
     writeFileSync(join(cwd, 'keep.json'), 'keep me\n');
-    await refused([...TUNE, '--out', 'keep.json'], /keep\.json: exists: the tuned rig file would replace it; give --force to write over it/, cwd);
+    await refused(
+      [...TUNE, '--out', 'keep.json'],
+      /keep\.json: exists: the tuned rig file would replace it; give --force to write over it/,
+      cwd,
+    );
     expect(readFileSync(join(cwd, 'keep.json'), 'utf8')).toBe('keep me\n');
   });
   it('the default --out (runs/NAME.tuned.json) already there: refused without --force', async () => {
@@ -80,7 +87,11 @@ describe('tune: --out and --plot checked before any motion, no overwrite without
     await refused([...TUNE, '--out', 'o.json', '--plot', '/nonexistent/figs'], /the folder \/nonexistent does not exist/, cwd);
     mkdirSync(join(cwd, 'old'));
     writeFileSync(join(cwd, 'old', 'bode-joint2.svg'), '<svg/>');
-    await refused([...TUNE, '--out', 'o.json', '--plot', 'old'], /old\/bode-joint2\.svg: exists: the figures would replace it; give --force/, cwd);
+    await refused(
+      [...TUNE, '--out', 'o.json', '--plot', 'old'],
+      /old\/bode-joint2\.svg: exists: the figures would replace it; give --force/,
+      cwd,
+    );
     expect(readdirSync(cwd).sort()).toEqual(['figs', 'old']);
   });
 });
@@ -115,13 +126,20 @@ describe('the other commands that write, before anything moves', () => {
 
   it('setup --out a missing folder; hil --junit a missing folder (before any scenario runs)', async () => {
     await refused(['setup', '--rig', rig('mock-arm.json'), '--mock', '--yes', '--out', '/nonexistent/r.json'], /\/nonexistent/);
-    await refused(['hil', join(ROOT, 'examples/hil/suite.json'), '--junit', '/nonexistent/h.xml'], /^twolink: --junit \/nonexistent\/h\.xml: the folder \/nonexistent does not exist/);
+    await refused(
+      ['hil', join(ROOT, 'examples/hil/suite.json'), '--junit', '/nonexistent/h.xml'],
+      /^twolink: --junit \/nonexistent\/h\.xml: the folder \/nonexistent does not exist/,
+    );
   });
 
   it('urdf --out over an existing file: only with --force', async () => {
     const cwd = fresh();
     writeFileSync(join(cwd, 'arm.urdf'), 'keep me\n');
-    await refused(['urdf', '--rig', rig('mock-arm.json'), '--out', 'arm.urdf'], /arm\.urdf: exists: the URDF would replace it; give --force/, cwd);
+    await refused(
+      ['urdf', '--rig', rig('mock-arm.json'), '--out', 'arm.urdf'],
+      /arm\.urdf: exists: the URDF would replace it; give --force/,
+      cwd,
+    );
     const r = await twolinkIn(['urdf', '--rig', rig('mock-arm.json'), '--out', 'arm.urdf', '--force'], { cwd });
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(join(cwd, 'arm.urdf'), 'utf8')).toMatch(/<robot/);

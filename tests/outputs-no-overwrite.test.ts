@@ -32,14 +32,19 @@ describe('an export never writes over its input', () => {
   it('compare R --export csv --out R: refused, with or without --force, and R is unchanged', async () => {
     for (const extra of [[], ['--force']]) {
       const r = await twolink(['compare', rec, '--export', 'csv', '--out', rec, ...extra]);
-      refused(r, /^twolink: .*reach\.ndjson: is an input of this command: the CSV export never writes over its input; give another file\n$/);
+      refused(
+        r,
+        /^twolink: .*reach\.ndjson: is an input of this command: the CSV export never writes over its input; give another file\n$/,
+      );
     }
     expect(readFileSync(rec, 'utf8')).toBe(recText);
   });
 
   it('the library too: exportCsv and exportMcap refuse to write over the recording they read', async () => {
     const { exportCsv, exportMcap } = await import('../src/record/export.js');
-    await expect(exportCsv(rec, rec)).rejects.toThrow(/reach\.ndjson: is an input of this command: the CSV export never writes over its input/);
+    await expect(exportCsv(rec, rec)).rejects.toThrow(
+      /reach\.ndjson: is an input of this command: the CSV export never writes over its input/,
+    );
     await expect(exportMcap(rec, rec)).rejects.toThrow(/the MCAP export never writes over its input/);
     expect(readFileSync(rec, 'utf8')).toBe(recText);
   });
@@ -54,7 +59,10 @@ describe('an export never writes over its input', () => {
 
   it('hil S --junit S: refused', async () => {
     const suite = join(dir, 'suite.json');
-    writeFileSync(suite, JSON.stringify({ scenarios: [{ name: 'a', rig: join(process.cwd(), 'rigs/mock-arm.json'), traj: 'reach', expect: {} }] }));
+    writeFileSync(
+      suite,
+      JSON.stringify({ scenarios: [{ name: 'a', rig: join(process.cwd(), 'rigs/mock-arm.json'), traj: 'reach', expect: {} }] }),
+    );
     const r = await twolink(['hil', suite, '--junit', suite, '--force']);
     refused(r, /^twolink: --junit .*suite\.json: is an input of this command: the JUnit XML never writes over its input/);
   });
@@ -64,7 +72,10 @@ describe('an existing file is written over only with --force', () => {
   it('compare --export csv over an existing file', async () => {
     const csv = join(dir, 'old.csv');
     writeFileSync(csv, 'keep me\n');
-    refused(await twolink(['compare', rec, '--export', 'csv', '--out', csv]), /old\.csv: exists: the CSV export would replace it; give --force to write over it, or another file\n$/);
+    refused(
+      await twolink(['compare', rec, '--export', 'csv', '--out', csv]),
+      /old\.csv: exists: the CSV export would replace it; give --force to write over it, or another file\n$/,
+    );
     expect(readFileSync(csv, 'utf8')).toBe('keep me\n');
     const r = await twolink(['compare', rec, '--export', 'csv', '--out', csv, '--force']);
     expect(r.code, r.stderr).toBe(0);

@@ -52,7 +52,14 @@ describe('gearbox play at the output, the encoder on the motor shaft', () => {
   });
 
   it('a free fall rattling in the play conserves energy: no friction, no damping, no motor (and no NaN)', () => {
-    const p = plant({ backlash: [3 * DEG, 3 * DEG], viscous: [0, 0], coulomb: [0, 0], gearDamping: [0, 0], start: [0, 0], stops: undefined });
+    const p = plant({
+      backlash: [3 * DEG, 3 * DEG],
+      viscous: [0, 0],
+      coulomb: [0, 0],
+      gearDamping: [0, 0],
+      start: [0, 0],
+      stops: undefined,
+    });
     p.injected.motorDead.fill(true);
     p.advance(1e-4);
     const e0 = p.mechanicalEnergy();
@@ -182,7 +189,12 @@ describe('the H-bridge', () => {
 describe('with every flaw off', () => {
   it('the plant is the rigid one bit for bit (explicit zero play, breakaway at the Coulomb level, ideal bridges)', () => {
     const a = plant();
-    const b = plant({ backlash: [0, 0], breakaway: rig.plant!.coulomb.slice(), gearStiffness: [10, 10], motors: rig.plant!.motors.map((mm) => mm) });
+    const b = plant({
+      backlash: [0, 0],
+      breakaway: rig.plant!.coulomb.slice(),
+      gearStiffness: [10, 10],
+      motors: rig.plant!.motors.map((mm) => mm),
+    });
     for (let k = 1; k <= 100; k++) {
       const duty = [Math.sin(k / 7) * 0.6, Math.cos(k / 5) * 0.4];
       a.setDuty(duty);
@@ -219,7 +231,11 @@ describe("the recording carries the link's true angle (virtual time)", () => {
   it(
     'with 1.5 deg of play the encoder tracks the reach and the link, which it cannot see, does not',
     async () => {
-      const flawed = { ...rig, control: { ...rig.control, disturbanceObserver: false }, plant: { ...rig.plant!, backlash: [1.5 * DEG, 1.5 * DEG] } };
+      const flawed = {
+        ...rig,
+        control: { ...rig.control, disturbanceObserver: false },
+        plant: { ...rig.plant!, backlash: [1.5 * DEG, 1.5 * DEG] },
+      };
       const r = await virtualRun(flawed, [builtinPath(rig.arm, 'reach')!], { maxSeconds: 30 });
       expect(r.result.stop.kind).toBe('done');
       const sq = { enc: [0, 0], link: [0, 0] };

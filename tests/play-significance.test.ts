@@ -4,7 +4,19 @@ import type { SweepFigures } from '../src/identify/sweep.js';
 
 /** A sweep's figures with the play `playDeg` +- `playStdDeg` (the rest does not enter the play's tests). */
 function fig(playDeg: number, playStdDeg: number): SweepFigures {
-  return { joint: 0, playDeg, playStdDeg, coulombNm: [0.05, 0.05], viscousNms: 0.01, breakawayNm: [0.1, 0.1], starts: [2, 2], gravityScale: 1, inertia: 0.003, residualRmsNm: 0.001, rows: 1000 };
+  return {
+    joint: 0,
+    playDeg,
+    playStdDeg,
+    coulombNm: [0.05, 0.05],
+    viscousNms: 0.01,
+    breakawayNm: [0.1, 0.1],
+    starts: [2, 2],
+    gravityScale: 1,
+    inertia: 0.003,
+    residualRmsNm: 0.001,
+    rows: 1000,
+  };
 }
 
 describe('the play written by setup and identify: only one significantly above zero', () => {

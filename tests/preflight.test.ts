@@ -62,7 +62,9 @@ describe('preflight', () => {
     expect(e.phase).toBe('approach');
     expect(e.trajectory).toBe('hang');
     expect(e.joint).toBe(0);
-    expect(e.message).toMatch(/^trajectory "hang": its approach from the start pose \(60\.0, 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs 2\.\d+ N m but only 2\.0+ N m is available/);
+    expect(e.message).toMatch(
+      /^trajectory "hang": its approach from the start pose \(60\.0, 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs 2\.\d+ N m but only 2\.0+ N m is available/,
+    );
     // On the plan's clock: within the approach.
     expect(e.t).toBeLessThan(planPath(rig.arm, rig.limits, hang, raised, true).approachEnd);
   });
@@ -72,11 +74,18 @@ describe('preflight', () => {
     expect(() => preflight(rig, [folded], { from: raised, park: false })).not.toThrow();
     const e = refusal(() => preflight(rig, [folded], { from: raised }));
     expect(e.phase).toBe('park');
-    expect(e.message).toMatch(/^trajectory "fold down": its way back to the start pose \(60\.0, 0\.0 deg, park\) at t = \d+\.\d{3} s of the way back, joint 1: needs 2\.\d+ N m/);
+    expect(e.message).toMatch(
+      /^trajectory "fold down": its way back to the start pose \(60\.0, 0\.0 deg, park\) at t = \d+\.\d{3} s of the way back, joint 1: needs 2\.\d+ N m/,
+    );
   });
 
   it('a path itself out of reach is named as before: its own time, no phase words', () => {
-    const fast: PathSpec = { name: 'fast', description: 'too fast', start: { q: [-90 * D, 0] }, steps: [{ kind: 'joint', to: [90 * D, 0], duration: 0.2 }] };
+    const fast: PathSpec = {
+      name: 'fast',
+      description: 'too fast',
+      start: { q: [-90 * D, 0] },
+      steps: [{ kind: 'joint', to: [90 * D, 0], duration: 0.2 }],
+    };
     const e = refusal(() => preflight(rig, [fast], { from: [-90 * D, 0] }));
     expect(e.phase).toBe('track');
     expect(e.message).toMatch(/^trajectory "fast" at t = \d+\.\d{3} s, joint 1: /);
@@ -96,13 +105,18 @@ describe('preflight', () => {
 
   it('twolink run on the mock: the infeasible approach is refused with exit code 2 before the run starts (no summary)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'twolink-preflight-'));
-    const file = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as { limits: { maxTorqueNm: number }[]; plant: { startDeg: number[] } };
+    const file = JSON.parse(readFileSync('rigs/mock-arm.json', 'utf8')) as {
+      limits: { maxTorqueNm: number }[];
+      plant: { startDeg: number[] };
+    };
     file.limits[0]!.maxTorqueNm = 2.0;
     file.plant.startDeg = [60, 0];
     writeFileSync(join(dir, 'rig.json'), JSON.stringify(file));
     writeFileSync(join(dir, 'hang.json'), JSON.stringify({ name: 'hang', start: { q: [-90, 0] }, steps: [{ hold: 1 }] }));
     const r = await twolink(['run', '--rig', join(dir, 'rig.json'), '--mock', '--traj', join(dir, 'hang.json'), '--json']);
-    expect(r.stderr).toMatch(/^twolink: trajectory "hang": its approach from the start pose \(60\.0, 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs/);
+    expect(r.stderr).toMatch(
+      /^twolink: trajectory "hang": its approach from the start pose \(60\.0, 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs/,
+    );
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
   });
@@ -116,7 +130,9 @@ describe('preflight', () => {
       kind: 'fault',
       fault: {
         kind: 'infeasible',
-        message: expect.stringMatching(/^trajectory "hang": its approach from where the arm is \((59\.9|60\.0|60\.1), 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs 2\.\d+ N m but only 2\.0+ N m is available/),
+        message: expect.stringMatching(
+          /^trajectory "hang": its approach from where the arm is \((59\.9|60\.0|60\.1), 0\.0 deg\) at t = \d+\.\d{3} s of the approach, joint 1: needs 2\.\d+ N m but only 2\.0+ N m is available/,
+        ),
       },
     });
     expect(r.summary.stopReason).toMatch(/^fault:infeasible: .* \(refused before it started\)$/);

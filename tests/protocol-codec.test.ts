@@ -2,7 +2,19 @@
 // lines, flipped bits and overlong lines are rejected and counted, never accepted.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonical, crc16, crcHex, decodeBoardFrame, decodeHostFrame, encodeBoardFrame, encodeHostFrame, LineAssembler, MAX_LINE, SequenceTracker, type BoardFrame } from '../src/protocol/codec.js';
+import {
+  canonical,
+  crc16,
+  crcHex,
+  decodeBoardFrame,
+  decodeHostFrame,
+  encodeBoardFrame,
+  encodeHostFrame,
+  LineAssembler,
+  MAX_LINE,
+  SequenceTracker,
+  type BoardFrame,
+} from '../src/protocol/codec.js';
 import { BoundedReadlineParser } from '../src/transport/line-link.js';
 import { readVectors } from './helpers/vectors.js';
 
@@ -41,7 +53,11 @@ describe('conformance vectors', () => {
         const d = decode(v.line, 2);
         if (!d.ok) throw new Error('accepted above');
         // Vectors with unknown identity keys or key orders are not what an encoder writes.
-        if (d.frame.type === 'I' && canonical(d.frame).slice(2) !== v.line.replace(/\*.*$/, '').replace(/^I (\d+) (\S+) /, 'seq=$1 ack=$2 ')) continue;
+        if (
+          d.frame.type === 'I' &&
+          canonical(d.frame).slice(2) !== v.line.replace(/\*.*$/, '').replace(/^I (\d+) (\S+) /, 'seq=$1 ack=$2 ')
+        )
+          continue;
         expect(encode(d.frame as never), `${file}:${v.lineNo}`).toBe(`${v.line.replace(/\r$/, '')}\n`);
       }
     }
@@ -97,17 +113,23 @@ describe('properties', () => {
 
   it('double-bit flips in random frames are rejected', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 65535 }), fc.integer({ min: -2147483647, max: 2147483647 }), fc.nat(), fc.nat(), (seq, c, p1, p2) => {
-        const f = encodeBoardFrame({ type: 'T', seq, ack: null, t: 1, counts: [c, -c], flags: 0 }).slice(0, -1);
-        const i = p1 % f.length;
-        const j = p2 % f.length;
-        if (i === j) return;
-        const s = f.split('');
-        s[i] = String.fromCharCode(f.charCodeAt(i) ^ 0x10);
-        s[j] = String.fromCharCode(s[j]!.charCodeAt(0) ^ 0x04);
-        const d = decodeBoardFrame(s.join(''), 2);
-        expect(d.ok).toBe(false);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 65535 }),
+        fc.integer({ min: -2147483647, max: 2147483647 }),
+        fc.nat(),
+        fc.nat(),
+        (seq, c, p1, p2) => {
+          const f = encodeBoardFrame({ type: 'T', seq, ack: null, t: 1, counts: [c, -c], flags: 0 }).slice(0, -1);
+          const i = p1 % f.length;
+          const j = p2 % f.length;
+          if (i === j) return;
+          const s = f.split('');
+          s[i] = String.fromCharCode(f.charCodeAt(i) ^ 0x10);
+          s[j] = String.fromCharCode(s[j]!.charCodeAt(0) ^ 0x04);
+          const d = decodeBoardFrame(s.join(''), 2);
+          expect(d.ok).toBe(false);
+        },
+      ),
       { numRuns: 3000 },
     );
   });

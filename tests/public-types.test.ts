@@ -22,7 +22,15 @@ describe("twolink's public types", () => {
         symlinkSync(join(ROOT, 'node_modules', '@types', 'node'), join(dir, 'node_modules', '@types', 'node'), 'dir');
         symlinkSync(join(ROOT, 'node_modules', 'undici-types'), join(dir, 'node_modules', 'undici-types'), 'dir');
         writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-        const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: false, types: ['node'] };
+        const compilerOptions = {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        };
         writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['use.ts'] }));
         writeFileSync(
           join(dir, 'use.ts'),

@@ -60,7 +60,10 @@ describe("the README's tour and the guide's commands", () => {
       for (const c of commands(page)) {
         for (const f of reads(c)) {
           readers++;
-          expect(written.has(f), `${page}: twolink ${c.join(' ')}: ${f} is not written by any command before it on this page or in the README's tour`).toBe(true);
+          expect(
+            written.has(f),
+            `${page}: twolink ${c.join(' ')}: ${f} is not written by any command before it on this page or in the README's tour`,
+          ).toBe(true);
         }
         for (const f of writes(c)) written.add(f);
       }

@@ -13,7 +13,21 @@ import { schedPolicy, threadId } from '../src/time/threads.js';
 const dir = mkdtempSync(join(tmpdir(), 'twolink-rt-commands-'));
 const COMMANDS: [string, string[]][] = [
   ['tune', ['tune', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--yes', '--joint', '2', '--out', join(dir, 't.json')]],
-  ['identify', ['identify', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--yes', '--out', join(dir, 'i.json'), '--record', join(dir, 'i.ndjson')]],
+  [
+    'identify',
+    [
+      'identify',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--port',
+      '/dev/null',
+      '--yes',
+      '--out',
+      join(dir, 'i.json'),
+      '--record',
+      join(dir, 'i.ndjson'),
+    ],
+  ],
   ['setup', ['setup', '--rig', 'rigs/mock-arm.json', '--port', '/dev/null', '--yes', '--out', join(dir, 's.json')]],
 ];
 
@@ -25,9 +39,15 @@ describe('setup, tune and identify on a port ask for real-time priority', () => 
       expect(r.code, r.stderr).toBe(3); // /dev/null is not a serial device
       const all = r.stdout + r.stderr;
       // Granted where the test runs as root (CI) or with an rtprio limit; else the refusal and how to allow it.
-      expect(all).toMatch(new RegExp(`twolink ${name}: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm|WARNING: no real-time priority \\(refused: )`));
+      expect(all).toMatch(
+        new RegExp(
+          `twolink ${name}: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm|WARNING: no real-time priority \\(refused: )`,
+        ),
+      );
       // other output files: a run that failed to open may still leave its recording (its header and why it ended)
-      const no = await twolink([...args.map((a) => (a.startsWith(dir) ? a.replace(/(\.\w+)$/, '-no-rt$1') : a)), '--no-rt'], { timeoutMs: 20_000 });
+      const no = await twolink([...args.map((a) => (a.startsWith(dir) ? a.replace(/(\.\w+)$/, '-no-rt$1') : a)), '--no-rt'], {
+        timeoutMs: 20_000,
+      });
       expect(no.stdout + no.stderr).toMatch(new RegExp(`twolink ${name}: WARNING: no real-time priority \\(not asked for: --no-rt\\)`));
     },
     hangGuardMs(40_000),

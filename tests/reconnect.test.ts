@@ -12,7 +12,13 @@ import { zeroIsHanging } from '../src/run/resume-gate.js';
 
 // Ports as serialport's list() gives them on Linux (udev): an Uno R3 (16U2, 2341:0043) with a serial
 // number, a CH340 clone (1a86:7523) that has none, and a pty (not listed at all).
-const UNO: ListedPort = { path: '/dev/ttyACM0', serialNumber: '85735313932351F0B1C1', vendorId: '2341', productId: '0043', locationId: 'pci-0000:00:14.0-usb-0:2:1.0' };
+const UNO: ListedPort = {
+  path: '/dev/ttyACM0',
+  serialNumber: '85735313932351F0B1C1',
+  vendorId: '2341',
+  productId: '0043',
+  locationId: 'pci-0000:00:14.0-usb-0:2:1.0',
+};
 const CH340: ListedPort = { path: '/dev/ttyUSB0', vendorId: '1a86', productId: '7523', locationId: 'pci-0000:00:14.0-usb-0:3:1.0' };
 
 describe('the same board, found again', () => {
@@ -48,7 +54,15 @@ describe('the same board, found again', () => {
     let now = 0;
     let looks = 0;
     const exists = (): boolean => ++looks >= 3;
-    const found = await waitForPort({ key: { kind: 'path', path: '/x' }, timeoutS: 10, signal: new AbortController().signal, list: () => Promise.resolve([]), exists, pollMs: 1, now: () => (now += 0.1) });
+    const found = await waitForPort({
+      key: { kind: 'path', path: '/x' },
+      timeoutS: 10,
+      signal: new AbortController().signal,
+      list: () => Promise.resolve([]),
+      exists,
+      pollMs: 1,
+      now: () => (now += 0.1),
+    });
     expect(found).toMatchObject({ kind: 'found', path: '/x' });
     const left: number[] = [];
     const timeout = await waitForPort({
@@ -66,7 +80,13 @@ describe('the same board, found again', () => {
     expect(left.length).toBeGreaterThan(1);
     expect(left.every((l, i) => i === 0 || l < left[i - 1]!)).toBe(true);
     const ac = new AbortController();
-    const p = waitForPort({ key: { kind: 'usb-serial', vendorId: '2341', productId: '0043', serialNumber: 'x' }, timeoutS: 3600, signal: ac.signal, list: () => Promise.reject(new Error('spawn udevadm ENOENT')), pollMs: 60_000 });
+    const p = waitForPort({
+      key: { kind: 'usb-serial', vendorId: '2341', productId: '0043', serialNumber: 'x' },
+      timeoutS: 3600,
+      signal: ac.signal,
+      list: () => Promise.reject(new Error('spawn udevadm ENOENT')),
+      pollMs: 60_000,
+    });
     ac.abort();
     expect((await p).kind).toBe('aborted');
   });
@@ -74,11 +94,17 @@ describe('the same board, found again', () => {
 
 describe('a board that kept running, told from one that reset', () => {
   it('kept running: its uptime grew by the time away (within the slack)', () => {
-    expect(bootVerdict({ uptimeMs: 60_000, hostMs: 1_000 }, { uptimeMs: 62_100, hostMs: 3_000 })).toEqual({ kind: 'kept-running', awayMs: 2_000, grewMs: 2_100 });
+    expect(bootVerdict({ uptimeMs: 60_000, hostMs: 1_000 }, { uptimeMs: 62_100, hostMs: 3_000 })).toEqual({
+      kind: 'kept-running',
+      awayMs: 2_000,
+      grewMs: 2_100,
+    });
   });
   it('reset: an uptime that went back, or grew less than the time away', () => {
     expect(bootVerdict({ uptimeMs: 60_000, hostMs: 1_000 }, { uptimeMs: 900, hostMs: 3_000 }).kind).toBe('reset');
-    expect(bootVerdict({ uptimeMs: 60_000, hostMs: 0 }, { uptimeMs: 60_000 + 2_000 - BOOT_SLACK_MS - 50, hostMs: 2_000 }).kind).toBe('reset');
+    expect(bootVerdict({ uptimeMs: 60_000, hostMs: 0 }, { uptimeMs: 60_000 + 2_000 - BOOT_SLACK_MS - 50, hostMs: 2_000 }).kind).toBe(
+      'reset',
+    );
     // A board that reset long enough ago (uptime larger) but not by the time away: reset too.
     expect(bootVerdict({ uptimeMs: 500, hostMs: 0 }, { uptimeMs: 10_000, hostMs: 2_000 }).kind).toBe('reset');
   });
@@ -87,7 +113,18 @@ describe('a board that kept running, told from one that reset', () => {
     expect(bootVerdict({ uptimeMs: 5, hostMs: 0 }, { uptimeMs: undefined, hostMs: 1 }).kind).toBe('unknown');
   });
   it("the handshake carries up= (the mock's identity frame; optional on decode)", () => {
-    const info: BoardInfo = { fw: 'twolink-mock/1.0.0', proto: 1, board: 'mock', joints: 2, cpr: [4800, 2400], pwm: 1000, torque: false, maxrate: 1000, wdt: 100, up: 1234 };
+    const info: BoardInfo = {
+      fw: 'twolink-mock/1.0.0',
+      proto: 1,
+      board: 'mock',
+      joints: 2,
+      cpr: [4800, 2400],
+      pwm: 1000,
+      torque: false,
+      maxrate: 1000,
+      wdt: 100,
+      up: 1234,
+    };
     const line = encodeBoardFrame({ type: 'I', seq: 0, ack: null, info });
     expect(line).toContain(' up=1234*');
     const d = decodeBoardFrame(line.trimEnd(), 2);
@@ -147,7 +184,10 @@ describe('the plan after the gap', () => {
 
   it('resumePaths: in the track phase the remainder and the rest, in the approach the path again, after it the rest, with nothing left a hold', () => {
     const paths = [reach, point];
-    expect(resumePaths(arm, paths, false, { pathIndex: 0, phase: 'track', trackS: 0.4 }).map((p) => p.name)).toEqual(['reach (resumed)', 'point']);
+    expect(resumePaths(arm, paths, false, { pathIndex: 0, phase: 'track', trackS: 0.4 }).map((p) => p.name)).toEqual([
+      'reach (resumed)',
+      'point',
+    ]);
     expect(resumePaths(arm, paths, false, { pathIndex: 0, phase: 'approach' }).map((p) => p.name)).toEqual(['reach', 'point']);
     expect(resumePaths(arm, paths, false, { pathIndex: 0, phase: 'park' }).map((p) => p.name)).toEqual(['point']);
     expect(resumePaths(arm, paths, false, { pathIndex: -1, phase: 'none' }).map((p) => p.name)).toEqual(['reach', 'point']);

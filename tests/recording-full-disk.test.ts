@@ -39,7 +39,17 @@ beforeAll(async () => {
 
 /** Feeds the run to a recorder as the session does: the rows in batches of 10 (a 20 ms drain at 500 Hz), a flush after each; stops feeding once a flush fails. */
 function feed(rec: RunRecorder): { handed: number } {
-  rec.open(runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }));
+  rec.open(
+    runHeader({
+      rig,
+      rateHz: rig.control.rateHz,
+      feedforward: 'desired',
+      target: { kind: 'mock' },
+      clock: 'virtual',
+      paths: [reach],
+      injections: [],
+    }),
+  );
   rec.event({ event: 'connected', describe: 'the mock rig (virtual time)' });
   let handed = 0;
   for (let k = 0; k < run.rows.length; k += 10) {
@@ -61,29 +71,42 @@ async function readBack(file: string): Promise<{ t: number[]; info: Awaited<Retu
 const runT = (): number[] => run.rows.map((r) => r[F.t]!);
 
 describe('NDJSON on a full disk', () => {
-  it.each([60_000, 150_000, 400_000])('a %i-byte disk: readable to its last tick, the count said is the count held, the summary says why it stopped', async (capacity) => {
-    const file = join(dir, `run-${capacity}.ndjson`);
-    const rec = new Recorder(file, rig.joints, diskOf(capacity));
-    const { handed } = feed(rec);
-    expect(rec.failure?.message).toMatch(/the disk is full/);
-    expect(statSync(file).size).toBeLessThanOrEqual(capacity);
-    const { t, info } = await readBack(file);
-    expect(info.truncated).toBeUndefined();
-    // The ticks said are the ticks held: the run's first ones, none dropped or changed.
-    expect(t.length).toBe(rec.ticks);
-    expect(t).toEqual(runT().slice(0, t.length));
-    expect(rec.ticks).toBeLessThan(handed);
-    // The summary line fits in the space the cut batch took: it says the recording stopped and what it holds.
-    expect(info.summary?.recordingFailure).toBe(rec.failure!.message);
-    expect(info.summary?.recordedTicks).toBe(rec.ticks);
-  });
+  it.each([60_000, 150_000, 400_000])(
+    'a %i-byte disk: readable to its last tick, the count said is the count held, the summary says why it stopped',
+    async (capacity) => {
+      const file = join(dir, `run-${capacity}.ndjson`);
+      const rec = new Recorder(file, rig.joints, diskOf(capacity));
+      const { handed } = feed(rec);
+      expect(rec.failure?.message).toMatch(/the disk is full/);
+      expect(statSync(file).size).toBeLessThanOrEqual(capacity);
+      const { t, info } = await readBack(file);
+      expect(info.truncated).toBeUndefined();
+      // The ticks said are the ticks held: the run's first ones, none dropped or changed.
+      expect(t.length).toBe(rec.ticks);
+      expect(t).toEqual(runT().slice(0, t.length));
+      expect(rec.ticks).toBeLessThan(handed);
+      // The summary line fits in the space the cut batch took: it says the recording stopped and what it holds.
+      expect(info.summary?.recordingFailure).toBe(rec.failure!.message);
+      expect(info.summary?.recordedTicks).toBe(rec.ticks);
+    },
+  );
 
   it('a disk that does not take the summary line either: the file ends at its last whole tick line', async () => {
     const file = join(dir, 'run-tight.ndjson');
     // Full exactly at the end of a batch: nothing of the next batch lands, so no space is freed for the summary.
     const probe = join(dir, 'probe.ndjson');
     const p = new Recorder(probe, rig.joints);
-    p.open(runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }));
+    p.open(
+      runHeader({
+        rig,
+        rateHz: rig.control.rateHz,
+        feedforward: 'desired',
+        target: { kind: 'mock' },
+        clock: 'virtual',
+        paths: [reach],
+        injections: [],
+      }),
+    );
     p.event({ event: 'connected', describe: 'the mock rig (virtual time)' });
     for (const row of run.rows.slice(0, 10)) p.tick(row);
     p.flush();
@@ -109,7 +132,18 @@ const STARTED_AT = '2026-01-02T03:04:05.678Z';
 
 /** Feeds the run to the MCAP recorder as the session does (the chain runs between drains); the ticks handed over. */
 async function feedMcap(rec: McapRecorder): Promise<number> {
-  rec.open({ ...runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }), startedAt: STARTED_AT });
+  rec.open({
+    ...runHeader({
+      rig,
+      rateHz: rig.control.rateHz,
+      feedforward: 'desired',
+      target: { kind: 'mock' },
+      clock: 'virtual',
+      paths: [reach],
+      injections: [],
+    }),
+    startedAt: STARTED_AT,
+  });
   rec.event({ event: 'connected', describe: 'the mock rig (virtual time)' });
   let handed = 0;
   for (let k = 0; k < run.rows.length; k += 10) {
@@ -196,10 +230,23 @@ describe('MCAP cut short (a crash while writing): the recovering read', () => {
   let chunkEnds: number;
   beforeAll(async () => {
     whole = join(dir, 'whole.mcap');
-    const w = await McapRunWriter.open(whole, rig, runHeader({ rig, rateHz: rig.control.rateHz, feedforward: 'desired', target: { kind: 'mock' }, clock: 'virtual', paths: [reach], injections: [] }), {
-      chunkBytes: 64 * 1024,
-      bufferBytes: 0,
-    });
+    const w = await McapRunWriter.open(
+      whole,
+      rig,
+      runHeader({
+        rig,
+        rateHz: rig.control.rateHz,
+        feedforward: 'desired',
+        target: { kind: 'mock' },
+        clock: 'virtual',
+        paths: [reach],
+        injections: [],
+      }),
+      {
+        chunkBytes: 64 * 1024,
+        bufferBytes: 0,
+      },
+    );
     for (const row of run.rows) await w.tick(row);
     await w.end({ kind: 'summary', ...run.summary });
     size = statSync(whole).size;
@@ -236,6 +283,8 @@ describe('MCAP cut short (a crash while writing): the recovering read', () => {
     const cut = join(dir, 'cut-early.mcap');
     writeFileSync(cut, readFileSync(whole));
     truncateSync(cut, 20_000);
-    await expect(readRecording(cut)).rejects.toThrow(/no messages on \/twolink\/tick: the run recorded nothing \(the file is cut short before its first whole chunk\)/);
+    await expect(readRecording(cut)).rejects.toThrow(
+      /no messages on \/twolink\/tick: the run recorded nothing \(the file is cut short before its first whole chunk\)/,
+    );
   });
 });

@@ -18,9 +18,23 @@ const reach = builtinPath(rig.arm, 'reach')!;
 
 describe('the recording header', () => {
   it('the header a run builds is the one the reader takes', () => {
-    const h = runHeader({ rig, rateHz: 500, feedforward: 'desired', target: { kind: 'port', path: '/dev/ttyACM0' }, paths: [reach], injections: [{ name: 'silent', at: 1 }] });
+    const h = runHeader({
+      rig,
+      rateHz: 500,
+      feedforward: 'desired',
+      target: { kind: 'port', path: '/dev/ttyACM0' },
+      paths: [reach],
+      injections: [{ name: 'silent', at: 1 }],
+    });
     const back = recordingHeaderSchema.parse(JSON.parse(JSON.stringify(h)));
-    expect(back).toMatchObject({ kind: 'header', joints: 2, rateHz: 500, feedforward: 'desired', target: { kind: 'port', path: '/dev/ttyACM0' }, rig: { file: rig.file, name: rig.name } });
+    expect(back).toMatchObject({
+      kind: 'header',
+      joints: 2,
+      rateHz: 500,
+      feedforward: 'desired',
+      target: { kind: 'port', path: '/dev/ttyACM0' },
+      rig: { file: rig.file, name: rig.name },
+    });
     expect(back.trajectories.map((t) => t.name)).toEqual(['reach']);
     expect(back.clock).toBeUndefined();
   });
@@ -28,7 +42,12 @@ describe('the recording header', () => {
   it('a header the reader would refuse is refused before the file is made, naming the field', () => {
     const file = join(dir, 'bad.ndjson');
     const r = new Recorder(file, 2);
-    expect(() => r.open({ ...runHeader({ rig, rateHz: 500, feedforward: 'desired', target: { kind: 'mock' }, paths: [], injections: [] }), rateHz: -1 })).toThrow(`recording ${file}: its header would not read back: rateHz`);
+    expect(() =>
+      r.open({
+        ...runHeader({ rig, rateHz: 500, feedforward: 'desired', target: { kind: 'mock' }, paths: [], injections: [] }),
+        rateHz: -1,
+      }),
+    ).toThrow(`recording ${file}: its header would not read back: rateHz`);
     expect(existsSync(file)).toBe(false);
   });
 

@@ -35,7 +35,13 @@ describe('the header names the law, compare labels the run by it', () => {
     async () => {
       const { law, label } = await recorded('pid', {});
       const pid = rig.control.pid;
-      expect(law).toEqual({ kind: 'pid', feedforward: 'desired', disturbanceObserver: rig.control.disturbanceObserver, predict: true, pid: { kp: pid.kp, ki: pid.ki, kd: pid.kd, iLimitNm: pid.iLimitNm, antiWindup: pid.antiWindup } });
+      expect(law).toEqual({
+        kind: 'pid',
+        feedforward: 'desired',
+        disturbanceObserver: rig.control.disturbanceObserver,
+        predict: true,
+        pid: { kp: pid.kp, ki: pid.ki, kd: pid.kd, iLimitNm: pid.iLimitNm, antiWindup: pid.antiWindup },
+      });
       expect(label).toBe(
         `feedforward desired + PID (kp ${pid.kp.map((v) => Number(v.toFixed(3))).join('/')} N m/rad, ki ${pid.ki.map((v) => Number(v.toFixed(3))).join('/')} N m/(rad s), kd ${pid.kd.map((v) => Number(v.toFixed(3))).join('/')} N m s/rad)`,
       );
@@ -68,7 +74,15 @@ describe('the header names the law, compare labels the run by it', () => {
 
   it('float mode: its settings, as the header of `run --mode float` has them, read back', async () => {
     const settings = floatSettings(rig, { lock: 1 });
-    const header = runHeader({ rig, rateHz: 500, feedforward: 'desired', target: { kind: 'mock' }, paths: [point], injections: [], float: settings });
+    const header = runHeader({
+      rig,
+      rateHz: 500,
+      feedforward: 'desired',
+      target: { kind: 'mock' },
+      paths: [point],
+      injections: [],
+      float: settings,
+    });
     expect(header.law).toEqual({ kind: 'float', settings: { ...settings } });
     const file = join(dir, 'float.ndjson');
     // A tick line of the earlier run (events may come before its first tick).
@@ -80,7 +94,9 @@ describe('the header names the law, compare labels the run by it', () => {
     expect(info.header.law).toEqual(JSON.parse(JSON.stringify(header.law)));
     const cap = settings.torqueCapNm.map((v) => Number(v.toFixed(3))).join('/');
     const speed = settings.speedCapRadS.map((v) => String(Number(((v * 180) / Math.PI).toFixed(0)))).join('/');
-    expect(lawText(info.header.law)).toBe(`float (friction assist ${settings.frictionAssist}, torque cap ${cap} N m, speed cap ${speed} deg/s; joint 2 locked)`);
+    expect(lawText(info.header.law)).toBe(
+      `float (friction assist ${settings.frictionAssist}, torque cap ${cap} N m, speed cap ${speed} deg/s; joint 2 locked)`,
+    );
   });
 
   it('runLaw: the law of each mode from the run plan (the session and the virtual run build the header with it)', () => {
@@ -111,7 +127,10 @@ describe('recordings without the law, or with one this version does not know', (
     const rec = await loadRecording(newer, COMPARE_FIELDS);
     expect(describeRun(rec, 'A').lawText).toBe('law "mpc" (not known to this version of twolink)');
     const bad = join(dir, 'bad.ndjson');
-    writeFileSync(bad, [JSON.stringify({ ...header, law: { kind: 'controller', file: CONTROLLER, sha256: 'abc' } }), ...lines.slice(1)].join('\n'));
+    writeFileSync(
+      bad,
+      [JSON.stringify({ ...header, law: { kind: 'controller', file: CONTROLLER, sha256: 'abc' } }), ...lines.slice(1)].join('\n'),
+    );
     await expect(readRecording(bad)).rejects.toThrow(new RegExp(`^${bad}:1: bad header line: .*law`));
   });
 });

@@ -17,13 +17,17 @@ describe("the relay's closed port, classified", () => {
     // What the stream keeps: the message alone.
     expect(cableLoss('/dev/ttyACM0', new Error(e.message))).toEqual({ port: '/dev/ttyACM0', code: 'EIO', message: e.message });
     // A message that names it already is not prefixed twice.
-    expect(closedError('/p', { type: 'closed', disconnected: true, message: 'ENXIO: no such device', code: 'ENXIO' }).message).toBe('/p: ENXIO: no such device');
+    expect(closedError('/p', { type: 'closed', disconnected: true, message: 'ENXIO: no such device', code: 'ENXIO' }).message).toBe(
+      '/p: ENXIO: no such device',
+    );
   });
   it('a port that closed without such an error is not a cable pulled', () => {
     const e = closedError('/dev/ttyACM0', { type: 'closed', disconnected: false, message: 'the port closed' });
     expect(e).not.toBeInstanceOf(UnpluggedError);
     expect(cableLoss('/dev/ttyACM0', e)).toBeUndefined();
     // Disconnected without an errno (the old relay's message): a disconnection, not classified as a cable by name.
-    expect(cableLoss('/dev/ttyACM0', closedError('/dev/ttyACM0', { type: 'closed', disconnected: true, message: 'Port was disconnected' }))).toBeUndefined();
+    expect(
+      cableLoss('/dev/ttyACM0', closedError('/dev/ttyACM0', { type: 'closed', disconnected: true, message: 'Port was disconnected' })),
+    ).toBeUndefined();
   });
 });

@@ -19,9 +19,16 @@ describe('the tree the tools write', () => {
   });
 
   it("serialport's binding types are imported with resolution-mode 'require' everywhere (no tsconfig paths entry makes them resolve)", () => {
-    const files = execFileSync('git', ['-C', ROOT, 'grep', '-l', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    const files = execFileSync('git', ['-C', ROOT, 'grep', '-l', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], {
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
     expect(files.length).toBeGreaterThan(0);
-    const bare = execFileSync('git', ['-C', ROOT, 'grep', '-n', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], { encoding: 'utf8' })
+    const bare = execFileSync('git', ['-C', ROOT, 'grep', '-n', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], {
+      encoding: 'utf8',
+    })
       .split('\n')
       .filter((l) => l && !l.includes("'resolution-mode': 'require'") && !l.startsWith('tests/repo-hygiene'));
     expect(bare).toEqual([]);

@@ -35,7 +35,11 @@ function seeded(rig: Rig, k: number): Rig {
 async function reach(flaws: HardwareFlaws, k: number): Promise<{ done: boolean; perS: number[]; warned: Set<number> }> {
   const rig = seeded(hardwareRig(flaws), k);
   const r = await virtualRun(rig, [builtinPath(rig.arm, 'reach')!], { keepRows: false });
-  return { done: r.summary.stop.kind === 'done', perS: r.summary.reversals!.perS, warned: new Set(r.events.flatMap((e) => (e.kind === 'reversals' ? e.joints : []))) };
+  return {
+    done: r.summary.stop.kind === 'done',
+    perS: r.summary.reversals!.perS,
+    warned: new Set(r.events.flatMap((e) => (e.kind === 'reversals' ? e.joints : []))),
+  };
 }
 
 /** Teaches the doc's circle (docs/float-teach-replay.md) on `rig` in virtual time; returns the trajectory file's path. */

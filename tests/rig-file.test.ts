@@ -41,16 +41,31 @@ describe('rig files', () => {
   });
 
   it.each([
-    ['a missing field', { arm: { ...arm, m2: undefined } }, 'arm.m2', /arm\.m2: Invalid input: expected number, received undefined \(missing\)/],
+    [
+      'a missing field',
+      { arm: { ...arm, m2: undefined } },
+      'arm.m2',
+      /arm\.m2: Invalid input: expected number, received undefined \(missing\)/,
+    ],
     ['a wrong type', { arm: { ...arm, L1: '0.3' } }, 'arm.L1', /arm\.L1: .*expected number, received string \(got "0.3"\)/],
     ['a negative mass', { arm: { ...arm, m1: -1 } }, 'arm.m1', /arm\.m1: must be > 0 \(got -1\)/],
     ['NaN written as a string', { arm: { ...arm, I2: 'NaN' } }, 'arm.I2', /arm\.I2: .*received string \(got "NaN"\)/],
     ['an impossible inertia', { arm: { ...arm, I1: 1 } }, 'arm.I1', /arm\.I1: inertia 1 kg m\^2 is impossible for a 0.6 kg link/],
     ['a centre of mass beyond the link', { arm: { ...arm, d2: 0.3 } }, 'arm.d2', /lies beyond the link's end/],
-    ['reversed joint limits', { arm, limits: [{ minDeg: 90, maxDeg: -90 }, {}] }, 'limits[0].minDeg', /limits\[0\]\.minDeg: minDeg must be below maxDeg \(the limits are reversed\)/],
+    [
+      'reversed joint limits',
+      { arm, limits: [{ minDeg: 90, maxDeg: -90 }, {}] },
+      'limits[0].minDeg',
+      /limits\[0\]\.minDeg: minDeg must be below maxDeg \(the limits are reversed\)/,
+    ],
     ['an unknown key (a typo)', { arm, control: { pid: { kP: [1, 2] } } }, 'control.pid.kP', /control\.pid\.kP: unknown key \(a typo\?\)/],
     ['per-joint arrays of the wrong length', { arm, control: { pid: { kp: [1, 2, 3] } } }, 'control.pid.kp', /control\.pid\.kp/],
-    ['a rate out of range', { arm, control: { rateHz: 5000 } }, 'control.rateHz', /control\.rateHz: must be between 100 and 1000 Hz \(got 5000\)/],
+    [
+      'a rate out of range',
+      { arm, control: { rateHz: 5000 } },
+      'control.rateHz',
+      /control\.rateHz: must be between 100 and 1000 Hz \(got 5000\)/,
+    ],
   ])('%s is refused, naming the file and the field', (_what, content, field, re) => {
     const f = write(content);
     const e = errorOf(() => loadRig(f));

@@ -13,7 +13,10 @@ describe('mockProcessExit', () => {
     expect(mockProcessExit({ reported: 0, code: 0, signal: null, passed: 'SIGTERM' })).toEqual({ code: 0 });
   });
   it('reported 2 (a missing package): 2, pointing at its own lines', () => {
-    expect(mockProcessExit({ reported: 2, code: 2, signal: null, passed: undefined })).toEqual({ code: 2, why: expect.stringMatching(/exit code 2 \(its lines above say why\)/) });
+    expect(mockProcessExit({ reported: 2, code: 2, signal: null, passed: undefined })).toEqual({
+      code: 2,
+      why: expect.stringMatching(/exit code 2 \(its lines above say why\)/),
+    });
   });
   it('killed by a signal before it reported: 1, naming the signal and the one passed on', () => {
     expect(mockProcessExit({ reported: undefined, code: null, signal: 'SIGKILL', passed: 'SIGINT' })).toEqual({
@@ -22,6 +25,9 @@ describe('mockProcessExit', () => {
     });
   });
   it('exited 3 without reporting: 3, said', () => {
-    expect(mockProcessExit({ reported: undefined, code: 3, signal: null, passed: undefined })).toEqual({ code: 3, why: expect.stringMatching(/exited with code 3/) });
+    expect(mockProcessExit({ reported: undefined, code: 3, signal: null, passed: undefined })).toEqual({
+      code: 3,
+      why: expect.stringMatching(/exited with code 3/),
+    });
   });
 });

@@ -21,11 +21,15 @@ import { fromRecording } from './helpers/recording-figures.js';
 describe('UsHistogram', () => {
   it('quantiles by nearest rank, whole microseconds, the same as on the sorted values; never a cap', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ min: 0, max: 5e6, noNaN: true }), { minLength: 1, maxLength: 300 }), fc.double({ min: 0, max: 1, noNaN: true }), (values, q) => {
-        const h = new UsHistogram();
-        for (const v of values) h.add(v);
-        expect(h.quantile(q)).toBe(nearestRankUs(values, q));
-      }),
+      fc.property(
+        fc.array(fc.double({ min: 0, max: 5e6, noNaN: true }), { minLength: 1, maxLength: 300 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (values, q) => {
+          const h = new UsHistogram();
+          for (const v of values) h.add(v);
+          expect(h.quantile(q)).toBe(nearestRankUs(values, q));
+        },
+      ),
     );
     const h = new UsHistogram();
     for (const v of [400, 450, 31_506.7, 250_000.4]) h.add(v);
@@ -49,7 +53,13 @@ describe('the summary and the recording of the same run', () => {
     // The same rows through RunStats give the same TimingFigures (what `twolink run` puts in `timing`).
     const stats = new RunStats(rig.joints, 1000);
     for (const row of r.rows) stats.add(row);
-    expect(stats.timing()).toEqual({ latencyP50Us: rec.p50, latencyP99Us: rec.p99, latencyMaxUs: rec.max, samplePeriodP99Us: rec.periodP99, maxStallMs: rec.stallMs });
+    expect(stats.timing()).toEqual({
+      latencyP50Us: rec.p50,
+      latencyP99Us: rec.p99,
+      latencyMaxUs: rec.max,
+      samplePeriodP99Us: rec.periodP99,
+      maxStallMs: rec.stallMs,
+    });
     // The summary line of the recording is the run's summary.
     const last = JSON.parse(readFileSync(file, 'utf8').trim().split('\n').at(-1)!) as { kind: string; period: unknown };
     expect(last.kind).toBe('summary');
@@ -69,10 +79,27 @@ async function pausedBoardRun(rig: Rig, atS: number, pauseS: number): Promise<Fl
   const boardClock: Clock = board;
   const mock = createLineMock(rig, boardClock);
   const stream = await mock.openStream();
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock: host, encoders: rig.encoders, watchdogMs: rig.link.watchdogMs, handshakeMs: rig.link.handshakeMs });
+  const link = new LineLink({
+    stream,
+    name: mock.path,
+    baudRate: rig.link.baudRate,
+    clock: host,
+    encoders: rig.encoders,
+    watchdogMs: rig.link.watchdogMs,
+    handshakeMs: rig.link.handshakeMs,
+  });
   const rows: Float64Array[] = [];
   let done = false;
-  const run = runLoop({ rig, link, clock: host, rateHz: rig.control.rateHz, feedforward: 'desired', paths: [builtinPath(rig.arm, 'reach')!], sink: (row) => rows.push(Float64Array.from(row)), maxSeconds: 30 });
+  const run = runLoop({
+    rig,
+    link,
+    clock: host,
+    rateHz: rig.control.rateHz,
+    feedforward: 'desired',
+    paths: [builtinPath(rig.arm, 'reach')!],
+    sink: (row) => rows.push(Float64Array.from(row)),
+    maxSeconds: 30,
+  });
   run.then(
     () => (done = true),
     () => (done = true),

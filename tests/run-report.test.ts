@@ -34,7 +34,10 @@ describe('the run report', () => {
     expect(reportFd({})).toBeUndefined();
     expect(reportFd({ [REPORT_FD_ENV]: '' })).toBeUndefined();
     expect(reportFd({ [REPORT_FD_ENV]: '3' })).toBe(3);
-    for (const bad of ['1', '2', 'x', '3.5', '-4', '1e3']) expect(() => reportFd({ [REPORT_FD_ENV]: bad }), bad).toThrow(new RegExp(`^${REPORT_FD_ENV}="${bad.replace('.', '\\.')}": give the number of a descriptor`));
+    for (const bad of ['1', '2', 'x', '3.5', '-4', '1e3'])
+      expect(() => reportFd({ [REPORT_FD_ENV]: bad }), bad).toThrow(
+        new RegExp(`^${REPORT_FD_ENV}="${bad.replace('.', '\\.')}": give the number of a descriptor`),
+      );
   });
 
   it('a bad variable is said once on stderr and writes nothing more (the run goes on)', () => {
@@ -42,18 +45,26 @@ describe('the run report', () => {
     try {
       writeRunReport(ALL[0]!, { [REPORT_FD_ENV]: 'stdout' });
       writeRunReport(ALL[0]!, { [REPORT_FD_ENV]: 'stdout' });
-      expect(said.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringMatching(/^twolink: TWOLINK_REPORT_FD="stdout": .*; no more reports\n$/)]);
+      expect(said.mock.calls.map((c) => String(c[0]))).toEqual([
+        expect.stringMatching(/^twolink: TWOLINK_REPORT_FD="stdout": .*; no more reports\n$/),
+      ]);
     } finally {
       said.mockRestore();
     }
   });
 
   it('a line that is no report is refused, naming what is wrong', () => {
-    expect(() => parseRunReport('twolink: Foxglove live view on ws://127.0.0.1:8765')).toThrow(/^TWOLINK_REPORT_FD: a line that is not JSON: /);
+    expect(() => parseRunReport('twolink: Foxglove live view on ws://127.0.0.1:8765')).toThrow(
+      /^TWOLINK_REPORT_FD: a line that is not JSON: /,
+    );
     expect(() => parseRunReport('{"kind":"live","port":0}')).toThrow(/no report \(port: /);
     expect(() => parseRunReport('{"kind":"live","port":8765,"host":"x"}')).toThrow(/no report/);
     expect(() => parseRunReport('{"kind":"test-crash","thread":"dashboard","monoMs":1}')).toThrow(/no report \(thread: /);
     // A non-finite figure is written as null by JSON: refused, naming the field.
-    expect(() => parseRunReport(JSON.stringify({ kind: 'live-end', requests: 1, closed: 0, refused: 0, rateClosed: 0, handlingMs: NaN, cpuUsPerMessage: null }))).toThrow(/no report \(handlingMs: /);
+    expect(() =>
+      parseRunReport(
+        JSON.stringify({ kind: 'live-end', requests: 1, closed: 0, refused: 0, rateClosed: 0, handlingMs: NaN, cpuUsPerMessage: null }),
+      ),
+    ).toThrow(/no report \(handlingMs: /);
   });
 });

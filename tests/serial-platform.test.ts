@@ -33,7 +33,10 @@ function fakeWindows(admin: boolean): PriorityOs & { set: number[] } {
 /** macOS for a user: any negative nice value is refused (EACCES). */
 const fakeMacUser: PriorityOs = {
   setPriority: (_pid, p) => {
-    if (p < 0) throw Object.assign(new Error('A system error occurred: uv_os_setpriority returned EACCES (permission denied)'), { code: 'ERR_SYSTEM_ERROR' });
+    if (p < 0)
+      throw Object.assign(new Error('A system error occurred: uv_os_setpriority returned EACCES (permission denied)'), {
+        code: 'ERR_SYSTEM_ERROR',
+      });
   },
   getPriority: () => 0,
 };
@@ -68,9 +71,15 @@ describe('the serial path of each OS', () => {
   });
 
   it("the relay's argument is validated field by field", () => {
-    expect(parseRelayArgs(JSON.stringify({ path: '/dev/ttyACM0', baudRate: 115200, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true }))).toMatchObject({ path: '/dev/ttyACM0', baudRate: 115200 });
+    expect(
+      parseRelayArgs(
+        JSON.stringify({ path: '/dev/ttyACM0', baudRate: 115200, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true }),
+      ),
+    ).toMatchObject({ path: '/dev/ttyACM0', baudRate: 115200 });
     expect(() => parseRelayArgs('{nope')).toThrow(/not JSON/);
-    expect(() => parseRelayArgs(JSON.stringify({ path: '', baudRate: -1, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true }))).toThrow(/path: .*baudRate: /);
+    expect(() =>
+      parseRelayArgs(JSON.stringify({ path: '', baudRate: -1, lock: true, hupcl: true, rt: false, rtPriority: 41, nudge: true })),
+    ).toThrow(/path: .*baudRate: /);
   });
 
   it("serialport's native binding loads from its prebuild (package.json allowScripts keeps npm from running its install script)", () => {
@@ -110,8 +119,16 @@ describe('priority without admin rights', () => {
       },
       getPriority: () => v,
     };
-    expect(raiseProcessPriority(1, 'win32', capped)).toEqual({ kind: 'raised', value: P.PRIORITY_ABOVE_NORMAL, name: 'ABOVE_NORMAL priority class' });
-    expect(raiseProcessPriority(1, 'darwin', capped)).toEqual({ kind: 'raised', value: P.PRIORITY_ABOVE_NORMAL, name: `nice ${P.PRIORITY_ABOVE_NORMAL}` });
+    expect(raiseProcessPriority(1, 'win32', capped)).toEqual({
+      kind: 'raised',
+      value: P.PRIORITY_ABOVE_NORMAL,
+      name: 'ABOVE_NORMAL priority class',
+    });
+    expect(raiseProcessPriority(1, 'darwin', capped)).toEqual({
+      kind: 'raised',
+      value: P.PRIORITY_ABOVE_NORMAL,
+      name: `nice ${P.PRIORITY_ABOVE_NORMAL}`,
+    });
   });
 });
 
@@ -131,7 +148,9 @@ describe('Node versions', () => {
     expect(serialportStall('v24.22.3')).toBeUndefined();
     expect(serialportStall('v26.3.1')).toBeUndefined();
     expect(serialportStall('v26.4.0')).toMatch(/serialport\/bindings-cpp PR #239/);
-    expect(serialportStall('v27.0.0')).toMatch(/relay wakes each read itself; if a run stalls, use --serial tty on Linux, or Node 22 or 24/);
+    expect(serialportStall('v27.0.0')).toMatch(
+      /relay wakes each read itself; if a run stalls, use --serial tty on Linux, or Node 22 or 24/,
+    );
   });
 
   it("doctor's platform checks: Node's status, the serial path (a fail where the OS has none), the priority", () => {
@@ -140,16 +159,27 @@ describe('Node versions', () => {
       node: 'v26.12.1',
       nodeStatus: 'untested',
       nodeNote: 'Node 26 is not a line twolink tests (22 and 24 are)',
-      serial: { choice: 'auto', path: 'serialport', problem: serialportStall('v26.12.1')!, binding: { file: '/x/prebuilds/darwin-x64+arm64/b.node' } },
+      serial: {
+        choice: 'auto',
+        path: 'serialport',
+        problem: serialportStall('v26.12.1')!,
+        binding: { file: '/x/prebuilds/darwin-x64+arm64/b.node' },
+      },
       priority: { granted: false, what: 'normal (macOS gives a user no priority above normal without root (sudo))' },
     };
     const c = Object.fromEntries(platformChecks(base).map((x) => [x.name, x]));
     expect(c.Node).toMatchObject({ status: 'warn', fix: expect.stringMatching(/Node 22 or 24/) });
     expect(c['serial path']).toMatchObject({ status: 'warn', evidence: expect.stringMatching(/PR #239/) });
     expect(c.priority).toMatchObject({ status: 'warn', evidence: expect.stringMatching(/^normal/) });
-    const noTty = platformChecks({ ...base, serial: { choice: 'tty', path: null, problem: 'no tty path on darwin', binding: { error: 'x' } } });
+    const noTty = platformChecks({
+      ...base,
+      serial: { choice: 'tty', path: null, problem: 'no tty path on darwin', binding: { error: 'x' } },
+    });
     expect(noTty.find((x) => x.name === 'serial path')).toMatchObject({ status: 'fail', fix: 'use --serial serialport (or auto)' });
-    const noBinding = platformChecks({ ...base, serial: { ...base.serial, problem: null, binding: { error: 'No native build was found' } } });
+    const noBinding = platformChecks({
+      ...base,
+      serial: { ...base.serial, problem: null, binding: { error: 'No native build was found' } },
+    });
     expect(noBinding.find((x) => x.name === 'serial path')).toMatchObject({ status: 'fail', fix: expect.stringMatching(/npm ci/) });
   });
 });

@@ -25,7 +25,15 @@ async function boardOnMock(maxS: number) {
   const stream = await mock.openStream();
   const drive = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { stepS: 0.001, maxS, maxRealMs: CHILD_GUARD_MS });
   const info = (await drive(probeLineBoard(stream, clock, 2, 2000)))!;
-  const link = new LineLink({ stream, name: mock.path, baudRate: rig.link.baudRate, clock, encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), watchdogMs: 100, handshakeMs: 2000 });
+  const link = new LineLink({
+    stream,
+    name: mock.path,
+    baudRate: rig.link.baudRate,
+    clock,
+    encoders: info.cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })),
+    watchdogMs: 100,
+    handshakeMs: 2000,
+  });
   return { clock, mock, drive, link, info };
 }
 
@@ -37,7 +45,12 @@ describe('setup: the e-stop while a motor is driven', () => {
     const { clock, mock, drive, link, info } = await boardOnMock(600);
     const ac = new AbortController();
     const said: string[] = [];
-    const operator: Operator = { say: (t) => said.push(t), confirm: () => Promise.resolve(), ask: () => Promise.resolve(), signal: ac.signal };
+    const operator: Operator = {
+      say: (t) => said.push(t),
+      confirm: () => Promise.resolve(),
+      ask: () => Promise.resolve(),
+      signal: ac.signal,
+    };
     // The person presses space as soon as a motor is driven; then watch the duty at the plant.
     let pressedAt = -1;
     let zeroAt = -1;
@@ -45,7 +58,10 @@ describe('setup: the e-stop while a motor is driven', () => {
     const watch = (): void => {
       const driven = mock.plant.duty.some((d) => d !== 0);
       // For the speed test: once it has driven for half a second (well into its first pass).
-      const ready = before === '[PASS] encoder 2' || (said.some((t) => t.startsWith('Motor constants')) && clock.now() - (constantsAt < 0 ? (constantsAt = clock.now()) : constantsAt) > 0.5);
+      const ready =
+        before === '[PASS] encoder 2' ||
+        (said.some((t) => t.startsWith('Motor constants')) &&
+          clock.now() - (constantsAt < 0 ? (constantsAt = clock.now()) : constantsAt) > 0.5);
       if (pressedAt < 0 && driven && ready) {
         pressedAt = clock.now();
         ac.abort('estop');
@@ -196,7 +212,13 @@ describe('setup on a port: the e-stop at each prompt of its steps ends it, motor
       const person = new Person();
       // The person answers every prompt before the k-th, and presses space at the k-th.
       person.answer = (p) => (person.prompts.length === k ? { keys: ' ' } : { keys: /\(y: yes/.test(p) ? 'n' : '\r' });
-      const op = new TerminalOperator({ yes: false, quiet: false, input: person.input as unknown as NodeJS.ReadStream, err: person.err, signals: person.signals });
+      const op = new TerminalOperator({
+        yes: false,
+        quiet: false,
+        input: person.input as unknown as NodeJS.ReadStream,
+        err: person.err,
+        signals: person.signals,
+      });
       const board = { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr };
       const outcome = drive(runSetup({ rig, link, board, clock, operator: op, hand: new AskedHand(op, new MockHand(mock.plant, clock)) }));
       await expect(outcome).rejects.toThrow(SetupStopped);

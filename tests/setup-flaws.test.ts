@@ -16,7 +16,11 @@ vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 
 const RIG = 'rigs/mock-arm-flawed.json';
 
-type SetupJson = { steps: { name: string; status: string; evidence: Record<string, unknown> }[]; changes: { field: string; step: string }[]; rigFile: string | null };
+type SetupJson = {
+  steps: { name: string; status: string; evidence: Record<string, unknown> }[];
+  changes: { field: string; step: string }[];
+  rigFile: string | null;
+};
 
 describe('twolink setup --mock on the flawed arm: the breakaway duty per direction and the play, written', () => {
   const out = join(mkdtempSync(join(tmpdir(), 'twolink-setup-flaws-')), 'rig.json');
@@ -24,7 +28,8 @@ describe('twolink setup --mock on the flawed arm: the breakaway duty per directi
   let stderr = '';
   const rig = loadRig(RIG);
   const plant = rig.plant!;
-  const enc = (): { backlashDeg?: number }[] => (JSON.parse(readFileSync(out, 'utf8')) as { encoders: { backlashDeg?: number }[] }).encoders;
+  const enc = (): { backlashDeg?: number }[] =>
+    (JSON.parse(readFileSync(out, 'utf8')) as { encoders: { backlashDeg?: number }[] }).encoders;
   const playStep = (): SetupJson['steps'][number] | undefined => json.steps.find((s) => s.name === 'play');
 
   beforeAll(async () => {
@@ -46,7 +51,8 @@ describe('twolink setup --mock on the flawed arm: the breakaway duty per directi
       expect(d).toHaveLength(2);
       const nm = plant.breakaway![j]!; // [N m]
       const expected = [motorDuty(truth, j, nm, 0), -motorDuty(truth, j, -nm, 0)];
-      for (const k of [0, 1]) expect(Math.abs(d[k]! / expected[k]! - 1), `joint ${j + 1} ${k ? 'cw' : 'ccw'}: ${d[k]} vs ${expected[k]}`).toBeLessThan(0.25);
+      for (const k of [0, 1])
+        expect(Math.abs(d[k]! / expected[k]! - 1), `joint ${j + 1} ${k ? 'cw' : 'ccw'}: ${d[k]} vs ${expected[k]}`).toBeLessThan(0.25);
     }
     // The file it wrote loads, with the pair.
     expect(loadRig(out).motors.map((m) => m.breakawayDuty?.length)).toEqual([2, 2]);
@@ -65,7 +71,10 @@ describe('twolink setup --mock on the flawed arm: the breakaway duty per directi
       JSON.stringify(play),
     ).toContain(`encoders[${j}].backlashDeg`);
     const e = enc();
-    expect(Math.abs(e[j]!.backlashDeg! - (plant.backlash![j]! * 180) / Math.PI), `joint ${j + 1} play ${e[j]!.backlashDeg} deg`).toBeLessThan(0.3);
+    expect(
+      Math.abs(e[j]!.backlashDeg! - (plant.backlash![j]! * 180) / Math.PI),
+      `joint ${j + 1} play ${e[j]!.backlashDeg} deg`,
+    ).toBeLessThan(0.3);
     expect(loadRig(out).encoders[j]!.backlash).toBeCloseTo((e[j]!.backlashDeg! * Math.PI) / 180, 9);
   };
   it("joint 2's play in encoders[1].backlashDeg, within 0.3 deg of the plant's", () => playWritten(1));

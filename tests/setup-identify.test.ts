@@ -24,7 +24,9 @@ interface Step {
 }
 
 async function setup(extra: string[], out: string): Promise<{ steps: Step[]; changes: { field: string; step: string }[] }> {
-  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', WIRING, '--yes', '--json', '--out', out, ...extra], { timeoutMs: CHILD_GUARD_MS });
+  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', WIRING, '--yes', '--json', '--out', out, ...extra], {
+    timeoutMs: CHILD_GUARD_MS,
+  });
   expect(r.code, r.stderr).toBe(0);
   return lastJson(r);
 }
@@ -50,7 +52,8 @@ describe('setup: the gentle identification', () => {
     // The written file is valid and drives the same miswired mock; with the model identified the
     // twin's residual on the first reach is smaller than with the nominal masses.
     loadRig(join(dir, 'with.json'));
-    const reach = (j: { steps: Step[] }): number => Math.max(...(j.steps.find((s) => s.name === 'first reach')!.evidence.twinRmsDeg as number[]));
+    const reach = (j: { steps: Step[] }): number =>
+      Math.max(...(j.steps.find((s) => s.name === 'first reach')!.evidence.twinRmsDeg as number[]));
     expect(withId.steps.at(-1)).toMatchObject({ name: 'first reach', status: 'pass' });
     expect(reach(withId)).toBeLessThan(reach(without));
   });
@@ -60,10 +63,44 @@ describe('identify --mock --wiring', () => {
   it('runs on the miswired mock with the rig file setup wrote for it, and stops on a wiring fault with the original', async () => {
     const fixed = join(dir, 'for-identify.json');
     await setup(['--no-identify', '--no-reach'], fixed);
-    const ok = await twolink(['identify', '--rig', fixed, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'ok.ndjson')], { timeoutMs: CHILD_GUARD_MS });
+    const ok = await twolink(
+      [
+        'identify',
+        '--rig',
+        fixed,
+        '--mock',
+        '--wiring',
+        WIRING,
+        '--amplitude',
+        '0.3',
+        '--duration',
+        '8',
+        '--no-validate',
+        '--record',
+        join(dir, 'ok.ndjson'),
+      ],
+      { timeoutMs: CHILD_GUARD_MS },
+    );
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stderr).toMatch(new RegExp(`wired "${WIRING}"`));
-    const bad = await twolink(['identify', '--rig', RIG, '--mock', '--wiring', WIRING, '--amplitude', '0.3', '--duration', '8', '--no-validate', '--record', join(dir, 'bad.ndjson')], { timeoutMs: CHILD_GUARD_MS });
+    const bad = await twolink(
+      [
+        'identify',
+        '--rig',
+        RIG,
+        '--mock',
+        '--wiring',
+        WIRING,
+        '--amplitude',
+        '0.3',
+        '--duration',
+        '8',
+        '--no-validate',
+        '--record',
+        join(dir, 'bad.ndjson'),
+      ],
+      { timeoutMs: CHILD_GUARD_MS },
+    );
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/the excitation run stopped early: fault:wiring/);
   });

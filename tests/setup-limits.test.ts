@@ -89,7 +89,9 @@ function rigWithStops(name: string, stops: { minDeg: number; maxDeg: number }[] 
 }
 
 async function setup(rigPath: string, out: string, extra: string[] = []) {
-  const r = await twolink(['setup', '--rig', rigPath, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, ...extra], { timeoutMs: CHILD_GUARD_MS });
+  const r = await twolink(['setup', '--rig', rigPath, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, ...extra], {
+    timeoutMs: CHILD_GUARD_MS,
+  });
   return { code: r.code, stderr: r.stderr, json: lastJson(r) };
 }
 
@@ -113,7 +115,11 @@ describe('setup --mock: the stops by the mock hand', () => {
     const out = join(dir, 'stops.json');
     // (No offset here: the stops are read through the zero found against gravity, which a joint's
     // friction leaves up to ~3 deg off; the margin covers that, this test's 1 deg would not.)
-    const { code, stderr, json } = await setup('rigs/mock-arm.json', out, ['--wiring', 'swap-encoders,reverse-encoder=1', '--widen-limits']);
+    const { code, stderr, json } = await setup('rigs/mock-arm.json', out, [
+      '--wiring',
+      'swap-encoders,reverse-encoder=1',
+      '--widen-limits',
+    ]);
     expect(code, stderr).toBe(0);
     const written = loadRig(out).limits.map((l) => [(l.min * 180) / Math.PI, (l.max * 180) / Math.PI]);
     const stops = [
@@ -125,7 +131,10 @@ describe('setup --mock: the stops by the mock hand', () => {
       expect(Math.abs(lo! - (stops[j]![0]! + STOP_MARGIN_DEG)), `joint ${j + 1} min`).toBeLessThanOrEqual(1);
       expect(Math.abs(hi! - (stops[j]![1]! - STOP_MARGIN_DEG)), `joint ${j + 1} max`).toBeLessThanOrEqual(1);
     });
-    expect(json.steps.filter((s: { name: string }) => /^limits/.test(s.name)).map((s: { status: string }) => s.status)).toEqual(['pass', 'pass']);
+    expect(json.steps.filter((s: { name: string }) => /^limits/.test(s.name)).map((s: { status: string }) => s.status)).toEqual([
+      'pass',
+      'pass',
+    ]);
     expect(json.changes.map((c: { field: string }) => c.field)).toContain('limits[0].minDeg');
   });
   it('a plant without stops: no stop found, the file kept, setup goes on', async () => {
@@ -160,7 +169,9 @@ describe('setup at a terminal: the person is asked before a limit is widened', (
     async (key, limitsDeg, summary) => {
       const out = join(dir, `asked-${key}.json`);
       const person = new Person();
-      person.answer = (p) => ({ keys: /> joint 1: the stops allow/.test(`  > ${p}`) ? (key === 'Enter' ? '\r' : key) : /\(y: yes/.test(p) ? 'n' : '\r' });
+      person.answer = (p) => ({
+        keys: /> joint 1: the stops allow/.test(`  > ${p}`) ? (key === 'Enter' ? '\r' : key) : /\(y: yes/.test(p) ? 'n' : '\r',
+      });
       const stdout: string[] = [];
       const code = await setupCommand(['--rig', 'rigs/mock-arm.json', '--mock', '--json', '--no-identify', '--no-reach', '--out', out], {
         input: person.input as unknown as NodeJS.ReadStream,

@@ -17,7 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-'));
 const RIG = 'rigs/mock-arm.json';
 /** The soft limits', the speed test's, the breakaway pulses' and the identification's changes (limits, motors[j].ke and kt, motors[j].breakawayDuty; arm, friction): measured on every arm, not wiring findings. */
 const MEASURED = /^motor \d constant$|^identification$|^limits \d$|^breakaway \d$/;
-const wiringChanges = (changes: { field: string; step: string }[]): string[] => changes.filter((c) => !MEASURED.test(c.step)).map((c) => c.field);
+const wiringChanges = (changes: { field: string; step: string }[]): string[] =>
+  changes.filter((c) => !MEASURED.test(c.step)).map((c) => c.field);
 
 interface Step {
   name: string;
@@ -42,8 +43,20 @@ const EXPECT: Record<string, { step: string; text: RegExp; change: string }[]> =
   'reverse-motor=2': [{ step: 'motor output 2', text: /a positive duty turns joint 2 clockwise/, change: 'wiring.motorSign' }],
   'reverse-encoder=1': [{ step: 'encoder 1', text: /counts down as the joint turns counter-clockwise/, change: 'encoders[0].sign' }],
   'reverse-encoder=2': [{ step: 'encoder 2', text: /counts down as the joint turns counter-clockwise/, change: 'encoders[1].sign' }],
-  'cpr=1:2048': [{ step: 'encoder 1', text: /the board's firmware reports 2048 counts per revolution on input 1, but the encoder gives about 4[78]\d\d/, change: 'wiring.boardCountsPerRev' }],
-  'cpr=2:1000': [{ step: 'encoder 2', text: /reports 1000 counts per revolution on input 2, but the encoder gives about 2[34]\d\d/, change: 'wiring.boardCountsPerRev' }],
+  'cpr=1:2048': [
+    {
+      step: 'encoder 1',
+      text: /the board's firmware reports 2048 counts per revolution on input 1, but the encoder gives about 4[78]\d\d/,
+      change: 'wiring.boardCountsPerRev',
+    },
+  ],
+  'cpr=2:1000': [
+    {
+      step: 'encoder 2',
+      text: /reports 1000 counts per revolution on input 2, but the encoder gives about 2[34]\d\d/,
+      change: 'wiring.boardCountsPerRev',
+    },
+  ],
   'offset=1:30': [{ step: 'zero', text: /powered on with joint 1 away from zeroDeg/, change: 'encoders[0].zeroDeg' }],
   'offset=2:-25': [{ step: 'zero', text: /powered on with joint 2 away from zeroDeg/, change: 'encoders[1].zeroDeg' }],
 };
@@ -57,14 +70,28 @@ const COMBOS: [string, string[]][] = [
   ['swap-encoders,cpr=1:2048,offset=1:20', ['wiring.encoderInput', 'wiring.boardCountsPerRev', 'encoders[0].zeroDeg']],
   [
     'swap-motors,swap-encoders,reverse-motor=1,reverse-motor=2,reverse-encoder=1,reverse-encoder=2,offset=2:15',
-    ['wiring.motorOutput', 'wiring.encoderInput', 'wiring.boardCountsPerRev', 'wiring.motorSign', 'encoders[0].sign', 'encoders[1].sign', 'encoders[1].zeroDeg'],
+    [
+      'wiring.motorOutput',
+      'wiring.encoderInput',
+      'wiring.boardCountsPerRev',
+      'wiring.motorSign',
+      'encoders[0].sign',
+      'encoders[1].sign',
+      'encoders[1].zeroDeg',
+    ],
   ],
 ];
 
 /** Runs setup on the mock wired as `wiring`; returns its JSON and the rig file it wrote. */
-async function setup(wiring: string): Promise<{ json: { steps: Step[]; changes: { field: string; step: string }[]; completed: boolean; rigFile: string | null; clock: string }; out: string; stderr: string }> {
+async function setup(wiring: string): Promise<{
+  json: { steps: Step[]; changes: { field: string; step: string }[]; completed: boolean; rigFile: string | null; clock: string };
+  out: string;
+  stderr: string;
+}> {
   const out = join(dir, `${wiring.replace(/[^a-z0-9]+/gi, '_')}.json`);
-  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', wiring, '--yes', '--json', '--out', out], { timeoutMs: CHILD_GUARD_MS });
+  const r = await twolink(['setup', '--rig', RIG, '--mock', '--wiring', wiring, '--yes', '--json', '--out', out], {
+    timeoutMs: CHILD_GUARD_MS,
+  });
   expect(r.code, r.stderr).toBe(0);
   return { json: lastJson(r), out, stderr: r.stderr };
 }
@@ -86,7 +113,9 @@ function expectFound(wiring: string, json: { steps: Step[]; changes: { field: st
 
 describe('twolink setup --mock: every wiring mistake alone, then a run with the rig file it wrote', () => {
   it('a correctly wired arm: every step passes and nothing changes', async () => {
-    const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], { timeoutMs: CHILD_GUARD_MS });
+    const r = await twolink(['setup', '--rig', RIG, '--mock', '--yes', '--json', '--out', join(dir, 'right.json')], {
+      timeoutMs: CHILD_GUARD_MS,
+    });
     expect(r.code, r.stderr).toBe(0);
     const j = lastJson(r);
     expect(j.steps.map((s: Step) => `${s.name}:${s.status}`)).toEqual([
@@ -169,7 +198,9 @@ describe('twolink setup: the rig file it writes over the input keeps a backup', 
     const input = join(dir, 'mine.json');
     const original = readFileSync(RIG, 'utf8');
     (await import('node:fs')).writeFileSync(input, original);
-    const r = await twolink(['setup', '--rig', input, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json'], { timeoutMs: CHILD_GUARD_MS });
+    const r = await twolink(['setup', '--rig', input, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json'], {
+      timeoutMs: CHILD_GUARD_MS,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(lastJson(r)).toMatchObject({ rigFile: input, backup: `${input}.bak` });
     expect(readFileSync(`${input}.bak`, 'utf8')).toBe(original);

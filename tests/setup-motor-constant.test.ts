@@ -31,29 +31,35 @@ function rigWithTrueMotors(): { path: string; trueKe: number[] } {
 const KE_TOLERANCE = 0.05;
 
 describe('setup: the motor constants from the speed per volt', () => {
-  it.each([[''], ['swap-motors,reverse-encoder=2,offset=1:20']])('recovers the true ke and kt of the mock (wiring "%s")', async (wiring) => {
-    const { path, trueKe } = rigWithTrueMotors();
-    const out = join(dir, `out-${wiring ? 'miswired' : 'right'}.json`);
-    const r = await twolink(['setup', '--rig', path, '--mock', '--yes', '--json', '--no-reach', '--out', out, ...(wiring ? ['--wiring', wiring] : [])], { timeoutMs: CHILD_GUARD_MS });
-    expect(r.code, r.stderr).toBe(0);
-    const j = lastJson(r);
-    const written = loadRig(out);
-    for (const k of [0, 1]) {
-      const step = j.steps.find((s: { name: string }) => s.name === `motor ${k + 1} constant`);
-      expect(step, r.stderr).toBeDefined();
-      const ke = step.evidence.measuredKe as number;
-      expect(Math.abs(ke / trueKe[k]! - 1), step.summary).toBeLessThan(KE_TOLERANCE);
-      // Written: ke and kt equal (SI units), the plant's true motors kept as they were.
-      expect(Math.abs(written.motors[k]!.ke / trueKe[k]! - 1)).toBeLessThan(KE_TOLERANCE);
-      expect(written.motors[k]!.kt).toBe(written.motors[k]!.ke);
-      expect(written.plant!.motors[k]!.ke).toBe(trueKe[k]);
-      expect(j.changes.map((c: { field: string }) => c.field)).toContain(`motors[${k}].ke`);
-    }
-    // The joint 1 motor is 30% off the file: a warning that says what was written.
-    const m1 = j.steps.find((s: { name: string }) => s.name === 'motor 1 constant');
-    expect(m1.status).toBe('warn');
-    expect(m1.fix).toMatch(/motors\[0\]\.ke and kt = 0\.01\d+ \(written\)/);
-  });
+  it.each([[''], ['swap-motors,reverse-encoder=2,offset=1:20']])(
+    'recovers the true ke and kt of the mock (wiring "%s")',
+    async (wiring) => {
+      const { path, trueKe } = rigWithTrueMotors();
+      const out = join(dir, `out-${wiring ? 'miswired' : 'right'}.json`);
+      const r = await twolink(
+        ['setup', '--rig', path, '--mock', '--yes', '--json', '--no-reach', '--out', out, ...(wiring ? ['--wiring', wiring] : [])],
+        { timeoutMs: CHILD_GUARD_MS },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const j = lastJson(r);
+      const written = loadRig(out);
+      for (const k of [0, 1]) {
+        const step = j.steps.find((s: { name: string }) => s.name === `motor ${k + 1} constant`);
+        expect(step, r.stderr).toBeDefined();
+        const ke = step.evidence.measuredKe as number;
+        expect(Math.abs(ke / trueKe[k]! - 1), step.summary).toBeLessThan(KE_TOLERANCE);
+        // Written: ke and kt equal (SI units), the plant's true motors kept as they were.
+        expect(Math.abs(written.motors[k]!.ke / trueKe[k]! - 1)).toBeLessThan(KE_TOLERANCE);
+        expect(written.motors[k]!.kt).toBe(written.motors[k]!.ke);
+        expect(written.plant!.motors[k]!.ke).toBe(trueKe[k]);
+        expect(j.changes.map((c: { field: string }) => c.field)).toContain(`motors[${k}].ke`);
+      }
+      // The joint 1 motor is 30% off the file: a warning that says what was written.
+      const m1 = j.steps.find((s: { name: string }) => s.name === 'motor 1 constant');
+      expect(m1.status).toBe('warn');
+      expect(m1.fix).toMatch(/motors\[0\]\.ke and kt = 0\.01\d+ \(written\)/);
+    },
+  );
 });
 
 describe('keFromSlope: dV/dw = ke N + fv R / (eta N ke)', () => {

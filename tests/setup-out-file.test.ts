@@ -36,7 +36,11 @@ describe('setup --out: checked before the arm moves', () => {
     ['a device', '/dev/null', /\/dev\/null: is a device/],
     ['a folder that does not exist', join(dir, 'nope', 'x.json'), /the folder .*nope does not exist/],
     // sysfs takes no new file, even from root (a read-only folder for any user)
-    ['a folder that takes no file', '/sys/twolink-setup.json', /\/sys\/twolink-setup.json: cannot write in its folder \/sys: permission denied/],
+    [
+      'a folder that takes no file',
+      '/sys/twolink-setup.json',
+      /\/sys\/twolink-setup.json: cannot write in its folder \/sys: permission denied/,
+    ],
   ])(
     '%s: exit 2, one line, nothing moved',
     async (_what, out, msg) => {
@@ -82,12 +86,17 @@ describe('setup --out over an existing file: a backup first', () => {
       const rig = copyRig('in.json');
       const out = join(dir, 'existing.json');
       writeFileSync(out, '{"mine": "a file I care about"}\n');
-      const no = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], { timeoutMs: CHILD_GUARD_MS });
+      const no = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out], {
+        timeoutMs: CHILD_GUARD_MS,
+      });
       expect(no.code).toBe(2);
       expect(no.stderr).toMatch(/existing\.json: exists: the rig file setup writes would replace it; give --force/);
       expect(no.stdout).toBe('');
       expect(readFileSync(out, 'utf8')).toBe('{"mine": "a file I care about"}\n');
-      const r = await twolink(['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, '--force'], { timeoutMs: CHILD_GUARD_MS });
+      const r = await twolink(
+        ['setup', '--rig', rig, '--mock', '--yes', '--json', '--no-identify', '--no-reach', '--out', out, '--force'],
+        { timeoutMs: CHILD_GUARD_MS },
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(lastJson(r)).toMatchObject({ rigFile: out, backup: `${out}.bak` });
       expect(readFileSync(`${out}.bak`, 'utf8')).toBe('{"mine": "a file I care about"}\n');
@@ -103,7 +112,10 @@ describe('setup --out over an existing file: a backup first', () => {
       const rig = copyRig('linked.json');
       const link = join(dir, 'link-to-rig.json');
       symlinkSync(rig, link);
-      const r = await twolink(['setup', '--rig', rig, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json', '--no-identify', '--no-reach', '--out', link], { timeoutMs: CHILD_GUARD_MS });
+      const r = await twolink(
+        ['setup', '--rig', rig, '--mock', '--wiring', 'reverse-encoder=2', '--yes', '--json', '--no-identify', '--no-reach', '--out', link],
+        { timeoutMs: CHILD_GUARD_MS },
+      );
       expect(r.code, r.stderr).toBe(0);
       expect(lastJson(r)).toMatchObject({ rigFile: link, backup: `${rig}.bak` });
       expect(readFileSync(`${rig}.bak`, 'utf8')).toBe(original);

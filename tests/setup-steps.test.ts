@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest';
 import { loadRig, resolveRig } from '../src/config/load.js';
 import { parseRigFile } from '../src/config/rig.js';
 import { correctedRigFile } from '../src/setup/rigfile.js';
-import { believed, checkBoard, checkEncoder, checkMotor, checkMotorsDistinct, checkZero, responseDirections, type PulseEvidence } from '../src/setup/steps.js';
+import {
+  believed,
+  checkBoard,
+  checkEncoder,
+  checkMotor,
+  checkMotorsDistinct,
+  checkZero,
+  responseDirections,
+  type PulseEvidence,
+} from '../src/setup/steps.js';
 
 const rig = loadRig('rigs/mock-arm.json');
 const DEG = Math.PI / 180;
@@ -14,7 +23,10 @@ describe('setup step 1: the board', () => {
     expect(r.status).toBe('pass');
   });
   it('warns (to be measured) when the counts per revolution differ, and fails on the joint count', () => {
-    expect(checkBoard({ firmware: 'f', board: 'uno', protocol: '1', joints: 2, countsPerRev: [2048, 2400] }, rig)).toMatchObject({ status: 'warn', fix: null });
+    expect(checkBoard({ firmware: 'f', board: 'uno', protocol: '1', joints: 2, countsPerRev: [2048, 2400] }, rig)).toMatchObject({
+      status: 'warn',
+      fix: null,
+    });
     const bad = checkBoard({ firmware: 'f', board: 'uno', protocol: '1', joints: 1, countsPerRev: [2048] }, rig);
     expect(bad.status).toBe('fail');
     expect(bad.fix).toMatch(/flash the firmware built for 2 joints/);
@@ -156,7 +168,13 @@ describe('setup: the corrected rig file', () => {
     f.boardCountsPerRev = [2048, 2400];
     const raw = JSON.parse(JSON.stringify(rig.source)) as Record<string, unknown>;
     const { file, changes } = correctedRigFile(raw, rig, f);
-    expect(changes.map((c) => c.field).sort()).toEqual(['encoders[0].zeroDeg', 'encoders[1].sign', 'wiring.boardCountsPerRev', 'wiring.motorOutput', 'wiring.motorSign']);
+    expect(changes.map((c) => c.field).sort()).toEqual([
+      'encoders[0].zeroDeg',
+      'encoders[1].sign',
+      'wiring.boardCountsPerRev',
+      'wiring.motorOutput',
+      'wiring.motorSign',
+    ]);
     expect(file.wiring).toEqual({ motorOutput: [2, 1], motorSign: [1, -1], boardCountsPerRev: [2048, 2400] });
     const again = resolveRig(parseRigFile(file, 'fixed.json'), 'fixed.json');
     expect(again.wiring).toEqual({ motorOutput: [1, 0], motorSign: [1, -1], encoderInput: [0, 1], boardCountsPerRev: [2048, 2400] });

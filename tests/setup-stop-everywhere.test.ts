@@ -129,7 +129,12 @@ const STEPS: [string, RegExp][] = [
 ];
 
 describe('setup: Ctrl-C and SIGTERM at every step end it (exit 130, motors off, nothing written)', () => {
-  it.each(STEPS.flatMap(([step, cue]) => [[step, cue, 'Ctrl-C', { keys: '\x03' }] as const, [step, cue, 'SIGTERM', { signal: 'SIGTERM' }] as const]))(
+  it.each(
+    STEPS.flatMap(([step, cue]) => [
+      [step, cue, 'Ctrl-C', { keys: '\x03' }] as const,
+      [step, cue, 'SIGTERM', { signal: 'SIGTERM' }] as const,
+    ]),
+  )(
     '%s: %s',
     async (_step, cue, _how, act) => {
       const r = await setup(new Person().on(cue, act), ['--yes']);

@@ -37,7 +37,15 @@ function board(answerOn: number) {
       { type: 'encoder', encoder: 1, pinA: 3, pinB: 12 },
     ],
   } as unknown as Wiring;
-  const ctx: SetupContext = { name: 'mock', io, clock, wiring, strings: new Waiters<string>(), encoderReplies, watchdogReplies: new Waiters<WatchdogStatus>() };
+  const ctx: SetupContext = {
+    name: 'mock',
+    io,
+    clock,
+    wiring,
+    strings: new Waiters<string>(),
+    encoderReplies,
+    watchdogReplies: new Waiters<WatchdogStatus>(),
+  };
   return { clock, ctx, sent };
 }
 
@@ -62,9 +70,9 @@ describe('FirmataEncoder attach on a busy machine', () => {
     const r = await drive(b.clock, attachEncoders(b.ctx, 'ConfigurableFirmata 2.10', 500));
     expect(r.ok).toBe(false);
     if (!r.ok) {
-      const m = new RegExp(`^mock: ConfigurableFirmata 2\\.10 lists the ENCODER pin mode but sent no encoder position to ${ATTACH_TRIES} attaches over (\\d+) ms .*FirmataEncoder does not answer; check that the sketch registers it`).exec(
-        r.e.message,
-      );
+      const m = new RegExp(
+        `^mock: ConfigurableFirmata 2\\.10 lists the ENCODER pin mode but sent no encoder position to ${ATTACH_TRIES} attaches over (\\d+) ms .*FirmataEncoder does not answer; check that the sketch registers it`,
+      ).exec(r.e.message);
       expect(m, r.e.message).not.toBeNull();
       // the tries' answer times, to the virtual-time step (1 ms) this test advances by
       expect(Number(m![1])).toBeGreaterThanOrEqual(ATTACH_TRIES * 500);
@@ -88,12 +96,23 @@ describe('the line-protocol handshake on a busy machine', () => {
       },
     });
     // 300 ms: a deadline a host starved for 300 ms would see pass after its first hello
-    const link = new LineLink({ stream, name: '/dev/ttyACM9', baudRate: 115200, clock, encoders: rig.encoders, watchdogMs: 100, handshakeMs: 300 });
+    const link = new LineLink({
+      stream,
+      name: '/dev/ttyACM9',
+      baudRate: 115200,
+      clock,
+      encoders: rig.encoders,
+      watchdogMs: 100,
+      handshakeMs: 300,
+    });
     const r = await drive(clock, link.open());
     expect(r.ok).toBe(false);
     expect(hellos).toBe(HELLO_TRIES);
     if (!r.ok) {
-      const m = /^\/dev\/ttyACM9: no twolink handshake within 300 ms at 115200 baud: nothing at all came back.* \(waited (\d+) ms, (\d+) hellos\)$/.exec(r.e.message);
+      const m =
+        /^\/dev\/ttyACM9: no twolink handshake within 300 ms at 115200 baud: nothing at all came back.* \(waited (\d+) ms, (\d+) hellos\)$/.exec(
+          r.e.message,
+        );
       expect(m, r.e.message).not.toBeNull();
       expect(Number(m![2])).toBe(HELLO_TRIES);
       expect(Number(m![1])).toBeGreaterThanOrEqual(HELLO_TRIES * 250); // each hello waits 250 ms for its answer

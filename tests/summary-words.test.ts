@@ -9,7 +9,9 @@ describe("the run's summary words", () => {
   it(
     "a Firmata run says the answers' delay was not measured; a line-protocol run gives the learned number",
     async () => {
-      const firmata = await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'point', '--no-rt'], { timeoutMs: 60_000 });
+      const firmata = await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'point', '--no-rt'], {
+        timeoutMs: 60_000,
+      });
       const timing = firmata.stdout.split('\n').find((l) => l.startsWith('timing:'));
       expect(timing, firmata.stdout + firmata.stderr).toBeDefined();
       expect(timing).not.toMatch(/\?/);

@@ -13,15 +13,35 @@ const RIG = ['--rig', 'rigs/mock-arm-identified.json'];
 
 describe('run --mode / --speed / --lock / --constrain and teach refuse bad input', () => {
   const cases: [string, string[], RegExp][] = [
-    ['a spring without impedance mode', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--stiffness', '200'], /--stiffness, --damping-ratio and --space are for --mode impedance/],
+    [
+      'a spring without impedance mode',
+      ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--stiffness', '200'],
+      /--stiffness, --damping-ratio and --space are for --mode impedance/,
+    ],
     ['an unknown mode', ['run', ...RIG, '--mock', '--mode', 'limp'], /--mode/],
     ['a speed beyond 2', ['run', ...RIG, '--mock', '--speed', '3'], /--speed/],
     ['--lock without float', ['run', ...RIG, '--mock', '--lock', '1'], /--lock and --constrain are for --mode float/],
     ['a joint the arm lacks', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--lock', '3'], /--lock/],
-    ['a constraint that is not one', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:0.3,x,0.1'], /--constrain "circle:0.3,x,0.1": write line/],
-    ['a circle out of reach', ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:2,0,0.1'], /beyond the reach: the arm reaches from/],
-    ['float with a controller', ['run', ...RIG, '--mock', '--mode', 'float', '--controller', 'examples/controllers/pd-gravity.js'], /drop --controller/],
-    ['a hand without the mock', ['teach', ...RIG, '--port', '/dev/null', '--hand', 'circle', '--out', join(dir, 'a.json')], /--hand needs --mock/],
+    [
+      'a constraint that is not one',
+      ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:0.3,x,0.1'],
+      /--constrain "circle:0.3,x,0.1": write line/,
+    ],
+    [
+      'a circle out of reach',
+      ['run', ...RIG, '--mock', '--mode', 'float', '--traj', 'hold', '--constrain', 'circle:2,0,0.1'],
+      /beyond the reach: the arm reaches from/,
+    ],
+    [
+      'float with a controller',
+      ['run', ...RIG, '--mock', '--mode', 'float', '--controller', 'examples/controllers/pd-gravity.js'],
+      /drop --controller/,
+    ],
+    [
+      'a hand without the mock',
+      ['teach', ...RIG, '--port', '/dev/null', '--hand', 'circle', '--out', join(dir, 'a.json')],
+      /--hand needs --mock/,
+    ],
     ['an unknown hand path', ['teach', ...RIG, '--mock', '--hand', 'spiral', '--out', join(dir, 'b.json')], /hand path "spiral"/],
     ['teach without --out', ['teach', ...RIG, '--mock'], /--out/],
     ['replay without a file', ['replay', ...RIG, '--mock'], /give the taught trajectory file first/],
@@ -43,7 +63,15 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
       const q: number[][] = [];
       for (let k = 0; k <= 20; k++) q.push([0, 100 * (0.5 - 0.5 * Math.cos((Math.PI * k) / 20))]);
       const file = join(dir, 'fast.json');
-      writeFileSync(file, JSON.stringify({ name: 'fast', start: { q: q[0] }, steps: [{ samples: { dt: 0.02, q } }], taught: { rig: 'x', target: 'mock', recordedS: 0.4, rateHz: 500, smoothingHz: 4, slowdown: 1 } }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          name: 'fast',
+          start: { q: q[0] },
+          steps: [{ samples: { dt: 0.02, q } }],
+          taught: { rig: 'x', target: 'mock', recordedS: 0.4, rateHz: 500, smoothingHz: 4, slowdown: 1 },
+        }),
+      );
       const r = await twolink(['replay', file, ...RIG, '--mock', '--speed', '2', '--json'], { timeoutMs: 10_000 });
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/at --speed 2 at t = \d+\.\d{3} s, joint \d/);
@@ -56,19 +84,33 @@ describe('run --mode / --speed / --lock / --constrain and teach refuse bad input
     const taughtFile = (name: string, taught: Record<string, unknown>): string => {
       const q = Array.from({ length: 11 }, (_, k) => [-90 + k, 0]);
       const file = join(dir, name);
-      writeFileSync(file, JSON.stringify({ name, start: { q: q[0] }, steps: [{ samples: { dt: 0.05, q } }], taught: { target: 'mock', recordedS: 0.5, rateHz: 500, smoothingHz: 4, slowdown: 1, ...taught } }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          name,
+          start: { q: q[0] },
+          steps: [{ samples: { dt: 0.05, q } }],
+          taught: { target: 'mock', recordedS: 0.5, rateHz: 500, smoothingHz: 4, slowdown: 1, ...taught },
+        }),
+      );
       return file;
     };
     // --speed 3 is refused after the rig check and before anything moves: a run that gets to it passed the check.
-    const replay = (file: string, rig: string, ...extra: string[]) => twolink(['replay', file, '--rig', rig, '--mock', '--speed', '3', ...extra], { timeoutMs: 10_000 });
+    const replay = (file: string, rig: string, ...extra: string[]) =>
+      twolink(['replay', file, '--rig', rig, '--mock', '--speed', '3', ...extra], { timeoutMs: 10_000 });
 
     it(
       'a file taught on another rig is refused before motion, naming both rigs, unless --any-rig',
       async () => {
-        const file = taughtFile('other.json', { rig: 'rigs/mock-arm-identified.json', rigSha256: rigFileSha256('rigs/mock-arm-identified.json') });
+        const file = taughtFile('other.json', {
+          rig: 'rigs/mock-arm-identified.json',
+          rigSha256: rigFileSha256('rigs/mock-arm-identified.json'),
+        });
         const r = await replay(file, 'rigs/mock-arm.json');
         expect(r.code, r.stderr).toBe(2);
-        expect(r.stderr).toMatch(/other\.json was taught on rigs\/mock-arm-identified\.json \(rig hash [0-9a-f]{12}\), and rigs\/mock-arm\.json is another rig \(hash [0-9a-f]{12}\).*give --any-rig/);
+        expect(r.stderr).toMatch(
+          /other\.json was taught on rigs\/mock-arm-identified\.json \(rig hash [0-9a-f]{12}\), and rigs\/mock-arm\.json is another rig \(hash [0-9a-f]{12}\).*give --any-rig/,
+        );
         const any = await replay(file, 'rigs/mock-arm.json', '--any-rig');
         expect(any.stderr).toMatch(/--any-rig: .*replaying it on rigs\/mock-arm\.json as asked/);
         expect(any.stderr).toMatch(/--speed/); // past the check, stopped by the next argument

@@ -105,7 +105,9 @@ describe('teach with the scripted hand, then replay', () => {
         const r2 = await virtualRun(rig, [fast], { maxSeconds: 60 });
         expect(r2.summary.stop).toEqual({ kind: 'done' });
         const rep2 = r2.summary.replay!;
-        console.log(`replay at 2x (virtual time): RMS [${rep2.rmsDeg.map((v) => v.toFixed(3)).join(',')}] deg, endpoint RMS ${rep2.endpointRmsMm.toFixed(2)} mm, max ${rep2.endpointMaxMm.toFixed(2)} mm`);
+        console.log(
+          `replay at 2x (virtual time): RMS [${rep2.rmsDeg.map((v) => v.toFixed(3)).join(',')}] deg, endpoint RMS ${rep2.endpointRmsMm.toFixed(2)} mm, max ${rep2.endpointMaxMm.toFixed(2)} mm`,
+        );
         for (const e of rep2.rmsDeg) expect(e).toBeLessThanOrEqual(0.3);
         expect(rep2.endpointRmsMm).toBeLessThanOrEqual(2);
       }

@@ -25,7 +25,9 @@ describe('twolink/testing', () => {
     const tracking = run.ticks.filter((t) => t.phase === 'track');
     expect(tracking.length).toBe(run.summary.tracking.samples);
     // The ticks carry what the summary is computed from: its RMS tracking error, recomputed.
-    const rms = [0, 1].map((j) => Math.sqrt(tracking.reduce((s, t) => s + (((t.des.q[j]! - t.meas.q[j]!) * 180) / Math.PI) ** 2, 0) / tracking.length));
+    const rms = [0, 1].map((j) =>
+      Math.sqrt(tracking.reduce((s, t) => s + (((t.des.q[j]! - t.meas.q[j]!) * 180) / Math.PI) ** 2, 0) / tracking.length),
+    );
     expect(rms[0]).toBeCloseTo(run.summary.tracking.rmsDeg[0]!, 9);
     expect(rms[1]).toBeCloseTo(run.summary.tracking.rmsDeg[1]!, 9);
     expect(run.events.some((e) => e.kind === 'trajectory' && e.phase === 'track')).toBe(true);
@@ -41,15 +43,20 @@ describe('twolink/testing', () => {
   it('`faults`, the old name of `injections`, still works; a parsed one is checked as text is', async () => {
     const run = await virtualRun({ rig: 'rigs/mock-arm.json', traj: ['point'], faults: ['silent@0.5'] });
     expect(run.summary.stop).toMatchObject({ kind: 'fault', fault: { kind: 'link-lost' } });
-    await expect(virtualRun({ traj: 'point', injections: [{ name: 'stall', value: '5', at: 0 }] })).rejects.toThrow(/^--inject "stall=5@0": the joint "5" must be 1\.\.2/);
+    await expect(virtualRun({ traj: 'point', injections: [{ name: 'stall', value: '5', at: 0 }] })).rejects.toThrow(
+      /^--inject "stall=5@0": the joint "5" must be 1\.\.2/,
+    );
   });
 
   it('an unknown trajectory is a clear error', async () => {
-    await expect(virtualRun({ traj: 'wave' })).rejects.toThrow(/^traj "wave": not a built-in trajectory of this arm \(reach, point, circle\) nor a \.json file$/);
+    await expect(virtualRun({ traj: 'wave' })).rejects.toThrow(
+      /^traj "wave": not a built-in trajectory of this arm \(reach, point, circle\) nor a \.json file$/,
+    );
   });
 
   it("the package's exports map serves 'twolink/testing' to a user's code (built package)", async () => {
-    const code = "import('twolink/testing').then((m) => console.log(JSON.stringify([typeof m.virtualRun, typeof m.mockRig, m.mockRig().name])))";
+    const code =
+      "import('twolink/testing').then((m) => console.log(JSON.stringify([typeof m.virtualRun, typeof m.mockRig, m.mockRig().name])))";
     const out = await new Promise<string>((resolve, reject) => {
       const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: ROOT });
       let s = '';

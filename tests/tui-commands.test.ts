@@ -39,9 +39,30 @@ function freshCore(): { core: LoopCore; events: LoopEvent[]; duties: number[][] 
     dutyChanges: () => [],
     onEvent: () => undefined,
   } as unknown as Link;
-  const core = new LoopCore({ rig, link, clock: new VirtualClock(), rateHz: 500, feedforward: 'desired', sink: () => undefined, onEvent: (e) => events.push(e) });
+  const core = new LoopCore({
+    rig,
+    link,
+    clock: new VirtualClock(),
+    rateHz: 500,
+    feedforward: 'desired',
+    sink: () => undefined,
+    onEvent: (e) => events.push(e),
+  });
   const q = [0.2, 0.9];
-  const r: Reading = { q, raw: [0, 0], boardTime: 0, index: 0, applyAt: 0.002, superseded: false, hostTime: 0, sampleTime: 0, ack: null, enabled: true, watchdog: false, flags: 0 };
+  const r: Reading = {
+    q,
+    raw: [0, 0],
+    boardTime: 0,
+    index: 0,
+    applyAt: 0.002,
+    superseded: false,
+    hostTime: 0,
+    sampleTime: 0,
+    ack: null,
+    enabled: true,
+    watchdog: false,
+    flags: 0,
+  };
   core.onSample(r);
   return { core, events, duties };
 }
@@ -202,7 +223,10 @@ describe("a trajectory phase's event carries its plan", () => {
   it('the phases tile the trajectory, the proper one lasts what the path does, and the paths run where the plan goes', async () => {
     const run = await virtualRun(rig, [reach]);
     expect(run.summary.stop).toEqual({ kind: 'done' });
-    const phases = run.events.filter((e): e is Extract<LoopEvent, { kind: 'trajectory'; phase: 'approach' | 'track' | 'park' }> => e.kind === 'trajectory' && e.phase !== 'none');
+    const phases = run.events.filter(
+      (e): e is Extract<LoopEvent, { kind: 'trajectory'; phase: 'approach' | 'track' | 'park' }> =>
+        e.kind === 'trajectory' && e.phase !== 'none',
+    );
     expect(phases.map((e) => e.phase)).toEqual(['approach', 'track', 'park']);
     const [approach, track, park] = phases.map((e) => e.plan);
     expect(approach!.fromS).toBe(0);

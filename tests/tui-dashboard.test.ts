@@ -78,14 +78,23 @@ describe('the dashboard on a 120 x 40 terminal', () => {
     expect(s).toMatch(/link sent 2100 recv 2098 lost 2 corrupt 0/);
     // the panels and the help line
     for (const title of ['joints', 'loop', 'arm', 'angle [deg]', 'tracking error [deg]', 'torque [N m]']) expect(s).toContain(title);
-    expect(term.text()[39]).toMatch(/space start\/pause\s+e\/Esc E-STOP\s+d disable\/enable\s+n next trajectory\s+r record\s+z zero encoders\s+q quit/);
+    expect(term.text()[39]).toMatch(
+      /space start\/pause\s+e\/Esc E-STOP\s+d disable\/enable\s+n next trajectory\s+r record\s+z zero encoders\s+q quit/,
+    );
   });
 
   it('draws the arm and the charts with braille dots, or ASCII on a terminal without UTF-8', () => {
     for (const unicode of [true, false]) {
       const { term, session, dash } = setup(120, 40, { unicode });
       for (let k = 0; k < 30; k++) {
-        session.row = makeRow({ t: 1 + k * 0.04, i: 500 + 20 * k, qDesDeg: [k - 10, 90 - k], qDeg: [k, 90 - k], twinDeg: [k + 10, 80 - k], tauCmd: [Math.sin(k / 3), 0.2] });
+        session.row = makeRow({
+          t: 1 + k * 0.04,
+          i: 500 + 20 * k,
+          qDesDeg: [k - 10, 90 - k],
+          qDeg: [k, 90 - k],
+          twinDeg: [k + 10, 80 - k],
+          tauCmd: [Math.sin(k / 3), 0.2],
+        });
         dash.frame();
       }
       const rows = term.text();
@@ -443,8 +452,13 @@ describe('resize, small terminals and the way out', () => {
     try {
       const d = startDashboard({ session, rig, paths, demo: true, onQuit, input: term.input, output: term.output });
       expect(onQuit).toHaveBeenCalledTimes(1);
-      expect(onQuit).toHaveBeenLastCalledWith({ kind: 'fault', fault: { kind: 'internal', where: 'the main thread (the dashboard)', message: 'drawing failed' } });
-      expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain('the dashboard failed, stopping the arm: Error: drawing failed');
+      expect(onQuit).toHaveBeenLastCalledWith({
+        kind: 'fault',
+        fault: { kind: 'internal', where: 'the main thread (the dashboard)', message: 'drawing failed' },
+      });
+      expect(String(stderr.mock.calls.map((c) => c[0]).join(''))).toContain(
+        'the dashboard failed, stopping the arm: Error: drawing failed',
+      );
       const out = term.written();
       expect(out.lastIndexOf('\x1b[?1049l')).toBeGreaterThan(out.lastIndexOf('\x1b[?1049h'));
       d.stop();

@@ -64,7 +64,8 @@ export function fakeTerminal(cols = 120, rows = 40, opts: { unicode?: boolean } 
     colours: (rs, cs) => {
       const lines = (screen as unknown as { lines: [number, string][][] }).lines;
       const out = new Set<number>();
-      for (let r = rs[0]; r < rs[1]; r++) for (let c = cs[0]; c < cs[1]; c++) if (lines[r]?.[c] && lines[r]![c]![1] !== ' ') out.add((lines[r]![c]![0] >> 9) & 0x1ff);
+      for (let r = rs[0]; r < rs[1]; r++)
+        for (let c = cs[0]; c < cs[1]; c++) if (lines[r]?.[c] && lines[r]![c]![1] !== ' ') out.add((lines[r]![c]![0] >> 9) & 0x1ff);
       return out;
     },
   };
@@ -166,6 +167,10 @@ export class FakeSession implements DashboardSession {
   }
   /** Ends the run: what Session does when the worker exits. */
   finish(stop: StopReason, answerDelaySamples?: number): Promise<unknown> {
-    return Promise.all(this.finishHooks.map((h) => Promise.resolve(h({ stop, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) }))));
+    return Promise.all(
+      this.finishHooks.map((h) =>
+        Promise.resolve(h({ stop, ...(answerDelaySamples !== undefined ? { timing: { answerDelaySamples } } : {}) })),
+      ),
+    );
   }
 }

@@ -107,7 +107,12 @@ async function floatKeyRun(seed: number) {
   };
   const { dash, term } = dashboard(session);
   const holdS = 6;
-  const path: PathSpec = { name: 'pose', description: 'a pose', start: { q: [30 * DEG, 60 * DEG] }, steps: [{ kind: 'hold', duration: holdS }] };
+  const path: PathSpec = {
+    name: 'pose',
+    description: 'a pose',
+    start: { q: [30 * DEG, 60 * DEG] },
+    steps: [{ kind: 'hold', duration: holdS }],
+  };
   const truth: number[][] = [];
   const pressed: number[] = [];
   const seen: string[] = [];
@@ -176,7 +181,10 @@ describe('the float key in the real loop (virtual time, the mock)', () => {
         for (const v of leave) expect(v, `seed ${seed}: leaving`).toBeLessThanOrEqual(0.3);
         leaves.push(Math.max(...leave));
       }
-      expect(leaves.filter((v) => v <= 0.2).length, `worst move on leaving per realisation: ${leaves.map((v) => v.toFixed(3)).join(', ')} deg`).toBeGreaterThanOrEqual(5);
+      expect(
+        leaves.filter((v) => v <= 0.2).length,
+        `worst move on leaving per realisation: ${leaves.map((v) => v.toFixed(3)).join(', ')} deg`,
+      ).toBeGreaterThanOrEqual(5);
     },
     hangGuardMs(60_000),
   );

@@ -48,7 +48,22 @@ describe('DotCanvas', () => {
 describe('History', () => {
   it('keeps the newest samples in order and finds a time window', () => {
     const h = new History(4);
-    const v = (x: number) => ({ qDes0: x, qDes1: 0, q0: x, q1: 0, err0: 0, err1: 0, res0: 0, res1: 0, tau0: 0, tau1: 0, ff0: 0, ff1: 0, x: 0, y: 0 });
+    const v = (x: number) => ({
+      qDes0: x,
+      qDes1: 0,
+      q0: x,
+      q1: 0,
+      err0: 0,
+      err1: 0,
+      res0: 0,
+      res1: 0,
+      tau0: 0,
+      tau1: 0,
+      ff0: 0,
+      ff1: 0,
+      x: 0,
+      y: 0,
+    });
     for (let k = 0; k < 6; k++) h.push(k * 0.1, v(k));
     expect(h.length).toBe(4);
     expect([0, 1, 2, 3].map((i) => h.value(i, 'q0'))).toEqual([2, 3, 4, 5]);
@@ -64,15 +79,27 @@ describe('the e-stop key on raw input', () => {
     for (const s of ['e', 'E', 'xxe', '\x1be', '\x1b', '\x1b\x1b[A', ' e']) expect(estopInInput(s), JSON.stringify(s)).toBe(true);
   });
   it('is not a letter inside an escape sequence (keys, terminal replies)', () => {
-    for (const s of ['q', ' ', '\x1b[A', '\x1b[1e', '\x1b[12;40R', '\x1bOE', '\x1b]11;rgb:eeee/eeee/eeee\x07', '\x1bP>|tmux\x1b\\', '\x03']) {
+    for (const s of [
+      'q',
+      ' ',
+      '\x1b[A',
+      '\x1b[1e',
+      '\x1b[12;40R',
+      '\x1bOE',
+      '\x1b]11;rgb:eeee/eeee/eeee\x07',
+      '\x1bP>|tmux\x1b\\',
+      '\x03',
+    ]) {
       expect(estopInInput(s), JSON.stringify(s)).toBe(false);
     }
   });
 });
 
 describe('layout', () => {
-  const inside = (r: Rect, W: number, H: number): boolean => r.left >= 0 && r.top >= 0 && r.width >= 1 && r.height >= 1 && r.left + r.width <= W && r.top + r.height <= H;
-  const overlap = (a: Rect, b: Rect): boolean => a.left < b.left + b.width && b.left < a.left + a.width && a.top < b.top + b.height && b.top < a.top + a.height;
+  const inside = (r: Rect, W: number, H: number): boolean =>
+    r.left >= 0 && r.top >= 0 && r.width >= 1 && r.height >= 1 && r.left + r.width <= W && r.top + r.height <= H;
+  const overlap = (a: Rect, b: Rect): boolean =>
+    a.left < b.left + b.width && b.left < a.left + a.width && a.top < b.top + b.height && b.top < a.top + a.height;
 
   it('puts every panel inside the terminal, without overlaps, for every size up to 200 x 70', () => {
     const problems: string[] = [];
@@ -81,7 +108,8 @@ describe('layout', () => {
         const L = layout(W, H);
         const rects = [L.header, L.message, L.help, L.joints, L.loop, L.arm, ...L.charts].filter((r): r is Rect => r !== undefined);
         for (const r of rects) if (!inside(r, W, H)) problems.push(`${W}x${H}: outside ${JSON.stringify(r)}`);
-        for (let i = 0; i < rects.length; i++) for (let j = i + 1; j < rects.length; j++) if (overlap(rects[i]!, rects[j]!)) problems.push(`${W}x${H}: overlap`);
+        for (let i = 0; i < rects.length; i++)
+          for (let j = i + 1; j < rects.length; j++) if (overlap(rects[i]!, rects[j]!)) problems.push(`${W}x${H}: overlap`);
         if (W >= 1 && H >= 1 && !L.header) problems.push(`${W}x${H}: no header`);
         if (W >= 1 && H >= 2 && !L.help) problems.push(`${W}x${H}: no help line`);
         for (const c of L.charts) if (c.height < 7) problems.push(`${W}x${H}: chart of ${c.height} rows`);
@@ -151,7 +179,10 @@ describe('the loop panel', () => {
   it('keeps every line within the width and the late-samples count whole, whatever the other figures', () => {
     const cases: [TickObject, { p50Us: number; p99Us: number; maxUs: number }][] = [
       [tick({ overruns: 616, errUs: 12345 }), { p50Us: 123, p99Us: 45678, maxUs: 1234567 }],
-      [tick({ overruns: 1_000_001, errUs: -999999, execUs: 123456 }, { sent: 98_765_432, received: 98_765_000, lost: 432, corrupt: 17 }), { p50Us: 99999, p99Us: 999999, maxUs: 9999999 }],
+      [
+        tick({ overruns: 1_000_001, errUs: -999999, execUs: 123456 }, { sent: 98_765_432, received: 98_765_000, lost: 432, corrupt: 17 }),
+        { p50Us: 99999, p99Us: 999999, maxUs: 9999999 },
+      ],
       [tick({ overruns: 13, errUs: 2 }), { p50Us: 3, p99Us: 781, maxUs: 1818 }],
     ];
     for (const width of [24, 40, 60, 62, 80]) {

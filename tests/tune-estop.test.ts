@@ -15,12 +15,21 @@ describe('tune e-stop', () => {
       const m = await openTuneMock(rig);
       const ac = new AbortController();
       const said: string[] = [];
-      const operator = { say: (s: string) => void said.push(s), confirm: async () => undefined, ask: async () => undefined, signal: ac.signal };
+      const operator = {
+        say: (s: string) => void said.push(s),
+        confirm: async () => undefined,
+        ask: async () => undefined,
+        signal: ac.signal,
+      };
       // 6 s of virtual time in: the relay is done, the chirp is running.
       m.clock.setTimer(6, () => ac.abort('estop'));
       let duringDuty = 0;
       m.clock.setTimer(5.9, () => (duringDuty = Math.max(...m.duty!().map(Math.abs))));
-      const err = await m.drive(runTune({ rig, link: m.link, operator, options: { joints: [0, 1], bandwidthHz: 6, explicit: true, rateHz: rig.control.rateHz } })).catch((e: unknown) => e);
+      const err = await m
+        .drive(
+          runTune({ rig, link: m.link, operator, options: { joints: [0, 1], bandwidthHz: 6, explicit: true, rateHz: rig.control.rateHz } }),
+        )
+        .catch((e: unknown) => e);
       try {
         expect(err).toBeInstanceOf(SetupStopped);
         expect((err as SetupStopped).message).toBe('estop');

@@ -48,7 +48,9 @@ async function tunedTracksNoWorse(run: TuneRun, file: string): Promise<void> {
   expect(t.changes.map((c) => c.field)).not.toContain('control.disturbanceObserver');
   const before = await meanReachRms(parseJsonText(readFileSync(file, 'utf8'), file) as Record<string, unknown>);
   const after = await meanReachRms(t.file);
-  console.log(`${file}: reach RMS [deg], mean of 5 plant seeds (virtual time, 16U2 model): file's gains ${before.map((v) => v.toFixed(4)).join(' / ')}, tuned ${after.map((v) => v.toFixed(4)).join(' / ')}`);
+  console.log(
+    `${file}: reach RMS [deg], mean of 5 plant seeds (virtual time, 16U2 model): file's gains ${before.map((v) => v.toFixed(4)).join(' / ')}, tuned ${after.map((v) => v.toFixed(4)).join(' / ')}`,
+  );
   expect(after[0]!).toBeLessThanOrEqual(before[0]!);
   expect(after[1]!).toBeLessThanOrEqual(before[1]!);
 }

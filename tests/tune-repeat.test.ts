@@ -21,7 +21,9 @@ describe('tune repeats', () => {
           spreads.push(gainSpread(gs));
         }
       }
-      console.log(`five seeds (virtual time, 16U2 model): largest spread of kp, ki, kd ${(100 * Math.max(...spreads)).toFixed(2)} % (target 4.8 Hz: ${runs.map((r) => r.outcome.bandwidthHz).join(', ')})`);
+      console.log(
+        `five seeds (virtual time, 16U2 model): largest spread of kp, ki, kd ${(100 * Math.max(...spreads)).toFixed(2)} % (target 4.8 Hz: ${runs.map((r) => r.outcome.bandwidthHz).join(', ')})`,
+      );
       expect(Math.max(...spreads)).toBeLessThanOrEqual(0.05);
       // Noise does change what is measured: the runs are not copies of one another.
       expect(new Set(runs.map((r) => r.outcome.joints[0]!.design!.gains[1]!.kp)).size).toBeGreaterThan(1);

@@ -8,7 +8,8 @@ import { parseRigFile } from '../src/config/rig.js';
 import { Controller } from '../src/control/controller.js';
 import { scheduledGains } from '../src/control/pid.js';
 
-const raw = (): Record<string, any> => parseJsonText(readFileSync('rigs/mock-arm.json', 'utf8'), 'rigs/mock-arm.json') as Record<string, any>;
+const raw = (): Record<string, any> =>
+  parseJsonText(readFileSync('rigs/mock-arm.json', 'utf8'), 'rigs/mock-arm.json') as Record<string, any>;
 const SCHEDULE = [
   { elbowDeg: -120, kp: [100, 10], ki: [1000, 100], kd: [3, 0.5] },
   { elbowDeg: 0, kp: [200, 20], ki: [2000, 200], kd: [6, 0.5] },

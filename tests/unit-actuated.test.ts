@@ -32,7 +32,14 @@ import { modelBaseParameters, predictTorque, regressorConstants, toVector } from
 import { mulberry32, randomArm, randomState } from './helpers/random.js';
 
 function randomMotor(rnd: () => number): MotorParams {
-  return { kt: 0.005 + 0.02 * rnd(), ke: 0.005 + 0.02 * rnd(), R: 0.5 + 3 * rnd(), gear: 10 + 200 * rnd(), efficiency: 0.5 + 0.5 * rnd(), rotorInertia: 1e-6 * rnd() };
+  return {
+    kt: 0.005 + 0.02 * rnd(),
+    ke: 0.005 + 0.02 * rnd(),
+    R: 0.5 + 3 * rnd(),
+    gear: 10 + 200 * rnd(),
+    efficiency: 0.5 + 0.5 * rnd(),
+    rotorInertia: 1e-6 * rnd(),
+  };
 }
 
 function randomSpec(rnd: () => number): ActuatedArmSpec {
@@ -54,7 +61,10 @@ const oneLink: ActuatedArmSpec = {
 /** Random models: 40 two-link ones and the one-link arm. */
 function models(seed: number): { model: ActuatedArmModel; rnd: () => number }[] {
   const rnd = mulberry32(seed);
-  return [...Array.from({ length: 40 }, () => createActuatedArmModel(randomSpec(rnd))), createActuatedArmModel(oneLink)].map((model) => ({ model, rnd }));
+  return [...Array.from({ length: 40 }, () => createActuatedArmModel(randomSpec(rnd))), createActuatedArmModel(oneLink)].map((model) => ({
+    model,
+    rnd,
+  }));
 }
 
 function stateOf(model: ActuatedArmModel, rnd: () => number): { q: number[]; qd: number[]; qdd: number[] } {
@@ -290,11 +300,15 @@ describe('the actuated arm model: its users, its data, its errors', () => {
   });
 
   it('refuses a non-finite or missing value with a RangeError that names the field', () => {
-    expect(() => createActuatedArmModel({ ...oneLink, arm: { ...oneLink.arm, m1: NaN } })).toThrow(/arm\.m1 must be a finite number \(got NaN\)/);
+    expect(() => createActuatedArmModel({ ...oneLink, arm: { ...oneLink.arm, m1: NaN } })).toThrow(
+      /arm\.m1 must be a finite number \(got NaN\)/,
+    );
     expect(() => createActuatedArmModel({ ...oneLink, motors: [{ ...oneLink.motors[0]!, R: Infinity }] })).toThrow(/motors\[0\]\.R/);
     expect(() => createActuatedArmModel({ ...oneLink, motors: [] })).toThrow(/needs 1 motors/);
     expect(() => createActuatedArmModel({ ...oneLink, supplyV: 0 })).toThrow(/supplyV/);
-    expect(() => createActuatedArmModel({ ...oneLink, friction: { viscous: [], coulomb: [0] } })).toThrow(/friction\.viscous needs 1 entries/);
+    expect(() => createActuatedArmModel({ ...oneLink, friction: { viscous: [], coulomb: [0] } })).toThrow(
+      /friction\.viscous needs 1 entries/,
+    );
     expect(() => createActuatedArmModel({ ...oneLink, coulombVelocity: -1 })).toThrow(/coulombVelocity/);
   });
 });

@@ -11,16 +11,23 @@ const finite = fc.double({ min: -1e4, max: 1e4, noNaN: true, noDefaultInfinity: 
 describe('numbers beside the bound they crossed', () => {
   it('a value outside min..max prints outside the printed range, whatever its distance (property)', () => {
     fc.assert(
-      fc.property(finite, finite, fc.double({ min: 1e-9, max: 10, noNaN: true }), fc.boolean(), fc.integer({ min: 0, max: 3 }), (a, b, gap, under, decimals) => {
-        const min = Math.min(a, b);
-        const max = Math.max(a, b) + 1e-3;
-        const v = under ? min - gap : max + gap;
-        if (!(v < min || v > max)) return; // the gap vanished in floating point
-        const o = outsideText(v, min, max, decimals);
-        const [lo, hi] = o.range.split('..').map(Number) as [number, number];
-        const shown = Number(o.value);
-        expect(shown < lo || shown > hi, `${o.value} outside ${o.range} (v = ${v})`).toBe(true);
-      }),
+      fc.property(
+        finite,
+        finite,
+        fc.double({ min: 1e-9, max: 10, noNaN: true }),
+        fc.boolean(),
+        fc.integer({ min: 0, max: 3 }),
+        (a, b, gap, under, decimals) => {
+          const min = Math.min(a, b);
+          const max = Math.max(a, b) + 1e-3;
+          const v = under ? min - gap : max + gap;
+          if (!(v < min || v > max)) return; // the gap vanished in floating point
+          const o = outsideText(v, min, max, decimals);
+          const [lo, hi] = o.range.split('..').map(Number) as [number, number];
+          const shown = Number(o.value);
+          expect(shown < lo || shown > hi, `${o.value} outside ${o.range} (v = ${v})`).toBe(true);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -34,7 +41,9 @@ describe('numbers beside the bound they crossed', () => {
   });
 
   it('the limit and speed faults say a crossing the reader can see', () => {
-    expect(describeFault({ kind: 'limit', joint: 1, deg: 0.03, minDeg: -160, maxDeg: 0 })).toBe('limit joint 2 at 0.03 deg, outside -160..0 deg');
+    expect(describeFault({ kind: 'limit', joint: 1, deg: 0.03, minDeg: -160, maxDeg: 0 })).toBe(
+      'limit joint 2 at 0.03 deg, outside -160..0 deg',
+    );
     expect(describeFault({ kind: 'speed', joint: 0, degS: -540.2, limitDegS: 540 })).toBe('speed joint 1 at 540.2 deg/s, limit 540 deg/s');
   });
 });

@@ -10,7 +10,12 @@ import type { TrajectorySample } from '../src/model/trajectory.js';
 /** mock-arm with a duty limit below 1, so that the duty clamp and the motor's torque at full duty differ. */
 function rig(o: Partial<Rig['control']['pid']> = {}): Rig {
   const r = loadRig('rigs/mock-arm.json');
-  return { ...r, maxDuty: 0.9, friction: { viscous: [0.03, 0.015], coulomb: [0.06, 0.03] }, control: { ...r.control, pid: { ...r.control.pid, ...o } } };
+  return {
+    ...r,
+    maxDuty: 0.9,
+    friction: { viscous: [0.03, 0.015], coulomb: [0.06, 0.03] },
+    control: { ...r.control, pid: { ...r.control.pid, ...o } },
+  };
 }
 
 const sample = (q: number[], qd: number[] = [0, 0], qdd: number[] = [0, 0]): TrajectorySample => ({ t: 0, q, qd, qdd, qddd: [0, 0] });
@@ -43,7 +48,9 @@ describe('Controller feedforward', () => {
     const f = [0.03 * 0.5 + 0.06 * Math.tanh(0.5 / 0.01), 0.015 * -0.3 + 0.03 * Math.tanh(-0.3 / 0.01)];
     expect(other[0]).toBeCloseTo(plain[0]! - f[0]!, 12);
     expect(other[1]).toBeCloseTo(plain[1]! - f[1]!, 12);
-    expect(() => new Controller(r, 'desired', createActuatedArmModel({ ...r, arm: { L1: 0.3, d1: 0.1, m1: 1, I1: 0.01, g: 9.81 } }))).toThrow(/joints/);
+    expect(
+      () => new Controller(r, 'desired', createActuatedArmModel({ ...r, arm: { L1: 0.3, d1: 0.1, m1: 1, I1: 0.01, g: 9.81 } })),
+    ).toThrow(/joints/);
   });
 });
 

@@ -7,7 +7,10 @@ import { testCrashPlan, whereInStack } from '../src/run/crash.js';
 
 describe('fault:internal', () => {
   it('is a value naming where and what was thrown (its first line, at most 400 characters)', () => {
-    expect(internalFault('the loop thread', new Error('boom\n    at x (file.js:1:1)'))).toEqual({ kind: 'fault', fault: { kind: 'internal', where: 'the loop thread', message: 'boom' } });
+    expect(internalFault('the loop thread', new Error('boom\n    at x (file.js:1:1)'))).toEqual({
+      kind: 'fault',
+      fault: { kind: 'internal', where: 'the loop thread', message: 'boom' },
+    });
     expect(internalFault('the main thread', new TypeError("Cannot read properties of null (reading 'op')"))).toEqual({
       kind: 'fault',
       fault: { kind: 'internal', where: 'the main thread', message: "TypeError: Cannot read properties of null (reading 'op')" },
@@ -27,7 +30,9 @@ describe('fault:internal', () => {
 
   it('has its words for people, a kind path for HIL, and survives a recording (the schema reads it back)', () => {
     const stop = internalFault('the main thread (the recorder)', new Error('EBADF'));
-    expect(describeStop(stop)).toBe('fault:internal: an error twolink did not catch, in the main thread (the recorder): EBADF (a bug in twolink: the motors were zeroed and the run ended; please report it)');
+    expect(describeStop(stop)).toBe(
+      'fault:internal: an error twolink did not catch, in the main thread (the recorder): EBADF (a bug in twolink: the motors were zeroed and the run ended; please report it)',
+    );
     expect(isStopOf(stop, 'fault.internal')).toBe(true);
     expect(isStopOf(stop, 'fault')).toBe(true);
     expect(STOP_PATHS).toContain('fault.internal');
@@ -48,7 +53,9 @@ describe('TWOLINK_TEST_CRASH (test-only)', () => {
 
   it('anything else is an error naming the variable and the form', () => {
     for (const v of ['main', 'main@', 'main@-1', 'main@1s', 'dashboard@1', 'main@NaN', ' main@1']) {
-      expect(() => testCrashPlan({ TWOLINK_TEST_CRASH: v })).toThrow(`TWOLINK_TEST_CRASH="${v}": write THREAD@SECONDS, THREAD main, main-rejection, loop or recorder (a test-only hook: docs/safety.md)`);
+      expect(() => testCrashPlan({ TWOLINK_TEST_CRASH: v })).toThrow(
+        `TWOLINK_TEST_CRASH="${v}": write THREAD@SECONDS, THREAD main, main-rejection, loop or recorder (a test-only hook: docs/safety.md)`,
+      );
     }
   });
 });
@@ -56,7 +63,8 @@ describe('TWOLINK_TEST_CRASH (test-only)', () => {
 describe('whereInStack', () => {
   it("names the first frame in twolink's own files (dist/ or src/), else nothing", () => {
     const e = new Error('x');
-    e.stack = 'Error: x\n    at f (node:internal/timers:1:1)\n    at g (/home/u/twolink/dist/viz/live-view.js:120:7)\n    at h (/home/u/twolink/dist/run/session.js:5:1)';
+    e.stack =
+      'Error: x\n    at f (node:internal/timers:1:1)\n    at g (/home/u/twolink/dist/viz/live-view.js:120:7)\n    at h (/home/u/twolink/dist/run/session.js:5:1)';
     expect(whereInStack(e)).toBe('dist/viz/live-view.js:120');
     const n = new Error('y');
     n.stack = 'Error: y\n    at f (node:internal/timers:1:1)';

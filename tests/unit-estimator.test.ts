@@ -110,7 +110,12 @@ describe('ModelAidedEstimator (the velocity impedance mode damps with)', () => {
     out[0] = -W2 * q[0]! + duty[0]!;
   };
   /** The true motion over `n` samples of dt with an unmodelled acceleration `dist` from sample `from`; calls `each` per sample. */
-  function run(dist: number, from: number, n: number, each: (t: number, q: number, qd: number, est: ModelAidedEstimator, plain: VelocityEstimator) => void): void {
+  function run(
+    dist: number,
+    from: number,
+    n: number,
+    each: (t: number, q: number, qd: number, est: ModelAidedEstimator, plain: VelocityEstimator) => void,
+  ): void {
     const dt = 0.002;
     const est = new ModelAidedEstimator(1, 30, model);
     const plain = new VelocityEstimator(1, 30);

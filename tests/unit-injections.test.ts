@@ -47,7 +47,12 @@ describe('parseInjection', () => {
     const m = /^([a-z]+)(?:=([^@]*))?@([^+]*)(?:\+(.*))?$/.exec(example)!;
     expect(m[1]).toBe(name);
     const i = parseInjection(example);
-    expect(i).toEqual({ name, ...(m[2] !== undefined ? { value: m[2] } : {}), at: Number(m[3]), ...(m[4] !== undefined ? { for: Number(m[4]) } : {}) });
+    expect(i).toEqual({
+      name,
+      ...(m[2] !== undefined ? { value: m[2] } : {}),
+      at: Number(m[3]),
+      ...(m[4] !== undefined ? { for: Number(m[4]) } : {}),
+    });
     expect(formatInjection(i)).toBe(example);
     expect(injectionSchema.parse(i)).toEqual(i);
   });
@@ -55,7 +60,9 @@ describe('parseInjection', () => {
   it('the help has one line per injection, with its value form from the parser', () => {
     const lines = injectionHelp().split('\n');
     expect(lines.map((l) => l.trim().split(/\s+/)[0])).toEqual(INJECTION_NAMES);
-    expect(lines.find((l) => l.trim().startsWith('payload'))).toMatch(/payload=KG \(0\.\.20 kg, default 0\.2\); acts on the simulated arm; e\.g\. payload=0\.2@1\.5/);
+    expect(lines.find((l) => l.trim().startsWith('payload'))).toMatch(
+      /payload=KG \(0\.\.20 kg, default 0\.2\); acts on the simulated arm; e\.g\. payload=0\.2@1\.5/,
+    );
     expect(lines.find((l) => l.trim().startsWith('busy'))).toMatch(/busy=S \(>0\.\.30 s, default 1\)/);
   });
 
@@ -117,7 +124,13 @@ describe('applyInjection', () => {
     apply('dead=2');
     apply('reverse=1');
     apply('sag');
-    expect(mock.plant.injected).toMatchObject({ extraTorque: [-2.5, 0], stalled: [true, false], motorDead: [false, true], encoderReversed: [true, false], supplyScale: 0.6 });
+    expect(mock.plant.injected).toMatchObject({
+      extraTorque: [-2.5, 0],
+      stalled: [true, false],
+      motorDead: [false, true],
+      encoderReversed: [true, false],
+      supplyScale: 0.6,
+    });
     apply('latency=7');
     apply('drop=0.25');
     apply('corrupt');
@@ -132,10 +145,16 @@ describe('applyInjection', () => {
 
   it('a site without the part says so and changes nothing (the host is not the mock; the Firmata board has no line bytes)', () => {
     const { mock, site } = lineMock();
-    expect(applyInjection(site, parseInjection('busy=1'))).toEqual({ ok: false, why: "busy acts on the host's loop thread, which the mock rig does not have" });
+    expect(applyInjection(site, parseInjection('busy=1'))).toEqual({
+      ok: false,
+      why: "busy acts on the host's loop thread, which the mock rig does not have",
+    });
     const f = createFirmataMock(loadRig('rigs/mock-arm-firmata.json'), new VirtualClock());
     const fs = firmataMockSite('the Firmata mock rig', f.plant, f.board, () => undefined);
-    expect(applyInjection(fs, parseInjection('drop=0.5'))).toEqual({ ok: false, why: "drop acts on the line protocol's bytes, which the Firmata mock rig does not have" });
+    expect(applyInjection(fs, parseInjection('drop=0.5'))).toEqual({
+      ok: false,
+      why: "drop acts on the line protocol's bytes, which the Firmata mock rig does not have",
+    });
     expect(applyInjection(fs, parseInjection('silent'))).toEqual({ ok: true });
     expect(f.board.injected.silent).toBe(true);
     mock.dispose();
@@ -144,7 +163,10 @@ describe('applyInjection', () => {
 
   it('the host part gets the value: busy blocks for its seconds, throw raises', () => {
     const blocked: number[] = [];
-    const site: InjectionSite = { name: 'a test host', host: { block: (s) => void blocked.push(s), raise: (m) => void blocked.push(m.length) } };
+    const site: InjectionSite = {
+      name: 'a test host',
+      host: { block: (s) => void blocked.push(s), raise: (m) => void blocked.push(m.length) },
+    };
     applyInjection(site, parseInjection('busy=2.5'));
     applyInjection(site, parseInjection('busy'));
     expect(blocked).toEqual([2.5, 1]);
@@ -163,7 +185,10 @@ describe('applyInjection', () => {
 
   it('a value that crossed a boundary is checked again: a joint the arm lacks is refused, not applied', () => {
     const { mock, site } = lineMock();
-    expect(applyInjection(site, { name: 'stall', value: '7', at: 0 })).toEqual({ ok: false, why: 'stall=7@0: the joint "7" must be 1..2 (this arm has 2 joints)' });
+    expect(applyInjection(site, { name: 'stall', value: '7', at: 0 })).toEqual({
+      ok: false,
+      why: 'stall=7@0: the joint "7" must be 1..2 (this arm has 2 joints)',
+    });
     expect(mock.plant.injected.stalled).toEqual([false, false]);
     mock.dispose();
   });
@@ -259,52 +284,67 @@ describe("injectFromHandshake: the pty rig's injections count from the host's ha
       const clock = new VirtualClock();
       const m = createLineMock(rig, clock);
       const hello = (): void => m.board.receive(Buffer.from(encodeHostFrame({ type: 'H', seq: 1, proto: PROTOCOL })));
-      return { clock, plant: m.plant, hook: (fn: (() => void) | undefined) => void (m.board.onHandshake = fn), hello, dispose: () => m.dispose() };
+      return {
+        clock,
+        plant: m.plant,
+        hook: (fn: (() => void) | undefined) => void (m.board.onHandshake = fn),
+        hello,
+        dispose: () => m.dispose(),
+      };
     },
     firmata: () => {
       const clock = new VirtualClock();
       const m = createFirmataMock(firmataRig, clock);
       const hello = (): void => m.board.receive(Uint8Array.from([FIRMATA.REPORT_VERSION]));
-      return { clock, plant: m.plant, hook: (fn: (() => void) | undefined) => void (m.board.onIdentify = fn), hello, dispose: () => m.dispose() };
+      return {
+        clock,
+        plant: m.plant,
+        hook: (fn: (() => void) | undefined) => void (m.board.onIdentify = fn),
+        hello,
+        dispose: () => m.dispose(),
+      };
     },
   };
 
-  it.each(Object.keys(boards) as (keyof typeof boards)[])('%s: nothing before a host asks; a host 3 s late meets stall=2@0.5 0.5 s after its handshake, a second handshake moves nothing', (kind) => {
-    const b = boards[kind]();
-    const applied: [string, number][] = [];
-    const zeros: number[] = [];
-    const s = injectFromHandshake(
-      b.clock,
-      b.plant,
-      [parseInjection('stall=2@0.5'), parseInjection('push=1:0.5@0.8')],
-      b.hook,
-      (i, t) => void applied.push([formatInjection(i), t]),
-      () => zeros.push(b.clock.now()),
-    );
-    // The rig serves for 3 s with no host: the arm moves on, its injections wait.
-    b.clock.advanceTo(3);
-    b.plant.advance(3);
-    expect(applied).toEqual([]);
-    expect(s.pending.map(formatInjection)).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
-    // The host connects late: the board answers its request on its own time (UART, its loop).
-    b.hello();
-    b.clock.advanceTo(3.05);
-    expect(zeros).toHaveLength(1);
-    const zero = zeros[0]!;
-    expect(zero).toBeGreaterThanOrEqual(3);
-    b.clock.advanceTo(zero + 0.6);
-    b.hello(); // another host's handshake (a reconnect): the zero stays
-    b.clock.advanceTo(zero + 1);
-    expect(zeros).toHaveLength(1);
-    expect(applied.map((a) => a[0])).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
-    expect(applied[0]![1]).toBeGreaterThanOrEqual(0.5 - 1e-9);
-    expect(applied[0]![1]).toBeLessThanOrEqual(0.5 + step + 1e-9);
-    expect(applied[1]![1]).toBeCloseTo(0.8, 6);
-    expect(s.pending).toEqual([]);
-    s.stop();
-    expect(b.plant.onStep).toBeUndefined();
-    b.dispose();
-  });
+  it.each(Object.keys(boards) as (keyof typeof boards)[])(
+    '%s: nothing before a host asks; a host 3 s late meets stall=2@0.5 0.5 s after its handshake, a second handshake moves nothing',
+    (kind) => {
+      const b = boards[kind]();
+      const applied: [string, number][] = [];
+      const zeros: number[] = [];
+      const s = injectFromHandshake(
+        b.clock,
+        b.plant,
+        [parseInjection('stall=2@0.5'), parseInjection('push=1:0.5@0.8')],
+        b.hook,
+        (i, t) => void applied.push([formatInjection(i), t]),
+        () => zeros.push(b.clock.now()),
+      );
+      // The rig serves for 3 s with no host: the arm moves on, its injections wait.
+      b.clock.advanceTo(3);
+      b.plant.advance(3);
+      expect(applied).toEqual([]);
+      expect(s.pending.map(formatInjection)).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
+      // The host connects late: the board answers its request on its own time (UART, its loop).
+      b.hello();
+      b.clock.advanceTo(3.05);
+      expect(zeros).toHaveLength(1);
+      const zero = zeros[0]!;
+      expect(zero).toBeGreaterThanOrEqual(3);
+      b.clock.advanceTo(zero + 0.6);
+      b.hello(); // another host's handshake (a reconnect): the zero stays
+      b.clock.advanceTo(zero + 1);
+      expect(zeros).toHaveLength(1);
+      expect(applied.map((a) => a[0])).toEqual(['stall=2@0.5', 'push=1:0.5@0.8']);
+      expect(applied[0]![1]).toBeGreaterThanOrEqual(0.5 - 1e-9);
+      expect(applied[0]![1]).toBeLessThanOrEqual(0.5 + step + 1e-9);
+      expect(applied[1]![1]).toBeCloseTo(0.8, 6);
+      expect(s.pending).toEqual([]);
+      s.stop();
+      expect(b.plant.onStep).toBeUndefined();
+      b.dispose();
+    },
+  );
 
   it('stopped before any host came: none is applied when one comes', () => {
     const b = boards.line();

@@ -13,7 +13,11 @@ const rig = { ...loadRig('rigs/mock-arm.json'), friction: { viscous: [0.03, 0.01
 function truth(q0: number[], qd0: number[], duty: number[], horizon: number, extra?: number[]): { q: number[]; qd: number[] } {
   const model = createActuatedArmModel(rig);
   const data = createActuatedArmData(model);
-  const integ = new FixedStepIntegrator(2, 'rk4', (_t, q, qd, out) => void computeForwardDynamicsUnderDuty(model, data, q, qd, duty, out, extra));
+  const integ = new FixedStepIntegrator(
+    2,
+    'rk4',
+    (_t, q, qd, out) => void computeForwardDynamicsUnderDuty(model, data, q, qd, duty, out, extra),
+  );
   const q = q0.slice();
   const qd = qd0.slice();
   const steps = Math.round(horizon / 1e-5);

@@ -45,7 +45,12 @@ describe('guards', () => {
     const most = JUMP_FACTOR * limits[1]!.maxVel * dt + JUMP_FLOOR; // 0.0655 rad for joint 2
     expect(checkJump(undefined, [5, 5], dt, limits)).toBeUndefined(); // the first sample
     expect(checkJump([0, 0], [0, most * 0.99], dt, limits)).toBeUndefined();
-    expect(checkJump([0, 0], [0, -most * 1.01], dt, limits)).toEqual({ kind: 'encoder-jump', joint: 1, deg: expect.closeTo((-most * 1.01 * 180) / Math.PI, 9), ms: expect.closeTo(2, 9) });
+    expect(checkJump([0, 0], [0, -most * 1.01], dt, limits)).toEqual({
+      kind: 'encoder-jump',
+      joint: 1,
+      deg: expect.closeTo((-most * 1.01 * 180) / Math.PI, 9),
+      ms: expect.closeTo(2, 9),
+    });
     // Over a longer gap (lost samples) the joint may have turned further.
     expect(checkJump([0, 0], [0, most * 1.01], 10 * dt, limits)).toBeUndefined();
     expect(checkJump([0, 0], [Number.NaN, 0], dt, limits)).toMatchObject({ kind: 'encoder-jump', joint: 0 });

@@ -30,7 +30,13 @@ describe('SlipGuard', () => {
   it('three jerks back against the motion, 20 counts each, 0.15 s apart: encoder-slip joint 1 at the third', () => {
     const r = drive(new SlipGuard([MAX_VEL, MAX_VEL], [CPR, CPR]), 2, 1000, (k) => (k % 150 === 0 ? -20 * COUNT : 0));
     expect(r?.k).toBe(450);
-    expect(r?.f).toEqual({ kind: 'encoder-slip', joint: 0, steps: 3, deg: expect.closeTo((-60 * 360) / CPR, 6), seconds: expect.closeTo(0.3, 9) });
+    expect(r?.f).toEqual({
+      kind: 'encoder-slip',
+      joint: 0,
+      steps: 3,
+      deg: expect.closeTo((-60 * 360) / CPR, 6),
+      seconds: expect.closeTo(0.3, 9),
+    });
   });
 
   it('the same jerks with the motion (late reports catching up) are not a slip', () => {
@@ -46,7 +52,12 @@ describe('SlipGuard', () => {
   });
 
   it('noise of up to the floor against the motion, every sample, is not a slip', () => {
-    const r = drive(new SlipGuard([MAX_VEL, MAX_VEL], [CPR, CPR]), 2, 2000, (k) => (k % 2 ? -SLIP_FLOOR_COUNTS : SLIP_FLOOR_COUNTS) * COUNT);
+    const r = drive(
+      new SlipGuard([MAX_VEL, MAX_VEL], [CPR, CPR]),
+      2,
+      2000,
+      (k) => (k % 2 ? -SLIP_FLOOR_COUNTS : SLIP_FLOOR_COUNTS) * COUNT,
+    );
     expect(r).toBeUndefined();
   });
 

@@ -9,7 +9,9 @@ describe('blameMock', () => {
     const blamed = blameMock(watchdog, 124.4, 310.2);
     expect(blamed).toEqual({ ...watchdog, rigStarved: { maxMs: 124.4, totalMs: 310.2 } });
     // the words people read (describeStop, the only place they are composed)
-    expect(describeStop(blamed)).toBe("fault:watchdog (the simulated board starved for 124 ms, 310 ms in all: the test rig's fault, not the host's)");
+    expect(describeStop(blamed)).toBe(
+      "fault:watchdog (the simulated board starved for 124 ms, 310 ms in all: the test rig's fault, not the host's)",
+    );
     const lost: StopReason = { kind: 'fault', fault: { kind: 'link-lost', ms: 100, samples: 50 } };
     expect(blameMock(lost, RIG_STARVED_MS, RIG_STARVED_MS).rigStarved).toEqual({ maxMs: 20, totalMs: 20 });
   });
@@ -20,6 +22,8 @@ describe('blameMock', () => {
     expect(blameMock(watchdog, NaN, NaN)).toEqual(watchdog);
   });
   it("the rig's line says how long, when, and whose fault", () => {
-    expect(starvedLine(34.56, 2.5)).toBe("twolink rig: the simulated board starved for 34.6 ms at 2.500 s (a busy machine did not run it): a stop of the host's run now is the test rig's fault, not the host's");
+    expect(starvedLine(34.56, 2.5)).toBe(
+      "twolink rig: the simulated board starved for 34.6 ms at 2.500 s (a busy machine did not run it): a stop of the host's run now is the test rig's fault, not the host's",
+    );
   });
 });

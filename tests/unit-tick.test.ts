@@ -43,7 +43,31 @@ describe('the tick table', () => {
     r[F.state] = LOOP_STATES.indexOf('track');
     r[F.phase] = PHASES.indexOf('park');
     const o = tickObject(r, 2);
-    expect(Object.keys(o)).toEqual(['t', 'i', 'state', 'trajT', 'phase', 'des', 'meas', 'twin', 'tau', 'duty', 'timing', 'link', 'alarm', 'flags', 'boardT', 'fresh', 'sat', 'sample', 'dutyIn', 'fEst', 'stiffness', 'float', 'plant']);
+    expect(Object.keys(o)).toEqual([
+      't',
+      'i',
+      'state',
+      'trajT',
+      'phase',
+      'des',
+      'meas',
+      'twin',
+      'tau',
+      'duty',
+      'timing',
+      'link',
+      'alarm',
+      'flags',
+      'boardT',
+      'fresh',
+      'sat',
+      'sample',
+      'dutyIn',
+      'fEst',
+      'stiffness',
+      'float',
+      'plant',
+    ]);
     expect(o.state).toBe('track');
     expect(o.phase).toBe('park');
     expect(o.twin.tauExt).toEqual([r[F.tauExt0], r[F.tauExt1]]);
@@ -89,7 +113,9 @@ describe('tickJson', () => {
   it('is JSON.stringify(tickObject(row)) at random rows, one joint and two, NaN, infinities, -0 and bad codes included', () => {
     const odd = [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, -0, 1e-300, 123456789.123, -2.5];
     for (let k = 0; k < 300; k++) {
-      const row = Array.from({ length: TICK_WIDTH }, () => (rnd() < 0.1 ? odd[Math.floor(rnd() * odd.length)]! : (rnd() - 0.5) * 10 ** Math.floor(rnd() * 8 - 3)));
+      const row = Array.from({ length: TICK_WIDTH }, () =>
+        rnd() < 0.1 ? odd[Math.floor(rnd() * odd.length)]! : (rnd() - 0.5) * 10 ** Math.floor(rnd() * 8 - 3),
+      );
       // Codes: mostly valid, some out of range or fractional.
       row[F.state] = k % 7 === 0 ? 99 : k % 11 === 0 ? 0.5 : Math.floor(rnd() * 3);
       row[F.phase] = Math.floor(rnd() * 4);

@@ -5,7 +5,15 @@
 import { describe, expect, it } from 'vitest';
 import { loadRig, type Rig } from '../src/config/load.js';
 import { Twin } from '../src/control/twin.js';
-import { computeForwardDynamicsUnderDuty, computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, motorDamping, motorDuty } from '../src/model/actuated.js';
+import {
+  computeForwardDynamicsUnderDuty,
+  computeGravity,
+  computeMassMatrix,
+  createActuatedArmData,
+  createActuatedArmModel,
+  motorDamping,
+  motorDuty,
+} from '../src/model/actuated.js';
 import { FixedStepIntegrator } from '../src/model/integrate.js';
 
 const DEG = Math.PI / 180;
@@ -25,7 +33,11 @@ describe('Twin', () => {
     const model = createActuatedArmModel(r);
     const data = createActuatedArmData(model);
     const duty = [0, 0];
-    const truth = new FixedStepIntegrator(2, 'rk4', (_t, q, qd, out) => void computeForwardDynamicsUnderDuty(model, data, q, qd, duty, out));
+    const truth = new FixedStepIntegrator(
+      2,
+      'rk4',
+      (_t, q, qd, out) => void computeForwardDynamicsUnderDuty(model, data, q, qd, duty, out),
+    );
     const q = [-1.4, 0.4];
     const qd = [0, 0];
     const twin = new Twin(r);

@@ -4,7 +4,18 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/time/clock.js';
 import { UsbSerialAdapter, type AdapterKind } from '../src/mock/usb-adapter.js';
-import { adapterOfUsbId, BOARD_ADAPTER, cableAdvice, cableWarning, CH340, defaultRateHz, FTDI, NATIVE, U2, USB_FRAME_S } from '../src/config/cable.js';
+import {
+  adapterOfUsbId,
+  BOARD_ADAPTER,
+  cableAdvice,
+  cableWarning,
+  CH340,
+  defaultRateHz,
+  FTDI,
+  NATIVE,
+  U2,
+  USB_FRAME_S,
+} from '../src/config/cable.js';
 import { parseRigFile } from '../src/config/rig.js';
 import { resolveRig } from '../src/config/load.js';
 

@@ -39,10 +39,22 @@ describe('PluggedController.load: a module that cannot be used names the file', 
     ['missing.js', undefined, /^controller .*missing\.js: no such file/],
     // (the exact parser message differs between node and vitest's loader; the CLI test checks node's)
     ['syntax.js', 'export default function (ctx) { return { update( } }', /^controller .*syntax\.js: cannot import it: \S/],
-    ['no-default.js', 'export function createController() { return { update: () => [0, 0] }; }', /^controller .*no-default\.js: the default export must be a function createController\(context\), got undefined/],
+    [
+      'no-default.js',
+      'export function createController() { return { update: () => [0, 0] }; }',
+      /^controller .*no-default\.js: the default export must be a function createController\(context\), got undefined/,
+    ],
     ['object-default.js', 'export default { update: () => [0, 0] };', /the default export must be a function .*got an object/],
-    ['factory-throws.js', "export default () => { throw new RangeError('no gains for this arm'); };", /^controller .*factory-throws\.js: createController\(context\) threw: RangeError: no gains for this arm$/],
-    ['no-update.js', 'export default () => ({ step: () => [0, 0] });', /must return an object with an update\(sample\) method, got an object/],
+    [
+      'factory-throws.js',
+      "export default () => { throw new RangeError('no gains for this arm'); };",
+      /^controller .*factory-throws\.js: createController\(context\) threw: RangeError: no gains for this arm$/,
+    ],
+    [
+      'no-update.js',
+      'export default () => ({ step: () => [0, 0] });',
+      /must return an object with an update\(sample\) method, got an object/,
+    ],
     ['returns-null.js', 'export default async () => null;', /must return an object with an update\(sample\) method, got null/],
     ['bad-reset.js', 'export default () => ({ update: () => [0, 0], reset: 3 });', /reset must be a function when present, got a number/],
   ];
@@ -77,7 +89,11 @@ describe('PluggedController.load: a module that cannot be used names the file', 
 
 describe('PluggedController.step: a misbehaving update is a result naming the file, and the torques are zero', () => {
   const bad: [string, string, RegExp][] = [
-    ['throws.js', "export default () => ({ update() { throw new Error('gain table empty'); } });", /^[^ ]*throws\.js: update threw: gain table empty$/],
+    [
+      'throws.js',
+      "export default () => ({ update() { throw new Error('gain table empty'); } });",
+      /^[^ ]*throws\.js: update threw: gain table empty$/,
+    ],
     ['nan.js', 'export default () => ({ update: () => [0.5, NaN] });', /^[^ ]*nan\.js: update returned NaN as the torque of joint 2$/],
     ['infinite.js', 'export default () => ({ update: () => [-Infinity, 0] });', /update returned -Infinity as the torque of joint 1$/],
     ['string.js', "export default () => ({ update: () => [0, '1.5'] });", /update returned the string "1.5" as the torque of joint 2$/],
@@ -89,7 +105,11 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
       "export default () => ({ update: () => new Proxy([0, 0], { get(t, k) { if (k === '1') throw new RangeError('sensor table'); return t[k]; } }) });",
       /^[^ ]*proxy\.js: update returned something that cannot be read: RangeError: sensor table$/,
     ],
-    ['async-update.js', 'export default () => ({ async update() { return [0, 0]; } });', /update returned a Promise; it must return the torques synchronously/],
+    [
+      'async-update.js',
+      'export default () => ({ async update() { return [0, 0]; } });',
+      /update returned a Promise; it must return the torques synchronously/,
+    ],
   ];
   for (const [name, body, reason] of bad) {
     it(name, async () => {
@@ -124,19 +144,27 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     // machine without real-time priority): 0.5 ms of its own, within the 1 ms period, tick after tick.
     const clock = { ms: 0, stolen: 0 };
     (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
-    const file = module('starved.js', `export default () => ({ update() { const c = globalThis.twolinkTestClock; c.ms += 3; c.stolen += 2.5; return [0.1, 0.2]; } });`);
+    const file = module(
+      'starved.js',
+      `export default () => ({ update() { const c = globalThis.twolinkTestClock; c.ms += 3; c.stolen += 2.5; return [0.1, 0.2]; } });`,
+    );
     const pc = await PluggedController.load(file, context, { now: () => clock.ms, stolenMs: () => clock.stolen });
     const out = [0, 0];
     const s = restSample(pc, [-1.2, 0.3]);
     for (let k = 0; k < 10; k++) expect(pc.step(s, 0.001, out)).toEqual({ ok: true });
     expect(out).toEqual([0.1, 0.2]);
     // A controller slow on its own account is still caught, and the message says what was taken off.
-    const slow = module('slow-starved.js', `export default () => ({ update() { const c = globalThis.twolinkTestClock; c.ms += 5; c.stolen += 2.5; return [0.1, 0.2]; } });`);
+    const slow = module(
+      'slow-starved.js',
+      `export default () => ({ update() { const c = globalThis.twolinkTestClock; c.ms += 5; c.stolen += 2.5; return [0.1, 0.2]; } });`,
+    );
     const ps = await PluggedController.load(slow, context, { now: () => clock.ms, stolenMs: () => clock.stolen });
     expect(ps.step(s, 0.001, out)).toEqual({ ok: true });
     expect(ps.step(s, 0.001, out)).toEqual({ ok: true });
     const r = ps.step(s, 0.001, out);
-    expect(!r.ok && r.reason).toMatch(/slow-starved\.js: update took 2\.50 ms \(not counting 2\.50 ms the operating system kept its thread waiting\), longer than the loop period of 1\.00 ms, 3 ticks in a row$/);
+    expect(!r.ok && r.reason).toMatch(
+      /slow-starved\.js: update took 2\.50 ms \(not counting 2\.50 ms the operating system kept its thread waiting\), longer than the loop period of 1\.00 ms, 3 ticks in a row$/,
+    );
   });
 
   it("the stolen-time clock reads this thread's run-queue delay from Linux: finite, never going back", () => {
@@ -176,7 +204,10 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     // Time is injected: every other update "takes" 3 ms of a 1 ms period, the others none.
     const clock = { ms: 0 };
     (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
-    const file = module('slow-every-other.js', `let calls = 0; export default () => ({ update() { if (calls++ % 2 === 0) globalThis.twolinkTestClock.ms += 3; return [0.1, 0.2]; } });`);
+    const file = module(
+      'slow-every-other.js',
+      `let calls = 0; export default () => ({ update() { if (calls++ % 2 === 0) globalThis.twolinkTestClock.ms += 3; return [0.1, 0.2]; } });`,
+    );
     const pc = await PluggedController.load(file, context, { now: () => clock.ms, stolenMs: null });
     const out = [0, 0];
     const s = restSample(pc, [-1.2, 0.3]);
@@ -185,14 +216,19 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
     // Tick 21 is the 11th late one.
     const r = pc.step(s, 0.001, out);
     expect(r.ok).toBe(false);
-    expect(!r.ok && r.reason).toMatch(/^[^ ]*slow-every-other\.js: update was slower than the loop period of 1\.00 ms on 11 of the last 100 ticks \(the rule: more than 10 of 100; this one took 3\.00 ms\)$/);
+    expect(!r.ok && r.reason).toMatch(
+      /^[^ ]*slow-every-other\.js: update was slower than the loop period of 1\.00 ms on 11 of the last 100 ticks \(the rule: more than 10 of 100; this one took 3\.00 ms\)$/,
+    );
     expect(out).toEqual([0, 0]);
   });
 
   it('one late tick in ten, for 1000 ticks, is within the rule; one more in a window of 100 is a fault', async () => {
     const clock = { ms: 0, extra: 0 };
     (globalThis as { twolinkTestClock?: typeof clock }).twolinkTestClock = clock;
-    const file = module('slow-one-in-ten.js', `let calls = 0; export default () => ({ update() { const c = globalThis.twolinkTestClock; if (calls++ % 10 === 0 || c.extra-- > 0) c.ms += 3; return [0.1, 0.2]; } });`);
+    const file = module(
+      'slow-one-in-ten.js',
+      `let calls = 0; export default () => ({ update() { const c = globalThis.twolinkTestClock; if (calls++ % 10 === 0 || c.extra-- > 0) c.ms += 3; return [0.1, 0.2]; } });`,
+    );
     const pc = await PluggedController.load(file, context, { now: () => clock.ms, stolenMs: null });
     const out = [0, 0];
     const s = restSample(pc, [-1.2, 0.3]);
@@ -205,10 +241,14 @@ describe('PluggedController.step: a misbehaving update is a result naming the fi
   });
 
   it('fill gives a frozen sample (arrays too), endpoints from the model', async () => {
-    const pc = await PluggedController.load(module('echo.js', 'export default () => ({ update: (s) => [s.endpoint[0], s.endpointDesired[1]] });'), context);
+    const pc = await PluggedController.load(
+      module('echo.js', 'export default () => ({ update: (s) => [s.endpoint[0], s.endpointDesired[1]] });'),
+      context,
+    );
     const s = pc.fill(1.25, [0.3, 0.4], [1, -1], { q: [0.5, 0.6], qd: [2, 3], qdd: [4, 5] });
     expect(Object.isFrozen(s)).toBe(true);
-    for (const a of [s.q, s.qd, s.qDesired, s.qdDesired, s.qddDesired, s.endpoint, s.endpointDesired]) expect(Object.isFrozen(a)).toBe(true);
+    for (const a of [s.q, s.qd, s.qDesired, s.qdDesired, s.qddDesired, s.endpoint, s.endpointDesired])
+      expect(Object.isFrozen(a)).toBe(true);
     expect(() => ((s.q as number[])[0] = 9)).toThrow(TypeError);
     expect(s).toMatchObject({ t: 1.25, q: [0.3, 0.4], qd: [1, -1], qDesired: [0.5, 0.6], qdDesired: [2, 3], qddDesired: [4, 5] });
     const out = [0, 0];
@@ -222,7 +262,10 @@ describe('the shipped examples', () => {
   const examples = ['examples/controllers/pd-gravity.js', 'examples/controllers/impedance.js'];
   const rigid = createRigidArmModel(rig.arm);
   const rigidData = createActuatedArmData(rigid);
-  const m = { gravityTerms: (q: number[]) => computeGravity(rigid, rigidData, q).slice(), endpoint: (q: number[]) => armEndpoint(rig.arm, q) };
+  const m = {
+    gravityTerms: (q: number[]) => computeGravity(rigid, rigidData, q).slice(),
+    endpoint: (q: number[]) => armEndpoint(rig.arm, q),
+  };
 
   for (const file of examples) {
     it(`${file}: at rest on the plan it holds the arm against gravity, tau = G(q)`, async () => {

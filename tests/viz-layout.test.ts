@@ -14,7 +14,9 @@ describe('docs/foxglove-layout.json', () => {
   it('the 3D panel draws the three arms of the scene in their colours, and its path and force', () => {
     const three = Object.entries(panels).find(([k]) => k.startsWith('3D!'))![1];
     const urdf = Object.values(three.layers as Record<string, any>).filter((l) => l.layerId === 'foxglove.Urdf');
-    expect(urdf.map((l) => [l.framePrefix, l.fallbackColor, l.sourceType, l.topic])).toEqual(SCENE_ARMS.map((a) => [`${a.name}/`, a.color, 'topic', SCENE_TOPICS.description]));
+    expect(urdf.map((l) => [l.framePrefix, l.fallbackColor, l.sourceType, l.topic])).toEqual(
+      SCENE_ARMS.map((a) => [`${a.name}/`, a.color, 'topic', SCENE_TOPICS.description]),
+    );
     expect(new Set(urdf.map((l) => l.fallbackColor)).size).toBe(3);
     const topics = sceneChannels().map((c) => c.topic);
     for (const t of Object.keys(three.topics)) expect(topics).toContain(t);

@@ -95,7 +95,15 @@ describe('live frame bytes', () => {
       expect([...got.keys()]).toEqual(['tf']);
       const tf = (got.get('tf') as { transforms: { child_frame_id: string }[] }).transforms;
       counts.push(tf.length);
-      if (tf.length === 6) expect(tf.map((t) => t.child_frame_id)).toEqual(['measured/link1', 'measured/link2', 'desired/link1', 'desired/link2', 'twin/link1', 'twin/link2']);
+      if (tf.length === 6)
+        expect(tf.map((t) => t.child_frame_id)).toEqual([
+          'measured/link1',
+          'measured/link2',
+          'desired/link1',
+          'desired/link2',
+          'twin/link1',
+          'twin/link2',
+        ]);
     }
     const full = counts.flatMap((n, k) => (n === 13 ? [k] : []));
     expect(full).toEqual([0, 60, 100]);
@@ -110,7 +118,15 @@ describe('live frame bytes', () => {
       return w.buf.toString('latin1', 0, w.at);
     };
     expect([0, -0, 7, -42, 2147483647, -2147483648].map(text)).toEqual(['0', '0', '7', '-42', '2147483647', '-2147483648']);
-    expect([0.5, -0.25, 1.0000000004, 0.9999999996, -1e-12, 3.14159265358979, 123456.000000001].map(text)).toEqual(['0.5', '-0.25', '1', '1', '0', '3.141592654', '123456.000000001']);
+    expect([0.5, -0.25, 1.0000000004, 0.9999999996, -1e-12, 3.14159265358979, 123456.000000001].map(text)).toEqual([
+      '0.5',
+      '-0.25',
+      '1',
+      '1',
+      '0',
+      '3.141592654',
+      '123456.000000001',
+    ]);
     expect([1e6 + 0.5, 1e21, -3e9].map(text)).toEqual(['1000000.5', '1e+21', '-3000000000']);
     expect([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY].map(text)).toEqual(['null', 'null', 'null']);
     const rnd = mulberry32(9);

@@ -44,10 +44,28 @@ const KILLERS = {
 describe('client messages, parsed (src/viz/live-protocol.ts)', () => {
   it('refuses the four messages of issue 32, naming the field', () => {
     expect(parseClientText(KILLERS['JSON null']())).toEqual({ ok: false, reason: 'not a JSON object (null)' });
-    expect(parseClientText(KILLERS['subscriptions: [null]']())).toMatchObject({ ok: false, reason: expect.stringContaining('subscriptions[0]') });
-    expect(parseClientText(KILLERS['id -1 on /robot_description']())).toMatchObject({ ok: false, reason: expect.stringMatching(/subscriptions\[0\]\.id: .*>=0/) });
-    expect(parseClientText(KILLERS['id 1e12 on /tf']())).toMatchObject({ ok: false, reason: expect.stringMatching(/subscriptions\[0\]\.id: .*<=4294967295/) });
-    for (const bad of ['{"op":"subscribe","subscriptions":[{"id":1.5,"channelId":1}]}', '{"op":"unsubscribe","subscriptionIds":["1"]}', '{"op":"nope"}', '[]', '{}', '7', 'not json']) expect(parseClientText(bad).ok, bad).toBe(false);
+    expect(parseClientText(KILLERS['subscriptions: [null]']())).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('subscriptions[0]'),
+    });
+    expect(parseClientText(KILLERS['id -1 on /robot_description']())).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/subscriptions\[0\]\.id: .*>=0/),
+    });
+    expect(parseClientText(KILLERS['id 1e12 on /tf']())).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/subscriptions\[0\]\.id: .*<=4294967295/),
+    });
+    for (const bad of [
+      '{"op":"subscribe","subscriptions":[{"id":1.5,"channelId":1}]}',
+      '{"op":"unsubscribe","subscriptionIds":["1"]}',
+      '{"op":"nope"}',
+      '[]',
+      '{}',
+      '7',
+      'not json',
+    ])
+      expect(parseClientText(bad).ok, bad).toBe(false);
     // 2^32 - 1 is a uint32, 2^32 is not.
     expect(parseClientText(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 2 ** 32 - 1, channelId: 1 }] })).ok).toBe(true);
     expect(parseClientText(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 2 ** 32, channelId: 1 }] })).ok).toBe(false);
@@ -82,10 +100,14 @@ describe('client messages, parsed (src/viz/live-protocol.ts)', () => {
       { op: 'fetchAsset', uri: 'package://foo/robot.urdf', requestId: 123 },
     ];
     for (const m of examples) expect(parseClientText(JSON.stringify(m)), m.op).toMatchObject({ ok: true, request: { op: m.op } });
-    expect(parseClientBinary(Buffer.from([0x01, 7, 0, 0, 0, 0xaa]))).toEqual({ ok: true, request: { op: 'clientMessageData', channelId: 7 } });
+    expect(parseClientBinary(Buffer.from([0x01, 7, 0, 0, 0, 0xaa]))).toEqual({
+      ok: true,
+      request: { op: 'clientMessageData', channelId: 7 },
+    });
     const call = Buffer.concat([Buffer.from([0x02, 1, 0, 0, 0, 9, 0, 0, 0, 4, 0, 0, 0]), Buffer.from('json{}')]);
     expect(parseClientBinary(call)).toEqual({ ok: true, request: { op: 'serviceCallRequest', serviceId: 1, callId: 9, encoding: 'json' } });
-    for (const bad of [[], [0x01, 1, 0], [0x02, 1, 0, 0, 0, 9, 0, 0, 0, 200, 0, 0, 0], [0x03], [0xff, 1, 2, 3, 4]]) expect(parseClientBinary(Buffer.from(bad)).ok, String(bad)).toBe(false);
+    for (const bad of [[], [0x01, 1, 0], [0x02, 1, 0, 0, 0, 9, 0, 0, 0, 200, 0, 0, 0], [0x03], [0xff, 1, 2, 3, 4]])
+      expect(parseClientBinary(Buffer.from(bad)).ok, String(bad)).toBe(false);
   });
 
   it('checks origins as browsers send them; never allows "null"', () => {
@@ -134,20 +156,23 @@ async function turnsUntil(cond: () => boolean): Promise<void> {
 }
 
 describe('the live view server against hostile clients', () => {
-  it.each(Object.entries(KILLERS))('closes a client that sends %s (1008, the reason, one line on stderr); the others are served', async (_name, msg) => {
-    const { s, said } = await server();
-    const good = client(s.port);
-    const bad = client(s.port);
-    for (const c of [good, bad]) await c.until(() => c.channels.length > 0);
-    bad.ws.send(msg());
-    await bad.until(() => bad.closed !== undefined);
-    expect(bad.closed!.code).toBe(1008);
-    expect(bad.closed!.reason.length).toBeGreaterThan(3);
-    expect(said).toEqual([`twolink: Foxglove live view: closed a client (1008): ${bad.closed!.reason}`]);
-    expect(s.stats.closed).toBe(1);
-    good.subscribe([SCENE_TOPICS.description]);
-    await good.until(() => good.on(SCENE_TOPICS.description).length === 1);
-  });
+  it.each(Object.entries(KILLERS))(
+    'closes a client that sends %s (1008, the reason, one line on stderr); the others are served',
+    async (_name, msg) => {
+      const { s, said } = await server();
+      const good = client(s.port);
+      const bad = client(s.port);
+      for (const c of [good, bad]) await c.until(() => c.channels.length > 0);
+      bad.ws.send(msg());
+      await bad.until(() => bad.closed !== undefined);
+      expect(bad.closed!.code).toBe(1008);
+      expect(bad.closed!.reason.length).toBeGreaterThan(3);
+      expect(said).toEqual([`twolink: Foxglove live view: closed a client (1008): ${bad.closed!.reason}`]);
+      expect(s.stats.closed).toBe(1);
+      good.subscribe([SCENE_TOPICS.description]);
+      await good.until(() => good.on(SCENE_TOPICS.description).length === 1);
+    },
+  );
 
   it('answers a valid operation it does not offer with a status message and keeps the client', async () => {
     const { s } = await server();
@@ -161,7 +186,11 @@ describe('the live view server against hostile clients', () => {
     c.ws.send(Buffer.from([0x01, 1, 0, 0, 0, 42]));
     c.ws.send(JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 5, channelId: 99 }] }));
     await c.until(() => statuses.length === 3);
-    expect(statuses[0]).toEqual({ op: 'status', level: 2, message: 'getParameters (id "q1"): needs the capability parameters, which this server does not declare (capabilities: [])' });
+    expect(statuses[0]).toEqual({
+      op: 'status',
+      level: 2,
+      message: 'getParameters (id "q1"): needs the capability parameters, which this server does not declare (capabilities: [])',
+    });
     expect(statuses[1]!.message).toContain('clientMessageData: needs the capability clientPublish');
     expect(statuses[2]!.message).toBe('subscribe: channel 99 is not advertised');
     // A reused id and a second subscription to a channel are refused as the spec says (a status), not taken.
@@ -177,7 +206,9 @@ describe('the live view server against hostile clients', () => {
       }),
     );
     await c.until(() => statuses.length === 4);
-    expect(statuses[3]!.message).toBe('subscribe: subscription id 100 is in use; channel 1 is already subscribed (one subscription per channel)');
+    expect(statuses[3]!.message).toBe(
+      'subscribe: subscription id 100 is in use; channel 1 is already subscribed (one subscription per channel)',
+    );
     expect(c.closed).toBeUndefined();
     expect(s.stats.closed).toBe(0);
   });
@@ -186,8 +217,13 @@ describe('the live view server against hostile clients', () => {
     const { s, said } = await server({ allowOrigins: ['http://localhost:3000'] });
     const refused = await handshake(s.port, 'http://example.test');
     expect(refused).toMatchObject({ open: false, status: 403, body: expect.stringContaining('"http://example.test" is not allowed') });
-    expect(said).toEqual([expect.stringMatching(/^twolink: Foxglove live view: refused a connection from origin "http:\/\/example\.test" \(allowed: no Origin header, https:\/\/app\.foxglove\.dev, .*--foxglove-allow-origin\)$/)]);
-    for (const ok of [undefined, ...FOXGLOVE_APP_ORIGINS, 'http://localhost:3000']) expect(await handshake(s.port, ok), String(ok)).toEqual({ open: true });
+    expect(said).toEqual([
+      expect.stringMatching(
+        /^twolink: Foxglove live view: refused a connection from origin "http:\/\/example\.test" \(allowed: no Origin header, https:\/\/app\.foxglove\.dev, .*--foxglove-allow-origin\)$/,
+      ),
+    ]);
+    for (const ok of [undefined, ...FOXGLOVE_APP_ORIGINS, 'http://localhost:3000'])
+      expect(await handshake(s.port, ok), String(ok)).toEqual({ open: true });
     expect(s.stats.refused).toBe(1);
   });
 
@@ -234,7 +270,9 @@ describe('the live view server against hostile clients', () => {
 describe('the live view on the main thread', () => {
   it('stops itself, said in one line, when it fails while polled in the drain; the poll never throws into the run', async () => {
     const said: string[] = [];
-    const live = await MainLiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, { say: (l) => said.push(l) });
+    const live = await MainLiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, {
+      say: (l) => said.push(l),
+    });
     closers.push(() => live.close());
     const ring = createRing();
     const w = new RingWriter(ring);
@@ -266,12 +304,37 @@ function hold(s: number): PathSpec {
 /** What a hostile client sends: text (maybe not JSON), binary frames, pings. */
 type Sent = { text: string } | { binary: Uint8Array } | { ping: Uint8Array };
 
-const anyId = fc.oneof(fc.integer({ min: 0, max: 9 }), fc.constantFrom(-1, 1e12, 2 ** 32, 2 ** 32 - 1, 0.5, -0, Number.MAX_SAFE_INTEGER), fc.double(), fc.constant(null), fc.string({ maxLength: 4 }), fc.anything());
+const anyId = fc.oneof(
+  fc.integer({ min: 0, max: 9 }),
+  fc.constantFrom(-1, 1e12, 2 ** 32, 2 ** 32 - 1, 0.5, -0, Number.MAX_SAFE_INTEGER),
+  fc.double(),
+  fc.constant(null),
+  fc.string({ maxLength: 4 }),
+  fc.anything(),
+);
 /** Ids a client that nearly keeps to the protocol sends: mostly small, sometimes at or past the uint32 edges. */
-const nearId = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 12 }), weight: 3 }, { arbitrary: fc.constantFrom(-1, 1e12, 2 ** 32, 2 ** 32 - 1, -0, 0.5, 1e300), weight: 2 });
+const nearId = fc.oneof(
+  { arbitrary: fc.integer({ min: 0, max: 12 }), weight: 3 },
+  { arbitrary: fc.constantFrom(-1, 1e12, 2 ** 32, 2 ** 32 - 1, -0, 0.5, 1e300), weight: 2 },
+);
 /** Channel ids: mostly advertised ones (1-8), sometimes not. */
-const nearChannel = fc.oneof({ arbitrary: fc.integer({ min: 1, max: 8 }), weight: 5 }, { arbitrary: fc.constantFrom(0, 9, 99, -1, 2 ** 32), weight: 1 });
-const specOps = ['subscribe', 'unsubscribe', 'advertise', 'unadvertise', 'getParameters', 'setParameters', 'subscribeParameterUpdates', 'unsubscribeParameterUpdates', 'subscribeConnectionGraph', 'unsubscribeConnectionGraph', 'fetchAsset'];
+const nearChannel = fc.oneof(
+  { arbitrary: fc.integer({ min: 1, max: 8 }), weight: 5 },
+  { arbitrary: fc.constantFrom(0, 9, 99, -1, 2 ** 32), weight: 1 },
+);
+const specOps = [
+  'subscribe',
+  'unsubscribe',
+  'advertise',
+  'unadvertise',
+  'getParameters',
+  'setParameters',
+  'subscribeParameterUpdates',
+  'unsubscribeParameterUpdates',
+  'subscribeConnectionGraph',
+  'unsubscribeConnectionGraph',
+  'fetchAsset',
+];
 /** Valid requests for what the server does not offer (the spec's examples): a status each. */
 const unsupported = [
   { op: 'advertise', channels: [{ id: 1, topic: 'foo', encoding: 'json', schemaName: 'X' }] },
@@ -286,17 +349,53 @@ const unsupported = [
 ].map((m) => JSON.stringify(m));
 const sent: fc.Arbitrary<Sent> = fc.oneof(
   // Nearly right: subscriptions and unsubscriptions with plausible ids (and now and then one past a uint32's edge), valid requests the server does not serve.
-  { arbitrary: fc.record({ text: fc.array(fc.record({ id: nearId, channelId: nearChannel }), { maxLength: 6 }).map((subscriptions) => JSON.stringify({ op: 'subscribe', subscriptions })) }), weight: 6 },
-  { arbitrary: fc.record({ text: fc.array(nearId, { maxLength: 6 }).map((subscriptionIds) => JSON.stringify({ op: 'unsubscribe', subscriptionIds })) }), weight: 3 },
-  { arbitrary: fc.record({ text: fc.constantFrom(...unsupported) }), weight: 3 },
-  { arbitrary: fc.record({ binary: fc.tuple(fc.constantFrom(1, 2), fc.uint8Array({ minLength: 12, maxLength: 30 })).map(([op, rest]) => Uint8Array.from([op, ...rest])) }), weight: 1 },
-  { arbitrary: fc.record({ ping: fc.uint8Array({ maxLength: 125 }) }), weight: 2 },
-  // Wrong: ids of every kind, any op (or another) with fields of any kind, any JSON, any text, the four messages of issue 32, any bytes.
-  { arbitrary: fc.record({ text: fc.array(fc.record({ id: anyId, channelId: anyId }), { maxLength: 6 }).map((subscriptions) => JSON.stringify({ op: 'subscribe', subscriptions })) }), weight: 1 },
-  { arbitrary: fc.record({ text: fc.array(anyId, { maxLength: 6 }).map((subscriptionIds) => JSON.stringify({ op: 'unsubscribe', subscriptionIds })) }), weight: 1 },
   {
     arbitrary: fc.record({
-      text: fc.tuple(fc.oneof(fc.constantFrom(...specOps), fc.string({ maxLength: 12 })), fc.dictionary(fc.string({ maxLength: 12 }), fc.anything(), { maxKeys: 4 })).map(([op, rest]) => JSON.stringify({ ...rest, op })),
+      text: fc
+        .array(fc.record({ id: nearId, channelId: nearChannel }), { maxLength: 6 })
+        .map((subscriptions) => JSON.stringify({ op: 'subscribe', subscriptions })),
+    }),
+    weight: 6,
+  },
+  {
+    arbitrary: fc.record({
+      text: fc.array(nearId, { maxLength: 6 }).map((subscriptionIds) => JSON.stringify({ op: 'unsubscribe', subscriptionIds })),
+    }),
+    weight: 3,
+  },
+  { arbitrary: fc.record({ text: fc.constantFrom(...unsupported) }), weight: 3 },
+  {
+    arbitrary: fc.record({
+      binary: fc
+        .tuple(fc.constantFrom(1, 2), fc.uint8Array({ minLength: 12, maxLength: 30 }))
+        .map(([op, rest]) => Uint8Array.from([op, ...rest])),
+    }),
+    weight: 1,
+  },
+  { arbitrary: fc.record({ ping: fc.uint8Array({ maxLength: 125 }) }), weight: 2 },
+  // Wrong: ids of every kind, any op (or another) with fields of any kind, any JSON, any text, the four messages of issue 32, any bytes.
+  {
+    arbitrary: fc.record({
+      text: fc
+        .array(fc.record({ id: anyId, channelId: anyId }), { maxLength: 6 })
+        .map((subscriptions) => JSON.stringify({ op: 'subscribe', subscriptions })),
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      text: fc.array(anyId, { maxLength: 6 }).map((subscriptionIds) => JSON.stringify({ op: 'unsubscribe', subscriptionIds })),
+    }),
+    weight: 1,
+  },
+  {
+    arbitrary: fc.record({
+      text: fc
+        .tuple(
+          fc.oneof(fc.constantFrom(...specOps), fc.string({ maxLength: 12 })),
+          fc.dictionary(fc.string({ maxLength: 12 }), fc.anything(), { maxKeys: 4 }),
+        )
+        .map(([op, rest]) => JSON.stringify({ ...rest, op })),
     }),
     weight: 1,
   },
@@ -315,7 +414,12 @@ interface Hostile {
 const hostile: fc.Arbitrary<Hostile> = fc.record({
   // Most get in (so that what they send is read); some are refused at the door.
   origin: fc.constantFrom(undefined, undefined, 'https://app.foxglove.dev', 'file://', 'http://example.test', 'null'),
-  protocols: fc.constantFrom(['foxglove.sdk.v1'], ['foxglove.websocket.v1'], ['foxglove.sdk.v1', 'foxglove.websocket.v1'], ['something.else']),
+  protocols: fc.constantFrom(
+    ['foxglove.sdk.v1'],
+    ['foxglove.websocket.v1'],
+    ['foxglove.sdk.v1', 'foxglove.websocket.v1'],
+    ['something.else'],
+  ),
   /** Stops reading while it sends (a frozen tab). */
   stalls: fc.boolean(),
   /** Goes away without a close handshake after sending. */
@@ -390,7 +494,9 @@ describe('a run with the live view and hostile clients (virtual time)', () => {
         fc.asyncProperty(fc.array(hostile, { minLength: 1, maxLength: 5 }), async (clients) => {
           const file = join(dir, `run-${runs++}.ndjson`);
           const said: string[] = [];
-          const live = await MainLiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, { say: (l) => said.push(l) });
+          const live = await MainLiveView.start({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, {
+            say: (l) => said.push(l),
+          });
           closers.push(() => live.close());
           const ring = createRing();
           const w = new RingWriter(ring);

@@ -54,8 +54,19 @@ describe('TokenBucket', () => {
 
 describe('the live view server against a flooding client', () => {
   it.each([
-    ['valid requests it does not offer (getParameters)', (ws: WebSocket, k: number) => ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: String(k) }))],
-    ['subscribe/unsubscribe storms', (ws: WebSocket, k: number) => ws.send(JSON.stringify(k % 2 === 0 ? { op: 'subscribe', subscriptions: [{ id: 7, channelId: 1 }] } : { op: 'unsubscribe', subscriptionIds: [7] }))],
+    [
+      'valid requests it does not offer (getParameters)',
+      (ws: WebSocket, k: number) => ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: String(k) })),
+    ],
+    [
+      'subscribe/unsubscribe storms',
+      (ws: WebSocket, k: number) =>
+        ws.send(
+          JSON.stringify(
+            k % 2 === 0 ? { op: 'subscribe', subscriptions: [{ id: 7, channelId: 1 }] } : { op: 'unsubscribe', subscriptionIds: [7] },
+          ),
+        ),
+    ],
     ['service call requests', (ws: WebSocket) => ws.send(Uint8Array.from([2, 1, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 106, 115, 111, 110]))],
     ['pings', (ws: WebSocket) => ws.ping(Buffer.alloc(16))],
   ])('closes a client flooding %s (1008, its rate named, said once); the others are served', async (_name, send) => {

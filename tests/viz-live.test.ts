@@ -63,49 +63,60 @@ function connect(port: number, protocols: string[]): FoxgloveTestClient {
 }
 
 describe('Foxglove live view', () => {
-  it.each(['thread', 'main'] as const)('speaks v1 under foxglove.sdk.v1: server info, channels, subscription, /tf at >= 60 Hz of board time (view on the %s thread)', async (placement) => {
-    const live = await startView(placement);
-    const c = connect(live.port, ['foxglove.sdk.v1']);
-    await c.until(() => c.channels.length > 0);
-    expect(c.ws.protocol).toBe('foxglove.sdk.v1');
-    expect(c.serverInfo).toMatchObject({ op: 'serverInfo', capabilities: [] });
-    expect(c.channels.map((x) => x.topic)).toEqual([...sceneChannels().map((x) => x.topic), LIVE_TICK_TOPIC]);
-    const desc = c.channels[0]!;
-    expect([desc.topic, desc.encoding, desc.schemaName, desc.schemaEncoding, desc.schema]).toEqual(['/robot_description', 'cdr', 'std_msgs/msg/String', 'ros2msg', 'string data']);
-    expect(JSON.parse(c.channels.find((x) => x.topic === '/tf')!.schema).title).toBe('foxglove.FrameTransforms');
-    c.subscribe();
-    // The description was published before anyone subscribed: it is latched.
-    await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
-    expect(readCdrString(c.on(SCENE_TOPICS.description)[0]!.data)).toBe(armUrdf(rig));
+  it.each(['thread', 'main'] as const)(
+    'speaks v1 under foxglove.sdk.v1: server info, channels, subscription, /tf at >= 60 Hz of board time (view on the %s thread)',
+    async (placement) => {
+      const live = await startView(placement);
+      const c = connect(live.port, ['foxglove.sdk.v1']);
+      await c.until(() => c.channels.length > 0);
+      expect(c.ws.protocol).toBe('foxglove.sdk.v1');
+      expect(c.serverInfo).toMatchObject({ op: 'serverInfo', capabilities: [] });
+      expect(c.channels.map((x) => x.topic)).toEqual([...sceneChannels().map((x) => x.topic), LIVE_TICK_TOPIC]);
+      const desc = c.channels[0]!;
+      expect([desc.topic, desc.encoding, desc.schemaName, desc.schemaEncoding, desc.schema]).toEqual([
+        '/robot_description',
+        'cdr',
+        'std_msgs/msg/String',
+        'ros2msg',
+        'string data',
+      ]);
+      expect(JSON.parse(c.channels.find((x) => x.topic === '/tf')!.schema).title).toBe('foxglove.FrameTransforms');
+      c.subscribe();
+      // The description was published before anyone subscribed: it is latched.
+      await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+      expect(readCdrString(c.on(SCENE_TOPICS.description)[0]!.data)).toBe(armUrdf(rig));
 
-    // The view reads from the first row written after the subscription: write rows as the loop does, 20 ms of loop time at a time; wait for the view, then the client.
-    const feed = feeder(live);
-    await live.until(() => live.streaming);
-    const t0 = rows[0]![F.t]!;
-    while (feed.at < rows.length) {
-      const end = rows[feed.at]![F.t]! + 0.02;
-      let upTo = feed.at;
-      while (upTo < rows.length && rows[upTo]![F.t]! < end) upTo++;
-      await feed.write(upTo);
-      await c.until(() => c.received.length === live.stats.sent);
-    }
-    const board = rows.at(-1)![F.t]! - t0;
-    expect(board).toBeGreaterThan(2);
-    const tf = c.on(SCENE_TOPICS.tf);
-    expect(live.stats.dropped).toBe(0);
-    expect(tf.length / board).toBeGreaterThanOrEqual(60);
-    // One per 1/60 s slot of the loop's clock.
-    expect(tf.length).toBeGreaterThanOrEqual(Math.floor(board * LIVE_RATE_HZ));
-    // Stamps follow the loop's clock, spanning the run's board time to within a slot.
-    const spanS = Number(tf.at(-1)!.ns - tf[0]!.ns) / 1e9;
-    expect(Math.abs(spanS - board)).toBeLessThan(1 / LIVE_RATE_HZ + 0.001);
-    const q = JSON.parse(String(tf.at(-1)!.data)).transforms.find((t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1').rotation;
-    const slot = (r: Float64Array): number => Math.floor(r[F.t]! * LIVE_RATE_HZ + 1e-6);
-    const lastDrawn = rows.find((r) => slot(r) === slot(rows.at(-1)!))!;
-    // The live view writes its numbers with 9 decimals (src/viz/json-bytes.ts): the angle to ~1e-9 rad.
-    expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(lastDrawn[F.q0]!, 8);
-    expect(c.on(LIVE_TICK_TOPIC).length).toBe(tf.length);
-  });
+      // The view reads from the first row written after the subscription: write rows as the loop does, 20 ms of loop time at a time; wait for the view, then the client.
+      const feed = feeder(live);
+      await live.until(() => live.streaming);
+      const t0 = rows[0]![F.t]!;
+      while (feed.at < rows.length) {
+        const end = rows[feed.at]![F.t]! + 0.02;
+        let upTo = feed.at;
+        while (upTo < rows.length && rows[upTo]![F.t]! < end) upTo++;
+        await feed.write(upTo);
+        await c.until(() => c.received.length === live.stats.sent);
+      }
+      const board = rows.at(-1)![F.t]! - t0;
+      expect(board).toBeGreaterThan(2);
+      const tf = c.on(SCENE_TOPICS.tf);
+      expect(live.stats.dropped).toBe(0);
+      expect(tf.length / board).toBeGreaterThanOrEqual(60);
+      // One per 1/60 s slot of the loop's clock.
+      expect(tf.length).toBeGreaterThanOrEqual(Math.floor(board * LIVE_RATE_HZ));
+      // Stamps follow the loop's clock, spanning the run's board time to within a slot.
+      const spanS = Number(tf.at(-1)!.ns - tf[0]!.ns) / 1e9;
+      expect(Math.abs(spanS - board)).toBeLessThan(1 / LIVE_RATE_HZ + 0.001);
+      const q = JSON.parse(String(tf.at(-1)!.data)).transforms.find(
+        (t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1',
+      ).rotation;
+      const slot = (r: Float64Array): number => Math.floor(r[F.t]! * LIVE_RATE_HZ + 1e-6);
+      const lastDrawn = rows.find((r) => slot(r) === slot(rows.at(-1)!))!;
+      // The live view writes its numbers with 9 decimals (src/viz/json-bytes.ts): the angle to ~1e-9 rad.
+      expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(lastDrawn[F.q0]!, 8);
+      expect(c.on(LIVE_TICK_TOPIC).length).toBe(tf.length);
+    },
+  );
 
   it('builds and sends only the topics a client subscribed to (as Foxglove subscribes to what its panels show)', async () => {
     const live = await startView();
@@ -129,38 +140,43 @@ describe('Foxglove live view', () => {
     expect(new Set(c.received.map((m) => m.topic))).toEqual(new Set([SCENE_TOPICS.description, SCENE_TOPICS.tf, LIVE_TICK_TOPIC]));
   });
 
-  it.each(['thread', 'main'] as const)('reads no row of the ring while nobody is subscribed to a channel that changes; starts at the newest row when someone is (view on the %s thread)', async (placement) => {
-    const live = await startView(placement);
-    const ring = createRing();
-    const w = new RingWriter(ring);
-    live.attach(ring);
-    const c = connect(live.port, ['foxglove.sdk.v1']);
-    await c.until(() => c.channels.length > 0);
-    // The description alone (latched, sent once): nothing to build per frame.
-    c.subscribe([SCENE_TOPICS.description]);
-    await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
-    await live.until(() => live.stats.clients === 1 && live.stats.sent === 1);
-    for (let i = 0; i < 1000; i++) w.write(rows[i]!);
-    live.poll();
-    expect(live.streaming).toBe(false);
-    expect(live.rowsRead).toBe(0);
-    // Someone wants /tf: the rows written meanwhile are passed over, the view reads from the next one on.
-    c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
-    await live.until(() => live.streaming);
-    for (let i = 1000; i < 1100; i++) w.write(rows[i]!);
-    live.poll();
-    await live.until(() => live.rowsRead === 100);
-    await c.until(() => c.on(SCENE_TOPICS.tf).length >= 5);
-    const q = JSON.parse(String(c.on(SCENE_TOPICS.tf)[0]!.data)).transforms.find((t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1').rotation;
-    expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(rows[1000]![F.q0]!, 8);
-    // The client goes: nothing is read again.
-    c.ws.close();
-    await live.until(() => live.stats.clients === 0);
-    expect(live.streaming).toBe(false);
-    for (let i = 1100; i < 1500; i++) w.write(rows[i]!);
-    live.poll();
-    expect(live.rowsRead).toBe(100);
-  });
+  it.each(['thread', 'main'] as const)(
+    'reads no row of the ring while nobody is subscribed to a channel that changes; starts at the newest row when someone is (view on the %s thread)',
+    async (placement) => {
+      const live = await startView(placement);
+      const ring = createRing();
+      const w = new RingWriter(ring);
+      live.attach(ring);
+      const c = connect(live.port, ['foxglove.sdk.v1']);
+      await c.until(() => c.channels.length > 0);
+      // The description alone (latched, sent once): nothing to build per frame.
+      c.subscribe([SCENE_TOPICS.description]);
+      await c.until(() => c.on(SCENE_TOPICS.description).length === 1);
+      await live.until(() => live.stats.clients === 1 && live.stats.sent === 1);
+      for (let i = 0; i < 1000; i++) w.write(rows[i]!);
+      live.poll();
+      expect(live.streaming).toBe(false);
+      expect(live.rowsRead).toBe(0);
+      // Someone wants /tf: the rows written meanwhile are passed over, the view reads from the next one on.
+      c.subscribe([SCENE_TOPICS.description, SCENE_TOPICS.tf]);
+      await live.until(() => live.streaming);
+      for (let i = 1000; i < 1100; i++) w.write(rows[i]!);
+      live.poll();
+      await live.until(() => live.rowsRead === 100);
+      await c.until(() => c.on(SCENE_TOPICS.tf).length >= 5);
+      const q = JSON.parse(String(c.on(SCENE_TOPICS.tf)[0]!.data)).transforms.find(
+        (t: { child_frame_id: string }) => t.child_frame_id === 'measured/link1',
+      ).rotation;
+      expect(2 * Math.atan2(q.z, q.w)).toBeCloseTo(rows[1000]![F.q0]!, 8);
+      // The client goes: nothing is read again.
+      c.ws.close();
+      await live.until(() => live.stats.clients === 0);
+      expect(live.streaming).toBe(false);
+      for (let i = 1100; i < 1500; i++) w.write(rows[i]!);
+      live.poll();
+      expect(live.rowsRead).toBe(100);
+    },
+  );
 
   it('runs the view in a thread of its own (not the main thread), with the task id the run leaves at normal priority', async () => {
     const live = await startView('thread');

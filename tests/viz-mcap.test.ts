@@ -43,7 +43,13 @@ beforeAll(async () => {
   for await (const m of reader.readMessages()) {
     const c = reader.channelsById.get(m.channelId)!;
     const s = reader.schemasById.get(c.schemaId)!;
-    messages.push({ topic: c.topic, schema: `${s.name} ${s.encoding} ${dec.decode(s.data).slice(0, 40)}`, encoding: c.messageEncoding, logTime: m.logTime, data: m.data });
+    messages.push({
+      topic: c.topic,
+      schema: `${s.name} ${s.encoding} ${dec.decode(s.data).slice(0, 40)}`,
+      encoding: c.messageEncoding,
+      logTime: m.logTime,
+      data: m.data,
+    });
   }
 }, hangGuardMs(60_000));
 
@@ -104,7 +110,11 @@ describe('MCAP export: the arm in Foxglove', () => {
       const tx = 2 * (q.y * v.z - q.z * v.y),
         ty = 2 * (q.z * v.x - q.x * v.z),
         tz = 2 * (q.x * v.y - q.y * v.x);
-      return { x: v.x + q.w * tx + (q.y * tz - q.z * ty), y: v.y + q.w * ty + (q.z * tx - q.x * tz), z: v.z + q.w * tz + (q.x * ty - q.y * tx) };
+      return {
+        x: v.x + q.w * tx + (q.y * tz - q.z * ty),
+        y: v.y + q.w * ty + (q.z * tx - q.x * tz),
+        z: v.z + q.w * tz + (q.x * ty - q.y * tx),
+      };
     };
     const ticks = new Map(on(MCAP_TOPICS.tick).map((m) => [m.logTime, parse(m)]));
     const tfs = on(SCENE_TOPICS.tf);

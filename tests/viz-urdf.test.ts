@@ -55,7 +55,12 @@ describe('twolink urdf', () => {
         for (let i = 0; i < 3; i++) worst = Math.max(worst, Math.abs(tip[i]! - want[i]!));
         if (fk.elbow) {
           const elbow = framePosition(robot, 'link2');
-          worst = Math.max(worst, Math.abs(elbow[0]! - fk.elbow.position[0]), Math.abs(elbow[1]! - fk.elbow.position[1]), Math.abs(elbow[2]!));
+          worst = Math.max(
+            worst,
+            Math.abs(elbow[0]! - fk.elbow.position[0]),
+            Math.abs(elbow[1]! - fk.elbow.position[1]),
+            Math.abs(elbow[2]!),
+          );
         }
       }
       expect(worst).toBeLessThan(1e-9);
@@ -85,7 +90,9 @@ describe('twolink urdf', () => {
     const robot = parseUrdf(armUrdf(rig));
     const a = rig.arm as unknown as Record<string, number>;
     for (let i = 1; i <= rig.joints; i++) {
-      const inertial = (robot.links[`link${i}`] as unknown as { inertial: { mass: number; origin: { xyz: number[] }; inertia: Record<string, number> } }).inertial;
+      const inertial = (
+        robot.links[`link${i}`] as unknown as { inertial: { mass: number; origin: { xyz: number[] }; inertia: Record<string, number> } }
+      ).inertial;
       expect(inertial.mass).toBe(a[`m${i}`]);
       expect(inertial.origin.xyz).toEqual([a[`d${i}`], 0, 0]);
       expect(inertial.inertia.izz).toBe(a[`I${i}`]);

@@ -44,7 +44,12 @@ describe('a back-driven joint is not jammed', () => {
     // The premise: joint 2 turns against its positive duty (pushed back by joint 1's acceleration).
     expect(qd[1]!).toBeLessThan(-1); // [rad/s]
     expect(m.trouble(1)).toEqual({ cause: 'back-driven' });
-    expect(describeStop({ kind: 'fault', fault: { kind: 'following-error', joint: 1, errorDeg: 5.1, limitDeg: 5, t: 0.12, cause: 'back-driven' } })).toMatch(/joint 2 is driven backwards by the other joint's motion/);
+    expect(
+      describeStop({
+        kind: 'fault',
+        fault: { kind: 'following-error', joint: 1, errorDeg: 5.1, limitDeg: 5, t: 0.12, cause: 'back-driven' },
+      }),
+    ).toMatch(/joint 2 is driven backwards by the other joint's motion/);
   });
 
   it('the same joint 2 held still (a jam: its angle fixed while joint 1 accelerates): still called jammed or stuck', () => {

@@ -48,10 +48,26 @@ describe('wiring monitor: the correct wiring never fires', () => {
 
 describe('wiring monitor: a miswired arm with the original rig file', () => {
   it.each([
-    ['reverse-motor=1', 'reversed', /joint 1 moves against its command: its motor is reversed, or its encoder counts backwards \(swap motor 1's two wires/],
-    ['reverse-motor=2', 'reversed', /joint 2 moves against its command: its (encoder counts backwards, or its motor is reversed|motor is reversed, or its encoder counts backwards)/],
-    ['reverse-encoder=1', 'reversed', /joint 1 moves against its command: its encoder counts backwards, or its motor is reversed \(swap encoder 1's A and B wires/],
-    ['reverse-encoder=2', 'reversed', /joint 2 moves against its command: its (encoder counts backwards, or its motor is reversed|motor is reversed, or its encoder counts backwards)/],
+    [
+      'reverse-motor=1',
+      'reversed',
+      /joint 1 moves against its command: its motor is reversed, or its encoder counts backwards \(swap motor 1's two wires/,
+    ],
+    [
+      'reverse-motor=2',
+      'reversed',
+      /joint 2 moves against its command: its (encoder counts backwards, or its motor is reversed|motor is reversed, or its encoder counts backwards)/,
+    ],
+    [
+      'reverse-encoder=1',
+      'reversed',
+      /joint 1 moves against its command: its encoder counts backwards, or its motor is reversed \(swap encoder 1's A and B wires/,
+    ],
+    [
+      'reverse-encoder=2',
+      'reversed',
+      /joint 2 moves against its command: its (encoder counts backwards, or its motor is reversed|motor is reversed, or its encoder counts backwards)/,
+    ],
     ['swap-motors', 'swapped', /joint 1 follows motor 2 and joint 2 motor 1: the motors \(or the encoders\) are swapped/],
     ['swap-encoders', 'swapped', /joint 1 reads joint 2's encoder and joint 2 joint 1's: the encoders \(or the motors\) are swapped/],
   ])('%s: named before the run stops on its own', async (wiring, kind, message) => {
@@ -61,7 +77,10 @@ describe('wiring monitor: a miswired arm with the original rig file', () => {
     // The loop runs the monitor in its safety step: the run stops on its verdict. (A loop without it
     // stops on its limit guard, later: then the verdict is the monitor's on the recorded run.)
     const s = run.summary.stop;
-    const v = s.kind === 'fault' && s.fault.kind === 'wiring' ? { fault: { kind: undefined, message: s.fault.message }, t: stop!, via: 'loop' } : replay(run);
+    const v =
+      s.kind === 'fault' && s.fault.kind === 'wiring'
+        ? { fault: { kind: undefined, message: s.fault.message }, t: stop!, via: 'loop' }
+        : replay(run);
     expect(v, `no verdict; the run ended ${run.summary.stopReason}`).toBeDefined();
     console.log(`${wiring}: ${v!.via} at ${v!.t.toFixed(3)} s (the run: ${run.summary.stopReason})`);
     expect(v!.t).toBeLessThanOrEqual(stop!);

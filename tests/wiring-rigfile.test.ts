@@ -30,7 +30,12 @@ describe('the wiring section of a rig file', () => {
   });
 
   it('resolves to 0-based channels with defaults', () => {
-    expect(resolve(withWiring({ motorOutput: [2, 1] })).wiring).toEqual({ motorOutput: [1, 0], motorSign: [1, 1], encoderInput: [0, 1], boardCountsPerRev: [4800, 2400] });
+    expect(resolve(withWiring({ motorOutput: [2, 1] })).wiring).toEqual({
+      motorOutput: [1, 0],
+      motorSign: [1, 1],
+      encoderInput: [0, 1],
+      boardCountsPerRev: [4800, 2400],
+    });
     expect(resolve(base).wiring).toBeUndefined();
   });
 });
@@ -45,10 +50,31 @@ class FakeLink implements Link {
   private listener: (r: Reading) => void = () => {};
   constructor(private readonly raw: number[]) {}
   open(): Promise<BoardIdentity> {
-    return Promise.resolve({ transport: 'line', port: 'fake', firmware: 'f', board: 'mock', protocol: '1', joints: 2, countsPerRev: [2048, 2400] });
+    return Promise.resolve({
+      transport: 'line',
+      port: 'fake',
+      firmware: 'f',
+      board: 'mock',
+      protocol: '1',
+      joints: 2,
+      countsPerRev: [2048, 2400],
+    });
   }
   reading(): Reading {
-    return { q: [0, 0], raw: this.raw, boardTime: 1, index: 0, applyAt: 1.002, superseded: false, hostTime: 1, sampleTime: 1, ack: null, enabled: true, watchdog: false, flags: 0 };
+    return {
+      q: [0, 0],
+      raw: this.raw,
+      boardTime: 1,
+      index: 0,
+      applyAt: 1.002,
+      superseded: false,
+      hostTime: 1,
+      sampleTime: 1,
+      ack: null,
+      enabled: true,
+      watchdog: false,
+      flags: 0,
+    };
   }
   read(): Reading | undefined {
     return this.reading();

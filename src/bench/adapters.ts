@@ -95,7 +95,11 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
       const file = rigFileFor(dir, cable);
       const rig = loadRig(file);
       for (const rateHz of RATES) {
-        const vr = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 60 });
+        const vr = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], {
+          rateHz,
+          keepRows: false,
+          maxSeconds: 60,
+        });
         const v = { rms: vr.summary.tracking.rmsDeg, delay: vr.result.timing.answerDelaySamples ?? null };
         const c = await realRuns(file, rateHz, runs, ['--mock']);
         const key = `${cable.name} @ ${rateHz} Hz, mock`;
@@ -116,13 +120,24 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
     for (const cable of CABLES.filter((x) => x.kind === '16u2' || x.kind === 'native')) {
       const file = rigFileFor(dir, cable);
       const rig = loadRig(file);
-      const vr = await virtualRun({ ...rig, control: { ...rig.control, rateHz: 1000 } }, [builtinPath(rig.arm, 'reach')!], { rateHz: 1000, keepRows: false, maxSeconds: 60 });
+      const vr = await virtualRun({ ...rig, control: { ...rig.control, rateHz: 1000 } }, [builtinPath(rig.arm, 'reach')!], {
+        rateHz: 1000,
+        keepRows: false,
+        maxSeconds: 60,
+      });
       const pty = await startPtyRig(file, true);
       try {
         const c = await realRuns(file, 1000, runs, ['--port', pty.path]);
         const key = `${cable.name} @ 1000 Hz, pty rig`;
         rows.push(row(key, c, { rms: vr.summary.tracking.rmsDeg, delay: vr.result.timing.answerDelaySamples ?? null }));
-        figures[key] = { done: c.done, runs, rmsDeg: c.rms.length ? medianRms(c) : [], delay: median(c.delay), latencyP50Us: median(c.lat50), latencyP99Us: median(c.lat99) } as never;
+        figures[key] = {
+          done: c.done,
+          runs,
+          rmsDeg: c.rms.length ? medianRms(c) : [],
+          delay: median(c.delay),
+          latencyP50Us: median(c.lat50),
+          latencyP99Us: median(c.lat99),
+        } as never;
       } finally {
         await pty.stop();
       }
@@ -130,5 +145,9 @@ export async function benchAdapters(runs = 1): Promise<BenchResult> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  return section(`USB adapter models: the reach per adapter and rate, real time (--rt, mock rig's own thread; median of ${runs} run(s)) next to virtual time; CH340 figures rest on an estimated 1 ms hold`, rows, figures);
+  return section(
+    `USB adapter models: the reach per adapter and rate, real time (--rt, mock rig's own thread; median of ${runs} run(s)) next to virtual time; CH340 figures rest on an estimated 1 ms hold`,
+    rows,
+    figures,
+  );
 }

@@ -37,7 +37,8 @@ export function lastSummary(stdout: string, stderr = ''): { summary: ChildSummar
     return { why: `no summary${said ? `: ${said}` : ''}` };
   }
   const r = childSummarySchema.safeParse(raw);
-  if (!r.success) return { why: `a summary without a valid stop (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})` };
+  if (!r.success)
+    return { why: `a summary without a valid stop (${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')})` };
   return { summary: r.data };
 }
 

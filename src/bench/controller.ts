@@ -48,7 +48,16 @@ export async function benchController(): Promise<BenchResult> {
     await time(() => thread.step(sample, 1 / rateHz, out), 2000, 0); // warm-up
     const hot = await time(() => thread.step(sample, 1 / rateHz, out), 20_000, 0);
     const paced = await time(() => thread.step(sample, 1 / rateHz, out), 3000, 1);
-    const own = await time(() => inThread.step(inThread.fill(sample.t, sample.q, sample.qd, { q: sample.qDesired, qd: sample.qdDesired, qdd: sample.qddDesired }), 1 / rateHz, out), 3000, 1);
+    const own = await time(
+      () =>
+        inThread.step(
+          inThread.fill(sample.t, sample.q, sample.qd, { q: sample.qDesired, qd: sample.qdDesired, qdd: sample.qddDesired }),
+          1 / rateHz,
+          out,
+        ),
+      3000,
+      1,
+    );
     const h = quantiles(hot.us);
     const p = quantiles(paced.us);
     const o = quantiles(own.us);
@@ -57,8 +66,16 @@ export async function benchController(): Promise<BenchResult> {
       `user controller in its own thread (${FILE}, real time, load ${load})`,
       [
         ['round trip, back to back', `${f(h.p50)} us`, `p99 ${f(h.p99)} us, max ${f(h.max)} us (${hot.us.length} calls)`],
-        ['round trip, paced at 1 kHz', `${f(p.p50)} us`, `p99 ${f(p.p99)} us, max ${f(p.max)} us; process CPU ${f(paced.cpuPct)} % of a core`],
-        ['same law in the loop thread, 1 kHz', `${f(o.p50)} us`, `p99 ${f(o.p99)} us, max ${f(o.max)} us; process CPU ${f(own.cpuPct)} % of a core`],
+        [
+          'round trip, paced at 1 kHz',
+          `${f(p.p50)} us`,
+          `p99 ${f(p.p99)} us, max ${f(p.max)} us; process CPU ${f(paced.cpuPct)} % of a core`,
+        ],
+        [
+          'same law in the loop thread, 1 kHz',
+          `${f(o.p50)} us`,
+          `p99 ${f(o.p99)} us, max ${f(o.max)} us; process CPU ${f(own.cpuPct)} % of a core`,
+        ],
       ],
       {
         loadAvg1: Number(load),

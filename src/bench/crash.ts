@@ -23,7 +23,10 @@ type Motors = Extract<MockReport, { kind: 'motors' }>;
 
 /** One run: [ms from the throw to the pins at 0] or a reason it did not measure (the run ended before the throw). */
 async function once(crash: string): Promise<number | string> {
-  const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', RIG, '--pty', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', RIG, '--pty', '--report'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const motors: Motors[] = [];
   const host = await new Promise<string>((resolve, reject) => {
     let path = '';
@@ -82,7 +85,11 @@ export async function benchCrash(runs = 5): Promise<BenchResult> {
     }
     const thread = crash.split('@')[0]!;
     figures[`${thread}ThrowToZeroMs`] = ms;
-    rows.push([`${thread}: throw to PWM 0`, ms.length ? `p50 ${pct(ms, 0.5).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms` : 'none', `${ms.length} of ${runs} runs${missed.length ? ` (${missed.join('; ')})` : ''}; target 20 ms`]);
+    rows.push([
+      `${thread}: throw to PWM 0`,
+      ms.length ? `p50 ${pct(ms, 0.5).toFixed(1)} ms, max ${Math.max(...ms).toFixed(1)} ms` : 'none',
+      `${ms.length} of ${runs} runs${missed.length ? ` (${missed.join('; ')})` : ''}; target 20 ms`,
+    ]);
   }
   rows.push([
     'conditions',

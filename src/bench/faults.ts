@@ -85,7 +85,11 @@ export async function benchFaults(): Promise<BenchResult> {
     `${(fir.inputs / 1e6).toFixed(2)} M inputs in ${fir.seconds.toFixed(1)} s`,
     `exceptions escaping ${fir.exceptions}, messages rejected ${fir.rejectedAsCorrupt}, heap growth ${fir.heapGrowthMb.toFixed(1)} MB, decoding after: ${fir.readingAfter ? 'yes' : 'NO'}`,
   ]);
-  Object.assign(figures, { fuzzLineExceptions: line.exceptions, fuzzLineBadCrc: line.badChecksumAccepted, fuzzFirmataExceptions: fir.exceptions });
+  Object.assign(figures, {
+    fuzzLineExceptions: line.exceptions,
+    fuzzLineBadCrc: line.badChecksumAccepted,
+    fuzzFirmataExceptions: fir.exceptions,
+  });
   for (const k of ['estop', 'ctrl-c', 'link-lost', 'unplug'] as const) {
     const runs: [number, number][] = [];
     for (let i = 0; i < 3; i++) runs.push(await latency(k));
@@ -98,7 +102,11 @@ export async function benchFaults(): Promise<BenchResult> {
       'link-lost': 'board goes silent -> host declares the link lost (25 samples) -> zero / stop',
       unplug: 'cable pulled -> board watchdog (100 ms) stops the motors',
     };
-    rows.push([what[k], `${sent.toFixed(1)} ms / ${zero.toFixed(1)} ms`, `median of 3 (max ${Math.max(...runs.map((r) => r[1])).toFixed(1)} ms to zero)`]);
+    rows.push([
+      what[k],
+      `${sent.toFixed(1)} ms / ${zero.toFixed(1)} ms`,
+      `median of 3 (max ${Math.max(...runs.map((r) => r[1])).toFixed(1)} ms to zero)`,
+    ]);
     figures[`${k}ZeroMs`] = zero;
   }
   return section('Faults: fuzzing and time to a zero motor command (mock rig, 500 Hz)', rows, figures);

@@ -38,7 +38,10 @@ export function firmataLoopHz(rig: Rig): number {
   const f = rig.firmata!;
   const enc = f.sensors.filter((s) => s.type === 'encoder').length;
   const motors = f.motors.filter((m): m is MotorPins & { dir: number } => 'pwm' in m);
-  const interval = f.samplingIntervalMs > 0 ? f.samplingIntervalMs : cycleBudget(motors, enc, f.sensors.length - enc, rig.link.baudRate).samplingIntervalMs;
+  const interval =
+    f.samplingIntervalMs > 0
+      ? f.samplingIntervalMs
+      : cycleBudget(motors, enc, f.sensors.length - enc, rig.link.baudRate).samplingIntervalMs;
   return 1000 / interval;
 }
 
@@ -54,14 +57,28 @@ export interface ReachResult {
 
 /** The seed reach over johnny-five and the Firmata mock rig, in virtual time (virtualRun: the same path as the HIL suites and twolink/testing). */
 export async function firmataReach(rig: Rig, rateHz = rig.control.rateHz): Promise<ReachResult> {
-  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 30 });
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], {
+    rateHz,
+    keepRows: false,
+    maxSeconds: 30,
+  });
   const link = r.link as FirmataLink;
-  return { summary: r.summary, readingsPerTick: link.readingCount / Math.max(1, r.summary.ticks), samplingIntervalMs: link.samplingIntervalMs, late: link.counters.late, lost: link.counters.lost };
+  return {
+    summary: r.summary,
+    readingsPerTick: link.readingCount / Math.max(1, r.summary.ticks),
+    samplingIntervalMs: link.samplingIntervalMs,
+    late: link.counters.late,
+    lost: link.counters.lost,
+  };
 }
 
 /** The seed reach over the line protocol and its mock rig, in virtual time (for comparison). */
 export async function lineReach(rig: Rig, rateHz = rig.control.rateHz): Promise<RunSummary> {
-  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 30 });
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], {
+    rateHz,
+    keepRows: false,
+    maxSeconds: 30,
+  });
   return r.summary;
 }
 
@@ -157,7 +174,11 @@ export async function benchFirmata(): Promise<BenchResult> {
     figures[`loopHz${baud}`] = b.loopHz;
     figures[`busLimitHz${baud}`] = b.busLimitHz;
   }
-  rows.push(['line protocol @ 1000000 (its default)', `${LINE_LIMIT_HZ[1000000]} Hz`, 'bus limit, typical frame (PROTOCOL.md s7); the loop runs at 500 Hz']);
+  rows.push([
+    'line protocol @ 1000000 (its default)',
+    `${LINE_LIMIT_HZ[1000000]} Hz`,
+    'bus limit, typical frame (PROTOCOL.md s7); the loop runs at 500 Hz',
+  ]);
 
   // ---- round trips and report rates
   const cases: { label: string; rig: Rig; real: boolean }[] = [
@@ -198,7 +219,11 @@ export async function benchFirmata(): Promise<BenchResult> {
   for (const t of track) {
     const { summary: s, note } = await t.run();
     const key = t.label.replace(/[^a-z0-9]+/gi, '_');
-    rows.push([`reach tracking (virtual time), ${t.label}`, `${deg(s.tracking.rmsDeg)} deg`, `RMS per joint; max ${deg(s.tracking.maxDeg)} deg; ${s.stopReason}, ${s.stopOutcome}${note}`]);
+    rows.push([
+      `reach tracking (virtual time), ${t.label}`,
+      `${deg(s.tracking.rmsDeg)} deg`,
+      `RMS per joint; max ${deg(s.tracking.maxDeg)} deg; ${s.stopReason}, ${s.stopOutcome}${note}`,
+    ]);
     figures[`reachRmsDeg_${key}`] = s.tracking.rmsDeg;
     figures[`reachMaxDeg_${key}`] = s.tracking.maxDeg;
   }

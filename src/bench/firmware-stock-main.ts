@@ -32,7 +32,9 @@ async function main(): Promise<number> {
   }
   const a = Args.safeParse(raw);
   if (!a.success) {
-    process.stderr.write(`firmware-stock-main: ${a.error.issues.map((i) => `${i.path.join('.') || '(argument)'}: ${i.message}`).join('; ')}\n`);
+    process.stderr.write(
+      `firmware-stock-main: ${a.error.issues.map((i) => `${i.path.join('.') || '(argument)'}: ${i.message}`).join('; ')}\n`,
+    );
     return 2;
   }
   const { job, rigFile, elf, bin, root } = a.data;

@@ -37,12 +37,19 @@ export function stockFirmataElf(root: string): StockImage {
   const src = process.env.TWOLINK_FIRMATA_STOCK_SRC ?? join(root, '..', 'shared', 'third_party', 'firmata-stock');
   const parts = ['ConfigurableFirmata', 'Encoder', 'FirmataEncoder'].map((d) => join(src, d));
   if (!parts.every((d) => existsSync(d))) {
-    return { why: `no stock Firmata sources at ${src} (ConfigurableFirmata/, Encoder/, FirmataEncoder/; or set TWOLINK_FIRMATA_STOCK_SRC, or TWOLINK_STOCK_FIRMATA_ELF to a built ELF)` };
+    return {
+      why: `no stock Firmata sources at ${src} (ConfigurableFirmata/, Encoder/, FirmataEncoder/; or set TWOLINK_FIRMATA_STOCK_SRC, or TWOLINK_STOCK_FIRMATA_ELF to a built ELF)`,
+    };
   }
   const out = join(root, 'firmware-protocol', 'firmware', 'build', 'stock-firmata');
   const elf = join(out, 'stock_firmata.elf');
   const wd = join(root, 'firmware-protocol', 'firmata-watchdog');
-  const inputs = [join(wd, 'build-stock.sh'), join(wd, 'FirmataWatchdog.cpp'), join(wd, 'FirmataWatchdog.h'), join(src, 'MANIFEST.md')].filter((f) => existsSync(f));
+  const inputs = [
+    join(wd, 'build-stock.sh'),
+    join(wd, 'FirmataWatchdog.cpp'),
+    join(wd, 'FirmataWatchdog.h'),
+    join(src, 'MANIFEST.md'),
+  ].filter((f) => existsSync(f));
   if (existsSync(elf) && inputs.every((f) => statSync(f).mtimeMs <= statSync(elf).mtimeMs)) return { elf };
   const r = spawnSync(join(wd, 'build-stock.sh'), [...parts, out], { encoding: 'utf8' });
   if (r.status !== 0 || !existsSync(elf)) {
@@ -162,7 +169,11 @@ const num = z
   .nullable()
   .transform((x) => (x === null ? NaN : x));
 const stockRunSchema = z.strictObject({
-  end: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('stopped'), stop: stopSchema }), z.strictObject({ kind: z.literal('killed') }), z.strictObject({ kind: z.literal('no-summary'), why: z.string() })]),
+  end: z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('stopped'), stop: stopSchema }),
+    z.strictObject({ kind: z.literal('killed') }),
+    z.strictObject({ kind: z.literal('no-summary'), why: z.string() }),
+  ]),
   rmsDeg: z.array(num),
   watchdogS: z.number().optional(),
   boardBehindMs: z.number(),
@@ -172,7 +183,9 @@ const stockRunSchema = z.strictObject({
   lost: z.number().optional(),
   summaryLine: z.string().optional(),
   busy: z.strictObject({
-    users: z.array(z.strictObject({ pid: z.number(), tid: z.number(), comm: z.string(), cmd: z.string(), sched: z.string(), pct: z.number() })),
+    users: z.array(
+      z.strictObject({ pid: z.number(), tid: z.number(), comm: z.string(), cmd: z.string(), sched: z.string(), pct: z.number() }),
+    ),
     load: z.number(),
   }),
 });
@@ -187,7 +200,10 @@ export const stockRunsSchema = z.array(stockRunSchema);
 function stockJob(job: StockJob, rig: Rig, elf: string, bin: string, root: string): Promise<StockRun[]> {
   const main = join(root, 'dist', 'bench', 'firmware-stock-main.js');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, JSON.stringify({ job, rigFile: rig.file, elf, bin, root })], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [main, JSON.stringify({ job, rigFile: rig.file, elf, bin, root })], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -199,12 +215,21 @@ function stockJob(job: StockJob, rig: Rig, elf: string, bin: string, root: strin
       try {
         raw = JSON.parse(last);
       } catch {
-        reject(new Error(`the stock rig process (${main}) ended (${signal ?? `exit code ${code}`}) without its result: ${err.trim() || last || 'no output'}`));
+        reject(
+          new Error(
+            `the stock rig process (${main}) ended (${signal ?? `exit code ${code}`}) without its result: ${err.trim() || last || 'no output'}`,
+          ),
+        );
         return;
       }
       const r = stockRunsSchema.safeParse(raw);
       if (r.success) resolve(r.data);
-      else reject(new Error(`the stock rig process answered what is not a list of runs: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+      else
+        reject(
+          new Error(
+            `the stock rig process answered what is not a list of runs: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+          ),
+        );
     });
   });
 }
@@ -241,7 +266,11 @@ export function stockTwice(rig: Rig, elf: string, bin: string, root: string): Pr
  * given back as it is, for the test to fail with its blame. Runs that failed with the rig keeping
  * time are the host's fault and are not retried.
  */
-export async function retryIfStarved<T extends StockRun[]>(attempt: () => Promise<T>, ok: (runs: T) => boolean, say: (line: string) => void): Promise<{ runs: T; starvedBefore?: string }> {
+export async function retryIfStarved<T extends StockRun[]>(
+  attempt: () => Promise<T>,
+  ok: (runs: T) => boolean,
+  say: (line: string) => void,
+): Promise<{ runs: T; starvedBefore?: string }> {
   const first = await attempt();
   if (ok(first)) return { runs: first };
   const starved = first.map(rigFault).filter((w): w is string => w !== undefined);
@@ -253,7 +282,11 @@ export async function retryIfStarved<T extends StockRun[]>(attempt: () => Promis
 
 async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, killAfterS?: number): Promise<StockRun> {
   const cpu0 = cpuSnapshot();
-  const run: ChildProcess = spawn(process.execPath, [bin, 'run', '--rig', rig.file, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] });
+  const run: ChildProcess = spawn(
+    process.execPath,
+    [bin, 'run', '--rig', rig.file, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'],
+    { cwd: root, stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   let out = '';
   run.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   let movingSince: number | undefined;
@@ -292,7 +325,16 @@ async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, ki
   const boardBehindMs = behindS * 1e3;
   const lagMs = lag.result();
   const busy = { users: cpuUsers(cpu0, cpuSnapshot()), load: loadavg()[0]! };
-  if (killedAt !== undefined) return { end: { kind: 'killed' }, rmsDeg: [NaN, NaN], boardBehindMs, plant, lagMs, busy, ...(watchdogS !== undefined ? { watchdogS } : {}) };
+  if (killedAt !== undefined)
+    return {
+      end: { kind: 'killed' },
+      rmsDeg: [NaN, NaN],
+      boardBehindMs,
+      plant,
+      lagMs,
+      busy,
+      ...(watchdogS !== undefined ? { watchdogS } : {}),
+    };
   return finishedRun(out, { boardBehindMs, plant, lagMs, busy });
 }
 
@@ -323,8 +365,17 @@ function finishedRun(out: string, rigSide: Pick<StockRun, 'boardBehindMs' | 'pla
   const s = lastSummary(out);
   if (!('summary' in s)) return { end: { kind: 'no-summary', why: s.why }, rmsDeg: [NaN, NaN], ...rigSide };
   const summaryLine = out.trim().split('\n').pop();
-  const counts = { ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}), ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}) };
-  return { end: { kind: 'stopped', stop: s.summary.stop }, rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN], ...rigSide, ...counts, ...(summaryLine ? { summaryLine } : {}) };
+  const counts = {
+    ...(s.summary.link?.corrupt !== undefined ? { corrupt: s.summary.link.corrupt } : {}),
+    ...(s.summary.timing?.lostSamples !== undefined ? { lost: s.summary.timing.lostSamples } : {}),
+  };
+  return {
+    end: { kind: 'stopped', stop: s.summary.stop },
+    rmsDeg: s.summary.tracking?.rmsDeg ?? [NaN, NaN],
+    ...rigSide,
+    ...counts,
+    ...(summaryLine ? { summaryLine } : {}),
+  };
 }
 
 /**
@@ -385,7 +436,9 @@ export function rigFault(r: StockRun): string | undefined {
   const why: string[] = [];
   if (r.boardBehindMs >= RIG_BEHIND_MS) why.push(`the simulated board fell ${r.boardBehindMs.toFixed(0)} ms behind the wall clock`);
   if (r.lagMs.held >= RIG_LAG_MS) {
-    why.push(`its clock lagged the wall clock by ${r.lagMs.held.toFixed(0)} ms for 100 ms (at most ${r.lagMs.peak.toFixed(0)} ms): the host took every report for that much older`);
+    why.push(
+      `its clock lagged the wall clock by ${r.lagMs.held.toFixed(0)} ms for 100 ms (at most ${r.lagMs.peak.toFixed(0)} ms): the host took every report for that much older`,
+    );
   }
   const late = r.plant.slices > 0 ? r.plant.lateSlices / r.plant.slices : 0;
   if (late >= RIG_PLANT_LATE) {
@@ -431,15 +484,29 @@ export async function stockFirmataRows(bin: string, root: string, runs = 3): Pro
   for (let i = 0; i < runs; i++) cuts.push(await stockReach(rig, elf, bin, root, 1.0));
   // No cut: the run ended before the host could be killed (its stop reason says why), or the board did not cut.
   const twice = await stockTwice(rig, elf, bin, root);
-  const ms = cuts.map((c) => (c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.end.kind === 'killed' ? 'NO CUT' : `not killed (${childEndText(c.end)})`));
+  const ms = cuts.map((c) =>
+    c.watchdogS !== undefined ? (c.watchdogS * 1e3).toFixed(2) : c.end.kind === 'killed' ? 'NO CUT' : `not killed (${childEndText(c.end)})`,
+  );
   return [
     [
       'stock Firmata + FirmataWatchdog (Uno, 57600 baud, 333 Hz): reach done / runs',
       `${reaches.filter((r) => childDone(r.end)).length} / ${runs}`,
       reaches.map((r) => `${childEndText(r.end)} (${rigFigures(r)}${!childDone(r.end) ? `; ${blameOf(r)}` : ''})`).join(', '),
     ],
-    ['  tracking RMS j1 / j2 per run', '', `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`],
-    ['  two runs on one board, not reset between them (re-attach)', twice.map((r) => childEndText(r.end)).join(', '), 'the second meets the encoders FirmataEncoder still has attached'],
-    ['  host killed (SIGKILL) while driving: last host byte to zero duty', `${ms.join(', ')} ms`, `board time; FirmataWatchdog armed by the host with link.watchdogMs = ${rig.link.watchdogMs} ms`],
+    [
+      '  tracking RMS j1 / j2 per run',
+      '',
+      `${reaches.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg (real time, --rt)`,
+    ],
+    [
+      '  two runs on one board, not reset between them (re-attach)',
+      twice.map((r) => childEndText(r.end)).join(', '),
+      'the second meets the encoders FirmataEncoder still has attached',
+    ],
+    [
+      '  host killed (SIGKILL) while driving: last host byte to zero duty',
+      `${ms.join(', ')} ms`,
+      `board time; FirmataWatchdog armed by the host with link.watchdogMs = ${rig.link.watchdogMs} ms`,
+    ],
   ];
 }

@@ -36,15 +36,31 @@ export interface LockstepReach {
 }
 
 /** `twolink run --port` against the firmware in host lock-step; this process steps the plant. */
-export async function lockstepReach(rig: Rig, bin: string, root: string, o: { predict: boolean; sliceUs: number; hostWaitMs?: number }): Promise<LockstepReach> {
-  const sim = await FirmwareSim.start({ rig, board: 'uno', hostLockstep: true, predict: o.predict, sliceUs: o.sliceUs, lead: 0, ...(o.hostWaitMs !== undefined ? { hostWaitMs: o.hostWaitMs } : {}) });
+export async function lockstepReach(
+  rig: Rig,
+  bin: string,
+  root: string,
+  o: { predict: boolean; sliceUs: number; hostWaitMs?: number },
+): Promise<LockstepReach> {
+  const sim = await FirmwareSim.start({
+    rig,
+    board: 'uno',
+    hostLockstep: true,
+    predict: o.predict,
+    sliceUs: o.sliceUs,
+    lead: 0,
+    ...(o.hostWaitMs !== undefined ? { hostWaitMs: o.hostWaitMs } : {}),
+  });
   let lockstep = 'no lock-step line from the harness';
   sim.on('log', (l) => {
     const m = /host lock-step: (.*)$/.exec(l);
     if (m) lockstep = m[1]!;
   });
   const t0 = performance.now();
-  const run = spawn(process.execPath, [bin, 'run', '--rig', rig.file, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--no-rt'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(process.execPath, [bin, 'run', '--rig', rig.file, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--no-rt'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   run.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,7 +93,11 @@ const spread = (xs: number[]): number => (xs.length ? Math.max(...xs) - Math.min
 const pair = (xs: readonly number[], digits = 3): string => xs.map((x) => x.toFixed(digits)).join(' / ');
 
 /** The board-time comparison: rows, figures and whether the difference is within what is explained. */
-export async function boardTimeComparison(rig: Rig, bin: string, root: string): Promise<{ rows: [string, string, string][]; figures: Record<string, readonly number[] | number>; pass: boolean; pinsDeg: Pair }> {
+export async function boardTimeComparison(
+  rig: Rig,
+  bin: string,
+  root: string,
+): Promise<{ rows: [string, string, string][]; figures: Record<string, readonly number[] | number>; pass: boolean; pinsDeg: Pair }> {
   const quantum = countDeg(rig);
   const mock = await mockVirtualReach(rig);
   const asIs = await lockstepReach(rig, bin, root, { predict: true, sliceUs: 250 });
@@ -96,8 +116,16 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
   const deg = (r: LockstepReach): string => pair(pinsDeg(r), 4);
   const rows: [string, string, string][] = [
     ['TS mock board, virtual time', `${pair(mock)} deg`, 'tracking RMS j1 / j2, the reach (src/run/virtual.ts)'],
-    ['our firmware, host lock-step, as built', `${pair(asIs.rmsDeg)} deg`, `${childEndText(asIs.end)}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`],
-    ['  the same, pins one slice late (the old harness)', `${pair(lagged.rmsDeg)} deg`, `${childEndText(lagged.end)}; pins vs plant RMS ${deg(lagged)} deg`],
+    [
+      'our firmware, host lock-step, as built',
+      `${pair(asIs.rmsDeg)} deg`,
+      `${childEndText(asIs.end)}; pins vs plant RMS ${deg(asIs)} deg (slice 250 us, pins predicted one slice ahead); ${asIs.lockstep}`,
+    ],
+    [
+      '  the same, pins one slice late (the old harness)',
+      `${pair(lagged.rmsDeg)} deg`,
+      `${childEndText(lagged.end)}; pins vs plant RMS ${deg(lagged)} deg`,
+    ],
     ['  the same, slice 50 us', `${pair(fine.rmsDeg)} deg`, `${childEndText(fine.end)}; pins vs plant RMS ${deg(fine)} deg`],
     ['difference firmware - mock, |j1| / |j2|', `${pair(diff)} deg`, ''],
     ['  explained: encoder quantum', `${pair(quantum)} deg`, '360 / counts per revolution'],
@@ -106,10 +134,23 @@ export async function boardTimeComparison(rig: Rig, bin: string, root: string): 
     [
       `board time: ${pass ? 'PASS' : 'FAIL'}`,
       `${pair(diff)} <= ${pair(allowed)} deg`,
-      ok ? 'difference within quantum + explained' : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`,
+      ok
+        ? 'difference within quantum + explained'
+        : `a run did not complete in lock-step: ${runs.map((r) => `${childEndText(r.end)} (${r.lockstep})`).join(', ')}`,
     ],
   ];
-  return { rows, pinsDeg: pinsDeg(asIs), figures: { lockstepMockRmsDeg: mock, lockstepFirmwareRmsDeg: asIs.rmsDeg, lockstepLaggedRmsDeg: lagged.rmsDeg, lockstepSlice50RmsDeg: fine.rmsDeg, lockstepPass: pass ? 1 : 0 }, pass };
+  return {
+    rows,
+    pinsDeg: pinsDeg(asIs),
+    figures: {
+      lockstepMockRmsDeg: mock,
+      lockstepFirmwareRmsDeg: asIs.rmsDeg,
+      lockstepLaggedRmsDeg: lagged.rmsDeg,
+      lockstepSlice50RmsDeg: fine.rmsDeg,
+      lockstepPass: pass ? 1 : 0,
+    },
+    pass,
+  };
 }
 
 /** Per side of the real-time comparison: the runs' tracking RMS per joint [deg], and the pins (firmware). */
@@ -121,7 +162,12 @@ export interface RealTimeSide {
 }
 
 /** The real-time comparison: medians, each side's run-to-run spread, the pins; PASS against all of it. */
-export function realTimeComparison(rig: Rig, mock: RealTimeSide, fw: RealTimeSide, pinsLockstepDeg: ReadonlyPair): { rows: [string, string, string][]; pass: boolean } {
+export function realTimeComparison(
+  rig: Rig,
+  mock: RealTimeSide,
+  fw: RealTimeSide,
+  pinsLockstepDeg: ReadonlyPair,
+): { rows: [string, string, string][]; pass: boolean } {
   const quantum = countDeg(rig);
   const med = (xs: number[]): number => {
     const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
@@ -140,8 +186,16 @@ export function realTimeComparison(rig: Rig, mock: RealTimeSide, fw: RealTimeSid
     rows: [
       ['difference firmware - mock (medians), |j1| / |j2|', `${pair(diff)} deg`, ''],
       ['  explained: encoder quantum', `${pair(quantum)} deg`, ''],
-      ['  explained: the machine (largest run-to-run spread of one side)', `${pair(machine)} deg`, `mock ${pair(pairOf((j) => spread(col(mock, j))))}, firmware ${pair(pairOf((j) => spread(col(fw, j))))}`],
-      ['  explained: frozen encoder pins (worst run, over lock-step)', `${pair(pins, 4)} deg`, `pins vs plant RMS ${fw.pinsDeg.map((p) => pair(p, 4)).join(', ')} deg; slices run ahead of the plant process: ${fw.staleSlices.join(', ')}`],
+      [
+        '  explained: the machine (largest run-to-run spread of one side)',
+        `${pair(machine)} deg`,
+        `mock ${pair(pairOf((j) => spread(col(mock, j))))}, firmware ${pair(pairOf((j) => spread(col(fw, j))))}`,
+      ],
+      [
+        '  explained: frozen encoder pins (worst run, over lock-step)',
+        `${pair(pins, 4)} deg`,
+        `pins vs plant RMS ${fw.pinsDeg.map((p) => pair(p, 4)).join(', ')} deg; slices run ahead of the plant process: ${fw.staleSlices.join(', ')}`,
+      ],
       [`real time: ${pass ? 'PASS' : 'FAIL'}`, `${pair(diff)} <= ${pair(allowed)} deg`, 'difference within quantum + explained'],
     ],
   };

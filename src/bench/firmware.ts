@@ -36,7 +36,10 @@ interface ReachFigures {
 
 /** `twolink rig [--firmware] --pty --rt --report` + `twolink run --port ... --traj reach --json --rt`, once. */
 async function cliReach(firmware: boolean): Promise<ReachFigures> {
-  const rig = spawn(process.execPath, [BIN, 'rig', '--rig', RIG_FILE, ...(firmware ? ['--firmware'] : []), '--pty', '--rt', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rig = spawn(process.execPath, [BIN, 'rig', '--rig', RIG_FILE, ...(firmware ? ['--firmware'] : []), '--pty', '--rt', '--report'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<void>((r) => rig.on('exit', () => r()));
@@ -50,7 +53,11 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
     });
     rig.on('exit', (code) => reject(new Error(`twolink rig exited (${code}): ${err}`)));
   });
-  const run = spawnSync(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', path, '--traj', 'reach', '--json', '--rt'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const run = spawnSync(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', path, '--traj', 'reach', '--json', '--rt'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   rig.kill('SIGINT');
   await exited;
   const got = lastSummary(run.stdout ?? '', run.stderr ?? '');
@@ -62,7 +69,9 @@ async function cliReach(firmware: boolean): Promise<ReachFigures> {
     rigSays: totals
       ? `${totals.boardS.toFixed(3)} s of board time in ${totals.wallS.toFixed(3)} s; behind the wall clock at most ${totals.maxBehindMs.toFixed(1)} ms${totals.restarts ? `, ${totals.restarts} times over 100 ms (skipped)` : ''}`
       : '',
-    pins: totals ? { rmsDeg: asPair(totals.pins.rmsDeg, "the firmware rig's pins vs plant RMS"), stale: totals.pins.staleSlices } : undefined,
+    pins: totals
+      ? { rmsDeg: asPair(totals.pins.rmsDeg, "the firmware rig's pins vs plant RMS"), stale: totals.pins.staleSlices }
+      : undefined,
   };
 }
 
@@ -107,7 +116,9 @@ async function simulatorSpeed(rig: Rig): Promise<number> {
 function sizes(): Record<string, string> {
   const r = spawnSync('make', ['--no-print-directory', '-C', FIRMWARE_DIR, 'uno', 'mega'], { encoding: 'utf8' });
   const out: Record<string, string> = {};
-  for (const m of `${r.stdout}${r.stderr}`.matchAll(/SIZE (\w+) \(\w+\): flash (\d+) of (\d+) bytes \(([\d.]+)%\), RAM (\d+) of (\d+) bytes/g)) {
+  for (const m of `${r.stdout}${r.stderr}`.matchAll(
+    /SIZE (\w+) \(\w+\): flash (\d+) of (\d+) bytes \(([\d.]+)%\), RAM (\d+) of (\d+) bytes/g,
+  )) {
     out[m[1]!] = `flash ${m[2]} of ${m[3]} B (${m[4]}%), static RAM ${m[5]} of ${m[6]} B`;
   }
   return out;
@@ -166,7 +177,10 @@ async function resetMidRun(rig: Rig): Promise<{ end: ChildEnd; exitMs: number; c
   const sim = await FirmwareSim.start({ rig, board: 'uno' });
   let resetWall: number | undefined;
   sim.resetAfterDriving(0.5, () => (resetWall = performance.now()));
-  const run = spawn(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = spawn(process.execPath, [BIN, 'run', '--rig', RIG_FILE, '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   run.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((r) => run.on('exit', (c) => r(c)));
@@ -190,7 +204,10 @@ function lockstepRig(): Rig {
 }
 
 /** The reach in real time, `runs` times on each side: rows and the sides for the comparison. */
-async function realTimeReaches(runs: number, figures: BenchResult['figures']): Promise<{ rows: [string, string, string][]; mock: RealTimeSide; fw: RealTimeSide }> {
+async function realTimeReaches(
+  runs: number,
+  figures: BenchResult['figures'],
+): Promise<{ rows: [string, string, string][]; mock: RealTimeSide; fw: RealTimeSide }> {
   const rows: [string, string, string][] = [];
   const sides: RealTimeSide[] = [];
   for (const [name, fw] of [
@@ -209,9 +226,17 @@ async function realTimeReaches(runs: number, figures: BenchResult['figures']): P
         .map((r) => childEndText(r.end))
         .join('; ') || '',
     ]);
-    rows.push([`real time, ${name}: tracking RMS j1 / j2 per run`, '', `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`]);
+    rows.push([
+      `real time, ${name}: tracking RMS j1 / j2 per run`,
+      '',
+      `${done.map((r) => r.rmsDeg.map((x) => x.toFixed(3)).join(' / ')).join(', ')} deg; late samples ${rs.map((r) => r.lateSamples).join(', ')}`,
+    ]);
     if (fw) rows.push(['  the simulator on the wall clock', '', rs.map((r) => r.rigSays).join(' | ')]);
-    sides.push({ rmsDeg: done.map((r) => r.rmsDeg), pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])), staleSlices: done.map((r) => r.pins?.stale ?? NaN) });
+    sides.push({
+      rmsDeg: done.map((r) => r.rmsDeg),
+      pinsDeg: done.flatMap((r) => (r.pins ? [r.pins.rmsDeg] : [])),
+      staleSlices: done.map((r) => r.pins?.stale ?? NaN),
+    });
   }
   const [mock, fw] = asPair(sides, 'the real-time sides (mock, firmware)');
   return { rows, mock, fw };
@@ -226,13 +251,21 @@ async function faultRows(rig: Rig, figures: BenchResult['figures']): Promise<[st
   const reset = await resetMidRun(rig);
   figures.resetToHostExitMs = reset.exitMs;
   return [
-    ['host silent: last host line to zero duty at the pins', `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`, 'board time (simulated cycles), firmware watchdog 100 ms'],
+    [
+      'host silent: last host line to zero duty at the pins',
+      `${wd.map((x) => (x * 1e3).toFixed(2)).join(', ')} ms`,
+      'board time (simulated cycles), firmware watchdog 100 ms',
+    ],
     [
       'bad CRC line: the firmware answers',
       `${crc.eMs.toFixed(1)} ms`,
       `real time, write to \`${crc.eLine.trim()}\`; pins ${crc.unchanged ? 'unchanged' : 'CHANGED'} over ${crc.slicesAfter} slices (${(crc.slicesAfter / 4).toFixed(0)} ms of board time) after it`,
     ],
-    ['reset mid-run: the host stops', `${reset.exitMs.toFixed(0)} ms`, `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${childEndText(reset.end)}`],
+    [
+      'reset mid-run: the host stops',
+      `${reset.exitMs.toFixed(0)} ms`,
+      `real time, reset to \`twolink run\` exiting (code ${reset.code}) with ${childEndText(reset.end)}`,
+    ],
   ];
 }
 
@@ -245,7 +278,10 @@ export async function firmwareSection(runs = 3): Promise<BenchResult> {
   const rt = await realTimeReaches(runs, figures);
   const cmp = realTimeComparison(rig, rt.mock, rt.fw, board.pinsDeg);
   figures.realTimePass = cmp.pass ? 1 : 0;
-  const rows: [string, string, string][] = [['-- the reach in board time (virtual time, wall-clock effects out) --', '', ''], ...board.rows];
+  const rows: [string, string, string][] = [
+    ['-- the reach in board time (virtual time, wall-clock effects out) --', '', ''],
+    ...board.rows,
+  ];
   rows.push(['-- the reach in real time (--rt) --', '', ''], ...rt.rows, ...cmp.rows);
   rows.push(['-- faults through the real firmware --', '', ''], ...(await faultRows(rig, figures)));
   rows.push(['-- stock ConfigurableFirmata 2.10 + FirmataWatchdog in simavr --', '', ''], ...(await stockFirmataRows(BIN, ROOT)));

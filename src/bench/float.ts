@@ -33,7 +33,12 @@ const DEG = Math.PI / 180;
 const POSES: [number, number][] = [];
 for (const a1 of [-120, -60, 0, 60, 120]) for (const a2 of [-120, -40, 40, 120]) POSES.push([a1, a2]);
 
-const posePath = (p: [number, number], holdS: number): PathSpec => ({ name: 'pose', description: 'a pose', start: { q: [p[0] * DEG, p[1] * DEG] }, steps: [{ kind: 'hold', duration: holdS }] });
+const posePath = (p: [number, number], holdS: number): PathSpec => ({
+  name: 'pose',
+  description: 'a pose',
+  start: { q: [p[0] * DEG, p[1] * DEG] },
+  steps: [{ kind: 'hold', duration: holdS }],
+});
 
 /** A time [s] and the two joint angles then [rad]. */
 type AngleRow = [t: number, q1: number, q2: number];
@@ -131,7 +136,12 @@ async function virtualTeach(rig: Rig): Promise<{ rows: [string, string, string][
       `RMS ${r.rmsDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointRmsMm.toFixed(2)} mm`,
       `max ${r.maxDeg.map((v) => v.toFixed(3)).join(', ')} deg; ${r.endpointMaxMm.toFixed(2)} mm (target RMS <= 0.3 deg, 2 mm)`,
     ]);
-    Object.assign(figures, { [`virtualReplayX${speed}RmsDeg`]: r.rmsDeg, [`virtualReplayX${speed}MaxDeg`]: r.maxDeg, [`virtualReplayX${speed}EndpointRmsMm`]: r.endpointRmsMm, [`virtualReplayX${speed}EndpointMaxMm`]: r.endpointMaxMm });
+    Object.assign(figures, {
+      [`virtualReplayX${speed}RmsDeg`]: r.rmsDeg,
+      [`virtualReplayX${speed}MaxDeg`]: r.maxDeg,
+      [`virtualReplayX${speed}EndpointRmsMm`]: r.endpointRmsMm,
+      [`virtualReplayX${speed}EndpointMaxMm`]: r.endpointMaxMm,
+    });
   }
   return { rows, figures };
 }
@@ -217,11 +227,14 @@ async function ok(args: string[]): Promise<string> {
  * 2 s), whose 2x the motors cannot follow: the replay is refused before anything moves, with the time
  * and the joint (exit code 2).
  */
-async function realtimeTeach(rig: Rig): Promise<{ replay: Record<'x1' | 'x2', ReplayReport>; swing: { x1: ReplayReport; x2Code: number | null; x2Refusal: string } }> {
+async function realtimeTeach(
+  rig: Rig,
+): Promise<{ replay: Record<'x1' | 'x2', ReplayReport>; swing: { x1: ReplayReport; x2Code: number | null; x2Refusal: string } }> {
   const dir = mkdtempSync(join(tmpdir(), 'twolink-bench-teach-'));
   const out = join(dir, 'demo.json');
   await ok(['teach', '--rig', RIG, '--mock', '--hand', 'circle', '--out', out, '--json']);
-  const replay = async (file: string, speed: number): Promise<ReplayReport> => (JSON.parse(await ok(['replay', file, '--rig', RIG, '--mock', '--speed', String(speed), '--json'])) as { replay: ReplayReport }).replay;
+  const replay = async (file: string, speed: number): Promise<ReplayReport> =>
+    (JSON.parse(await ok(['replay', file, '--rig', RIG, '--mock', '--speed', String(speed), '--json'])) as { replay: ReplayReport }).replay;
   const x1 = await replay(out, 1);
   const x2 = await replay(out, 2);
   const arm = rig.arm as TwoLinkParams;
@@ -248,12 +261,21 @@ export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchRes
     ['leave float (virtual)', `${f(v.leave)} deg`, 'worst of 20 poses over 1.5 s (target <= 0.2)'],
     ...teach.rows,
   ];
-  const figures: BenchResult['figures'] = { virtualDriftDeg: v.drift, virtualEnterDeg: v.enter, virtualLeaveDeg: v.leave, ...teach.figures };
+  const figures: BenchResult['figures'] = {
+    virtualDriftDeg: v.drift,
+    virtualEnterDeg: v.enter,
+    virtualLeaveDeg: v.leave,
+    ...teach.figures,
+  };
   if (rt) {
     const d = await realtimeDrift(rig, rtPoses);
     const r = await realtimeTeach(rig);
     const load = `load ${load1().toFixed(2)}`;
-    rows.push([`drift, ${rtPoses} poses, 2 s (real time)`, `${f(d.drift)} deg`, 'worst per joint, the encoders averaged over 50 ms (a count: 0.075 / 0.15 deg)']);
+    rows.push([
+      `drift, ${rtPoses} poses, 2 s (real time)`,
+      `${f(d.drift)} deg`,
+      'worst per joint, the encoders averaged over 50 ms (a count: 0.075 / 0.15 deg)',
+    ]);
     rows.push([`enter float, ${rtPoses} poses (real time)`, `${f(d.enter)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     rows.push([`leave float, ${rtPoses} poses (real time)`, `${f(d.leave)} deg`, 'the encoders averaged over 50 ms, over 1.5 s']);
     for (const [k, rep] of [
@@ -261,7 +283,11 @@ export async function benchFloat(rt: boolean, rtPoses: number): Promise<BenchRes
       ['x2', r.replay.x2],
       ['x1 of the quick swing', r.swing.x1],
     ] as const) {
-      rows.push([`replay ${k} (real time, CLI)`, `RMS ${f(rep.rmsDeg)} deg; ${rep.endpointRmsMm.toFixed(2)} mm`, `max ${f(rep.maxDeg)} deg; ${rep.endpointMaxMm.toFixed(2)} mm; mock (16U2, ${rig.control.rateHz} Hz), --rt, ${load}`]);
+      rows.push([
+        `replay ${k} (real time, CLI)`,
+        `RMS ${f(rep.rmsDeg)} deg; ${rep.endpointRmsMm.toFixed(2)} mm`,
+        `max ${f(rep.maxDeg)} deg; ${rep.endpointMaxMm.toFixed(2)} mm; mock (16U2, ${rig.control.rateHz} Hz), --rt, ${load}`,
+      ]);
     }
     rows.push(['replay x2 of the quick swing (real time, CLI)', `exit ${r.swing.x2Code}`, `refused beforehand: ${r.swing.x2Refusal}`]);
     Object.assign(figures, {

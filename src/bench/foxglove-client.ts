@@ -18,7 +18,12 @@ ws.on('message', (d: Buffer, binary: boolean) => {
   }
   const m = JSON.parse(String(d)) as { op: string; channels?: { id: number; topic: string }[] };
   if (m.op !== 'advertise') return;
-  ws.send(JSON.stringify({ op: 'subscribe', subscriptions: m.channels!.filter((c) => !topics || topics.has(c.topic)).map((c, i) => ({ id: i, channelId: c.id })) }));
+  ws.send(
+    JSON.stringify({
+      op: 'subscribe',
+      subscriptions: m.channels!.filter((c) => !topics || topics.has(c.topic)).map((c, i) => ({ id: i, channelId: c.id })),
+    }),
+  );
   if (mode !== 'stall') process.stdout.write('ready\n');
   else {
     (ws as unknown as { _socket: { pause(): void } })._socket.pause();

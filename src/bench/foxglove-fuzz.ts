@@ -43,7 +43,13 @@ export function randomClientMessage(r: () => number): FuzzMessage {
   const channel = (): unknown => (r() < 0.95 ? 1 + Math.floor(r() * 8) : pick([0, 9, 99, -1, 2 ** 32]));
   const bytes = (n: number): Uint8Array => Uint8Array.from({ length: n }, () => Math.floor(r() * 256));
   const u = r();
-  if (u < 0.35) return { text: JSON.stringify({ op: 'subscribe', subscriptions: Array.from({ length: Math.floor(r() * 4) }, () => ({ id: id(), channelId: channel() })) }) };
+  if (u < 0.35)
+    return {
+      text: JSON.stringify({
+        op: 'subscribe',
+        subscriptions: Array.from({ length: Math.floor(r() * 4) }, () => ({ id: id(), channelId: channel() })),
+      }),
+    };
   if (u < 0.55) return { text: JSON.stringify({ op: 'unsubscribe', subscriptionIds: Array.from({ length: Math.floor(r() * 4) }, id) }) };
   if (u < 0.75)
     return {
@@ -158,7 +164,22 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
   const t0 = Date.now();
   const child = spawnLiveChild(
     BIN,
-    ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--cycle', '--max-seconds', String(seconds), '--json', '--record', record, '--foxglove', '0'],
+    [
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--traj',
+      'reach',
+      '--cycle',
+      '--max-seconds',
+      String(seconds),
+      '--json',
+      '--record',
+      record,
+      '--foxglove',
+      '0',
+    ],
     fileURLToPath(new URL('../..', import.meta.url)),
   );
   let ended = false;
@@ -209,7 +230,10 @@ export async function fuzzFoxgloveRun(messages: number, seconds: number, seed = 
 function ticksHeld(record: string): { ticksInFile: number; ticksInSummary: number } {
   const lines = readFileSync(record, 'utf8').trimEnd().split('\n');
   const last = JSON.parse(lines.at(-1)!) as { kind?: string; ticks?: number };
-  return { ticksInFile: lines.filter((l) => l.startsWith('{"kind":"tick"')).length, ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1 };
+  return {
+    ticksInFile: lines.filter((l) => l.startsWith('{"kind":"tick"')).length,
+    ticksInSummary: last.kind === 'summary' ? (last.ticks ?? -1) : -1,
+  };
 }
 
 /** One client that sends FLOOD_MESSAGES valid requests at once (each within the protocol), and ends when the run closes it. */
@@ -220,7 +244,8 @@ function floodOnce(port: number): Promise<void> {
     ws.on('close', () => resolve());
     ws.on('unexpected-response', () => resolve());
     ws.on('open', () => {
-      for (let k = 0; k < FLOOD_MESSAGES && ws.readyState === ws.OPEN; k++) ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: `flood ${k}` }));
+      for (let k = 0; k < FLOOD_MESSAGES && ws.readyState === ws.OPEN; k++)
+        ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: `flood ${k}` }));
     });
   });
 }
@@ -238,13 +263,28 @@ function lastJsonLine(stdout: string): { stop?: unknown } | undefined {
 export async function benchFoxgloveFuzz(messages = 10_000, seconds = 60): Promise<BenchResult> {
   const load = load1();
   const x = await fuzzFoxgloveRun(messages, seconds);
-  const ok = x.exitCode === 0 && x.stop === '{"kind":"done"}' && !x.stackTrace && x.ticksInFile === x.ticksInSummary && x.ticksInFile > 0 && x.read >= messages && x.rateClosed >= 1;
+  const ok =
+    x.exitCode === 0 &&
+    x.stop === '{"kind":"done"}' &&
+    !x.stackTrace &&
+    x.ticksInFile === x.ticksInSummary &&
+    x.ticksInFile > 0 &&
+    x.read >= messages &&
+    x.rateClosed >= 1;
   return section(
     `Foxglove live view: random client messages against a run (real time, mock rig, --cycle ${seconds} s of loop time, load ${load.toFixed(1)})`,
     [
-      ['client messages read by the run', String(x.read), `(its own count; ${x.sent} sent, the rest after their client was closed or the run ended; target >= ${messages})`],
+      [
+        'client messages read by the run',
+        String(x.read),
+        `(its own count; ${x.sent} sent, the rest after their client was closed or the run ended; target >= ${messages})`,
+      ],
       ['connections', String(x.connections), `${x.closed} closed by the run for a message outside the protocol, ${x.refused} refused`],
-      ['a client flooding past its budget', x.rateClosed >= 1 ? 'closed' : 'NOT CLOSED', `${x.rateClosed} closed for their rate (CLIENT_RATE ${CLIENT_RATE.perSecond}/s, bursts of ${CLIENT_RATE.burst}); ${FLOOD_MESSAGES} sent at once`],
+      [
+        'a client flooding past its budget',
+        x.rateClosed >= 1 ? 'closed' : 'NOT CLOSED',
+        `${x.rateClosed} closed for their rate (CLIENT_RATE ${CLIENT_RATE.perSecond}/s, bursts of ${CLIENT_RATE.burst}); ${FLOOD_MESSAGES} sent at once`,
+      ],
       [
         'main thread handling client messages',
         `${x.handlingMs.toFixed(1)} ms`,
@@ -253,7 +293,11 @@ export async function benchFoxgloveFuzz(messages = 10_000, seconds = 60): Promis
       ["the clients' CPU (this process)", `${x.clientsCpuS.toFixed(2)} s`, `over ${x.wallS.toFixed(1)} s`],
       ['status replies received', String(x.statusReplies), '(valid requests the server does not offer, bad ids)'],
       ['run', `exit ${x.exitCode}`, `stop ${x.stop}, stack trace: ${x.stackTrace ? 'YES' : 'no'}`],
-      ['recording', `${x.ticksInFile} ticks`, `summary says ${x.ticksInSummary}${x.ticksInFile === x.ticksInSummary ? ' (complete)' : ' (INCOMPLETE)'}`],
+      [
+        'recording',
+        `${x.ticksInFile} ticks`,
+        `summary says ${x.ticksInSummary}${x.ticksInFile === x.ticksInSummary ? ' (complete)' : ' (INCOMPLETE)'}`,
+      ],
       ['verdict', ok ? 'pass' : 'FAIL', `wall ${x.wallS.toFixed(1)} s`],
       ...(ok
         ? []

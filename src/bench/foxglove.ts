@@ -28,8 +28,23 @@ const RIG = 'rigs/mock-arm.json';
 const RATE_HZ = process.argv.includes('--foxglove-rate') ? Number(process.argv[process.argv.indexOf('--foxglove-rate') + 1]) : 1000;
 type Mode = 'without' | 'reading' | 'stalled';
 /** Where the view runs: as `twolink run` runs it, or `--foxglove-placement main|thread`. */
-const PLACEMENT = (process.argv.includes('--foxglove-placement') ? process.argv[process.argv.indexOf('--foxglove-placement') + 1] : LIVE_PLACEMENT) as LivePlacement;
-const SCHEDULE: Mode[] = ['without', 'reading', 'stalled', 'stalled', 'reading', 'without', 'without', 'reading', 'stalled', 'stalled', 'reading', 'without'];
+const PLACEMENT = (
+  process.argv.includes('--foxglove-placement') ? process.argv[process.argv.indexOf('--foxglove-placement') + 1] : LIVE_PLACEMENT
+) as LivePlacement;
+const SCHEDULE: Mode[] = [
+  'without',
+  'reading',
+  'stalled',
+  'stalled',
+  'reading',
+  'without',
+  'without',
+  'reading',
+  'stalled',
+  'stalled',
+  'reading',
+  'without',
+];
 const BLOCK_MS = 2000;
 /** The topics Foxglove subscribes to with docs/foxglove-layout.json (its 3D panel and plots). */
 const LAYOUT_TOPICS = [SCENE_TOPICS.description, SCENE_TOPICS.tf, SCENE_TOPICS.path, SCENE_TOPICS.force, LIVE_TICK_TOPIC];
@@ -50,7 +65,9 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** A client process subscribed to everything (resolves once it has subscribed, and in `stall` stopped reading). */
 function client(port: number, mode: 'read' | 'stall', topics?: readonly string[]): Promise<ChildProcess> {
   const file = fileURLToPath(new URL('./foxglove-client.js', import.meta.url));
-  const child = spawn(process.execPath, [file, String(port), mode, ...(topics ? [topics.join(',')] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [file, String(port), mode, ...(topics ? [topics.join(',')] : [])], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       if (String(d).includes('ready')) resolve(child);
@@ -155,12 +172,20 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   session.send({ kind: 'stop', reason: { kind: 'done' } });
   const result = await done;
   const rt = result.summary.timing?.rt;
-  return { blocks, ...m, stop: result.summary.stop, ticks: result.summary.ticks, rt: rt === undefined ? 'unknown' : rt ? 'SCHED_FIFO granted' : 'SCHED_FIFO refused' };
+  return {
+    blocks,
+    ...m,
+    stop: result.summary.stop,
+    ticks: result.summary.ticks,
+    rt: rt === undefined ? 'unknown' : rt ? 'SCHED_FIFO granted' : 'SCHED_FIFO refused',
+  };
 }
 
 /** The live view's CPU measure: groups of blocks of loop time, the view detached (base) or reading, A B B A in each group. */
 const CPU_GROUP: ('base' | 'view')[] = ['base', 'view', 'view', 'base'];
-const CPU_GROUPS = Number(process.argv.includes('--foxglove-cpu-groups') ? process.argv[process.argv.indexOf('--foxglove-cpu-groups') + 1] : 5);
+const CPU_GROUPS = Number(
+  process.argv.includes('--foxglove-cpu-groups') ? process.argv[process.argv.indexOf('--foxglove-cpu-groups') + 1] : 5,
+);
 /** Loop time per block [s]. */
 const CPU_BLOCK_S = 2;
 
@@ -205,7 +230,11 @@ function endless(rows: readonly Float64Array[]): () => Float64Array {
  * reading (`view`) or detached: the process's CPU, the CPU inside the polls, the view thread's CPU,
  * the loop time fed.
  */
-function blockFeeder(live: LiveView, ring: RingBuffers, next: () => Float64Array): (mode: 'base' | 'view') => Promise<{ cpu: number; poll: number; threadNs: number; fed: number }> {
+function blockFeeder(
+  live: LiveView,
+  ring: RingBuffers,
+  next: () => Float64Array,
+): (mode: 'base' | 'view') => Promise<{ cpu: number; poll: number; threadNs: number; fed: number }> {
   const writer = new RingWriter(ring);
   let row = next();
   return async (mode) => {
@@ -251,7 +280,12 @@ function blockFeeder(live: LiveView, ring: RingBuffers, next: () => Float64Array
  * they leave), which the load's noise blurs far less; in a thread of its own, that thread's CPU
  * (Linux /proc/thread-self/schedstat: time on a CPU, user and system, the loopback TCP it drives).
  */
-export async function viewCpu(rig: Rig, paths: PathSpec[], topics?: readonly string[], placement: LivePlacement = PLACEMENT): Promise<ViewCpu> {
+export async function viewCpu(
+  rig: Rig,
+  paths: PathSpec[],
+  topics?: readonly string[],
+  placement: LivePlacement = PLACEMENT,
+): Promise<ViewCpu> {
   const next = endless((await virtualRun(rig, paths, { rateHz: 1000, maxSeconds: 20 })).rows);
   const ring = createRing();
   const live = await startLiveView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, '127.0.0.1', 0, placement);
@@ -341,7 +375,12 @@ export async function benchFoxglove(): Promise<BenchResult> {
   const figures: BenchResult['figures'] = { sent: m.sent, dropped: m.dropped, stopReason: describeStop(m.stop), ...viewFigures(v, vl) };
   for (const mode of ['without', 'reading', 'stalled'] as const) {
     const b = m.blocks[mode];
-    Object.assign(figures, { [`${mode}P99Us`]: b.hist.quantile(0.99), [`${mode}Overruns`]: b.overruns, [`${mode}Ticks`]: b.ticks, [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10 });
+    Object.assign(figures, {
+      [`${mode}P99Us`]: b.hist.quantile(0.99),
+      [`${mode}Overruns`]: b.overruns,
+      [`${mode}Ticks`]: b.ticks,
+      [`${mode}CpuPct`]: Math.round(cpu(b) * 10) / 10,
+    });
   }
   return section(
     `Foxglove live view: the loop without it, with a reading client, with a stalled client (mock rig, ${RATE_HZ} Hz, real time, --rt as twolink run asks by default; the view on ${PLACEMENT === 'thread' ? 'a thread of its own' : 'the main thread'}; load ${load0.toFixed(1)} at the start, ${load1().toFixed(1)} at the end, machine shared)`,

@@ -39,7 +39,22 @@ const corpus = (): string[] => [
   encodeBoardFrame({ type: 'T', seq: 40001, ack: 40000, t: 123456789, counts: [-12345, 6789], flags: 1 }),
   encodeBoardFrame({ type: 'A', seq: 17, ack: 16 }),
   encodeBoardFrame({ type: 'E', seq: 9, ack: null, code: 'WDT', text: 'no command for 100 ms' }),
-  encodeBoardFrame({ type: 'I', seq: 0, ack: null, info: { fw: 'twolink-fw/1.0.0', proto: 1, board: 'uno', joints: 2, cpr: [4800, 2400], pwm: 400, torque: false, maxrate: 1000, wdt: 100 } }),
+  encodeBoardFrame({
+    type: 'I',
+    seq: 0,
+    ack: null,
+    info: {
+      fw: 'twolink-fw/1.0.0',
+      proto: 1,
+      board: 'uno',
+      joints: 2,
+      cpr: [4800, 2400],
+      pwm: 400,
+      torque: false,
+      maxrate: 1000,
+      wdt: 100,
+    },
+  }),
   encodeHostFrame({ type: 'M', seq: 123, duty: [-1000, 999] }),
   encodeHostFrame({ type: 'H', seq: 0, proto: 1 }),
   encodeHostFrame({ type: 'W', seq: 5, ms: 100 }),
@@ -95,7 +110,8 @@ export function fuzzLine(n: number, seed = 1): FuzzFigures {
       // random bytes, biased toward the protocol's own characters
       const len = Math.floor(r() * 120);
       let s = '';
-      for (let k = 0; k < len; k++) s += String.fromCharCode(r() < 0.5 ? ' *0123456789ABCDEFTMIAEH-\r'.charCodeAt(Math.floor(r() * 26)) : Math.floor(r() * 256));
+      for (let k = 0; k < len; k++)
+        s += String.fromCharCode(r() < 0.5 ? ' *0123456789ABCDEFTMIAEH-\r'.charCodeAt(Math.floor(r() * 26)) : Math.floor(r() * 256));
       input = `${s}\n`;
       mutated = true;
     } else if (kind < 0.85) {
@@ -152,7 +168,19 @@ export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { 
   const pump = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p);
   await pump(link.open());
   const r = rng(seed);
-  const special = [FIRMATA.START_SYSEX, FIRMATA.END_SYSEX, FIRMATA.REPORT_VERSION, 0x90, 0xe0, FIRMATA.ENCODER_DATA, 0x6e, 0x79, 0x6a, 0x6c, 0x7a];
+  const special = [
+    FIRMATA.START_SYSEX,
+    FIRMATA.END_SYSEX,
+    FIRMATA.REPORT_VERSION,
+    0x90,
+    0xe0,
+    FIRMATA.ENCODER_DATA,
+    0x6e,
+    0x79,
+    0x6a,
+    0x6c,
+    0x7a,
+  ];
   const heap0 = process.memoryUsage().heapUsed;
   const t0 = performance.now();
   let exceptions = 0;
@@ -180,5 +208,17 @@ export async function fuzzFirmata(n: number, seed = 2): Promise<FuzzFigures & { 
   const caught = link.counters.corrupt - corrupt0;
   await pump(link.close()).catch(() => undefined);
   await opened.end.dispose();
-  return { inputs: n, lines: n, accepted: 0, mutatedAccepted: 0, badChecksumAccepted: 0, exceptions, maxPending: 0, heapGrowthMb, seconds, rejectedAsCorrupt: caught, readingAfter };
+  return {
+    inputs: n,
+    lines: n,
+    accepted: 0,
+    mutatedAccepted: 0,
+    badChecksumAccepted: 0,
+    exceptions,
+    maxPending: 0,
+    heapGrowthMb,
+    seconds,
+    rejectedAsCorrupt: caught,
+    readingAfter,
+  };
 }

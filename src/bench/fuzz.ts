@@ -35,7 +35,16 @@ function note(f: InputFuzzFigures, what: 'stackTraces' | 'hangs' | 'nonFinite', 
 }
 
 /** Errors the CLI prints as one line with exit code 2 (src/cli/main.ts). */
-const INPUT_ERROR_NAMES = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'FileError', 'InjectionError']);
+const INPUT_ERROR_NAMES = new Set([
+  'UsageError',
+  'RigFileError',
+  'ReachError',
+  'TrajectoryError',
+  'FeasibilityError',
+  'RecordingError',
+  'FileError',
+  'InjectionError',
+]);
 
 function isClear(e: unknown): boolean {
   return e instanceof Error && INPUT_ERROR_NAMES.has(e.name) && !e.message.includes('\n') && e.message.length > 0;
@@ -123,7 +132,8 @@ function mutateJsonText(base: Json, r: () => number): string {
       marks.push([mark, `${'['.repeat(depth)}1${']'.repeat(depth)}`]);
     } else if (op < 0.9 && p.length > 1) {
       const parent = getAt(v, p.slice(0, -1));
-      if (parent && typeof parent === 'object' && !Array.isArray(parent)) (parent as Record<string, Json>)[`${String(p[p.length - 1])}X`] = 1;
+      if (parent && typeof parent === 'object' && !Array.isArray(parent))
+        (parent as Record<string, Json>)[`${String(p[p.length - 1])}X`] = 1;
     } else if (op < 0.95 && p.length > 1) {
       const parent = getAt(v, p.slice(0, -1));
       if (Array.isArray(parent)) parent.push(parent[0]!);
@@ -152,11 +162,16 @@ function mutateJsonText(base: Json, r: () => number): string {
  * them with a plant are run in virtual time (the built-in `point` trajectory through the loop, the
  * protocol and the mock plant): every number must stay finite. A case over `budgetS` counts as a hang.
  */
-export async function fuzzRigFiles(n: number, seed = 3, opts: { runs?: number; budgetS?: number; dir?: string } = {}): Promise<InputFuzzFigures> {
+export async function fuzzRigFiles(
+  n: number,
+  seed = 3,
+  opts: { runs?: number; budgetS?: number; dir?: string } = {},
+): Promise<InputFuzzFigures> {
   const { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { loadRig } = await import('../config/load.js');
-  const { computeEnergy, computeForwardDynamics, computeInverseDynamics, createActuatedArmData, createActuatedArmModel } = await import('../model/actuated.js');
+  const { computeEnergy, computeForwardDynamics, computeInverseDynamics, createActuatedArmData, createActuatedArmModel } =
+    await import('../model/actuated.js');
   const { builtinPath } = await import('../model/builtins.js');
   const rigsDir = opts.dir ?? 'rigs';
   const bases = readdirSync(rigsDir)
@@ -183,7 +198,11 @@ export async function fuzzRigFiles(n: number, seed = 3, opts: { runs?: number; b
         for (let s = 0; s <= 8; s++) {
           const q = rig.limits.slice(0, n2).map((l) => l.min + ((l.max - l.min) * s) / 8);
           const qd = rig.limits.slice(0, n2).map((l) => l.maxVel * (s / 8 - 0.5));
-          const out = { id: computeInverseDynamics(m, data, q, qd, qd), fd: computeForwardDynamics(m, data, q, qd, q), e: computeEnergy(m, data, q, qd) };
+          const out = {
+            id: computeInverseDynamics(m, data, q, qd, qd),
+            fd: computeForwardDynamics(m, data, q, qd, q),
+            e: computeEnergy(m, data, q, qd),
+          };
           const bad = nonFiniteIn(out);
           if (bad) throw new NonFiniteOutput(`non-finite ${bad}`);
         }
@@ -225,10 +244,27 @@ function mutateRecording(lines: readonly string[], r: () => number): string {
       const nums = [...out[i]!.matchAll(/-?\d+(\.\d+)?(e[+-]?\d+)?/g)];
       if (nums.length) {
         const m = pick(nums);
-        out[i] = out[i]!.slice(0, m.index) + pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) + out[i]!.slice(m.index + m[0].length);
+        out[i] =
+          out[i]!.slice(0, m.index) +
+          pick(['null', '1e308', '-1e308', '"1"', 'true', '[]', '1.8e308', '-0', '1e-320']) +
+          out[i]!.slice(m.index + m[0].length);
       }
     } else if (op < 0.85) out.splice(i, 0, `{"kind":"event","event":"x","deep":${'['.repeat(5000)}${']'.repeat(5000)}}`);
-    else if (op < 0.9) out.splice(i, 0, pick(['', '{}', '[]', 'null', '{"kind":"tick"}', '{"kind":"header"}', '\u0000\u0001', '{"kind":"summary","ticks":-1,"stopReason":"x"}']));
+    else if (op < 0.9)
+      out.splice(
+        i,
+        0,
+        pick([
+          '',
+          '{}',
+          '[]',
+          'null',
+          '{"kind":"tick"}',
+          '{"kind":"header"}',
+          '\u0000\u0001',
+          '{"kind":"summary","ticks":-1,"stopReason":"x"}',
+        ]),
+      );
     else if (op < 0.93) out.splice(i, 0, `{"kind":"event","event":"x","pad":"${'x'.repeat(9 << 20)}"}`);
     else out[i] = `${out[i]}\r`;
   }
@@ -327,7 +363,16 @@ function probeLines(files: CaseFiles): string[][] {
     ['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e6,1e6', '--integrator', 'euler', '--dt', '0.01', '--duration', '1'],
     ['sim', '--rig', SEED, '--q0', '0,0', '--qd0', '1e3,1e3', '--integrator', 'euler', '--dt', '0.01', '--duration', '1'],
     ['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1e6', '--dt', '1e-7'],
-    ...['payload=abc', 'payload=-5', 'latency=-50', 'drop=NaN', 'busy=1e9', 'stall=3', 'silent=1', 'garbage=1e12'].map((x) => ['run', '--rig', MOCK, '--mock', '--traj', 'point', '--inject', x]),
+    ...['payload=abc', 'payload=-5', 'latency=-50', 'drop=NaN', 'busy=1e9', 'stall=3', 'silent=1', 'garbage=1e12'].map((x) => [
+      'run',
+      '--rig',
+      MOCK,
+      '--mock',
+      '--traj',
+      'point',
+      '--inject',
+      x,
+    ]),
     ['run', '--rig', MOCK, '--mock', 'reach'],
     ['model', 'fk', '--rig', SEED, '--q', '0,0', 'extra'],
     ['run', '--rig', 'tests/fixtures/bad-input/rig-firmata-not-pwm.json', '--mock', '--traj', 'point'],
@@ -358,7 +403,29 @@ function validLines(rec: string): string[][] {
 
 /** Values that are no good anywhere (or only just good). */
 function oddValues(files: CaseFiles): string[] {
-  return ['1e308', '-1e308', 'NaN', 'Infinity', '', 'abc', '0x10', '1,2,3', '1,,2', '-1', '1e-320', '0', 'é', '--', 'x'.repeat(5000), '/dev/zero', files.fifo, files.dir, '/nonexistent/x', '/dev/full', files.deepRig];
+  return [
+    '1e308',
+    '-1e308',
+    'NaN',
+    'Infinity',
+    '',
+    'abc',
+    '0x10',
+    '1,2,3',
+    '1,,2',
+    '-1',
+    '1e-320',
+    '0',
+    'é',
+    '--',
+    'x'.repeat(5000),
+    '/dev/zero',
+    files.fifo,
+    files.dir,
+    '/nonexistent/x',
+    '/dev/full',
+    files.deepRig,
+  ];
 }
 
 /** A valid line spoiled at random: a value made odd, a word added, an option dropped, a flag put in. */
@@ -384,9 +451,13 @@ function mutated(args: string[], r: () => number, pick: <T>(a: readonly T[]) => 
 export type ArgOutcome = 'clear' | 'ran' | 'stack' | 'unclear' | 'hang' | 'nonFinite';
 
 /** Classifies a finished `twolink` process. */
-export function classifyRun(res: { code: number | null; signal: string | null; stdout: string; stderr: string; timedOut: boolean }, nullsAllowed = false): ArgOutcome {
+export function classifyRun(
+  res: { code: number | null; signal: string | null; stdout: string; stderr: string; timedOut: boolean },
+  nullsAllowed = false,
+): ArgOutcome {
   if (res.timedOut) return 'hang';
-  if (/\n\s+at \S.*(:\d+:\d+\)?|\(node:)/.test(res.stderr) || /^twolink: \w*Error: /m.test(res.stderr) || res.signal !== null) return 'stack';
+  if (/\n\s+at \S.*(:\d+:\d+\)?|\(node:)/.test(res.stderr) || /^twolink: \w*Error: /m.test(res.stderr) || res.signal !== null)
+    return 'stack';
   const errLines = res.stderr
     .trim()
     .split('\n')
@@ -401,7 +472,10 @@ export function classifyRun(res: { code: number | null; signal: string | null; s
  * Runs `twolink` (bin/twolink.js, so dist/ must be built) on each case, `parallel` at a time, each
  * killed after `budgetS` (a hang). Counts the outcomes.
  */
-export async function fuzzArguments(cases: readonly ArgCase[], opts: { bin: string; cwd: string; parallel?: number; budgetS?: number }): Promise<InputFuzzFigures & { unclear: number }> {
+export async function fuzzArguments(
+  cases: readonly ArgCase[],
+  opts: { bin: string; cwd: string; parallel?: number; budgetS?: number },
+): Promise<InputFuzzFigures & { unclear: number }> {
   const { spawn } = await import('node:child_process');
   const f = { ...figures(), unclear: 0 };
   const t0 = performance.now();
@@ -447,14 +521,21 @@ export async function fuzzArguments(cases: readonly ArgCase[], opts: { bin: stri
  * The files the argument cases name, made in `dir`: a FIFO (mkfifo), a directory, a rig file nested
  * 5,000 levels deep, and a recording whose second line is `longLineMb` MB long.
  */
-export async function argumentFiles(dir: string, recording: string, longLineMb: number): Promise<{ recording: string; fifo: string; dir: string; deepRig: string; longLine: string }> {
+export async function argumentFiles(
+  dir: string,
+  recording: string,
+  longLineMb: number,
+): Promise<{ recording: string; fifo: string; dir: string; deepRig: string; longLine: string }> {
   const { execFileSync } = await import('node:child_process');
   const { mkdirSync, openSync, readFileSync, writeFileSync, writeSync, closeSync } = await import('node:fs');
   const fifo = `${dir}/fifo.json`;
   execFileSync('mkfifo', [fifo]);
   mkdirSync(`${dir}/a-directory.ndjson`);
   const deepRig = `${dir}/deep.json`;
-  writeFileSync(deepRig, readFileSync('rigs/mock-arm.json', 'utf8').replace('"L1": 0.3', `"L1": ${'['.repeat(5000)}0.3${']'.repeat(5000)}`));
+  writeFileSync(
+    deepRig,
+    readFileSync('rigs/mock-arm.json', 'utf8').replace('"L1": 0.3', `"L1": ${'['.repeat(5000)}0.3${']'.repeat(5000)}`),
+  );
   const longLine = `${dir}/long-line.ndjson`;
   const fd = openSync(longLine, 'w');
   writeSync(fd, `${readFileSync(recording, 'utf8').split('\n')[0]}\n{"kind":"event","event":"x","pad":"`);
@@ -496,11 +577,21 @@ export async function benchInputs(): Promise<import('./report.js').BenchResult> 
     ['args', args],
     ['recording', recs],
   ] as const) {
-    Object.assign(figs, { [`${k}Cases`]: f.cases, [`${k}Clear`]: f.clearErrors, [`${k}StackTraces`]: f.stackTraces, [`${k}Hangs`]: f.hangs, [`${k}NonFinite`]: f.nonFinite });
+    Object.assign(figs, {
+      [`${k}Cases`]: f.cases,
+      [`${k}Clear`]: f.clearErrors,
+      [`${k}StackTraces`]: f.stackTraces,
+      [`${k}Hangs`]: f.hangs,
+      [`${k}NonFinite`]: f.nonFinite,
+    });
   }
   return section(
     'Bad input: fuzzing rig files, arguments and recordings (counts; the last three must be 0)',
-    [row('rig files (mutated shipped rigs; loaded, computed on, 20 run in virtual time)', rigs), row('command lines (the probe cases + mutations; the built CLI, 2 at a time)', args), row('recordings (mutated; read and compared)', recs)],
+    [
+      row('rig files (mutated shipped rigs; loaded, computed on, 20 run in virtual time)', rigs),
+      row('command lines (the probe cases + mutations; the built CLI, 2 at a time)', args),
+      row('recordings (mutated; read and compared)', recs),
+    ],
     figs,
   );
 }

@@ -38,15 +38,35 @@ export async function benchIdentify(): Promise<BenchResult> {
     const e = id.fit.parameters[b.key];
     const err = (e.value - truth[b.key]) / truth[b.key];
     errors[b.key] = err;
-    return [`${b.key} [${b.unit}]`, `${e.value.toPrecision(5)} vs ${truth[b.key].toPrecision(5)}`, `error ${pct(err)}, std ${pct(e.std / truth[b.key])}`];
+    return [
+      `${b.key} [${b.unit}]`,
+      `${e.value.toPrecision(5)} vs ${truth[b.key].toPrecision(5)}`,
+      `error ${pct(err)}, std ${pct(e.std / truth[b.key])}`,
+    ];
   });
   const worst = Math.max(...Object.values(errors).map(Math.abs));
   rows.push(
     ['largest parameter error', pct(worst), 'target: a few percent'],
-    ['condition number (fit, columns scaled)', id.fit.condition.toFixed(2), `excitation by design ${ex.condition.toFixed(2)}; ${id.fit.conditionRaw.toFixed(0)} in SI units`],
-    ['twin residual RMS before -> after [deg]', `${pair(v.twinRmsDegBefore)} -> ${pair(v.twinRmsDegAfter)}`, `falls ${pair(mapPair(asPair(v.twinRmsDegBefore, 'the twin residual RMS before'), (b, j) => b / twinAfter[j]))} x (target >= 5)`],
-    ['tracking RMS before -> after [deg]', `${pair(v.trackingRmsDegBefore)} -> ${pair(v.trackingRmsDegAfter)}`, 'feedforward + PID, no disturbance observer'],
-    ['whole identification (virtual time)', `${seconds.toFixed(1)} s`, `${ticks.length} ticks of excitation, ${id.fit.samples} samples fitted`],
+    [
+      'condition number (fit, columns scaled)',
+      id.fit.condition.toFixed(2),
+      `excitation by design ${ex.condition.toFixed(2)}; ${id.fit.conditionRaw.toFixed(0)} in SI units`,
+    ],
+    [
+      'twin residual RMS before -> after [deg]',
+      `${pair(v.twinRmsDegBefore)} -> ${pair(v.twinRmsDegAfter)}`,
+      `falls ${pair(mapPair(asPair(v.twinRmsDegBefore, 'the twin residual RMS before'), (b, j) => b / twinAfter[j]))} x (target >= 5)`,
+    ],
+    [
+      'tracking RMS before -> after [deg]',
+      `${pair(v.trackingRmsDegBefore)} -> ${pair(v.trackingRmsDegAfter)}`,
+      'feedforward + PID, no disturbance observer',
+    ],
+    [
+      'whole identification (virtual time)',
+      `${seconds.toFixed(1)} s`,
+      `${ticks.length} ticks of excitation, ${id.fit.samples} samples fitted`,
+    ],
   );
   return section('Identification (src/identify, mock-arm-far)', rows, {
     ...Object.fromEntries(Object.entries(errors).map(([k, e]) => [`error_${k}`, e])),

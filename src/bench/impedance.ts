@@ -50,7 +50,12 @@ interface Push {
   k: number;
 }
 
-const hold = (s: number, pose: number[]): PathSpec => ({ name: 'hold', description: 'hold a pose', start: { q: pose }, steps: [{ kind: 'hold', duration: s }] });
+const hold = (s: number, pose: number[]): PathSpec => ({
+  name: 'hold',
+  description: 'hold a pose',
+  start: { q: pose },
+  steps: [{ kind: 'hold', duration: s }],
+});
 const deg = (q: number[]): string => `(${q.map((v) => (v / D).toFixed(0)).join(', ')}) deg`;
 const mean = (a: number[]): number => a.reduce((s, v) => s + v, 0) / a.length;
 
@@ -145,7 +150,8 @@ async function realtimePush(p: Push, rows: [string, string, string][], figures: 
   const x: number[] = [];
   for (let i = 0; i < t.length; i++) x.push(endpoint(rig.arm as TwoLinkParams, [columns.get('q0')[i]!, columns.get('q1')[i]!])[0]);
   const ideal = idealHalfTime(rig, k, pose);
-  const within = (from: number, to: number, v: ArrayLike<number>): number[] => Array.from(t).flatMap((ti, i) => (ti > from && ti < to ? [v[i]!] : []));
+  const within = (from: number, to: number, v: ArrayLike<number>): number[] =>
+    Array.from(t).flatMap((ti, i) => (ti > from && ti < to ? [v[i]!] : []));
   const x0 = mean(within(at - 0.3, at, x));
   const fin = mean(within(at + 2, at + 2.4, x)) - x0;
   const idx = Array.from(t).findIndex((ti, i) => ti >= at && x[i]! - x0 >= fin / 2);

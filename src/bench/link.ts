@@ -15,7 +15,9 @@ const BIN = fileURLToPath(new URL('../../bin/twolink.js', import.meta.url));
 /** Starts `twolink rig --pty` for a rig file; resolves with the host's path and a stop function. */
 export function startRigProcess(rigFile: string): Promise<{ path: string; stop: () => void }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -65,12 +67,32 @@ export async function benchLink(): Promise<BenchResult> {
       [
         ['round trip M -> T, p50', `${(rtt.quantile(0.5) / 1000).toFixed(3)} ms`, `${n} commands, one at a time`],
         ['round trip M -> T, p99', `${(rtt.quantile(0.99) / 1000).toFixed(3)} ms`, `max ${(rtt.max / 1000).toFixed(3)} ms`],
-        ['frames per second, ack-paced', `${((2 * n) / seconds).toFixed(0)} /s`, `(${(n / seconds).toFixed(0)} control cycles/s; a pty has no baud limit)`],
-        ['bytes per control cycle', `${bytesDown.toFixed(1)} down + ${bytesUp.toFixed(1)} up`, "measured (M and T frames with this run's numbers)"],
+        [
+          'frames per second, ack-paced',
+          `${((2 * n) / seconds).toFixed(0)} /s`,
+          `(${(n / seconds).toFixed(0)} control cycles/s; a pty has no baud limit)`,
+        ],
+        [
+          'bytes per control cycle',
+          `${bytesDown.toFixed(1)} down + ${bytesUp.toFixed(1)} up`,
+          "measured (M and T frames with this run's numbers)",
+        ],
         ['bus limit at 115200 baud', `${limit(115200).toFixed(0)} Hz`, 'the slower direction, 10 bits a byte'],
-        ['bus limit at 1000000 baud', `${limit(1_000_000).toFixed(0)} Hz`, `rig default; a 500 Hz loop uses ${((500 / limit(1_000_000)) * 100).toFixed(0)}% of it`],
+        [
+          'bus limit at 1000000 baud',
+          `${limit(1_000_000).toFixed(0)} Hz`,
+          `rig default; a 500 Hz loop uses ${((500 / limit(1_000_000)) * 100).toFixed(0)}% of it`,
+        ],
       ],
-      { rttP50Us: rtt.quantile(0.5), rttP99Us: rtt.quantile(0.99), cyclesPerS: n / seconds, bytesDown, bytesUp, limit115200Hz: limit(115200), limit1MHz: limit(1_000_000) },
+      {
+        rttP50Us: rtt.quantile(0.5),
+        rttP99Us: rtt.quantile(0.99),
+        cyclesPerS: n / seconds,
+        bytesDown,
+        bytesUp,
+        limit115200Hz: limit(115200),
+        limit1MHz: limit(1_000_000),
+      },
     );
   } finally {
     proc.stop();

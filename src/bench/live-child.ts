@@ -30,7 +30,11 @@ export interface LiveChild {
 
 /** Starts `node [nodeFlags] BIN args` in `cwd`, with its report records on fd 3. */
 export function spawnLiveChild(bin: string, args: readonly string[], cwd: string, nodeFlags: readonly string[] = []): LiveChild {
-  const child = spawn(process.execPath, [...nodeFlags, bin, ...args], { cwd, env: { ...process.env, [REPORT_FD_ENV]: '3' }, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlags, bin, ...args], {
+    cwd,
+    env: { ...process.env, [REPORT_FD_ENV]: '3' },
+    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const reports: RunReport[] = [];
@@ -61,7 +65,9 @@ export function spawnLiveChild(bin: string, args: readonly string[], cwd: string
     child.on('close', (code, signal) => {
       void records.then(() => {
         const said = stderr.trim().split('\n').at(-1) ?? '';
-        missing(bad ?? new Error(`${args.join(' ')} ended (code ${code}, signal ${signal}) without reporting its live view's port: ${said}`));
+        missing(
+          bad ?? new Error(`${args.join(' ')} ended (code ${code}, signal ${signal}) without reporting its live view's port: ${said}`),
+        );
         resolve({ code, signal, stdout, stderr, reports });
       });
     }),

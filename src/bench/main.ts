@@ -60,7 +60,8 @@ const EXTRA: Record<string, () => BenchResult | Promise<BenchResult>> = {
   // Issue 23: float drift and transients, teach and replay; --rt adds real time (--float-rt-poses N, default 4).
   float: () => benchFloat(process.argv.includes('--rt'), Number(argValue('--float-rt-poses') ?? 4)),
   // Issue 32: >= 10,000 random client messages against a real-time run with the live view (--foxglove-fuzz-messages N, --foxglove-fuzz-seconds S).
-  'foxglove-fuzz': () => benchFoxgloveFuzz(Number(argValue('--foxglove-fuzz-messages') ?? 10_000), Number(argValue('--foxglove-fuzz-seconds') ?? 60)),
+  'foxglove-fuzz': () =>
+    benchFoxgloveFuzz(Number(argValue('--foxglove-fuzz-messages') ?? 10_000), Number(argValue('--foxglove-fuzz-seconds') ?? 60)),
   // Issue 32: a throw on the main or the loop thread to the Firmata pty rig's PWM pins at 0 (--crash-runs N each, default 5).
   crash: () => benchCrash(Number(argValue('--crash-runs') ?? 5)),
   // Issue 34: --serial tty vs serialport over the pty rigs, quiet and heavy; --serial-runs N each (default 5).
@@ -87,7 +88,12 @@ function runsOption(): RealtimeOptions {
   const list = (flag: string, env: string): string[] | undefined => (argValue(flag) ?? process.env[env])?.split(',').filter(Boolean);
   const conditions = list('--conditions', 'TWOLINK_BENCH_CONDITIONS');
   const configs = list('--configs', 'TWOLINK_BENCH_CONFIGS');
-  return { ...(busy ? { runsBusy: Number(busy) } : {}), ...(quiet ? { runsQuiet: Number(quiet) } : {}), ...(conditions ? { conditions } : {}), ...(configs ? { configs } : {}) };
+  return {
+    ...(busy ? { runsBusy: Number(busy) } : {}),
+    ...(quiet ? { runsQuiet: Number(quiet) } : {}),
+    ...(conditions ? { conditions } : {}),
+    ...(configs ? { configs } : {}),
+  };
 }
 
 const HELP = `npm run bench -- [--only a,b] [--json FILE] [options]: speed and timing figures, printed (never asserted).

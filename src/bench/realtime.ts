@@ -50,7 +50,12 @@ export const CONFIGS: Config[] = [
   { key: 'firmata-pty', name: '500 Hz Firmata, pty rig', rig: 'rigs/mock-arm-firmata.json', rateHz: 500, where: 'pty' },
   { key: 'firmware', name: 'our firmware in simavr (rig --firmware --pty)', rig: 'rigs/mock-arm.json', where: 'firmware' },
   // The rig: mock-arm-firmata.json on an Uno wired as docs/firmata.md suggests (unoFirmataRig), made when it runs.
-  { key: 'stock', name: 'stock ConfigurableFirmata in simavr (rig --firmware --board uno-firmata --elf)', rig: 'rigs/mock-arm-firmata.json', where: 'stock' },
+  {
+    key: 'stock',
+    name: 'stock ConfigurableFirmata in simavr (rig --firmware --board uno-firmata --elf)',
+    rig: 'rigs/mock-arm-firmata.json',
+    where: 'stock',
+  },
   { key: 'demo', name: 'the demo (demo --headless --traj reach)', rig: 'rigs/mock-arm.json', where: 'demo' },
 ];
 
@@ -73,7 +78,9 @@ export function startHogs(n = 2): () => void {
 
 /** How far a rig process's board fell behind, from its last report: the line mock's timers, simavr's wall clock [ms]. */
 function rigBehind(reports: readonly MockReport[]): number | undefined {
-  const all = reports.flatMap((r) => (r.kind === 'mock-end' ? [r.maxLateMs] : r.kind === 'firmware-end' && r.wallS > 0 ? [r.maxBehindMs] : []));
+  const all = reports.flatMap((r) =>
+    r.kind === 'mock-end' ? [r.maxLateMs] : r.kind === 'firmware-end' && r.wallS > 0 ? [r.maxBehindMs] : [],
+  );
   return all.length ? Math.max(...all) : undefined;
 }
 
@@ -82,10 +89,23 @@ function rigBehind(reports: readonly MockReport[]): number | undefined {
  * map) in its own process; resolves with the host's path once the rig serves. `stop` resolves with how
  * far its board fell behind [ms], from its reports (src/mock/mock-report.ts), not from its words.
  */
-export function startPtyRig(rigFile: string, rt: boolean, firmware = false, elf?: string): Promise<{ path: string; stop: () => Promise<{ behindMs: number | undefined; stderr: string }> }> {
+export function startPtyRig(
+  rigFile: string,
+  rt: boolean,
+  firmware = false,
+  elf?: string,
+): Promise<{ path: string; stop: () => Promise<{ behindMs: number | undefined; stderr: string }> }> {
   return new Promise((resolve, reject) => {
     const image = elf !== undefined ? ['--board', 'uno-firmata', '--elf', elf] : [];
-    const args = ['rig', '--rig', rigFile, '--pty', '--report', ...(firmware || elf !== undefined ? ['--firmware', ...image] : []), ...(rt ? [] : ['--no-rt'])];
+    const args = [
+      'rig',
+      '--rig',
+      rigFile,
+      '--pty',
+      '--report',
+      ...(firmware || elf !== undefined ? ['--firmware', ...image] : []),
+      ...(rt ? [] : ['--no-rt']),
+    ];
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let err = '';
     let ready = false;
@@ -143,7 +163,10 @@ export function tallyRun(t: RunTally, r: { summary?: RunSummary; code: number; s
 
 export function runOnce(args: string[], command: 'run' | 'demo' = 'run'): Promise<{ summary?: RunSummary; code: number; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, command, ...args, '--json'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -178,11 +201,22 @@ const max = (a: number[]): number => (a.length ? Math.max(...a) : NaN);
 async function runConfig(c: Config, runs: number, rt: boolean, elf?: string): Promise<Agg> {
   const agg: Agg = { done: 0, faulted: [], rms: [], late: [], lat50: [], lat99: [], cpu: [], stall: [], mockLate: 0 };
   const rigFile = c.where === 'stock' ? unoFirmataRig(ROOT).file : c.rig;
-  const pty = c.where === 'pty' || c.where === 'firmware' || c.where === 'stock' ? await startPtyRig(rigFile, rt, c.where === 'firmware', c.where === 'stock' ? elf : undefined) : undefined;
+  const pty =
+    c.where === 'pty' || c.where === 'firmware' || c.where === 'stock'
+      ? await startPtyRig(rigFile, rt, c.where === 'firmware', c.where === 'stock' ? elf : undefined)
+      : undefined;
   try {
     for (let i = 0; i < runs; i++) {
       const where = pty ? ['--port', pty.path] : c.where === 'demo' ? [] : ['--mock'];
-      const args = ['--rig', rigFile, ...where, ...(c.rateHz ? ['--rate', String(c.rateHz)] : []), '--traj', 'reach', ...(rt ? ['--rt'] : ['--no-rt'])];
+      const args = [
+        '--rig',
+        rigFile,
+        ...where,
+        ...(c.rateHz ? ['--rate', String(c.rateHz)] : []),
+        '--traj',
+        'reach',
+        ...(rt ? ['--rt'] : ['--no-rt']),
+      ];
       const r = await runOnce(c.where === 'demo' ? [...args, '--headless'] : args, c.where === 'demo' ? 'demo' : 'run');
       const s = tallyRun(agg, r);
       if (!s) continue;
@@ -211,7 +245,11 @@ async function virtualRms(rigFile: string, rateHz: number): Promise<ReadonlyPair
     const { firmataReach } = await import('./firmata.js');
     return asPair((await firmataReach(rig, rateHz)).summary.tracking.rmsDeg, "the virtual Firmata reach's tracking.rmsDeg");
   }
-  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], { rateHz, keepRows: false, maxSeconds: 60 });
+  const r = await virtualRun({ ...rig, control: { ...rig.control, rateHz } }, [builtinPath(rig.arm, 'reach')!], {
+    rateHz,
+    keepRows: false,
+    maxSeconds: 60,
+  });
   return asPair(r.summary.tracking.rmsDeg, "the virtual reach's tracking.rmsDeg");
 }
 
@@ -299,7 +337,23 @@ export async function benchRealtime(opts: RealtimeOptions = {}): Promise<BenchRe
 export async function benchSoak(seconds = 600): Promise<BenchResult> {
   mkdirSync(`${ROOT}/runs`, { recursive: true });
   const file = `runs/soak-${Date.now()}.ndjson`;
-  const r = await runOnce(['--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--traj', 'circle', '--cycle', '--max-seconds', String(seconds), '--record', file, '--rt']);
+  const r = await runOnce([
+    '--rig',
+    'rigs/mock-arm.json',
+    '--mock',
+    '--rate',
+    '1000',
+    '--traj',
+    'reach',
+    '--traj',
+    'circle',
+    '--cycle',
+    '--max-seconds',
+    String(seconds),
+    '--record',
+    file,
+    '--rt',
+  ]);
   const s = r.summary;
   const rows: [string, string, string][] = [
     [

@@ -58,7 +58,11 @@ export async function echoRoundTrip(serial: Path, n: number): Promise<{ p50: num
   const { createPtyPair } = await import('../mock/pty.js');
   const { openSerial } = await import('../transport/open.js');
   const pair = await createPtyPair(10_000);
-  const echo = spawn(process.execPath, ['--input-type=module', '-e', ECHO, fileURLToPath(new URL('../transport/open.js', import.meta.url)), pair.paths[0]], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const echo = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', ECHO, fileURLToPath(new URL('../transport/open.js', import.meta.url)), pair.paths[0]],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       echo.stdout.once('data', () => resolve());
@@ -95,7 +99,19 @@ async function rigRuns(r: (typeof RIGS)[number], runs: number): Promise<Record<P
   try {
     for (let i = 0; i < runs; i++) {
       for (const p of i % 2 === 0 ? PATHS : [...PATHS].reverse()) {
-        const out = await runOnce(['--rig', r.rig, '--port', pty.path, '--serial', p, '--rate', String(r.rateHz), '--traj', 'reach', '--rt']);
+        const out = await runOnce([
+          '--rig',
+          r.rig,
+          '--port',
+          pty.path,
+          '--serial',
+          p,
+          '--rate',
+          String(r.rateHz),
+          '--traj',
+          'reach',
+          '--rt',
+        ]);
         const s = tallyRun(agg[p], out);
         const t = s?.timing;
         if (!t) continue;

@@ -86,12 +86,21 @@ export function benchStartup(runs = 15): BenchResult {
   const [base, help, fk] = stats;
   if (!base || !help || !fk) throw new Error(`start-up: ${stats.length} commands timed, not node, help and model fk`);
   const rows: [string, string, string][] = stats.map((s, i) => {
-    const over = i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`;
+    const over =
+      i === 0 ? 'Node itself' : `+${(s.p50 - base.p50).toFixed(0)} ms wall, +${(s.cpu - base.cpu).toFixed(0)} ms CPU over Node's own`;
     const target = i === COMMANDS.length - 1 ? ` (target +${FK_TARGET_MS} ms)` : '';
-    return [s.name, `${s.p50.toFixed(0)} ms`, `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}${target}`];
+    return [
+      s.name,
+      `${s.p50.toFixed(0)} ms`,
+      `median wall of ${runs} (p90 ${s.p90.toFixed(0)}, min ${s.min.toFixed(0)}); CPU ${s.cpu.toFixed(0)} ms; ${over}${target}`,
+    ];
   });
   const bundled = zodBundled();
-  rows.push(['zod', bundled ? 'one file' : '95 modules', bundled ? 'dist/vendor/zod.js (npm run build)' : 'dist/ built by plain tsc: run npm run build for the bundled zod']);
+  rows.push([
+    'zod',
+    bundled ? 'one file' : '95 modules',
+    bundled ? 'dist/vendor/zod.js (npm run build)' : 'dist/ built by plain tsc: run npm run build for the bundled zod',
+  ]);
   rows.push(['machine load', load1().toFixed(2), 'one-minute load average at the end (2 cores shared: medians, not means)']);
   return section('start-up (real time)', rows, {
     nodeP50Ms: Number(base.p50.toFixed(1)),

@@ -110,7 +110,14 @@ async function runBlocks(session: Session, rig: Rig, paths: PathSpec[], phases: 
     let dash: Dashboard | undefined;
     const term = fakeTerminal(120, 40);
     if (name === 'with') {
-      const screen = blessed.screen({ input: term.input, output: term.output as never, terminal: 'xterm-256color', forceUnicode: true, warnings: false, smartCSR: true });
+      const screen = blessed.screen({
+        input: term.input,
+        output: term.output as never,
+        terminal: 'xterm-256color',
+        forceUnicode: true,
+        warnings: false,
+        smartCSR: true,
+      });
       dash = new Dashboard({ screen, session, rig, paths, demo: true, onQuit: () => undefined });
       const draw = dash.frame.bind(dash);
       dash.frame = () => {
@@ -183,7 +190,11 @@ export async function benchTui(): Promise<BenchResult> {
     [
       ['period error, without', line(w), `${seconds} s in 2 s blocks, off-on-on-off twice`],
       ['period error, with', line(d), `${seconds} s, drawing at its normal 20 Hz into a fake 120 x 40 terminal`],
-      ['process CPU', `${m.cpu.without.toFixed(2)} -> ${m.cpu.with.toFixed(2)} s/s`, 'all threads (loop worker, main thread, GC), without -> with'],
+      [
+        'process CPU',
+        `${m.cpu.without.toFixed(2)} -> ${m.cpu.with.toFixed(2)} s/s`,
+        'all threads (loop worker, main thread, GC), without -> with',
+      ],
       [
         'dashboard frame',
         `p50 ${(m.frameUs.quantile(0.5) / 1000).toFixed(2)} ms  p99 ${(m.frameUs.quantile(0.99) / 1000).toFixed(2)} ms`,

@@ -95,7 +95,11 @@ export async function benchTunePort(runs: number, conditions: readonly string[] 
       const loadAfter = load1();
       const ok = done.filter((r) => r.code === 0).length;
       const label = `${cmd} --port, ${name}${hogs ? ` (${hogs} hogs)` : ''}`;
-      rows.push([label, `${ok}/${runs}`, `completed; wall ${done.map((r) => `${r.wallS.toFixed(1)} s${r.code === 0 ? '' : ` (exit ${r.code})`}`).join(', ')}; load ${loadBefore.toFixed(1)} -> ${loadAfter.toFixed(1)}`]);
+      rows.push([
+        label,
+        `${ok}/${runs}`,
+        `completed; wall ${done.map((r) => `${r.wallS.toFixed(1)} s${r.code === 0 ? '' : ` (exit ${r.code})`}`).join(', ')}; load ${loadBefore.toFixed(1)} -> ${loadAfter.toFixed(1)}`,
+      ]);
       for (const r of done) if (r.code !== 0) rows.push(['', '', `  not done: ${r.why.slice(0, 300)}`]);
       figures[`${cmd}.${name}.completed`] = ok;
       figures[`${cmd}.${name}.wallS`] = done.map((r) => Number(r.wallS.toFixed(1)));

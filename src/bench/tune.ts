@@ -35,11 +35,21 @@ interface TuneBenchRun {
 
 async function tuneOnce(rig: Rig, realtime: boolean, bandwidthHz?: number): Promise<TuneBenchRun> {
   const said: string[] = [];
-  const operator = { say: (s: string) => void said.push(s), confirm: async () => undefined, ask: async () => undefined, signal: new AbortController().signal };
+  const operator = {
+    say: (s: string) => void said.push(s),
+    confirm: async () => undefined,
+    ask: async () => undefined,
+    signal: new AbortController().signal,
+  };
   const load0 = load1();
   const t0 = process.hrtime.bigint();
   let pose: number[] = [];
-  const options = { joints: [...Array(rig.joints).keys()], bandwidthHz: bandwidthHz ?? rig.control.rateHz / 40, explicit: bandwidthHz !== undefined, rateHz: rig.control.rateHz };
+  const options = {
+    joints: [...Array(rig.joints).keys()],
+    bandwidthHz: bandwidthHz ?? rig.control.rateHz / 40,
+    explicit: bandwidthHz !== undefined,
+    rateHz: rig.control.rateHz,
+  };
   const onPose = (q: readonly number[]): void => void (pose = q.slice());
   let outcome: TuneOutcome;
   let note: string;
@@ -85,8 +95,16 @@ function runRows(r: TuneBenchRun, rows: [string, string, string][], figures: Ben
   const o = r.outcome;
   const L = r.label;
   const load = `load ${r.load[0].toFixed(2)} -> ${r.load[1].toFixed(2)} (2 cores shared with other sessions)`;
-  rows.push([`${L}: completed, motion / wall [s]`, `${o.completed ? 'yes' : 'NO'}, ${o.motionS.toFixed(1)} / ${r.wallS.toFixed(1)}`, `${r.note}; ${load}; target <= 60 s of motion`]);
-  rows.push([`${L}: target crossover [Hz]`, f3(o.bandwidthHz), `the model's bound ${o.boundHz.map(f3).join(', ')} Hz with the rig's ${o.velocityFilterHz} Hz velocity estimator`]);
+  rows.push([
+    `${L}: completed, motion / wall [s]`,
+    `${o.completed ? 'yes' : 'NO'}, ${o.motionS.toFixed(1)} / ${r.wallS.toFixed(1)}`,
+    `${r.note}; ${load}; target <= 60 s of motion`,
+  ]);
+  rows.push([
+    `${L}: target crossover [Hz]`,
+    f3(o.bandwidthHz),
+    `the model's bound ${o.boundHz.map(f3).join(', ')} Hz with the rig's ${o.velocityFilterHz} Hz velocity estimator`,
+  ]);
   figures[`${L} motionS`] = o.motionS;
   figures[`${L} wallS`] = r.wallS;
   figures[`${L} targetHz`] = o.bandwidthHz;
@@ -100,13 +118,21 @@ function runRows(r: TuneBenchRun, rows: [string, string, string][], figures: Ben
         `${f3(m.crossoverHz)}, ${f3(m.phaseMarginDeg)}, ${Number.isFinite(m.gainMarginDb) ? f3(m.gainMarginDb) : `>= ${f3(m.gainMarginAtLeastDb)}`}`,
         `crossover ${((m.crossoverHz / o.bandwidthHz - 1) * 100).toFixed(1)} % off the target (<= 10 %); PM >= 45, GM >= 6`,
       ]);
-      rows.push([`${j} step: overshoot [%], settling [s]`, `${f3(m.overshootPct)}, ${f3(m.settlingS)}`, `a ${f3((m.stepRad * 180) / Math.PI)} deg step`]);
+      rows.push([
+        `${j} step: overshoot [%], settling [s]`,
+        `${f3(m.overshootPct)}, ${f3(m.settlingS)}`,
+        `a ${f3((m.stepRad * 180) / Math.PI)} deg step`,
+      ]);
       figures[`${j} crossoverHz`] = m.crossoverHz;
       figures[`${j} phaseMarginDeg`] = m.phaseMarginDeg;
       figures[`${j} gainMarginAtLeastDb`] = m.gainMarginAtLeastDb;
     }
     if (id) {
-      rows.push([`${j} model vs measured below crossover`, `${f3(id.fitErrorDb)} dB, ${f3(id.fitErrorDeg)} deg`, `target <= 1 dB, 5 deg; masses x${f3(id.mass)} the rig's`]);
+      rows.push([
+        `${j} model vs measured below crossover`,
+        `${f3(id.fitErrorDb)} dB, ${f3(id.fitErrorDeg)} deg`,
+        `target <= 1 dB, 5 deg; masses x${f3(id.mass)} the rig's`,
+      ]);
       figures[`${j} fitErrorDb`] = id.fitErrorDb;
       figures[`${j} fitErrorDeg`] = id.fitErrorDeg;
     }
@@ -170,7 +196,9 @@ export async function benchTuneRepeats(n: number, realtime: boolean, file = RIG)
     const rig = realtime ? base : resolveRig(parseRigFile({ ...raw, plant: { ...(raw.plant as object), seed: i + 1 } }, file), file);
     const r = await tuneOnce(rig, realtime);
     runs.push(r);
-    const g = r.outcome.joints.map((t) => (t.design ? t.design.gains.map((x) => `${f3(x.kp)}/${f3(x.ki)}/${f3(x.kd)}`).join('; ') : 'none')).join(' | ');
+    const g = r.outcome.joints
+      .map((t) => (t.design ? t.design.gains.map((x) => `${f3(x.kp)}/${f3(x.ki)}/${f3(x.kd)}`).join('; ') : 'none'))
+      .join(' | ');
     const failed = r.outcome.steps.find((x) => x.status === 'fail');
     rows.push([
       `${r.label} repeat ${i + 1}: completed, motion [s]`,
@@ -189,5 +217,9 @@ export async function benchTuneRepeats(n: number, realtime: boolean, file = RIG)
     ]);
     figures[`joint ${j + 1} spreadPct`] = 100 * worst;
   }
-  return section(`twolink tune repeated ${n} times on ${file} (16U2 cable model): ${realtime ? 'real time --rt' : 'virtual time, a plant seed each'}`, rows, figures);
+  return section(
+    `twolink tune repeated ${n} times on ${file} (16U2 cable model): ${realtime ? 'real time --rt' : 'virtual time, a plant seed each'}`,
+    rows,
+    figures,
+  );
 }

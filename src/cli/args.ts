@@ -38,7 +38,11 @@ export type ParsedOf<S extends OptionSpecs> = { -readonly [K in keyof S]?: Value
  * Splits argv against the specs. A value that starts with a minus and a digit is taken as the value
  * of the option before it, so both `--q=-1,2` and `--q -1,2` work.
  */
-export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, command: string): { values: ParsedOf<S>; positionals: string[] } {
+export function parse<S extends OptionSpecs>(
+  argv: readonly string[],
+  specs: S,
+  command: string,
+): { values: ParsedOf<S>; positionals: string[] } {
   const args: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -55,7 +59,12 @@ export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, 
   try {
     r = parseArgs({
       args,
-      options: Object.fromEntries(Object.entries(specs).map(([k, s]) => [k, { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) }])),
+      options: Object.fromEntries(
+        Object.entries(specs).map(([k, s]) => [
+          k,
+          { type: s.type, ...(s.multiple ? { multiple: true } : {}), ...(s.short ? { short: s.short } : {}) },
+        ]),
+      ),
       allowPositionals: true,
       strict: true,
       tokens: true,
@@ -74,7 +83,11 @@ export function parse<S extends OptionSpecs>(argv: readonly string[], specs: S, 
  * (`--rt --no-rt`, `--feedforward measured --no-feedforward`). Options declared `multiple` repeat;
  * a flag said twice (`--json --json`) says one thing and is let through.
  */
-function checkGivenOnce(tokens: readonly { kind: string; name?: string; value?: string | undefined }[], specs: OptionSpecs, command: string): void {
+function checkGivenOnce(
+  tokens: readonly { kind: string; name?: string; value?: string | undefined }[],
+  specs: OptionSpecs,
+  command: string,
+): void {
   const given = new Map<string, string[]>();
   for (const t of tokens) {
     if (t.kind !== 'option' || t.name === undefined) continue;
@@ -88,7 +101,9 @@ function checkGivenOnce(tokens: readonly { kind: string; name?: string; value?: 
       const repeatable = Object.entries(specs)
         .filter(([, s]) => s.multiple)
         .map(([k]) => `--${k}`);
-      throw new UsageError(`${command}: --${name} given ${values.length} times (${values.map((x) => `"${x}"`).join(', ')}): give it once${repeatable.length ? ` (only ${repeatable.join(', ')} may be repeated)` : ''}`);
+      throw new UsageError(
+        `${command}: --${name} given ${values.length} times (${values.map((x) => `"${x}"`).join(', ')}): give it once${repeatable.length ? ` (only ${repeatable.join(', ')} may be repeated)` : ''}`,
+      );
     }
     if (name.startsWith('no-') && given.has(name.slice(3))) {
       throw new UsageError(`${command}: --${name.slice(3)} and --${name} contradict each other: give one of them`);
@@ -120,7 +135,8 @@ export interface ListRange {
 
 /** `--port ''` and `--baud` without `--port` are refused (the mock's line runs at the rig file's link.baudRate). */
 export function checkPortArgs(v: { port?: string; baud?: string }): void {
-  if (v.port === '') throw new UsageError("--port: an empty path: give the board's serial port, e.g. /dev/ttyACM0 (twolink ports lists them)");
+  if (v.port === '')
+    throw new UsageError("--port: an empty path: give the board's serial port, e.g. /dev/ttyACM0 (twolink ports lists them)");
   if (v.baud !== undefined && typeof v.port !== 'string') {
     throw new UsageError(`--baud ${String(v.baud)} goes with --port: the mock rig's serial line runs at the rig file's link.baudRate`);
   }
@@ -140,7 +156,10 @@ export function numberList(value: string | undefined, name: string, n?: number, 
   }
   if (range) {
     const k = r.data.findIndex((x) => Math.abs(x) > range.maxAbs);
-    if (k >= 0) throw new UsageError(`--${name}: ${r.data[k]} ${range.unit} is out of range: each value must be between -${range.maxAbs} and ${range.maxAbs} ${range.unit}`);
+    if (k >= 0)
+      throw new UsageError(
+        `--${name}: ${r.data[k]} ${range.unit} is out of range: each value must be between -${range.maxAbs} and ${range.maxAbs} ${range.unit}`,
+      );
   }
   return r.data;
 }
@@ -165,7 +184,11 @@ export function nonFinitePath(v: unknown, path = ''): string | undefined {
 }
 
 /** Parses one number with optional bounds (inclusive). */
-export function numberArg(value: string | boolean | string[] | undefined, name: string, opts: { default?: number; min?: number; max?: number; integer?: boolean; unit?: string } = {}): number {
+export function numberArg(
+  value: string | boolean | string[] | undefined,
+  name: string,
+  opts: { default?: number; min?: number; max?: number; integer?: boolean; unit?: string } = {},
+): number {
   if (value === undefined) {
     if (opts.default !== undefined) return opts.default;
     throw new UsageError(`--${name} is required`);
@@ -181,7 +204,12 @@ export function numberArg(value: string | boolean | string[] | undefined, name: 
   }
   const v = r.data;
   if ((opts.min !== undefined && v < opts.min) || (opts.max !== undefined && v > opts.max)) {
-    const range = opts.min !== undefined && opts.max !== undefined ? `between ${opts.min} and ${opts.max}${unit}` : opts.min !== undefined ? `at least ${opts.min}${unit}` : `at most ${opts.max}${unit}`;
+    const range =
+      opts.min !== undefined && opts.max !== undefined
+        ? `between ${opts.min} and ${opts.max}${unit}`
+        : opts.min !== undefined
+          ? `at least ${opts.min}${unit}`
+          : `at most ${opts.max}${unit}`;
     throw new UsageError(`--${name}: ${v}${unit} is out of range: it must be ${range}`);
   }
   return v;
@@ -197,12 +225,18 @@ export const SERIAL_OPTION = {
 /** `--serial`: the serial path, undefined when not given (the rig file's `link.serial` then); refused without --port. */
 export function serialArg(value: string | boolean | string[] | undefined, port: unknown): SerialPathChoice | undefined {
   if (value === undefined) return undefined;
-  if (typeof port !== 'string') throw new UsageError(`--serial ${String(value)} goes with --port: the mock rig is not opened through a serial path`);
+  if (typeof port !== 'string')
+    throw new UsageError(`--serial ${String(value)} goes with --port: the mock rig is not opened through a serial path`);
   return choiceArg(value, 'serial', SERIAL_PATHS, 'auto');
 }
 
 /** Parses one of a fixed set of words. */
-export function choiceArg<T extends string>(value: string | boolean | string[] | undefined, name: string, choices: readonly T[], def: T): T {
+export function choiceArg<T extends string>(
+  value: string | boolean | string[] | undefined,
+  name: string,
+  choices: readonly T[],
+  def: T,
+): T {
   if (value === undefined) return def;
   const r = z.enum(choices).safeParse(value);
   if (!r.success) throw new UsageError(`--${name}: "${String(value)}" is not one of ${choices.join(', ')}`);

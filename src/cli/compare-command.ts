@@ -16,7 +16,11 @@ import { namedPath, pathSpecFromArgs, TRAJECTORY_OPTIONS } from './traj-args.js'
 const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
 
 const FIGURE_OPTIONS = {
-  smooth: { type: 'string', arg: 'S', help: 'window of the smoothing differentiator for measured acceleration and jerk [s] (default 0.08; jerk: twice that)' },
+  smooth: {
+    type: 'string',
+    arg: 'S',
+    help: 'window of the smoothing differentiator for measured acceleration and jerk [s] (default 0.08; jerk: twice that)',
+  },
   points: { type: 'string', arg: 'N', help: 'points per curve at most (default 600)' },
   from: { type: 'string', arg: 'S', help: 'plot from this loop time [s]' },
   to: { type: 'string', arg: 'S', help: 'plot up to this loop time [s]' },
@@ -26,7 +30,11 @@ const FIGURE_OPTIONS = {
 const COMPARE_OPTIONS = {
   json: { type: 'boolean', help: 'print the report as one JSON object' },
   plot: { type: 'string', arg: 'FILE', help: 'write the figure: FILE.svg (a picture) or FILE.html (a page that needs no network)' },
-  export: { type: 'string', arg: 'csv|mcap', help: 'write the first recording as CSV (spreadsheets, PlotJuggler) or MCAP (Foxglove) to --out' },
+  export: {
+    type: 'string',
+    arg: 'csv|mcap',
+    help: 'write the first recording as CSV (spreadsheets, PlotJuggler) or MCAP (Foxglove) to --out',
+  },
   out: { type: 'string', arg: 'FILE', help: 'where --export writes' },
   force: FORCE_OPTION,
   ...FIGURE_OPTIONS,
@@ -80,18 +88,29 @@ function figureArgs(v: ParsedOf<typeof FIGURE_OPTIONS>): FigureArgs {
 
 function recordings(positionals: string[], command: string): string[] {
   if (positionals.length < 1 || positionals.length > 2) {
-    throw new UsageError(`${command}: give one or two recordings: run.ndjson|run.mcap [other.ndjson|other.mcap] (got ${positionals.length}; see twolink ${command} --help)`);
+    throw new UsageError(
+      `${command}: give one or two recordings: run.ndjson|run.mcap [other.ndjson|other.mcap] (got ${positionals.length}; see twolink ${command} --help)`,
+    );
   }
   return positionals;
 }
 
-async function writeFigure(spec: import('vega-lite').TopLevelSpec, out: { file: string; kind: 'svg' | 'html' }, title: string): Promise<void> {
+async function writeFigure(
+  spec: import('vega-lite').TopLevelSpec,
+  out: { file: string; kind: 'svg' | 'html' },
+  title: string,
+): Promise<void> {
   const { renderHtml, renderSvg } = await import('../record/figures.js');
   const text = out.kind === 'svg' ? await renderSvg(spec) : await renderHtml(spec, title);
   writeTextFile(out.file, text);
 }
 
-async function runFigureTo(a: LoadedRecording, al: RunAlignment | undefined, fa: FigureArgs, out: { file: string; kind: 'svg' | 'html' }): Promise<void> {
+async function runFigureTo(
+  a: LoadedRecording,
+  al: RunAlignment | undefined,
+  fa: FigureArgs,
+  out: { file: string; kind: 'svg' | 'html' },
+): Promise<void> {
   const { runFigure } = await import('../record/figures.js');
   const rig = recordedRig(a.info);
   const names = a.info.header.trajectories.map((x) => x.name).join(', ');
@@ -151,7 +170,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
   if (v.export !== undefined) {
     const kind = choiceArg(v.export, 'export', ['csv', 'mcap'] as const, 'csv');
     exportTo = { kind, file: stringArg(v.out, 'out', `the file to write, e.g. --out run.${kind}`) };
-    if (plot && resolve(plot.file) === resolve(exportTo.file)) throw new UsageError(`--plot and --out name the same file (${plot.file}): give two files`);
+    if (plot && resolve(plot.file) === resolve(exportTo.file))
+      throw new UsageError(`--plot and --out name the same file (${plot.file}): give two files`);
   } else if (v.out !== undefined) {
     throw new UsageError('--out goes with --export csv|mcap (for a figure use --plot FILE)');
   }
@@ -176,7 +196,8 @@ export async function compareCommand(argv: readonly string[]): Promise<number> {
       process.stdout.write(`${JSON.stringify({ ...report, ...(Object.keys(wrote).length ? { wrote } : {}) })}\n`);
     } else {
       process.stdout.write(formatReport(report));
-      for (const [k, f] of Object.entries(wrote)) process.stderr.write(`wrote ${k === 'plot' ? 'the figure' : `the ${exportTo!.kind.toUpperCase()} export of A`} to ${f}\n`);
+      for (const [k, f] of Object.entries(wrote))
+        process.stderr.write(`wrote ${k === 'plot' ? 'the figure' : `the ${exportTo!.kind.toUpperCase()} export of A`} to ${f}\n`);
     }
     return 0;
   });
@@ -193,7 +214,11 @@ const PLOT_RUN_OPTIONS = {
 
 const PLOT_TRAJ_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' },
-  traj: { type: 'string', arg: 'NAME|FILE', help: 'a built-in trajectory (reach, point, circle) or a trajectory file; or describe one with --space/--from/--to' },
+  traj: {
+    type: 'string',
+    arg: 'NAME|FILE',
+    help: 'a built-in trajectory (reach, point, circle) or a trajectory file; or describe one with --space/--from/--to',
+  },
   ...TRAJECTORY_OPTIONS,
   rate: { type: 'string', arg: 'HZ', help: 'samples per second (default 200)' },
   out: { type: 'string', arg: 'FILE', help: 'the figure: FILE.svg or FILE.html' },
@@ -246,7 +271,9 @@ async function plotTraj(argv: readonly string[]): Promise<number> {
   checkFigure(out, { force: v.force === true, inputs });
   const traj = buildPath(rig.arm, spec.start, spec.steps, spec.description);
   if (traj.duration * rate > MAX_FIGURE_SAMPLES) {
-    throw new UsageError(`plot traj: ${traj.duration} s at --rate ${rate} Hz is ${Math.round(traj.duration * rate)} samples: at most ${MAX_FIGURE_SAMPLES} in a figure (a lower --rate)`);
+    throw new UsageError(
+      `plot traj: ${traj.duration} s at --rate ${rate} Hz is ${Math.round(traj.duration * rate)} samples: at most ${MAX_FIGURE_SAMPLES} in a figure (a lower --rate)`,
+    );
   }
   const title = typeof v.title === 'string' ? v.title : `${spec.name} on ${rig.name}`;
   const { trajectoryFigure } = await import('../record/trajectory-figure.js');

@@ -122,7 +122,12 @@ export function systemChecks(k: KernelInfo, r: RealtimeInfo): DoctorCheck[] {
   const out: DoctorCheck[] = [];
   out.push(
     k.preempt === 'rt' || k.preempt === 'full'
-      ? { name: 'kernel preemption', status: 'pass', evidence: `${k.release}: ${k.preempt === 'rt' ? 'PREEMPT_RT (/sys/kernel/realtime = 1)' : 'fully preemptible (PREEMPT)'}: ${k.version}`, fix: null }
+      ? {
+          name: 'kernel preemption',
+          status: 'pass',
+          evidence: `${k.release}: ${k.preempt === 'rt' ? 'PREEMPT_RT (/sys/kernel/realtime = 1)' : 'fully preemptible (PREEMPT)'}: ${k.version}`,
+          fix: null,
+        }
       : {
           name: 'kernel preemption',
           status: 'warn',
@@ -138,7 +143,9 @@ export function systemChecks(k: KernelInfo, r: RealtimeInfo): DoctorCheck[] {
     name: 'SCHED_FIFO allowed',
     status: fifo ? 'pass' : 'warn',
     evidence: `RLIMIT_RTPRIO ${r.rtprio ?? '?'}, CAP_SYS_NICE ${r.capSysNice ? 'yes' : 'no'}, uid ${r.uid}`,
-    fix: fifo ? null : `echo '${user} - rtprio 95' | sudo tee /etc/security/limits.d/99-twolink.conf (log in again), or sudo setcap cap_sys_nice+ep "$(readlink -f "$(which node)")"`,
+    fix: fifo
+      ? null
+      : `echo '${user} - rtprio 95' | sudo tee /etc/security/limits.d/99-twolink.conf (log in again), or sudo setcap cap_sys_nice+ep "$(readlink -f "$(which node)")"`,
   });
   const memOk = r.uid === 0 || r.memlockBytes === 'unlimited' || (typeof r.memlockBytes === 'number' && r.memlockBytes >= 64 * 1024 * 1024);
   out.push({
@@ -153,7 +160,10 @@ export function systemChecks(k: KernelInfo, r: RealtimeInfo): DoctorCheck[] {
     name: 'CPU governor',
     status: perf ? 'pass' : 'warn',
     evidence: g === null ? 'no cpufreq governor exposed (a VM or a fixed clock)' : `scaling_governor: ${[...new Set(g)].join(', ')}`,
-    fix: perf || g === null ? null : 'echo performance | sudo tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor (or: sudo cpupower frequency-set -g performance)',
+    fix:
+      perf || g === null
+        ? null
+        : 'echo performance | sudo tee /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor (or: sudo cpupower frequency-set -g performance)',
   });
   return out;
 }
@@ -171,8 +181,19 @@ export function adapterInfo(path: string, root = '/'): AdapterInfo {
   }
   const tty = basename(real);
   const dev = join(root, 'sys/class/tty', tty, 'device');
-  const none = (what: string): AdapterInfo => ({ kind: 'none', what, usb: false, vid: null, pid: null, driver: null, latencyTimerMs: null, flushMs: 0, tty: null });
-  if (real.startsWith('/dev/pts/') || !existsSync(dev)) return none(`${path} is not a USB device (${real.startsWith('/dev/pts/') ? 'a pseudo-terminal' : 'no sysfs device'}): no adapter`);
+  const none = (what: string): AdapterInfo => ({
+    kind: 'none',
+    what,
+    usb: false,
+    vid: null,
+    pid: null,
+    driver: null,
+    latencyTimerMs: null,
+    flushMs: 0,
+    tty: null,
+  });
+  if (real.startsWith('/dev/pts/') || !existsSync(dev))
+    return none(`${path} is not a USB device (${real.startsWith('/dev/pts/') ? 'a pseudo-terminal' : 'no sysfs device'}): no adapter`);
   let p: string;
   try {
     p = realpathSync(dev);
@@ -203,7 +224,17 @@ export function adapterInfo(path: string, root = '/'): AdapterInfo {
   const lat = kind === 'ftdi' ? Number((read(root, `sys/bus/usb-serial/devices/${tty}/latency_timer`) ?? '').trim()) : NaN;
   const latencyTimerMs = Number.isFinite(lat) && lat > 0 ? lat : null;
   const flushMs = adapterFlushS(kind, latencyTimerMs ?? FTDI.defaultLatencyMs) * 1000;
-  return { kind, what: hit?.what ?? `an unknown USB device (driver ${driver ?? 'unknown'})`, usb: true, vid, pid, driver, latencyTimerMs, flushMs, tty };
+  return {
+    kind,
+    what: hit?.what ?? `an unknown USB device (driver ${driver ?? 'unknown'})`,
+    usb: true,
+    vid,
+    pid,
+    driver,
+    latencyTimerMs,
+    flushMs,
+    tty,
+  };
 }
 
 const id = (v: number | null): string => (v === null ? '?' : v.toString(16).padStart(4, '0'));
@@ -232,8 +263,15 @@ export function adapterCheck(a: AdapterInfo, path: string): DoctorCheck {
       fix: 'run at 250-500 Hz, or use a native-USB board (Leonardo/Micro: board "leonardo" in the rig file) for 1 kHz',
     };
   }
-  if (a.kind === 'ch340') return { name: 'adapter', status: 'warn', evidence: `${ids}: no settable latency; about 1 ms hold (estimated)`, fix: 'for 1 kHz, a native-USB board (Leonardo/Micro)' };
-  if (a.kind === 'native') return { name: 'adapter', status: 'pass', evidence: `${ids}: native USB CDC, sent at the host's next 1 ms frame`, fix: null };
+  if (a.kind === 'ch340')
+    return {
+      name: 'adapter',
+      status: 'warn',
+      evidence: `${ids}: no settable latency; about 1 ms hold (estimated)`,
+      fix: 'for 1 kHz, a native-USB board (Leonardo/Micro)',
+    };
+  if (a.kind === 'native')
+    return { name: 'adapter', status: 'pass', evidence: `${ids}: native USB CDC, sent at the host's next 1 ms frame`, fix: null };
   return { name: 'adapter', status: 'warn', evidence: `${ids} on ${path}: not a known adapter`, fix: null };
 }
 
@@ -292,7 +330,9 @@ export async function platformInfo(choice: SerialPathChoice, version = process.v
     const tid = threadId();
     const r = await requestRealtime(tid, 40);
     if (r.granted) await leaveRealtime(tid);
-    priority = r.granted ? { granted: true, what: 'SCHED_FIFO 40 (granted; doctor gave it back)' } : { granted: false, what: `normal (SCHED_FIFO refused: ${r.reason})` };
+    priority = r.granted
+      ? { granted: true, what: 'SCHED_FIFO 40 (granted; doctor gave it back)' }
+      : { granted: false, what: `normal (SCHED_FIFO refused: ${r.reason})` };
   } else {
     const p = raiseProcessPriority(process.pid);
     priority = p.kind === 'raised' ? { granted: true, what: p.name } : { granted: false, what: `normal (${p.reason})` };

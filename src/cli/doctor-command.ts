@@ -12,14 +12,42 @@ import { fileURLToPath } from 'node:url';
 import { loadRig, type Rig } from '../config/load.js';
 import { ADAPTER_KINDS, adapterFlushS, adapterName, bootloaderBaudRefusal, cableAdvice, FTDI, type AdapterKind } from '../config/cable.js';
 import { RealClock, settle } from '../time/clock.js';
-import { choiceArg, formatHelp, noPositionals, numberArg, parse, SERIAL_OPTION, serialArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
-import { adapterCheck, adapterInfo, kernelInfo, platformChecks, platformInfo, realtimeInfo, systemChecks, type AdapterInfo, type DoctorCheck, type KernelInfo, type PlatformInfo, type RealtimeInfo } from './doctor-checks.js';
+import {
+  choiceArg,
+  formatHelp,
+  noPositionals,
+  numberArg,
+  parse,
+  SERIAL_OPTION,
+  serialArg,
+  UsageError,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
+import {
+  adapterCheck,
+  adapterInfo,
+  kernelInfo,
+  platformChecks,
+  platformInfo,
+  realtimeInfo,
+  systemChecks,
+  type AdapterInfo,
+  type DoctorCheck,
+  type KernelInfo,
+  type PlatformInfo,
+  type RealtimeInfo,
+} from './doctor-checks.js';
 import { SERIAL_PATHS, type SerialPathChoice } from '../config/rig.js';
 
 const OPTIONS = {
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (our firmware, or twolink rig --pty)' },
   mock: { type: 'boolean', help: "the rig file's simulated board, through an adapter model, in virtual time" },
-  rig: { type: 'string', arg: 'FILE', help: 'rig file (with --mock: required; with --port: its link settings, default rigs/mock-arm.json)' },
+  rig: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'rig file (with --mock: required; with --port: its link settings, default rigs/mock-arm.json)',
+  },
   adapter: { type: 'string', arg: 'KIND', help: `with --mock: the adapter model, ${ADAPTER_KINDS.join(' | ')} (default: the rig's)` },
   'ftdi-latency': { type: 'string', arg: 'MS', help: 'with --mock --adapter ftdi: the latency timer, 1..255 ms (default 16)' },
   pings: { type: 'string', arg: 'N', help: 'round trips to measure, 20..100000 (default 1000: about 3 s on a 16U2)' },
@@ -35,7 +63,14 @@ export interface DoctorReport {
   kernel: KernelInfo;
   realtime: RealtimeInfo;
   /** The cable (null: doctor without --port or --mock looked at the machine alone). */
-  adapter: { kind: AdapterKind; vid: number | null; pid: number | null; latencyTimerMs: number | null; flushMs: number; what: string } | null;
+  adapter: {
+    kind: AdapterKind;
+    vid: number | null;
+    pid: number | null;
+    latencyTimerMs: number | null;
+    flushMs: number;
+    what: string;
+  } | null;
   /** Round trip host -> board -> host [us]; `clock` says real or virtual time. */
   roundTripUs: { p50: number; p99: number; p999: number; max: number; n: number; clock: 'real' | 'virtual' } | null;
   /** A loop rate for this machine and cable: only from a measured round trip (null when none was). */
@@ -133,19 +168,34 @@ export function recommend(kind: AdapterKind, latencyMs: number, rt: DoctorReport
 }
 
 function roundTripCheck(rt: DoctorReport['roundTripUs'], error: string | undefined, what: string, usb: boolean): DoctorCheck {
-  if (!rt) return { name: 'round trip', status: 'fail', evidence: `no answer from ${what}: ${error ?? 'unknown error'}`, fix: 'check the port, the baud rate and that the board runs twolink_fw (or twolink rig --pty)' };
+  if (!rt)
+    return {
+      name: 'round trip',
+      status: 'fail',
+      evidence: `no answer from ${what}: ${error ?? 'unknown error'}`,
+      fix: 'check the port, the baud rate and that the board runs twolink_fw (or twolink rig --pty)',
+    };
   const ms = (us: number): string => (us / 1000).toFixed(2);
   const ev = `${rt.n} pings (${rt.clock} time): p50 ${ms(rt.p50)} ms, p99 ${ms(rt.p99)} ms, p99.9 ${ms(rt.p999)} ms, max ${ms(rt.max)} ms`;
   const fix = usb
     ? 'a faster cable: see the adapter line (FTDI latency_timer 1, or a native-USB board)'
     : "not a cable: the machine is busy, or the simulated board behind the port is slow (twolink rig --pty models the adapter in its rig file's plant.adapter)";
-  return rt.p99 <= 2500 ? { name: 'round trip', status: 'pass', evidence: ev, fix: null } : { name: 'round trip', status: 'warn', evidence: ev, fix };
+  return rt.p99 <= 2500
+    ? { name: 'round trip', status: 'pass', evidence: ev, fix: null }
+    : { name: 'round trip', status: 'warn', evidence: ev, fix };
 }
 
 export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'doctor');
   if (v.help) {
-    process.stdout.write(formatHelp('doctor', 'what limits real time on this machine and this cable', 'doctor (--port PATH | --mock --rig FILE [--adapter KIND]) [--json]', OPTIONS));
+    process.stdout.write(
+      formatHelp(
+        'doctor',
+        'what limits real time on this machine and this cable',
+        'doctor (--port PATH | --mock --rig FILE [--adapter KIND]) [--json]',
+        OPTIONS,
+      ),
+    );
     return 0;
   }
   noPositionals(positionals, 'doctor');
@@ -153,7 +203,8 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   if (port !== undefined && v.mock) throw new UsageError('give either --port PATH or --mock --rig FILE, not both');
   if (port === undefined && !v.mock) return machineOnly(v);
   if (v.mock && typeof v.rig !== 'string') throw new UsageError('--mock needs --rig FILE (a rig file with a plant section)');
-  if (!v.mock && v.adapter !== undefined) throw new UsageError("--adapter picks the mock's model: with --port the adapter is read from sysfs");
+  if (!v.mock && v.adapter !== undefined)
+    throw new UsageError("--adapter picks the mock's model: with --port the adapter is read from sysfs");
   const rigFile = typeof v.rig === 'string' ? v.rig : fileURLToPath(new URL('../../rigs/mock-arm.json', import.meta.url));
   let rig = loadRig(rigFile);
   const n = numberArg(v.pings, 'pings', { default: 1000, min: 20, max: 100_000, integer: true });
@@ -179,7 +230,9 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
   const checks = [
     ...platformChecks(platform),
     ...systemChecks(k, r),
-    v.mock ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null } : adapterCheck(a, port!),
+    v.mock
+      ? { name: 'adapter', status: 'pass' as const, evidence: `${a.what} (modelled, src/mock/usb-adapter.ts)`, fix: null }
+      : adapterCheck(a, port!),
     roundTripCheck(rt, error, v.mock ? 'the mock' : port!, v.mock ? true : a.usb),
   ];
   const report: DoctorReport = {
@@ -201,7 +254,13 @@ export async function doctorCommand(argv: readonly string[]): Promise<number> {
 function mockAdapter(v: ParsedOf<typeof OPTIONS>, rig: Rig, rigFile: string): { rig: Rig; a: AdapterInfo } {
   if (!rig.plant) throw new UsageError(`${rigFile}: has no "plant" section: the mock needs one (see rigs/mock-arm.json)`);
   const kind = choiceArg(v.adapter, 'adapter', ADAPTER_KINDS, rig.plant.adapter.kind);
-  const latencyMs = numberArg(v['ftdi-latency'], 'ftdi-latency', { default: kind === rig.plant.adapter.kind ? rig.plant.adapter.latencyMs : FTDI.defaultLatencyMs, min: 1, max: 255, integer: true, unit: 'ms' });
+  const latencyMs = numberArg(v['ftdi-latency'], 'ftdi-latency', {
+    default: kind === rig.plant.adapter.kind ? rig.plant.adapter.latencyMs : FTDI.defaultLatencyMs,
+    min: 1,
+    max: 255,
+    integer: true,
+    unit: 'ms',
+  });
   const a: AdapterInfo = {
     kind,
     what: `the mock's ${adapterName(kind, latencyMs)} model`,
@@ -217,7 +276,14 @@ function mockAdapter(v: ParsedOf<typeof OPTIONS>, rig: Rig, rigFile: string): { 
 }
 
 /** `twolink doctor` without --port or --mock: the machine's checks alone (OS, Node, kernel, priority). */
-async function machineOnly(v: { json?: boolean; serial?: string; rig?: string; adapter?: string; baud?: string; pings?: string }): Promise<number> {
+async function machineOnly(v: {
+  json?: boolean;
+  serial?: string;
+  rig?: string;
+  adapter?: string;
+  baud?: string;
+  pings?: string;
+}): Promise<number> {
   const given = (['rig', 'adapter', 'baud', 'pings'] as const).find((k) => v[k] !== undefined);
   if (given) throw new UsageError(`--${given} is for a cable check: give --port PATH (a board or a pty) or --mock --rig FILE with it`);
   // No port is opened here: --serial says which path to check (its binding loads; tty is Linux only), so it needs no --port.
@@ -234,13 +300,26 @@ async function machineOnly(v: { json?: boolean; serial?: string; rig?: string; a
 
 function humanReport(r: DoctorReport): string {
   const p = r.platform;
-  const lines = ['twolink doctor: what limits real time here', '', `OS ${p.os}; Node ${p.node} (${p.nodeStatus}); serial path ${p.serial.path ?? 'none'} (--serial ${p.serial.choice}); priority ${p.priority.what}`, ''];
+  const lines = [
+    'twolink doctor: what limits real time here',
+    '',
+    `OS ${p.os}; Node ${p.node} (${p.nodeStatus}); serial path ${p.serial.path ?? 'none'} (--serial ${p.serial.choice}); priority ${p.priority.what}`,
+    '',
+  ];
   for (const c of r.checks) {
     lines.push(`[${c.status.toUpperCase()}] ${c.name}: ${c.evidence}`);
     if (c.fix) lines.push(`       fix: ${c.fix}`);
   }
-  if (r.recommend) lines.push('', `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample`);
-  else if (r.adapter) lines.push('', 'recommend: no loop rate: the round trip failed, and a rate from the cable alone would be a guess (fix the round trip above, then run doctor again)');
+  if (r.recommend)
+    lines.push(
+      '',
+      `recommend: ${r.recommend.rateHz} Hz (control.rateHz in the rig file, or --rate), answers ~${r.recommend.answerDelaySamples} sample(s) after their sample`,
+    );
+  else if (r.adapter)
+    lines.push(
+      '',
+      'recommend: no loop rate: the round trip failed, and a rate from the cable alone would be a guess (fix the round trip above, then run doctor again)',
+    );
   else lines.push('', 'the cable and the round trip were not checked: twolink doctor --port PATH (a board or a pty), or --mock --rig FILE');
   return `${lines.join('\n')}\n`;
 }

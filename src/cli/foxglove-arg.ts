@@ -15,7 +15,11 @@ export const FOXGLOVE_OPTIONS = {
     arg: '[PORT]',
     help: 'serve the live view to Foxglove on ws://127.0.0.1:PORT (default 8765; 0: any free port): the measured, desired and twin arms in 3D, the endpoint path and force, the ticks, at 60 Hz of the loop clock (docs/foxglove.md)',
   },
-  'foxglove-host': { type: 'string', arg: 'ADDR', help: 'with --foxglove: listen on ADDR instead of 127.0.0.1 (anyone who reaches it sees the run; twolink warns)' },
+  'foxglove-host': {
+    type: 'string',
+    arg: 'ADDR',
+    help: 'with --foxglove: listen on ADDR instead of 127.0.0.1 (anyone who reaches it sees the run; twolink warns)',
+  },
   'foxglove-allow-origin': {
     type: 'string',
     arg: 'ORIGIN',
@@ -58,18 +62,29 @@ export async function startLiveView(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: R
   const { tickJsonSchema } = await import('../record/export.js');
   let live: LiveView;
   try {
-    live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT, { allowOrigins });
+    live = await startView({ ...rig, tickSchema: JSON.stringify(tickJsonSchema(rig.joints)) }, host, port, LIVE_PLACEMENT, {
+      allowOrigins,
+    });
   } catch (e) {
     throw new UsageError(`--foxglove ${port}: cannot listen on ${host}:${port}: ${errorMessage(e)}`);
   }
-  if (!loopback(host)) process.stderr.write(`twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`);
-  process.stderr.write(`twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.port} (open it in Foxglove with docs/foxglove-layout.json)\n`);
+  if (!loopback(host))
+    process.stderr.write(
+      `twolink: WARNING: the Foxglove live view listens on ${host}, not loopback: anyone who can reach it sees the arm and the run (no password)\n`,
+    );
+  process.stderr.write(
+    `twolink: Foxglove live view on ws://${host.includes(':') ? `[${host}]` : host}:${live.port} (open it in Foxglove with docs/foxglove-layout.json)\n`,
+  );
   writeRunReport({ kind: 'live', port: live.port }); // (TWOLINK_REPORT_FD: the port as a value, for a program)
   return live;
 }
 
 /** Runs `f` with the live view when asked (--foxglove), and closes the view when `f` is done or fails. */
-export async function withLiveView<T>(v: ParsedOf<typeof FOXGLOVE_OPTIONS>, rig: Rig, f: (live: LiveView | undefined) => Promise<T>): Promise<T> {
+export async function withLiveView<T>(
+  v: ParsedOf<typeof FOXGLOVE_OPTIONS>,
+  rig: Rig,
+  f: (live: LiveView | undefined) => Promise<T>,
+): Promise<T> {
   const live = await startLiveView(v, rig);
   try {
     return await f(live);

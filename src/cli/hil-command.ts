@@ -10,7 +10,10 @@ import { FORCE_OPTION, formatHelp, parse, UsageError, type OptionSpecs } from '.
 
 const OPTIONS = {
   junit: { type: 'string', arg: 'FILE', help: 'write JUnit XML here (one testcase per scenario)' },
-  realtime: { type: 'boolean', help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)' },
+  realtime: {
+    type: 'boolean',
+    help: 'run on the mock rig in its own process on a pty, in real time (default: in this process, in virtual time)',
+  },
   rt: {
     type: 'boolean',
     help: 'with --realtime: real-time scheduling (SCHED_FIFO) for the loop and the pty rig, as twolink run and twolink rig ask: the default (root, CAP_SYS_NICE or an rtprio limit; else said, and the suite runs without)',
@@ -38,11 +41,18 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'hil');
   if (v.help) {
     process.stdout.write(
-      formatHelp('hil', 'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML', 'hil SUITE.json [--junit out.xml] [--realtime [--no-rt]] [--only NAME]...', OPTIONS, EXAMPLE),
+      formatHelp(
+        'hil',
+        'run a suite of HIL scenarios against the mock rig; a table of figures against limits, and JUnit XML',
+        'hil SUITE.json [--junit out.xml] [--realtime [--no-rt]] [--only NAME]...',
+        OPTIONS,
+        EXAMPLE,
+      ),
     );
     return 0;
   }
-  if (positionals.length !== 1) throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
+  if (positionals.length !== 1)
+    throw new UsageError(`hil: give one suite file (got ${positionals.length}), e.g. twolink hil examples/hil/suite.json`);
   const junit = typeof v.junit === 'string' ? v.junit : undefined;
   const suite = loadSuite(positionals[0]!);
   if (junit !== undefined) {
@@ -56,17 +66,25 @@ export async function hilCommand(argv: readonly string[]): Promise<number> {
   for (const n of suite.notices) process.stderr.write(`twolink hil: ${n}\n`);
   const only = v.only ?? [];
   for (const n of only) {
-    if (!suite.scenarios.some((s) => s.name === n)) throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
+    if (!suite.scenarios.some((s) => s.name === n))
+      throw new UsageError(`--only "${n}": no such scenario in ${suite.file}; scenarios: ${suite.scenarios.map((s) => s.name).join(', ')}`);
   }
   const realtime = v.realtime === true;
-  if ((v.rt || v['no-rt']) && !realtime) throw new UsageError(`--${v.rt ? 'rt' : 'no-rt'} needs --realtime (virtual time has no scheduling to ask for)`);
+  if ((v.rt || v['no-rt']) && !realtime)
+    throw new UsageError(`--${v.rt ? 'rt' : 'no-rt'} needs --realtime (virtual time has no scheduling to ask for)`);
   const engines = await import('../hil/engines.js');
   let done = 0;
   const progress = (r: ScenarioResult, of: number): void => {
     done++;
-    process.stderr.write(`[${done}/${of}] ${r.name}: ${r.status}${r.status === 'error' ? ` (${r.error})` : ''} in ${r.seconds.toFixed(1)} s\n`);
+    process.stderr.write(
+      `[${done}/${of}] ${r.name}: ${r.status}${r.status === 'error' ? ` (${r.error})` : ''} in ${r.seconds.toFixed(1)} s\n`,
+    );
   };
-  const report = await runSuite(suite, realtime ? engines.realtimeEngine({ rt: v['no-rt'] !== true }) : engines.virtualEngine, { clock: realtime ? 'real' : 'virtual', only, onResult: progress });
+  const report = await runSuite(suite, realtime ? engines.realtimeEngine({ rt: v['no-rt'] !== true }) : engines.virtualEngine, {
+    clock: realtime ? 'real' : 'virtual',
+    only,
+    onResult: progress,
+  });
   process.stdout.write(formatTable(report));
   if (junit !== undefined) {
     try {

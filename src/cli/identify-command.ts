@@ -16,7 +16,17 @@ import { stopOnCrash } from '../run/crash.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
 import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, type FitOptions, type FitTick } from '../identify/fit.js';
-import { identify, plantParameters, runExcitation, RunError, validate, validationPath, type Identified, type RunPaths, type ValidationFigures } from '../identify/pipeline.js';
+import {
+  identify,
+  plantParameters,
+  runExcitation,
+  RunError,
+  validate,
+  validationPath,
+  type Identified,
+  type RunPaths,
+  type ValidationFigures,
+} from '../identify/pipeline.js';
 import { measured, measureFlaws, validateWithObserver, withFlaws, type JointFlaws, type ObserverRun } from '../identify/flaws.js';
 import { parseRigFile } from '../config/rig.js';
 import { readRecording, RecordingError } from '../identify/recording.js';
@@ -29,7 +39,19 @@ import { describeStop } from '../control/stop.js';
 import type { MockWiring } from '../mock/wiring.js';
 import type { Target } from '../run/target.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, formatHelp, numberArg, numberList, parse, UsageError, stringArg, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  checkPortArgs,
+  choiceArg,
+  FORCE_OPTION,
+  formatHelp,
+  numberArg,
+  numberList,
+  parse,
+  UsageError,
+  stringArg,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 import { noRealtimeLine } from '../time/threads.js';
 
@@ -83,7 +105,11 @@ interface IdentifyJson {
   parameters: Record<string, { value: number; std: number; unit: string }>;
   validation:
     | (ValidationFigures & { trajectory: string; observerOn?: { before: ObserverRun; after: ObserverRun } })
-    | (Omit<ValidationFigures, 'trackingRmsDegBefore' | 'trackingRmsDegAfter'> & { trackingRmsDegBefore: null; trackingRmsDegAfter: null; trajectory: string })
+    | (Omit<ValidationFigures, 'trackingRmsDegBefore' | 'trackingRmsDegAfter'> & {
+        trackingRmsDegBefore: null;
+        trackingRmsDegAfter: null;
+        trajectory: string;
+      })
     | null;
   fit: {
     conditionNumber: number;
@@ -134,7 +160,12 @@ function portRunner(target: Target, rt: boolean): RunPaths {
       injections: [],
       maxSeconds: 3600,
       rt,
-      onRealtime: (granted, reason) => log(granted ? "real-time scheduling: SCHED_FIFO granted to the loop's thread" : noRealtimeLine('twolink identify', `refused: ${reason ?? 'unknown'}`)),
+      onRealtime: (granted, reason) =>
+        log(
+          granted
+            ? "real-time scheduling: SCHED_FIFO granted to the loop's thread"
+            : noRealtimeLine('twolink identify', `refused: ${reason ?? 'unknown'}`),
+        ),
       ...(record ? { record } : {}),
       onRow: (row) => rows.push(Float64Array.from(row)),
       onReady: (d) => log(`connected: ${d}`),
@@ -145,7 +176,11 @@ function portRunner(target: Target, rt: boolean): RunPaths {
     let interrupts = 0;
     const onSignal = (sig: NodeJS.Signals): void => {
       interrupts++;
-      session.send(interrupts === 1 ? { kind: 'stop', reason: { kind: 'interrupted', signal: sig } } : { kind: 'estop', reason: { kind: 'estop', by: sig } });
+      session.send(
+        interrupts === 1
+          ? { kind: 'stop', reason: { kind: 'interrupted', signal: sig } }
+          : { kind: 'estop', reason: { kind: 'estop', by: sig } },
+      );
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
@@ -183,7 +218,11 @@ function fitOptions(v: IdentifyArgs): FitOptions {
 
 function describeExcitation(ex: Excitation): string {
   const f = (a: number[], k: number, d: number): string => a.map((x) => (x * k).toFixed(d)).join(', ');
-  return `${ex.path.description}\n` + `  reaches +-[${f(ex.peak.angle, DEG, 0)}] deg about [${f(ex.centre, DEG, 0)}] deg, speeds up to [${f(ex.peak.speed, DEG, 0)}] deg/s, ` + `nominal torque up to [${f(ex.peak.torque, 1, 2)}] N m`;
+  return (
+    `${ex.path.description}\n` +
+    `  reaches +-[${f(ex.peak.angle, DEG, 0)}] deg about [${f(ex.centre, DEG, 0)}] deg, speeds up to [${f(ex.peak.speed, DEG, 0)}] deg/s, ` +
+    `nominal torque up to [${f(ex.peak.torque, 1, 2)}] N m`
+  );
 }
 
 function parameterTable(fit: ReturnType<typeof identify>['fit'], nominal: BaseParameters, plant: BaseParameters | undefined): string {
@@ -192,7 +231,9 @@ function parameterTable(fit: ReturnType<typeof identify>['fit'], nominal: BasePa
     const e = fit.parameters[b.key];
     const rel = e.value !== 0 ? `${((100 * e.std) / Math.abs(e.value)).toFixed(1)}%` : '-';
     const flag = e.fixed ? ' (not excited: nominal kept)' : e.atBound ? ' (at its bound 0)' : '';
-    const truth = plant ? `${plant[b.key].toPrecision(4).padStart(11)} ${(plant[b.key] !== 0 ? `${((100 * (e.value - plant[b.key])) / Math.abs(plant[b.key])).toFixed(2)}%` : '-').padStart(7)}` : '';
+    const truth = plant
+      ? `${plant[b.key].toPrecision(4).padStart(11)} ${(plant[b.key] !== 0 ? `${((100 * (e.value - plant[b.key])) / Math.abs(plant[b.key])).toFixed(2)}%` : '-').padStart(7)}`
+      : '';
     return `  ${b.key.padEnd(5)} ${e.value.toPrecision(5).padStart(11)} ${e.std.toPrecision(2).padStart(10)} ${rel.padStart(7)} ${nominal[b.key].toPrecision(4).padStart(11)}${truth}  ${b.unit}${flag}`;
   });
   return [head, ...lines].join('\n');
@@ -227,21 +268,27 @@ function defaultRecord(out: string | undefined): string | undefined {
 function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   // The arguments first (bad ones are refused before any file is looked at), then the files.
   const rigPath = stringArg(v.rig, 'rig', 'a rig file, e.g. --rig rigs/mock-arm-far.json');
-  if (positionals.length > 1) throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
+  if (positionals.length > 1)
+    throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
   checkPortArgs(v);
-  if (!recordingIn && v.port === undefined && !v.mock) throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
+  if (!recordingIn && v.port === undefined && !v.mock)
+    throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
   const exOpts = excitationOptions(v);
   const fitOpts = fitOptions(v);
   const baudRate = v.baud !== undefined ? numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) : undefined;
   const out = typeof v.out === 'string' ? v.out : undefined;
-  if (out !== undefined && resolve(out) === resolve(rigPath)) throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
+  if (out !== undefined && resolve(out) === resolve(rigPath))
+    throw new UsageError(`--out ${out}: that is the rig file being identified; write the identified rig to a new file`);
   const given = typeof v.record === 'string' ? v.record : undefined;
-  if (given !== undefined && recordingIn) throw new UsageError(`--record ${given}: the data come from ${recordingIn}; there is no excitation to record`);
-  if (given !== undefined && !given.endsWith('.ndjson')) throw new UsageError(`--record ${given}: the excitation is recorded as NDJSON: give a file ending in .ndjson`);
+  if (given !== undefined && recordingIn)
+    throw new UsageError(`--record ${given}: the data come from ${recordingIn}; there is no excitation to record`);
+  if (given !== undefined && !given.endsWith('.ndjson'))
+    throw new UsageError(`--record ${given}: the excitation is recorded as NDJSON: give a file ending in .ndjson`);
   const record = given ?? (recordingIn ? undefined : defaultRecord(out));
-  if (out !== undefined && record !== undefined && resolve(out) === resolve(record)) throw new UsageError(`--out and --record name the same file (${out}): give two files`);
+  if (out !== undefined && record !== undefined && resolve(out) === resolve(record))
+    throw new UsageError(`--out and --record name the same file (${out}): give two files`);
   const rig = loadRig(rigPath);
   twoLinkArm(rig);
   const raw = parseJsonObject(readConfigText(rigPath), rigPath);
@@ -250,16 +297,26 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   if (typeof v.port === 'string') {
     target = { kind: 'port', path: v.port, ...(baudRate !== undefined ? { baudRate } : {}) };
     const bootloader = bootloaderBaudRefusal(rig.cable, target.baudRate ?? rig.link.baudRate);
-    if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`);
+    if (bootloader)
+      throw new UsageError(
+        `${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`,
+      );
   } else if (v.mock) {
-    if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`);
+    if (!rig.plant)
+      throw new UsageError(
+        `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`,
+      );
     target = { kind: 'mock' };
   }
   // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.
   const rules = { force: v.force === true, inputs: [rigPath, ...(recordingIn ? [recordingIn] : [])], motion: target !== undefined };
   if (out !== undefined) checkWritablePath(out, 'identified rig file', rules);
   if (record !== undefined) checkWritablePath(record, 'recording', rules);
-  const run: RunPaths | undefined = target ? (target.kind === 'mock' ? mockRunner(wiring) : portRunner(target, v['no-rt'] !== true)) : undefined;
+  const run: RunPaths | undefined = target
+    ? target.kind === 'mock'
+      ? mockRunner(wiring)
+      : portRunner(target, v['no-rt'] !== true)
+    : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
   return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts, fitOpts, run, clock };
 }
@@ -280,8 +337,13 @@ async function collect(p: Plan, v: IdentifyArgs): Promise<{ ticks: FitTick[]; ex
       log('the arm will move over that range: clear the workspace; Ctrl-C stops softly, twice e-stops. Starting in 5 s...');
       await new Promise((r) => setTimeout(r, 5000));
     }
-    const where = target.kind === 'port' ? `${target.path} (real time)` : `the mock rig of ${p.rig.name}${p.wiring ? ` wired "${p.wiring.spec}"` : ''} (virtual time)`;
-    log(`running the excitation on ${where}, ${p.record !== undefined ? `recording to ${p.record}` : 'not recorded (give --record FILE.ndjson, or --out: the recording goes beside it)'}`);
+    const where =
+      target.kind === 'port'
+        ? `${target.path} (real time)`
+        : `the mock rig of ${p.rig.name}${p.wiring ? ` wired "${p.wiring.spec}"` : ''} (virtual time)`;
+    log(
+      `running the excitation on ${where}, ${p.record !== undefined ? `recording to ${p.record}` : 'not recorded (give --record FILE.ndjson, or --out: the recording goes beside it)'}`,
+    );
     return { ticks: await runExcitation(p.rig, p.run!, excitation, p.record), excitation };
   } catch (e) {
     if (e instanceof ExcitationError || e instanceof RecordingError) throw new UsageError(e.message);
@@ -307,7 +369,13 @@ function fit(p: Plan, ticks: readonly FitTick[]): ReturnType<typeof identify> | 
   }
 }
 
-function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined): void {
+function reportFit(
+  p: Plan,
+  id: ReturnType<typeof identify>,
+  excitation: Excitation | undefined,
+  nominal: BaseParameters,
+  plant: BaseParameters | undefined,
+): void {
   const fit = id.fit;
   log(
     `fit: ${fit.samples} samples from ${fit.seconds.toFixed(1)} s in ${fit.segments} segment(s); ${fit.estimator === 'iv' ? 'instrumental variables' : 'least squares'}, ` +
@@ -316,7 +384,10 @@ function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitat
       `of [${fit.torqueRmsNm.map((x) => x.toFixed(3)).join(', ')}] N m`,
   );
   log(parameterTable(fit, nominal, plant));
-  if (id.rigFile.encoders && JSON.stringify(id.rigFile.friction) !== JSON.stringify({ viscous: [fit.theta[5], fit.theta[6]], coulomb: [fit.theta[7], fit.theta[8]] })) {
+  if (
+    id.rigFile.encoders &&
+    JSON.stringify(id.rigFile.friction) !== JSON.stringify({ viscous: [fit.theta[5], fit.theta[6]], coulomb: [fit.theta[7], fit.theta[8]] })
+  ) {
     log("  (the friction written is the play sweeps', not fv and fc above: the excitation's fit folds stiction and play into them)");
   }
   if (p.out !== undefined) {
@@ -326,13 +397,19 @@ function reportFit(p: Plan, id: ReturnType<typeof identify>, excitation: Excitat
 }
 
 /** Twin residual and tracking before and after: a second trajectory on the arm, or the twin replayed on the recording. */
-async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: readonly FitTick[]): Promise<NonNullable<IdentifyJson['validation']>> {
+async function validation(
+  p: Plan,
+  id: ReturnType<typeof identify>,
+  ticks: readonly FitTick[],
+): Promise<NonNullable<IdentifyJson['validation']>> {
   if (p.run) {
     const vp = validationPath(p.rig, p.exOpts);
     preflight(p.rig, [vp.path], { what: () => 'the validation trajectory' });
     log(`validation: ${vp.path.description}, with the old and the identified rig (feedforward + PID, no disturbance observer)`);
     const figures = await validate(p.rig, id.rig, p.run, vp.path);
-    log('validation with the disturbance observer as run uses it (on unless the rig file says otherwise), the identified rig with its measured play and friction');
+    log(
+      'validation with the disturbance observer as run uses it (on unless the rig file says otherwise), the identified rig with its measured play and friction',
+    );
     const observerOn = await validateWithObserver(p.rig, id.rig, p.run, vp.path);
     return { ...figures, trajectory: vp.path.description, observerOn };
   }
@@ -347,10 +424,20 @@ async function validation(p: Plan, id: ReturnType<typeof identify>, ticks: reado
   };
 }
 
-function toJson(p: Plan, id: ReturnType<typeof identify>, excitation: Excitation | undefined, nominal: BaseParameters, plant: BaseParameters | undefined, valid: IdentifyJson['validation'], flaws: JointFlaws[] | null): IdentifyJson {
+function toJson(
+  p: Plan,
+  id: ReturnType<typeof identify>,
+  excitation: Excitation | undefined,
+  nominal: BaseParameters,
+  plant: BaseParameters | undefined,
+  valid: IdentifyJson['validation'],
+  flaws: JointFlaws[] | null,
+): IdentifyJson {
   const fit = id.fit;
   return {
-    parameters: Object.fromEntries(BASE_PARAMETERS.map((b) => [b.key, { value: fit.parameters[b.key].value, std: fit.parameters[b.key].std, unit: b.unit }])),
+    parameters: Object.fromEntries(
+      BASE_PARAMETERS.map((b) => [b.key, { value: fit.parameters[b.key].value, std: fit.parameters[b.key].std, unit: b.unit }]),
+    ),
     validation: valid,
     fit: {
       conditionNumber: fit.condition,
@@ -379,7 +466,9 @@ function flawLine(f: JointFlaws, rig: Rig): string {
   const n = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : '-');
   const p = rig.plant;
   const j = f.joint;
-  const truth = p ? `\n    plant: play ${n((p.backlash?.[j] ?? 0) * DEG, 2)} deg, Coulomb ${n(p.coulomb[j]!, 4)} N m, viscous ${n(p.viscous[j]!, 4)} N m s/rad, breakaway ${n(p.breakaway?.[j] ?? p.coulomb[j]!)} N m` : '';
+  const truth = p
+    ? `\n    plant: play ${n((p.backlash?.[j] ?? 0) * DEG, 2)} deg, Coulomb ${n(p.coulomb[j]!, 4)} N m, viscous ${n(p.viscous[j]!, 4)} N m s/rad, breakaway ${n(p.breakaway?.[j] ?? p.coulomb[j]!)} N m`
+    : '';
   return (
     `  joint ${j + 1}: play ${n(f.playDeg, 2)} deg (+-${n(f.playStdDeg, 2)}), Coulomb ccw ${n(f.coulombNm[0], 4)} / cw ${n(f.coulombNm[1], 4)} N m, ` +
     `viscous ${n(f.viscousNms, 4)} N m s/rad, breakaway ccw ${n(f.breakawayNm[0])} / cw ${n(f.breakawayNm[1])} N m (${f.starts.join('/')} starts), ` +
@@ -394,7 +483,9 @@ async function withMeasuredFlaws(p: Plan, v: IdentifyArgs, fitted: Identified): 
     preflight(p.rig, [path], { what: () => `the play sweep of ${path.name}` });
     log(`play sweep: ${path.description} (feedforward + PID, no disturbance observer)`);
   });
-  log(`the flaws (slow sweeps through hanging, motor-side encoders and the duty; docs/identify.md):\n${flaws.map((f) => flawLine(f, p.rig)).join('\n')}`);
+  log(
+    `the flaws (slow sweeps through hanging, motor-side encoders and the duty; docs/identify.md):\n${flaws.map((f) => flawLine(f, p.rig)).join('\n')}`,
+  );
   const label = p.out ?? 'identified rig';
   const rigFile = withFlaws(fitted.rigFile, p.rig, flaws);
   return { id: { ...fitted, rigFile, rig: resolveRig(parseRigFile(rigFile, label), label) }, flaws };
@@ -407,8 +498,10 @@ function observerLines(o: { before: ObserverRun; after: ObserverRun }): string {
   return `with the observer on:\n${one('nominal rig   ', o.before)}\n${one('identified rig', o.after)}`;
 }
 
-const HELP_LINE = "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it";
-const USAGE = 'identify --rig F (--mock [--wiring LIST] | --port PATH | RUN.ndjson) [--out FILE] [--record FILE] [--amplitude F] [--duration S]';
+const HELP_LINE =
+  "fit the arm's masses, inertias and friction from an excitation run (or a recording), write an identified rig file, and validate it";
+const USAGE =
+  'identify --rig F (--mock [--wiring LIST] | --port PATH | RUN.ndjson) [--out FILE] [--record FILE] [--amplitude F] [--duration S]';
 
 export async function identifyCommand(argv: readonly string[]): Promise<number> {
   const { values: v, positionals } = parse(argv, OPTIONS, 'identify');

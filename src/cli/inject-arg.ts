@@ -13,10 +13,16 @@ export const INJECT_OPTION = {
 } as const satisfies OptionSpec;
 
 /** `--fault`: the deprecated name of --inject (scripts and suites written before the rename). */
-export const FAULT_ALIAS_OPTION = { type: 'string', arg: 'NAME[=V][@T]', multiple: true, help: 'deprecated: the old name of --inject' } as const satisfies OptionSpec;
+export const FAULT_ALIAS_OPTION = {
+  type: 'string',
+  arg: 'NAME[=V][@T]',
+  multiple: true,
+  help: 'deprecated: the old name of --inject',
+} as const satisfies OptionSpec;
 
 /** The notice printed once when --fault is used. */
-export const FAULT_ALIAS_NOTICE = 'twolink: --fault is deprecated: use --inject (same syntax; "fault" now means only a safety stop the loop declares)';
+export const FAULT_ALIAS_NOTICE =
+  'twolink: --fault is deprecated: use --inject (same syntax; "fault" now means only a safety stop the loop declares)';
 
 /** Help text: every injection, from the table. */
 export function injectHelp(): string {
@@ -32,7 +38,11 @@ export function injectionNames(): string {
  * The injections of `--inject` and its deprecated alias `--fault` for an arm of `joints` joints. Bad
  * text is a UsageError naming the option, the argument, the value and what is allowed.
  */
-export function injectArgs(v: ParsedOf<{ inject: typeof INJECT_OPTION; fault: typeof FAULT_ALIAS_OPTION }>, joints: number, notice: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Injection[] {
+export function injectArgs(
+  v: ParsedOf<{ inject: typeof INJECT_OPTION; fault: typeof FAULT_ALIAS_OPTION }>,
+  joints: number,
+  notice: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Injection[] {
   const inject = v.inject ?? [];
   const fault = v.fault ?? [];
   if (fault.length) notice(FAULT_ALIAS_NOTICE);

@@ -67,7 +67,8 @@ export const COMMANDS: Record<string, Command> = {
     run: async (a) => (await import('./identify-command.js')).identifyCommand(a),
   },
   setup: {
-    summary: 'the first thing to run on a new arm: finds wiring mistakes step by step (encoders, zero, motors) and writes the rig file that matches the arm',
+    summary:
+      'the first thing to run on a new arm: finds wiring mistakes step by step (encoders, zero, motors) and writes the rig file that matches the arm',
     example: 'twolink setup --rig my-arm.json --port /dev/ttyACM0',
     run: async (a) => (await import('./setup-command.js')).setupCommand(a),
   },
@@ -87,7 +88,8 @@ export const COMMANDS: Record<string, Command> = {
     run: async (a) => (await import('./urdf-command.js')).urdfCommand(a),
   },
   doctor: {
-    summary: 'what limits real time on this machine and this cable: kernel, SCHED_FIFO, governor, the USB adapter, a measured round trip, the rate to use',
+    summary:
+      'what limits real time on this machine and this cable: kernel, SCHED_FIFO, governor, the USB adapter, a measured round trip, the rate to use',
     example: 'twolink doctor --port /dev/ttyACM0',
     run: async (a) => (await import('./doctor-command.js')).doctorCommand(a),
   },
@@ -111,7 +113,16 @@ function help(): string {
 }
 
 /** Errors that are the user's input, not a bug: printed as one line, exit code 2. */
-const INPUT_ERRORS = new Set(['UsageError', 'RigFileError', 'ReachError', 'TrajectoryError', 'FeasibilityError', 'RecordingError', 'FileError', 'ControllerError']);
+const INPUT_ERRORS = new Set([
+  'UsageError',
+  'RigFileError',
+  'ReachError',
+  'TrajectoryError',
+  'FeasibilityError',
+  'RecordingError',
+  'FileError',
+  'ControllerError',
+]);
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;

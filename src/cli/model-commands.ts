@@ -4,17 +4,49 @@
  * the model and the rig file (no serial, johnny-five or blessed), so they start fast.
  */
 import { loadRig, twoLinkArm, type Rig } from '../config/load.js';
-import { computeEnergy, computeForwardDynamics, computeGravity, computeInverseDynamics, computeMassMatrix, computeVelocityTerms, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
+import {
+  computeEnergy,
+  computeForwardDynamics,
+  computeGravity,
+  computeInverseDynamics,
+  computeMassMatrix,
+  computeVelocityTerms,
+  createActuatedArmData,
+  createRigidArmModel,
+} from '../model/actuated.js';
 import { externalTorques } from '../model/dynamics.js';
-import { armEndpoint, endpointAcceleration, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot } from '../model/kinematics.js';
+import {
+  armEndpoint,
+  endpointAcceleration,
+  forwardKinematics,
+  inverseKinematics,
+  inverseKinematics1,
+  jacobian,
+  jacobianDot,
+} from '../model/kinematics.js';
 import { asPair, type ExternalLoads } from '../model/types.js';
-import { choiceArg, formatHelp, nonFinitePath, noPositionals, numberArg, numberList, parse, stringArg, UsageError, type ListRange, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  choiceArg,
+  formatHelp,
+  nonFinitePath,
+  noPositionals,
+  numberArg,
+  numberList,
+  parse,
+  stringArg,
+  UsageError,
+  type ListRange,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
 import { TRAJECTORY_OPTIONS } from './traj-options.js';
 
 const DEG = 180 / Math.PI;
 
 export const rigOpt = { rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json)' } } as const satisfies OptionSpecs;
-export const degOpt = { deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' } } as const satisfies OptionSpecs;
+export const degOpt = {
+  deg: { type: 'boolean', help: 'angles (and their rates) in degrees instead of radians' },
+} as const satisfies OptionSpecs;
 export const helpOpt = { help: { type: 'boolean', short: 'h', help: 'this help' } } as const satisfies OptionSpecs;
 
 export function rigOf(v: ParsedOf<typeof rigOpt>): Rig {
@@ -50,7 +82,8 @@ const POSITION: ListRange = { maxAbs: 100, unit: 'm' };
  */
 export function print(obj: unknown, command: string, inputs: string): void {
   const bad = nonFinitePath(obj);
-  if (bad) throw new UsageError(`${command}: ${bad} is not a finite number for ${inputs}: the inputs are beyond what the model can compute`);
+  if (bad)
+    throw new UsageError(`${command}: ${bad} is not a finite number for ${inputs}: the inputs are beyond what the model can compute`);
   process.stdout.write(`${JSON.stringify(obj)}\n`);
 }
 
@@ -110,7 +143,11 @@ const MODEL: Record<string, Sub> = {
       const qd = a.inp(numberList(v.qd, 'qd', m.joints, a.range.qd));
       const qdd = a.inp(numberList(v.qdd, 'qdd', m.joints, a.range.qdd));
       const tau = computeInverseDynamics(m, d, q, qd, qdd);
-      print({ tau, M: computeMassMatrix(m, d, q), V: computeVelocityTerms(m, d, q, qd), G: computeGravity(m, d, q) }, 'model id', given(v, ['q', 'qd', 'qdd']));
+      print(
+        { tau, M: computeMassMatrix(m, d, q), V: computeVelocityTerms(m, d, q, qd), G: computeGravity(m, d, q) },
+        'model id',
+        given(v, ['q', 'qd', 'qdd']),
+      );
     },
   }),
   fd: sub({
@@ -140,7 +177,11 @@ const MODEL: Record<string, Sub> = {
         const e = externalTorquesOf(rig, q, qd, ext);
         for (let i = 0; i < total.length; i++) total[i]! += e[i]!; // one or two joints (m.joints)
       }
-      print({ qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) }, 'model fd', given(v, ['q', 'qd', 'tau', 'force']));
+      print(
+        { qdd: a.out(computeForwardDynamics(m, createActuatedArmData(m), q, qd, total)) },
+        'model fd',
+        given(v, ['q', 'qd', 'tau', 'force']),
+      );
     },
   }),
   fk: sub({
@@ -166,7 +207,11 @@ const MODEL: Record<string, Sub> = {
       out.endpoint = fk.endpoint.position;
       out.com = fk.com.map((c) => c.position);
       out.theta = a.out(fk.theta);
-      out.velocity = { ...(fk.elbow ? { elbow: fk.elbow.velocity } : {}), endpoint: fk.endpoint.velocity, com: fk.com.map((c) => c.velocity) };
+      out.velocity = {
+        ...(fk.elbow ? { elbow: fk.elbow.velocity } : {}),
+        endpoint: fk.endpoint.velocity,
+        com: fk.com.map((c) => c.velocity),
+      };
       out.acceleration = {
         ...(fk.elbow ? { elbow: fk.elbow.acceleration } : {}),
         endpoint: fk.endpoint.acceleration,
@@ -279,7 +324,8 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
         'a minimum-jerk trajectory as NDJSON, one sample per line: {"t","q","qd","qdd","qddd","endpoint"}',
         'traj --rig F --space joint|endpoint --from .. --to .. --duration S --rate HZ [--via ..]... [--elbow down|up]\n       twolink traj --rig F --file path.json --rate HZ',
         TRAJ_OPTIONS,
-        'Joint space takes angles (rad, or deg with --deg); endpoint space takes x,y [m]. --duration is per segment.\n' + 'Example: twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
+        'Joint space takes angles (rad, or deg with --deg); endpoint space takes x,y [m]. --duration is per segment.\n' +
+          'Example: twolink traj --rig rigs/seed-arm.json --space endpoint --from 0.98,0 --to 0.5,0.5 --duration 1 --rate 100',
       ),
     );
     return 0;
@@ -302,7 +348,10 @@ export async function trajCommand(argv: readonly string[]): Promise<number> {
     armEndpoint(rig.arm, s.q, ep);
     const sample = { t: s.t, q: a.out(s.q), qd: a.out(s.qd), qdd: a.out(s.qdd), qddd: a.out(s.qddd), endpoint: ep };
     const bad = nonFinitePath(sample);
-    if (bad) throw new UsageError(`traj: ${bad} is not finite at t = ${s.t.toFixed(4)} s: the trajectory is singular there (keep it inside the workspace)`);
+    if (bad)
+      throw new UsageError(
+        `traj: ${bad} is not finite at t = ${s.t.toFixed(4)} s: the trajectory is singular there (keep it inside the workspace)`,
+      );
     lines.push(JSON.stringify(sample));
     if (lines.length >= 4096) await writeLines(process.stdout, lines.splice(0), false);
   }

@@ -35,7 +35,11 @@ export function scanDev(dev = '/dev'): Port[] {
   for (const n of names.filter((x) => /^tty(ACM|USB|AMA|S)\d+$/.test(x)).sort()) {
     const path = `${dev}/${n}`;
     if (out.some((p) => p.path === path)) continue;
-    const description = n.startsWith('ttyACM') ? 'USB CDC (Arduino Uno/Mega with 16U2, Leonardo...)' : n.startsWith('ttyUSB') ? 'USB-serial adapter (CH340, FTDI, CP210x: Nano clones...)' : 'on-board UART';
+    const description = n.startsWith('ttyACM')
+      ? 'USB CDC (Arduino Uno/Mega with 16U2, Leonardo...)'
+      : n.startsWith('ttyUSB')
+        ? 'USB-serial adapter (CH340, FTDI, CP210x: Nano clones...)'
+        : 'on-board UART';
     if (n.startsWith('ttyS') && Number(n.slice(4)) > 3) continue; // the dozens of legacy ttyS ports
     out.push({ path, description });
   }
@@ -53,7 +57,12 @@ export async function portsCommand(argv: readonly string[]): Promise<number> {
   try {
     const { SerialPort } = await import('serialport');
     const list = await SerialPort.list();
-    ports = list.map((p) => ({ path: p.path, description: [p.manufacturer, p.serialNumber && `serial ${p.serialNumber}`, p.vendorId && `${p.vendorId}:${p.productId}`].filter(Boolean).join(', ') }));
+    ports = list.map((p) => ({
+      path: p.path,
+      description: [p.manufacturer, p.serialNumber && `serial ${p.serialNumber}`, p.vendorId && `${p.vendorId}:${p.productId}`]
+        .filter(Boolean)
+        .join(', '),
+    }));
     source = 'udev';
   } catch (e) {
     ports = scanDev();
@@ -65,7 +74,9 @@ export async function portsCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ ports, source })}\n`);
     return 0;
   }
-  process.stdout.write(ports.length ? ports.map((p) => `${p.path}  ${p.description}`).join('\n') + '\n' : 'no serial ports found (is the board plugged in?)\n');
+  process.stdout.write(
+    ports.length ? ports.map((p) => `${p.path}  ${p.description}`).join('\n') + '\n' : 'no serial ports found (is the board plugged in?)\n',
+  );
   process.stderr.write(`(listed from the ${source})\n`);
   return 0;
 }

@@ -8,7 +8,10 @@ import { stat } from 'node:fs';
 import { noRealtimeLine, processThreads, requestRealtime, threadId } from '../time/threads.js';
 
 /** `--no-rt` of the commands that ask for real-time priority by default. */
-export const NO_RT_OPTION = { type: 'boolean', help: 'on a --port: do not ask for real-time scheduling (SCHED_FIFO) for the thread that drives the arm (asked for by default, as run does)' } as const;
+export const NO_RT_OPTION = {
+  type: 'boolean',
+  help: 'on a --port: do not ask for real-time scheduling (SCHED_FIFO) for the thread that drives the arm (asked for by default, as run does)',
+} as const;
 
 /** SCHED_FIFO at `run`'s loop priority (40) for this process's main thread, where these commands' loops run. */
 export const MAIN_THREAD_RT_PRIORITY = 40;
@@ -44,6 +47,8 @@ export async function realtimeMainThread(who: string, noRt: boolean, say: (line:
   const others = processThreads().filter((t) => t !== me);
   let io = 0;
   for (const t of others) if ((await requestRealtime(t, IO_THREADS_RT_PRIORITY)).granted) io++;
-  say(`${who}: real-time scheduling: SCHED_FIFO ${r.priority} granted to the thread that drives the arm (${IO_THREADS_RT_PRIORITY} to ${io} of its ${others.length} I/O and helper threads)`);
+  say(
+    `${who}: real-time scheduling: SCHED_FIFO ${r.priority} granted to the thread that drives the arm (${IO_THREADS_RT_PRIORITY} to ${io} of its ${others.length} I/O and helper threads)`,
+  );
   return true;
 }

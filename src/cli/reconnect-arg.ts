@@ -17,8 +17,15 @@ export const RECONNECT_OPTIONS = {
     type: 'boolean',
     help: `after a pulled cable (fault:cable), wait for the same board (--reconnect-timeout, default ${RECONNECT_DEFAULT_S} s), re-handshake, re-take the zero of a board that reset, and resume the plan from where the arm is; the recording goes on in the same file (docs/cable.md)`,
   },
-  'reconnect-timeout': { type: 'string', arg: 'S', help: `with --reconnect: how long to wait for the board each time it is lost, 1..3600 s (default ${RECONNECT_DEFAULT_S})` },
-  yes: { type: 'boolean', help: 'with --reconnect: re-take the zero of a board that reset (the arm let hang at rest, the encoders zeroed there) without asking' },
+  'reconnect-timeout': {
+    type: 'string',
+    arg: 'S',
+    help: `with --reconnect: how long to wait for the board each time it is lost, 1..3600 s (default ${RECONNECT_DEFAULT_S})`,
+  },
+  yes: {
+    type: 'boolean',
+    help: 'with --reconnect: re-take the zero of a board that reset (the arm let hang at rest, the encoders zeroed there) without asking',
+  },
 } as const;
 
 /** The parsed values these options give. */
@@ -59,17 +66,26 @@ interface NoticeLine {
  * full-screen dashboard owns the terminal (`dashboard()` once it is up): the steps and the countdown
  * go on its notice line, and a reset board is only re-zeroed with --yes.
  */
-export async function reconnectOptions(v: ReconnectArgs, target: Target, interactive: boolean, dashboard: () => NoticeLine | undefined): Promise<{ reconnect?: ReconnectOptions }> {
+export async function reconnectOptions(
+  v: ReconnectArgs,
+  target: Target,
+  interactive: boolean,
+  dashboard: () => NoticeLine | undefined,
+): Promise<{ reconnect?: ReconnectOptions }> {
   if (!v.reconnect) {
     if (v['reconnect-timeout'] !== undefined) throw new UsageError('--reconnect-timeout goes with --reconnect');
     if (v.yes) throw new UsageError('--yes goes with --reconnect (it answers its question before re-zeroing a board that reset)');
     return {};
   }
-  if (target.kind !== 'port') throw new UsageError('--reconnect goes with --port: the mock rig in this process has no cable to pull (use twolink rig --pty and --port for a test)');
+  if (target.kind !== 'port')
+    throw new UsageError(
+      '--reconnect goes with --port: the mock rig in this process has no cable to pull (use twolink rig --pty and --port for a test)',
+    );
   const timeoutS = numberArg(v['reconnect-timeout'], 'reconnect-timeout', { default: RECONNECT_DEFAULT_S, min: 1, max: 3600, unit: 's' });
   const key = await keyOfPort(target.path, listPorts);
   const log = (s: string): void => void (interactive ? dashboard()?.say?.(s) : process.stderr.write(`twolink: ${s}\n`));
-  const onWaiting = (left: number | undefined, what: string): void => void (left !== undefined && dashboard()?.say?.(`waiting for the board (${what}): ${Math.ceil(left)} s left; Ctrl-C stops`, 'warn'));
+  const onWaiting = (left: number | undefined, what: string): void =>
+    void (left !== undefined && dashboard()?.say?.(`waiting for the board (${what}): ${Math.ceil(left)} s left; Ctrl-C stops`, 'warn'));
   const rezero = (why: string): Promise<boolean> => {
     const prompt = `${why}. Re-take its zero: the motors stay off while the arm comes to rest hanging (joint 1 straight down), then the encoders are zeroed there. Let it hang freely`;
     if (v.yes) {
@@ -77,7 +93,9 @@ export async function reconnectOptions(v: ReconnectArgs, target: Target, interac
       return Promise.resolve(true);
     }
     if (interactive || process.stdin.isTTY !== true) {
-      log(`${why}: not re-zeroed without --yes (${interactive ? 'the dashboard owns the terminal' : 'no terminal to ask on'}): the arm is not moved`);
+      log(
+        `${why}: not re-zeroed without --yes (${interactive ? 'the dashboard owns the terminal' : 'no terminal to ask on'}): the arm is not moved`,
+      );
       return Promise.resolve(false);
     }
     return askOnTerminal(prompt);

@@ -7,7 +7,16 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SerialPort } from 'serialport';
 import { loadRig, type Rig } from '../config/load.js';
-import { firmataMockSite, formatInjection, injectFromHandshake, MOCK_PARTS, applyInjection, refusalIn, type Injection, type ScheduledInjections } from '../mock/injections.js';
+import {
+  firmataMockSite,
+  formatInjection,
+  injectFromHandshake,
+  MOCK_PARTS,
+  applyInjection,
+  refusalIn,
+  type Injection,
+  type ScheduledInjections,
+} from '../mock/injections.js';
 import type { ScheduleListener } from '../mock/mock-remote.js';
 import { createPtyPair, type PtyPair } from '../mock/pty.js';
 import { mockReportLine, type MockReport } from '../mock/mock-report.js';
@@ -36,20 +45,40 @@ const OPTIONS = {
     help: "inject a test knob into the rig when its simulated arm's time (with --firmware, the board's) reaches T seconds from the host's handshake: the first request for the board's identity it answers (the line protocol's H, Firmata's REPORT_VERSION or REPORT_FIRMWARE query), not its start, so a host that connects late meets it T into its session; none before a host (see twolink run --help)",
   },
   fault: FAULT_ALIAS_OPTION,
-  firmware: { type: 'boolean', help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant' },
-  board: { type: 'string', arg: 'uno|mega|uno-firmata', help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf' },
-  elf: { type: 'string', arg: 'FILE', help: 'with --firmware: run this firmware image instead of ours (e.g. the stock ConfigurableFirmata image that firmware-protocol/firmata-watchdog/build-stock.sh builds, with --board uno-firmata)' },
+  firmware: {
+    type: 'boolean',
+    help: 'with --pty: our firmware (firmware-protocol/firmware) in simavr instead of the mock board, closing the loop with the same plant',
+  },
+  board: {
+    type: 'string',
+    arg: 'uno|mega|uno-firmata',
+    help: 'with --firmware: the board to simulate (default uno); uno-firmata: an Uno wired as docs/firmata.md suggests, for a stock Firmata image given with --elf',
+  },
+  elf: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'with --firmware: run this firmware image instead of ours (e.g. the stock ConfigurableFirmata image that firmware-protocol/firmata-watchdog/build-stock.sh builds, with --board uno-firmata)',
+  },
   wiring: WIRING_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
 /** `--firmware`: our firmware in simavr on a pty, closing the loop with the rig's plant. */
-async function serveFirmware(rig: Rig, v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean; report?: boolean }, injections: Injection[], signals: EarlySignals): Promise<number> {
+async function serveFirmware(
+  rig: Rig,
+  v: { firmware?: boolean; pty?: boolean; board?: string; elf?: string; 'no-rt'?: boolean; report?: boolean },
+  injections: Injection[],
+  signals: EarlySignals,
+): Promise<number> {
   if (!v.firmware) throw new UsageError(`${v.elf !== undefined ? '--elf' : '--board'} goes with --firmware`);
   if (!v.pty) throw new UsageError('--firmware needs --pty: the simulated board makes its own pseudo-terminal');
   const board = v.board ?? 'uno';
-  if (board !== 'uno' && board !== 'mega' && board !== 'uno-firmata') throw new UsageError(`--board: "${board}" is not a board: uno, mega or uno-firmata`);
-  if (board === 'uno-firmata' && v.elf === undefined) throw new UsageError('--board uno-firmata is for a stock Firmata image: give it with --elf FILE (firmware-protocol/firmata-watchdog/build-stock.sh builds one)');
+  if (board !== 'uno' && board !== 'mega' && board !== 'uno-firmata')
+    throw new UsageError(`--board: "${board}" is not a board: uno, mega or uno-firmata`);
+  if (board === 'uno-firmata' && v.elf === undefined)
+    throw new UsageError(
+      '--board uno-firmata is for a stock Firmata image: give it with --elf FILE (firmware-protocol/firmata-watchdog/build-stock.sh builds one)',
+    );
   // The image speaks one protocol; the rig file says which the host will speak to it.
   const speaks = board === 'uno-firmata' ? 'firmata' : 'line';
   if (rig.link.transport !== speaks) {
@@ -101,7 +130,12 @@ interface Serving {
  * thread of its own, on its own clock, and this thread only carries bytes between the port and it.
  * Its injections are applied there, on its arm's time (mock-thread.ts).
  */
-async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, report: (r: MockReport) => void): Promise<Serving> {
+async function serveLineRemote(
+  rig: Rig,
+  wiring: MockWiring | undefined,
+  port: SerialPort,
+  report: (r: MockReport) => void,
+): Promise<Serving> {
   const { startRemoteMock } = await import('../mock/mock-remote.js');
   const mock = await startRemoteMock(rig, wiring, (ms, atS) => process.stderr.write(`${starvedLine(ms, atS)}\n`));
   const wire = await mock.openStream(rig.link.baudRate);
@@ -133,7 +167,12 @@ async function serveLineRemote(rig: Rig, wiring: MockWiring | undefined, port: S
  * The Firmata mock rig behind `port`, on this thread's timers (this thread starving is the board
  * starving); its injections on its arm's time, that of the board's clock.
  */
-async function serveFirmataHere(rig: Rig, wiring: MockWiring | undefined, port: SerialPort, onMotors?: (zero: boolean) => void): Promise<Serving> {
+async function serveFirmataHere(
+  rig: Rig,
+  wiring: MockWiring | undefined,
+  port: SerialPort,
+  onMotors?: (zero: boolean) => void,
+): Promise<Serving> {
   const { serveFirmataMock } = await import('../mock/firmata-mock.js');
   const clock = new RealClock();
   const s = serveFirmataMock(rig, port, clock, wiring ? { wiring } : {});
@@ -184,18 +223,33 @@ async function rigRealtime(boardTid: number, pty: PtyPair | undefined): Promise<
   const a = await requestRealtimeProcess(44, new Map([[boardTid, 45]]));
   const b = a.granted ? await requestRealtime(main, main === boardTid ? 45 : 44) : a;
   const c = b.granted && pty?.process.pid ? await requestRealtime(pty.process.pid, 44) : b;
-  process.stderr.write(c.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n' : `${noRealtimeLine('twolink rig', `refused: ${c.reason}`)}\n`);
+  process.stderr.write(
+    c.granted
+      ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the board, the bridge and the pty relay\n'
+      : `${noRealtimeLine('twolink rig', `refused: ${c.reason}`)}\n`,
+  );
 }
 
 /** Serves until SIGINT/SIGTERM, the port's end or socat's; then the board, the port and socat are ended in that order. */
-function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => Promise<void>, boardPath: string, signals: EarlySignals): Promise<number> {
+function serveUntilEnd(
+  port: SerialPort,
+  pty: PtyPair | undefined,
+  stop: () => Promise<void>,
+  boardPath: string,
+  signals: EarlySignals,
+): Promise<number> {
   return new Promise((resolve) => {
     let quitting = false;
     const quit = (code: number): void => {
       if (quitting) return;
       quitting = true;
       void stop()
-        .catch((e: unknown) => void process.stderr.write(`twolink rig: stopping the simulated board failed (${e instanceof Error ? e.message : String(e)}); ending\n`))
+        .catch(
+          (e: unknown) =>
+            void process.stderr.write(
+              `twolink rig: stopping the simulated board failed (${e instanceof Error ? e.message : String(e)}); ending\n`,
+            ),
+        )
         .then(() => new Promise<void>((r) => (port.isOpen ? port.close(() => r()) : r())))
         .then(() => pty?.close())
         .then(() => resolve(code));
@@ -204,7 +258,10 @@ function serveUntilEnd(port: SerialPort, pty: PtyPair | undefined, stop: () => P
     // Ctrl-C, or by the close above): the end of serving, not a crash.
     // On a pty, only the relay's end fails our end (whether its exit or this error is seen first): exit 0.
     port.on('error', (e: Error) => {
-      if (!quitting) process.stderr.write(`twolink rig: ${boardPath}: ${e.message}: ${pty ? "the pty's relay (socat) ended" : 'the device failed'}; ending\n`);
+      if (!quitting)
+        process.stderr.write(
+          `twolink rig: ${boardPath}: ${e.message}: ${pty ? "the pty's relay (socat) ended" : 'the device failed'}; ending\n`,
+        );
       quit(quitting || pty ? 0 : 1);
     });
     signals.then(() => quit(0));
@@ -276,7 +333,8 @@ export async function rigCommand(argv: readonly string[]): Promise<number> {
   const wiring = wiringArg(v.wiring, rig.joints, true);
   const injections = injectArgs(v, rig.joints);
   if (v.firmware || v.board !== undefined || v.elf !== undefined) {
-    if (wiring) throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
+    if (wiring)
+      throw new UsageError('--wiring miswires the mock board: with --firmware the board is the firmware, wired as its image says');
     return endProcess(await serveFirmware(rig, v, injections, signals));
   }
   const report = (r: MockReport): void => {
@@ -330,7 +388,9 @@ async function setUp(
   const port = new SerialPort({ path: boardPath, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(new UsageError(`${boardPath}: ${e.message}`)) : resolve())));
   const motors = (zero: boolean): void => report({ kind: 'motors', zero, monoMs: Number(process.hrtime.bigint()) / 1e6 });
-  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata' ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined) : serveLineRemote(rig, o.wiring, port, report));
+  const { stop, schedule, boardTid } = await (rig.link.transport === 'firmata'
+    ? serveFirmataHere(rig, o.wiring, port, v.report ? motors : undefined)
+    : serveLineRemote(rig, o.wiring, port, report));
   if (v['no-rt'] !== true) await rigRealtime(boardTid, pty);
   else process.stderr.write(`${(await import('../time/threads.js')).noRealtimeLine('twolink rig', 'not asked for: --no-rt')}\n`);
   // The injections (those it cannot take were named above), on the simulated arm's time from the host's handshake.
@@ -340,11 +400,15 @@ async function setUp(
       report({ kind: 'handshake', monoMs });
     },
     applied: (i, plantS, wallS) => {
-      process.stderr.write(`twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from the host's handshake (the wall's ${wallS.toFixed(4)} s)\n`);
+      process.stderr.write(
+        `twolink rig: injected ${formatInjection(i)} at the arm's time ${plantS.toFixed(4)} s from the host's handshake (the wall's ${wallS.toFixed(4)} s)\n`,
+      );
       report({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS, wallS });
     },
   });
-  process.stderr.write(`twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant!.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`);
+  process.stderr.write(
+    `twolink rig: ${rig.name} (${rig.link.transport} protocol, ${rig.link.baudRate} baud, ${rig.plant!.adapter.kind} adapter) serving on ${boardPath}${pty ? `; the host opens ${pty.paths[1]}` : ''}\n`,
+  );
   report({ kind: 'serving', board: boardPath });
   return { port, stop };
 }

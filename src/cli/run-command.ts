@@ -61,7 +61,10 @@ async function checkController(p: Plan): Promise<ControllerFault | undefined> {
  */
 async function preflight(p: Plan, v: RunArgs, maxSeconds: number): Promise<number | undefined> {
   for (const i of p.injections) {
-    if (i.at >= maxSeconds) throw new UsageError(`--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${maxSeconds}): it would never happen`);
+    if (i.at >= maxSeconds)
+      throw new UsageError(
+        `--inject ${formatInjection(i)}: due at ${i.at} s, after the run's end (--max-seconds ${maxSeconds}): it would never happen`,
+      );
   }
   const fault = p.controller !== undefined ? await checkController(p) : undefined;
   if (!fault) return undefined;
@@ -74,7 +77,9 @@ async function preflight(p: Plan, v: RunArgs, maxSeconds: number): Promise<numbe
 /** The injections a run ended before, one warning each; a controller module that failed to load in the loop's thread is an input error. */
 function afterRun(result: SessionResult, rateHz: number): void {
   for (const i of result.unapplied ?? []) {
-    process.stderr.write(`twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / rateHz).toFixed(2)} s) before ${i.at} s\n`);
+    process.stderr.write(
+      `twolink: WARNING: --inject ${formatInjection(i)} never happened: the run ended (at ${(result.summary.ticks / rateHz).toFixed(2)} s) before ${i.at} s\n`,
+    );
   }
   if (result.error?.name === 'ControllerError') throw new ControllerError(result.error.message);
 }
@@ -83,13 +88,18 @@ function afterRun(result: SessionResult, rateHz: number): void {
  * The cable of the run and the answer delay to expect from it (src/config/cable.ts); one WARNING line
  * at start-up when the rate asks more than it carries (also with --json), and `say` the cable.
  */
-function cableOf(p: Plan, say?: (s: string) => void): { adapter: string; latencyMs: number; name: string; expectedAnswerDelaySamples: number } {
+function cableOf(
+  p: Plan,
+  say?: (s: string) => void,
+): { adapter: string; latencyMs: number; name: string; expectedAnswerDelaySamples: number } {
   const c = runCable(p.rig, p.target.kind === 'mock');
   const line = cableWarning(c.kind, c.latencyMs, p.rateHz);
   if (line) process.stderr.write(`twolink: WARNING: ${line}\n`);
   const expected = cableAdvice(c.kind, c.latencyMs, p.rateHz).answerDelaySamples;
   const name = adapterName(c.kind, c.latencyMs);
-  say?.(`cable: ${name}${p.target.kind === 'mock' ? " (the mock's model)" : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`);
+  say?.(
+    `cable: ${name}${p.target.kind === 'mock' ? " (the mock's model)" : ''}: answers expected ~${expected} sample(s) after their sample at ${p.rateHz} Hz`,
+  );
   return { adapter: c.kind, latencyMs: c.latencyMs, name, expectedAnswerDelaySamples: expected };
 }
 
@@ -115,7 +125,8 @@ function lawOf(p: Plan): { controller?: string; float?: FloatSettings } {
 
 /** The run's law for its first line: feedforward + PID in short, another law as compare labels it (the recording's header names the same). */
 async function lawWords(p: Plan): Promise<string> {
-  if (p.controller === undefined && !p.float && !p.impedance) return ` (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`;
+  if (p.controller === undefined && !p.float && !p.impedance)
+    return ` (${p.feedforward === 'none' ? 'PID alone' : `feedforward: ${p.feedforward} + PID`})`;
   const [{ runLaw }, { lawText }] = await Promise.all([import('../run/header.js'), import('../record/compare.js')]);
   return `, law: ${lawText(runLaw({ rig: p.rig, feedforward: p.feedforward, ...lawOf(p), ...(p.impedance ? { impedance: p.impedance } : {}) }))}`;
 }
@@ -157,7 +168,10 @@ function realtimeWarning(interactive: boolean): { warn(why: string): void; attac
  * `--record FILE`: NDJSON, or for FILE.mcap the MCAP writer of compare --export mcap (record/mcap.ts)
  * fed as the rows are drained; `done` waits for the MCAP file to be complete.
  */
-async function recordingOption(v: RunArgs, rig: Rig): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
+async function recordingOption(
+  v: RunArgs,
+  rig: Rig,
+): Promise<{ options: Pick<SessionOptions, 'record' | 'recorder'>; done(): Promise<void> }> {
   if (typeof v.record !== 'string') return { options: {}, done: async () => undefined };
   if (!v.record.endsWith('.mcap')) return { options: { record: v.record }, done: async () => undefined };
   const mcap = new (await import('../record/mcap.js')).McapRecorder(v.record, rig);
@@ -227,7 +241,9 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
     dashboard = startDashboard({ session, rig: p.rig, paths: p.paths, demo: opts.demo, onQuit: requestStop });
     rtWarning.attach(dashboard);
   } else if (!quiet) {
-    log(`twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz${await lawWords(p)}`);
+    log(
+      `twolink ${opts.demo ? 'demo' : 'run'}: ${p.paths.map((x) => x.name).join(', ')} on ${p.rig.name} at ${p.rateHz} Hz${await lawWords(p)}`,
+    );
   }
   const result = await session.run().finally(() => recording.done());
   offCrash();
@@ -235,7 +251,9 @@ async function execute(p: Plan, v: RunArgs, opts: { cycle: boolean; maxSeconds: 
   rtWarning.flush();
   for (const sig of [...STOP_SIGNALS, 'SIGUSR1']) process.off(sig, sig === 'SIGUSR1' ? offPause : onSignal);
   afterRun(result, p.rateHz);
-  return reportRun(result, v, cable, p.float !== undefined, () => log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${String(v.record)}`));
+  return reportRun(result, v, cable, p.float !== undefined, () =>
+    log(`recorded ${session.recorder?.ticks ?? 0} ticks to ${String(v.record)}`),
+  );
 }
 
 /** The run's session, with what it says on the way: real-time priority, events, the board's identity. */
@@ -273,7 +291,12 @@ async function sessionOf(
     rt: v['no-rt'] !== true,
     ...(v['no-delay-compensation'] ? { predict: false } : {}),
     onRealtime: (granted, reason, what) => {
-      if (granted) log(what ? `priority: ${what} for the loop's process (${process.platform}: the best a user gets without admin rights)` : 'real-time scheduling: SCHED_FIFO granted to the loop thread');
+      if (granted)
+        log(
+          what
+            ? `priority: ${what} for the loop's process (${process.platform}: the best a user gets without admin rights)`
+            : 'real-time scheduling: SCHED_FIFO granted to the loop thread',
+        );
       else rtWarning.warn(`refused: ${reason ?? 'unknown'}`);
     },
     ...hooks.recording,
@@ -311,7 +334,13 @@ function stopRequests(session: Session, voice: RunVoice): (reason: StopReason) =
 }
 
 /** The run's summary on stdout (JSON or for people), its error on stderr, and the exit code of its stop. */
-function reportRun(result: Awaited<ReturnType<Session['run']>>, v: RunArgs, cable: ReturnType<typeof cableOf>, floating: boolean, logRecorded: () => void): number {
+function reportRun(
+  result: Awaited<ReturnType<Session['run']>>,
+  v: RunArgs,
+  cable: ReturnType<typeof cableOf>,
+  floating: boolean,
+  logRecorded: () => void,
+): number {
   if (result.error && result.error.name === 'LinkError') {
     process.stderr.write(`twolink: ${result.error.message}\n`);
     if (v.json) process.stdout.write(`${JSON.stringify(result.summary)}\n`);
@@ -370,7 +399,10 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
   for (const n of names) if (!builtinPath(rig.arm, n) && !n.endsWith('.json')) throw new UsageError(`unknown trajectory "${n}"`);
   const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: watched ? 24 * 3600 : 600, min: 0.1, unit: 's' });
   const cycle = watched || v.cycle === true;
-  if (cycle && !interactive) process.stderr.write(`twolink demo: cycling through ${names.join(', ')} until Ctrl-C${v['max-seconds'] !== undefined ? ` or ${maxSeconds} s` : ''}\n`);
+  if (cycle && !interactive)
+    process.stderr.write(
+      `twolink demo: cycling through ${names.join(', ')} until Ctrl-C${v['max-seconds'] !== undefined ? ` or ${maxSeconds} s` : ''}\n`,
+    );
   const p = plan({ ...v, rig: rigFile, mock: true, traj: names }, maxSeconds, rigFile, names);
   return withLiveView(v, p.rig, (live) => execute(p, v, { cycle, maxSeconds, demo: true }, live));
 }
@@ -378,10 +410,13 @@ export async function demoCommand(argv: readonly string[]): Promise<number> {
 /** `twolink replay FILE [run options]`: `twolink run --traj FILE` with the rest of the options. */
 export async function replayCommand(argv: readonly string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write('usage: twolink replay FILE --rig F (--port PATH | --mock) [--speed 0.25..2] [run options]: twolink run --traj FILE; see twolink run --help\n');
+    process.stdout.write(
+      'usage: twolink replay FILE --rig F (--port PATH | --mock) [--speed 0.25..2] [run options]: twolink run --traj FILE; see twolink run --help\n',
+    );
     return 0;
   }
   const file = argv[0];
-  if (file === undefined || file.startsWith('-') || argv.includes('--traj')) throw new UsageError('give the taught trajectory file first: twolink replay demo.json --rig F (--port PATH | --mock)');
+  if (file === undefined || file.startsWith('-') || argv.includes('--traj'))
+    throw new UsageError('give the taught trajectory file first: twolink replay demo.json --rig F (--port PATH | --mock)');
   return runCommand(['--traj', file, ...argv.slice(1)]);
 }

@@ -21,12 +21,31 @@ import { buildPath } from '../model/trajectory.js';
 import type { Target } from '../run/target.js';
 import { checkWritablePath } from '../config/files.js';
 import { rateIssue } from '../config/plausible.js';
-import { checkPortArgs, choiceArg, FORCE_OPTION, SERIAL_OPTION, serialArg, numberArg, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  checkPortArgs,
+  choiceArg,
+  FORCE_OPTION,
+  SERIAL_OPTION,
+  serialArg,
+  numberArg,
+  stringArg,
+  UsageError,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg } from './wiring-arg.js';
 import { FOXGLOVE_OPTIONS } from './foxglove-arg.js';
-import { checkImpedance, ImpedanceError, impedanceConfig, impedanceSettings, loopPassivity, stiffnessUnit, type ImpedanceSettings } from '../control/impedance.js';
+import {
+  checkImpedance,
+  ImpedanceError,
+  impedanceConfig,
+  impedanceSettings,
+  loopPassivity,
+  stiffnessUnit,
+  type ImpedanceSettings,
+} from '../control/impedance.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
 import { taughtOrigin } from '../config/trajectory-file.js';
 import { RECONNECT_OPTIONS } from './reconnect-arg.js';
@@ -37,12 +56,25 @@ export const RUN_OPTIONS = {
   mock: { type: 'boolean', help: "the rig file's simulated plant in this process (no hardware)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   serial: SERIAL_OPTION,
-  traj: { type: 'string', arg: 'NAME|FILE', multiple: true, help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)' },
+  traj: {
+    type: 'string',
+    arg: 'NAME|FILE',
+    multiple: true,
+    help: 'trajectory: reach, point, circle, or a .json file (repeat for a sequence; default reach)',
+  },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
-  record: { type: 'string', arg: 'FILE', help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)' },
+  record: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'record every tick to an NDJSON file, or to FILE.mcap for Foxglove (the channels of compare --export mcap: the arm in 3D, ticks, events)',
+  },
   'no-feedforward': { type: 'boolean', help: 'PID alone (no inverse-dynamics feedforward, no disturbance observer)' },
   feedforward: { type: 'string', arg: 'MODE', help: 'desired | measured | none (default: the rig file)' },
-  controller: { type: 'string', arg: 'FILE', help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see docs/controller.md)' },
+  controller: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'your own control law in place of feedforward + PID: an ESM module whose default export is createController(context) (see docs/controller.md)',
+  },
   cycle: { type: 'boolean', help: 'start again with the first trajectory when the last is done, until --max-seconds (soak runs)' },
   'no-park': { type: 'boolean', help: 'stay at the end of the trajectory instead of going back to the start pose' },
   headless: { type: 'boolean', help: 'no dashboard, even on a terminal' },
@@ -50,23 +82,45 @@ export const RUN_OPTIONS = {
   inject: INJECT_OPTION,
   fault: FAULT_ALIAS_OPTION,
   wiring: WIRING_OPTION,
-  rt: { type: 'boolean', help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see docs/realtime.md), else twolink says so and runs without' },
+  rt: {
+    type: 'boolean',
+    help: 'real-time scheduling (SCHED_FIFO) for the loop thread and the mock rig: the default; needs an rtprio limit or CAP_SYS_NICE (see docs/realtime.md), else twolink says so and runs without',
+  },
   'no-rt': { type: 'boolean', help: 'do not ask for real-time scheduling' },
   'no-delay-compensation': { type: 'boolean', help: 'do not predict the state at the instant the command applies (for comparison)' },
-  stiffness: { type: 'string', arg: 'K', help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)" },
-  'damping-ratio': { type: 'string', arg: 'Z', help: "impedance: damping ratio with the arm's own inertia at the pose, 0.1..3 (default: the rig file's)" },
+  stiffness: {
+    type: 'string',
+    arg: 'K',
+    help: "impedance: stiffness, N/m at the endpoint or N m/rad with --space joint (default: the rig file's impedance section)",
+  },
+  'damping-ratio': {
+    type: 'string',
+    arg: 'Z',
+    help: "impedance: damping ratio with the arm's own inertia at the pose, 0.1..3 (default: the rig file's)",
+  },
   space: { type: 'string', arg: 'S', help: 'impedance: endpoint (the default) or joint' },
-  'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)' },
+  'max-seconds': {
+    type: 'string',
+    arg: 'S',
+    help: 'stop after this long (default 600; demo: until quit): stop reason `timeout` and exit code 4 if the trajectories were not done (with --cycle: `done`)',
+  },
   mode: {
     type: 'string',
     arg: 'MODE',
     help: 'track (default: follow the trajectories with feedforward + PID) | float (gravity and friction cancelled: the arm floats under your hand; with --traj hold) | impedance (a spring-damper about the trajectory or the held pose: --stiffness, --damping-ratio, --space; see docs/impedance.md)',
   },
-  speed: { type: 'string', arg: 'F', help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)' },
+  speed: {
+    type: 'string',
+    arg: 'F',
+    help: 'follow the trajectories F times as fast, 0.25..2 (refused beforehand, with the time and the joint, where the motors cannot; default 1)',
+  },
   lock: { type: 'string', arg: 'J', help: 'float: lock joint J (1-based) at its angle when float begins' },
   constrain: { type: 'string', arg: 'SHAPE', help: 'float: keep the endpoint on line:x0,y0,x1,y1 or circle:cx,cy,r [m]' },
   force: FORCE_OPTION,
-  'any-rig': { type: 'boolean', help: "replay a taught file on a rig other than the one it was taught on (by the rig file's content hash; refused without it)" },
+  'any-rig': {
+    type: 'boolean',
+    help: "replay a taught file on a rig other than the one it was taught on (by the rig file's content hash; refused without it)",
+  },
   ...FOXGLOVE_OPTIONS,
   ...RECONNECT_OPTIONS,
   help: { type: 'boolean', short: 'h', help: 'this help' },
@@ -77,8 +131,26 @@ export type RunArgs = ParsedOf<typeof RUN_OPTIONS>;
 
 /** `twolink demo`'s options: the simulated rig's run, so none of a port's, a controller's or a mode's. */
 export const DEMO_OPTIONS = {
-  ...pick(RUN_OPTIONS, ['rig', 'traj', 'rate', 'record', 'no-feedforward', 'feedforward', 'cycle', 'headless', 'json', 'inject', 'rt', 'no-rt', 'speed', 'force']),
-  'max-seconds': { ...RUN_OPTIONS['max-seconds'], help: 'stop after this long (default: with the dashboard or --foxglove, cycle until quit; else once through the trajectories)' },
+  ...pick(RUN_OPTIONS, [
+    'rig',
+    'traj',
+    'rate',
+    'record',
+    'no-feedforward',
+    'feedforward',
+    'cycle',
+    'headless',
+    'json',
+    'inject',
+    'rt',
+    'no-rt',
+    'speed',
+    'force',
+  ]),
+  'max-seconds': {
+    ...RUN_OPTIONS['max-seconds'],
+    help: 'stop after this long (default: with the dashboard or --foxglove, cycle until quit; else once through the trajectories)',
+  },
   ...FOXGLOVE_OPTIONS,
   help: RUN_OPTIONS.help,
 } as const satisfies OptionSpecs;
@@ -112,7 +184,9 @@ export function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaul
   const float = floatArgs(v, rig, target);
   if (float && typeof v.controller === 'string') throw new UsageError('--mode float drives the arm itself: drop --controller');
   const rateHz = rateArg(v, rig);
-  const feedforward = v['no-feedforward'] ? 'none' : choiceArg(v.feedforward, 'feedforward', ['desired', 'measured', 'none'] as const, rig.control.feedforward);
+  const feedforward = v['no-feedforward']
+    ? 'none'
+    : choiceArg(v.feedforward, 'feedforward', ['desired', 'measured', 'none'] as const, rig.control.feedforward);
   const injections = injectionsArg(v, rig, target);
   if (target.kind !== 'mock') wiringArg(v.wiring, rig.joints, false);
   checkRecordArg(v, rig, names);
@@ -121,7 +195,17 @@ export function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaul
     throw new UsageError("--controller replaces twolink's feedforward + PID: drop --feedforward / --no-feedforward");
   }
   const impedance = impedanceArgs(v, rig, target, paths, rateHz);
-  return { rig, target, paths, rateHz, feedforward, injections, ...(controller !== undefined ? { controller } : {}), ...(impedance ? { impedance } : {}), ...(float ? { float } : {}) };
+  return {
+    rig,
+    target,
+    paths,
+    rateHz,
+    feedforward,
+    injections,
+    ...(controller !== undefined ? { controller } : {}),
+    ...(impedance ? { impedance } : {}),
+    ...(float ? { float } : {}),
+  };
 }
 
 /** --port (with --baud, --serial) or --mock (with --wiring): where the arm is. */
@@ -131,9 +215,17 @@ function targetArg(v: RunArgs, rig: Rig, rigDefault: string | undefined): Target
   let target: Target;
   if (typeof v.port === 'string') {
     const serial = serialArg(v.serial, v.port);
-    target = { kind: 'port', path: v.port, ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}), ...(serial ? { serial } : {}) };
+    target = {
+      kind: 'port',
+      path: v.port,
+      ...(v.baud !== undefined ? { baudRate: numberArg(v.baud, 'baud', { min: 300, max: 4_000_000, integer: true }) } : {}),
+      ...(serial ? { serial } : {}),
+    };
     const bootloader = bootloaderBaudRefusal(rig.cable, target.baudRate ?? rig.link.baudRate);
-    if (bootloader) throw new UsageError(`${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`);
+    if (bootloader)
+      throw new UsageError(
+        `${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`,
+      );
   } else if (v.mock || rigDefault) {
     serialArg(v.serial, v.port);
     const wiring = wiringArg(v.wiring, rig.joints, true);
@@ -143,7 +235,9 @@ function targetArg(v: RunArgs, rig: Rig, rigDefault: string | undefined): Target
   }
   if (target.kind === 'port') serialPathOf(target.serial ?? rig.link.serial);
   if (target.kind === 'mock' && !rig.plant) {
-    throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
+    throw new UsageError(
+      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
+    );
   }
   return target;
 }
@@ -153,13 +247,21 @@ function pathsArg(v: RunArgs, rig: Rig, maxSeconds: number, defaultTraj: string[
   // Float lets the arm go where the hand takes it from where it is: a trajectory would not be followed.
   const mode = choiceArg(v.mode, 'mode', RUN_MODES, 'track');
   const moving = mode === 'float' ? v.traj?.find((n) => n !== 'hold') : undefined;
-  if (moving !== undefined) throw new UsageError(`--mode float --traj ${moving}: float follows no trajectory (the arm goes where the hand takes it); give --traj hold, the default with --mode float`);
+  if (moving !== undefined)
+    throw new UsageError(
+      `--mode float --traj ${moving}: float follows no trajectory (the arm goes where the hand takes it); give --traj hold, the default with --mode float`,
+    );
   const names = v.traj ?? (mode === 'float' ? ['hold'] : defaultTraj);
   for (const n of names) checkTaughtRig(n, rig.file, v['any-rig'] === true);
   const speed = numberArg(v.speed, 'speed', { default: 1, min: 0.25, max: 2 });
   const paths = names.map((n) => (n === 'hold' ? holdPath(maxSeconds) : scalePath(namedPath(rig, n), speed)));
   // Refuse before anything moves: every trajectory as the loop will run it (approach and park included) within the limits (at --speed).
-  preflightPaths(rig, paths, { park: !v['no-park'], cycle: v.cycle === true, what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}`, speed: { at: speed, min: 0.25 } });
+  preflightPaths(rig, paths, {
+    park: !v['no-park'],
+    cycle: v.cycle === true,
+    what: (p) => `trajectory "${p.name}"${speed !== 1 ? ` at --speed ${speed}` : ''}`,
+    speed: { at: speed, min: 0.25 },
+  });
   return { names, paths };
 }
 
@@ -177,7 +279,11 @@ function injectionsArg(v: RunArgs, rig: Rig, target: Target): Injection[] {
   if (injections.length && target.kind !== 'mock') throw new UsageError('--inject needs --mock (injections go into the simulated rig)');
   for (const i of injections) {
     // The loop's own thread (busy, throw) and the parts this mock has.
-    const why = refusalIn([...MOCK_PARTS[rig.link.transport], 'host'], `the ${rig.link.transport === 'firmata' ? 'Firmata' : 'line-protocol'} mock rig`, i.name);
+    const why = refusalIn(
+      [...MOCK_PARTS[rig.link.transport], 'host'],
+      `the ${rig.link.transport === 'firmata' ? 'Firmata' : 'line-protocol'} mock rig`,
+      i.name,
+    );
     if (why) throw new UsageError(`--inject ${i.name}: ${why}`);
   }
   return injections;
@@ -206,12 +312,22 @@ function impedanceArgs(v: RunArgs, rig: Rig, target: Target, paths: PathSpec[], 
   }
   if (rig.joints !== 2) throw new UsageError(`--mode impedance: ${rig.file} has one joint; impedance mode needs the two-link arm`);
   if (v.controller !== undefined) throw new UsageError('--mode impedance is its own control law: drop --controller');
-  if (v['no-feedforward'] || v.feedforward !== undefined) throw new UsageError("--mode impedance cancels gravity, friction and the plan's inertia with the model itself: drop --feedforward / --no-feedforward");
+  if (v['no-feedforward'] || v.feedforward !== undefined)
+    throw new UsageError(
+      "--mode impedance cancels gravity, friction and the plan's inertia with the model itself: drop --feedforward / --no-feedforward",
+    );
   const space = choiceArg(v.space, 'space', ['endpoint', 'joint'] as const, impedanceConfig(rig).space);
   const unit = stiffnessUnit(space);
-  const stiffness = v.stiffness !== undefined ? numberArg(v.stiffness, 'stiffness', { min: space === 'joint' ? 0.01 : 1, max: space === 'joint' ? 1000 : 10_000, unit }) : undefined;
+  const stiffness =
+    v.stiffness !== undefined
+      ? numberArg(v.stiffness, 'stiffness', { min: space === 'joint' ? 0.01 : 1, max: space === 'joint' ? 1000 : 10_000, unit })
+      : undefined;
   const dampingRatio = v['damping-ratio'] !== undefined ? numberArg(v['damping-ratio'], 'damping-ratio', { min: 0.1, max: 3 }) : undefined;
-  const s = impedanceSettings(rig, { space, ...(stiffness !== undefined ? { stiffness } : {}), ...(dampingRatio !== undefined ? { dampingRatio } : {}) });
+  const s = impedanceSettings(rig, {
+    space,
+    ...(stiffness !== undefined ? { stiffness } : {}),
+    ...(dampingRatio !== undefined ? { dampingRatio } : {}),
+  });
   // The planned poses, every 10 ms of each trajectory (and where the mock's arm starts).
   const poses: number[][] = target.kind === 'mock' && rig.plant ? [rig.plant.start.slice()] : [];
   for (const p of paths) {
@@ -256,13 +372,18 @@ function checkTaughtRig(traj: string, rigFile: string, anyRig: boolean): void {
   const origin = taughtOrigin(traj);
   if (!origin) return;
   if (origin.rigSha256 === undefined) {
-    process.stderr.write(`twolink: WARNING: ${traj} was taught on ${origin.rig} before twolink wrote the rig's hash into taught files: it cannot tell whether ${rigFile} is the same arm\n`);
+    process.stderr.write(
+      `twolink: WARNING: ${traj} was taught on ${origin.rig} before twolink wrote the rig's hash into taught files: it cannot tell whether ${rigFile} is the same arm\n`,
+    );
     return;
   }
   const here = rigFileSha256(rigFile);
   if (here === origin.rigSha256) return;
   const why = `${traj} was taught on ${origin.rig} (rig hash ${origin.rigSha256.slice(0, 12)}), and ${rigFile} is another rig (hash ${here.slice(0, 12)}): its lengths, limits, encoder zeros or wiring differ, so the same joint angles are another motion`;
-  if (!anyRig) throw new UsageError(`${why}. Replay it with the rig it was taught on, or give --any-rig to replay it on this one anyway (still checked against this rig's limits before anything moves)`);
+  if (!anyRig)
+    throw new UsageError(
+      `${why}. Replay it with the rig it was taught on, or give --any-rig to replay it on this one anyway (still checked against this rig's limits before anything moves)`,
+    );
   process.stderr.write(`twolink: --any-rig: ${why}; replaying it on ${rigFile} as asked\n`);
 }
 
@@ -274,7 +395,12 @@ function checkTaughtRig(traj: string, rigFile: string, anyRig: boolean): void {
  */
 function holdPath(maxSeconds: number): PathSpec {
   const spare = Math.max(0.5, 0.2 * maxSeconds);
-  return { name: 'hold', description: 'hold the start pose', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1 - spare) }] };
+  return {
+    name: 'hold',
+    description: 'hold the start pose',
+    start: {},
+    steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1 - spare) }],
+  };
 }
 
 /** --mode, --lock and --constrain: float mode's settings, or undefined for track. */

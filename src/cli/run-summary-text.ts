@@ -10,7 +10,9 @@ import type { RunSummary } from '../run/stats.js';
  * sample each command came back with); unknown where the board's reports carry no sample number (Firmata).
  */
 function answerDelayText(samples: number | null, cable: string): string {
-  return samples === null ? `answers' delay not measured (this link's reports carry no sample number; cable: ${cable})` : `answers apply ${samples} sample(s) later (learned; cable: ${cable})`;
+  return samples === null
+    ? `answers' delay not measured (this link's reports carry no sample number; cable: ${cable})`
+    : `answers apply ${samples} sample(s) later (learned; cable: ${cable})`;
 }
 
 /**
@@ -18,7 +20,8 @@ function answerDelayText(samples: number | null, cable: string): string {
  * link's bursts (delivered with a newer sample, only the newest answered: not late)".
  */
 export function lateText(s: Pick<RunSummary, 'overruns' | 'burst'>): string {
-  const burst = s.burst === undefined ? '' : `; ${s.burst} in the link's bursts (delivered with a newer sample, only the newest answered: not late)`;
+  const burst =
+    s.burst === undefined ? '' : `; ${s.burst} in the link's bursts (delivered with a newer sample, only the newest answered: not late)`;
   return `late ${s.overruns} (answers past their deadline)${burst}`;
 }
 
@@ -35,7 +38,9 @@ export function humanSummary(s: RunSummary, cable: string, float = false): strin
               : ''),
         ]
       : []),
-    float ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here' : trackingLine(s.tracking),
+    float
+      ? 'float: the arm went where the hand (or a push) took it; the tracking error against the held pose is no measure here'
+      : trackingLine(s.tracking),
     ...(s.replay ? [replayLine(s.replay)] : []),
     ...(float ? [] : phaseLines(s)),
     `twin residual RMS [deg]: ${f(s.twin.rmsDeg)}   max: ${f(s.twin.maxDeg)}   alarms: ${s.twin.alarms}`,
@@ -69,12 +74,22 @@ export function phaseLines(s: Pick<RunSummary, 'phases' | 'encoderSide' | 'rever
   const entered = (['approach', 'trajectory', 'park'] as const).filter((k) => s.phases?.[k]);
   const out: string[] = [];
   if (entered.length) {
-    const side = s.encoderSide ? `encoder (${s.encoderSide.every((x) => x === s.encoderSide![0]) ? `${s.encoderSide[0]} side` : s.encoderSide.map((x, i) => `joint ${i + 1} ${x} side`).join(', ')})` : 'encoder';
-    out.push(`tracking per phase, ${side}, RMS / max [deg]: ${entered.map((k) => `${names[k]} ${f(s.phases![k]!.encoder.rmsDeg)} / ${f(s.phases![k]!.encoder.maxDeg)}`).join('; ')}`);
+    const side = s.encoderSide
+      ? `encoder (${s.encoderSide.every((x) => x === s.encoderSide![0]) ? `${s.encoderSide[0]} side` : s.encoderSide.map((x, i) => `joint ${i + 1} ${x} side`).join(', ')})`
+      : 'encoder';
+    out.push(
+      `tracking per phase, ${side}, RMS / max [deg]: ${entered.map((k) => `${names[k]} ${f(s.phases![k]!.encoder.rmsDeg)} / ${f(s.phases![k]!.encoder.maxDeg)}`).join('; ')}`,
+    );
     const linked = entered.filter((k) => s.phases![k]!.link);
-    if (linked.length) out.push(`tracking per phase, link (its true angle), RMS / max [deg]: ${linked.map((k) => `${names[k]} ${f(s.phases![k]!.link!.rmsDeg)} / ${f(s.phases![k]!.link!.maxDeg)}`).join('; ')}`);
+    if (linked.length)
+      out.push(
+        `tracking per phase, link (its true angle), RMS / max [deg]: ${linked.map((k) => `${names[k]} ${f(s.phases![k]!.link!.rmsDeg)} / ${f(s.phases![k]!.link!.maxDeg)}`).join('; ')}`,
+      );
     const sensed = entered.filter((k) => s.phases![k]!.linkSensor);
-    if (sensed.length) out.push(`tracking per phase, link (potentiometer), RMS / max [deg]: ${sensed.map((k) => `${names[k]} ${f(s.phases![k]!.linkSensor!.rmsDeg)} / ${f(s.phases![k]!.linkSensor!.maxDeg)}`).join('; ')}`);
+    if (sensed.length)
+      out.push(
+        `tracking per phase, link (potentiometer), RMS / max [deg]: ${sensed.map((k) => `${names[k]} ${f(s.phases![k]!.linkSensor!.rmsDeg)} / ${f(s.phases![k]!.linkSensor!.maxDeg)}`).join('; ')}`,
+      );
   }
   const p = s.measuredPlay;
   if (p)
@@ -82,7 +97,10 @@ export function phaseLines(s: Pick<RunSummary, 'phases' | 'encoderSide' | 'rever
       `gearbox play measured, encoder (motor side) - link (potentiometer), per joint [deg]: ${f(p.playDeg)} (samples pushing + / -: ${p.samples.map(([a, b]) => `${a}/${b}`).join(', ')})${p.playDeg.includes(null) ? '; -: no link sensor, or the torque never held each sign for 0.1 s' : ''}`,
     );
   const r = s.reversals;
-  if (r && r.movingS.some((m) => m > 0)) out.push(`duty reversals per second in motion: ${r.perS.map((v) => v.toFixed(2)).join(', ')} (${r.count.join(', ')} in ${r.movingS.map((v) => v.toFixed(1)).join(', ')} s)`);
+  if (r && r.movingS.some((m) => m > 0))
+    out.push(
+      `duty reversals per second in motion: ${r.perS.map((v) => v.toFixed(2)).join(', ')} (${r.count.join(', ')} in ${r.movingS.map((v) => v.toFixed(1)).join(', ')} s)`,
+    );
   return out;
 }
 

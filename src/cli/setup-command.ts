@@ -39,16 +39,29 @@ const OPTIONS = {
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (its hand turns the joints)" },
   baud: { type: 'string', arg: 'N', help: "baud rate (default: the rig file's link.baudRate)" },
   wiring: WIRING_OPTION,
-  out: { type: 'string', arg: 'FILE', help: 'write the corrected rig file here (default: over --rig, kept as FILE.bak); another file already there only with --force (kept as FILE.bak too). Checked before the arm moves' },
+  out: {
+    type: 'string',
+    arg: 'FILE',
+    help: 'write the corrected rig file here (default: over --rig, kept as FILE.bak); another file already there only with --force (kept as FILE.bak too). Checked before the arm moves',
+  },
   force: FORCE_OPTION,
-  'widen-limits': { type: 'boolean', help: "write soft limits wider than the rig file's when the stops allow it (without it, only your y at the question does; a narrower limit is kept)" },
+  'widen-limits': {
+    type: 'boolean',
+    help: "write soft limits wider than the rig file's when the stops allow it (without it, only your y at the question does; a narrower limit is kept)",
+  },
   'pulse-duty': { type: 'string', arg: 'D', help: 'largest duty of the motor pulses, 0.02..0.6 (default 0.3)' },
   yes: { type: 'boolean', help: 'answer the prompts before motion (the steps that need your hands still wait for Enter on a real arm)' },
   'no-identify': { type: 'boolean', help: 'skip the gentle identification (the rig file keeps its masses and friction)' },
   'no-reach': { type: 'boolean', help: 'do not run the first slow reach with the rig file written' },
-  'no-play': { type: 'boolean', help: "skip the play sweep (each joint slowly through hanging: the gearbox's play, written as encoders[].backlashDeg)" },
+  'no-play': {
+    type: 'boolean',
+    help: "skip the play sweep (each joint slowly through hanging: the gearbox's play, written as encoders[].backlashDeg)",
+  },
   'no-rt': NO_RT_OPTION,
-  json: { type: 'boolean', help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written' },
+  json: {
+    type: 'boolean',
+    help: 'print one JSON object: each step {name, status, summary, evidence, fix, corrected}, the changes and the file written',
+  },
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
 
@@ -111,7 +124,12 @@ interface Opened {
  * Setup's board (run/compose.ts): the end of the cable, then the link, whose handshake accepts the
  * board's own counts per revolution (probed first), since setup checks them itself.
  */
-async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Promise<T>) => Promise<T>): Promise<{ end: BoardEnd; link: Link; board: BoardEvidence }> {
+async function openBoard(
+  rig: Rig,
+  place: Place,
+  clock: Clock,
+  drive: <T>(p: Promise<T>) => Promise<T>,
+): Promise<{ end: BoardEnd; link: Link; board: BoardEvidence }> {
   const { openLinked } = await import('../run/compose.js');
   let info: Awaited<ReturnType<typeof probeLineBoard>> | undefined;
   let cpr = rig.encoders.map((e) => e.countsPerRev);
@@ -121,7 +139,9 @@ async function openBoard(rig: Rig, place: Place, clock: Clock, drive: <T>(p: Pro
     cpr = info?.cpr ?? cpr;
     return { encoders: cpr.map((c) => ({ countsPerRev: c, sign: 1, zero: 0 })), bootloaderMs: 0 };
   });
-  const board: BoardEvidence = info ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr } : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
+  const board: BoardEvidence = info
+    ? { firmware: info.fw, board: info.board, protocol: String(info.proto), joints: info.joints, countsPerRev: info.cpr }
+    : { firmware: '?', board: '?', protocol: '?', joints: rig.joints, countsPerRev: cpr };
   return { end, link, board };
 }
 
@@ -182,11 +202,20 @@ function stopWords(e: SetupStopped): string {
 /** The e-stop a run gets when the operator stops setup: by the key, or by the signal. */
 function operatorEstop(reason: unknown): StopReason {
   const stop = operatorStop(reason);
-  return { kind: 'estop', by: stop.kind === 'interrupted' ? (stop.signal ?? 'signal') : stop.kind === 'estop' ? 'key' : describeStop(stop) };
+  return {
+    kind: 'estop',
+    by: stop.kind === 'interrupted' ? (stop.signal ?? 'signal') : stop.kind === 'estop' ? 'key' : describeStop(stop),
+  };
 }
 
 /** Drives the arm along paths with a rig: the mock in virtual time (wired as --wiring), or the port through a Session (real time) with the e-stop key. */
-function runner(v: SetupArgs, wiring: MockWiring | undefined, operator: TerminalOperator, baudRate: number, watch: SetupIo['watch']): RunPaths {
+function runner(
+  v: SetupArgs,
+  wiring: MockWiring | undefined,
+  operator: TerminalOperator,
+  baudRate: number,
+  watch: SetupIo['watch'],
+): RunPaths {
   if (v.mock) {
     return async (rig, paths) => {
       const { virtualRun, lineMock } = await import('../run/virtual.js');
@@ -248,14 +277,17 @@ function runner(v: SetupArgs, wiring: MockWiring | undefined, operator: Terminal
 function identifiedChanges(before: Record<string, unknown>, after: Record<string, unknown>): RigChange[] {
   const out: RigChange[] = [];
   const flat = (o: unknown, prefix: string, into: Map<string, unknown>): Map<string, unknown> => {
-    if (o !== null && typeof o === 'object') for (const [k, x] of Object.entries(o)) flat(x, Array.isArray(o) ? `${prefix}[${k}]` : `${prefix}.${k}`, into);
+    if (o !== null && typeof o === 'object')
+      for (const [k, x] of Object.entries(o)) flat(x, Array.isArray(o) ? `${prefix}[${k}]` : `${prefix}.${k}`, into);
     else into.set(prefix, o);
     return into;
   };
   for (const key of ['arm', 'friction', 'motors']) {
     const a = flat(before[key], key, new Map());
     const b = flat(after[key], key, new Map());
-    for (const [f, x] of b) if (JSON.stringify(a.get(f) ?? 0) !== JSON.stringify(x)) out.push({ field: f, from: a.get(f) ?? null, to: x, step: 'identification' });
+    for (const [f, x] of b)
+      if (JSON.stringify(a.get(f) ?? 0) !== JSON.stringify(x))
+        out.push({ field: f, from: a.get(f) ?? null, to: x, step: 'identification' });
   }
   return out;
 }
@@ -287,7 +319,11 @@ function reportStep(operator: TerminalOperator, step: StepResult): void {
 }
 
 /** Step 7: the gentle identification with the corrected rig; a stop during it ends setup (SetupStopped). */
-async function identifyPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
+async function identifyPhase(
+  ctx: Finish,
+  run: RunPaths,
+  file: Record<string, unknown>,
+): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
   const { operator } = ctx;
   operator.say(
     `Identification: a gentle excitation (${GENTLE_EXCITATION.amplitude! * 100}% of the angle room and speed limits, ${GENTLE_EXCITATION.duration} s) with the corrected rig; only the parameters it determines within ${WELL_IDENTIFIED * 100}% are written. Space or Esc stops.`,
@@ -301,9 +337,15 @@ async function identifyPhase(ctx: Finish, run: RunPaths, file: Record<string, un
 }
 
 /** Step 7b: the play sweep of each joint with the corrected rig; a stop during it ends setup (SetupStopped). */
-async function playPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
+async function playPhase(
+  ctx: Finish,
+  run: RunPaths,
+  file: Record<string, unknown>,
+): Promise<{ file: Record<string, unknown>; changes: RigChange[]; failed: boolean }> {
   const { operator } = ctx;
-  operator.say('Play: each joint swept slowly 20 deg either side of hanging and back, the other held; the motor-side encoder and the duty show the gearbox play. Space or Esc stops.');
+  operator.say(
+    'Play: each joint swept slowly 20 deg either side of hanging and back, the other held; the motor-side encoder and the duty show the gearbox play. Space or Esc stops.',
+  );
   await operator.confirm('the arm will move about hanging: clear it and press Enter');
   const p = await playStep(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), file, run);
   ctx.steps.push(p.step);
@@ -315,9 +357,14 @@ async function playPhase(ctx: Finish, run: RunPaths, file: Record<string, unknow
 /** Step 8: the slow first reach with the corrected rig (before it is written); a stop during it ends setup (SetupStopped). */
 async function reachPhase(ctx: Finish, run: RunPaths, file: Record<string, unknown>): Promise<void> {
   const { operator } = ctx;
-  operator.say(`First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the corrected rig file; the twin's alarm stops it. Space or Esc stops.`);
+  operator.say(
+    `First reach: the built-in reach ${SLOW}x slower, within ${SPEED_FRACTION * 100}% of the speed and ${TORQUE_FRACTION * 100}% of the torque limits, with the corrected rig file; the twin's alarm stops it. Space or Esc stops.`,
+  );
   await operator.confirm('the arm will move over its reach: clear it and press Enter');
-  const reach = await firstReach(resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given), async (rig, paths) => (await run(rig, paths)).summary);
+  const reach = await firstReach(
+    resolveRig(parseRigFile(file, ctx.out.given), ctx.out.given),
+    async (rig, paths) => (await run(rig, paths)).summary,
+  );
   ctx.steps.push(reach);
   reportStep(operator, reach);
   checkStopped(operator);
@@ -352,7 +399,11 @@ async function finishSetup(ctx: Finish): Promise<Written> {
   checkStopped(operator);
   const written = writeRig(ctx.out, file);
   const where = written.path === ctx.out.real ? written.path : `${written.path} (${ctx.out.real})`;
-  operator.say(changes.length ? `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:` : `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}: nothing to change`);
+  operator.say(
+    changes.length
+      ? `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}; changed:`
+      : `wrote ${where}${written.backup ? ` (the old one is ${written.backup})` : ''}: nothing to change`,
+  );
   for (const line of describeChanges(changes)) operator.say(`  ${line}`);
   const target = v.mock ? `--mock${wiring?.spec ? ` --wiring ${wiring.spec}` : ''}` : `--port ${String(v.port)}`;
   operator.say(`next: the reach at full speed, twolink run --rig ${written.path} ${target} --traj reach`);
@@ -377,9 +428,16 @@ function prepare(v: SetupArgs) {
   const rig = loadRig(rigPath);
   const raw = parseJsonObject(readConfigText(rigPath), rigPath);
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
-  if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
-  if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
-  if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: setup speaks twolink's line protocol; with Firmata ("link.transport": "firmata") check the wiring with the pins in the firmata section (docs/firmata.md)`);
+  if (v.port === undefined && !v.mock)
+    throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
+  if (v.mock && !rig.plant)
+    throw new UsageError(
+      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
+    );
+  if (rig.link.transport !== 'line')
+    throw new UsageError(
+      `${rig.file}: setup speaks twolink's line protocol; with Firmata ("link.transport": "firmata") check the wiring with the pins in the firmata section (docs/firmata.md)`,
+    );
   const wiring = wiringArg(v.wiring, rig.joints, v.mock === true);
   const pulseMaxDuty = numberArg(v['pulse-duty'], 'pulse-duty', { default: 0.3, min: 0.02, max: 0.6 });
   const baudRate = numberArg(v.baud, 'baud', { default: rig.link.baudRate, min: 300, max: 4_000_000, integer: true });
@@ -388,7 +446,12 @@ function prepare(v: SetupArgs) {
   // Before the arm first moves: where the rig file goes must take it.
   const out = checkOutFile(rigPath, typeof v.out === 'string' ? v.out : undefined);
   // Correcting --rig in place is setup's job (a backup kept); any other file is written over only when asked.
-  if (out.exists && !out.isInput && v.force !== true) throw new FileError(out.given, 'exists: the rig file setup writes would replace it; give --force to write over it (it is kept as .bak), or another file', 'EEXIST');
+  if (out.exists && !out.isInput && v.force !== true)
+    throw new FileError(
+      out.given,
+      'exists: the rig file setup writes would replace it; give --force to write over it (it is kept as .bak), or another file',
+      'EEXIST',
+    );
   return { rigPath, rig, raw, wiring, pulseMaxDuty, baudRate, out };
 }
 
@@ -408,19 +471,40 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
   }
   if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
   const p = prepare(v);
-  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: io.input, err: io.err, ...(io.signals ? { signals: io.signals } : {}) });
+  const operator = new TerminalOperator({
+    yes: v.yes === true,
+    quiet: false,
+    input: io.input,
+    err: io.err,
+    ...(io.signals ? { signals: io.signals } : {}),
+  });
   const steps: StepResult[] = [];
   let outcome: SetupOutcome | undefined;
   let done: Written | undefined;
   let stopped: SetupStopped | null = null;
   try {
     outcome = await firstSteps(v, p, operator, steps, io.watch);
-    if (outcome?.completed) done = await finishSetup({ v, rig: p.rig, raw: p.raw, out: p.out, outcome, operator, wiring: p.wiring, baudRate: p.baudRate, steps, watch: io.watch });
+    if (outcome?.completed)
+      done = await finishSetup({
+        v,
+        rig: p.rig,
+        raw: p.raw,
+        out: p.out,
+        outcome,
+        operator,
+        wiring: p.wiring,
+        baudRate: p.baudRate,
+        steps,
+        watch: io.watch,
+      });
     else if (outcome) operator.say('no rig file written: fix what failed above and run setup again');
   } catch (e) {
     if (e instanceof LinkError) {
       io.err.write(`twolink: ${e.message}\n`);
-      if (outcome) operator.say('setup stopped: the link to the board was lost (the board stops the motors on its own when the host goes quiet); no rig file written');
+      if (outcome)
+        operator.say(
+          'setup stopped: the link to the board was lost (the board stops the motors on its own when the host goes quiet); no rig file written',
+        );
       return 3;
     }
     if (!(e instanceof SetupStopped)) throw e;
@@ -448,15 +532,35 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
 }
 
 /** Steps 1-6 on the board (or the mock): the link opened, the steps run, the link closed with the motors at zero. */
-async function firstSteps(v: SetupArgs, p: ReturnType<typeof prepare>, operator: TerminalOperator, steps: StepResult[], watch: SetupIo['watch']): Promise<SetupOutcome> {
+async function firstSteps(
+  v: SetupArgs,
+  p: ReturnType<typeof prepare>,
+  operator: TerminalOperator,
+  steps: StepResult[],
+  watch: SetupIo['watch'],
+): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
     // On a port setup's steps drive the arm from this thread: real-time priority for it, as run asks for its loop's.
     if (!v.mock) await realtimeMainThread('twolink setup', v['no-rt'] === true, (s) => operator.say(s));
-    opened = v.mock ? await openMock(p.rig, p.wiring, watch) : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
-    operator.say(`twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`);
+    opened = v.mock
+      ? await openMock(p.rig, p.wiring, watch)
+      : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
+    operator.say(
+      `twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`,
+    );
     const hand = opened.hand ?? new PersonHand(operator);
-    const outcome = await opened.drive(runSetup({ rig: p.rig, link: opened.link, board: opened.board, clock: opened.clock, operator, hand, options: { pulseMaxDuty: p.pulseMaxDuty, widenLimits: v['widen-limits'] === true } }));
+    const outcome = await opened.drive(
+      runSetup({
+        rig: p.rig,
+        link: opened.link,
+        board: opened.board,
+        clock: opened.clock,
+        operator,
+        hand,
+        options: { pulseMaxDuty: p.pulseMaxDuty, widenLimits: v['widen-limits'] === true },
+      }),
+    );
     steps.push(...outcome.steps);
     return outcome;
   } catch (e) {

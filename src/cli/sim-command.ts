@@ -7,7 +7,18 @@ import { simulate } from '../model/arm.js';
 import { computeEnergy, createActuatedArmData, createRigidArmModel } from '../model/actuated.js';
 import { INTEGRATORS } from '../model/integrate.js';
 import type { ExternalLoads } from '../model/types.js';
-import { choiceArg, FORCE_OPTION, formatHelp, noPositionals, numberArg, numberList, parse, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  choiceArg,
+  FORCE_OPTION,
+  formatHelp,
+  noPositionals,
+  numberArg,
+  numberList,
+  parse,
+  UsageError,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
 import { angles, degOpt, FORCE, given, helpOpt, print, rigOf, rigOpt, TORQUE } from './model-commands.js';
 
 const SIM_OPTIONS = {
@@ -49,7 +60,9 @@ function simulationArgs(v: ParsedOf<typeof SIM_OPTIONS>, rig: ReturnType<typeof 
   const duration = numberArg(v.duration, 'duration', { min: 0, max: 1e6, unit: 's' });
   const dt = numberArg(v.dt, 'dt', { default: 1e-4, min: 1e-7, max: 0.1, unit: 's' });
   if (duration / dt > MAX_SIM_STEPS) {
-    throw new UsageError(`--duration ${duration} s at --dt ${dt} s is ${Math.round(duration / dt)} steps: at most ${MAX_SIM_STEPS} (a larger --dt or a shorter --duration)`);
+    throw new UsageError(
+      `--duration ${duration} s at --dt ${dt} s is ${Math.round(duration / dt)} steps: at most ${MAX_SIM_STEPS} (a larger --dt or a shorter --duration)`,
+    );
   }
   const integrator = choiceArg(v.integrator, 'integrator', INTEGRATORS, 'rk4');
   const torque = v.torque !== undefined ? numberList(v.torque, 'torque', n, TORQUE) : undefined;
@@ -74,7 +87,12 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   const { q0, qd0, duration, dt, integrator, torque, external } = simulationArgs(v, rig, a, n);
   const rate = numberArg(v.rate, 'rate', { default: 1000, min: 1e-3, max: 1e6, unit: 'Hz' });
   const out = typeof v.out === 'string' ? v.out : undefined;
-  if (out !== undefined) checkWritablePath(out, 'simulation output', { force: v.overwrite === true, forceFlag: '--overwrite', inputs: typeof v.rig === 'string' ? [v.rig] : [] });
+  if (out !== undefined)
+    checkWritablePath(out, 'simulation output', {
+      force: v.overwrite === true,
+      forceFlag: '--overwrite',
+      inputs: typeof v.rig === 'string' ? [v.rig] : [],
+    });
   const every = Math.max(1, Math.round(1 / (rate * dt)));
   const inputs = given(v, ['q0', 'qd0', 'torque', 'force', 'integrator', 'dt']);
   const fd = out !== undefined ? openForWrite(out) : undefined;
@@ -87,7 +105,10 @@ export async function simCommand(argv: readonly string[]): Promise<number> {
   // explicit Euler with a large step) stops there, saying so, instead of printing nulls.
   const check = (t: number, q: readonly number[], qd: readonly number[]): void => {
     if (q.every(Number.isFinite) && qd.every(Number.isFinite)) return;
-    throw new UsageError(`sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` + `(a smaller --dt, or --integrator rk4)`);
+    throw new UsageError(
+      `sim: the state is not finite at t = ${t.toFixed(4)} s for ${inputs}: the ${integrator} integration diverged ` +
+        `(a smaller --dt, or --integrator rk4)`,
+    );
   };
   let res: ReturnType<typeof simulate>;
   try {

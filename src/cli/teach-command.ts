@@ -20,7 +20,18 @@ import { Session, type SessionResult } from '../run/session.js';
 import { stopOnCrash } from '../run/crash.js';
 import type { Target } from '../run/target.js';
 import { F } from '../telemetry/tick.js';
-import { checkPortArgs, FORCE_OPTION, formatHelp, noPositionals, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  checkPortArgs,
+  FORCE_OPTION,
+  formatHelp,
+  noPositionals,
+  numberArg,
+  parse,
+  stringArg,
+  UsageError,
+  type OptionSpecs,
+  type ParsedOf,
+} from './args.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
 
@@ -28,7 +39,11 @@ const TEACH_OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'rig file (rigs/*.json); float needs an identified model (twolink identify)' },
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board' },
   mock: { type: 'boolean', help: "the rig file's simulated plant (real time, no hardware)" },
-  hand: { type: 'string', arg: 'circle|line|FILE', help: 'with --mock: a scripted hand shows the motion (a JSON file: {"points": [[x, y], ...], "seconds": S}) and teach ends after it lets go' },
+  hand: {
+    type: 'string',
+    arg: 'circle|line|FILE',
+    help: 'with --mock: a scripted hand shows the motion (a JSON file: {"points": [[x, y], ...], "seconds": S}) and teach ends after it lets go',
+  },
   out: { type: 'string', arg: 'FILE', help: 'the trajectory file to write (e.g. demo.json)' },
   rate: { type: 'string', arg: 'HZ', help: "loop rate, 100..1000 (default: the rig file's control.rateHz)" },
   'max-seconds': { type: 'string', arg: 'S', help: 'stop after this long (default 600; with --hand: when the hand is done)' },
@@ -120,16 +135,33 @@ export async function teachCommand(argv: readonly string[]): Promise<number> {
   if (!isTwoLink(rig.arm)) throw new UsageError('teach needs a two-link arm');
   const tgt = target(v, rig);
   const out = stringArg(v.out, 'out', 'the trajectory file to write, e.g. --out demo.json');
-  if (v.hand !== undefined && tgt.kind !== 'mock') throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
+  if (v.hand !== undefined && tgt.kind !== 'mock')
+    throw new UsageError('--hand needs --mock (the scripted hand is part of the simulated rig)');
   const hand = typeof v.hand === 'string' ? handArg(v.hand, rig.arm) : undefined;
   // The recording spans the hand's path (it takes the arm to the path's start first, as a person would before pressing r).
   const span = hand ? handPathSpan(hand) : undefined;
   const handRec = hand && span ? { from: HAND_AT_S + span.fromS, to: HAND_AT_S + span.toS } : undefined;
-  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', { default: hand ? HAND_AT_S + handDuration(hand) + 2 : 600, min: 1, unit: 's' });
+  const maxSeconds = numberArg(v['max-seconds'], 'max-seconds', {
+    default: hand ? HAND_AT_S + handDuration(hand) + 2 : 600,
+    min: 1,
+    unit: 's',
+  });
   const rateHz = numberArg(v.rate, 'rate', { default: rig.control.rateHz, min: 100, max: 1000, unit: 'Hz' });
   // The arguments first, then the output, before anything moves.
-  checkWritablePath(out, 'trajectory file', { force: v.force === true, inputs: [rig.file, ...(typeof v.hand === 'string' && v.hand.endsWith('.json') ? [v.hand] : [])], motion: true });
-  return teach(rig, tgt, { out, hand: typeof v.hand === 'string' ? v.hand : undefined, handRec, maxSeconds, rateHz, json: v.json === true, rt: v['no-rt'] !== true });
+  checkWritablePath(out, 'trajectory file', {
+    force: v.force === true,
+    inputs: [rig.file, ...(typeof v.hand === 'string' && v.hand.endsWith('.json') ? [v.hand] : [])],
+    motion: true,
+  });
+  return teach(rig, tgt, {
+    out,
+    hand: typeof v.hand === 'string' ? v.hand : undefined,
+    handRec,
+    maxSeconds,
+    rateHz,
+    json: v.json === true,
+    rt: v['no-rt'] !== true,
+  });
 }
 
 /**
@@ -186,7 +218,13 @@ interface TeachPlan {
  * What teach's keys and commands do (r record, w waypoint, e e-stop, q back to the start then quit;
  * the words `record`, `stop`, `mark`, `estop`, `quit` likewise); `ending` is true once the run is ending.
  */
-function teachActions(session: Session, recording: Recording, back: WayBack, o: TeachPlan, say: (s: string) => void): { act: (cmd: string, arg?: string) => void; ending: () => boolean } {
+function teachActions(
+  session: Session,
+  recording: Recording,
+  back: WayBack,
+  o: TeachPlan,
+  say: (s: string) => void,
+): { act: (cmd: string, arg?: string) => void; ending: () => boolean } {
   let ending = false;
   function act(cmd: string, arg?: string): void {
     if (cmd === 'record' || cmd === 'r') {
@@ -197,7 +235,10 @@ function teachActions(session: Session, recording: Recording, back: WayBack, o: 
       say('recording stopped');
     } else if (cmd === 'mark' || cmd === 'w') {
       if (recording.mark(arg)) say(`waypoint ${recording.rec.marks.length}${arg ? ` (${arg})` : ''}`);
-      else say(`no waypoint: a waypoint marks a point of the motion being recorded, and nothing is${o.hand ? ' yet (the scripted hand starts recording when it begins the motion)' : ' (r starts recording)'}`);
+      else
+        say(
+          `no waypoint: a waypoint marks a point of the motion being recorded, and nothing is${o.hand ? ' yet (the scripted hand starts recording when it begins the motion)' : ' (r starts recording)'}`,
+        );
     } else if (cmd === 'estop' || cmd === 'e') {
       ending = true;
       recording.on = false;
@@ -223,7 +264,14 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
   const session = new Session({
     rig,
     target: tgt,
-    paths: [{ name: 'hold', description: 'float where the arm is', start: {}, steps: [{ kind: 'hold', duration: Math.max(0.1, o.maxSeconds - 1) }] }],
+    paths: [
+      {
+        name: 'hold',
+        description: 'float where the arm is',
+        start: {},
+        steps: [{ kind: 'hold', duration: Math.max(0.1, o.maxSeconds - 1) }],
+      },
+    ],
     cycle: false,
     park: false,
     feedforward: rig.control.feedforward,
@@ -242,7 +290,10 @@ async function teach(rig: Rig, tgt: Target, o: TeachPlan): Promise<number> {
       recording.row(row);
       if (back.row(row)) session.stopNow({ kind: 'stop', reason: { kind: 'done' } });
     },
-    onReady: (d) => say(`connected: ${d}; floating: ${o.hand ? `the scripted hand (${o.hand}) shows the motion` : 'move the arm by hand; r record, w waypoint, e e-stop, q quit'}`),
+    onReady: (d) =>
+      say(
+        `connected: ${d}; floating: ${o.hand ? `the scripted hand (${o.hand}) shows the motion` : 'move the arm by hand; r record, w waypoint, e e-stop, q quit'}`,
+      ),
   });
   const { act, ending } = teachActions(session, recording, back, o, say);
   // Keys work with the scripted hand too: it only shows the motion (w, e and q are still the operator's).
@@ -276,7 +327,11 @@ function taughtEnd(result: SessionResult, rig: Rig, tgt: Target, o: TeachPlan, r
 
 /** Builds the taught file from the recording, writes it, and says what it is. */
 function writeTaught(rig: Rig, tgt: Target, o: TeachPlan, rec: TeachRecording, stop: string): void {
-  const taught = buildTaught(rig, rec, { target: tgt.kind === 'mock' ? 'mock' : tgt.path, name: o.out.replace(/^.*\//, '').replace(/\.json$/, ''), rigSha256: rigFileSha256(rig.file) });
+  const taught = buildTaught(rig, rec, {
+    target: tgt.kind === 'mock' ? 'mock' : tgt.path,
+    name: o.out.replace(/^.*\//, '').replace(/\.json$/, ''),
+    rigSha256: rigFileSha256(rig.file),
+  });
   writeTextFile(
     o.out,
     `${JSON.stringify(taught.file, null, 1)}

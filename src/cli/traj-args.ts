@@ -22,7 +22,8 @@ export function pathSpecFromArgs(rig: Rig, v: TrajectoryArgs): PathSpec {
   const k = space === 'joint' && v.deg ? Math.PI / 180 : 1;
   const conv = (a: number[]): number[] => a.map((x) => x * k);
   // Joint angles within two turns, endpoint positions within 100 m: beyond any arm, short of overflow.
-  const range: ListRange = space === 'endpoint' ? { maxAbs: 100, unit: 'm' } : v.deg ? { maxAbs: 720, unit: 'deg' } : { maxAbs: 12.6, unit: 'rad' };
+  const range: ListRange =
+    space === 'endpoint' ? { maxAbs: 100, unit: 'm' } : v.deg ? { maxAbs: 720, unit: 'deg' } : { maxAbs: 12.6, unit: 'rad' };
   const from = conv(numberList(v.from, 'from', n, range));
   const to = conv(numberList(v.to, 'to', n, range));
   const via = (v.via ?? []).map((s) => conv(numberList(s, 'via', n, range)));
@@ -73,7 +74,9 @@ export function namedPath(rig: Rig, name: string): PathSpec {
   const b = builtinPath(rig.arm, name);
   if (b) return b;
   if (name.endsWith('.json') || name.includes('/')) return trajectoryFileFor(rig, name);
-  throw new UsageError(`unknown trajectory "${name}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
+  throw new UsageError(
+    `unknown trajectory "${name}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`,
+  );
 }
 
 /** Builds the trajectory the arguments describe. */

@@ -6,7 +6,15 @@
  * and why), the figures into --plot DIR. `--mock` runs on the rig file's simulated arm in virtual time.
  */
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { checkWritableFolder, checkWritablePath, errnoText, FileError, MAX_CONFIG_BYTES, readTextFile, writeTextFile } from '../config/files.js';
+import {
+  checkWritableFolder,
+  checkWritablePath,
+  errnoText,
+  FileError,
+  MAX_CONFIG_BYTES,
+  readTextFile,
+  writeTextFile,
+} from '../config/files.js';
 import { basename, join } from 'node:path';
 import { bootloaderBaudRefusal, runCable } from '../config/cable.js';
 import { loadRig, parseJsonObject, resolveRig, type Rig } from '../config/load.js';
@@ -25,10 +33,17 @@ const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
   port: { type: 'string', arg: 'PATH', help: 'serial port of the board (e.g. /dev/ttyACM0)' },
   mock: { type: 'boolean', help: "the rig file's simulated arm, in virtual time (with --rt: in real time)" },
-  rt: { type: 'boolean', help: 'with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)' },
+  rt: {
+    type: 'boolean',
+    help: 'with --mock: real time, the simulated arm in a thread of its own as `twolink run --mock` runs it, SCHED_FIFO asked for (granted or not, said)',
+  },
   'no-rt': NO_RT_OPTION,
   joint: { type: 'string', arg: '1|2|both', help: 'which joint to tune (default both)' },
-  bandwidth: { type: 'string', arg: 'HZ', help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)" },
+  bandwidth: {
+    type: 'string',
+    arg: 'HZ',
+    help: "target crossover [Hz] (default: the loop rate / 40, lowered to 85 % of the model's bound with the rig's velocity estimator when beyond it)",
+  },
   out: {
     type: 'string',
     arg: 'FILE',
@@ -36,7 +51,11 @@ const OPTIONS = {
   },
   yes: { type: 'boolean', help: 'answer the prompt before motion' },
   json: { type: 'boolean', help: 'print one JSON object as the last line: {motionSeconds, joints: [...], out}' },
-  plot: { type: 'string', arg: 'DIR', help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR (made if its parent exists; existing figures only with --force). Checked before any motion' },
+  plot: {
+    type: 'string',
+    arg: 'DIR',
+    help: 'write the figures (Bode with the model and the margins, step response) as SVG into DIR (made if its parent exists; existing figures only with --force). Checked before any motion',
+  },
   force: FORCE_OPTION,
   help: { type: 'boolean', short: 'h', help: 'this help' },
 } as const satisfies OptionSpecs;
@@ -72,7 +91,10 @@ async function openMock(rig: Rig, rt: boolean, operator: { say(s: string): void 
   const m = await import('../tune/mock.js');
   if (!rt) return m.openTuneMock(rig);
   const r = await m.openTuneMockRealtime(rig, true);
-  for (const [who, g] of Object.entries(r.rt ?? {})) operator.say(`real-time scheduling for the ${who}'s thread: ${g.granted ? `SCHED_FIFO ${g.priority}` : `not granted (${g.reason}); running without`}`);
+  for (const [who, g] of Object.entries(r.rt ?? {}))
+    operator.say(
+      `real-time scheduling for the ${who}'s thread: ${g.granted ? `SCHED_FIFO ${g.priority}` : `not granted (${g.reason}); running without`}`,
+    );
   return r;
 }
 
@@ -177,7 +199,8 @@ async function writeResults(r: Results): Promise<{ written: string | null; write
 function parseJoints(v: unknown, n: number): number[] {
   if (v === undefined || v === 'both') return [...Array(n).keys()];
   const j = typeof v === 'string' ? decimal(v) : NaN;
-  if (!Number.isInteger(j) || j < 1 || j > n) throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${typeof v === 'string' ? v : JSON.stringify(v)}")`);
+  if (!Number.isInteger(j) || j < 1 || j > n)
+    throw new UsageError(`--joint must be 1${n > 1 ? ', 2 or both' : ''} (got "${typeof v === 'string' ? v : JSON.stringify(v)}")`);
   return [j - 1];
 }
 
@@ -195,12 +218,19 @@ function tuneHelp(): string {
 /** --port or --mock (with --rt), on a rig tune can drive: the line protocol, at a baud rate the board's bootloader leaves alone. */
 function checkTuneTarget(v: ParsedOf<typeof OPTIONS>, rig: Rig): void {
   if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
-  if (v.port === undefined && !v.mock) throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
-  if (v.mock && !rig.plant) throw new UsageError(`${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`);
+  if (v.port === undefined && !v.mock)
+    throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
+  if (v.mock && !rig.plant)
+    throw new UsageError(
+      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
+    );
   if (v.rt && !v.mock) throw new UsageError('--rt goes with --mock (on a --port the arm is tuned in real time anyway)');
   const bootloader = v.port !== undefined ? bootloaderBaudRefusal(rig.cable, rig.link.baudRate) : undefined;
   if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
-  if (rig.link.transport !== 'line') throw new UsageError(`${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`);
+  if (rig.link.transport !== 'line')
+    throw new UsageError(
+      `${rig.file}: tune speaks twolink's line protocol (its commands apply at the board's next sample, a delay tune can model); not Firmata`,
+    );
 }
 
 /**
@@ -243,7 +273,9 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     // On a port tune's loop runs on this thread: real-time priority for it, as run asks for its loop's.
     if (!v.mock) await realtimeMainThread('twolink tune', v['no-rt'] === true, (s) => operator.say(s));
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
-    operator.say(`twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`);
+    operator.say(
+      `twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`,
+    );
     const { runTune } = await import('../tune/driver.js');
     outcome = await opened.drive(
       runTune({
@@ -267,7 +299,19 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     if (opened) await opened.close().catch(() => undefined);
     operator.dispose();
   }
-  const { written, writeFailed } = outcome ? await writeResults({ out, plot: typeof v.plot === 'string' ? v.plot : undefined, json: v.json === true, raw, rig, outcome, pose, clockName, operator }) : { written: null, writeFailed: false };
+  const { written, writeFailed } = outcome
+    ? await writeResults({
+        out,
+        plot: typeof v.plot === 'string' ? v.plot : undefined,
+        json: v.json === true,
+        raw,
+        rig,
+        outcome,
+        pose,
+        clockName,
+        operator,
+      })
+    : { written: null, writeFailed: false };
   if (v.json) {
     const j: TuneJson = outcome ? tuneJson(outcome, written) : { motionSeconds: 0, joints: [], out: null };
     process.stdout.write(`${JSON.stringify(j)}\n`);

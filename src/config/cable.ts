@@ -235,8 +235,13 @@ export function defaultRateHz(kind: AdapterKind, latencyMs: number = FTDI.defaul
  * The adapter a run goes through: the mock's modelled one (its plant's) or, on a real port, the one
  * the rig file names (its board's by default).
  */
-export function runCable(rig: { cable: { adapter: AdapterKind; latencyMs: number }; plant?: { adapter: { kind: AdapterKind; latencyMs: number } } }, mock: boolean): { kind: AdapterKind; latencyMs: number } {
-  return mock && rig.plant ? { kind: rig.plant.adapter.kind, latencyMs: rig.plant.adapter.latencyMs } : { kind: rig.cable.adapter, latencyMs: rig.cable.latencyMs };
+export function runCable(
+  rig: { cable: { adapter: AdapterKind; latencyMs: number }; plant?: { adapter: { kind: AdapterKind; latencyMs: number } } },
+  mock: boolean,
+): { kind: AdapterKind; latencyMs: number } {
+  return mock && rig.plant
+    ? { kind: rig.plant.adapter.kind, latencyMs: rig.plant.adapter.latencyMs }
+    : { kind: rig.cable.adapter, latencyMs: rig.cable.latencyMs };
 }
 
 /**

@@ -8,7 +8,8 @@ import { DRIVER_PRESETS, DRIVER_PRESET_NAMES, type DriverParams } from '../model
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
 const pos = num.refine((v) => v > 0, 'must be > 0');
-const atMost = (s: z.ZodType<number>, max: number, unit: string): z.ZodType<number> => s.refine((v) => !(v > max), `must be at most ${max} ${unit}`);
+const atMost = (s: z.ZodType<number>, max: number, unit: string): z.ZodType<number> =>
+  s.refine((v) => !(v > max), `must be at most ${max} ${unit}`);
 const within = (s: z.ZodType<number>, min: number, max: number, unit: string): z.ZodType<number> =>
   atMost(
     s.refine((v) => !(v < min), `must be at least ${min} ${unit}`),

@@ -179,11 +179,25 @@ export function checkWritablePath(file: string, what = 'output', rules: OutputRu
     for (const input of rules.inputs ?? []) {
       const it = statOrUndefined(input);
       if (it && it.dev === st.dev && it.ino === st.ino) {
-        throw new FileError(file, `is ${input === file ? 'an input of this command' : `the input ${input}`}: the ${what} never writes over its input; give another file`, 'EEXIST');
+        throw new FileError(
+          file,
+          `is ${input === file ? 'an input of this command' : `the input ${input}`}: the ${what} never writes over its input; give another file`,
+          'EEXIST',
+        );
       }
     }
-    if (st.isFile() && !rules.force) throw new FileError(file, `exists: the ${what} would replace it; give ${rules.forceFlag ?? '--force'} to write over it, or another file`, 'EEXIST');
-    if (rules.motion && isDevFull(st)) throw new FileError(file, `is /dev/full, a device that refuses every write (no space left): the ${what} would be lost after the motion; give a file`, 'ENOSPC');
+    if (st.isFile() && !rules.force)
+      throw new FileError(
+        file,
+        `exists: the ${what} would replace it; give ${rules.forceFlag ?? '--force'} to write over it, or another file`,
+        'EEXIST',
+      );
+    if (rules.motion && isDevFull(st))
+      throw new FileError(
+        file,
+        `is /dev/full, a device that refuses every write (no space left): the ${what} would be lost after the motion; give a file`,
+        'ENOSPC',
+      );
     const why = writableWhy(file);
     if (why) throw new FileError(file, `cannot be written: ${why}`);
     return;
@@ -214,7 +228,8 @@ export function checkWritableFolder(dir: string, names: readonly string[], what:
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT') throw new FileError(dir, errnoText(e, true), code);
   }
-  if (st && !st.isDirectory()) throw new FileError(dir, `is not a folder: the ${what} go into a folder (give a new or an existing folder)`, 'ENOTDIR');
+  if (st && !st.isDirectory())
+    throw new FileError(dir, `is not a folder: the ${what} go into a folder (give a new or an existing folder)`, 'ENOTDIR');
   if (!st) {
     // Made at the write, one level: its parent must be there and writable.
     checkWritablePath(dir, `${what} folder`, { ...rules, force: false });

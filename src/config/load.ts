@@ -115,7 +115,12 @@ export interface Rig {
   control: Omit<RigFile['control'], 'pid' | 'rateHz'> & {
     /** [Hz] */
     rateHz: number;
-    pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] };
+    pid: Omit<RigFile['control']['pid'], 'kp' | 'ki' | 'kd' | 'iLimitNm'> & {
+      kp: number[];
+      ki: number[];
+      kd: number[];
+      iLimitNm: number[];
+    };
   };
   twin: RigFile['twin'];
   /** Impedance mode's defaults and limits (absent in a Rig built by hand: the schema's defaults apply). */
@@ -142,7 +147,11 @@ export const DEFAULT_BANDWIDTH_HZ = 3;
  * encoder noise out of the torque and leaves the observer (8 Hz) room: with the PID at 5 Hz and the
  * observer at 10 Hz or more the two fight and the loop oscillates (measured on the mock rig).
  */
-export function defaultGains(arm: ArmParams, motors: MotorParams[], limits: JointLimits[]): { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] } {
+export function defaultGains(
+  arm: ArmParams,
+  motors: MotorParams[],
+  limits: JointLimits[],
+): { kp: number[]; ki: number[]; kd: number[]; iLimitNm: number[] } {
   // The supply, the bridges and friction do not enter the inertia: any valid values do.
   const J = maxMassMatrixDiagonal(createActuatedArmModel({ arm, motors: motors.map(({ driver: _bridge, ...m }) => m), supplyV: 1 }));
   const wn = 2 * Math.PI * DEFAULT_BANDWIDTH_HZ;
@@ -166,7 +175,13 @@ const DEFAULT_MOTOR: MotorParams = { kt: 0.01, ke: 0.01, R: 2, gear: 100, effici
 
 /** Resolves a validated rig file. */
 /** The rig file's `plant` section (the mock's arm: what differs from the model, the adapter, the start pose) in SI units. */
-function resolvePlant(f: RigFile, p: NonNullable<RigFile['plant']>, rig: Rig, cable: Rig['cable'], zeros: () => number[]): NonNullable<Rig['plant']> {
+function resolvePlant(
+  f: RigFile,
+  p: NonNullable<RigFile['plant']>,
+  rig: Rig,
+  cable: Rig['cable'],
+  zeros: () => number[],
+): NonNullable<Rig['plant']> {
   const arm = { ...f.arm, ...stripUndefined(p.arm) } as ArmParams;
   return {
     arm,
@@ -195,13 +210,15 @@ export function resolveRig(f: RigFile, file: string): Rig {
   const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
   const zeros = (): number[] => new Array<number>(joints).fill(0);
   const motors = f.motors ?? new Array<MotorParams>(joints).fill(DEFAULT_MOTOR);
-  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map((e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
-    countsPerRev: e.countsPerRev,
-    sign: e.sign,
-    zero: e.zeroDeg * DEG,
-    side: e.side ?? 'motor',
-    backlash: (e.backlashDeg ?? 0) * DEG,
-  }));
+  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map(
+    (e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
+      countsPerRev: e.countsPerRev,
+      sign: e.sign,
+      zero: e.zeroDeg * DEG,
+      side: e.side ?? 'motor',
+      backlash: (e.backlashDeg ?? 0) * DEG,
+    }),
+  );
   const limits: JointLimits[] = (f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })).map(
     (l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
       min: l.minDeg * DEG,
@@ -291,7 +308,11 @@ export function parseJsonText(text: string, file: string): unknown {
 /** A JSON file whose top level is an object (a rig file kept as written, to be edited and written back): its fields, or a RigFileError naming the file. */
 export function parseJsonObject(text: string, file: string): Record<string, unknown> {
   const raw = parseJsonText(text, file);
-  if (!isJsonObject(raw)) throw new RigFileError(file, `(top level): must be a JSON object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : `a ${typeof raw}`}`);
+  if (!isJsonObject(raw))
+    throw new RigFileError(
+      file,
+      `(top level): must be a JSON object, got ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : `a ${typeof raw}`}`,
+    );
   return raw;
 }
 

@@ -32,7 +32,9 @@ export type SafetyTimingPart = { link: Pick<Rig['link'], 'watchdogMs' | 'lostAft
 export type LoopPart = ControllerPart & TwinPart & Pick<Rig, 'encoders'> & SafetyTimingPart;
 
 /** The Firmata link (transport/firmata-link.ts `createFirmataLink`): the pins, the encoders, the wiring section and the link's timing. */
-export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders' | 'wiring'> & { link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'> };
+export type FirmataLinkPart = Pick<Rig, 'file' | 'firmata' | 'encoders' | 'wiring'> & {
+  link: Pick<Rig['link'], 'baudRate' | 'handshakeMs' | 'watchdogMs'>;
+};
 
 /** The simulated arm (mock/plant.ts): the true arm of the `plant` section and the encoders the board counts with. */
 export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Rig['plant']> };
@@ -41,7 +43,9 @@ export type PlantPart = Pick<Rig, 'file' | 'encoders'> & { plant: NonNullable<Ri
  * A mock board and its arm (mock/line-mock.ts, mock/firmata-mock.ts, mock/mock-thread.ts): the plant (which
  * the rig file may lack: the mock says so), the board's wiring and its serial line.
  */
-export type MockPart = Pick<Rig, 'name' | 'file' | 'encoders' | 'plant' | 'firmata'> & { link: Pick<Rig['link'], 'baudRate' | 'transport'> };
+export type MockPart = Pick<Rig, 'name' | 'file' | 'encoders' | 'plant' | 'firmata'> & {
+  link: Pick<Rig['link'], 'baudRate' | 'transport'>;
+};
 
 /** The dashboard (tui/dashboard.ts): the rig's name, the arm it draws, and the twin's alarm threshold it shows. */
 export type DashboardPart = Pick<Rig, 'name' | 'joints' | 'arm'> & { twin: Pick<Rig['twin'], 'alarmDeg'> };

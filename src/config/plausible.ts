@@ -115,17 +115,24 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
       out.push({
         path: `${at}.kt`,
         message:
-          `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` + `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
+          `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` +
+          `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
       });
       continue;
     }
     const d = m.driver;
     if (d && d.dropV >= a.supplyV) {
-      out.push({ path: `${at}.driver.dropV`, message: `the ${driverLabel(d)} loses ${fmt(d.dropV)} V across its switches, no less than the ${fmt(a.supplyV)} V supply: the motor would get nothing` });
+      out.push({
+        path: `${at}.driver.dropV`,
+        message: `the ${driverLabel(d)} loses ${fmt(d.dropV)} V across its switches, no less than the ${fmt(a.supplyV)} V supply: the motor would get nothing`,
+      });
       continue;
     }
     if (d?.maxSupplyV !== undefined && a.supplyV > d.maxSupplyV) {
-      out.push({ path: `${at}.driver`, message: `the ${driverLabel(d)} takes at most ${fmt(d.maxSupplyV)} V (its datasheet), but the supply is ${fmt(a.supplyV)} V` });
+      out.push({
+        path: `${at}.driver`,
+        message: `the ${driverLabel(d)} takes at most ${fmt(d.maxSupplyV)} V (its datasheet), but the supply is ${fmt(a.supplyV)} V`,
+      });
       continue;
     }
     const stall = torqueForDuty(m, a.supplyV, rig.maxDuty, 0);
@@ -142,7 +149,10 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
       }
       const c = a.coulomb[i] ?? 0;
       if (c >= stall) {
-        out.push({ path: `${a.frictionPath.coulomb}[${i}]`, message: `Coulomb friction ${fmt(c)} N m is at least the motor's stall torque ${fmt(stall)} N m: the joint could never move` });
+        out.push({
+          path: `${a.frictionPath.coulomb}[${i}]`,
+          message: `Coulomb friction ${fmt(c)} N m is at least the motor's stall torque ${fmt(stall)} N m: the joint could never move`,
+        });
         continue;
       }
     }
@@ -161,7 +171,10 @@ function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: Plausibility
           ? [`${at}`, `the motor's back-EMF damping eta N^2 kt ke / R = ${fmt(electrical)} N m s/rad`]
           : biggest === viscous
             ? [`${a.frictionPath.viscous}[${i}]`, `viscous friction ${fmt(viscous)} N m s/rad`]
-            : [`${a.frictionPath.coulomb}[${i}]`, `Coulomb friction ${fmt(a.coulomb[i] ?? 0)} N m (smoothed over ${fmt(a.coulombVelocity)} rad/s: ${fmt(coulombSlope)} N m s/rad at rest)`];
+            : [
+                `${a.frictionPath.coulomb}[${i}]`,
+                `Coulomb friction ${fmt(a.coulomb[i] ?? 0)} N m (smoothed over ${fmt(a.coulombVelocity)} rad/s: ${fmt(coulombSlope)} N m s/rad at rest)`,
+              ];
       out.push({
         path: cause[0]!,
         message:
@@ -202,7 +215,10 @@ export function plausibilityIssues(rig: Rig): PlausibilityIssue[] {
     const c = rig.friction.coulomb[i] ?? 0;
     const lim = rig.limits[i]!;
     if (c >= lim.maxTorque) {
-      out.push({ path: `limits[${i}].maxTorqueNm`, message: `${fmt(lim.maxTorque)} N m is no more than the joint's Coulomb friction ${fmt(c)} N m (friction.coulomb[${i}]): the controller could never move it` });
+      out.push({
+        path: `limits[${i}].maxTorqueNm`,
+        message: `${fmt(lim.maxTorque)} N m is no more than the joint's Coulomb friction ${fmt(c)} N m (friction.coulomb[${i}]): the controller could never move it`,
+      });
     }
   }
   const p = rig.plant;

@@ -23,7 +23,10 @@ function canonical(value: unknown): string {
 
 /** The content hash of a parsed rig file (hex SHA-256); `name` and `description` do not count. */
 export function rigContentSha256(parsed: unknown): string {
-  const body = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.fromEntries(Object.entries(parsed).filter(([k]) => k !== 'name' && k !== 'description')) : parsed;
+  const body =
+    parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? Object.fromEntries(Object.entries(parsed).filter(([k]) => k !== 'name' && k !== 'description'))
+      : parsed;
   return createHash('sha256').update(canonical(body)).digest('hex');
 }
 

@@ -28,9 +28,12 @@ const nonneg = num.refine((v) => v >= 0, 'must be >= 0');
  * so they are refused here, with the range and its unit. The bounds are wide (a bench-top arm sits far
  * inside them); the relations between fields (can the motor hold the arm?) are checked in plausible.ts.
  */
-const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T => s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
-const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T => s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
-const within = <T extends z.ZodType<number>>(s: T, min: number, max: number, unit: string, why = ''): T => atMost(atLeast(s, min, unit, why), max, unit, why);
+const atMost = <T extends z.ZodType<number>>(s: T, max: number, unit: string, why = ''): T =>
+  s.refine((v) => !(v > max), `must be at most ${max}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
+const atLeast = <T extends z.ZodType<number>>(s: T, min: number, unit: string, why = ''): T =>
+  s.refine((v) => !(v < min), `must be at least ${min}${unit ? ` ${unit}` : ''}${why ? ` (${why})` : ''}`);
+const within = <T extends z.ZodType<number>>(s: T, min: number, max: number, unit: string, why = ''): T =>
+  atMost(atLeast(s, min, unit, why), max, unit, why);
 
 const BENCH = 'a bench-top arm';
 /** [m] */
@@ -289,7 +292,10 @@ const encoderSchema = z.strictObject({
   backlashDeg: atMost(nonneg, 30, 'deg', 'a gearbox, not a free joint').optional(),
 });
 
-const firmataMotorSchema = z.union([z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }), z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) })]);
+const firmataMotorSchema = z.union([
+  z.strictObject({ pwm: z.number().int().min(0), dir: z.number().int().min(0), cdir: z.number().int().min(0).optional() }),
+  z.strictObject({ shield: z.string().min(1), motor: z.string().min(1) }),
+]);
 const firmataSensorSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('encoder'), pinA: z.number().int().min(0), pinB: z.number().int().min(0) }),
   z.strictObject({
@@ -357,7 +363,11 @@ const firmataSchema = z
         return false;
       }
       if (!board.digital(pin)) {
-        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is the serial line to the laptop on ${an} (pins 0 and 1 carry Firmata): use another pin for the ${job}` });
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `pin ${pin} is the serial line to the laptop on ${an} (pins 0 and 1 carry Firmata): use another pin for the ${job}`,
+        });
         return false;
       }
       return true;
@@ -366,7 +376,11 @@ const firmataSchema = z
       if (!('pwm' in m)) return;
       if (digital(m.pwm, ['motors', i, 'pwm'], 'PWM')) {
         if (!board.pwm.has(m.pwm)) {
-          ctx.addIssue({ code: 'custom', path: ['motors', i, 'pwm'], message: `pin ${m.pwm} cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['motors', i, 'pwm'],
+            message: `pin ${m.pwm} cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})`,
+          });
         }
         claim(m.pwm, ['motors', i, 'pwm']);
       }
@@ -379,22 +393,32 @@ const firmataSchema = z
         if (digital(s.pinB, ['sensors', i, 'pinB'], 'encoder')) claim(s.pinB, ['sensors', i, 'pinB']);
       } else {
         if (s.channel >= board.analogPins.length) {
-          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'channel'], message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['sensors', i, 'channel'],
+            message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})`,
+          });
         } else {
           claim(board.analogPins[s.channel]!, ['sensors', i, 'channel']);
         }
-        if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
+        if (s.rawAtMin === s.rawAtMax)
+          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
         if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'maxDeg'], message: 'must differ from minDeg' });
       }
     });
     f.linkSensors?.forEach((s, i) => {
       if (!s) return;
       if (s.channel >= board.analogPins.length) {
-        ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'channel'], message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['linkSensors', i, 'channel'],
+          message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})`,
+        });
       } else {
         claim(board.analogPins[s.channel]!, ['linkSensors', i, 'channel']);
       }
-      if (s.rawAtMin === s.rawAtMax) ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
+      if (s.rawAtMin === s.rawAtMax)
+        ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
       if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'maxDeg'], message: 'must differ from minDeg' });
     });
   });
@@ -492,7 +516,11 @@ const plantSchema = z.strictObject({
   startDeg: perJoint(angleDeg).optional(),
   /** The joints' mechanical stops [deg] (the arm cannot pass them); none when left out. */
   stops: z
-    .array(z.strictObject({ minDeg: angleDeg, maxDeg: angleDeg }).refine((s) => s.minDeg < s.maxDeg, { message: 'minDeg must be below maxDeg', path: ['minDeg'] }))
+    .array(
+      z
+        .strictObject({ minDeg: angleDeg, maxDeg: angleDeg })
+        .refine((s) => s.minDeg < s.maxDeg, { message: 'minDeg must be below maxDeg', path: ['minDeg'] }),
+    )
     .min(1)
     .max(2)
     .optional(),
@@ -587,9 +615,19 @@ export const rigFileSchema = z
     rig.control.pid.schedule?.forEach((p, i) => {
       for (const k of ['kp', 'ki', 'kd'] as const) check(['control', 'pid', 'schedule', i, k], p[k]);
     });
-    if (rig.control.pid.schedule && !('L2' in rig.arm)) ctx.addIssue({ code: 'custom', path: ['control', 'pid', 'schedule'], message: 'a gain schedule needs an elbow: this arm has one link' });
+    if (rig.control.pid.schedule && !('L2' in rig.arm))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['control', 'pid', 'schedule'],
+        message: 'a gain schedule needs an elbow: this arm has one link',
+      });
     if (rig.link.transport === 'firmata' && !rig.firmata) {
-      ctx.addIssue({ code: 'custom', path: ['firmata'], message: 'link.transport is "firmata" but there is no "firmata" section: give the motor pins and sensors per joint (see rigs/mock-arm-firmata.json)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['firmata'],
+        message:
+          'link.transport is "firmata" but there is no "firmata" section: give the motor pins and sensors per joint (see rigs/mock-arm-firmata.json)',
+      });
     }
     if (rig.firmata) {
       check(['firmata', 'motors'], rig.firmata.motors);
@@ -601,12 +639,18 @@ export const rigFileSchema = z
   });
 
 /** The mock's plant: an entry per joint in its per-joint lists, breakaway friction at least the Coulomb level, no link 2 on a one-link arm. */
-function checkPlant(plant: z.infer<typeof plantSchema>, n: number, ctx: z.RefinementCtx, check: (path: (string | number)[], arr: readonly unknown[] | undefined) => void): void {
+function checkPlant(
+  plant: z.infer<typeof plantSchema>,
+  n: number,
+  ctx: z.RefinementCtx,
+  check: (path: (string | number)[], arr: readonly unknown[] | undefined) => void,
+): void {
   check(['plant', 'viscous'], plant.viscous);
   check(['plant', 'coulomb'], plant.coulomb);
   check(['plant', 'startDeg'], plant.startDeg);
   check(['plant', 'stops'], plant.stops);
-  for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const) check(['plant', k], plant[k]);
+  for (const k of ['backlashDeg', 'gearStiffnessNmPerRad', 'gearDampingNmsPerRad', 'breakawayNm', 'stribeckVelocityRadS'] as const)
+    check(['plant', k], plant[k]);
   plant.breakawayNm?.forEach((b, i) => {
     const c = plant.coulomb?.[i] ?? 0;
     if (b < c)
@@ -631,7 +675,12 @@ function checkLinkBodies(arm: Record<string, number>, n: number, ctx: z.Refineme
     const d = arm[`d${i}`]!;
     const m = arm[`m${i}`]!;
     const I = arm[`I${i}`]!;
-    if (d > L) ctx.addIssue({ code: 'custom', path: ['arm', `d${i}`], message: `the centre of mass (${d} m) lies beyond the link's end (L${i} = ${L} m)` });
+    if (d > L)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['arm', `d${i}`],
+        message: `the centre of mass (${d} m) lies beyond the link's end (L${i} = ${L} m)`,
+      });
     const bound = m * Math.max(d, L - d) ** 2;
     if (I > bound * 1.0000001) {
       ctx.addIssue({
@@ -716,8 +765,15 @@ export interface FieldProblem {
 export const problemLine = (p: Pick<FieldProblem, 'field' | 'text'>): string => `${p.field}: ${p.text}`;
 
 /** Turns zod issues into problems (and one message per line), each naming its field and the value found there. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): { field: string; lines: string[]; problems: FieldProblem[] } {
-  const problems = flatten(issues).map((f) => ({ path: f.path, field: fieldPath(f.path), text: `${f.text}${f.unknown ? '' : valueAt(raw, f.path)}` }));
+export function describeIssues(
+  issues: readonly z.core.$ZodIssue[],
+  raw: unknown,
+): { field: string; lines: string[]; problems: FieldProblem[] } {
+  const problems = flatten(issues).map((f) => ({
+    path: f.path,
+    field: fieldPath(f.path),
+    text: `${f.text}${f.unknown ? '' : valueAt(raw, f.path)}`,
+  }));
   return { field: problems[0]?.field ?? '', lines: problems.map(problemLine), problems };
 }
 

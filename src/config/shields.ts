@@ -27,9 +27,11 @@ export function checkShields(rig: Rig): Rig {
     else {
       const what = `shield ${m.shield} motor ${m.motor}`;
       for (const { role, pin } of motorPinList(r)) {
-        if (pin >= board.totalPins || !board.digital(pin)) fail(`${what} uses pin ${pin} for ${role}, which ${an} cannot give it (pins 2-${board.totalPins - 1})`);
+        if (pin >= board.totalPins || !board.digital(pin))
+          fail(`${what} uses pin ${pin} for ${role}, which ${an} cannot give it (pins 2-${board.totalPins - 1})`);
       }
-      if (!board.pwm.has(r.pwm)) fail(`${what} drives PWM on pin ${r.pwm}, which cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})`);
+      if (!board.pwm.has(r.pwm))
+        fail(`${what} drives PWM on pin ${r.pwm}, which cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})`);
     }
   });
   return rig;

@@ -26,7 +26,9 @@ import { describeIssues, oneLine, RigFileError } from './rig.js';
 
 const num = z.number().refine(Number.isFinite, 'must be a finite number');
 /** A step's length [s]: a day at most (a longer one is a typo, and --cycle repeats a file for a soak). */
-const duration = num.refine((v) => v > 0, 'must be > 0 s').refine((v) => v <= 86_400, 'must be at most 86400 s (a day; --cycle repeats a trajectory)');
+const duration = num
+  .refine((v) => v > 0, 'must be > 0 s')
+  .refine((v) => v <= 86_400, 'must be at most 86400 s (a day; --cycle repeats a trajectory)');
 const pair = z.array(num).min(1).max(2);
 
 const stepSchema = z.union([
@@ -38,7 +40,9 @@ const stepSchema = z.union([
   }),
   z.strictObject({ hold: duration }),
   // a dense joint path (twolink teach): angles every dt seconds, followed as a cubic B-spline
-  z.strictObject({ samples: z.strictObject({ dt: num.refine((v) => v >= 1e-3 && v <= 1, 'must be 0.001..1 s'), q: z.array(pair).min(2).max(1_000_000) }) }),
+  z.strictObject({
+    samples: z.strictObject({ dt: num.refine((v) => v >= 1e-3 && v <= 1, 'must be 0.001..1 s'), q: z.array(pair).min(2).max(1_000_000) }),
+  }),
 ]);
 
 /** A point marked while teaching: its time on the path [s], the joint angles (in `units`), a label. */
@@ -81,7 +85,13 @@ export function pathFromFile(f: TrajectoryFile, file: string): PathSpec {
     if ('joint' in s) return { kind: 'joint', to: s.joint.map((v) => v * k), duration: s.duration };
     if ('line' in s) return { kind: 'line', to: s.line, duration: s.duration };
     if ('circle' in s) return { kind: 'circle', centre: s.circle.centre, turns: s.circle.turns, duration: s.duration };
-    if ('samples' in s) return { kind: 'samples', dt: s.samples.dt, q: s.samples.q.map((p) => p.map((v) => v * k)), duration: sampledDuration(s.samples.q.length, s.samples.dt) };
+    if ('samples' in s)
+      return {
+        kind: 'samples',
+        dt: s.samples.dt,
+        q: s.samples.q.map((p) => p.map((v) => v * k)),
+        duration: sampledDuration(s.samples.q.length, s.samples.dt),
+      };
     return { kind: 'hold', duration: s.hold };
   });
   const start = 'q' in f.start ? { q: f.start.q.map((v) => v * k), elbow: f.elbow } : { xy: f.start.xy, elbow: f.elbow };

@@ -10,7 +10,11 @@
 import { z } from 'zod';
 import { RigFileError } from './rig-error.js';
 
-const channel = z.number().int().min(1, 'must be 1 or 2 (outputs and inputs are numbered from 1)').max(2, 'must be 1 or 2 (the board has two)');
+const channel = z
+  .number()
+  .int()
+  .min(1, 'must be 1 or 2 (outputs and inputs are numbered from 1)')
+  .max(2, 'must be 1 or 2 (the board has two)');
 const perJoint = <T extends z.ZodType>(s: T) => z.array(s).min(1).max(2);
 
 export const wiringSchema = z
@@ -31,7 +35,8 @@ export const wiringSchema = z
   .superRefine((w, ctx) => {
     for (const k of ['motorOutput', 'encoderInput'] as const) {
       const a = w[k];
-      if (a && new Set(a).size !== a.length) ctx.addIssue({ code: 'custom', path: [k], message: 'two joints on one channel: each joint needs its own' });
+      if (a && new Set(a).size !== a.length)
+        ctx.addIssue({ code: 'custom', path: [k], message: 'two joints on one channel: each joint needs its own' });
     }
   });
 
@@ -54,11 +59,17 @@ export function resolveWiring(w: WiringSection, joints: number, countsPerRev: re
   const ids = [...Array(joints).keys()];
   for (const k of ['motorOutput', 'motorSign', 'encoderInput', 'boardCountsPerRev'] as const) {
     const a = w[k];
-    if (a && a.length !== joints) throw new RigFileError(file, `wiring.${k}: needs ${joints} entries, one per joint (got ${a.length})`, `wiring.${k}`);
+    if (a && a.length !== joints)
+      throw new RigFileError(file, `wiring.${k}: needs ${joints} entries, one per joint (got ${a.length})`, `wiring.${k}`);
   }
   for (const k of ['motorOutput', 'encoderInput'] as const) {
     const bad = w[k]?.findIndex((c) => c > joints) ?? -1;
-    if (bad >= 0) throw new RigFileError(file, `wiring.${k}[${bad}]: channel ${w[k]![bad]} does not exist on a ${joints}-joint board`, `wiring.${k}[${bad}]`);
+    if (bad >= 0)
+      throw new RigFileError(
+        file,
+        `wiring.${k}[${bad}]: channel ${w[k]![bad]} does not exist on a ${joints}-joint board`,
+        `wiring.${k}[${bad}]`,
+      );
   }
   return {
     motorOutput: w.motorOutput?.map((c) => c - 1) ?? ids,
@@ -70,5 +81,10 @@ export function resolveWiring(w: WiringSection, joints: number, countsPerRev: re
 
 /** True when the wiring is the table's of docs/first-arm.md: nothing to map. */
 export function isPlainWiring(w: HostWiring, countsPerRev: readonly number[]): boolean {
-  return w.motorOutput.every((c, j) => c === j) && w.motorSign.every((s) => s === 1) && w.encoderInput.every((c, j) => c === j) && w.boardCountsPerRev.every((c, j) => c === countsPerRev[j]);
+  return (
+    w.motorOutput.every((c, j) => c === j) &&
+    w.motorSign.every((s) => s === 1) &&
+    w.encoderInput.every((c, j) => c === j) &&
+    w.boardCountsPerRev.every((c, j) => c === countsPerRev[j])
+  );
 }

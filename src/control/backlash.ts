@@ -15,7 +15,13 @@
  * The feedforward and the figures keep the plan: the encoder's error then shows the shift (the motor
  * leads), the link's the plan.
  */
-import { computeInverseDynamics, createActuatedArmData, createRigidArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeInverseDynamics,
+  createActuatedArmData,
+  createRigidArmModel,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import type { ArmParams } from '../model/types.js';
 import type { TrajectorySample } from '../model/trajectory.js';
 
@@ -69,7 +75,10 @@ export class BacklashInverse {
  * The backlash inverse of a rig, when it declares play between a motor-side encoder and its link
  * (`encoders[j].backlashDeg`, `side` motor); undefined otherwise (a joint-side encoder sees the link).
  */
-export function backlashInverseOf(rig: { arm: ArmParams; limits: readonly { maxTorque: number }[]; encoders?: readonly { side?: 'motor' | 'joint'; backlash?: number }[] }, joints: number): BacklashInverse | undefined {
+export function backlashInverseOf(
+  rig: { arm: ArmParams; limits: readonly { maxTorque: number }[]; encoders?: readonly { side?: 'motor' | 'joint'; backlash?: number }[] },
+  joints: number,
+): BacklashInverse | undefined {
   const half = Array.from({ length: joints }, (_, j) => {
     const e = rig.encoders?.[j];
     return e && (e.side ?? 'motor') === 'motor' ? (e.backlash ?? 0) / 2 : 0;

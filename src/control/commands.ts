@@ -73,8 +73,14 @@ export function isFinished(state: LoopState): boolean {
 
 /** Why each command is refused in a state that is not finished. */
 const WHY: { readonly [K in LoopCommandKind]: (s: LoopState) => Omit<Refusal, 'command' | 'state'> } = {
-  start: (s) => ({ why: s === 'disabled' ? 'the motors are disabled' : `no trajectory starts while ${s}`, ...(s === 'disabled' ? { first: 'enable' as const } : {}) }),
-  pause: (s) => (s === 'disabled' ? { why: 'the motors are disabled', first: 'enable' } : { why: `nothing to pause while ${s} (trajectories start by themselves)` }),
+  start: (s) => ({
+    why: s === 'disabled' ? 'the motors are disabled' : `no trajectory starts while ${s}`,
+    ...(s === 'disabled' ? { first: 'enable' as const } : {}),
+  }),
+  pause: (s) =>
+    s === 'disabled'
+      ? { why: 'the motors are disabled', first: 'enable' }
+      : { why: `nothing to pause while ${s} (trajectories start by themselves)` },
   resume: (s) => ({ why: `nothing to resume while ${s}` }),
   hold: (s) => ({ why: `nothing to hold while ${s}` }),
   stop: (s) => ({ why: s === 'release' ? 'already stopping' : `nothing to stop while ${s}` }),

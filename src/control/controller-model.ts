@@ -22,7 +22,16 @@ import {
   createRigidArmModel,
   type ActuatedArmSpec,
 } from '../model/actuated.js';
-import { armEndpoint, forwardKinematics, inverseKinematics, inverseKinematics1, jacobian, jacobianDot, type Elbow, type ForwardKinematics } from '../model/kinematics.js';
+import {
+  armEndpoint,
+  forwardKinematics,
+  inverseKinematics,
+  inverseKinematics1,
+  jacobian,
+  jacobianDot,
+  type Elbow,
+  type ForwardKinematics,
+} from '../model/kinematics.js';
 import { asMat2, asOutPair, isTwoLink, type ArmParams, type PairOf } from '../model/types.js';
 
 /**

@@ -94,7 +94,15 @@ export class Controller {
    * Writes and returns `this.out`. Never produces a non-finite duty: a non-finite input gives duty 0
    * and `ok = false`.
    */
-  update(d: TrajectorySample, ref: TrajectorySample, q: readonly number[], qd: readonly number[], dt: number, scale: number, disturbance?: readonly number[]): { out: ControlOutput; ok: boolean } {
+  update(
+    d: TrajectorySample,
+    ref: TrajectorySample,
+    q: readonly number[],
+    qd: readonly number[],
+    dt: number,
+    scale: number,
+    disturbance?: readonly number[],
+  ): { out: ControlOutput; ok: boolean } {
     const input: LawInput = {
       sample: { t: 0, q, qd, qDesired: ref.q, qdDesired: ref.qd, qddDesired: ref.qdd },
       ahead: d,

@@ -68,7 +68,11 @@ export function planPhases(arm: ArmParams, traj: Trajectory, approachEnd: number
     }
     return { fromS, toS, path };
   };
-  return { approach: plan('approach', 0, approachEnd), track: plan('track', approachEnd, trackEnd), park: plan('park', trackEnd, Math.max(trackEnd, traj.duration)) };
+  return {
+    approach: plan('approach', 0, approachEnd),
+    track: plan('track', approachEnd, trackEnd),
+    park: plan('park', trackEnd, Math.max(trackEnd, traj.duration)),
+  };
 }
 
 /** The console's and the dashboard's line for a loop event, e.g. "[2.00 s] reach: track". */

@@ -7,7 +7,13 @@
  * joint, so an index keeps its `!` (they are not Pairs).
  */
 import type { FeasibilityPart } from '../config/parts.js';
-import { computeInverseDynamics, createActuatedArmData, createActuatedArmModel, motorTorqueLimit, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeInverseDynamics,
+  createActuatedArmData,
+  createActuatedArmModel,
+  motorTorqueLimit,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { scalePath, type PathSpec } from '../model/builtins.js';
 import { driverLabel } from '../model/driver.js';
 import type { Trajectory } from '../model/trajectory.js';
@@ -65,11 +71,25 @@ interface Breach {
  * The first sample (every `stepS`, 1 kHz by default) of `traj` in [from, to] [s] that breaks a limit
  * of `rig`, or undefined; `headroom` (0..1) is the share of the available torque it may use.
  */
-function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmModel, from = 0, to = traj.duration, stepS = 0.001, headroom = 1): Breach | undefined {
+function firstBreach(
+  rig: FeasibilityPart,
+  traj: Trajectory,
+  model: ActuatedArmModel,
+  from = 0,
+  to = traj.duration,
+  stepS = 0.001,
+  headroom = 1,
+): Breach | undefined {
   const n = rig.joints;
   const data = createActuatedArmData(model);
   const steps = Math.max(1, Math.ceil((to - from) / stepS));
-  const s = { t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) };
+  const s = {
+    t: 0,
+    q: new Array<number>(n).fill(0),
+    qd: new Array<number>(n).fill(0),
+    qdd: new Array<number>(n).fill(0),
+    qddd: new Array<number>(n).fill(0),
+  };
   for (let k = 0; k <= steps; k++) {
     const t = from + (k / steps) * (to - from);
     traj.sample(t, s);
@@ -83,7 +103,12 @@ function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmM
       }
       const v = s.qd[i]!;
       if (Math.abs(v) > lim.maxVel + 1e-9) {
-        return { t, joint: i, kind: 'speed', detail: `speed ${beyondText(Math.abs(v) * DEG, lim.maxVel * DEG, 'above', 0)} deg/s is beyond the limit ${boundText(lim.maxVel * DEG)} deg/s (slow it down: a longer duration)` };
+        return {
+          t,
+          joint: i,
+          kind: 'speed',
+          detail: `speed ${beyondText(Math.abs(v) * DEG, lim.maxVel * DEG, 'above', 0)} deg/s is beyond the limit ${boundText(lim.maxVel * DEG)} deg/s (slow it down: a longer duration)`,
+        };
       }
       const need = tau[i]!;
       const avail = Math.min(lim.maxTorque, motorTorqueLimit(model, i, rig.maxDuty, v, need));
@@ -98,7 +123,12 @@ function firstBreach(rig: FeasibilityPart, traj: Trajectory, model: ActuatedArmM
  * Throws a FeasibilityError at the first sample (1 kHz) that breaks a limit. The torque needed is the
  * inverse dynamics of `model` (default: the rig's nominal actuated arm, rotors and friction included).
  */
-export function checkFeasible(rig: FeasibilityPart, traj: Trajectory, what = 'the trajectory', model: ActuatedArmModel = createActuatedArmModel(rig)): void {
+export function checkFeasible(
+  rig: FeasibilityPart,
+  traj: Trajectory,
+  what = 'the trajectory',
+  model: ActuatedArmModel = createActuatedArmModel(rig),
+): void {
   const b = firstBreach(rig, traj, model);
   if (b) throw new FeasibilityError(`${what} at t = ${b.t.toFixed(3)} s, joint ${b.joint + 1}: ${b.detail}`, b.t, b.joint);
 }
@@ -157,7 +187,14 @@ export function preflight(rig: PreflightPart, paths: readonly PathSpec[], o: Pre
 }
 
 /** The first breach of `paths` run `factor` times as fast as given (with `headroom`), from the start pose in turn, and where. */
-function scanPaths(rig: PreflightPart, paths: readonly PathSpec[], model: ActuatedArmModel, o: PreflightOptions, factor: number, headroom = 1): { b: Breach; plan: PlannedPath; spec: PathSpec; q0: number[] } | undefined {
+function scanPaths(
+  rig: PreflightPart,
+  paths: readonly PathSpec[],
+  model: ActuatedArmModel,
+  o: PreflightOptions,
+  factor: number,
+  headroom = 1,
+): { b: Breach; plan: PlannedPath; spec: PathSpec; q0: number[] } | undefined {
   const park = o.park ?? true;
   let q0 = (o.from ?? startPose(rig)).slice();
   const order = o.cycle && !park && paths.length ? [...paths, paths[0]!] : paths;
@@ -175,7 +212,14 @@ function scanPaths(rig: PreflightPart, paths: readonly PathSpec[], model: Actuat
  * The fastest --speed below `at`, in SPEED_STEP steps down to `min`, at which every path fits the
  * motors with FEASIBLE_HEADROOM to spare (the search a person would do by hand, run by run), or null.
  */
-function fastestFeasibleSpeed(rig: PreflightPart, paths: readonly PathSpec[], model: ActuatedArmModel, o: PreflightOptions, at: number, min: number): number | null {
+function fastestFeasibleSpeed(
+  rig: PreflightPart,
+  paths: readonly PathSpec[],
+  model: ActuatedArmModel,
+  o: PreflightOptions,
+  at: number,
+  min: number,
+): number | null {
   for (let k = Math.ceil(at / SPEED_STEP - 1e-9) - 1; k * SPEED_STEP >= min - 1e-9; k--) {
     const speed = Number((k * SPEED_STEP).toFixed(2));
     if (!scanPaths(rig, paths, model, o, speed / at, FEASIBLE_HEADROOM)) return speed;
@@ -187,7 +231,15 @@ function fastestFeasibleSpeed(rig: PreflightPart, paths: readonly PathSpec[], mo
 type PlannedSpan = Pick<PlannedPath, 'traj' | 'approachEnd' | 'trackEnd'>;
 
 /** The FeasibilityError of breach `b` of `plan`: the path, its phase, the time in the phase, the joint. */
-function breachError(b: Breach, plan: PlannedSpan, name: string, what: string, q0: readonly number[], park: boolean, from: string): FeasibilityError {
+function breachError(
+  b: Breach,
+  plan: PlannedSpan,
+  name: string,
+  what: string,
+  q0: readonly number[],
+  park: boolean,
+  from: string,
+): FeasibilityError {
   const phase: PlannedPhase = b.t < plan.approachEnd ? 'approach' : b.t <= plan.trackEnd || !park ? 'track' : 'park';
   const at = (t: number): string => `at t = ${t.toFixed(3)} s`;
   const where =
@@ -196,7 +248,13 @@ function breachError(b: Breach, plan: PlannedSpan, name: string, what: string, q
       : phase === 'park'
         ? `${what}: its way back to ${from} (${fmtPose(q0)}, park) ${at(b.t - plan.trackEnd)} of the way back`
         : `${what} ${at(b.t - plan.approachEnd)}`;
-  return new FeasibilityError(`${where}, joint ${b.joint + 1}: ${b.detail}`, b.t - (phase === 'track' ? plan.approachEnd : phase === 'park' ? plan.trackEnd : 0), b.joint, phase, name);
+  return new FeasibilityError(
+    `${where}, joint ${b.joint + 1}: ${b.detail}`,
+    b.t - (phase === 'track' ? plan.approachEnd : phase === 'park' ? plan.trackEnd : 0),
+    b.joint,
+    phase,
+    name,
+  );
 }
 
 /**
@@ -208,11 +266,19 @@ function breachError(b: Breach, plan: PlannedSpan, name: string, what: string, q
  * spends well under a millisecond on it, not the tens a 1 kHz check of a whole path takes. Throws a
  * FeasibilityError naming the phase and the joint.
  */
-export function checkFromPose(rig: FeasibilityPart, plan: PlannedSpan, name: string, q0: readonly number[], park: boolean, model: ActuatedArmModel): void {
+export function checkFromPose(
+  rig: FeasibilityPart,
+  plan: PlannedSpan,
+  name: string,
+  q0: readonly number[],
+  park: boolean,
+  model: ActuatedArmModel,
+): void {
   const what = `trajectory "${name}"`;
   const a = plan.approachEnd > 0 ? firstBreach(rig, plan.traj, model, 0, plan.approachEnd, 0.01) : undefined;
   if (a) throw breachError(a, plan, name, what, q0, park, 'where the arm is');
-  const p = park && plan.trackEnd < plan.traj.duration ? firstBreach(rig, plan.traj, model, plan.trackEnd, plan.traj.duration, 0.01) : undefined;
+  const p =
+    park && plan.trackEnd < plan.traj.duration ? firstBreach(rig, plan.traj, model, plan.trackEnd, plan.traj.duration, 0.01) : undefined;
   if (p) throw breachError(p, plan, name, what, q0, park, 'where the arm was');
 }
 

@@ -34,7 +34,15 @@
  * nothing. The e-stop and the faults are the loop's: they zero the motors without calling the law.
  */
 import type { ControllerPart } from '../config/parts.js';
-import { computeGravity, computeMassMatrix, createActuatedArmData, createActuatedArmModel, maxMassMatrixDiagonal, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeGravity,
+  computeMassMatrix,
+  createActuatedArmData,
+  createActuatedArmModel,
+  maxMassMatrixDiagonal,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { endpoint, inverseKinematics, jacobian } from '../model/kinematics.js';
 import { minJerkProfile, type MinJerk, type TrajectorySample } from '../model/trajectory.js';
 import { asMat2, asOutPair, asPair, isTwoLink, type Mat2, type TwoLinkParams, type Vec2 } from '../model/types.js';
@@ -148,7 +156,8 @@ function reachableWithinLimits(arm: TwoLinkParams, limits: ControllerPart['limit
     } catch {
       return false;
     }
-    const inside = (a: number, i: number): boolean => [a, a - 2 * Math.PI, a + 2 * Math.PI].some((x) => x >= limits[i]!.min && x <= limits[i]!.max);
+    const inside = (a: number, i: number): boolean =>
+      [a, a - 2 * Math.PI, a + 2 * Math.PI].some((x) => x >= limits[i]!.min && x <= limits[i]!.max);
     if (inside(q[0], 0) && inside(q[1], 1)) return true;
   }
   return false;
@@ -160,7 +169,11 @@ function reachableWithinLimits(arm: TwoLinkParams, limits: ControllerPart['limit
  * segment between the points (or the whole circle) reachable within the soft limits, and, when the
  * start pose `startQ` [rad] is known, the constraint within CONSTRAINT_NEAR_M of the endpoint there.
  */
-export function constraintIssue(rig: Pick<ControllerPart, 'arm' | 'limits'>, c: FloatConstraint, startQ?: readonly number[]): string | undefined {
+export function constraintIssue(
+  rig: Pick<ControllerPart, 'arm' | 'limits'>,
+  c: FloatConstraint,
+  startQ?: readonly number[],
+): string | undefined {
   if (!isTwoLink(rig.arm)) return 'an endpoint constraint needs a two-link arm';
   const arm = rig.arm;
   const inner = Math.abs(arm.L1 - arm.L2);
@@ -173,21 +186,25 @@ export function constraintIssue(rig: Pick<ControllerPart, 'arm' | 'limits'>, c: 
       const r = Math.hypot(p[0], p[1]);
       if (r > outer || r < inner) return `the point ${xy(p)} is ${Number(r.toPrecision(4))} m from joint 1, out of reach: ${reach}`;
     }
-    for (let k = 0; k <= 100; k++) points.push([c.from[0] + ((c.to[0] - c.from[0]) * k) / 100, c.from[1] + ((c.to[1] - c.from[1]) * k) / 100]);
+    for (let k = 0; k <= 100; k++)
+      points.push([c.from[0] + ((c.to[0] - c.from[0]) * k) / 100, c.from[1] + ((c.to[1] - c.from[1]) * k) / 100]);
   } else {
     if (!(c.radius >= 1e-3)) return `the radius ${c.radius} m is not a circle (give at least 0.001 m)`;
     const d = Math.hypot(c.centre[0], c.centre[1]);
     if (d + c.radius > outer || Math.abs(d - c.radius) < inner) {
       return `the circle spans ${Number(Math.abs(d - c.radius).toPrecision(4))} to ${Number((d + c.radius).toPrecision(4))} m from joint 1, beyond the reach: ${reach}`;
     }
-    for (let k = 0; k < 360; k++) points.push([c.centre[0] + c.radius * Math.cos((k * Math.PI) / 180), c.centre[1] + c.radius * Math.sin((k * Math.PI) / 180)]);
+    for (let k = 0; k < 360; k++)
+      points.push([c.centre[0] + c.radius * Math.cos((k * Math.PI) / 180), c.centre[1] + c.radius * Math.sin((k * Math.PI) / 180)]);
   }
   const out = points.find((p) => !reachableWithinLimits(arm, rig.limits, p));
-  if (out) return `the ${c.kind === 'line' ? 'segment' : 'circle'} passes through ${xy(out)}, which the arm cannot reach within its joint limits`;
+  if (out)
+    return `the ${c.kind === 'line' ? 'segment' : 'circle'} passes through ${xy(out)}, which the arm cannot reach within its joint limits`;
   if (startQ) {
     const p = endpoint(arm, startQ);
     const d = constraintDistance(c, p);
-    if (d > CONSTRAINT_NEAR_M) return `the ${c.kind} passes ${mm(d)} from the endpoint at the start pose ${xy(p)}: float would pull the arm onto it; it must pass within ${mm(CONSTRAINT_NEAR_M)}`;
+    if (d > CONSTRAINT_NEAR_M)
+      return `the ${c.kind} passes ${mm(d)} from the endpoint at the start pose ${xy(p)}: float would pull the arm onto it; it must pass within ${mm(CONSTRAINT_NEAR_M)}`;
   }
   return undefined;
 }
@@ -245,7 +262,8 @@ export class FloatLaw implements ControlLaw {
     this.track = new Controller(rig, 'desired', model);
     this.arm = isTwoLink(rig.arm) ? rig.arm : undefined;
     if (settings.constraint && !this.arm) throw new RangeError('an endpoint constraint needs a two-link arm');
-    if (settings.lock !== undefined && !(settings.lock >= 0 && settings.lock < this.n)) throw new RangeError(`lock: no joint ${settings.lock + 1}`);
+    if (settings.lock !== undefined && !(settings.lock >= 0 && settings.lock < this.n))
+      throw new RangeError(`lock: no joint ${settings.lock + 1}`);
     this.target = settings.startFloating;
     const z = (): number[] => new Array<number>(this.n).fill(0);
     this.anchor = z();
@@ -376,7 +394,8 @@ export class FloatLaw implements ControlLaw {
         this.homeFrom = s.q.slice();
         this.homeT0 = s.t;
         this.homeS = 1;
-        for (let i = 0; i < this.n; i++) this.homeS = Math.max(this.homeS, (1.875 * Math.abs(this.start[i]! - s.q[i]!)) / (0.25 * this.rig.limits[i]!.maxVel));
+        for (let i = 0; i < this.n; i++)
+          this.homeS = Math.max(this.homeS, (1.875 * Math.abs(this.start[i]! - s.q[i]!)) / (0.25 * this.rig.limits[i]!.maxVel));
         this.track.reset();
       } else if (this.phase === 'float') {
         // Leaving: hold where the hand left the arm (a fresh integrator: at rest the feedforward holds it).

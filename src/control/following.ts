@@ -99,7 +99,12 @@ export class FollowingGuard {
  * miswired arm passes the limit before the monitor has held its verdict), else the following error
  * with what the joint's motion says of its cause (a dead motor, a jam), when that is clear.
  */
-export function followingFault(fe: FollowingExcess, t: number, wiring: Pick<WiringMonitor, 'suspect' | 'trouble'>, wiringVerdicts: boolean): Fault {
+export function followingFault(
+  fe: FollowingExcess,
+  t: number,
+  wiring: Pick<WiringMonitor, 'suspect' | 'trouble'>,
+  wiringVerdicts: boolean,
+): Fault {
   const w = wiringVerdicts ? wiring.suspect() : undefined;
   return w ? { kind: 'wiring', joint: w.joint, message: w.message } : { kind: 'following-error', ...fe, t, ...wiring.trouble(fe.joint) };
 }

@@ -67,7 +67,8 @@ export class LoopGuards {
    */
   wired(bdt: number, duty: readonly number[], q: readonly number[], qd: readonly number[]): Fault | undefined {
     const w = this.wiring.update(bdt, duty, q, qd);
-    const f: Fault | undefined = w && this.wiringWatchS < WIRING_WATCH_S ? { kind: 'wiring', joint: w.joint, message: w.message } : undefined;
+    const f: Fault | undefined =
+      w && this.wiringWatchS < WIRING_WATCH_S ? { kind: 'wiring', joint: w.joint, message: w.message } : undefined;
     this.wiringWatchS += bdt;
     return f;
   }

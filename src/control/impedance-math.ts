@@ -83,7 +83,14 @@ export function transpose2(a: M2, out: M2 = zero2()): M2 {
  * trace, which caps Lambda at about 1000 times its lighter direction. Into `out`, with `work` as
  * scratch: allocation-free when both are given.
  */
-export function endpointInertia(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], J: M2, out: M2 = zero2(), work: InertiaScratch = inertiaScratch()): M2 {
+export function endpointInertia(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  J: M2,
+  out: M2 = zero2(),
+  work: InertiaScratch = inertiaScratch(),
+): M2 {
   const M = asMat2(computeMassMatrix(model, data, q), 'the mass matrix');
   const Minv = inv2(M, work.minv);
   // J Minv J^T
@@ -164,7 +171,13 @@ export const boundScratch = (): BoundScratch => ({ q: [0, 0], J: zero2(), bound:
  * K = k I, the matrix form of the same condition, diag(b) - tau k J^T J >= 0, gives
  * k <= 1 / (tau lambda_max(B^-1/2 J^T J B^-1/2)) [N/m]. `tau` from passivityTimeS.
  */
-export function passiveStiffnessBound(arm: TwoLinkParams, b: readonly number[], q2: number, tauS: number, space: 'endpoint' | 'joint'): number {
+export function passiveStiffnessBound(
+  arm: TwoLinkParams,
+  b: readonly number[],
+  q2: number,
+  tauS: number,
+  space: 'endpoint' | 'joint',
+): number {
   return writeStiffnessBound(arm, b, q2, tauS, space, boundScratch()).bound;
 }
 
@@ -172,7 +185,14 @@ export function passiveStiffnessBound(arm: TwoLinkParams, b: readonly number[], 
  * passiveStiffnessBound into `work.bound`, allocation-free: the law's tick calls this one (a number
  * returned from a call V8 does not inline is a new heap number; one written into a field is not).
  */
-export function writeStiffnessBound(arm: TwoLinkParams, b: readonly number[], q2: number, tauS: number, space: 'endpoint' | 'joint', work: BoundScratch): BoundScratch {
+export function writeStiffnessBound(
+  arm: TwoLinkParams,
+  b: readonly number[],
+  q2: number,
+  tauS: number,
+  space: 'endpoint' | 'joint',
+  work: BoundScratch,
+): BoundScratch {
   if (space === 'joint') {
     // Math.min(...b), without the spread.
     let min = Infinity;

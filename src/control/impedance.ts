@@ -30,10 +30,32 @@
 import type { ArmPart } from '../config/parts.js';
 import type { RigFile } from '../config/rig.js';
 import type { JointLimits } from '../config/load.js';
-import { computeFriction, computeGravity, computeInverseDynamics, computeMassMatrix, createActuatedArmData, createActuatedArmModel, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeFriction,
+  computeGravity,
+  computeInverseDynamics,
+  computeMassMatrix,
+  createActuatedArmData,
+  createActuatedArmModel,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { endpoint, jacobian } from '../model/kinematics.js';
 import { asMat2, asPair, J as JOINTS, type Pair, type ReadonlyPair, type TwoLinkParams, type Vec2 } from '../model/types.js';
-import { boundScratch, capNorm, designDamping, endpointInertia, forceFromTorque, inertiaScratch, jointDamping, passiveStiffnessBound, passivityTimeS, writeStiffnessBound, zero2, type M2 } from './impedance-math.js';
+import {
+  boundScratch,
+  capNorm,
+  designDamping,
+  endpointInertia,
+  forceFromTorque,
+  inertiaScratch,
+  jointDamping,
+  passiveStiffnessBound,
+  passivityTimeS,
+  writeStiffnessBound,
+  zero2,
+  type M2,
+} from './impedance-math.js';
 import { impedanceSchema } from '../config/rig.js';
 import { cableAdvice, runCable } from '../config/cable.js';
 import type { ControlLaw, LawResult, LawSample } from './law.js';
@@ -79,10 +101,17 @@ export function impedanceConfig(rig: { impedance?: ImpedanceConfig }): Impedance
 }
 
 /** The settings from the rig file's defaults, with what the command line gives in place of them. */
-export function impedanceSettings(rig: { impedance?: ImpedanceConfig }, given: { space?: ImpedanceSpace; stiffness?: number; dampingRatio?: number } = {}): ImpedanceSettings {
+export function impedanceSettings(
+  rig: { impedance?: ImpedanceConfig },
+  given: { space?: ImpedanceSpace; stiffness?: number; dampingRatio?: number } = {},
+): ImpedanceSettings {
   const c = impedanceConfig(rig);
   const space = given.space ?? c.space;
-  return { space, stiffness: given.stiffness ?? (space === 'joint' ? c.jointStiffnessNmPerRad : c.stiffnessNPerM), dampingRatio: given.dampingRatio ?? c.dampingRatio };
+  return {
+    space,
+    stiffness: given.stiffness ?? (space === 'joint' ? c.jointStiffnessNmPerRad : c.stiffnessNPerM),
+    dampingRatio: given.dampingRatio ?? c.dampingRatio,
+  };
 }
 
 /** The unit of a stiffness in this space. */
@@ -274,7 +303,10 @@ export class ImpedanceLaw implements ControlLaw {
     this.b = asPair(jointDamping(this.model), 'the joint damping');
     this.tauS = passivityTimeS(passivity.rateHz, passivity.answerDelaySamples);
     this.box = workspaceBox(this.arm, this.config);
-    this.kb = Math.min(this.config.maxForceN / this.config.barrierM, passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'));
+    this.kb = Math.min(
+      this.config.maxForceN / this.config.barrierM,
+      passiveStiffnessBound(this.arm, this.b, Math.PI / 2, this.tauS, 'endpoint'),
+    );
     this.reach = [this.arm.L1 + this.arm.L2, this.arm.L2];
     this.rate = asPair(
       rig.limits.map((l) => this.config.torqueRateNmPerS ?? l.maxTorque / FULL_TORQUE_S),
@@ -347,7 +379,8 @@ export class ImpedanceLaw implements ControlLaw {
     const bound = writeStiffnessBound(this.arm, this.b, q[1], this.tauS, this.settings.space, this.boundWork).bound;
     if (!this.started) {
       // The first step, before any torque: a pose the plan could not know (a hold where the arm is).
-      if (this.target * scale > bound) return { ok: false, reason: refusalText(this.settings, this.target * scale, bound, q, this.passivity, this.b) };
+      if (this.target * scale > bound)
+        return { ok: false, reason: refusalText(this.settings, this.target * scale, bound, q, this.passivity, this.b) };
       this.started = true;
     }
     this.k += (this.target - this.k) * (1 - Math.exp(-periodS / c.stiffnessFilterS));
@@ -476,7 +509,8 @@ export class ImpedanceLaw implements ControlLaw {
       this.speed[j] += a * ((this.restQd ?? s.qd)[j] - this.speed[j]);
       this.ext[j] += a * (tauExt[j] - this.ext[j]);
     }
-    const still = Math.abs(this.speed[0]) < REST_SPEED && Math.abs(this.speed[1]) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
+    const still =
+      Math.abs(this.speed[0]) < REST_SPEED && Math.abs(this.speed[1]) < REST_SPEED && s.qdDesired[0] === 0 && s.qdDesired[1] === 0;
     this.restS = still ? this.restS + periodS : 0;
     this.lastQ[0] = s.q[0];
     this.lastQ[1] = s.q[1];

@@ -45,7 +45,13 @@ export interface LoopOptions {
 
 /** The loop's mode, a tagged union: what each mode needs travels with it. The commands each mode's kind accepts: commands.ts. */
 export type Mode =
-  { kind: 'idle' } | { kind: 'track'; a: ActiveTrajectory } | { kind: 'paused'; a: ActiveTrajectory } | { kind: 'hold' } | { kind: 'release' } | { kind: 'disabled' } | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
+  | { kind: 'idle' }
+  | { kind: 'track'; a: ActiveTrajectory }
+  | { kind: 'paused'; a: ActiveTrajectory }
+  | { kind: 'hold' }
+  | { kind: 'release' }
+  | { kind: 'disabled' }
+  | { kind: 'stopped' | 'estop' | 'fault'; reason: StopReason };
 
 /**
  * What the loop is built of, shared by its collaborators: LoopCore (loop.ts: the work of a sample)

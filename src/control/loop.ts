@@ -92,8 +92,22 @@ export class LoopCore {
   constructor(o: LoopOptions) {
     this.o = o;
     const parts = loopParts(o);
-    ({ joints: this.joints, controller: this.controller, period: this.period, model: this.model, law: this.law, time: this.time, plan: this.plan, ramp: this.ramp, zeroDuty: this.zeroDuty } = parts);
-    this.modes = new LoopModes(o, parts, { pose: () => this.reading?.q, recordHalt: () => this.recordHalt(), rezero: () => (this.reading = undefined) });
+    ({
+      joints: this.joints,
+      controller: this.controller,
+      period: this.period,
+      model: this.model,
+      law: this.law,
+      time: this.time,
+      plan: this.plan,
+      ramp: this.ramp,
+      zeroDuty: this.zeroDuty,
+    } = parts);
+    this.modes = new LoopModes(o, parts, {
+      pose: () => this.reading?.q,
+      recordHalt: () => this.recordHalt(),
+      rezero: () => (this.reading = undefined),
+    });
     const n = this.joints;
     this.twin = new Twin(o.rig, this.model);
     this.estimator = new VelocityEstimator(n, o.rig.control.velocityFilterHz);
@@ -106,14 +120,43 @@ export class LoopCore {
     this.aidedTorque = new Array<number>(n).fill(0);
     const hz = own?.velocityObserverHz;
     const data = this.aidedData;
-    this.aided = hz === undefined ? undefined : new ModelAidedEstimator(n, hz, (q, qd, duty, out) => void computeForwardDynamicsUnderDuty(this.model, data, q, qd, duty, out));
+    this.aided =
+      hz === undefined
+        ? undefined
+        : new ModelAidedEstimator(n, hz, (q, qd, duty, out) => void computeForwardDynamicsUnderDuty(this.model, data, q, qd, duty, out));
     const record = own?.record ? (row: Float64Array): void => own.record!(row) : undefined;
-    this.rows = new RowWriter({ link: o.link, clock: o.clock, time: this.time, plan: this.plan, estimator: this.estimator, twin: this.twin, sink: o.sink, ...(record ? { record } : {}) }, n);
+    this.rows = new RowWriter(
+      {
+        link: o.link,
+        clock: o.clock,
+        time: this.time,
+        plan: this.plan,
+        estimator: this.estimator,
+        twin: this.twin,
+        sink: o.sink,
+        ...(record ? { record } : {}),
+      },
+      n,
+    );
     this.alarms = new AlarmEdges(n);
     this.reversals = new DutyReversals(n);
     this.reversalWatch = new ReversalWatch(n);
-    const sample: LawSample = { t: 0, q: this.predictor.q, qd: this.predictor.qd, qDesired: this.plan.ref.q, qdDesired: this.plan.ref.qd, qddDesired: this.plan.ref.qdd };
-    this.lawInput = { sample, ahead: this.plan.desired, dtS: this.period, periodS: this.period, disturbance: undefined, saturation: this.controller.saturation };
+    const sample: LawSample = {
+      t: 0,
+      q: this.predictor.q,
+      qd: this.predictor.qd,
+      qDesired: this.plan.ref.q,
+      qdDesired: this.plan.ref.qd,
+      qddDesired: this.plan.ref.qdd,
+    };
+    this.lawInput = {
+      sample,
+      ahead: this.plan.desired,
+      dtS: this.period,
+      periodS: this.period,
+      disturbance: undefined,
+      saturation: this.controller.saturation,
+    };
   }
 
   // ------------------------------------------------------------------ state
@@ -243,7 +286,10 @@ export class LoopCore {
     }
     // On every sample, answered or superseded (a USB adapter delivers bursts): the next answered one
     // would see the jumped angle as its predecessor's.
-    const jump = this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished ? this.guards.jump(prevQ, r, bdt, this.estimator.qd, this.time.t) : undefined;
+    const jump =
+      this.mode.kind !== 'idle' && this.mode.kind !== 'disabled' && !this.finished
+        ? this.guards.jump(prevQ, r, bdt, this.estimator.qd, this.time.t)
+        : undefined;
     if (jump) this.fault(jump);
     if (!this.reading) {
       this.estimator.reset(r.q);
@@ -331,12 +377,22 @@ export class LoopCore {
     const horizon = this.o.predict === false ? 0 : Math.max(0, Math.min(r.applyAt - r.boardTime, MAX_DELAY_SAMPLES * this.period));
     const { trajT, phase } = this.planAt(horizon);
     const k = this.mode.kind;
-    const scale = this.ramp.at(this.time.t, k === 'release' ? 'release' : k === 'track' || k === 'hold' || k === 'paused' ? 'driven' : 'off');
+    const scale = this.ramp.at(
+      this.time.t,
+      k === 'release' ? 'release' : k === 'track' || k === 'hold' || k === 'paused' ? 'driven' : 'off',
+    );
     const moving = k === 'track' || k === 'hold' || k === 'paused' || k === 'release';
     let out = moving ? this.drive(r, horizon, k) : this.controller.idle();
     // A joint far from its plan, or one that stays at its torque limit (jammed, blocked, overloaded): stop.
     const follows = this.own?.followsPlan !== false;
-    const sf = this.guards.output(this.plan.atSample.q, r.q, moving && k !== 'release' && scale >= 1 && follows, out.sat, moving, this.time.t);
+    const sf = this.guards.output(
+      this.plan.atSample.q,
+      r.q,
+      moving && k !== 'release' && scale >= 1 && follows,
+      out.sat,
+      moving,
+      this.time.t,
+    );
     if (sf && !this.finished) {
       this.fault(sf);
       out = this.controller.idle();
@@ -379,7 +435,16 @@ export class LoopCore {
     const c = this.o.rig.control;
     const changes = this.o.link.dutyChanges(r.ack, r.boardTime, horizon);
     const from = this.aided ?? this.estimator;
-    if (!this.predictor.predict(from.q, from.qd, this.dutyOf(r.ack), horizon, this.aided ? this.aidedDisturbance() : c.disturbanceObserver ? this.twin.tauExt : undefined, changes)) {
+    if (
+      !this.predictor.predict(
+        from.q,
+        from.qd,
+        this.dutyOf(r.ack),
+        horizon,
+        this.aided ? this.aidedDisturbance() : c.disturbanceObserver ? this.twin.tauExt : undefined,
+        changes,
+      )
+    ) {
       this.fault({ kind: 'non-finite', what: 'predicted state' });
       return this.controller.idle();
     }
@@ -429,6 +494,16 @@ export class LoopCore {
     // Once finished the command in force is the zero (a stop's ramp ended at zero by itself).
     const out = this.finished && this.mode.kind !== 'stopped' ? this.controller.idle() : answer;
     const dutyIn = r ? this.dutyOf(r.ack) : this.zeroDuty;
-    this.rows.write({ r, reading: this.reading, state: this.mode.kind, wallStart, out, answered: answer !== undefined, trajT, phase, dutyIn });
+    this.rows.write({
+      r,
+      reading: this.reading,
+      state: this.mode.kind,
+      wallStart,
+      out,
+      answered: answer !== undefined,
+      trajT,
+      phase,
+      dutyIn,
+    });
   }
 }

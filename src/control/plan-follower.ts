@@ -61,7 +61,13 @@ export class PlanFollower {
   ) {
     const n = rig.joints;
     this.holdQ = new Array<number>(n).fill(0);
-    const sample = (): TrajectorySample => ({ t: 0, q: new Array<number>(n).fill(0), qd: new Array<number>(n).fill(0), qdd: new Array<number>(n).fill(0), qddd: new Array<number>(n).fill(0) });
+    const sample = (): TrajectorySample => ({
+      t: 0,
+      q: new Array<number>(n).fill(0),
+      qd: new Array<number>(n).fill(0),
+      qdd: new Array<number>(n).fill(0),
+      qddd: new Array<number>(n).fill(0),
+    });
     this.desired = sample();
     this.ref = sample();
     this.atSample = sample();
@@ -85,7 +91,15 @@ export class PlanFollower {
   /** The approach from `q0` [rad] (where the arm is), the path, and (with `park`) the way back: plan.ts, as `preflight` checks it. */
   start(spec: PathSpec, park: boolean, q0: readonly number[]): ActiveTrajectory {
     const { traj, approachEnd, trackEnd } = planPath(this.rig.arm, this.rig.limits, spec, q0, park);
-    return { name: spec.name, traj, approachEnd, trackEnd, phases: planPhases(this.rig.arm, traj, approachEnd, trackEnd), t: 0, told: 'approach' };
+    return {
+      name: spec.name,
+      traj,
+      approachEnd,
+      trackEnd,
+      phases: planPhases(this.rig.arm, traj, approachEnd, trackEnd),
+      t: 0,
+      told: 'approach',
+    };
   }
 
   phaseAt(a: ActiveTrajectory, t: number): PlannedPhase {

@@ -11,7 +11,12 @@
  * joints, so an index keeps its `!` (they are not Pairs).
  */
 import type { ArmPart } from '../config/parts.js';
-import { computeForwardDynamicsUnderDuty, createActuatedArmData, createActuatedArmModel, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeForwardDynamicsUnderDuty,
+  createActuatedArmData,
+  createActuatedArmModel,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { FixedStepIntegrator } from '../model/integrate.js';
 import type { DutyChange } from '../transport/link.js';
 
@@ -46,7 +51,14 @@ export class Predictor {
    * applies), plus an unmodelled torque `disturbance` [N m] if given (what the twin's observer sees).
    * Writes `this.q`, `this.qd`; returns false (and the measured state) if the result is not finite.
    */
-  predict(q: readonly number[], qd: readonly number[], duty: readonly number[], horizon: number, disturbance?: readonly number[], changes?: readonly DutyChange[]): boolean {
+  predict(
+    q: readonly number[],
+    qd: readonly number[],
+    duty: readonly number[],
+    horizon: number,
+    disturbance?: readonly number[],
+    changes?: readonly DutyChange[],
+  ): boolean {
     const n = this.n;
     this.disturbance = disturbance;
     for (let i = 0; i < n; i++) {

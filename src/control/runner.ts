@@ -121,7 +121,11 @@ export async function runLoop(o: RunOptions): Promise<RunResult> {
     const limitS = o.maxSeconds ?? 3600;
     // The time limit: `done` only if the run did what was asked (every trajectory run, or a cycling
     // run, whose length the limit is); otherwise `timeout`, which is not a success.
-    timers.push(clock.setTimer(limitS, () => c.command({ kind: 'stop', reason: o.cycle || sampler.allDone() ? { kind: 'done' } : { kind: 'timeout', seconds: limitS } })));
+    timers.push(
+      clock.setTimer(limitS, () =>
+        c.command({ kind: 'stop', reason: o.cycle || sampler.allDone() ? { kind: 'done' } : { kind: 'timeout', seconds: limitS } }),
+      ),
+    );
     await finished;
     lost.clear();
     // Wait for the sample that records the stopped state, unless the link is gone.
@@ -161,7 +165,14 @@ function createCore(o: RunOptions, boardWatchdog: boolean): LoopCore {
 
 /** Commands into the loop, with the board-side halves of disable / enable / zero; an exception is a fault. */
 function commandChannel(c: LoopCore, link: Link): { send: (cmd: LoopCommand) => void; fault: (e: unknown) => void } {
-  const fault = (e: unknown): void => void c.command({ kind: 'estop', reason: e instanceof FeasibilityError ? { kind: 'fault', fault: { kind: 'infeasible', message: e.message } } : hostFault(e instanceof Error ? e.message : String(e)) });
+  const fault = (e: unknown): void =>
+    void c.command({
+      kind: 'estop',
+      reason:
+        e instanceof FeasibilityError
+          ? { kind: 'fault', fault: { kind: 'infeasible', message: e.message } }
+          : hostFault(e instanceof Error ? e.message : String(e)),
+    });
   // Asynchronous: samples keep coming meanwhile.
   const lifecycle = async (kind: 'disable' | 'enable' | 'zero'): Promise<void> => {
     try {
@@ -331,7 +342,12 @@ function timingOf(link: Link, c: LoopCore, samples: number, seconds: number): Lo
  * watchdog cuts the motors by itself after its timeout -- if the board has one; if it has none, the
  * outcome says so ("unconfirmed-no-watchdog"): the motors may still be running.
  */
-async function confirmStop(link: Link, rig: LoopPart, clock: Clock, boardWatchdog: boolean): Promise<StopOutcome | 'watchdog' | 'unconfirmed-no-watchdog'> {
+async function confirmStop(
+  link: Link,
+  rig: LoopPart,
+  clock: Clock,
+  boardWatchdog: boolean,
+): Promise<StopOutcome | 'watchdog' | 'unconfirmed-no-watchdog'> {
   link.writeDuty(new Array(rig.joints).fill(0));
   const r = await link.stop(Math.max(200, rig.link.watchdogMs * 2));
   if (r === 'acknowledged') return r;

@@ -52,11 +52,17 @@ export function checkLimits(q: ArrayLike<number>, qd: ArrayLike<number>, limits:
  * encoder jumped (a slipping disc or coupling, a miscount, noise on the lines). The speed guard would
  * see the same step as a speed and call it one; this names it first. `prev` undefined: the first sample.
  */
-export function checkJump(prev: readonly number[] | undefined, q: ArrayLike<number>, dtS: number, limits: readonly JointLimits[]): Fault | undefined {
+export function checkJump(
+  prev: readonly number[] | undefined,
+  q: ArrayLike<number>,
+  dtS: number,
+  limits: readonly JointLimits[],
+): Fault | undefined {
   if (!prev) return undefined;
   for (let i = 0; i < limits.length; i++) {
     const step = q[i]! - prev[i]!;
-    if (!(Math.abs(step) <= JUMP_FACTOR * limits[i]!.maxVel * dtS + JUMP_FLOOR)) return { kind: 'encoder-jump', joint: i, deg: step * DEG, ms: dtS * 1000 };
+    if (!(Math.abs(step) <= JUMP_FACTOR * limits[i]!.maxVel * dtS + JUMP_FLOOR))
+      return { kind: 'encoder-jump', joint: i, deg: step * DEG, ms: dtS * 1000 };
   }
   return undefined;
 }

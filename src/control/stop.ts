@@ -56,7 +56,8 @@ const TROUBLE: Record<JointTrouble, (j: number) => string> = {
   'dead-motor': (j) => `motor ${j} gives no torque (a broken motor wire, a blown driver channel, a stripped gearbox)`,
   jammed: (j) => `joint ${j} does not move under full torque (jammed or blocked)`,
   stuck: (j) => `joint ${j} does not move under its motor's torque (its motor gives no torque, or it is jammed)`,
-  'back-driven': (j) => `joint ${j} is driven backwards by the other joint's motion against its motor's torque (not jammed: its motor or driver is too weak for this motion; try a lower --speed)`,
+  'back-driven': (j) =>
+    `joint ${j} is driven backwards by the other joint's motion against its motor's torque (not jammed: its motor or driver is too weak for this motion; try a lower --speed)`,
 };
 
 /** Every kind of `Fault` (a record, so that the compiler says when one is missing). */
@@ -113,11 +114,20 @@ export interface StopNotes {
 /** Why a run stopped: a value of a closed type, switched on by kind; `describeStop` gives its text. */
 export type StopReason = StopKind & StopNotes;
 
-const STOP_KIND_SET: Readonly<Record<StopKind['kind'], true>> = { done: true, quit: true, interrupted: true, requested: true, estop: true, timeout: true, fault: true };
+const STOP_KIND_SET: Readonly<Record<StopKind['kind'], true>> = {
+  done: true,
+  quit: true,
+  interrupted: true,
+  requested: true,
+  estop: true,
+  timeout: true,
+  fault: true,
+};
 export const STOP_KINDS = Object.keys(STOP_KIND_SET) as readonly StopKind['kind'][];
 
 /** "joint 2", "joints 1 and 2": joints named from their 0-based indices. */
-export const jointsText = (js: readonly number[]): string => `${js.length === 1 ? 'joint' : 'joints'} ${js.map((j) => j + 1).join(' and ')}`;
+export const jointsText = (js: readonly number[]): string =>
+  `${js.length === 1 ? 'joint' : 'joints'} ${js.map((j) => j + 1).join(' and ')}`;
 
 /** The fault's text after "fault:". */
 export function describeFault(f: Fault): string {
@@ -195,7 +205,9 @@ function describeKind(r: StopKind): string {
  */
 export function describeStop(r: StopReason): string {
   const cut = r.threadCut ? ` (${r.threadCut}: twolink ended it from the main thread; the board's watchdog stops the motors)` : '';
-  const starved = r.rigStarved ? ` (the simulated board starved for ${r.rigStarved.maxMs.toFixed(0)} ms, ${r.rigStarved.totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)` : '';
+  const starved = r.rigStarved
+    ? ` (the simulated board starved for ${r.rigStarved.maxMs.toFixed(0)} ms, ${r.rigStarved.totalMs.toFixed(0)} ms in all: the test rig's fault, not the host's)`
+    : '';
   return `${describeKind(r)}${cut}${starved}`;
 }
 
@@ -236,5 +248,9 @@ export function isStopOf(r: StopReason, path: string): boolean {
 export function isStopReason(v: unknown): v is StopReason {
   if (typeof v !== 'object' || v === null) return false;
   const kind: unknown = (v as { kind?: unknown }).kind;
-  return typeof kind === 'string' && (STOP_KINDS as readonly string[]).includes(kind) && (kind !== 'fault' || typeof (v as { fault?: unknown }).fault === 'object');
+  return (
+    typeof kind === 'string' &&
+    (STOP_KINDS as readonly string[]).includes(kind) &&
+    (kind !== 'fault' || typeof (v as { fault?: unknown }).fault === 'object')
+  );
 }

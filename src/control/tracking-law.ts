@@ -16,7 +16,13 @@
  * loops over the joints, so an index keeps its `!` (they are not Pairs).
  */
 import type { ControllerPart } from '../config/parts.js';
-import { computeFriction, computeInverseDynamics, createActuatedArmData, type ActuatedArmData, type ActuatedArmModel } from '../model/actuated.js';
+import {
+  computeFriction,
+  computeInverseDynamics,
+  createActuatedArmData,
+  type ActuatedArmData,
+  type ActuatedArmModel,
+} from '../model/actuated.js';
 import { asPair } from '../model/types.js';
 import type { LawInput, LawResult, LoopLaw } from './law.js';
 import { Pid, scheduledGains } from './pid.js';
@@ -84,7 +90,9 @@ export class TrackingLaw implements LoopLaw {
     this.data = createActuatedArmData(model);
     this.feed = new DisturbanceFeed(n, feedCorners(n, rig.control.disturbanceFeedHz, rig.encoders));
     this.backlash = backlashInverseOf(rig, n);
-    this.kdCap = Array.from({ length: n }, (_, i) => (this.backlash && this.backlash.half[i]! > 0 ? gapDerivativeCap(model.rotorInertia[i]!) : Infinity));
+    this.kdCap = Array.from({ length: n }, (_, i) =>
+      this.backlash && this.backlash.half[i]! > 0 ? gapDerivativeCap(model.rotorInertia[i]!) : Infinity,
+    );
     this.capDerivative();
     // Only where the rig declares a breakaway above the Coulomb level (friction.breakawayNm) or setup
     // measured the duty that starts each joint (motors[j].breakawayDuty): a rig with neither keeps its law as it was.

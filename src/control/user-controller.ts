@@ -190,17 +190,22 @@ export class PluggedController {
     }
     const factory = mod.default;
     if (typeof factory !== 'function') {
-      throw new ControllerError(`controller ${file}: the default export must be a function createController(context), got ${typeName(factory)}`);
+      throw new ControllerError(
+        `controller ${file}: the default export must be a function createController(context), got ${typeName(factory)}`,
+      );
     }
     let law: unknown;
     try {
       law = await (factory as ControllerFactory)(context);
     } catch (e) {
-      if (isReadOnlyWrite(e)) throw new ControllerFault(`${file}: createController(context) wrote to its context, which is read-only: ${describe(e)}`);
+      if (isReadOnlyWrite(e))
+        throw new ControllerFault(`${file}: createController(context) wrote to its context, which is read-only: ${describe(e)}`);
       throw new ControllerError(`controller ${file}: createController(context) threw: ${describe(e)}`);
     }
     if (law === null || typeof law !== 'object' || typeof (law as UserController).update !== 'function') {
-      throw new ControllerError(`controller ${file}: createController(context) must return an object with an update(sample) method, got ${typeName(law)}`);
+      throw new ControllerError(
+        `controller ${file}: createController(context) must return an object with an update(sample) method, got ${typeName(law)}`,
+      );
     }
     const reset = (law as { reset?: unknown }).reset;
     if (reset !== undefined && typeof reset !== 'function') {
@@ -214,11 +219,20 @@ export class PluggedController {
    * time `t` the torque applies [s, board time], the state then `q` [rad] and `qd` [rad/s], the plan
    * then (`desired.q` [rad], `.qd` [rad/s], `.qdd` [rad/s^2]), and the endpoints from the model.
    */
-  fill(t: number, q: ArrayLike<number>, qd: ArrayLike<number>, desired: { q: ArrayLike<number>; qd: ArrayLike<number>; qdd: ArrayLike<number> }): ControllerSample {
+  fill(
+    t: number,
+    q: ArrayLike<number>,
+    qd: ArrayLike<number>,
+    desired: { q: ArrayLike<number>; qd: ArrayLike<number>; qdd: ArrayLike<number> },
+  ): ControllerSample {
     const n = this.context.rig.joints;
     const copy = (a: ArrayLike<number>): readonly number[] => Object.freeze(Array.from({ length: n }, (_, i) => a[i]!));
     const s = { t, q: copy(q), qd: copy(qd), qDesired: copy(desired.q), qdDesired: copy(desired.qd), qddDesired: copy(desired.qdd) };
-    return Object.freeze({ ...s, endpoint: Object.freeze(this.context.model.endpoint(s.q)), endpointDesired: Object.freeze(this.context.model.endpoint(s.qDesired)) });
+    return Object.freeze({
+      ...s,
+      endpoint: Object.freeze(this.context.model.endpoint(s.q)),
+      endpointDesired: Object.freeze(this.context.model.endpoint(s.qDesired)),
+    });
   }
 
   /**
@@ -233,7 +247,10 @@ export class PluggedController {
     try {
       tau = this.law.update(sample);
     } catch (e) {
-      return this.fail(out, isReadOnlyWrite(e) ? `update wrote to its sample or context, which are read-only: ${describe(e)}` : `update threw: ${describe(e)}`);
+      return this.fail(
+        out,
+        isReadOnlyWrite(e) ? `update wrote to its sample or context, which are read-only: ${describe(e)}` : `update threw: ${describe(e)}`,
+      );
     }
     const wallMs = this.now() - t0;
     // What the OS took (the thread was runnable and not running) is not the controller's; an unreadable clock takes nothing off.
@@ -263,7 +280,8 @@ export class PluggedController {
     if (t.length !== n) return this.fail(out, `update returned ${t.length} torque${t.length === 1 ? '' : 's'} for a ${n}-joint arm`);
     for (let i = 0; i < n; i++) {
       const v = t[i];
-      if (typeof v !== 'number' || !Number.isFinite(v)) return this.fail(out, `update returned ${typeof v === 'number' ? String(v) : typeName(v)} as the torque of joint ${i + 1}`);
+      if (typeof v !== 'number' || !Number.isFinite(v))
+        return this.fail(out, `update returned ${typeof v === 'number' ? String(v) : typeName(v)} as the torque of joint ${i + 1}`);
       out[i] = v;
     }
     const late = tookMs > periodMs;
@@ -275,11 +293,17 @@ export class PluggedController {
     if (late) {
       this.slow++;
       if (this.slow >= this.slowTicks) {
-        return this.fail(out, `update took ${tookMs.toFixed(2)} ms${os}, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`);
+        return this.fail(
+          out,
+          `update took ${tookMs.toFixed(2)} ms${os}, longer than the loop period of ${periodMs.toFixed(2)} ms, ${this.slow} ticks in a row`,
+        );
       }
       if (this.lateCount > this.lateLimit) {
         const n = this.lateRing.length;
-        return this.fail(out, `update was slower than the loop period of ${periodMs.toFixed(2)} ms on ${this.lateCount} of the last ${n} ticks (the rule: more than ${this.lateLimit} of ${n}; this one took ${tookMs.toFixed(2)} ms${os})`);
+        return this.fail(
+          out,
+          `update was slower than the loop period of ${periodMs.toFixed(2)} ms on ${this.lateCount} of the last ${n} ticks (the rule: more than ${this.lateLimit} of ${n}; this one took ${tookMs.toFixed(2)} ms${os})`,
+        );
       }
     } else {
       this.slow = 0;

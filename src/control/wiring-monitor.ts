@@ -82,7 +82,16 @@ export interface WiringMonitorOptions {
   holdS: number;
 }
 
-const DEFAULTS: WiringMonitorOptions = { encoders: undefined, evidenceS: 0.05, filterHz: 10, minContrast: 15, ratio: 25, minError: 40, distinct: 4, holdS: 0.03 };
+const DEFAULTS: WiringMonitorOptions = {
+  encoders: undefined,
+  evidenceS: 0.05,
+  filterHz: 10,
+  minContrast: 15,
+  ratio: 25,
+  minError: 40,
+  distinct: 4,
+  holdS: 0.03,
+};
 
 /** The hypotheses: index 0 is the correct wiring. */
 interface Hypothesis {
@@ -153,10 +162,12 @@ export class WiringMonitor {
     this.n = model.joints;
     this.hyp = [];
     const none = { swap: false, flip: 0, encSwap: false, encFlip: 0 };
-    for (const swap of this.n === 2 ? [false, true] : [false]) for (let flip = 0; flip < 1 << this.n; flip++) this.hyp.push({ ...none, swap, flip });
+    for (const swap of this.n === 2 ? [false, true] : [false])
+      for (let flip = 0; flip < 1 << this.n; flip++) this.hyp.push({ ...none, swap, flip });
     for (let encFlip = 1; encFlip < 1 << this.n; encFlip++) this.hyp.push({ ...none, encFlip });
     if (this.n === 2) this.hyp.push({ ...none, encSwap: true });
-    for (const kind of ['dead-motor', 'jammed'] as const) for (let joint = 0; joint < this.n; joint++) this.hyp.push({ ...none, trouble: { kind, joint } });
+    for (const kind of ['dead-motor', 'jammed'] as const)
+      for (let joint = 0; joint < this.n; joint++) this.hyp.push({ ...none, trouble: { kind, joint } });
     // Mistakes with the same fix are one family: a reversed motor and a reversed encoder of the same joint
     // look alike to the loop. Each joint trouble is a family of its own (above the wiring families' bits).
     this.family = this.hyp.map((h, k) => (h.trouble ? 1000 + k : (h.swap || h.encSwap ? 1 << this.n : 0) | h.flip | h.encFlip));
@@ -307,7 +318,12 @@ export class WiringMonitor {
    * a jammed joint does not accelerate, and the other joint obeys its own row of the dynamics with the
    * jammed one fixed (as the mock's plant models a jam).
    */
-  private predictTrouble(t: NonNullable<Hypothesis['trouble']>, duty: readonly number[], q: readonly number[], qd: readonly number[]): void {
+  private predictTrouble(
+    t: NonNullable<Hypothesis['trouble']>,
+    duty: readonly number[],
+    q: readonly number[],
+    qd: readonly number[],
+  ): void {
     if (t.kind === 'dead-motor') {
       // No current at all (a broken wire): no torque, and no back-EMF braking either (a duty of zero brakes).
       for (let i = 0; i < this.n; i++) this.duty[i] = i === t.joint ? 0 : motorTorque(this.model, i, duty[i]!, qd[i]!);
@@ -337,7 +353,8 @@ export class WiringMonitor {
     let rival = -1;
     for (let h = 1; h < this.hyp.length; h++) {
       if (this.family[h] === this.family[best] || (rival >= 0 && this.err[h]! >= this.err[rival]!)) continue;
-      if (this.err[h]! < this.o.distinct * this.err[best]! || (this.err[h]! < this.o.ratio * this.err[best]! && this.alike(best, h))) rival = h;
+      if (this.err[h]! < this.o.distinct * this.err[best]! || (this.err[h]! < this.o.ratio * this.err[best]! && this.alike(best, h)))
+        rival = h;
     }
     this.best = best;
     this.rival = rival;
@@ -367,7 +384,12 @@ export class WiringMonitor {
   /** The correct wiring is clearly out: `h` fits far better, and the samples could tell them apart. */
   private rejects(h: number): boolean {
     const o = this.o;
-    return h !== 0 && Math.sqrt(this.contrast[h]!) >= o.minContrast && this.err[0]! >= o.ratio * this.err[h]! && Math.sqrt(this.err[0]!) >= o.minError;
+    return (
+      h !== 0 &&
+      Math.sqrt(this.contrast[h]!) >= o.minContrast &&
+      this.err[0]! >= o.ratio * this.err[h]! &&
+      Math.sqrt(this.err[0]!) >= o.minError
+    );
   }
 
   private judge(dt: number): WiringFault | undefined {
@@ -499,7 +521,11 @@ const VELOCITY_HZ = 30;
 function describe(h: Hypothesis, n: number): WiringFault {
   const setup = SETUP;
   if (h.encSwap) {
-    return { joint: 0, kind: 'swapped', message: `joint 1 reads joint 2's encoder and joint 2 joint 1's: the encoders (or the motors) are swapped (swap the two encoder cables at the board, or the two motor cables)${setup}` };
+    return {
+      joint: 0,
+      kind: 'swapped',
+      message: `joint 1 reads joint 2's encoder and joint 2 joint 1's: the encoders (or the motors) are swapped (swap the two encoder cables at the board, or the two motor cables)${setup}`,
+    };
   }
   if (h.encFlip) {
     const js = [...Array(n).keys()].filter((i) => h.encFlip & (1 << i));
@@ -521,7 +547,8 @@ function describe(h: Hypothesis, n: number): WiringFault {
       : flipped.length === 1
         ? `joint ${j} moves against its command: its motor is reversed, or its encoder counts backwards (swap motor ${j}'s two wires, or encoder ${j}'s A and B)`
         : '';
-  const swapped = 'joint 1 follows motor 2 and joint 2 motor 1: the motors (or the encoders) are swapped (swap the two motor cables at the driver, or the two encoder cables)';
+  const swapped =
+    'joint 1 follows motor 2 and joint 2 motor 1: the motors (or the encoders) are swapped (swap the two motor cables at the driver, or the two encoder cables)';
   if (!h.swap) return { joint: flipped[0] ?? 0, kind: 'reversed', message: `${reversed}${setup}` };
   if (flipped.length === 0) return { joint: 0, kind: 'swapped', message: `${swapped}${setup}` };
   return { joint: flipped[0]!, kind: 'swapped-reversed', message: `${swapped}; then ${reversed}${setup}` };

@@ -139,7 +139,11 @@ function startPtyRig(s: Scenario, injections: readonly Injection[], rt: boolean)
  * starved rig applies it late, on its arm's time); one on the host's loop thread (busy, throw), or one the
  * rig has not reported, the handshake plus its time (the rig's start plus it if no handshake was reported).
  */
-export function injectionWallMs(injections: readonly Injection[], rig: Pick<PtyRig, 'startedMs' | 'handshakeMs' | 'injected'>, at: number): number {
+export function injectionWallMs(
+  injections: readonly Injection[],
+  rig: Pick<PtyRig, 'startedMs' | 'handshakeMs' | 'injected'>,
+  at: number,
+): number {
   const first = injections.find((i) => i.at === at);
   const report = first && actsOn(first.name) !== 'host' ? rig.injected.find((r) => r.injection === formatInjection(first)) : undefined;
   return (rig.handshakeMs ?? rig.startedMs) + (report ? report.wallS : at) * 1000;
@@ -170,7 +174,8 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
   try {
     // The pty rig skips (and reports, before it serves) the injections it cannot take: the scenario would not run as written.
     const skipped = rig.refused[0];
-    if (skipped) throw new Error(`injection ${skipped.injection} is not available on the pty rig: ${skipped.why}: run this scenario in virtual time`);
+    if (skipped)
+      throw new Error(`injection ${skipped.injection} is not available on the pty rig: ${skipped.why}: run this scenario in virtual time`);
     const session = new Session({
       rig: s.rig,
       target: { kind: 'port', path: rig.path },
@@ -191,7 +196,8 @@ async function runRealtime(s: Scenario, rt: boolean): Promise<EngineResult> {
     const offCrash = stopOnCrash(session); // a bug of twolink's on this thread: fault:internal (docs/safety.md)
     const r = await session.run().finally(offCrash);
     // (A controller's fault while loading is the run's stop reason, like one in a tick.)
-    if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0) throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
+    if (r.error && r.error.name !== 'ControllerFault' && r.summary.ticks === 0)
+      throw new Error(`${r.error.message}${rig.stderr() ? ` (rig: ${rig.stderr().trim().split('\n').at(-1)})` : ''}`);
     const result: EngineResult = { summary: r.summary, events };
     if (at !== undefined) {
       const injectedMs = injectionWallMs(s.injections, rig, at);

@@ -47,7 +47,8 @@ function perJoint(key: 'maxRmsDeg' | 'maxErrorDeg' | 'maxTwinRmsDeg', label: str
  * measurement: a limit on them checked nothing); one that covers only the approach says so.
  */
 function tracking(f: Figure, t: RunSummary['tracking']): Figure {
-  if (t.covers === 'none' || t.samples === 0) return { ...f, measured: 'nothing tracked (the run ended before any trajectory began)', pass: false };
+  if (t.covers === 'none' || t.samples === 0)
+    return { ...f, measured: 'nothing tracked (the run ended before any trajectory began)', pass: false };
   return t.covers === 'approach' ? { ...f, label: `${f.label} (approach only)` } : f;
 }
 
@@ -81,17 +82,27 @@ function stopFigure(expected: string, stop: StopReason): Figure {
 export function evaluate(expect: Expectations, o: Outcome): Figure[] {
   const s = o.summary;
   const out: Figure[] = [stopFigure(expect.stopReason, s.stop)];
-  if (expect.maxRmsDeg !== undefined) out.push(tracking(perJoint('maxRmsDeg', 'tracking RMS [deg]', s.tracking.rmsDeg, expect.maxRmsDeg), s.tracking));
-  if (expect.maxErrorDeg !== undefined) out.push(tracking(perJoint('maxErrorDeg', 'tracking max [deg]', s.tracking.maxDeg, expect.maxErrorDeg), s.tracking));
-  if (expect.maxTwinRmsDeg !== undefined) out.push(perJoint('maxTwinRmsDeg', 'twin residual RMS [deg]', s.twin.rmsDeg, expect.maxTwinRmsDeg));
+  if (expect.maxRmsDeg !== undefined)
+    out.push(tracking(perJoint('maxRmsDeg', 'tracking RMS [deg]', s.tracking.rmsDeg, expect.maxRmsDeg), s.tracking));
+  if (expect.maxErrorDeg !== undefined)
+    out.push(tracking(perJoint('maxErrorDeg', 'tracking max [deg]', s.tracking.maxDeg, expect.maxErrorDeg), s.tracking));
+  if (expect.maxTwinRmsDeg !== undefined)
+    out.push(perJoint('maxTwinRmsDeg', 'twin residual RMS [deg]', s.twin.rmsDeg, expect.maxTwinRmsDeg));
   if (expect.twinAlarms !== undefined) {
     const a = expect.twinAlarms;
     const n = s.twin.alarms;
     if (typeof a === 'number') {
       out.push({ key: 'twinAlarms', label: 'twin alarms', measured: String(n), limit: `= ${a}`, pass: n === a });
     } else {
-      const lim = [a.min !== undefined ? `>= ${a.min}` : '', a.max !== undefined ? `<= ${a.max}` : ''].filter(Boolean).join(' and ') || 'any';
-      out.push({ key: 'twinAlarms', label: 'twin alarms', measured: String(n), limit: lim, pass: (a.min === undefined || n >= a.min) && (a.max === undefined || n <= a.max) });
+      const lim =
+        [a.min !== undefined ? `>= ${a.min}` : '', a.max !== undefined ? `<= ${a.max}` : ''].filter(Boolean).join(' and ') || 'any';
+      out.push({
+        key: 'twinAlarms',
+        label: 'twin alarms',
+        measured: String(n),
+        limit: lim,
+        pass: (a.min === undefined || n >= a.min) && (a.max === undefined || n <= a.max),
+      });
     }
   }
   if (expect.stopWithinMs !== undefined) {

@@ -45,13 +45,20 @@ function realtimeLine(results: readonly ScenarioResult[]): string {
   const ran = results.filter((x) => x.summary?.timing !== undefined);
   const granted = ran.filter((x) => x.summary!.timing!.rt).length;
   if (ran.length === 0) return 'real-time scheduling: no scenario ran';
-  return granted === ran.length ? 'real-time scheduling (SCHED_FIFO) on' : granted === 0 ? 'real-time scheduling off' : `real-time scheduling on in ${granted} of ${ran.length} scenarios`;
+  return granted === ran.length
+    ? 'real-time scheduling (SCHED_FIFO) on'
+    : granted === 0
+      ? 'real-time scheduling off'
+      : `real-time scheduling on in ${granted} of ${ran.length} scenarios`;
 }
 
 /** The table: one row per scenario, one line per figure under it. */
 export function formatTable(r: SuiteReport): string {
   const w = Math.max(8, ...r.results.map((x) => x.name.length));
-  const lines = [`${r.name} (${r.file}), ${r.clock} time${r.clock === 'real' ? `, ${realtimeLine(r.results)}` : ''}`, `${'scenario'.padEnd(w)}  result  figures (measured, limit)`];
+  const lines = [
+    `${r.name} (${r.file}), ${r.clock} time${r.clock === 'real' ? `, ${realtimeLine(r.results)}` : ''}`,
+    `${'scenario'.padEnd(w)}  result  figures (measured, limit)`,
+  ];
   for (const x of r.results) {
     const head = `${x.name.padEnd(w)}  ${x.status.toUpperCase().padEnd(6)}  `;
     if (x.status === 'error') {
@@ -76,7 +83,16 @@ export function junitXml(r: SuiteReport): string {
   const time = r.results.reduce((s, x) => s + x.seconds, 0).toFixed(3);
   const doc = create({ version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' });
   const suites = doc.ele('testsuites', { name: `twolink hil ${r.name}`, tests, failures, errors, time });
-  const suite = suites.ele('testsuite', { name: r.name, tests, failures, errors, skipped: 0, time, timestamp: r.startedAt.replace(/\.\d+Z$/, ''), hostname: hostname() });
+  const suite = suites.ele('testsuite', {
+    name: r.name,
+    tests,
+    failures,
+    errors,
+    skipped: 0,
+    time,
+    timestamp: r.startedAt.replace(/\.\d+Z$/, ''),
+    hostname: hostname(),
+  });
   const props = suite.ele('properties');
   props.ele('property', { name: 'file', value: r.file });
   props.ele('property', { name: 'clock', value: r.clock });

@@ -54,7 +54,11 @@ function controllerFaulted(s: Scenario, e: unknown): EngineResult {
 }
 
 /** Runs every scenario of `suite` (or those named in `only`) in order. */
-export async function runSuite(suite: Suite, engine: Engine, opts: { clock: 'virtual' | 'real'; only?: readonly string[]; onResult?: (r: ScenarioResult, of: number) => void }): Promise<SuiteReport> {
+export async function runSuite(
+  suite: Suite,
+  engine: Engine,
+  opts: { clock: 'virtual' | 'real'; only?: readonly string[]; onResult?: (r: ScenarioResult, of: number) => void },
+): Promise<SuiteReport> {
   const startedAt = new Date().toISOString();
   const chosen = opts.only?.length ? suite.scenarios.filter((s) => opts.only!.includes(s.name)) : suite.scenarios;
   const results: ScenarioResult[] = [];

@@ -20,7 +20,8 @@ import { parseWiring, type MockWiring } from '../mock/wiring.js';
 
 const positive = z.number().positive().refine(Number.isFinite, 'must be finite');
 /** A positive number no larger than `max` (a limit that can never bind, 1e308, is no limit: refused, with the bound and why). */
-const upTo = (max: number, unit: string, why: string): z.ZodType<number> => positive.refine((v) => v <= max, `must be at most ${max} ${unit} (${why})`);
+const upTo = (max: number, unit: string, why: string): z.ZodType<number> =>
+  positive.refine((v) => v <= max, `must be at most ${max} ${unit} (${why})`);
 /** An angle limit [deg]: a tracking or twin error beyond a full turn says nothing. */
 const degLimit = upTo(360, 'deg', 'a full turn');
 /** A limit for every joint (one number) or per joint (an array). */
@@ -39,14 +40,22 @@ const expectSchema = z.strictObject({
     .min(1)
     .default('done')
     .refine((v) => !looksLikeStopPath(v) || STOP_PATHS.includes(v), {
-      error: (i) => `"${String(i.input)}" is no stop kind: give one of ${STOP_PATHS.join(', ')} (or, the old form, the start of the stop's text with its colon: "fault:link-lost")`,
+      error: (i) =>
+        `"${String(i.input)}" is no stop kind: give one of ${STOP_PATHS.join(', ')} (or, the old form, the start of the stop's text with its colon: "fault:link-lost")`,
     }),
   /** Largest tracking RMS error on the trajectory proper [deg]. */
   maxRmsDeg: perJoint.optional(),
   /** Largest tracking error on the trajectory proper [deg]. */
   maxErrorDeg: perJoint.optional(),
   /** Twin alarms: exactly this many, or within { min, max }. */
-  twinAlarms: z.union([alarms, z.strictObject({ min: alarms.optional(), max: alarms.optional() }).refine((r) => r.min !== undefined || r.max !== undefined, 'give min, max or both')]).optional(),
+  twinAlarms: z
+    .union([
+      alarms,
+      z
+        .strictObject({ min: alarms.optional(), max: alarms.optional() })
+        .refine((r) => r.min !== undefined || r.max !== undefined, 'give min, max or both'),
+    ])
+    .optional(),
   /** Largest RMS of the twin's residual [deg]. */
   maxTwinRmsDeg: perJoint.optional(),
   /** The loop must have left tracking within this long after the first injection [ms]. */
@@ -136,11 +145,15 @@ export function parseSuite(raw: unknown, file: string): Suite {
   const notices: string[] = [];
   const scenarios = r.data.scenarios.map((s, i) => {
     const where = `scenarios[${i}] ("${s.name}")`;
-    if (names.has(s.name)) throw new RigFileError(file, `${where}.name: another scenario has this name (names identify test cases)`, `scenarios[${i}].name`);
+    if (names.has(s.name))
+      throw new RigFileError(file, `${where}.name: another scenario has this name (names identify test cases)`, `scenarios[${i}].name`);
     names.add(s.name);
     if (s.faults !== undefined) {
-      if (s.injections !== undefined) throw new RigFileError(file, `${where}.faults: the old name of "injections": give only "injections"`, `scenarios[${i}].faults`);
-      notices.push(`${file}: ${where}.faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`);
+      if (s.injections !== undefined)
+        throw new RigFileError(file, `${where}.faults: the old name of "injections": give only "injections"`, `scenarios[${i}].faults`);
+      notices.push(
+        `${file}: ${where}.faults is deprecated: rename it to "injections" (same values; "fault" now means only a safety stop the loop declares)`,
+      );
     }
     return resolveScenario(s, i, file, where);
   });
@@ -157,15 +170,27 @@ function nameScenario(path: readonly PropertyKey[], raw: unknown): string {
 }
 
 /** A scenario's expectations against its arm and injections: one limit per joint, min <= max, stopWithinMs only with an injection. */
-function checkExpect(e: z.infer<typeof scenarioSchema>['expect'], joints: number, injections: number, fail: (field: string, detail: string) => never): void {
+function checkExpect(
+  e: z.infer<typeof scenarioSchema>['expect'],
+  joints: number,
+  injections: number,
+  fail: (field: string, detail: string) => never,
+): void {
   for (const key of ['maxRmsDeg', 'maxErrorDeg', 'maxTwinRmsDeg'] as const) {
     const v = e[key];
-    if (Array.isArray(v) && v.length !== joints) fail(`expect.${key}`, `${v.length} limits for a ${joints}-joint arm (give one number for every joint, or one per joint)`);
+    if (Array.isArray(v) && v.length !== joints)
+      fail(`expect.${key}`, `${v.length} limits for a ${joints}-joint arm (give one number for every joint, or one per joint)`);
   }
-  if (typeof e.twinAlarms === 'object' && e.twinAlarms.min !== undefined && e.twinAlarms.max !== undefined && e.twinAlarms.min > e.twinAlarms.max) {
+  if (
+    typeof e.twinAlarms === 'object' &&
+    e.twinAlarms.min !== undefined &&
+    e.twinAlarms.max !== undefined &&
+    e.twinAlarms.min > e.twinAlarms.max
+  ) {
     fail('expect.twinAlarms', `min ${e.twinAlarms.min} is above max ${e.twinAlarms.max}`);
   }
-  if (e.stopWithinMs !== undefined && injections === 0) fail('expect.stopWithinMs', 'is measured from the first injection: give "injections"');
+  if (e.stopWithinMs !== undefined && injections === 0)
+    fail('expect.stopWithinMs', 'is measured from the first injection: give "injections"');
 }
 
 function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file: string, where: string): Scenario {
@@ -178,7 +203,8 @@ function resolveScenario(s: z.infer<typeof scenarioSchema>, index: number, file:
     () => loadRig(local(s.rig)),
     (m) => fail('rig', m),
   );
-  if (!rig.plant) fail('rig', `${local(s.rig)} has no "plant" section: HIL scenarios run on the mock rig (use rigs/mock-arm.json or a copy)`);
+  if (!rig.plant)
+    fail('rig', `${local(s.rig)} has no "plant" section: HIL scenarios run on the mock rig (use rigs/mock-arm.json or a copy)`);
   const paths = scenarioPaths(s, rig, local, fail);
   const maxSeconds = s.maxSeconds ?? 120;
   const injections = scenarioInjections(s, rig.joints, maxSeconds, fail);
@@ -221,7 +247,8 @@ function scenarioPaths(s: z.infer<typeof scenarioSchema>, rig: Rig, local: (p: s
     const field = typeof s.traj === 'string' ? 'traj' : `traj[${k}]`;
     const builtin = builtinPath(rig.arm, t);
     if (builtin) return builtin;
-    if (!t.endsWith('.json')) fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
+    if (!t.endsWith('.json'))
+      fail(field, `unknown trajectory "${t}": built-ins for this arm are ${builtinNames(rig.arm).join(', ')}, or give a .json file`);
     const spec = nested(
       () => loadTrajectoryFile(local(t)),
       (m) => fail(field, m),
@@ -254,7 +281,11 @@ function scenarioInjections(s: z.infer<typeof scenarioSchema>, joints: number, m
     ),
   );
   injections.forEach((inj, k) => {
-    if (inj.at >= maxSeconds) fail(`${key}[${k}]`, `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`);
+    if (inj.at >= maxSeconds)
+      fail(
+        `${key}[${k}]`,
+        `"${s.injections?.[k] ?? s.faults?.[k]}" is due at ${inj.at} s, after the scenario's end (maxSeconds ${maxSeconds} s): it would never happen`,
+      );
   });
   return injections;
 }

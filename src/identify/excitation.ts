@@ -19,7 +19,15 @@ import type { PathSpec } from '../model/builtins.js';
 import { asOutPair, asPair, J, mapPair, pairOf, type Pair, type PairOf, type ReadonlyPair } from '../model/types.js';
 import { buildPath, type SineComponent, type Trajectory, type TrajectorySample } from '../model/trajectory.js';
 import { conditionNumber } from './lsq.js';
-import { modelBaseParameters, P, predictTorque, regressorConstants, regressorRows, toVector, type RegressorConstants } from './regressor.js';
+import {
+  modelBaseParameters,
+  P,
+  predictTorque,
+  regressorConstants,
+  regressorRows,
+  toVector,
+  type RegressorConstants,
+} from './regressor.js';
 
 const DEG = Math.PI / 180;
 
@@ -90,7 +98,15 @@ interface Evaluated {
 }
 
 /** Samples a trajectory at `rateHz` and measures what the nominal model says it needs. */
-function evaluate(rig: Rig, model: ActuatedArmModel, traj: Trajectory, centre: ReadonlyPair, theta: readonly number[], c: RegressorConstants, rateHz: number): Evaluated {
+function evaluate(
+  rig: Rig,
+  model: ActuatedArmModel,
+  traj: Trajectory,
+  centre: ReadonlyPair,
+  theta: readonly number[],
+  c: RegressorConstants,
+  rateHz: number,
+): Evaluated {
   const e: Evaluated = { angle: [0, 0], speed: [0, 0], load: [0, 0], torque: [0, 0] };
   const q: Pair = [0, 0];
   const qd: Pair = [0, 0];
@@ -138,7 +154,9 @@ function roomAbout(rig: Rig, centre: ReadonlyPair): Pair {
   const room = mapPair(centre, (q, i) => Math.min(q - (limits[i].min + MARGIN), limits[i].max - MARGIN - q));
   for (const i of J) {
     if (!(room[i] > 2 * DEG)) {
-      throw new ExcitationError(`joint ${i + 1}: the centre ${(centre[i] / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`);
+      throw new ExcitationError(
+        `joint ${i + 1}: the centre ${(centre[i] / DEG).toFixed(1)} deg leaves no room inside the limits (less a ${MARGIN / DEG} deg margin)`,
+      );
     }
   }
   return room;
@@ -168,17 +186,21 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
   // 2H frequencies, log-spaced from fmax / 12 to fmax, dealt alternately to the joints.
   const freqs = Array.from({ length: 2 * H }, (_, k) => fmax * Math.pow(12, (k - (2 * H - 1)) / (2 * H - 1)));
   const perJoint = pairOf((j) => freqs.filter((_, k) => k % 2 === j));
-  const build = (sines: SineComponent[][], name: string): Trajectory => buildPath(arm, { q: centre }, [{ kind: 'sines', sines, ramp, duration }], name);
+  const build = (sines: SineComponent[][], name: string): Trajectory =>
+    buildPath(arm, { q: centre }, [{ kind: 'sines', sines, ramp, duration }], name);
   const rate = Math.max(100, 20 * fmax);
   let best: { sines: SineComponent[][]; condition: number; e: Evaluated } | undefined;
   const tries = o.candidates ?? 48;
   for (let cand = 0; cand < tries; cand++) {
-    const shape = mapPair(perJoint, (fs) => fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })));
+    const shape = mapPair(perJoint, (fs) =>
+      fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })),
+    );
     // Scale each joint so that its angle and speed use the allowed fraction of the limits...
     const unit = evaluate(rig, model, build(shape, 'probe'), centre, theta, c, rate);
     const limits = asPair(rig.limits, `${rig.file}: limits`);
     let scale = pairOf((i) => Math.min((f * room[i]) / unit.angle[i], (f * limits[i].maxVel) / unit.speed[i]));
-    const scaled = (k: number): PairOf<SineComponent[]> => mapPair(shape, (js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i] * k })));
+    const scaled = (k: number): PairOf<SineComponent[]> =>
+      mapPair(shape, (js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i] * k })));
     // ... then shrink both (bisection) until the torque fits too.
     let e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
     if (Math.max(...e.load) > ft) {

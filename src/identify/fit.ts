@@ -41,7 +41,16 @@ import { F, LOOP_STATES, type LoopState, type TickObject } from '../telemetry/ti
 import { derivatives, zeroPhaseLowpass } from './filter.js';
 import type { ReplayTick } from './replay.js';
 import { conditionNumber, nnls } from './lsq.js';
-import { BASE_PARAMETERS, modelBaseParameters, P, regressorConstants, regressorRows, toVector, type BaseParameterKey, type RegressorConstants } from './regressor.js';
+import {
+  BASE_PARAMETERS,
+  modelBaseParameters,
+  P,
+  regressorConstants,
+  regressorRows,
+  toVector,
+  type BaseParameterKey,
+  type RegressorConstants,
+} from './regressor.js';
 
 /**
  * What the fit needs of one tick: what the twin's replay needs (the reading, the loop's velocity
@@ -73,11 +82,23 @@ export function fitTickFromRow(r: ArrayLike<number>): FitTick {
 }
 
 /** A recorded tick (an NDJSON tick line) as a FitTick. */
-export function fitTickFromObject(o: Pick<TickObject, 'i' | 'state' | 'fresh' | 'boardT' | 'meas' | 'duty' | 'des' | 'sample' | 'dutyIn'>): FitTick {
+export function fitTickFromObject(
+  o: Pick<TickObject, 'i' | 'state' | 'fresh' | 'boardT' | 'meas' | 'duty' | 'des' | 'sample' | 'dutyIn'>,
+): FitTick {
   const din = o.dutyIn && (o.sample ?? -1) >= 0 ? { dutyIn: asPair(o.dutyIn, `tick ${o.i}: dutyIn`) } : {};
   const pair = (v: readonly number[], what: string): ReadonlyPair => asPair(v, `tick ${o.i}: ${what}`);
   const des = { q: pair(o.des.q, 'des.q'), qd: pair(o.des.qd, 'des.qd'), qdd: pair(o.des.qdd, 'des.qdd') };
-  return { i: o.i, state: o.state, fresh: o.fresh === 1, boardT: o.boardT, q: pair(o.meas.q, 'meas.q'), qd: pair(o.meas.qd, 'meas.qd'), duty: pair(o.duty, 'duty'), ...din, des };
+  return {
+    i: o.i,
+    state: o.state,
+    fresh: o.fresh === 1,
+    boardT: o.boardT,
+    q: pair(o.meas.q, 'meas.q'),
+    qd: pair(o.meas.qd, 'meas.qd'),
+    duty: pair(o.duty, 'duty'),
+    ...din,
+    des,
+  };
 }
 
 export interface FitOptions {
@@ -315,7 +336,8 @@ export function griddedSegments(ticks: readonly FitTick[], lag = 1): { h: number
   const segs = segments(ticks, lag);
   const allDt: number[] = [];
   for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
-  if (allDt.length < 10) throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
+  if (allDt.length < 10)
+    throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
   const h = median(allDt);
   const out = segs.map((s) => {
     const n = Math.floor((s.t[s.t.length - 1]! - s.t[0]!) / h) + 1;
@@ -363,7 +385,14 @@ function gridRegressors(
 }
 
 /** The filtered rows at `at` (every `step`-th grid point between the filter's edges) into `eq`, but a joint's rows `near` its reversals. */
-function takeRows(eq: Equations, colsF: Float64Array[], instF: Float64Array[], tqF: Grid, near: PairOf<Uint8Array>, at: { from: number; to: number; step: number }): void {
+function takeRows(
+  eq: Equations,
+  colsF: Float64Array[],
+  instF: Float64Array[],
+  tqF: Grid,
+  near: PairOf<Uint8Array>,
+  at: { from: number; to: number; step: number },
+): void {
   for (let j = at.from; j < at.to; j += at.step) {
     for (const i of J) {
       if (near[i][j]) continue;
@@ -382,14 +411,26 @@ function takeRows(eq: Equations, colsF: Float64Array[], instF: Float64Array[], t
   }
 }
 
-function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: number, cutoffHz: number, order: number, reversal: number, c: RegressorConstants): Equations {
+function equations(
+  model: ActuatedArmModel,
+  ticks: readonly FitTick[],
+  lag: number,
+  cutoffHz: number,
+  order: number,
+  reversal: number,
+  c: RegressorConstants,
+): Equations {
   const segs = segments(ticks, lag);
   const allDt: number[] = [];
   for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
-  if (allDt.length < 10) throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
+  if (allDt.length < 10)
+    throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
   const h = median(allDt);
   const fs = 1 / h;
-  if (!(cutoffHz < 0.4 * fs)) throw new FitError(`the cutoff ${cutoffHz} Hz is too high for readings at ${fs.toFixed(0)} Hz (keep it below ${(0.4 * fs).toFixed(0)} Hz)`);
+  if (!(cutoffHz < 0.4 * fs))
+    throw new FitError(
+      `the cutoff ${cutoffHz} Hz is too high for readings at ${fs.toFixed(0)} Hz (keep it below ${(0.4 * fs).toFixed(0)} Hz)`,
+    );
   const edge = Math.ceil((3 * fs) / cutoffHz);
   const decim = Math.max(1, Math.floor(fs / (4 * cutoffHz)));
   const eq: Equations = { Y: [], Z: [], tau: [], joint: [], samples: 0, seconds: 0, segments: 0, sampleHz: fs };
@@ -423,12 +464,18 @@ function equations(model: ActuatedArmModel, ticks: readonly FitTick[], lag: numb
     eq.seconds += (n - 2 * edge) * h;
   }
   if (eq.samples < 4 * P) {
-    throw new FitError(`only ${eq.samples} usable samples after filtering (${eq.seconds.toFixed(1)} s of data): record a longer run ` + `(at least ${Math.ceil((4 * P) / (4 * cutoffHz) + 6 / cutoffHz)} s of motion along a trajectory)`);
+    throw new FitError(
+      `only ${eq.samples} usable samples after filtering (${eq.seconds.toFixed(1)} s of data): record a longer run ` +
+        `(at least ${Math.ceil((4 * P) / (4 * cutoffHz) + 6 / cutoffHz)} s of motion along a trajectory)`,
+    );
   }
   return eq;
 }
 
-type Solved = Omit<FitResult, 'commandLag' | 'sampleHz' | 'cutoffHz' | 'parameters' | 'estimator'> & { fixed: boolean[]; atBound: boolean[] };
+type Solved = Omit<FitResult, 'commandLag' | 'sampleHz' | 'cutoffHz' | 'parameters' | 'estimator'> & {
+  fixed: boolean[];
+  atBound: boolean[];
+};
 
 /**
  * Weighted, column-scaled, non-negative least squares on the equations; with `iv`, instrumental
@@ -541,7 +588,8 @@ export function fitTicks(rig: Rig, ticks: readonly FitTick[], o: FitOptions = {}
   const order = o.order ?? 4;
   const commandLag = o.commandLag ?? 1;
   const estimator = o.estimator ?? 'iv';
-  if (!(Number.isInteger(commandLag) && commandLag >= 1)) throw new RangeError(`"commandLag" must be a whole number of ticks >= 1, got ${commandLag}`);
+  if (!(Number.isInteger(commandLag) && commandLag >= 1))
+    throw new RangeError(`"commandLag" must be a whole number of ticks >= 1, got ${commandLag}`);
   const model = createActuatedArmModel(rig);
   const c = regressorConstants(model);
   const nominal = toVector(modelBaseParameters(model));

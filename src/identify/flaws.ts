@@ -77,7 +77,8 @@ export async function measureFlaws(rig: Rig, run: RunPaths, o: SweepOptions = {}
     }
     onPath?.(path);
     const r = await run(sweepRig(rig), [path]);
-    if (r.summary.stop.kind !== 'done') throw new RunError(`the play sweep of joint ${j + 1} stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
+    if (r.summary.stop.kind !== 'done')
+      throw new RunError(`the play sweep of joint ${j + 1} stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
     ticks.push(r.rows.map(fitTickFromRow));
   }
   // the play each joint's link sits off its encoder by, as far as known: declared in the file, then measured
@@ -131,7 +132,13 @@ export function playSignificant(f: SweepFigures): boolean {
 
 /** The sweep determined that there is no play worth writing: its figure is precise (within PLAY_STD_MAX_DEG) but not significant. */
 export function noPlayFound(f: SweepFigures): boolean {
-  return Number.isFinite(f.playDeg) && Number.isFinite(f.playStdDeg) && f.playStdDeg <= PLAY_STD_MAX_DEG && f.playDeg <= 30 && !playSignificant(f);
+  return (
+    Number.isFinite(f.playDeg) &&
+    Number.isFinite(f.playStdDeg) &&
+    f.playStdDeg <= PLAY_STD_MAX_DEG &&
+    f.playDeg <= 30 &&
+    !playSignificant(f)
+  );
 }
 
 /**
@@ -147,7 +154,9 @@ export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readon
   const viscous = (fr.viscous ?? rig.friction.viscous).slice(0, 2);
   const coulomb = (fr.coulomb ?? rig.friction.coulomb).slice(0, 2);
   const breakaway = (fr.breakawayNm ?? rig.friction.breakaway ?? coulomb).slice(0, 2);
-  const rawEnc = (out.encoders as Record<string, unknown>[] | undefined) ?? rig.encoders.map((e) => ({ countsPerRev: e.countsPerRev, sign: e.sign, zeroDeg: (e.zero * 180) / Math.PI }));
+  const rawEnc =
+    (out.encoders as Record<string, unknown>[] | undefined) ??
+    rig.encoders.map((e) => ({ countsPerRev: e.countsPerRev, sign: e.sign, zeroDeg: (e.zero * 180) / Math.PI }));
   const encoders = rawEnc.map((e) => ({ ...e }));
   const ok = (v: number): boolean => Number.isFinite(v) && v >= 0;
   for (const f of flaws) {
@@ -158,7 +167,8 @@ export function withFlaws(file: Record<string, unknown>, rig: Rig, flaws: readon
     if (ok(f.viscousNms)) viscous[j] = r4(f.viscousNms);
     const b = (f.breakawayNm[0] + f.breakawayNm[1]) / 2;
     breakaway[j] = ok(b) ? r4(Math.max(b, coulomb[j]!)) : Math.max(breakaway[j]!, coulomb[j]!);
-    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playSignificant(f)) encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
+    if ((rig.encoders[j]?.side ?? 'motor') === 'motor' && playSignificant(f))
+      encoders[j] = { ...encoders[j], backlashDeg: Number(f.playDeg.toFixed(2)) };
   }
   out.friction = { ...fr, viscous, coulomb, breakawayNm: breakaway.map((b, j) => Math.max(b, coulomb[j]!)) };
   out.encoders = encoders;
@@ -189,7 +199,12 @@ function observerRun(s: RunSummary): ObserverRun {
  * friction. A run that stops on a fault is reported, not thrown: an unflawed model on a flawed arm
  * may stop where the identified one does not.
  */
-export async function validateWithObserver(before: Rig, after: Rig, run: RunPaths, path: PathSpec): Promise<{ before: ObserverRun; after: ObserverRun }> {
+export async function validateWithObserver(
+  before: Rig,
+  after: Rig,
+  run: RunPaths,
+  path: PathSpec,
+): Promise<{ before: ObserverRun; after: ObserverRun }> {
   const a = await run(before, [path]);
   const b = await run(after, [path]);
   return { before: observerRun(a.summary), after: observerRun(b.summary) };

@@ -1,5 +1,15 @@
 /** Identification of the arm's dynamic parameters (`twolink identify`, docs/identify.md). */
-export { BASE_PARAMETERS, baseParameters, fromVector, HOST_COULOMB_VELOCITY, modelBaseParameters, predictTorque, regressorConstants, regressorRows, toVector } from './regressor.js';
+export {
+  BASE_PARAMETERS,
+  baseParameters,
+  fromVector,
+  HOST_COULOMB_VELOCITY,
+  modelBaseParameters,
+  predictTorque,
+  regressorConstants,
+  regressorRows,
+  toVector,
+} from './regressor.js';
 export type { BaseParameterInfo, BaseParameterKey, BaseParameters, RegressorConstants } from './regressor.js';
 export { butterworthLowpass, derivatives, filtfilt, gainAt, zeroPhaseLowpass } from './filter.js';
 export type { Biquad } from './filter.js';

@@ -33,7 +33,11 @@ export interface LsqResult {
 
 /** Singular values of A (largest first) and their ratio. */
 export function conditionNumber(A: Matrix): { condition: number; singularValues: number[] } {
-  const svd = new SingularValueDecomposition(A, { computeLeftSingularVectors: false, computeRightSingularVectors: false, autoTranspose: true });
+  const svd = new SingularValueDecomposition(A, {
+    computeLeftSingularVectors: false,
+    computeRightSingularVectors: false,
+    autoTranspose: true,
+  });
   const s = svd.diagonal.slice().sort((a, b) => b - a);
   const min = s[s.length - 1]!;
   return { condition: min > 0 ? s[0]! / min : Infinity, singularValues: s };

@@ -58,7 +58,8 @@ export function validationPath(rig: Rig, o: ExcitationOptions = {}): Excitation 
 /** Runs the excitation and returns its ticks for the fit. */
 export async function runExcitation(rig: Rig, run: RunPaths, ex: Excitation, record?: string): Promise<FitTick[]> {
   const r = await run(rig, [ex.path], record);
-  if (r.summary.stop.kind !== 'done') throw new RunError(`the excitation run stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
+  if (r.summary.stop.kind !== 'done')
+    throw new RunError(`the excitation run stopped early: ${describeStop(r.summary.stop)}`, false, r.summary.stop);
   return r.rows.map(fitTickFromRow);
 }
 
@@ -72,7 +73,13 @@ export interface Identified {
 }
 
 /** Fits `ticks` and builds the identified rig from the rig file `raw` (as written) that resolves to `rig`. */
-export function identify(rig: Rig, raw: Record<string, unknown>, ticks: readonly FitTick[], o: FitOptions = {}, label = 'identified'): Identified {
+export function identify(
+  rig: Rig,
+  raw: Record<string, unknown>,
+  ticks: readonly FitTick[],
+  o: FitOptions = {},
+  label = 'identified',
+): Identified {
   const fit = fitTicks(rig, ticks, o);
   const parameters = fromVector(fit.theta);
   const rigFile = identifiedRigFile(raw, rig, parameters);
@@ -94,9 +101,11 @@ export async function validate(before: Rig, after: Rig, run: RunPaths, path: Pat
   before = withoutObserver(before);
   after = withoutObserver(after);
   const a = await run(before, [path]);
-  if (a.summary.stop.kind !== 'done') throw new RunError(`the validation run with the old rig stopped early: ${describeStop(a.summary.stop)}`, false, a.summary.stop);
+  if (a.summary.stop.kind !== 'done')
+    throw new RunError(`the validation run with the old rig stopped early: ${describeStop(a.summary.stop)}`, false, a.summary.stop);
   const b = await run(after, [path]);
-  if (b.summary.stop.kind !== 'done') throw new RunError(`the validation run with the identified rig stopped early: ${describeStop(b.summary.stop)}`, false, b.summary.stop);
+  if (b.summary.stop.kind !== 'done')
+    throw new RunError(`the validation run with the identified rig stopped early: ${describeStop(b.summary.stop)}`, false, b.summary.stop);
   return {
     twinRmsDegBefore: a.summary.twin.rmsDeg,
     twinRmsDegAfter: b.summary.twin.rmsDeg,
@@ -110,10 +119,20 @@ export function plantParameters(rig: Rig): BaseParameters | undefined {
   const p = rig.plant;
   if (!p) return undefined;
   twoLinkArm({ ...rig, arm: p.arm }); // refuses a one-link plant, naming the file
-  return modelBaseParameters(createActuatedArmModel({ arm: p.arm, motors: p.motors, friction: { viscous: p.viscous, coulomb: p.coulomb }, supplyV: p.supplyV, coulombVelocity: p.coulombVelocity }));
+  return modelBaseParameters(
+    createActuatedArmModel({
+      arm: p.arm,
+      motors: p.motors,
+      friction: { viscous: p.viscous, coulomb: p.coulomb },
+      supplyV: p.supplyV,
+      coulombVelocity: p.coulombVelocity,
+    }),
+  );
 }
 
 /** Relative error of each estimate against the truth (fraction). */
 export function relativeErrors(est: BaseParameters, truth: BaseParameters): Record<BaseParameterKey, number> {
-  return Object.fromEntries(Object.entries(truth).map(([k, v]) => [k, v !== 0 ? (est[k as BaseParameterKey] - v) / Math.abs(v) : est[k as BaseParameterKey]])) as Record<BaseParameterKey, number>;
+  return Object.fromEntries(
+    Object.entries(truth).map(([k, v]) => [k, v !== 0 ? (est[k as BaseParameterKey] - v) / Math.abs(v) : est[k as BaseParameterKey]]),
+  ) as Record<BaseParameterKey, number>;
 }

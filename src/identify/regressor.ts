@@ -82,7 +82,13 @@ export function regressorConstants(model: ActuatedArmModel): RegressorConstants 
  * Writes the two rows of Y at (q, qd, qdd) into `out` (row-major, 2 x P: joint 1's row then joint
  * 2's), so that tau = Y theta with theta in BASE_PARAMETERS order. Allocates nothing.
  */
-export function regressorRows(c: RegressorConstants, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = new Array<number>(2 * P).fill(0)): number[] {
+export function regressorRows(
+  c: RegressorConstants,
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+  out: number[] = new Array<number>(2 * P).fill(0),
+): number[] {
   const [a1, a2] = asPair(q, 'q');
   const [w1, w2] = asPair(qd, 'qd');
   const [b1, b2] = asPair(qdd, 'qdd');
@@ -128,7 +134,11 @@ export function fromVector(v: readonly number[]): BaseParameters {
  * The base parameters of an arm with its reflected rotor inertias N^2 Jrotor [kg m^2] per joint and
  * its friction (viscous [N m s/rad], Coulomb [N m] per joint).
  */
-export function baseParameters(arm: TwoLinkParams, rotor: readonly number[], friction: { viscous: readonly number[]; coulomb: readonly number[] }): BaseParameters {
+export function baseParameters(
+  arm: TwoLinkParams,
+  rotor: readonly number[],
+  friction: { viscous: readonly number[]; coulomb: readonly number[] },
+): BaseParameters {
   const r = asPair(rotor, 'the rotor inertias');
   const fv = asPair(friction.viscous, 'the viscous friction');
   const fc = asPair(friction.coulomb, 'the Coulomb friction');
@@ -156,7 +166,15 @@ export function modelBaseParameters(model: ActuatedArmModel): BaseParameters {
 }
 
 /** tau = Y theta at one state [N m], per joint. */
-export function predictTorque(c: RegressorConstants, theta: readonly number[], q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = [0, 0], rows: number[] = new Array<number>(2 * P).fill(0)): number[] {
+export function predictTorque(
+  c: RegressorConstants,
+  theta: readonly number[],
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+  out: number[] = [0, 0],
+  rows: number[] = new Array<number>(2 * P).fill(0),
+): number[] {
   regressorRows(c, q, qd, qdd, rows);
   for (const j of J) {
     let s = 0;

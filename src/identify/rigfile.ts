@@ -27,7 +27,13 @@ export class RealizationError extends Error {
 const MARGIN = 1e-5;
 
 /** Splits a link's (m d, J about the joint) into m, d, I with d as near `dNominal` as keeps it physical. */
-function splitLink(md: number, J: number, L: number, dNominal: number, ok: (m: number, d: number, I: number) => boolean): { m: number; d: number; I: number } | undefined {
+function splitLink(
+  md: number,
+  J: number,
+  L: number,
+  dNominal: number,
+  ok: (m: number, d: number, I: number) => boolean,
+): { m: number; d: number; I: number } | undefined {
   const at = (d: number): { m: number; d: number; I: number } => ({ m: md / d, d, I: J - md * d });
   const fits = (d: number): boolean => {
     if (!(d > 0 && d <= L)) return false;
@@ -60,7 +66,8 @@ function splitLink(md: number, J: number, L: number, dNominal: number, ok: (m: n
 export function realizeArm(nominal: TwoLinkParams, p: BaseParameters, rotor1: number): TwoLinkParams {
   const { L1, L2 } = nominal;
   const J1 = p.J1 - rotor1;
-  if (!(p.mL > 0)) throw new RealizationError(`m2 d2 = ${p.mL} kg m: link 2's centre of mass would be at the elbow; the data do not show link 2's weight`);
+  if (!(p.mL > 0))
+    throw new RealizationError(`m2 d2 = ${p.mL} kg m: link 2's centre of mass would be at the elbow; the data do not show link 2's weight`);
   if (!(p.mG > 0)) throw new RealizationError(`m1 d1 + m2 L1 = ${p.mG} kg m: the data do not show link 1's weight`);
   // Link 2 first; any m2 must leave link 1 a positive first moment (m1 d1 = mG - m2 L1 > 0) and room
   // for its inertia (I1 + m1 d1^2 = J1 - m2 L1^2 > 0).

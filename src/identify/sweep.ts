@@ -119,7 +119,13 @@ export function sweepPath(rig: Rig, joint: number, o: SweepOptions = {}): PathSp
   const at = (x: number): number[] => centre.map((c, i) => (i === joint ? c + x : c));
   const steps: PathStep[] = [];
   for (const d of [slow / 2, fast / 2]) {
-    for (const x of [A, -A]) steps.push({ kind: 'hold', duration: hold }, { kind: 'joint', to: at(x), duration: d }, { kind: 'hold', duration: hold }, { kind: 'joint', to: at(0), duration: d });
+    for (const x of [A, -A])
+      steps.push(
+        { kind: 'hold', duration: hold },
+        { kind: 'joint', to: at(x), duration: d },
+        { kind: 'hold', duration: hold },
+        { kind: 'joint', to: at(0), duration: d },
+      );
   }
   steps.push({ kind: 'hold', duration: hold });
   return {
@@ -266,7 +272,15 @@ function linkSide(model: ActuatedArmModel, joint: Joint, q: [number, number], ha
 }
 
 /** Collects one segment's equations (filtered: parallel filtering, as src/identify/fit.ts) and its starts from rest at the centre. */
-function segmentEquations(model: ActuatedArmModel, s: GriddedSegment, h: number, joint: Joint, o: EquationOptions, eq: SweepEquations, starts: Start[]): void {
+function segmentEquations(
+  model: ActuatedArmModel,
+  s: GriddedSegment,
+  h: number,
+  joint: Joint,
+  o: EquationOptions,
+  eq: SweepEquations,
+  starts: Start[],
+): void {
   const fs = 1 / h;
   const lowpass = (x: ArrayLike<number>): Float64Array => zeroPhaseLowpass(x, o.cutoffHz, fs, 4);
   const edge = Math.ceil((3 * fs) / o.cutoffHz);
@@ -375,10 +389,19 @@ export function analyseSweep(rig: Rig, ticks: readonly FitTick[], joint: number,
   const eq: SweepEquations = { A: [], b: [] };
   const starts: Start[] = [];
   const countRad = (2 * Math.PI) / rig.encoders[joint]!.countsPerRev;
-  const opts: EquationOptions = { bandDeg, minSpeedDegS: o.minSpeedDegS ?? 4, cutoffHz: o.cutoffHz ?? 5, bandNm, countRad, otherHalfPlay: ((o.otherPlayDeg ?? 0) * DEG) / 2 };
+  const opts: EquationOptions = {
+    bandDeg,
+    minSpeedDegS: o.minSpeedDegS ?? 4,
+    cutoffHz: o.cutoffHz ?? 5,
+    bandNm,
+    countRad,
+    otherHalfPlay: ((o.otherPlayDeg ?? 0) * DEG) / 2,
+  };
   for (const s of segments) segmentEquations(model, s, h, joint as Joint, opts, eq, starts);
   if (eq.b.length < 30 || !eq.A.some((r) => r[3]! > 0.99) || !eq.A.some((r) => r[4]! < -0.99)) {
-    throw new SweepError(`joint ${joint + 1}: only ${eq.b.length} usable samples of the sweep (moving both ways, away from hanging): nothing to fit`);
+    throw new SweepError(
+      `joint ${joint + 1}: only ${eq.b.length} usable samples of the sweep (moving both ways, away from hanging): nothing to fit`,
+    );
   }
   const { x, cov, rms } = lsq(eq.A, eq.b);
   const [k, c, inertia, fp, fn, fv] = x as [number, number, number, number, number, number];

@@ -72,7 +72,10 @@ export function buildTaught(rig: FeasibilityPart & Pick<Rig, 'file'>, rec: Teach
   const dt = o.dtS ?? 0.02;
   const fc = o.smoothingHz ?? 4;
   const span = rec.t.length > 1 ? rec.t[rec.t.length - 1]! - rec.t[0]! : 0;
-  if (rec.t.length < 10 || span < 4 * dt) throw new Error(`the recording is too short to teach from (${rec.t.length} samples, ${span.toFixed(2)} s): record a motion of at least ${(4 * dt).toFixed(2)} s`);
+  if (rec.t.length < 10 || span < 4 * dt)
+    throw new Error(
+      `the recording is too short to teach from (${rec.t.length} samples, ${span.toFixed(2)} s): record a motion of at least ${(4 * dt).toFixed(2)} s`,
+    );
   const rateHz = (rec.t.length - 1) / span;
   // Zero-phase low-pass per joint (at least 3 samples per cutoff period), then resampled every dt.
   const cut = Math.min(fc, rateHz / 6);
@@ -104,7 +107,14 @@ export function buildTaught(rig: FeasibilityPart & Pick<Rig, 'file'>, rec: Teach
 }
 
 /** The trajectory file of the samples [deg] every `dt` [s] (already slowed down by `slowdown`). */
-function taughtFile(rig: Pick<Rig, 'file'>, rec: TeachRecording, samples: number[][], dt: number, slowdown: number, o: TaughtOptions & { smoothingHz: number; rateHz: number; span: number }): TrajectoryFile {
+function taughtFile(
+  rig: Pick<Rig, 'file'>,
+  rec: TeachRecording,
+  samples: number[][],
+  dt: number,
+  slowdown: number,
+  o: TaughtOptions & { smoothingHz: number; rateHz: number; span: number },
+): TrajectoryFile {
   const t0 = rec.t[0]!;
   const at = (t: number): number[] => {
     let k = 0;
@@ -112,7 +122,11 @@ function taughtFile(rig: Pick<Rig, 'file'>, rec: TeachRecording, samples: number
     return rec.q[k]!.map(round);
   };
   // Sample k is the B-spline's control point k + 2, centred at (k + 1) dt on the path.
-  const waypoints = rec.marks.map((m) => ({ t: Math.round(((m.t - t0) / (dt / slowdown) + 1) * dt * 1e4) / 1e4, q: at(m.t), ...(m.label ? { label: m.label } : {}) }));
+  const waypoints = rec.marks.map((m) => ({
+    t: Math.round(((m.t - t0) / (dt / slowdown) + 1) * dt * 1e4) / 1e4,
+    q: at(m.t),
+    ...(m.label ? { label: m.label } : {}),
+  }));
   return {
     name: o.name ?? 'taught',
     description: `taught by hand (${o.target}): ${o.span.toFixed(2)} s recorded at ${o.rateHz.toFixed(0)} Hz, low-passed at ${o.smoothingHz} Hz${slowdown > 1 ? `, slowed down ${slowdown}x to what the motors can follow` : ''}`,
@@ -121,6 +135,14 @@ function taughtFile(rig: Pick<Rig, 'file'>, rec: TeachRecording, samples: number
     start: { q: samples[0]! },
     steps: [{ samples: { dt, q: samples } }],
     ...(waypoints.length ? { waypoints } : {}),
-    taught: { rig: rig.file, ...(o.rigSha256 ? { rigSha256: o.rigSha256 } : {}), target: o.target, recordedS: o.span, rateHz: o.rateHz, smoothingHz: o.smoothingHz, slowdown },
+    taught: {
+      rig: rig.file,
+      ...(o.rigSha256 ? { rigSha256: o.rigSha256 } : {}),
+      target: o.target,
+      recordedS: o.span,
+      rateHz: o.rateHz,
+      smoothingHz: o.smoothingHz,
+      slowdown,
+    },
   };
 }

@@ -6,7 +6,9 @@
  * Unlike MockBinding, the far end answers: bytes the host writes go to the rig's board, and the board's
  * bytes come back through `read()` when its UART has sent them (in real or virtual time).
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with {
+  'resolution-mode': 'require',
+};
 import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 /** The far end of the wire: what the rig exposes to a binding. */
@@ -101,7 +103,11 @@ export function mockBinding(path: string, end: MockEnd): BindingInterface<MockPo
  * Puts a rig's far end on a byte stream instead of a binding (a pty's far end, in real time): the
  * stream's bytes go to the board, the board's bytes to the stream. Returns the function that detaches.
  */
-export function serveOnStream(end: MockEnd, stream: import('node:stream').Duplex, onDropped: (bytes: number) => void = () => {}): () => void {
+export function serveOnStream(
+  end: MockEnd,
+  stream: import('node:stream').Duplex,
+  onDropped: (bytes: number) => void = () => {},
+): () => void {
   const onData = (d: Buffer): void => end.receive(d);
   stream.on('data', onData);
   // A host that does not read (none has the port open, or it was killed): once 4 kB wait, what the

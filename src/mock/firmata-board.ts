@@ -52,7 +52,13 @@ import { AnalogInputFeature, bridgeDuty, EncoderFeature, WatchdogFeature, type F
 import { CONFIGURABLE_FIRMATA, type FirmataBoardOptions, type FirmwareId, type RefusedMode } from './firmata-board-options.js';
 import { Noise, type Plant } from './plant.js';
 
-export { CONFIGURABLE_FIRMATA, type FirmataBoardOptions, type FirmataSensorSpec, type FirmwareId, type RefusedMode } from './firmata-board-options.js';
+export {
+  CONFIGURABLE_FIRMATA,
+  type FirmataBoardOptions,
+  type FirmataSensorSpec,
+  type FirmwareId,
+  type RefusedMode,
+} from './firmata-board-options.js';
 
 interface PinState {
   mode: number;
@@ -427,7 +433,12 @@ export class FirmataBoard implements MockEnd {
         this.onIdentify?.();
         break;
       case FIRMATA.CAPABILITY_QUERY:
-        this.write([FIRMATA.START_SYSEX, FIRMATA.CAPABILITY_RESPONSE, ...encodeCapabilities(capabilities(this.layout, this.features)), FIRMATA.END_SYSEX]);
+        this.write([
+          FIRMATA.START_SYSEX,
+          FIRMATA.CAPABILITY_RESPONSE,
+          ...encodeCapabilities(capabilities(this.layout, this.features)),
+          FIRMATA.END_SYSEX,
+        ]);
         break;
       case FIRMATA.ANALOG_MAPPING_QUERY: {
         const map: number[] = [];

@@ -10,7 +10,17 @@
  *   and PWM pins, it writes 0 to those pins when no Firmata message arrived for the timeout, and says
  *   so once.
  */
-import { ENCODER, encodeEncoderPositions, encodeWatchdogStatus, FIRMATA, MAX_ENCODERS, MODE, WATCHDOG, WATCHDOG_VERSION, type WatchdogStatus } from '../protocol/firmata.js';
+import {
+  ENCODER,
+  encodeEncoderPositions,
+  encodeWatchdogStatus,
+  FIRMATA,
+  MAX_ENCODERS,
+  MODE,
+  WATCHDOG,
+  WATCHDOG_VERSION,
+  type WatchdogStatus,
+} from '../protocol/firmata.js';
 import type { BoardLayout } from '../protocol/firmata.js';
 import type { LinkSensorSpec, MotorPins, SensorSpec } from '../protocol/firmata-wiring.js';
 import type { Noise } from './plant.js';
@@ -234,7 +244,12 @@ export class AnalogInputFeature {
   constructor(
     private readonly b: FeatureBoard,
     private readonly layout: BoardLayout,
-    private readonly adc: { noise: Noise; noiseLsb: number; angle: (joint: number) => number | undefined; linkSensors?: readonly (LinkSensorSpec | null | undefined)[] | undefined },
+    private readonly adc: {
+      noise: Noise;
+      noiseLsb: number;
+      angle: (joint: number) => number | undefined;
+      linkSensors?: readonly (LinkSensorSpec | null | undefined)[] | undefined;
+    },
   ) {}
 
   reset(): void {

@@ -8,7 +8,14 @@
  * host opened the port at (a mismatch garbles the bytes), and `unplug()` makes the port vanish.
  */
 import type { Duplex } from 'node:stream';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortStatus,
+  SetOptions,
+  UpdateOptions,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { SerialPortStream } from '@serialport/stream';
 import type { MockPart } from '../config/parts.js';
 import { RigFileError } from '../config/rig.js';
@@ -55,12 +62,25 @@ export interface FirmataMock {
 }
 
 /** Builds the board of a rig file (which must have `plant` and `firmata` sections). */
-export function createFirmataBoard(rig: MockPart, clock: Clock, opts: FirmataMockOptions = {}): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
+export function createFirmataBoard(
+  rig: MockPart,
+  clock: Clock,
+  opts: FirmataMockOptions = {},
+): { plant: Plant; board: FirmataBoard; motors: MotorPins[] } {
   if (!rig.plant) {
-    throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm-firmata.json)', 'plant');
+    throw new RigFileError(
+      rig.file,
+      'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm-firmata.json)',
+      'plant',
+    );
   }
   const f = rig.firmata;
-  if (!f) throw new RigFileError(rig.file, 'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)', 'firmata');
+  if (!f)
+    throw new RigFileError(
+      rig.file,
+      'has no "firmata" section: the Firmata mock rig needs the wiring (see rigs/mock-arm-firmata.json)',
+      'firmata',
+    );
   const wiring = resolveFirmataWiring(f);
   if (isWiringIssue(wiring)) throw new RigFileError(rig.file, `${wiring.field}: ${wiring.message}`, wiring.field);
   const { layout, motors } = wiring;
@@ -181,9 +201,16 @@ export function createFirmataMock(rig: MockPart, clock: Clock, opts: FirmataMock
  * board's bytes are written to the stream, the stream's bytes go to the board. Returns a function
  * that stops it.
  */
-export function serveFirmataMock(rig: MockPart, stream: Duplex, clock: Clock, opts: FirmataMockOptions = {}): { plant: Plant; board: FirmataBoard; stop: () => void } {
+export function serveFirmataMock(
+  rig: MockPart,
+  stream: Duplex,
+  clock: Clock,
+  opts: FirmataMockOptions = {},
+): { plant: Plant; board: FirmataBoard; stop: () => void } {
   const { plant, board } = createFirmataBoard(rig, clock, opts);
-  const detach = serveOnStream(board, stream, (n) => process.stderr.write(`twolink rig: the host reads again; ${n} bytes the board sent meanwhile were dropped\n`));
+  const detach = serveOnStream(board, stream, (n) =>
+    process.stderr.write(`twolink rig: the host reads again; ${n} bytes the board sent meanwhile were dropped\n`),
+  );
   return {
     plant,
     board,

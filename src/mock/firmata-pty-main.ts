@@ -39,7 +39,8 @@ export function main(argv: readonly string[]): void {
   let rig: ReturnType<typeof loadRig>;
   try {
     rig = loadRig(rigFile);
-    if (!rig.firmata || !rig.plant) throw new Error(`${rigFile}: the Firmata mock rig needs "firmata" and "plant" sections (see rigs/mock-arm-firmata.json)`);
+    if (!rig.firmata || !rig.plant)
+      throw new Error(`${rigFile}: the Firmata mock rig needs "firmata" and "plant" sections (see rigs/mock-arm-firmata.json)`);
   } catch (e) {
     process.stderr.write(`firmata rig: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(2);
@@ -57,7 +58,9 @@ export function main(argv: readonly string[]): void {
     const served = serveFirmataMock(rig, port, new RealClock(), { bootDelayS, features: { encoder: true, watchdog } });
     stop = served.stop;
     const f = rig.firmata!;
-    process.stdout.write(`firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder${watchdog ? ' + FirmataWatchdog' : ' (stock: no watchdog)'} at ${rig.link.baudRate} baud\n`);
+    process.stdout.write(
+      `firmata rig ${rig.name} on ${path}: ${f.board}, ConfigurableFirmata + FirmataEncoder${watchdog ? ' + FirmataWatchdog' : ' (stock: no watchdog)'} at ${rig.link.baudRate} baud\n`,
+    );
   });
   let quitting = false;
   port.on('error', (e) => {

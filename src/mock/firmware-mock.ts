@@ -51,11 +51,19 @@ export interface MockProcessEnd {
  * arrives while node exits (after its handlers are gone) kills it, but it had stopped cleanly by then.
  */
 export function mockProcessExit(e: MockProcessEnd): { code: number; why?: string } {
-  if (e.reported !== undefined) return e.reported === 0 ? { code: 0 } : { code: e.reported, why: `the firmware rig ended with exit code ${e.reported} (its lines above say why)` };
+  if (e.reported !== undefined)
+    return e.reported === 0
+      ? { code: 0 }
+      : { code: e.reported, why: `the firmware rig ended with exit code ${e.reported} (its lines above say why)` };
   if (e.signal) {
-    return { code: 1, why: `the firmware rig's process was ended by ${e.signal}${e.passed ? ` (after ${e.passed} was passed on to it)` : ''} before it had stopped the simulator` };
+    return {
+      code: 1,
+      why: `the firmware rig's process was ended by ${e.signal}${e.passed ? ` (after ${e.passed} was passed on to it)` : ''} before it had stopped the simulator`,
+    };
   }
-  return e.code === 0 ? { code: 0 } : { code: e.code ?? 1, why: `the firmware rig's process exited with code ${e.code} without saying how it ended` };
+  return e.code === 0
+    ? { code: 0 }
+    : { code: e.code ?? 1, why: `the firmware rig's process exited with code ${e.code} without saying how it ended` };
 }
 
 /** What the rig process reports before it exits. */
@@ -77,7 +85,15 @@ const Reported = z.strictObject({ code: z.number().int().min(0).max(255) });
  */
 export function serveFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Promise<number> {
   const main = fileURLToPath(new URL('./firmware-mock-main.js', import.meta.url));
-  const args = JSON.stringify({ rigFile: rig.file, board: o.board, elf: o.elf, injections: o.injections, sliceUs: o.sliceUs, rt: o.rt, report: o.report !== undefined });
+  const args = JSON.stringify({
+    rigFile: rig.file,
+    board: o.board,
+    elf: o.elf,
+    injections: o.injections,
+    sliceUs: o.sliceUs,
+    rt: o.rt,
+    report: o.report !== undefined,
+  });
   // The handlers first: a signal while the child is being spawned is passed on once it is.
   const to: { child?: ChildProcess } = {};
   let passed: NodeJS.Signals | undefined;
@@ -136,7 +152,12 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
   const signals = quitSignals(); // before anything is started
   const own: RtResult | undefined = o.rt ? await requestRealtimeProcess(44) : undefined;
   const mine = own?.granted ? await requestRealtime(threadId(), 44) : own;
-  const sim = await FirmwareSim.start({ rig, board: o.board, ...(o.elf !== undefined ? { elf: o.elf } : {}), ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}) });
+  const sim = await FirmwareSim.start({
+    rig,
+    board: o.board,
+    ...(o.elf !== undefined ? { elf: o.elf } : {}),
+    ...(o.sliceUs ? { sliceUs: o.sliceUs } : {}),
+  });
   // Before the path is printed: a host may connect, and a Ctrl-C come, while the rest is set up.
   const ended = new Promise<FirmwareSimSummary>((resolve) => {
     // Ctrl-C reaches this process twice (from the terminal and from the parent): one stop.
@@ -155,7 +176,11 @@ export async function runFirmwareMock(rig: MockPart, o: FirmwareMockOptions): Pr
     // up as surely as a starved harness (the harness's 10 ms lead covers only short pauses). It runs
     // with V8's default GC (see serveFirmwareMock). The harness (the board) one above it.
     const r = mine.granted ? await requestRealtime(sim.pid, 45) : mine;
-    o.log(r.granted ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant' : noRealtimeLine('twolink rig', `refused: ${r.reason}`));
+    o.log(
+      r.granted
+        ? 'twolink rig: real-time scheduling (SCHED_FIFO) for the simulator and its plant'
+        : noRealtimeLine('twolink rig', `refused: ${r.reason}`),
+    );
   } else o.log(noRealtimeLine('twolink rig', 'not asked for: --no-rt'));
   o.log(
     `twolink rig: ${rig.name}: ${o.elf !== undefined ? `the image ${o.elf} (${o.board})` : `the twolink firmware (${o.board}, cpr ${rig.encoders.map((e) => e.countsPerRev).join(',')})`} in simavr on ${sim.ptyPath}, ` +
@@ -192,8 +217,13 @@ function injectFromHostHandshake(sim: FirmwareSim, o: FirmwareMockOptions): void
     }),
     (i, t) => {
       const r = applyInjection(site, i);
-      o.log(r.ok ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(4)} s from the host's handshake` : `twolink rig: ${r.why}`);
-      if (r.ok) o.report?.({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS: t, wallS: (performance.now() - wall0) / 1000 });
+      o.log(
+        r.ok
+          ? `twolink rig: injected ${formatInjection(i)} at board time ${t.toFixed(4)} s from the host's handshake`
+          : `twolink rig: ${r.why}`,
+      );
+      if (r.ok)
+        o.report?.({ kind: 'injected', injection: formatInjection(i), at: i.at, plantS: t, wallS: (performance.now() - wall0) / 1000 });
     },
   );
   // Their times count from the host's first handshake request (the harness's K line), not the board's start.
@@ -202,7 +232,8 @@ function injectFromHostHandshake(sim: FirmwareSim, o: FirmwareMockOptions): void
   sim.once('handshake', (e) => {
     zero = e.boardTime;
     wall0 = performance.now();
-    if (inject.pending.length > 0) o.log(`twolink rig: the host's handshake came at board time ${e.boardTime.toFixed(3)} s; the injections' times count from here`);
+    if (inject.pending.length > 0)
+      o.log(`twolink rig: the host's handshake came at board time ${e.boardTime.toFixed(3)} s; the injections' times count from here`);
     o.report?.({ kind: 'handshake', monoMs: Number(process.hrtime.bigint()) / 1e6 });
   });
   sim.on('slice', (s) => {
@@ -217,7 +248,9 @@ function logBoardEvents(sim: FirmwareSim, o: Pick<FirmwareMockOptions, 'elf' | '
     // Firmata (an image given with elf) has no line ends: its silence is from the host's last byte.
     const [since, what] = o.elf !== undefined ? [e.sinceByteS, 'byte'] : [e.sinceLineS, 'line'];
     if (since > 0.005) {
-      o.log(`twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(since * 1e3).toFixed(3)} ms after the last ${what} from the host`);
+      o.log(
+        `twolink rig: the firmware zeroed the motor outputs at board time ${e.boardTime.toFixed(6)} s, ${(since * 1e3).toFixed(3)} ms after the last ${what} from the host`,
+      );
     }
   });
   sim.on('host', (e) =>

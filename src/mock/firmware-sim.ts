@@ -45,15 +45,20 @@ const INSTALL = 'sudo apt-get install gcc-avr avr-libc arduino-core-avr simavr l
 
 /** The ELF of `board` built for the rig's encoder counts, and the harness; built with make when missing. */
 export function buildFirmwareSim(board: FirmwareBoard, countsPerRev: readonly number[]): { elf: string; harness: string } {
-  if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
+  if (!existsSync('/usr/include/simavr/sim_avr.h'))
+    throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
   const cpr = [countsPerRev[0] ?? 2048, countsPerRev[1] ?? 2048].map((c) => Math.round(c));
   for (const c of cpr) {
     if (!(c >= 1 && c <= 99_999_999)) throw new FirmwareSimError(`encoder counts per revolution ${c}: the firmware takes 1..99999999`);
   }
   const buildDir = `build/fil-${cpr[0]}-${cpr[1]}`;
-  const r = spawnSync('make', ['--no-print-directory', '-C', FIRMWARE_DIR, board, 'fil-harness', `BUILD=${buildDir}`, `CPR1=${cpr[0]}`, `CPR2=${cpr[1]}`], {
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    'make',
+    ['--no-print-directory', '-C', FIRMWARE_DIR, board, 'fil-harness', `BUILD=${buildDir}`, `CPR1=${cpr[0]}`, `CPR2=${cpr[1]}`],
+    {
+      encoding: 'utf8',
+    },
+  );
   if (r.error) throw new FirmwareSimError(`cannot run make (${r.error.message}): ${INSTALL}`);
   if (r.status !== 0) {
     const out = `${r.stdout}${r.stderr}`.trim().split('\n').slice(-6).join('\n');
@@ -64,9 +69,13 @@ export function buildFirmwareSim(board: FirmwareBoard, countsPerRev: readonly nu
 
 /** The harness alone (for a foreign image, `FirmwareSimOptions.elf`). */
 export function buildHarness(): string {
-  if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
+  if (!existsSync('/usr/include/simavr/sim_avr.h'))
+    throw new FirmwareSimError(`simavr is not installed (no /usr/include/simavr): ${INSTALL}`);
   const r = spawnSync('make', ['--no-print-directory', '-C', FIRMWARE_DIR, 'fil-harness', 'BUILD=build/fil-host'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) throw new FirmwareSimError(`building the simulator harness failed (${INSTALL}):\n${r.error?.message ?? `${r.stdout}${r.stderr}`.trim()}`);
+  if (r.error || r.status !== 0)
+    throw new FirmwareSimError(
+      `building the simulator harness failed (${INSTALL}):\n${r.error?.message ?? `${r.stdout}${r.stderr}`.trim()}`,
+    );
   return join(FIRMWARE_DIR, 'build', 'fil-host', 'host', 'fil_harness');
 }
 
@@ -184,7 +193,8 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   private constructor(opts: FirmwareSimOptions, files: { elf: string; harness: string }) {
     super();
     const rig = opts.rig;
-    if (!rig.plant) throw new FirmwareSimError(`${rig.file} has no "plant" section: the firmware in the loop needs the true arm to simulate`);
+    if (!rig.plant)
+      throw new FirmwareSimError(`${rig.file} has no "plant" section: the firmware in the loop needs the true arm to simulate`);
     this.plant = new Plant(rig.plant, rig.encoders, 0);
     this.sensor = rig.encoders.map((e) => ({ sign: e.sign, zero: e.zero, cpr: e.countsPerRev }));
     this.sliceS = (opts.sliceUs ?? 250) / 1e6;
@@ -232,7 +242,9 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       if (!existsSync(opts.elf)) throw new FirmwareSimError(`no firmware image at ${opts.elf}`);
       files = { elf: opts.elf, harness: buildHarness() };
     } else if (board === 'uno-firmata') {
-      throw new FirmwareSimError('the uno-firmata pin map is for a stock Firmata image: give its ELF (firmware-protocol/firmata-watchdog/build-stock.sh)');
+      throw new FirmwareSimError(
+        'the uno-firmata pin map is for a stock Firmata image: give its ELF (firmware-protocol/firmata-watchdog/build-stock.sh)',
+      );
     } else {
       files = buildFirmwareSim(
         board,
@@ -241,7 +253,8 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
     }
     const sim = new FirmwareSim({ ...opts, board }, files);
     await new Promise<void>((resolve, reject) => {
-      const onExit = (s: FirmwareSimSummary): void => reject(new FirmwareSimError(`the simulator harness exited (code ${s.code}) before it opened its pty`));
+      const onExit = (s: FirmwareSimSummary): void =>
+        reject(new FirmwareSimError(`the simulator harness exited (code ${s.code}) before it opened its pty`));
       sim.once('exit', onExit);
       sim.child.on('error', (e) => reject(new FirmwareSimError(`cannot start ${files.harness}: ${e.message}`)));
       const poll = (): void => {
@@ -275,7 +288,17 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       const p1 = Number(line.slice(d + 1, e));
       const p2 = Number(line.slice(e + 1, f));
       const stale = Number(line.slice(f + 1));
-      if (!(Number.isInteger(index) && index >= 0 && tUs >= 0 && Math.abs(d1) <= 1 && Math.abs(d2) <= 1 && Number.isInteger(p1) && Number.isInteger(p2) && Number.isInteger(stale) && stale >= 0)) {
+      if (!(
+        Number.isInteger(index) &&
+        index >= 0 &&
+        tUs >= 0 &&
+        Math.abs(d1) <= 1 &&
+        Math.abs(d2) <= 1 &&
+        Number.isInteger(p1) &&
+        Number.isInteger(p2) &&
+        Number.isInteger(stale) &&
+        stale >= 0
+      )) {
         this.emit('log', `firmware-sim: a bad slice line from the harness: ${line}`);
         return '';
       }
@@ -295,13 +318,21 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
       const p = PtyLine.safeParse(f);
       if (p.success) this.ptyPath = p.data[1];
       else this.emit('log', `firmware-sim: the harness did not name its pty: ${line}`);
-    } else if (kind === 'Z') this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
+    } else if (kind === 'Z')
+      this.emit('outputs-off', { boardTime: Number(f[1]) / 1e6, sinceLineS: Number(f[2]) / 1e6, sinceByteS: Number(f[3]) / 1e6 });
     else if (kind === 'B') this.emit('reset', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'H') this.emit('host', { open: f[1] === '1', boardTime: Number(f[2]) / 1e6, discardedBytes: Number(f[3]) });
     else if (kind === 'K') this.emit('handshake', { boardTime: Number(f[1]) / 1e6 });
     else if (kind === 'L') this.emit('behind', { boardTime: Number(f[1]) / 1e6, behindS: Number(f[2]) / 1e6 });
     else if (kind === 'E') {
-      this.summary = { boardS: Number(f[1]), wallS: Number(f[2]), maxBehindMs: Number(f[3]), restarts: Number(f[4]), droppedBytes: Number(f[5]), code: null };
+      this.summary = {
+        boardS: Number(f[1]),
+        wallS: Number(f[2]),
+        maxBehindMs: Number(f[3]),
+        restarts: Number(f[4]),
+        droppedBytes: Number(f[5]),
+        code: null,
+      };
     }
     return '';
   }
@@ -344,21 +375,36 @@ export class FirmwareSim extends EventEmitter<FirmwareSimEvents> {
   encoderStats(): EncoderPinStats {
     const n = this.plant.joints;
     const rms = (sq: number[], k: number): number[] => sq.slice(0, n).map((s) => (k > 0 ? Math.sqrt(s / k) : 0));
-    return { slices: this.pinSlices, rmsCounts: rms(this.pinSq, this.pinSlices), staleRmsCounts: rms(this.staleSq, this.staleSlices), staleSlices: this.staleSlices, maxStale: this.maxStale };
+    return {
+      slices: this.pinSlices,
+      rmsCounts: rms(this.pinSq, this.pinSlices),
+      staleRmsCounts: rms(this.staleSq, this.staleSlices),
+      staleSlices: this.staleSlices,
+      maxStale: this.maxStale,
+    };
   }
 
   /** The encoder pins against the plant so far, in degrees of the joint's encoder (`twolink rig --firmware --report` ends with it). */
   encoderStatsDeg(): { slices: number; rmsDeg: number[]; staleSlices: number; maxStale: number; staleRmsDeg: number[] } {
     const st = this.encoderStats();
     const deg = (c: readonly number[]): number[] => c.map((x, j) => (x * 360) / this.sensor[j]!.cpr);
-    return { slices: st.slices, rmsDeg: deg(st.rmsCounts), staleSlices: st.staleSlices, maxStale: st.maxStale, staleRmsDeg: deg(st.staleRmsCounts) };
+    return {
+      slices: st.slices,
+      rmsDeg: deg(st.rmsCounts),
+      staleSlices: st.staleSlices,
+      maxStale: st.maxStale,
+      staleRmsDeg: deg(st.staleRmsCounts),
+    };
   }
 
   /** The encoder pins against the plant, one line for people (logged when the harness exits). Board-time figures of this run. */
   encoderStatsLine(): string {
     const st = this.encoderStatsDeg();
     const deg = (d: readonly number[]): string => d.map((x) => x.toFixed(4)).join(' / ');
-    return `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsDeg)} deg; ` + `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsDeg)} deg`;
+    return (
+      `firmware-sim: encoder pins vs the plant over ${st.slices} slices: RMS ${deg(st.rmsDeg)} deg; ` +
+      `${st.staleSlices} slices ran ahead of the plant process (at most ${st.maxStale}), RMS there ${deg(st.staleRmsDeg)} deg`
+    );
   }
 
   /** Process id of the harness. */

@@ -62,7 +62,10 @@ export class FrameHost {
         const l = this.lines[this.cursor++]!;
         if (test(l)) return l;
       }
-      if (this.closed) throw new Error(`${this.port.path}: the port closed while waiting for a line (${this.lines.length} read, the last: ${JSON.stringify(this.lines.at(-1) ?? '')})`);
+      if (this.closed)
+        throw new Error(
+          `${this.port.path}: the port closed while waiting for a line (${this.lines.length} read, the last: ${JSON.stringify(this.lines.at(-1) ?? '')})`,
+        );
       await new Promise<void>((r) => (this.waiter = r));
     }
   }

@@ -81,7 +81,8 @@ export function handPath(name: string, arm: Pick<TwoLinkParams, 'L1' | 'L2'>): H
     throw new Error(`hand path ${name}: ${i.path.join('.') || '(file)'}: ${i.message}`);
   }
   for (const [k, p] of r.data.points.entries()) {
-    if (Math.hypot(p[0], p[1]) > R) throw new Error(`hand path ${name}: points.${k} (${p[0]}, ${p[1]}) m is beyond the arm's reach ${R.toFixed(3)} m`);
+    if (Math.hypot(p[0], p[1]) > R)
+      throw new Error(`hand path ${name}: points.${k} (${p[0]}, ${p[1]}) m is beyond the arm's reach ${R.toFixed(3)} m`);
   }
   return { name, points: r.data.points, seconds: r.data.seconds };
 }
@@ -100,7 +101,8 @@ export function handPathSpan(path: HandPath): { fromS: number; toS: number } {
 class Polyline {
   readonly cum: number[] = [0];
   constructor(readonly points: [number, number][]) {
-    for (let k = 1; k < points.length; k++) this.cum.push(this.cum[k - 1]! + Math.hypot(points[k]![0] - points[k - 1]![0], points[k]![1] - points[k - 1]![1]));
+    for (let k = 1; k < points.length; k++)
+      this.cum.push(this.cum[k - 1]! + Math.hypot(points[k]![0] - points[k - 1]![0], points[k]![1] - points[k - 1]![1]));
   }
   get length(): number {
     return this.cum.at(-1)!;

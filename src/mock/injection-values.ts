@@ -40,7 +40,10 @@ export function checkQuantity(text: string, q: Quantity): Checked<number> {
   const v = r.data;
   if (q.integer && !Number.isInteger(v)) return { ok: false, why: `${q.what} ${v}${unit} must be a whole number` };
   if (v > q.max || v < q.min || (q.above && v === q.min)) {
-    return { ok: false, why: `${q.what} ${v}${unit} is out of range: it must be ${q.above ? `above ${q.min}` : `at least ${q.min}`} and at most ${q.max}${unit}` };
+    return {
+      ok: false,
+      why: `${q.what} ${v}${unit} is out of range: it must be ${q.above ? `above ${q.min}` : `at least ${q.min}`} and at most ${q.max}${unit}`,
+    };
   }
   return { ok: true, value: v };
 }
@@ -50,7 +53,8 @@ const range = (q: Quantity): string => `${q.above ? `>${q.min}` : q.min}..${q.ma
 /** No value. */
 export const none: ValueParser<undefined> = {
   form: '',
-  check: (text, _joints, name) => (text === undefined ? { ok: true, value: undefined } : { ok: false, why: `${name} takes no value (write ${name}@SECONDS)` }),
+  check: (text, _joints, name) =>
+    text === undefined ? { ok: true, value: undefined } : { ok: false, why: `${name} takes no value (write ${name}@SECONDS)` },
 };
 
 /** One quantity, `def` when none is given. */
@@ -64,7 +68,10 @@ export function quantity(label: string, q: Quantity, def: number): ValueParser<n
 /** Checks a joint number (1-based as written); gives the index from 0. */
 export function checkJoint(text: string, joints: number): Checked<number> {
   if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > joints) {
-    return { ok: false, why: `the joint "${text}" must be ${joints === 1 ? '1' : `1..${joints}`} (this arm has ${joints} joint${joints > 1 ? 's' : ''})` };
+    return {
+      ok: false,
+      why: `the joint "${text}" must be ${joints === 1 ? '1' : `1..${joints}`} (this arm has ${joints} joint${joints > 1 ? 's' : ''})`,
+    };
   }
   return { ok: true, value: Number(text) - 1 };
 }
@@ -114,7 +121,8 @@ export const handArg: ValueParser<string> = {
 };
 
 export const probability = (def: number): ValueParser<number> => quantity('P', { what: 'the probability', unit: '', min: 0, max: 1 }, def);
-export const byteCount = (what: string, def: number): ValueParser<number> => quantity('BYTES', { what, unit: 'bytes', min: 1, max: 10_000_000, integer: true }, def);
+export const byteCount = (what: string, def: number): ValueParser<number> =>
+  quantity('BYTES', { what, unit: 'bytes', min: 1, max: 10_000_000, integer: true }, def);
 
 /** A force at the endpoint, `FX,FY` [N] (each -100..100 N). */
 export const endpointForce: ValueParser<[number, number]> = {
@@ -142,7 +150,8 @@ export const bridgePreset: ValueParser<{ joint: number; preset: DriverPresetName
     if (extra.length || rest === undefined) return { ok: false, why: `write ${name}=JOINT:PRESET (${DRIVER_PRESET_NAMES.join(', ')})` };
     const jc = checkJoint(j!, joints);
     if (!jc.ok) return jc;
-    if (!(DRIVER_PRESET_NAMES as readonly string[]).includes(rest)) return { ok: false, why: `unknown H-bridge "${rest}"; presets: ${DRIVER_PRESET_NAMES.join(', ')}` };
+    if (!(DRIVER_PRESET_NAMES as readonly string[]).includes(rest))
+      return { ok: false, why: `unknown H-bridge "${rest}"; presets: ${DRIVER_PRESET_NAMES.join(', ')}` };
     return { ok: true, value: { joint: jc.value, preset: rest as DriverPresetName } };
   },
 };

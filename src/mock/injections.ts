@@ -18,7 +18,20 @@ import type { LineBoard } from './line-board.js';
 import type { Plant } from './plant.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import { handPath } from './hand.js';
-import { type ValueParser, type Quantity, checkQuantity, none, quantity, joint, jointAnd, handArg, probability, byteCount, endpointForce, bridgePreset } from './injection-values.js';
+import {
+  type ValueParser,
+  type Quantity,
+  checkQuantity,
+  none,
+  quantity,
+  joint,
+  jointAnd,
+  handArg,
+  probability,
+  byteCount,
+  endpointForce,
+  bridgePreset,
+} from './injection-values.js';
 import { isTwoLink } from '../model/types.js';
 import { DRIVER_PRESETS, type DriverParams } from '../model/driver.js';
 
@@ -90,9 +103,22 @@ function noise(n: number): Uint8Array {
 type BridgeField = 'dropV' | 'seriesOhm' | 'deadTimeUs' | 'pwmHz' | 'pwmBits';
 
 /** A knob that sets one number of a joint's H-bridge (`NAME=JOINT:VALUE`); the example shows `example` (default: the default). */
-function bridgeKnob(field: BridgeField, help: string, label: string, q: Quantity, dflt: number, example = dflt): InjectionDef<'arm', { joint: number; amount: number }> {
+function bridgeKnob(
+  field: BridgeField,
+  help: string,
+  label: string,
+  q: Quantity,
+  dflt: number,
+  example = dflt,
+): InjectionDef<'arm', { joint: number; amount: number }> {
   const name = { dropV: 'bridgedrop', seriesOhm: 'bridgeohm', deadTimeUs: 'deadtime', pwmHz: 'pwmhz', pwmBits: 'pwmbits' }[field];
-  return def({ help, example: `${name}=1:${example}@0`, acts: 'arm', parse: jointAnd(label, q, dflt), apply: (p, v) => setBridge(p, v.joint, field, v.amount) });
+  return def({
+    help,
+    example: `${name}=1:${example}@0`,
+    acts: 'arm',
+    parse: jointAnd(label, q, dflt),
+    apply: (p, v) => setBridge(p, v.joint, field, v.amount),
+  });
 }
 
 function setBridge(p: Plant, joint: number, field: BridgeField, amount: number): void {
@@ -106,8 +132,20 @@ const DEG = Math.PI / 180;
 
 /** Every injection: the one table. */
 export const INJECTIONS = {
-  payload: def({ help: 'a mass at the endpoint', example: 'payload=0.2@1.5', acts: 'arm', parse: quantity('KG', { what: 'the payload', unit: 'kg', min: 0, max: 20 }, 0.2), apply: (p, kg) => p.setPayload(kg) }),
-  stall: def({ help: 'the joint jams', example: 'stall=2@1', acts: 'arm', parse: joint, apply: (p, j) => void (p.injected.stalled[j] = true) }),
+  payload: def({
+    help: 'a mass at the endpoint',
+    example: 'payload=0.2@1.5',
+    acts: 'arm',
+    parse: quantity('KG', { what: 'the payload', unit: 'kg', min: 0, max: 20 }, 0.2),
+    apply: (p, kg) => p.setPayload(kg),
+  }),
+  stall: def({
+    help: 'the joint jams',
+    example: 'stall=2@1',
+    acts: 'arm',
+    parse: joint,
+    apply: (p, j) => void (p.injected.stalled[j] = true),
+  }),
   slip: def({
     help: "the joint's encoder slips once by a number of counts (at once: a jump)",
     example: 'slip=1:200@1',
@@ -122,8 +160,20 @@ export const INJECTIONS = {
     parse: jointAnd('COUNTS', { what: 'the slip', unit: 'counts', min: 1, max: 1_000_000, integer: true }, 20),
     apply: (p, v) => void (p.injected.encoderSlip[v.joint] = v.amount),
   }),
-  reverse: def({ help: "the joint's encoder counts backwards", example: 'reverse=1@1', acts: 'encoders', parse: joint, apply: (p, j) => void (p.injected.encoderReversed[j] = true) }),
-  dead: def({ help: "the joint's motor gives no torque", example: 'dead=1@1', acts: 'arm', parse: joint, apply: (p, j) => void (p.injected.motorDead[j] = true) }),
+  reverse: def({
+    help: "the joint's encoder counts backwards",
+    example: 'reverse=1@1',
+    acts: 'encoders',
+    parse: joint,
+    apply: (p, j) => void (p.injected.encoderReversed[j] = true),
+  }),
+  dead: def({
+    help: "the joint's motor gives no torque",
+    example: 'dead=1@1',
+    acts: 'arm',
+    parse: joint,
+    apply: (p, j) => void (p.injected.motorDead[j] = true),
+  }),
   sag: def({
     help: 'the supply drops to a fraction of nominal',
     example: 'sag=0.6@1',
@@ -190,13 +240,56 @@ export const INJECTIONS = {
     parse: bridgePreset,
     apply: (p, v) => p.setDriver(v.joint, DRIVER_PRESETS[v.preset]),
   }),
-  bridgedrop: bridgeKnob('dropV', "the voltage the joint's H-bridge loses across its switches whatever the current", 'V', { what: 'the drop', unit: 'V', min: 0, max: 20 }, 1.4),
-  bridgeohm: bridgeKnob('seriesOhm', "the resistance of the joint's H-bridge in series with the motor", 'OHM', { what: 'the resistance', unit: 'ohm', min: 0, max: 100 }, 1.15),
-  deadtime: bridgeKnob('deadTimeUs', "the on-time the joint's H-bridge loses per PWM period", 'US', { what: 'the dead time', unit: 'us', min: 0, max: 10_000 }, 40),
-  pwmhz: bridgeKnob('pwmHz', "the PWM frequency of the joint's H-bridge (with the dead time: the duty lost)", 'HZ', { what: 'the PWM frequency', unit: 'Hz', min: 1, max: 1_000_000 }, 490, 980),
-  pwmbits: bridgeKnob('pwmBits', "the PWM resolution of the joint's H-bridge (0: continuous)", 'BITS', { what: 'the PWM resolution', unit: 'bits', min: 0, max: 16, integer: true }, 8),
-  drop: def({ help: 'each byte on the wire is lost with this probability', example: 'drop=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.dropProbability = pr) }),
-  corrupt: def({ help: 'each byte on the wire gets a flipped bit with this probability', example: 'corrupt=0.01@0', acts: 'wire', parse: probability(0.01), apply: (w, pr) => void (w.injected.corruptProbability = pr) }),
+  bridgedrop: bridgeKnob(
+    'dropV',
+    "the voltage the joint's H-bridge loses across its switches whatever the current",
+    'V',
+    { what: 'the drop', unit: 'V', min: 0, max: 20 },
+    1.4,
+  ),
+  bridgeohm: bridgeKnob(
+    'seriesOhm',
+    "the resistance of the joint's H-bridge in series with the motor",
+    'OHM',
+    { what: 'the resistance', unit: 'ohm', min: 0, max: 100 },
+    1.15,
+  ),
+  deadtime: bridgeKnob(
+    'deadTimeUs',
+    "the on-time the joint's H-bridge loses per PWM period",
+    'US',
+    { what: 'the dead time', unit: 'us', min: 0, max: 10_000 },
+    40,
+  ),
+  pwmhz: bridgeKnob(
+    'pwmHz',
+    "the PWM frequency of the joint's H-bridge (with the dead time: the duty lost)",
+    'HZ',
+    { what: 'the PWM frequency', unit: 'Hz', min: 1, max: 1_000_000 },
+    490,
+    980,
+  ),
+  pwmbits: bridgeKnob(
+    'pwmBits',
+    "the PWM resolution of the joint's H-bridge (0: continuous)",
+    'BITS',
+    { what: 'the PWM resolution', unit: 'bits', min: 0, max: 16, integer: true },
+    8,
+  ),
+  drop: def({
+    help: 'each byte on the wire is lost with this probability',
+    example: 'drop=0.01@0',
+    acts: 'wire',
+    parse: probability(0.01),
+    apply: (w, pr) => void (w.injected.dropProbability = pr),
+  }),
+  corrupt: def({
+    help: 'each byte on the wire gets a flipped bit with this probability',
+    example: 'corrupt=0.01@0',
+    acts: 'wire',
+    parse: probability(0.01),
+    apply: (w, pr) => void (w.injected.corruptProbability = pr),
+  }),
   latency: def({
     help: "extra delay before the board's commands apply",
     example: 'latency=5@1',
@@ -204,13 +297,49 @@ export const INJECTIONS = {
     parse: quantity('MS', { what: 'the latency', unit: 'ms', min: 0, max: 1000 }, 5),
     apply: (w, ms) => void (w.injected.extraLatency = ms / 1000),
   }),
-  silent: def({ help: 'the board stops answering (hung firmware, a cable cut on the TX line)', example: 'silent@1', acts: 'uart', parse: none, apply: (u) => u.silence() }),
-  unplug: def({ help: 'the USB cable is pulled: the port vanishes', example: 'unplug@1', acts: 'cable', parse: none, apply: (c) => c.unplug() }),
+  silent: def({
+    help: 'the board stops answering (hung firmware, a cable cut on the TX line)',
+    example: 'silent@1',
+    acts: 'uart',
+    parse: none,
+    apply: (u) => u.silence(),
+  }),
+  unplug: def({
+    help: 'the USB cable is pulled: the port vanishes',
+    example: 'unplug@1',
+    acts: 'cable',
+    parse: none,
+    apply: (c) => c.unplug(),
+  }),
   reset: def({ help: 'the board resets', example: 'reset@1', acts: 'board', parse: none, apply: (b) => b.reset() }),
-  garbage: def({ help: 'the board sends bytes of noise', example: 'garbage=5000@1', acts: 'wire', parse: byteCount('the byte count', 5000), apply: (w, n) => w.injectRaw(noise(n)) }),
-  longline: def({ help: 'the board sends a line without LF', example: 'longline=1000000@1', acts: 'wire', parse: byteCount('the line length', 1_000_000), apply: (w, n) => w.injectRaw(new Uint8Array(n).fill(0x54)) }),
-  busy: def({ help: 'the loop thread is blocked (a busy machine)', example: 'busy=1@1', acts: 'host', parse: quantity('S', { what: 'the time', unit: 's', min: 0, max: 30, above: true }, 1), apply: (h, s) => h.block(s) }),
-  throw: def({ help: 'an exception inside the loop thread', example: 'throw@1', acts: 'host', parse: none, apply: (h) => h.raise('injected exception (--inject throw)') }),
+  garbage: def({
+    help: 'the board sends bytes of noise',
+    example: 'garbage=5000@1',
+    acts: 'wire',
+    parse: byteCount('the byte count', 5000),
+    apply: (w, n) => w.injectRaw(noise(n)),
+  }),
+  longline: def({
+    help: 'the board sends a line without LF',
+    example: 'longline=1000000@1',
+    acts: 'wire',
+    parse: byteCount('the line length', 1_000_000),
+    apply: (w, n) => w.injectRaw(new Uint8Array(n).fill(0x54)),
+  }),
+  busy: def({
+    help: 'the loop thread is blocked (a busy machine)',
+    example: 'busy=1@1',
+    acts: 'host',
+    parse: quantity('S', { what: 'the time', unit: 's', min: 0, max: 30, above: true }, 1),
+    apply: (h, s) => h.block(s),
+  }),
+  throw: def({
+    help: 'an exception inside the loop thread',
+    example: 'throw@1',
+    acts: 'host',
+    parse: none,
+    apply: (h) => h.raise('injected exception (--inject throw)'),
+  }),
 };
 
 export type InjectionName = keyof typeof INJECTIONS;
@@ -232,7 +361,12 @@ export interface Injection {
 }
 
 /** An injection as it crosses a thread or a process boundary (JSON, worker messages): checked again. */
-export const injectionSchema = z.strictObject({ name: z.enum(INJECTION_NAMES), value: z.string().optional(), at: z.number().finite().min(0), for: z.number().finite().positive().optional() });
+export const injectionSchema = z.strictObject({
+  name: z.enum(INJECTION_NAMES),
+  value: z.string().optional(),
+  at: z.number().finite().min(0),
+  for: z.number().finite().positive().optional(),
+});
 
 /** An --inject argument that cannot be used; the message starts with `--inject "TEXT":`. */
 export class InjectionError extends Error {
@@ -276,7 +410,8 @@ export function parseInjection(text: string, joints = 2, flag = '--inject'): Inj
   }
   let lasts: number | undefined;
   if (m[4] !== undefined) {
-    if (!d.lasts) return fail(`${name} takes no duration (only ${INJECTION_NAMES.filter((k) => TABLE[k].lasts).join(', ')}: NAME=VALUE@T+D)`);
+    if (!d.lasts)
+      return fail(`${name} takes no duration (only ${INJECTION_NAMES.filter((k) => TABLE[k].lasts).join(', ')}: NAME=VALUE@T+D)`);
     const t = checkQuantity(m[4], { what: 'the duration after +', unit: 's', min: 0, max: MAX_INJECTION_TIME_S, above: true });
     if (!t.ok) return fail(t.why);
     lasts = t.value;
@@ -284,7 +419,12 @@ export function parseInjection(text: string, joints = 2, flag = '--inject'): Inj
   if (m[2] === '') return fail(`an empty value after "=" (${name} takes ${d.parse.form ? d.parse.form.slice(1) : 'no value'})`);
   const v = d.parse.check(m[2], joints, name);
   if (!v.ok) return fail(v.why);
-  return { name: name as InjectionName, ...(m[2] !== undefined ? { value: m[2] } : {}), at, ...(lasts !== undefined ? { for: lasts } : {}) };
+  return {
+    name: name as InjectionName,
+    ...(m[2] !== undefined ? { value: m[2] } : {}),
+    at,
+    ...(lasts !== undefined ? { for: lasts } : {}),
+  };
 }
 
 /** The argument back as text, `NAME[=VALUE]@T[+D]` (what parseInjection reads). */
@@ -352,12 +492,30 @@ export const MOCK_PARTS: Record<'line' | 'firmata', readonly InjectionPart[]> = 
 };
 
 /** The line-protocol mock board's parts: all but the host's. */
-export function lineMockSite(name: string, plant: Plant, board: Pick<LineBoard, 'injected' | 'injectRaw' | 'reset'>, unplug: () => void): InjectionSite {
-  return { name, arm: plant, encoders: plant, wire: board, uart: { silence: () => void (board.injected.silent = true) }, board, cable: { unplug } };
+export function lineMockSite(
+  name: string,
+  plant: Plant,
+  board: Pick<LineBoard, 'injected' | 'injectRaw' | 'reset'>,
+  unplug: () => void,
+): InjectionSite {
+  return {
+    name,
+    arm: plant,
+    encoders: plant,
+    wire: board,
+    uart: { silence: () => void (board.injected.silent = true) },
+    board,
+    cable: { unplug },
+  };
 }
 
 /** The Firmata mock board's parts: not the line protocol's bytes, nor the host's. */
-export function firmataMockSite(name: string, plant: Plant, board: Pick<FirmataBoard, 'injected' | 'reset'>, unplug: () => void): InjectionSite {
+export function firmataMockSite(
+  name: string,
+  plant: Plant,
+  board: Pick<FirmataBoard, 'injected' | 'reset'>,
+  unplug: () => void,
+): InjectionSite {
   return { name, arm: plant, encoders: plant, uart: { silence: () => void (board.injected.silent = true) }, board, cable: { unplug } };
 }
 
@@ -383,7 +541,13 @@ export interface ScheduledInjections {
  * starts the plant at clock.now()). A timer at each due time also advances the plant to it, so that an
  * arm nobody reads (no host yet) still reaches its injections. `apply` gets the time (since `zero`) it was applied at.
  */
-export function injectOnPlantTime(clock: Clock, plant: Plant, zero: number, injections: readonly Injection[], apply: (i: Injection, t: number) => void): ScheduledInjections {
+export function injectOnPlantTime(
+  clock: Clock,
+  plant: Plant,
+  zero: number,
+  injections: readonly Injection[],
+  apply: (i: Injection, t: number) => void,
+): ScheduledInjections {
   const onArm = (i: Injection): boolean => TABLE[i.name].acts === 'arm' || TABLE[i.name].acts === 'encoders';
   const applyAt = (i: Injection, t: number): void => apply(i, t - DUE_SLACK_S);
   const arm = injectionSchedule(injections.filter(onArm), applyAt);
@@ -434,7 +598,14 @@ export type HandshakeHook = (fn: (() => void) | undefined) => void;
  * that connects late (a busy machine held it) still meets each injection its time into its session.
  * None is applied before it (`pending` holds them all); `onZero` hears the moment, once.
  */
-export function injectFromHandshake(clock: Clock, plant: Plant, injections: readonly Injection[], hook: HandshakeHook, apply: (i: Injection, t: number) => void, onZero: () => void): ScheduledInjections {
+export function injectFromHandshake(
+  clock: Clock,
+  plant: Plant,
+  injections: readonly Injection[],
+  hook: HandshakeHook,
+  apply: (i: Injection, t: number) => void,
+  onZero: () => void,
+): ScheduledInjections {
   let on: ScheduledInjections | undefined;
   let stopped = false;
   const waiting = injections.slice().sort((a, b) => a.at - b.at);

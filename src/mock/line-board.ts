@@ -9,7 +9,18 @@
  * bytes have left the board's UART. Time comes from a Clock, so the same board runs in real time (the
  * pty rig, the demo) and in virtual time (tests).
  */
-import { decodeHostFrame, encodeBoardFrame, FLAG, LineAssembler, MAX_LINE, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
+import {
+  decodeHostFrame,
+  encodeBoardFrame,
+  FLAG,
+  LineAssembler,
+  MAX_LINE,
+  PROTOCOL,
+  SequenceTracker,
+  type BoardFrame,
+  type BoardInfo,
+  type HostFrame,
+} from '../protocol/codec.js';
 import type { Clock, TimerHandle } from '../time/clock.js';
 import type { Plant } from './plant.js';
 

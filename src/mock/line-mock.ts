@@ -66,7 +66,11 @@ export interface LineMockParts {
 /** Builds the plant, the board and the adapter of `rig` (which must have a `plant` section) on `clock`. */
 export function buildLineMock(rig: MockPart, clock: Clock, opts: { board?: string; wiring?: MockWiring } = {}): LineMockParts {
   if (!rig.plant) {
-    throw new RigFileError(rig.file, 'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm.json)', 'plant');
+    throw new RigFileError(
+      rig.file,
+      'has no "plant" section: the mock rig needs the true arm to simulate (see rigs/mock-arm.json)',
+      'plant',
+    );
   }
   const plant = createPlant({ ...rig, plant: rig.plant }, clock.now(), opts.wiring);
   const noise = new Noise(rig.plant.seed + 1);

@@ -41,7 +41,9 @@ export function startRemoteMock(rig: MockPart, wiring?: MockWiring, onStarved?: 
   const wire = createWire();
   const path = `mock:${rig.name}`;
   const binding = wireBinding(path, wire);
-  const worker = new Worker(new URL('./mock-thread.js', import.meta.url), { workerData: { rig, wire, ...(wiring ? { wiring } : {}) } satisfies MockThreadInput });
+  const worker = new Worker(new URL('./mock-thread.js', import.meta.url), {
+    workerData: { rig, wire, ...(wiring ? { wiring } : {}) } satisfies MockThreadInput,
+  });
   let stats: MockThreadStats | undefined;
   let listener: ScheduleListener | undefined;
   let onScheduled: (() => void) | undefined;

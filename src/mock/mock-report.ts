@@ -26,7 +26,13 @@ export const mockReportSchema = z.discriminatedUnion('kind', [
    * (the firmware rig: board time). The rig applies it on the arm's time; on a starved machine the
    * wall's runs ahead of it.
    */
-  z.strictObject({ kind: z.literal('injected'), injection: z.string().min(1), at: z.number().finite().min(0), plantS: z.number().finite(), wallS: z.number().finite() }),
+  z.strictObject({
+    kind: z.literal('injected'),
+    injection: z.string().min(1),
+    at: z.number().finite().min(0),
+    plantS: z.number().finite(),
+    wallS: z.number().finite(),
+  }),
   /**
    * The Firmata board's motors went from running to all stopped (`zero` true: every PWM pin at its
    * stopped value) or back, when the pins took the write, at `monoMs`: the machine's monotonic clock
@@ -37,7 +43,12 @@ export const mockReportSchema = z.discriminatedUnion('kind', [
    * The line-protocol mock rig ended: its board's thread took `samples` samples and its timers ran up to
    * `maxLateMs` late [ms], `lateTimers` of them more than 0.5 ms (a starved rig, not the host).
    */
-  z.strictObject({ kind: z.literal('mock-end'), samples: z.number().int().min(0), maxLateMs: z.number().finite(), lateTimers: z.number().int().min(0) }),
+  z.strictObject({
+    kind: z.literal('mock-end'),
+    samples: z.number().int().min(0),
+    maxLateMs: z.number().finite(),
+    lateTimers: z.number().int().min(0),
+  }),
   /**
    * The firmware rig (`--firmware`) ended: `boardS` of board time simulated in `wallS` of the wall's [s],
    * behind the wall clock at most `maxBehindMs` [ms] and `restarts` times over 100 ms (skipped ahead);
@@ -78,6 +89,9 @@ export function parseMockReport(line: string): MockReport {
     throw new Error(`twolink rig --report: a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
   }
   const r = mockReportSchema.safeParse(raw);
-  if (!r.success) throw new Error(`twolink rig --report: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`);
+  if (!r.success)
+    throw new Error(
+      `twolink rig --report: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`,
+    );
   return r.data;
 }

@@ -11,7 +11,17 @@ import type { MockPart } from '../config/parts.js';
 import { DrivenClock } from '../time/clock.js';
 import { taskCpuSeconds, threadId } from '../time/threads.js';
 import { StallMonitor, type StallReport } from '../time/stalls.js';
-import { applyInjection, firmataMockSite, injectFromHandshake, injectionSchema, lineMockSite, type HandshakeHook, type Injection, type InjectionSite, type ScheduledInjections } from './injections.js';
+import {
+  applyInjection,
+  firmataMockSite,
+  injectFromHandshake,
+  injectionSchema,
+  lineMockSite,
+  type HandshakeHook,
+  type Injection,
+  type InjectionSite,
+  type ScheduledInjections,
+} from './injections.js';
 import type { Plant } from './plant.js';
 import { AdaptedEnd, buildLineMock } from './line-mock.js';
 import type { MockEnd } from './binding.js';
@@ -137,12 +147,23 @@ const CATCH_UP_S = 0.02;
  * The pty rig's injections on this thread's simulated arm: their time counts from the host's first
  * handshake the board answers (said to the host, as is each injection applied on the arm's time).
  */
-function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: InjectionSite, clock: DrivenClock, injections: Injection[], before: ScheduledInjections | undefined): ScheduledInjections {
+function scheduleOnPlant(
+  port: NonNullable<typeof parentPort>,
+  mock: ThreadMock,
+  site: InjectionSite,
+  clock: DrivenClock,
+  injections: Injection[],
+  before: ScheduledInjections | undefined,
+): ScheduledInjections {
   before?.stop();
   let wall0 = performance.now();
   const apply = (i: Injection, t: number): void => {
     const r = applyInjection(site, i);
-    port.postMessage((r.ok ? { type: 'injected', injection: i, plantS: t, wallS: (performance.now() - wall0) / 1000 } : { type: 'refused', why: r.why }) satisfies MockThreadMessage);
+    port.postMessage(
+      (r.ok
+        ? { type: 'injected', injection: i, plantS: t, wallS: (performance.now() - wall0) / 1000 }
+        : { type: 'refused', why: r.why }) satisfies MockThreadMessage,
+    );
   };
   return injectFromHandshake(clock, mock.plant, injections, mock.handshake, apply, () => {
     wall0 = performance.now();
@@ -154,7 +175,13 @@ function scheduleOnPlant(port: NonNullable<typeof parentPort>, mock: ThreadMock,
  * The host's messages: an injection now, injections on the arm's time (`schedule`), `stop`. Returns
  * what stops the scheduled injections.
  */
-function listen(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: InjectionSite, clock: DrivenClock, stop: () => void): () => void {
+function listen(
+  port: NonNullable<typeof parentPort>,
+  mock: ThreadMock,
+  site: InjectionSite,
+  clock: DrivenClock,
+  stop: () => void,
+): () => void {
   let scheduled: ScheduledInjections | undefined;
   port.on('message', (m: MockThreadCommand) => {
     if (m.type === 'stop') stop();
@@ -165,7 +192,11 @@ function listen(port: NonNullable<typeof parentPort>, mock: ThreadMock, site: In
       if (!r.ok) port.postMessage({ type: 'refused', why: r.why } satisfies MockThreadMessage);
     } else if (m.type === 'schedule') {
       const all = injectionSchema.array().safeParse(m.injections);
-      if (!all.success) port.postMessage({ type: 'refused', why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}` } satisfies MockThreadMessage);
+      if (!all.success)
+        port.postMessage({
+          type: 'refused',
+          why: `not injections: ${JSON.stringify(m.injections).slice(0, 200)}`,
+        } satisfies MockThreadMessage);
       else {
         scheduled = scheduleOnPlant(port, mock, site, clock, all.data, scheduled);
         port.postMessage({ type: 'scheduled' } satisfies MockThreadMessage);
@@ -226,7 +257,17 @@ async function main(): Promise<void> {
   const wall0 = clock.now();
   let running = true;
   const monitor = new StallMonitor();
-  const stats: MockThreadStats = { maxLateMs: 0, lateTimers: 0, cpu: 0, tid, samples: 0, stalls: monitor.report(), worstAt: 0, starvedMs: 0, maxStarvedMs: 0 };
+  const stats: MockThreadStats = {
+    maxLateMs: 0,
+    lateTimers: 0,
+    cpu: 0,
+    tid,
+    samples: 0,
+    stalls: monitor.report(),
+    worstAt: 0,
+    starvedMs: 0,
+    maxStarvedMs: 0,
+  };
   const site = mock.site(() => wire.unplug());
   const unschedule = listen(port, mock, site, clock, () => (running = false));
   port.postMessage({ type: 'ready', tid } satisfies MockThreadMessage);

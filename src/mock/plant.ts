@@ -25,7 +25,13 @@
  * The file is over 650 lines because the split joints integrate the same state, under the same wiring, stops,
  * pushes, hand and injections, as the rigid arm: one class keeps one truth of the arm.
  */
-import { DEFAULT_GEAR_DAMPING, DEFAULT_GEAR_STIFFNESS, DEFAULT_STRIBECK_VELOCITY, type EncoderParams, type PlantParams } from '../config/load.js';
+import {
+  DEFAULT_GEAR_DAMPING,
+  DEFAULT_GEAR_STIFFNESS,
+  DEFAULT_STRIBECK_VELOCITY,
+  type EncoderParams,
+  type PlantParams,
+} from '../config/load.js';
 import {
   computeForwardDynamics,
   computeFriction,
@@ -92,7 +98,11 @@ export interface PlantFlaws {
 }
 
 /** Defaults of the flaws a PlantParams built by hand leaves out (src/config/load.ts has the rig file's). */
-const FLAW_DEFAULTS = { gearStiffness: DEFAULT_GEAR_STIFFNESS, gearDamping: DEFAULT_GEAR_DAMPING, stribeckVelocity: DEFAULT_STRIBECK_VELOCITY };
+const FLAW_DEFAULTS = {
+  gearStiffness: DEFAULT_GEAR_STIFFNESS,
+  gearDamping: DEFAULT_GEAR_DAMPING,
+  stribeckVelocity: DEFAULT_STRIBECK_VELOCITY,
+};
 
 /** The motor side's inertia when the rig gives the rotor none [kg m^2 at the joint]: the split needs one. */
 const MIN_MOTOR_INERTIA = 1e-4;
@@ -157,7 +167,13 @@ export function withPayload(p: TwoLinkParams, payloadKg: number): TwoLinkParams 
 
 /** The plant's true actuated arm: `arm` (the plant's, with any payload) and the `plant` section's motors, friction and supply. */
 export function plantModelSpec(p: PlantParams, arm: ArmParams = p.arm): ActuatedArmSpec {
-  return { arm, motors: p.motors, friction: { viscous: p.viscous, coulomb: p.coulomb }, supplyV: p.supplyV, coulombVelocity: p.coulombVelocity };
+  return {
+    arm,
+    motors: p.motors,
+    friction: { viscous: p.viscous, coulomb: p.coulomb },
+    supplyV: p.supplyV,
+    coulombVelocity: p.coulombVelocity,
+  };
 }
 
 /** A mechanical stop's stiffness [N m/rad] and damping [N m s/rad] (a rubber bumper on a bench arm). */
@@ -288,7 +304,11 @@ export class Plant {
     this.motorChannel = wiring?.motorChannel.slice(0, n) ?? ids;
     this.motorSign = wiring?.motorSign.slice(0, n) ?? ids.map(() => 1);
     this.encoderJoint = wiring?.encoderJoint.slice(0, n) ?? ids;
-    this.sensor = ids.map((j) => (wiring ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! } : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev }));
+    this.sensor = ids.map((j) =>
+      wiring
+        ? { sign: wiring.encoderSign[j]!, zero: wiring.zero[j]!, cpr: wiring.countsPerRev[j]! }
+        : { sign: encoders[j]!.sign, zero: encoders[j]!.zero, cpr: encoders[j]!.countsPerRev },
+    );
     this.integ = new FixedStepIntegrator(n, 'rk4', (t, q, qd, out) => this.accel(q, qd, out, t));
   }
 
@@ -331,7 +351,8 @@ export class Plant {
     const base = this.params.arm;
     const arm = isTwoLink(base) ? withPayload(base, this.payload) : base;
     const spec = plantModelSpec(this.params, arm);
-    if (this.driverOverride.some((d) => d !== undefined)) spec.motors = spec.motors.map((m, i) => (this.driverOverride[i] ? { ...m, driver: this.driverOverride[i] } : m));
+    if (this.driverOverride.some((d) => d !== undefined))
+      spec.motors = spec.motors.map((m, i) => (this.driverOverride[i] ? { ...m, driver: this.driverOverride[i] } : m));
     this.model = createActuatedArmModel(spec);
     this.data = createActuatedArmData(this.model);
     this.linkModel = createActuatedArmModel({ arm, motors: spec.motors.map((m) => ({ ...m, rotorInertia: 0 })), supplyV: spec.supplyV });
@@ -372,7 +393,8 @@ export class Plant {
     const scale = this.injected.supplyScale;
     const m = this.model.motors[i]!;
     // Through a bridge the sagging supply loses the bridge's drop too (not a scaled duty: the PWM's steps and dead time are the bridge's).
-    if (m.driver && scale !== 1) return torqueForDuty(m, this.model.supplyV * scale, this.motorSign[i]! * this.duty[this.motorChannel[i]!]!, w);
+    if (m.driver && scale !== 1)
+      return torqueForDuty(m, this.model.supplyV * scale, this.motorSign[i]! * this.duty[this.motorChannel[i]!]!, w);
     const duty = this.motorSign[i]! * this.duty[this.motorChannel[i]!]! * scale;
     return motorTorque(this.model, i, duty, w);
   }

@@ -40,7 +40,11 @@ export function createPtyPair(timeoutMs = 5000, signal?: AbortSignal): Promise<P
     child.on('error', (e) => {
       clearTimeout(timer);
       const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
-      reject(new Error(missing ? 'socat is not installed: sudo apt-get install socat (it makes the pseudo-terminal pair)' : `socat: ${e.message}`));
+      reject(
+        new Error(
+          missing ? 'socat is not installed: sudo apt-get install socat (it makes the pseudo-terminal pair)' : `socat: ${e.message}`,
+        ),
+      );
     });
     const onAbort = (): void => {
       clearTimeout(timer);

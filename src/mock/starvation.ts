@@ -17,7 +17,11 @@ export function starvedLine(ms: number, atS: number): string {
  * `rigStarved` (control/stop.ts says it in its text); any other stop, or a board that did not starve,
  * is given back as it is. Generic in the stop's type: the mock does not import the loop's.
  */
-export function blameMock<S extends { kind: string; rigStarved?: { maxMs: number; totalMs: number } }>(stop: S, maxMs: number, totalMs: number): S {
+export function blameMock<S extends { kind: string; rigStarved?: { maxMs: number; totalMs: number } }>(
+  stop: S,
+  maxMs: number,
+  totalMs: number,
+): S {
   if (stop.kind !== 'fault' || !(maxMs >= RIG_STARVED_MS)) return stop;
   return { ...stop, rigStarved: { maxMs, totalMs } };
 }

@@ -12,7 +12,8 @@ import { spawn, spawnSync, type ChildProcess, type SpawnOptions } from 'node:chi
 let setprivOk: boolean | undefined;
 
 function hasSetpriv(): boolean {
-  if (setprivOk === undefined) setprivOk = process.platform === 'linux' && spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
+  if (setprivOk === undefined)
+    setprivOk = process.platform === 'linux' && spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0;
   return setprivOk;
 }
 
@@ -25,7 +26,9 @@ const PARENT_CHECK = '[ "$PPID" = "$0" ] || exit 143; exec "$@"';
 
 /** `spawn(cmd, args, opts)`, tied to this process's life where Linux can (see above). */
 export function spawnTied(cmd: string, args: readonly string[], opts: SpawnOptions): ChildProcess {
-  return hasSetpriv() ? spawn('setpriv', ['--pdeathsig', 'SIGTERM', '--', 'sh', '-c', PARENT_CHECK, String(process.pid), cmd, ...args], opts) : spawn(cmd, args, opts);
+  return hasSetpriv()
+    ? spawn('setpriv', ['--pdeathsig', 'SIGTERM', '--', 'sh', '-c', PARENT_CHECK, String(process.pid), cmd, ...args], opts)
+    : spawn(cmd, args, opts);
 }
 
 /** Ends `child` with SIGTERM and resolves once it has exited (at once if it already has). */

@@ -8,7 +8,9 @@
  * `WirePort` is a serialport binding port over the host's end: `new SerialPortStream({ binding })`
  * over it is a real serialport stream.
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type { BindingInterface, BindingPortInterface, OpenOptions } from '@serialport/bindings-interface' with {
+  'resolution-mode': 'require',
+};
 import { CanceledError, onePortBinding, SimulatedPortBase, UnpluggedError } from '../protocol/binding-port.js';
 
 const RING = 1 << 16;
@@ -16,7 +18,12 @@ const RING = 1 << 16;
 /** Atomics.waitAsync (Node >= 16; typed in lib es2024, which this project does not target yet). */
 const waitAsync = (
   Atomics as unknown as {
-    waitAsync: (a: Int32Array, i: number, v: number, t?: number) => { async: false; value: string } | { async: true; value: Promise<string> };
+    waitAsync: (
+      a: Int32Array,
+      i: number,
+      v: number,
+      t?: number,
+    ) => { async: false; value: string } | { async: true; value: Promise<string> };
   }
 ).waitAsync;
 /** Control words: [0..1] down ring head/tail, [2..3] up ring head/tail, [4] down signal, [5] up signal, [6] flags, [7] host baud, [8] board heartbeat [ms]. */

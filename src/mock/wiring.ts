@@ -23,7 +23,12 @@ import { Plant, type PlantWiring } from './plant.js';
 
 /** One wiring mistake (joints 0-based). */
 export type WiringMistake =
-  { kind: 'swap-motors' } | { kind: 'swap-encoders' } | { kind: 'reverse-motor'; joint: number } | { kind: 'reverse-encoder'; joint: number } | { kind: 'cpr'; joint: number; counts: number } | { kind: 'offset'; joint: number; deg: number };
+  | { kind: 'swap-motors' }
+  | { kind: 'swap-encoders' }
+  | { kind: 'reverse-motor'; joint: number }
+  | { kind: 'reverse-encoder'; joint: number }
+  | { kind: 'cpr'; joint: number; counts: number }
+  | { kind: 'offset'; joint: number; deg: number };
 
 /** A parsed `--wiring` list: plain data (it crosses into the loop's worker with the target). */
 export interface MockWiring {
@@ -63,7 +68,17 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
     'swap-encoders': z.undefined({ error: 'takes no value' }),
     'reverse-motor': jointNo,
     'reverse-encoder': jointNo,
-    cpr: z.tuple([jointNo, z.preprocess(fromDecimal, z.number({ error: 'counts must be a whole number' }).int('counts must be a whole number').min(1, 'counts must be at least 1').max(100_000_000, 'counts must be at most 1e8'))]),
+    cpr: z.tuple([
+      jointNo,
+      z.preprocess(
+        fromDecimal,
+        z
+          .number({ error: 'counts must be a whole number' })
+          .int('counts must be a whole number')
+          .min(1, 'counts must be at least 1')
+          .max(100_000_000, 'counts must be at most 1e8'),
+      ),
+    ]),
     offset: z.tuple([
       jointNo,
       z.preprocess(
@@ -102,7 +117,8 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
       const got = pair ? (input as string[])[Number(is.path[0] ?? 0)] : value;
       throw new WiringError(`${where}: ${what ? `${what} ` : ''}${is.message}${got !== undefined ? ` (got "${got}")` : ''}`);
     }
-    if ((kind === 'swap-motors' || kind === 'swap-encoders') && joints < 2) throw new WiringError(`${where}: a one-link arm has nothing to swap`);
+    if ((kind === 'swap-motors' || kind === 'swap-encoders') && joints < 2)
+      throw new WiringError(`${where}: a one-link arm has nothing to swap`);
     const v = r.data;
     let mk: WiringMistake;
     if (kind === 'swap-motors' || kind === 'swap-encoders') mk = { kind };
@@ -144,7 +160,11 @@ export function describeWiring(w: MockWiring): string[] {
  * corrected rig file still drives the same miswired arm. `encoders` are the rig file's; the board's
  * firmware believes their counts per revolution per input (it reports them), except where `cpr` says.
  */
-export function plantWiring(w: MockWiring, encoders: readonly EncoderParams[], startRad: readonly number[]): { boardEncoders: EncoderParams[]; wiring: PlantWiring } {
+export function plantWiring(
+  w: MockWiring,
+  encoders: readonly EncoderParams[],
+  startRad: readonly number[],
+): { boardEncoders: EncoderParams[]; wiring: PlantWiring } {
   const n = encoders.length;
   const ids = [...Array(n).keys()];
   const wiring: PlantWiring = {

@@ -46,7 +46,12 @@ export interface ActuatedArmSpec {
    * Viscous [N m s/rad] and Coulomb [N m] friction per joint; `breakaway` [N m], the static level the
    * friction rises to at low speed (Stribeck's), over `stribeckVelocity` [rad/s]. @default none
    */
-  friction?: { viscous: readonly number[]; coulomb: readonly number[]; breakaway?: readonly number[]; stribeckVelocity?: readonly number[] };
+  friction?: {
+    viscous: readonly number[];
+    coulomb: readonly number[];
+    breakaway?: readonly number[];
+    stribeckVelocity?: readonly number[];
+  };
   /** One per joint (extra entries are ignored). */
   motors: readonly MotorParams[];
   /** H-bridge supply [V]. */
@@ -126,7 +131,8 @@ export function createActuatedArmModel(spec: ActuatedArmSpec): ActuatedArmModel 
     for (const [k, v] of Object.entries(m)) if (k !== 'driver') check(finiteAll(v), `motors[${i}].${k} must be a finite number`, v);
     const d = m.driver;
     if (d) {
-      for (const [k, v] of Object.entries(d)) if (k !== 'preset') check(Number.isFinite(v), `motors[${i}].driver.${k} must be a finite number`, v);
+      for (const [k, v] of Object.entries(d))
+        if (k !== 'preset') check(Number.isFinite(v), `motors[${i}].driver.${k} must be a finite number`, v);
       check(d.dropV < spec.supplyV, `motors[${i}].driver.dropV must be below the supply (${spec.supplyV} V)`, d.dropV);
     }
   });
@@ -158,7 +164,9 @@ function build(spec: ActuatedArmSpec, motors: MotorParams[]): ActuatedArmModel {
   const one = arm;
   const coulomb = per(spec.friction?.coulomb, 'coulomb');
   const breakaway = spec.friction?.breakaway ? per(spec.friction.breakaway, 'breakaway') : coulomb;
-  const stribeckVelocity = spec.friction?.stribeckVelocity ? per(spec.friction.stribeckVelocity, 'stribeckVelocity') : new Array<number>(joints).fill(DEFAULT_STRIBECK_VELOCITY);
+  const stribeckVelocity = spec.friction?.stribeckVelocity
+    ? per(spec.friction.stribeckVelocity, 'stribeckVelocity')
+    : new Array<number>(joints).fill(DEFAULT_STRIBECK_VELOCITY);
   stribeckVelocity.forEach((v, i) => check(v > 0, `friction.stribeckVelocity[${i}] must be > 0`, v));
   return {
     joints,
@@ -230,7 +238,12 @@ export function maxMassMatrixDiagonal(model: ActuatedArmModel, out: number[] = n
  * C qd = V and dM/dt - 2 C is skew-symmetric. With h = m2 L1 d2 sin a2:
  * C = [[-h qd2, -h (qd1 + qd2)], [h qd1, 0]]. The rotors add nothing (their inertia is constant).
  */
-export function computeCoriolisMatrix(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[]): number[][] {
+export function computeCoriolisMatrix(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+): number[][] {
   const C = data.C;
   const two = model.two;
   if (two) {
@@ -248,7 +261,12 @@ export function computeCoriolisMatrix(model: ActuatedArmModel, data: ActuatedArm
 }
 
 /** V(q, qd) = C(q, qd) qd [N m], into `data.V`: V1 = -h (2 qd1 qd2 + qd2^2), V2 = h qd1^2, h = m2 L1 d2 sin a2. */
-export function computeVelocityTerms(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[]): number[] {
+export function computeVelocityTerms(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+): number[] {
   if (model.two) model.two.velocityTerms(asPair(q), asPair(qd), asOutPair(data.V));
   else data.V[0] = 0;
   return data.V;
@@ -258,7 +276,12 @@ export function computeVelocityTerms(model: ActuatedArmModel, data: ActuatedArmD
  * C(q, qd)^T qd [N m], into `data.ctq`: the term of the generalized-momentum dynamics
  * dp/dt = tau + C^T qd - G (p = M_a qd). With h = m2 L1 d2 sin a2: [0, -h qd1 (qd1 + qd2)].
  */
-export function computeCoriolisTransposeVelocity(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[]): number[] {
+export function computeCoriolisTransposeVelocity(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+): number[] {
   const out = data.ctq;
   out[0] = 0;
   if (model.two) {
@@ -364,14 +387,27 @@ export function motorTorqueLimit(model: ActuatedArmModel, joint: number, maxDuty
 }
 
 /** tau_i = tm_i(duty_i, qd_i) - f_i(qd_i) [N m], into `out` (default `data.tau`): what the motors leave to move the arm. */
-export function computeActuatorTorques(model: ActuatedArmModel, data: ActuatedArmData, qd: readonly number[], duty: readonly number[], out: number[] = data.tau): number[] {
+export function computeActuatorTorques(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  qd: readonly number[],
+  duty: readonly number[],
+  out: number[] = data.tau,
+): number[] {
   const f = computeFriction(model, data, qd);
   for (let i = 0; i < model.joints; i++) out[i] = motorTorque(model, i, duty[i]!, qd[i]!) - f[i]!;
   return out;
 }
 
 /** Inverse dynamics of the actuated arm, tau = M_a(q) qdd + V(q, qd) + G(q) + f(qd) [N m], into `out` (default `data.tau`). */
-export function computeInverseDynamics(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], qdd: readonly number[], out: number[] = data.tau): number[] {
+export function computeInverseDynamics(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+  out: number[] = data.tau,
+): number[] {
   if (model.two) model.two.inverseDynamics(asPair(q), asPair(qd), asPair(qdd), asOutPair(out));
   else out[0] = model.io1 * qdd[0]! + model.mgd1 * Math.cos(q[0]!);
   const f = computeFriction(model, data, qd);
@@ -388,7 +424,14 @@ function solve(model: ActuatedArmModel, data: ActuatedArmData, q: readonly numbe
 }
 
 /** Forward dynamics of the actuated arm under joint torques: qdd = M_a(q)^-1 (tau - V - G - f) [rad/s^2], into `out` (default `data.qdd`). */
-export function computeForwardDynamics(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], tau: readonly number[], out: number[] = data.qdd): number[] {
+export function computeForwardDynamics(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+  tau: readonly number[],
+  out: number[] = data.qdd,
+): number[] {
   const f = computeFriction(model, data, qd);
   for (let i = 0; i < model.joints; i++) data.net[i] = tau[i]! - f[i]!;
   return solve(model, data, q, qd, out);
@@ -399,7 +442,15 @@ export function computeForwardDynamics(model: ActuatedArmModel, data: ActuatedAr
  * - G - f) [rad/s^2], into `out` (default `data.qdd`); `extra` [N m] is a joint torque the model does
  * not explain (a disturbance estimate), none if omitted.
  */
-export function computeForwardDynamicsUnderDuty(model: ActuatedArmModel, data: ActuatedArmData, q: readonly number[], qd: readonly number[], duty: readonly number[], out: number[] = data.qdd, extra?: readonly number[]): number[] {
+export function computeForwardDynamicsUnderDuty(
+  model: ActuatedArmModel,
+  data: ActuatedArmData,
+  q: readonly number[],
+  qd: readonly number[],
+  duty: readonly number[],
+  out: number[] = data.qdd,
+  extra?: readonly number[],
+): number[] {
   const net = computeActuatorTorques(model, data, qd, duty, data.net);
   if (extra) for (let i = 0; i < model.joints; i++) net[i]! += extra[i]!;
   return solve(model, data, q, qd, out);

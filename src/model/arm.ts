@@ -56,7 +56,11 @@ export function simulate(model: ActuatedArmModel, o: SimulateOptions): Simulatio
   const two = model.two;
   const rotor = model.rotorInertia;
   if (fixed && two && [...model.viscous, ...model.coulomb].every((c) => c === 0)) {
-    return integrate(model, o, (_t, q, qd, out) => void two.forwardDynamics(asPair(q), asPair(qd), asPair(tau), asOutPair(out), asPair(rotor)));
+    return integrate(
+      model,
+      o,
+      (_t, q, qd, out) => void two.forwardDynamics(asPair(q), asPair(qd), asPair(tau), asOutPair(out), asPair(rotor)),
+    );
   }
   const accel = (t: number, q: readonly number[], qd: readonly number[], out: number[]): void => {
     if (!fixed) {

@@ -44,5 +44,7 @@ export function outsideText(value: number, min: number, max: number, decimals = 
   if (!(value < min || value > max) || shown < lo || shown > hi) return range;
   // A crossing finer than the bound's 10 digits (the bound printed rounded outward past the value):
   // both in full (the shortest text that reads back as the number), which keeps the sides apart.
-  return value < min ? { value: String(value), range: `${String(min)}..${boundText(max)}` } : { value: String(value), range: `${boundText(min)}..${String(max)}` };
+  return value < min
+    ? { value: String(value), range: `${String(min)}..${boundText(max)}` }
+    : { value: String(value), range: `${boundText(min)}..${String(max)}` };
 }

@@ -55,7 +55,9 @@ export function builtinPath(arm: ArmParams, name: string): PathSpec | undefined 
     case 'reach':
       return {
         name,
-        description: `seed 002's reach scaled to the arm: the endpoint from (${(REACH_START_FRACTION * R).toFixed(3)}, 0) to ` + `(${(R / 2).toFixed(3)}, ${(R / 2).toFixed(3)}) m in 1 s, minimum jerk, elbow down`,
+        description:
+          `seed 002's reach scaled to the arm: the endpoint from (${(REACH_START_FRACTION * R).toFixed(3)}, 0) to ` +
+          `(${(R / 2).toFixed(3)}, ${(R / 2).toFixed(3)}) m in 1 s, minimum jerk, elbow down`,
         start: { xy: [REACH_START_FRACTION * R, 0], elbow: 'down' },
         steps: [
           { kind: 'line', to: [R / 2, R / 2], duration: 1 },
@@ -104,7 +106,13 @@ export function scalePath(spec: PathSpec, speed: number): PathSpec {
   const steps: PathStep[] = spec.steps.map((s) => {
     const duration = s.duration / speed;
     if (s.kind === 'samples') return { ...s, dt: s.dt / speed, duration };
-    if (s.kind === 'sines') return { ...s, duration, ...(s.ramp !== undefined ? { ramp: s.ramp / speed } : {}), sines: s.sines.map((js) => js.map((c) => ({ ...c, frequencyHz: c.frequencyHz * speed }))) };
+    if (s.kind === 'sines')
+      return {
+        ...s,
+        duration,
+        ...(s.ramp !== undefined ? { ramp: s.ramp / speed } : {}),
+        sines: s.sines.map((js) => js.map((c) => ({ ...c, frequencyHz: c.frequencyHz * speed }))),
+      };
     return { ...s, duration };
   });
   return { ...spec, name: `${spec.name} x${speed}`, description: `${spec.description} (at ${speed}x speed)`, steps };

@@ -106,12 +106,23 @@ export function driverCommandFor(d: DriverParams, effective: number): number {
 }
 
 /** The bridges' names as people write them. */
-const LABELS: Record<DriverPresetName, string> = { ideal: 'ideal H-bridge', l298n: 'L298N', tb6612: 'TB6612FNG', drv8871: 'DRV8871', bts7960: 'BTS7960', vnh5019: 'VNH5019' };
+const LABELS: Record<DriverPresetName, string> = {
+  ideal: 'ideal H-bridge',
+  l298n: 'L298N',
+  tb6612: 'TB6612FNG',
+  drv8871: 'DRV8871',
+  bts7960: 'BTS7960',
+  vnh5019: 'VNH5019',
+};
 
 /** A bridge for a message: its preset's name, or its figures (`H-bridge (1.4 V + 1.15 ohm, 2 us per period at 490 Hz)`). */
 export function driverLabel(d: DriverParams): string {
   const figures = `${round(d.dropV)} V + ${round(d.seriesOhm)} ohm, ${round(d.deadTimeUs)} us per period at ${round(d.pwmHz)} Hz`;
-  return d.preset && d.preset !== 'ideal' ? `${LABELS[d.preset]} H-bridge (${figures})` : d.preset === 'ideal' ? LABELS.ideal : `H-bridge (${figures})`;
+  return d.preset && d.preset !== 'ideal'
+    ? `${LABELS[d.preset]} H-bridge (${figures})`
+    : d.preset === 'ideal'
+      ? LABELS.ideal
+      : `H-bridge (${figures})`;
 }
 
 function round(x: number): string {

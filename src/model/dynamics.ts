@@ -20,7 +20,17 @@
  * Every function writes into an optional `out` and allocates nothing when it is given: they run
  * thousands of times a second in the control loop, the twin and the mock rig's plant.
  */
-import { asOutPair, asPair, type Energy, type ExternalLoads, type Mat2, type OneLinkParams, type Pair, type ReadonlyPair, type TwoLinkParams } from './types.js';
+import {
+  asOutPair,
+  asPair,
+  type Energy,
+  type ExternalLoads,
+  type Mat2,
+  type OneLinkParams,
+  type Pair,
+  type ReadonlyPair,
+  type TwoLinkParams,
+} from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Two links
@@ -56,7 +66,17 @@ export class TwoLinkDynamics {
   /** True while `p` still has the values this was built from. */
   matches(p: TwoLinkParams): boolean {
     const s = this.snap;
-    return s[0] === p.L1 && s[1] === p.L2 && s[2] === p.d1 && s[3] === p.d2 && s[4] === p.m1 && s[5] === p.m2 && s[6] === p.I1 && s[7] === p.I2 && s[8] === p.g;
+    return (
+      s[0] === p.L1 &&
+      s[1] === p.L2 &&
+      s[2] === p.d1 &&
+      s[3] === p.d2 &&
+      s[4] === p.m1 &&
+      s[5] === p.m2 &&
+      s[6] === p.I1 &&
+      s[7] === p.I2 &&
+      s[8] === p.g
+    );
   }
 
   massMatrix(
@@ -169,7 +189,13 @@ export function gravityTerms(p: TwoLinkParams, q: readonly number[], out?: numbe
 }
 
 /** Inverse dynamics: the joint torques [N m] that produce qdd at (q, qd). */
-export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], out?: number[]): Pair {
+export function inverseDynamics(
+  p: TwoLinkParams,
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+  out?: number[],
+): Pair {
   return twoLinkDynamics(p).inverseDynamics(asPair(q), asPair(qd), asPair(qdd), out && asOutPair(out));
 }
 
@@ -178,15 +204,34 @@ export function inverseDynamics(p: TwoLinkParams, q: readonly number[], qd: read
  * `rotorInertia` [kg m^2 at the joint] is added to the diagonal of M (a geared motor's reflected
  * rotor inertia, N^2 J_rotor); omit it for the bare arm.
  */
-export function forwardDynamics(p: TwoLinkParams, q: readonly number[], qd: readonly number[], tau: readonly number[], out?: number[], rotorInertia?: readonly number[]): Pair {
-  return twoLinkDynamics(p).forwardDynamics(asPair(q), asPair(qd), asPair(tau), out && asOutPair(out), rotorInertia && asPair(rotorInertia));
+export function forwardDynamics(
+  p: TwoLinkParams,
+  q: readonly number[],
+  qd: readonly number[],
+  tau: readonly number[],
+  out?: number[],
+  rotorInertia?: readonly number[],
+): Pair {
+  return twoLinkDynamics(p).forwardDynamics(
+    asPair(q),
+    asPair(qd),
+    asPair(tau),
+    out && asOutPair(out),
+    rotorInertia && asPair(rotorInertia),
+  );
 }
 
 /**
  * The joint torques [N m] of the external loads E at (q, qd): extra torques, J^T F of an endpoint
  * force, viscous and Coulomb friction and springs. Works for one or two joints (`L2` absent = one).
  */
-export function externalTorques(p: TwoLinkParams | OneLinkParams, q: readonly number[], qd: readonly number[], ext: ExternalLoads, out: number[]): number[] {
+export function externalTorques(
+  p: TwoLinkParams | OneLinkParams,
+  q: readonly number[],
+  qd: readonly number[],
+  ext: ExternalLoads,
+  out: number[],
+): number[] {
   const n = (p as TwoLinkParams).L2 === undefined ? 1 : 2;
   const vs = ext.coulombVelocity ?? 0;
   for (let i = 0; i < n; i++) {

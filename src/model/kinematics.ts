@@ -9,7 +9,16 @@
  * without symbolic algebra: r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r.
  */
-import { asPair, isTwoLink, type ArmParams, type Mat2, type OneLinkParams, type ReadonlyPair, type TwoLinkParams, type Vec2 } from './types.js';
+import {
+  asPair,
+  isTwoLink,
+  type ArmParams,
+  type Mat2,
+  type OneLinkParams,
+  type ReadonlyPair,
+  type TwoLinkParams,
+  type Vec2,
+} from './types.js';
 
 /** Segment angles theta (from the horizontal) from joint angles alpha: th1 = a1, th2 = a1 + a2. */
 export function segmentAngles(alpha: readonly number[]): number[] {
@@ -80,7 +89,12 @@ export interface ForwardKinematics {
 }
 
 /** Kinematics of a point at distance `r` along a chain of rotating vectors. */
-function chainPoint(lengths: readonly number[], theta: readonly number[], thetaD: readonly number[], thetaDD: readonly number[]): PointKinematics {
+function chainPoint(
+  lengths: readonly number[],
+  theta: readonly number[],
+  thetaD: readonly number[],
+  thetaDD: readonly number[],
+): PointKinematics {
   const k: PointKinematics = { position: [0, 0], velocity: [0, 0], acceleration: [0, 0] };
   for (let i = 0; i < lengths.length; i++) {
     const l = lengths[i]!;
@@ -102,7 +116,12 @@ function chainPoint(lengths: readonly number[], theta: readonly number[], thetaD
  * Forward kinematics of a one- or two-link arm: elbow, endpoint and centres of mass with their
  * velocities and accelerations (zero rates when qd, qdd are omitted).
  */
-export function forwardKinematics(p: OneLinkParams | TwoLinkParams, q: readonly number[], qd?: readonly number[], qdd?: readonly number[]): ForwardKinematics {
+export function forwardKinematics(
+  p: OneLinkParams | TwoLinkParams,
+  q: readonly number[],
+  qd?: readonly number[],
+  qdd?: readonly number[],
+): ForwardKinematics {
   const n = q.length;
   const zero = n === 1 ? [0] : [0, 0];
   const th = segmentAngles(q);
@@ -182,7 +201,12 @@ export function endpointVelocity(p: TwoLinkParams, q: readonly number[], qd: rea
  * terms in alpha''), centripetal (in alpha1'^2 and alpha2'^2) and Coriolis (in alpha1' alpha2').
  * total = tangential + centripetal + coriolis.
  */
-export function endpointAcceleration(p: TwoLinkParams, q: readonly number[], qd: readonly number[], qdd: readonly number[]): { total: Vec2; tangential: Vec2; centripetal: Vec2; coriolis: Vec2 } {
+export function endpointAcceleration(
+  p: TwoLinkParams,
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+): { total: Vec2; tangential: Vec2; centripetal: Vec2; coriolis: Vec2 } {
   const qP = asPair(q);
   const qdP = asPair(qd);
   const qddP = asPair(qdd);
@@ -222,7 +246,10 @@ export class ReachError extends Error {
     /** Largest reachable distance L1 + L2 [m]. */
     readonly outerReach: number,
   ) {
-    super(`point (${fmt(point[0])}, ${fmt(point[1])}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` + `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`);
+    super(
+      `point (${fmt(point[0])}, ${fmt(point[1])}) m is out of reach: it is ${fmt(distance)} m from joint 1, ` +
+        `and the arm reaches from ${fmt(innerReach)} m (|L1 - L2|) to ${fmt(outerReach)} m (L1 + L2)`,
+    );
   }
 }
 

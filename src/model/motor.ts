@@ -51,7 +51,11 @@ export function dutyForTorque(m: MotorParams, supplyV: number, tau: number, qd: 
 export function torqueForDuty(m: MotorParams, supplyV: number, duty: number, qd: number): number {
   const d = m.driver;
   // (a supply at or below the bridge's drop drives nothing: the back-EMF alone brakes through the bridge)
-  if (d) return (m.efficiency * m.gear * m.kt * (driverEffectiveDuty(d, duty) * Math.max(0, supplyV - d.dropV) - m.ke * m.gear * qd)) / (m.R + d.seriesOhm);
+  if (d)
+    return (
+      (m.efficiency * m.gear * m.kt * (driverEffectiveDuty(d, duty) * Math.max(0, supplyV - d.dropV) - m.ke * m.gear * qd)) /
+      (m.R + d.seriesOhm)
+    );
   return (m.efficiency * m.gear * m.kt * (duty * supplyV - m.ke * m.gear * qd)) / m.R;
 }
 

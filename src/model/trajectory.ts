@@ -364,12 +364,22 @@ class EndpointSegment implements Segment {
     const { min, tMin, max, tMax } = this.curve.distanceRange();
     const at = (t: number): string => `t = ${(t0 + t).toFixed(3)} s`;
     if (max > outer + tol) {
-      throw new TrajectoryError(`the ${this.what} leaves the workspace at ${at(tMax)}: it reaches ${max.toFixed(4)} m from joint 1, ` + `beyond the arm's reach L1 + L2 = ${outer.toFixed(4)} m`, t0 + tMax);
+      throw new TrajectoryError(
+        `the ${this.what} leaves the workspace at ${at(tMax)}: it reaches ${max.toFixed(4)} m from joint 1, ` +
+          `beyond the arm's reach L1 + L2 = ${outer.toFixed(4)} m`,
+        t0 + tMax,
+      );
     }
     if (min < inner - tol) {
-      throw new TrajectoryError(`the ${this.what} enters the unreachable disc at ${at(tMin)}: it comes within ${min.toFixed(4)} m of ` + `joint 1, closer than |L1 - L2| = ${inner.toFixed(4)} m`, t0 + tMin);
+      throw new TrajectoryError(
+        `the ${this.what} enters the unreachable disc at ${at(tMin)}: it comes within ${min.toFixed(4)} m of ` +
+          `joint 1, closer than |L1 - L2| = ${inner.toFixed(4)} m`,
+        t0 + tMin,
+      );
     }
-    const moves = Math.hypot(this.curve.end[0] - this.curve.start[0], this.curve.end[1] - this.curve.start[1]) > tol || this.curve instanceof CircleCurve;
+    const moves =
+      Math.hypot(this.curve.end[0] - this.curve.start[0], this.curve.end[1] - this.curve.start[1]) > tol ||
+      this.curve instanceof CircleCurve;
     if (!moves) return;
     if (max >= outer - tol) {
       throw new TrajectoryError(
@@ -382,7 +392,8 @@ class EndpointSegment implements Segment {
     }
     if (min <= inner + tol) {
       throw new TrajectoryError(
-        `folded-elbow singularity at ${at(tMin)}: the ${this.what} passes ${min.toFixed(4)} m from joint 1 ` + `(|L1 - L2| = ${inner.toFixed(4)} m), where the Jacobian is singular; keep the path away from joint 1`,
+        `folded-elbow singularity at ${at(tMin)}: the ${this.what} passes ${min.toFixed(4)} m from joint 1 ` +
+          `(|L1 - L2| = ${inner.toFixed(4)} m), where the Jacobian is singular; keep the path away from joint 1`,
         t0 + tMin,
       );
     }
@@ -515,8 +526,15 @@ function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sin
   if (!(ramp > 0 && ramp <= D / 2)) throw placed(where, `ramp must be > 0 s and at most half the duration (${D / 2} s), got ${ramp}`, t0);
   step.sines.forEach((js, j) =>
     js.forEach((c, k) => {
-      const bad = !Number.isFinite(c.amplitude) ? 'amplitude' : !(c.frequencyHz > 0 && Number.isFinite(c.frequencyHz)) ? 'frequencyHz' : !Number.isFinite(c.phase ?? 0) ? 'phase' : undefined;
-      if (bad) throw placed(where, `joint ${j + 1}, sine ${k + 1}: ${bad} must be a finite number${bad === 'frequencyHz' ? ' > 0' : ''}`, t0, j);
+      const bad = !Number.isFinite(c.amplitude)
+        ? 'amplitude'
+        : !(c.frequencyHz > 0 && Number.isFinite(c.frequencyHz))
+          ? 'frequencyHz'
+          : !Number.isFinite(c.phase ?? 0)
+            ? 'phase'
+            : undefined;
+      if (bad)
+        throw placed(where, `joint ${j + 1}, sine ${k + 1}: ${bad} must be a finite number${bad === 'frequencyHz' ? ' > 0' : ''}`, t0, j);
     }),
   );
   return new SinesSegment(q, step.sines, ramp, D);
@@ -524,8 +542,10 @@ function sinesSegment(q: readonly number[], step: Extract<PathStep, { kind: 'sin
 
 function sampledSegment(q: readonly number[], step: Extract<PathStep, { kind: 'samples' }>, at: PathPlace, t0: number, n: number): Segment {
   const bad = step.q.findIndex((p) => p.length !== n || !p.every(Number.isFinite));
-  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0) throw placed(at, `needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
-  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9) throw placed(at, `duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
+  if (!(step.dt > 0) || step.q.length < 2 || bad >= 0)
+    throw placed(at, `needs dt > 0 and at least 2 samples of ${n} finite joint angles${bad >= 0 ? ` (sample ${bad + 1} is not)` : ''}`, t0);
+  if (Math.abs(step.duration - sampledDuration(step.q.length, step.dt)) > 1e-9)
+    throw placed(at, `duration must be (samples + 1) x dt = ${sampledDuration(step.q.length, step.dt)} s`, t0);
   if (!samePose(step.q[0]!, q)) throw placed(at, `the first sample must be where the step starts`, t0);
   return new SampledSegment(step.q, step.dt);
 }
@@ -570,12 +590,17 @@ export function buildPath(arm: ArmParams, start: PathStart, steps: readonly Path
         throw placed(where, `turns must be a whole number >= 1, got ${step.turns}`, t0);
       }
       const from = fkEndpoint(arm, q);
-      const curve: EndpointCurve = step.kind === 'line' ? new LineCurve(asPair(from), asPair(step.to), step.duration) : new CircleCurve(asPair(step.centre), asPair(from), step.turns ?? 1, step.duration);
+      const curve: EndpointCurve =
+        step.kind === 'line'
+          ? new LineCurve(asPair(from), asPair(step.to), step.duration)
+          : new CircleCurve(asPair(step.centre), asPair(from), step.turns ?? 1, step.duration);
       const es = new EndpointSegment(arm, curve, elbow, t0);
       if (!samePose(es.qStart, q)) {
         throw placed(
           where,
-          `the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` + `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` + `add a joint step to change elbow first`,
+          `the arm is in the other elbow configuration at t = ${t0.toFixed(3)} s ` +
+            `(alpha2 = ${((q[1]! * 180) / Math.PI).toFixed(1)} deg, elbow '${elbow}' needs the other sign); ` +
+            `add a joint step to change elbow first`,
           t0,
         );
       }
@@ -595,7 +620,13 @@ export function jointMinJerk(arm: ArmParams, from: readonly number[], to: readon
 }
 
 /** Minimum-jerk straight line of the endpoint from one point to another [m] over `duration` [s]. */
-export function endpointMinJerk(arm: TwoLinkParams, from: readonly number[], to: readonly number[], duration: number, elbow: Elbow = 'down'): Trajectory {
+export function endpointMinJerk(
+  arm: TwoLinkParams,
+  from: readonly number[],
+  to: readonly number[],
+  duration: number,
+  elbow: Elbow = 'down',
+): Trajectory {
   return buildPath(arm, { xy: from, elbow }, [{ kind: 'line', to, duration }]);
 }
 

@@ -3,11 +3,30 @@
  * cable to the mock's thread): the open options filled with serialport's defaults, and the two errors
  * serialport tells apart (a canceled read on a closed port; a device that vanished).
  */
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+  PortStatus,
+  SetOptions,
+  UpdateOptions,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 
 /** `options` with serialport's defaults for what it leaves out (8N1, locked, no flow control). */
 export function fullOpenOptions(options: OpenOptions): Required<OpenOptions> {
-  return { dataBits: 8, lock: true, stopBits: 1, parity: 'none', rtscts: false, xon: false, xoff: false, xany: false, hupcl: true, ...options };
+  return {
+    dataBits: 8,
+    lock: true,
+    stopBits: 1,
+    parity: 'none',
+    rtscts: false,
+    xon: false,
+    xoff: false,
+    xany: false,
+    hupcl: true,
+    ...options,
+  };
 }
 
 /** A read or write on a port that was closed: `canceled`, so serialport ends quietly. */
@@ -50,12 +69,25 @@ export abstract class SimulatedPortBase {
  * missing device's does, and a second open while one is open fails as a locked port's does.
  * `current()` is the port last opened.
  */
-export function onePortBinding<P extends BindingPortInterface>(path: string, open: (options: OpenOptions) => P): BindingInterface<P> & { current(): P | undefined } {
+export function onePortBinding<P extends BindingPortInterface>(
+  path: string,
+  open: (options: OpenOptions) => P,
+): BindingInterface<P> & { current(): P | undefined } {
   let port: P | undefined;
   return {
     current: () => port,
     async list(): Promise<PortInfo[]> {
-      return [{ path, manufacturer: 'twolink mock rig', serialNumber: undefined, pnpId: undefined, locationId: undefined, productId: undefined, vendorId: undefined }];
+      return [
+        {
+          path,
+          manufacturer: 'twolink mock rig',
+          serialNumber: undefined,
+          pnpId: undefined,
+          locationId: undefined,
+          productId: undefined,
+          vendorId: undefined,
+        },
+      ];
     },
     async open(options: OpenOptions): Promise<P> {
       if (options.path !== path) throw new Error(`Error: No such file or directory, cannot open ${options.path}`);

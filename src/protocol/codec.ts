@@ -165,7 +165,8 @@ type IntResult = { ok: true; v: number } | Rejection;
  * signed int, so "-1" where only positives are allowed is RANGE.
  */
 function int(tok: string, what: string, min: number, max: number, unsigned = false): IntResult {
-  if (!(unsigned ? CANON_UINT : CANON_INT).test(tok)) return reject('SYNTAX', `${what} "${tok}" is not a canonical ${unsigned ? 'unsigned integer' : 'integer'}`);
+  if (!(unsigned ? CANON_UINT : CANON_INT).test(tok))
+    return reject('SYNTAX', `${what} "${tok}" is not a canonical ${unsigned ? 'unsigned integer' : 'integer'}`);
   const v = tok.length > 16 ? (tok.startsWith('-') ? -Infinity : Infinity) : Number(tok);
   if (v < min || v > max) return reject('RANGE', `${what} ${tok.length > 16 ? `${tok.slice(0, 12)}...` : tok} is outside ${min}..${max}`);
   return { ok: true, v };
@@ -196,7 +197,8 @@ export function decodeHostFrame(line: string, joints: number): Decoded<HostFrame
   if (!s.ok) return s;
   const seq = s.v;
   const f = t.slice(2);
-  const need = (n: number, what: string): Rejection | undefined => (f.length === n ? undefined : reject('FIELDS', `${type} needs ${what} (${n} field${n === 1 ? '' : 's'}), got ${f.length}`));
+  const need = (n: number, what: string): Rejection | undefined =>
+    f.length === n ? undefined : reject('FIELDS', `${type} needs ${what} (${n} field${n === 1 ? '' : 's'}), got ${f.length}`);
   switch (type) {
     case 'H': {
       const e = need(1, 'the protocol version');
@@ -296,7 +298,18 @@ function decodeInfo(fields: string[]): { ok: true; info: BoardInfo } | Rejection
   if (up && !up.ok) return up;
   return {
     ok: true,
-    info: { fw: kv.get('fw')!, proto: proto.v, board: kv.get('board')!, joints: joints.v, cpr, pwm: pwm.v, torque: torque.v === 1, maxrate: maxrate.v, wdt: wdt.v, ...(up ? { up: up.v } : {}) },
+    info: {
+      fw: kv.get('fw')!,
+      proto: proto.v,
+      board: kv.get('board')!,
+      joints: joints.v,
+      cpr,
+      pwm: pwm.v,
+      torque: torque.v === 1,
+      maxrate: maxrate.v,
+      wdt: wdt.v,
+      ...(up ? { up: up.v } : {}),
+    },
   };
 }
 
@@ -320,7 +333,11 @@ export function decodeBoardFrame(line: string, joints: number): Decoded<BoardFra
       return i.ok ? { ok: true, frame: { type, seq, ack: a.v, info: i.info } } : i;
     }
     case 'T': {
-      if (f.length !== joints + 2) return reject('FIELDS', `T needs the time, ${joints} encoder counts and the flags (${joints + 2} fields after the ack), got ${f.length}`);
+      if (f.length !== joints + 2)
+        return reject(
+          'FIELDS',
+          `T needs the time, ${joints} encoder counts and the flags (${joints + 2} fields after the ack), got ${f.length}`,
+        );
       const a = ackOf(t[2]!);
       if (!a.ok) return a;
       const time = int(f[0]!, 'board time', 0, 4294967295);
@@ -403,7 +420,13 @@ export const boardFrameSchema = z.discriminatedUnion('type', [
     flags: z.number().int().min(0).max(255),
   }),
   z.object({ type: z.literal('A'), seq: seqSchema, ack: ackSchema }),
-  z.object({ type: z.literal('E'), seq: seqSchema, ack: ackSchema, code: z.string().regex(CODE), text: z.string().regex(/^[\x20-\x29\x2B-\x7E]*$/) }),
+  z.object({
+    type: z.literal('E'),
+    seq: seqSchema,
+    ack: ackSchema,
+    code: z.string().regex(CODE),
+    text: z.string().regex(/^[\x20-\x29\x2B-\x7E]*$/),
+  }),
 ]);
 
 /** Encodes a host frame to its line (with CRC and LF). Throws on a frame that is not valid. */
@@ -491,7 +514,8 @@ export function canonical(f: HostFrame | BoardFrame): string {
 // Sequence numbers (PROTOCOL.md section 1)
 
 /** What a sequence number says about the frames before it. */
-export type SeqVerdict = { kind: 'first' } | { kind: 'next' } | { kind: 'gap'; lost: number } | { kind: 'duplicate' } | { kind: 'reordered' };
+export type SeqVerdict =
+  { kind: 'first' } | { kind: 'next' } | { kind: 'gap'; lost: number } | { kind: 'duplicate' } | { kind: 'reordered' };
 
 /** Tracks the sequence numbers of one direction. */
 export class SequenceTracker {

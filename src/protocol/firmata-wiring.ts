@@ -74,7 +74,9 @@ export function motorPinList(m: MotorPins): { role: keyof MotorPins; pin: number
 // ------------------------------------------------------------------ the wiring of a rig
 
 /** A sensor as the rig file gives it (`firmata.sensors[]`). */
-export type SensorSpec = { type: 'encoder'; pinA: number; pinB: number } | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
+export type SensorSpec =
+  | { type: 'encoder'; pinA: number; pinB: number }
+  | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
 
 /**
  * A second, link-side sensor on a joint (`firmata.linkSensors[j]`): a potentiometer on the joint, after
@@ -102,7 +104,9 @@ export interface WiringSpec {
 }
 
 /** One joint's sensor, resolved: an encoder has its FirmataEncoder number (0, 1, ... in joint order). */
-export type JointSensor = { type: 'encoder'; encoder: number; pinA: number; pinB: number } | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
+export type JointSensor =
+  | { type: 'encoder'; encoder: number; pinA: number; pinB: number }
+  | { type: 'potentiometer'; channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number };
 
 /** The wiring of a rig: what every joint's motor and sensor are connected to. */
 export interface Wiring {
@@ -135,7 +139,11 @@ export function resolveWiring(spec: WiringSpec, shields: Record<string, Record<s
     const r = resolveMotorPins(spec.motors[i]!, shields);
     if (typeof r === 'string') return { field: `firmata.motors[${i}]`, message: r };
     for (const { role, pin } of motorPinList(r)) {
-      if (pin >= layout.totalPins) return { field: `firmata.motors[${i}].${role}`, message: `pin ${pin} does not exist on an ${spec.board} (0-${layout.totalPins - 1})` };
+      if (pin >= layout.totalPins)
+        return {
+          field: `firmata.motors[${i}].${role}`,
+          message: `pin ${pin} does not exist on an ${spec.board} (0-${layout.totalPins - 1})`,
+        };
     }
     motors.push(r);
   }
@@ -145,12 +153,14 @@ export function resolveWiring(spec: WiringSpec, shields: Record<string, Record<s
   for (let i = 0; i < spec.sensors.length; i++) {
     const s = spec.sensors[i]!;
     if (s.type === 'potentiometer') {
-      if (s.channel >= layout.analogPins.length) return { field: `firmata.sensors[${i}].channel`, message: `an ${spec.board} has A0-A${layout.analogPins.length - 1}` };
+      if (s.channel >= layout.analogPins.length)
+        return { field: `firmata.sensors[${i}].channel`, message: `an ${spec.board} has A0-A${layout.analogPins.length - 1}` };
       sensors.push({ ...s });
       continue;
     }
     for (const p of [s.pinA, s.pinB]) {
-      if (p >= layout.totalPins) return { field: `firmata.sensors[${i}]`, message: `pin ${p} does not exist on an ${spec.board} (0-${layout.totalPins - 1})` };
+      if (p >= layout.totalPins)
+        return { field: `firmata.sensors[${i}]`, message: `pin ${p} does not exist on an ${spec.board} (0-${layout.totalPins - 1})` };
     }
     encoderJoints.push(i);
     sensors.push({ type: 'encoder', encoder: n++, pinA: s.pinA, pinB: s.pinB });
@@ -178,38 +188,59 @@ export interface WiringCheck {
  */
 export function checkWiring(caps: Capabilities, w: Wiring, firmware: string, analogChannels: number): WiringCheck {
   const has = (pin: number, mode: number): boolean => caps[pin]?.has(mode) ?? false;
-  const boardName = caps.length === BOARDS.uno.totalPins ? 'uno' : caps.length === BOARDS.mega.totalPins ? 'mega' : `${caps.length}-pin board`;
+  const boardName =
+    caps.length === BOARDS.uno.totalPins ? 'uno' : caps.length === BOARDS.mega.totalPins ? 'mega' : `${caps.length}-pin board`;
   const warnings: string[] = [];
-  const fail = (reason: 'mismatch' | 'pins' | 'no-encoder', message: string): WiringCheck => ({ error: { reason, message }, warnings, boardName });
+  const fail = (reason: 'mismatch' | 'pins' | 'no-encoder', message: string): WiringCheck => ({
+    error: { reason, message },
+    warnings,
+    boardName,
+  });
   if (caps.length !== w.layout.totalPins) {
     const known = boardName === 'uno' || boardName === 'mega';
     const fix = known
       ? `: it is ${boardName === 'uno' ? 'an Uno' : 'a Mega'}; set firmata.board to "${boardName}" and its motors and encoders to that board's pins${boardName === 'uno' ? ' (rigs/mock-arm-firmata-uno.json is an Uno wired for twolink)' : ''}`
       : ': fix firmata.board (uno: 20 pins, mega: 70)';
-    return fail('mismatch', `the board reports ${caps.length} pins, the rig file says firmata.board "${w.board}" (${w.layout.totalPins} pins)${fix}`);
+    return fail(
+      'mismatch',
+      `the board reports ${caps.length} pins, the rig file says firmata.board "${w.board}" (${w.layout.totalPins} pins)${fix}`,
+    );
   }
   const pwmPins = caps.flatMap((c, p) => (c.has(MODE.PWM) ? [p] : []));
   for (let j = 0; j < w.motors.length; j++) {
     const m = w.motors[j]!;
     if (!has(m.pwm, MODE.PWM)) {
-      return fail('pins', `motor ${j + 1}'s PWM pin ${m.pwm} cannot do PWM on this ${boardName} (PWM pins: ${pwmPins.join(' ')}): fix firmata.motors[${j}]`);
+      return fail(
+        'pins',
+        `motor ${j + 1}'s PWM pin ${m.pwm} cannot do PWM on this ${boardName} (PWM pins: ${pwmPins.join(' ')}): fix firmata.motors[${j}]`,
+      );
     }
     for (const { role, pin } of motorPinList(m)) {
-      if (role !== 'pwm' && !has(pin, MODE.OUTPUT)) return fail('pins', `motor ${j + 1}'s ${role} pin ${pin} cannot be a digital output on this ${boardName}: fix firmata.motors[${j}]`);
+      if (role !== 'pwm' && !has(pin, MODE.OUTPUT))
+        return fail(
+          'pins',
+          `motor ${j + 1}'s ${role} pin ${pin} cannot be a digital output on this ${boardName}: fix firmata.motors[${j}]`,
+        );
     }
   }
   if (w.encoderJoints.length > 0) {
     const encPins = caps.flatMap((c, p) => (c.has(MODE.ENCODER) ? [p] : []));
     if (encPins.length === 0) {
-      return fail('no-encoder', `${firmware} has no encoder support (no pin offers the ENCODER mode): flash ConfigurableFirmata 2.x with the FirmataEncoder feature (docs/firmata.md)`);
+      return fail(
+        'no-encoder',
+        `${firmware} has no encoder support (no pin offers the ENCODER mode): flash ConfigurableFirmata 2.x with the FirmataEncoder feature (docs/firmata.md)`,
+      );
     }
     for (const j of w.encoderJoints) {
       const s = w.sensors[j] as Extract<JointSensor, { type: 'encoder' }>;
       for (const pin of [s.pinA, s.pinB]) {
-        if (!has(pin, MODE.INPUT)) return fail('pins', `joint ${j + 1}'s encoder pin ${pin} is not a digital input on this ${boardName}: fix firmata.sensors[${j}]`);
+        if (!has(pin, MODE.INPUT))
+          return fail('pins', `joint ${j + 1}'s encoder pin ${pin} is not a digital input on this ${boardName}: fix firmata.sensors[${j}]`);
       }
       if (!has(s.pinA, MODE.ENCODER)) {
-        warnings.push(`joint ${j + 1}'s encoder: pin A (${s.pinA}) has no interrupt on this ${boardName} (interrupt pins: ${encPins.join(' ')}): counts will be missed at speed`);
+        warnings.push(
+          `joint ${j + 1}'s encoder: pin A (${s.pinA}) has no interrupt on this ${boardName} (interrupt pins: ${encPins.join(' ')}): counts will be missed at speed`,
+        );
       }
     }
   }

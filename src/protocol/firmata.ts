@@ -451,7 +451,8 @@ export class FirmataFramer {
     }
     if (this.need > 0 && b < 0x80) {
       this.data.push(b);
-      if (--this.need === 0) out.push({ kind: 'command', cmd: this.cmd < 0xf0 ? this.cmd & 0xf0 : this.cmd, channel: this.cmd & 0x0f, data: this.data });
+      if (--this.need === 0)
+        out.push({ kind: 'command', cmd: this.cmd < 0xf0 ? this.cmd & 0xf0 : this.cmd, channel: this.cmd & 0x0f, data: this.data });
       return;
     }
     if (this.need > 0) this.stray += 1 + this.data.length;
@@ -511,13 +512,16 @@ export function encodeWatchdogStatus(sub: number, s: WatchdogStatus): number[] {
 }
 
 /** Decodes a WATCHDOG_DATA body from the board; undefined when malformed. */
-export function decodeWatchdog(body: readonly number[]): { kind: 'status'; status: WatchdogStatus } | { kind: 'fired'; zeroed: number; silentMs: number } | undefined {
+export function decodeWatchdog(
+  body: readonly number[],
+): { kind: 'status'; status: WatchdogStatus } | { kind: 'fired'; zeroed: number; silentMs: number } | undefined {
   if (body.some((b) => b > 0x7f)) return undefined;
   const [sub, a, b, c] = body;
   if ((sub === WATCHDOG.QUERY || sub === WATCHDOG.ARM) && a !== undefined && b !== undefined && c !== undefined) {
     return { kind: 'status', status: { version: a, timeoutMs: b | (c << 7), pins: body.slice(4) } };
   }
-  if (sub === WATCHDOG.FIRED && a !== undefined && b !== undefined && c !== undefined) return { kind: 'fired', zeroed: a, silentMs: b | (c << 7) };
+  if (sub === WATCHDOG.FIRED && a !== undefined && b !== undefined && c !== undefined)
+    return { kind: 'fired', zeroed: a, silentMs: b | (c << 7) };
   return undefined;
 }
 

@@ -19,7 +19,22 @@ import { interpAt } from './signal.js';
 const DEG = 180 / Math.PI;
 
 /** The tick fields compare needs (what `loadRecording` should keep). */
-export const COMPARE_FIELDS: readonly TickField[] = ['t', 'trajT', 'state', 'phase', 'fresh', 'alarm', 'qDes0', 'qDes1', 'qdDes0', 'qdDes1', 'q0', 'q1', 'res0', 'res1'];
+export const COMPARE_FIELDS: readonly TickField[] = [
+  't',
+  'trajT',
+  'state',
+  'phase',
+  'fresh',
+  'alarm',
+  'qDes0',
+  'qDes1',
+  'qdDes0',
+  'qdDes1',
+  'q0',
+  'q1',
+  'res0',
+  'res1',
+];
 
 const STATE_TRACK = LOOP_STATES.indexOf('track');
 const STATE_IDLE = LOOP_STATES.indexOf('idle');
@@ -149,7 +164,9 @@ class Accumulator {
       ...stats(this.n, this.sum, this.sq, this.maxAbs),
       max: this.maxAt,
       byPhase,
-      ...(this.threshold !== undefined ? { overThreshold: { thresholdDeg: this.threshold, samples: this.over, firstT: this.firstOver } } : {}),
+      ...(this.threshold !== undefined
+        ? { overThreshold: { thresholdDeg: this.threshold, samples: this.over, firstT: this.firstOver } }
+        : {}),
     };
   }
 }
@@ -171,15 +188,21 @@ const list = (xs: readonly number[], d = 3): string => xs.map((x) => String(Numb
  * controller or a mode replaced the feedforward + PID it names).
  */
 export function lawText(law: RunLaw | { kind: string } | undefined, feedforward?: string): string {
-  if (!law) return `law not recorded${feedforward !== undefined ? ` (an older recording; its header names feedforward ${feedforward})` : ''}`;
+  if (!law)
+    return `law not recorded${feedforward !== undefined ? ` (an older recording; its header names feedforward ${feedforward})` : ''}`;
   const r = knownLawSchema.safeParse(law);
   if (!r.success) return `law "${law.kind}" (not known to this version of twolink)`;
   const l = r.data;
   switch (l.kind) {
     case 'pid': {
       const p = l.pid;
-      const gains = p.schedule ? `gains scheduled on the elbow angle at ${p.schedule.length} points` : `kp ${list(p.kp)} N m/rad, ki ${list(p.ki)} N m/(rad s), kd ${list(p.kd)} N m s/rad`;
-      const extra = [...(l.feedforward !== 'none' && !l.disturbanceObserver ? ['no disturbance observer'] : []), ...(l.predict ? [] : ['no delay compensation'])];
+      const gains = p.schedule
+        ? `gains scheduled on the elbow angle at ${p.schedule.length} points`
+        : `kp ${list(p.kp)} N m/rad, ki ${list(p.ki)} N m/(rad s), kd ${list(p.kd)} N m s/rad`;
+      const extra = [
+        ...(l.feedforward !== 'none' && !l.disturbanceObserver ? ['no disturbance observer'] : []),
+        ...(l.predict ? [] : ['no delay compensation']),
+      ];
       return `${l.feedforward === 'none' ? 'PID alone' : `feedforward ${l.feedforward} + PID`} (${[gains, ...extra].join('; ')})`;
     }
     case 'controller':
@@ -222,7 +245,9 @@ export function describeRun(rec: LoadedRecording, label: string): RunDescription
     ...(alarmDeg !== undefined ? { alarmDeg } : {}),
     ...(info.truncated ? { truncated: info.truncated } : {}),
     complete: info.summary !== undefined,
-    ...(typeof info.summary?.recordingFailure === 'string' ? { recordingFailure: { message: info.summary.recordingFailure, runTicks: info.summary.ticks } } : {}),
+    ...(typeof info.summary?.recordingFailure === 'string'
+      ? { recordingFailure: { message: info.summary.recordingFailure, runTicks: info.summary.ticks } }
+      : {}),
   };
 }
 
@@ -325,7 +350,8 @@ export function alignRuns(a: LoadedRecording, b: LoadedRecording): RunAlignment 
   const tA = a.columns.get('t');
   const trajA = a.columns.get('trajT');
   const summary: AlignmentSummary = {
-    method: 'trajectory time of each reading, solved from the plan in the header (plan(tau) = desired); the trajectory proper only (track phase), trajectories matched in order',
+    method:
+      'trajectory time of each reading, solved from the plan in the header (plan(tau) = desired); the trajectory proper only (track phase), trajectories matched in order',
     stepS: step,
     segments: [],
     unmatched: Math.abs(ca.length - cb.length),
@@ -361,7 +387,14 @@ export function alignRuns(a: LoadedRecording, b: LoadedRecording): RunAlignment 
       for (let j = 0; j < n; j++) bq[j]!.push(yb[j]![m]!);
     }
     const pct = (c: SegmentClock): string => `${c.solved}/${c.ticks.length}`;
-    summary.segments.push({ index: k, name: A.name, samples, solvedA: pct(A), solvedB: pct(B), method: A.method === 'plan' && B.method === 'plan' ? 'plan' : 'trajT' });
+    summary.segments.push({
+      index: k,
+      name: A.name,
+      samples,
+      solvedA: pct(A),
+      solvedB: pct(B),
+      method: A.method === 'plan' && B.method === 'plan' ? 'plan' : 'trajT',
+    });
   }
   return {
     summary,
@@ -406,16 +439,30 @@ export function compareRecordings(a: LoadedRecording, b?: LoadedRecording, al0?:
     const tb = runB.trajectories.join(', ');
     if (ta !== tb) notes.push(`the runs followed different trajectories (A: ${ta}; B: ${tb}): run vs run compares unlike motions`);
     if (al.summary.segments.some((s) => s.method === 'trajT')) {
-      notes.push("a plan could not be rebuilt from a header: run vs run aligned those trajectories on trajT from the track phase's first tick (to within a period)");
+      notes.push(
+        "a plan could not be rebuilt from a header: run vs run aligned those trajectories on trajT from the track phase's first tick (to within a period)",
+      );
     }
-    if (al.summary.unmatched) notes.push(`${al.summary.unmatched} trajectory run(s) in one recording have no counterpart in the other and are not compared`);
-    if (a.info.header.joints !== b.info.header.joints) notes.push('the runs have different numbers of joints: run vs run compares the joints both have');
+    if (al.summary.unmatched)
+      notes.push(`${al.summary.unmatched} trajectory run(s) in one recording have no counterpart in the other and are not compared`);
+    if (a.info.header.joints !== b.info.header.joints)
+      notes.push('the runs have different numbers of joints: run vs run compares the joints both have');
   }
   for (const r of runs) {
-    if (r.recordingFailure) notes.push(`${r.label}: the recording stopped before the run did (${r.recordingFailure.message}): it holds ${r.ticks} of the run's ${r.recordingFailure.runTicks} ticks`);
-    if (r.truncated && r.format === 'mcap') notes.push(`${r.label}: the MCAP was cut short (no footer: a crash or a full disk while writing): read up to its last whole chunk, ${r.ticks} ticks${mcapRest(r.truncated.bytes)}`);
-    else if (r.truncated) notes.push(`${r.label}: the last line (line ${r.truncated.line}, ${r.truncated.bytes} bytes) was cut short, a crash while writing: ignored`);
-    else if (!r.complete) notes.push(`${r.label}: no summary${r.format === 'mcap' ? ' (metadata "twolink.summary")' : ' line'}: the run did not end cleanly`);
+    if (r.recordingFailure)
+      notes.push(
+        `${r.label}: the recording stopped before the run did (${r.recordingFailure.message}): it holds ${r.ticks} of the run's ${r.recordingFailure.runTicks} ticks`,
+      );
+    if (r.truncated && r.format === 'mcap')
+      notes.push(
+        `${r.label}: the MCAP was cut short (no footer: a crash or a full disk while writing): read up to its last whole chunk, ${r.ticks} ticks${mcapRest(r.truncated.bytes)}`,
+      );
+    else if (r.truncated)
+      notes.push(
+        `${r.label}: the last line (line ${r.truncated.line}, ${r.truncated.bytes} bytes) was cut short, a crash while writing: ignored`,
+      );
+    else if (!r.complete)
+      notes.push(`${r.label}: no summary${r.format === 'mcap' ? ' (metadata "twolink.summary")' : ' line'}: the run did not end cleanly`);
   }
   return { runs, comparisons, ...(alignment ? { alignment } : {}), notes };
 }
@@ -435,7 +482,9 @@ function pad(s: string, w: number, right = true): string {
 export function formatReport(r: CompareReport): string {
   const out: string[] = [];
   for (const run of r.runs) {
-    out.push(`${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s), law: ${run.lawText}, stop: ${run.stopText ?? 'unknown (no summary)'}`);
+    out.push(
+      `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s), law: ${run.lawText}, stop: ${run.stopText ?? 'unknown (no summary)'}`,
+    );
   }
   out.push('');
   out.push('Errors in degrees. max: the largest |error|, with the loop time, phase and trajectory time where it occurs.');
@@ -444,7 +493,11 @@ export function formatReport(r: CompareReport): string {
   const w = [26, 8, 7, 8, 8, 9, 9, 9, 0];
   for (let j = 0; j < joints; j++) {
     out.push('');
-    out.push(head.map((h, k) => (k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === head.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6))).join(' '));
+    out.push(
+      head
+        .map((h, k) => (k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === head.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6)))
+        .join(' '),
+    );
     for (const c of r.comparisons) {
       const s = c.joints[j];
       if (!s) continue;
@@ -474,7 +527,10 @@ export function formatReport(r: CompareReport): string {
     if (!o.length) continue;
     out.push(
       `${c.run}: twin alarm threshold ${o[0]!.thresholdDeg} deg; samples over it: ${c.joints
-        .map((s) => `joint ${s.joint} ${s.overThreshold!.samples}${s.overThreshold!.firstT !== null ? ` (first at ${f(s.overThreshold!.firstT)} s)` : ''}`)
+        .map(
+          (s) =>
+            `joint ${s.joint} ${s.overThreshold!.samples}${s.overThreshold!.firstT !== null ? ` (first at ${f(s.overThreshold!.firstT)} s)` : ''}`,
+        )
         .join(', ')}`,
     );
   }
@@ -487,7 +543,9 @@ export function formatReport(r: CompareReport): string {
       "median offset. t above is A's loop time.",
     );
     for (const s of r.alignment.segments) {
-      out.push(`  ${s.name}: ${s.samples} points; trajectory time from the plan for ${s.solvedA} readings of A, ${s.solvedB} of B${s.method === 'trajT' ? ' (plan not rebuilt: trajT)' : ''}`);
+      out.push(
+        `  ${s.name}: ${s.samples} points; trajectory time from the plan for ${s.solvedA} readings of A, ${s.solvedB} of B${s.method === 'trajT' ? ' (plan not rebuilt: trajT)' : ''}`,
+      );
     }
   }
   if (r.notes.length) {

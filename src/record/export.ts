@@ -45,7 +45,15 @@ export function csvColumns(joints: number): CsvColumn[] {
 }
 
 /** Units as they end a CSV column name (plain identifiers). */
-const CSV_UNIT: Record<Exclude<TickFieldSpec['unit'], ''>, string> = { s: 's', us: 'us', rad: 'rad', 'rad/s': 'rad_s', 'rad/s^2': 'rad_s2', 'N m': 'Nm', N: 'N' };
+const CSV_UNIT: Record<Exclude<TickFieldSpec['unit'], ''>, string> = {
+  s: 's',
+  us: 'us',
+  rad: 'rad',
+  'rad/s': 'rad_s',
+  'rad/s^2': 'rad_s2',
+  'N m': 'Nm',
+  N: 'N',
+};
 
 function cell(v: number | string): string {
   if (typeof v === 'string') return /[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
@@ -114,7 +122,11 @@ export async function exportMcap(recording: string, out: string): Promise<Export
         await w!.event(e.data, e.t);
       },
     });
-    const cut = info.truncated && (info.format === 'mcap' ? `the MCAP was cut short: read to its last whole chunk (${info.truncated.bytes} bytes after it left out)` : `line ${info.truncated.line} was cut short and left out`);
+    const cut =
+      info.truncated &&
+      (info.format === 'mcap'
+        ? `the MCAP was cut short: read to its last whole chunk (${info.truncated.bytes} bytes after it left out)`
+        : `line ${info.truncated.line} was cut short and left out`);
     const extra: Record<string, Record<string, unknown>> = cut ? { 'twolink.recording': { truncated: cut } } : {};
     await w!.end(info.summary, extra);
     return { file: out, ticks: w!.ticks, bytes: w!.bytes, info };

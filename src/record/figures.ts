@@ -23,7 +23,20 @@ import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
 import type { EndpointState } from '../model/trajectory.js';
 import { isTwoLink, type ArmParams } from '../model/types.js';
 import type { LoadedRecording } from './read.js';
-import { ALARM_COLOR, figure, panel, pointsOf, renderHtml, renderSvg, robustRange, round, STYLES, type Json, type Point, type SeriesStyle } from './plot-panels.js';
+import {
+  ALARM_COLOR,
+  figure,
+  panel,
+  pointsOf,
+  renderHtml,
+  renderSvg,
+  robustRange,
+  round,
+  STYLES,
+  type Json,
+  type Point,
+  type SeriesStyle,
+} from './plot-panels.js';
 import { readingTimes, resampleLinear, savitzkyGolay, strideIndices, uniformGrid } from './signal.js';
 
 const DEG = 180 / Math.PI;
@@ -78,7 +91,13 @@ export { renderHtml, renderSvg };
  * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r (R90 (x, y) = (-y, x)).
  * Returns [x, y, vx, vy, ax, ay, jx, jy].
  */
-export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: readonly number[], qdd: readonly number[], qddd: readonly number[]): EndpointState {
+export function endpointDerivatives(
+  arm: ArmParams,
+  q: readonly number[],
+  qd: readonly number[],
+  qdd: readonly number[],
+  qddd: readonly number[],
+): EndpointState {
   const links = isTwoLink(arm) ? [arm.L1, arm.L2] : [arm.L1];
   const out: EndpointState = [0, 0, 0, 0, 0, 0, 0, 0];
   let th = 0;
@@ -105,7 +124,16 @@ export function endpointDerivatives(arm: ArmParams, q: readonly number[], qd: re
 }
 
 /** One column per entry of an EndpointState (x, y, vx, vy, ax, ay, jx, jy), one row per sample. */
-export type EndpointColumns = [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+export type EndpointColumns = [
+  Float64Array,
+  Float64Array,
+  Float64Array,
+  Float64Array,
+  Float64Array,
+  Float64Array,
+  Float64Array,
+  Float64Array,
+];
 
 export function endpointColumns(n: number): EndpointColumns {
   const c = (): Float64Array => new Float64Array(n);
@@ -193,7 +221,12 @@ function pick(y: Float64Array, idx: readonly number[], ok: (i: number) => boolea
  * from the board's timestamps (signal.ts readingTimes): a tick picks a reading up 0 to 2 periods
  * after it was taken, and differentiating at tick times would turn that jitter into noise.
  */
-export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number, other?: { t: Float64Array; q: Float64Array[] }): RunCurves {
+export function runCurves(
+  rec: LoadedRecording,
+  arm: ArmParams,
+  smoothS: number,
+  other?: { t: Float64Array; q: Float64Array[] },
+): RunCurves {
   const c = rec.columns;
   const n = rec.info.header.joints;
   const dt = 1 / rec.info.header.rateHz;
@@ -210,12 +243,18 @@ export function runCurves(rec: LoadedRecording, arm: ArmParams, smoothS: number,
   const live = (i: number): boolean => state[i] !== IDLE;
   const win = Math.max(5, Math.round(smoothS / dt) | 1);
   // A third derivative amplifies noise far more than a second: its window is JERK_WINDOW_FACTOR times longer.
-  const sg = (y: Float64Array, deriv: number): Float64Array => savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
+  const sg = (y: Float64Array, deriv: number): Float64Array =>
+    savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
   const joint: RunCurves['joint'] = { desired: [], measured: [], twin: [] };
   for (let j = 0; j < n; j++) {
     const f = (name: string): Float64Array => c.get(`${name}${j}` as TickField);
     const qdd = onGrid(t, pick(f('qddDes'), all, plan), grid);
-    joint.desired!.push({ q: onGrid(t, pick(f('qDes'), all, plan), grid), qd: onGrid(t, pick(f('qdDes'), all, plan), grid), qdd, qddd: sg(qdd, 1) });
+    joint.desired!.push({
+      q: onGrid(t, pick(f('qDes'), all, plan), grid),
+      qd: onGrid(t, pick(f('qdDes'), all, plan), grid),
+      qdd,
+      qddd: sg(qdd, 1),
+    });
     const qm = onGrid(tr, pick(f('q'), readings), grid);
     joint.measured!.push({ q: qm, qd: onGrid(tr, pick(f('qd'), readings, live), grid), qdd: sg(qm, 2), qddd: sg(qm, 3) });
     const qt = onGrid(tr, pick(f('twinQ'), readings, live), grid);
@@ -274,7 +313,10 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   const inWindow = (x: number): boolean => x >= (o.from ?? -Infinity) && x <= (o.to ?? Infinity);
   const shown: number[] = [];
   for (let k = 0; k < grid.length; k++) if (inWindow(grid[k]!)) shown.push(k);
-  if (shown.length < 2) throw new RangeError(`the window ${o.from ?? '-'}..${o.to ?? '-'} s holds fewer than 2 samples of the run (${grid[0]!.toFixed(3)}..${grid[grid.length - 1]!.toFixed(3)} s)`);
+  if (shown.length < 2)
+    throw new RangeError(
+      `the window ${o.from ?? '-'}..${o.to ?? '-'} s holds fewer than 2 samples of the run (${grid[0]!.toFixed(3)}..${grid[grid.length - 1]!.toFixed(3)} s)`,
+    );
   const keep = strideIndices(shown.length, maxPoints).map((k) => shown[k]!);
   const xDomain: [number, number] = [round(grid[shown[0]!]!) ?? 0, round(grid[shown[shown.length - 1]!]!) ?? 1];
   const styles = [SERIES.desired, SERIES.measured, SERIES.twin, ...(o.other ? [SERIES.measuredB] : [])];
@@ -290,7 +332,12 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   ] as const;
   const ms = (smoothS * 1000).toFixed(0);
   // What each column's measured and twin curves are: as recorded, or derivatives by the filter.
-  const notes = ['as recorded', 'measured: the estimator, as recorded', `measured, twin: filtered (S-G ${ms} ms)`, `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`];
+  const notes = [
+    'as recorded',
+    'measured: the estimator, as recorded',
+    `measured, twin: filtered (S-G ${ms} ms)`,
+    `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`,
+  ];
   const rows: Json[][] = [];
   let legend = true;
   for (let j = 0; j < n; j++) {
@@ -322,7 +369,8 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
   const endpointKinds = kinds.map(([, , what, unit]) => [what, unit] as const);
   rows.push(...endpointRows({ curves, keep, keys, styles, bands, xDomain }, endpointKinds, notes));
   rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
-  if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true)) rows.push(replayRow(curves, keep, bands, xDomain));
+  if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true))
+    rows.push(replayRow(curves, keep, bands, xDomain));
   const a = rec.info.header;
   const sub = [
     `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? "; B: another run, on this run's time by trajectory time (track phase only)" : ''}`,
@@ -365,13 +413,31 @@ function replayRow(curves: RunCurves, keep: number[], bands: { x0: number; x1: n
       xDomain,
       ...robustDomain(jp),
     }),
-    panel({ title: 'Replay endpoint error [mm]', subtitle: 'distance from the planned endpoint', xTitle: 'Time [s]', yTitle: '[mm]', points: ep, series: [REPLAY_SERIES[2]!], legend: true, bands, xDomain, ...robustDomain(ep) }),
+    panel({
+      title: 'Replay endpoint error [mm]',
+      subtitle: 'distance from the planned endpoint',
+      xTitle: 'Time [s]',
+      yTitle: '[mm]',
+      points: ep,
+      series: [REPLAY_SERIES[2]!],
+      legend: true,
+      bands,
+      xDomain,
+      ...robustDomain(ep),
+    }),
   ];
 }
 
 /** The rows of the endpoint's x and y: one panel per derivative (`kinds`: what, unit), each series on the run's grid. */
 function endpointRows(
-  d: { curves: RunCurves; keep: number[]; keys: string[]; styles: SeriesStyle[]; bands: { x0: number; x1: number }[]; xDomain: [number, number] },
+  d: {
+    curves: RunCurves;
+    keep: number[];
+    keys: string[];
+    styles: SeriesStyle[];
+    bands: { x0: number; x1: number }[];
+    xDomain: [number, number];
+  },
   kinds: readonly (readonly [string, string])[],
   notes: readonly string[],
 ): Json[][] {
@@ -433,10 +499,30 @@ function endpointPanel(curves: RunCurves, keys: string[], styles: SeriesStyle[],
   const xs = Float64Array.from(pts.map((p) => p.x ?? Number.NaN));
   const ys = Float64Array.from(pts.map((p) => p.y ?? Number.NaN));
   const [dx, dy] = equalDomains(xs, ys);
-  return panel({ title: 'Endpoint path', subtitle: 'equal scales on x and y', xTitle: 'x [m]', yTitle: 'y [m]', points: pts, series: styles, path: true, height: 210, xDomain: dx, yDomain: dy });
+  return panel({
+    title: 'Endpoint path',
+    subtitle: 'equal scales on x and y',
+    xTitle: 'x [m]',
+    yTitle: 'y [m]',
+    points: pts,
+    series: styles,
+    path: true,
+    height: 210,
+    xDomain: dx,
+    yDomain: dy,
+  });
 }
 
-function bottomRow(rec: LoadedRecording, rig: Rig, curves: RunCurves, keys: string[], styles: SeriesStyle[], keep: number[], bands: { x0: number; x1: number }[], xDomain: [number, number]): Json[] {
+function bottomRow(
+  rec: LoadedRecording,
+  rig: Rig,
+  curves: RunCurves,
+  keys: string[],
+  styles: SeriesStyle[],
+  keep: number[],
+  bands: { x0: number; x1: number }[],
+  xDomain: [number, number],
+): Json[] {
   const c = rec.columns;
   const n = rec.info.header.joints;
   const t = c.get('t');

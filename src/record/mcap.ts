@@ -16,17 +16,29 @@ import { armUrdf } from '../viz/urdf.js';
 import { ArmScene, cdrString, sceneChannels, SCENE_TOPICS, TICK_TOPIC } from '../viz/scene.js';
 import { FileSink, type WriteFn } from './file-sink.js';
 
-const vec = (joints: number, what: string): object => ({ type: 'array', items: { type: 'number' }, minItems: joints, maxItems: joints, description: what });
+const vec = (joints: number, what: string): object => ({
+  type: 'array',
+  items: { type: 'number' },
+  minItems: joints,
+  maxItems: joints,
+  description: what,
+});
 
 /** The JSON schema of a tick message (the recording's tick line without "kind"), from the tick table. */
 export function tickJsonSchema(joints: number): object {
   const properties: Record<string, object> = {};
   for (const spec of TICK_TABLE as readonly TickFieldSpec[]) {
     const description = `${spec.description}${spec.unit ? ` [${spec.unit}]` : ''}`;
-    const leaf = spec.codes ? { type: 'string', enum: [...spec.codes], description } : spec.joints ? vec(joints, description) : { type: 'number', description };
+    const leaf = spec.codes
+      ? { type: 'string', enum: [...spec.codes], description }
+      : spec.joints
+        ? vec(joints, description)
+        : { type: 'number', description };
     if (!spec.group) properties[spec.name] = leaf;
     else {
-      const g = (properties[spec.group] ??= { type: 'object', description: TICK_GROUPS[spec.group], properties: {} }) as { properties: Record<string, object> };
+      const g = (properties[spec.group] ??= { type: 'object', description: TICK_GROUPS[spec.group], properties: {} }) as {
+        properties: Record<string, object>;
+      };
       g.properties[spec.name] = leaf;
     }
   }
@@ -161,8 +173,20 @@ export class McapRunWriter {
       await writer.start({ profile: '', library: `twolink ${VERSION}` });
       const channels = [
         ...sceneChannels(),
-        { topic: MCAP_TOPICS.tick, schemaName: 'twolink.Tick', schemaEncoding: 'jsonschema', schema: JSON.stringify(tickJsonSchema(header.joints)), encoding: 'json' },
-        { topic: MCAP_TOPICS.event, schemaName: 'twolink.Event', schemaEncoding: 'jsonschema', schema: JSON.stringify(EVENT_SCHEMA), encoding: 'json' },
+        {
+          topic: MCAP_TOPICS.tick,
+          schemaName: 'twolink.Tick',
+          schemaEncoding: 'jsonschema',
+          schema: JSON.stringify(tickJsonSchema(header.joints)),
+          encoding: 'json',
+        },
+        {
+          topic: MCAP_TOPICS.event,
+          schemaName: 'twolink.Event',
+          schemaEncoding: 'jsonschema',
+          schema: JSON.stringify(EVENT_SCHEMA),
+          encoding: 'json',
+        },
       ];
       for (const c of channels) {
         const schemaId = await writer.registerSchema({ name: c.schemaName, encoding: c.schemaEncoding, data: w.enc.encode(c.schema) });
@@ -281,7 +305,12 @@ export class McapRecorder implements RunRecorder {
 
   open(header: RecordingHeader): void {
     this.then(async () => {
-      this.writer = await McapRunWriter.open(this.file, this.rig, header, { chunkBytes: LIVE_CHUNK_BYTES, bufferBytes: 0, reserve: true, ...this.o });
+      this.writer = await McapRunWriter.open(this.file, this.rig, header, {
+        chunkBytes: LIVE_CHUNK_BYTES,
+        bufferBytes: 0,
+        reserve: true,
+        ...this.o,
+      });
     });
   }
 

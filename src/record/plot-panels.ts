@@ -117,7 +117,10 @@ function short(v: number): string {
  * The points with the values beyond `domain` moved onto its edge; the moved ones, with the side
  * they left by, and the value furthest out.
  */
-export function clampToDomain(points: readonly Point[], domain: [number, number]): { points: Point[]; beyond: (Point & { side: 'above' | 'below' })[]; peak: number } {
+export function clampToDomain(
+  points: readonly Point[],
+  domain: [number, number],
+): { points: Point[]; beyond: (Point & { side: 'above' | 'below' })[]; peak: number } {
   // Just inside the edge, so that a wide line along it stays inside the plot (whatever sticks out
   // above a plot lifts its title).
   const inset = 0.025 * (domain[1] - domain[0]);
@@ -212,7 +215,9 @@ export function panel(o: PanelOptions): Json {
     layers.push({
       data: { values: widths.length > 1 ? drawn.filter((p) => these.has(p.s)) : drawn },
       // Drag to pan, wheel to zoom (in the HTML page).
-      ...(w === 0 ? { params: [{ name: `zoom${panelCount++}`, select: { type: 'interval', encodings: ['x', 'y'] }, bind: 'scales' }] } : {}),
+      ...(w === 0
+        ? { params: [{ name: `zoom${panelCount++}`, select: { type: 'interval', encodings: ['x', 'y'] }, bind: 'scales' }] }
+        : {}),
       mark: { type: 'line', strokeWidth: width, clip: true, invalid: 'break-paths-filter-domains' },
       encoding: {
         x: {
@@ -248,7 +253,13 @@ export function panel(o: PanelOptions): Json {
   }
   return {
     // Two subtitle lines on every panel (a no-break space when there is nothing to say): equal title heights.
-    title: { text: o.title, fontSize: 12, subtitle: [o.subtitle || '\u00a0', clipNote || '\u00a0'], subtitleFontSize: 9, subtitleColor: '#555' },
+    title: {
+      text: o.title,
+      fontSize: 12,
+      subtitle: [o.subtitle || '\u00a0', clipNote || '\u00a0'],
+      subtitleFontSize: 9,
+      subtitleColor: '#555',
+    },
     width: o.width ?? 210,
     height: o.height ?? 120,
     // The layers share their scales (one legend); panels do not (see figure).
@@ -257,7 +268,11 @@ export function panel(o: PanelOptions): Json {
 }
 
 /** Series `values` sampled at `x`, as points, thinned by `keep`. */
-export function pointsOf(x: ArrayLike<number>, keep: readonly number[], series: { style: SeriesStyle; values: ArrayLike<number>; scale?: number }[]): Point[] {
+export function pointsOf(
+  x: ArrayLike<number>,
+  keep: readonly number[],
+  series: { style: SeriesStyle; values: ArrayLike<number>; scale?: number }[],
+): Point[] {
   const out: Point[] = [];
   for (const s of series) {
     const k = s.scale ?? 1;
@@ -289,7 +304,8 @@ export function figure(title: string, subtitle: string[], rows: Json[][]): TopLe
   for (const r of rows) {
     cells.push(...r);
     // Pad short rows so that each row starts in the first column.
-    for (let k = r.length; k < columns; k++) cells.push({ width: 1, height: 1, data: { values: [{}] }, mark: { type: 'point', opacity: 0 } });
+    for (let k = r.length; k < columns; k++)
+      cells.push({ width: 1, height: 1, data: { values: [{}] }, mark: { type: 'point', opacity: 0 } });
   }
   const spec = {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',

@@ -44,7 +44,10 @@ export class RecordingError extends Error {
  * statistic over it would be wrong (a NaN is a fault wherever it appears).
  */
 const num = z.number({
-  error: (iss) => (iss.input === null ? 'a non-finite number: the run wrote a NaN or an Infinity here (JSON null), so no statistic over it can be trusted' : undefined),
+  error: (iss) =>
+    iss.input === null
+      ? 'a non-finite number: the run wrote a NaN or an Infinity here (JSON null), so no statistic over it can be trusted'
+      : undefined,
 });
 
 /** Longest line read [bytes]: a header carries the rig file and the trajectories; a tick is ~1 kB. */
@@ -59,7 +62,8 @@ async function* boundedLines(file: string, maxBytes: number): AsyncGenerator<str
   const stream = createReadStream(file, { encoding: 'utf8', highWaterMark: 256 * 1024 });
   let pending = '';
   let n = 0;
-  const tooLong = (): RecordingError => new RecordingError(file, `the line is longer than ${formatBytes(maxBytes)}: not a twolink recording line`, n + 1);
+  const tooLong = (): RecordingError =>
+    new RecordingError(file, `the line is longer than ${formatBytes(maxBytes)}: not a twolink recording line`, n + 1);
   try {
     for await (const chunk of stream as AsyncIterable<string>) {
       let start = 0;
@@ -107,7 +111,9 @@ function tickSchema(joints: 1 | 2): z.ZodType<TickObject> {
   }
   // A group whose fields all came after recordings existed (`plant`) may be absent as a whole.
   const lateGroup = (g: string): boolean => (TICK_TABLE as readonly TickFieldSpec[]).every((s) => s.group !== g || s.absent !== undefined);
-  const shape = Object.fromEntries(Object.entries(top).map(([k, v]) => [k, v instanceof z.ZodType ? v : lateGroup(k) ? z.object(v).optional() : z.object(v)]));
+  const shape = Object.fromEntries(
+    Object.entries(top).map(([k, v]) => [k, v instanceof z.ZodType ? v : lateGroup(k) ? z.object(v).optional() : z.object(v)]),
+  );
   return z.object(shape) as unknown as z.ZodType<TickObject>;
 }
 
@@ -292,7 +298,8 @@ async function readMcapRecording(file: string, visitor: RecordingVisitor): Promi
     } catch (e) {
       throw new RecordingError(file, `MCAP message ${n} (${what}): not JSON (${(e as Error).message})`);
     }
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RecordingError(file, `MCAP message ${n} (${what}): not a JSON object`);
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+      throw new RecordingError(file, `MCAP message ${n} (${what}): not a JSON object`);
     return raw as Record<string, unknown>;
   };
   const stream = createReadStream(file, { highWaterMark: 1 << 20 });
@@ -308,7 +315,11 @@ async function readMcapRecording(file: string, visitor: RecordingVisitor): Promi
           const topic = topics.get(r.channelId);
           if (topic !== MCAP_TICK_TOPIC && topic !== MCAP_EVENT_TOPIC) continue;
           n++;
-          if (!lines.header) throw new RecordingError(file, `MCAP message ${n} on ${topic} comes before twolink's header (the metadata "twolink.header"): not a twolink recording`);
+          if (!lines.header)
+            throw new RecordingError(
+              file,
+              `MCAP message ${n} on ${topic} comes before twolink's header (the metadata "twolink.header"): not a twolink recording`,
+            );
           await lines.line(topic === MCAP_TICK_TOPIC ? { kind: 'tick', ...json(r.data, topic) } : json(r.data, topic), n);
         }
       }
@@ -322,8 +333,13 @@ async function readMcapRecording(file: string, visitor: RecordingVisitor): Promi
   }
   if (summary) await lines.line(summary, n + 1);
   const { header, ticks, events, eventCount } = lines;
-  if (!header) throw new RecordingError(file, 'an MCAP without the metadata "twolink.header" (or cut short before it): not a twolink recording');
-  if (ticks === 0) throw new RecordingError(file, `no messages on ${MCAP_TICK_TOPIC}: the run recorded nothing${reader.done() ? '' : ' (the file is cut short before its first whole chunk)'}`);
+  if (!header)
+    throw new RecordingError(file, 'an MCAP without the metadata "twolink.header" (or cut short before it): not a twolink recording');
+  if (ticks === 0)
+    throw new RecordingError(
+      file,
+      `no messages on ${MCAP_TICK_TOPIC}: the run recorded nothing${reader.done() ? '' : ' (the file is cut short before its first whole chunk)'}`,
+    );
   return {
     file,
     format: 'mcap',
@@ -375,7 +391,10 @@ class LineVisitor {
     if (!this.header) {
       const r = headerSchema.safeParse(raw);
       if (!r.success) {
-        const why = kind === 'header' ? message(r.error.issues, raw, 'header') : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?';
+        const why =
+          kind === 'header'
+            ? message(r.error.issues, raw, 'header')
+            : 'the first line is not a header line ({"kind":"header",...}): is this a twolink recording?';
         throw this.err(why, n);
       }
       this.header = r.data;
@@ -411,7 +430,10 @@ class LineVisitor {
     const { i, t } = r.data;
     const last = this.last;
     if (last && (i <= last.i || t < last.t)) {
-      throw this.err(`tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (${this.unit} ${last.line}): the ${this.unit === 'line' ? 'tick lines' : 'ticks'} are out of order or repeated`, n);
+      throw this.err(
+        `tick i = ${i} at t = ${t.toFixed(4)} s comes after tick i = ${last.i} at t = ${last.t.toFixed(4)} s (${this.unit} ${last.line}): the ${this.unit === 'line' ? 'tick lines' : 'ticks'} are out of order or repeated`,
+        n,
+      );
     }
     this.last = { i, t, line: n };
     tickRow(r.data, this.row);
@@ -474,7 +496,11 @@ export interface LoadedRecording {
 /**
  * Reads a recording and keeps the given fields of the ticks that `keep` accepts (all by default).
  */
-export async function loadRecording(file: string, fields: readonly TickField[], keep?: (row: Float64Array) => boolean): Promise<LoadedRecording> {
+export async function loadRecording(
+  file: string,
+  fields: readonly TickField[],
+  keep?: (row: Float64Array) => boolean,
+): Promise<LoadedRecording> {
   const columns = new Columns(fields);
   const info = await readRecording(file, {
     tick: (row) => {

@@ -72,13 +72,27 @@ export function trajectoryFigure(traj: Trajectory, arm: ArmParams, o: Trajectory
   );
   return figure(
     o.title,
-    [traj.description, `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`],
+    [
+      traj.description,
+      `minimum-jerk kinematics, ${traj.duration.toFixed(3)} s, sampled at ${rate} Hz; derivatives are the plan's own (no differentiation)`,
+    ],
     [endpointRow, jointRow, pathPanels(keep, cols, traj.joints === 2 ? q : undefined)],
   );
 }
 
 /** The plan sampled at `rate` [Hz] (the end included): times, the endpoint's 8 derivatives (endpointDerivatives), and per joint q, qd, qdd, qddd. */
-function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: Float64Array; cols: EndpointColumns; q: PairOf<Float64Array>; qd: PairOf<Float64Array>; qdd: PairOf<Float64Array>; qddd: PairOf<Float64Array> } {
+function sampleTrajectory(
+  traj: Trajectory,
+  arm: ArmParams,
+  rate: number,
+): {
+  t: Float64Array;
+  cols: EndpointColumns;
+  q: PairOf<Float64Array>;
+  qd: PairOf<Float64Array>;
+  qdd: PairOf<Float64Array>;
+  qddd: PairOf<Float64Array>;
+} {
   const n = Math.max(2, Math.round(traj.duration * rate) + 1);
   const t = Float64Array.from({ length: n }, (_, k) => (k === n - 1 ? traj.duration : k / rate));
   const cols = endpointColumns(n);
@@ -100,7 +114,8 @@ function sampleTrajectory(traj: Trajectory, arm: ArmParams, rate: number): { t: 
 
 /** The endpoint's path (x, y in cols 0, 1) and, for two joints (`q`), the path in joint space. */
 function pathPanels(keep: readonly number[], cols: EndpointColumns, q: PairOf<Float64Array> | undefined): Json[] {
-  const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] => keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
+  const pathPoints = (xs: ArrayLike<number>, ys: ArrayLike<number>, s: string, k = 1): Point[] =>
+    keep.map((i, m) => ({ x: round(xs[i]! * k), y: round(ys[i]! * k), s, k: m }));
   const EP: SeriesStyle = STYLES.endpointPath;
   const JS: SeriesStyle = STYLES.jointPath;
   const [ex, ey] = equalDomains(cols[0], cols[1]);

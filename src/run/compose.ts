@@ -14,7 +14,17 @@
 import type { Duplex } from 'node:stream';
 import type { EncoderParams, Rig } from '../config/load.js';
 import type { SerialPathChoice } from '../config/rig.js';
-import { actsOn, applyInjection, firmataMockSite, injectionSchedule, lineMockSite, MOCK_PARTS, type Injection, type InjectionPart, type InjectionSite } from '../mock/injections.js';
+import {
+  actsOn,
+  applyInjection,
+  firmataMockSite,
+  injectionSchedule,
+  lineMockSite,
+  MOCK_PARTS,
+  type Injection,
+  type InjectionPart,
+  type InjectionSite,
+} from '../mock/injections.js';
 import type { LineMock } from '../mock/line-mock.js';
 import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { RemoteMock } from '../mock/mock-remote.js';
@@ -150,7 +160,10 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
     mockName: 'the Firmata mock rig',
     parts: MOCK_PARTS.firmata,
     async mock(rig, clock, wiring) {
-      const [{ createFirmataMock }, { clearFirmataSysexHandlers }] = await Promise.all([import('../mock/firmata-mock.js'), import('../transport/firmata-link.js')]);
+      const [{ createFirmataMock }, { clearFirmataSysexHandlers }] = await Promise.all([
+        import('../mock/firmata-mock.js'),
+        import('../transport/firmata-link.js'),
+      ]);
       const mock = createFirmataMock(rig, clock, wiring ? { wiring } : {});
       const dispose = (): void => {
         mock.dispose();
@@ -159,7 +172,8 @@ export const TRANSPORTS: Readonly<Record<TransportName, Transport>> = {
       return { mock, site: firmataMockSite('the Firmata mock rig', mock.plant, mock.board, () => mock.unplug()), dispose };
     },
     async link(rig, end, clock, o) {
-      if (o.encoders) throw new Error(`${rig.file}: a Firmata link takes the rig file's encoders (the board's own are a line-protocol handshake)`);
+      if (o.encoders)
+        throw new Error(`${rig.file}: a Firmata link takes the rig file's encoders (the board's own are a line-protocol handshake)`);
       const { createFirmataLink } = await import('../transport/firmata-link.js');
       const board = createFirmataLink(rig, end.stream, end.name, clock, {
         baudRate: end.baudRate,
@@ -183,14 +197,28 @@ export async function openEnd(rig: Rig, place: Place, clock: Clock): Promise<Boa
   const adapter = rig.plant?.adapter.kind ?? '16u2';
   if (place.kind === 'port') {
     const baudRate = place.baudRate ?? rig.link.baudRate;
-    const [{ openSerial }, { adapterName, bootloaderBaudRefusal }] = await Promise.all([import('../transport/open.js'), import('../config/cable.js')]);
+    const [{ openSerial }, { adapterName, bootloaderBaudRefusal }] = await Promise.all([
+      import('../transport/open.js'),
+      import('../config/cable.js'),
+    ]);
     // Every command refuses this first (exit 2); here for any other caller: the board would leave its sketch.
     const bootloader = bootloaderBaudRefusal(rig.cable, baudRate);
     if (bootloader) throw new (await import('../transport/link.js')).LinkError(`${place.path}: ${bootloader}`, 'config');
-    const opened = await openSerial(place.path, baudRate, { serial: place.serial ?? rig.link.serial ?? 'auto', rt: place.rt ?? false, adapter: rig.cable.adapter });
+    const opened = await openSerial(place.path, baudRate, {
+      serial: place.serial ?? rig.link.serial ?? 'auto',
+      rt: place.rt ?? false,
+      adapter: rig.cable.adapter,
+    });
     const cable = adapterName(rig.cable.adapter, rig.cable.latencyMs);
     const resetOnOpen = (await import('../transport/dtr.js')).openResetBoard(opened.dtr, rig.cable.adapter);
-    return { stream: opened.stream, name: place.path, baudRate, describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`, resetOnOpen, dispose: async () => undefined };
+    return {
+      stream: opened.stream,
+      name: place.path,
+      baudRate,
+      describe: `${tr.label} on ${place.path} at ${baudRate} baud, serial: ${opened.describe}, cable: ${cable} (rig file)`,
+      resetOnOpen,
+      dispose: async () => undefined,
+    };
   }
   const baudRate = rig.link.baudRate;
   if (place.kind === 'mock-thread') {
@@ -229,7 +257,12 @@ export function linkOver(rig: Rig, end: LinkEnd, clock: Clock, o: LinkOptions = 
  * built. The link's options may be learnt from the end first (setup and doctor probe the board's own
  * encoders before the handshake).
  */
-export async function openLinked(rig: Rig, place: Place, clock: Clock, o: LinkOptions | ((end: BoardEnd) => Promise<LinkOptions>) = {}): Promise<ComposedLink & { end: BoardEnd }> {
+export async function openLinked(
+  rig: Rig,
+  place: Place,
+  clock: Clock,
+  o: LinkOptions | ((end: BoardEnd) => Promise<LinkOptions>) = {},
+): Promise<ComposedLink & { end: BoardEnd }> {
   const end = await openEnd(rig, place, clock);
   try {
     return { ...(await linkOver(rig, end, clock, typeof o === 'function' ? await o(end) : o)), end };
@@ -289,7 +322,8 @@ export async function compose(rig: Rig, place: Place, o: ComposeOptions & { time
 export async function compose(rig: Rig, place: Place, o?: ComposeOptions): Promise<Composed>;
 export async function compose(rig: Rig, place: Place, o: ComposeOptions = {}): Promise<Composed> {
   const time = o.time ?? (place.kind === 'mock' ? 'virtual' : 'real');
-  if (time === 'virtual' && place.kind !== 'mock') throw new Error(`virtual time needs the mock in this thread, not ${place.kind === 'port' ? 'a serial port' : "the mock's own thread"}`);
+  if (time === 'virtual' && place.kind !== 'mock')
+    throw new Error(`virtual time needs the mock in this thread, not ${place.kind === 'port' ? 'a serial port' : "the mock's own thread"}`);
   const clock = time === 'virtual' ? new VirtualClock() : new RealClock();
   const { end, ...link } = await openLinked(rig, place, clock, o.link);
   const drive = driver(clock, o.stepS);

@@ -134,7 +134,15 @@ export class ControllerThread implements ControlLaw {
           reject(e);
         } else resolve(new ControllerThread(file, worker, ch, opts.deadlineMs));
       };
-      const timer = setTimeout(() => settle(new ControllerFault(`${file}: no answer in ${loadMs} ms from the import and createController(context) (an endless loop?): twolink ended its thread`)), loadMs);
+      const timer = setTimeout(
+        () =>
+          settle(
+            new ControllerFault(
+              `${file}: no answer in ${loadMs} ms from the import and createController(context) (an endless loop?): twolink ended its thread`,
+            ),
+          ),
+        loadMs,
+      );
       worker.on('message', (m: ControllerWorkerMessage) => {
         if (m.type === 'loaded') settle(undefined);
         else if (m.type === 'error') settle(new ControllerError(m.message));
@@ -193,7 +201,10 @@ export class ControllerThread implements ControlLaw {
       if (Atomics.load(ctl, C.fault) !== 0) return this.fail(this.ch.readMessage());
       if (res === seq) break;
       const left = end - performance.now();
-      if (left <= 0) return this.fail(`${this.file}: no answer in ${this.deadlineMs} ms from ${what} (an endless loop?): twolink ended the controller's thread`);
+      if (left <= 0)
+        return this.fail(
+          `${this.file}: no answer in ${this.deadlineMs} ms from ${what} (an endless loop?): twolink ended the controller's thread`,
+        );
       Atomics.wait(ctl, C.res, res, left);
     }
     return Atomics.load(ctl, C.status) === 0 ? OK : this.fail(this.ch.readMessage());

@@ -36,7 +36,8 @@ function guardExit(): void {
     return exit(code ?? undefined);
   };
   process.on('exit', (code) => {
-    if (phase === 'loading') fault(`createController(context) returned a promise that never settles (its thread had nothing left to run, exit code ${code})`);
+    if (phase === 'loading')
+      fault(`createController(context) returned a promise that never settles (its thread had nothing left to run, exit code ${code})`);
     else fault(`its thread ended (exit code ${code})`);
   });
   process.on('uncaughtException', (e) => fault(`threw outside update and createController (from a timer or a callback): ${describe(e)}`));
@@ -48,8 +49,18 @@ function guardTimers(): void {
   const require = createRequire(import.meta.url);
   const timers = require('node:timers') as Record<string, unknown>;
   const promises = require('node:timers/promises') as Record<string, unknown>;
-  const inert = { ref: () => inert, unref: () => inert, hasRef: () => false, refresh: () => inert, close: () => inert, [Symbol.toPrimitive]: () => 0 };
-  const said = (name: string): void => fault(`started a timer (${name}): a controller runs only when the loop calls createController(context), update(sample) and reset(); its timers and callbacks would never run`);
+  const inert = {
+    ref: () => inert,
+    unref: () => inert,
+    hasRef: () => false,
+    refresh: () => inert,
+    close: () => inert,
+    [Symbol.toPrimitive]: () => 0,
+  };
+  const said = (name: string): void =>
+    fault(
+      `started a timer (${name}): a controller runs only when the loop calls createController(context), update(sample) and reset(); its timers and callbacks would never run`,
+    );
   for (const name of ['setTimeout', 'setInterval', 'setImmediate']) {
     const refuse = (): typeof inert => {
       said(name);

@@ -26,7 +26,10 @@ export function testCrashPlan(env: NodeJS.ProcessEnv = process.env): { thread: C
   const v = env[TEST_CRASH_ENV];
   if (v === undefined || v === '') return undefined;
   const m = /^(main|main-rejection|loop|recorder)@(\d+(?:\.\d+)?)$/.exec(v);
-  if (!m) throw new Error(`${TEST_CRASH_ENV}="${v}": write THREAD@SECONDS, THREAD main, main-rejection, loop or recorder (a test-only hook: docs/safety.md)`);
+  if (!m)
+    throw new Error(
+      `${TEST_CRASH_ENV}="${v}": write THREAD@SECONDS, THREAD main, main-rejection, loop or recorder (a test-only hook: docs/safety.md)`,
+    );
   return { thread: m[1] as CrashThread, afterS: Number(m[2]) };
 }
 
@@ -50,7 +53,9 @@ export function armTestCrash(plan: { thread: CrashThread; afterS: number }, sess
     const monoMs = monotonicMs();
     writeRunReport({ kind: 'test-crash', thread: plan.thread, monoMs });
     process.stderr.write(testCrashLine(plan.thread, monoMs));
-    const e = new Error(`${TEST_CRASH_ENV}: the injected ${plan.thread === 'main-rejection' ? 'rejection' : plan.thread === 'recorder' ? "recorder's failure" : 'exception'} (a test)`);
+    const e = new Error(
+      `${TEST_CRASH_ENV}: the injected ${plan.thread === 'main-rejection' ? 'rejection' : plan.thread === 'recorder' ? "recorder's failure" : 'exception'} (a test)`,
+    );
     if (plan.thread === 'main-rejection') void Promise.reject(e);
     else if (plan.thread === 'recorder') {
       const r = session?.recorder;
@@ -84,7 +89,11 @@ export function stopOnCrash(session: Session, say: (line: string) => void = (l) 
     const where = `the main thread${at ? ` (${at})` : ''}${kind === 'rejection' ? ', a promise rejection nobody caught' : ''}`;
     const first = session.crash(where, e);
     const text = e instanceof Error ? e.message : String(e);
-    say(first ? `twolink: an error twolink did not catch, in ${where}: ${text}: stopping the arm (fault:internal)` : `twolink: another error twolink did not catch, in ${where}: ${text}`);
+    say(
+      first
+        ? `twolink: an error twolink did not catch, in ${where}: ${text}: stopping the arm (fault:internal)`
+        : `twolink: another error twolink did not catch, in ${where}: ${text}`,
+    );
   };
   const onException = on('exception');
   const onRejection = on('rejection');

@@ -48,7 +48,8 @@ function sha256Of(file: string): string {
 export function runLaw(o: Pick<HeaderParts, 'rig' | 'feedforward' | 'controller' | 'impedance' | 'float' | 'predict'>): RunLaw {
   if (typeof o.controller === 'string') return { kind: 'controller', file: o.controller, sha256: sha256Of(o.controller) };
   if (o.controller) return { kind: 'code', name: o.controller.code };
-  if (o.impedance) return { kind: 'impedance', space: o.impedance.space, stiffness: o.impedance.stiffness, dampingRatio: o.impedance.dampingRatio };
+  if (o.impedance)
+    return { kind: 'impedance', space: o.impedance.space, stiffness: o.impedance.stiffness, dampingRatio: o.impedance.dampingRatio };
   if (o.float) return { kind: 'float', settings: { ...o.float } };
   const c = o.rig.control;
   const { kp, ki, kd, iLimitNm, antiWindup, schedule } = c.pid;

@@ -15,7 +15,11 @@ import type { RunMode } from '../control/modes.js';
 import { controllerDeadlineMs, loadControlLaw } from './law.js';
 
 /** The mode of a run and what it needs: float's and impedance's settings (or a law built here before), a controller's module or a ControlLaw. */
-export type ModeChoice = { mode: 'track' } | { mode: 'float'; float: FloatSettings | FloatLaw } | { mode: 'impedance'; impedance: ImpedanceSettings | ImpedanceLaw } | { mode: 'controller'; controller: string | ControlLaw };
+export type ModeChoice =
+  | { mode: 'track' }
+  | { mode: 'float'; float: FloatSettings | FloatLaw }
+  | { mode: 'impedance'; impedance: ImpedanceSettings | ImpedanceLaw }
+  | { mode: 'controller'; controller: string | ControlLaw };
 
 /** A run mode's name: those of `--mode`, and a user's controller. */
 export type ModeName = ModeChoice['mode'];
@@ -87,7 +91,11 @@ export function modeLaw(choice: ModeChoice, ctx: ModeContext): Promise<ModeLaw> 
  * The mode of a run given as options (the worker's input, a virtual run's): a controller, impedance
  * settings or float settings, at most one of them (the command line refuses the others), else track.
  */
-export function modeOf(o: { controller?: string | ControlLaw | undefined; impedance?: ImpedanceSettings | ImpedanceLaw | undefined; float?: FloatSettings | FloatLaw | undefined }): ModeChoice {
+export function modeOf(o: {
+  controller?: string | ControlLaw | undefined;
+  impedance?: ImpedanceSettings | ImpedanceLaw | undefined;
+  float?: FloatSettings | FloatLaw | undefined;
+}): ModeChoice {
   const given = [o.controller !== undefined, o.impedance !== undefined, o.float !== undefined].filter(Boolean).length;
   if (given > 1) throw new Error('a run has one mode: give a controller, impedance settings or float settings, not several');
   if (o.controller !== undefined) return { mode: 'controller', controller: o.controller };

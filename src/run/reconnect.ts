@@ -21,7 +21,10 @@ export interface ListedPort {
 }
 
 /** How the board is found again. */
-export type PortKey = { kind: 'path'; path: string } | { kind: 'usb-serial'; vendorId: string; productId: string; serialNumber: string } | { kind: 'usb-location'; vendorId: string; productId: string; locationId: string };
+export type PortKey =
+  | { kind: 'path'; path: string }
+  | { kind: 'usb-serial'; vendorId: string; productId: string; serialNumber: string }
+  | { kind: 'usb-location'; vendorId: string; productId: string; locationId: string };
 
 const lower = (s: string | undefined): string | undefined => (s === undefined || s === '' ? undefined : s.toLowerCase());
 
@@ -44,7 +47,10 @@ export function portKey(given: string, resolved: string, listed: readonly Listed
 /** The path to open for `key` in the OS's list now, or undefined while the board is not back. A path key needs `exists` (the caller's file check). */
 export function findPort(key: PortKey, listed: readonly ListedPort[], exists: (path: string) => boolean): string | undefined {
   if (key.kind === 'path') return exists(key.path) ? key.path : undefined;
-  const same = (x: ListedPort): boolean => lower(x.vendorId) === key.vendorId && lower(x.productId) === key.productId && (key.kind === 'usb-serial' ? x.serialNumber?.trim() === key.serialNumber : x.locationId === key.locationId);
+  const same = (x: ListedPort): boolean =>
+    lower(x.vendorId) === key.vendorId &&
+    lower(x.productId) === key.productId &&
+    (key.kind === 'usb-serial' ? x.serialNumber?.trim() === key.serialNumber : x.locationId === key.locationId);
   return listed.find(same)?.path;
 }
 
@@ -69,7 +75,8 @@ export interface BootMark {
 }
 
 /** Whether the board that answered again is the one that was running: it kept running, it reset, or it cannot tell (treated as reset). */
-export type BootVerdict = { kind: 'kept-running'; awayMs: number; grewMs: number } | { kind: 'reset'; why: string } | { kind: 'unknown'; why: string };
+export type BootVerdict =
+  { kind: 'kept-running'; awayMs: number; grewMs: number } | { kind: 'reset'; why: string } | { kind: 'unknown'; why: string };
 
 /** Slack between the board's clock and the host's over a reconnect [ms], at least, and as a fraction of the time away. */
 export const BOOT_SLACK_MS = 250;
@@ -88,11 +95,15 @@ export function bootVerdict(before: BootMark, after: BootMark): BootVerdict {
   const grewMs = after.uptimeMs - before.uptimeMs;
   const slack = Math.max(BOOT_SLACK_MS, BOOT_SLACK_FRACTION * awayMs);
   if (Math.abs(grewMs - awayMs) <= slack) return { kind: 'kept-running', awayMs, grewMs };
-  return { kind: 'reset', why: `its uptime is ${after.uptimeMs} ms, ${grewMs} ms from ${before.uptimeMs} ms at the last handshake ${awayMs} ms ago: it restarted` };
+  return {
+    kind: 'reset',
+    why: `its uptime is ${after.uptimeMs} ms, ${grewMs} ms from ${before.uptimeMs} ms at the last handshake ${awayMs} ms ago: it restarted`,
+  };
 }
 
 /** What waiting for the board ended with. */
-export type WaitResult = { kind: 'found'; path: string; waitedS: number } | { kind: 'timeout'; waitedS: number } | { kind: 'aborted'; waitedS: number };
+export type WaitResult =
+  { kind: 'found'; path: string; waitedS: number } | { kind: 'timeout'; waitedS: number } | { kind: 'aborted'; waitedS: number };
 
 export interface WaitOptions {
   key: PortKey;

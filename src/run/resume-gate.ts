@@ -62,7 +62,12 @@ async function untilAtRest(link: Link, rig: Rig, rateHz: number): Promise<number
       const full = r.boardTime - window[0]!.boardTime >= REST_WINDOW_S * 0.98;
       if (full && spreadDeg(window, rig.joints) <= REST_DEG) resolve(r.boardTime - t0);
       else if (r.boardTime - t0 > REST_LIMIT_S)
-        reject(new LinkError(`${link.name}: the board reset and the arm did not come to rest within ${REST_LIMIT_S} s with the motors off: its zero cannot be re-taken; is something holding or pushing it?`, 'board-reset'));
+        reject(
+          new LinkError(
+            `${link.name}: the board reset and the arm did not come to rest within ${REST_LIMIT_S} s with the motors off: its zero cannot be re-taken; is something holding or pushing it?`,
+            'board-reset',
+          ),
+        );
     });
     link.startSampling(rateHz).catch(reject);
   });
@@ -72,7 +77,8 @@ async function untilAtRest(link: Link, rig: Rig, rateHz: number): Promise<number
 function decision(port: MessagePort): Promise<boolean> {
   return new Promise((resolve) => {
     const on = (m: WorkerCommand): void => {
-      const go = m.type === 'rezero' ? m.go : m.type === 'command' && (m.command.kind === 'stop' || m.command.kind === 'estop') ? false : undefined;
+      const go =
+        m.type === 'rezero' ? m.go : m.type === 'command' && (m.command.kind === 'stop' || m.command.kind === 'estop') ? false : undefined;
       if (go === undefined) return;
       port.off('message', on);
       resolve(go);
@@ -85,7 +91,14 @@ function decision(port: MessagePort): Promise<boolean> {
  * The handshake and, for a board that reset, the zero re-taken; returns the link the loop runs on.
  * Throws a LinkError (the loop never starts) when the zero is refused or cannot be re-taken.
  */
-export async function resumeGate(link: Link, rig: Rig, rateHz: number, before: BootMark | undefined, port: MessagePort, post: (m: WorkerMessage) => void): Promise<Link> {
+export async function resumeGate(
+  link: Link,
+  rig: Rig,
+  rateHz: number,
+  before: BootMark | undefined,
+  port: MessagePort,
+  post: (m: WorkerMessage) => void,
+): Promise<Link> {
   const identity: BoardIdentity = await link.open();
   const mark: BootMark = { uptimeMs: identity.uptimeMs, hostMs: Date.now() };
   const verdict = before ? bootVerdict(before, mark) : undefined;
@@ -98,7 +111,8 @@ export async function resumeGate(link: Link, rig: Rig, rateHz: number, before: B
         'board-reset',
       );
     }
-    if (!(await decision(port))) throw new LinkError(`${link.name}: the board reset and its zero was not re-taken: the arm was not moved`, 'board-reset');
+    if (!(await decision(port)))
+      throw new LinkError(`${link.name}: the board reset and its zero was not re-taken: the arm was not moved`, 'board-reset');
     sampling = true;
     const restS = await untilAtRest(link, rig, rateHz);
     await link.zero();

@@ -46,7 +46,13 @@ export function warpedTime(tau: number, rampS = RESUME_RAMP_S): number {
 }
 
 /** The path proper of `spec` from `fromS` [s] to its end, with the soft start: a spec that starts where the plan was. Undefined if less than one sample is left. */
-export function pathRemainder(arm: ArmParams, spec: PathSpec, fromS: number, rampS = RESUME_RAMP_S, dt = RESUME_DT_S): PathSpec | undefined {
+export function pathRemainder(
+  arm: ArmParams,
+  spec: PathSpec,
+  fromS: number,
+  rampS = RESUME_RAMP_S,
+  dt = RESUME_DT_S,
+): PathSpec | undefined {
   if (!spec.start.q && !spec.start.xy) {
     // A path without a start (--traj hold) holds where the arm is: the rest of its time, held.
     const total = spec.steps.reduce((s, x) => s + x.duration, 0);
@@ -77,7 +83,12 @@ export function pathRemainder(arm: ArmParams, spec: PathSpec, fromS: number, ram
 
 /** A short hold where the arm is: what a resumed run does when nothing of its plan is left. */
 function holdHere(): PathSpec {
-  return { name: 'hold (resumed)', description: 'hold where the arm is after a reconnect: nothing of the plan was left', start: {}, steps: [{ kind: 'hold', duration: 0.5 }] };
+  return {
+    name: 'hold (resumed)',
+    description: 'hold where the arm is after a reconnect: nothing of the plan was left',
+    start: {},
+    steps: [{ kind: 'hold', duration: 0.5 }],
+  };
 }
 
 /**

@@ -35,7 +35,11 @@ export const runReportSchema = z.discriminatedUnion('kind', [
    * The test-only hook TWOLINK_TEST_CRASH (src/run/crash.ts) throws now on `thread`, at `monoMs` on the
    * machine's monotonic clock [ms] (as the rig's `motors` reports: comparable across processes).
    */
-  z.strictObject({ kind: z.literal('test-crash'), thread: z.enum(['main', 'main-rejection', 'loop', 'recorder']), monoMs: z.number().finite() }),
+  z.strictObject({
+    kind: z.literal('test-crash'),
+    thread: z.enum(['main', 'main-rejection', 'loop', 'recorder']),
+    monoMs: z.number().finite(),
+  }),
 ]);
 
 export type RunReport = z.infer<typeof runReportSchema>;
@@ -45,7 +49,10 @@ export function reportFd(env: NodeJS.ProcessEnv = process.env): number | undefin
   const v = env[REPORT_FD_ENV];
   if (v === undefined || v === '') return undefined;
   const fd = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(fd) || fd < 3) throw new Error(`${REPORT_FD_ENV}="${v}": give the number of a descriptor the parent opened, 3 or more (stdin, stdout and stderr are 0-2)`);
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(fd) || fd < 3)
+    throw new Error(
+      `${REPORT_FD_ENV}="${v}": give the number of a descriptor the parent opened, 3 or more (stdin, stdout and stderr are 0-2)`,
+    );
   return fd;
 }
 
@@ -63,7 +70,9 @@ export function writeRunReport(r: RunReport, env: NodeJS.ProcessEnv = process.en
   } catch (e) {
     failed = true;
     const why = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`twolink: ${fd === undefined ? why : `${REPORT_FD_ENV}=${fd}: cannot write the report (${why})`}; no more reports\n`);
+    process.stderr.write(
+      `twolink: ${fd === undefined ? why : `${REPORT_FD_ENV}=${fd}: cannot write the report (${why})`}; no more reports\n`,
+    );
   }
 }
 let failed = false;
@@ -77,6 +86,9 @@ export function parseRunReport(line: string): RunReport {
     throw new Error(`${REPORT_FD_ENV}: a line that is not JSON: ${JSON.stringify(line.slice(0, 200))}`);
   }
   const r = runReportSchema.safeParse(raw);
-  if (!r.success) throw new Error(`${REPORT_FD_ENV}: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`);
+  if (!r.success)
+    throw new Error(
+      `${REPORT_FD_ENV}: a line that is no report (${r.error.issues.map((i) => `${i.path.join('.') || 'line'}: ${i.message}`).join('; ')}): ${line.slice(0, 200)}`,
+    );
   return r.data;
 }

@@ -117,7 +117,11 @@ export class Segments {
 
   /** Where the plan was when the segment ended. */
   interruption(): Interruption {
-    return { pathIndex: this.pathStarts - 1, phase: this.phase, ...(this.phase === 'track' ? { trackS: Math.max(0, this.trajT - this.trackFromS) } : {}) };
+    return {
+      pathIndex: this.pathStarts - 1,
+      phase: this.phase,
+      ...(this.phase === 'track' ? { trackS: Math.max(0, this.trajT - this.trackFromS) } : {}),
+    };
   }
 
   /** A new segment starts: the loop's time begins again at 0, the recording's at `atT` [s]. */
@@ -140,7 +144,13 @@ export class Segments {
     this.connected = true;
     this.bootMark = m.mark;
     const v = m.verdict;
-    this.host.event({ event: 'board', t, firmware: m.identity.firmware, uptimeMs: m.identity.uptimeMs ?? null, ...(v ? { verdict: v } : {}) });
+    this.host.event({
+      event: 'board',
+      t,
+      firmware: m.identity.firmware,
+      uptimeMs: m.identity.uptimeMs ?? null,
+      ...(v ? { verdict: v } : {}),
+    });
     if (!v || v.kind === 'kept-running') {
       if (v) this.o.log?.(`the board kept running (its uptime grew by ${v.grewMs} ms in ${v.awayMs} ms): its zero holds`);
       return;
@@ -162,14 +172,30 @@ export class Segments {
 function merge(a: RunEnd, b: RunEnd): RunEnd {
   const timing =
     a.timing && b.timing
-      ? { ...b.timing, lateSamples: a.timing.lateSamples + b.timing.lateSamples, burstSamples: (a.timing.burstSamples ?? 0) + (b.timing.burstSamples ?? 0), lostSamples: a.timing.lostSamples + b.timing.lostSamples }
+      ? {
+          ...b.timing,
+          lateSamples: a.timing.lateSamples + b.timing.lateSamples,
+          burstSamples: (a.timing.burstSamples ?? 0) + (b.timing.burstSamples ?? 0),
+          lostSamples: a.timing.lostSamples + b.timing.lostSamples,
+        }
       : (b.timing ?? a.timing);
   const counters =
     a.counters && b.counters
-      ? { dropped: a.counters.dropped + b.counters.dropped, duplicate: a.counters.duplicate + b.counters.duplicate, reordered: a.counters.reordered + b.counters.reordered, overlong: a.counters.overlong + b.counters.overlong }
+      ? {
+          dropped: a.counters.dropped + b.counters.dropped,
+          duplicate: a.counters.duplicate + b.counters.duplicate,
+          reordered: a.counters.reordered + b.counters.reordered,
+          overlong: a.counters.overlong + b.counters.overlong,
+        }
       : (b.counters ?? a.counters);
   const missed = (typeof a.extra.missed === 'number' ? a.extra.missed : 0) + (typeof b.extra.missed === 'number' ? b.extra.missed : 0);
-  return { ...b, extra: { ...b.extra, missed }, rt: a.rt.granted ? a.rt : b.rt, ...(timing ? { timing } : {}), ...(counters ? { counters } : {}) };
+  return {
+    ...b,
+    extra: { ...b.extra, missed },
+    rt: a.rt.granted ? a.rt : b.rt,
+    ...(timing ? { timing } : {}),
+    ...(counters ? { counters } : {}),
+  };
 }
 
 const isCable = (s: StopReason): boolean => s.kind === 'fault' && s.fault.kind === 'cable';
@@ -182,12 +208,24 @@ function haltStop(c: LoopCommand | undefined, fallback: StopReason): StopReason 
 }
 
 /** One wait for the board and the segment that follows (retried while the wait lasts if it never handshook). */
-async function nextSegment(s: Segments, o: ReconnectOptions, input: WorkerInput, paths: WorkerInput['paths'], lostAt: number): Promise<{ end: RunEnd; paths: WorkerInput['paths']; gapS: number } | { gaveUp: string; waitedS: number }> {
+async function nextSegment(
+  s: Segments,
+  o: ReconnectOptions,
+  input: WorkerInput,
+  paths: WorkerInput['paths'],
+  lostAt: number,
+): Promise<{ end: RunEnd; paths: WorkerInput['paths']; gapS: number } | { gaveUp: string; waitedS: number }> {
   const deadline = lostAt + o.timeoutS * 1000;
   const what = describeKey(o.key);
   const resumed = resumePaths(input.rig.arm, paths, input.cycle, s.interruption());
   for (;;) {
-    const w = await waitForPort({ key: o.key, timeoutS: Math.max(0, (deadline - performance.now()) / 1000), signal: s.haltSignal, list: o.list, onTick: (left) => o.onWaiting?.(left, what) });
+    const w = await waitForPort({
+      key: o.key,
+      timeoutS: Math.max(0, (deadline - performance.now()) / 1000),
+      signal: s.haltSignal,
+      list: o.list,
+      onTick: (left) => o.onWaiting?.(left, what),
+    });
     o.onWaiting?.(undefined, what);
     const waitedS = (performance.now() - lostAt) / 1000;
     if (w.kind !== 'found') return { gaveUp: w.kind === 'timeout' ? `no board within ${o.timeoutS} s` : 'stopped while waiting', waitedS };
@@ -197,7 +235,14 @@ async function nextSegment(s: Segments, o: ReconnectOptions, input: WorkerInput,
     s.begin(s.lastT + gapS);
     const target = input.target.kind === 'port' ? { ...input.target, path: w.path } : input.target;
     const maxSeconds = Math.max(1, input.maxSeconds - s.lastT);
-    const end = await s.host.segment({ ...input, target, paths: resumed, maxSeconds, injections: [], resume: s.bootMark ? { before: s.bootMark } : {} });
+    const end = await s.host.segment({
+      ...input,
+      target,
+      paths: resumed,
+      maxSeconds,
+      injections: [],
+      resume: s.bootMark ? { before: s.bootMark } : {},
+    });
     if (s.connected || s.haltSignal.aborted || performance.now() >= deadline) return { end, paths: resumed, gapS };
     s.host.event({ event: 'reconnect', phase: 'retry', t: round3(s.lastT), why: end.error?.message ?? 'no handshake' });
     o.log?.(`no handshake yet (${end.error?.message ?? 'no answer'}): waiting on`);

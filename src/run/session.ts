@@ -92,7 +92,12 @@ function resultTiming(m: Extract<WorkerMessage, { type: 'result' }>, rateHz: num
 }
 
 /** The parts the main thread hands drained rows to, named for a fault:internal. */
-const DRAIN_PARTS = { recorder: 'the recorder', live: "the dashboard's recording", onRow: 'a row listener: the dashboard, the live view', onDrained: 'the live view' } as const;
+const DRAIN_PARTS = {
+  recorder: 'the recorder',
+  live: "the dashboard's recording",
+  onRow: 'a row listener: the dashboard, the live view',
+  onDrained: 'the live view',
+} as const;
 type DrainPart = keyof typeof DRAIN_PARTS;
 
 export class Session {
@@ -234,7 +239,10 @@ export class Session {
     live.recorder.flush();
     const info = this.recording!;
     this.live = undefined;
-    live.recorder.close({ ...live.stats.summary(stop), ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message, recordedTicks: live.recorder.ticks } : {}) });
+    live.recorder.close({
+      ...live.stats.summary(stop),
+      ...(live.recorder.failure ? { recordingFailure: live.recorder.failure.message, recordedTicks: live.recorder.ticks } : {}),
+    });
     return info;
   }
 
@@ -379,9 +387,17 @@ export class Session {
     if (this.recorder) {
       // After a failure the recording holds fewer ticks than the run had: the summary says how many.
       const broke = this.failedParts.get('recorder');
-      const failure = this.recorder.failure?.message ?? (broke !== undefined ? `the recorder failed (a bug in twolink: ${broke}); the recording holds the ${this.recorder.ticks} ticks before it` : undefined);
+      const failure =
+        this.recorder.failure?.message ??
+        (broke !== undefined
+          ? `the recorder failed (a bug in twolink: ${broke}); the recording holds the ${this.recorder.ticks} ticks before it`
+          : undefined);
       try {
-        this.recorder.close({ ...summary, ...(failure ? { recordingFailure: failure, recordedTicks: this.recorder.ticks } : {}), ...(error ? { error } : {}) });
+        this.recorder.close({
+          ...summary,
+          ...(failure ? { recordingFailure: failure, recordedTicks: this.recorder.ticks } : {}),
+          ...(error ? { error } : {}),
+        });
       } catch (e) {
         // The recorder itself is what failed: said, and the summary still goes to stdout.
         process.stderr.write(`twolink: the recording could not be closed: ${e instanceof Error ? e.message : String(e)}\n`);
@@ -470,7 +486,8 @@ export class Session {
       if (!v.cut) return;
       clearInterval(this.stopWatch);
       const c = this.stopCommand!;
-      const asked: StopReason = c.kind === 'stop' ? c.reason : c.kind === 'estop' ? (c.reason ?? { kind: 'estop' }) : { kind: 'requested', text: c.kind };
+      const asked: StopReason =
+        c.kind === 'stop' ? c.reason : c.kind === 'estop' ? (c.reason ?? { kind: 'estop' }) : { kind: 'requested', text: c.kind };
       this.blockedStop = { ...asked, threadCut: v.why };
       void w.terminate();
     }, 50);
@@ -485,7 +502,10 @@ export class Session {
     if (this.recorder && !this.failedParts.has('recorder') && !this.guarded('recorder', this.flushRecorder) && !this.recordingStopSent) {
       // The disk is full (or gone): stop the arm rather than run on without a record.
       this.recordingStopSent = true;
-      this.send({ kind: 'stop', reason: { kind: 'fault', fault: { kind: 'recording', file: this.recorder.file, message: this.recorder.failure!.message } } });
+      this.send({
+        kind: 'stop',
+        reason: { kind: 'fault', fault: { kind: 'recording', file: this.recorder.file, message: this.recorder.failure!.message } },
+      });
     }
   }
 
@@ -527,7 +547,9 @@ export class Session {
       const text = e instanceof Error ? e.message : String(e);
       this.failedParts.set(part, text);
       const where = `the main thread (${DRAIN_PARTS[part]})`;
-      process.stderr.write(`twolink: an error twolink did not catch, in ${where}: ${text}: ${this.crash(where, e) ? 'stopping the arm (fault:internal)' : 'the arm is being stopped'}\n`);
+      process.stderr.write(
+        `twolink: an error twolink did not catch, in ${where}: ${text}: ${this.crash(where, e) ? 'stopping the arm (fault:internal)' : 'the arm is being stopped'}\n`,
+      );
       return true;
     }
   }

@@ -117,7 +117,16 @@ export interface RunSummary {
    * `dropped` (frames the board dropped itself, TXDROP), `duplicate`, `reordered` and `overlong` are
    * known at the end of a session (not per tick).
    */
-  link: { sent: number; received: number; lost: number; corrupt: number; dropped?: number; duplicate?: number; reordered?: number; overlong?: number };
+  link: {
+    sent: number;
+    received: number;
+    lost: number;
+    corrupt: number;
+    dropped?: number;
+    duplicate?: number;
+    reordered?: number;
+    overlong?: number;
+  };
   /** Why the run stopped, as a value (switch on its kind). */
   stop: StopReason;
   /** The same in words, for people and for readers of old recordings (describeStop). */
@@ -279,7 +288,14 @@ export class RunStats {
     if (r[F.state] === STATE_TRACK) {
       (r[F.phase] === TRACK_PHASE ? this.track : this.moving).add(r, n);
       const p = r[F.phase];
-      const sums = p === TRACK_PHASE ? this.phase.trajectory : p === APPROACH_PHASE ? this.phase.approach : p === PARK_PHASE ? this.phase.park : undefined;
+      const sums =
+        p === TRACK_PHASE
+          ? this.phase.trajectory
+          : p === APPROACH_PHASE
+            ? this.phase.approach
+            : p === PARK_PHASE
+              ? this.phase.park
+              : undefined;
       if (sums) {
         sums.encoder.add(r, n);
         // The link's true angle: the mock's plant in a virtual run (plant.known), or a column the run names.
@@ -313,7 +329,13 @@ export class RunStats {
       imp.speed[0] += a * (r[F.qd0]! - imp.speed[0]);
       imp.speed[1] += a * (r[F.qd1]! - imp.speed[1]);
     }
-    if (imp && r[F.fresh] === 1 && HOLDING.includes(r[F.state]!) && Math.abs(imp.speed[0]) < REST_SPEED && Math.abs(imp.speed[1]) < REST_SPEED) {
+    if (
+      imp &&
+      r[F.fresh] === 1 &&
+      HOLDING.includes(r[F.state]!) &&
+      Math.abs(imp.speed[0]) < REST_SPEED &&
+      Math.abs(imp.speed[1]) < REST_SPEED
+    ) {
       imp.rest = [r[F.fEst0]!, r[F.fEst1]!];
       imp.k = r[F.stiffness]!;
     }
@@ -329,7 +351,12 @@ export class RunStats {
     const i = this.imp;
     if (!i) return undefined;
     const r3 = (v: number): number => Math.round(v * 1000) / 1000;
-    return { space: i.space, stiffness: r3(i.k), dampingRatio: i.dampingRatio, forceEstimateN: i.rest ? [r3(i.rest[0]), r3(i.rest[1])] : null };
+    return {
+      space: i.space,
+      stiffness: r3(i.k),
+      dampingRatio: i.dampingRatio,
+      forceEstimateN: i.rest ? [r3(i.rest[0]), r3(i.rest[1])] : null,
+    };
   }
 
   /** Adds the replay figures (RunSummary.replay) for a two-link arm following a taught motion. */
@@ -409,7 +436,12 @@ export class RunStats {
       overruns: r ? r[F.overruns]! : 0,
       burst: r ? r[F.burst]! : 0,
       tracking: this.tracking(),
-      twin: { rmsDeg: rms(this.twinSq, this.twinN), maxDeg: this.twinMax.slice(), alarms: this.alarms, tauExtRmsNm: rms(this.extSq, this.twinN) },
+      twin: {
+        rmsDeg: rms(this.twinSq, this.twinN),
+        maxDeg: this.twinMax.slice(),
+        alarms: this.alarms,
+        tauExtRmsNm: rms(this.extSq, this.twinN),
+      },
       link: { sent: r ? r[F.sent]! : 0, received: r ? r[F.received]! : 0, lost: r ? r[F.lost]! : 0, corrupt: r ? r[F.corrupt]! : 0 },
       stop,
       stopReason: describeStop(stop),

@@ -52,9 +52,13 @@ export class StopWatch {
     if (Number.isFinite(cpu) && Number.isFinite(this.cpu0)) {
       const ranMs = (cpu - this.cpu0) * 1000;
       if (ranMs >= this.graceMs) {
-        return { cut: true, why: `the loop thread did not answer within ${this.graceMs} ms of its own CPU time (blocked, not starved: it ran ${Math.round(ranMs)} ms in ${Math.round(idleMs)} ms)` };
+        return {
+          cut: true,
+          why: `the loop thread did not answer within ${this.graceMs} ms of its own CPU time (blocked, not starved: it ran ${Math.round(ranMs)} ms in ${Math.round(idleMs)} ms)`,
+        };
       }
-      if (idleMs >= this.idleCapMs) return { cut: true, why: `the loop thread made no progress for ${Math.round(idleMs)} ms (it ran ${Math.round(ranMs)} ms of it)` };
+      if (idleMs >= this.idleCapMs)
+        return { cut: true, why: `the loop thread made no progress for ${Math.round(idleMs)} ms (it ran ${Math.round(ranMs)} ms of it)` };
       return { cut: false };
     }
     // Without the thread's CPU time, wall-clock time is all there is.

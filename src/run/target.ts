@@ -48,7 +48,11 @@ export async function openTarget(rig: Rig, target: Target, clock: Clock, o: { rt
   const remote = end.remote;
   return {
     link,
-    ...(remote ? { mock: { inject: (i: Injection) => remote.inject(i), stop: () => remote.stop(), tid: remote.tid, silentS: () => remote.silentS() } } : {}),
+    ...(remote
+      ? {
+          mock: { inject: (i: Injection) => remote.inject(i), stop: () => remote.stop(), tid: remote.tid, silentS: () => remote.silentS() },
+        }
+      : {}),
     describe: end.describe,
     boardWatchdog,
   };

@@ -67,7 +67,8 @@ export interface VirtualRunOptions {
 function checkInjections(rig: Rig, injections: readonly Injection[]): void {
   const firmata = rig.link.transport === 'firmata';
   for (const i of injections) {
-    if (actsOn(i.name) === 'host') throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
+    if (actsOn(i.name) === 'host')
+      throw new Error(`--inject ${i.name}: it acts on the host's loop thread, which virtual time does not have`);
     const why = refusalIn(MOCK_PARTS[firmata ? 'firmata' : 'line'], firmata ? 'the Firmata mock rig' : 'the mock rig', i.name);
     if (why) throw new Error(`--inject ${i.name}: ${why}`);
   }
@@ -115,10 +116,13 @@ export async function virtualRun(rig: Rig, paths: PathSpec[], opts: VirtualRunOp
   const { composed, law } = run;
   at.clock = composed.clock as VirtualClock;
   at.mock = composed.end.local!.mock;
-  if (law.impedance) stats.trackImpedance(law.impedance.settings.space, law.impedance.settings.stiffness, law.impedance.settings.dampingRatio);
+  if (law.impedance)
+    stats.trackImpedance(law.impedance.settings.space, law.impedance.settings.stiffness, law.impedance.settings.dampingRatio);
   let result: RunResult;
   try {
-    recorder = opts.record ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, law.impedance)) : undefined;
+    recorder = opts.record
+      ? openRecorder(opts.record, rig, rateHz, feedforward, paths, injections, lawParts(opts, law.impedance))
+      : undefined;
     result = await run.run();
   } finally {
     await run.close();
@@ -165,13 +169,25 @@ type LawParts = Pick<HeaderParts, 'controller' | 'impedance' | 'predict'>;
 /** The law as the header records it: the controller's file, a ControlLaw's class, impedance's spring, or feedforward + PID. */
 function lawParts(opts: VirtualRunOptions, imp: ImpedanceLaw | undefined): LawParts {
   return {
-    ...(typeof opts.controller === 'string' ? { controller: opts.controller } : opts.controller ? { controller: { code: opts.controller.constructor.name } } : {}),
+    ...(typeof opts.controller === 'string'
+      ? { controller: opts.controller }
+      : opts.controller
+        ? { controller: { code: opts.controller.constructor.name } }
+        : {}),
     ...(imp && !opts.controller ? { impedance: imp.settings } : {}),
     ...(opts.predict !== undefined ? { predict: opts.predict } : {}),
   };
 }
 
-function openRecorder(file: string, rig: Rig, rateHz: number, feedforward: FeedforwardMode, paths: PathSpec[], injections: Injection[], law: LawParts): Recorder {
+function openRecorder(
+  file: string,
+  rig: Rig,
+  rateHz: number,
+  feedforward: FeedforwardMode,
+  paths: PathSpec[],
+  injections: Injection[],
+  law: LawParts,
+): Recorder {
   const recorder = new Recorder(file, rig.joints);
   recorder.open(runHeader({ rig, rateHz, feedforward, target: { kind: 'mock' }, clock: 'virtual', paths, injections, ...law }));
   return recorder;

@@ -101,7 +101,13 @@ async function askRealtime(mockTid: number, post: (m: WorkerMessage) => void, no
 }
 
 /** The worker's run (compose.ts): in real time on this thread, the mock in its own or the port; rows to the ring, events and the start to the main thread. */
-function runSpec(input: WorkerInput, post: (m: WorkerMessage) => void, inbox: ReturnType<typeof commandInbox>, describe: () => string, port: MessagePort): RunSpec {
+function runSpec(
+  input: WorkerInput,
+  post: (m: WorkerMessage) => void,
+  inbox: ReturnType<typeof commandInbox>,
+  describe: () => string,
+  port: MessagePort,
+): RunSpec {
   const ring = new RingWriter(input.ring);
   const resume = input.resume;
   return {
@@ -171,7 +177,12 @@ async function main(): Promise<void> {
     });
   } catch (e) {
     const err = e instanceof Error ? e : new Error(String(e));
-    post({ type: 'error', name: err instanceof LinkError ? 'LinkError' : err.name, message: errorText(err), stop: err instanceof ControllerFault ? err.stop : hostFault(errorText(err)) });
+    post({
+      type: 'error',
+      name: err instanceof LinkError ? 'LinkError' : err.name,
+      message: errorText(err),
+      stop: err instanceof ControllerFault ? err.stop : hostFault(errorText(err)),
+    });
   }
   await run?.close().catch(() => undefined);
   // The run is over: end the thread even if a timer or a port listener is still around.
@@ -183,7 +194,8 @@ async function main(): Promise<void> {
 function errorText(e: unknown): string {
   if (e instanceof Error) {
     const issues = (e as { issues?: { path?: unknown[]; message?: string }[] }).issues;
-    if (Array.isArray(issues) && issues.length) return issues.map((i) => `${(i.path ?? []).join('.') || '(value)'}: ${i.message ?? ''}`).join('; ');
+    if (Array.isArray(issues) && issues.length)
+      return issues.map((i) => `${(i.path ?? []).join('.') || '(value)'}: ${i.message ?? ''}`).join('; ');
     return e.message || e.name;
   }
   return String(e);

@@ -13,7 +13,21 @@ import type { Link, Reading } from '../transport/link.js';
 import { checkLimits, type StopEvidence } from './limits.js';
 import { checkMotorConstant, TEST_SPEEDS_DEG_S, WINDOW_DEG } from './motor-constant.js';
 import { jointAngles, speedTest } from './speed-test.js';
-import { believed, checkBoard, checkBreakaway, checkEncoder, checkMotor, checkMotorsDistinct, checkZero, responseDirections, type BoardEvidence, type Findings, type PulseEvidence, type RestEvidence, type StepResult } from './steps.js';
+import {
+  believed,
+  checkBoard,
+  checkBreakaway,
+  checkEncoder,
+  checkMotor,
+  checkMotorsDistinct,
+  checkZero,
+  responseDirections,
+  type BoardEvidence,
+  type Findings,
+  type PulseEvidence,
+  type RestEvidence,
+  type StepResult,
+} from './steps.js';
 
 /** Whoever moves the joints by hand: a person (who is asked, and presses Enter), or the mock's hand. */
 export interface Hand {
@@ -66,7 +80,19 @@ export class SetupStopped extends Error {
 
 /** The operator's signal reason as a stop: a StopReason as TerminalOperator gives it, else a requested stop in its words. */
 export function operatorStop(reason: unknown): StopReason {
-  return isStopReason(reason) ? reason : { kind: 'requested', text: reason === undefined ? 'stopped' : reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : JSON.stringify(reason) };
+  return isStopReason(reason)
+    ? reason
+    : {
+        kind: 'requested',
+        text:
+          reason === undefined
+            ? 'stopped'
+            : reason instanceof Error
+              ? reason.message
+              : typeof reason === 'string'
+                ? reason
+                : JSON.stringify(reason),
+      };
 }
 
 /** Bounds of the motion and of the waiting. */
@@ -175,7 +201,13 @@ class Samples {
 export async function runSetup(ctx: SetupContext): Promise<SetupOutcome> {
   const run = new SetupRun(ctx);
   try {
-    const ok = (await run.board()) && (await run.encoders()) && (await run.zero()) && (await run.limits()) && (await run.motors()) && (await run.motorConstants());
+    const ok =
+      (await run.board()) &&
+      (await run.encoders()) &&
+      (await run.zero()) &&
+      (await run.limits()) &&
+      (await run.motors()) &&
+      (await run.motorConstants());
     return { steps: run.steps, findings: run.f, completed: ok };
   } catch (e) {
     if (e instanceof SetupStopped) e.steps = run.steps.slice();
@@ -241,7 +273,9 @@ class SetupRun {
   async encoders(): Promise<boolean> {
     const { operator, hand, rig } = this.ctx;
     const deg = this.o.handDeg;
-    operator.say(`Encoders, by hand (motors off): for each joint, turn it ${deg} deg counter-clockwise (seen from the front) and hold it there.`);
+    operator.say(
+      `Encoders, by hand (motors off): for each joint, turn it ${deg} deg counter-clockwise (seen from the front) and hold it there.`,
+    );
     for (let j = 0; j < rig.joints; j++) {
       const rest = await this.rest();
       operator.say(
@@ -268,8 +302,11 @@ class SetupRun {
   /** 3b. The soft limits: each joint to its two mechanical stops by hand, motors off. */
   async limits(): Promise<boolean> {
     const { operator, hand, rig } = this.ctx;
-    operator.say("Limits, by hand (motors off): turn each joint gently until it stops against its mechanical stop, one way then the other; setup puts the soft limits a little inside (never wider than the rig file's without your yes).");
-    const q = (): number[] => jointAngles(this.samples.latest!.raw, this.f, new Array<number>(rig.joints).fill(0)).map((x) => (x * 180) / Math.PI);
+    operator.say(
+      "Limits, by hand (motors off): turn each joint gently until it stops against its mechanical stop, one way then the other; setup puts the soft limits a little inside (never wider than the rig file's without your yes).",
+    );
+    const q = (): number[] =>
+      jointAngles(this.samples.latest!.raw, this.f, new Array<number>(rig.joints).fill(0)).map((x) => (x * 180) / Math.PI);
     let ok = true;
     for (let j = 0; j < rig.joints; j++) {
       const read = { cw: 0, ccw: 0 };
@@ -277,7 +314,9 @@ class SetupRun {
       for (const dir of [-1, 1] as const) {
         await this.rest();
         startDeg = dir < 0 ? q()[j]! : startDeg;
-        operator.say(`  joint ${j + 1}: ${dir < 0 ? 'clockwise' : 'counter-clockwise'} to its stop${j === 1 ? ', link 1 held hanging' : ', the elbow held straight'}, and hold it`);
+        operator.say(
+          `  joint ${j + 1}: ${dir < 0 ? 'clockwise' : 'counter-clockwise'} to its stop${j === 1 ? ', link 1 held hanging' : ', the elbow held straight'}, and hold it`,
+        );
         await this.guard(hand.toStop(j, dir));
         read[dir < 0 ? 'cw' : 'ccw'] = q()[j]!;
         // Past the top a released arm rests against its stop: it is lowered to hanging first.
@@ -298,7 +337,11 @@ class SetupRun {
     const wider = r.evidence.widerDeg as number[] | undefined;
     if (!wider || this.o.widenLimits || !operator.yesNo) return r;
     const file = r.evidence.fileLimitsDeg as number[];
-    const yes = await this.guard(operator.yesNo(`joint ${e.joint + 1}: the stops allow soft limits [${wider.join(', ')}] deg, wider than the rig file's [${file.join(', ')}]: widen them`));
+    const yes = await this.guard(
+      operator.yesNo(
+        `joint ${e.joint + 1}: the stops allow soft limits [${wider.join(', ')}] deg, wider than the rig file's [${file.join(', ')}]: widen them`,
+      ),
+    );
     return yes ? checkLimits(e, rig, this.f, true) : r;
   }
 
@@ -306,7 +349,9 @@ class SetupRun {
   async motors(): Promise<boolean> {
     const { operator, link, rig } = this.ctx;
     const o = this.o;
-    operator.say(`Motors: each output gets a slow ramp of duty up to ${o.pulseMaxDuty} that ends as soon as a joint moves ${o.pulseStopDeg} deg; the arm moves a little near hanging. Space or Esc stops.`);
+    operator.say(
+      `Motors: each output gets a slow ramp of duty up to ${o.pulseMaxDuty} that ends as soon as a joint moves ${o.pulseStopDeg} deg; the arm moves a little near hanging. Space or Esc stops.`,
+    );
     await this.guard(operator.confirm('the arm will move: clear it and press Enter'));
     const dirs = responseDirections(rig);
     const results: StepResult[] = [];
@@ -341,7 +386,13 @@ class SetupRun {
     for (let j = 0; j < rig.joints; j++) {
       await this.rest();
       await this.guard(link.enable(true));
-      const ev = await this.guard(speedTest(link, this.samples, rig, this.f, j, { maxDuty: o.pulseMaxDuty, maxSpeedDegS: 1.5 * o.pulseMaxSpeedDegS, maxErrorDeg: 15 }));
+      const ev = await this.guard(
+        speedTest(link, this.samples, rig, this.f, j, {
+          maxDuty: o.pulseMaxDuty,
+          maxSpeedDegS: 1.5 * o.pulseMaxSpeedDegS,
+          maxErrorDeg: 15,
+        }),
+      );
       await this.guard(link.enable(false));
       this.add(checkMotorConstant(ev, rig, this.f.ke));
     }
@@ -362,13 +413,22 @@ async function waitRest(samples: Samples, clock: Clock, o: SetupOptions, boardCp
     await samples.next();
     const s = samples.spread(o.restS);
     const waited = clock.now() - t0;
-    if (s && s.every((x, i) => x <= Math.max(2, (boardCpr[i]! * o.restToleranceDeg) / 360))) return { counts: samples.latest!.raw.slice(), settledS: waited };
+    if (s && s.every((x, i) => x <= Math.max(2, (boardCpr[i]! * o.restToleranceDeg) / 360)))
+      return { counts: samples.latest!.raw.slice(), settledS: waited };
     if (waited > o.restTimeoutS) return { counts: samples.latest!.raw.slice(), settledS: Infinity };
   }
 }
 
 /** One motor pulse on board output `m`: a slow ramp of duty (`direction`: its sign), ended by motion, speed or its cap. */
-async function pulse(link: Link, samples: Samples, m: number, n: number, f: Findings, o: SetupOptions, direction: 1 | -1 = 1): Promise<PulseEvidence> {
+async function pulse(
+  link: Link,
+  samples: Samples,
+  m: number,
+  n: number,
+  f: Findings,
+  o: SetupOptions,
+  direction: 1 | -1 = 1,
+): Promise<PulseEvidence> {
   await link.enable(true);
   const ev: PulseEvidence = { output: m, t: [], duty: [], q: [] };
   const out = new Array<number>(n).fill(0);

@@ -36,7 +36,12 @@ export function gentleRig(rig: Rig): Rig {
 export function slowReach(rig: Rig): PathSpec {
   const p = builtinPath(rig.arm, 'reach');
   if (!p) throw new Error(`${rig.file}: no built-in reach for this arm`);
-  return { ...p, name: 'first reach', description: `${p.description}, ${SLOW}x slower`, steps: p.steps.map((s) => ({ ...s, duration: s.duration * SLOW })) };
+  return {
+    ...p,
+    name: 'first reach',
+    description: `${p.description}, ${SLOW}x slower`,
+    steps: p.steps.map((s) => ({ ...s, duration: s.duration * SLOW })),
+  };
 }
 
 /** Runs the slow reach with the gentle rig and says how it went. */

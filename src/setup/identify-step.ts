@@ -28,7 +28,10 @@ export const GENTLE_EXCITATION: ExcitationOptions = { amplitude: 0.3, torque: 0.
 export const WELL_IDENTIFIED = 0.1;
 
 /** Which estimates are good enough, and why the others are not. */
-export function chooseParameters(fit: FitResult, nominal: BaseParameters): { chosen: BaseParameters; used: BaseParameterKey[]; why: Partial<Record<BaseParameterKey, string>> } {
+export function chooseParameters(
+  fit: FitResult,
+  nominal: BaseParameters,
+): { chosen: BaseParameters; used: BaseParameterKey[]; why: Partial<Record<BaseParameterKey, string>> } {
   const chosen = { ...nominal };
   const used: BaseParameterKey[] = [];
   const why: Partial<Record<BaseParameterKey, string>> = {};
@@ -36,7 +39,8 @@ export function chooseParameters(fit: FitResult, nominal: BaseParameters): { cho
     const e = fit.parameters[key];
     if (e.fixed) why[key] = 'not excited';
     else if (e.atBound) why[key] = 'at its bound 0, the data want it negative';
-    else if (!(e.value > 0) || !(e.std <= WELL_IDENTIFIED * Math.abs(e.value))) why[key] = `std ${e.value !== 0 ? Math.round((100 * e.std) / Math.abs(e.value)) : '-'}% of its value`;
+    else if (!(e.value > 0) || !(e.std <= WELL_IDENTIFIED * Math.abs(e.value)))
+      why[key] = `std ${e.value !== 0 ? Math.round((100 * e.std) / Math.abs(e.value)) : '-'}% of its value`;
     else {
       chosen[key] = e.value;
       used.push(key);
@@ -90,14 +94,22 @@ function fitEvidence(
 
 export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: RunPaths): Promise<IdentifyOutcome> {
   const name = 'identification';
-  const skip = (summary: string, fix: string | null): IdentifyOutcome => ({ step: { name, status: 'warn', summary, evidence: {}, fix, corrected: false }, file: raw, stopped: false });
+  const skip = (summary: string, fix: string | null): IdentifyOutcome => ({
+    step: { name, status: 'warn', summary, evidence: {}, fix, corrected: false },
+    file: raw,
+    stopped: false,
+  });
   if (!isTwoLink(rig.arm)) return skip('identification fits a two-link arm; this one keeps its nominal model', null);
   let excitation;
   try {
     excitation = designExcitation(rig, GENTLE_EXCITATION);
     preflight(rig, [excitation.path], { what: () => 'the gentle excitation' });
   } catch (e) {
-    if (e instanceof ExcitationError) return skip(`no gentle excitation fits the rig's limits: ${e.message}`, 'widen limits[].minDeg/maxDeg around hanging, or run twolink identify by hand');
+    if (e instanceof ExcitationError)
+      return skip(
+        `no gentle excitation fits the rig's limits: ${e.message}`,
+        'widen limits[].minDeg/maxDeg around hanging, or run twolink identify by hand',
+      );
     throw e;
   }
   let fit: FitResult;
@@ -147,5 +159,16 @@ export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: 
   const summary = used.length
     ? `written: ${used.map((k) => `${k} ${sig4(chosen[k])} (nominal ${sig4(nominal[k])})`).join(', ')}${kept.length ? `; kept from the file: ${kept.join(', ')}` : ''}`
     : `nothing identified within ${WELL_IDENTIFIED * 100}%: the file's model is kept (${kept.join(', ')})`;
-  return { step: { name, status: used.length ? 'pass' : 'warn', summary, evidence, fix: used.length ? null : 'run twolink identify by hand with a larger --amplitude and --duration', corrected: used.length > 0 }, file, stopped: false };
+  return {
+    step: {
+      name,
+      status: used.length ? 'pass' : 'warn',
+      summary,
+      evidence,
+      fix: used.length ? null : 'run twolink identify by hand with a larger --amplitude and --duration',
+      corrected: used.length > 0,
+    },
+    file,
+    stopped: false,
+  };
 }

@@ -33,15 +33,23 @@ type LimitsDeg = { minDeg: number; maxDeg: number };
 /** The stops a joint's sweep did not find (none read past where it started, or none within NO_STOP_DEG), in words. */
 function stopsNotFound(e: StopEvidence): string[] {
   const noStop: string[] = [];
-  if (!(e.cwDeg < e.startDeg - 1)) noStop.push(`the clockwise stop (read ${half(e.cwDeg)} deg, not below where it started, ${half(e.startDeg)} deg)`);
-  else if (e.startDeg - e.cwDeg > NO_STOP_DEG) noStop.push(`a clockwise stop (turned ${Math.round(e.startDeg - e.cwDeg)} deg without meeting one)`);
-  if (!(e.ccwDeg > e.startDeg + 1)) noStop.push(`the counter-clockwise stop (read ${half(e.ccwDeg)} deg, not above where it started, ${half(e.startDeg)} deg)`);
-  else if (e.ccwDeg - e.startDeg > NO_STOP_DEG) noStop.push(`a counter-clockwise stop (turned ${Math.round(e.ccwDeg - e.startDeg)} deg without meeting one)`);
+  if (!(e.cwDeg < e.startDeg - 1))
+    noStop.push(`the clockwise stop (read ${half(e.cwDeg)} deg, not below where it started, ${half(e.startDeg)} deg)`);
+  else if (e.startDeg - e.cwDeg > NO_STOP_DEG)
+    noStop.push(`a clockwise stop (turned ${Math.round(e.startDeg - e.cwDeg)} deg without meeting one)`);
+  if (!(e.ccwDeg > e.startDeg + 1))
+    noStop.push(`the counter-clockwise stop (read ${half(e.ccwDeg)} deg, not above where it started, ${half(e.startDeg)} deg)`);
+  else if (e.ccwDeg - e.startDeg > NO_STOP_DEG)
+    noStop.push(`a counter-clockwise stop (turned ${Math.round(e.ccwDeg - e.startDeg)} deg without meeting one)`);
   return noStop;
 }
 
 /** The limits written for both stops found (into `f`), and the step's result: kept, narrowed, or widened as asked. */
-function writtenLimits(e: StopEvidence, f: Findings, c: { name: string; file: LimitsDeg; proposal: LimitsDeg; evidence: Record<string, unknown>; widen: boolean }): StepResult {
+function writtenLimits(
+  e: StopEvidence,
+  f: Findings,
+  c: { name: string; file: LimitsDeg; proposal: LimitsDeg; evidence: Record<string, unknown>; widen: boolean },
+): StepResult {
   const { name, file, proposal, evidence, widen } = c;
   const j = e.joint;
   // Narrowing is always safe: a file's limit past a stop (or inside its margin) comes in. Widening is
@@ -76,7 +84,14 @@ function writtenLimits(e: StopEvidence, f: Findings, c: { name: string; file: Li
   }
   if (!narrowed) return { name, status: 'pass', summary: `${stops}; the file's ${was} kept`, evidence, fix: null, corrected: false };
   if (!outside) return { name, status: 'pass', summary: `${stops}; the file had ${was}`, evidence, fix: null, corrected: false };
-  return { name, status: 'warn', summary: `${stops}; the file's ${was} let the controller drive the joint into a stop`, evidence, fix, corrected: true };
+  return {
+    name,
+    status: 'warn',
+    summary: `${stops}; the file's ${was} let the controller drive the joint into a stop`,
+    evidence,
+    fix,
+    corrected: true,
+  };
 }
 
 /**
@@ -90,7 +105,14 @@ export function checkLimits(e: StopEvidence, rig: Rig, f: Findings, widen = fals
   const name = `limits ${j + 1}`;
   const lim = rig.limits[j]!;
   const file = { minDeg: half(lim.min * DEG), maxDeg: half(lim.max * DEG) };
-  const evidence: Record<string, unknown> = { joint: j + 1, startDeg: half(e.startDeg), cwStopDeg: half(e.cwDeg), ccwStopDeg: half(e.ccwDeg), marginDeg: STOP_MARGIN_DEG, fileLimitsDeg: [file.minDeg, file.maxDeg] };
+  const evidence: Record<string, unknown> = {
+    joint: j + 1,
+    startDeg: half(e.startDeg),
+    cwStopDeg: half(e.cwDeg),
+    ccwStopDeg: half(e.ccwDeg),
+    marginDeg: STOP_MARGIN_DEG,
+    fileLimitsDeg: [file.minDeg, file.maxDeg],
+  };
   const noStop = stopsNotFound(e);
   if (noStop.length) {
     return {

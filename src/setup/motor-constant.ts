@@ -198,7 +198,11 @@ type Vec3 = [number, number, number];
 type Mat3 = [Vec3, Vec3, Vec3];
 
 function det3(m: Mat3): number {
-  return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
+  return (
+    m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) -
+    m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+    m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+  );
 }
 
 /**
@@ -257,7 +261,8 @@ export function speedPerVolt(ev: SpeedEvidence, supplyV: number, inertialVs2: nu
     }
   }
   const passSpeeds = [...passDq.keys()].sort((a, b) => a - b).map((p) => passDq.get(p)!.dq / passDq.get(p)!.dt);
-  if (!(Math.abs(szw) > 0) || !(szz > 0) || nGroups < 2) return { slope: Number.NaN, std: Number.NaN, samples: used, groups: nGroups, passSpeeds };
+  if (!(Math.abs(szw) > 0) || !(szz > 0) || nGroups < 2)
+    return { slope: Number.NaN, std: Number.NaN, samples: used, groups: nGroups, passSpeeds };
   const slope = szv / szw;
   const dof = Math.max(1, used - nGroups - 1);
   const s2 = kept.reduce((s, x) => s + (x.v - slope * x.w) ** 2, 0) / dof;
@@ -300,7 +305,8 @@ export function checkMotorConstant(ev: SpeedEvidence, rig: Rig, ke: number[]): S
     viscousTakenOut: fv,
     rigKe: m.ke,
     measuredKe: Number.isFinite(value) ? sig3(value) : null,
-    method: 'within (angle bin, direction), the reference speed as instrument: dV/dw = ke N + fv/A; gravity, the other link, Coulomb friction and the dead band cancel; kt = ke (SI); R not measured (it scales with the masses)',
+    method:
+      'within (angle bin, direction), the reference speed as instrument: dV/dw = ke N + fv/A; gravity, the other link, Coulomb friction and the dead band cancel; kt = ke (SI); R not measured (it scales with the masses)',
   };
   if (ev.aborted || !Number.isFinite(value) || !(value > 0) || est.std > 0.1 * est.slope) {
     return {

@@ -85,7 +85,8 @@ export class TerminalOperator implements Operator {
       this.o.err.write('\n');
       return Promise.resolve();
     }
-    if (this.ended) return Promise.reject(new SetupStopped('stdin is closed: setup cannot wait for Enter (give --yes, or run it on a terminal)'));
+    if (this.ended)
+      return Promise.reject(new SetupStopped('stdin is closed: setup cannot wait for Enter (give --yes, or run it on a terminal)'));
     return new Promise((resolve, reject) => (this.pending = { resolve, reject }));
   }
 
@@ -166,7 +167,9 @@ export class PersonHand implements Hand {
     return this.op.ask('lower the arm gently back to hanging, let go once it hangs still, hands off, and press Enter');
   }
   toStop(joint: number, direction: 1 | -1): Promise<void> {
-    return this.op.ask(`turn joint ${joint + 1} ${direction > 0 ? 'counter-clockwise' : 'clockwise'} by hand until it stops against its mechanical stop (gently: do not force it), hold it there, and press Enter`);
+    return this.op.ask(
+      `turn joint ${joint + 1} ${direction > 0 ? 'counter-clockwise' : 'clockwise'} by hand until it stops against its mechanical stop (gently: do not force it), hold it there, and press Enter`,
+    );
   }
   release(): Promise<void> {
     if (this.lowered) {

@@ -5,7 +5,19 @@
  * through a symlink too) keeps the old one as FILE.bak (FILE.bak1, ...). Every read is bounded
  * (config/files.ts); every failure is a FileError naming the path.
  */
-import { chmodSync, closeSync, constants, lstatSync, openSync, readlinkSync, realpathSync, renameSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  lstatSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  type Stats,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errnoText, FileError, MAX_CONFIG_BYTES, readTextFile, writeTextFile } from '../config/files.js';
 
@@ -56,7 +68,11 @@ function probeFolder(file: string, dir: string): void {
   try {
     fd = openSync(probe, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   } catch (e) {
-    throw new FileError(file, `cannot write in its folder ${dir}: ${code(e) === 'ENOENT' ? 'it takes no new files' : errnoText(e, true)}`, code(e));
+    throw new FileError(
+      file,
+      `cannot write in its folder ${dir}: ${code(e) === 'ENOENT' ? 'it takes no new files' : errnoText(e, true)}`,
+      code(e),
+    );
   }
   closeSync(fd);
   unlinkSync(probe);
@@ -67,7 +83,11 @@ function probeFolder(file: string, dir: string): void {
  * is undefined). Throws a FileError naming the path and what is wrong.
  */
 export function checkOutFile(rigPath: string, out: string | undefined): OutFile {
-  if (out === '') throw new FileError('--out', 'the path is empty: give the file to write the rig file to (or leave --out out to write over --rig, after a backup)');
+  if (out === '')
+    throw new FileError(
+      '--out',
+      'the path is empty: give the file to write the rig file to (or leave --out out to write over --rig, after a backup)',
+    );
   const given = out ?? rigPath;
   const real = realPathOf(given);
   let st: Stats | undefined;
@@ -77,7 +97,13 @@ export function checkOutFile(rigPath: string, out: string | undefined): OutFile 
     if (code(e) !== 'ENOENT') throw new FileError(given, errnoText(e, true), code(e));
   }
   if (st && !st.isFile()) {
-    const what = st.isDirectory() ? 'a directory' : st.isFIFO() ? 'a named pipe (FIFO)' : st.isCharacterDevice() || st.isBlockDevice() ? 'a device' : 'not a regular file';
+    const what = st.isDirectory()
+      ? 'a directory'
+      : st.isFIFO()
+        ? 'a named pipe (FIFO)'
+        : st.isCharacterDevice() || st.isBlockDevice()
+          ? 'a device'
+          : 'not a regular file';
     throw new FileError(given, `is ${what}: the rig file must go to a regular file (give --out FILE.json)`);
   }
   probeFolder(given, dirname(real));

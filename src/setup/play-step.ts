@@ -9,7 +9,17 @@
  * measure. Where the arm is (the mock in virtual time, a port) is the caller's `RunPaths`.
  */
 import type { Rig } from '../config/load.js';
-import { measured, measureFlaws, noPlayFound, PLAY_MIN_DEG, PLAY_SIGMAS, PLAY_STD_MAX_DEG, playSignificant, withFlaws, type JointFlaws } from '../identify/flaws.js';
+import {
+  measured,
+  measureFlaws,
+  noPlayFound,
+  PLAY_MIN_DEG,
+  PLAY_SIGMAS,
+  PLAY_STD_MAX_DEG,
+  playSignificant,
+  withFlaws,
+  type JointFlaws,
+} from '../identify/flaws.js';
 import { RunError, type RunPaths } from '../identify/pipeline.js';
 import type { RigChange } from './rigfile.js';
 import type { StepResult } from './steps.js';
@@ -28,7 +38,16 @@ function evidenceOf(flaws: readonly JointFlaws[]): Record<string, unknown> {
   return Object.fromEntries(
     flaws.map((f) => [
       `joint${f.joint + 1}`,
-      measured(f) ? { playDeg: r3(f.playDeg), playStdDeg: r3(f.playStdDeg), coulombNm: f.coulombNm.map(r3), viscousNms: r3(f.viscousNms), breakawayNm: f.breakawayNm.map(r3), starts: f.starts } : { skipped: f.skipped },
+      measured(f)
+        ? {
+            playDeg: r3(f.playDeg),
+            playStdDeg: r3(f.playStdDeg),
+            coulombNm: f.coulombNm.map(r3),
+            viscousNms: r3(f.viscousNms),
+            breakawayNm: f.breakawayNm.map(r3),
+            starts: f.starts,
+          }
+        : { skipped: f.skipped },
     ]),
   );
 }
@@ -42,7 +61,14 @@ export async function playStep(rig: Rig, raw: Record<string, unknown>, run: RunP
   } catch (e) {
     if (!(e instanceof RunError)) throw e;
     return {
-      step: { name, status: 'fail', summary: `the play sweep stopped: ${e.message}`, evidence: {}, fix: 'see the stop reason; the first reach is not run. Fix it and run setup again', corrected: false },
+      step: {
+        name,
+        status: 'fail',
+        summary: `the play sweep stopped: ${e.message}`,
+        evidence: {},
+        fix: 'see the stop reason; the first reach is not run. Fix it and run setup again',
+        corrected: false,
+      },
       file: raw,
       changes: [],
       stopped: true,
@@ -50,10 +76,15 @@ export async function playStep(rig: Rig, raw: Record<string, unknown>, run: RunP
   }
   const withPlay = withFlaws(raw, rig, flaws);
   const encoders = (raw.encoders as Record<string, unknown>[] | undefined) ?? [];
-  const next = (withPlay.encoders as Record<string, unknown>[]).map((e, j) => ({ ...(encoders[j] ?? e), ...('backlashDeg' in e ? { backlashDeg: e.backlashDeg } : {}) }));
+  const next = (withPlay.encoders as Record<string, unknown>[]).map((e, j) => ({
+    ...(encoders[j] ?? e),
+    ...('backlashDeg' in e ? { backlashDeg: e.backlashDeg } : {}),
+  }));
   const file = { ...raw, encoders: next };
   const changes: RigChange[] = next.flatMap((e, j) =>
-    e.backlashDeg !== undefined && e.backlashDeg !== encoders[j]?.backlashDeg ? [{ field: `encoders[${j}].backlashDeg`, from: encoders[j]?.backlashDeg ?? null, to: e.backlashDeg, step: name }] : [],
+    e.backlashDeg !== undefined && e.backlashDeg !== encoders[j]?.backlashDeg
+      ? [{ field: `encoders[${j}].backlashDeg`, from: encoders[j]?.backlashDeg ?? null, to: e.backlashDeg, step: name }]
+      : [],
   );
   const said = flaws.map((f) => {
     if (!measured(f)) return `joint ${f.joint + 1} not measured (${f.skipped})`;
@@ -69,7 +100,9 @@ export async function playStep(rig: Rig, raw: Record<string, unknown>, run: RunP
       status: all ? 'pass' : 'warn',
       summary: `the play between each motor-side encoder and its link: ${said.join(', ')}${changes.length ? ' (written: encoders[].backlashDeg)' : ''}`,
       evidence: evidenceOf(flaws),
-      fix: all ? null : 'a light link shows its play faintly in the duty: write encoders[].backlashDeg by hand (1-2 deg is a fair start), or give the joint room about hanging (limits[].minDeg/maxDeg)',
+      fix: all
+        ? null
+        : 'a light link shows its play faintly in the duty: write encoders[].backlashDeg by hand (1-2 deg is a fair start), or give the joint room about hanging (limits[].minDeg/maxDeg)',
       corrected: changes.length > 0,
     },
     file,

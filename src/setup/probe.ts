@@ -14,11 +14,22 @@ import { BOOTLOADER_WAIT_MS, bootloaderWaitText } from '../transport/dtr.js';
  * unanswered, `say` hears the one line that says so, and the probe waits `bootloaderMs` longer.
  */
 /** What probeLineBoard waits for when opening `end`'s port reset the board (BoardEnd.resetOnOpen), with the line said on stderr. */
-export function bootOf(end: { name: string; resetOnOpen?: boolean }): { name: string; bootloaderMs: number; say: (text: string) => void } | undefined {
-  return end.resetOnOpen ? { name: end.name, bootloaderMs: BOOTLOADER_WAIT_MS, say: (text) => void process.stderr.write(`twolink: ${text}\n`) } : undefined;
+export function bootOf(end: {
+  name: string;
+  resetOnOpen?: boolean;
+}): { name: string; bootloaderMs: number; say: (text: string) => void } | undefined {
+  return end.resetOnOpen
+    ? { name: end.name, bootloaderMs: BOOTLOADER_WAIT_MS, say: (text) => void process.stderr.write(`twolink: ${text}\n`) }
+    : undefined;
 }
 
-export function probeLineBoard(stream: Duplex, clock: Clock, joints: number, timeoutMs: number, boot?: { name: string; bootloaderMs: number; say: (text: string) => void }): Promise<BoardInfo | undefined> {
+export function probeLineBoard(
+  stream: Duplex,
+  clock: Clock,
+  joints: number,
+  timeoutMs: number,
+  boot?: { name: string; bootloaderMs: number; say: (text: string) => void },
+): Promise<BoardInfo | undefined> {
   return new Promise((resolve) => {
     const lines = new LineAssembler();
     let seq = 0;
@@ -32,7 +43,8 @@ export function probeLineBoard(stream: Duplex, clock: Clock, joints: number, tim
       });
     const hello = (): void => {
       if (done) return;
-      if (seq === 1 && boot && boot.bootloaderMs > 0 && !heard) boot.say(bootloaderWaitText(boot.name, timeoutMs + boot.bootloaderMs - 250));
+      if (seq === 1 && boot && boot.bootloaderMs > 0 && !heard)
+        boot.say(bootloaderWaitText(boot.name, timeoutMs + boot.bootloaderMs - 250));
       stream.write(frameLine(hostBody({ type: 'H', seq: seq++, proto: PROTOCOL })), 'latin1');
       timer = clock.setTimer(0.25, hello);
     };

@@ -20,7 +20,11 @@ export interface RigChange {
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** The corrected rig file (raw JSON) and the list of changes against `raw` as resolved in `rig`. */
-export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Findings): { file: Record<string, unknown>; changes: RigChange[] } {
+export function correctedRigFile(
+  raw: Record<string, unknown>,
+  rig: Rig,
+  f: Findings,
+): { file: Record<string, unknown>; changes: RigChange[] } {
   const out = JSON.parse(JSON.stringify(raw)) as Record<string, unknown>;
   const was = believed(rig);
   const changes: RigChange[] = [];
@@ -57,7 +61,12 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
     encoderInput: f.encoderInput.map((c) => c + 1),
     boardCountsPerRev: f.boardCountsPerRev.slice(),
   };
-  const stepOf: Record<string, string> = { motorOutput: 'motors', motorSign: 'motors', encoderInput: 'encoders', boardCountsPerRev: 'encoders' };
+  const stepOf: Record<string, string> = {
+    motorOutput: 'motors',
+    motorSign: 'motors',
+    encoderInput: 'encoders',
+    boardCountsPerRev: 'encoders',
+  };
   for (const k of Object.keys(after)) {
     if (!same(before[k], after[k])) changes.push({ field: `wiring.${k}`, from: before[k], to: after[k], step: stepOf[k]! });
   }
@@ -73,7 +82,8 @@ export function correctedRigFile(raw: Record<string, unknown>, rig: Rig, f: Find
  */
 function writeMotorConstants(out: Record<string, unknown>, rig: Rig, f: Findings, changes: RigChange[]): void {
   if (!f.ke.some((k, j) => Number.isFinite(k) && k !== rig.motors[j]!.ke)) return;
-  if (rig.plant && out.plant && typeof out.plant === 'object') (out.plant as Record<string, unknown>).motors = rig.plant.motors.map(({ breakawayDuty: _measured, ...m }) => ({ ...m })); // the plant's motors: what setup measures is not the plant's
+  if (rig.plant && out.plant && typeof out.plant === 'object')
+    (out.plant as Record<string, unknown>).motors = rig.plant.motors.map(({ breakawayDuty: _measured, ...m }) => ({ ...m })); // the plant's motors: what setup measures is not the plant's
   const rawMotors = (Array.isArray(out.motors) ? out.motors : rig.motors.map((m) => ({ ...m }))) as Record<string, unknown>[];
   out.motors = rawMotors.map((m, j) => {
     const k = f.ke[j];
@@ -92,8 +102,12 @@ function writeLimits(out: Record<string, unknown>, rig: Rig, f: Findings, change
   out.limits = rawLimits.map((l, j) => {
     const p = f.limitsDeg[j];
     if (!p) return l;
-    const was = { minDeg: Math.round(((rig.limits[j]!.min * 180) / Math.PI) * 2) / 2, maxDeg: Math.round(((rig.limits[j]!.max * 180) / Math.PI) * 2) / 2 };
-    for (const k of ['minDeg', 'maxDeg'] as const) if (was[k] !== p[k]) changes.push({ field: `limits[${j}].${k}`, from: was[k], to: p[k], step: `limits ${j + 1}` });
+    const was = {
+      minDeg: Math.round(((rig.limits[j]!.min * 180) / Math.PI) * 2) / 2,
+      maxDeg: Math.round(((rig.limits[j]!.max * 180) / Math.PI) * 2) / 2,
+    };
+    for (const k of ['minDeg', 'maxDeg'] as const)
+      if (was[k] !== p[k]) changes.push({ field: `limits[${j}].${k}`, from: was[k], to: p[k], step: `limits ${j + 1}` });
     return { ...l, minDeg: p.minDeg, maxDeg: p.maxDeg };
   });
 }

@@ -20,7 +20,11 @@ export interface SampleHook {
 
 /** Joint angles [rad] from the raw counts (board order), with the encoders and inputs as found so far (the joint layer's units, transport/joints.ts). */
 export function jointAngles(raw: readonly number[], f: Findings, out: number[]): number[] {
-  for (let j = 0; j < out.length; j++) out[j] = countsToAngle({ countsPerRev: f.countsPerRev[j]!, sign: f.encoderSign[j]!, zero: (f.zeroDeg[j]! * Math.PI) / 180 }, raw[f.encoderInput[j]!]!);
+  for (let j = 0; j < out.length; j++)
+    out[j] = countsToAngle(
+      { countsPerRev: f.countsPerRev[j]!, sign: f.encoderSign[j]!, zero: (f.zeroDeg[j]! * Math.PI) / 180 },
+      raw[f.encoderInput[j]!]!,
+    );
   return out;
 }
 
@@ -82,11 +86,25 @@ export function reference(s: Segment, tIn: number): { q: number; w: number; acc:
     w = 0;
     x = D;
   }
-  return { q: s.from + dir * Math.min(x, D), w: dir * w, acc: dir * acc, steady: tIn >= RAMP_S + STEADY_AFTER_S && tIn < RAMP_S + cruise, done: tIn >= end + DWELL_S };
+  return {
+    q: s.from + dir * Math.min(x, D),
+    w: dir * w,
+    acc: dir * acc,
+    steady: tIn >= RAMP_S + STEADY_AFTER_S && tIn < RAMP_S + cruise,
+    done: tIn >= end + DWELL_S,
+  };
 }
 
 /** The interval that ended at `t` with joint j at `qj` into the evidence, with the duty `d` the board applied at its start. */
-function pushInterval(ev: SpeedEvidence, prev: { t: number; q: number; pass: number; tIn: number; clamped: boolean; refW: number }, qj: number, t: number, d: number[] | undefined, f: Findings, j: number): void {
+function pushInterval(
+  ev: SpeedEvidence,
+  prev: { t: number; q: number; pass: number; tIn: number; clamped: boolean; refW: number },
+  qj: number,
+  t: number,
+  d: number[] | undefined,
+  f: Findings,
+  j: number,
+): void {
   // An interval whose duty was clamped is not steady (the joint decelerates): out of the estimate.
   ev.pass.push(prev.clamped ? -1 : prev.pass);
   ev.tInPass.push(prev.tIn);
@@ -108,7 +126,10 @@ function windowSpeed(hist: { t: number; q: number[] }[], t: number, q: number[])
 /** The test's segments for joint `j` from `q0` [rad]: the approach to the first pass, then the passes. */
 function speedSegments(j: number, q0: number): Segment[] {
   const plan = speedPlan(j, q0);
-  return [{ from: q0, to: plan.passes[0]!.fromRad, speed: APPROACH_RAD_S, pass: -1 }, ...plan.passes.map((p, i) => ({ from: p.fromRad, to: p.toRad, speed: p.speedRadS, pass: i }))];
+  return [
+    { from: q0, to: plan.passes[0]!.fromRad, speed: APPROACH_RAD_S, pass: -1 },
+    ...plan.passes.map((p, i) => ({ from: p.fromRad, to: p.toRad, speed: p.speedRadS, pass: i })),
+  ];
 }
 
 /** Why the test stops: a joint `err` [rad] from its reference or moving at `w` [rad/s] beyond the limits; null within them. */
@@ -134,7 +155,14 @@ function toOutputs(jointDuty: readonly number[], maxDuty: number, f: Findings, e
 }
 
 /** Runs joint `j`'s speed test; resolves with the evidence (the caller zeroes the motors after). */
-export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings, j: number, limits: SpeedTestLimits): Promise<SpeedEvidence> {
+export function speedTest(
+  link: Link,
+  samples: SampleHook,
+  rig: Rig,
+  f: Findings,
+  j: number,
+  limits: SpeedTestLimits,
+): Promise<SpeedEvidence> {
   const n = rig.joints;
   const arm = createRigidArmModel(rig.arm);
   const armData = createActuatedArmData(arm);
@@ -179,7 +207,11 @@ export function speedTest(link: Link, samples: SampleHook, rig: Rig, f: Findings
       }
       const qRef = ref.q;
       const G = computeGravity(arm, armData, q);
-      const jointDuty = q.map((x, i) => (i === j ? servoDuty(gains, i, G[i]! + gains.inertia[i]! * ref.acc, qRef, ref.w, x, w[i]!) : servoDuty(gains, i, G[i]!, hold[i]!, 0, x, w[i]!)));
+      const jointDuty = q.map((x, i) =>
+        i === j
+          ? servoDuty(gains, i, G[i]! + gains.inertia[i]! * ref.acc, qRef, ref.w, x, w[i]!)
+          : servoDuty(gains, i, G[i]!, hold[i]!, 0, x, w[i]!),
+      );
       const strayed = outOfBounds(
         q.map((x, i) => (i === j ? qRef : hold[i]!) - x),
         w,

@@ -90,7 +90,14 @@ export interface BoardEvidence {
 }
 
 export function checkBoard(b: BoardEvidence, rig: Rig): StepResult {
-  const evidence = { firmware: b.firmware, board: b.board, protocol: b.protocol, joints: b.joints, boardCountsPerRev: b.countsPerRev, rigCountsPerRev: rig.encoders.map((e) => e.countsPerRev) };
+  const evidence = {
+    firmware: b.firmware,
+    board: b.board,
+    protocol: b.protocol,
+    joints: b.joints,
+    boardCountsPerRev: b.countsPerRev,
+    rigCountsPerRev: rig.encoders.map((e) => e.countsPerRev),
+  };
   if (b.joints !== rig.joints) {
     return {
       name: 'board',
@@ -112,7 +119,14 @@ export function checkBoard(b: BoardEvidence, rig: Rig): StepResult {
       corrected: false,
     };
   }
-  return { name: 'board', status: 'pass', summary: `${b.firmware} on a ${b.board}, protocol ${b.protocol}, counts per revolution ${b.countsPerRev.join(', ')} as the rig file says`, evidence, fix: null, corrected: false };
+  return {
+    name: 'board',
+    status: 'pass',
+    summary: `${b.firmware} on a ${b.board}, protocol ${b.protocol}, counts per revolution ${b.countsPerRev.join(', ')} as the rig file says`,
+    evidence,
+    fix: null,
+    corrected: false,
+  };
 }
 
 // ------------------------------------------------------------------ 2. the encoders, by hand
@@ -130,24 +144,40 @@ export interface HandMove {
 export const CPR_TOLERANCE = 0.2;
 
 /** Verdict on the counts per revolution: the measurement against the rig file's C and the board's N (on input `input`). */
-function judgeCountsPerRev(measured: number, C: number, N: number, input: number, j: number, rig: Rig, f: Findings): { status: StepStatus; problems: string[]; fixes: string[]; correctable: boolean } {
+function judgeCountsPerRev(
+  measured: number,
+  C: number,
+  N: number,
+  input: number,
+  j: number,
+  rig: Rig,
+  f: Findings,
+): { status: StepStatus; problems: string[]; fixes: string[]; correctable: boolean } {
   const near = (a: number, b: number): boolean => Math.abs(a / b - 1) <= CPR_TOLERANCE;
   const problems: string[] = [];
   const fixes: string[] = [];
   if (near(measured, C)) {
     f.countsPerRev[j] = C;
     if (N !== C && input !== j && N === rig.encoders[input]?.countsPerRev) {
-      problems.push(`(the board's ${N} counts per revolution on input ${input + 1} are joint ${input + 1}'s: they fit once the cables are swapped back; the written rig file accepts them meanwhile: wiring.boardCountsPerRev)`);
+      problems.push(
+        `(the board's ${N} counts per revolution on input ${input + 1} are joint ${input + 1}'s: they fit once the cables are swapped back; the written rig file accepts them meanwhile: wiring.boardCountsPerRev)`,
+      );
       return { status: 'pass', problems, fixes, correctable: true };
     }
     if (N === C) return { status: 'pass', problems, fixes, correctable: true };
-    problems.push(`the board's firmware reports ${N} counts per revolution on input ${input + 1}, but the encoder gives about ${Math.round(measured)} (the rig file's ${C})`);
-    fixes.push(`set TL_CPR_${input + 1} to ${C} in firmware-protocol/firmware/twolink_fw/config.h and flash it again (the written rig file accepts the board's ${N} meanwhile: wiring.boardCountsPerRev)`);
+    problems.push(
+      `the board's firmware reports ${N} counts per revolution on input ${input + 1}, but the encoder gives about ${Math.round(measured)} (the rig file's ${C})`,
+    );
+    fixes.push(
+      `set TL_CPR_${input + 1} to ${C} in firmware-protocol/firmware/twolink_fw/config.h and flash it again (the written rig file accepts the board's ${N} meanwhile: wiring.boardCountsPerRev)`,
+    );
     return { status: 'fail', problems, fixes, correctable: true };
   }
   if (near(measured, N)) {
     f.countsPerRev[j] = N;
-    problems.push(`the rig file says ${C} counts per revolution, the board and the measurement say ${N} (measured about ${Math.round(measured)})`);
+    problems.push(
+      `the rig file says ${C} counts per revolution, the board and the measurement say ${N} (measured about ${Math.round(measured)})`,
+    );
     fixes.push(`encoders[${j}].countsPerRev = ${N} (written)`);
     return { status: 'warn', problems, fixes, correctable: true };
   }
@@ -173,7 +203,13 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
   const counts = d[input]!;
   const C = rig.encoders[j]!.countsPerRev;
   const expected = (C * m.deg) / 360;
-  const evidence: Record<string, unknown> = { movedDeg: m.deg, countsBefore: m.before, countsAfter: m.after, deltaCounts: d, input: input + 1 };
+  const evidence: Record<string, unknown> = {
+    movedDeg: m.deg,
+    countsBefore: m.before,
+    countsAfter: m.after,
+    deltaCounts: d,
+    input: input + 1,
+  };
   if (Math.abs(counts) < Math.max(8, 0.05 * expected)) {
     return {
       name,
@@ -198,11 +234,15 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
   if (input !== j) {
     status = 'fail';
     problems.push(`joint ${j + 1}'s encoder is on input ${input + 1}`);
-    fixes.push(`swap the two encoder cables at the board (joint ${j + 1}'s goes to encoder ${j + 1}'s pins; the written rig file maps it meanwhile: wiring.encoderInput)`);
+    fixes.push(
+      `swap the two encoder cables at the board (joint ${j + 1}'s goes to encoder ${j + 1}'s pins; the written rig file maps it meanwhile: wiring.encoderInput)`,
+    );
   }
   if (sign !== rig.encoders[j]!.sign) {
     status = 'fail';
-    problems.push(`it counts ${sign > 0 ? 'up' : 'down'} as the joint turns counter-clockwise (the rig file says sign ${rig.encoders[j]!.sign})`);
+    problems.push(
+      `it counts ${sign > 0 ? 'up' : 'down'} as the joint turns counter-clockwise (the rig file says sign ${rig.encoders[j]!.sign})`,
+    );
     fixes.push(`swap encoder ${j + 1}'s A and B wires, or keep encoders[${j}].sign = ${sign} (written)`);
   }
   const cpr = judgeCountsPerRev(measured, C, N, input, j, rig, f);
@@ -221,7 +261,9 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
   return {
     name,
     status,
-    summary: problems.length ? `joint ${j + 1}: ${problems.join('; ')}` : `joint ${j + 1} is read by input ${input + 1}, counting up counter-clockwise, about ${Math.round(measured)} counts per revolution (${C} expected)`,
+    summary: problems.length
+      ? `joint ${j + 1}: ${problems.join('; ')}`
+      : `joint ${j + 1} is read by input ${input + 1}, counting up counter-clockwise, about ${Math.round(measured)} counts per revolution (${C} expected)`,
     evidence,
     fix: fixes.length ? fixes.join('; ') : null,
     corrected: corrected && fixes.length > 0,
@@ -248,7 +290,13 @@ export function checkZero(r: RestEvidence, rig: Rig, f: Findings): StepResult {
   const hang = hangingDeg(rig.joints);
   const readDeg = hang.map((_, j) => r1(f.zeroDeg[j]! + (f.encoderSign[j]! * r.counts[f.encoderInput[j]!]! * 360) / f.countsPerRev[j]!));
   const off = readDeg.map((q, j) => r1(q - hang[j]!));
-  const evidence = { restCounts: r.counts, readDeg, hangingDeg: hang, offDeg: off, settledS: Number.isFinite(r.settledS) ? r1(r.settledS) : null };
+  const evidence = {
+    restCounts: r.counts,
+    readDeg,
+    hangingDeg: hang,
+    offDeg: off,
+    settledS: Number.isFinite(r.settledS) ? r1(r.settledS) : null,
+  };
   const fixes: string[] = [];
   const bad = off.map((o, j) => (Math.abs(o) > ZERO_TOLERANCE_DEG ? j : -1)).filter((j) => j >= 0);
   for (const j of bad) {
@@ -381,7 +429,14 @@ export function checkMotor(p: PulseEvidence, rig: Rig, f: Findings, directions: 
   const ambiguous = scores.length > 1 && Math.abs(Math.abs(scores[0]!) - Math.abs(scores[1]!)) < 0.1;
   const base = `output ${p.output + 1} turns joint ${joint + 1} ${sign > 0 ? 'counter-clockwise' : 'clockwise'} for a positive duty; it starts moving at duty ${r3(startDuty)}`;
   if (ambiguous) {
-    return { name, status: 'warn', summary: `${base}, but both joints moved alike (match ${scores.map(r3).join(', ')}): the joint is a guess`, evidence, fix: 'hold the other joint still by hand and run setup again', corrected: false };
+    return {
+      name,
+      status: 'warn',
+      summary: `${base}, but both joints moved alike (match ${scores.map(r3).join(', ')}): the joint is a guess`,
+      evidence,
+      fix: 'hold the other joint still by hand and run setup again',
+      corrected: false,
+    };
   }
   if (problems.length === 0) return { name, status: 'pass', summary: base, evidence, fix: null, corrected: false };
   return { name, status: 'fail', summary: `${problems.join('; ')} (${base})`, evidence, fix: fixes.join('; '), corrected: true };
@@ -414,7 +469,14 @@ export function checkBreakaway(joint: number, up: PulseEvidence, down: PulseEvid
   const name = `breakaway ${joint + 1}`;
   const text = `joint ${joint + 1} starts from rest at duty ${r3(pair[0])} counter-clockwise, ${r3(pair[1])} clockwise`;
   if (pair.some((d) => !Number.isFinite(d))) {
-    return { name, status: 'warn', summary: `joint ${joint + 1} did not start one way within the pulse (${text})`, evidence, fix: 'raise --pulse-duty, or free the joint, and run setup again', corrected: false };
+    return {
+      name,
+      status: 'warn',
+      summary: `joint ${joint + 1} did not start one way within the pulse (${text})`,
+      evidence,
+      fix: 'raise --pulse-duty, or free the joint, and run setup again',
+      corrected: false,
+    };
   }
   return { name, status: 'pass', summary: `${text} (written: motors[${joint}].breakawayDuty)`, evidence, fix: null, corrected: false };
 }

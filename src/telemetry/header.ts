@@ -33,9 +33,16 @@ export const knownLawSchema = z.discriminatedUnion('kind', [
       schedule: z.array(z.looseObject({ elbowDeg: z.number(), kp: perJoint, ki: perJoint, kd: perJoint })).optional(),
     }),
   }),
-  z.looseObject({ kind: z.literal('controller'), file: z.string(), sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex (64 digits)') }),
+  z.looseObject({
+    kind: z.literal('controller'),
+    file: z.string(),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a SHA-256 in hex (64 digits)'),
+  }),
   /** Float mode's settings (control/float.ts FloatSettings, SI units). */
-  z.looseObject({ kind: z.literal('float'), settings: z.looseObject({ frictionAssist: z.number(), torqueCapNm: perJoint, speedCapRadS: perJoint }) }),
+  z.looseObject({
+    kind: z.literal('float'),
+    settings: z.looseObject({ frictionAssist: z.number(), torqueCapNm: perJoint, speedCapRadS: perJoint }),
+  }),
   /** Impedance mode's spring: stiffness [N/m at the endpoint, N m/rad in joint space], damping ratio. */
   z.looseObject({ kind: z.literal('impedance'), space: z.enum(['endpoint', 'joint']), stiffness: z.number(), dampingRatio: z.number() }),
   /** A ControlLaw object given to the library (no file): its class name. */
@@ -45,7 +52,10 @@ export type RunLaw = z.output<typeof knownLawSchema>;
 const KNOWN_LAWS: ReadonlySet<string> = new Set(['pid', 'controller', 'float', 'impedance', 'code']);
 
 /** A recorded law: one of the known kinds checked in full, or another kind (a newer twolink's) as it is. */
-export const lawSchema = z.union([knownLawSchema, z.looseObject({ kind: z.string().refine((k) => !KNOWN_LAWS.has(k), 'a law of a known kind with missing or bad fields') })]);
+export const lawSchema = z.union([
+  knownLawSchema,
+  z.looseObject({ kind: z.string().refine((k) => !KNOWN_LAWS.has(k), 'a law of a known kind with missing or bad fields') }),
+]);
 
 export const recordingHeaderSchema = z.looseObject({
   kind: z.literal('header'),

@@ -69,7 +69,12 @@ export function freeBytes(file: string): number | undefined {
 /** Why a write of `bytes` is refused by the reserve, or undefined if it may go (`free`: freeBytes). */
 export function reserveRefusal(bytes: number, free: number | undefined): Error | undefined {
   if (free === undefined || free - bytes >= RESERVE_BYTES) return undefined;
-  return Object.assign(new Error(`the disk is nearly full (${Math.floor(free / 1024)} kB free; twolink keeps ${RESERVE_BYTES / 1024} kB to close the recording)`), { code: 'ENOSPC' });
+  return Object.assign(
+    new Error(
+      `the disk is nearly full (${Math.floor(free / 1024)} kB free; twolink keeps ${RESERVE_BYTES / 1024} kB to close the recording)`,
+    ),
+    { code: 'ENOSPC' },
+  );
 }
 
 /**
@@ -104,7 +109,8 @@ export class Recorder implements RunRecorder {
      * null; after a cut the position is given, so that the summary line lands at the cut); tests put
      * a failing one here to play a full disk.
      */
-    private readonly writeFn: (fd: number, buf: Buffer, off: number, position: number | null) => number = (fd, buf, off, position) => writeSync(fd, buf, off, buf.length - off, position),
+    private readonly writeFn: (fd: number, buf: Buffer, off: number, position: number | null) => number = (fd, buf, off, position) =>
+      writeSync(fd, buf, off, buf.length - off, position),
     /** The disk's free space [bytes] (statfs; tests play a nearly full disk with it). */
     private readonly free: () => number | undefined = () => freeBytes(file),
   ) {}
@@ -116,7 +122,10 @@ export class Recorder implements RunRecorder {
    */
   open(header: RecordingHeader): void {
     const checked = recordingHeaderSchema.safeParse(header);
-    if (!checked.success) throw new Error(`recording ${this.file}: its header would not read back: ${checked.error.issues.map((i) => `${i.path.join('.') || '(header)'}: ${i.message}`).join('; ')}`);
+    if (!checked.success)
+      throw new Error(
+        `recording ${this.file}: its header would not read back: ${checked.error.issues.map((i) => `${i.path.join('.') || '(header)'}: ${i.message}`).join('; ')}`,
+      );
     this.fd = openForWrite(this.file);
     this.line(JSON.stringify(header));
     this.flush();

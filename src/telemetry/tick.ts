@@ -74,16 +74,30 @@ export const TICK_TABLE = [
   { group: 'tau', name: 'pid', row: 'tauPid', joints: true, unit: 'N m', description: 'PID' },
   { group: 'tau', name: 'cmd', row: 'tauCmd', joints: true, unit: 'N m', description: 'commanded, after saturation and ramps' },
   { name: 'duty', row: 'duty', joints: true, unit: '', description: 'motor duty -1..1' },
-  { group: 'timing', name: 'errUs', row: 'errUs', unit: 'us', csv: 'err', description: "latency: the board's sample instant (on the host's clock) to the answer written" },
+  {
+    group: 'timing',
+    name: 'errUs',
+    row: 'errUs',
+    unit: 'us',
+    csv: 'err',
+    description: "latency: the board's sample instant (on the host's clock) to the answer written",
+  },
   { group: 'timing', name: 'execUs', row: 'execUs', unit: 'us', csv: 'exec', description: "time the sample's work took" },
   {
     group: 'timing',
     name: 'overruns',
     row: 'overruns',
     unit: '',
-    description: "late samples so far: the host missed the answer's deadline (written more than a sample period after the sample arrived, or never: the host read the sample late, beyond the link's usual burst)",
+    description:
+      "late samples so far: the host missed the answer's deadline (written more than a sample period after the sample arrived, or never: the host read the sample late, beyond the link's usual burst)",
   },
-  { group: 'timing', name: 'missed', row: 'missed', unit: '', description: "samples lost on the way (gaps in the board's sample index), so far" },
+  {
+    group: 'timing',
+    name: 'missed',
+    row: 'missed',
+    unit: '',
+    description: "samples lost on the way (gaps in the board's sample index), so far",
+  },
   { group: 'link', name: 'sent', row: 'sent', unit: '', description: 'frames sent' },
   { group: 'link', name: 'received', row: 'received', unit: '', description: 'frames received' },
   { group: 'link', name: 'lost', row: 'lost', unit: '', description: 'frames lost' },
@@ -95,15 +109,58 @@ export const TICK_TABLE = [
   { name: 'sat', row: 'sat', unit: '', description: 'saturation bits (bit i = joint i+1 torque or duty limited)' },
   { name: 'sample', row: 'sample', unit: '', absent: -1, description: "the board's sample index, -1 for a row without a sample" },
   // Older recordings (the sync protocol): the duty sent at a tick applied right away.
-  { name: 'dutyIn', row: 'dutyIn', joints: true, unit: '', csv: 'duty_in', absent: { copy: 'duty' }, description: 'duty the board applied at this sample, in force until the next -1..1' },
+  {
+    name: 'dutyIn',
+    row: 'dutyIn',
+    joints: true,
+    unit: '',
+    csv: 'duty_in',
+    absent: { copy: 'duty' },
+    description: 'duty the board applied at this sample, in force until the next -1..1',
+  },
   // Impedance mode (issue 23): zero under other laws.
-  { name: 'fEst', row: 'fEst', joints: true, unit: 'N', csv: 'f_est', absent: 0, description: "contact force at the endpoint (x, y) from the twin's momentum observer, J^-T tauExt, tared at rest (impedance mode)" },
-  { name: 'stiffness', row: 'stiffness', unit: '', absent: 0, description: 'stiffness in force [N/m at the endpoint, N m/rad in joint space] (impedance mode)' },
+  {
+    name: 'fEst',
+    row: 'fEst',
+    joints: true,
+    unit: 'N',
+    csv: 'f_est',
+    absent: 0,
+    description: "contact force at the endpoint (x, y) from the twin's momentum observer, J^-T tauExt, tared at rest (impedance mode)",
+  },
+  {
+    name: 'stiffness',
+    row: 'stiffness',
+    unit: '',
+    absent: 0,
+    description: 'stiffness in force [N/m at the endpoint, N m/rad in joint space] (impedance mode)',
+  },
   // Float mode (issue 23): zero under other laws.
-  { name: 'float', row: 'float', unit: '', absent: 0, description: "float mode's blend weight: 0 tracking or holding, 1 floating, between while entering or leaving (float mode)" },
+  {
+    name: 'float',
+    row: 'float',
+    unit: '',
+    absent: 0,
+    description: "float mode's blend weight: 0 tracking or holding, 1 floating, between while entering or leaving (float mode)",
+  },
   // The mock's truth (issue 33): the encoders sit on the motor side, before the gearbox's play.
-  { group: 'plant', name: 'known', row: 'plantKnown', unit: '', absent: 0, description: '1 when plant.q holds the simulated arm (a virtual run on the mock rig), 0 otherwise (a real arm: unknown)' },
-  { group: 'plant', name: 'q', row: 'plantQ', joints: true, unit: 'rad', absent: 0, description: "the simulated link's true angles when the board read the encoders (0 when plant.known is 0)" },
+  {
+    group: 'plant',
+    name: 'known',
+    row: 'plantKnown',
+    unit: '',
+    absent: 0,
+    description: '1 when plant.q holds the simulated arm (a virtual run on the mock rig), 0 otherwise (a real arm: unknown)',
+  },
+  {
+    group: 'plant',
+    name: 'q',
+    row: 'plantQ',
+    joints: true,
+    unit: 'rad',
+    absent: 0,
+    description: "the simulated link's true angles when the board read the encoders (0 when plant.known is 0)",
+  },
   // Issue 35: samples a USB adapter delivered together with a newer one, apart from the late ones.
   {
     group: 'timing',
@@ -111,21 +168,45 @@ export const TICK_TABLE = [
     row: 'burst',
     unit: '',
     absent: 0,
-    description: "samples so far that came in one burst of the link with a newer one (a USB adapter's: a 16U2 every 4.096 ms) and were not answered, only the newest of a burst is: not late",
+    description:
+      "samples so far that came in one burst of the link with a newer one (a USB adapter's: a 16U2 every 4.096 ms) and were not answered, only the newest of a burst is: not late",
   },
   // Issue 33: a second sensor on the link side (firmata.linkSensors: a potentiometer on the joint, after the gearbox). A measurement, unlike plant.q.
-  { group: 'meas', name: 'linkKnown', row: 'linkKnown', unit: '', absent: 0, description: "bit j set when meas.qLink[j] holds joint j+1's link-side sensor reading (a potentiometer after the gearbox, firmata.linkSensors), 0 without one" },
-  { group: 'meas', name: 'qLink', row: 'qLink', joints: true, unit: 'rad', absent: 0, description: "link-side angles from a sensor on the joint, after the gearbox, in the same sample as meas.q (0 where meas.linkKnown's bit is clear)" },
+  {
+    group: 'meas',
+    name: 'linkKnown',
+    row: 'linkKnown',
+    unit: '',
+    absent: 0,
+    description:
+      "bit j set when meas.qLink[j] holds joint j+1's link-side sensor reading (a potentiometer after the gearbox, firmata.linkSensors), 0 without one",
+  },
+  {
+    group: 'meas',
+    name: 'qLink',
+    row: 'qLink',
+    joints: true,
+    unit: 'rad',
+    absent: 0,
+    description:
+      "link-side angles from a sensor on the joint, after the gearbox, in the same sample as meas.q (0 where meas.linkKnown's bit is clear)",
+  },
 ] as const satisfies readonly TickFieldSpec[];
 
 type Spec = (typeof TICK_TABLE)[number];
-type RowNames<S> = S extends { row: infer R extends string; joints: true } ? `${R}0` | `${R}1` : S extends { row: infer R extends string } ? R : never;
+type RowNames<S> = S extends { row: infer R extends string; joints: true }
+  ? `${R}0` | `${R}1`
+  : S extends { row: infer R extends string }
+    ? R
+    : never;
 
 /** Name of one slot of the row (a per-joint field has one per joint: `q0`, `q1`). */
 export type TickField = RowNames<Spec>;
 
 /** Slot names of the row, in order. */
-export const TICK_FIELDS: readonly TickField[] = TICK_TABLE.flatMap((s) => ('joints' in s ? Array.from({ length: ROW_JOINTS }, (_, j) => `${s.row}${j}`) : [s.row])) as TickField[];
+export const TICK_FIELDS: readonly TickField[] = TICK_TABLE.flatMap((s) =>
+  'joints' in s ? Array.from({ length: ROW_JOINTS }, (_, j) => `${s.row}${j}`) : [s.row],
+) as TickField[];
 
 /** Width of a row. */
 export const TICK_WIDTH = TICK_FIELDS.length;
@@ -134,7 +215,9 @@ export const TICK_WIDTH = TICK_FIELDS.length;
 export const F = Object.fromEntries(TICK_FIELDS.map((f, i) => [f, i])) as Record<TickField, number>;
 
 type Value<S> = S extends { codes: readonly (infer C)[] } ? C : S extends { joints: true } ? number[] : number;
-type Fields<Of> = { [S in Of as S extends { absent: unknown } ? never : S extends { name: infer N extends string } ? N : never]: Value<S> } & {
+type Fields<Of> = {
+  [S in Of as S extends { absent: unknown } ? never : S extends { name: infer N extends string } ? N : never]: Value<S>;
+} & {
   [S in Of as S extends { absent: unknown } ? (S extends { name: infer N extends string } ? N : never) : never]?: Value<S>;
 };
 type Grouped = { [G in TickGroup]: Fields<Extract<Spec, { group: G }>> };
@@ -180,7 +263,9 @@ function compileTickObject(): (r: ArrayLike<number>, joints: number) => TickObje
           .join(', ')} }`,
       );
   }
-  const compile = new Function('codes', `return (r, joints) => ({ ${top.join(', ')} });`) as (codes: (readonly string[])[]) => (r: ArrayLike<number>, joints: number) => TickObject;
+  const compile = new Function('codes', `return (r, joints) => ({ ${top.join(', ')} });`) as (
+    codes: (readonly string[])[],
+  ) => (r: ArrayLike<number>, joints: number) => TickObject;
   return compile(codes);
 }
 
@@ -210,12 +295,17 @@ function compileTickJson(): (r: ArrayLike<number>, joints: number) => string {
     const g = slot.spec.group;
     if (!g) parts.push(`${JSON.stringify(sep())} + ${key(slot.spec.name)} + ${value(slot)}`);
     else if (SLOTS.find((x) => x.spec.group === g) === slot) {
-      const inner = SLOTS.filter((x) => x.spec.group === g).map((x, i) => `${JSON.stringify(i ? ',' : '')} + ${key(x.spec.name)} + ${value(x)}`);
+      const inner = SLOTS.filter((x) => x.spec.group === g).map(
+        (x, i) => `${JSON.stringify(i ? ',' : '')} + ${key(x.spec.name)} + ${value(x)}`,
+      );
       parts.push(`${JSON.stringify(sep())} + ${key(g)} + "{" + ${inner.join(' + ')} + "}"`);
     }
   }
   const n = (x: number | undefined): string => (x !== undefined && Number.isFinite(x) ? String(x) : 'null');
-  const compile = new Function('codes', 'n', `return (r, joints) => "{" + ${parts.join(' + ')} + "}";`) as (codes: string[][], n: (x: number | undefined) => string) => (r: ArrayLike<number>, joints: number) => string;
+  const compile = new Function('codes', 'n', `return (r, joints) => "{" + ${parts.join(' + ')} + "}";`) as (
+    codes: string[][],
+    n: (x: number | undefined) => string,
+  ) => (r: ArrayLike<number>, joints: number) => string;
   return compile(codes, n);
 }
 

@@ -263,7 +263,11 @@ export async function advanceUntil(clock: VirtualClock, done: () => boolean, wha
  * settles; then returns (or throws) what it settled with. Bounded in virtual and in real time (code
  * under test may wait on real timers too, as johnny-five's handshake does).
  */
-export async function runUntilSettled<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
+export async function runUntilSettled<T>(
+  clock: VirtualClock,
+  p: Promise<T>,
+  opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {},
+): Promise<T> {
   let done = false;
   p.then(
     () => (done = true),

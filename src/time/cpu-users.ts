@@ -47,7 +47,14 @@ export function cpuSnapshot(): CpuSnapshot {
         const open = s.indexOf('(');
         const close = s.lastIndexOf(')');
         const f = s.slice(close + 2).split(' ');
-        tasks.set(`${pid}/${tid}`, { pid: Number(pid), tid: Number(tid), comm: s.slice(open + 1, close), ticks: Number(f[11]) + Number(f[12]), rtPrio: Number(f[37]), policy: Number(f[38]) });
+        tasks.set(`${pid}/${tid}`, {
+          pid: Number(pid),
+          tid: Number(tid),
+          comm: s.slice(open + 1, close),
+          ticks: Number(f[11]) + Number(f[12]),
+          rtPrio: Number(f[37]),
+          policy: Number(f[38]),
+        });
       } catch {
         // the thread ended between the listing and the read
       }
@@ -98,5 +105,7 @@ export function cpuUsers(a: CpuSnapshot, b: CpuSnapshot, n = 8, minPct = 5): Cpu
 /** The users in one line: `fil_harness [FIFO 45] 41 %, node (pid 8075 tid 8075) [FIFO 44] 24 %, ...`. */
 export function cpuUsersText(users: readonly CpuUser[]): string {
   if (users.length === 0) return 'no thread used 5 % of a core or more';
-  return users.map((u) => `${u.cmd || u.comm} (pid ${u.pid}${u.tid !== u.pid ? ` tid ${u.tid}` : ''}) [${u.sched}] ${u.pct.toFixed(0)} %`).join('; ');
+  return users
+    .map((u) => `${u.cmd || u.comm} (pid ${u.pid}${u.tid !== u.pid ? ` tid ${u.tid}` : ''}) [${u.sched}] ${u.pct.toFixed(0)} %`)
+    .join('; ');
 }

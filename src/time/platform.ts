@@ -21,7 +21,10 @@ export function nodeVersion(text: string): [number, number, number] {
 }
 
 /** How twolink stands with a Node line. */
-export type NodeSupport = { status: 'supported'; line: number } | { status: 'end-of-life'; line: number; note: string } | { status: 'untested'; line: number; note: string };
+export type NodeSupport =
+  | { status: 'supported'; line: number }
+  | { status: 'end-of-life'; line: number; note: string }
+  | { status: 'untested'; line: number; note: string };
 
 /** The LTS lines twolink supports (package.json `engines`, tests/node-support.test.ts pins the two together). */
 export const SUPPORTED_NODE_LINES: readonly number[] = [22, 24];
@@ -30,8 +33,18 @@ export const SUPPORTED_NODE_LINES: readonly number[] = [22, 24];
 export function nodeSupport(version: string = process.version): NodeSupport {
   const [major] = nodeVersion(version);
   if (SUPPORTED_NODE_LINES.includes(major)) return { status: 'supported', line: major };
-  if (major === 20) return { status: 'end-of-life', line: major, note: 'Node 20 reached its end of life in April 2026: twolink still runs on it, unsupported; install Node 22 or 24' };
-  if (major < 20) return { status: 'end-of-life', line: major, note: `Node ${major} is past its end of life and too old for twolink (needs 20.19 or later): install Node 22 or 24` };
+  if (major === 20)
+    return {
+      status: 'end-of-life',
+      line: major,
+      note: 'Node 20 reached its end of life in April 2026: twolink still runs on it, unsupported; install Node 22 or 24',
+    };
+  if (major < 20)
+    return {
+      status: 'end-of-life',
+      line: major,
+      note: `Node ${major} is past its end of life and too old for twolink (needs 20.19 or later): install Node 22 or 24`,
+    };
   return { status: 'untested', line: major, note: `Node ${major} is not a line twolink tests (22 and 24 are)` };
 }
 

@@ -64,13 +64,20 @@ export function raiseProcessPriority(pid: number, platform: NodeJS.Platform = pr
     if (!Number.isFinite(value) || value >= 0) continue;
     return { kind: 'raised', value, name: platform === 'win32' ? windowsClass(value) : `nice ${value}` };
   }
-  const how = platform === 'darwin' ? 'macOS gives a user no priority above normal without root (sudo)' : platform === 'win32' ? 'Windows refused even ABOVE_NORMAL' : 'a negative nice value needs root or CAP_SYS_NICE';
+  const how =
+    platform === 'darwin'
+      ? 'macOS gives a user no priority above normal without root (sudo)'
+      : platform === 'win32'
+        ? 'Windows refused even ABOVE_NORMAL'
+        : 'a negative nice value needs root or CAP_SYS_NICE';
   return { kind: 'normal', reason: `${how}${refusal ? `: ${refusal}` : ''}` };
 }
 
 /** How to get priority on this OS (for the line of a process left at normal priority). */
 export function priorityHowTo(platform: NodeJS.Platform = process.platform): string {
-  if (platform === 'darwin') return 'start twolink with sudo for a negative nice value (macOS has no real-time class for a user); close other busy programs';
-  if (platform === 'win32') return 'twolink asks Windows for the HIGH priority class, which a user may set; check that no policy forbids it (Task Manager > Details > Set priority shows it)';
+  if (platform === 'darwin')
+    return 'start twolink with sudo for a negative nice value (macOS has no real-time class for a user); close other busy programs';
+  if (platform === 'win32')
+    return 'twolink asks Windows for the HIGH priority class, which a user may set; check that no policy forbids it (Task Manager > Details > Set priority shows it)';
   return 'run as root or give node CAP_SYS_NICE';
 }

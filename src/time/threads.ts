@@ -83,7 +83,8 @@ export function rtHowTo(priority = 45): string {
  * it was not asked for (`--no-rt`).
  */
 export function noRealtimeLine(who: string, why: string, platform: NodeJS.Platform = process.platform): string {
-  if (platform !== 'linux') return `${who}: WARNING: normal priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get more, ${priorityHowTo(platform)}`;
+  if (platform !== 'linux')
+    return `${who}: WARNING: normal priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get more, ${priorityHowTo(platform)}`;
   return `${who}: WARNING: no real-time priority (${why}): a busy machine may stop the arm (fault:watchdog or link-lost); to get it, ${rtHowTo()}`;
 }
 
@@ -95,7 +96,8 @@ export type RtResult = { granted: true; priority: number; what?: string } | { gr
  * CAP_SYS_NICE or an `rtprio` limit (ulimit -r) of at least `priority`; the reason says how to allow it.
  */
 export function requestRealtime(tid: number, priority = 40, opts: { resetOnFork?: boolean; allTasks?: boolean } = {}): Promise<RtResult> {
-  if (process.platform !== 'linux' || tid < 0) return Promise.resolve({ granted: false, reason: 'real-time scheduling is only offered on Linux' });
+  if (process.platform !== 'linux' || tid < 0)
+    return Promise.resolve({ granted: false, reason: 'real-time scheduling is only offered on Linux' });
   // -R (SCHED_RESET_ON_FORK): what the thread starts (a process, a thread) begins at normal priority.
   // -a (allTasks, `tid` a process id): every thread of that process.
   const args = ['-f', ...(opts.resetOnFork ? ['-R'] : []), ...(opts.allTasks ? ['-a'] : []), '-p', String(priority), String(tid)];
@@ -160,7 +162,11 @@ export function processThreads(): number[] {
  * (SCHED_FIFO does not share the CPU between equals) hold it up (measured: a stock Firmata reach
  * under load 16-20 whose host had inherited 44 from the test's plant thread).
  */
-export async function requestRealtimeProcess(priority: number, priorities: ReadonlyMap<number, number> = new Map(), normal: ReadonlySet<number> = new Set()): Promise<RtResult> {
+export async function requestRealtimeProcess(
+  priority: number,
+  priorities: ReadonlyMap<number, number> = new Map(),
+  normal: ReadonlySet<number> = new Set(),
+): Promise<RtResult> {
   // macOS, Windows: no SCHED_FIFO for a user; the process's priority as far as os.setPriority goes (priority.ts).
   if (process.platform !== 'linux') {
     const p = raiseProcessPriority(process.pid);

@@ -153,7 +153,8 @@ export class ReportClock {
     if (!s) {
       const threshold = 1.5 * this.p + this.jitter;
       const late = t - this.line(last);
-      if (this.assigned >= WARMUP && late > threshold) this.suspect = { offset: this.offset, threshold, minLate: late, drainedTo: late, steady: 0, entries: 0 };
+      if (this.assigned >= WARMUP && late > threshold)
+        this.suspect = { offset: this.offset, threshold, minLate: late, drainedTo: late, steady: 0, entries: 0 };
       return 0;
     }
     const late = t - (s.offset + last * this.p);

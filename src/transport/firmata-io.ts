@@ -86,18 +86,27 @@ export function describe(e: unknown): string {
 }
 
 /** Why johnny-five did not reach `ready`, from what came back. */
-export function handshakeError(name: string, e: unknown, io: FirmataIO | undefined, bytesIn: number, o: { handshakeMs: number; bootloaderMs?: number; baudRate: number }): LinkError {
+export function handshakeError(
+  name: string,
+  e: unknown,
+  io: FirmataIO | undefined,
+  bytesIn: number,
+  o: { handshakeMs: number; bootloaderMs?: number; baudRate: number },
+): LinkError {
   let hint: string;
   if (bytesIn === 0) hint = 'nothing at all came back: is the board connected and powered, and is this its port?';
   // ConfigurableFirmata reports protocol 2.x (ConfigurableFirmata.h: FIRMATA_PROTOCOL_MAJOR_VERSION 2):
   // another major is a REPORT_VERSION byte made up by a wrong baud rate, not a version.
   else if (!io?.versionReceived || io.version?.major !== 2) {
     hint =
-      `${bytesIn} bytes came back but no Firmata version: wrong baud rate (ConfigurableFirmata runs at 57600 unless rebuilt: set link.baudRate), ` + 'or the board runs other firmware (twolink\'s own? set "link": {"transport": "line"})';
+      `${bytesIn} bytes came back but no Firmata version: wrong baud rate (ConfigurableFirmata runs at 57600 unless rebuilt: set link.baudRate), ` +
+      'or the board runs other firmware (twolink\'s own? set "link": {"transport": "line"})';
   } else if (!io.firmware?.name) hint = 'the board sent its Firmata version but never its firmware name';
   else hint = `${io.firmware.name} answered but did not finish the capability and analog mapping queries`;
   const why = describe(e).split('\n')[0]!.trim();
-  const within = o.bootloaderMs ? `${o.handshakeMs} ms + ${o.bootloaderMs} ms for the bootloader (opening the port reset the board)` : `${o.handshakeMs} ms`;
+  const within = o.bootloaderMs
+    ? `${o.handshakeMs} ms + ${o.bootloaderMs} ms for the bootloader (opening the port reset the board)`
+    : `${o.handshakeMs} ms`;
   return new LinkError(`${name}: no Firmata handshake within ${within} at ${o.baudRate} baud (johnny-five: ${why}): ${hint}`, 'no-answer');
 }
 
@@ -152,9 +161,20 @@ export function clearFirmataSysexHandlers(): void {
  * not reset when the port opened (a pty, a Leonardo, a Mega with its reset cut) has already said who
  * it is: the version and firmware are asked for again, once now and once more if it stays silent.
  */
-export function startBoard(transport: Transport, clock: Clock, t: BoardStart, on: { handshaking: () => boolean; ready: () => void; error: (e: unknown) => void }): FiveBoard {
+export function startBoard(
+  transport: Transport,
+  clock: Clock,
+  t: BoardStart,
+  on: { handshaking: () => boolean; ready: () => void; error: (e: unknown) => void },
+): FiveBoard {
   const { handshakeMs, bootloaderMs = 0 } = t;
-  const board = new (johnnyFive().Board)({ port: transport, repl: false, debug: false, sigint: false, timeout: handshakeMs + bootloaderMs });
+  const board = new (johnnyFive().Board)({
+    port: transport,
+    repl: false,
+    debug: false,
+    sigint: false,
+    timeout: handshakeMs + bootloaderMs,
+  });
   board.on('error', on.error);
   board.once('ready', () => {
     if (on.handshaking()) on.ready();

@@ -28,25 +28,74 @@
  */
 import type { Duplex } from 'node:stream';
 import type { FirmataLinkPart } from '../config/parts.js';
-import { chooseInterval, cycleBudget, decodeString7, decodeWatchdog, ENCODER, FIRMATA, FirmataFramer, MODE, modeName, wireTime, type CycleBudget, type FirmataMessage, type WatchdogStatus } from '../protocol/firmata.js';
+import {
+  chooseInterval,
+  cycleBudget,
+  decodeString7,
+  decodeWatchdog,
+  ENCODER,
+  FIRMATA,
+  FirmataFramer,
+  MODE,
+  modeName,
+  wireTime,
+  type CycleBudget,
+  type FirmataMessage,
+  type WatchdogStatus,
+} from '../protocol/firmata.js';
 import { isWiringIssue, type Wiring } from '../protocol/firmata-wiring.js';
 import { resolveFirmataWiring } from '../protocol/firmata-shields.js';
 import type { Clock } from '../time/clock.js';
-import { clearFirmataSysexHandlers, describe, handshakeError, queryPinState, race, readPinsBack, startBoard, Transport, Waiters } from './firmata-io.js';
+import {
+  clearFirmataSysexHandlers,
+  describe,
+  handshakeError,
+  queryPinState,
+  race,
+  readPinsBack,
+  startBoard,
+  Transport,
+  Waiters,
+} from './firmata-io.js';
 import type { FirmataConfig, FirmataLinkOptions } from './firmata-io.js';
-import { attachEncoders, checkBoard, resetEncoders, firmataIdentity, quietBoard, setUpWatchdog, type SetupContext } from './firmata-setup.js';
+import {
+  attachEncoders,
+  checkBoard,
+  resetEncoders,
+  firmataIdentity,
+  quietBoard,
+  setUpWatchdog,
+  type SetupContext,
+} from './firmata-setup.js';
 import { fiveMotors, FirmataMotors } from './firmata-motors.js';
 import { FirmataWatch } from './firmata-watch.js';
 import { analogChannels, jointUnits, SampleAssembler } from './firmata-samples.js';
 import { JointSpace, type DutyChange } from './joints.js';
 import { closeStream } from './stream.js';
 import { johnnyFive, type FiveBoard, type FiveMotor, type FiveSensor, type FirmataIO } from './johnny-five.js';
-import { cableLoss, LinkError, zeroCounters, type CableLoss, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
+import {
+  cableLoss,
+  LinkError,
+  zeroCounters,
+  type CableLoss,
+  type BoardIdentity,
+  type Link,
+  type LinkCounters,
+  type LinkEvent,
+  type Reading,
+  type StopOutcome,
+} from './link.js';
 
 export { clearFirmataSysexHandlers, type FirmataConfig, type FirmataLinkOptions };
 
 /** The link's lifecycle. */
-type Lifecycle = { kind: 'new' } | { kind: 'handshake'; fail: (e: LinkError) => void } | { kind: 'configuring' } | { kind: 'open'; outputs: 'enabled' | 'disabled' } | { kind: 'closing' } | { kind: 'closed'; reason: string };
+type Lifecycle =
+  | { kind: 'new' }
+  | { kind: 'handshake'; fail: (e: LinkError) => void }
+  | { kind: 'configuring' }
+  | { kind: 'open'; outputs: 'enabled' | 'disabled' }
+  | { kind: 'closing' }
+  | { kind: 'closed'; reason: string };
 
 export class FirmataLink implements Link {
   readonly name: string;
@@ -176,7 +225,11 @@ export class FirmataLink implements Link {
     // johnny-five's handshake timer would keep the process alive and fire into a dead board.
     if (this.board?.timer) clearTimeout(this.board.timer);
     if (prev.kind === 'handshake') prev.fail(new LinkError(`${this.name}: ${reason} during the Firmata handshake`, 'closed'));
-    this.listener({ kind: 'closed', reason: `${this.name}: ${cable ? `the port vanished (${cable.message})` : reason}`, ...(cable ? { cable } : {}) });
+    this.listener({
+      kind: 'closed',
+      reason: `${this.name}: ${cable ? `the port vanished (${cable.message})` : reason}`,
+      ...(cable ? { cable } : {}),
+    });
   }
 
   // ------------------------------------------------------------------ receiving
@@ -250,7 +303,12 @@ export class FirmataLink implements Link {
 
   /** When a command written now reaches the board, on the board's time [s]: the sample's age, bytes queued ahead, the command's wire time. */
   private applyAt(r: Reading, now: number): number {
-    return r.boardTime + Math.max(0, now - r.sampleTime) + Math.max(0, this.transport.arrivesAt - now) + wireTime(this.budget?.downBytes ?? 0, this.o.baudRate);
+    return (
+      r.boardTime +
+      Math.max(0, now - r.sampleTime) +
+      Math.max(0, this.transport.arrivesAt - now) +
+      wireTime(this.budget?.downBytes ?? 0, this.o.baudRate)
+    );
   }
 
   private onString(s: string): void {
@@ -274,7 +332,10 @@ export class FirmataLink implements Link {
     this.motors?.forgetSpeeds();
     this.watchdogCut = true;
     if (w.zeroed > 0 && this.state.kind === 'open') {
-      this.listener({ kind: 'watchdog', text: `the board's FirmataWatchdog zeroed ${w.zeroed} motor(s) after ${w.silentMs} ms without a message from the host` });
+      this.listener({
+        kind: 'watchdog',
+        text: `the board's FirmataWatchdog zeroed ${w.zeroed} motor(s) after ${w.silentMs} ms without a message from the host`,
+      });
     }
   }
 
@@ -304,7 +365,8 @@ export class FirmataLink implements Link {
 
   async open(): Promise<BoardIdentity> {
     if (this.state.kind === 'closed' || this.state.kind === 'closing') throw new LinkError(`${this.name}: the link is closed`, 'closed');
-    if (this.state.kind !== 'new') throw new LinkError(`${this.name}: open() was already called (johnny-five cannot reconnect: make a new link on a new port)`, 'busy');
+    if (this.state.kind !== 'new')
+      throw new LinkError(`${this.name}: open() was already called (johnny-five cannot reconnect: make a new link on a new port)`, 'busy');
     await this.handshake();
     this.state = { kind: 'configuring' };
     try {
@@ -324,7 +386,13 @@ export class FirmataLink implements Link {
       };
       this.state = { kind: 'handshake', fail };
       this.transport.write(quietBoard()); // what an earlier session left reporting has all come in by `ready`
-      const start = { name: this.name, handshakeMs: o.handshakeMs, bootloaderMs: o.bootloaderMs ?? 0, silent: () => this.counters.bytesIn === 0, say: (text: string) => this.listener({ kind: 'waiting', text }) };
+      const start = {
+        name: this.name,
+        handshakeMs: o.handshakeMs,
+        bootloaderMs: o.bootloaderMs ?? 0,
+        silent: () => this.counters.bytesIn === 0,
+        say: (text: string) => this.listener({ kind: 'waiting', text }),
+      };
       this.board = startBoard(this.transport, o.clock, start, {
         handshaking: () => this.state.kind === 'handshake',
         ready: resolve,
@@ -355,16 +423,34 @@ export class FirmataLink implements Link {
     board.on('close', () => this.onClosed('the port closed (unplugged?)'));
     board.on('disconnect', () => this.onClosed('the board disconnected'));
     this.state = { kind: 'open', outputs: 'disabled' };
-    return firmataIdentity({ port: this.name, firmware: fw, board: check.boardName, io, wiring: w, encoders: o.encoders, watchdog: this.hasBoardWatchdog ? this.boardWatchdog : undefined, warnings: this.warnings });
+    return firmataIdentity({
+      port: this.name,
+      firmware: fw,
+      board: check.boardName,
+      io,
+      wiring: w,
+      encoders: o.encoders,
+      watchdog: this.hasBoardWatchdog ? this.boardWatchdog : undefined,
+      warnings: this.warnings,
+    });
   }
 
   /** The wire budget of a control cycle, the sampling interval it allows, and the samples' assembler on it. */
   private planSampling(): void {
     const o = this.o;
     const w = this.wiring;
-    this.budget = cycleBudget(w.motors, w.encoderJoints.length, w.potentiometers + (o.firmata.linkSensors?.filter((s) => s).length ?? 0), o.baudRate, o.load ?? 0.8);
+    this.budget = cycleBudget(
+      w.motors,
+      w.encoderJoints.length,
+      w.potentiometers + (o.firmata.linkSensors?.filter((s) => s).length ?? 0),
+      o.baudRate,
+      o.load ?? 0.8,
+    );
     this.samplingIntervalMs = this.intervalFor(undefined);
-    this.samples = new SampleAssembler({ sensors: w.sensors, linkSensors: o.firmata.linkSensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes }, this.keptPeriod(this.samplingIntervalMs));
+    this.samples = new SampleAssembler(
+      { sensors: w.sensors, linkSensors: o.firmata.linkSensors, space: this.space, baudRate: o.baudRate, upBytes: this.budget.upBytes },
+      this.keptPeriod(this.samplingIntervalMs),
+    );
   }
 
   /** The board's watchdog (found and armed, or a warning), the encoders attached, the sampling interval, the potentiometers. */
@@ -372,7 +458,15 @@ export class FirmataLink implements Link {
     const o = this.o;
     const w = this.wiring;
     const io = this.io!;
-    const setup: SetupContext = { name: this.name, io, clock: o.clock, wiring: w, strings: this.strings, encoderReplies: this.encoderReplies, watchdogReplies: this.watchdogReplies };
+    const setup: SetupContext = {
+      name: this.name,
+      io,
+      clock: o.clock,
+      wiring: w,
+      strings: this.strings,
+      encoderReplies: this.encoderReplies,
+      watchdogReplies: this.watchdogReplies,
+    };
     const wd = await setUpWatchdog(setup, this.watchdogMs, ms);
     if (wd.status) {
       this.boardWatchdog = wd.status;
@@ -382,7 +476,8 @@ export class FirmataLink implements Link {
     this.sendInterval(this.samplingIntervalMs);
     // Potentiometers (the joints' and the link-side ones): a johnny-five Sensor each turns analog reporting on; the link reads the messages.
     const five = johnnyFive();
-    for (const ch of analogChannels(this.name, w.sensors, o.firmata.linkSensors, io.analogPins.length)) this.potSensors.push(new five.Sensor({ board: this.board!, pin: `A${ch}`, freq: 1000 }));
+    for (const ch of analogChannels(this.name, w.sensors, o.firmata.linkSensors, io.analogPins.length))
+      this.potSensors.push(new five.Sensor({ board: this.board!, pin: `A${ch}`, freq: 1000 }));
   }
 
   /** The first complete reading, which proves the sensors answer; a LinkError when none comes within `ms`. */
@@ -391,7 +486,8 @@ export class FirmataLink implements Link {
     const first = this.readings.next();
     const got = await race(this.o.clock, first.promise, new Promise<never>(() => {}), ms);
     first.cancel();
-    if (got === 'timeout') throw new LinkError(`${this.name}: the board set up the sensors but no reading arrived within ${ms} ms`, 'no-data');
+    if (got === 'timeout')
+      throw new LinkError(`${this.name}: the board set up the sensors but no reading arrived within ${ms} ms`, 'no-data');
   }
 
   /** The sampling interval [ms] for a loop rate (undefined: as fast as the wire allows), or the rig file's; warns when it does not fit. */
@@ -470,13 +566,18 @@ export class FirmataLink implements Link {
       // Firmata has nothing to enable: make sure the board is there and its motor pins are still ours.
       const st = await this.pinState(this.probePin, ms);
       if (!st) throw new LinkError(`${this.name}: the board did not answer a pin state query within ${ms} ms`, 'no-answer');
-      if (st.mode !== MODE.PWM) throw new LinkError(`${this.name}: motor 1's PWM pin is in ${modeName(st.mode)} mode: the board was reset; reconnect`, 'board-reset');
+      if (st.mode !== MODE.PWM)
+        throw new LinkError(
+          `${this.name}: motor 1's PWM pin is in ${modeName(st.mode)} mode: the board was reset; reconnect`,
+          'board-reset',
+        );
       if (this.state.kind === 'open') this.state = { kind: 'open', outputs: 'enabled' };
       return;
     }
     this.state = { kind: 'open', outputs: 'disabled' };
     motors.enableAll(false);
-    if (!(await this.zeroAndConfirm(ms))) throw new LinkError(`${this.name}: the board did not confirm the motors at 0 within ${ms} ms`, 'no-answer');
+    if (!(await this.zeroAndConfirm(ms)))
+      throw new LinkError(`${this.name}: the board did not confirm the motors at 0 within ${ms} ms`, 'no-answer');
   }
 
   /** Motors to 0 and every PWM pin asked: true when all of them read back stopped. */
@@ -558,9 +659,18 @@ export class FirmataLink implements Link {
 }
 
 /** The Link of a rig file whose `link.transport` is `firmata`, on an open stream. */
-export function createFirmataLink(rig: FirmataLinkPart, stream: Duplex, name: string, clock: Clock, opts: { answerMs?: number; handshakeMs?: number; bootloaderMs?: number; baudRate?: number } = {}): FirmataLink {
+export function createFirmataLink(
+  rig: FirmataLinkPart,
+  stream: Duplex,
+  name: string,
+  clock: Clock,
+  opts: { answerMs?: number; handshakeMs?: number; bootloaderMs?: number; baudRate?: number } = {},
+): FirmataLink {
   if (!rig.firmata) {
-    throw new LinkError(`${rig.file}: link.transport is "firmata" but the rig file has no "firmata" section (motors and sensors per joint: see rigs/mock-arm-firmata.json)`, 'config');
+    throw new LinkError(
+      `${rig.file}: link.transport is "firmata" but the rig file has no "firmata" section (motors and sensors per joint: see rigs/mock-arm-firmata.json)`,
+      'config',
+    );
   }
   return new FirmataLink({
     stream,

@@ -174,12 +174,21 @@ export class SampleAssembler {
  * with the joint's `encoders[j]`, a potentiometer there reads with its own calibration
  * (`firmata.sensors[]`).
  */
-export function jointUnits(name: string, sensors: readonly JointSensor[], encoders: readonly EncoderParams[], wiring: HostWiring | undefined): JointUnits[] {
+export function jointUnits(
+  name: string,
+  sensors: readonly JointSensor[],
+  encoders: readonly EncoderParams[],
+  wiring: HostWiring | undefined,
+): JointUnits[] {
   return sensors.map((_, j) => {
     const s = sensors[wiring?.encoderInput[j] ?? j]!;
     if (s.type !== 'encoder') return s;
     const e = encoders[j];
-    if (!e) throw new LinkError(`${name}: joint ${j + 1} has an encoder but the rig file has no encoders[${j}] (counts per revolution)`, 'config');
+    if (!e)
+      throw new LinkError(
+        `${name}: joint ${j + 1} has an encoder but the rig file has no encoders[${j}] (counts per revolution)`,
+        'config',
+      );
     return e;
   });
 }
@@ -189,10 +198,19 @@ export function jointUnits(name: string, sensors: readonly JointSensor[], encode
  * ones (`firmata.linkSensors[]`: a potentiometer on a joint, after the gearbox, beside its encoder),
  * checked against the channels the board reported.
  */
-export function analogChannels(name: string, sensors: readonly JointSensor[], linkSensors: readonly (LinkSensorSpec | null | undefined)[] | undefined, boardChannels: number): number[] {
+export function analogChannels(
+  name: string,
+  sensors: readonly JointSensor[],
+  linkSensors: readonly (LinkSensorSpec | null | undefined)[] | undefined,
+  boardChannels: number,
+): number[] {
   const links = (linkSensors ?? []).flatMap((s, j) => {
     if (!s) return [];
-    if (s.channel >= boardChannels) throw new LinkError(`${name}: firmata.linkSensors[${j}].channel: the board has analog inputs A0-A${boardChannels - 1} (got A${s.channel})`, 'config');
+    if (s.channel >= boardChannels)
+      throw new LinkError(
+        `${name}: firmata.linkSensors[${j}].channel: the board has analog inputs A0-A${boardChannels - 1} (got A${s.channel})`,
+        'config',
+      );
     return [s.channel];
   });
   return [...sensors.flatMap((s) => (s.type === 'potentiometer' ? [s.channel] : [])), ...links];

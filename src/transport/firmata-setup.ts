@@ -4,7 +4,15 @@
  * FirmataWatchdog, and the identity open returns. The steps that talk to the board wait for its answer
  * on the link's clock and say what happened when none comes.
  */
-import { encodeWatchdogArm, ENCODER, FIRMATA, parseCapabilities, WATCHDOG, WATCHDOG_MAX_MS, type WatchdogStatus } from '../protocol/firmata.js';
+import {
+  encodeWatchdogArm,
+  ENCODER,
+  FIRMATA,
+  parseCapabilities,
+  WATCHDOG,
+  WATCHDOG_MAX_MS,
+  type WatchdogStatus,
+} from '../protocol/firmata.js';
 import { checkWiring, type JointSensor, type Wiring, type WiringCheck } from '../protocol/firmata-wiring.js';
 import type { EncoderParams } from '../config/load.js';
 import type { Clock } from '../time/clock.js';
@@ -31,7 +39,12 @@ export interface SetupContext {
  * The board's firmware, for messages, and its pins checked against the wiring (from the raw capability
  * response when it came: firmata.js drops the ENCODER mode); a LinkError naming what does not fit.
  */
-export function checkBoard(name: string, io: FirmataIO, capabilityBody: number[] | undefined, w: Wiring): { fw: string; check: WiringCheck } {
+export function checkBoard(
+  name: string,
+  io: FirmataIO,
+  capabilityBody: number[] | undefined,
+  w: Wiring,
+): { fw: string; check: WiringCheck } {
   const fw = io.firmware?.name ? `${io.firmware.name} ${io.firmware.version?.major}.${io.firmware.version?.minor}` : 'unknown firmware';
   const caps = capabilityBody ? parseCapabilities(capabilityBody) : io.pins.map((p) => new Map(p.supportedModes.map((m) => [m, 1])));
   const check = checkWiring(caps, w, fw, io.analogPins.length);
@@ -40,7 +53,16 @@ export function checkBoard(name: string, io: FirmataIO, capabilityBody: number[]
 }
 
 /** What open says of the board: its firmware and protocol, the joints, the encoders' resolution, the watchdog, the warnings. */
-export function firmataIdentity(o: { port: string; firmware: string; board: string; io: FirmataIO; wiring: Wiring; encoders: readonly EncoderParams[]; watchdog: WatchdogStatus | undefined; warnings: readonly string[] }): BoardIdentity {
+export function firmataIdentity(o: {
+  port: string;
+  firmware: string;
+  board: string;
+  io: FirmataIO;
+  wiring: Wiring;
+  encoders: readonly EncoderParams[];
+  watchdog: WatchdogStatus | undefined;
+  warnings: readonly string[];
+}): BoardIdentity {
   const w = o.wiring;
   return {
     transport: 'firmata',
@@ -49,7 +71,9 @@ export function firmataIdentity(o: { port: string; firmware: string; board: stri
     board: o.board,
     protocol: `Firmata ${o.io.version.major}.${o.io.version.minor}`,
     joints: w.motors.length,
-    ...(w.encoderJoints.length === w.motors.length ? { countsPerRev: o.encoders.slice(0, w.motors.length).map((e) => e.countsPerRev) } : {}),
+    ...(w.encoderJoints.length === w.motors.length
+      ? { countsPerRev: o.encoders.slice(0, w.motors.length).map((e) => e.countsPerRev) }
+      : {}),
     ...(o.watchdog ? { watchdogMs: o.watchdog.timeoutMs } : {}),
     ...(o.warnings.length > 0 ? { warnings: o.warnings.slice() } : {}),
   };
@@ -108,7 +132,11 @@ export async function attachEncoders(c: SetupContext, fw: string, ms: number, tr
       'no-encoder',
     );
   }
-  if (outcome !== 'ok') throw new LinkError(`${c.name}: the board answered "${outcome}" to the encoder attach: ${fw} has no FirmataEncoder: ${FLASH_HINT}`, 'no-encoder');
+  if (outcome !== 'ok')
+    throw new LinkError(
+      `${c.name}: the board answered "${outcome}" to the encoder attach: ${fw} has no FirmataEncoder: ${FLASH_HINT}`,
+      'no-encoder',
+    );
   c.io.sysexCommand([FIRMATA.ENCODER_DATA, ENCODER.REPORT_AUTO, 1]);
 }
 
@@ -116,7 +144,11 @@ export async function attachEncoders(c: SetupContext, fw: string, ms: number, tr
  * Asks for twolink's FirmataWatchdog and arms it with `watchdogMs` and the motors' PWM pins. Returns
  * what it is armed with, or the warning to say loudly at start-up when the board has none.
  */
-export async function setUpWatchdog(c: SetupContext, watchdogMs: number, ms: number): Promise<{ status: WatchdogStatus; warning?: undefined } | { status?: undefined; warning: string }> {
+export async function setUpWatchdog(
+  c: SetupContext,
+  watchdogMs: number,
+  ms: number,
+): Promise<{ status: WatchdogStatus; warning?: undefined } | { status?: undefined; warning: string }> {
   const none = (why: string): { warning: string } => ({
     warning:
       `NO BOARD WATCHDOG: ${why}. If twolink stops or the cable goes, stock Firmata keeps the motors at their last PWM; ` +
@@ -129,8 +161,12 @@ export async function setUpWatchdog(c: SetupContext, watchdogMs: number, ms: num
   const answer = await race(c.clock, query.promise, refusal.promise, ms);
   query.cancel();
   refusal.cancel();
-  if (typeof answer !== 'object') return none(`the firmware has no FirmataWatchdog (it ${answer === 'timeout' ? 'did not answer' : `answered "${answer}"`} to the watchdog query)`);
-  if (c.wiring.motors.some((m) => m.invertPWM)) return none('a motor shield with inverted PWM would run at full speed on a zeroed pin, so the FirmataWatchdog is not armed');
+  if (typeof answer !== 'object')
+    return none(
+      `the firmware has no FirmataWatchdog (it ${answer === 'timeout' ? 'did not answer' : `answered "${answer}"`} to the watchdog query)`,
+    );
+  if (c.wiring.motors.some((m) => m.invertPWM))
+    return none('a motor shield with inverted PWM would run at full speed on a zeroed pin, so the FirmataWatchdog is not armed');
   const armMs = Math.min(WATCHDOG_MAX_MS, watchdogMs);
   const armed = c.watchdogReplies.next((s) => s.timeoutMs === armMs);
   c.io.sysexCommand([

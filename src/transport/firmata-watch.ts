@@ -80,7 +80,10 @@ export class FirmataWatch {
         void this.l.pinState(this.l.probePin, everyS * 1000).then((st) => {
           if (!st && !reported && this.l.live()) {
             reported = true;
-            this.l.say({ kind: 'error', message: `${this.l.name}: the board has sent nothing for ${Math.round(everyS * 2000)} ms and does not answer` });
+            this.l.say({
+              kind: 'error',
+              message: `${this.l.name}: the board has sent nothing for ${Math.round(everyS * 2000)} ms and does not answer`,
+            });
           }
         });
       } else {

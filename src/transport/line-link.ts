@@ -9,10 +9,30 @@ import { BoundedReadlineParser } from './bounded-readline.js';
 import type { LineLinkOptions } from './line-link-options.js';
 import { BurstSizes } from './bursts.js';
 import { JointSpace, type DutyChange } from './joints.js';
-import { decodeBoardFrame, FLAG, frameLine, hostBody, PROTOCOL, SequenceTracker, type BoardFrame, type BoardInfo, type HostFrame } from '../protocol/codec.js';
+import {
+  decodeBoardFrame,
+  FLAG,
+  frameLine,
+  hostBody,
+  PROTOCOL,
+  SequenceTracker,
+  type BoardFrame,
+  type BoardInfo,
+  type HostFrame,
+} from '../protocol/codec.js';
 import { checkBoardInfo, noHandshake } from './line-handshake.js';
 import { bootloaderWaitText } from './dtr.js';
-import { LinkError, MAX_DELAY_SAMPLES, zeroCounters, type BoardIdentity, type Link, type LinkCounters, type LinkEvent, type Reading, type StopOutcome } from './link.js';
+import {
+  LinkError,
+  MAX_DELAY_SAMPLES,
+  zeroCounters,
+  type BoardIdentity,
+  type Link,
+  type LinkCounters,
+  type LinkEvent,
+  type Reading,
+  type StopOutcome,
+} from './link.js';
 
 /** Hellos sent before the handshake is given up, whatever the clock says (each waits 250 ms for an answer). */
 export const HELLO_TRIES = 4;
@@ -240,7 +260,8 @@ export class LineLink implements Link {
   private trackOffset(raw: number): void {
     const b = Math.floor(this.blockN / OFFSET_BLOCK) % OFFSET_BLOCKS;
     if (this.blockN % OFFSET_BLOCK === 0) {
-      if (this.blockN >= 2 * OFFSET_BLOCK) this.followStep((b + OFFSET_BLOCKS - 1) % OFFSET_BLOCKS, (b + OFFSET_BLOCKS - 2) % OFFSET_BLOCKS);
+      if (this.blockN >= 2 * OFFSET_BLOCK)
+        this.followStep((b + OFFSET_BLOCKS - 1) % OFFSET_BLOCKS, (b + OFFSET_BLOCKS - 2) % OFFSET_BLOCKS);
       this.blockMin[b] = raw;
     } else if (raw < this.blockMin[b]!) this.blockMin[b] = raw;
     this.blockN++;
@@ -454,7 +475,8 @@ export class LineLink implements Link {
   /** Sends a command and waits for its acknowledgement; `onAck` runs as the A is read, before anything read after it. */
   private async command(make: (seq: number) => HostFrame, onAck?: () => void): Promise<void> {
     const f = await this.request(make, undefined, onAck);
-    if (f.type === 'E') throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
+    if (f.type === 'E')
+      throw new LinkError(`${this.name}: the board refused the command: ${f.code} ${f.text}`, `board:${f.code.toLowerCase()}`);
   }
 
   writeDuty(jointDuty: readonly number[]): number {
@@ -513,7 +535,10 @@ export class LineLink implements Link {
         if (f.type === 'I') info = f.info;
         else if (f.type === 'E') {
           if (f.code === 'VERSION') {
-            throw new LinkError(`${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see docs/first-arm.md) or update twolink`, 'version');
+            throw new LinkError(
+              `${this.name}: the board refused protocol ${PROTOCOL} (${f.text}): flash firmware-protocol/firmware (see docs/first-arm.md) or update twolink`,
+              'version',
+            );
           }
           lastError = `${f.code} ${f.text}`;
         }

@@ -147,7 +147,21 @@ export interface LinkCounters {
 }
 
 export function zeroCounters(): LinkCounters {
-  return { sent: 0, received: 0, lost: 0, dropped: 0, corrupt: 0, duplicate: 0, reordered: 0, overlong: 0, boardErrors: 0, nonFinite: 0, late: 0, bytesIn: 0, bytesOut: 0 };
+  return {
+    sent: 0,
+    received: 0,
+    lost: 0,
+    dropped: 0,
+    corrupt: 0,
+    duplicate: 0,
+    reordered: 0,
+    overlong: 0,
+    boardErrors: 0,
+    nonFinite: 0,
+    late: 0,
+    bytesIn: 0,
+    bytesOut: 0,
+  };
 }
 
 /** Something the board or the port reported outside the request/answer flow. */

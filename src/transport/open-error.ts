@@ -13,11 +13,17 @@ export function explainOpenError(path: string, e: unknown): LinkError {
     return new LinkError(`${path}: no such serial port (is the board plugged in? list ports with: twolink ports)`, 'not-found');
   }
   if (low.includes('permission denied') || low.includes('eacces')) {
-    return new LinkError(`${path}: permission denied: add yourself to the group that owns the port (usually: sudo usermod -aG dialout $USER, then log in again)`, 'permission');
+    return new LinkError(
+      `${path}: permission denied: add yourself to the group that owns the port (usually: sudo usermod -aG dialout $USER, then log in again)`,
+      'permission',
+    );
   }
   if (low.includes('cannot lock') || low.includes('resource temporarily unavailable') || low.includes('in use') || low.includes('ebusy')) {
     const who = /in use by process (.*)$/.exec(msg)?.[1];
-    return new LinkError(`${path}: the port is in use by ${who ? `process ${who}` : 'another program'} (another twolink, a serial monitor, the Arduino IDE?): close it first`, 'busy');
+    return new LinkError(
+      `${path}: the port is in use by ${who ? `process ${who}` : 'another program'} (another twolink, a serial monitor, the Arduino IDE?): close it first`,
+      'busy',
+    );
   }
   if (low.includes('inappropriate ioctl') || low.includes('enotty')) {
     return new LinkError(`${path}: this is not a serial device (give the board's port, e.g. /dev/ttyACM0 or /dev/ttyUSB0)`, 'not-serial');

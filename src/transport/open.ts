@@ -24,7 +24,11 @@ export type SerialPath = Exclude<SerialPathChoice, 'auto'>;
 /** The path `choice` means on `platform`; throws a LinkError for `tty` off Linux (it reads /proc and runs GNU stty). */
 export function resolveSerialPath(choice: SerialPathChoice = 'auto', platform: NodeJS.Platform = process.platform): SerialPath {
   if (choice === 'auto') return platform === 'linux' ? 'tty' : 'serialport';
-  if (choice === 'tty' && platform !== 'linux') throw new LinkError(`--serial tty is the Linux path (it uses /proc and GNU stty); on ${platform} use --serial serialport (or auto)`, 'open');
+  if (choice === 'tty' && platform !== 'linux')
+    throw new LinkError(
+      `--serial tty is the Linux path (it uses /proc and GNU stty); on ${platform} use --serial serialport (or auto)`,
+      'open',
+    );
   return choice;
 }
 
@@ -67,7 +71,10 @@ export async function openSerial(path: string, baudRate: number, o: SerialOption
     const s = new SerialPortStream({ binding, path, baudRate, autoOpen: false, hupcl: relayHupcl(process.platform, o.adapter) });
     s.open((err) => (err ? reject(err instanceof LinkError ? err : explainOpenError(path, err)) : resolve(s)));
   });
-  const describe = which === 'tty' ? "tty (twolink's Linux binding)" : `serialport (relay process ${relay?.pid ?? '?'}, ${relay?.priority ?? 'priority unknown'})`;
+  const describe =
+    which === 'tty'
+      ? "tty (twolink's Linux binding)"
+      : `serialport (relay process ${relay?.pid ?? '?'}, ${relay?.priority ?? 'priority unknown'})`;
   const dtr = (stream as Duplex & { port?: { dtr?: DtrOnOpen } }).port?.dtr ?? 'unknown';
   return { stream, path: which, describe, dtr };
 }

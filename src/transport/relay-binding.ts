@@ -11,7 +11,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+  PortStatus,
+  SetOptions,
+  UpdateOptions,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, fullOpenOptions, UnpluggedError } from '../protocol/binding-port.js';
 import type { RelayArgs, RelayReply, RelayRequest, RelayStatus } from './relay-wire.js';
 import { serialportStall } from '../time/platform.js';
@@ -21,7 +29,11 @@ import type { DtrOnOpen } from './dtr.js';
  * The relay's entry: dist/transport/serial-relay-main.js beside this file; when this file runs from
  * its TypeScript source (the tests, under vitest), the built one (npm test builds first).
  */
-const RELAY_MAIN = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../../dist/transport/serial-relay-main.js', import.meta.url) : new URL('./serial-relay-main.js', import.meta.url));
+const RELAY_MAIN = fileURLToPath(
+  import.meta.url.endsWith('.ts')
+    ? new URL('../../dist/transport/serial-relay-main.js', import.meta.url)
+    : new URL('./serial-relay-main.js', import.meta.url),
+);
 
 /**
  * The error a read fails with once the relay said its port closed: a vanished device (the relay's
@@ -174,7 +186,12 @@ export class RelayPort implements BindingPortInterface {
  * versions that need it, time/platform.ts): the relay works around Node 26.4's late reads
  * (serial-relay-main.ts nudgeReads). `onRelay` hears what it got.
  */
-export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: boolean; onRelay?: (info: RelayInfo) => void }): BindingInterface<RelayPort> {
+export function relayBinding(o: {
+  rt: boolean;
+  rtPriority?: number;
+  nudge?: boolean;
+  onRelay?: (info: RelayInfo) => void;
+}): BindingInterface<RelayPort> {
   return {
     async list(): Promise<PortInfo[]> {
       // Listing needs no relay: `twolink ports` lists on its main thread with serialport itself.
@@ -182,8 +199,19 @@ export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: bool
     },
     async open(options: OpenOptions): Promise<RelayPort> {
       const full = fullOpenOptions(options);
-      const args: RelayArgs = { path: full.path, baudRate: full.baudRate, lock: full.lock, hupcl: full.hupcl, rt: o.rt, rtPriority: o.rtPriority ?? 41, nudge: o.nudge ?? serialportStall() !== undefined };
-      const child = spawn(process.execPath, [RELAY_MAIN, JSON.stringify(args)], { stdio: ['pipe', 'pipe', 'pipe', 'ipc'], windowsHide: true });
+      const args: RelayArgs = {
+        path: full.path,
+        baudRate: full.baudRate,
+        lock: full.lock,
+        hupcl: full.hupcl,
+        rt: o.rt,
+        rtPriority: o.rtPriority ?? 41,
+        nudge: o.nudge ?? serialportStall() !== undefined,
+      };
+      const child = spawn(process.execPath, [RELAY_MAIN, JSON.stringify(args)], {
+        stdio: ['pipe', 'pipe', 'pipe', 'ipc'],
+        windowsHide: true,
+      });
       let stderr = '';
       child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
       const info = await new Promise<RelayInfo>((resolve, reject) => {
@@ -194,7 +222,12 @@ export function relayBinding(o: { rt: boolean; rtPriority?: number; nudge?: bool
             resolve({ pid: m.pid, priority: m.priority, dtr: m.dtr });
           } else if (m.type === 'error') reject(new Error(m.message));
         };
-        const onExit = (code: number | null, signal: string | null): void => reject(new Error(`the serial relay process ended before the port opened (${signal ?? `exit code ${code}`})${stderr ? `: ${stderr.trim()}` : ''}`));
+        const onExit = (code: number | null, signal: string | null): void =>
+          reject(
+            new Error(
+              `the serial relay process ended before the port opened (${signal ?? `exit code ${code}`})${stderr ? `: ${stderr.trim()}` : ''}`,
+            ),
+          );
         child.on('message', onMessage);
         child.once('exit', onExit);
         child.once('error', (e) => reject(new Error(`cannot start the serial relay process (${process.execPath}): ${e.message}`)));

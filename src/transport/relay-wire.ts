@@ -31,12 +31,20 @@ export function parseRelayArgs(text: string | undefined): RelayArgs {
     throw new Error(`the serial relay's argument is not JSON: ${JSON.stringify(text)}`);
   }
   const r = relayArgs.safeParse(raw);
-  if (!r.success) throw new Error(`the serial relay's argument: ${r.error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new Error(
+      `the serial relay's argument: ${r.error.issues.map((i) => `${i.path.join('.') || '(value)'}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 
 /** Parent -> relay: a request answered by a `reply` with its id. `drain` waits until the first `bytes` bytes of stdin are written, then drains the port. */
-export type RelayRequest = { type: 'update'; id: number; baudRate: number } | { type: 'set'; id: number; options: SetOptions } | { type: 'get'; id: number } | { type: 'flush'; id: number } | { type: 'drain'; id: number; bytes: number };
+export type RelayRequest =
+  | { type: 'update'; id: number; baudRate: number }
+  | { type: 'set'; id: number; options: SetOptions }
+  | { type: 'get'; id: number }
+  | { type: 'flush'; id: number }
+  | { type: 'drain'; id: number; bytes: number };
 
 /** Relay -> parent: the answer to a request. */
 export interface RelayReply {
@@ -52,4 +60,7 @@ export interface RelayReply {
  * opening failed, or the port closed by itself (`disconnected`: the device vanished; `code`: the errno
  * that says so, cable.ts's cableLoss in the relay, as the tty binding classifies it).
  */
-export type RelayStatus = { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen } | { type: 'error'; message: string } | { type: 'closed'; disconnected: boolean; message: string; code?: CableErrno };
+export type RelayStatus =
+  | { type: 'open'; pid: number; priority: string; dtr: DtrOnOpen }
+  | { type: 'error'; message: string }
+  | { type: 'closed'; disconnected: boolean; message: string; code?: CableErrno };

@@ -62,9 +62,17 @@ function keepDtr(path: string, hupcl: boolean): Promise<DtrOnOpen> {
  * a pty's far end dies: its device node gone then is ENODEV, as the tty binding says it.
  */
 function closedStatus(path: string, e: (Error & { disconnected?: boolean }) | undefined): RelayStatus {
-  const gone = e?.disconnected === true && !existsSync(path) ? Object.assign(new Error(`ENODEV: the device node ${path} is gone (${e.message})`), { code: 'ENODEV' }) : undefined;
+  const gone =
+    e?.disconnected === true && !existsSync(path)
+      ? Object.assign(new Error(`ENODEV: the device node ${path} is gone (${e.message})`), { code: 'ENODEV' })
+      : undefined;
   const cable = e ? (cableLoss(path, e) ?? (gone ? cableLoss(path, gone) : undefined)) : undefined;
-  return { type: 'closed', disconnected: e?.disconnected === true || cable !== undefined, message: (gone ?? e)?.message ?? 'the port closed', ...(cable ? { code: cable.code } : {}) };
+  return {
+    type: 'closed',
+    disconnected: e?.disconnected === true || cable !== undefined,
+    message: (gone ?? e)?.message ?? 'the port closed',
+    ...(cable ? { code: cable.code } : {}),
+  };
 }
 
 async function main(): Promise<void> {
@@ -124,7 +132,8 @@ async function main(): Promise<void> {
         (value) => send({ type: 'reply', id: m.id, ...(value !== undefined ? { value } : {}) }),
         (e: unknown) => send({ type: 'reply', id: m.id, error: e instanceof Error ? e.message : String(e) }),
       );
-    const cb = <T>(f: (done: (e: Error | null, v?: T) => void) => void): Promise<T | undefined> => new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v))));
+    const cb = <T>(f: (done: (e: Error | null, v?: T) => void) => void): Promise<T | undefined> =>
+      new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v))));
     switch (m.type) {
       case 'update':
         reply(cb((done) => port.update({ baudRate: m.baudRate }, (e) => done(e ?? null))));

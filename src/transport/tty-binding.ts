@@ -16,9 +16,29 @@
  * catch it in containers).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, promises as fsp, read, readdirSync, readFileSync, readlinkSync, realpathSync, write } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  openSync,
+  promises as fsp,
+  read,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  write,
+} from 'node:fs';
 import { isatty } from 'node:tty';
-import type { BindingInterface, BindingPortInterface, OpenOptions, PortInfo, PortStatus, SetOptions, UpdateOptions } from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
+import type {
+  BindingInterface,
+  BindingPortInterface,
+  OpenOptions,
+  PortInfo,
+  PortStatus,
+  SetOptions,
+  UpdateOptions,
+} from '@serialport/bindings-interface' with { 'resolution-mode': 'require' };
 import { CanceledError, fullOpenOptions } from '../protocol/binding-port.js';
 import { explainOpenError } from './open-error.js';
 import { cableLoss } from './cable.js';
@@ -165,7 +185,15 @@ export const ttyBinding: BindingInterface<TtyPort> = {
     for (const dir of ['/dev/serial/by-id']) {
       try {
         for (const f of await fsp.readdir(dir)) {
-          out.push({ path: realpathSync(`${dir}/${f}`), manufacturer: f, serialNumber: undefined, pnpId: f, locationId: undefined, productId: undefined, vendorId: undefined });
+          out.push({
+            path: realpathSync(`${dir}/${f}`),
+            manufacturer: f,
+            serialNumber: undefined,
+            pnpId: f,
+            locationId: undefined,
+            productId: undefined,
+            vendorId: undefined,
+          });
         }
       } catch {
         // no udev: nothing listed here
@@ -191,7 +219,21 @@ export const ttyBinding: BindingInterface<TtyPort> = {
       throw explainOpenError(path, new Error(`in use by process ${holders.join(', ')}`));
     }
     try {
-      await stty(path, [String(options.baudRate), 'raw', '-echo', 'cs8', '-cstopb', '-parenb', '-crtscts', 'clocal', 'cread', 'min', '0', 'time', '1']);
+      await stty(path, [
+        String(options.baudRate),
+        'raw',
+        '-echo',
+        'cs8',
+        '-cstopb',
+        '-parenb',
+        '-crtscts',
+        'clocal',
+        'cread',
+        'min',
+        '0',
+        'time',
+        '1',
+      ]);
     } catch (e) {
       closeSync(fd);
       throw explainOpenError(path, e);

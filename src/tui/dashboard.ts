@@ -22,7 +22,22 @@ import { canvasBox } from './canvas-box.js';
 import { History } from './history.js';
 import { estopInInput, helpText, HIDDEN_KEYS, KEYS, STIFFNESS_STEP, type KeyAction } from './keys.js';
 import { layout, type Layout, type Rect } from './layout.js';
-import { armCanvas, armLabel, ASCII_GLYPHS, chartCanvas, chartLabel, chartSpecs, headerLine, jointLines, loopLines, messageLine, UNICODE_GLYPHS, type ChartSpec, type PanelState, type Progress } from './panels.js';
+import {
+  armCanvas,
+  armLabel,
+  ASCII_GLYPHS,
+  chartCanvas,
+  chartLabel,
+  chartSpecs,
+  headerLine,
+  jointLines,
+  loopLines,
+  messageLine,
+  UNICODE_GLYPHS,
+  type ChartSpec,
+  type PanelState,
+  type Progress,
+} from './panels.js';
 
 const DEG = 180 / Math.PI;
 
@@ -86,7 +101,15 @@ export class Dashboard {
   private readonly screen: blessed.Widgets.Screen;
   private readonly history = new History(1024);
   private readonly mode: CanvasMode;
-  private readonly boxes: { header: Box; message: Box; help: Box; joints: Box; loop: Box; arm: ReturnType<typeof canvasBox>; charts: ReturnType<typeof canvasBox>[] };
+  private readonly boxes: {
+    header: Box;
+    message: Box;
+    help: Box;
+    joints: Box;
+    loop: Box;
+    arm: ReturnType<typeof canvasBox>;
+    charts: ReturnType<typeof canvasBox>[];
+  };
   private readonly charts: ChartSpec[];
   private lay: Layout;
   private timer: NodeJS.Timeout | undefined;
@@ -150,7 +173,9 @@ export class Dashboard {
     });
     this.unsubscribe = o.session.subscribe((e) => this.onEvent(e));
     // The end line names the answer delay the loop learned (the cable is in the connected line).
-    o.session.onFinish((s) => this.finished(s.stop, s.timing?.answerDelaySamples ? `; answers applied ${s.timing.answerDelaySamples} sample(s) late, learned` : ''));
+    o.session.onFinish((s) =>
+      this.finished(s.stop, s.timing?.answerDelaySamples ? `; answers applied ${s.timing.answerDelaySamples} sample(s) late, learned` : ''),
+    );
   }
 
   /** Starts drawing at the frame rate. */
@@ -211,7 +236,10 @@ export class Dashboard {
       if (action === 'stiffer' || action === 'softer') {
         const f = action === 'stiffer' ? STIFFNESS_STEP : 1 / STIFFNESS_STEP;
         const k = this.tick?.stiffness ?? 0;
-        if (s.scaleStiffness?.(f)) this.say(`stiffness ${action === 'stiffer' ? 'up' : 'down'} x${f.toFixed(2)} (from ${k.toFixed(0)}; reached over ~0.2 s, capped at the passivity bound)`);
+        if (s.scaleStiffness?.(f))
+          this.say(
+            `stiffness ${action === 'stiffer' ? 'up' : 'down'} x${f.toFixed(2)} (from ${k.toFixed(0)}; reached over ~0.2 s, capped at the passivity bound)`,
+          );
         else this.say('+ and - change the stiffness in impedance mode (--mode impedance)', 'warn');
         this.queueRender();
         return;
@@ -230,11 +258,15 @@ export class Dashboard {
       const binding = KEYS.find((k) => k.action === action);
       const state = this.tick?.state;
       if (binding?.commands) this.command(binding.commands);
-      else if (this.over !== undefined || (state && isFinished(state))) this.say(`the run is over (${this.over ?? state}): q to exit`, 'warn');
+      else if (this.over !== undefined || (state && isFinished(state)))
+        this.say(`the run is over (${this.over ?? state}): q to exit`, 'warn');
       else if (action === 'record') {
         if (s.recording) {
           const r = s.stopRecording();
-          this.say(r ? `recorded ${r.ticks} ticks to ${r.file}${r.failure ? ` (${r.failure})` : ''}` : 'not recording', r?.failure ? 'error' : 'info');
+          this.say(
+            r ? `recorded ${r.ticks} ticks to ${r.file}${r.failure ? ` (${r.failure})` : ''}` : 'not recording',
+            r?.failure ? 'error' : 'info',
+          );
         } else {
           const name = recordingName((this.o.now ?? (() => new Date()))());
           const file = this.o.recordDir ? `${this.o.recordDir.replace(/\/$/, '')}/${name}` : name;
@@ -292,7 +324,10 @@ export class Dashboard {
         return;
       }
       // A new trajectory begins with its approach (or, if its first events were missed, any phase).
-      const next = e.phase === 'approach' || !c || c.name !== e.name ? { name: e.name, index: this.o.paths.findIndex((p) => p.name === e.name) + 1, t: 0 } : c;
+      const next =
+        e.phase === 'approach' || !c || c.name !== e.name
+          ? { name: e.name, index: this.o.paths.findIndex((p) => p.name === e.name) + 1, t: 0 }
+          : c;
       const duration = e.phase === 'track' ? e.plan.toS - e.plan.fromS : next === c ? c.duration : undefined;
       this.traj = { ...next, phase: e.phase, plan: e.plan, t: 0, ...(duration !== undefined ? { duration } : {}) };
     } catch {
@@ -342,7 +377,8 @@ export class Dashboard {
     if (!c) return undefined;
     const t = this.tick;
     // Time in the phase: the row's trajectory time from the phase's planned start, within the phase.
-    if (t && t.state === 'track' && t.trajT >= 0 && c.plan && c.phase !== 'none') c.t = Math.max(0, Math.min(c.plan.toS - c.plan.fromS, t.trajT - c.plan.fromS));
+    if (t && t.state === 'track' && t.trajT >= 0 && c.plan && c.phase !== 'none')
+      c.t = Math.max(0, Math.min(c.plan.toS - c.plan.fromS, t.trajT - c.plan.fromS));
     const description = this.o.paths[c.index - 1]?.description;
     return {
       name: c.name,
@@ -394,7 +430,12 @@ export class Dashboard {
     const s = this.o.session;
     const on = (this.tick?.float ?? 0) < 0.5;
     if (this.tick && isFinished(this.tick.state)) this.say(`the run is over (${this.over ?? this.tick.state}): q to exit`, 'warn');
-    else if (s.setFloat?.(on)) this.say(on ? 'entering float: gravity and friction cancelled, the arm goes where the hand takes it (g holds)' : 'leaving float: holding where the arm is (g floats again)');
+    else if (s.setFloat?.(on))
+      this.say(
+        on
+          ? 'entering float: gravity and friction cancelled, the arm goes where the hand takes it (g holds)'
+          : 'leaving float: holding where the arm is (g floats again)',
+      );
     else this.say('g enters and leaves float in float mode (--mode float)', 'warn');
   }
 
@@ -472,7 +513,9 @@ export class Dashboard {
     if (L.arm) {
       const { w, h } = inner(L.arm);
       const t = this.tick;
-      const poses = t ? { measured: t.meas.q, twin: t.twin.q, ...(t.state === 'idle' || t.state === 'disabled' ? {} : { desired: t.des.q }) } : {};
+      const poses = t
+        ? { measured: t.meas.q, twin: t.twin.q, ...(t.state === 'idle' || t.state === 'disabled' ? {} : { desired: t.des.q }) }
+        : {};
       const planned = this.traj?.plan?.path;
       b.arm.set(armCanvas(this.o.rig.arm, poses, this.history, planned, w, h, this.mode, now));
     }

@@ -7,7 +7,8 @@
 import type { LoopCommandKind } from '../control/commands.js';
 
 /** `quit` (q) is a normal quit; `interrupt` (Ctrl-C) stops the same way but reports an interruption. */
-export type KeyAction = 'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare' | 'float';
+export type KeyAction =
+  'pause' | 'estop' | 'enable' | 'next' | 'record' | 'zero' | 'quit' | 'interrupt' | 'stiffer' | 'softer' | 'tare' | 'float';
 
 export interface KeyBinding {
   /** blessed key names. */
@@ -58,7 +59,11 @@ export const STIFFNESS_STEP = 1.25;
 export function helpText(width: number, over = false): string {
   if (over) {
     const line = ' q quit (the run is over: the other keys do nothing now)';
-    return line.length <= width ? line : ' q quit (run over)'.length <= width ? ' q quit (run over)' : ' q quit'.slice(0, Math.max(0, width));
+    return line.length <= width
+      ? line
+      : ' q quit (run over)'.length <= width
+        ? ' q quit (run over)'
+        : ' q quit'.slice(0, Math.max(0, width));
   }
   const long = KEYS.map((k) => `${k.shown} ${k.label}`).join('  ');
   if (long.length + 1 <= width) return ` ${long}`;

@@ -172,7 +172,8 @@ export function headerLine(p: PanelState, width = Infinity): string {
   if (p.describe) {
     // Room left for the description itself ([sep] and its spaces take 3 cells).
     const room = width - visibleLength(head + rig + rec) - 3;
-    if (room >= DESCRIBE_TAIL && Number.isFinite(room)) variants.push(`${head}${rig} ${g.sep} ${esc(elideMiddle(p.describe, room, g))}${rec}`);
+    if (room >= DESCRIBE_TAIL && Number.isFinite(room))
+      variants.push(`${head}${rig} ${g.sep} ${esc(elideMiddle(p.describe, room, g))}${rec}`);
   }
   variants.push(head + rig + rec, head + rec, head);
   return fit(width, variants);
@@ -192,7 +193,8 @@ export function messageLine(p: PanelState): string {
   if (p.quitPresses > 0 && !p.over) return '{black-fg}{yellow-bg} stopping softly: q again to e-stop {/}';
   if (p.over) return `{black-fg}{white-bg} the run is over${reason} {/}`;
   if (p.message) {
-    const style = p.message.level === 'error' ? 'white-fg}{red-bg' : p.message.level === 'warn' ? 'black-fg}{yellow-bg' : 'black-fg}{cyan-bg';
+    const style =
+      p.message.level === 'error' ? 'white-fg}{red-bg' : p.message.level === 'warn' ? 'black-fg}{yellow-bg' : 'black-fg}{cyan-bg';
     return `{${style}} ${esc(p.message.text)} {/}`;
   }
   if (t && t.alarm) {
@@ -201,7 +203,8 @@ export function messageLine(p: PanelState): string {
   }
   if (state === 'disabled') return '{white-fg}{magenta-bg} motors disabled: d to enable, z to zero the encoders {/}';
   if (state === 'paused') return '{black-fg}{yellow-bg} paused: space to resume {/}';
-  if (p.progress?.description && p.progress.phase !== 'none') return ` {gray-fg}${esc(p.progress.name)}: ${esc(p.progress.description)}{/gray-fg}`;
+  if (p.progress?.description && p.progress.phase !== 'none')
+    return ` {gray-fg}${esc(p.progress.name)}: ${esc(p.progress.description)}{/gray-fg}`;
   return '';
 }
 
@@ -215,7 +218,8 @@ export function jointLines(p: PanelState): string[] {
       const v = vals[i];
       return num(v === undefined ? undefined : deg ? v * DEG : v, d, W);
     }).join('');
-  const row = (label: string, sub: string, values: string, extra = ''): string => `${label.padEnd(15)}${sub.padEnd(6)}${values}${extra ? `  ${extra}` : ''}`;
+  const row = (label: string, sub: string, values: string, extra = ''): string =>
+    `${label.padEnd(15)}${sub.padEnd(6)}${values}${extra ? `  ${extra}` : ''}`;
   const head = `${''.padEnd(21)}${Array.from({ length: n }, (_, i) => `joint ${i + 1}`.padStart(W)).join('')}`;
   const u = (a: number[] | undefined): (number | undefined)[] => a ?? [];
   const sat = t ? [0, 1].filter((i) => i < n && t.sat & (1 << i)).map((i) => `j${i + 1}`) : [];
@@ -226,7 +230,11 @@ export function jointLines(p: PanelState): string[] {
         return alarmed.includes(i) ? `{red-fg}{bold}${s}{/bold}{/red-fg}` : s;
       }).join('')
     : cols([], 2);
-  const alarm = !t ? '' : alarmed.length ? `{white-fg}{red-bg} ALARM ${alarmed.map((i) => `j${i + 1}`).join(' ')} {/}` : `{green-fg}ok{/green-fg} (< ${p.alarmDeg} deg)`;
+  const alarm = !t
+    ? ''
+    : alarmed.length
+      ? `{white-fg}{red-bg} ALARM ${alarmed.map((i) => `j${i + 1}`).join(' ')} {/}`
+      : `{green-fg}ok{/green-fg} (< ${p.alarmDeg} deg)`;
   const err = t ? t.des.q.map((v, i) => v - t.meas.q[i]!) : undefined;
   return [
     `{bold}${head}{/bold}`,
@@ -238,7 +246,12 @@ export function jointLines(p: PanelState): string[] {
     row('', 'twin', `{cyan-fg}${cols(u(t?.twin.qd), 1)}{/cyan-fg}`),
     row('torque [N m]', 'ff', cols(u(t?.tau.ff), 3, false)),
     row('', 'pid', cols(u(t?.tau.pid), 3, false)),
-    row('', 'total', `{bold}${cols(u(t?.tau.cmd), 3, false)}{/bold}`, sat.length ? `{yellow-fg}saturated ${sat.join(' ')}{/yellow-fg}` : ''),
+    row(
+      '',
+      'total',
+      `{bold}${cols(u(t?.tau.cmd), 3, false)}{/bold}`,
+      sat.length ? `{yellow-fg}saturated ${sat.join(' ')}{/yellow-fg}` : '',
+    ),
     row('motor duty [%]', '', cols(u(t?.duty.map((d) => d * 100)), 1, false)),
     // Float mode: what the law is doing (g enters and leaves float), beside the error it makes moot (the panel has no row to spare).
     row('error [deg]', 'track', cols(u(err), 3), p.floatMode && t ? `float {bold}${floatState(p)}{/bold} (g)` : ''),
@@ -286,7 +299,12 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       ]
     : ['link -'];
   const lines = [
-    fit(width, [`state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${work} us`, `state ${state}  rate ${rate} Hz (set ${p.rateHz})  work ${work} us`, `state ${state}  rate ${rate} Hz`, `${state} ${rate} Hz`]),
+    fit(width, [
+      `state ${state}   rate ${rate} Hz (set ${p.rateHz})   tick work ${work} us`,
+      `state ${state}  rate ${rate} Hz (set ${p.rateHz})  work ${work} us`,
+      `state ${state}  rate ${rate} Hz`,
+      `${state} ${rate} Hz`,
+    ]),
     fit(width, [
       `sample->answer [us] now ${now} p50 ${p50Us} p99 ${p99Us} max ${maxUs}  ${overruns}`,
       `latency [us] now ${now} p99 ${p99Us} max ${maxUs}  ${overruns}`,
@@ -296,7 +314,11 @@ export function loopLines(p: PanelState, width: number, height = 5): string[] {
       late,
     ]),
     fit(width, link),
-    p.recording ? (p.recording.failure ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}` : recordingLine(p.recording.file, p.recording.ticks, width, g)) : 'rec off (r to record)',
+    p.recording
+      ? p.recording.failure
+        ? `{red-fg}rec failed: ${esc(p.recording.failure)}{/red-fg}`
+        : recordingLine(p.recording.file, p.recording.ticks, width, g)
+      : 'rec off (r to record)',
   ];
   const room = Math.max(1, height - lines.length);
   if (room === 1) {
@@ -322,8 +344,17 @@ function recordingLine(file: string, ticks: number, width: number, g: Glyphs): s
   const [dir, name] = [file.slice(0, cut), file.slice(cut)];
   const dots = g.ellipsis;
   // The folder loses its end first (the file's own name says which run it is), then the name its middle.
-  const short = file.length <= room ? file : name.length + dots.length < room ? `${dir.slice(0, room - name.length - dots.length)}${dots}${name}` : elideMiddle(name, room, g);
-  return fit(width, [`${rec}${esc(file)}  ${ticks} ticks  (r to stop)`, `${rec}${esc(file)}  ${ticks} ticks`, `${rec}${esc(short)} ${ticks} ticks`]);
+  const short =
+    file.length <= room
+      ? file
+      : name.length + dots.length < room
+        ? `${dir.slice(0, room - name.length - dots.length)}${dots}${name}`
+        : elideMiddle(name, room, g);
+  return fit(width, [
+    `${rec}${esc(file)}  ${ticks} ticks  (r to stop)`,
+    `${rec}${esc(file)}  ${ticks} ticks`,
+    `${rec}${esc(short)} ${ticks} ticks`,
+  ]);
 }
 
 /** A strip chart: which channels, in which colours. */
@@ -336,7 +367,8 @@ export interface ChartSpec {
 
 /** The three charts, for an arm with `joints` joints. */
 export function chartSpecs(joints: 1 | 2): ChartSpec[] {
-  const only = (s: { channel: Channel; colour: number }[]): { channel: Channel; colour: number }[] => s.filter((x) => joints === 2 || !x.channel.endsWith('1'));
+  const only = (s: { channel: Channel; colour: number }[]): { channel: Channel; colour: number }[] =>
+    s.filter((x) => joints === 2 || !x.channel.endsWith('1'));
   return [
     {
       title: 'angle [deg]',
@@ -393,7 +425,15 @@ const LABEL_W = 7;
  * A strip chart of the last `windowS` seconds before `now` (loop time [s]), `cols` x `rows` cells:
  * axis labels on the left, the series on the right, the range fitted to what is in the window.
  */
-export function chartCanvas(spec: ChartSpec, h: History, now: number, windowS: number, cols: number, rows: number, mode: CanvasMode): DotCanvas {
+export function chartCanvas(
+  spec: ChartSpec,
+  h: History,
+  now: number,
+  windowS: number,
+  cols: number,
+  rows: number,
+  mode: CanvasMode,
+): DotCanvas {
   const canvas = new DotCanvas(Math.max(0, cols), Math.max(0, rows), mode);
   if (rows < 1 || cols < LABEL_W + 4) return canvas;
   const dotsPerCell = canvas.width / canvas.cols;
@@ -463,7 +503,17 @@ export interface ArmPoses {
  * (white) poses as stick figures over the planned endpoint path (gray) and the measured endpoint's
  * trail (green). Joint 1 is at the centre; +x right, +y up.
  */
-export function armCanvas(arm: ArmParams, poses: ArmPoses, h: History, planned: readonly Readonly<Vec2>[] | undefined, cols: number, rows: number, mode: CanvasMode, now: number, trailS = 3): DotCanvas {
+export function armCanvas(
+  arm: ArmParams,
+  poses: ArmPoses,
+  h: History,
+  planned: readonly Readonly<Vec2>[] | undefined,
+  cols: number,
+  rows: number,
+  mode: CanvasMode,
+  now: number,
+  trailS = 3,
+): DotCanvas {
   const canvas = new DotCanvas(Math.max(0, cols), Math.max(0, rows), mode);
   if (cols < 1 || rows < 1) return canvas;
   const two = 'L2' in arm;

@@ -119,7 +119,16 @@ export async function identify(
   const fit = await fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch, undefined, pause);
   const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
   const err = fitError({ ...bands, freqHz: pick(bands.freqHz, checked), h: pick(bands.h, checked) }, P, belowHz);
-  return { raw, bands, model: fit.model, mass: fit.mass, b: fit.b, fitErrorDb: err.db, fitErrorDeg: err.deg, modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)) };
+  return {
+    raw,
+    bands,
+    model: fit.model,
+    mass: fit.mass,
+    b: fit.b,
+    fitErrorDb: err.db,
+    fitErrorDeg: err.deg,
+    modelH: bands.freqHz.map((f) => P(2 * Math.PI * f)),
+  };
 }
 
 export interface Design {
@@ -174,7 +183,13 @@ export interface Plan {
  * or the bound when none does (the loop's rate and delay cannot reach it). `widen` false: the rig's
  * own estimator (`floorHz`) only. `alpha`: the integrator's corner factor of the first design choice.
  */
-export function preflight(locked: ((w: number) => C)[], targetHz: number, dt: number, floorHz: number, o: { widen: boolean; alpha: number }): Plan | { refused: true; boundHz: number[]; velocityFilterHz: number } {
+export function preflight(
+  locked: ((w: number) => C)[],
+  targetHz: number,
+  dt: number,
+  floorHz: number,
+  o: { widen: boolean; alpha: number },
+): Plan | { refused: true; boundHz: number[]; velocityFilterHz: number } {
   let last = { boundHz: locked.map(() => 0), velocityFilterHz: floorHz };
   for (const fHz of o.widen ? [floorHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > floorHz)] : [floorHz]) {
     const bounds = locked.map((P) => boundHz(P, fHz, dt, Math.min(1, targetHz / 4), o.alpha));
@@ -226,7 +241,16 @@ export const ACCEPT_GM_DB = 8;
  * the pose, `inertiaRatio` (near the crossover the joint is an inertia: the same crossover and phase
  * margin need gains in proportion to it).
  */
-export function designGains(plantAt: PlantAt, inertiaRatio: (elbowRad: number) => number, poseElbowRad: number, targetHz: number, dt: number, fHz: number, measured: FrequencyResponse, choices: readonly DesignChoice[]): Design | null {
+export function designGains(
+  plantAt: PlantAt,
+  inertiaRatio: (elbowRad: number) => number,
+  poseElbowRad: number,
+  targetHz: number,
+  dt: number,
+  fHz: number,
+  measured: FrequencyResponse,
+  choices: readonly DesignChoice[],
+): Design | null {
   const w = 2 * Math.PI * targetHz;
   for (const f of [fHz, ...FILTER_CANDIDATES_HZ.filter((x) => x > fHz)]) {
     const V = (x: number): C => estimatorResponse(x, f, dt);

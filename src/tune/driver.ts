@@ -99,7 +99,13 @@ function planBandwidth(
       name: 'bandwidth',
       status: 'fail',
       summary: `a ${r3(options.bandwidthHz)} Hz crossover is out of reach: at ${options.rateHz} Hz (delay ${r3(delayMs)} ms: ${delayWhy(rig, options)}) with the velocity estimator at up to ${plan.velocityFilterHz} Hz, the rig's model reaches at most ${plan.boundHz.map((b, i) => `${r3(b)} Hz on joint ${i + 1}`).join(', ')} with ${DESIGN_PM_DEG} deg of phase margin and ${ACCEPT_GM_DB} dB of gain margin on the model (${MIN_GM_DB} required of the measured loop)`,
-      evidence: { targetHz: options.bandwidthHz, boundHz: plan.boundHz.map(r3), rateHz: options.rateHz, delayMs: r3(delayMs), velocityFilterHz: plan.velocityFilterHz },
+      evidence: {
+        targetHz: options.bandwidthHz,
+        boundHz: plan.boundHz.map(r3),
+        rateHz: options.rateHz,
+        delayMs: r3(delayMs),
+        velocityFilterHz: plan.velocityFilterHz,
+      },
       fix: `ask for --bandwidth ${Math.floor(worst * 10) / 10} or less, or raise control.rateHz`,
       corrected: false,
     });
@@ -121,7 +127,11 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
   const { rig, link, operator, options } = ctx;
   const steps: StepResult[] = [];
   const joints: JointTune[] = [];
-  const loop = new TuneLoop(rig, link, rig.control.velocityFilterHz, { maxDevDeg: MAX_DEV_DEG, holdKp: rig.control.pid.kp, holdKd: rig.control.pid.kd });
+  const loop = new TuneLoop(rig, link, rig.control.velocityFilterHz, {
+    maxDevDeg: MAX_DEV_DEG,
+    holdKp: rig.control.pid.kp,
+    holdKd: rig.control.pid.kd,
+  });
   const { abort, off } = abortOnStop(ctx, loop);
   const add = reportStep(steps, operator);
   let completed = true;
@@ -132,7 +142,16 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([loop.posed(), abort]);
     ctx.onPose?.(loop.pose);
     const plan = planBandwidth(rig, loop, options, operator, add);
-    if ('refused' in plan) return { steps, joints, motionS: 0, velocityFilterHz: rig.control.velocityFilterHz, completed: false, boundHz: plan.refused, bandwidthHz: options.bandwidthHz };
+    if ('refused' in plan)
+      return {
+        steps,
+        joints,
+        motionS: 0,
+        velocityFilterHz: rig.control.velocityFilterHz,
+        completed: false,
+        boundHz: plan.refused,
+        bandwidthHz: options.bandwidthHz,
+      };
     boundHz = plan.boundHz;
     operator.say(
       `Tune: per joint a relay test, a chirp, the gains for a ${options.bandwidthHz.toFixed(2)} Hz crossover, a step and a chirp with them; within ${MAX_DEV_DEG} deg of where the arm is, the other joint held. Space or Esc stops.`,
@@ -141,7 +160,17 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([link.enable(true), abort]);
     loop.holding = true;
     for (const j of options.joints) {
-      const r = await jointSteps({ rig, loop, joint: j, options, plan, guard: (p) => Promise.race([p, abort]), add, lastStatus: () => steps[steps.length - 1]?.status ?? 'pass', ...(ctx.pause ? { pause: ctx.pause } : {}) });
+      const r = await jointSteps({
+        rig,
+        loop,
+        joint: j,
+        options,
+        plan,
+        guard: (p) => Promise.race([p, abort]),
+        add,
+        lastStatus: () => steps[steps.length - 1]?.status ?? 'pass',
+        ...(ctx.pause ? { pause: ctx.pause } : {}),
+      });
       joints.push(r);
       // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).
       if (!r.ok) completed = false;
@@ -155,7 +184,15 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     link.writeDuty(new Array<number>(rig.joints).fill(0));
     await link.stop();
   }
-  return { steps, joints, motionS: loop.motionS, velocityFilterHz: loop.velocityFilterHz, completed, boundHz, bandwidthHz: options.bandwidthHz };
+  return {
+    steps,
+    joints,
+    motionS: loop.motionS,
+    velocityFilterHz: loop.velocityFilterHz,
+    completed,
+    boundHz,
+    bandwidthHz: options.bandwidthHz,
+  };
 }
 
 /** Adds a step's result to `steps` and says it to the operator (with its fix). */
@@ -201,7 +238,14 @@ function safetyStop(e0: unknown, signal: AbortSignal, steps: StepResult[], add: 
     if (e instanceof SetupStopped) e.steps = steps.slice();
     throw e;
   }
-  add({ name: 'safety', status: 'fail', summary: e.message, evidence: {}, fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth', corrected: false });
+  add({
+    name: 'safety',
+    status: 'fail',
+    summary: e.message,
+    evidence: {},
+    fix: 'start tune with the arm at rest in a pose with room around it, or lower --bandwidth',
+    corrected: false,
+  });
 }
 
 const r3 = (v: number): number => Number(v.toPrecision(3));
@@ -230,7 +274,10 @@ function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions): ReturnType<typeof p
     return (w: number) => coupledResponse(l, 0, w, estimatorResponse(w, rig.control.velocityFilterHz, dt), null);
   });
   // The preferred choice: designChoices's list is never empty.
-  return preflight(locked, o.bandwidthHz, dt, rig.control.velocityFilterHz, { widen: o.explicit, alpha: designChoices(observerOn(rig))[0]!.alpha });
+  return preflight(locked, o.bandwidthHz, dt, rig.control.velocityFilterHz, {
+    widen: o.explicit,
+    alpha: designChoices(observerOn(rig))[0]!.alpha,
+  });
 }
 
 /** The gravity stiffness dG_j/dq_j of the model at the pose [N m/rad] (a central difference). `j` indexes per-joint arrays of one or two entries (Rig.joints). */

@@ -87,7 +87,17 @@ export type GainsAt = (elbowRad: number) => { kp: number; ki: number; kd: number
  * estimated velocity (the reference is still), the integral clamped to iLimit, plus a chirp at the
  * plant's input (for the loop's response: c records the PID's output). Done at durationS.
  */
-export function pidLaw(o: { pose: number; gravity: number; gains: GainsAt; elbow: (q: readonly number[]) => number; iLimit: number; stepRad: number; stepAtS: number; durationS: number; chirp?: ChirpOptions }): Law {
+export function pidLaw(o: {
+  pose: number;
+  gravity: number;
+  gains: GainsAt;
+  elbow: (q: readonly number[]) => number;
+  iLimit: number;
+  stepRad: number;
+  stepAtS: number;
+  durationS: number;
+  chirp?: ChirpOptions;
+}): Law {
   let integral = 0;
   return ({ t, dt, q, qj, qdj }) => {
     const g = o.gains(o.elbow(q));

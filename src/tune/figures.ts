@@ -25,7 +25,11 @@ function rows(freqHz: readonly number[], h: readonly C[], series: string): Row[]
 export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
   const id = t.identified!;
   const m = t.measured;
-  const data = [...rows(id.bands.freqHz, id.bands.h, 'plant, measured'), ...rows(id.bands.freqHz, id.modelH, 'plant, model'), ...(m ? rows(m.loop.freqHz, m.loop.h, 'loop C P, measured') : [])];
+  const data = [
+    ...rows(id.bands.freqHz, id.bands.h, 'plant, measured'),
+    ...rows(id.bands.freqHz, id.modelH, 'plant, model'),
+    ...(m ? rows(m.loop.freqHz, m.loop.h, 'loop C P, measured') : []),
+  ];
   const gmText = m
     ? Number.isFinite(m.phaseCrossoverHz)
       ? `phase crossover ${m.phaseCrossoverHz.toFixed(1)} Hz, GM ${m.gainMarginDb.toFixed(1)} dB`
@@ -41,15 +45,35 @@ export function bodeFigure(t: JointTune, clock: string): TopLevelSpec {
     : [];
   const x = { field: 'f', type: 'quantitative', scale: { type: 'log' }, title: 'frequency [Hz]' } as const;
   const color = { field: 'series', type: 'nominal', title: null } as const;
-  const rule = (y: number): object => ({ data: { values: [{ y }] }, mark: { type: 'rule', color: 'black', opacity: 0.4 }, encoding: { y: { field: 'y', type: 'quantitative' } } });
+  const rule = (y: number): object => ({
+    data: { values: [{ y }] },
+    mark: { type: 'rule', color: 'black', opacity: 0.4 },
+    encoding: { y: { field: 'y', type: 'quantitative' } },
+  });
   const panel = (field: 'db' | 'deg', title: string, ref: number): object => ({
     width: 560,
     height: 200,
     layer: [
-      { data: { values: data }, mark: { type: 'line', point: true }, encoding: { x, y: { field, type: 'quantitative', title, scale: { zero: false } }, color } },
+      {
+        data: { values: data },
+        mark: { type: 'line', point: true },
+        encoding: { x, y: { field, type: 'quantitative', title, scale: { zero: false } }, color },
+      },
       rule(ref),
-      { data: { values: marks }, mark: { type: 'rule', strokeDash: [4, 3], color: 'gray' }, encoding: { x: { field: 'f', type: 'quantitative' } } },
-      { data: { values: marks }, mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { x: { field: 'f', type: 'quantitative' }, y: { field: 'ypx', type: 'quantitative', scale: null }, text: { field: 'label' } } },
+      {
+        data: { values: marks },
+        mark: { type: 'rule', strokeDash: [4, 3], color: 'gray' },
+        encoding: { x: { field: 'f', type: 'quantitative' } },
+      },
+      {
+        data: { values: marks },
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
+        encoding: {
+          x: { field: 'f', type: 'quantitative' },
+          y: { field: 'ypx', type: 'quantitative', scale: null },
+          text: { field: 'label' },
+        },
+      },
     ],
   });
   const coherence = {
@@ -81,6 +105,10 @@ export function stepFigure(t: JointTune, poseRad: number, clock: string): TopLev
     height: 240,
     data: { values },
     mark: 'line',
-    encoding: { x: { field: 't', type: 'quantitative', title: 'time [s]' }, y: { field: 'deg', type: 'quantitative', title: 'angle from the pose [deg]' }, color: { field: 'series', type: 'nominal', title: null } },
+    encoding: {
+      x: { field: 't', type: 'quantitative', title: 'time [s]' },
+      y: { field: 'deg', type: 'quantitative', title: 'angle from the pose [deg]' },
+      color: { field: 'series', type: 'nominal', title: null },
+    },
   };
 }

@@ -59,7 +59,13 @@ export function jointResponse(m: JointModel, w: number, V: C): C {
  * response, B and the delay known: z = e^{-jwT} / P + B e^{-jwT} V - j w B = (k - J w^2) + j w b.
  * Each frequency weighted by its coherence / (1 - coherence), relative to the size of the term.
  */
-export function fitJointModel(freqHz: readonly number[], P: readonly C[], coherence: readonly number[], known: { B: number; delayS: number }, V: (w: number) => C): JointModel {
+export function fitJointModel(
+  freqHz: readonly number[],
+  P: readonly C[],
+  coherence: readonly number[],
+  known: { B: number; delayS: number },
+  V: (w: number) => C,
+): JointModel {
   // Real parts: k - J w^2 = Re z, weighted least squares in (k, J); imaginary: b = Im z / w - 0. i indexes the bins.
   let s11 = 0,
     s12 = 0,
@@ -145,7 +151,13 @@ export function coupledResponse(m: CoupledModel, j: number, w: number, V: C, Ch:
 
 /** The coupled model with the masses (M and K) scaled by `mass`, joint j's viscous friction `b` and the delay. */
 export function scaledModel(m: CoupledModel, j: number, mass: number, b: number, delayS: number): CoupledModel {
-  return { M: m.M.map((r) => r.map((x) => x * mass)), K: m.K.map((r) => r.map((x) => x * mass)), b: m.b.map((x, i) => (i === j ? b : x)), B: m.B, delayS };
+  return {
+    M: m.M.map((r) => r.map((x) => x * mass)),
+    K: m.K.map((r) => r.map((x) => x * mass)),
+    b: m.b.map((x, i) => (i === j ? b : x)),
+    B: m.B,
+    delayS,
+  };
 }
 
 /**
@@ -197,8 +209,16 @@ export async function fitCoupled(
   await search(range(0.5, 2, 31), range(0, 2, 41), delays);
   const c0 = best;
   const step = delays.length > 1 ? delays[1]! - delays[0]! : 0;
-  await search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), range(c0.T - step, c0.T + step, 11));
+  await search(
+    range(c0.mass * 0.95, c0.mass * 1.05, 21),
+    range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21),
+    range(c0.T - step, c0.T + step, 11),
+  );
   const c1 = best;
-  await search(range(c1.mass * 0.99, c1.mass * 1.01, 11), range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11), range(c1.T - step / 5, c1.T + step / 5, 5));
+  await search(
+    range(c1.mass * 0.99, c1.mass * 1.01, 11),
+    range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11),
+    range(c1.T - step / 5, c1.T + step / 5, 5),
+  );
   return { model: scaledModel(nominal, j, best.mass, best.b, best.T), mass: best.mass, b: best.b, cost: best.c };
 }

@@ -12,7 +12,21 @@ import { computeGravity, computeMassMatrix, createActuatedArmData, motorDamping 
 import { asPair } from '../model/types.js';
 import type { StepResult } from '../setup/steps.js';
 import { add, type C, div, mul } from './complex.js';
-import { ACCEPT_GM_DB, ACCEPT_PM_DEG, designChoices, designGains, FILTER_CANDIDATES_HZ, identify, interpolateGains, MIN_GM_DB, MIN_PM_DEG, nfftFor, type Design, type Identified, type Plan } from './design.js';
+import {
+  ACCEPT_GM_DB,
+  ACCEPT_PM_DEG,
+  designChoices,
+  designGains,
+  FILTER_CANDIDATES_HZ,
+  identify,
+  interpolateGains,
+  MIN_GM_DB,
+  MIN_PM_DEG,
+  nfftFor,
+  type Design,
+  type Identified,
+  type Plan,
+} from './design.js';
 import { gravityStiffness, torqueAtDuty, type TuneOptions } from './driver.js';
 import { pdChirpLaw, pidLaw, relayLaw, type ChirpOptions } from './experiments.js';
 import { coupledResponse, diag, estimatorResponse, scaledModel, type CoupledModel } from './joint-model.js';
@@ -146,7 +160,14 @@ export async function jointSteps(x: JointStepsContext): Promise<JointTune> {
       out.design = again;
       out.measured = await validationStep(x, again, true, out.identified);
     } else {
-      x.add({ name: `validation ${x.joint + 1}`, status: 'fail', summary: 'no other design keeps the margins on the measured loop', evidence: {}, fix: 'ask for a lower --bandwidth', corrected: false });
+      x.add({
+        name: `validation ${x.joint + 1}`,
+        status: 'fail',
+        summary: 'no other design keeps the margins on the measured loop',
+        evidence: {},
+        fix: 'ask for a lower --bandwidth',
+        corrected: false,
+      });
     }
   }
   out.ok = x.lastStatus() !== 'fail';
@@ -193,9 +214,14 @@ async function relayStep(x: JointStepsContext): Promise<RelayAnalysis | null> {
       zieglerNichols: g(zn),
       tyreusLuyben: g(tl),
       cohenCoon: cc ? { ...(g(cc) as object), tauS: r3(cc.tau), thetaS: r3(cc.theta) } : null,
-      cohenCoonNote: cc ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose' : 'no self-regulating first-order model here (no gravity stiffness at the pose)',
+      cohenCoonNote: cc
+        ? 'FOPDT through the relay point with the static gain 1/k of gravity at the pose'
+        : 'no self-regulating first-order model here (no gravity stiffness at the pose)',
     },
-    fix: r.periodSpread < 0.2 ? null : 'the periods varied by more than 20 %: friction or a loose coupling; the frequency response below decides the gains',
+    fix:
+      r.periodSpread < 0.2
+        ? null
+        : 'the periods varied by more than 20 %: friction or a loose coupling; the frequency response below decides the gains',
     corrected: false,
   });
   return r;
@@ -250,12 +276,21 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
         fitErrorDeg: r3(id.fitErrorDeg),
         otherJointDevDeg: r3(tr.otherDev * DEG),
       },
-      fix: ok ? null : 'the joint does not behave like inertia, friction and delay about this pose (backlash, a loose coupling, a stop): check the mechanics, then tune again',
+      fix: ok
+        ? null
+        : 'the joint does not behave like inertia, friction and delay about this pose (backlash, a loose coupling, a stop): check the mechanics, then tune again',
       corrected: false,
     });
     return id;
   } catch (e) {
-    x.add({ name, status: 'fail', summary: `no usable response: ${(e as Error).message}`, evidence: { samples: tr.t.length }, fix: 'the encoder barely moved: check the joint moves freely and the encoder counts', corrected: false });
+    x.add({
+      name,
+      status: 'fail',
+      summary: `no usable response: ${(e as Error).message}`,
+      evidence: { samples: tr.t.length },
+      fix: 'the encoder barely moved: check the joint moves freely and the encoder counts',
+      corrected: false,
+    });
     return null;
   }
 }
@@ -324,11 +359,23 @@ function gainsStep(x: JointStepsContext, id: Identified): Design | null {
 }
 
 function roundMargins(m: Margins): Record<string, number> {
-  return { crossoverHz: r3(m.crossoverHz), phaseMarginDeg: r3(m.phaseMarginDeg), gainMarginDb: r3(m.gainMarginDb), phaseCrossoverHz: r3(m.phaseCrossoverHz) };
+  return {
+    crossoverHz: r3(m.crossoverHz),
+    phaseMarginDeg: r3(m.phaseMarginDeg),
+    gainMarginDb: r3(m.gainMarginDb),
+    phaseCrossoverHz: r3(m.phaseCrossoverHz),
+  };
 }
 
 /** Overshoot [%] and settling time [s] of a step of `step` [rad] taken at `at` [s] from `y0`, settling into `band` [rad]. */
-export function stepFigures(t: readonly number[], y: readonly number[], y0: number, step: number, at: number, band: number): { overshootPct: number; settlingS: number } {
+export function stepFigures(
+  t: readonly number[],
+  y: readonly number[],
+  y0: number,
+  step: number,
+  at: number,
+  band: number,
+): { overshootPct: number; settlingS: number } {
   let peak = 0;
   let last = at;
   for (let i = 0; i < t.length; i++) {
@@ -358,18 +405,35 @@ function closedLoopAmplitude(x: JointStepsContext, d: Design, id: Identified, ca
   };
 }
 
-async function validationStep(x: JointStepsContext, d: Design, final: boolean, id: Identified): Promise<(Measured & { ok: boolean }) | null> {
+async function validationStep(
+  x: JointStepsContext,
+  d: Design,
+  final: boolean,
+  id: Identified,
+): Promise<(Measured & { ok: boolean }) | null> {
   const { loop, joint: j, rig, options } = x;
   loop.setVelocityFilter(d.velocityFilterHz);
 
   const target = options.bandwidthHz;
-  const common = { pose: loop.pose[j]!, gravity: loop.gravityAtPose()[j]!, gains: (e: number) => interpolateGains(d.gains, e * DEG), elbow: (q: readonly number[]) => q[1] ?? 0, iLimit: rig.control.pid.iLimitNm[j]! };
+  const common = {
+    pose: loop.pose[j]!,
+    gravity: loop.gravityAtPose()[j]!,
+    gains: (e: number) => interpolateGains(d.gains, e * DEG),
+    elbow: (q: readonly number[]) => q[1] ?? 0,
+    iLimit: rig.control.pid.iLimitNm[j]!,
+  };
   const stepRad = stepFor(d, rig.limits[j]!.maxTorque);
   const step = await x.guard(loop.run(j, pidLaw({ ...common, stepRad, stepAtS: 0.2, durationS: 1.5 })));
   const band = Math.max(0.05 * stepRad, (1.5 * 2 * Math.PI) / rig.encoders[j]!.countsPerRev);
   const sf = stepFigures(step.t, step.q, common.pose, stepRad, 0.2, band);
   const amp = Math.min(0.35 * rig.limits[j]!.maxTorque, 0.5 * torqueAtDuty(loop, rig, j, 1));
-  const chirp: ChirpOptions = { f0: target / 5, f1: Math.min(options.rateHz / 5, 8 * target), T: CL_CHIRP_S, amplitude: closedLoopAmplitude(x, d, id, amp), fadeS: 0.3 };
+  const chirp: ChirpOptions = {
+    f0: target / 5,
+    f1: Math.min(options.rateHz / 5, 8 * target),
+    T: CL_CHIRP_S,
+    amplitude: closedLoopAmplitude(x, d, id, amp),
+    fadeS: 0.3,
+  };
   const cl = await x.guard(loop.run(j, pidLaw({ ...common, stepRad: 0, stepAtS: 0, durationS: CL_CHIRP_S, chirp })));
   // L = -C P: c = -L u, with the excitation as the instrument.
   const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
@@ -383,7 +447,9 @@ async function validationStep(x: JointStepsContext, d: Design, final: boolean, i
   const gmAtLeast = Number.isFinite(m.gainMarginDb) ? m.gainMarginDb : lastH ? -20 * Math.log10(Math.hypot(...lastH)) : -Infinity;
   measured.gainMarginAtLeastDb = gmAtLeast;
   const ok = within && m.phaseMarginDeg >= MIN_PM_DEG && gmAtLeast >= MIN_GM_DB;
-  const gmText = Number.isFinite(m.gainMarginDb) ? `${r3(m.gainMarginDb)} dB at ${r3(m.phaseCrossoverHz)} Hz` : `at least ${r3(gmAtLeast)} dB (no phase crossover up to ${r3(lastHz)} Hz, the last band with coherence >= 0.6)`;
+  const gmText = Number.isFinite(m.gainMarginDb)
+    ? `${r3(m.gainMarginDb)} dB at ${r3(m.phaseCrossoverHz)} Hz`
+    : `at least ${r3(gmAtLeast)} dB (no phase crossover up to ${r3(lastHz)} Hz, the last band with coherence >= 0.6)`;
   x.add({
     name: `validation ${j + 1}`,
     status: ok ? 'pass' : final ? 'fail' : 'warn',
@@ -436,7 +502,12 @@ function redesign(x: JointStepsContext, d: Design, m: Measured): Design | null {
       if (!g) continue;
       const mm = margins(m.loop.freqHz, loopResponse(g, m.loop.freqHz, P, V));
       if (!(mm.phaseMarginDeg >= ACCEPT_PM_DEG && mm.gainMarginDb >= ACCEPT_GM_DB + 0.3)) continue;
-      const gains = d.gains.map((p) => ({ elbowDeg: p.elbowDeg, kp: (p.kp * g.kp) / at.kp, ki: (p.ki * g.ki) / at.ki, kd: (p.kd * g.kd) / at.kd }));
+      const gains = d.gains.map((p) => ({
+        elbowDeg: p.elbowDeg,
+        kp: (p.kp * g.kp) / at.kp,
+        ki: (p.ki * g.ki) / at.ki,
+        kd: (p.kd * g.kd) / at.kd,
+      }));
       x.add({
         name: `gains ${x.joint + 1} (second design)`,
         status: 'pass',

@@ -80,7 +80,8 @@ export class TuneLoop {
   holding = false;
   /** The pose the arm is held about [rad]. */
   pose: number[] = [];
-  private pending: { joint: number; law: Law; trace: Trace; t0: number | undefined; resolve: (t: Trace) => void; reject: (e: Error) => void } | undefined;
+  private pending:
+    { joint: number; law: Law; trace: Trace; t0: number | undefined; resolve: (t: Trace) => void; reject: (e: Error) => void } | undefined;
 
   constructor(
     private readonly rig: Rig,
@@ -98,7 +99,14 @@ export class TuneLoop {
     // (its law would drive a board that no longer applies it), nor can any after it.
     link.onEvent((e) => {
       if (e.kind === 'board-error' || e.kind === 'waiting') return;
-      this.linkFault = e.kind === 'watchdog' ? `the board's watchdog stopped the motors (${e.text})` : e.kind === 'board-reset' ? 'the board reset' : e.kind === 'closed' ? `the link closed (${e.reason})` : `the link failed (${e.message})`;
+      this.linkFault =
+        e.kind === 'watchdog'
+          ? `the board's watchdog stopped the motors (${e.text})`
+          : e.kind === 'board-reset'
+            ? 'the board reset'
+            : e.kind === 'closed'
+              ? `the link closed (${e.reason})`
+              : `the link failed (${e.message})`;
       this.abort(this.linkFault);
     });
   }
@@ -183,7 +191,9 @@ export class TuneLoop {
       const devDeg = (Math.abs(q[j]! - this.pose[j]!) * 180) / Math.PI;
       const lim = this.rig.limits[j]!;
       if (!Number.isFinite(q[j]!) || devDeg > this.bounds.maxDevDeg || q[j]! < lim.min || q[j]! > lim.max) {
-        this.abort(`joint ${j + 1} at ${((q[j]! * 180) / Math.PI).toFixed(1)} deg strayed ${devDeg.toFixed(1)} deg from the pose (at most ${this.bounds.maxDevDeg}) or left its soft limits`);
+        this.abort(
+          `joint ${j + 1} at ${((q[j]! * 180) / Math.PI).toFixed(1)} deg strayed ${devDeg.toFixed(1)} deg from the pose (at most ${this.bounds.maxDevDeg}) or left its soft limits`,
+        );
         return;
       }
     }

@@ -51,7 +51,16 @@ export function pidForCrossover(wc: number, P: C, V: C, pmDeg: number, alpha = A
  * steps until the synthesis fails or the margins do. `check` returns the gain margin [dB] of a
  * design (the caller evaluates it on its grid); `alpha` the integrator's corner factor.
  */
-export function maxCrossoverHz(fromHz: number, toHz: number, pmDeg: number, gmDb: number, P: (w: number) => C, V: (w: number) => C, gm: (g: PidGainsNm) => number, alpha = ALPHA): number {
+export function maxCrossoverHz(
+  fromHz: number,
+  toHz: number,
+  pmDeg: number,
+  gmDb: number,
+  P: (w: number) => C,
+  V: (w: number) => C,
+  gm: (g: PidGainsNm) => number,
+  alpha = ALPHA,
+): number {
   let best = 0;
   for (let f = fromHz; f <= toHz; f *= 1.01) {
     const w = 2 * Math.PI * f;

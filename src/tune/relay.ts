@@ -32,7 +32,14 @@ export interface RelayAnalysis {
  * relay's sign `s` (+1 high, -1 low), over the last `use` full periods (rising edges of s). Indices
  * into the samples and the edges keep their `!`.
  */
-export function analyzeRelay(t: readonly number[], y: readonly number[], s: readonly number[], d: number, eps: number, use: number): RelayAnalysis | null {
+export function analyzeRelay(
+  t: readonly number[],
+  y: readonly number[],
+  s: readonly number[],
+  d: number,
+  eps: number,
+  use: number,
+): RelayAnalysis | null {
   const rises: number[] = [];
   for (let i = 1; i < s.length; i++) if (s[i - 1]! < 0 && s[i]! > 0) rises.push(i);
   if (rises.length < use + 1) return null;
@@ -56,7 +63,15 @@ export function analyzeRelay(t: readonly number[], y: readonly number[], s: read
   const amplitudeRad = (hi - lo) / 2;
   if (!(amplitudeRad > eps)) return null;
   const ku = (4 * d) / (Math.PI * amplitudeRad);
-  return { ku, tu, amplitudeRad, phaseDeg: -180 + (Math.asin(eps / amplitudeRad) * 180) / Math.PI, periods: use, periodSpread: (Math.max(...periods) - Math.min(...periods)) / tu, dutyHigh: high / (tu * use) };
+  return {
+    ku,
+    tu,
+    amplitudeRad,
+    phaseDeg: -180 + (Math.asin(eps / amplitudeRad) * 180) / Math.PI,
+    periods: use,
+    periodSpread: (Math.max(...periods) - Math.min(...periods)) / tu,
+    dutyHigh: high / (tu * use),
+  };
 }
 
 /** Ziegler-Nichols' classic PID from the ultimate point: kp = 0.6 Ku, Ti = Tu / 2, Td = Tu / 8. */

@@ -16,7 +16,12 @@ export interface TuneChange {
 
 const r3 = (v: number): number => Number(v.toPrecision(3));
 
-export function tunedRigFile(raw: Record<string, unknown>, rig: Rig, outcome: TuneOutcome, poseElbowDeg: number): { file: Record<string, unknown>; changes: TuneChange[] } {
+export function tunedRigFile(
+  raw: Record<string, unknown>,
+  rig: Rig,
+  outcome: TuneOutcome,
+  poseElbowDeg: number,
+): { file: Record<string, unknown>; changes: TuneChange[] } {
   const file = structuredClone(raw);
   const control = (file.control ??= {}) as Record<string, unknown>;
   const pid = (control.pid ??= {}) as Record<string, unknown>;

@@ -133,10 +133,21 @@ export function welchH1(u: readonly number[], y: readonly number[], fs: number, 
  * excitation; r is uncorrelated with that noise, so the ratio is not. The coherence is that of y
  * with r (how much of y the excitation explains).
  */
-export function closedLoopResponse(r: readonly number[], u: readonly number[], y: readonly number[], fs: number, nfft: number): FrequencyResponse {
+export function closedLoopResponse(
+  r: readonly number[],
+  u: readonly number[],
+  y: readonly number[],
+  fs: number,
+  nfft: number,
+): FrequencyResponse {
   const ry = welchH1(r, y, fs, nfft);
   const ru = welchH1(r, u, fs, nfft);
-  return { freqHz: ry.freqHz, h: ry.h.map((h, i) => div(h, ru.h[i]!)), coherence: ry.coherence.map((c, i) => Math.min(c, ru.coherence[i]!)), segments: ry.segments };
+  return {
+    freqHz: ry.freqHz,
+    h: ry.h.map((h, i) => div(h, ru.h[i]!)),
+    coherence: ry.coherence.map((c, i) => Math.min(c, ru.coherence[i]!)),
+    segments: ry.segments,
+  };
 }
 
 /** The response kept where the coherence is at least `min` and the frequency within [f0, f1]. */
@@ -197,7 +208,17 @@ export function logBands(r: FrequencyResponse, perDecade: number): FrequencyResp
  * record cannot give, is Welch's (`welch`, the same signals) averaged over the band's bins; a bin is
  * kept where it is at least `min` and within [f0, f1].
  */
-export function sweptBands(r: readonly number[], u: readonly number[], y: readonly number[], fs: number, welch: FrequencyResponse, min: number, f0: number, f1: number, perDecade: number): FrequencyResponse {
+export function sweptBands(
+  r: readonly number[],
+  u: readonly number[],
+  y: readonly number[],
+  fs: number,
+  welch: FrequencyResponse,
+  min: number,
+  f0: number,
+  f1: number,
+  perDecade: number,
+): FrequencyResponse {
   let n = 1;
   while (n < r.length) n *= 2;
   const dft = (x: readonly number[]): [Float64Array, Float64Array] => {
@@ -215,7 +236,8 @@ export function sweptBands(r: readonly number[], u: readonly number[], y: readon
   const [yr, yi] = dft(y);
   // Welch's coherence at a frequency: that of its nearest bin.
   const df = welch.freqHz.length > 1 ? welch.freqHz[1]! - welch.freqHz[0]! : fs;
-  const coherenceAt = (f: number): number => welch.coherence[Math.min(welch.coherence.length - 1, Math.max(0, Math.round(f / df) - 1))] ?? 0;
+  const coherenceAt = (f: number): number =>
+    welch.coherence[Math.min(welch.coherence.length - 1, Math.max(0, Math.round(f / df) - 1))] ?? 0;
   const out: FrequencyResponse = { freqHz: [], h: [], coherence: [], segments: 1 };
   const lo = Math.log10(f0);
   let band = -1;

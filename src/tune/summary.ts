@@ -42,7 +42,14 @@ export function tuneJson(o: TuneOutcome, out: string | null): TuneJson {
         targetCrossoverHz: r4(o.bandwidthHz) ?? 0,
         predicted: p ? { crossoverHz: r4(p.crossoverHz), phaseMarginDeg: r4(p.phaseMarginDeg), gainMarginDb: r4(p.gainMarginDb) } : null,
         measured: m
-          ? { crossoverHz: r4(m.crossoverHz), phaseMarginDeg: r4(m.phaseMarginDeg), gainMarginDb: r4(m.gainMarginDb), gainMarginAtLeastDb: r4(m.gainMarginAtLeastDb), overshootPct: r4(m.overshootPct) ?? 0, settlingS: r4(m.settlingS) ?? 0 }
+          ? {
+              crossoverHz: r4(m.crossoverHz),
+              phaseMarginDeg: r4(m.phaseMarginDeg),
+              gainMarginDb: r4(m.gainMarginDb),
+              gainMarginAtLeastDb: r4(m.gainMarginAtLeastDb),
+              overshootPct: r4(m.overshootPct) ?? 0,
+              settlingS: r4(m.settlingS) ?? 0,
+            }
           : null,
         gains: (t.design?.gains ?? []).map((g) => ({ elbowDeg: g.elbowDeg, kp: r4(g.kp)!, ki: r4(g.ki)!, kd: r4(g.kd)! })),
       };

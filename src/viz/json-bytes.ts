@@ -120,7 +120,8 @@ export class JsonTemplate {
 
   /** `parts` around the holes: one more part than holes. */
   constructor(parts: readonly string[], holes: readonly Hole[]) {
-    if (parts.length !== holes.length + 1) throw new Error(`a template of ${holes.length} holes needs ${holes.length + 1} parts, not ${parts.length}`);
+    if (parts.length !== holes.length + 1)
+      throw new Error(`a template of ${holes.length} holes needs ${holes.length + 1} parts, not ${parts.length}`);
     const bytes = parts.map((p) => Buffer.from(p, 'utf8'));
     this.text = Buffer.concat(bytes);
     let end = 0;

@@ -61,7 +61,9 @@ function tickTemplate(joints: number): JsonTemplate {
     else {
       groups.add(g);
       b.text('{');
-      TICK_TABLE.filter((x) => 'group' in x && x.group === g).forEach((x, i) => (b.text(`${i ? ',' : ''}${JSON.stringify(x.name)}:`), value(x)));
+      TICK_TABLE.filter((x) => 'group' in x && x.group === g).forEach(
+        (x, i) => (b.text(`${i ? ',' : ''}${JSON.stringify(x.name)}:`), value(x)),
+      );
       b.text('}');
     }
   }
@@ -130,7 +132,9 @@ export class LiveFrame {
       }
       return b.text(']}').build();
     });
-    this.forceHead = stamp(new TemplateBuilder().text('{"deletions":[],"entities":[{"timestamp":')).text(',"frame_id":"plane","id":"endpoint-force","lifetime":{"sec":0,"nsec":0},"frame_locked":true,"metadata":').build();
+    this.forceHead = stamp(new TemplateBuilder().text('{"deletions":[],"entities":[{"timestamp":'))
+      .text(',"frame_id":"plane","id":"endpoint-force","lifetime":{"sec":0,"nsec":0},"frame_locked":true,"metadata":')
+      .build();
     this.forceMeta = new TemplateBuilder()
       .text('[{"key":"force_N","value":"')
       .hole({ from: FORCE, as: 'fixed3' })

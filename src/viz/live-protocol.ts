@@ -39,13 +39,24 @@ export const clientJsonOp = z.discriminatedUnion('op', [
   z.object({ op: z.literal('unsubscribe'), subscriptionIds: z.array(uint32) }),
   z.object({
     op: z.literal('advertise'),
-    channels: z.array(z.object({ id: uint32, topic: z.string(), encoding: z.string(), schemaName: z.string(), schema: z.string().optional(), schemaEncoding: z.string().optional() })),
+    channels: z.array(
+      z.object({
+        id: uint32,
+        topic: z.string(),
+        encoding: z.string(),
+        schemaName: z.string(),
+        schema: z.string().optional(),
+        schemaEncoding: z.string().optional(),
+      }),
+    ),
   }),
   z.object({ op: z.literal('unadvertise'), channelIds: z.array(uint32) }),
   z.object({ op: z.literal('getParameters'), parameterNames: z.array(z.string()), id: z.string().optional() }),
   z.object({
     op: z.literal('setParameters'),
-    parameters: z.array(z.object({ name: z.string(), value: parameterValue.optional(), type: z.enum(['byte_array', 'float64', 'float64_array']).optional() })),
+    parameters: z.array(
+      z.object({ name: z.string(), value: parameterValue.optional(), type: z.enum(['byte_array', 'float64', 'float64_array']).optional() }),
+    ),
     id: z.string().optional(),
   }),
   z.object({ op: z.literal('subscribeParameterUpdates'), parameterNames: z.array(z.string()) }),
@@ -58,7 +69,8 @@ export const clientJsonOp = z.discriminatedUnion('op', [
 export type ClientJsonOp = z.infer<typeof clientJsonOp>;
 
 /** The client's binary operations, as parsed. */
-export type ClientBinaryOp = { op: 'clientMessageData'; channelId: number } | { op: 'serviceCallRequest'; serviceId: number; callId: number; encoding: string };
+export type ClientBinaryOp =
+  { op: 'clientMessageData'; channelId: number } | { op: 'serviceCallRequest'; serviceId: number; callId: number; encoding: string };
 
 /** A client's message, parsed: a request, or why it is not one. */
 export type ClientMessage = { ok: true; request: ClientJsonOp | ClientBinaryOp } | { ok: false; reason: string };
@@ -94,12 +106,19 @@ export function parseClientText(text: string): ClientMessage {
   } catch {
     return { ok: false, reason: 'not JSON' };
   }
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) return { ok: false, reason: `not a JSON object (${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json})` };
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    return { ok: false, reason: `not a JSON object (${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json})` };
   const op = (json as { op?: unknown }).op;
   if (typeof op !== 'string') return { ok: false, reason: 'no op' };
   const r = clientJsonOp.safeParse(json);
   if (!r.success)
-    return { ok: false, reason: r.error.issues[0]?.code === 'invalid_union' && r.error.issues[0].path.length <= 1 ? `op ${JSON.stringify(op.slice(0, 40))} is not a client operation of the protocol` : `${op}: ${firstIssue(r.error)}` };
+    return {
+      ok: false,
+      reason:
+        r.error.issues[0]?.code === 'invalid_union' && r.error.issues[0].path.length <= 1
+          ? `op ${JSON.stringify(op.slice(0, 40))} is not a client operation of the protocol`
+          : `${op}: ${firstIssue(r.error)}`,
+    };
   return { ok: true, request: r.data };
 }
 
@@ -116,7 +135,15 @@ export function parseClientBinary(b: Uint8Array): ClientMessage {
     if (b.length < 13) return { ok: false, reason: `service call request of ${b.length} bytes (at least 13)` };
     const n = v.getUint32(9, true);
     if (13 + n > b.length) return { ok: false, reason: `service call request: encoding length ${n} past the message's ${b.length} bytes` };
-    return { ok: true, request: { op: 'serviceCallRequest', serviceId: v.getUint32(1, true), callId: v.getUint32(5, true), encoding: Buffer.from(b.buffer, b.byteOffset + 13, n).toString('latin1') } };
+    return {
+      ok: true,
+      request: {
+        op: 'serviceCallRequest',
+        serviceId: v.getUint32(1, true),
+        callId: v.getUint32(5, true),
+        encoding: Buffer.from(b.buffer, b.byteOffset + 13, n).toString('latin1'),
+      },
+    };
   }
   return { ok: false, reason: `binary opcode 0x${opcode.toString(16).padStart(2, '0')} is not a client operation of the protocol` };
 }
@@ -153,8 +180,10 @@ export function checkOrigin(text: string): { ok: true; origin: string } | { ok: 
   } catch {
     return { ok: false, reason: 'not a URL origin (scheme://host[:port], e.g. http://localhost:8080)' };
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { ok: false, reason: `scheme ${u.protocol} (an origin that connects is http:// or https://, or file://)` };
-  if (u.origin !== t) return { ok: false, reason: `an origin is scheme://host[:port] with no path, query or trailing slash (this one is ${u.origin})` };
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return { ok: false, reason: `scheme ${u.protocol} (an origin that connects is http:// or https://, or file://)` };
+  if (u.origin !== t)
+    return { ok: false, reason: `an origin is scheme://host[:port] with no path, query or trailing slash (this one is ${u.origin})` };
   return { ok: true, origin: t };
 }
 

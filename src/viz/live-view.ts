@@ -8,7 +8,17 @@ import { Worker } from 'node:worker_threads';
 import { FoxgloveServer } from './live.js';
 import type { RingBuffers } from '../control/ring.js';
 import type { LiveAccess, LiveStats } from './live.js';
-import { LIVE_STAT, LIVE_STAT_SLOTS, LiveEngine, liveChannels, threadCpuNs, type LiveCommand, type LiveReply, type LiveSource, type LiveWorkerInput } from './live-worker.js';
+import {
+  LIVE_STAT,
+  LIVE_STAT_SLOTS,
+  LiveEngine,
+  liveChannels,
+  threadCpuNs,
+  type LiveCommand,
+  type LiveReply,
+  type LiveSource,
+  type LiveWorkerInput,
+} from './live-worker.js';
 
 export type { LiveSource } from './live-worker.js';
 
@@ -269,6 +279,12 @@ export class ThreadLiveView extends LiveCounts {
 export type LiveView = MainLiveView | ThreadLiveView;
 
 /** Starts the live view where `placement` says. */
-export function startLiveView(src: LiveSource, host: string, port: number, placement: LivePlacement, access: LiveAccess = {}): Promise<LiveView> {
+export function startLiveView(
+  src: LiveSource,
+  host: string,
+  port: number,
+  placement: LivePlacement,
+  access: LiveAccess = {},
+): Promise<LiveView> {
   return placement === 'main' ? MainLiveView.start(src, host, port, access) : ThreadLiveView.start(src, host, port, access);
 }

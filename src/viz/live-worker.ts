@@ -22,7 +22,21 @@ import { ArmScene, cdrString, jointStatesTopic, sceneChannels, SCENE_TOPICS, typ
 import { armUrdf, type UrdfSource } from './urdf.js';
 
 /** Slots of the shared statistics. */
-export const LIVE_STAT = { clients: 0, sent: 1, dropped: 2, rowsRead: 3, polls: 4, streaming: 5, refused: 6, closed: 7, requests: 8, rateClosed: 9, handlingUs: 10, cpuSampledUs: 11, cpuSamples: 12 } as const;
+export const LIVE_STAT = {
+  clients: 0,
+  sent: 1,
+  dropped: 2,
+  rowsRead: 3,
+  polls: 4,
+  streaming: 5,
+  refused: 6,
+  closed: 7,
+  requests: 8,
+  rateClosed: 9,
+  handlingUs: 10,
+  cpuSampledUs: 11,
+  cpuSamples: 12,
+} as const;
 export const LIVE_STAT_SLOTS = 13;
 /**
  * How often the thread reads the ring while someone watches [ms]: as often as the session drains it
@@ -50,10 +64,20 @@ export interface LiveWorkerInput {
 
 /** Messages to the thread. */
 export type LiveCommand =
-  { type: 'attach'; ring: RingBuffers } | { type: 'detach' } | { type: 'publish'; topic: string; data: Uint8Array } | { type: 'cpu'; id: number } | { type: 'warm'; id: number; row: Float64Array; frames: number } | { type: 'close' };
+  | { type: 'attach'; ring: RingBuffers }
+  | { type: 'detach' }
+  | { type: 'publish'; topic: string; data: Uint8Array }
+  | { type: 'cpu'; id: number }
+  | { type: 'warm'; id: number; row: Float64Array; frames: number }
+  | { type: 'close' };
 
 /** Messages from the thread. */
-export type LiveReply = { type: 'listening'; port: number; tid: number } | { type: 'failed'; message: string } | { type: 'cpu'; id: number; ns: number } | { type: 'warm'; id: number; ns: number } | { type: 'closed' };
+export type LiveReply =
+  | { type: 'listening'; port: number; tid: number }
+  | { type: 'failed'; message: string }
+  | { type: 'cpu'; id: number; ns: number }
+  | { type: 'warm'; id: number; ns: number }
+  | { type: 'closed' };
 
 /** CPU time of the calling thread [ns] (Linux schedstat: time on a CPU, user and system), NaN elsewhere. */
 export function threadCpuNs(): number {
@@ -66,7 +90,10 @@ export function threadCpuNs(): number {
 
 /** The channels of the live view: the scene's and the decimated ticks. */
 export function liveChannels(tickSchema: string): SceneChannel[] {
-  return [...sceneChannels(), { topic: LIVE_TICK_TOPIC, schemaName: 'twolink.Tick', schemaEncoding: 'jsonschema', schema: tickSchema, encoding: 'json' }];
+  return [
+    ...sceneChannels(),
+    { topic: LIVE_TICK_TOPIC, schemaName: 'twolink.Tick', schemaEncoding: 'jsonschema', schema: tickSchema, encoding: 'json' },
+  ];
 }
 
 /** The view in its thread: reads the ring, draws the slots' first rows, sends them. */

@@ -129,7 +129,18 @@ export class FoxgloveServer {
   private readonly counts: Int32Array;
   /** Subscriptions to channels that are not latched (those that need frames built). */
   private streaming = 0;
-  readonly stats: LiveStats = { clients: 0, sent: 0, dropped: 0, refused: 0, closed: 0, requests: 0, rateClosed: 0, handlingMs: 0, cpuSampledNs: 0, cpuSamples: 0 };
+  readonly stats: LiveStats = {
+    clients: 0,
+    sent: 0,
+    dropped: 0,
+    refused: 0,
+    closed: 0,
+    requests: 0,
+    rateClosed: 0,
+    handlingMs: 0,
+    cpuSampledNs: 0,
+    cpuSamples: 0,
+  };
   /** Lines said per kind (NOTES_PER_KIND each). */
   private readonly notes = new Map<string, number>();
   /** Called when a client subscribes, unsubscribes or goes (the live view starts or stops reading the ring). */
@@ -163,10 +174,23 @@ export class FoxgloveServer {
     const c = access.connectRate ?? CONNECT_RATE;
     this.connects = new TokenBucket(c.burst, c.perSecond, performance.now());
     this.hello = {
-      info: JSON.stringify({ op: 'serverInfo', name: `twolink ${VERSION}`, capabilities: [], metadata: { rateHz: String(LIVE_RATE_HZ) }, sessionId: String(Date.now()) }),
+      info: JSON.stringify({
+        op: 'serverInfo',
+        name: `twolink ${VERSION}`,
+        capabilities: [],
+        metadata: { rateHz: String(LIVE_RATE_HZ) },
+        sessionId: String(Date.now()),
+      }),
       advertise: JSON.stringify({
         op: 'advertise',
-        channels: channels.map((ch, i) => ({ id: i + 1, topic: ch.topic, encoding: ch.encoding, schemaName: ch.schemaName, schema: ch.schema, schemaEncoding: ch.schemaEncoding })),
+        channels: channels.map((ch, i) => ({
+          id: i + 1,
+          topic: ch.topic,
+          encoding: ch.encoding,
+          schemaName: ch.schemaName,
+          schema: ch.schema,
+          schemaEncoding: ch.schemaEncoding,
+        })),
       }),
     };
     wss.on('connection', (ws) => {
@@ -219,7 +243,10 @@ export class FoxgloveServer {
       this.stats.refused++;
       this.onCounts();
       const shown = JSON.stringify(utf8Cut(origin, 100));
-      this.note('origin', `refused a connection from origin ${shown} (allowed: no Origin header, ${[...this.origins].join(', ')}; add one with --foxglove-allow-origin)`);
+      this.note(
+        'origin',
+        `refused a connection from origin ${shown} (allowed: no Origin header, ${[...this.origins].join(', ')}; add one with --foxglove-allow-origin)`,
+      );
       return { status: 403, reason: `origin ${shown} is not allowed (twolink --foxglove-allow-origin adds one)` };
     }
     if (this.clients.size >= this.maxClients) {
@@ -312,7 +339,8 @@ export class FoxgloveServer {
       const bytes = Array.isArray(data) ? Buffer.concat(data) : data instanceof ArrayBuffer ? Buffer.from(data) : data;
       this.timed(() => {
         try {
-          if (this.withinRate(client, bytes.length)) this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
+          if (this.withinRate(client, bytes.length))
+            this.onMessage(client, isBinary ? parseClientBinary(bytes) : parseClientText(bytes.toString('utf8')));
         } catch (e) {
           // A fault of ours with one client's message closes that client, never the run.
           this.drop(client, CLOSE_INTERNAL, 'internal', `the server failed on its message: ${(e as Error).message}`);
@@ -377,7 +405,12 @@ export class FoxgloveServer {
   private withinRate(client: Client, bytes: number): boolean {
     if (client.budget.take(1 + Math.floor(bytes / CLIENT_RATE.bytesPerToken), performance.now())) return true;
     const { burst, perSecond } = this.rate;
-    this.drop(client, CLOSE_POLICY, 'rate', `over its message rate: more than ${perSecond} messages a second (bursts of ${burst}; 1 more per KiB)`);
+    this.drop(
+      client,
+      CLOSE_POLICY,
+      'rate',
+      `over its message rate: more than ${perSecond} messages a second (bursts of ${burst}; 1 more per KiB)`,
+    );
     return false;
   }
 
@@ -417,8 +450,15 @@ export class FoxgloveServer {
     } else {
       // A valid request for what this server does not offer (it declares no capability).
       // The request's own id, when it has one, names it in the reply (spec.md's status has no id field).
-      const id = 'id' in r && r.id !== undefined ? ` (id ${JSON.stringify(utf8Cut(r.id, 64))})` : 'requestId' in r ? ` (requestId ${r.requestId})` : '';
-      this.status(client, 2, `${r.op}${id}`, [`needs the capability ${OP_CAPABILITY[r.op]}, which this server does not declare (capabilities: [])`]);
+      const id =
+        'id' in r && r.id !== undefined
+          ? ` (id ${JSON.stringify(utf8Cut(r.id, 64))})`
+          : 'requestId' in r
+            ? ` (requestId ${r.requestId})`
+            : '';
+      this.status(client, 2, `${r.op}${id}`, [
+        `needs the capability ${OP_CAPABILITY[r.op]}, which this server does not declare (capabilities: [])`,
+      ]);
     }
   }
 

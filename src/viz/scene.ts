@@ -60,7 +60,10 @@ export const TICK_TOPIC = '/twolink/tick';
 
 /** Topic of an arm's joint states. */
 export const jointStatesTopic = (arm: string): string => `/${arm}/joint_states`;
-const JOINT_STATES_TOPICS = Object.fromEntries(SCENE_ARMS.map((a) => [a.name, jointStatesTopic(a.name)])) as Record<(typeof SCENE_ARMS)[number]['name'], string>;
+const JOINT_STATES_TOPICS = Object.fromEntries(SCENE_ARMS.map((a) => [a.name, jointStatesTopic(a.name)])) as Record<
+  (typeof SCENE_ARMS)[number]['name'],
+  string
+>;
 
 /** Rate of the scene's messages by the run's (board) clock [Hz]: Foxglove draws at most ~60 fps. */
 export const SCENE_RATE_HZ = 100;
@@ -75,9 +78,21 @@ const json = (o: object): string => JSON.stringify(o);
 
 /** The channels of the scene, the description first. */
 export function sceneChannels(): SceneChannel[] {
-  const js = (topic: string, schema: { title: string }): SceneChannel => ({ topic, schemaName: schema.title, schemaEncoding: 'jsonschema', schema: json(schema), encoding: 'json' });
+  const js = (topic: string, schema: { title: string }): SceneChannel => ({
+    topic,
+    schemaName: schema.title,
+    schemaEncoding: 'jsonschema',
+    schema: json(schema),
+    encoding: 'json',
+  });
   return [
-    { topic: SCENE_TOPICS.description, schemaName: 'std_msgs/msg/String', schemaEncoding: 'ros2msg', schema: 'string data', encoding: 'cdr' },
+    {
+      topic: SCENE_TOPICS.description,
+      schemaName: 'std_msgs/msg/String',
+      schemaEncoding: 'ros2msg',
+      schema: 'string data',
+      encoding: 'cdr',
+    },
     js(SCENE_TOPICS.tf, FrameTransforms),
     ...SCENE_ARMS.map((a) => js(jointStatesTopic(a.name), JointStates)),
     js(SCENE_TOPICS.path, SceneUpdate),
@@ -120,7 +135,22 @@ function rgba(hex: string, a = 1): { r: number; g: number; b: number; a: number 
 
 /** An empty SceneEntity in `plane` that lives until replaced. */
 function entity(id: string, timestamp: object): Record<string, unknown> {
-  return { timestamp, frame_id: 'plane', id, lifetime: { sec: 0, nsec: 0 }, frame_locked: true, metadata: [], arrows: [], cubes: [], spheres: [], cylinders: [], lines: [], triangles: [], texts: [], models: [] };
+  return {
+    timestamp,
+    frame_id: 'plane',
+    id,
+    lifetime: { sec: 0, nsec: 0 },
+    frame_locked: true,
+    metadata: [],
+    arrows: [],
+    cubes: [],
+    spheres: [],
+    cylinders: [],
+    lines: [],
+    triangles: [],
+    texts: [],
+    models: [],
+  };
 }
 
 /** Endpoint [m] in `plane` of joint angles at `row[at]`. */
@@ -169,7 +199,13 @@ export interface TfTemplate {
 
 /** The transforms of the scene: `world` -> `plane`, then each arm's chain under its prefix. */
 export function tfTemplates(arm: ArmParams): TfTemplate[] {
-  const tf = (parent: string, child: string, translation: { x: number; y: number; z: number }, angleAt?: number, fixed = IDENTITY): TfTemplate => ({
+  const tf = (
+    parent: string,
+    child: string,
+    translation: { x: number; y: number; z: number },
+    angleAt?: number,
+    fixed = IDENTITY,
+  ): TfTemplate => ({
     parent,
     child,
     translation,
@@ -182,7 +218,8 @@ export function tfTemplates(arm: ArmParams): TfTemplate[] {
   for (const a of SCENE_ARMS) {
     const p = `${a.name}/`;
     out.push(tf('plane', `${p}base`, ORIGIN), tf(`${p}base`, `${p}link1`, ORIGIN, a.q));
-    if (isTwoLink(arm)) out.push(tf(`${p}link1`, `${p}link2`, { x: arm.L1, y: 0, z: 0 }, a.q + 1), tf(`${p}link2`, `${p}tip`, { x: arm.L2, y: 0, z: 0 }));
+    if (isTwoLink(arm))
+      out.push(tf(`${p}link1`, `${p}link2`, { x: arm.L1, y: 0, z: 0 }, a.q + 1), tf(`${p}link2`, `${p}tip`, { x: arm.L2, y: 0, z: 0 }));
     else out.push(tf(`${p}link1`, `${p}tip`, { x: arm.L1, y: 0, z: 0 }));
   }
   return out;
@@ -281,7 +318,13 @@ export class ArmScene {
   /** The transforms of the three arms (and the upright `plane`), as objects. */
   transforms(row: ArrayLike<number>, timestamp: { sec: number; nsec: number }): { transforms: object[] } {
     return {
-      transforms: this.tfTemplates.map((t) => ({ timestamp, parent_frame_id: t.parent, child_frame_id: t.child, translation: t.translation, rotation: t.angleAt === undefined ? t.fixed : rotZ(row[t.angleAt]!) })),
+      transforms: this.tfTemplates.map((t) => ({
+        timestamp,
+        parent_frame_id: t.parent,
+        child_frame_id: t.child,
+        translation: t.translation,
+        rotation: t.angleAt === undefined ? t.fixed : rotZ(row[t.angleAt]!),
+      })),
     };
   }
 
@@ -289,7 +332,12 @@ export class ArmScene {
   jointStates(a: (typeof SCENE_ARMS)[number], row: ArrayLike<number>, timestamp: object): object {
     const joints = [];
     for (let j = 0; j < this.src.joints; j++) {
-      joints.push({ name: `joint${j + 1}`, position: row[a.q + j], velocity: row[a.qd + j], ...(a.effort !== undefined ? { effort: row[a.effort + j] } : {}) });
+      joints.push({
+        name: `joint${j + 1}`,
+        position: row[a.q + j],
+        velocity: row[a.qd + j],
+        ...(a.effort !== undefined ? { effort: row[a.effort + j] } : {}),
+      });
     }
     return { timestamp, joints };
   }
@@ -326,7 +374,18 @@ export class ArmScene {
       const pts = this.path[name];
       const e = entity(`${name}-path-${this.segment}`, timestamp);
       const color = SCENE_ARMS.find((a) => a.name === name)!.color;
-      e.lines = [{ type: 0, pose: { position: ORIGIN, orientation: IDENTITY }, thickness: 0.004, scale_invariant: false, points: pts.map(([x, y]) => ({ x, y, z: 0 })), color: rgba(color, 0.8), colors: [], indices: [] }];
+      e.lines = [
+        {
+          type: 0,
+          pose: { position: ORIGIN, orientation: IDENTITY },
+          thickness: 0.004,
+          scale_invariant: false,
+          points: pts.map(([x, y]) => ({ x, y, z: 0 })),
+          color: rgba(color, 0.8),
+          colors: [],
+          indices: [],
+        },
+      ];
       // The next segment starts where this one ends (no gap in the line).
       this.path[name] = [pts[pts.length - 1]!];
       return e;

@@ -12,7 +12,8 @@ export class TokenBucket {
     readonly perSecond: number,
     now: number,
   ) {
-    if (!(burst > 0 && Number.isFinite(burst) && perSecond > 0 && Number.isFinite(perSecond))) throw new Error(`a token bucket needs a positive finite burst and rate (got ${burst}, ${perSecond}/s)`);
+    if (!(burst > 0 && Number.isFinite(burst) && perSecond > 0 && Number.isFinite(perSecond)))
+      throw new Error(`a token bucket needs a positive finite burst and rate (got ${burst}, ${perSecond}/s)`);
     this.tokens = burst;
     this.at = now;
   }

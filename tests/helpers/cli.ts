@@ -14,9 +14,15 @@ export interface CliResult {
 }
 
 /** Runs `twolink args...` from the repo root (or `cwd`) and collects its output; killed if it hangs (hangGuardMs of `timeoutMs`, what a quiet machine needs). */
-export function twolink(args: readonly string[], opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
+export function twolink(
+  args: readonly string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env, ...opts.env } });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

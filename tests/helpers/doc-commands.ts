@@ -61,7 +61,9 @@ export function pageCommands(text: string): PageCommands {
     const comment = hash >= 0 ? line.slice(hash).trim() : '';
     const where = `line ${i + 1}: ${cmd}`;
     if (!cmd.startsWith('npx twolink ')) {
-      problems.push(`${where}: a line of a sh block that is not an \`npx twolink\` command (put it in a console block, or mark the block <!-- docs-test: skip (why) -->)`);
+      problems.push(
+        `${where}: a line of a sh block that is not an \`npx twolink\` command (put it in a console block, or mark the block <!-- docs-test: skip (why) -->)`,
+      );
       return;
     }
     const args = words(cmd).slice(2);
@@ -76,7 +78,9 @@ export function pageCommands(text: string): PageCommands {
     }
     const held = args.filter((a) => PLACEHOLDER.test(a));
     if (held.length) {
-      problems.push(`${where}: ${held.join(' ')} is a placeholder: a sh block holds commands that run as written (a console block for a template)`);
+      problems.push(
+        `${where}: ${held.join(' ')} is a placeholder: a sh block holds commands that run as written (a console block for a template)`,
+      );
       return;
     }
     const exit = /^#\s*exit\s+(\d+)\b/.exec(comment);

@@ -22,7 +22,11 @@ export function firmataRig(change: (r: Rig) => void = () => {}): Rig {
 }
 
 /** Moves virtual time until `p` settles (src/time/clock.ts); its real-time bound is a hang guard (hang-guard.ts). */
-export function pumpUntil<T>(clock: VirtualClock, p: Promise<T>, opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {}): Promise<T> {
+export function pumpUntil<T>(
+  clock: VirtualClock,
+  p: Promise<T>,
+  opts: { stepS?: number; maxS?: number; maxRealMs?: number } = {},
+): Promise<T> {
   return runUntilSettled(clock, p, { ...opts, maxRealMs: hangGuardMs(opts.maxRealMs ?? 15_000) });
 }
 
@@ -46,7 +50,10 @@ export interface Setup {
 }
 
 /** A mock rig and a link on it (not opened). */
-export async function setup(rig: Rig = firmataRig(), opts: FirmataMockOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {}): Promise<Setup> {
+export async function setup(
+  rig: Rig = firmataRig(),
+  opts: FirmataMockOptions & { hostBaud?: number; handshakeMs?: number; answerMs?: number; linkRig?: Rig } = {},
+): Promise<Setup> {
   const clock = new VirtualClock();
   const mock = createFirmataMock(rig, clock, opts);
   const stream = await mock.openStream(opts.hostBaud ?? rig.link.baudRate);

@@ -13,7 +13,8 @@ export function timeoutScale(env: NodeJS.ProcessEnv = process.env): number {
   const text = env.TWOLINK_TEST_TIMEOUT_SCALE;
   if (text === undefined || text === '') return 1;
   const v = Number(text);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`TWOLINK_TEST_TIMEOUT_SCALE=${text}: give a positive number (e.g. 2 to double every test's time limit)`);
+  if (!Number.isFinite(v) || v <= 0)
+    throw new Error(`TWOLINK_TEST_TIMEOUT_SCALE=${text}: give a positive number (e.g. 2 to double every test's time limit)`);
   return v;
 }
 

@@ -12,7 +12,10 @@ export async function sendHandshake(path: string, rigFile: string): Promise<Seri
   const port = new SerialPort({ path, baudRate: rig.link.baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(e) : resolve())));
   port.on('data', () => undefined); // the board's answers: read and dropped
-  const request = rig.link.transport === 'firmata' ? Buffer.from([FIRMATA.REPORT_VERSION]) : Buffer.from(encodeHostFrame({ type: 'H', seq: 1, proto: PROTOCOL }));
+  const request =
+    rig.link.transport === 'firmata'
+      ? Buffer.from([FIRMATA.REPORT_VERSION])
+      : Buffer.from(encodeHostFrame({ type: 'H', seq: 1, proto: PROTOCOL }));
   await new Promise<void>((resolve, reject) => port.write(request, (e) => (e ? reject(e) : resolve())));
   return port;
 }

@@ -12,7 +12,10 @@ export interface PtyRig {
 
 export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []): Promise<PtyRig> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...extra], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...extra], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));

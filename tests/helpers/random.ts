@@ -11,7 +11,17 @@ export function randomArm(rnd: () => number): TwoLinkParams {
   const m2 = 0.1 + 3 * rnd();
   const d1 = L1 * rnd();
   const d2 = L2 * rnd();
-  return { L1, L2, d1, d2, m1, m2, I1: (m1 * L1 * L1 * (0.01 + rnd())) / 12, I2: (m2 * L2 * L2 * (0.01 + rnd())) / 12, g: 9.81 * rnd() + 1 };
+  return {
+    L1,
+    L2,
+    d1,
+    d2,
+    m1,
+    m2,
+    I1: (m1 * L1 * L1 * (0.01 + rnd())) / 12,
+    I2: (m2 * L2 * L2 * (0.01 + rnd())) / 12,
+    g: 9.81 * rnd() + 1,
+  };
 }
 
 /** A random joint state. */

@@ -32,5 +32,12 @@ export function fromRecording(file: string): RecordedFigures {
   // Between two answers written: each at its sample's board time plus its latency (stats.ts, TimingFigures).
   const written = (t: Tick): number => t.boardT + t.timing.errUs / 1e6;
   for (let i = 1; i < answered.length; i++) gap = Math.max(gap, written(answered[i]!) - written(answered[i - 1]!));
-  return { p50: rank(lat, 0.5), p99: rank(lat, 0.99), max: Math.floor(lat.at(-1)!), periodP99: rank(periods, 0.99), stallMs: Math.round(gap * 1e4) / 10, answered: answered.length };
+  return {
+    p50: rank(lat, 0.5),
+    p99: rank(lat, 0.99),
+    max: Math.floor(lat.at(-1)!),
+    periodP99: rank(periods, 0.99),
+    stallMs: Math.round(gap * 1e4) / 10,
+    answered: answered.length,
+  };
 }

@@ -22,7 +22,12 @@ export async function tuneOnMock(file: string, opts: { bandwidthHz?: number; see
   }
   const m = await openTuneMock(rig);
   const said: string[] = [];
-  const operator = { say: (s: string) => void said.push(s), confirm: async () => undefined, ask: async () => undefined, signal: new AbortController().signal };
+  const operator = {
+    say: (s: string) => void said.push(s),
+    confirm: async () => undefined,
+    ask: async () => undefined,
+    signal: new AbortController().signal,
+  };
   let pose: number[] = [];
   try {
     const outcome = await m.drive(
@@ -30,7 +35,12 @@ export async function tuneOnMock(file: string, opts: { bandwidthHz?: number; see
         rig,
         link: m.link,
         operator,
-        options: { joints: opts.joints ?? [...Array(rig.joints).keys()], bandwidthHz: opts.bandwidthHz ?? rig.control.rateHz / 40, explicit: opts.bandwidthHz !== undefined, rateHz: rig.control.rateHz },
+        options: {
+          joints: opts.joints ?? [...Array(rig.joints).keys()],
+          bandwidthHz: opts.bandwidthHz ?? rig.control.rateHz / 40,
+          explicit: opts.bandwidthHz !== undefined,
+          rateHz: rig.control.rateHz,
+        },
         onPose: (q) => (pose = q.slice()),
       }),
     );

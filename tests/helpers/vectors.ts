@@ -12,7 +12,9 @@ export interface Vector {
 
 /** Undoes the C escapes of a vector line (\r \t \\ \xHH). */
 export function unescape(s: string): string {
-  return s.replace(/\\(x[0-9A-Fa-f]{2}|r|t|\\)/g, (_m, e: string) => (e === 'r' ? '\r' : e === 't' ? '\t' : e === '\\' ? '\\' : String.fromCharCode(parseInt(e.slice(1), 16))));
+  return s.replace(/\\(x[0-9A-Fa-f]{2}|r|t|\\)/g, (_m, e: string) =>
+    e === 'r' ? '\r' : e === 't' ? '\t' : e === '\\' ? '\\' : String.fromCharCode(parseInt(e.slice(1), 16)),
+  );
 }
 
 export function readVectors(file: string): Vector[] {
@@ -22,7 +24,8 @@ export function readVectors(file: string): Vector[] {
     .forEach((raw, i) => {
       if (raw === '' || raw.startsWith('#')) return;
       const [verdict, line, what] = raw.split('\t');
-      if ((verdict !== 'accept' && verdict !== 'reject') || line === undefined || what === undefined) throw new Error(`${file}:${i + 1}: bad vector`);
+      if ((verdict !== 'accept' && verdict !== 'reject') || line === undefined || what === undefined)
+        throw new Error(`${file}:${i + 1}: bad vector`);
       out.push({ verdict, line: unescape(line), what: verdict === 'reject' ? what.split(' ')[0]! : what, lineNo: i + 1 });
     });
   return out;

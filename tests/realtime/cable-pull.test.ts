@@ -44,7 +44,9 @@ describe.each([
       symlinkSync(rig.path, port);
       const rec = `${dir}/pulled-${protocol.replace(/\W+/g, '-')}.ndjson`;
       try {
-        const run = twolink(['run', '--rig', rigFile, '--port', port, '--traj', 'reach', '--record', rec, '--json', ...serial], { timeoutMs: 30_000 });
+        const run = twolink(['run', '--rig', rigFile, '--port', port, '--traj', 'reach', '--record', rec, '--json', ...serial], {
+          timeoutMs: 30_000,
+        });
         // The run may end before its tracking (a refused start): then say how it ended, not that no tick came.
         const tracking = untilTracking(rec, hangGuardMs(15_000));
         tracking.catch(() => undefined); // when the run ended first, its guard's rejection is not this test's
@@ -55,7 +57,10 @@ describe.each([
         const r = await run;
         expect(r.code, whyExit(r)).toBe(1);
         const summary = lastJson(r);
-        expect(summary.stop).toEqual({ kind: 'fault', fault: { kind: 'cable', port, code: expect.stringMatching(/^(EIO|ENXIO|ENODEV)$/), message: expect.any(String) } });
+        expect(summary.stop).toEqual({
+          kind: 'fault',
+          fault: { kind: 'cable', port, code: expect.stringMatching(/^(EIO|ENXIO|ENODEV)$/), message: expect.any(String) },
+        });
         expect(summary.stopReason).toMatch(new RegExp(`^fault:cable: ${port.replace(/[/.]/g, '\\$&')} vanished \\(`));
         // Nobody confirmed the zero (the board is gone): its watchdog is what stops the motors, where it has one.
         expect(summary.stopOutcome).toBe(outcome);
@@ -70,7 +75,9 @@ describe.each([
         const faulted = rows.find((x) => x.kind === 'event' && x.event === 'state' && x.state === 'fault');
         expect(faulted.stop.fault.kind).toBe('cable');
         // The figure: loop time [s] from the last sample answered to the fault (the pty's EIO reaching the loop).
-        console.log(`cable pulled: fault:cable ${((faulted.t - lastSample.t) * 1000).toFixed(1)} ms after the last sample (loop time; ${protocol}, pty rig, ${rigFile})`);
+        console.log(
+          `cable pulled: fault:cable ${((faulted.t - lastSample.t) * 1000).toFixed(1)} ms after the last sample (loop time; ${protocol}, pty rig, ${rigFile})`,
+        );
       } finally {
         // stop() waits for an exit: a rig already killed has had it.
         if (rig.child.exitCode === null && rig.child.signalCode === null) await rig.stop();

@@ -30,20 +30,49 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
   // SIGINT and SIGTERM mid-run (soft stop, and a blocked loop thread): tests/realtime/signals.test.ts
   it('an exception inside the loop: fault, motors zeroed, the recording ends with the reason', async () => {
     const file = `${dir}/throw.ndjson`;
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'throw@1', '--record', file, '--json']);
+    const r = await twolink([
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--rt',
+      '--traj',
+      'reach',
+      '--inject',
+      'throw@1',
+      '--record',
+      file,
+      '--json',
+    ]);
     expect(r.code).toBe(1);
-    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'internal', where: 'the loop thread', message: 'injected exception (--inject throw)' } });
+    expect(lastJson(r).stop).toEqual({
+      kind: 'fault',
+      fault: { kind: 'internal', where: 'the loop thread', message: 'injected exception (--inject throw)' },
+    });
     const lines = readRecording(file);
     expect(lines.at(-1).kind).toBe('summary');
     expect(lines.at(-1).stop).toEqual(lastJson(r).stop);
-    expect(lines.at(-1).stopReason).toMatch(/^fault:internal: an error twolink did not catch, in the loop thread: injected exception \(--inject throw\)/); // the words, for people
+    expect(lines.at(-1).stopReason).toMatch(
+      /^fault:internal: an error twolink did not catch, in the loop thread: injected exception \(--inject throw\)/,
+    ); // the words, for people
     // the motors were zeroed: the last tick's command is zero
     const ticks = lines.filter((l: { kind: string }) => l.kind === 'tick');
     expect(ticks.at(-1).duty).toEqual([0, 0]);
   });
 
   it('the loop thread is busy for a second: the board (its own thread) samples on, its watchdog stops the arm, the late samples and the stall are counted', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'busy=1@1.5', '--json']);
+    const r = await twolink([
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--rt',
+      '--traj',
+      'reach',
+      '--inject',
+      'busy=1@1.5',
+      '--json',
+    ]);
     expect(r.code).toBe(1);
     const s = lastJson(r);
     expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'watchdog' } });
@@ -55,7 +84,9 @@ describe('the host: signals, injections on the loop thread, a full disk', () => 
   it('--record /dev/full: refused before anything moves (issue 32; a disk that fills during the run: tests/faults.test.ts)', async () => {
     const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--record', '/dev/full', '--json']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion; give a file\n$/);
+    expect(r.stderr).toMatch(
+      /^twolink: \/dev\/full: is \/dev\/full, a device that refuses every write \(no space left\): the recording would be lost after the motion; give a file\n$/,
+    );
     expect(r.stdout).toBe('');
   });
 });
@@ -77,10 +108,27 @@ describe('ports', () => {
     const rig = await startPtyRig();
     try {
       // run as "nobody": the pty belongs to root
-      const child = spawn('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach'], {
-        cwd: ROOT,
-        env: { ...process.env, HOME: '/tmp' },
-      });
+      const child = spawn(
+        'setpriv',
+        [
+          '--reuid=65534',
+          '--regid=65534',
+          '--clear-groups',
+          process.execPath,
+          BIN,
+          'run',
+          '--rig',
+          'rigs/mock-arm.json',
+          '--port',
+          rig.path,
+          '--traj',
+          'reach',
+        ],
+        {
+          cwd: ROOT,
+          env: { ...process.env, HOME: '/tmp' },
+        },
+      );
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const code = await new Promise<number | null>((res) => child.on('close', res));

@@ -44,7 +44,11 @@ describe('compare names the law of each run', () => {
     expect(r.code, whyExit(r)).toBe(0);
     const sha = createHash('sha256').update(readFileSync(CONTROLLER)).digest('hex');
     const [a, b] = r.stdout.split('\n');
-    expect(a).toMatch(new RegExp(`^A  ${ctl}: mock-arm, point, 500 Hz, \\d+ ticks \\(\\d+\\.\\d\\d s\\), law: controller ${CONTROLLER} \\(sha256 ${sha.slice(0, 12)}\\), stop: `));
+    expect(a).toMatch(
+      new RegExp(
+        `^A  ${ctl}: mock-arm, point, 500 Hz, \\d+ ticks \\(\\d+\\.\\d\\d s\\), law: controller ${CONTROLLER} \\(sha256 ${sha.slice(0, 12)}\\), stop: `,
+      ),
+    );
     expect(b).toMatch(/, law: float \(friction assist 1, torque cap [\d./]+ N m, speed cap [\d/]+ deg\/s\), stop: /);
     const json = lastJson(await twolink(['compare', ctl, float, '--json'], { timeoutMs: 60_000 }));
     expect(json.runs[0].law).toEqual({ kind: 'controller', file: CONTROLLER, sha256: sha });

@@ -29,12 +29,17 @@ describe('twolink run --controller (real time): a controller that misbehaves whi
   ];
   for (const [name, what] of cases) {
     it(name, async () => {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', file(name)], { timeoutMs: 120_000 });
+      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--controller', file(name)], {
+        timeoutMs: 120_000,
+      });
       expect(r.signal, 'the process ended by itself').toBeNull();
       expect(r.code, whyExit(r)).toBe(1);
       expectNoTrace(r);
       const s = lastJson(r);
-      expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: expect.stringMatching(new RegExp(`^${esc(file(name))}: .*${what.source}`)) } });
+      expect(s.stop).toEqual({
+        kind: 'fault',
+        fault: { kind: 'controller', message: expect.stringMatching(new RegExp(`^${esc(file(name))}: .*${what.source}`)) },
+      });
       // The zero command went out and the board confirmed it (or its watchdog had already stopped the motors).
       expect(['acknowledged', 'watchdog']).toContain(s.stopOutcome);
     });
@@ -45,8 +50,24 @@ describe('twolink hil --realtime: a controller that never returns, then a good o
   it('the hung scenario fails with its fault, the next one passes, the JUnit file is written', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'twolink-hostile-rt-'));
     const suite = join(dir, 'suite.json');
-    const scenario = (name: string, controller: string): object => ({ name, rig: resolve('rigs/mock-arm.json'), traj: 'reach', controller: resolve(controller), maxSeconds: 30, expect: {} });
-    writeFileSync(suite, JSON.stringify({ scenarios: [scenario('hangs', file('endless-update')), scenario('exits', file('exits-in-create')), scenario('good', 'examples/controllers/pd-gravity.js')] }));
+    const scenario = (name: string, controller: string): object => ({
+      name,
+      rig: resolve('rigs/mock-arm.json'),
+      traj: 'reach',
+      controller: resolve(controller),
+      maxSeconds: 30,
+      expect: {},
+    });
+    writeFileSync(
+      suite,
+      JSON.stringify({
+        scenarios: [
+          scenario('hangs', file('endless-update')),
+          scenario('exits', file('exits-in-create')),
+          scenario('good', 'examples/controllers/pd-gravity.js'),
+        ],
+      }),
+    );
     const xml = join(dir, 'hil.xml');
     const r = await twolink(['hil', suite, '--realtime', '--junit', xml], { timeoutMs: 300_000 });
     expect(r.signal).toBeNull();

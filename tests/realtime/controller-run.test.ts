@@ -10,7 +10,21 @@ const dir = mkdtempSync(join(tmpdir(), 'twolink-controller-rt-'));
 
 describe('twolink run --controller (real time, mock rig in its thread)', () => {
   it('examples/controllers/pd-gravity.js completes the reach', async () => {
-    const r = await twolink(['run', '--controller', 'examples/controllers/pd-gravity.js', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
+    const r = await twolink(
+      [
+        'run',
+        '--controller',
+        'examples/controllers/pd-gravity.js',
+        '--rig',
+        'rigs/mock-arm.json',
+        '--mock',
+        '--rt',
+        '--traj',
+        'reach',
+        '--json',
+      ],
+      { timeoutMs: 120_000 },
+    );
     const s = lastJson(r);
     expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
@@ -21,7 +35,9 @@ describe('twolink run --controller (real time, mock rig in its thread)', () => {
   it('a controller that throws: fault:controller naming the file, exit code 1', async () => {
     const file = join(dir, 'throws.js');
     writeFileSync(file, "export default () => ({ update() { throw new Error('no gains'); } });");
-    const r = await twolink(['run', '--controller', file, '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], { timeoutMs: 120_000 });
+    const r = await twolink(['run', '--controller', file, '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json'], {
+      timeoutMs: 120_000,
+    });
     expect(r.code).toBe(1);
     expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'controller', message: `${file}: update threw: no gains` } });
   });

@@ -33,7 +33,10 @@ interface Rig {
 
 /** `twolink rig --pty --report` of `rigFile`, once it serves. */
 function reportingRig(rigFile: string): Promise<Rig> {
-  const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const reports: MockReport[] = [];
@@ -77,7 +80,11 @@ type HostRun = CliResult & { exitMs: number; reports: RunReport[] };
 function hostRun(args: string[], crash: string): Promise<HostRun> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, TWOLINK_TEST_CRASH: crash, [REPORT_FD_ENV]: '3' };
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let exitMs = NaN;
@@ -130,7 +137,11 @@ afterAll(async () => {
 describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the PWM pins read 0 before twolink exits', () => {
   const cases = [
     { crash: 'main@1', where: /^the main thread \(dist\/run\/crash\.js:\d+\)$/, what: 'an exception on the main thread' },
-    { crash: 'main-rejection@1', where: /^the main thread \(dist\/run\/crash\.js:\d+\), a promise rejection nobody caught$/, what: 'a rejection nobody caught on the main thread' },
+    {
+      crash: 'main-rejection@1',
+      where: /^the main thread \(dist\/run\/crash\.js:\d+\), a promise rejection nobody caught$/,
+      what: 'a rejection nobody caught on the main thread',
+    },
     { crash: 'loop@1', where: /^the loop thread$/, what: 'an exception from a timer on the loop thread' },
   ];
   for (const c of cases) {
@@ -141,7 +152,10 @@ describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the
         if (rig) await stopRig(rig);
         rig = await reportingRig('rigs/mock-arm-firmata.json');
         rigs.push(rig);
-        return hostRun(['run', '--rig', 'rigs/mock-arm-firmata.json', '--port', rig.host, '--traj', 'reach', '--record', file, '--force', '--json'], c.crash);
+        return hostRun(
+          ['run', '--rig', 'rigs/mock-arm-firmata.json', '--port', rig.host, '--traj', 'reach', '--record', file, '--force', '--json'],
+          c.crash,
+        );
       });
       expect(r.code, whyExit(r)).toBe(1);
       const thrown = throwMs(r);
@@ -154,7 +168,8 @@ describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the
       // the throw: on a starved machine the loop may still be driving when the e-stop reaches it, and a
       // motor reversing passes through zero; the stop's own write is the last one.)
       // The rig's reports come through a pipe: wait (by event) until the last edge read is a stop.
-      const motorEdges = (): Extract<MockReport, { kind: 'motors' }>[] => rig.reports.filter((x): x is Extract<MockReport, { kind: 'motors' }> => x.kind === 'motors');
+      const motorEdges = (): Extract<MockReport, { kind: 'motors' }>[] =>
+        rig.reports.filter((x): x is Extract<MockReport, { kind: 'motors' }> => x.kind === 'motors');
       while (!(motorEdges().at(-1)!.zero && motorEdges().at(-1)!.monoMs > thrown)) {
         const seen = rig.reports.length;
         await rig.next((x) => x.kind === 'motors' && rig.reports.indexOf(x) >= seen);
@@ -164,10 +179,19 @@ describe('a crash on the Firmata pty rig (stock Firmata: no board watchdog): the
       expect(zero.zero, JSON.stringify(motors.filter((x) => x.monoMs > thrown))).toBe(true);
       expect(zero.monoMs).toBeGreaterThan(thrown);
       expect(zero.monoMs).toBeLessThan(r.exitMs);
-      process.stdout.write(`crash-stop ${c.crash}: PWM 0 ${(zero.monoMs - thrown).toFixed(1)} ms after the throw (real time; the bench's --only crash measures it)\n`);
+      process.stdout.write(
+        `crash-stop ${c.crash}: PWM 0 ${(zero.monoMs - thrown).toFixed(1)} ms after the throw (real time; the bench's --only crash measures it)\n`,
+      );
       // fault:internal naming where; the board confirmed the zero (its pins read back).
       const s = lastJson(r);
-      expect(s.stop).toEqual({ kind: 'fault', fault: { kind: 'internal', where: expect.stringMatching(c.where), message: expect.stringMatching(/^TWOLINK_TEST_CRASH: the injected (exception|rejection) \(a test\)$/) } });
+      expect(s.stop).toEqual({
+        kind: 'fault',
+        fault: {
+          kind: 'internal',
+          where: expect.stringMatching(c.where),
+          message: expect.stringMatching(/^TWOLINK_TEST_CRASH: the injected (exception|rejection) \(a test\)$/),
+        },
+      });
       expect(s.stopReason).toMatch(/^fault:internal: an error twolink did not catch, in the (main|loop) thread/);
       expect(s.stopOutcome).toBe('acknowledged');
       expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -187,10 +211,15 @@ describe('a crash on the line protocol (the mock rig in its own thread): the zer
   for (const crash of ['main@1', 'loop@1']) {
     it(`TWOLINK_TEST_CRASH=${crash}`, async () => {
       const file = `${dir}/line-${crash.replace(/\W/g, '-')}.ndjson`;
-      const r = await untilThrown(() => hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], crash));
+      const r = await untilThrown(() =>
+        hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], crash),
+      );
       expect(r.code, whyExit(r)).toBe(1);
       const s = lastJson(r);
-      expect(s.stop).toMatchObject({ kind: 'fault', fault: { kind: 'internal', where: expect.stringMatching(crash.startsWith('main') ? /^the main thread/ : /^the loop thread$/) } });
+      expect(s.stop).toMatchObject({
+        kind: 'fault',
+        fault: { kind: 'internal', where: expect.stringMatching(crash.startsWith('main') ? /^the main thread/ : /^the loop thread$/) },
+      });
       expect(s.stopOutcome).toBe('acknowledged');
       const lines = readRecording(file);
       expect(lines.at(-1).stop).toEqual(s.stop);
@@ -204,11 +233,20 @@ describe('a crash on the line protocol (the mock rig in its own thread): the zer
 
 it('the recorder failing (TWOLINK_TEST_CRASH=recorder@1, its tick throws from then on): fault:internal naming it, the motors zeroed, the recording closed with its summary saying so', async () => {
   const file = `${dir}/recorder.ndjson`;
-  const r = await untilThrown(() => hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], 'recorder@1'));
+  const r = await untilThrown(() =>
+    hostRun(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--force', '--json'], 'recorder@1'),
+  );
   expect(r.code, whyExit(r)).toBe(1);
   const s = lastJson(r);
   // (toMatchObject: the mock rig's thread may have starved on a busy machine, a note the stop then carries.)
-  expect(s.stop).toMatchObject({ kind: 'fault', fault: { kind: 'internal', where: 'the main thread (the recorder)', message: "TWOLINK_TEST_CRASH: the injected recorder's failure (a test)" } });
+  expect(s.stop).toMatchObject({
+    kind: 'fault',
+    fault: {
+      kind: 'internal',
+      where: 'the main thread (the recorder)',
+      message: "TWOLINK_TEST_CRASH: the injected recorder's failure (a test)",
+    },
+  });
   expect(s.stopOutcome).toBe('acknowledged');
   // Said once on stderr, as it happened (the recorder is not called again).
   expect(r.stderr.match(/an error twolink did not catch, in the main thread \(the recorder\)/g)).toHaveLength(1);
@@ -218,13 +256,17 @@ it('the recorder failing (TWOLINK_TEST_CRASH=recorder@1, its tick throws from th
   expect(summary.kind).toBe('summary');
   expect(summary.stop).toEqual(s.stop);
   // The ticks it holds are those before the failure, said in the summary; the run's own count is the summary's.
-  expect(summary.recordingFailure).toBe(`the recorder failed (a bug in twolink: TWOLINK_TEST_CRASH: the injected recorder's failure (a test)); the recording holds the ${ticks.length} ticks before it`);
+  expect(summary.recordingFailure).toBe(
+    `the recorder failed (a bug in twolink: TWOLINK_TEST_CRASH: the injected recorder's failure (a test)); the recording holds the ${ticks.length} ticks before it`,
+  );
   expect(ticks.length).toBeLessThan(s.ticks);
   expect(r.stderr).toContain(`recorded ${ticks.length} ticks to ${file}`);
 });
 
 it('TWOLINK_TEST_CRASH with a value that is no plan is refused before anything moves, naming the variable', async () => {
-  const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json'], { env: { TWOLINK_TEST_CRASH: 'dashboard@1' } });
+  const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json'], {
+    env: { TWOLINK_TEST_CRASH: 'dashboard@1' },
+  });
   expect(r.code).toBe(2);
   expect(r.stderr).toMatch(/^twolink: TWOLINK_TEST_CRASH="dashboard@1": write THREAD@SECONDS/m);
 });

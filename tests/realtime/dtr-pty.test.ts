@@ -54,12 +54,18 @@ describe('a board in its bootloader behind a pty', () => {
     const events: LinkEvent[] = [];
     try {
       // handshakeMs 300: alone, the 1.5 s bootloader fails it (tests/dtr.test.ts); 20 s more for the bootloader is a hang guard here, not a figure
-      const c = await compose(rig, { kind: 'port', path: pair.paths[1], serial: 'tty' }, { time: 'real', link: { handshakeMs: 300, bootloaderMs: 20_000 } });
+      const c = await compose(
+        rig,
+        { kind: 'port', path: pair.paths[1], serial: 'tty' },
+        { time: 'real', link: { handshakeMs: 300, bootloaderMs: 20_000 } },
+      );
       c.link.onEvent((e) => events.push(e));
       const identity = await c.link.open();
       expect(identity.firmware).toMatch(/^twolink-mock/);
       expect(board.swallowed).toBeGreaterThan(0);
-      expect(events.filter((e) => e.kind === 'waiting').map((e) => (e as { text: string }).text)).toEqual([expect.stringMatching(/^waiting for the board's bootloader \(opening \/dev\/pts\/\d+ reset it\) up to \d+ ms \.\.\.$/)]);
+      expect(events.filter((e) => e.kind === 'waiting').map((e) => (e as { text: string }).text)).toEqual([
+        expect.stringMatching(/^waiting for the board's bootloader \(opening \/dev\/pts\/\d+ reset it\) up to \d+ ms \.\.\.$/),
+      ]);
       await c.close();
     } finally {
       detach();

@@ -158,7 +158,9 @@ describe('the Firmata rig on a pty, in its own process', () => {
         expect(await second.link.stop(2000), JSON.stringify(seen)).toBe('acknowledged');
         // the cable goes: the rig process dies, socat closes the pty pair, johnny-five says close
         events = [];
-        const closed = new Promise<void>((resolve) => second.link.onEvent((e) => (events.push(e), e.kind === 'closed' ? resolve() : undefined)));
+        const closed = new Promise<void>((resolve) =>
+          second.link.onEvent((e) => (events.push(e), e.kind === 'closed' ? resolve() : undefined)),
+        );
         child.kill('SIGKILL');
         socat.kill('SIGTERM');
         await closed;

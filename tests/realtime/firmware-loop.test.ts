@@ -15,11 +15,21 @@ import { FirmwareSim } from '../../src/mock/firmware-sim.js';
 import { FrameHost } from '../../src/mock/frame-host.js';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { lockstepReach, mockVirtualReach } from '../../src/bench/firmware-tracking.js';
-import { blameOf, retryIfStarved, stockFirmataElf, stockKilledThenRun, stockReach, stockTwice, unoFirmataRig, type StockRun } from '../../src/bench/firmware-stock.js';
+import {
+  blameOf,
+  retryIfStarved,
+  stockFirmataElf,
+  stockKilledThenRun,
+  stockReach,
+  stockTwice,
+  unoFirmataRig,
+  type StockRun,
+} from '../../src/bench/firmware-stock.js';
 import { processThreads, requestRealtime, schedPolicy } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink, whyExit } from '../helpers/cli.js';
 
-const INSTALL = 'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
+const INSTALL =
+  'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
 const needSimavr = (): void => {
   if (!existsSync('/usr/include/simavr/sim_avr.h') || !existsSync('/usr/bin/avr-gcc')) throw new Error(INSTALL);
 };
@@ -33,10 +43,19 @@ afterAll(() => {
  * `twolink rig --firmware --pty --report`: resolves with the pty path (its `pty` report), its stderr and
  * its reports (stdout, one JSON line each: the `firmware-end` totals come when it ends).
  */
-function startFirmwareRig(): Promise<{ path: string; child: ChildProcess; stderr: () => string; reports: MockReport[]; exited: Promise<number | null> }> {
+function startFirmwareRig(): Promise<{
+  path: string;
+  child: ChildProcess;
+  stderr: () => string;
+  reports: MockReport[];
+  exited: Promise<number | null>;
+}> {
   return new Promise((resolve, reject) => {
     // --rt: SCHED_FIFO for the simulator and the plant when Linux allows it (it says so when not).
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', '--rt', '--report'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--firmware', '--pty', '--rt', '--report'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let err = '';
     const reports: MockReport[] = [];
@@ -119,7 +138,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       // In lock-step the board waits for the host (up to 1 s for an answer the host may never send), and
       // the host's lost-link timer is wall time: a 1 s watchdog, 5 s of samples before the link is lost.
       const file = join(mkdtempSync(join(tmpdir(), 'twolink-fil-')), 'mock-arm-lockstep.json');
-      const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as { link: { watchdogMs?: number; lostAfterTicks?: number } };
+      const spec = JSON.parse(readFileSync(join(ROOT, 'rigs/mock-arm.json'), 'utf8')) as {
+        link: { watchdogMs?: number; lostAfterTicks?: number };
+      };
       spec.link.watchdogMs = 1000;
       spec.link.lostAfterTicks = 2500;
       writeFileSync(file, JSON.stringify(spec));
@@ -132,7 +153,11 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
       const how = `end ${JSON.stringify(fw.end)}; lock-step: ${fw.lockstep}; pins ${JSON.stringify(fw.pins)}; ${fw.wallS.toFixed(0)} s of wall time, load ${loadavg()[0]!.toFixed(1)}`;
       expect(fw.end, how).toEqual({ kind: 'stopped', stop: { kind: 'done' } });
       const quantum = rig.encoders.map((e) => 360 / e.countsPerRev);
-      for (const j of [0, 1]) expect(Math.abs(fw.rmsDeg[j]! - mock[j]!), `joint ${j + 1}: firmware ${fw.rmsDeg.join(',')} vs mock ${mock.join(',')}; ${how}`).toBeLessThan(quantum[j]!);
+      for (const j of [0, 1])
+        expect(
+          Math.abs(fw.rmsDeg[j]! - mock[j]!),
+          `joint ${j + 1}: firmware ${fw.rmsDeg.join(',')} vs mock ${mock.join(',')}; ${how}`,
+        ).toBeLessThan(quantum[j]!);
       // No slice ran ahead of the plant, and none went on without the host but a T before its loop started
       // and the last one: lock-step held.
       expect(fw.pins.staleSlices, how).toBe(0);
@@ -162,8 +187,11 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
     beforeAll(async () => {
       needSimavr();
       sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json'), board: 'uno' });
-      sim.on('slice', (x) => slices.push({ boardTime: x.boardTime, duty: x.duty, counts: sim.plant.counts(), pins: x.pins, stale: x.stale }));
-      for (const kind of ['log', 'host', 'reset', 'exit'] as const) sim.on(kind, (e: unknown) => simEvents.push(`${kind} ${JSON.stringify(e)}`));
+      sim.on('slice', (x) =>
+        slices.push({ boardTime: x.boardTime, duty: x.duty, counts: sim.plant.counts(), pins: x.pins, stale: x.stale }),
+      );
+      for (const kind of ['log', 'host', 'reset', 'exit'] as const)
+        sim.on(kind, (e: unknown) => simEvents.push(`${kind} ${JSON.stringify(e)}`));
       host = await FrameHost.open(sim.ptyPath);
       await host.handshake();
     }, hangGuardMs(60_000));
@@ -230,7 +258,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
             .map((o) => `${o.t} joint ${o.j}: ${o.ms.toFixed(3)} ms`)
             .join('; ');
         expect(Math.abs(median), `median offset of the pins' board time from T's t_us [ms]`).toBeLessThan(1);
-        expect(far.length, `T counts off the pins by more than 0.6 ms (median ${median.toFixed(3)} ms): ${show(far)}`).toBeLessThanOrEqual(offsets.length * 0.05);
+        expect(far.length, `T counts off the pins by more than 0.6 ms (median ${median.toFixed(3)} ms): ${show(far)}`).toBeLessThanOrEqual(
+          offsets.length * 0.05,
+        );
         const wild = offsets.filter((o) => Math.abs(o.ms - median) > 2.5);
         expect(wild, `T counts the pins never showed within 2.5 ms: ${show(wild)}`).toEqual([]);
         // The pins follow the plant: within a count on the slices whose answer came in time (the plant
@@ -327,7 +357,9 @@ describe('the twolink firmware in simavr, closing the loop with the mock plant',
         sim.resetAfterDriving(0.5, (t) => (resetAt = t));
         const resets: number[] = [];
         sim.on('reset', (e) => resets.push(e.boardTime));
-        const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], { timeoutMs: 90_000 });
+        const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', sim.ptyPath, '--traj', 'reach', '--json', '--rt'], {
+          timeoutMs: 90_000,
+        });
         expect(resetAt, r.stderr).toBeDefined();
         expect(resets).toHaveLength(1);
         expect(r.code, whyExit(r)).toBe(1);
@@ -362,7 +394,10 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
     const dir = join(ROOT, 'firmware-protocol/firmware/build/stock-firmata');
     if (!existsSync(dir)) return;
     const s = (performance.now() - stockStart) / 1000;
-    writeFileSync(join(dir, 'tests-took.txt'), `the stock ConfigurableFirmata tests took ${s.toFixed(1)} s (real time, load ${loadavg()[0]!.toFixed(1)} at the end)\n`);
+    writeFileSync(
+      join(dir, 'tests-took.txt'),
+      `the stock ConfigurableFirmata tests took ${s.toFixed(1)} s (real time, load ${loadavg()[0]!.toFixed(1)} at the end)\n`,
+    );
   });
 
   /**

@@ -17,13 +17,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('twolink run --foxglove against a flooding client', () => {
   it('closes the flooding client for its rate (said once); the run ends done, exit 0, its recording complete', async () => {
     const record = join(dir, 'flood.ndjson');
-    const run = spawnLiveChild(BIN, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--record', record, '--foxglove', '0'], ROOT);
+    const run = spawnLiveChild(
+      BIN,
+      ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--record', record, '--foxglove', '0'],
+      ROOT,
+    );
     const port = await run.port;
     const good = new FoxgloveTestClient(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
     const flood = new FoxgloveTestClient(`ws://127.0.0.1:${port}`, ['foxglove.sdk.v1']);
     for (const c of [good, flood]) await c.until(() => c.channels.length > 0 || c.closed !== undefined);
     good.subscribe(['/robot_description', '/tf']);
-    for (let k = 0; k < 5000 && flood.ws.readyState === WebSocket.OPEN; k++) flood.ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: String(k) }));
+    for (let k = 0; k < 5000 && flood.ws.readyState === WebSocket.OPEN; k++)
+      flood.ws.send(JSON.stringify({ op: 'getParameters', parameterNames: [], id: String(k) }));
     await flood.until(() => flood.closed !== undefined);
     // The other client is still connected then, and is served after (until the run's end closes it).
     expect(good.closed).toBeUndefined();
@@ -37,7 +42,9 @@ describe('twolink run --foxglove against a flooding client', () => {
     const said = r.stderr.split('\n').filter((l) => l.includes('message rate'));
     expect(said).toEqual([
       `twolink: Foxglove live view: closed a client (1008): ${flood.closed!.reason}`,
-      expect.stringMatching(/ 0 clients closed for a message outside the protocol, 0 connections refused, 1 clients closed for their message rate; handling them took [\d.]+ ms of the main thread/),
+      expect.stringMatching(
+        / 0 clients closed for a message outside the protocol, 0 connections refused, 1 clients closed for their message rate; handling them took [\d.]+ ms of the main thread/,
+      ),
     ]);
     expect(r.stderr).not.toMatch(/TypeError|RangeError|\n\s+at /);
     const s = lastJson(r);

@@ -34,7 +34,10 @@ function expectComplete(file: string, summaryTicks: number): void {
 const KILLERS: [string, (channel: (topic: string) => number) => string][] = [
   ['the JSON null', () => 'null'],
   ['subscriptions: [null]', () => JSON.stringify({ op: 'subscribe', subscriptions: [null] })],
-  ['subscription id -1 on /robot_description', (ch) => JSON.stringify({ op: 'subscribe', subscriptions: [{ id: -1, channelId: ch('/robot_description') }] })],
+  [
+    'subscription id -1 on /robot_description',
+    (ch) => JSON.stringify({ op: 'subscribe', subscriptions: [{ id: -1, channelId: ch('/robot_description') }] }),
+  ],
   ['subscription id 1e12 on /tf', (ch) => JSON.stringify({ op: 'subscribe', subscriptions: [{ id: 1e12, channelId: ch('/tf') }] })],
 ];
 
@@ -56,7 +59,9 @@ describe('twolink run --foxglove against hostile clients', () => {
     expect(r.stderr).toContain(`twolink: Foxglove live view: closed a client (1008): ${bad.closed!.reason}\n`);
     // Its counts as values (its live-end record), and in words for people on stderr.
     expect(liveEnd(r)).toMatchObject({ closed: 1, refused: 0, rateClosed: 0 });
-    expect(r.stderr).toMatch(/twolink: Foxglove live view: \d+ client messages read, 1 clients closed for a message outside the protocol, 0 connections refused/);
+    expect(r.stderr).toMatch(
+      /twolink: Foxglove live view: \d+ client messages read, 1 clients closed for a message outside the protocol, 0 connections refused/,
+    );
     expect(r.stderr).not.toMatch(/TypeError|RangeError|\n\s+at /);
     const s = lastJson(r);
     expect(s.stop).toEqual({ kind: 'done' });
@@ -68,7 +73,19 @@ describe('twolink run --foxglove against hostile clients', () => {
   });
 
   it("refuses a page of another origin (http://example.test) and says so; Foxglove's web app and --foxglove-allow-origin get in", async () => {
-    const run = start(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--foxglove', '0', '--foxglove-allow-origin', 'http://localhost:5173']);
+    const run = start([
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--traj',
+      'reach',
+      '--json',
+      '--foxglove',
+      '0',
+      '--foxglove-allow-origin',
+      'http://localhost:5173',
+    ]);
     const port = await run.port;
     const status = (origin: string): Promise<number> =>
       new Promise((resolve) => {
@@ -100,7 +117,19 @@ describe('twolink run --foxglove against hostile clients', () => {
       ['null', 'sandboxed frames'],
       ['example.test', 'not a URL origin'],
     ] as const) {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--json', '--foxglove', '0', '--foxglove-allow-origin', value]);
+      const r = await twolink([
+        'run',
+        '--rig',
+        'rigs/mock-arm.json',
+        '--mock',
+        '--traj',
+        'reach',
+        '--json',
+        '--foxglove',
+        '0',
+        '--foxglove-allow-origin',
+        value,
+      ]);
       expect(r.code, value).toBe(2);
       expect(r.stderr).toContain(`--foxglove-allow-origin ${JSON.stringify(value)}: `);
       expect(r.stderr).toContain(why);

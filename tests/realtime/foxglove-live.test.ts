@@ -60,7 +60,21 @@ describe('twolink run --foxglove', () => {
   });
 
   it('warns when it listens on another address than loopback; --foxglove-host alone is a usage error', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'point', '--json', '--max-seconds', '0.5', '--foxglove', '0', '--foxglove-host', '0.0.0.0']);
+    const r = await twolink([
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--traj',
+      'point',
+      '--json',
+      '--max-seconds',
+      '0.5',
+      '--foxglove',
+      '0',
+      '--foxglove-host',
+      '0.0.0.0',
+    ]);
     expect(r.stderr).toContain('WARNING: the Foxglove live view listens on 0.0.0.0, not loopback');
     const bad = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--foxglove-host', '0.0.0.0']);
     expect(bad.code).toBe(2);

@@ -39,7 +39,11 @@ function rigFile(base: string): string {
  */
 function killMidReach(file: string, port: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', file, '--port', port, '--traj', 'reach', '--cycle', '--max-seconds', '900', '--rt'], { cwd: ROOT });
+    const child = spawn(
+      process.execPath,
+      ['--single-threaded-gc', BIN, 'run', '--rig', file, '--port', port, '--traj', 'reach', '--cycle', '--max-seconds', '900', '--rt'],
+      { cwd: ROOT },
+    );
     children.push(child);
     let out = '';
     let killed = false;
@@ -53,7 +57,9 @@ function killMidReach(file: string, port: string): Promise<string> {
     child.stdout.on('data', take);
     child.stderr.on('data', take); // the progress lines
     child.on('error', reject);
-    child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve(out) : reject(new Error(`the first run ended (${code}) before it was killed:\n${out}`))));
+    child.on('exit', (code, signal) =>
+      signal === 'SIGKILL' ? resolve(out) : reject(new Error(`the first run ended (${code}) before it was killed:\n${out}`)),
+    );
   });
 }
 
@@ -98,7 +104,10 @@ describe('a session killed with SIGKILL, then a new one on the same rig', () => 
   it(
     'our firmware in simavr: the harness discards what the board sends while no host has the port, and the next run is done with 0 lost',
     async () => {
-      if (!existsSync('/usr/include/simavr/sim_avr.h')) throw new Error('simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)');
+      if (!existsSync('/usr/include/simavr/sim_avr.h'))
+        throw new Error(
+          'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)',
+        );
       const sim = await FirmwareSim.start({ rig: loadRig('rigs/mock-arm.json') });
       await requestRealtime(sim.pid, 45);
       type Host = { open: boolean; boardTime: number; discardedBytes: number };
@@ -215,7 +224,11 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
   // --rt: the board's thread at 45 and its process's other threads (serial I/O on libuv's threadpool,
   // the garbage collector's helpers) at 44, below it (it was `chrt -a -f 45` on every thread: helpers
   // level with the board's thread, which SCHED_FIFO does not share the CPU with); a refusal is said on stderr.
-  const board = spawn(process.execPath, [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature', '--rt'], { cwd: ROOT });
+  const board = spawn(
+    process.execPath,
+    [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature', '--rt'],
+    { cwd: ROOT },
+  );
   children.push(board);
   let err = '';
   board.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -23,7 +23,15 @@ describe('twolink hil --realtime', () => {
       suite,
       JSON.stringify({
         name: 'rt',
-        scenarios: [{ name: 'lost link', rig: join(ROOT, 'rigs/mock-arm.json'), traj: 'point', injections: ['silent@1'], expect: { stopReason: 'fault', stopWithinMs: 1000 } }],
+        scenarios: [
+          {
+            name: 'lost link',
+            rig: join(ROOT, 'rigs/mock-arm.json'),
+            traj: 'point',
+            injections: ['silent@1'],
+            expect: { stopReason: 'fault', stopWithinMs: 1000 },
+          },
+        ],
       }),
     );
     const xml = join(dir, 'rt.xml');
@@ -37,7 +45,10 @@ describe('twolink hil --realtime', () => {
     expect(r.code).toBe(row![1] === 'PASS' ? 0 : 1);
     if (row![1] === 'PASS') expect(r.stdout).toMatch(/^\s+stopped after the injection \[ms\]: \d+(\.\d+)? {2}\(<= 1000\)$/m);
     const problems: string[] = [];
-    const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(readFileSync(xml, 'utf8'), 'text/xml');
+    const doc = new DOMParser({ onError: (level, msg) => level !== 'warning' && problems.push(msg) }).parseFromString(
+      readFileSync(xml, 'utf8'),
+      'text/xml',
+    );
     expect(problems).toEqual([]);
     const props = Array.from(doc.getElementsByTagName('property')).map((p) => [p.getAttribute('name'), p.getAttribute('value')]);
     expect(props).toContainEqual(['clock', 'real']);
@@ -48,7 +59,11 @@ describe('twolink hil --realtime', () => {
 describe('the pty rig reports to a program in JSON lines (--report), read with the schema', () => {
   it('twolink rig --report: the injection it refuses, the host end of its pty, then serving', async () => {
     // The Firmata mock has no line-protocol wire: `garbage` is refused, and the rig serves on.
-    const child = spawn(process.execPath, [BIN, 'rig', '--rig', 'rigs/mock-arm-firmata.json', '--pty', '--report', '--no-rt', '--inject', 'garbage=10@5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'rig', '--rig', 'rigs/mock-arm-firmata.json', '--pty', '--report', '--no-rt', '--inject', 'garbage=10@5'],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const reports: MockReport[] = [];
     await new Promise<void>((resolve, reject) => {
       child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving`)));
@@ -60,13 +75,35 @@ describe('the pty rig reports to a program in JSON lines (--report), read with t
     });
     child.kill('SIGTERM');
     expect(reports.map((r) => r.kind)).toEqual(['refused', 'pty', 'serving']);
-    expect(reports[0]).toEqual({ kind: 'refused', injection: 'garbage', why: expect.stringMatching(/^garbage acts on .*, which the pty rig does not have$/) });
+    expect(reports[0]).toEqual({
+      kind: 'refused',
+      injection: 'garbage',
+      why: expect.stringMatching(/^garbage acts on .*, which the pty rig does not have$/),
+    });
     expect(reports[1]).toEqual({ kind: 'pty', host: expect.stringMatching(/^\/dev\/pts\/\d+$|^\//) });
   });
 
   it('a HIL scenario with an injection the pty rig refuses is an error before the run, naming it (its report, not its words on stderr)', async () => {
-    const suite = parseSuite({ scenarios: [{ name: 'wire on firmata', rig: join(ROOT, 'rigs/mock-arm-firmata.json'), traj: 'point', injections: ['garbage=10@1'], expect: {} }] }, join(dir, 'refused.json'));
+    const suite = parseSuite(
+      {
+        scenarios: [
+          {
+            name: 'wire on firmata',
+            rig: join(ROOT, 'rigs/mock-arm-firmata.json'),
+            traj: 'point',
+            injections: ['garbage=10@1'],
+            expect: {},
+          },
+        ],
+      },
+      join(dir, 'refused.json'),
+    );
     const r = await runScenario(suite.scenarios[0]!, realtimeEngine());
-    expect(r).toMatchObject({ status: 'error', error: expect.stringMatching(/^injection garbage is not available on the pty rig: garbage acts on .*: run this scenario in virtual time$/) });
+    expect(r).toMatchObject({
+      status: 'error',
+      error: expect.stringMatching(
+        /^injection garbage is not available on the pty rig: garbage acts on .*: run this scenario in virtual time$/,
+      ),
+    });
   });
 });

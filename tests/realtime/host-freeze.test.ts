@@ -6,8 +6,14 @@ import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 
 describe('a frozen host on the Firmata path', () => {
   it('the stop is the stall of the host (it says for how long and that the board has no watchdog)', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'reach', '--inject', 'busy=1.5@1.5', '--json'], { timeoutMs: 120_000 });
+    const r = await twolink(
+      ['run', '--rig', 'rigs/mock-arm-firmata.json', '--mock', '--traj', 'reach', '--inject', 'busy=1.5@1.5', '--json'],
+      { timeoutMs: 120_000 },
+    );
     expect(r.code, whyExit(r)).toBe(1);
-    expect(lastJson(r).stop).toEqual({ kind: 'fault', fault: { kind: 'stall', ms: expect.any(Number), watchdogMs: 100, boardWatchdog: false } });
+    expect(lastJson(r).stop).toEqual({
+      kind: 'fault',
+      fault: { kind: 'stall', ms: expect.any(Number), watchdogMs: 100, boardWatchdog: false },
+    });
   });
 });

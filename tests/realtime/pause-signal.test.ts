@@ -9,7 +9,11 @@ describe('SIGUSR1 pauses and resumes', () => {
   it(
     'the circle pauses (the loop says paused), resumes and ends done',
     async () => {
-      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm-identified.json', '--mock', '--traj', 'circle', '--headless'], { cwd: ROOT });
+      const child = spawn(
+        process.execPath,
+        ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm-identified.json', '--mock', '--traj', 'circle', '--headless'],
+        { cwd: ROOT },
+      );
       let stderr = '';
       let stdout = '';
       let step = 0;

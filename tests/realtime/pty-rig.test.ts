@@ -32,7 +32,15 @@ describe('the mock rig on a pty', () => {
       // six CPU hogs (a full realtime run at load 20 on a shared machine) it was once held up past 100 ms,
       // the board zeroed the motors and the arm never moved. The 100 ms cut is tested in board time
       // (tests/realtime/firmware-loop.test.ts); here it is every frame at 500 Hz and the model.
-      const link = new LineLink({ stream, name: rig.path, baudRate: file.link.baudRate, clock, encoders: file.encoders, watchdogMs: 1000, handshakeMs: 3000 });
+      const link = new LineLink({
+        stream,
+        name: rig.path,
+        baudRate: file.link.baudRate,
+        clock,
+        encoders: file.encoders,
+        watchdogMs: 1000,
+        handshakeMs: 3000,
+      });
       const id = await link.open();
       expect(id.board).toBe('mock');
       await link.enable(true);
@@ -85,7 +93,19 @@ describe('the mock rig on a pty', () => {
   it(
     'twolink run on the pty at 500 Hz: the reach, no lost frames, overruns counted, zero acknowledged',
     async () => {
-      const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--traj', 'reach', '--rate', '500', '--rt', '--json']);
+      const r = await twolink([
+        'run',
+        '--rig',
+        'rigs/mock-arm.json',
+        '--port',
+        rig.path,
+        '--traj',
+        'reach',
+        '--rate',
+        '500',
+        '--rt',
+        '--json',
+      ]);
       expect(r.code, whyExit(r)).toBe(0);
       const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'done' });

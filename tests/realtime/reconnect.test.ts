@@ -78,7 +78,11 @@ function pointAt(link: string, target: string): void {
 }
 
 /** A rig behind `link`: the mock (`twolink rig --pty --rt`) or the firmware in simavr (`--firmware`). */
-async function rigBehind(link: string, firmware: boolean, rigFile = 'rigs/mock-arm.json'): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+async function rigBehind(
+  link: string,
+  firmware: boolean,
+  rigFile = 'rigs/mock-arm.json',
+): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const rig = await startPtyRig(rigFile, firmware ? ['--firmware', '--rt'] : ['--rt']);
   children.push(rig.child);
   pointAt(link, rig.path);
@@ -86,7 +90,14 @@ async function rigBehind(link: string, firmware: boolean, rigFile = 'rigs/mock-a
 }
 
 /** Pulls the cable `cycles` times, each in the k-th reach's tracking, and brings a new board back ABSENT_MS later. */
-async function pullAndReplug(rec: Follower, link: string, cycles: number, firmware: boolean, first: { child: ChildProcess }, rigFile?: string): Promise<void> {
+async function pullAndReplug(
+  rec: Follower,
+  link: string,
+  cycles: number,
+  firmware: boolean,
+  first: { child: ChildProcess },
+  rigFile?: string,
+): Promise<void> {
   let rig = first;
   for (let k = 0; k < cycles; k++) {
     // Mid-reach: a tick of the path proper after the last resume (the first: after the start).
@@ -102,7 +113,11 @@ async function pullAndReplug(rec: Follower, link: string, cycles: number, firmwa
     );
     rig.child.kill('SIGKILL');
     rmSync(link, { force: true });
-    await rec.until(`waiting ${k + 1}`, (rows) => events(rows, 'reconnect').filter((e) => e.phase === 'waiting').length > k, hangGuardMs(10_000));
+    await rec.until(
+      `waiting ${k + 1}`,
+      (rows) => events(rows, 'reconnect').filter((e) => e.phase === 'waiting').length > k,
+      hangGuardMs(10_000),
+    );
     await new Promise((r) => setTimeout(r, ABSENT_MS));
     rig = await rigBehind(link, firmware, rigFile);
   }
@@ -151,7 +166,25 @@ describe.each([
       const first = await rigBehind(link, firmware, rigFile);
       const file = `${dir}/pulled-${name}.ndjson`;
       const rec = new Follower(file);
-      const run = twolink(['run', '--rig', rigFile, '--port', link, '--traj', 'reach', '--record', file, '--json', '--reconnect', '--reconnect-timeout', '60', '--yes'], { timeoutMs: 120_000 });
+      const run = twolink(
+        [
+          'run',
+          '--rig',
+          rigFile,
+          '--port',
+          link,
+          '--traj',
+          'reach',
+          '--record',
+          file,
+          '--json',
+          '--reconnect',
+          '--reconnect-timeout',
+          '60',
+          '--yes',
+        ],
+        { timeoutMs: 120_000 },
+      );
       await pullAndReplug(rec, link, 1, firmware, first, rigFile);
       const r = await run;
       expect(r.code, whyExit(r)).toBe(0);
@@ -162,7 +195,9 @@ describe.each([
       rec.look();
       // Firmata says no uptime: 'unknown', re-zeroed as a reset.
       checkRecording(rec.rows, 1, rigFile.includes('firmata') ? 'unknown' : 'reset');
-      console.log(`--reconnect (${what}): gap ${s.reconnect.gapsS[0]} s, tracking RMS ${s.tracking.rmsDeg.join(' / ')} deg after the resume`);
+      console.log(
+        `--reconnect (${what}): gap ${s.reconnect.gapsS[0]} s, tracking RMS ${s.tracking.rmsDeg.join(' / ')} deg after the resume`,
+      );
     },
     hangGuardMs(150_000),
   );
@@ -179,7 +214,24 @@ describe('--reconnect, ten pulls in one run (line-protocol mock rig)', () => {
       const rec = new Follower(file);
       // Three reaches: each pull comes early in the tracking after the last resume, so ten pulls fit in them.
       const reaches = Array.from({ length: 3 }, () => ['--traj', 'reach']).flat();
-      const run = twolink(['run', '--rig', 'rigs/mock-arm.json', '--port', link, ...reaches, '--record', file, '--json', '--reconnect', '--yes', '--max-seconds', '600'], { timeoutMs: 300_000 });
+      const run = twolink(
+        [
+          'run',
+          '--rig',
+          'rigs/mock-arm.json',
+          '--port',
+          link,
+          ...reaches,
+          '--record',
+          file,
+          '--json',
+          '--reconnect',
+          '--yes',
+          '--max-seconds',
+          '600',
+        ],
+        { timeoutMs: 300_000 },
+      );
       await pullAndReplug(rec, link, 10, false, first);
       const r = await run;
       expect(r.code, whyExit(r)).toBe(0);

@@ -31,15 +31,22 @@ describe.skipIf(!mounted)('run --record on a 200 KB tmpfs (root: a real full dis
       beforeAll(async () => {
         rmSync(join(dir, 'reach.ndjson'), { force: true });
         rmSync(join(dir, 'reach.mcap'), { force: true });
-        const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--json'], { timeoutMs: 90_000 });
+        const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--record', file, '--json'], {
+          timeoutMs: 90_000,
+        });
         expect(r.code, whyExit(r)).toBe(1);
         summary = lastJson(r);
         said = Number(/recorded (\d+) ticks to /.exec(r.stderr)?.[1]);
       }, hangGuardMs(120_000));
 
       it('the run stops with fault:recording naming the file and the full disk', () => {
-        expect(summary.stop).toEqual({ kind: 'fault', fault: { kind: 'recording', file, message: expect.stringMatching(/the disk is nearly full/) } });
-        expect(summary.stopReason).toMatch(new RegExp(`^fault:recording ${file}: .*the disk is nearly full \\(\\d+ kB free; twolink keeps 16 kB to close the recording\\)`));
+        expect(summary.stop).toEqual({
+          kind: 'fault',
+          fault: { kind: 'recording', file, message: expect.stringMatching(/the disk is nearly full/) },
+        });
+        expect(summary.stopReason).toMatch(
+          new RegExp(`^fault:recording ${file}: .*the disk is nearly full \\(\\d+ kB free; twolink keeps 16 kB to close the recording\\)`),
+        );
         expect(statSync(file).size).toBeLessThanOrEqual(200 * 1024);
       });
 
@@ -55,7 +62,9 @@ describe.skipIf(!mounted)('run --record on a 200 KB tmpfs (root: a real full dis
         expect(run.complete).toBe(true);
         expect(run.recordingFailure).toEqual({ message: expect.stringMatching(/the disk is nearly full/), runTicks: summary.ticks });
         expect(run.stop).toEqual(summary.stop);
-        expect(report.notes.join('\n')).toMatch(new RegExp(`A: the recording stopped before the run did .*: it holds ${said} of the run's ${summary.ticks} ticks`));
+        expect(report.notes.join('\n')).toMatch(
+          new RegExp(`A: the recording stopped before the run did .*: it holds ${said} of the run's ${summary.ticks} ticks`),
+        );
       });
     });
   }

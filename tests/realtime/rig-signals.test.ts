@@ -69,7 +69,11 @@ interface Started {
 
 /** The rig in a process group of its own (as a terminal's foreground job), and a host connected to it. */
 async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
-  const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', ...args], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,7 +81,11 @@ async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
   await until(rig.stdout, () => out, /\n/);
   const hostPath = out.split('\n')[0]!.trim();
   if (!args.includes('--firmware')) await until(rig.stderr, () => err, /serving on/);
-  const host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', hostPath, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const host = spawn(
+    process.execPath,
+    ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', hostPath, '--traj', 'reach', '--headless'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let hostErr = '';
   host.stderr.on('data', (d: Buffer) => (hostErr += d.toString()));
   host.stdout.resume();
@@ -86,7 +94,11 @@ async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
 }
 
 const exited = (c: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> =>
-  new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve({ code: c.exitCode, signal: c.signalCode }) : c.once('exit', (code, signal) => resolve({ code, signal }))));
+  new Promise((resolve) =>
+    c.exitCode !== null || c.signalCode !== null
+      ? resolve({ code: c.exitCode, signal: c.signalCode })
+      : c.once('exit', (code, signal) => resolve({ code, signal })),
+  );
 
 const CASES = [
   { name: 'line-protocol mock', rigFile: 'rigs/mock-arm.json', args: [] as string[] },
@@ -122,7 +134,10 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
 
   for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
     it(`${rigFile}: SIGTERM as soon as the pty path is printed (the rig still setting up): exit 0, socat gone`, async () => {
-      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -148,50 +163,56 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
     await exited(s.host);
   });
 
-  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))('firmware in simavr: Ctrl-C ends the rig process and the simulator; SIGKILL too', async () => {
-    for (const sig of ['SIGINT', 'SIGKILL'] as const) {
-      const s = await rigWithHost(['--firmware'], 'rigs/mock-arm.json');
-      const kids = descendants(s.rig.pid!);
-      expect(kids.length).toBeGreaterThanOrEqual(2); // the rig process and its harness
-      if (sig === 'SIGINT') process.kill(-s.rig.pid!, 'SIGINT');
-      else s.rig.kill('SIGKILL');
-      const end = await exited(s.rig);
-      await Promise.all(kids.map(gone));
-      s.host.kill('SIGKILL');
-      await exited(s.host);
-      if (sig === 'SIGINT') {
-        // What the rig said, with the failure.
-        expect(end, s.err()).toEqual({ code: 0, signal: null });
-        expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
+  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))(
+    'firmware in simavr: Ctrl-C ends the rig process and the simulator; SIGKILL too',
+    async () => {
+      for (const sig of ['SIGINT', 'SIGKILL'] as const) {
+        const s = await rigWithHost(['--firmware'], 'rigs/mock-arm.json');
+        const kids = descendants(s.rig.pid!);
+        expect(kids.length).toBeGreaterThanOrEqual(2); // the rig process and its harness
+        if (sig === 'SIGINT') process.kill(-s.rig.pid!, 'SIGINT');
+        else s.rig.kill('SIGKILL');
+        const end = await exited(s.rig);
+        await Promise.all(kids.map(gone));
+        s.host.kill('SIGKILL');
+        await exited(s.host);
+        if (sig === 'SIGINT') {
+          // What the rig said, with the failure.
+          expect(end, s.err()).toEqual({ code: 0, signal: null });
+          expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
+        }
       }
-    }
-  });
+    },
+  );
 
   // The cause of an exit 1 under six CPU hogs: a Ctrl-C reached the rig's firmware process from the
   // terminal, and again from the rig process passing it on late (it runs at normal priority, the
   // firmware process at real-time priority): the second came while node was exiting, after its
   // handlers were gone, and killed it. Here that second signal comes on an event, the firmware
   // process's last line (it has stopped the simulator and is about to exit), to both processes.
-  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))('firmware in simavr: Ctrl-C, then SIGINT again to the rig and to its firmware process as that ends: exit 0', async () => {
-    const s = await rigWithHost(['--firmware'], 'rigs/mock-arm.json');
-    const kids = descendants(s.rig.pid!);
-    const firmwareProcess = kids[0]!; // the rig's own child; the harness is below it
-    process.kill(-s.rig.pid!, 'SIGINT');
-    await until(s.rig.stderr!, s.err, /twolink rig: [\d.]+ s of board time|the simulator ended/);
-    for (const pid of [s.rig.pid!, firmwareProcess]) {
-      try {
-        process.kill(pid, 'SIGINT');
-      } catch {
-        // already gone: nothing to race with
+  it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))(
+    'firmware in simavr: Ctrl-C, then SIGINT again to the rig and to its firmware process as that ends: exit 0',
+    async () => {
+      const s = await rigWithHost(['--firmware'], 'rigs/mock-arm.json');
+      const kids = descendants(s.rig.pid!);
+      const firmwareProcess = kids[0]!; // the rig's own child; the harness is below it
+      process.kill(-s.rig.pid!, 'SIGINT');
+      await until(s.rig.stderr!, s.err, /twolink rig: [\d.]+ s of board time|the simulator ended/);
+      for (const pid of [s.rig.pid!, firmwareProcess]) {
+        try {
+          process.kill(pid, 'SIGINT');
+        } catch {
+          // already gone: nothing to race with
+        }
       }
-    }
-    const end = await exited(s.rig);
-    await Promise.all(kids.map(gone));
-    s.host.kill('SIGKILL');
-    await exited(s.host);
-    expect(end, s.err()).toEqual({ code: 0, signal: null });
-    expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
-  });
+      const end = await exited(s.rig);
+      await Promise.all(kids.map(gone));
+      s.host.kill('SIGKILL');
+      await exited(s.host);
+      expect(end, s.err()).toEqual({ code: 0, signal: null });
+      expect(s.err()).not.toMatch(/Unhandled|^\s+at /m);
+    },
+  );
 });
 
 // Issue 32, item 8: a signal at any moment, before "serving" too, leaves nothing the rig started
@@ -220,7 +241,10 @@ describe('twolink rig --pty: a signal at any point of its start leaves nothing i
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
       for (const point of POINTS) {
         it(`${rigFile}: ${sig} once ${point}: exit 0, no stack trace, nothing left`, async () => {
-          const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+          const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], {
+            cwd: ROOT,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
           let out = '';
           let err = '';
           rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -247,7 +271,10 @@ describe('twolink rig --pty: a signal at any point of its start leaves nothing i
 describe('twolink rig --firmware --pty: SIGTERM before the simulator serves leaves nothing running', () => {
   for (const point of ['its first child exists', 'the pty path is printed'] as const) {
     it.skipIf(!existsSync('/usr/include/simavr/sim_avr.h'))(`SIGTERM once ${point}`, async () => {
-      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--pty', '--firmware'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', 'rigs/mock-arm.json', '--pty', '--firmware'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -255,7 +282,10 @@ describe('twolink rig --firmware --pty: SIGTERM before the simulator serves leav
       const seen = new Set<number>();
       const timer = setInterval(() => descendants(rig.pid!).forEach((k) => seen.add(k)), 2);
       await new Promise<void>((resolve) => {
-        const look = (): void => ((point === 'its first child exists' ? descendants(rig.pid!).length > 0 : out.includes('\n')) ? resolve() : void setTimeout(look, 1));
+        const look = (): void =>
+          (point === 'its first child exists' ? descendants(rig.pid!).length > 0 : out.includes('\n'))
+            ? resolve()
+            : void setTimeout(look, 1);
         look();
       });
       descendants(rig.pid!).forEach((k) => seen.add(k));

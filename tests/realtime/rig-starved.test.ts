@@ -40,7 +40,10 @@ function waitFor(get: () => string, stream: NodeJS.ReadableStream, re: RegExp): 
 describe('a starved pty rig says so', () => {
   for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
     it(`${rigFile}: stopped for 300 ms, the rig says its board starved for about that long`, async () => {
-      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let err = '';
       rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       let out = '';
@@ -48,12 +51,20 @@ describe('a starved pty rig says so', () => {
       let host: ReturnType<typeof spawn> | undefined;
       let hostErr = '';
       let step = 'waiting for the rig to serve';
-      onTestFailed(() => console.error(`rig-starved, ${rigFile}: failed while ${step}\n--- the rig's stderr:\n${err}\n--- the host's stderr:\n${hostErr}\n--- host exit: ${host?.exitCode ?? 'running'} ${host?.signalCode ?? ''}`));
+      onTestFailed(() =>
+        console.error(
+          `rig-starved, ${rigFile}: failed while ${step}\n--- the rig's stderr:\n${err}\n--- the host's stderr:\n${hostErr}\n--- host exit: ${host?.exitCode ?? 'running'} ${host?.signalCode ?? ''}`,
+        ),
+      );
       try {
         await waitFor(() => err, rig.stderr, /serving on/);
         const path = (await waitFor(() => out, rig.stdout, /^(\S+)\n/))[1]!;
         // a host, so that the board samples (an idle board has no timers to be late)
-        host = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', path, '--traj', 'reach', '--headless'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        host = spawn(
+          process.execPath,
+          ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', path, '--traj', 'reach', '--headless'],
+          { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+        );
         host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
         step = "waiting for the host's tracking";
         host.stdout!.resume();
@@ -68,7 +79,11 @@ describe('a starved pty rig says so', () => {
         rig.kill('SIGCONT');
         step = "waiting for the rig's starved line";
         // the first line after the stop that says so (earlier ones: the machine was busy at start-up)
-        const m = await waitFor(() => err.slice(from), rig.stderr, /the simulated board starved for ([\d.]+) ms at [\d.]+ s \(a busy machine did not run it\): a stop of the host's run now is the test rig's fault, not the host's/);
+        const m = await waitFor(
+          () => err.slice(from),
+          rig.stderr,
+          /the simulated board starved for ([\d.]+) ms at [\d.]+ s \(a busy machine did not run it\): a stop of the host's run now is the test rig's fault, not the host's/,
+        );
         expect(Number(m[1])).toBeGreaterThanOrEqual(250);
       } finally {
         host?.kill('SIGKILL');
@@ -84,7 +99,24 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
   for (const rigFile of ['rigs/mock-arm.json', 'rigs/mock-arm-firmata.json']) {
     it(`${rigFile}: stopped from the host's handshake for 5 s, stall=2@3 jams the arm within one plant step of the arm's 3 s, the wall's being 1 s or more ahead`, async () => {
       const step = loadRig(rigFile).plant!.step;
-      const rig = spawn(process.execPath, ['--single-threaded-gc', BIN, 'rig', '--rig', rigFile, '--pty', '--report', '--no-rt', '--inject', 'stall=2@3', '--inject', 'reset@3.5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const rig = spawn(
+        process.execPath,
+        [
+          '--single-threaded-gc',
+          BIN,
+          'rig',
+          '--rig',
+          rigFile,
+          '--pty',
+          '--report',
+          '--no-rt',
+          '--inject',
+          'stall=2@3',
+          '--inject',
+          'reset@3.5',
+        ],
+        { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let err = '';
       rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const injected: Extract<MockReport, { kind: 'injected' }>[] = [];
@@ -123,7 +155,9 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
         expect(reset.plantS).toBeGreaterThanOrEqual(3.5 - 1e-9);
         // The rig was held across both times: the wall's time ran on (at least 5 s of it) while the arm's stood at most at 3.
         expect(stall.wallS - stall.plantS).toBeGreaterThanOrEqual(1);
-        expect(err).toMatch(/twolink rig: injected stall=2@3 at the arm's time 3\.\d{4} s from the host's handshake \(the wall's \d+\.\d{4} s\)/);
+        expect(err).toMatch(
+          /twolink rig: injected stall=2@3 at the arm's time 3\.\d{4} s from the host's handshake \(the wall's \d+\.\d{4} s\)/,
+        );
       } finally {
         await closePort(port);
         rig.kill('SIGCONT');

@@ -12,7 +12,11 @@ const WARNING =
 /** `twolink rig ... --pty` until it serves; then SIGTERM; resolves with its stderr. */
 function rigStderr(prefix: string[], args: string[]): Promise<string> {
   return new Promise((resolve) => {
-    const child = spawn(prefix[0] ?? process.execPath, [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), BIN, 'rig', ...args], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+    const child = spawn(
+      prefix[0] ?? process.execPath,
+      [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), BIN, 'rig', ...args],
+      { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
+    );
     let err = '';
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => {
@@ -27,13 +31,28 @@ const NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
 
 describe('one line at start-up without real-time priority', () => {
   it('run --no-rt', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--no-rt', '--max-seconds', '0.3', '--json']);
+    const r = await twolink([
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--traj',
+      'reach',
+      '--no-rt',
+      '--max-seconds',
+      '0.3',
+      '--json',
+    ]);
     expect(r.stderr.match(WARNING)?.length).toBe(1);
   });
 
   it('demo, refused (user nobody)', async () => {
     const r = await new Promise<string>((resolve) => {
-      const child = spawn(NOBODY[0]!, [...NOBODY.slice(1), process.execPath, BIN, 'demo', '--headless', '--traj', 'reach', '--max-seconds', '0.3', '--json'], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+      const child = spawn(
+        NOBODY[0]!,
+        [...NOBODY.slice(1), process.execPath, BIN, 'demo', '--headless', '--traj', 'reach', '--max-seconds', '0.3', '--json'],
+        { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
+      );
       let err = '';
       child.stdout.resume();
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -44,7 +63,24 @@ describe('one line at start-up without real-time priority', () => {
 
   it('run, refused (user nobody)', async () => {
     const r = await new Promise<string>((resolve) => {
-      const child = spawn(NOBODY[0]!, [...NOBODY.slice(1), process.execPath, BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '0.3', '--json'], { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } });
+      const child = spawn(
+        NOBODY[0]!,
+        [
+          ...NOBODY.slice(1),
+          process.execPath,
+          BIN,
+          'run',
+          '--rig',
+          'rigs/mock-arm.json',
+          '--mock',
+          '--traj',
+          'reach',
+          '--max-seconds',
+          '0.3',
+          '--json',
+        ],
+        { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
+      );
       let err = '';
       child.stdout.resume();
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -32,7 +32,8 @@ async function readMcap(file: string): Promise<Mcap> {
     return `${c.topic} ${c.messageEncoding} ${s.name} ${s.encoding} ${dec.decode(s.data)}`;
   });
   const messages: Mcap['messages'] = [];
-  for await (const m of reader.readMessages()) messages.push({ topic: reader.channelsById.get(m.channelId)!.topic, logTime: m.logTime, data: m.data });
+  for await (const m of reader.readMessages())
+    messages.push({ topic: reader.channelsById.get(m.channelId)!.topic, logTime: m.logTime, data: m.data });
   const metadata = new Map<string, Map<string, string>>();
   for await (const m of reader.readMetadata()) metadata.set(m.name, m.metadata);
   return { channels, messages, metadata };
@@ -91,7 +92,15 @@ describe('run --record F.mcap', () => {
       for (const a of SCENE_ARMS) {
         for (const [j, link] of ['link1', 'link2'].entries()) {
           const r = byChild.get(`${a.name}/${link}`).rotation;
-          worst = Math.max(worst, Math.abs(Math.atan2(Math.sin(2 * Math.atan2(r.z, r.w) - recorded[a.name]![j]!), Math.cos(2 * Math.atan2(r.z, r.w) - recorded[a.name]![j]!))));
+          worst = Math.max(
+            worst,
+            Math.abs(
+              Math.atan2(
+                Math.sin(2 * Math.atan2(r.z, r.w) - recorded[a.name]![j]!),
+                Math.cos(2 * Math.atan2(r.z, r.w) - recorded[a.name]![j]!),
+              ),
+            ),
+          );
         }
       }
     }

@@ -46,7 +46,8 @@ function farEnd(path: string): { fd: number; readAll(n: number): Promise<Buffer>
     readAll: async (n) => {
       const out = Buffer.alloc(n);
       let got = 0;
-      while (got < n) got += await new Promise<number>((resolve, reject) => read(fd, out, got, n - got, null, (e, k) => (e ? reject(e) : resolve(k))));
+      while (got < n)
+        got += await new Promise<number>((resolve, reject) => read(fd, out, got, n - got, null, (e, k) => (e ? reject(e) : resolve(k))));
       return out;
     },
   };
@@ -76,7 +77,10 @@ describe('twolink run --serial serialport over the pty rigs (Linux)', () => {
       const rig = await startPtyRig('rigs/mock-arm.json', ['--rt']);
       rigs.push(rig);
       const host = patient('rigs/mock-arm.json');
-      const r = await twolink(['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '1000', '--traj', 'reach', '--headless', '--json'], { timeoutMs: 60_000 });
+      const r = await twolink(
+        ['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '1000', '--traj', 'reach', '--headless', '--json'],
+        { timeoutMs: 60_000 },
+      );
       expect(r.code, whyExit(r)).toBe(0);
       const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'done' });
@@ -84,10 +88,16 @@ describe('twolink run --serial serialport over the pty rigs (Linux)', () => {
       expect(s.link.lost).toBe(0);
       expect(s.link.corrupt).toBe(0);
       // the same run on the tty path, for the record of both paths in one test
-      const t = await twolink(['run', '--rig', host, '--port', rig.path, '--serial', 'tty', '--rate', '1000', '--traj', 'reach', '--headless'], { timeoutMs: 60_000 });
+      const t = await twolink(
+        ['run', '--rig', host, '--port', rig.path, '--serial', 'tty', '--rate', '1000', '--traj', 'reach', '--headless'],
+        { timeoutMs: 60_000 },
+      );
       expect(t.code, whyExit(t)).toBe(0);
       expect(t.stderr).toMatch(/connected: line protocol on \/dev\/pts\/\d+ at 1000000 baud, serial: tty \(twolink's Linux binding\)/);
-      const h = await twolink(['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '1000', '--traj', 'reach', '--headless'], { timeoutMs: 60_000 });
+      const h = await twolink(
+        ['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '1000', '--traj', 'reach', '--headless'],
+        { timeoutMs: 60_000 },
+      );
       expect(h.code, whyExit(h)).toBe(0);
       expect(h.stderr).toMatch(/serial: serialport \(relay process \d+, (SCHED_FIFO 41|normal priority \(.+\))\)/);
       await rig.stop();
@@ -101,7 +111,10 @@ describe('twolink run --serial serialport over the pty rigs (Linux)', () => {
       const rig = await startPtyRig('rigs/mock-arm-firmata.json', ['--rt']);
       rigs.push(rig);
       const host = patient('rigs/mock-arm-firmata.json');
-      const r = await twolink(['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '500', '--traj', 'reach', '--headless', '--json'], { timeoutMs: 90_000 });
+      const r = await twolink(
+        ['run', '--rig', host, '--port', rig.path, '--serial', 'serialport', '--rate', '500', '--traj', 'reach', '--headless', '--json'],
+        { timeoutMs: 90_000 },
+      );
       expect(r.code, whyExit(r)).toBe(0);
       const s = lastJson(r);
       expect(s.stop).toEqual({ kind: 'done' });
@@ -138,7 +151,9 @@ describe('the relay binding', () => {
       await closed;
       closeSync(board.fd);
       // a port that does not exist: the same message as the tty path's
-      await expect(openSerial('/dev/twolink-no-such-port', 115200, { serial: 'serialport' })).rejects.toThrow(/\/dev\/twolink-no-such-port: no such serial port/);
+      await expect(openSerial('/dev/twolink-no-such-port', 115200, { serial: 'serialport' })).rejects.toThrow(
+        /\/dev\/twolink-no-such-port: no such serial port/,
+      );
     },
     hangGuardMs(60_000),
   );

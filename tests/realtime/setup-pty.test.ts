@@ -24,7 +24,10 @@ describe('twolink setup --port on the pty rig', () => {
     rig = await startPtyRig('rigs/mock-arm.json', ['--wiring', 'cpr=1:2048']);
     const out = join(mkdtempSync(join(tmpdir(), 'twolink-setup-pty-')), 'my-arm.json');
     // Two Enters: "turn joint 1 ... and press Enter", "let the arm hang freely again ... press Enter".
-    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out], { input: '\n\n', timeoutMs: CHILD_GUARD_MS });
+    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out], {
+      input: '\n\n',
+      timeoutMs: CHILD_GUARD_MS,
+    });
     expect(r.code, whyExit(r)).toBe(1);
     const j = lastJson(r);
     expect(j.clock).toBe('real');

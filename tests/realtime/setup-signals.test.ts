@@ -15,9 +15,14 @@ vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
 const dir = mkdtempSync(join(tmpdir(), 'twolink-setup-signals-'));
 
 /** Runs setup --mock with piped stdin; each time `answers[i].when` first shows on stderr, writes its line or sends its signal. */
-function setup(out: string, answers: { when: RegExp; line?: string; signal?: NodeJS.Signals }[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
+function setup(
+  out: string,
+  answers: { when: RegExp; line?: string; signal?: NodeJS.Signals }[],
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { cwd: ROOT });
+    const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], {
+      cwd: ROOT,
+    });
     let stderr = '';
     const pending = answers.slice();
     child.stderr.on('data', (d: Buffer) => {
@@ -74,7 +79,11 @@ describe('twolink setup: signals from outside', () => {
       const out = join(dir, `${sig}-${answers.length}.json`);
       const r = await setup(out, answers);
       expect(r.code, whyExit(r)).toBe(130);
-      expect(r.stderr).toMatch(new RegExp(`setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `setup stopped: ${sig === 'SIGINT' ? 'Ctrl-C \\(SIGINT\\)' : 'the signal SIGTERM'}; the motors are off; no rig file written`,
+        ),
+      );
       expect(r.stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(out)).toBe(false);
     },
@@ -93,7 +102,9 @@ describe('twolink setup: stdin closed at a prompt', () => {
       const out = join(dir, `stdin-${input.length}.json`);
       const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], { input, timeoutMs: CHILD_GUARD_MS });
       expect(r.code, whyExit(r)).toBe(1);
-      expect(r.stderr).toMatch(/setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/);
+      expect(r.stderr).toMatch(
+        /setup stopped: stdin (closed while setup was waiting for Enter|is closed: setup cannot wait for Enter) \(give --yes[^\n]*; the motors are off; no rig file written/,
+      );
       expect(existsSync(out)).toBe(false);
     },
     HANG_GUARD_MS,
@@ -116,7 +127,8 @@ function onTerminal(out: string, key: (prompt: string) => string, after = ''): P
       text += d.toString();
       const prompts = text.split('  > ').slice(1);
       // A prompt is answered once its line is complete on the screen (it ends with "stops) ").
-      while (answered < prompts.length && /stops\) $/.test(prompts[answered]!.split('\n')[0]!)) child.stdin.write(key(prompts[answered++]!));
+      while (answered < prompts.length && /stops\) $/.test(prompts[answered]!.split('\n')[0]!))
+        child.stdin.write(key(prompts[answered++]!));
       if (!stopped && /E-STOP/.test(text)) {
         stopped = true;
         if (after) child.stdin.write(after);

@@ -47,7 +47,12 @@ function followTicks(file: string, onTick: (t: number) => void): () => void {
 }
 
 /** Runs twolink with `--record file`, sends `signal` once the loop's time has reached `atLoopS`. */
-function runWithSignalAt(signal: NodeJS.Signals, atLoopS: number, file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string; sentAt: number }> {
+function runWithSignalAt(
+  signal: NodeJS.Signals,
+  atLoopS: number,
+  file: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string; sentAt: number }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args, '--record', file], { cwd: ROOT });
     let stdout = '';
@@ -75,7 +80,16 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
     it(`${sig} during the reach: stop interrupted:${sig}, the zero acknowledged, the last tick stopped with a zero command`, async () => {
       const file = `${dir}/${sig}.ndjson`;
       // the reach's approach takes ~1.4 s of loop time: 1.0 s is mid-move
-      const r = await runWithSignalAt(sig, 1.0, file, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--json']);
+      const r = await runWithSignalAt(sig, 1.0, file, [
+        'run',
+        '--rig',
+        'rigs/mock-arm.json',
+        '--mock',
+        '--rt',
+        '--traj',
+        'reach',
+        '--json',
+      ]);
       expect(r.sentAt).toBeGreaterThanOrEqual(1.0);
       expect(r.code).toBe(130);
       const s = lastLine(r.stdout);
@@ -98,20 +112,43 @@ describe('signals mid-run: a soft stop, whatever the load', () => {
   it('Ctrl-C while the loop thread is really blocked (busy on its own CPU): the main thread ends it and says it was blocked, not starved', async () => {
     const file = `${dir}/blocked.ndjson`;
     // The loop thread spins for 8 s from 1.5 s of loop time; the last tick before that is the trigger.
-    const r = await runWithSignalAt('SIGINT', 1.45, file, ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--inject', 'busy=8@1.5', '--json']);
+    const r = await runWithSignalAt('SIGINT', 1.45, file, [
+      'run',
+      '--rig',
+      'rigs/mock-arm.json',
+      '--mock',
+      '--rt',
+      '--traj',
+      'reach',
+      '--inject',
+      'busy=8@1.5',
+      '--json',
+    ]);
     expect(r.code).toBe(130);
     const s = lastLine(r.stdout);
     // Either the signal came in before the block (the soft stop's ticks run into it) or during it: the
     // thread is cut once it has spun 250 ms of its own CPU time without a row.
-    expect(s.stop).toEqual({ kind: 'interrupted', signal: 'SIGINT', threadCut: expect.stringMatching(/^the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\)$/) });
-    expect(s.stopReason).toMatch(/^interrupted:SIGINT \(the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\): twolink ended it from the main thread/);
+    expect(s.stop).toEqual({
+      kind: 'interrupted',
+      signal: 'SIGINT',
+      threadCut: expect.stringMatching(
+        /^the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\)$/,
+      ),
+    });
+    expect(s.stopReason).toMatch(
+      /^interrupted:SIGINT \(the loop thread did not answer within 250 ms of its own CPU time \(blocked, not starved: it ran \d+ ms in \d+ ms\): twolink ended it from the main thread/,
+    );
   });
 });
 
 describe('a signal during start-up', () => {
   it('SIGINT as soon as the run has said what it will do (before the loop thread has started): a soft stop, not a cut thread', async () => {
     const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--headless'], { cwd: ROOT });
+      const child = spawn(
+        process.execPath,
+        ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--headless'],
+        { cwd: ROOT },
+      );
       let stdout = '';
       let stderr = '';
       let sent = false;

@@ -14,14 +14,22 @@ const dir = mkdtempSync(join(tmpdir(), 'twolink-summary-figures-'));
 describe('twolink run: the summary and the recording', () => {
   it('at 1 kHz on the mock: latency, sample period and the longest gap equal those recomputed from the recording', async () => {
     const file = join(dir, 'reach.ndjson');
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--record', file, '--json'], { timeoutMs: 60_000 });
+    const r = await twolink(
+      ['run', '--rig', 'rigs/mock-arm.json', '--mock', '--rate', '1000', '--traj', 'reach', '--record', file, '--json'],
+      { timeoutMs: 60_000 },
+    );
     const s = lastJson(r);
     expect(s.stop, r.stderr).toEqual({ kind: 'done' });
     expect(r.code).toBe(0);
     const rec = fromRecording(file);
     expect(rec.answered).toBeGreaterThan(1000);
     expect(s.period).toEqual({ p50Us: rec.p50, p99Us: rec.p99, maxUs: rec.max });
-    expect({ p50: s.timing.latencyP50Us, p99: s.timing.latencyP99Us, period: s.timing.samplePeriodP99Us, stall: s.timing.maxStallMs }).toEqual({
+    expect({
+      p50: s.timing.latencyP50Us,
+      p99: s.timing.latencyP99Us,
+      period: s.timing.samplePeriodP99Us,
+      stall: s.timing.maxStallMs,
+    }).toEqual({
       p50: rec.p50,
       p99: rec.p99,
       period: rec.periodP99,
@@ -34,7 +42,9 @@ describe('twolink run: the summary and the recording', () => {
   });
 
   it('--max-seconds before the trajectory is done: timeout, exit code 4, the motors stopped, tracking over the approach', async () => {
-    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '1', '--json'], { timeoutMs: 60_000 });
+    const r = await twolink(['run', '--rig', 'rigs/mock-arm.json', '--mock', '--traj', 'reach', '--max-seconds', '1', '--json'], {
+      timeoutMs: 60_000,
+    });
     const s = lastJson(r);
     expect(s.stop, r.stderr).toEqual({ kind: 'timeout', seconds: 1 });
     expect(r.code).toBe(4);

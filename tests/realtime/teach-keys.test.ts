@@ -37,7 +37,8 @@ describe('teach with the scripted hand on a terminal', () => {
       const until = async (what: string, ok: () => boolean, orEnded = true): Promise<void> => {
         // a hang guard only: the test's own timeout ends a wait that never comes
         while (!ok()) {
-          if (orEnded && existsSync(f('code'))) throw new Error(`teach ended (exit ${readFileSync(f('code'), 'utf8').trim()}) before ${what}; the screen:\n${screen()}`);
+          if (orEnded && existsSync(f('code')))
+            throw new Error(`teach ended (exit ${readFileSync(f('code'), 'utf8').trim()}) before ${what}; the screen:\n${screen()}`);
           await sleep(200);
         }
       };

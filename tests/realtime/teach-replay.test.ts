@@ -37,7 +37,10 @@ describe('teach and replay on the mock rig (real time)', () => {
     'off a terminal, a stdin line starts the recording',
     async () => {
       const out = join(dir, 'still.json');
-      const t = await twolink(['teach', ...RIG, '--mock', '--out', out, '--max-seconds', '3', '--json'], { input: 'record\n', timeoutMs: 20_000 });
+      const t = await twolink(['teach', ...RIG, '--mock', '--out', out, '--max-seconds', '3', '--json'], {
+        input: 'record\n',
+        timeoutMs: 20_000,
+      });
       expect(t.code, t.stderr).toBe(0);
       expect(lastJson(t).samples).toBeGreaterThan(100);
     },

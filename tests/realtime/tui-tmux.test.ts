@@ -79,7 +79,11 @@ describe('twolink demo in tmux', () => {
 
   /** Waits until the dashboard is up and joint 1's angle changes from one screen to the next. */
   async function moving(d: ReturnType<typeof start>): Promise<void> {
-    const first = await until('the dashboard', () => angle(d.screen()) !== undefined && d.screen().includes('TRACK') && angle(d.screen()), d.screen);
+    const first = await until(
+      'the dashboard',
+      () => angle(d.screen()) !== undefined && d.screen().includes('TRACK') && angle(d.screen()),
+      d.screen,
+    );
     await until('the arm to move', () => Math.abs((angle(d.screen()) ?? first) - first) > 0.5, d.screen);
   }
 
@@ -114,9 +118,20 @@ describe('twolink demo in tmux', () => {
         .map((l) => JSON.parse(l));
       expect(lines[0].kind).toBe('header');
       expect(lines.filter((l) => l.kind === 'tick').length).toBeGreaterThan(100);
-      expect(lines.at(-1)).toMatchObject({ kind: 'summary', stop: { kind: 'requested', text: 'recording stopped' }, stopReason: 'recording stopped' });
+      expect(lines.at(-1)).toMatchObject({
+        kind: 'summary',
+        stop: { kind: 'requested', text: 'recording stopped' },
+        stopReason: 'recording stopped',
+      });
       tmux('send-keys', '-t', 'estop', 'e');
-      await until('E-STOPPED on the screen', () => /E-STOPPED: motors off \(estop:key(; answers applied \d+ sample\(s\) late, learned)?\)\. The run is over: q to exit\./.test(d.screen()), d.screen);
+      await until(
+        'E-STOPPED on the screen',
+        () =>
+          /E-STOPPED: motors off \(estop:key(; answers applied \d+ sample\(s\) late, learned)?\)\. The run is over: q to exit\./.test(
+            d.screen(),
+          ),
+        d.screen,
+      );
       expect(d.screen().split('\n')[0]).toContain('E-STOPPED');
       // the key bar says that only q works now
       expect(d.screen()).toContain('q quit (the run is over: the other keys do nothing now)');

@@ -11,14 +11,19 @@ import { hangGuardMs } from '../helpers/hang-guard.js';
 
 vi.setConfig({ testTimeout: hangGuardMs(300_000), hookTimeout: hangGuardMs(60_000) });
 
-const INSTALL = 'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
+const INSTALL =
+  'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
 const needSimavr = (): void => {
   if (!existsSync('/usr/include/simavr/sim_avr.h') || !existsSync('/usr/bin/avr-gcc')) throw new Error(INSTALL);
 };
 
 /** The command's own words on real-time scheduling: granted with its I/O threads, or refused (a machine without the right). */
 function realtimeSaid(r: PortRun, cmd: string): void {
-  expect(r.stderr).toMatch(new RegExp(`twolink ${cmd}: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm \\(39 to \\d+ of its \\d+ I/O and helper threads\\)|WARNING: no real-time priority)`));
+  expect(r.stderr).toMatch(
+    new RegExp(
+      `twolink ${cmd}: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm \\(39 to \\d+ of its \\d+ I/O and helper threads\\)|WARNING: no real-time priority)`,
+    ),
+  );
 }
 
 /**
@@ -29,7 +34,9 @@ function realtimeSaid(r: PortRun, cmd: string): void {
 async function onFirmware(cmd: PortCommand): Promise<PortRun> {
   const first = await portRunOnFirmware(cmd);
   if (first.code === 0 || (first.rigBehindMs ?? 0) <= RIG_STARVED_MS) return first;
-  console.warn(`${cmd} --port: the simulated board starved (${first.rigBehindMs!.toFixed(0)} ms behind) and the run failed (${first.why}): running once more`);
+  console.warn(
+    `${cmd} --port: the simulated board starved (${first.rigBehindMs!.toFixed(0)} ms behind) and the run failed (${first.why}): running once more`,
+  );
   return portRunOnFirmware(cmd);
 }
 

@@ -50,7 +50,11 @@ export function docObjects(files: readonly string[]): DocObject[] {
     const text = readFileSync(file, 'utf8');
     const sf = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
     const visit = (node: ts.Node): void => {
-      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && /^(object|strictObject|looseObject)$/.test(node.expression.name.text)) {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        /^(object|strictObject|looseObject)$/.test(node.expression.name.text)
+      ) {
         const arg = node.arguments[0];
         if (arg && ts.isObjectLiteralExpression(arg)) out.push(fromMembers(arg.properties, text, declaredName(node)));
       }

@@ -17,16 +17,26 @@ function tickTable(out: string[]): void {
   const specs = TICK_TABLE as readonly TickFieldSpec[];
   const columns = csvColumns(2).map((c) => c.name);
   let at = 0;
-  out.push('| Key | Unit | Per joint | Row slot | CSV columns | In older recordings | Meaning |', '| --- | --- | --- | --- | --- | --- | --- |');
+  out.push(
+    '| Key | Unit | Per joint | Row slot | CSV columns | In older recordings | Meaning |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  );
   for (const s of specs) {
     const n = s.codes || s.joints ? 2 : 1;
     const csv = columns.slice(at, at + n);
     at += n;
     const key = s.group ? `${s.group}.${s.name}` : s.name;
     const slot = s.joints ? `${s.row}0, ${s.row}1` : s.row;
-    const absent = s.absent === undefined ? 'always there' : typeof s.absent === 'number' ? `absent: read as ${s.absent}` : `absent: read as \`${s.absent.copy}\``;
+    const absent =
+      s.absent === undefined
+        ? 'always there'
+        : typeof s.absent === 'number'
+          ? `absent: read as ${s.absent}`
+          : `absent: read as \`${s.absent.copy}\``;
     const codes = s.codes ? `: ${s.codes.map((c) => `\`${c}\``).join(', ')}` : '';
-    out.push(`| \`${key}\` | ${s.unit || '-'} | ${s.joints ? 'yes' : ''} | \`${slot}\` | ${csv.map((c) => `\`${c}\``).join(', ')} | ${absent} | ${cell(s.description)}${codes} |`);
+    out.push(
+      `| \`${key}\` | ${s.unit || '-'} | ${s.joints ? 'yes' : ''} | \`${slot}\` | ${csv.map((c) => `\`${c}\``).join(', ')} | ${absent} | ${cell(s.description)}${codes} |`,
+    );
   }
   if (at !== columns.length) throw new Error(`the tick table gives ${at} CSV columns, csvColumns ${columns.length}`);
   out.push('');

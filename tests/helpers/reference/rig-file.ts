@@ -38,7 +38,9 @@ export function jsonOf(schema: z.ZodType): Json {
     io: 'input',
     unrepresentable: 'any',
     override: (ctx) => {
-      const checks = (ctx.zodSchema as unknown as { _zod: { def: { checks?: { _zod: { def: { check: string; error?: unknown } } }[] } } })._zod.def.checks ?? [];
+      const checks =
+        (ctx.zodSchema as unknown as { _zod: { def: { checks?: { _zod: { def: { check: string; error?: unknown } } }[] } } })._zod.def
+          .checks ?? [];
       const messages = checks
         .map((c) => c._zod.def)
         .filter((d) => d.check === 'custom' && typeof d.error === 'function')
@@ -87,7 +89,13 @@ export function allowedOf(s: Json): string {
   if (s.minLength !== undefined) parts.push(`at least ${s.minLength} character${s.minLength > 1 ? 's' : ''}`);
   if (s.type === 'array' && !s.prefixItems) {
     if (s.minItems !== undefined || s.maxItems !== undefined) {
-      parts.push(s.minItems === s.maxItems ? `${s.minItems} entries` : s.maxItems === undefined ? `at least ${s.minItems} entries` : `${s.minItems ?? 0} to ${s.maxItems} entries`);
+      parts.push(
+        s.minItems === s.maxItems
+          ? `${s.minItems} entries`
+          : s.maxItems === undefined
+            ? `at least ${s.minItems} entries`
+            : `${s.minItems ?? 0} to ${s.maxItems} entries`,
+      );
     }
     const each = s.items && !isObject(s.items) && !branches(s.items) ? allowedOf(s.items) : '';
     if (each) parts.push(`each ${each}`);
@@ -114,7 +122,13 @@ function objectsIn(s: Json, path: string): { path: string; schema: Json }[] {
   const tagKey = objects.map(tagOf).find((t) => t)?.[0];
   return objects.map((o, i) => {
     const tag = tagOf(o);
-    const label = tag ? `${tag[0]} ${JSON.stringify(tag[1].const)}` : tagKey ? `another ${tagKey}` : objects.length > 1 ? `form ${i + 1}` : 'as an object';
+    const label = tag
+      ? `${tag[0]} ${JSON.stringify(tag[1].const)}`
+      : tagKey
+        ? `another ${tagKey}`
+        : objects.length > 1
+          ? `form ${i + 1}`
+          : 'as an object';
     return { path: `${path} (${label})`, schema: o };
   });
 }
@@ -158,12 +172,19 @@ function table(sec: Section, d: Docs, out: string[]): Section[] {
   for (const [key, p] of Object.entries(props)) {
     const { text, def } = splitDefault(docs.get(key) ?? p.description);
     const required = sec.schema.required?.includes(key);
-    const dflt = p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : def !== undefined ? def : required ? '(required)' : '(none)';
+    const dflt =
+      p.default !== undefined ? `\`${JSON.stringify(p.default)}\`` : def !== undefined ? def : required ? '(required)' : '(none)';
     const nested = objectsIn(p, `${sec.prefix}${key}`);
     const see = nested.length ? ` See ${nested.map((n) => `\`${n.path}\``).join(', ')}.` : '';
     out.push(`| \`${key}\` | ${cell(typeOf(p))} | ${cell(dflt)} | ${cell(allowedOf(p))} | ${cell(text)}${see} |`);
     const own = (path: string): boolean => !path.endsWith(')') && !path.endsWith('[]');
-    for (const n of nested) inner.push({ heading: `${sec.heading.split(' ')[0]} \`${n.path}\``, schema: n.schema, doc: own(n.path) ? text : '', prefix: `${n.path}.` });
+    for (const n of nested)
+      inner.push({
+        heading: `${sec.heading.split(' ')[0]} \`${n.path}\``,
+        schema: n.schema,
+        doc: own(n.path) ? text : '',
+        prefix: `${n.path}.`,
+      });
   }
   out.push('');
   return inner;
