@@ -117,7 +117,7 @@ export function interfaceMembers(file: string, name: string): Member[] {
   if (!decl) throw new Error(`${file}: no interface ${name}`);
   return decl.members.filter(ts.isPropertySignature).map((m) => ({
     key: propertyName(m.name) ?? m.name.getText(sf),
-    type: m.type ? m.type.getText(sf).replace(/\s+/g, ' ') : 'unknown',
+    type: m.type ? m.type.getText(sf).replace(/\s+/g, ' ').replace(/; }/g, ' }') : 'unknown',
     optional: m.questionToken !== undefined,
     doc: docOf(m, text) ?? '',
   }));
