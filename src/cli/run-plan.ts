@@ -400,6 +400,7 @@ function holdPath(maxSeconds: number): PathSpec {
     description: 'hold the start pose',
     start: {},
     steps: [{ kind: 'hold', duration: Math.max(0.1, maxSeconds - 1 - spare) }],
+    untilLimit: true,
   };
 }
 

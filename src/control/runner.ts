@@ -304,7 +304,11 @@ class SampleHandler {
   /** Every trajectory has been started and the arm holds after the last (nothing more was asked). */
   allDone(): boolean {
     const c = this.c;
-    return this.next >= this.o.paths.length && (c.state === 'hold' || c.state === 'idle') && c.progress === undefined;
+    if (this.next >= this.o.paths.length && (c.state === 'hold' || c.state === 'idle') && c.progress === undefined) return true;
+    // The last path holds until the limit (PathSpec.untilLimit): past its approach, it did what was asked.
+    const last = this.o.paths[this.o.paths.length - 1];
+    const p = c.progress;
+    return this.next >= this.o.paths.length && last?.untilLimit === true && p !== undefined && p.phase !== 'approach';
   }
 
   private startNext(): void {

@@ -14,6 +14,12 @@ export interface PathSpec {
   steps: PathStep[];
   /** A taught motion (twolink teach): a run that follows it reports how well it replayed. */
   taught?: boolean;
+  /**
+   * A hold whose length is the run's time limit (`--traj hold`): the limit reached once the path has
+   * left its approach is `done`, not `timeout` (the hold did what was asked; on a busy machine the
+   * board's clock, which times the hold, falls behind the host's, which times the limit).
+   */
+  untilLimit?: boolean;
 }
 
 const DEG = Math.PI / 180;
