@@ -3,59 +3,21 @@
 // latency of every answered sample is measured from that instant; with the window's old offset it read
 // a whole window (512 samples) too large: a quiet 15 s run at 1 kHz reported latency p99 21 ms beside a
 // longest stall of 12 ms. A scripted board on a stream, in virtual time: every arrival is chosen.
-import { PassThrough, Duplex } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { decodeHostFrame, encodeBoardFrame, FLAG } from '../src/protocol/codec.js';
-import { runUntilSettled, settle, VirtualClock } from '../src/time/clock.js';
-import { LineLink } from '../src/transport/line-link.js';
+import { FLAG, type BoardFrame } from '../src/protocol/codec.js';
+import { runUntilSettled, settle } from '../src/time/clock.js';
 import type { Reading } from '../src/transport/link.js';
 import { hangGuardMs } from './helpers/hang-guard.js';
+import { scriptedBoard } from './helpers/scripted-board.js';
 
-const BAUD = 1_000_000;
 const PERIOD_S = 0.001;
 
 /** A board that answers every command and sends the T frames the test asks for, on a stream pair. */
 async function scripted() {
-  const clock = new VirtualClock();
-  const toHost = new PassThrough();
-  const fromHost = new PassThrough();
-  const stream = Duplex.from({ readable: toHost, writable: fromHost });
-  let seq = 0;
   let lastAck: number | null = null;
-  let pending = '';
-  const send = (text: string): void => void toHost.write(text);
-  fromHost.on('data', (d: Buffer) => {
-    pending += d.toString('latin1');
-    for (let i = pending.indexOf('\n'); i >= 0; i = pending.indexOf('\n')) {
-      const line = pending.slice(0, i);
-      pending = pending.slice(i + 1);
-      const f = decodeHostFrame(line, 2);
-      if (!f.ok) continue;
-      lastAck = f.frame.seq;
-      if (f.frame.type === 'H') {
-        const info = {
-          fw: 'script',
-          proto: 1,
-          board: 'script',
-          joints: 2,
-          cpr: [4800, 2400],
-          pwm: 1000,
-          torque: false,
-          maxrate: 1000,
-          wdt: 100,
-        };
-        send(encodeBoardFrame({ type: 'I', seq: seq++, ack: f.frame.seq, info }));
-      } else if (f.frame.type !== 'M') send(encodeBoardFrame({ type: 'A', seq: seq++, ack: f.frame.seq }));
-    }
-  });
-  const link = new LineLink({
-    stream,
-    name: 'script',
-    baudRate: BAUD,
-    clock,
-    encoders: [{ countsPerRev: 4800 }, { countsPerRev: 2400 }] as never,
-    watchdogMs: 100,
-    handshakeMs: 2000,
+  const { clock, link, send, nextSeq } = scriptedBoard('script', (h) => {
+    lastAck = h.seq;
+    return h.type === 'M'; // every command but M is acknowledged
   });
   const wait = <T>(p: Promise<T>): Promise<T> => runUntilSettled(clock, p, { maxRealMs: hangGuardMs(15_000) });
   await wait(link.open());
@@ -66,11 +28,14 @@ async function scripted() {
   const chunk = async (atS: number, samples: { k: number; boardS: number }[]): Promise<void> => {
     clock.advanceTo(atS);
     send(
-      samples
-        .map((s) =>
-          encodeBoardFrame({ type: 'T', seq: seq++, ack: lastAck, t: Math.round(s.boardS * 1e6), counts: [0, 0], flags: FLAG.EN }),
-        )
-        .join(''),
+      ...samples.map((s): BoardFrame => ({
+        type: 'T',
+        seq: nextSeq(),
+        ack: lastAck,
+        t: Math.round(s.boardS * 1e6),
+        counts: [0, 0],
+        flags: FLAG.EN,
+      })),
     );
     await settle();
   };
