@@ -2,6 +2,7 @@
 // written its cache to node_modules/.vite, npm's hidden lockfile was out of date and every
 // `npx twolink` read the whole dependency tree again, 17-32 s), and out of git's sight.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import config from '../vitest.config.js';
@@ -26,11 +27,12 @@ describe('the tree the tools write', () => {
       .split('\n')
       .filter(Boolean);
     expect(files.length).toBeGreaterThan(0);
-    const bare = execFileSync('git', ['-C', ROOT, 'grep', '-n', "from '@serialport/bindings-interface'", '--', 'src', 'tests'], {
-      encoding: 'utf8',
-    })
-      .split('\n')
-      .filter((l) => l && !l.includes("'resolution-mode': 'require'") && !l.startsWith('tests/repo-hygiene'));
+    // Each import statement whole (Prettier may break its `with { ... }` over lines): it must carry the attribute.
+    const bare = files.flatMap((f) => {
+      const text = readFileSync(`${ROOT}/${f}`, 'utf8');
+      const imports = text.match(/import\b[^;]*?from '@serialport\/bindings-interface'[^;]*;/g) ?? [];
+      return imports.filter((i) => !/with\s*\{\s*'resolution-mode':\s*'require',?\s*\}/.test(i)).map((i) => `${f}: ${i}`);
+    });
     expect(bare).toEqual([]);
   });
 });
