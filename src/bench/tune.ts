@@ -18,6 +18,7 @@ import { gainSpread } from '../tune/pid-design.js';
 import { tunedRigFile } from '../tune/rigfile.js';
 import { load1, section, type BenchResult } from './report.js';
 import { asPair, J, type Pair } from '../model/types.js';
+import { realTimeCompute } from '../tune/realtime-compute.js';
 
 const RIG = 'rigs/mock-arm.json';
 const SEEDS = [1, 2, 3, 4, 5];
@@ -56,7 +57,7 @@ async function tuneOnce(rig: Rig, realtime: boolean, bandwidthHz?: number): Prom
   if (realtime) {
     const m = await openTuneMockRealtime(rig, true);
     try {
-      outcome = await runTune({ rig, link: m.link, operator, options, onPose, pause: () => new Promise<void>((r) => setImmediate(r)) });
+      outcome = await runTune({ rig, link: m.link, operator, options, onPose, compute: realTimeCompute() });
     } finally {
       await m.close();
     }

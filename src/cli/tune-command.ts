@@ -28,6 +28,7 @@ import { tuneJson, type TuneJson } from '../tune/summary.js';
 import { decimal } from '../config/decimal.js';
 import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
+import { realTimeCompute } from '../tune/realtime-compute.js';
 
 const OPTIONS = {
   rig: { type: 'string', arg: 'FILE', help: 'the rig file of the arm (after twolink setup)' },
@@ -270,13 +271,16 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   let pose: number[] = [];
   if (v['no-rt'] && v.mock) throw new UsageError('--no-rt goes with --port (the mock is tuned in virtual time unless --rt)');
   try {
-    // On a port tune's loop runs on this thread: real-time priority for it, as run asks for its loop's.
-    if (!v.mock) await realtimeMainThread('twolink tune', v['no-rt'] === true, (s) => operator.say(s));
+    const { runTune } = await import('../tune/driver.js');
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
+    // On a port tune's loop runs on this thread: real-time priority for it, as run asks for its loop's;
+    // asked after the modules are loaded and the port opened, the start-up's second of CPU work, which
+    // at SCHED_FIFO met the kernel's RT throttling and stopped the simulated board's thread with it
+    // (tune/realtime-compute.ts).
+    if (!v.mock) await realtimeMainThread('twolink tune', v['no-rt'] === true, (s) => operator.say(s));
     operator.say(
       `twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`,
     );
-    const { runTune } = await import('../tune/driver.js');
     outcome = await opened.drive(
       runTune({
         rig,
@@ -284,7 +288,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
         operator,
         options: { joints, bandwidthHz, explicit: v.bandwidth !== undefined, rateHz, cable: runCable(rig, v.mock === true) },
         onPose: (q) => (pose = q.slice()),
-        ...(v.mock && !v.rt ? {} : { pause: () => new Promise<void>((r) => setImmediate(r)) }),
+        ...(v.mock && !v.rt ? {} : { compute: realTimeCompute() }),
       }),
     );
   } catch (e) {

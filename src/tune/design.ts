@@ -10,7 +10,9 @@ import { abs, type C, div } from './complex.js';
 import { coupledResponse, estimatorResponse, fitCoupled, type CoupledModel } from './joint-model.js';
 import { logGrid, margins, type Margins } from './margins.js';
 import { loopResponse, maxCrossoverHz, pidForCrossover, type PidGainsNm } from './pid-design.js';
-import { closedLoopResponse, sweptBands, type FrequencyResponse } from './spectra.js';
+import type { FrequencyResponse } from './spectra.js';
+import { spectraHere, type SpectraJob } from './spectra-job.js';
+import type { RealTimeCompute } from './realtime-compute.js';
 
 /** The design's phase margin [deg]: the 45 asked for plus what the model's error below crossover can cost. */
 export const DESIGN_PM_DEG = 52;
@@ -86,7 +88,8 @@ export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: num
 /**
  * The closed-loop response of the chirp (excitation r, torque u, angle y) and the rig's model fitted
  * to it (mass scale, viscous friction, delay from 0.5 periods to twice the nominal model's, at least 4).
- * `pause`: awaited now and then during the fit (fitCoupled), for a loop answering samples in real time.
+ * `compute`: in real time (a loop answering the board's samples on this thread), the spectra in a worker
+ * thread and pauses in the fit (realtime-compute.ts); without it, all here (virtual time).
  */
 export async function identify(
   e: { r: readonly number[]; u: readonly number[]; y: readonly number[] },
@@ -97,14 +100,17 @@ export async function identify(
   V: (w: number) => C,
   Ch: ((w: number) => C) | null,
   belowHz: number,
-  pause?: () => Promise<void>,
+  compute?: RealTimeCompute,
 ): Promise<Identified> {
-  // In real time the loop answers the board's samples between the pieces of work (`pause`).
-  const raw = closedLoopResponse(e.r, e.u, e.y, fs, nfftFor(fs));
-  if (pause) await pause();
   // The response from the whole record (spectra.ts sweptBands), Welch's segments for the coherence only.
-  const bands = sweptBands(e.r, e.u, e.y, fs, raw, MIN_COHERENCE, band[0], band[1], BANDS_PER_DECADE);
-  if (pause) await pause();
+  const job: SpectraJob = {
+    ...e,
+    fs,
+    nfft: nfftFor(fs),
+    bands: { min: MIN_COHERENCE, f0: band[0], f1: band[1], perDecade: BANDS_PER_DECADE },
+  };
+  const { raw, bands } = compute ? await compute.spectra(job) : spectraHere(job);
+  if (!bands) throw new Error('tune: the spectra came back without their bands');
   if (bands.freqHz.length < 5) throw new RangeError(`only ${bands.freqHz.length} frequency bands with coherence >= ${MIN_COHERENCE}`);
   // The delay from half a period to twice the cable's expected one (nominal.delayS), at least 4 periods.
   const top = Math.max(4, 2 * nominal.delayS * fs);
@@ -116,7 +122,18 @@ export async function identify(
   const checked = bands.freqHz.map((f) => f >= Math.min(Math.max(belowHz / CHECK_FROM, FIT_FROM_HZ), belowHz / 2));
   // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
   // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).
-  const fit = await fitCoupled(nominal, j, pick(bands.freqHz), pick(bands.h), pick(bands.coherence), delays, V, Ch, undefined, pause);
+  const fit = await fitCoupled(
+    nominal,
+    j,
+    pick(bands.freqHz),
+    pick(bands.h),
+    pick(bands.coherence),
+    delays,
+    V,
+    Ch,
+    undefined,
+    compute?.pause,
+  );
   const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
   const err = fitError({ ...bands, freqHz: pick(bands.freqHz, checked), h: pick(bands.h, checked) }, P, belowHz);
   return {

@@ -16,6 +16,7 @@ import { ACCEPT_GM_DB, DESIGN_PM_DEG, designChoices, MIN_GM_DB, preflight } from
 import { coupledResponse, estimatorResponse } from './joint-model.js';
 import { type JointTune, jointSteps, lockedModel, nominalDelayPeriods, observerOn, rigModel } from './joint-steps.js';
 import { TuneAbort, TuneLoop } from './loop.js';
+import type { RealTimeCompute } from './realtime-compute.js';
 
 /**
  * Without --bandwidth, a default beyond the model's bound (with the rig's velocity estimator) is lowered
@@ -51,11 +52,12 @@ export interface TuneContext {
   /** Called with the pose [rad] once the first sample has given it. */
   onPose?: (q: readonly number[]) => void;
   /**
-   * In real time (a board, or the mock in its own thread): awaited now and then during the model's fit,
-   * which takes 1.5-2.5 s, so that the samples go on being answered and the board's watchdog does not
-   * cut the motors (`setImmediate`). Virtual time leaves it out: the clock stands still while tune computes.
+   * In real time (a board, or the mock in its own thread): the spectra in a worker thread and pauses
+   * that sleep inside the model's fit (1.5-2.5 s of work), so that the samples go on being answered and
+   * the board's watchdog does not cut the motors (realtime-compute.ts). Virtual time leaves it out: the
+   * clock stands still while tune computes.
    */
-  pause?: () => Promise<void>;
+  compute?: RealTimeCompute;
 }
 
 export interface TuneOutcome {
@@ -169,7 +171,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
         guard: (p) => Promise.race([p, abort]),
         add,
         lastStatus: () => steps[steps.length - 1]?.status ?? 'pass',
-        ...(ctx.pause ? { pause: ctx.pause } : {}),
+        ...(ctx.compute ? { compute: ctx.compute } : {}),
       });
       joints.push(r);
       // A joint that failed its steps leaves the other's safe to tune: go on (a safety stop throws).

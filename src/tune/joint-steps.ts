@@ -31,7 +31,9 @@ import { gravityStiffness, torqueAtDuty, type TuneOptions } from './driver.js';
 import { pdChirpLaw, pidLaw, relayLaw, type ChirpOptions } from './experiments.js';
 import { coupledResponse, diag, estimatorResponse, scaledModel, type CoupledModel } from './joint-model.js';
 import type { Trace, TuneLoop } from './loop.js';
-import { closedLoopResponse, logBands, trusted, type FrequencyResponse } from './spectra.js';
+import { logBands, trusted, type FrequencyResponse } from './spectra.js';
+import { spectraHere, type SpectraJob } from './spectra-job.js';
+import type { RealTimeCompute } from './realtime-compute.js';
 import { margins, type Margins } from './margins.js';
 import { loopResponse, pidForCrossover, pidResponse } from './pid-design.js';
 import { analyzeRelay, cohenCoon, tyreusLuyben, zieglerNichols, type RelayAnalysis } from './relay.js';
@@ -71,8 +73,8 @@ export interface JointStepsContext {
   add(r: StepResult): StepResult;
   /** The status of the last step added. */
   lastStatus(): string;
-  /** Awaited now and then during long computations: in real time the loop answers the board's samples meanwhile (TuneContext.pause). */
-  pause?: () => Promise<void>;
+  /** In real time, how long computations leave the loop's thread free to answer the board's samples (TuneContext.compute). */
+  compute?: RealTimeCompute;
 }
 
 /** The light PD the chirp runs under: a crossover of LIGHT_HZ on the model's inertia at the pose. */
@@ -257,7 +259,7 @@ async function responseStep(x: JointStepsContext): Promise<Identified | null> {
   const tr = await x.guard(loop.run(j, pdChirpLaw(loop.pose[j]!, loop.gravityAtPose()[j]!, kp, kd, chirp)));
   const name = `response ${j + 1}`;
   try {
-    const id = await identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz, x.pause);
+    const id = await identify({ r: tr.r, u: tr.u, y: tr.q }, options.rateHz, [f0, f1], nominal, j, V, Ch, options.bandwidthHz, x.compute);
     const m = id.model;
     const kj = diag(m.K, j);
     const Jj = diag(m.M, j);
@@ -436,7 +438,8 @@ async function validationStep(
   };
   const cl = await x.guard(loop.run(j, pidLaw({ ...common, stepRad: 0, stepAtS: 0, durationS: CL_CHIRP_S, chirp })));
   // L = -C P: c = -L u, with the excitation as the instrument.
-  const h = closedLoopResponse(cl.r, cl.u, cl.c, options.rateHz, nfftFor(options.rateHz));
+  const job: SpectraJob = { r: cl.r, u: cl.u, y: cl.c, fs: options.rateHz, nfft: nfftFor(options.rateHz) };
+  const h = (x.compute ? await x.compute.spectra(job) : spectraHere(job)).raw;
   const L = logBands(trusted({ ...h, h: h.h.map((z): C => [-z[0], -z[1]]) }, 0.6, chirp.f0, chirp.f1), 20);
   const m = margins(L.freqHz, L.h);
   const measured: Measured = { ...m, ...sf, loop: L, step, stepRad, gainMarginAtLeastDb: 0 };

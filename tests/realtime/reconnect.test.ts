@@ -21,6 +21,16 @@ const POLL_MS = 50;
 const ABSENT_MS = 2000;
 
 const children: ChildProcess[] = [];
+/** Every rig's stderr so far: a rig that starved says so there (src/mock/starvation.ts). */
+const rigLogs: (() => string)[] = [];
+/** What the rigs said of their own starvation (a busy machine did not run a board), for a failure's message. */
+const rigsStarved = (): string[] =>
+  rigLogs.flatMap((log, i) =>
+    log()
+      .split('\n')
+      .filter((l) => /starved/.test(l))
+      .map((l) => `rig ${i + 1}: ${l}`),
+  );
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
@@ -59,7 +69,13 @@ class Follower {
           // The run ended first (a fault of its own: say which, rather than wait for the guard).
           clearInterval(t);
           clearTimeout(guard);
-          reject(new Error(`${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)}`));
+          reject(
+            new Error(
+              `${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)}${rigsStarved()
+                .map((l) => `\n${l}`)
+                .join('')}`,
+            ),
+          );
         }
       }, POLL_MS);
     });
@@ -85,6 +101,7 @@ async function rigBehind(
 ): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const rig = await startPtyRig(rigFile, firmware ? ['--firmware', '--rt'] : ['--rt']);
   children.push(rig.child);
+  rigLogs.push(rig.stderr);
   pointAt(link, rig.path);
   return rig;
 }
