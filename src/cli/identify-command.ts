@@ -52,7 +52,7 @@ import {
   type OptionSpecs,
   type ParsedOf,
 } from './args.js';
-import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
+import { NO_RT_OPTION, scopedMainRealtime, type ScopedRealtime } from './realtime-arg.js';
 import { noRealtimeLine } from '../time/threads.js';
 
 const DEG = 180 / Math.PI;
@@ -146,7 +146,7 @@ function mockRunner(wiring: MockWiring | undefined): RunPaths {
 }
 
 /** Drives the real arm in real time through a Session (the loop in a worker), stopping softly on Ctrl-C. */
-function portRunner(target: Target, rt: boolean): RunPaths {
+function portRunner(target: Target, rt: boolean, mainRt: ScopedRealtime): RunPaths {
   return async (rig, paths, record) => {
     const rows: Float64Array[] = [];
     const session = new Session({
@@ -186,7 +186,9 @@ function portRunner(target: Target, rt: boolean): RunPaths {
     process.on('SIGTERM', onSignal);
     const offCrash = stopOnCrash(session); // a bug of twolink's on this thread: fault:internal (docs/safety.md)
     try {
-      const result = await session.run();
+      // This thread at SCHED_FIFO while the arm moves, not while the fit computes (scopedMainRealtime).
+      await mainRt.enter();
+      const result = await session.run().finally(() => mainRt.leave());
       if (result.error) throw new RunError(result.error.message, result.error.name === 'LinkError');
       return { summary: result.summary, rows };
     } finally {
@@ -315,7 +317,7 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   const run: RunPaths | undefined = target
     ? target.kind === 'mock'
       ? mockRunner(wiring)
-      : portRunner(target, v['no-rt'] !== true)
+      : portRunner(target, v['no-rt'] !== true, scopedMainRealtime('twolink identify', v['no-rt'] === true, log))
     : undefined;
   const clock = target ? (target.kind === 'mock' ? 'virtual' : 'real') : null;
   return { rig, rigPath, raw, recordingIn, target, wiring, out, record, exOpts, fitOpts, run, clock };
@@ -510,7 +512,6 @@ export async function identifyCommand(argv: readonly string[]): Promise<number> 
     return 0;
   }
   const p = plan(v, positionals);
-  if (p.target?.kind === 'port') await realtimeMainThread('twolink identify', v['no-rt'] === true, log);
   try {
     const { ticks, excitation } = await collect(p, v);
     const fitted = fit(p, ticks);

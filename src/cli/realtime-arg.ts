@@ -5,7 +5,7 @@
  * load did not). One line at start-up says what was granted, as run's does.
  */
 import { stat } from 'node:fs';
-import { noRealtimeLine, processThreads, requestRealtime, threadId } from '../time/threads.js';
+import { leaveRealtime, noRealtimeLine, processThreads, requestRealtime, threadId } from '../time/threads.js';
 
 /** `--no-rt` of the commands that ask for real-time priority by default. */
 export const NO_RT_OPTION = {
@@ -51,4 +51,35 @@ export async function realtimeMainThread(who: string, noRt: boolean, say: (line:
     `${who}: real-time scheduling: SCHED_FIFO ${r.priority} granted to the thread that drives the arm (${IO_THREADS_RT_PRIORITY} to ${io} of its ${others.length} I/O and helper threads)`,
   );
   return true;
+}
+
+/** Real-time priority for the main thread only while it drives the arm (scopedMainRealtime). */
+export interface ScopedRealtime {
+  /** Asks for it (the first time as realtimeMainThread, said in one line; then quietly). */
+  enter(): Promise<void>;
+  /** Gives it back (normal scheduling) for the work between the runs. */
+  leave(): Promise<void>;
+}
+
+/**
+ * For a command whose main thread also computes for seconds between the runs that move the arm
+ * (identify's fit and twin replays): SCHED_FIFO only while a run goes on. A real-time thread that
+ * computes for a second meets the kernel's RT throttling (tune/realtime-compute.ts), which stops every
+ * real-time thread of its CPU for the rest of the second; identify --port under six CPU hogs had the
+ * simulated board's thread stopped 51 ms at start-up so (asked for before the modules were loaded).
+ */
+export function scopedMainRealtime(who: string, noRt: boolean, say: (line: string) => void): ScopedRealtime {
+  let first = true;
+  let granted = false;
+  return {
+    async enter() {
+      if (first) {
+        first = false;
+        granted = await realtimeMainThread(who, noRt, say);
+      } else if (granted) await requestRealtime(threadId(), MAIN_THREAD_RT_PRIORITY, { resetOnFork: true });
+    },
+    async leave() {
+      if (granted) await leaveRealtime(threadId());
+    },
+  };
 }
