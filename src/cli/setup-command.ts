@@ -541,11 +541,13 @@ async function firstSteps(
 ): Promise<SetupOutcome> {
   let opened: Opened | undefined;
   try {
-    // On a port setup's steps drive the arm from this thread: real-time priority for it, as run asks for its loop's.
-    if (!v.mock) await realtimeMainThread('twolink setup', v['no-rt'] === true, (s) => operator.say(s));
     opened = v.mock
       ? await openMock(p.rig, p.wiring, watch)
       : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
+    // On a port setup's steps drive the arm from this thread: real-time priority for it, as run asks for
+    // its loop's; after start-up's CPU work (loading, opening), which at SCHED_FIFO can meet the kernel's
+    // RT throttling (tune/realtime-compute.ts).
+    if (!v.mock) await realtimeMainThread('twolink setup', v['no-rt'] === true, (s) => operator.say(s));
     operator.say(
       `twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`,
     );
