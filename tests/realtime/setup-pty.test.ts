@@ -39,5 +39,21 @@ describe('twolink setup --port on the pty rig', () => {
     expect(existsSync(out)).toBe(false);
     expect(r.stderr).toMatch(/turn joint 1 90 deg counter-clockwise as above, hold it still, and press Enter/);
     expect(r.stderr).toMatch(/no rig file written/);
+    // Real-time priority asked for once the port is open, and said (granted as root, else refused with how to allow it).
+    expect(r.stderr).toMatch(
+      /twolink setup: (real-time scheduling: SCHED_FIFO 40 granted to the thread that drives the arm|WARNING: no real-time priority \(refused: )/,
+    );
+  });
+
+  it('with --no-rt it says it did not ask, and goes on the same', async () => {
+    rig = await startPtyRig('rigs/mock-arm.json', ['--wiring', 'cpr=1:2048']);
+    const out = join(mkdtempSync(join(tmpdir(), 'twolink-setup-pty-')), 'my-arm.json');
+    const r = await twolink(['setup', '--rig', 'rigs/mock-arm.json', '--port', rig.path, '--json', '--out', out, '--no-rt'], {
+      input: '\n\n',
+      timeoutMs: CHILD_GUARD_MS,
+    });
+    expect(r.code, whyExit(r)).toBe(1);
+    expect(lastJson(r).steps[1]).toMatchObject({ name: 'encoder 1', status: 'fail' });
+    expect(r.stderr).toMatch(/twolink setup: WARNING: no real-time priority \(not asked for: --no-rt\)/);
   });
 });
