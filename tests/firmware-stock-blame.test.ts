@@ -13,6 +13,7 @@ import {
   type StockRun,
 } from '../src/bench/firmware-stock.js';
 import { cpuUsers, cpuUsersText, type CpuSnapshot } from '../src/time/cpu-users.js';
+import { RIG_STARVED_ATTEMPTS } from '../src/mock/starvation.js';
 
 const FOLLOWING = {
   kind: 'stopped',
@@ -101,7 +102,7 @@ describe('LagTracker: how far a simulated board clock lags the wall clock', () =
   });
 });
 
-describe('retryIfStarved: a starved rig runs once more, and only once', () => {
+describe('retryIfStarved: a starved rig runs again, RIG_STARVED_ATTEMPTS times in all', () => {
   const DONE = { kind: 'stopped', stop: { kind: 'done' } } as const;
   const starved = run({ boardBehindMs: 640 });
   const ok = (rs: StockRun[]): boolean => rs.every((r) => r.end.kind === 'stopped' && r.end.stop.kind === 'done');
@@ -124,7 +125,7 @@ describe('retryIfStarved: a starved rig runs once more, and only once', () => {
     expect(ok(r.runs)).toBe(false);
   });
 
-  it('a failure with a starved rig is said, with what had the CPU, and run once more', async () => {
+  it('a failure with a starved rig is said, with what had the CPU, and run again', async () => {
     const s = script([starved], [run({ end: DONE })]);
     const said: string[] = [];
     const r = await retryIfStarved(s.next, ok, (l) => said.push(l));
@@ -132,16 +133,27 @@ describe('retryIfStarved: a starved rig runs once more, and only once', () => {
     expect(ok(r.runs)).toBe(true);
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(
-      /^the rig was starved: the simulated board fell 640 ms behind the wall clock \(busy: fil_harness .*\[FIFO 45\] 41 %\); running once more$/,
+      /^the rig was starved: the simulated board fell 640 ms behind the wall clock \(busy: fil_harness .*\[FIFO 45\] 41 %\); running again \(attempt 2 of 3\)$/,
     );
   });
 
-  it("starved twice: the second attempt is given back, failed, with the first attempt's blame", async () => {
-    const s = script([starved], [starved], [run({ end: DONE })]);
+  it('starved on every attempt: RIG_STARVED_ATTEMPTS attempts, the last given back failed, the earlier blames with it', async () => {
+    expect(RIG_STARVED_ATTEMPTS).toBe(3);
+    const s = script([starved], [starved], [starved], [run({ end: DONE })]);
+    const said: string[] = [];
+    const r = await retryIfStarved(s.next, ok, (l) => said.push(l));
+    expect(s.calls()).toBe(3);
+    expect(ok(r.runs)).toBe(false);
+    expect(said.map((l) => /attempt (\d) of 3/.exec(l)?.[1])).toEqual(['2', '3']);
+    expect(r.starvedBefore!.split(' || ')).toHaveLength(2);
+    expect(r.starvedBefore).toMatch(/fell 640 ms behind/);
+  });
+
+  it('starved, then a failure with the rig keeping time: no third attempt (the host is at fault)', async () => {
+    const s = script([starved], [run()], [run({ end: DONE })]);
     const r = await retryIfStarved(s.next, ok, () => undefined);
     expect(s.calls()).toBe(2);
     expect(ok(r.runs)).toBe(false);
-    expect(r.starvedBefore).toMatch(/fell 640 ms behind/);
   });
 });
 

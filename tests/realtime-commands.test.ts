@@ -2,7 +2,7 @@
 // identify on a port failed on a busy machine for a host gap past the board's watchdog), and says in
 // one line what it got. The port here is /dev/null, refused when it opens. identify says it as its first
 // run starts (before that run opens the port); tune and setup ask only once their port is open (after
-// start-up's CPU work, which at SCHED_FIFO can meet the kernel's RT throttling: src/tune/realtime-compute.ts),
+// start-up's CPU work, which at SCHED_FIFO can meet the kernel's 5 % for normal threads: src/tune/realtime-compute.ts),
 // so here they ask nothing and say nothing of it (tests/realtime/setup-pty.test.ts and tune-port.test.ts
 // see their line on a pty rig).
 import { mkdtempSync } from 'node:fs';

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { loadRig, type Rig } from '../config/load.js';
 import { FirmwareSim } from '../mock/firmware-sim.js';
+import { RIG_STARVED_ATTEMPTS } from '../mock/starvation.js';
 import { stopSchema } from '../run/stop-schema.js';
 import { cpuSnapshot, cpuUsers, cpuUsersText, type CpuUser } from '../time/cpu-users.js';
 import { leaveRealtime, processThreads, requestRealtime, threadId } from '../time/threads.js';
@@ -260,24 +261,30 @@ export function stockTwice(rig: Rig, elf: string, bin: string, root: string): Pr
 }
 
 /**
- * A stock test's runs, once more if the rig starved: `attempt` runs them and `ok` says whether they
+ * A stock test's runs, again while the rig starved: `attempt` runs them and `ok` says whether they
  * ended as the test expects. Runs that did not, with a rig at fault (rigFault: a busy machine starved
- * the simulated board or its plant), are said (`say`) and run once more; a second starved attempt is
- * given back as it is, for the test to fail with its blame. Runs that failed with the rig keeping
- * time are the host's fault and are not retried.
+ * the simulated board or its plant), are said (`say`) and run again, RIG_STARVED_ATTEMPTS times in all;
+ * the last starved attempt is given back as it is, for the test to fail with its blame, and the earlier
+ * attempts' blames in `starvedBefore`. Runs that failed with the rig keeping time are the host's fault
+ * and are not run again.
  */
 export async function retryIfStarved<T extends StockRun[]>(
   attempt: () => Promise<T>,
   ok: (runs: T) => boolean,
   say: (line: string) => void,
+  attempts = RIG_STARVED_ATTEMPTS,
 ): Promise<{ runs: T; starvedBefore?: string }> {
-  const first = await attempt();
-  if (ok(first)) return { runs: first };
-  const starved = first.map(rigFault).filter((w): w is string => w !== undefined);
-  if (starved.length === 0) return { runs: first };
-  const why = `${starved.join('; ')} (busy: ${first.map((r) => cpuUsersText(r.busy.users)).join(' | ')})`;
-  say(`the rig was starved: ${why}; running once more`);
-  return { runs: await attempt(), starvedBefore: why };
+  const before: string[] = [];
+  for (let k = 1; ; k++) {
+    const runs = await attempt();
+    const starvedBefore = before.length > 0 ? before.join(' || ') : undefined;
+    if (ok(runs)) return { runs, ...(starvedBefore !== undefined ? { starvedBefore } : {}) };
+    const starved = runs.map(rigFault).filter((w): w is string => w !== undefined);
+    if (starved.length === 0 || k >= attempts) return { runs, ...(starvedBefore !== undefined ? { starvedBefore } : {}) };
+    const why = `${starved.join('; ')} (busy: ${runs.map((r) => cpuUsersText(r.busy.users)).join(' | ')})`;
+    say(`the rig was starved: ${why}; running again (attempt ${k + 1} of ${attempts})`);
+    before.push(why);
+  }
 }
 
 async function reachOn(sim: FirmwareSim, rig: Rig, bin: string, root: string, killAfterS?: number): Promise<StockRun> {

@@ -64,8 +64,9 @@ export interface ScopedRealtime {
 /**
  * For a command whose main thread also computes for seconds between the runs that move the arm
  * (identify's fit and twin replays): SCHED_FIFO only while a run goes on. A real-time thread that
- * computes for a second meets the kernel's RT throttling (tune/realtime-compute.ts), which stops every
- * real-time thread of its CPU for the rest of the second; identify --port under six CPU hogs had the
+ * computes for a second meets the kernel's 5 % for normal threads (tune/realtime-compute.ts,
+ * docs/realtime.md: the fair server, or RT throttling on kernels before 6.12), which stops every
+ * real-time thread of its CPU for ~50 ms; identify --port under six CPU hogs had the
  * simulated board's thread stopped 51 ms at start-up so (asked for before the modules were loaded).
  */
 export function scopedMainRealtime(who: string, noRt: boolean, say: (line: string) => void): ScopedRealtime {

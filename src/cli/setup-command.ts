@@ -546,7 +546,7 @@ async function firstSteps(
       : await openPort(p.rig, stringArg(v.port, 'port', 'a serial port path'), p.baudRate);
     // On a port setup's steps drive the arm from this thread: real-time priority for it, as run asks for
     // its loop's; after start-up's CPU work (loading, opening), which at SCHED_FIFO can meet the kernel's
-    // RT throttling (tune/realtime-compute.ts).
+    // 5 % for normal threads (tune/realtime-compute.ts, docs/realtime.md).
     if (!v.mock) await realtimeMainThread('twolink setup', v['no-rt'] === true, (s) => operator.say(s));
     operator.say(
       `twolink setup: ${p.rig.name} on ${v.mock ? `the mock rig${p.wiring?.spec ? ` wired "${p.wiring.spec}"` : ''} (virtual time)` : `${String(v.port)} (real time)`}`,

@@ -275,8 +275,8 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
     // On a port tune's loop runs on this thread: real-time priority for it, as run asks for its loop's;
     // asked after the modules are loaded and the port opened, the start-up's second of CPU work, which
-    // at SCHED_FIFO met the kernel's RT throttling and stopped the simulated board's thread with it
-    // (tune/realtime-compute.ts).
+    // at SCHED_FIFO met the kernel's 5 % for normal threads (its fair server stopped the CPU's real-time
+    // threads ~50 ms, the simulated board's with them: tune/realtime-compute.ts, docs/realtime.md).
     if (!v.mock) await realtimeMainThread('twolink tune', v['no-rt'] === true, (s) => operator.say(s));
     operator.say(
       `twolink tune: ${rig.name} on ${v.mock ? `the mock rig (${v.rt ? 'real time, its own thread' : 'virtual time'})` : `${String(v.port)} (real time)`}`,

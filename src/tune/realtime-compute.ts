@@ -9,10 +9,11 @@
  *    SLEEP_MS (a timer: the thread blocks in the event loop's poll and answers the samples that came).
  *    A yield that does not block (`setImmediate`, as before) is not enough under SCHED_FIFO: the thread
  *    never leaves its CPU, so (a) the threads that carry its serial reads (libuv's pool, priority 39) wait
- *    for a CPU, and (b) real-time threads that run more than `sched_rt_runtime_us` (950 ms) of a
- *    `sched_rt_period_us` (1 s) on a CPU have the kernel stop that CPU's real-time threads for the rest of
- *    the period (RT throttling; `dmesg` here: "sched: RT throttling activated"), the simulated board's
- *    among them. Measured on this 2-core machine, quiet, `tune --port` on our firmware in simavr with a
+ *    for a CPU, and (b) real-time threads that leave normal threads less than 5 % of a CPU are stopped
+ *    by the kernel for ~50 ms of each second (docs/realtime.md, "The kernel's 5 %": the fair deadline
+ *    server of Linux 6.12 and later, measured here; older kernels' RT throttling,
+ *    `sched_rt_runtime_us` 950 ms of each 1 s, has the same bound), the simulated board's among them.
+ *    (This said RT throttling alone until 2026-12-07: the stops stay with `sched_rt_runtime_us` -1.) Measured on this 2-core machine, quiet, `tune --port` on our firmware in simavr with a
  *    gap logger in the loop: with `setImmediate`, 5 of 7 runs ended on the board's watchdog (CI stop 39
  *    failed on it), the simulated board's thread stopped for 24-39 ms at a time, the board left 50-105 ms
  *    without an answer during the fit, and the fits took 1.9-2.3 s (joint 1) and 8.3 s (joint 2); with

@@ -408,10 +408,11 @@ describe.skipIf(STOCK.elf === undefined && !IN_CI)('stock ConfigurableFirmata + 
     const rt = processThreads().filter((t) => schedPolicy(t) > 0);
     expect(rt, 'threads of the test process at a real-time policy').toEqual([]);
   };
-  /** The runs, once more if the rig starved (retryIfStarved); the second starved attempt fails with its blame. */
+  /** The runs, again while the rig starved (retryIfStarved, RIG_STARVED_ATTEMPTS in all); the last starved attempt fails with its blame. */
   const attempt = <T extends StockRun[]>(run: () => Promise<T>, ok: (runs: T) => boolean): Promise<T> =>
     retryIfStarved(run, ok, (line) => console.warn(`stock Firmata: ${line}`)).then(({ runs, starvedBefore }) => {
-      if (!ok(runs) && starvedBefore !== undefined) console.warn(`stock Firmata: starved twice; the first time: ${starvedBefore}`);
+      if (!ok(runs) && starvedBefore !== undefined)
+        console.warn(`stock Firmata: starved on every attempt; before the last: ${starvedBefore}`);
       return runs;
     });
   const done = (r: StockRun): boolean => r.end.kind === 'stopped' && r.end.stop.kind === 'done';

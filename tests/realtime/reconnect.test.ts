@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
+import { RIG_STARVED_ATTEMPTS } from '../../src/mock/starvation.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-reconnect-`);
 /** How often the recording is looked at (a poll of a file that grows, not a limit) [ms]. */
@@ -34,19 +35,24 @@ const rigsStarved = (from = 0): string[] =>
 
 /**
  * `attempt(0)`; if it fails while one of its rigs said it starved (the test rig's fault: a real board is
- * never starved by the host's machine), that is said and `attempt(1)` decides (its rigs new, the first
- * attempt's killed). A failure without a starved rig fails at once.
+ * never starved by the host's machine), that is said and `attempt(1)` runs (its rigs new, the earlier
+ * attempt's killed), and so on, RIG_STARVED_ATTEMPTS attempts in all. A failure without a starved rig,
+ * or the last attempt's, fails at once.
  */
-async function onceMoreIfRigStarved(what: string, attempt: (k: number) => Promise<void>): Promise<void> {
-  const from = rigLogs.length;
-  try {
-    await attempt(0);
-  } catch (e) {
-    const starved = rigsStarved(from);
-    if (!starved.length) throw e;
-    console.warn(`${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running once more`);
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await attempt(1);
+async function againIfRigStarved(what: string, attempt: (k: number) => Promise<void>): Promise<void> {
+  for (let k = 0; ; k++) {
+    const from = rigLogs.length;
+    try {
+      await attempt(k);
+      return;
+    } catch (e) {
+      const starved = rigsStarved(from);
+      if (!starved.length || k + 1 >= RIG_STARVED_ATTEMPTS) throw e;
+      console.warn(
+        `${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running again (attempt ${k + 2} of ${RIG_STARVED_ATTEMPTS})`,
+      );
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    }
   }
 }
 afterAll(() => {
@@ -196,7 +202,7 @@ describe.each([
   it(
     'resumes after 2 s of absence, re-zeroes before moving, and ends done; one recording with the gap and the events',
     () =>
-      onceMoreIfRigStarved(`--reconnect (${what})`, async (k) => {
+      againIfRigStarved(`--reconnect (${what})`, async (k) => {
         const name = `${what.replace(/\W+/g, '-')}-${k}`;
         const link = `${dir}/board-${name}`;
         const first = await rigBehind(link, firmware, rigFile);
@@ -243,7 +249,7 @@ describe('--reconnect, ten pulls in one run (line-protocol mock rig)', () => {
   it(
     'three reaches, cut ten times mid-way and the board replaced 2 s later each time: 10 of 10 resumed, done',
     () =>
-      onceMoreIfRigStarved('--reconnect x10', async (k) => {
+      againIfRigStarved('--reconnect x10', async (k) => {
         const t0 = performance.now();
         const link = `${dir}/board-ten-${k}`;
         const first = await rigBehind(link, false);
