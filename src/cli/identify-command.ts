@@ -52,6 +52,7 @@ import {
   type OptionSpecs,
   type ParsedOf,
 } from './args.js';
+import { needPlant, refuseBoth } from './target-arg.js';
 import { NO_RT_OPTION, scopedMainRealtime, type ScopedRealtime } from './realtime-arg.js';
 import { noRealtimeLine } from '../time/threads.js';
 
@@ -273,7 +274,7 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
   if (positionals.length > 1)
     throw new UsageError(`identify: one recording at most, got ${positionals.length} (${positionals.join(', ')})`);
   const recordingIn = positionals[0];
-  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  refuseBoth(v);
   checkPortArgs(v);
   if (!recordingIn && v.port === undefined && !v.mock)
     throw new UsageError('say where the data come from: --mock (the simulated rig), --port PATH (the arm) or a recording RUN.ndjson');
@@ -304,10 +305,7 @@ function plan(v: IdentifyArgs, positionals: readonly string[]): Plan {
         `${v.baud !== undefined ? '--baud' : 'link.baudRate'} ${target.baudRate ?? rig.link.baudRate}: ${rig.file}: ${bootloader}`,
       );
   } else if (v.mock) {
-    if (!rig.plant)
-      throw new UsageError(
-        `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm-far.json) or --port`,
-      );
+    needPlant(rig, 'rigs/mock-arm-far.json');
     target = { kind: 'mock' };
   }
   // Output paths are checked before the arm moves: a typo in a folder name must not cost the run.

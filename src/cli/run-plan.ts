@@ -33,6 +33,7 @@ import {
   type OptionSpecs,
   type ParsedOf,
 } from './args.js';
+import { needPlant, refuseBoth } from './target-arg.js';
 import { namedPath } from './traj-args.js';
 import { FAULT_ALIAS_OPTION, INJECT_OPTION, injectArgs } from './inject-arg.js';
 import { WIRING_OPTION, wiringArg } from './wiring-arg.js';
@@ -210,7 +211,7 @@ export function plan(v: RunArgs, maxSeconds: number, rigDefault?: string, defaul
 
 /** --port (with --baud, --serial) or --mock (with --wiring): where the arm is. */
 function targetArg(v: RunArgs, rig: Rig, rigDefault: string | undefined): Target {
-  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
+  refuseBoth(v);
   checkPortArgs(v);
   let target: Target;
   if (typeof v.port === 'string') {
@@ -234,11 +235,7 @@ function targetArg(v: RunArgs, rig: Rig, rigDefault: string | undefined): Target
     throw new UsageError('say where the arm is: --port PATH (a board) or --mock (the simulated rig of the rig file)');
   }
   if (target.kind === 'port') serialPathOf(target.serial ?? rig.link.serial);
-  if (target.kind === 'mock' && !rig.plant) {
-    throw new UsageError(
-      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
-    );
-  }
+  if (target.kind === 'mock') needPlant(rig);
   return target;
 }
 

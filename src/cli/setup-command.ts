@@ -30,6 +30,7 @@ import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
 import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { portOrMock } from './target-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 
@@ -427,13 +428,7 @@ function prepare(v: SetupArgs) {
   const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json (a copy of rigs/bench-arm.json)');
   const rig = loadRig(rigPath);
   const raw = parseJsonObject(readConfigText(rigPath), rigPath);
-  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
-  if (v.port === undefined && !v.mock)
-    throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
-  if (v.mock && !rig.plant)
-    throw new UsageError(
-      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
-    );
+  portOrMock(v, rig);
   if (rig.link.transport !== 'line')
     throw new UsageError(
       `${rig.file}: setup speaks twolink's line protocol; with Firmata ("link.transport": "firmata") check the wiring with the pins in the firmata section (docs/firmata.md)`,

@@ -32,6 +32,7 @@ import {
   type OptionSpecs,
   type ParsedOf,
 } from './args.js';
+import { needPlant, refuseBoth } from './target-arg.js';
 import { rigFileSha256 } from '../config/rig-hash.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
 
@@ -79,14 +80,14 @@ class Recording {
 
 function target(v: ParsedOf<typeof TEACH_OPTIONS>, rig: Rig): Target {
   checkPortArgs(v);
-  if (typeof v.port === 'string' && v.mock) throw new UsageError('give either --port or --mock, not both');
+  refuseBoth(v);
   if (typeof v.port === 'string') {
     const bootloader = bootloaderBaudRefusal(rig.cable, rig.link.baudRate);
     if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
     return { kind: 'port', path: v.port };
   }
   if (!v.mock) throw new UsageError('say where the arm is: --port PATH or --mock');
-  if (!rig.plant) throw new UsageError(`${rig.file} has no "plant" section to simulate: use --port, or a mock rig file`);
+  needPlant(rig);
   return { kind: 'mock' };
 }
 

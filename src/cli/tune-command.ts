@@ -27,6 +27,7 @@ import type { TuneOutcome } from '../tune/driver.js';
 import { tuneJson, type TuneJson } from '../tune/summary.js';
 import { decimal } from '../config/decimal.js';
 import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import { portOrMock } from './target-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 import { realTimeCompute } from '../tune/realtime-compute.js';
 
@@ -218,13 +219,7 @@ function tuneHelp(): string {
 
 /** --port or --mock (with --rt), on a rig tune can drive: the line protocol, at a baud rate the board's bootloader leaves alone. */
 function checkTuneTarget(v: ParsedOf<typeof OPTIONS>, rig: Rig): void {
-  if (v.port !== undefined && v.mock) throw new UsageError('give either --port or --mock, not both');
-  if (v.port === undefined && !v.mock)
-    throw new UsageError('say where the arm is: --port PATH (the board) or --mock (the simulated rig of the rig file)');
-  if (v.mock && !rig.plant)
-    throw new UsageError(
-      `${rig.file} has no "plant" section, so there is nothing to simulate: use a mock rig file (rigs/mock-arm.json) or --port`,
-    );
+  portOrMock(v, rig);
   if (v.rt && !v.mock) throw new UsageError('--rt goes with --mock (on a --port the arm is tuned in real time anyway)');
   const bootloader = v.port !== undefined ? bootloaderBaudRefusal(rig.cable, rig.link.baudRate) : undefined;
   if (bootloader) throw new UsageError(`link.baudRate ${rig.link.baudRate}: ${rig.file}: ${bootloader}`);
