@@ -3,6 +3,7 @@
  * What must hold: a clear error naming the input, or a result with no NaN in it; never a stack trace
  * or a hang. The decoders' fuzzing (line protocol, Firmata) is fuzz-decoders.ts.
  */
+import { INPUT_ERROR_NAMES } from '../cli/input-errors.js';
 import { mulberry32 as rng } from '../model/random.js';
 
 export { fuzzFirmata, fuzzLine, type FuzzFigures } from './fuzz-decoders.js';
@@ -33,18 +34,6 @@ function note(f: InputFuzzFigures, what: 'stackTraces' | 'hangs' | 'nonFinite', 
   f[what]++;
   if (f.examples.length < 8) f.examples.push(`${what}: ${example.slice(0, 300)}`);
 }
-
-/** Errors the CLI prints as one line with exit code 2 (src/cli/main.ts). */
-const INPUT_ERROR_NAMES = new Set([
-  'UsageError',
-  'RigFileError',
-  'ReachError',
-  'TrajectoryError',
-  'FeasibilityError',
-  'RecordingError',
-  'FileError',
-  'InjectionError',
-]);
 
 function isClear(e: unknown): boolean {
   return e instanceof Error && INPUT_ERROR_NAMES.has(e.name) && !e.message.includes('\n') && e.message.length > 0;

@@ -2,6 +2,7 @@
  * The `twolink` command. Each command's module is imported only when it runs, so that the model
  * commands never load serialport, johnny-five or blessed.
  */
+import { INPUT_ERROR_NAMES } from './input-errors.js';
 
 export interface Command {
   summary: string;
@@ -112,18 +113,6 @@ function help(): string {
   ].join('\n');
 }
 
-/** Errors that are the user's input, not a bug: printed as one line, exit code 2. */
-const INPUT_ERRORS = new Set([
-  'UsageError',
-  'RigFileError',
-  'ReachError',
-  'TrajectoryError',
-  'FeasibilityError',
-  'RecordingError',
-  'FileError',
-  'ControllerError',
-]);
-
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -144,7 +133,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     return await cmd.run(rest);
   } catch (e) {
-    if (e instanceof Error && INPUT_ERRORS.has(e.name)) {
+    if (e instanceof Error && INPUT_ERROR_NAMES.has(e.name)) {
       process.stderr.write(`twolink: ${e.message}\n`);
       return 2;
     }
