@@ -331,14 +331,19 @@ export interface GriddedSegment {
   plan: { q: PairOf<Float64Array>; qd: PairOf<Float64Array>; qdd: PairOf<Float64Array> };
 }
 
-/** The ticks' driven segments on a uniform grid at the median reading interval `h` [s] (steps 1-2 of the module comment). */
-export function griddedSegments(ticks: readonly FitTick[], lag = 1): { h: number; segments: GriddedSegment[] } {
-  const segs = segments(ticks, lag);
+/** The median reading interval [s] over the driven segments; too few readings to fit is a FitError. */
+function medianInterval(segs: readonly { t: ArrayLike<number> }[]): number {
   const allDt: number[] = [];
   for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
   if (allDt.length < 10)
     throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
-  const h = median(allDt);
+  return median(allDt);
+}
+
+/** The ticks' driven segments on a uniform grid at the median reading interval `h` [s] (steps 1-2 of the module comment). */
+export function griddedSegments(ticks: readonly FitTick[], lag = 1): { h: number; segments: GriddedSegment[] } {
+  const segs = segments(ticks, lag);
+  const h = medianInterval(segs);
   const out = segs.map((s) => {
     const n = Math.floor((s.t[s.t.length - 1]! - s.t[0]!) / h) + 1;
     const g = onUniformGrid(s, h, n);
@@ -421,11 +426,7 @@ function equations(
   c: RegressorConstants,
 ): Equations {
   const segs = segments(ticks, lag);
-  const allDt: number[] = [];
-  for (const s of segs) for (let k = 1; k < s.t.length; k++) allDt.push(s.t[k]! - s.t[k - 1]!);
-  if (allDt.length < 10)
-    throw new FitError('the recording has no run of consecutive readings with the motors driven along a plan: nothing to fit');
-  const h = median(allDt);
+  const h = medianInterval(segs);
   const fs = 1 / h;
   if (!(cutoffHz < 0.4 * fs))
     throw new FitError(
