@@ -498,6 +498,69 @@ function jointRms(x: readonly number[], joint: readonly Joint[]): Pair {
   });
 }
 
+/** One (weighted) least-squares fit of the free columns: the regressor's fit and what it knows of itself. */
+interface FreeFit {
+  x: number[];
+  atBound: boolean[];
+  cov: number[][];
+  condition: number;
+}
+
+/**
+ * The free columns fitted to `b0` with each row weighted by its joint's `w`: columns scaled to unit
+ * norm, projected on the instruments when `iv`, solved with the bounds (nnls), the covariance scaled by
+ * the structural residuals (with the regressor itself, not its projection).
+ */
+function fitFree(eq: Equations, free: readonly number[], b0: readonly number[], w: ReadonlyPair, iv: boolean): FreeFit {
+  const m = eq.Y.length;
+  const nf = free.length;
+  const A = new Matrix(m, nf);
+  const Zm = new Matrix(m, nf);
+  const b = new Array<number>(m);
+  for (let r = 0; r < m; r++) {
+    const wr = w[eq.joint[r]!];
+    free.forEach((p, a) => {
+      A.set(r, a, wr * eq.Y[r]![p]!);
+      Zm.set(r, a, wr * eq.Z[r]![p]!);
+    });
+    b[r] = wr * b0[r]!;
+  }
+  const scale = free.map((_, a) => Math.hypot(...A.getColumn(a)) || 1);
+  for (let r = 0; r < m; r++) for (let a = 0; a < nf; a++) A.set(r, a, A.get(r, a) / scale[a]!);
+  const condition = conditionNumber(A).condition;
+  let design = A;
+  if (iv) {
+    const Q = new QrDecomposition(Zm).orthogonalMatrix;
+    design = Q.mmul(Q.transpose().mmul(A));
+  }
+  const sol = nnls(design, b);
+  // Structural residuals (with the regressor itself, not its projection) for the noise level.
+  const pred = A.mmul(Matrix.columnVector(sol.x)).getColumn(0);
+  let rss = 0;
+  for (let r = 0; r < m; r++) rss += (b[r]! - pred[r]!) ** 2;
+  const k = sol.rss > 0 ? rss / sol.rss : 1;
+  return {
+    x: sol.x.map((z, a) => z / scale[a]!),
+    atBound: sol.atBound,
+    cov: sol.covariance.map((row, a) => row.map((v, bb) => (k * v) / (scale[a]! * scale[bb]!))),
+    condition,
+  };
+}
+
+/** Each joint's RMS torque residual [N m] of the free columns' values `x` against `b0`. */
+function freeResidualRms(eq: Equations, free: readonly number[], b0: readonly number[], x: readonly number[]): Pair {
+  const ss: Pair = [0, 0];
+  const nn: Pair = [0, 0];
+  for (let r = 0; r < eq.Y.length; r++) {
+    let pred = 0;
+    free.forEach((p, a) => (pred += eq.Y[r]![p]! * x[a]!));
+    const j = eq.joint[r]!;
+    ss[j] += (b0[r]! - pred) ** 2;
+    nn[j]++;
+  }
+  return mapPair(ss, (s, j) => Math.sqrt(s / Math.max(1, nn[j])));
+}
+
 function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Solved {
   const m = eq.Y.length;
   // Columns the data do not excite (a horizontal arm has no gravity columns) keep the nominal value.
@@ -507,51 +570,8 @@ function solve(eq: Equations, thetaNominal: readonly number[], iv: boolean): Sol
   const free = fixed.flatMap((f, p) => (f ? [] : [p]));
   const nf = free.length;
   const b0 = eq.tau.map((t, r) => t - fixed.reduce((s, f, p) => (f ? s + eq.Y[r]![p]! * thetaNominal[p]! : s), 0));
-  const fitWith = (w: ReadonlyPair): { x: number[]; atBound: boolean[]; cov: number[][]; condition: number } => {
-    const A = new Matrix(m, nf);
-    const Zm = new Matrix(m, nf);
-    const b = new Array<number>(m);
-    for (let r = 0; r < m; r++) {
-      const wr = w[eq.joint[r]!];
-      free.forEach((p, a) => {
-        A.set(r, a, wr * eq.Y[r]![p]!);
-        Zm.set(r, a, wr * eq.Z[r]![p]!);
-      });
-      b[r] = wr * b0[r]!;
-    }
-    const scale = free.map((_, a) => Math.hypot(...A.getColumn(a)) || 1);
-    for (let r = 0; r < m; r++) for (let a = 0; a < nf; a++) A.set(r, a, A.get(r, a) / scale[a]!);
-    const condition = conditionNumber(A).condition;
-    let design = A;
-    if (iv) {
-      const Q = new QrDecomposition(Zm).orthogonalMatrix;
-      design = Q.mmul(Q.transpose().mmul(A));
-    }
-    const sol = nnls(design, b);
-    // Structural residuals (with the regressor itself, not its projection) for the noise level.
-    const pred = A.mmul(Matrix.columnVector(sol.x)).getColumn(0);
-    let rss = 0;
-    for (let r = 0; r < m; r++) rss += (b[r]! - pred[r]!) ** 2;
-    const k = sol.rss > 0 ? rss / sol.rss : 1;
-    return {
-      x: sol.x.map((z, a) => z / scale[a]!),
-      atBound: sol.atBound,
-      cov: sol.covariance.map((row, a) => row.map((v, bb) => (k * v) / (scale[a]! * scale[bb]!))),
-      condition,
-    };
-  };
-  const residualRms = (x: number[]): Pair => {
-    const ss: Pair = [0, 0];
-    const nn: Pair = [0, 0];
-    for (let r = 0; r < m; r++) {
-      let pred = 0;
-      free.forEach((p, a) => (pred += eq.Y[r]![p]! * x[a]!));
-      const j = eq.joint[r]!;
-      ss[j] += (b0[r]! - pred) ** 2;
-      nn[j]++;
-    }
-    return mapPair(ss, (s, j) => Math.sqrt(s / Math.max(1, nn[j])));
-  };
+  const fitWith = (w: ReadonlyPair): FreeFit => fitFree(eq, free, b0, w, iv);
+  const residualRms = (x: number[]): Pair => freeResidualRms(eq, free, b0, x);
   // First pass unweighted, for each joint's residual level; then weighted by its inverse.
   const sigma = mapPair(residualRms(fitWith([1, 1]).x), (s) => Math.max(s, 1e-9));
   const second = fitWith(mapPair(sigma, (s) => 1 / s));
