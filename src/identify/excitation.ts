@@ -162,6 +162,58 @@ function roomAbout(rig: Rig, centre: ReadonlyPair): Pair {
   return room;
 }
 
+/** What scaleIntoLimits needs of the design: the rig, its model and the allowed fractions. */
+interface Scaling {
+  rig: Rig;
+  model: ActuatedArmModel;
+  theta: ReturnType<typeof toVector>;
+  c: RegressorConstants;
+  rate: number;
+  centre: Pair;
+  room: Pair;
+  /** Fraction of the angle room and speed limits. */
+  f: number;
+  /** Fraction of the torque available. */
+  ft: number;
+  build: (sines: SineComponent[][], name: string) => Trajectory;
+}
+
+/**
+ * One candidate `shape` scaled so that each joint's angle and speed use the allowed fraction of the
+ * limits, then both shrunk (bisection) until the torque fits too; an ExcitationError when holding the
+ * centre alone takes more torque than allowed.
+ */
+function scaleIntoLimits(d: Scaling, shape: PairOf<SineComponent[]>): { sines: PairOf<SineComponent[]>; e: Evaluated } {
+  const { rig, model, theta, c, rate, centre, room, f, ft, build } = d;
+  // Scale each joint so that its angle and speed use the allowed fraction of the limits...
+  const unit = evaluate(rig, model, build(shape, 'probe'), centre, theta, c, rate);
+  const limits = asPair(rig.limits, `${rig.file}: limits`);
+  let scale = pairOf((i) => Math.min((f * room[i]) / unit.angle[i], (f * limits[i].maxVel) / unit.speed[i]));
+  const scaled = (k: number): PairOf<SineComponent[]> =>
+    mapPair(shape, (js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i] * k })));
+  // ... then shrink both (bisection) until the torque fits too.
+  let e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
+  if (Math.max(...e.load) > ft) {
+    const still = evaluate(rig, model, build(scaled(0), 'probe'), centre, theta, c, rate);
+    if (Math.max(...still.load) > ft) {
+      const j = still.load[0] > ft ? 0 : 1;
+      throw new ExcitationError(
+        `joint ${j + 1}: holding the centre pose [${centre.map((v) => (v / DEG).toFixed(0)).join(', ')}] deg takes ${(still.load[j] * 100).toFixed(0)}% of the torque available, more than the ${(ft * 100).toFixed(0)}% allowed: choose another centre (nearer hanging)`,
+      );
+    }
+    let lo = 0;
+    let hi = 1;
+    for (let it = 0; it < 14; it++) {
+      const mid = (lo + hi) / 2;
+      if (Math.max(...evaluate(rig, model, build(scaled(mid), 'probe'), centre, theta, c, rate).load) > ft) hi = mid;
+      else lo = mid;
+    }
+    scale = mapPair(scale, (s) => s * lo);
+    e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
+  }
+  return { sines: scaled(1), e };
+}
+
 /**
  * Designs the excitation for a two-link rig: the best of `candidates` random phase and amplitude
  * mixes, each scaled into the limits. Throws an ExcitationError when no motion fits (gravity alone
@@ -195,33 +247,7 @@ export function designExcitation(rig: Rig, o: ExcitationOptions = {}): Excitatio
     const shape = mapPair(perJoint, (fs) =>
       fs.map((fk) => ({ amplitude: (0.5 + rnd()) / fk, frequencyHz: fk, phase: 2 * Math.PI * rnd() })),
     );
-    // Scale each joint so that its angle and speed use the allowed fraction of the limits...
-    const unit = evaluate(rig, model, build(shape, 'probe'), centre, theta, c, rate);
-    const limits = asPair(rig.limits, `${rig.file}: limits`);
-    let scale = pairOf((i) => Math.min((f * room[i]) / unit.angle[i], (f * limits[i].maxVel) / unit.speed[i]));
-    const scaled = (k: number): PairOf<SineComponent[]> =>
-      mapPair(shape, (js, i) => js.map((s) => ({ ...s, amplitude: s.amplitude * scale[i] * k })));
-    // ... then shrink both (bisection) until the torque fits too.
-    let e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
-    if (Math.max(...e.load) > ft) {
-      const still = evaluate(rig, model, build(scaled(0), 'probe'), centre, theta, c, rate);
-      if (Math.max(...still.load) > ft) {
-        const j = still.load[0] > ft ? 0 : 1;
-        throw new ExcitationError(
-          `joint ${j + 1}: holding the centre pose [${centre.map((v) => (v / DEG).toFixed(0)).join(', ')}] deg takes ${(still.load[j] * 100).toFixed(0)}% of the torque available, more than the ${(ft * 100).toFixed(0)}% allowed: choose another centre (nearer hanging)`,
-        );
-      }
-      let lo = 0;
-      let hi = 1;
-      for (let it = 0; it < 14; it++) {
-        const mid = (lo + hi) / 2;
-        if (Math.max(...evaluate(rig, model, build(scaled(mid), 'probe'), centre, theta, c, rate).load) > ft) hi = mid;
-        else lo = mid;
-      }
-      scale = mapPair(scale, (s) => s * lo);
-      e = evaluate(rig, model, build(scaled(1), 'probe'), centre, theta, c, rate);
-    }
-    const sines = scaled(1);
+    const { sines, e } = scaleIntoLimits({ rig, model, theta, c, rate, centre, room, f, ft, build }, shape);
     const condition = trajectoryCondition(build(sines, 'probe'), c);
     if (!best || condition < best.condition) best = { sines, condition, e };
   }
