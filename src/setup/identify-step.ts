@@ -9,7 +9,7 @@
 import type { Rig } from '../config/load.js';
 import { twoLinkArm } from '../config/load.js';
 import { preflight } from '../control/feasibility.js';
-import { designExcitation, ExcitationError, type ExcitationOptions } from '../identify/excitation.js';
+import { designExcitation, ExcitationError, type Excitation, type ExcitationOptions } from '../identify/excitation.js';
 import { FitError, fitTicks, type FitResult } from '../identify/fit.js';
 import { plantParameters, runExcitation, RunError, type RunPaths } from '../identify/pipeline.js';
 import { BASE_PARAMETERS, baseParameters, type BaseParameterKey, type BaseParameters } from '../identify/regressor.js';
@@ -133,6 +133,12 @@ export async function identifyStep(rig: Rig, raw: Record<string, unknown>, run: 
     if (e instanceof FitError) return skip(`the fit failed: ${e.message}`, 'run twolink identify by hand with a larger --amplitude');
     throw e;
   }
+  return identifiedOutcome(rig, raw, excitation, fit);
+}
+
+/** What the fit gives the rig file: the parameters identified well enough written (a step that passes), or the file's model kept (a warning, with why). */
+function identifiedOutcome(rig: Rig, raw: Record<string, unknown>, excitation: Excitation, fit: FitResult): IdentifyOutcome {
+  const name = 'identification';
   const arm = twoLinkArm(rig);
   const nominal = baseParameters(arm, rig.motors.slice(0, 2).map(reflectedInertia), rig.friction);
   const { chosen, used, why } = chooseParameters(fit, nominal);
