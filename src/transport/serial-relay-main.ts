@@ -75,6 +75,64 @@ function closedStatus(path: string, e: (Error & { disconnected?: boolean }) | un
   };
 }
 
+/**
+ * The host's drain requests: each is answered once the bytes written before it (`bytes`, counted from
+ * the start) have been handed to the port and the port has drained them.
+ */
+class Drains {
+  private written = 0; // bytes from the host handed to the port [B]
+  private readonly pending: { id: number; bytes: number }[] = [];
+  constructor(private readonly port: SerialPort) {}
+
+  /** `n` more bytes handed to the port. */
+  wrote(n: number): void {
+    this.written += n;
+    this.settle();
+  }
+
+  add(id: number, bytes: number): void {
+    this.pending.push({ id, bytes });
+    this.settle();
+  }
+
+  private settle(): void {
+    for (let i = this.pending.length - 1; i >= 0; i--) {
+      const d = this.pending[i]!;
+      if (this.written < d.bytes) continue;
+      this.pending.splice(i, 1);
+      this.port.drain((e) => send({ type: 'reply', id: d.id, ...(e ? { error: e.message } : {}) }));
+    }
+  }
+}
+
+/** Answers one request of the host's (relay-binding.ts) on the port. */
+function answer(port: SerialPort, drains: Drains, m: RelayRequest): void {
+  const reply = (p: Promise<unknown>): void =>
+    void p.then(
+      (value) => send({ type: 'reply', id: m.id, ...(value !== undefined ? { value } : {}) }),
+      (e: unknown) => send({ type: 'reply', id: m.id, error: e instanceof Error ? e.message : String(e) }),
+    );
+  const cb = <T>(f: (done: (e: Error | null, v?: T) => void) => void): Promise<T | undefined> =>
+    new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v))));
+  switch (m.type) {
+    case 'update':
+      reply(cb((done) => port.update({ baudRate: m.baudRate }, (e) => done(e ?? null))));
+      return;
+    case 'set':
+      reply(cb((done) => port.set(m.options, (e) => done(e ?? null))));
+      return;
+    case 'get':
+      reply(cb((done) => port.get((e, status) => done(e ?? null, status))));
+      return;
+    case 'flush':
+      reply(cb((done) => port.flush((e) => done(e ?? null))));
+      return;
+    case 'drain':
+      drains.add(m.id, m.bytes);
+      return;
+  }
+}
+
 async function main(): Promise<void> {
   let args;
   try {
@@ -94,16 +152,7 @@ async function main(): Promise<void> {
   if (process.platform === 'linux') port.set({ lowLatency: true } as never, () => undefined);
   if (args.nudge) nudgeReads(port);
   const dtr = await keepDtr(args.path, args.hupcl);
-  let written = 0; // bytes from the host handed to the port [B]
-  const drains: { id: number; bytes: number }[] = [];
-  const settleDrains = (): void => {
-    for (let i = drains.length - 1; i >= 0; i--) {
-      const d = drains[i]!;
-      if (written < d.bytes) continue;
-      drains.splice(i, 1);
-      port.drain((e) => send({ type: 'reply', id: d.id, ...(e ? { error: e.message } : {}) }));
-    }
-  };
+  const drains = new Drains(port);
   let closing = false;
   const closePort = (): void => {
     if (closing) return;
@@ -119,40 +168,11 @@ async function main(): Promise<void> {
   });
   port.on('error', (e: Error) => send(closedStatus(args.path, e)));
   process.stdin.on('data', (d: Buffer) => {
-    port.write(d, () => {
-      written += d.length;
-      settleDrains();
-    });
+    port.write(d, () => drains.wrote(d.length));
   });
   process.stdin.on('end', closePort);
   process.on('disconnect', closePort);
-  process.on('message', (m: RelayRequest) => {
-    const reply = (p: Promise<unknown>): void =>
-      void p.then(
-        (value) => send({ type: 'reply', id: m.id, ...(value !== undefined ? { value } : {}) }),
-        (e: unknown) => send({ type: 'reply', id: m.id, error: e instanceof Error ? e.message : String(e) }),
-      );
-    const cb = <T>(f: (done: (e: Error | null, v?: T) => void) => void): Promise<T | undefined> =>
-      new Promise((resolve, reject) => f((e, v) => (e ? reject(e) : resolve(v))));
-    switch (m.type) {
-      case 'update':
-        reply(cb((done) => port.update({ baudRate: m.baudRate }, (e) => done(e ?? null))));
-        return;
-      case 'set':
-        reply(cb((done) => port.set(m.options, (e) => done(e ?? null))));
-        return;
-      case 'get':
-        reply(cb((done) => port.get((e, status) => done(e ?? null, status))));
-        return;
-      case 'flush':
-        reply(cb((done) => port.flush((e) => done(e ?? null))));
-        return;
-      case 'drain':
-        drains.push({ id: m.id, bytes: m.bytes });
-        settleDrains();
-        return;
-    }
-  });
+  process.on('message', (m: RelayRequest) => answer(port, drains, m));
   send({ type: 'open', pid: process.pid, priority: await priority(args.rt, args.rtPriority), dtr });
 }
 
