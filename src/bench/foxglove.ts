@@ -100,13 +100,32 @@ interface Measured {
   rt: string;
 }
 
+/** The loop's rows counted into the block being measured (`current`; none between blocks). */
+class RowCounts {
+  current: Block | undefined;
+  private prevOverruns = 0;
+  private prevBurst = 0;
+
+  add(row: ArrayLike<number>): void {
+    const o = row[F.overruns]!;
+    const b = row[F.burst]!;
+    if (this.current) {
+      // Latency as the summary defines it (stats.ts, TimingFigures): answered samples only, not the zeros of superseded ones.
+      if (answeredRow(row)) this.current.hist.add(Math.abs(row[F.errUs]!));
+      this.current.ticks++;
+      this.current.overruns += o - this.prevOverruns;
+      this.current.burst += b - this.prevBurst;
+    }
+    this.prevOverruns = o;
+    this.prevBurst = b;
+  }
+}
+
 export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
   const fresh = (): Block => ({ hist: new UsHistogram(), ticks: 0, overruns: 0, burst: 0, cpuS: 0, wallS: 0 });
   const blocks: Record<Mode, Block> = { without: fresh(), reading: fresh(), stalled: fresh() };
-  let current: Block | undefined;
+  const counts = new RowCounts();
   let live: LiveView | undefined;
-  let prevOverruns = 0;
-  let prevBurst = 0;
   const session = new Session({
     rig,
     target: { kind: 'mock' },
@@ -120,19 +139,7 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
     injections: [],
     maxSeconds: 300,
     onDrained: () => live?.poll(),
-    onRow: (row) => {
-      const o = row[F.overruns]!;
-      const b = row[F.burst]!;
-      if (current) {
-        // Latency as the summary defines it (stats.ts, TimingFigures): answered samples only, not the zeros of superseded ones.
-        if (answeredRow(row)) current.hist.add(Math.abs(row[F.errUs]!));
-        current.ticks++;
-        current.overruns += o - prevOverruns;
-        current.burst += b - prevBurst;
-      }
-      prevOverruns = o;
-      prevBurst = b;
-    },
+    onRow: (row) => counts.add(row),
   });
   let over = false;
   const done = session.run().then((r) => ((over = true), r));
@@ -152,15 +159,15 @@ export async function measure(rig: Rig, paths: PathSpec[]): Promise<Measured> {
       before = view.stats;
     }
     session.drain();
-    current = blocks[mode];
+    const block = (counts.current = blocks[mode]);
     const cpu0 = process.cpuUsage();
     const wall0 = performance.now();
     await sleep(BLOCK_MS);
     session.drain();
     const cpu = process.cpuUsage(cpu0);
-    current.cpuS += (cpu.user + cpu.system) / 1e6;
-    current.wallS += (performance.now() - wall0) / 1000;
-    current = undefined;
+    block.cpuS += (cpu.user + cpu.system) / 1e6;
+    block.wallS += (performance.now() - wall0) / 1000;
+    counts.current = undefined;
     if (live) {
       m.sent += live.stats.sent - before.sent;
       m.dropped += live.stats.dropped - before.dropped;
