@@ -104,85 +104,93 @@ interface Actuation {
   motorsGiven: boolean;
 }
 
-/** Checks one actuated arm (the nominal one the twin runs, or the mock's plant). */
+/** Checks one actuated arm (the nominal one the twin runs, or the mock's plant): at most one issue a joint. */
 function checkActuation(a: Actuation, rig: Rig, env: Envelope, out: PlausibilityIssue[]): void {
-  const n = rig.joints;
-  for (let i = 0; i < n; i++) {
-    const m = a.motors[i]!;
-    const at = `${a.motorsPath}[${i}]`;
-    const ratio = m.kt / m.ke;
-    if (ratio > MAX_KT_KE_RATIO || ratio < 1 / MAX_KT_KE_RATIO) {
-      out.push({
-        path: `${at}.kt`,
+  for (let i = 0; i < rig.joints; i++) {
+    const issue = motorIssue(a, rig, env, i) ?? stiffnessIssue(a, env, i);
+    if (issue) out.push(issue);
+  }
+}
+
+/** Joint `i`'s motor and driver: units, the supply, and the torque against gravity and friction. */
+function motorIssue(a: Actuation, rig: Rig, env: Envelope, i: number): PlausibilityIssue | undefined {
+  const m = a.motors[i]!;
+  const at = `${a.motorsPath}[${i}]`;
+  const ratio = m.kt / m.ke;
+  if (ratio > MAX_KT_KE_RATIO || ratio < 1 / MAX_KT_KE_RATIO) {
+    return {
+      path: `${at}.kt`,
+      message:
+        `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` +
+        `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
+    };
+  }
+  const d = m.driver;
+  if (d && d.dropV >= a.supplyV) {
+    return {
+      path: `${at}.driver.dropV`,
+      message: `the ${driverLabel(d)} loses ${fmt(d.dropV)} V across its switches, no less than the ${fmt(a.supplyV)} V supply: the motor would get nothing`,
+    };
+  }
+  if (d?.maxSupplyV !== undefined && a.supplyV > d.maxSupplyV) {
+    return {
+      path: `${at}.driver`,
+      message: `the ${driverLabel(d)} takes at most ${fmt(d.maxSupplyV)} V (its datasheet), but the supply is ${fmt(a.supplyV)} V`,
+    };
+  }
+  const stall = torqueForDuty(m, a.supplyV, rig.maxDuty, 0);
+  if (a.motorsGiven) {
+    const gv = env.gravity[i]!;
+    if (gv.torque > stall) {
+      return {
+        path: at,
         message:
-          `kt ${fmt(m.kt)} N m/A and ke ${fmt(m.ke)} V s/rad differ by a factor ${fmt(Math.max(ratio, 1 / ratio))}: in SI units they are the same ` +
-          `constant of a DC motor (check the units: ke in V/krpm is 104.7 times ke in V s/rad)`,
-      });
-      continue;
+          `joint ${i + 1}'s motor gives at most ${fmt(stall)} N m at stall (eta N kt Vs maxDuty / R${d ? `, through the ${driverLabel(d)}` : ''}), but holding the arm against gravity ` +
+          `within the joint limits takes ${fmt(gv.torque)} N m (at ${degs(gv.at)}): a stronger motor, a higher gear ratio or narrower limits`,
+      };
     }
-    const d = m.driver;
-    if (d && d.dropV >= a.supplyV) {
-      out.push({
-        path: `${at}.driver.dropV`,
-        message: `the ${driverLabel(d)} loses ${fmt(d.dropV)} V across its switches, no less than the ${fmt(a.supplyV)} V supply: the motor would get nothing`,
-      });
-      continue;
-    }
-    if (d?.maxSupplyV !== undefined && a.supplyV > d.maxSupplyV) {
-      out.push({
-        path: `${at}.driver`,
-        message: `the ${driverLabel(d)} takes at most ${fmt(d.maxSupplyV)} V (its datasheet), but the supply is ${fmt(a.supplyV)} V`,
-      });
-      continue;
-    }
-    const stall = torqueForDuty(m, a.supplyV, rig.maxDuty, 0);
-    if (a.motorsGiven) {
-      const gv = env.gravity[i]!;
-      if (gv.torque > stall) {
-        out.push({
-          path: at,
-          message:
-            `joint ${i + 1}'s motor gives at most ${fmt(stall)} N m at stall (eta N kt Vs maxDuty / R${d ? `, through the ${driverLabel(d)}` : ''}), but holding the arm against gravity ` +
-            `within the joint limits takes ${fmt(gv.torque)} N m (at ${degs(gv.at)}): a stronger motor, a higher gear ratio or narrower limits`,
-        });
-        continue;
-      }
-      const c = a.coulomb[i] ?? 0;
-      if (c >= stall) {
-        out.push({
-          path: `${a.frictionPath.coulomb}[${i}]`,
-          message: `Coulomb friction ${fmt(c)} N m is at least the motor's stall torque ${fmt(stall)} N m: the joint could never move`,
-        });
-        continue;
-      }
-    }
-    // Damping of the joint: back-EMF through the winding, viscous friction, and the slope of the
-    // smoothed Coulomb friction at rest. With the smallest inertia the joint has, that is its fastest
-    // mode, which the integration step must resolve.
-    const electrical = (m.efficiency * m.gear * m.gear * m.kt * m.ke) / m.R;
-    const viscous = a.viscous[i] ?? 0;
-    const coulombSlope = (a.coulomb[i] ?? 0) / a.coulombVelocity;
-    const b = electrical + viscous + coulombSlope;
-    const J = env.inertia[i]! + reflectedInertia(m);
-    if (!(J > 0) || (b * a.step) / J > MAX_STIFFNESS) {
-      const biggest = Math.max(electrical, viscous, coulombSlope);
-      const cause =
-        biggest === electrical
-          ? [`${at}`, `the motor's back-EMF damping eta N^2 kt ke / R = ${fmt(electrical)} N m s/rad`]
-          : biggest === viscous
-            ? [`${a.frictionPath.viscous}[${i}]`, `viscous friction ${fmt(viscous)} N m s/rad`]
-            : [
-                `${a.frictionPath.coulomb}[${i}]`,
-                `Coulomb friction ${fmt(a.coulomb[i] ?? 0)} N m (smoothed over ${fmt(a.coulombVelocity)} rad/s: ${fmt(coulombSlope)} N m s/rad at rest)`,
-              ];
-      out.push({
-        path: cause[0]!,
-        message:
-          `${cause[1]} on joint ${i + 1}, whose inertia is as small as ${fmt(J)} kg m^2, gives a time constant of ${fmt((1000 * J) / b)} ms: ` +
-          `the ${a.simulation} (step ${fmt(a.step * 1000)} ms) cannot follow it and would diverge (check kt, ke, R, gear and rotorInertia, the friction, the masses)`,
-      });
+    const c = a.coulomb[i] ?? 0;
+    if (c >= stall) {
+      return {
+        path: `${a.frictionPath.coulomb}[${i}]`,
+        message: `Coulomb friction ${fmt(c)} N m is at least the motor's stall torque ${fmt(stall)} N m: the joint could never move`,
+      };
     }
   }
+  return undefined;
+}
+
+/** Joint `i`'s fastest mode (its damping over its smallest inertia) against the simulation's step. */
+function stiffnessIssue(a: Actuation, env: Envelope, i: number): PlausibilityIssue | undefined {
+  const m = a.motors[i]!;
+  const at = `${a.motorsPath}[${i}]`;
+  // Damping of the joint: back-EMF through the winding, viscous friction, and the slope of the
+  // smoothed Coulomb friction at rest. With the smallest inertia the joint has, that is its fastest
+  // mode, which the integration step must resolve.
+  const electrical = (m.efficiency * m.gear * m.gear * m.kt * m.ke) / m.R;
+  const viscous = a.viscous[i] ?? 0;
+  const coulombSlope = (a.coulomb[i] ?? 0) / a.coulombVelocity;
+  const b = electrical + viscous + coulombSlope;
+  const J = env.inertia[i]! + reflectedInertia(m);
+  if (!(J > 0) || (b * a.step) / J > MAX_STIFFNESS) {
+    const biggest = Math.max(electrical, viscous, coulombSlope);
+    const cause =
+      biggest === electrical
+        ? [`${at}`, `the motor's back-EMF damping eta N^2 kt ke / R = ${fmt(electrical)} N m s/rad`]
+        : biggest === viscous
+          ? [`${a.frictionPath.viscous}[${i}]`, `viscous friction ${fmt(viscous)} N m s/rad`]
+          : [
+              `${a.frictionPath.coulomb}[${i}]`,
+              `Coulomb friction ${fmt(a.coulomb[i] ?? 0)} N m (smoothed over ${fmt(a.coulombVelocity)} rad/s: ${fmt(coulombSlope)} N m s/rad at rest)`,
+            ];
+    return {
+      path: cause[0]!,
+      message:
+        `${cause[1]} on joint ${i + 1}, whose inertia is as small as ${fmt(J)} kg m^2, gives a time constant of ${fmt((1000 * J) / b)} ms: ` +
+        `the ${a.simulation} (step ${fmt(a.step * 1000)} ms) cannot follow it and would diverge (check kt, ke, R, gear and rotorInertia, the friction, the masses)`,
+    };
+  }
+  return undefined;
 }
 
 /**
