@@ -53,8 +53,8 @@ export const WIRING_KINDS = {
 
 const ITEM = /^([a-z-]+)(?:=(.*))?$/;
 
-/** Parses the `--wiring` text for an arm of `joints` joints; an empty text is the correct wiring. */
-export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
+/** Each mistake's value, as zod reads it, for an arm of `joints` joints. */
+function wiringSchemas(joints: 1 | 2) {
   const jointNo = z.preprocess(
     fromDecimal,
     z
@@ -63,7 +63,7 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
       .min(1, `must be a joint number, 1..${joints}`)
       .max(joints, `must be a joint number, 1..${joints} (the arm has ${joints} joint${joints > 1 ? 's' : ''})`),
   );
-  const schemas = {
+  return {
     'swap-motors': z.undefined({ error: 'takes no value' }),
     'swap-encoders': z.undefined({ error: 'takes no value' }),
     'reverse-motor': jointNo,
@@ -90,6 +90,11 @@ export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
       ),
     ]),
   } as const;
+}
+
+/** Parses the `--wiring` text for an arm of `joints` joints; an empty text is the correct wiring. */
+export function parseWiring(spec: string, joints: 1 | 2): MockWiring {
+  const schemas = wiringSchemas(joints);
   const mistakes: WiringMistake[] = [];
   const seen = new Set<string>();
   const items = spec.split(',').map((s) => s.trim());
