@@ -398,7 +398,11 @@ describe('connection problems', () => {
     const e = await rejection(s, s.link.open());
     expect(e.reason).toBe('no-answer');
     expect(e.message).toMatch(/^mock:mock-arm-firmata: no Firmata handshake within 800 ms at 115200 baud/);
-    expect(e.message).toMatch(/bytes came back but no Firmata version: wrong baud rate/);
+    // Mostly no version at all; now and then the random bytes hold a REPORT_VERSION 2.x by chance, and
+    // the message then says a wrong baud rate can make one up. Either way it names the baud rate.
+    expect(e.message).toMatch(
+      /bytes came back but no Firmata version: wrong baud rate|never its firmware name \(\d+ bytes came back\): a wrong baud rate can make a version up/,
+    );
     expect(s.mock.board.stats.garbled).toBeGreaterThan(0);
   });
 
