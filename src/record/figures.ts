@@ -513,6 +513,16 @@ function endpointPanel(curves: RunCurves, keys: string[], styles: SeriesStyle[],
   });
 }
 
+/** What the bottom row's panels share: the recording's columns, the ticks shown and the time axis. */
+interface RowView {
+  c: LoadedRecording['columns'];
+  n: number;
+  keep: number[];
+  bands: { x0: number; x1: number }[];
+  xDomain: [number, number];
+  shown: (i: number) => boolean;
+}
+
 function bottomRow(
   rec: LoadedRecording,
   rig: Rig,
@@ -524,14 +534,18 @@ function bottomRow(
   xDomain: [number, number],
 ): Json[] {
   const c = rec.columns;
-  const n = rec.info.header.joints;
+  const t = c.get('t');
+  const v: RowView = { c, n: rec.info.header.joints, keep, bands, xDomain, shown: (i) => t[i]! >= xDomain[0] && t[i]! <= xDomain[1] };
+  return [endpointPanel(curves, keys, styles, keep), residualPanel(v, rig.twin.alarmDeg), ...torquePanels(v)];
+}
+
+/** The twin's residual, on the ticks where it was computed, with the alarm threshold. */
+function residualPanel(v: RowView, alarm: number): Json {
+  const { c, n, keep, bands, xDomain, shown } = v;
   const t = c.get('t');
   const state = c.get('state');
   const fresh = c.get('fresh');
-  const out: Json[] = [endpointPanel(curves, keys, styles, keep)];
-  // The twin's residual, on the ticks where it was computed.
   const live: number[] = [];
-  const shown = (i: number): boolean => t[i]! >= xDomain[0] && t[i]! <= xDomain[1];
   for (let i = 0; i < c.length; i++) if (fresh[i] === 1 && state[i] !== IDLE && shown(i)) live.push(i);
   const sel = strideIndices(live.length, 2 * keep.length).map((k) => live[k]!);
   const jointStyles: SeriesStyle[] = [STYLES.joint1, STYLES.joint2].slice(0, n);
@@ -540,39 +554,42 @@ function bottomRow(
     const r = c.get(`res${j}` as TickField);
     for (const i of sel) resPts.push({ x: round(t[i]!), y: round(r[i]! * DEG), s: jointStyles[j]!.name });
   }
-  const alarm = rig.twin.alarmDeg;
   // Always show the threshold, and every residual even beyond it.
   const lim = Number((1.05 * Math.max(1.2 * alarm, ...resPts.map((p) => Math.abs(p.y ?? 0)))).toPrecision(4));
-  out.push(
-    panel({
-      title: `Twin residual, alarm at ±${alarm} deg`,
-      subtitle: 'measured − twin, at each reading',
-      xTitle: 'Time [s]',
-      yTitle: '[deg]',
-      points: resPts,
-      series: jointStyles,
-      legend: true,
-      rules: [
-        { y: alarm, color: ALARM_COLOR },
-        { y: -alarm, color: ALARM_COLOR },
-      ],
-      bands,
-      xDomain,
-      yDomain: [-lim, lim],
-    }),
-  );
-  // Torques per joint.
-  // The command first (drawn underneath, wide and pale), then its parts on top of it.
+  return panel({
+    title: `Twin residual, alarm at ±${alarm} deg`,
+    subtitle: 'measured − twin, at each reading',
+    xTitle: 'Time [s]',
+    yTitle: '[deg]',
+    points: resPts,
+    series: jointStyles,
+    legend: true,
+    rules: [
+      { y: alarm, color: ALARM_COLOR },
+      { y: -alarm, color: ALARM_COLOR },
+    ],
+    bands,
+    xDomain,
+    yDomain: [-lim, lim],
+  });
+}
+
+/** Torques per joint: the command first (drawn underneath, wide and pale), then its parts on top of it. */
+function torquePanels(v: RowView): Json[] {
+  const { c, n, keep, bands, xDomain, shown } = v;
+  const t = c.get('t');
+  const state = c.get('state');
   const torqueStyles: SeriesStyle[] = [STYLES.command, STYLES.feedforward, STYLES.pid];
   const liveTicks: number[] = [];
   for (let i = 0; i < c.length; i++) if (state[i] !== IDLE && shown(i)) liveTicks.push(i);
   const tsel = strideIndices(liveTicks.length, 2 * keep.length).map((k) => liveTicks[k]!);
+  const out: Json[] = [];
   for (let j = 0; j < n; j++) {
     const fields = [`tauCmd${j}`, `tauFf${j}`, `tauPid${j}`] as TickField[];
     const tp: Point[] = [];
     fields.forEach((f, m) => {
-      const v = c.get(f);
-      for (const i of tsel) tp.push({ x: round(t[i]!), y: round(v[i]!), s: torqueStyles[m]!.name });
+      const col = c.get(f);
+      for (const i of tsel) tp.push({ x: round(t[i]!), y: round(col[i]!), s: torqueStyles[m]!.name });
     });
     out.push(
       panel({
