@@ -326,6 +326,86 @@ const firmataLinkSensorSchema = z.strictObject({
   /** Joint angle at rawAtMax [deg]. */
   maxDeg: num,
 });
+/** The firmata section as its fields give it (before the pins are checked). */
+interface FirmataFields {
+  board: keyof typeof BOARDS;
+  motors: z.infer<typeof firmataMotorSchema>[];
+  sensors: z.infer<typeof firmataSensorSchema>[];
+  linkSensors?: (z.infer<typeof firmataLinkSensorSchema> | null)[] | undefined;
+}
+
+/**
+ * Every pin must exist on the board the file names, take the job it is given there, and not be the
+ * serial pins 0 and 1 that carry Firmata itself; one pin, one job (a pin used twice is a wiring mistake
+ * the board would not report). Refused here, at load, from the file alone, rather than by the board at
+ * connect time.
+ */
+function checkFirmataPins(f: FirmataFields, ctx: z.RefinementCtx): void {
+  const used = new Map<number, string>();
+  const claim = (pin: number, path: (string | number)[]): void => {
+    const prev = used.get(pin);
+    if (prev !== undefined) ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is already used by firmata.${prev}` });
+    else used.set(pin, fieldPath(path));
+  };
+  const board = BOARDS[f.board];
+  const an = f.board === 'uno' ? 'an Uno' : 'a Mega';
+  const digital = (pin: number, path: (string | number)[], job: string): boolean => {
+    if (pin >= board.totalPins) {
+      ctx.addIssue({ code: 'custom', path, message: `pin ${pin} does not exist on ${an} (pins 0-${board.totalPins - 1})` });
+      return false;
+    }
+    if (!board.digital(pin)) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `pin ${pin} is the serial line to the laptop on ${an} (pins 0 and 1 carry Firmata): use another pin for the ${job}`,
+      });
+      return false;
+    }
+    return true;
+  };
+  /** A potentiometer (`at`: its path): an analog input the board has, and a calibration that is not flat. */
+  const potentiometer = (
+    p: { channel: number; rawAtMin: number; rawAtMax: number; minDeg: number; maxDeg: number },
+    at: (string | number)[],
+  ): void => {
+    if (p.channel >= board.analogPins.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [...at, 'channel'],
+        message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${p.channel})`,
+      });
+    } else {
+      claim(board.analogPins[p.channel]!, [...at, 'channel']);
+    }
+    if (p.rawAtMin === p.rawAtMax) ctx.addIssue({ code: 'custom', path: [...at, 'rawAtMax'], message: 'must differ from rawAtMin' });
+    if (p.minDeg === p.maxDeg) ctx.addIssue({ code: 'custom', path: [...at, 'maxDeg'], message: 'must differ from minDeg' });
+  };
+  f.motors.forEach((m, i) => {
+    if (!('pwm' in m)) return;
+    if (digital(m.pwm, ['motors', i, 'pwm'], 'PWM')) {
+      if (!board.pwm.has(m.pwm)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['motors', i, 'pwm'],
+          message: `pin ${m.pwm} cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})`,
+        });
+      }
+      claim(m.pwm, ['motors', i, 'pwm']);
+    }
+    if (digital(m.dir, ['motors', i, 'dir'], 'direction')) claim(m.dir, ['motors', i, 'dir']);
+    if (m.cdir !== undefined && digital(m.cdir, ['motors', i, 'cdir'], 'second direction')) claim(m.cdir, ['motors', i, 'cdir']);
+  });
+  f.sensors.forEach((s, i) => {
+    if (s.type !== 'encoder') return potentiometer(s, ['sensors', i]);
+    if (digital(s.pinA, ['sensors', i, 'pinA'], 'encoder')) claim(s.pinA, ['sensors', i, 'pinA']);
+    if (digital(s.pinB, ['sensors', i, 'pinB'], 'encoder')) claim(s.pinB, ['sensors', i, 'pinB']);
+  });
+  f.linkSensors?.forEach((s, i) => {
+    if (s) potentiometer(s, ['linkSensors', i]);
+  });
+}
+
 const firmataSchema = z
   .strictObject({
     /** The board's pin set: `uno` (ATmega328P: PWM 3 5 6 9 10 11, interrupts 2 3) or `mega` (2560: PWM 2-13 44-46, interrupts 2 3 18 19 20 21). */
@@ -344,84 +424,7 @@ const firmataSchema = z
     /** Firmata sampling interval [ms]; 0 = as fast as the baud rate allows. */
     samplingIntervalMs: z.number().int().min(0).max(1000).default(0),
   })
-  .superRefine((f, ctx) => {
-    // One pin, one job: a pin used twice is a wiring mistake the board would not report.
-    const used = new Map<number, string>();
-    const claim = (pin: number, path: (string | number)[]): void => {
-      const prev = used.get(pin);
-      if (prev !== undefined) ctx.addIssue({ code: 'custom', path, message: `pin ${pin} is already used by firmata.${prev}` });
-      else used.set(pin, fieldPath(path));
-    };
-    // Every pin must exist on the board the file names, take the job it is given there, and not be
-    // the serial pins 0 and 1 that carry Firmata itself: refused here, at load, from the file alone,
-    // rather than by the board at connect time.
-    const board = BOARDS[f.board];
-    const an = f.board === 'uno' ? 'an Uno' : 'a Mega';
-    const digital = (pin: number, path: (string | number)[], job: string): boolean => {
-      if (pin >= board.totalPins) {
-        ctx.addIssue({ code: 'custom', path, message: `pin ${pin} does not exist on ${an} (pins 0-${board.totalPins - 1})` });
-        return false;
-      }
-      if (!board.digital(pin)) {
-        ctx.addIssue({
-          code: 'custom',
-          path,
-          message: `pin ${pin} is the serial line to the laptop on ${an} (pins 0 and 1 carry Firmata): use another pin for the ${job}`,
-        });
-        return false;
-      }
-      return true;
-    };
-    f.motors.forEach((m, i) => {
-      if (!('pwm' in m)) return;
-      if (digital(m.pwm, ['motors', i, 'pwm'], 'PWM')) {
-        if (!board.pwm.has(m.pwm)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['motors', i, 'pwm'],
-            message: `pin ${m.pwm} cannot do PWM on ${an} (PWM pins: ${[...board.pwm].join(' ')})`,
-          });
-        }
-        claim(m.pwm, ['motors', i, 'pwm']);
-      }
-      if (digital(m.dir, ['motors', i, 'dir'], 'direction')) claim(m.dir, ['motors', i, 'dir']);
-      if (m.cdir !== undefined && digital(m.cdir, ['motors', i, 'cdir'], 'second direction')) claim(m.cdir, ['motors', i, 'cdir']);
-    });
-    f.sensors.forEach((s, i) => {
-      if (s.type === 'encoder') {
-        if (digital(s.pinA, ['sensors', i, 'pinA'], 'encoder')) claim(s.pinA, ['sensors', i, 'pinA']);
-        if (digital(s.pinB, ['sensors', i, 'pinB'], 'encoder')) claim(s.pinB, ['sensors', i, 'pinB']);
-      } else {
-        if (s.channel >= board.analogPins.length) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['sensors', i, 'channel'],
-            message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})`,
-          });
-        } else {
-          claim(board.analogPins[s.channel]!, ['sensors', i, 'channel']);
-        }
-        if (s.rawAtMin === s.rawAtMax)
-          ctx.addIssue({ code: 'custom', path: ['sensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
-        if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['sensors', i, 'maxDeg'], message: 'must differ from minDeg' });
-      }
-    });
-    f.linkSensors?.forEach((s, i) => {
-      if (!s) return;
-      if (s.channel >= board.analogPins.length) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['linkSensors', i, 'channel'],
-          message: `${an} has analog inputs A0-A${board.analogPins.length - 1} (got A${s.channel})`,
-        });
-      } else {
-        claim(board.analogPins[s.channel]!, ['linkSensors', i, 'channel']);
-      }
-      if (s.rawAtMin === s.rawAtMax)
-        ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'rawAtMax'], message: 'must differ from rawAtMin' });
-      if (s.minDeg === s.maxDeg) ctx.addIssue({ code: 'custom', path: ['linkSensors', i, 'maxDeg'], message: 'must differ from minDeg' });
-    });
-  });
+  .superRefine(checkFirmataPins);
 
 const plantSchema = z.strictObject({
   /** The true arm, overriding the nominal one key by key. */
