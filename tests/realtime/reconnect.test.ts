@@ -24,6 +24,8 @@ const ABSENT_MS = 2000;
 const children: ChildProcess[] = [];
 /** Every rig's stderr so far: a rig that starved says so there (src/mock/starvation.ts). */
 const rigLogs: (() => string)[] = [];
+/** The first rig of the attempt under way (againIfRigStarved): a failure's message lists that attempt's rigs, not the file's. */
+let attemptFrom = 0;
 /** What the rigs (from the `from`-th on) said of their own starvation (a busy machine did not run a board). */
 const rigsStarved = (from = 0): string[] =>
   rigLogs.slice(from).flatMap((log, i) =>
@@ -42,6 +44,7 @@ const rigsStarved = (from = 0): string[] =>
 async function againIfRigStarved(what: string, attempt: (k: number) => Promise<void>): Promise<void> {
   for (let k = 0; ; k++) {
     const from = rigLogs.length;
+    attemptFrom = from;
     try {
       await attempt(k);
       return;
@@ -95,7 +98,7 @@ class Follower {
           clearTimeout(guard);
           reject(
             new Error(
-              `${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)}${rigsStarved()
+              `${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)}${rigsStarved(attemptFrom)
                 .map((l) => `\n${l}`)
                 .join('')}`,
             ),
