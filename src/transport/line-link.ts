@@ -22,6 +22,7 @@ import {
 } from '../protocol/codec.js';
 import { checkBoardInfo, noHandshake } from './line-handshake.js';
 import { bootloaderWaitText } from './dtr.js';
+import { answerDelayOf } from './answer-delay.js';
 import {
   LinkError,
   MAX_DELAY_SAMPLES,
@@ -314,9 +315,9 @@ export class LineLink implements Link {
 
   /**
    * Which answer did sample `index` apply (its ack)? Learns the link's delay in samples (the smallest
-   * that covers 95 % of the last 256 answers: a native USB board's frames add one or two periods at
-   * 1 kHz, a 16U2's Timer0 flush four or five, an FTDI at 16 ms more) and counts the answers applied
-   * later than that as late.
+   * that covers 95 % of the last 256 answers, at most one past their median: answer-delay.ts; a native
+   * USB board's frames add one or two periods at 1 kHz, a 16U2's Timer0 flush four or five, an FTDI at
+   * 16 ms more) and counts the answers applied later than that as late.
    */
   private checkAnswers(index: number, ack: number | null): void {
     // A delay is evidence only when the sample before this one arrived too (a lost T would hide when
@@ -349,14 +350,7 @@ export class LineLink implements Link {
     this.delayHist[d]!++;
     const n = Math.min(this.delayN, 256);
     if (n < 16) return;
-    let c = 0;
-    for (let k = 1; k <= MAX_DELAY_SAMPLES; k++) {
-      c += this.delayHist[k]!;
-      if (c >= 0.95 * n) {
-        this.delaySamples = k;
-        return;
-      }
-    }
+    this.delaySamples = answerDelayOf(this.delayHist, n);
   }
 
   /** The link's delay from a sample to the sample that applies its answer [samples]. */
