@@ -20,7 +20,17 @@ export default defineConfig({
     hookTimeout: unitMs,
     projects: [
       { test: { name: 'unit', include: ['tests/*.test.ts'], maxWorkers: 2, testTimeout: unitMs, hookTimeout: unitMs } },
-      { test: { name: 'realtime', include: ['tests/realtime/*.test.ts'], maxWorkers: 1, fileParallelism: false, testTimeout: realtimeMs, hookTimeout: realtimeMs } },
+      {
+        test: {
+          name: 'realtime',
+          include: ['tests/realtime/*.test.ts'],
+          setupFiles: ['tests/helpers/children-setup.ts'],
+          maxWorkers: 1,
+          fileParallelism: false,
+          testTimeout: realtimeMs,
+          hookTimeout: realtimeMs,
+        },
+      },
     ],
   },
 });

@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { hangGuardMs } from './hang-guard.js';
+import { own } from './owned-children.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = `${ROOT}bin/twolink.js`;
@@ -23,6 +24,7 @@ export function twolink(
       cwd: opts.cwd ?? ROOT,
       env: { ...process.env, ...opts.env },
     });
+    own(child);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN, ROOT } from './cli.js';
 import { hangGuardMs } from './hang-guard.js';
+import { own } from './owned-children.js';
 
 export interface PtyRig {
   path: string;
@@ -16,11 +17,15 @@ export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    own(child);
     let out = '';
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const limitMs = hangGuardMs(10_000);
-    const timer = setTimeout(() => reject(new Error(`twolink rig printed no pty within ${limitMs / 1000} s: ${err}`)), limitMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`twolink rig printed no pty within ${limitMs / 1000} s: ${err}`));
+    }, limitMs);
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const line = out.split('\n')[0];
@@ -35,7 +40,7 @@ export function startPtyRig(rigFile = 'rigs/mock-arm.json', extra: string[] = []
               stderr: () => err,
               stop: () =>
                 new Promise((r) => {
-                  if (child.exitCode !== null) return r();
+                  if (child.exitCode !== null || child.signalCode !== null) return r();
                   child.once('exit', () => r());
                   child.kill('SIGTERM');
                 }),

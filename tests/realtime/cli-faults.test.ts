@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
+import { own } from '../helpers/owned-children.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-faults-`);
 
@@ -129,6 +130,7 @@ describe('ports', () => {
           env: { ...process.env, HOME: '/tmp' },
         },
       );
+      own(child);
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const code = await new Promise<number | null>((res) => child.on('close', res));

@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { parseRunReport, REPORT_FD_ENV, type RunReport } from '../../src/run/run-report.js';
 import { BIN, lastJson, ROOT, twolink, whyExit, type CliResult } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-crash-`);
 const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
@@ -37,6 +38,7 @@ function reportingRig(rigFile: string): Promise<Rig> {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  own(child);
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const reports: MockReport[] = [];
@@ -85,6 +87,7 @@ function hostRun(args: string[], crash: string): Promise<HostRun> {
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
     });
+    own(child);
     let stdout = '';
     let stderr = '';
     let exitMs = NaN;

@@ -11,6 +11,7 @@ import { RealClock } from '../../src/time/clock.js';
 import { clearFirmataSysexHandlers, createFirmataLink } from '../../src/transport/firmata-link.js';
 import type { LinkEvent, Reading } from '../../src/transport/link.js';
 import { ROOT } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 const hasSocat = spawnSync('socat', ['-V']).status === 0;
 const MAIN = `${ROOT}dist/mock/firmata-pty-main.js`;
@@ -24,6 +25,7 @@ afterAll(() => {
 function ptyPair(): Promise<{ socat: ChildProcess; a: string; b: string }> {
   return new Promise((resolve, reject) => {
     const socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0']);
+    own(socat);
     children.push(socat);
     let err = '';
     const timer = setTimeout(() => reject(new Error(`socat gave no ptys: ${err}`)), hangGuardMs(10_000));
@@ -43,6 +45,7 @@ function ptyPair(): Promise<{ socat: ChildProcess; a: string; b: string }> {
 function rigProcess(port: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [MAIN, '--rig', 'rigs/mock-arm-firmata.json', '--port', port], { cwd: ROOT });
+    own(child);
     children.push(child);
     let out = '';
     let err = '';

@@ -29,6 +29,7 @@ import {
 import { processThreads, requestRealtime, schedPolicy } from '../../src/time/threads.js';
 import { RIG_STARVED_ATTEMPTS } from '../../src/mock/starvation.js';
 import { BIN, lastJson, ROOT, twolink, whyExit } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 const INSTALL =
   'simavr is not installed: sudo apt-get install simavr libsimavr-dev gcc-avr avr-libc arduino-core-avr (.ci/run installs them)';
@@ -58,6 +59,7 @@ function startFirmwareRig(): Promise<{
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    own(child);
     children.push(child);
     let err = '';
     const reports: MockReport[] = [];

@@ -15,6 +15,7 @@ import { requestRealtime } from '../../src/time/threads.js';
 import { BIN, lastJson, ROOT, twolink } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
 import { hangGuardMs } from '../helpers/hang-guard.js';
+import { own } from '../helpers/owned-children.js';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
@@ -44,6 +45,7 @@ function killMidReach(file: string, port: string): Promise<string> {
       ['--single-threaded-gc', BIN, 'run', '--rig', file, '--port', port, '--traj', 'reach', '--cycle', '--max-seconds', '900', '--rt'],
       { cwd: ROOT },
     );
+    own(child);
     children.push(child);
     let out = '';
     let killed = false;
@@ -229,6 +231,7 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
     [`${ROOT}dist/mock/firmata-pty-main.js`, '--rig', file, '--port', a, '--watchdog-feature', '--rt'],
     { cwd: ROOT },
   );
+  own(board);
   children.push(board);
   let err = '';
   board.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -243,6 +246,7 @@ async function firmataRig(): Promise<{ file: string; b: string; boardErr: () => 
 function ptyPair(): Promise<{ a: string; b: string }> {
   return new Promise((resolve, reject) => {
     const socat = spawn('socat', ['-d', '-d', 'pty,raw,echo=0', 'pty,raw,echo=0']);
+    own(socat);
     children.push(socat);
     let err = '';
     socat.stderr.on('data', (d: Buffer) => {

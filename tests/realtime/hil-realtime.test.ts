@@ -13,6 +13,7 @@ import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js'
 import { realtimeEngine } from '../../src/hil/engines.js';
 import { runScenario } from '../../src/hil/run.js';
 import { parseSuite } from '../../src/hil/suite.js';
+import { own } from '../helpers/owned-children.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'twolink-hil-rt-'));
 
@@ -64,6 +65,7 @@ describe('the pty rig reports to a program in JSON lines (--report), read with t
       [BIN, 'rig', '--rig', 'rigs/mock-arm-firmata.json', '--pty', '--report', '--no-rt', '--inject', 'garbage=10@5'],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    own(child);
     const reports: MockReport[] = [];
     await new Promise<void>((resolve, reject) => {
       child.on('exit', (code) => reject(new Error(`twolink rig exited (${code}) before serving`)));

@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { hangGuardMs } from '../helpers/hang-guard.js';
+import { own } from '../helpers/owned-children.js';
 
 describe('SIGUSR1 pauses and resumes', () => {
   it(
@@ -14,6 +15,7 @@ describe('SIGUSR1 pauses and resumes', () => {
         ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm-identified.json', '--mock', '--traj', 'circle', '--headless'],
         { cwd: ROOT },
       );
+      own(child);
       let stderr = '';
       let stdout = '';
       let step = 0;

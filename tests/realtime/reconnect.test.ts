@@ -22,6 +22,10 @@ const POLL_MS = 50;
 const ABSENT_MS = 2000;
 
 const children: ChildProcess[] = [];
+/** Kills every rig still running: each test's last board (the one brought back after its last pull) too. */
+const killRigs = (): void => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+};
 /** Every rig's stderr so far: a rig that starved says so there (src/mock/starvation.ts). */
 const rigLogs: (() => string)[] = [];
 /** The first rig of the attempt under way (againIfRigStarved): a failure's message lists that attempt's rigs, not the file's. */
@@ -54,13 +58,12 @@ async function againIfRigStarved(what: string, attempt: (k: number) => Promise<v
       console.warn(
         `${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running again (attempt ${k + 2} of ${RIG_STARVED_ATTEMPTS})`,
       );
-      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      killRigs();
     }
   }
 }
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
+// Each test's rigs, its last board too, are killed when it ends (tests/helpers/owned-children.ts).
+afterAll(killRigs);
 
 /** The recording's lines as they are written: reads only what was appended since the last look. */
 class Follower {

@@ -14,6 +14,7 @@ import { stockFirmataElf } from '../../src/bench/firmware-stock.js';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { closePort, sendHandshake } from '../helpers/pty-handshake.js';
+import { own } from '../helpers/owned-children.js';
 
 const monoMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 /** How late the host connects after the rig serves [ms]: past both injections' times. */
@@ -58,6 +59,7 @@ describe("the pty rig's injections count from the host's handshake, not from ser
           'reset@1',
         ];
         const rig = spawn(process.execPath, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+        own(rig);
         let err = '';
         rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
         const reports: { r: MockReport; atMs: number }[] = [];

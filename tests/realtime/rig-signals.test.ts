@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 /** Every process below `pid` (from /proc/PID/task/TID/children). */
 function descendants(pid: number): number[] {
@@ -74,6 +75,7 @@ async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  own(rig, { group: true });
   let out = '';
   let err = '';
   rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -86,6 +88,7 @@ async function rigWithHost(args: string[], rigFile: string): Promise<Started> {
     ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', hostPath, '--traj', 'reach', '--headless'],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
+  own(host);
   let hostErr = '';
   host.stderr.on('data', (d: Buffer) => (hostErr += d.toString()));
   host.stdout.resume();
@@ -138,6 +141,7 @@ describe('twolink rig --pty ends cleanly once a host has connected', () => {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      own(rig);
       let out = '';
       let err = '';
       rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -245,6 +249,7 @@ describe('twolink rig --pty: a signal at any point of its start leaves nothing i
             cwd: ROOT,
             stdio: ['ignore', 'pipe', 'pipe'],
           });
+          own(rig);
           let out = '';
           let err = '';
           rig.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -275,6 +280,7 @@ describe('twolink rig --firmware --pty: SIGTERM before the simulator serves leav
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      own(rig);
       let out = '';
       let err = '';
       rig.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -12,6 +12,7 @@ import { loadRig } from '../../src/config/load.js';
 import { parseMockReport, type MockReport } from '../../src/mock/mock-report.js';
 import { BIN, ROOT } from '../helpers/cli.js';
 import { closePort, sendHandshake } from '../helpers/pty-handshake.js';
+import { own } from '../helpers/owned-children.js';
 
 /** The first match of `re` in what `get` returns as `stream` brings more; fails with the text so far if the stream ends first (its process died). */
 function waitFor(get: () => string, stream: NodeJS.ReadableStream, re: RegExp): Promise<RegExpExecArray> {
@@ -44,6 +45,7 @@ describe('a starved pty rig says so', () => {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      own(rig);
       let err = '';
       rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       let out = '';
@@ -65,6 +67,7 @@ describe('a starved pty rig says so', () => {
           ['--single-threaded-gc', BIN, 'run', '--rig', rigFile, '--port', path, '--traj', 'reach', '--headless'],
           { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
         );
+        own(host);
         host.stderr!.on('data', (d: Buffer) => (hostErr += d.toString()));
         step = "waiting for the host's tracking";
         host.stdout!.resume();
@@ -117,6 +120,7 @@ describe("a starved pty rig's injections land on its arm's time, not the wall's"
         ],
         { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
       );
+      own(rig);
       let err = '';
       rig.stderr.on('data', (d: Buffer) => (err += d.toString()));
       const injected: Extract<MockReport, { kind: 'injected' }>[] = [];

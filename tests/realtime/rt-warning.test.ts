@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, twolink } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 const WARNING =
   /^twolink( rig)?: WARNING: no real-time priority \((not asked for: --no-rt|refused: [^\n]*Operation not permitted[^\n]*)\): a busy machine may stop the arm \(fault:watchdog or link-lost\); to get it, allow it with an rtprio limit[^\n]*CAP_SYS_NICE[^\n]*chrt -f 40 as root$/gm;
@@ -17,6 +18,7 @@ function rigStderr(prefix: string[], args: string[]): Promise<string> {
       [...prefix.slice(1), ...(prefix.length ? [process.execPath] : []), BIN, 'rig', ...args],
       { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
     );
+    own(child);
     let err = '';
     child.stdout.resume();
     child.stderr.on('data', (d: Buffer) => {
@@ -53,6 +55,7 @@ describe('one line at start-up without real-time priority', () => {
         [...NOBODY.slice(1), process.execPath, BIN, 'demo', '--headless', '--traj', 'reach', '--max-seconds', '0.3', '--json'],
         { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
       );
+      own(child);
       let err = '';
       child.stdout.resume();
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -81,6 +84,7 @@ describe('one line at start-up without real-time priority', () => {
         ],
         { cwd: ROOT, env: { ...process.env, HOME: '/tmp' } },
       );
+      own(child);
       let err = '';
       child.stdout.resume();
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { BIN, ROOT, twolink, whyExit } from '../helpers/cli.js';
 import { CHILD_GUARD_MS, HANG_GUARD_MS } from '../helpers/setup-person.js';
+import { own } from '../helpers/owned-children.js';
 
 // Hang guards only: the tests wait for events.
 vi.setConfig({ testTimeout: HANG_GUARD_MS, hookTimeout: HANG_GUARD_MS });
@@ -23,6 +24,7 @@ function setup(
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, 'setup', '--rig', 'rigs/mock-arm.json', '--mock', '--out', out], {
       cwd: ROOT,
     });
+    own(child);
     let stderr = '';
     const pending = answers.slice();
     child.stderr.on('data', (d: Buffer) => {
@@ -120,6 +122,7 @@ function onTerminal(out: string, key: (prompt: string) => string, after = ''): P
   return new Promise((resolve, reject) => {
     const cmd = `exec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} setup --rig rigs/mock-arm.json --mock --no-identify --out ${JSON.stringify(out)}`;
     const child = spawn('script', ['-qfec', cmd, '/dev/null'], { cwd: ROOT });
+    own(child);
     let text = '';
     let answered = 0;
     let stopped = false;

@@ -8,6 +8,7 @@ import { closeSync, mkdtempSync, openSync, readSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../helpers/cli.js';
+import { own } from '../helpers/owned-children.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-signals-`);
 
@@ -55,6 +56,7 @@ function runWithSignalAt(
 ): Promise<{ code: number | null; stdout: string; stderr: string; sentAt: number }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--single-threaded-gc', BIN, ...args, '--record', file], { cwd: ROOT });
+    own(child);
     let stdout = '';
     let stderr = '';
     let sentAt = NaN;
@@ -149,6 +151,7 @@ describe('a signal during start-up', () => {
         ['--single-threaded-gc', BIN, 'run', '--rig', 'rigs/mock-arm.json', '--mock', '--rt', '--traj', 'reach', '--headless'],
         { cwd: ROOT },
       );
+      own(child);
       let stdout = '';
       let stderr = '';
       let sent = false;
