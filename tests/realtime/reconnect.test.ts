@@ -9,10 +9,11 @@
 import { existsSync, mkdtempSync, openSync, readSync, closeSync, renameSync, rmSync, symlinkSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { lastJson, twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig } from '../helpers/pty-rig.js';
+import { killTestChildren } from '../helpers/owned-children.js';
 import { RIG_STARVED_ATTEMPTS } from '../../src/mock/starvation.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-reconnect-`);
@@ -21,11 +22,6 @@ const POLL_MS = 50;
 /** The rig's absence, the scenario's [ms]. */
 const ABSENT_MS = 2000;
 
-const children: ChildProcess[] = [];
-/** Kills every rig still running: each test's last board (the one brought back after its last pull) too. */
-const killRigs = (): void => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-};
 /** Every rig's stderr so far: a rig that starved says so there (src/mock/starvation.ts). */
 const rigLogs: (() => string)[] = [];
 /** The first rig of the attempt under way (againIfRigStarved): a failure's message lists that attempt's rigs, not the file's. */
@@ -58,12 +54,12 @@ async function againIfRigStarved(what: string, attempt: (k: number) => Promise<v
       console.warn(
         `${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running again (attempt ${k + 2} of ${RIG_STARVED_ATTEMPTS})`,
       );
-      killRigs();
+      // The failed attempt's rigs and its host run (still waiting for its board): everything this test started so far.
+      killTestChildren();
     }
   }
 }
-// Each test's rigs, its last board too, are killed when it ends (tests/helpers/owned-children.ts).
-afterAll(killRigs);
+// Each test's rigs, its last board too, and its host runs are killed when it ends (tests/helpers/owned-children.ts).
 
 /** The recording's lines as they are written: reads only what was appended since the last look. */
 class Follower {
@@ -130,7 +126,6 @@ async function rigBehind(
   rigFile = 'rigs/mock-arm.json',
 ): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
   const rig = await startPtyRig(rigFile, firmware ? ['--firmware', '--rt'] : ['--rt']);
-  children.push(rig.child);
   rigLogs.push(rig.stderr);
   pointAt(link, rig.path);
   return rig;
