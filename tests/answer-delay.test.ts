@@ -1,6 +1,6 @@
 // The answer delay the loop predicts over (src/transport/answer-delay.ts): the 95 % point of the last
 // answers' delays where they are tight, at most one sample past their median where a loaded host's
-// late answers make a tail (CI stop 41: 18 samples learned where the typical answer took 3).
+// late answers make a tail (CI stop 41: 18 samples learned where quiet runs learn 3).
 import { describe, expect, it } from 'vitest';
 import { ANSWER_DELAY_COVER, ANSWER_DELAY_PAST_MEDIAN, answerDelayOf } from '../src/transport/answer-delay.js';
 import { MAX_DELAY_SAMPLES } from '../src/transport/link.js';
