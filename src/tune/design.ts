@@ -7,7 +7,7 @@
  */
 import { scheduledGains } from '../control/pid.js';
 import { abs, type C, div } from './complex.js';
-import { coupledResponse, estimatorResponse, fitCoupled, type CoupledModel } from './joint-model.js';
+import { coupledResponse, estimatorResponse, fitCoupled, lockedModel, type CoupledModel, type FitJob } from './joint-model.js';
 import { logGrid, margins, type Margins } from './margins.js';
 import { loopResponse, maxCrossoverHz, pidForCrossover, type PidGainsNm } from './pid-design.js';
 import type { FrequencyResponse } from './spectra.js';
@@ -88,8 +88,8 @@ export function fitError(b: FrequencyResponse, P: (w: number) => C, belowHz: num
 /**
  * The closed-loop response of the chirp (excitation r, torque u, angle y) and the rig's model fitted
  * to it (mass scale, viscous friction, delay from 0.5 periods to twice the nominal model's, at least 4).
- * `compute`: in real time (a loop answering the board's samples on this thread), the spectra in a worker
- * thread and pauses in the fit (realtime-compute.ts); without it, all here (virtual time).
+ * `compute`: in real time (a loop answering the board's samples on this thread), the spectra and the fit
+ * in a worker thread at normal priority (realtime-compute.ts); without it, all here (virtual time).
  */
 export async function identify(
   e: { r: readonly number[]; u: readonly number[]; y: readonly number[] },
@@ -122,18 +122,19 @@ export async function identify(
   const checked = bands.freqHz.map((f) => f >= Math.min(Math.max(belowHz / CHECK_FROM, FIT_FROM_HZ), belowHz / 2));
   // Weighted by coherence alone: weighting toward the crossover (f^2) moved the error below it to 6 deg
   // on rigs/mock-arm.json without rescuing the perturbed rig's gain margin (5.9 dB).
-  const fit = await fitCoupled(
+  const freqHz = pick(bands.freqHz);
+  const ws = freqHz.map((f) => 2 * Math.PI * f);
+  const fitJob: FitJob = {
     nominal,
     j,
-    pick(bands.freqHz),
-    pick(bands.h),
-    pick(bands.coherence),
+    freqHz,
+    P: pick(bands.h),
+    coherence: pick(bands.coherence),
     delays,
-    V,
-    Ch,
-    undefined,
-    compute?.pause,
-  );
+    Vs: ws.map(V),
+    Chs: ws.map((w) => (Ch ? Ch(w) : null)),
+  };
+  const fit = compute ? await compute.fit(fitJob) : fitCoupled(fitJob);
   const P = (w: number): C => coupledResponse(fit.model, j, w, V(w), Ch ? Ch(w) : null);
   const err = fitError({ ...bands, freqHz: pick(bands.freqHz, checked), h: pick(bands.h, checked) }, P, belowHz);
   return {
@@ -217,6 +218,27 @@ export function preflight(
     return { velocityFilterHz: fHz, boundHz: bounds, nominal: locked.map((P) => pidForCrossover(w, P(w), V, DESIGN_PM_DEG, o.alpha)!) };
   }
   return { refused: true, ...last };
+}
+
+/** The preflight as plain data (a worker thread can be given it): the rig's model at the pose with the loop's delay. */
+export interface PreflightJob {
+  model: CoupledModel;
+  targetHz: number;
+  dt: number;
+  /** The rig's velocity estimator [Hz]. */
+  floorHz: number;
+  widen: boolean;
+  alpha: number;
+}
+
+/** The preflight on each joint of `model` alone (the other locked), the estimator at the rig's. */
+export function preflightOnModel(job: PreflightJob): ReturnType<typeof preflight> {
+  const { model, dt, floorHz } = job;
+  const locked = model.M.map((_, j) => {
+    const l = lockedModel(model, j);
+    return (w: number): C => coupledResponse(l, 0, w, estimatorResponse(w, floorHz, dt), null);
+  });
+  return preflight(locked, job.targetHz, dt, floorHz, { widen: job.widen, alpha: job.alpha });
 }
 
 export interface DesignChoice {

@@ -12,9 +12,8 @@ import { computeGravity, createActuatedArmData, motorTorque } from '../model/act
 import { SetupStopped, type Operator } from '../setup/driver.js';
 import type { StepResult } from '../setup/steps.js';
 import type { Link } from '../transport/link.js';
-import { ACCEPT_GM_DB, DESIGN_PM_DEG, designChoices, MIN_GM_DB, preflight } from './design.js';
-import { coupledResponse, estimatorResponse } from './joint-model.js';
-import { type JointTune, jointSteps, lockedModel, nominalDelayPeriods, observerOn, rigModel } from './joint-steps.js';
+import { ACCEPT_GM_DB, DESIGN_PM_DEG, designChoices, MIN_GM_DB, type preflight, preflightOnModel, type PreflightJob } from './design.js';
+import { type JointTune, jointSteps, nominalDelayPeriods, observerOn, rigModel } from './joint-steps.js';
 import { TuneAbort, TuneLoop } from './loop.js';
 import type { RealTimeCompute } from './realtime-compute.js';
 
@@ -52,10 +51,10 @@ export interface TuneContext {
   /** Called with the pose [rad] once the first sample has given it. */
   onPose?: (q: readonly number[]) => void;
   /**
-   * In real time (a board, or the mock in its own thread): the spectra in a worker thread and pauses
-   * that sleep inside the model's fit (1.5-2.5 s of work), so that the samples go on being answered and
-   * the board's watchdog does not cut the motors (realtime-compute.ts). Virtual time leaves it out: the
-   * clock stands still while tune computes.
+   * In real time (a board, or the mock in its own thread): the preflight, the spectra and the model's
+   * fit in worker threads at normal priority, so that the samples go on being answered, the board's
+   * watchdog does not cut the motors and the kernel does not stop the real-time threads
+   * (realtime-compute.ts). Virtual time leaves it out: the clock stands still while tune computes.
    */
   compute?: RealTimeCompute;
 }
@@ -78,14 +77,12 @@ export interface TuneOutcome {
  * The plan at the bandwidth asked for (the default lowered, and said, when beyond what the rig's model
  * reaches with the loop's delay), with the estimator and the hold gains set; or, refused, the bounds (the step added).
  */
-function planBandwidth(
-  rig: TuneContext['rig'],
+async function planBandwidth(
+  { rig, options, operator, compute }: TuneContext,
   loop: TuneLoop,
-  options: TuneContext['options'],
-  operator: TuneContext['operator'],
   add: (r: StepResult) => StepResult,
-): Exclude<ReturnType<typeof planTune>, { refused: unknown }> | { refused: number[] } {
-  let plan = planTune(rig, loop, options);
+): Promise<Exclude<ReturnType<typeof preflight>, { refused: unknown }> | { refused: number[] }> {
+  let plan = await planTune(rig, loop, options, compute);
   const delayMs = (nominalDelayPeriods(rig, options) * 1000) / options.rateHz;
   const lower = Math.floor(DEFAULT_BOUND_FRACTION * Math.min(...plan.boundHz) * 10) / 10;
   if (!options.explicit && options.bandwidthHz > lower) {
@@ -93,7 +90,7 @@ function planBandwidth(
       `the default bandwidth ${r3(options.bandwidthHz)} Hz (the loop rate / 40) is beyond ${DEFAULT_BOUND_FRACTION * 100} % of what the rig's model reaches (${plan.boundHz.map(r3).join(', ')} Hz) with the loop's delay of ${r3(delayMs)} ms (${delayWhy(rig, options)}) and the rig's velocity estimator (${rig.control.velocityFilterHz} Hz: a wider one lets the encoder's steps into the torque): tuning for ${lower} Hz instead`,
     );
     options.bandwidthHz = lower;
-    plan = planTune(rig, loop, options);
+    plan = await planTune(rig, loop, options, compute);
   }
   if ('refused' in plan) {
     const worst = Math.min(...plan.boundHz);
@@ -143,7 +140,7 @@ export async function runTune(ctx: TuneContext): Promise<TuneOutcome> {
     await Promise.race([link.startSampling(options.rateHz), abort]);
     await Promise.race([loop.posed(), abort]);
     ctx.onPose?.(loop.pose);
-    const plan = planBandwidth(rig, loop, options, operator, add);
+    const plan = await Promise.race([planBandwidth(ctx, loop, add), abort]);
     if ('refused' in plan)
       return {
         steps,
@@ -268,18 +265,18 @@ function delayWhy(rig: Rig, o: TuneOptions): string {
  * file's own gains tracked 1.52 / 0.62 deg RMS at 60 Hz against 0.052 / 0.147 at its 25 Hz (virtual time,
  * rigs/mock-arm.json).
  */
-function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions): ReturnType<typeof preflight> {
+function planTune(rig: Rig, loop: TuneLoop, o: TuneOptions, compute: RealTimeCompute | undefined): Promise<ReturnType<typeof preflight>> {
   const dt = 1 / o.rateHz;
-  const m = rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, o) * dt);
-  const locked = m.M.map((_, j) => {
-    const l = lockedModel(m, j);
-    return (w: number) => coupledResponse(l, 0, w, estimatorResponse(w, rig.control.velocityFilterHz, dt), null);
-  });
-  // The preferred choice: designChoices's list is never empty.
-  return preflight(locked, o.bandwidthHz, dt, rig.control.velocityFilterHz, {
+  const job: PreflightJob = {
+    model: rigModel(loop, rig, loop.pose[1] ?? 0, nominalDelayPeriods(rig, o) * dt),
+    targetHz: o.bandwidthHz,
+    dt,
+    floorHz: rig.control.velocityFilterHz,
     widen: o.explicit,
+    // The preferred choice: designChoices's list is never empty.
     alpha: designChoices(observerOn(rig))[0]!.alpha,
-  });
+  };
+  return compute ? compute.preflight(job) : Promise.resolve(preflightOnModel(job));
 }
 
 /** The gravity stiffness dG_j/dq_j of the model at the pose [N m/rad] (a central difference). `j` indexes per-joint arrays of one or two entries (Rig.joints). */

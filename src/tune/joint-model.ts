@@ -160,62 +160,71 @@ export function scaledModel(m: CoupledModel, j: number, mass: number, b: number,
   };
 }
 
+/** The joint alone (the other locked), no gravity: for the preflight's bound. */
+export function lockedModel(m: CoupledModel, j: number): CoupledModel {
+  return { M: [[diag(m.M, j)]], K: [[0]], b: [m.b[j]!], B: [m.B[j]!], delayS: m.delayS };
+}
+
+/**
+ * A fit of the rig's model to a measured response as plain data (a worker thread can be given it):
+ * the velocity estimator's and the held joint's responses already evaluated at each frequency.
+ */
+export interface FitJob {
+  nominal: CoupledModel;
+  j: number;
+  freqHz: readonly number[];
+  P: readonly C[];
+  coherence: readonly number[];
+  delays: readonly number[];
+  /** The velocity estimator's response at each frequency. */
+  Vs: readonly C[];
+  /** The held joint's PD at each frequency (null with one joint). */
+  Chs: readonly (C | null)[];
+}
+
+export interface FitResult {
+  model: CoupledModel;
+  mass: number;
+  b: number;
+  cost: number;
+}
+
 /**
  * Fits the mass scale (0.5-2), joint j's viscous friction (0-2 N m s/rad) and the delay (the
  * `delays` given) of the rig's model to a measured response: a grid search, then a finer one about
- * the best point, on the squared log-ratio (magnitude and phase alike) weighted by the coherence and
- * by `weight` of the frequency. `pause`, if given, is awaited after each (mass, friction) pair of the
- * grid (a millisecond or so of work): in real time the loop's samples are answered meanwhile (the
- * whole search takes 1.5-2.5 s, past the board's 100 ms watchdog).
+ * the best point, on the squared log-ratio (magnitude and phase alike) weighted by the coherence.
+ * 1.5-6 s of work on this machine: in real time it runs in a worker thread (realtime-compute.ts).
  */
-export async function fitCoupled(
-  nominal: CoupledModel,
-  j: number,
-  freqHz: readonly number[],
-  P: readonly C[],
-  coherence: readonly number[],
-  delays: readonly number[],
-  V: (w: number) => C,
-  Ch: ((w: number) => C) | null,
-  weight: (fHz: number) => number = () => 1,
-  pause?: () => Promise<void>,
-): Promise<{ model: CoupledModel; mass: number; b: number; cost: number }> {
+export function fitCoupled(job: FitJob): FitResult {
+  const { nominal, j, P, delays, Vs, Chs } = job;
   // i indexes the frequency bins (and the arrays mapped from them), j the model's joints (one or two).
-  const ws = freqHz.map((f) => 2 * Math.PI * f);
-  const Vs = ws.map(V);
-  const Chs = ws.map((w) => (Ch ? Ch(w) : null));
-  const wt = coherence.map((c, i) => (weight(freqHz[i]!) * c) / Math.max(1e-6, 1 - c));
+  const ws = job.freqHz.map((f) => 2 * Math.PI * f);
+  const wt = job.coherence.map((c) => c / Math.max(1e-6, 1 - c));
   const cost = (mass: number, b: number, T: number): number => {
     const m = scaledModel(nominal, j, mass, b, T);
     let e = 0;
     for (let i = 0; i < ws.length; i++) {
-      const r = div(P[i]!, coupledResponse(m, j, ws[i]!, Vs[i]!, Chs[i]!));
+      const r = div(P[i]!, coupledResponse(m, j, ws[i]!, Vs[i]!, Chs[i] ?? null));
       e += wt[i]! * (Math.log(Math.hypot(r[0], r[1])) ** 2 + Math.atan2(r[1], r[0]) ** 2);
     }
     return e;
   };
   let best = { mass: 1, b: nominal.b[j]!, T: delays[0]!, c: Infinity };
-  const search = async (masses: number[], bs: number[], Ts: readonly number[]): Promise<void> => {
+  const search = (masses: number[], bs: number[], Ts: readonly number[]): void => {
     for (const mass of masses)
-      for (const b of bs) {
+      for (const b of bs)
         for (const T of Ts) {
           const c = cost(mass, b, T);
           if (c < best.c) best = { mass, b, T, c };
         }
-        if (pause) await pause();
-      }
   };
   const range = (a: number, z: number, n: number): number[] => Array.from({ length: n }, (_, i) => a + ((z - a) * i) / (n - 1));
-  await search(range(0.5, 2, 31), range(0, 2, 41), delays);
+  search(range(0.5, 2, 31), range(0, 2, 41), delays);
   const c0 = best;
   const step = delays.length > 1 ? delays[1]! - delays[0]! : 0;
-  await search(
-    range(c0.mass * 0.95, c0.mass * 1.05, 21),
-    range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21),
-    range(c0.T - step, c0.T + step, 11),
-  );
+  search(range(c0.mass * 0.95, c0.mass * 1.05, 21), range(Math.max(0, c0.b - 0.05), c0.b + 0.05, 21), range(c0.T - step, c0.T + step, 11));
   const c1 = best;
-  await search(
+  search(
     range(c1.mass * 0.99, c1.mass * 1.01, 11),
     range(Math.max(0, c1.b - 0.005), c1.b + 0.005, 11),
     range(c1.T - step / 5, c1.T + step / 5, 5),

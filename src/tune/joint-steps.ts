@@ -132,11 +132,6 @@ export function rigModel(loop: TuneLoop, rig: Rig, elbowRad: number, delayS: num
   return { M, K, b: rig.friction.viscous.slice(), B: M.map((_, i) => motorDamping(loop.model, i)), delayS };
 }
 
-/** The joint alone (the other locked), no gravity: for the preflight's bound. */
-export function lockedModel(m: CoupledModel, j: number): CoupledModel {
-  return { M: [[diag(m.M, j)]], K: [[0]], b: [m.b[j]!], B: [m.B[j]!], delayS: m.delayS };
-}
-
 /** The held joint's PD as the tested joint sees it (null with one joint). */
 function holdResponse(x: JointStepsContext, fHz: number): ((w: number) => C) | null {
   if (x.rig.joints < 2) return null;

@@ -1,80 +1,68 @@
 /**
  * How tune computes while the board waits for answers (tune on a port, or the mock in real time): the
- * thread that answers the board's samples (SCHED_FIFO 40 on a port, cli/realtime-arg.ts) is also the
- * one that fits the joint's model between the experiments, while the arm is held at its pose, and the
- * board's watchdog stops the motors after 100 ms without a command. Two rules keep the answers going:
+ * thread that answers the board's samples (SCHED_FIFO 40 on a port, cli/realtime-arg.ts) does no long
+ * work at all. The preflight (0.65 s on this machine), the spectra (an FFT of the whole record, 20-50 ms
+ * at its first call) and the model's fit (1.2-6 s) each run in a worker thread of their own, which
+ * starts at normal priority (realtime-arg.ts asks SCHED_RESET_ON_FORK), while the loop goes on holding
+ * the arm at its pose. Two reasons, both measured on this 2-core machine with `tune --port` on our
+ * firmware in simavr (the board at SCHED_FIFO 45, its plant at 44: together ~1.1 CPUs):
  *
- * 1. **The long work yields, and sleeps.** `pause()` is called often inside the fit (tune/joint-model.ts
- *    fitCoupled, after each grid point); after YIELD_AFTER_MS of work since the last sleep it sleeps
- *    SLEEP_MS (a timer: the thread blocks in the event loop's poll and answers the samples that came).
- *    A yield that does not block (`setImmediate`, as before) is not enough under SCHED_FIFO: the thread
- *    never leaves its CPU, so (a) the threads that carry its serial reads (libuv's pool, priority 39) wait
- *    for a CPU, and (b) real-time threads that leave normal threads less than 5 % of a CPU are stopped
- *    by the kernel for ~50 ms of each second (docs/realtime.md, "The kernel's 5 %": the fair deadline
- *    server of Linux 6.12 and later, measured here; older kernels' RT throttling,
- *    `sched_rt_runtime_us` 950 ms of each 1 s, has the same bound), the simulated board's among them.
- *    (This said RT throttling alone until 2026-12-07: the stops stay with `sched_rt_runtime_us` -1.) Measured on this 2-core machine, quiet, `tune --port` on our firmware in simavr with a
- *    gap logger in the loop: with `setImmediate`, 5 of 7 runs ended on the board's watchdog (CI stop 39
- *    failed on it), the simulated board's thread stopped for 24-39 ms at a time, the board left 50-105 ms
- *    without an answer during the fit, and the fits took 1.9-2.3 s (joint 1) and 8.3 s (joint 2); with
- *    the sleep, 0 of 6, the fits 1.2 s and 5.8-6.4 s, the longest gap 30-53 ms.
- * 2. **The spectra run in a worker thread** (spectra-worker.ts; a new thread starts at normal priority:
- *    realtime-arg.ts asks SCHED_RESET_ON_FORK): an FFT of the whole record took 20-50 ms at its first call
- *    (the JIT cold), in one piece.
+ * 1. **The board's watchdog.** A sample unanswered for 100 ms stops the motors. With the fit on the loop's
+ *    thread in one piece, and with `setImmediate` yields inside it, 5 of 7 runs ended on the watchdog
+ *    (CI stop 39 failed on it).
+ * 2. **The kernel's 5 %.** Real-time threads that leave normal threads less than 5 % of a CPU for about a
+ *    second are stopped by the kernel for up to ~50 ms (docs/realtime.md, "The kernel's 5 %": the fair
+ *    deadline server of Linux 6.12 and later; older kernels' RT throttling, `sched_rt_runtime_us` 950 ms of
+ *    each 1 s, has the same bound), the simulated board's threads among them. Any real-time work that
+ *    fills the CPUs left beside the board's does that: the fit sliced into 8 ms of work and 1 ms of sleep
+ *    on the loop's thread (as until 2026-12-07), with the preflight there too, completed 1 of 4 quiet runs
+ *    (the board starved 20-74 ms at a time, 2-3 times a run; the watchdog stopped the motors at the start
+ *    or right after a joint's fit), and with 2 ms of work and 3 of sleep 1 of 3. In a worker at normal
+ *    priority the work takes what the real-time threads leave, and a busy machine makes tune slower,
+ *    not the board late.
  *
- * Virtual time needs neither: its clock stands still while tune computes.
+ * Virtual time needs none of it: its clock stands still while tune computes.
  */
 import { Worker } from 'node:worker_threads';
+import type { PreflightJob } from './design.js';
+import type { FitJob, FitResult } from './joint-model.js';
+import type { TuneJobKind, TuneJobs } from './jobs.js';
 import type { SpectraJob, SpectraResult } from './spectra-job.js';
 
-/** Work [ms] after which pause() sleeps. */
-export const YIELD_AFTER_MS = 8;
-/** The sleep [ms] (a timer of 1 ms: the poll blocks until it, or until a sample comes). */
-export const SLEEP_MS = 1;
-
-/** Long computations in real time: pause() inside them, spectra() in a worker thread. */
+/** Long computations in real time, each in a worker thread. */
 export interface RealTimeCompute {
-  pause: () => Promise<void>;
   spectra: (job: SpectraJob) => Promise<SpectraResult>;
+  fit: (job: FitJob) => Promise<FitResult>;
+  preflight: (job: PreflightJob) => Promise<TuneJobs['preflight']['result']>;
 }
 
 /** The compiled worker (a test that runs the TypeScript sources uses the build's, as controller-thread.ts does). */
 function workerUrl(): URL {
   const here = import.meta.url;
-  return here.endsWith('.ts') ? new URL('../../dist/tune/spectra-worker.js', here) : new URL('./spectra-worker.js', here);
+  return here.endsWith('.ts') ? new URL('../../dist/tune/compute-worker.js', here) : new URL('./compute-worker.js', here);
 }
 
 /** One job in a worker of its own; its error (or an exit without an answer) rejects. */
-export function spectraInWorker(job: SpectraJob): Promise<SpectraResult> {
+export function inWorker<K extends TuneJobKind>(kind: K, job: TuneJobs[K]['job']): Promise<TuneJobs[K]['result']> {
   return new Promise((resolve, reject) => {
-    const w = new Worker(workerUrl(), { workerData: job });
+    const w = new Worker(workerUrl(), { workerData: { kind, job } });
     let answered = false;
-    w.once('message', (m: SpectraResult) => {
+    w.once('message', (m: TuneJobs[K]['result']) => {
       answered = true;
       resolve(m);
     });
     w.once('error', reject);
     w.once('exit', (code) => {
-      if (!answered) reject(new Error(`tune: the spectra's worker thread ended (exit code ${code}) without an answer`));
+      if (!answered) reject(new Error(`tune: the ${kind} job's worker thread ended (exit code ${code}) without an answer`));
     });
   });
 }
 
-/** A pause that sleeps SLEEP_MS once YIELD_AFTER_MS of work has gone by since the last (`now`: a monotonic clock [ms]). */
-export function slicedPause(now: () => number = () => performance.now()): () => Promise<void> {
-  let last = now();
-  return () => {
-    if (now() - last < YIELD_AFTER_MS) return Promise.resolve();
-    return new Promise<void>((resolve) =>
-      setTimeout(() => {
-        last = now();
-        resolve();
-      }, SLEEP_MS),
-    );
-  };
-}
-
 /** What tune computes with in real time. */
 export function realTimeCompute(): RealTimeCompute {
-  return { pause: slicedPause(), spectra: spectraInWorker };
+  return {
+    spectra: (job) => inWorker('spectra', job),
+    fit: (job) => inWorker('fit', job),
+    preflight: (job) => inWorker('preflight', job),
+  };
 }
