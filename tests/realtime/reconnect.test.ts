@@ -246,15 +246,19 @@ describe.each([
   );
 });
 
-describe('--reconnect, ten pulls in one run (line-protocol mock rig)', () => {
+describe.each([
+  ['line-protocol mock rig', false],
+  ['firmware in simavr', true],
+])('--reconnect, ten pulls in one run (%s)', (what, firmware) => {
   it(
     'three reaches, cut ten times mid-way and the board replaced 2 s later each time: 10 of 10 resumed, done',
     () =>
-      againIfRigStarved('--reconnect x10', async (k) => {
+      againIfRigStarved(`--reconnect x10 (${what})`, async (k) => {
         const t0 = performance.now();
-        const link = `${dir}/board-ten-${k}`;
-        const first = await rigBehind(link, false);
-        const file = `${dir}/pulled-ten-${k}.ndjson`;
+        const tag = firmware ? 'fw' : 'mock';
+        const link = `${dir}/board-ten-${tag}-${k}`;
+        const first = await rigBehind(link, firmware);
+        const file = `${dir}/pulled-ten-${tag}-${k}.ndjson`;
         const rec = new Follower(file);
         // Three reaches: each pull comes early in the tracking after the last resume, so ten pulls fit in them.
         const reaches = Array.from({ length: 3 }, () => ['--traj', 'reach']).flat();
@@ -276,7 +280,7 @@ describe('--reconnect, ten pulls in one run (line-protocol mock rig)', () => {
           ],
           { timeoutMs: 300_000 },
         );
-        await pullAndReplug(rec, link, 10, false, first);
+        await pullAndReplug(rec, link, 10, firmware, first);
         const r = await run;
         expect(r.code, whyExit(r)).toBe(0);
         const s = lastJson(r);
@@ -284,7 +288,9 @@ describe('--reconnect, ten pulls in one run (line-protocol mock rig)', () => {
         expect(s.reconnect).toMatchObject({ count: 10, resets: 10 });
         rec.look();
         checkRecording(rec.rows, 10);
-        console.log(`--reconnect x10: ${((performance.now() - t0) / 1000).toFixed(1)} s wall, gaps ${s.reconnect.gapsS.join(', ')} s`);
+        console.log(
+          `--reconnect x10 (${what}): ${((performance.now() - t0) / 1000).toFixed(1)} s wall, gaps ${s.reconnect.gapsS.join(', ')} s`,
+        );
       }),
     hangGuardMs(400_000),
   );
