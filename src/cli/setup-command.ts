@@ -450,30 +450,35 @@ function prepare(v: SetupArgs) {
   return { rigPath, rig, raw, wiring, pulseMaxDuty, baudRate, out };
 }
 
-export async function setupCommand(argv: readonly string[], io: SetupIo = PROCESS_IO): Promise<number> {
-  const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
-  if (v.help) {
-    io.out.write(
-      formatHelp(
-        'setup',
-        'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm',
-        'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--widen-limits] [--no-identify] [--no-reach] [--json]',
-        OPTIONS,
-        HELP_MORE,
-      ),
-    );
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
-  const p = prepare(v);
-  const operator = new TerminalOperator({
-    yes: v.yes === true,
-    quiet: false,
-    input: io.input,
-    err: io.err,
-    ...(io.signals ? { signals: io.signals } : {}),
-  });
-  const steps: StepResult[] = [];
+/** `twolink setup --help`. */
+function setupHelp(): string {
+  return formatHelp(
+    'setup',
+    'find wiring mistakes step by step (encoders, zero, limits, motors, motor constants, identification) and write the rig file that matches the arm',
+    'setup --rig F (--port PATH | --mock [--wiring LIST]) [--out G] [--yes] [--widen-limits] [--no-identify] [--no-reach] [--json]',
+    OPTIONS,
+    HELP_MORE,
+  );
+}
+
+/** What setup did: steps 1-6's outcome, what the rest wrote, and the stop that ended it (null: none). */
+interface SetupRun {
+  outcome: SetupOutcome | undefined;
+  done: Written | undefined;
+  stopped: SetupStopped | null;
+}
+
+/**
+ * Steps 1-6, then (when they passed) the rest and the rig file, the operator disposed either way. A stop
+ * is said and kept (nothing written); a lost link is said, and is exit 3.
+ */
+async function runSteps(
+  v: SetupArgs,
+  p: ReturnType<typeof prepare>,
+  operator: TerminalOperator,
+  steps: StepResult[],
+  io: SetupIo,
+): Promise<SetupRun | 3> {
   let outcome: SetupOutcome | undefined;
   let done: Written | undefined;
   let stopped: SetupStopped | null = null;
@@ -508,22 +513,45 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
   } finally {
     operator.dispose();
   }
-  if (v.json) {
-    const j: SetupJson = {
-      steps,
-      completed: outcome?.completed ?? false,
-      stopped: stopped?.message ?? null,
-      stop: stopped?.stop ?? null,
-      changes: done?.changes ?? [],
-      rigFile: done?.written.path ?? null,
-      backup: done?.written.backup ?? null,
-      wiring: p.wiring?.spec ?? null,
-      clock: v.mock ? 'virtual' : 'real',
-    };
-    io.out.write(`${JSON.stringify(j)}\n`);
+  return { outcome, done, stopped };
+}
+
+/** What `--json` prints: every step as it ran (those before a stop too), the changes and the file written. */
+function setupJson(v: SetupArgs, wiring: MockWiring | undefined, steps: StepResult[], r: SetupRun): SetupJson {
+  return {
+    steps,
+    completed: r.outcome?.completed ?? false,
+    stopped: r.stopped?.message ?? null,
+    stop: r.stopped?.stop ?? null,
+    changes: r.done?.changes ?? [],
+    rigFile: r.done?.written.path ?? null,
+    backup: r.done?.written.backup ?? null,
+    wiring: wiring?.spec ?? null,
+    clock: v.mock ? 'virtual' : 'real',
+  };
+}
+
+export async function setupCommand(argv: readonly string[], io: SetupIo = PROCESS_IO): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'setup');
+  if (v.help) {
+    io.out.write(setupHelp());
+    return 0;
   }
-  if (stopped?.stop?.kind === 'interrupted') return 130;
-  return done && !done.steps.some((s) => s.status === 'fail') && stopped === null ? 0 : 1;
+  if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
+  const p = prepare(v);
+  const operator = new TerminalOperator({
+    yes: v.yes === true,
+    quiet: false,
+    input: io.input,
+    err: io.err,
+    ...(io.signals ? { signals: io.signals } : {}),
+  });
+  const steps: StepResult[] = [];
+  const r = await runSteps(v, p, operator, steps, io);
+  if (r === 3) return 3;
+  if (v.json) io.out.write(`${JSON.stringify(setupJson(v, p.wiring, steps, r))}\n`);
+  if (r.stopped?.stop?.kind === 'interrupted') return 130;
+  return r.done && !r.done.steps.some((s) => s.status === 'fail') && r.stopped === null ? 0 : 1;
 }
 
 /** Steps 1-6 on the board (or the mock): the link opened, the steps run, the link closed with the motors at zero. */

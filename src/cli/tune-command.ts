@@ -242,13 +242,8 @@ function checkOutputs(v: ParsedOf<typeof OPTIONS>, rigPath: string, joints: numb
   return out;
 }
 
-export async function tuneCommand(argv: readonly string[]): Promise<number> {
-  const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
-  if (v.help) {
-    process.stdout.write(tuneHelp());
-    return 0;
-  }
-  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
+/** The arguments, read and checked before anything is opened: the rig file, the joints, the bandwidth and the outputs. */
+function prepare(v: ParsedOf<typeof OPTIONS>) {
   const rigPath = stringArg(v.rig, 'rig', 'the rig file of the arm, e.g. --rig my-arm.json');
   const rig = loadRig(rigPath);
   const raw = parseJsonObject(readFileSync(rigPath, 'utf8'), rigPath);
@@ -258,13 +253,26 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
   const bandwidthHz = numberArg(v.bandwidth, 'bandwidth', { default: rateHz / 40, min: 0.1, max: rateHz / 2 });
   // Every output is checked before anything moves.
   const out = checkOutputs(v, rigPath, joints);
-  const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
-  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
+  return { rig, raw, joints, rateHz, bandwidthHz, out };
+}
+
+/** What the run left: its outcome (none when it stopped), why it stopped (null: it was not), and the last pose. */
+interface Tuned {
+  outcome: TuneOutcome | undefined;
+  stopped: string | null;
+  pose: number[];
+}
+
+/**
+ * Opens the arm, tunes it and closes it, the operator disposed either way: a stop (the e-stop) is said
+ * and kept, with nothing to write; a lost link is said, and is exit 3.
+ */
+async function tuneArm(v: ParsedOf<typeof OPTIONS>, p: ReturnType<typeof prepare>, operator: TerminalOperator): Promise<Tuned | 3> {
+  const { rig, joints, bandwidthHz, rateHz } = p;
   let opened: Opened | undefined;
   let outcome: TuneOutcome | undefined;
   let stopped: string | null = null;
   let pose: number[] = [];
-  if (v['no-rt'] && v.mock) throw new UsageError('--no-rt goes with --port (the mock is tuned in virtual time unless --rt)');
   try {
     const { runTune } = await import('../tune/driver.js');
     opened = v.mock ? await openMock(rig, v.rt === true, operator) : await openPort(rig, stringArg(v.port, 'port', 'a serial port path'));
@@ -298,13 +306,38 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     if (opened) await opened.close().catch(() => undefined);
     operator.dispose();
   }
+  return { outcome, stopped, pose };
+}
+
+/** The exit code: 2 for a write that failed after all or a bandwidth out of reach, 0 tuned and validated, else 1. */
+function exitCode(outcome: TuneOutcome | undefined, stopped: string | null, writeFailed: boolean): number {
+  if (writeFailed) return 2;
+  if (outcome?.steps.some((s) => s.name === 'bandwidth' && s.status === 'fail')) return 2;
+  return outcome?.completed && !stopped ? 0 : 1;
+}
+
+export async function tuneCommand(argv: readonly string[]): Promise<number> {
+  const { values: v, positionals } = parse(argv, OPTIONS, 'tune');
+  if (v.help) {
+    process.stdout.write(tuneHelp());
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
+  const p = prepare(v);
+  const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
+  if (v['no-rt'] && v.mock) throw new UsageError('--no-rt goes with --port (the mock is tuned in virtual time unless --rt)');
+  // After every argument check: the operator takes the terminal (its signal handlers, stdin) until disposed.
+  const operator = new TerminalOperator({ yes: v.yes === true, quiet: false, input: process.stdin, err: process.stderr });
+  const tuned = await tuneArm(v, p, operator);
+  if (tuned === 3) return 3;
+  const { outcome, stopped, pose } = tuned;
   const { written, writeFailed } = outcome
     ? await writeResults({
-        out,
+        out: p.out,
         plot: typeof v.plot === 'string' ? v.plot : undefined,
         json: v.json === true,
-        raw,
-        rig,
+        raw: p.raw,
+        rig: p.rig,
         outcome,
         pose,
         clockName,
@@ -315,7 +348,5 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     const j: TuneJson = outcome ? tuneJson(outcome, written) : { motionSeconds: 0, joints: [], out: null };
     process.stdout.write(`${JSON.stringify(j)}\n`);
   }
-  if (writeFailed) return 2;
-  if (outcome?.steps.some((s) => s.name === 'bandwidth' && s.status === 'fail')) return 2;
-  return outcome?.completed && !stopped ? 0 : 1;
+  return exitCode(outcome, stopped, writeFailed);
 }

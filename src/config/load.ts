@@ -173,7 +173,49 @@ function round3(v: number): number {
 
 const DEFAULT_MOTOR: MotorParams = { kt: 0.01, ke: 0.01, R: 2, gear: 100, efficiency: 0.8, rotorInertia: 1e-6 };
 
-/** Resolves a validated rig file. */
+/** The rig file's encoders with their zero and play in radians; absent, 2048 counts per rev on the motor per joint. */
+function resolveEncoders(f: RigFile, joints: 1 | 2): EncoderParams[] {
+  return (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map(
+    (e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
+      countsPerRev: e.countsPerRev,
+      sign: e.sign,
+      zero: e.zeroDeg * DEG,
+      side: e.side ?? 'motor',
+      backlash: (e.backlashDeg ?? 0) * DEG,
+    }),
+  );
+}
+
+/** The rig file's joint limits in SI units; absent, +-170 deg, 360 deg/s and 5 N m per joint. */
+function resolveLimits(f: RigFile, joints: 1 | 2): JointLimits[] {
+  return (f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })).map(
+    (l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
+      min: l.minDeg * DEG,
+      max: l.maxDeg * DEG,
+      maxVel: l.maxVelDegS * DEG,
+      maxTorque: l.maxTorqueNm,
+      ...(l.followingErrorDeg !== undefined ? { followingError: l.followingErrorDeg * DEG } : {}),
+    }),
+  );
+}
+
+/** The rig file's `control` section with what it leaves out filled: the rate the USB adapter allows, the gains from the model. */
+function resolveControl(f: RigFile, motors: MotorParams[], limits: JointLimits[], cable: Rig['cable']): Rig['control'] {
+  const pid = f.control.pid;
+  const auto = defaultGains(f.arm, motors, limits);
+  return {
+    ...f.control,
+    rateHz: f.control.rateHz ?? defaultRateHz(cable.adapter, cable.latencyMs),
+    pid: {
+      ...pid,
+      kp: pid.kp ?? auto.kp,
+      ki: pid.ki ?? auto.ki,
+      kd: pid.kd ?? auto.kd,
+      iLimitNm: pid.iLimitNm ?? auto.iLimitNm,
+    },
+  };
+}
+
 /** The rig file's `plant` section (the mock's arm: what differs from the model, the adapter, the start pose) in SI units. */
 function resolvePlant(
   f: RigFile,
@@ -206,46 +248,19 @@ function resolvePlant(
   };
 }
 
+/** Resolves a validated rig file. */
 export function resolveRig(f: RigFile, file: string): Rig {
   const joints: 1 | 2 = 'L2' in f.arm ? 2 : 1;
   const zeros = (): number[] => new Array<number>(joints).fill(0);
   const motors = f.motors ?? new Array<MotorParams>(joints).fill(DEFAULT_MOTOR);
-  const encoders: EncoderParams[] = (f.encoders ?? new Array(joints).fill({ countsPerRev: 2048, sign: 1, zeroDeg: 0 })).map(
-    (e: { countsPerRev: number; sign: 1 | -1; zeroDeg: number; side?: 'motor' | 'joint'; backlashDeg?: number }) => ({
-      countsPerRev: e.countsPerRev,
-      sign: e.sign,
-      zero: e.zeroDeg * DEG,
-      side: e.side ?? 'motor',
-      backlash: (e.backlashDeg ?? 0) * DEG,
-    }),
-  );
-  const limits: JointLimits[] = (f.limits ?? new Array(joints).fill({ minDeg: -170, maxDeg: 170, maxVelDegS: 360, maxTorqueNm: 5 })).map(
-    (l: { minDeg: number; maxDeg: number; maxVelDegS: number; maxTorqueNm: number; followingErrorDeg?: number }) => ({
-      min: l.minDeg * DEG,
-      max: l.maxDeg * DEG,
-      maxVel: l.maxVelDegS * DEG,
-      maxTorque: l.maxTorqueNm,
-      ...(l.followingErrorDeg !== undefined ? { followingError: l.followingErrorDeg * DEG } : {}),
-    }),
-  );
-  const pid = f.control.pid;
-  const auto = defaultGains(f.arm, motors, limits);
+  const encoders = resolveEncoders(f, joints);
+  const limits = resolveLimits(f, joints);
   const cable = {
     board: f.board.name,
     adapter: f.board.adapter ?? BOARD_ADAPTER[f.board.name],
     latencyMs: f.board.ftdiLatencyMs,
   };
-  const control: Rig['control'] = {
-    ...f.control,
-    rateHz: f.control.rateHz ?? defaultRateHz(cable.adapter, cable.latencyMs),
-    pid: {
-      ...pid,
-      kp: pid.kp ?? auto.kp,
-      ki: pid.ki ?? auto.ki,
-      kd: pid.kd ?? auto.kd,
-      iLimitNm: pid.iLimitNm ?? auto.iLimitNm,
-    },
-  };
+  const control = resolveControl(f, motors, limits, cable);
   const rig: Rig = {
     file,
     name: f.name ?? file.replace(/^.*\//, '').replace(/\.json$/, ''),

@@ -282,62 +282,24 @@ export class LineBoard {
     else this.apply(f);
   }
 
+  /** Carries out an accepted command (M and Q after the board's latency). */
   private apply(f: HostFrame): void {
     switch (f.type) {
       case 'H':
-        // A new session: outputs off, rate 0, watchdog back to its default; WDT and STOP stay.
-        this.outputsOff();
-        this.rateHz = 0;
-        this.clock.clearTimer(this.rateTimer);
-        this.wdtMs = 100;
-        this.lastAck = null;
-        this.handshaken = true;
-        this.clock.clearTimer(this.bannerTimer);
-        this.send({ type: 'I', seq: 0, ack: f.seq, info: this.identity() });
-        this.onHandshake?.();
+        this.startSession(f);
         return;
-      case 'M': {
-        if (!this.enabled) {
-          this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
-          return;
-        }
-        if (this.rateHz > 0) {
-          this.pending = f; // applied at the next sample
-          return;
-        }
-        this.applyDuty(f);
-        this.telemetry();
+      case 'M':
+        this.dutyCommand(f);
         return;
-      }
       case 'Q':
         if (!this.enabled) this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
         else this.send({ type: 'E', seq: 0, ack: f.seq, code: 'UNSUPPORTED', text: 'torque mode needs a current loop' });
         return;
       case 'R':
-        this.rateHz = f.hz;
-        this.pending = undefined;
-        this.clock.clearTimer(this.rateTimer);
-        this.ack(f.seq);
-        if (f.hz > 0) {
-          // The firmware's timer period is whole microseconds.
-          this.periodS = Math.floor(1e6 / f.hz) / 1e6;
-          this.gridT0 = this.now() + this.periodS;
-          this.nextK = 0;
-          this.scheduleSample();
-        }
+        this.setRate(f);
         return;
       case 'N':
-        if (f.enable) {
-          this.pending = undefined;
-          this.plant.advance(this.now());
-          this.plant.setDuty(new Array(this.plant.joints).fill(0));
-          this.enabled = true;
-          this.wdtTripped = false;
-          this.stopped = false;
-        } else {
-          this.outputsOff();
-        }
-        this.ack(f.seq);
+        this.setEnabled(f);
         return;
       case 'Z':
         this.plant.advance(this.now());
@@ -358,6 +320,64 @@ export class LineBoard {
         this.ack(f.seq);
         return;
     }
+  }
+
+  /** H: the handshake's answer, the identity, which also ends the banner. */
+  private startSession(f: Extract<HostFrame, { type: 'H' }>): void {
+    // A new session: outputs off, rate 0, watchdog back to its default; WDT and STOP stay.
+    this.outputsOff();
+    this.rateHz = 0;
+    this.clock.clearTimer(this.rateTimer);
+    this.wdtMs = 100;
+    this.lastAck = null;
+    this.handshaken = true;
+    this.clock.clearTimer(this.bannerTimer);
+    this.send({ type: 'I', seq: 0, ack: f.seq, info: this.identity() });
+    this.onHandshake?.();
+  }
+
+  /** M: refused while disabled; in sync mode applied and answered with a T at once, while streaming kept for the next sample. */
+  private dutyCommand(f: Extract<HostFrame, { type: 'M' }>): void {
+    if (!this.enabled) {
+      this.send({ type: 'E', seq: 0, ack: f.seq, code: 'DISABLED', text: 'outputs are disabled (send N 1)' });
+      return;
+    }
+    if (this.rateHz > 0) {
+      this.pending = f; // applied at the next sample
+      return;
+    }
+    this.applyDuty(f);
+    this.telemetry();
+  }
+
+  /** R: sync mode at 0 Hz, else streaming on a new sample grid that starts one period from now. */
+  private setRate(f: Extract<HostFrame, { type: 'R' }>): void {
+    this.rateHz = f.hz;
+    this.pending = undefined;
+    this.clock.clearTimer(this.rateTimer);
+    this.ack(f.seq);
+    if (f.hz > 0) {
+      // The firmware's timer period is whole microseconds.
+      this.periodS = Math.floor(1e6 / f.hz) / 1e6;
+      this.gridT0 = this.now() + this.periodS;
+      this.nextK = 0;
+      this.scheduleSample();
+    }
+  }
+
+  /** N: enabling starts from zero duty and clears the WDT and STOP flags; disabling turns the outputs off. */
+  private setEnabled(f: Extract<HostFrame, { type: 'N' }>): void {
+    if (f.enable) {
+      this.pending = undefined;
+      this.plant.advance(this.now());
+      this.plant.setDuty(new Array(this.plant.joints).fill(0));
+      this.enabled = true;
+      this.wdtTripped = false;
+      this.stopped = false;
+    } else {
+      this.outputsOff();
+    }
+    this.ack(f.seq);
   }
 
   private applyDuty(f: Extract<HostFrame, { type: 'M' }>): void {

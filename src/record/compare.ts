@@ -480,47 +480,75 @@ function pad(s: string, w: number, right = true): string {
 
 /** The report as tables per joint, for a terminal. */
 export function formatReport(r: CompareReport): string {
-  const out: string[] = [];
-  for (const run of r.runs) {
-    out.push(
-      `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s), law: ${run.lawText}, stop: ${run.stopText ?? 'unknown (no summary)'}`,
-    );
-  }
+  const out = r.runs.map(runLine);
   out.push('');
   out.push('Errors in degrees. max: the largest |error|, with the loop time, phase and trajectory time where it occurs.');
-  const joints = Math.max(...r.comparisons.map((c) => c.joints.length));
-  const head = ['', 'samples', 'RMS', 'mean', 'max', 'at t [s]', 'phase', 'trajT [s]', 'RMS by phase'];
-  const w = [26, 8, 7, 8, 8, 9, 9, 9, 0];
+  out.push(...jointTables(r.comparisons));
+  out.push(...twinAlarmLines(r.comparisons));
+  if (r.alignment) {
+    out.push('');
+    out.push(...alignmentLines(r.alignment));
+  }
+  if (r.notes.length) {
+    out.push('');
+    for (const n of r.notes) out.push(`note: ${n}`);
+  }
+  return `${out.join('\n')}\n`;
+}
+
+/** A run in one line: its file, rig, trajectories, rate, length, law and how it stopped. */
+function runLine(run: RunDescription): string {
+  return `${run.label}  ${run.file}: ${run.rig}, ${run.trajectories.join(', ') || 'no trajectory'}, ${run.rateHz} Hz, ${run.ticks} ticks (${f(run.durationS, 2)} s), law: ${run.lawText}, stop: ${run.stopText ?? 'unknown (no summary)'}`;
+}
+
+/** The error tables' column heads and widths (the last column, RMS by phase, runs on unpadded). */
+const TABLE_HEAD = ['', 'samples', 'RMS', 'mean', 'max', 'at t [s]', 'phase', 'trajT [s]', 'RMS by phase'];
+const TABLE_WIDTHS = [26, 8, 7, 8, 8, 9, 9, 9, 0];
+
+/** One table per joint, each after a blank line: a head, then a row per comparison that has the joint. */
+function jointTables(comparisons: Comparison[]): string[] {
+  const out: string[] = [];
+  const joints = Math.max(...comparisons.map((c) => c.joints.length));
+  const w = TABLE_WIDTHS;
   for (let j = 0; j < joints; j++) {
     out.push('');
     out.push(
-      head
-        .map((h, k) => (k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === head.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6)))
-        .join(' '),
+      TABLE_HEAD.map((h, k) =>
+        k === 0 ? pad(`joint ${j + 1}`, w[0]!, false) : k === TABLE_HEAD.length - 1 ? `  ${h}` : pad(h, w[k]!, k !== 6),
+      ).join(' '),
     );
-    for (const c of r.comparisons) {
+    for (const c of comparisons) {
       const s = c.joints[j];
-      if (!s) continue;
-      const name = c.id === 'run-run' ? 'B - A measured' : `${c.run} ${c.title}`;
-      const by = Object.entries(s.byPhase)
-        .map(([k, p]) => `${k} ${f(p.rmsDeg)}`)
-        .join(', ');
-      out.push(
-        [
-          pad(`  ${name}`, w[0]!, false),
-          pad(String(s.samples), w[1]!),
-          pad(f(s.rmsDeg), w[2]!),
-          pad(f(s.meanDeg), w[3]!),
-          pad(s.max ? f(s.max.valueDeg) : '-', w[4]!),
-          pad(s.max ? f(s.max.t) : '-', w[5]!),
-          pad(s.max ? s.max.phase : '-', w[6]!, false),
-          pad(s.max && s.max.trajT >= 0 ? f(s.max.trajT) : '-', w[7]!),
-          `  ${by}`,
-        ].join(' '),
-      );
+      if (s) out.push(tableRow(c, s));
     }
   }
-  const twins = r.comparisons.filter((c) => c.id === 'measured-twin');
+  return out;
+}
+
+/** A comparison's row in a joint's table: its statistics, where its largest error occurs, and its RMS in each phase. */
+function tableRow(c: Comparison, s: ErrorStats): string {
+  const w = TABLE_WIDTHS;
+  const name = c.id === 'run-run' ? 'B - A measured' : `${c.run} ${c.title}`;
+  const by = Object.entries(s.byPhase)
+    .map(([k, p]) => `${k} ${f(p.rmsDeg)}`)
+    .join(', ');
+  return [
+    pad(`  ${name}`, w[0]!, false),
+    pad(String(s.samples), w[1]!),
+    pad(f(s.rmsDeg), w[2]!),
+    pad(f(s.meanDeg), w[3]!),
+    pad(s.max ? f(s.max.valueDeg) : '-', w[4]!),
+    pad(s.max ? f(s.max.t) : '-', w[5]!),
+    pad(s.max ? s.max.phase : '-', w[6]!, false),
+    pad(s.max && s.max.trajT >= 0 ? f(s.max.trajT) : '-', w[7]!),
+    `  ${by}`,
+  ].join(' ');
+}
+
+/** Per run, the twin alarm's threshold and the samples over it per joint (after a blank line, if any run has them). */
+function twinAlarmLines(comparisons: Comparison[]): string[] {
+  const out: string[] = [];
+  const twins = comparisons.filter((c) => c.id === 'measured-twin');
   if (twins.some((c) => c.joints.some((s) => s.overThreshold))) out.push('');
   for (const c of twins) {
     const o = c.joints.map((s) => s.overThreshold).filter((x) => x !== undefined);
@@ -534,23 +562,21 @@ export function formatReport(r: CompareReport): string {
         .join(', ')}`,
     );
   }
-  if (r.alignment) {
-    out.push('');
+  return out;
+}
+
+/** How run vs run was aligned, then each trajectory's points and how its readings' trajectory times were found. */
+function alignmentLines(al: AlignmentSummary): string[] {
+  const out = [
+    "Run vs run: both runs' measured angles at the same time on the trajectory proper (track phase),",
+    `linearly interpolated between readings onto a ${f(al.stepS * 1000)} ms grid. Each reading's trajectory time is solved from`,
+    'the plan in the header (plan(tau) = the recorded desired angle); where the plan rests, trajT minus the',
+    "median offset. t above is A's loop time.",
+  ];
+  for (const s of al.segments) {
     out.push(
-      "Run vs run: both runs' measured angles at the same time on the trajectory proper (track phase),",
-      `linearly interpolated between readings onto a ${f(r.alignment.stepS * 1000)} ms grid. Each reading's trajectory time is solved from`,
-      'the plan in the header (plan(tau) = the recorded desired angle); where the plan rests, trajT minus the',
-      "median offset. t above is A's loop time.",
+      `  ${s.name}: ${s.samples} points; trajectory time from the plan for ${s.solvedA} readings of A, ${s.solvedB} of B${s.method === 'trajT' ? ' (plan not rebuilt: trajT)' : ''}`,
     );
-    for (const s of r.alignment.segments) {
-      out.push(
-        `  ${s.name}: ${s.samples} points; trajectory time from the plan for ${s.solvedA} readings of A, ${s.solvedB} of B${s.method === 'trajT' ? ' (plan not rebuilt: trajT)' : ''}`,
-      );
-    }
   }
-  if (r.notes.length) {
-    out.push('');
-    for (const n of r.notes) out.push(`note: ${n}`);
-  }
-  return `${out.join('\n')}\n`;
+  return out;
 }

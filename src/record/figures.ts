@@ -20,8 +20,8 @@
 import type { TopLevelSpec } from 'vega-lite';
 import type { Rig } from '../config/load.js';
 import { LOOP_STATES, PHASES, type TickField } from '../telemetry/tick.js';
-import type { EndpointState } from '../model/trajectory.js';
-import { isTwoLink, type ArmParams } from '../model/types.js';
+import type { ArmParams } from '../model/types.js';
+import { endpointColumns, endpointDerivatives, equalDomains, type EndpointColumns } from './endpoint.js';
 import type { LoadedRecording } from './read.js';
 import {
   ALARM_COLOR,
@@ -82,98 +82,6 @@ export const SERIES = { desired: STYLES.desired, measured: STYLES.measured, twin
 export { renderHtml, renderSvg };
 
 // ---------------------------------------------------------------------------------------------
-// Kinematics of the endpoint, for the trajectory figure (analytic, no differentiation)
-
-/**
- * Endpoint position [m] and its first three time derivatives from the joint angles and theirs:
- * the endpoint is a sum of rotating link vectors r_i = L_i (cos th_i, sin th_i) with segment angles
- * th1 = a1, th2 = a1 + a2, and r' = th' R90 r, r'' = th'' R90 r - th'^2 r,
- * r''' = th''' R90 r - 3 th' th'' r - th'^3 R90 r (R90 (x, y) = (-y, x)).
- * Returns [x, y, vx, vy, ax, ay, jx, jy].
- */
-export function endpointDerivatives(
-  arm: ArmParams,
-  q: readonly number[],
-  qd: readonly number[],
-  qdd: readonly number[],
-  qddd: readonly number[],
-): EndpointState {
-  const links = isTwoLink(arm) ? [arm.L1, arm.L2] : [arm.L1];
-  const out: EndpointState = [0, 0, 0, 0, 0, 0, 0, 0];
-  let th = 0;
-  let w = 0;
-  let b = 0;
-  let j = 0;
-  links.forEach((L, i) => {
-    th += q[i]!;
-    w += qd[i]!;
-    b += qdd[i]!;
-    j += qddd[i]!;
-    const x = L * Math.cos(th);
-    const y = L * Math.sin(th);
-    out[0] += x;
-    out[1] += y;
-    out[2] += -w * y;
-    out[3] += w * x;
-    out[4] += -b * y - w * w * x;
-    out[5] += b * x - w * w * y;
-    out[6] += -j * y - 3 * w * b * x + w * w * w * y;
-    out[7] += j * x - 3 * w * b * y - w * w * w * x;
-  });
-  return out;
-}
-
-/** One column per entry of an EndpointState (x, y, vx, vy, ax, ay, jx, jy), one row per sample. */
-export type EndpointColumns = [
-  Float64Array,
-  Float64Array,
-  Float64Array,
-  Float64Array,
-  Float64Array,
-  Float64Array,
-  Float64Array,
-  Float64Array,
-];
-
-export function endpointColumns(n: number): EndpointColumns {
-  const c = (): Float64Array => new Float64Array(n);
-  return [c(), c(), c(), c(), c(), c(), c(), c()];
-}
-
-/** Domains of equal span for x and y (so that a path keeps its shape in a square panel). */
-export function equalDomains(xs: ArrayLike<number>, ys: ArrayLike<number>): [[number, number], [number, number]] {
-  let x0 = Infinity;
-  let x1 = -Infinity;
-  let y0 = Infinity;
-  let y1 = -Infinity;
-  for (let i = 0; i < xs.length; i++) {
-    const x = xs[i]!;
-    const y = ys[i]!;
-    if (Number.isFinite(x)) {
-      x0 = Math.min(x0, x);
-      x1 = Math.max(x1, x);
-    }
-    if (Number.isFinite(y)) {
-      y0 = Math.min(y0, y);
-      y1 = Math.max(y1, y);
-    }
-  }
-  if (!Number.isFinite(x0) || !Number.isFinite(y0))
-    return [
-      [0, 1],
-      [0, 1],
-    ];
-  const span = Math.max(x1 - x0, y1 - y0, 1e-6) * 1.1;
-  const cx = (x0 + x1) / 2;
-  const cy = (y0 + y1) / 2;
-  const r6 = (v: number): number => Number(v.toPrecision(6));
-  return [
-    [r6(cx - span / 2), r6(cx + span / 2)],
-    [r6(cy - span / 2), r6(cy + span / 2)],
-  ];
-}
-
-// ---------------------------------------------------------------------------------------------
 // The run figure
 
 /** Options of the run figure. */
@@ -202,6 +110,12 @@ export interface RunCurves {
 const PLAN_STATES = new Set(['track', 'hold', 'paused'].map((s) => LOOP_STATES.indexOf(s as (typeof LOOP_STATES)[number])));
 const IDLE = LOOP_STATES.indexOf('idle');
 
+/** The four curves of each joint and series, in the order of the figure's columns. */
+const DERIVATIVES = ['q', 'qd', 'qdd', 'qddd'] as const;
+
+/** A smoothing differentiator on the grid: the `deriv`th derivative of `y`. */
+type Differentiator = (y: Float64Array, deriv: number) => Float64Array;
+
 /** Resamples (xs, ys) onto the grid, with NaN samples as breaks (a gap is not bridged). */
 function onGrid(xs: ArrayLike<number>, ys: ArrayLike<number>, grid: Float64Array): Float64Array {
   return resampleLinear(xs, ys, grid);
@@ -227,9 +141,25 @@ export function runCurves(
   smoothS: number,
   other?: { t: Float64Array; q: Float64Array[] },
 ): RunCurves {
-  const c = rec.columns;
-  const n = rec.info.header.joints;
   const dt = 1 / rec.info.header.rateHz;
+  const tb = timeBase(rec, dt);
+  const sg = differentiator(dt, smoothS);
+  const joint = recordedJointCurves(rec, tb, sg);
+  if (other) joint.measuredB = otherJointCurves(other, rec.info.header.joints, dt, tb.grid, sg);
+  return { t: tb.grid, joint, endpoint: endpointCurves(arm, joint, tb.grid.length) };
+}
+
+/** Where a run's curves are drawn and sampled: the grid, every tick, the ticks with a fresh reading and the loop time each was taken. */
+interface TimeBase {
+  grid: Float64Array;
+  all: number[];
+  readings: number[];
+  tr: Float64Array;
+}
+
+/** The run's time base: a grid at the loop rate from the first tick out of idle, and the readings at the loop time the board took them. */
+function timeBase(rec: LoadedRecording, dt: number): TimeBase {
+  const c = rec.columns;
   const t = c.get('t');
   const state = c.get('state');
   const fresh = c.get('fresh');
@@ -239,14 +169,26 @@ export function runCurves(
   const all = Array.from({ length: c.length }, (_, i) => i);
   const readings = all.filter((i) => fresh[i] === 1);
   const tr = readingTimes(pick(t, readings), pick(c.get('boardT'), readings));
-  const plan = (i: number): boolean => PLAN_STATES.has(state[i]!);
-  const live = (i: number): boolean => state[i] !== IDLE;
+  return { grid, all, readings, tr };
+}
+
+/** The cubic Savitzky-Golay differentiator over `smoothS` (at least 5 samples), for the derivatives the run did not record. */
+function differentiator(dt: number, smoothS: number): Differentiator {
   const win = Math.max(5, Math.round(smoothS / dt) | 1);
   // A third derivative amplifies noise far more than a second: its window is JERK_WINDOW_FACTOR times longer.
-  const sg = (y: Float64Array, deriv: number): Float64Array =>
-    savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
+  return (y, deriv) => savitzkyGolay(y, dt, { window: deriv === 3 ? Math.round(JERK_WINDOW_FACTOR * win) | 1 : win, order: 3, deriv });
+}
+
+/** Desired, measured and twin per joint: the recorded curves on the grid, the others by the differentiator (see the file's comment). */
+function recordedJointCurves(rec: LoadedRecording, tb: TimeBase, sg: Differentiator): RunCurves['joint'] {
+  const c = rec.columns;
+  const t = c.get('t');
+  const state = c.get('state');
+  const { grid, all, readings, tr } = tb;
+  const plan = (i: number): boolean => PLAN_STATES.has(state[i]!);
+  const live = (i: number): boolean => state[i] !== IDLE;
   const joint: RunCurves['joint'] = { desired: [], measured: [], twin: [] };
-  for (let j = 0; j < n; j++) {
+  for (let j = 0; j < rec.info.header.joints; j++) {
     const f = (name: string): Float64Array => c.get(`${name}${j}` as TickField);
     const qdd = onGrid(t, pick(f('qddDes'), all, plan), grid);
     joint.desired!.push({
@@ -260,41 +202,59 @@ export function runCurves(
     const qt = onGrid(tr, pick(f('twinQ'), readings, live), grid);
     joint.twin!.push({ q: qt, qd: onGrid(tr, pick(f('twinQd'), readings, live), grid), qdd: sg(qt, 2), qddd: sg(qt, 3) });
   }
-  if (other) {
-    // Another run's readings are on this run's time only where both are on the trajectory proper:
-    // break the curve where they have a gap (between trajectories).
-    const xs: number[] = [];
-    const idx: number[] = [];
-    for (let i = 0; i < other.t.length; i++) {
-      if (i > 0 && other.t[i]! - other.t[i - 1]! > 3 * dt) {
-        xs.push((other.t[i]! + other.t[i - 1]!) / 2);
-        idx.push(-1);
-      }
-      xs.push(other.t[i]!);
-      idx.push(i);
+  return joint;
+}
+
+/** Another run's sample times with a break (index -1, at the gap's middle) wherever they skip more than 3 periods. */
+function withBreaks(t: Float64Array, dt: number): { xs: number[]; idx: number[] } {
+  const xs: number[] = [];
+  const idx: number[] = [];
+  for (let i = 0; i < t.length; i++) {
+    if (i > 0 && t[i]! - t[i - 1]! > 3 * dt) {
+      xs.push((t[i]! + t[i - 1]!) / 2);
+      idx.push(-1);
     }
-    joint.measuredB = other.q.slice(0, n).map((q) => {
-      const qb = onGrid(
-        xs,
-        Float64Array.from(idx, (i) => (i < 0 ? Number.NaN : q[i]!)),
-        grid,
-      );
-      return { q: qb, qd: sg(qb, 1), qdd: sg(qb, 2), qddd: sg(qb, 3) };
-    });
+    xs.push(t[i]!);
+    idx.push(i);
   }
-  // The endpoint by the chain rule from each curve's joint angle and its derivatives.
+  return { xs, idx };
+}
+
+/** Another run's readings (see compare.ts alignRuns) per joint on the grid, all derivatives by the differentiator. */
+function otherJointCurves(
+  other: { t: Float64Array; q: Float64Array[] },
+  n: number,
+  dt: number,
+  grid: Float64Array,
+  sg: Differentiator,
+): RunCurves['joint'][string] {
+  // Another run's readings are on this run's time only where both are on the trajectory proper:
+  // break the curve where they have a gap (between trajectories).
+  const { xs, idx } = withBreaks(other.t, dt);
+  return other.q.slice(0, n).map((q) => {
+    const qb = onGrid(
+      xs,
+      Float64Array.from(idx, (i) => (i < 0 ? Number.NaN : q[i]!)),
+      grid,
+    );
+    return { q: qb, qd: sg(qb, 1), qdd: sg(qb, 2), qddd: sg(qb, 3) };
+  });
+}
+
+/** The endpoint by the chain rule from each curve's joint angle and its derivatives. */
+function endpointCurves(arm: ArmParams, joint: RunCurves['joint'], samples: number): RunCurves['endpoint'] {
   const endpoint: RunCurves['endpoint'] = {};
   for (const [key, curves] of Object.entries(joint)) {
-    const cols = endpointColumns(grid.length);
+    const cols = endpointColumns(samples);
     const at = (a: Float64Array[], k: number): number[] => a.map((x) => x[k]!);
-    const [q, qd, qdd, qddd] = (['q', 'qd', 'qdd', 'qddd'] as const).map((name) => curves.map((s) => s[name]));
-    for (let k = 0; k < grid.length; k++) {
+    const [q, qd, qdd, qddd] = DERIVATIVES.map((name) => curves.map((s) => s[name]));
+    for (let k = 0; k < samples; k++) {
       const e = endpointDerivatives(arm, at(q!, k), at(qd!, k), at(qdd!, k), at(qddd!, k));
       for (let m = 0; m < 8; m++) cols[m]![k] = e[m]!;
     }
     endpoint[key] = cols;
   }
-  return { t: grid, joint, endpoint };
+  return endpoint;
 }
 
 /**
@@ -306,10 +266,49 @@ export function runCurves(
 export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): TopLevelSpec {
   const smoothS = o.smoothS ?? 0.08;
   const maxPoints = o.maxPoints ?? 600;
-  const arm = rig.arm;
-  const n = rec.info.header.joints;
-  const curves = runCurves(rec, arm, smoothS, o.other);
-  const grid = curves.t;
+  const curves = runCurves(rec, rig.arm, smoothS, o.other);
+  const { keep, xDomain } = windowOf(curves.t, o, maxPoints);
+  const styles = [SERIES.desired, SERIES.measured, SERIES.twin, ...(o.other ? [SERIES.measuredB] : [])];
+  const keys = ['desired', 'measured', 'twin', ...(o.other ? ['measuredB'] : [])];
+  const bands = trackBands(rec)
+    .map((b) => ({ x0: Math.max(b.x0, xDomain[0]), x1: Math.min(b.x1, xDomain[1]) }))
+    .filter((b) => b.x1 > b.x0);
+  const view: SeriesView = { curves, keep, keys, styles, bands, xDomain };
+  const notes = columnNotes(smoothS);
+  const rows = jointRows(view, rec.info.header.joints, notes);
+  const endpointKinds = KINDS.map(([, , what, unit]) => [what, unit] as const);
+  rows.push(...endpointRows(view, endpointKinds, notes));
+  rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
+  if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true))
+    rows.push(replayRow(curves, keep, bands, xDomain));
+  return figure(o.title, figureSubtitle(rec, smoothS, Boolean(o.other)), rows);
+}
+
+/** What the time-series panels share: the curves, the ticks drawn, the series (key and style) and the time axis. */
+interface SeriesView {
+  curves: RunCurves;
+  keep: number[];
+  keys: string[];
+  styles: SeriesStyle[];
+  bands: { x0: number; x1: number }[];
+  xDomain: [number, number];
+}
+
+/** The columns of the run figure: what and unit for a joint, then for the endpoint. */
+const KINDS = [
+  ['angle', 'deg', 'position', 'm'],
+  ['velocity', 'deg/s', 'velocity', 'm/s'],
+  ['acceleration', 'deg/s²', 'acceleration', 'm/s²'],
+  ['jerk', 'deg/s³', 'jerk', 'm/s³'],
+] as const;
+
+/** The filters' windows in ms, for the figure's words: acceleration's and jerk's. */
+function filterWindowsMs(smoothS: number): [string, string] {
+  return [(smoothS * 1000).toFixed(0), (JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)];
+}
+
+/** The grid samples in the window `from`..`to`, thinned to `maxPoints`, and the window's time axis; a window of fewer than 2 samples is an error. */
+function windowOf(grid: Float64Array, o: RunFigureOptions, maxPoints: number): { keep: number[]; xDomain: [number, number] } {
   const inWindow = (x: number): boolean => x >= (o.from ?? -Infinity) && x <= (o.to ?? Infinity);
   const shown: number[] = [];
   for (let k = 0; k < grid.length; k++) if (inWindow(grid[k]!)) shown.push(k);
@@ -319,64 +318,58 @@ export function runFigure(rec: LoadedRecording, rig: Rig, o: RunFigureOptions): 
     );
   const keep = strideIndices(shown.length, maxPoints).map((k) => shown[k]!);
   const xDomain: [number, number] = [round(grid[shown[0]!]!) ?? 0, round(grid[shown[shown.length - 1]!]!) ?? 1];
-  const styles = [SERIES.desired, SERIES.measured, SERIES.twin, ...(o.other ? [SERIES.measuredB] : [])];
-  const keys = ['desired', 'measured', 'twin', ...(o.other ? ['measuredB'] : [])];
-  const bands = trackBands(rec)
-    .map((b) => ({ x0: Math.max(b.x0, xDomain[0]), x1: Math.min(b.x1, xDomain[1]) }))
-    .filter((b) => b.x1 > b.x0);
-  const kinds = [
-    ['angle', 'deg', 'position', 'm'],
-    ['velocity', 'deg/s', 'velocity', 'm/s'],
-    ['acceleration', 'deg/s²', 'acceleration', 'm/s²'],
-    ['jerk', 'deg/s³', 'jerk', 'm/s³'],
-  ] as const;
-  const ms = (smoothS * 1000).toFixed(0);
-  // What each column's measured and twin curves are: as recorded, or derivatives by the filter.
-  const notes = [
+  return { keep, xDomain };
+}
+
+/** What each column's measured and twin curves are: as recorded, or derivatives by the filter. */
+function columnNotes(smoothS: number): string[] {
+  const [ms, jerkMs] = filterWindowsMs(smoothS);
+  return [
     'as recorded',
     'measured: the estimator, as recorded',
     `measured, twin: filtered (S-G ${ms} ms)`,
-    `measured, twin: filtered (S-G ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms)`,
+    `measured, twin: filtered (S-G ${jerkMs} ms)`,
   ];
+}
+
+/** One row per joint: one panel per derivative (KINDS), each series on the run's grid in degrees; the legend on the first panel only. */
+function jointRows(d: SeriesView, n: number, notes: readonly string[]): Json[][] {
   const rows: Json[][] = [];
-  let legend = true;
   for (let j = 0; j < n; j++) {
     rows.push(
-      kinds.map(([what, unit], c) => {
-        const field = (['q', 'qd', 'qdd', 'qddd'] as const)[c]!;
+      KINDS.map(([what, unit], c) => {
+        const field = DERIVATIVES[c]!;
         const points = pointsOf(
-          grid,
-          keep,
-          keys.map((k, m) => ({ style: styles[m]!, values: curves.joint[k]![j]![field], scale: DEG })),
+          d.curves.t,
+          d.keep,
+          d.keys.map((k, m) => ({ style: d.styles[m]!, values: d.curves.joint[k]![j]![field], scale: DEG })),
         );
-        const p = panel({
+        return panel({
           title: `Joint ${j + 1} ${what} [${unit}]`,
           subtitle: notes[c]!,
           xTitle: 'Time [s]',
           yTitle: `[${unit}]`,
           points,
-          series: styles,
-          legend,
-          bands,
-          xDomain,
+          series: d.styles,
+          legend: j === 0 && c === 0,
+          bands: d.bands,
+          xDomain: d.xDomain,
           ...robustDomain(points),
         });
-        legend = false;
-        return p;
       }),
     );
   }
-  const endpointKinds = kinds.map(([, , what, unit]) => [what, unit] as const);
-  rows.push(...endpointRows({ curves, keep, keys, styles, bands, xDomain }, endpointKinds, notes));
-  rows.push(bottomRow(rec, rig, curves, keys, styles, keep, bands, xDomain));
-  if (rec.info.header.trajectories.some((x) => (x as { taught?: unknown }).taught === true))
-    rows.push(replayRow(curves, keep, bands, xDomain));
+  return rows;
+}
+
+/** The figure's subtitle: the run, then how each series' curves were made. */
+function figureSubtitle(rec: LoadedRecording, smoothS: number, withOther: boolean): string[] {
   const a = rec.info.header;
-  const sub = [
-    `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${o.other ? "; B: another run, on this run's time by trajectory time (track phase only)" : ''}`,
-    `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${(smoothS * 1000).toFixed(0)} ms (jerk: ${(JERK_WINDOW_FACTOR * smoothS * 1000).toFixed(0)} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
+  const [ms, jerkMs] = filterWindowsMs(smoothS);
+  return [
+    `${rec.info.file}: ${a.trajectories.map((x) => x.name).join(', ') || 'no trajectory'} on ${a.rig.name} at ${a.rateHz} Hz, feedforward ${a.feedforward ?? '?'}${withOther ? "; B: another run, on this run's time by trajectory time (track phase only)" : ''}`,
+    `desired: the plan at each reading (jerk: derivative of its recorded acceleration); measured: encoder angle and estimator velocity as recorded, acceleration and jerk by a cubic Savitzky-Golay filter over ${ms} ms (jerk: ${jerkMs} ms); twin: recorded angle and velocity, same filter. Shaded: the trajectory proper (track phase).`,
   ];
-  return figure(o.title, sub, rows);
 }
 
 /** Styles of the replay's error curves (a taught motion followed by `run --traj`). */
@@ -429,18 +422,7 @@ function replayRow(curves: RunCurves, keep: number[], bands: { x0: number; x1: n
 }
 
 /** The rows of the endpoint's x and y: one panel per derivative (`kinds`: what, unit), each series on the run's grid. */
-function endpointRows(
-  d: {
-    curves: RunCurves;
-    keep: number[];
-    keys: string[];
-    styles: SeriesStyle[];
-    bands: { x0: number; x1: number }[];
-    xDomain: [number, number];
-  },
-  kinds: readonly (readonly [string, string])[],
-  notes: readonly string[],
-): Json[][] {
+function endpointRows(d: SeriesView, kinds: readonly (readonly [string, string])[], notes: readonly string[]): Json[][] {
   return (['x', 'y'] as const).map((axis, off) =>
     kinds.map(([what, unit], c) => {
       const points = pointsOf(

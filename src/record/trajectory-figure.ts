@@ -8,7 +8,7 @@ import type { Trajectory } from '../model/trajectory.js';
 import { J, type ArmParams, type PairOf } from '../model/types.js';
 import { figure, panel, pointsOf, round, STYLES, type Json, type Point, type SeriesStyle } from './plot-panels.js';
 import { strideIndices } from './signal.js';
-import { endpointColumns, endpointDerivatives, equalDomains, type EndpointColumns } from './figures.js';
+import { endpointColumns, endpointDerivatives, equalDomains, type EndpointColumns } from './endpoint.js';
 
 const DEG = 180 / Math.PI;
 

@@ -189,48 +189,32 @@ function judgeCountsPerRev(
   return { status: 'fail', problems, fixes, correctable: false };
 }
 
-/**
- * Which input reads joint `m.joint`, which way it counts, and how many counts a revolution gives.
- * `boardCpr` is per input, what the board reports.
- */
-export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig, f: Findings): StepResult {
-  const j = m.joint;
-  const name = `encoder ${j + 1}`;
+/** The change of counts on each input as the joint was turned, and the input that turned the most. */
+function movedInput(m: HandMove, boardCpr: readonly number[]): { d: number[]; turns: number[]; input: number } {
   const d = m.after.map((a, i) => a - m.before[i]!);
   // Turns of each input as the board's counts per revolution imply.
   const turns = d.map((x, i) => Math.abs(x) / boardCpr[i]!);
-  const input = turns.indexOf(Math.max(...turns));
-  const counts = d[input]!;
-  const C = rig.encoders[j]!.countsPerRev;
-  const expected = (C * m.deg) / 360;
-  const evidence: Record<string, unknown> = {
-    movedDeg: m.deg,
-    countsBefore: m.before,
-    countsAfter: m.after,
-    deltaCounts: d,
-    input: input + 1,
+  return { d, turns, input: turns.indexOf(Math.max(...turns)) };
+}
+
+/** Verdict when no input counted as the joint turned: the encoder's power, wires or shaft, nothing a rig file fixes. */
+function silentEncoder(name: string, m: HandMove, d: number[], evidence: Record<string, unknown>): StepResult {
+  const j = m.joint;
+  return {
+    name,
+    status: 'fail',
+    summary: `no encoder input counted when joint ${j + 1} was turned ${m.deg} deg (changes ${d.join(', ')} counts)`,
+    evidence,
+    fix: `check joint ${j + 1}'s encoder: its 5 V and ground, its A and B wires to the board (docs/first-arm.md, "Wire it"), and that its shaft turns with the joint; then run twolink setup again`,
+    corrected: false,
   };
-  if (Math.abs(counts) < Math.max(8, 0.05 * expected)) {
-    return {
-      name,
-      status: 'fail',
-      summary: `no encoder input counted when joint ${j + 1} was turned ${m.deg} deg (changes ${d.join(', ')} counts)`,
-      evidence,
-      fix: `check joint ${j + 1}'s encoder: its 5 V and ground, its A and B wires to the board (docs/first-arm.md, "Wire it"), and that its shaft turns with the joint; then run twolink setup again`,
-      corrected: false,
-    };
-  }
-  const others = turns.filter((_, i) => i !== input);
-  const measured = (Math.abs(counts) * 360) / m.deg;
-  const N = boardCpr[input]!;
-  const sign: 1 | -1 = counts > 0 ? 1 : -1;
-  f.encoderInput[j] = input;
-  f.encoderSign[j] = sign;
-  f.boardCountsPerRev[j] = N;
+}
+
+/** Verdict on the input that reads joint `j` and the way it counts, against the rig file (the written one maps either). */
+function judgeWiring(j: number, input: number, sign: 1 | -1, rig: Rig): { status: StepStatus; problems: string[]; fixes: string[] } {
   const problems: string[] = [];
   const fixes: string[] = [];
   let status: StepStatus = 'pass';
-  let corrected = true;
   if (input !== j) {
     status = 'fail';
     problems.push(`joint ${j + 1}'s encoder is on input ${input + 1}`);
@@ -245,11 +229,42 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
     );
     fixes.push(`swap encoder ${j + 1}'s A and B wires, or keep encoders[${j}].sign = ${sign} (written)`);
   }
+  return { status, problems, fixes };
+}
+
+/**
+ * Which input reads joint `m.joint`, which way it counts, and how many counts a revolution gives.
+ * `boardCpr` is per input, what the board reports.
+ */
+export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig, f: Findings): StepResult {
+  const j = m.joint;
+  const name = `encoder ${j + 1}`;
+  const { d, turns, input } = movedInput(m, boardCpr);
+  const counts = d[input]!;
+  const C = rig.encoders[j]!.countsPerRev;
+  const expected = (C * m.deg) / 360;
+  const evidence: Record<string, unknown> = {
+    movedDeg: m.deg,
+    countsBefore: m.before,
+    countsAfter: m.after,
+    deltaCounts: d,
+    input: input + 1,
+  };
+  if (Math.abs(counts) < Math.max(8, 0.05 * expected)) return silentEncoder(name, m, d, evidence);
+  const others = turns.filter((_, i) => i !== input);
+  const measured = (Math.abs(counts) * 360) / m.deg;
+  const N = boardCpr[input]!;
+  const sign: 1 | -1 = counts > 0 ? 1 : -1;
+  f.encoderInput[j] = input;
+  f.encoderSign[j] = sign;
+  f.boardCountsPerRev[j] = N;
+  const wiring = judgeWiring(j, input, sign, rig);
+  const { problems, fixes } = wiring;
+  let status = wiring.status;
   const cpr = judgeCountsPerRev(measured, C, N, input, j, rig, f);
   problems.push(...cpr.problems);
   fixes.push(...cpr.fixes);
   if (cpr.status === 'fail' || (cpr.status === 'warn' && status === 'pass')) status = cpr.status;
-  if (!cpr.correctable) corrected = false;
   if (others.some((t) => t * 360 > 0.2 * m.deg)) {
     if (status === 'pass') status = 'warn';
     problems.push('the other input counted too: was the other joint held still?');
@@ -266,7 +281,7 @@ export function checkEncoder(m: HandMove, boardCpr: readonly number[], rig: Rig,
       : `joint ${j + 1} is read by input ${input + 1}, counting up counter-clockwise, about ${Math.round(measured)} counts per revolution (${C} expected)`,
     evidence,
     fix: fixes.length ? fixes.join('; ') : null,
-    corrected: corrected && fixes.length > 0,
+    corrected: cpr.correctable && fixes.length > 0,
   };
 }
 
