@@ -260,7 +260,7 @@ function logBoardEvents(sim: FirmwareSim, o: Pick<FirmwareMockOptions, 'elf' | '
         : `twolink rig: the host closed the port at board time ${e.boardTime.toFixed(3)} s; what the board sends is discarded until a host opens it`,
     ),
   );
-  // The harness says when it fell behind the wall clock (at most once a second): in the rig's words too.
+  // The harness says how far behind the wall clock each episode took it (its peak): in the rig's words too.
   sim.on('behind', (e) => {
     if (e.behindS * 1000 >= RIG_STARVED_MS) o.log(starvedLine(e.behindS * 1000, e.boardTime));
   });

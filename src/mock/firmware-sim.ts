@@ -135,7 +135,7 @@ export interface FirmwareSimEvents {
   'outputs-off': [{ boardTime: number; sinceLineS: number; sinceByteS: number }];
   /** The AVR was reset (its micros() restarts; the plant goes on). */
   reset: [{ boardTime: number }];
-  /** The simulation was behind the wall clock. */
+  /** The simulation fell behind the wall clock, from `boardTime` by up to `behindS` (said once it caught up: the episode's peak). */
   behind: [{ boardTime: number; behindS: number }];
   /**
    * A host opened (`open`) or closed the pty. While none has it open the board's output is discarded,

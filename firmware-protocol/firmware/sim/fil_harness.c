@@ -18,7 +18,8 @@
 //                            that reached the AVR from the host, db_us after its last byte (Firmata has
 //                            no line ends)
 //   B <t_us>                 the AVR was reset (board time restarts in the firmware's micros())
-//   L <t_us> <behind_us>     the simulation was behind the wall clock by behind_us [us]
+//   L <t_us> <behind_us>     the simulation fell behind the wall clock by up to behind_us [us] from board
+//                            time t_us (said once it caught up, or restarted after > 100 ms behind)
 //   H <open> <t_us> <bytes>  a host opened (open 1) or closed (open 0) the pty at board time t_us; with
 //                            open 1, bytes: what the board sent while no host had it open, discarded
 //                            as by a closed serial port (a USB-serial port nobody has open reads
@@ -36,7 +37,7 @@
 // towards the newest counts with evenly spaced quadrature edges, so the firmware sees the plant one
 // slice (plus `lead` slices) late, unless the plant answers with counts predicted one slice ahead
 // (src/mock/firmware-sim.ts does). Real time: each slice starts no earlier than its board time on the
-// wall clock; when the simulation falls behind it says so (L lines, stderr) and catches up.
+// wall clock; when the simulation falls behind it catches up, then says how far behind it fell (L lines, stderr).
 // --host-lockstep (with --no-realtime): a slice does not start while a T frame the firmware sent has had
 // no line back from the host yet (at most --host-wait-ms of wall time, default 1000, then it goes on
 // until the host writes again; not at all once the host has closed the port): the host's answer then reaches the AVR at the next slice boundary whatever the machine does,
@@ -524,31 +525,45 @@ static double wallS(void) {
 static double maxBehindS, behindTotalS;
 static unsigned long behindEvents, reanchors;
 static double lastBehindReportS = -10;
+// The episode under way (behind since board time episodeStartS, episodeMaxS at most; 0: none). An L line
+// carries an episode's peak, said once it is over: the lag at the moment it first passed 5 ms (what this
+// said before) under-reported a starvation that went on growing (a tune --port run that strayed while
+// the board had been 50.9 ms behind said nothing of it).
+static double episodeStartS, episodeMaxS;
+
+// Says an episode that reached more than 5 ms behind: an L line each; on stderr at most once a second.
+static void endEpisode(void) {
+  if (episodeMaxS > 0.005) {
+    ++behindEvents;
+    emit("L %llu %llu\n", (unsigned long long)(episodeStartS * 1e6), (unsigned long long)(episodeMaxS * 1e6));
+    const double now = wallS();
+    if (now - lastBehindReportS >= 1.0) {
+      lastBehindReportS = now;
+      fprintf(stderr, "fil_harness: the simulation fell %.1f ms behind the wall clock from board time %.3f s\n", episodeMaxS * 1e3,
+              episodeStartS);
+    }
+  }
+  episodeMaxS = 0;
+}
 
 // Waits until the wall clock reaches simulated time `simS`, or says how far behind it is.
 static void pace(double simS) {
   if (!realtime) return;
   const double behind = wallS() - wall0 - simS;
   if (behind <= 0) {
+    endEpisode();  // caught up
     const double until = wall0 + simS;
     struct timespec t = {.tv_sec = (time_t)until, .tv_nsec = (long)((until - (double)(time_t)until) * 1e9)};
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL);
     return;
   }
   if (behind > maxBehindS) maxBehindS = behind;
-  if (behind > 0.005) {
-    const double now = wallS();
-    if (now - lastBehindReportS >= 1.0) {
-      lastBehindReportS = now;
-      ++behindEvents;
-      emit("L %llu %llu\n", simUs(), (unsigned long long)(behind * 1e6));
-      fprintf(stderr, "fil_harness: the simulation is %.1f ms behind the wall clock at board time %.3f s\n",
-              behind * 1e3, simS);
-    }
-  }
+  if (episodeMaxS == 0) episodeStartS = simS;
+  if (behind > episodeMaxS) episodeMaxS = behind;
   // A board cannot be late: after a long stall of this process, start again from now (the host sees a
   // gap in the board's frames, as from a stalled USB link) rather than run the backlog at full speed.
   if (behind > 0.1) {
+    endEpisode();
     behindTotalS += behind;
     wall0 += behind;
     ++reanchors;
@@ -697,6 +712,7 @@ int main(int argc, char** argv) {
     fflush(stdout);
     ptyIo();
   }
+  endEpisode();  // one still under way at the end
   const double sim = (double)avr->cycle / F_CPU, wall = wallS() - t0;
   fprintf(stderr,
           "fil_harness: %.3f s of board time in %.3f s of wall time; behind the wall clock at most %.1f ms "
