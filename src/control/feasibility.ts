@@ -68,8 +68,18 @@ interface Breach {
 }
 
 /**
- * The first sample (every `stepS`, 1 kHz by default) of `traj` in [from, to] [s] that breaks a limit
- * of `rig`, or undefined; `headroom` (0..1) is the share of the available torque it may use.
+ * The most samples one check takes. The check's cost grew with the trajectory's length: a rig file
+ * whose limits made a move last ~forever (a speed limit of a hair above 0, found by the inputs bench's
+ * fuzz) kept the loop's thread in checkFromPose for good. Beyond it the samples are spread evenly, which
+ * for a minimum-jerk move (whose features scale with its duration) loses nothing; a path of more than
+ * MAX_SAMPLES x stepS (1000 s at 1 kHz) is checked more coarsely than `stepS`.
+ */
+export const MAX_SAMPLES = 1_000_000;
+
+/**
+ * The first sample (every `stepS`, 1 kHz by default, at most `maxSamples` of them) of `traj` in
+ * [from, to] [s] that breaks a limit of `rig`, or undefined; `headroom` (0..1) is the share of the
+ * available torque it may use. A span that is not finite is a FeasibilityError.
  */
 function firstBreach(
   rig: FeasibilityPart,
@@ -79,10 +89,13 @@ function firstBreach(
   to = traj.duration,
   stepS = 0.001,
   headroom = 1,
+  maxSamples = MAX_SAMPLES,
 ): Breach | undefined {
   const n = rig.joints;
   const data = createActuatedArmData(model);
-  const steps = Math.max(1, Math.ceil((to - from) / stepS));
+  if (!Number.isFinite(to - from))
+    throw new FeasibilityError(`a trajectory from ${from} s to ${to} s: its length is not a finite number`, from, 0);
+  const steps = Math.min(maxSamples, Math.max(1, Math.ceil((to - from) / stepS)));
   const s = {
     t: 0,
     q: new Array<number>(n).fill(0),
@@ -257,6 +270,9 @@ function breachError(
   );
 }
 
+/** The most samples checkFromPose takes of each move (on the loop's thread): 20 s of move at 100 Hz, a longer move more coarsely. */
+export const FROM_POSE_SAMPLES = 2000;
+
 /**
  * At a trajectory's start in the loop: the parts of `plan` that depend on where the arm really is
  * (the approach from the measured pose `q0`, and with park the way back to it), which `preflight`
@@ -275,10 +291,12 @@ export function checkFromPose(
   model: ActuatedArmModel,
 ): void {
   const what = `trajectory "${name}"`;
-  const a = plan.approachEnd > 0 ? firstBreach(rig, plan.traj, model, 0, plan.approachEnd, 0.01) : undefined;
+  const a = plan.approachEnd > 0 ? firstBreach(rig, plan.traj, model, 0, plan.approachEnd, 0.01, 1, FROM_POSE_SAMPLES) : undefined;
   if (a) throw breachError(a, plan, name, what, q0, park, 'where the arm is');
   const p =
-    park && plan.trackEnd < plan.traj.duration ? firstBreach(rig, plan.traj, model, plan.trackEnd, plan.traj.duration, 0.01) : undefined;
+    park && plan.trackEnd < plan.traj.duration
+      ? firstBreach(rig, plan.traj, model, plan.trackEnd, plan.traj.duration, 0.01, 1, FROM_POSE_SAMPLES)
+      : undefined;
   if (p) throw breachError(p, plan, name, what, q0, park, 'where the arm was');
 }
 
