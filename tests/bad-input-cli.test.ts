@@ -240,6 +240,8 @@ describe('arguments', () => {
     [['sim', '--rig', SEED, '--q0', '0,0', '--duration', '1', '5'], /sim: unexpected argument "5"/],
     [['traj', '--rig', SEED, '--from', '0,0', '--to', '1,1', '--duration', '1', 'x'], /traj: unexpected argument "x"/],
     [['rig', '--rig', MOCK, '--pty', 'x'], /rig: unexpected argument "x"/],
+    [['tune', '--rig', MOCK, '--mock', 'x'], /tune: unexpected argument "x" \(give the rig with --rig/],
+    [['setup', '--rig', MOCK, '--mock', 'x'], /setup: unexpected argument "x" \(give the rig with --rig/],
   ])('a stray positional argument is refused: %j', async (args, re) => {
     expectClear(await twolink(args), re);
   });

@@ -29,7 +29,17 @@ import type { FirmataMock } from '../mock/firmata-mock.js';
 import type { Clock, VirtualClock } from '../time/clock.js';
 import { LinkError, type Link } from '../transport/link.js';
 import { bootloaderBaudRefusal } from '../config/cable.js';
-import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  FORCE_OPTION,
+  formatHelp,
+  noPositionals,
+  numberArg,
+  type OptionSpecs,
+  parse,
+  type ParsedOf,
+  stringArg,
+  UsageError,
+} from './args.js';
 import { portOrMock } from './target-arg.js';
 import { WIRING_OPTION, wiringArg, wiringHelp } from './wiring-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
@@ -537,7 +547,7 @@ export async function setupCommand(argv: readonly string[], io: SetupIo = PROCES
     io.out.write(setupHelp());
     return 0;
   }
-  if (positionals.length) throw new UsageError(`setup: unexpected argument "${positionals[0]}" (see twolink setup --help)`);
+  noPositionals(positionals, 'setup', 'give the rig with --rig and the port with --port or --mock');
   const p = prepare(v);
   const operator = new TerminalOperator({
     yes: v.yes === true,

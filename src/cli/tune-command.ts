@@ -26,7 +26,17 @@ import type { OpenedMock } from '../tune/mock.js';
 import type { TuneOutcome } from '../tune/driver.js';
 import { tuneJson, type TuneJson } from '../tune/summary.js';
 import { decimal } from '../config/decimal.js';
-import { FORCE_OPTION, formatHelp, numberArg, parse, stringArg, UsageError, type OptionSpecs, type ParsedOf } from './args.js';
+import {
+  FORCE_OPTION,
+  formatHelp,
+  noPositionals,
+  numberArg,
+  type OptionSpecs,
+  parse,
+  type ParsedOf,
+  stringArg,
+  UsageError,
+} from './args.js';
 import { portOrMock } from './target-arg.js';
 import { NO_RT_OPTION, realtimeMainThread } from './realtime-arg.js';
 import { realTimeCompute } from '../tune/realtime-compute.js';
@@ -322,7 +332,7 @@ export async function tuneCommand(argv: readonly string[]): Promise<number> {
     process.stdout.write(tuneHelp());
     return 0;
   }
-  if (positionals.length) throw new UsageError(`tune: unexpected argument "${positionals[0]}" (see twolink tune --help)`);
+  noPositionals(positionals, 'tune', 'give the rig with --rig and the port with --port or --mock');
   const p = prepare(v);
   const clockName = v.mock ? (v.rt ? 'real time, mock rig' : 'virtual time, mock rig') : 'real time';
   if (v['no-rt'] && v.mock) throw new UsageError('--no-rt goes with --port (the mock is tuned in virtual time unless --rt)');
