@@ -12,7 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
 import { lastJson, twolink, whyExit } from '../helpers/cli.js';
-import { startPtyRig } from '../helpers/pty-rig.js';
+import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
 import { killTestChildren } from '../helpers/owned-children.js';
 import { RIG_STARVED_ATTEMPTS } from '../../src/mock/starvation.js';
 
@@ -22,35 +22,59 @@ const POLL_MS = 50;
 /** The rig's absence, the scenario's [ms]. */
 const ABSENT_MS = 2000;
 
-/** Every rig's stderr so far: a rig that starved says so there (src/mock/starvation.ts). */
-const rigLogs: (() => string)[] = [];
+/** Every rig so far: a rig that starved says so on its stderr (src/mock/starvation.ts). */
+const rigs: PtyRig[] = [];
 /** The first rig of the attempt under way (againIfRigStarved): a failure's message lists that attempt's rigs, not the file's. */
 let attemptFrom = 0;
 /** What the rigs (from the `from`-th on) said of their own starvation (a busy machine did not run a board). */
 const rigsStarved = (from = 0): string[] =>
-  rigLogs.slice(from).flatMap((log, i) =>
-    log()
+  rigs.slice(from).flatMap((rig, i) =>
+    rig
+      .stderr()
       .split('\n')
       .filter((l) => /starved/.test(l))
       .map((l) => `rig ${from + i + 1}: ${l}`),
   );
 
 /**
- * `attempt(0)`; if it fails while one of its rigs said it starved (the test rig's fault: a real board is
- * never starved by the host's machine), that is said and `attempt(1)` runs (its rigs new, the earlier
- * attempt's killed), and so on, RIG_STARVED_ATTEMPTS attempts in all. A failure without a starved rig,
- * or the last attempt's, fails at once.
+ * Ends the rigs from the `from`-th on that still run, as a user ends one (SIGTERM), and waits for them:
+ * a simulated board says an episode behind the wall clock once it is over, or at its exit
+ * (fil_harness.c endEpisode), so a board still starving when the host's run stopped says so only now.
+ * CI stop 42 failed on that: a watchdog stop with no starved line yet.
+ */
+async function endRigs(from: number): Promise<void> {
+  await Promise.all(
+    rigs.slice(from).map(async (rig) => {
+      const guard = setTimeout(() => rig.child.kill('SIGKILL'), hangGuardMs(20_000));
+      await rig.stop();
+      clearTimeout(guard);
+    }),
+  );
+}
+
+/**
+ * `attempt(0)`; if it fails while one of its rigs starved (the test rig's fault: a real board is never
+ * starved by the host's machine; its rigs are ended first, so that every one has said all its
+ * starvation), that is said and `attempt(1)` runs (its rigs new, the earlier attempt's killed), and so
+ * on, RIG_STARVED_ATTEMPTS attempts in all. A failure without a starved rig, or the last attempt's,
+ * fails at once.
  */
 async function againIfRigStarved(what: string, attempt: (k: number) => Promise<void>): Promise<void> {
   for (let k = 0; ; k++) {
-    const from = rigLogs.length;
+    const from = rigs.length;
     attemptFrom = from;
     try {
       await attempt(k);
       return;
     } catch (e) {
+      await endRigs(from);
       const starved = rigsStarved(from);
-      if (!starved.length || k + 1 >= RIG_STARVED_ATTEMPTS) throw e;
+      if (!starved.length) throw e;
+      if (k + 1 >= RIG_STARVED_ATTEMPTS)
+        throw new Error(
+          `${(e as Error).message}\n(the rigs starved on all ${RIG_STARVED_ATTEMPTS} attempts; the last: ${starved.join('; ')})`,
+          { cause: e },
+        );
       console.warn(
         `${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running again (attempt ${k + 2} of ${RIG_STARVED_ATTEMPTS})`,
       );
@@ -97,7 +121,9 @@ class Follower {
           clearTimeout(guard);
           reject(
             new Error(
-              `${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)}${rigsStarved(attemptFrom)
+              `${this.file}: ${what}: the run ended first: ${String(this.rows.at(-1).stopReason)} ${JSON.stringify(this.rows.at(-1).stop)}${rigsStarved(
+                attemptFrom,
+              )
                 .map((l) => `\n${l}`)
                 .join('')}`,
             ),
@@ -120,13 +146,9 @@ function pointAt(link: string, target: string): void {
 }
 
 /** A rig behind `link`: the mock (`twolink rig --pty --rt`) or the firmware in simavr (`--firmware`). */
-async function rigBehind(
-  link: string,
-  firmware: boolean,
-  rigFile = 'rigs/mock-arm.json',
-): Promise<{ child: ChildProcess; stop(): Promise<void> }> {
+async function rigBehind(link: string, firmware: boolean, rigFile = 'rigs/mock-arm.json'): Promise<PtyRig> {
   const rig = await startPtyRig(rigFile, firmware ? ['--firmware', '--rt'] : ['--rt']);
-  rigLogs.push(rig.stderr);
+  rigs.push(rig);
   pointAt(link, rig.path);
   return rig;
 }
